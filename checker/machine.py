@@ -1,0 +1,101 @@
+"""The interface a model implements: everything the engine knows about a protocol.
+
+A state is an immutable, hashable value built only from ``int``, ``bool`` and (nested) ``tuple``
+(NamedTuples included). No ``str``, ``None``, ``float`` or ``bytes`` inside a state: their
+``hash`` differs between processes, and fingerprints must agree across runs, processes and
+Spark executors (see ``fingerprint``).
+
+A step is a tuple whose first element is the action name and the rest its parameters, e.g.
+``("InitProducerId", 0, 1)``. ``Machine.actions`` names the parameters, so a trace reads
+``InitProducerId(client=0, tid=1)``. Steps are plain tuples because one is built for every
+generated state.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+State = Any  # a hashable tuple of ints/bools/tuples; see the module docstring
+Step = tuple  # (action name, *parameters)
+
+PropertyKind = Literal["invariant", "transition"]
+
+
+@dataclass(frozen=True)
+class Property:
+    """A named safety property.
+
+    ``invariant``: ``check(state) -> bool`` must hold in every reachable state.
+    ``transition``: ``check(state, step, next_state) -> bool`` must hold on every step
+    (e.g. "the coordinator's epoch never decreases").
+    """
+
+    name: str
+    doc: str
+    kind: PropertyKind
+    check: Callable[..., bool]
+
+
+class Machine(ABC):
+    """A protocol as guarded transitions over immutable states."""
+
+    #: action name -> parameter names, in the order they follow the name in a step
+    actions: Mapping[str, tuple[str, ...]] = {}
+
+    @abstractmethod
+    def init_states(self) -> Iterable[State]:
+        """The initial states."""
+
+    @abstractmethod
+    def successors(self, state: State) -> Iterable[tuple[Step, State]]:
+        """Every enabled step from ``state`` with the state it leads to.
+
+        Must be deterministic: the same state yields the same steps in the same order, in every
+        process (traces are rebuilt by re-executing this function).
+        """
+
+    @abstractmethod
+    def properties(self) -> Mapping[str, Property]:
+        """Every property this machine can check, by name."""
+
+    def within_bounds(self, state: State) -> bool:
+        """State constraint (TLC's CONSTRAINT): a state outside it is neither checked, counted nor
+        expanded."""
+        return True
+
+    def is_terminal(self, state: State) -> bool:
+        """True for a state that may legitimately have no successors (not a deadlock)."""
+        return False
+
+    def canonical(self, state: State) -> State:
+        """Symmetry: the representative of ``state``'s orbit. Identity when there is no symmetry."""
+        return state
+
+    @abstractmethod
+    def fields(self, state: State) -> dict[str, Any]:
+        """The state as named fields (JSON-serialisable values), for traces and the viewer.
+
+        Dotted names group fields by actor, e.g. ``"client[0].epoch"``; the viewer filters on
+        the prefix before the first dot.
+        """
+
+    def format_step(self, step: Step) -> str:
+        """A human label such as ``InitProducerId(client=0, tid=1)``."""
+        name, params = step[0], step[1:]
+        names = self.actions.get(name, ())
+        if len(names) == len(params):
+            inner = ", ".join(f"{n}={v}" for n, v in zip(names, params))
+        else:
+            inner = ", ".join(repr(p) for p in params)
+        return f"{name}({inner})"
+
+    def step_params(self, step: Step) -> dict[str, Any]:
+        """The step's parameters by name (for counterexample files)."""
+        names = self.actions.get(step[0], ())
+        params = step[1:]
+        if len(names) == len(params):
+            return dict(zip(names, params))
+        return {f"arg{i}": p for i, p in enumerate(params)}
