@@ -1,0 +1,1 @@
+"""The transaction coordinator: InitProducerId, transaction metadata, the transaction log, failover."""

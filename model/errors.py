@@ -1,0 +1,48 @@
+"""Kafka's protocol error codes, named and numbered as in ``clients/.../protocol/Errors.java``.
+
+Only the codes the model can produce or react to are listed. States hold the int value (an
+IntEnum is an int, so it hashes like one and keeps fingerprints stable across processes).
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class Errors(IntEnum):
+    NONE = 0
+    UNKNOWN_SERVER_ERROR = -1
+    NOT_LEADER_OR_FOLLOWER = 6
+    REQUEST_TIMED_OUT = 7
+    COORDINATOR_LOAD_IN_PROGRESS = 14
+    COORDINATOR_NOT_AVAILABLE = 15
+    NOT_COORDINATOR = 16
+    INVALID_REQUEST = 42
+    OUT_OF_ORDER_SEQUENCE_NUMBER = 45
+    DUPLICATE_SEQUENCE_NUMBER = 46
+    INVALID_PRODUCER_EPOCH = 47
+    INVALID_TXN_STATE = 48
+    INVALID_PRODUCER_ID_MAPPING = 49
+    CONCURRENT_TRANSACTIONS = 51
+    UNKNOWN_PRODUCER_ID = 59
+    PRODUCER_FENCED = 90
+
+
+#: Errors the Java client maps to a ``RetriableException`` (retried until delivery.timeout.ms).
+RETRIABLE: frozenset[int] = frozenset({
+    Errors.NOT_LEADER_OR_FOLLOWER, Errors.REQUEST_TIMED_OUT, Errors.COORDINATOR_LOAD_IN_PROGRESS,
+    Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR, Errors.CONCURRENT_TRANSACTIONS,
+})
+
+#: Sentinels of the wire protocol (``RecordBatch.NO_PRODUCER_ID`` etc.).
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+NO_SEQUENCE = -1
+
+
+def error_name(code: int) -> str:
+    """The Kafka name of an error code, for traces (``str(code)`` for a code not listed)."""
+    try:
+        return Errors(code).name
+    except ValueError:
+        return str(code)

@@ -1,0 +1,1 @@
+"""Machines composing the actors, one per spec family."""

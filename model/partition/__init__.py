@@ -1,0 +1,1 @@
+"""The partition leader: producer state table, sequence/epoch validation, log, retention, expiry."""

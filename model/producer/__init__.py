@@ -1,0 +1,1 @@
+"""The producer client: sequences, the in-flight window, retries, error handling per version."""

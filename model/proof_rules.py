@@ -1,0 +1,85 @@
+"""The shared rules for the prover: each with its argument names, bit widths and kinds.
+
+``RuleDef.func(ops, **{arg_name: term})`` evaluates the rule; the Python-valued parameters of the
+underlying function (switches such as ``kip360``, bounds such as ``max_epoch``) are already bound
+to Kafka's real values and listed in ``params`` for the reader. Widths are Kafka's: epochs int16,
+sequences int32, producer ids int64, error codes int16. ``returns`` names the result's
+components in order (a single-term rule has one entry).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, Literal
+
+from .coordinator.fencing import fence_producer_epoch
+from .coordinator.init_producer_id import init_producer_id_decision, is_epoch_exhausted
+from .partition.sequence import in_sequence, increment_sequence
+from .producer.idempotent_epoch import bump_idempotent_epoch
+
+EPOCH, SEQ, PID, ERR = 16, 32, 64, 16
+MAX_EPOCH = 2**15 - 1  # Short.MAX_VALUE
+MAX_SEQ = 2**31 - 1  # Integer.MAX_VALUE
+
+ArgKind = Literal["int", "bool"]
+
+
+@dataclass(frozen=True)
+class RuleDef:
+    name: str
+    func: Callable[..., Any]
+    doc: str
+    #: (arg_name, width_bits, kind) for every term argument, in signature order
+    args: tuple[tuple[str, int, ArgKind], ...]
+    #: (component_name, width_bits, kind) of the result, in order
+    returns: tuple[tuple[str, int, ArgKind], ...] = ()
+    #: the Python-valued parameters bound into ``func`` (switches and bounds)
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+_INIT_ARGS: tuple[tuple[str, int, ArgKind], ...] = (
+    ("meta_exists", 1, "bool"), ("meta_producer_id", PID, "int"), ("meta_prev_producer_id", PID, "int"),
+    ("meta_epoch", EPOCH, "int"), ("meta_last_epoch", EPOCH, "int"), ("req_producer_id", PID, "int"),
+    ("req_epoch", EPOCH, "int"), ("new_producer_id", PID, "int"),
+)
+_INIT_RETURNS: tuple[tuple[str, int, ArgKind], ...] = (
+    ("error", ERR, "int"), ("producer_id", PID, "int"), ("epoch", EPOCH, "int"),
+    ("last_epoch", EPOCH, "int"), ("prev_producer_id", PID, "int"),
+)
+
+
+def _init_rule(name: str, kip360: bool, shipped: bool, doc: str) -> RuleDef:
+    params = {"kip360": kip360, "shipped": shipped, "max_epoch": MAX_EPOCH}
+    return RuleDef(name, partial(init_producer_id_decision, **params), doc, _INIT_ARGS, _INIT_RETURNS, params)
+
+
+_RULE_LIST = [
+    _init_rule("init_producer_id_decision.pre_kip360", False, False,
+               "InitProducerId before KIP-360: bump the epoch, or a new producer id when exhausted"),
+    _init_rule("init_producer_id_decision.kip360_designed", True, False,
+               "InitProducerId as KIP-360 designs it (cases 1a-2c, retry-safe via last producer id/epoch)"),
+    _init_rule("init_producer_id_decision.kip360_shipped", True, True,
+               "InitProducerId as Kafka ships it (validPid, lastProducerEpoch, exhaustion precondition)"),
+    RuleDef("is_epoch_exhausted", partial(is_epoch_exhausted, max_epoch=MAX_EPOCH),
+            "TransactionMetadata.isEpochExhausted: epoch >= Short.MAX_VALUE - 1",
+            (("epoch", EPOCH, "int"),), (("exhausted", 1, "bool"),), {"max_epoch": MAX_EPOCH}),
+    RuleDef("fence_producer_epoch", partial(fence_producer_epoch, max_epoch=MAX_EPOCH),
+            "prepareFenceProducerEpoch: epoch + 1 unless a fence failed or the epoch is at max",
+            (("epoch", EPOCH, "int"), ("has_failed_epoch_fence", 1, "bool")),
+            (("new_epoch", EPOCH, "int"),), {"max_epoch": MAX_EPOCH}),
+    RuleDef("bump_idempotent_epoch", partial(bump_idempotent_epoch, max_epoch=MAX_EPOCH),
+            "bumpIdempotentProducerEpoch: epoch + 1, or a new producer id at Short.MAX_VALUE",
+            (("producer_id", PID, "int"), ("epoch", EPOCH, "int")),
+            (("needs_new_producer_id", 1, "bool"), ("new_epoch", EPOCH, "int")), {"max_epoch": MAX_EPOCH}),
+    RuleDef("in_sequence", partial(in_sequence, max_seq=MAX_SEQ),
+            "ProducerAppendInfo.inSequence: next == last + 1, or 0 after Integer.MAX_VALUE",
+            (("last_seq", SEQ, "int"), ("next_seq", SEQ, "int")), (("in_sequence", 1, "bool"),),
+            {"max_seq": MAX_SEQ}),
+    RuleDef("increment_sequence", partial(increment_sequence, max_seq=MAX_SEQ),
+            "DefaultRecordBatch.incrementSequence: seq + inc wrapping past Integer.MAX_VALUE to 0",
+            (("seq", SEQ, "int"), ("inc", SEQ, "int")), (("next_seq", SEQ, "int"),), {"max_seq": MAX_SEQ}),
+]
+
+RULES: dict[str, RuleDef] = {r.name: r for r in _RULE_LIST}
