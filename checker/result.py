@@ -8,7 +8,7 @@ successor produced plus the initial states; ``distinct`` counts states kept afte
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from .fingerprint import collision_probability
 from .machine import State, Step
@@ -82,3 +82,6 @@ class Result:
     limit_hit: str | None = None
     #: a line or two for the user, e.g. "simulation never proves 'holds'"
     notes: list[str] = field(default_factory=list)
+    #: the explored state graph (networkx MultiDiGraph) when ExploreOptions.record_graph asked for
+    #: it and the space was small enough; see checker.graph
+    graph: Any = None

@@ -1,0 +1,44 @@
+"""Exploration entry point: one function that dispatches on ``ExploreOptions.strategy``.
+
+The parallel and Spark engines are imported lazily: they pull in multiprocessing set-up and
+PySpark, which a plain BFS run should not pay for (PySpark alone takes seconds to import).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..machine import Machine
+from ..result import Result
+from .options import STRATEGIES, ExploreOptions
+
+if TYPE_CHECKING:
+    from ..progress import Progress
+
+__all__ = ["ExploreOptions", "explore", "STRATEGIES"]
+
+
+def explore(machine: Machine, options: ExploreOptions, progress: Progress | None = None) -> Result:
+    """Explore ``machine``'s state space as ``options`` says and return the verdict with statistics."""
+    strategy = options.strategy
+    if strategy == "bfs":
+        from .bfs import explore_bfs
+        result = explore_bfs(machine, options, progress)
+    elif strategy == "dfs":
+        from .dfs import explore_dfs
+        result = explore_dfs(machine, options, progress)
+    elif strategy == "simulate":
+        from .simulate import explore_simulate
+        result = explore_simulate(machine, options, progress)
+    elif strategy == "parallel":
+        from .parallel import explore_parallel
+        result = explore_parallel(machine, options, progress)
+    elif strategy == "spark":
+        from .spark import explore_spark
+        result = explore_spark(machine, options, progress)
+    else:
+        raise ValueError(f"unknown strategy {strategy!r}; valid strategies: {', '.join(STRATEGIES)}")
+    if options.record_graph and getattr(result, "graph", None) is None:
+        from ..graph import attach_graph
+        attach_graph(machine, options, result)
+    return result

@@ -1,0 +1,102 @@
+"""The BFS's memory: which fingerprints were seen, and each one's parent for rebuilding traces.
+
+Keys are the signed values of ``hash(canonical_state)`` (what the BFS computes; ``fingerprint()``
+is the same value masked to unsigned 64 bits, applied only when a trace is rebuilt). Parent links
+are kept per BFS level as two parallel int64 arrays (child, parent) sorted by child after the level
+ends, so a chain is rebuilt with one ``searchsorted`` per level and costs 16 bytes per state
+instead of a dict entry (~100 bytes).
+
+The interface is batch-shaped (``insert_batch`` over a chunk of candidates) so that a compact
+implementation (e.g. a sorted numpy array merged per level) can replace ``VisitedSet`` without
+touching the BFS loop. Any replacement must keep ``insert_batch``'s order contract: the new
+candidates are reported in candidate order, first occurrence wins, which keeps runs deterministic.
+"""
+
+from __future__ import annotations
+
+from array import array
+
+import numpy as np
+
+
+class VisitedSet:
+    """Seen fingerprints as a Python set of ints, parent links per level as numpy arrays."""
+
+    def __init__(self) -> None:
+        self._seen: set[int] = set()
+        self._levels: list[tuple[np.ndarray, np.ndarray]] = []  # (sorted children, their parents)
+        self._child = array("q")
+        self._parent = array("q")
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+    def __contains__(self, fp: int) -> bool:
+        return fp in self._seen
+
+    def insert_batch(self, fps: list[int], parents: list[int], room: int | None = None
+                     ) -> tuple[list[int], bool]:
+        """Add the candidates not seen before (first occurrence wins), recording their parents.
+
+        Returns (indices into ``fps`` of the new ones, in order; ``True`` if more new ones existed
+        than ``room`` allowed — those were not added).
+        """
+        seen = self._seen
+        add = seen.add
+        new: list[int] = []
+        append = new.append
+        if room is None:
+            for i, h in enumerate(fps):
+                if h not in seen:
+                    add(h)
+                    append(i)
+            overflow = False
+        else:
+            overflow = False
+            for i, h in enumerate(fps):
+                if h not in seen:
+                    if len(new) >= room:
+                        overflow = True
+                        break
+                    add(h)
+                    append(i)
+        if new:
+            self._child.extend([fps[i] for i in new])
+            self._parent.extend([parents[i] for i in new])
+        return new, overflow
+
+    def end_level(self) -> None:
+        """Close the current BFS level: its parent links become a sorted, searchable block."""
+        child = np.frombuffer(self._child, dtype=np.int64).copy()
+        parent = np.frombuffer(self._parent, dtype=np.int64).copy()
+        order = np.argsort(child, kind="stable")
+        self._levels.append((child[order], parent[order]))
+        self._child = array("q")
+        self._parent = array("q")
+
+    @property
+    def levels(self) -> int:
+        return len(self._levels)
+
+    def chain(self, fp: int, level: int) -> list[int]:
+        """Fingerprints from an initial state to ``fp``, which was added at ``level`` (1 = initial).
+
+        Closes the pending level first if ``fp`` is in it.
+        """
+        if level > len(self._levels):
+            self.end_level()
+        out = [fp]
+        current = fp
+        for lvl in range(level - 1, 0, -1):
+            children, parents = self._levels[lvl]
+            i = int(np.searchsorted(children, current))
+            if i >= len(children) or int(children[i]) != current:
+                raise KeyError(f"fingerprint {current:#x} not found at BFS level {lvl + 1}")
+            current = int(parents[i])
+            out.append(current)
+        out.reverse()
+        return out
+
+    def nbytes(self) -> int:
+        """Bytes held by parent links (the set's own size is not counted; see bench for RSS)."""
+        return sum(c.nbytes + p.nbytes for c, p in self._levels) + 8 * (len(self._child) + len(self._parent))

@@ -1,0 +1,195 @@
+"""Counterexample traces: rebuilt from fingerprints (BFS, parallel, Spark) and shortened (DFS, simulation).
+
+**Rebuilding** (TLC's way). The BFS keeps only fingerprints and parent links, not states. Given the
+chain of fingerprints from an initial state to the target, ``rebuild_trace`` re-executes the
+machine: it takes the first initial state whose fingerprint is the chain's first, then, from each
+state, the first successor (in the machine's order, within bounds) whose fingerprint is the next
+one. With symmetry on, fingerprints are of ``machine.canonical(state)`` but the trace follows the
+concrete successors, so every step of the result is a real step of the machine. Because the BFS
+keeps the first-generated state of each fingerprint and records the parent that generated it,
+re-execution retraces exactly the states the BFS checked.
+
+**Shortening** (``shorten_trace``). DFS and random walks find long traces. Two passes:
+
+1. A BFS from the initial states, bounded by the found trace's length and by a state budget
+   (default 200,000 distinct states), looking for any state (or step) that ``is_bad`` accepts.
+   BFS visits states in order of distance, so if it finds one before the budget runs out, the
+   result is a *shortest* trace to a bad state: ``shortened_by = "bfs (shortest)"``.
+2. If the budget runs out first, the found trace itself is shortened: loops (a state that occurs
+   twice) are cut, and wherever a state has a successor equal to a later state of the trace the
+   steps in between are skipped, repeatedly until nothing changes. The result re-executes and
+   still ends in the same bad state/step, and is never longer than the input, but it is not
+   guaranteed to be the shortest: ``shortened_by = "loop removal and shortcuts (not minimal)"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .fingerprint import MASK64, fingerprint
+from .machine import Machine, State, Step
+from .result import TraceStep
+
+#: is_bad(previous state or None, step or None, state) -> True when the trace may end here
+IsBad = Callable[[State | None, Step | None, State], bool]
+
+SHORTEN_BFS_BUDGET = 200_000
+SHORTEST = "bfs (shortest)"
+SHORTCUTS = "loop removal and shortcuts (not minimal)"
+
+
+class TraceRebuildError(RuntimeError):
+    """Re-execution did not reach a fingerprint of the chain: the machine is not deterministic
+    (successors differ between runs or processes) or the chain is corrupt."""
+
+
+def _fp_function(machine: Machine, symmetry: bool) -> Callable[[State], int]:
+    if symmetry:
+        canonical = machine.canonical
+        return lambda s: hash(canonical(s)) & MASK64
+    return fingerprint
+
+
+def rebuild_trace(machine: Machine, fingerprints: list[int], symmetry: bool) -> list[TraceStep]:
+    """The concrete trace whose states have these fingerprints (unsigned 64-bit, as ``fingerprint``)."""
+    if not fingerprints:
+        return []
+    fp_of = _fp_function(machine, symmetry)
+    wanted = [f & MASK64 for f in fingerprints]
+    within = machine.within_bounds
+    current = None
+    for state in machine.init_states():
+        if within(state) and fp_of(state) == wanted[0]:
+            current = state
+            break
+    if current is None:
+        raise TraceRebuildError(f"no initial state has fingerprint {wanted[0]:#x}")
+    trace = [TraceStep(None, current)]
+    for index, target in enumerate(wanted[1:], start=2):
+        for step, nxt in machine.successors(current):
+            if within(nxt) and fp_of(nxt) == target:
+                trace.append(TraceStep(step, nxt))
+                current = nxt
+                break
+        else:
+            raise TraceRebuildError(
+                f"state {index} of the trace (fingerprint {target:#x}) is not a successor of state "
+                f"{index - 1}; is the machine's successors() deterministic?")
+    return trace
+
+
+def trace_is_valid(machine: Machine, trace: list[TraceStep]) -> bool:
+    """True if the trace starts in an initial state and every step is one the machine can take."""
+    if not trace or trace[0].step is not None:
+        return False
+    if trace[0].state not in list(machine.init_states()):
+        return False
+    for prev, cur in zip(trace, trace[1:]):
+        if (cur.step, cur.state) not in list(machine.successors(prev.state)):
+            return False
+    return True
+
+
+def shorten_trace(machine: Machine, trace: list[TraceStep], is_bad: IsBad, *,
+                  symmetry: bool = True, budget: int = SHORTEN_BFS_BUDGET
+                  ) -> tuple[list[TraceStep], str]:
+    """A trace no longer than ``trace`` that also ends in a bad state/step, and how it was found.
+
+    ``trace`` must be valid and end bad (``is_bad(trace[-2].state, trace[-1].step,
+    trace[-1].state)``). See the module docstring for the two passes and what each guarantees.
+    """
+    found = _bounded_bfs(machine, is_bad, len(trace), symmetry, budget)
+    if found is not None:
+        return found, SHORTEST
+    return _shortcut(machine, trace, is_bad), SHORTCUTS
+
+
+def _bounded_bfs(machine: Machine, is_bad: IsBad, max_length: int, symmetry: bool, budget: int
+                 ) -> list[TraceStep] | None:
+    """Shortest trace (<= max_length states) ending bad, or None if the budget ran out first.
+
+    Returns None also when no bad end is found within max_length, which cannot happen for a valid
+    bad input trace unless fingerprints collide; the caller then falls back to shortcuts.
+    """
+    canonical = machine.canonical if symmetry else (lambda s: s)
+    within = machine.within_bounds
+    parent: dict[Any, Any] = {}  # canonical key -> canonical key of parent (None for initial)
+    frontier: list[tuple[Any, State]] = []
+    for state in machine.init_states():
+        if not within(state):
+            continue
+        key = canonical(state)
+        if key in parent:
+            continue
+        parent[key] = None
+        if is_bad(None, None, state):
+            return rebuild_trace(machine, [fingerprint(key)], symmetry)
+        frontier.append((key, state))
+    length = 1
+    while frontier and length < max_length:
+        length += 1
+        nxt_frontier: list[tuple[Any, State]] = []
+        for key, state in frontier:
+            for step, nxt in machine.successors(state):
+                if not within(nxt):
+                    continue
+                if is_bad(state, step, nxt):
+                    chain = _key_chain(parent, key) 
+                    trace = rebuild_trace(machine, [fingerprint(k) for k in chain], symmetry)
+                    return trace + [TraceStep(step, nxt)]
+                nkey = canonical(nxt)
+                if nkey in parent:
+                    continue
+                if len(parent) >= budget:
+                    return None
+                parent[nkey] = key
+                nxt_frontier.append((nkey, nxt))
+        frontier = nxt_frontier
+    return None
+
+
+def _key_chain(parent: dict[Any, Any], key: Any) -> list[Any]:
+    chain = [key]
+    while (key := parent[key]) is not None:
+        chain.append(key)
+    chain.reverse()
+    return chain
+
+
+def _shortcut(machine: Machine, trace: list[TraceStep], is_bad: IsBad) -> list[TraceStep]:
+    """Cut loops and take successor shortcuts, keeping the trace's final bad state/step intact."""
+    states = [t.state for t in trace]
+    steps = [t.step for t in trace]
+    # The last step must survive as it is when the badness is a property of the step (transition
+    # properties); protect it by shortening only the prefix up to the second-to-last state when
+    # dropping it would change the verdict.
+    keep_last_step = len(trace) >= 2 and not is_bad(None, None, states[-1])
+    changed = True
+    while changed:
+        changed = False
+        end = len(states) - 1 if keep_last_step else len(states)
+        # index of the last occurrence of each state among the shortenable prefix
+        last: dict[Any, int] = {}
+        for i in range(end):
+            last[states[i]] = i
+        for i in range(end):
+            j = last[states[i]]
+            if j > i:  # loop: states[i] == states[j]
+                del states[i + 1:j + 1]
+                del steps[i + 1:j + 1]
+                changed = True
+                break
+            best = None
+            for step, nxt in machine.successors(states[i]):
+                k = last.get(nxt)
+                if k is not None and k > i + 1 and (best is None or k > best[0]):
+                    best = (k, step)
+            if best is not None:
+                k, step = best
+                del states[i + 1:k]
+                del steps[i + 1:k]
+                steps[i + 1] = step
+                changed = True
+                break
+    return [TraceStep(s, st) for s, st in zip(steps, states)]
