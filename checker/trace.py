@@ -193,3 +193,17 @@ def _shortcut(machine: Machine, trace: list[TraceStep], is_bad: IsBad) -> list[T
                 changed = True
                 break
     return [TraceStep(s, st) for s, st in zip(steps, states)]
+
+
+def bad_end(machine: Machine, kind: str, prop: str) -> IsBad:
+    """The ``is_bad`` predicate for a violation of ``prop`` (a property name, or "deadlock")."""
+    if kind == "deadlock":
+        successors, is_terminal = machine.successors, machine.is_terminal
+
+        def deadlocked(prev: State | None, step: Step | None, state: State) -> bool:
+            return next(iter(successors(state)), None) is None and not is_terminal(state)
+        return deadlocked
+    check = machine.properties()[prop].check
+    if kind == "transition":
+        return lambda prev, step, state: prev is not None and not check(prev, step, state)
+    return lambda prev, step, state: not check(state)

@@ -1,0 +1,120 @@
+"""The explored state graph, for reviewers (GraphML/DOT) and for later analyses (shortening, SCCs).
+
+``record_graph`` runs its own BFS (same fingerprints, symmetry and state constraint as the
+engines) and keeps every state as a node and every step as an edge of a ``networkx.MultiDiGraph``
+(multi: two actions can lead from one state to the same state). It refuses spaces above
+``max_states`` (100,000 by default): a drawing of more is unreadable and the graph's memory is
+hundreds of bytes per edge. Nodes are unsigned 64-bit fingerprints (``checker.fingerprint``) with
+attributes ``label`` (a short rendering of the state's fields) and ``init``; edges carry ``label``
+(``machine.format_step``) and ``action``.
+
+``write_graph`` writes GraphML (``.graphml``, via networkx) or Graphviz DOT (``.dot``, written
+here to avoid a pydot dependency for a few lines of text).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import networkx as nx
+
+from .fingerprint import MASK64
+from .machine import Machine
+
+if TYPE_CHECKING:
+    from .explore.options import ExploreOptions
+    from .result import Result
+
+GRAPH_STATE_LIMIT = 100_000
+LABEL_WIDTH = 120
+
+
+class GraphTooLargeError(ValueError):
+    """The state space has more states than a graph may record."""
+
+
+def state_label(machine: Machine, state) -> str:
+    """Fields as ``name=value`` pairs on one line, cut to LABEL_WIDTH characters."""
+    text = ", ".join(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in machine.fields(state).items())
+    return text if len(text) <= LABEL_WIDTH else text[: LABEL_WIDTH - 3] + "..."
+
+
+def record_graph(machine: Machine, *, symmetry: bool = True, max_states: int = GRAPH_STATE_LIMIT,
+                 max_depth: int | None = None) -> nx.MultiDiGraph:
+    """BFS over the whole (constrained) space into a MultiDiGraph; raises GraphTooLargeError."""
+    canonical = machine.canonical if symmetry else (lambda s: s)
+    within = machine.within_bounds
+    graph = nx.MultiDiGraph()
+
+    def node(state, init: bool) -> tuple[int, bool]:
+        fp = hash(canonical(state)) & MASK64
+        if fp in graph:
+            return fp, False
+        if graph.number_of_nodes() >= max_states:
+            raise GraphTooLargeError(
+                f"state graph not recorded: the space has more than {max_states:,} states "
+                "(graphs are for small runs; lower the bounds)")
+        graph.add_node(fp, label=state_label(machine, state), init=init)
+        return fp, True
+
+    frontier = []
+    for state in machine.init_states():
+        if within(state):
+            fp, new = node(state, True)
+            if new:
+                frontier.append((fp, state))
+    depth = 1
+    while frontier and (max_depth is None or depth < max_depth):
+        depth += 1
+        nxt_frontier = []
+        for fp, state in frontier:
+            for step, nxt in machine.successors(state):
+                if not within(nxt):
+                    continue
+                nfp, new = node(nxt, False)
+                graph.add_edge(fp, nfp, label=machine.format_step(step), action=step[0])
+                if new:
+                    nxt_frontier.append((nfp, nxt))
+        frontier = nxt_frontier
+    return graph
+
+
+def attach_graph(machine: Machine, options: ExploreOptions, result: Result) -> None:
+    """Fill ``result.graph`` as ``options.record_graph`` asks; a note instead if too large."""
+    try:
+        result.graph = record_graph(machine, symmetry=options.symmetry, max_depth=options.max_depth)
+    except GraphTooLargeError as exc:
+        result.graph = None
+        result.notes.append(str(exc))
+
+
+def _dot_quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def to_dot(graph: nx.MultiDiGraph) -> str:
+    lines = ["digraph states {", "  node [shape=box, fontsize=10];"]
+    for n, data in graph.nodes(data=True):
+        extra = ", peripheries=2" if data.get("init") else ""
+        lines.append(f"  s{n:016x} [label={_dot_quote(str(data.get('label', n)))}{extra}];")
+    for u, v, data in graph.edges(data=True):
+        lines.append(f"  s{u:016x} -> s{v:016x} [label={_dot_quote(str(data.get('label', '')))}];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def write_graph(graph: nx.MultiDiGraph, path: str | Path) -> Path:
+    """Write GraphML for ``.graphml``, DOT for ``.dot``; anything else is a ValueError."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".graphml":
+        # GraphML node ids are strings; hex keeps 64-bit fingerprints exact in every reader.
+        relabelled = nx.relabel_nodes(graph, {n: f"{n:016x}" for n in graph.nodes}, copy=True)
+        nx.write_graphml(relabelled, path)
+    elif suffix in (".dot", ".gv"):
+        path.write_text(to_dot(graph), encoding="utf-8")
+    else:
+        raise ValueError(f"cannot write a graph to {path.name!r}: use a .graphml or .dot file name")
+    return path

@@ -1,0 +1,114 @@
+"""Progress of a running exploration on stderr: live in a terminal, periodic lines in CI logs.
+
+Engines call ``update`` at most a few times per second (see ``explore.common.Ticker``); the plain
+reporter prints at most one line every ``interval`` seconds (5 s by default) so logs stay short.
+Nothing goes to stdout, which belongs to results (tables, JSON).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import IO
+
+from .result import Stats
+
+
+class Progress:
+    """Silent reporter; also the interface the others implement."""
+
+    def start(self, label: str) -> None:
+        pass
+
+    def update(self, stats: Stats, level: int | None = None, note: str = "") -> None:
+        pass
+
+    def finish(self, stats: Stats) -> None:
+        pass
+
+
+def _summary(label: str, stats: Stats, level: int | None, note: str) -> str:
+    parts = [f"{label}:", f"{stats.distinct:,} distinct", f"{stats.generated:,} generated",
+             f"{stats.states_per_second:,.0f} states/s", f"depth {stats.depth}",
+             f"queue {stats.queue:,}", f"{stats.elapsed:.1f} s"]
+    if level is not None and level != stats.depth:
+        parts.append(f"level {level}")
+    if note:
+        parts.append(note)
+    return " ".join(parts[:1]) + " " + ", ".join(parts[1:])
+
+
+class PlainProgress(Progress):
+    """One line per ``interval`` seconds, for logs that are not a terminal."""
+
+    def __init__(self, stream: IO[str] | None = None, interval: float = 5.0):
+        self.stream = stream if stream is not None else sys.stderr
+        self.interval = interval
+        self.label = ""
+        self._next = 0.0
+
+    def start(self, label: str) -> None:
+        self.label = label
+        self._next = time.monotonic() + self.interval
+
+    def update(self, stats: Stats, level: int | None = None, note: str = "") -> None:
+        now = time.monotonic()
+        if now >= self._next:
+            self._next = now + self.interval
+            print(_summary(self.label, stats, level, note), file=self.stream, flush=True)
+
+    def finish(self, stats: Stats) -> None:
+        # Only runs long enough to have printed progress get a closing line; short runs stay quiet.
+        if stats.elapsed >= self.interval:
+            print(_summary(self.label, stats, None, "done"), file=self.stream, flush=True)
+
+
+class LiveProgress(Progress):
+    """A rich live table on stderr, redrawn in place."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+
+        self.console = Console(stderr=True)
+        self.live = None
+        self.label = ""
+
+    def _render(self, stats: Stats, level: int | None, note: str):
+        from rich.table import Table
+
+        table = Table.grid(padding=(0, 2))
+        for _ in range(6):
+            table.add_column(justify="right")
+        table.add_row("[bold]" + self.label, "distinct", "states/s", "depth", "queue", "elapsed")
+        table.add_row("", f"{stats.distinct:,}", f"{stats.states_per_second:,.0f}",
+                      str(level if level is not None else stats.depth), f"{stats.queue:,}",
+                      f"{stats.elapsed:.1f} s")
+        if note:
+            table.add_row("", note, "", "", "", "")
+        return table
+
+    def start(self, label: str) -> None:
+        from rich.live import Live
+
+        self.label = label
+        self.live = Live(self._render(Stats(), None, "starting"), console=self.console,
+                         refresh_per_second=4, transient=True)
+        self.live.start()
+
+    def update(self, stats: Stats, level: int | None = None, note: str = "") -> None:
+        if self.live is not None:
+            self.live.update(self._render(stats, level, note))
+
+    def finish(self, stats: Stats) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+
+def make_progress(enabled: bool = True) -> Progress:
+    """Live display when stderr is a terminal, plain periodic lines when not, silence when disabled."""
+    if not enabled:
+        return Progress()
+    if sys.stderr.isatty():
+        return LiveProgress()
+    return PlainProgress()
