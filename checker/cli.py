@@ -1,0 +1,407 @@
+"""The ``eoscheck`` command: check, list, show, prove.
+
+A thin shell over functions the tests call directly (spec, explore, report, counterexample, view).
+Exit codes: 0 every spec met its expected verdict; 1 some did not; 2 bad input (one line on
+stderr, never a traceback); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from .counterexample import CounterexampleError, counterexample_from_violation, load_counterexample
+from .counterexample import write_counterexample
+from .spec import DEADLOCK, Spec, SpecError, build_machine, load_spec, spec_to_options
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+ENGINES = ("bfs", "dfs", "simulate", "parallel", "spark")
+
+
+class UsageError(Exception):
+    """Bad command-line input; printed as one line, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    # argparse prints the whole usage block before its error; CI logs and people want one line.
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: error: {message} (see {self.prog} --help)")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} must be at least 1")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} must not be negative")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text} must be positive")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from eoscheck import __version__
+
+    parser = _Parser(prog="eoscheck", description="Explicit-state model checker for Kafka's "
+                     "idempotent and transactional producer protocol.")
+    parser.add_argument("--version", action="version", version=f"eoscheck {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
+                                parser_class=_Parser)
+
+    check = sub.add_parser("check", help="run specs and compare with their expected verdicts",
+                           description="Run specs (a directory means its *.toml files) and print a "
+                           "verdict table. Exit 0 when every spec meets its expected verdict, 1 "
+                           "when one does not, 2 for bad input.")
+    check.add_argument("paths", nargs="+", metavar="SPEC|DIR")
+    eng = check.add_argument_group("engine (override the spec's [check] table)")
+    eng.add_argument("--engine", choices=ENGINES, help="exploration strategy")
+    eng.add_argument("--continue", dest="continue_", action="store_true",
+                     help="keep going after a violation; report every violated property")
+    eng.add_argument("--max-states", type=_positive_int, metavar="N")
+    eng.add_argument("--max-depth", type=_positive_int, metavar="N")
+    eng.add_argument("--max-seconds", type=_positive_float, metavar="S")
+    eng.add_argument("--walks", type=_positive_int, metavar="N", help="simulate: number of walks")
+    eng.add_argument("--walk-depth", type=_positive_int, metavar="N", help="simulate: walk depth")
+    eng.add_argument("--seed", type=_non_negative_int, metavar="N", help="simulate: random seed")
+    eng.add_argument("--no-deadlock", action="store_true", help="do not report deadlocks")
+    eng.add_argument("--no-symmetry", action="store_true", help="do not reduce by symmetry")
+    eng.add_argument("--workers", type=_positive_int, metavar="N", help="parallel: processes")
+    eng.add_argument("--master", metavar="URL", help="spark: master URL (default local[*])")
+    eng.add_argument("--checkpoint", metavar="DIR", help="spark: checkpoint directory")
+    out = check.add_argument_group("output")
+    out.add_argument("--out", default="counterexamples", metavar="DIR",
+                     help="directory for counterexample files (default ./counterexamples)")
+    out.add_argument("--json", metavar="FILE", help="write a JSON summary")
+    out.add_argument("--junit", metavar="FILE", help="write JUnit XML (one test case per spec)")
+    out.add_argument("--graph", metavar="FILE",
+                     help="write the explored state graph (.graphml or .dot; small runs only)")
+    out.add_argument("--quiet", action="store_true", help="only the verdict table and failures")
+    out.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
+    check.set_defaults(func=cmd_check)
+
+    lst = sub.add_parser("list", help="list models (variants, switches, bounds, properties) and specs")
+    lst.add_argument("model", nargs="?", help="show only this model")
+    lst.add_argument("--specs", default="specs", metavar="DIR",
+                     help="where to look for specs (default ./specs, recursively)")
+    lst.set_defaults(func=cmd_list)
+
+    show = sub.add_parser("show", help="render a counterexample file step by step")
+    show.add_argument("file", metavar="FILE", help="a counterexample .json (or .itf.json)")
+    show.add_argument("--full", action="store_true", help="every field at every step")
+    show.add_argument("--actor", metavar="PREFIX",
+                      help="only fields whose name starts with PREFIX, e.g. client[0] or broker")
+    show.add_argument("--width", type=_positive_int, metavar="N", help="output width in columns")
+    show.set_defaults(func=cmd_show)
+
+    prove = sub.add_parser("prove", help="discharge a spec's [prove] obligations with Z3",
+                           add_help=False)
+    prove.add_argument("rest", nargs=argparse.REMAINDER)
+    prove.set_defaults(func=cmd_prove)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv[:1] == ["prove"]:
+            # The prover declares its own arguments; argparse's REMAINDER cannot pass "--x" on.
+            return run_prove(argv[1:])
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        print("eoscheck: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except UsageError as exc:
+        print(_one_line(exc), file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (SpecError, CounterexampleError, BadInput) as exc:
+        print(f"eoscheck: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except SystemExit as exc:  # --help / --version
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    except BrokenPipeError:
+        # `eoscheck show x.json | head`: the reader left; nothing to report.
+        _silence_stdout()
+        return EXIT_OK
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split("\n"))
+
+
+def _silence_stdout() -> None:
+    import os
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+class BadInput(ValueError):
+    """Bad input found by the CLI itself (a missing path, an empty directory, ...)."""
+
+
+# -------------------------------------------------------------------------------------- check
+
+
+def collect_spec_paths(paths: Sequence[str]) -> list[Path]:
+    """SPEC files as given; a DIR contributes its *.toml files (not recursive), sorted."""
+    found: list[Path] = []
+    for text in paths:
+        p = Path(text)
+        if p.is_dir():
+            tomls = sorted(q for q in p.glob("*.toml") if q.is_file())
+            if not tomls:
+                raise BadInput(f"{p}: no *.toml spec files in this directory")
+            found.extend(tomls)
+        elif p.exists():
+            found.append(p)
+        else:
+            raise BadInput(f"{p}: no such file or directory")
+    unique: dict[Path, None] = {}
+    for p in found:
+        unique.setdefault(p, None)
+    return list(unique)
+
+
+def load_specs(paths: Sequence[str]) -> list[Spec]:
+    specs = [load_spec(p) for p in collect_spec_paths(paths)]
+    by_name: dict[str, Spec] = {}
+    for spec in specs:
+        if spec.name in by_name:
+            raise BadInput(f"{spec.path}: spec name {spec.name!r} is also used by "
+                           f"{by_name[spec.name].path} (counterexample files would collide)")
+        by_name[spec.name] = spec
+    return specs
+
+
+def cli_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """ExploreOptions fields set by flags; None means "not given, the spec decides"."""
+    return {
+        "strategy": args.engine,
+        "stop_at_first": False if args.continue_ else None,
+        "max_states": args.max_states,
+        "max_depth": args.max_depth,
+        "max_seconds": args.max_seconds,
+        "walks": args.walks,
+        "walk_depth": args.walk_depth,
+        "seed": args.seed,
+        "check_deadlock": False if args.no_deadlock else None,
+        "symmetry": False if args.no_symmetry else None,
+        "workers": args.workers,
+        "spark_master": args.master,
+        "checkpoint_dir": args.checkpoint,
+        "record_graph": True if args.graph else None,
+    }
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    # Validate every spec before importing the engine or running anything.
+    specs = load_specs(args.paths)
+    _check_output_paths(args, specs)
+
+    from rich.console import Console
+
+    from .explore import explore
+    from .fingerprint import UnstableStateError
+    from .progress import make_progress
+    from .graph import write_graph
+    from .report import make_outcome, print_stats, print_table, write_junit, write_summary
+
+    overrides = cli_overrides(args)
+    console = Console(highlight=False)
+    outcomes = []
+    for spec in specs:
+        options = spec_to_options(spec, overrides)
+        machine = build_machine(spec)
+        progress = make_progress(enabled=not (args.no_progress or args.quiet))
+        try:
+            result = explore(machine, options, progress)
+        except UnstableStateError as exc:
+            raise BadInput(f"{spec.path}: model {spec.model} builds an unstable state: {exc}") from None
+        outcome = make_outcome(spec, result, list(machine.actions))
+        for violation in result.violations:
+            cex = counterexample_from_violation(machine, spec, violation, result)
+            files = write_counterexample(cex, args.out)
+            outcome.counterexamples[violation.property] = files
+        if not args.quiet:
+            print_stats(console, outcome)
+        for prop, files in outcome.counterexamples.items():
+            console.print(f"  counterexample for {prop}: {files[0]} (ITF: {files[1]})", soft_wrap=True)
+            console.print(f"  view it: eoscheck show {files[0]}", soft_wrap=True)
+        if args.graph:
+            _write_graph(console, args.graph, spec, result, len(specs) > 1, write_graph)
+        if not args.quiet:
+            console.print()
+        outcomes.append(outcome)
+    print_table(console, outcomes)
+    if args.json:
+        write_summary(args.json, outcomes)
+    if args.junit:
+        write_junit(args.junit, outcomes)
+    return EXIT_OK if all(o.met for o in outcomes) else EXIT_FAILED
+
+
+def _check_output_paths(args: argparse.Namespace, specs: Sequence[Spec]) -> None:
+    """Refuse, before running anything, to write a report over one of the specs being run."""
+    spec_files = {s.path.resolve() for s in specs}
+    for flag, value in (("--json", args.json), ("--junit", args.junit), ("--graph", args.graph)):
+        if value and Path(value).resolve() in spec_files:
+            raise BadInput(f"{value}: {flag} would overwrite a spec file")
+        if value and Path(value).is_dir():
+            raise BadInput(f"{value}: {flag} needs a file name, not a directory")
+    if args.graph and Path(args.graph).suffix.lower() not in (".graphml", ".dot", ".gv"):
+        raise BadInput(f"{args.graph}: --graph writes .graphml or .dot files")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise BadInput(f"{out}: --out must be a directory")
+
+
+def _write_graph(console: Any, target: str, spec: Spec, result: Any, several: bool,
+                 write_graph: Any) -> None:
+    graph = getattr(result, "graph", None)
+    if graph is None:
+        console.print(f"  no state graph recorded for {spec.name} (too large, or the "
+                      f"{result.strategy} engine does not record one)")
+        return
+    path = Path(target)
+    if several:  # one file per spec: graph.graphml -> graph.<spec>.graphml
+        path = path.with_name(f"{path.stem}.{spec.name}{path.suffix}")
+    write_graph(graph, path)
+    console.print(f"  state graph: {path} ({graph.number_of_nodes():,} states, "
+                  f"{graph.number_of_edges():,} transitions)", soft_wrap=True)
+
+
+# -------------------------------------------------------------------------------------- list
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.text import Text
+
+    from .registry import UnknownModelError, find_model, installed_models
+
+    console = Console(highlight=False)
+    if args.model:
+        try:
+            models = {args.model: find_model(args.model)}
+        except UnknownModelError as exc:
+            raise BadInput(str(exc)) from None
+    else:
+        models = installed_models()
+    if not models:
+        console.print("No models installed.")
+    for name, md in models.items():
+        console.print(Text.assemble(("model ", "bold"), (name, "bold cyan"), f"  {md.doc}"))
+        console.print("  variants:")
+        for vname, variant in md.variants.items():
+            mark = " (default)" if vname == md.default_variant else ""
+            sets = ", ".join(f"{k}={_toml(v)}" for k, v in variant.switches.items())
+            console.print(f"    {vname}{mark}: {variant.doc}" + (f" [{sets}]" if sets else ""))
+        if md.switches:
+            console.print("  switches:")
+            for sname, sw in md.switches.items():
+                choices = f" (one of {', '.join(_toml(c) for c in sw.choices)})" if sw.choices else ""
+                console.print(f"    {sname} = {_toml(sw.default)}{choices}: {sw.doc}")
+        if md.bounds:
+            console.print("  bounds:")
+            for bname, b in md.bounds.items():
+                console.print(f"    {bname} = {b.default} (range {b.min}..{b.max}): {b.doc}")
+        console.print("  properties:")
+        for pname, doc in md.properties.items():
+            console.print(f"    {pname}: {doc}")
+        console.print()
+    root = Path(args.specs)
+    if root.is_dir():
+        files = sorted(root.rglob("*.toml"))
+        console.print(Text(f"specs under {root}:", style="bold"))
+        if not files:
+            console.print("  (none)")
+        for path in files:
+            try:
+                spec = load_spec(path)
+            except SpecError as exc:
+                console.print(Text(f"  {path}: invalid: {_one_line(exc)}", style="red"))
+                continue
+            if args.model and spec.model != args.model:
+                continue
+            expect = "holds" if spec.expect.verdict == "holds" else f"violates {spec.expect.property}"
+            console.print(f"  {path}: {spec.name} ({spec.model}/{spec.variant}) expects {expect}")
+    return EXIT_OK
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return str(value)
+
+
+# -------------------------------------------------------------------------------------- show
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from .view import ViewError, make_console, render
+
+    cex = load_counterexample(args.file)
+    console = make_console(width=args.width)
+    try:
+        render(cex, console, full=args.full, actor=args.actor)
+    except ViewError as exc:
+        raise BadInput(f"{args.file}: {exc}") from None
+    return EXIT_OK
+
+
+# -------------------------------------------------------------------------------------- prove
+
+
+def cmd_prove(args: argparse.Namespace) -> int:
+    return run_prove(args.rest)
+
+
+def run_prove(argv: Sequence[str]) -> int:
+    import importlib
+
+    try:
+        cli_prove = importlib.import_module(f"{__package__}.smt.cli_prove")
+    except ModuleNotFoundError as exc:
+        if exc.name not in (f"{__package__}.smt.cli_prove", f"{__package__}.smt"):
+            raise  # the prover exists but one of its imports is missing: show the real cause
+        raise BadInput("prove is not available yet") from None
+    parser = _Parser(prog="eoscheck prove",
+                     description="Discharge the [prove] obligations of specs with Z3.")
+    cli_prove.add_arguments(parser)
+    # The prover names its own arguments; make sure SPEC... is there whatever it declares.
+    if not any(not a.option_strings for a in parser._actions):
+        parser.add_argument("specs", nargs="+", metavar="SPEC")
+    prove_args = parser.parse_args(list(argv))
+    return int(cli_prove.run(prove_args))
+
+
+__all__ = ["main", "build_parser", "collect_spec_paths", "load_specs", "cli_overrides",
+           "EXIT_OK", "EXIT_FAILED", "EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "DEADLOCK"]

@@ -1,0 +1,290 @@
+"""Counterexample files: a versioned JSON schema, atomic writes, and validating loads.
+
+``<spec>.<property>.json`` is ours (schema below); ``<spec>.<property>.itf.json`` is the same trace
+in the Informal Trace Format (see ``checker.itf``) for Apalache/Quint tooling. Layout, version 1::
+
+    {"format": "eoscheck-counterexample", "version": 1,
+     "spec": str, "model": str, "variant": str, "switches": {..}, "bounds": {..},
+     "property": str, "property_doc": str, "kind": "invariant"|"transition"|"deadlock",
+     "engine": {"strategy": str, ...}, "length": int, "found_length": int, "shortened_by": str,
+     "steps": [{"index": int, "action": str|null, "label": str, "params": {..}, "state": {..}}]}
+
+``length`` is redundant with ``steps`` (it is written for people and jq) and checked on load.
+No timestamps: the same run writes byte-identical files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .machine import Machine
+from .result import Result, Violation
+
+if TYPE_CHECKING:
+    from .spec import Spec
+
+FORMAT = "eoscheck-counterexample"
+VERSION = 1
+DEADLOCK_DOC = "a reachable state has no successors and is not marked terminal"
+
+
+class CounterexampleError(ValueError):
+    """A counterexample file is missing, corrupt or not ours. One line, path first."""
+
+
+@dataclass
+class CexStep:
+    index: int
+    action: str | None  # None for the initial state
+    label: str  # e.g. "InitProducerId(client=0, tid=1)", or "Initial state"
+    params: dict[str, Any]
+    state: dict[str, Any]  # named fields, as Machine.fields returns them
+
+
+@dataclass
+class Counterexample:
+    spec: str
+    model: str
+    variant: str
+    switches: dict[str, Any]
+    bounds: dict[str, Any]
+    property: str
+    property_doc: str
+    kind: str
+    engine: dict[str, Any]
+    found_length: int
+    shortened_by: str
+    steps: list[CexStep] = field(default_factory=list)
+
+    @property
+    def length(self) -> int:
+        """States in the trace, the initial state included (TLC's count)."""
+        return len(self.steps)
+
+
+def counterexample_from_violation(machine: Machine, spec: Spec, violation: Violation,
+                                  result: Result) -> Counterexample:
+    """Turn an engine violation into a counterexample, naming every step and field."""
+    props = machine.properties()
+    if violation.property in props:
+        doc = props[violation.property].doc
+    elif violation.kind == "deadlock":
+        doc = DEADLOCK_DOC
+    else:
+        doc = ""
+    steps: list[CexStep] = []
+    for i, ts in enumerate(violation.trace):
+        if ts.step is None:
+            steps.append(CexStep(i, None, "Initial state", {}, machine.fields(ts.state)))
+        else:
+            steps.append(CexStep(i, str(ts.step[0]), machine.format_step(ts.step),
+                                 machine.step_params(ts.step), machine.fields(ts.state)))
+    s = result.stats
+    engine = {"name": "eoscheck", "version": _version(), "strategy": result.strategy,
+              "distinct": s.distinct, "generated": s.generated, "depth": s.depth}
+    return Counterexample(spec=spec.name, model=spec.model, variant=spec.variant,
+                          switches=dict(spec.switches), bounds=dict(spec.bounds),
+                          property=violation.property, property_doc=doc, kind=violation.kind,
+                          engine=engine, found_length=violation.found_length,
+                          shortened_by=violation.shortened_by, steps=steps)
+
+
+def _version() -> str:
+    try:
+        from eoscheck import __version__
+        return __version__
+    except ImportError:  # running from a source tree without the namespace package
+        return "unknown"
+
+
+def to_json(cex: Counterexample) -> dict[str, Any]:
+    return {
+        "format": FORMAT, "version": VERSION,
+        "spec": cex.spec, "model": cex.model, "variant": cex.variant,
+        "switches": cex.switches, "bounds": cex.bounds,
+        "property": cex.property, "property_doc": cex.property_doc, "kind": cex.kind,
+        "engine": cex.engine, "length": cex.length, "found_length": cex.found_length,
+        "shortened_by": cex.shortened_by,
+        "steps": [{"index": s.index, "action": s.action, "label": s.label, "params": s.params,
+                   "state": s.state} for s in cex.steps],
+    }
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def file_stem(cex: Counterexample) -> str:
+    return f"{_UNSAFE.sub('_', cex.spec)}.{_UNSAFE.sub('_', cex.property)}"
+
+
+def paths_for(cex: Counterexample, directory: str | Path) -> tuple[Path, Path]:
+    directory = Path(directory)
+    stem = file_stem(cex)
+    return directory / f"{stem}.json", directory / f"{stem}.itf.json"
+
+
+def write_counterexample(cex: Counterexample, directory: str | Path) -> list[Path]:
+    """Write ``<spec>.<property>.json`` and ``.itf.json`` into ``directory``; returns both paths.
+
+    Each file is written to a temporary name and renamed, so a reader never sees half a file. An
+    existing file is replaced only when it is one of ours: a user's file is never overwritten.
+    """
+    from .itf import ITF_GENERATOR, to_itf
+
+    directory = Path(directory)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CounterexampleError(f"{directory}: cannot create directory: {exc.strerror}") from None
+    json_path, itf_path = paths_for(cex, directory)
+    _refuse_foreign(json_path, lambda d: d.get("format") == FORMAT)
+    _refuse_foreign(itf_path, lambda d: d.get("#meta", {}).get("generator") == ITF_GENERATOR)
+    _atomic_write(json_path, to_json(cex))
+    _atomic_write(itf_path, to_itf(cex))
+    return [json_path, itf_path]
+
+
+def _refuse_foreign(path: Path, ours: Any) -> None:
+    if not path.exists():
+        return
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and ours(data):
+            return
+    except (OSError, ValueError, AttributeError):
+        pass
+    raise CounterexampleError(f"{path}: exists and is not an eoscheck counterexample; "
+                              "not overwriting it (move it or choose another --out)")
+
+
+def _atomic_write(path: Path, data: Any) -> None:
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+# ---------------------------------------------------------------------------------------- load
+
+
+def load_counterexample(path: str | Path) -> Counterexample:
+    """Load a counterexample (ours, or any ITF trace); ``CounterexampleError`` on anything else."""
+    path = Path(path)
+    if not path.exists():
+        raise CounterexampleError(f"{path}: no such file")
+    if not path.is_file():
+        raise CounterexampleError(f"{path}: not a file")
+    try:
+        text = path.read_bytes().decode("utf-8")
+        data = json.loads(text)
+    except UnicodeDecodeError:
+        raise CounterexampleError(f"{path}: not a JSON file (not UTF-8 text)") from None
+    except json.JSONDecodeError as exc:
+        raise CounterexampleError(f"{path}: not a JSON file ({exc.msg} at line {exc.lineno}, "
+                                  f"column {exc.colno})") from None
+    except OSError as exc:
+        raise CounterexampleError(f"{path}: cannot read: {exc.strerror}") from None
+    if not isinstance(data, dict):
+        raise CounterexampleError(f"{path}: not an eoscheck counterexample (the top level is "
+                                  f"a {type(data).__name__}, not an object)")
+    if "format" not in data and "states" in data and "vars" in data:
+        from .itf import from_itf
+        return from_itf(data, path)
+    return from_json(data, path)
+
+
+class _Fields:
+    """Reads typed fields from a parsed file, raising one-line errors that name the field."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def get(self, obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str = "",
+            optional: bool = False) -> Any:
+        name = f"{where}{key}"
+        if key not in obj:
+            if optional:
+                return None
+            raise CounterexampleError(f"{self.path}: missing field '{name}'")
+        value = obj[key]
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if optional and value is None:
+            return None
+        bad_bool = isinstance(value, bool) and bool not in kinds
+        if bad_bool or not isinstance(value, kinds):
+            raise CounterexampleError(f"{self.path}: field '{name}' must be "
+                                      f"{_kind_name(kinds)}, got {_json_type(value)}")
+        return value
+
+
+def _kind_name(kinds: tuple[type, ...]) -> str:
+    names = {str: "a string", int: "an integer", dict: "an object", list: "an array",
+             bool: "a boolean"}
+    return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+            list: "an array", dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def from_json(data: dict[str, Any], path: Path) -> Counterexample:
+    fmt = data.get("format")
+    if fmt != FORMAT:
+        got = f"format {fmt!r}" if fmt is not None else "no \"format\" field"
+        raise CounterexampleError(f"{path}: not an eoscheck counterexample ({got}; expected "
+                                  f"\"format\": \"{FORMAT}\")")
+    version = data.get("version")
+    if version != VERSION:
+        raise CounterexampleError(f"{path}: unsupported counterexample version {version!r} "
+                                  f"(this eoscheck reads version {VERSION})")
+    f = _Fields(path)
+    steps_raw = f.get(data, "steps", list)
+    if not steps_raw:
+        raise CounterexampleError(f"{path}: field 'steps' is empty (a trace has at least one state)")
+    steps: list[CexStep] = []
+    for i, raw in enumerate(steps_raw):
+        where = f"steps[{i}]."
+        if not isinstance(raw, dict):
+            raise CounterexampleError(f"{path}: field 'steps[{i}]' must be an object, got "
+                                      f"{_json_type(raw)}")
+        index = f.get(raw, "index", int, where)
+        if index != i:
+            raise CounterexampleError(f"{path}: field '{where}index' is {index}, expected {i}")
+        action = f.get(raw, "action", str, where, optional=True)
+        if (action is None) != (i == 0):
+            raise CounterexampleError(f"{path}: field '{where}action' must be "
+                                      + ("null for the initial state" if i == 0 else "a string"))
+        steps.append(CexStep(index=index, action=action, label=f.get(raw, "label", str, where),
+                             params=f.get(raw, "params", dict, where),
+                             state=f.get(raw, "state", dict, where)))
+    cex = Counterexample(
+        spec=f.get(data, "spec", str), model=f.get(data, "model", str),
+        variant=f.get(data, "variant", str), switches=f.get(data, "switches", dict),
+        bounds=f.get(data, "bounds", dict), property=f.get(data, "property", str),
+        property_doc=f.get(data, "property_doc", str), kind=f.get(data, "kind", str),
+        engine=f.get(data, "engine", dict), found_length=f.get(data, "found_length", int),
+        shortened_by=f.get(data, "shortened_by", str), steps=steps)
+    length = f.get(data, "length", int, optional=True)
+    if length is not None and length != len(steps):
+        raise CounterexampleError(f"{path}: field 'length' is {length} but 'steps' holds "
+                                  f"{len(steps)} states")
+    return cex
