@@ -1,0 +1,67 @@
+"""Progress reporters: plain lines for logs, silence when disabled, nothing on stdout."""
+
+from __future__ import annotations
+
+import io
+
+from eoscheck.checker.explore import ExploreOptions, explore
+from eoscheck.checker.progress import LiveProgress, PlainProgress, Progress, make_progress
+from eoscheck.checker.result import Stats
+from eoscheck.examples.twophase import TwoPhase
+
+
+def test_make_progress_picks_by_terminal(monkeypatch):
+    assert type(make_progress(enabled=False)) is Progress
+    monkeypatch.setattr("sys.stderr", io.StringIO())
+    assert isinstance(make_progress(), PlainProgress)
+
+    class FakeTTY(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr("sys.stderr", FakeTTY())
+    assert isinstance(make_progress(), LiveProgress)
+
+
+def test_plain_progress_prints_rate_limited_lines():
+    out = io.StringIO()
+    progress = PlainProgress(out, interval=0.0)
+    progress.start("bfs")
+    progress.update(Stats(distinct=1234, generated=5000, depth=3, queue=10, elapsed=2.0), 3)
+    line = out.getvalue()
+    assert "bfs:" in line and "1,234 distinct" in line and "617 states/s" in line and "queue 10" in line
+
+    slow = PlainProgress(out := io.StringIO(), interval=3600)
+    slow.start("bfs")
+    for _ in range(100):
+        slow.update(Stats(distinct=1, elapsed=1.0))
+    assert out.getvalue() == ""
+
+
+def test_engines_drive_the_progress_interface():
+    calls = []
+
+    class Recorder(Progress):
+        def start(self, label):
+            calls.append(("start", label))
+
+        def update(self, stats, level=None, note=""):
+            calls.append(("update", stats.distinct))
+
+        def finish(self, stats):
+            calls.append(("finish", stats.distinct))
+
+    for strategy in ("bfs", "dfs", "simulate"):
+        calls.clear()
+        result = explore(TwoPhase(3), ExploreOptions(strategy=strategy, walks=10), Recorder())
+        assert calls[0] == ("start", strategy)
+        assert calls[-1] == ("finish", result.stats.distinct)
+
+
+def test_live_progress_renders_to_a_console():
+    live = LiveProgress()
+    live.console.file = io.StringIO()
+    live.start("bfs")
+    live.update(Stats(distinct=10, generated=20, depth=2, elapsed=1.0), 2, "note")
+    live.finish(Stats(distinct=10))
+    assert live.live is None
