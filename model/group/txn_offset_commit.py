@@ -1,0 +1,79 @@
+"""TxnOffsetCommit validation on the classic group coordinator (KIP-447 zombie fencing).
+
+Three Kafka versions, chosen by ``check`` (a switch of the model):
+
+* ``"pre-kip447"`` (before 2.5; TxnOffsetCommit v0-2 carries no group metadata): only a Dead group is
+  refused (COORDINATOR_NOT_AVAILABLE). A zombie whose partitions moved still commits offsets.
+* ``"2.5"`` (2.5 - 2.8, before KAFKA-9365 ``ed7c071e07f``): Dead -> COORDINATOR_NOT_AVAILABLE; a
+  static member whose instance id maps to another member id -> FENCED_INSTANCE_ID; a non-empty
+  unknown member id -> UNKNOWN_MEMBER_ID; a generation >= 0 that is not the group's ->
+  ILLEGAL_GENERATION (a generation >= 0 with an empty member id is only generation-checked).
+* ``"current"`` (``GroupCoordinator.validateOffsetCommit`` with isTransactional, 3.0+):
+  Dead -> COORDINATOR_NOT_AVAILABLE; generation < 0 on an Empty group -> accepted; if generation >= 0,
+  or a member id, or an instance id is given: the instance id must be a known static member
+  (UNKNOWN_MEMBER_ID) mapped to this member id (FENCED_INSTANCE_ID), the member id must be in the
+  group (UNKNOWN_MEMBER_ID) and the generation must be the group's (ILLEGAL_GENERATION); otherwise
+  (the legacy v0-2 request on a non-empty group) accepted.
+
+TxnOffsetCommit is never refused with REBALANCE_IN_PROGRESS (a plain OffsetCommit in
+CompletingRebalance is). The decision is written over ``ops`` with the group lookups as booleans.
+"""
+
+from __future__ import annotations
+
+from eoscheck.checker.ops import CONCRETE, Ops
+
+from eoscheck.model.transactions.codes import Errors
+
+from .metadata import NO_INSTANCE_ID, NO_MEMBER_ID, GroupMeta, GroupState, has_member, static_member_id
+
+CHECKS = ("pre-kip447", "2.5", "current")
+
+
+def txn_offset_commit_error(ops: Ops, *, check: str, group_dead, group_empty, group_generation, req_generation,
+                            req_member_empty, req_instance_defined, instance_known, instance_member_matches,
+                            member_known):
+    """The validation error (NONE: accept). ``check`` is a switch (one of ``CHECKS``), not a term.
+
+    ``instance_known``: a static member is registered for the request's instance id;
+    ``instance_member_matches``: that static member's member id is the request's member id;
+    ``member_known``: the request's member id is a member of the group.
+    """
+    E = Errors
+    c = lambda v: ops.const(int(v), 16)  # noqa: E731
+    zero = ops.const(0, 32)
+    if check == "pre-kip447":
+        return ops.ite(group_dead, c(E.COORDINATOR_NOT_AVAILABLE), c(E.NONE))
+    if check == "2.5":
+        return ops.ite(group_dead, c(E.COORDINATOR_NOT_AVAILABLE),
+               ops.ite(ops.and_(req_instance_defined, instance_known, ops.not_(instance_member_matches)),
+                       c(E.FENCED_INSTANCE_ID),
+               ops.ite(ops.and_(ops.not_(req_member_empty), ops.not_(member_known)), c(E.UNKNOWN_MEMBER_ID),
+               ops.ite(ops.and_(ops.ge(req_generation, zero), ops.ne(req_generation, group_generation)),
+                       c(E.ILLEGAL_GENERATION),
+                       c(E.NONE)))))
+    if check != "current":
+        raise ValueError(f"unknown TxnOffsetCommit check {check!r}; one of {CHECKS}")
+    member_checks = ops.ite(ops.and_(req_instance_defined, ops.not_(instance_known)), c(E.UNKNOWN_MEMBER_ID),
+                    ops.ite(ops.and_(req_instance_defined, ops.not_(instance_member_matches)), c(E.FENCED_INSTANCE_ID),
+                    ops.ite(ops.not_(member_known), c(E.UNKNOWN_MEMBER_ID),
+                    ops.ite(ops.ne(req_generation, group_generation), c(E.ILLEGAL_GENERATION),
+                            c(E.NONE)))))
+    identified = ops.or_(ops.ge(req_generation, zero), ops.not_(req_member_empty), req_instance_defined)
+    return ops.ite(group_dead, c(E.COORDINATOR_NOT_AVAILABLE),
+           ops.ite(ops.and_(ops.lt(req_generation, zero), group_empty), c(E.NONE),
+           ops.ite(identified, member_checks,
+                   c(E.NONE))))
+
+
+def validate_txn_offset_commit(group: GroupMeta, *, check: str, generation_id: int, member_id: int,
+                               instance_id: int = NO_INSTANCE_ID) -> int:
+    """The error for a TxnOffsetCommit carrying this group metadata (``ConsumerGroupMetadata``)."""
+    inst_defined = instance_id != NO_INSTANCE_ID
+    inst_member = static_member_id(group, instance_id) if inst_defined else NO_MEMBER_ID
+    return int(txn_offset_commit_error(
+        CONCRETE, check=check, group_dead=group.state == GroupState.DEAD, group_empty=group.state == GroupState.EMPTY,
+        group_generation=group.generation_id, req_generation=generation_id,
+        req_member_empty=member_id == NO_MEMBER_ID, req_instance_defined=inst_defined,
+        instance_known=inst_member != NO_MEMBER_ID, instance_member_matches=inst_member == member_id,
+        member_known=has_member(group, member_id)))

@@ -1,0 +1,91 @@
+"""EndTxn on the transaction coordinator (``TransactionCoordinator.endTransaction``), TV1 rules.
+
+Validation (snapshot 2024-10, TV1 / pre-KIP-890-part-2), in Kafka's order:
+
+    no metadata                                   -> INVALID_PRODUCER_ID_MAPPING
+    pid != meta.pid                               -> INVALID_PRODUCER_ID_MAPPING
+    epoch invalid                                 -> PRODUCER_FENCED
+        valid := epoch == meta.epoch (from a client) | epoch >= meta.epoch (coordinator-internal abort)
+    pending state defined and != PrepareEpochFence -> CONCURRENT_TRANSACTIONS
+    Ongoing                                       -> PrepareCommit / PrepareAbort (then markers)
+    CompleteCommit: COMMIT -> NONE (retry), ABORT -> INVALID_TXN_STATE
+    CompleteAbort:  ABORT  -> NONE (retry), COMMIT -> INVALID_TXN_STATE
+    PrepareCommit:  COMMIT -> CONCURRENT_TRANSACTIONS, ABORT -> INVALID_TXN_STATE
+    PrepareAbort:   ABORT  -> CONCURRENT_TRANSACTIONS, COMMIT -> INVALID_TXN_STATE
+    Empty                                         -> INVALID_TXN_STATE
+
+The coordinator answers NONE right after the PrepareX record is written, before any marker lands.
+
+TV2 (KIP-890 part 2) is a documented switch only for the epoch bump of PrepareX (``tv2_bump``): every
+EndTxn bumps the epoch (lastEpoch := old epoch). Its different validation (retry on epoch bump,
+overflow, Empty -> PrepareAbort) is not modelled; see the module docs of ``states``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from eoscheck.checker.ops import CONCRETE, Ops
+
+from .codes import NO_PENDING, Errors, TxnResult, TxnState
+from .metadata import TxnMeta
+
+
+class EndTxnDecision(NamedTuple):
+    error: object
+    #: the state the metadata moves to (PrepareCommit / PrepareAbort), or the current state if none
+    next_state: object
+
+
+def end_txn_decision(ops: Ops, *, is_from_client: bool, meta_exists, meta_producer_id, meta_epoch, meta_state,
+                     meta_pending, req_producer_id, req_epoch, req_result) -> EndTxnDecision:
+    """The TV1 EndTxn decision over ``ops`` (``is_from_client`` is fixed per call site, not a term)."""
+    E, S = Errors, TxnState
+    c = lambda v: ops.const(int(v), 16)  # noqa: E731
+    commit = ops.eq(req_result, c(TxnResult.COMMIT))
+    st = lambda s: ops.eq(meta_state, c(s))  # noqa: E731
+    epoch_ok = ops.eq(req_epoch, meta_epoch) if is_from_client else ops.ge(req_epoch, meta_epoch)
+    pending_blocks = ops.and_(ops.ne(meta_pending, c(NO_PENDING)), ops.ne(meta_pending, c(S.PREPARE_EPOCH_FENCE)))
+    # the answer for each state, (error for COMMIT, error for ABORT)
+    by_state = ops.ite(st(S.ONGOING), c(E.NONE),
+               ops.ite(st(S.COMPLETE_COMMIT), ops.ite(commit, c(E.NONE), c(E.INVALID_TXN_STATE)),
+               ops.ite(st(S.COMPLETE_ABORT), ops.ite(commit, c(E.INVALID_TXN_STATE), c(E.NONE)),
+               ops.ite(st(S.PREPARE_COMMIT), ops.ite(commit, c(E.CONCURRENT_TRANSACTIONS), c(E.INVALID_TXN_STATE)),
+               ops.ite(st(S.PREPARE_ABORT), ops.ite(commit, c(E.INVALID_TXN_STATE), c(E.CONCURRENT_TRANSACTIONS)),
+                       c(E.INVALID_TXN_STATE))))))  # Empty (and Dead/PrepareEpochFence, never completed)
+    error = ops.ite(ops.not_(meta_exists), c(E.INVALID_PRODUCER_ID_MAPPING),
+            ops.ite(ops.ne(meta_producer_id, req_producer_id), c(E.INVALID_PRODUCER_ID_MAPPING),
+            ops.ite(ops.not_(epoch_ok), c(E.PRODUCER_FENCED),
+            ops.ite(pending_blocks, c(E.CONCURRENT_TRANSACTIONS),
+                    by_state))))
+    moves = ops.and_(ops.eq(error, c(E.NONE)), st(S.ONGOING))
+    target = ops.ite(commit, c(S.PREPARE_COMMIT), c(S.PREPARE_ABORT))
+    return EndTxnDecision(error, ops.ite(moves, target, meta_state))
+
+
+class EndTxnOutcome(NamedTuple):
+    error: int
+    meta: TxnMeta
+    #: a PrepareCommit/PrepareAbort record was written: markers must now be sent
+    wrote: bool
+
+
+def end_txn(meta: TxnMeta | None, producer_id: int, epoch: int, result: int, *, is_from_client: bool = True,
+            tv2_bump: bool = False) -> EndTxnOutcome:
+    """Handle EndTxn on concrete metadata (``None``: unknown transactional id)."""
+    if meta is None:
+        return EndTxnOutcome(int(Errors.INVALID_PRODUCER_ID_MAPPING), meta, False)  # type: ignore[arg-type]
+    d = end_txn_decision(CONCRETE, is_from_client=is_from_client, meta_exists=True,
+                         meta_producer_id=meta.producer_id, meta_epoch=meta.producer_epoch, meta_state=meta.state,
+                         meta_pending=meta.pending_state, req_producer_id=producer_id, req_epoch=epoch,
+                         req_result=result)
+    if d.error != Errors.NONE or d.next_state == meta.state:
+        return EndTxnOutcome(int(d.error), meta, False)
+    nxt = meta
+    if meta.pending_state == TxnState.PREPARE_EPOCH_FENCE:
+        # the fenced epoch is installed in memory before the PrepareAbort write (§6.3)
+        nxt = nxt._replace(pending_state=NO_PENDING, producer_epoch=epoch, last_producer_epoch=-1)
+    if tv2_bump:
+        # prepareAbortOrCommit with TV2: epoch + 1, lastEpoch := old epoch (overflow rotation not modelled)
+        nxt = nxt._replace(producer_epoch=nxt.producer_epoch + 1, last_producer_epoch=nxt.producer_epoch)
+    return EndTxnOutcome(int(Errors.NONE), nxt._replace(state=int(d.next_state)), True)

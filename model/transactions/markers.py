@@ -1,0 +1,113 @@
+"""WriteTxnMarkers: sending on the transaction coordinator, appending on the partition leader.
+
+Coordinator (``TransactionMarkerChannelManager`` / ``TransactionMarkerRequestCompletionHandler``):
+after a PrepareCommit/PrepareAbort record is written, one marker per partition carries
+(pid, the metadata's *current* producer epoch, result, coordinator epoch). A NONE answer removes the
+partition from ``topicPartitions``; retriable errors resend; INVALID_PRODUCER_EPOCH and
+TRANSACTION_COORDINATOR_FENCED stop sending (this coordinator abandons the transaction, which stays
+in PrepareX until a newer coordinator loads it). When no partition remains, CompleteCommit /
+CompleteAbort is written (``prepareComplete``: no partitions, ``hasFailedEpochFence`` cleared).
+
+Partition leader (``ProducerAppendInfo.appendEndTxnMarker``, origin COORDINATOR): a marker whose
+epoch is below the stored producer epoch gets INVALID_PRODUCER_EPOCH; one whose coordinator epoch is
+below the stored coordinator epoch gets TRANSACTION_COORDINATOR_FENCED; otherwise the marker is
+written, the pid's open transaction on the partition is closed, and the stored epoch and
+coordinator epoch become the marker's (a higher marker epoch bumps the partition's producer epoch).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from eoscheck.checker.ops import CONCRETE, Ops
+
+from .codes import Errors, TxnResult, TxnState
+from .metadata import TxnMeta
+
+#: answers on which the coordinator resends the marker for the partition
+RETRIABLE_MARKER_ERRORS = frozenset({
+    Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_LEADER_OR_FOLLOWER, Errors.REQUEST_TIMED_OUT,
+})
+#: answers on which the coordinator stops sending markers for the transaction
+ABANDON_MARKER_ERRORS = frozenset({Errors.INVALID_PRODUCER_EPOCH, Errors.TRANSACTION_COORDINATOR_FENCED})
+
+
+class TxnMarker(NamedTuple):
+    """One WriteTxnMarkers entry for one partition (``TxnMarkerEntry``)."""
+
+    partition: int
+    producer_id: int
+    producer_epoch: int
+    result: int
+    coordinator_epoch: int
+
+
+def marker_result(state: int) -> int:
+    """COMMIT for PrepareCommit, ABORT for PrepareAbort."""
+    return int(TxnResult.COMMIT) if state == TxnState.PREPARE_COMMIT else int(TxnResult.ABORT)
+
+
+def markers_to_send(meta: TxnMeta, coordinator_epoch: int) -> tuple[TxnMarker, ...]:
+    """``addTxnMarkersToSend``: one marker per partition still in the transaction (none unless PrepareX)."""
+    if meta.state not in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+        return ()
+    res = marker_result(meta.state)
+    return tuple(TxnMarker(p, meta.producer_id, meta.producer_epoch, res, coordinator_epoch)
+                 for p in meta.partitions)
+
+
+class MarkerResponseOutcome(NamedTuple):
+    meta: TxnMeta
+    #: resend this partition's marker
+    retry: bool
+    #: stop sending markers for this transaction (fenced)
+    abandon: bool
+
+
+def on_marker_response(meta: TxnMeta, partition: int, error: int) -> MarkerResponseOutcome:
+    """``TransactionMarkerRequestCompletionHandler`` for one partition's answer."""
+    if error == Errors.NONE:
+        return MarkerResponseOutcome(meta._replace(partitions=tuple(p for p in meta.partitions if p != partition)),
+                                     False, False)
+    if error in ABANDON_MARKER_ERRORS:
+        return MarkerResponseOutcome(meta, False, True)
+    if error in RETRIABLE_MARKER_ERRORS:
+        return MarkerResponseOutcome(meta, True, False)
+    raise ValueError(f"marker answer {error} is not modelled")  # IllegalStateException in Kafka
+
+
+def complete_if_done(meta: TxnMeta) -> tuple[TxnMeta, bool]:
+    """``writeTxnCompletion``: PrepareX with every marker acknowledged -> CompleteX (written)."""
+    if meta.state not in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT) or meta.partitions:
+        return meta, False
+    target = TxnState.COMPLETE_COMMIT if meta.state == TxnState.PREPARE_COMMIT else TxnState.COMPLETE_ABORT
+    return meta._replace(state=int(target), partitions=(), has_failed_epoch_fence=False), True
+
+
+# --- partition leader -------------------------------------------------------------------------------
+
+def end_txn_marker_error(ops: Ops, *, stored_epoch, stored_coordinator_epoch, marker_epoch,
+                         marker_coordinator_epoch):
+    """``appendEndTxnMarker`` checks for a marker from the coordinator (not replication): producer
+    epoch first, then coordinator epoch."""
+    c = lambda v: ops.const(int(v), 16)  # noqa: E731
+    return ops.ite(ops.lt(marker_epoch, stored_epoch), c(Errors.INVALID_PRODUCER_EPOCH),
+           ops.ite(ops.lt(marker_coordinator_epoch, stored_coordinator_epoch), c(Errors.TRANSACTION_COORDINATOR_FENCED),
+                   c(Errors.NONE)))
+
+
+class MarkerAppend(NamedTuple):
+    error: int
+    #: the producer-state entry's epoch and coordinator epoch after the append (unchanged on error)
+    epoch: int
+    coordinator_epoch: int
+
+
+def append_end_txn_marker(stored_epoch: int, stored_coordinator_epoch: int, marker: TxnMarker) -> MarkerAppend:
+    """The leader's decision for a marker, on concrete values (``-1``: no entry for the producer)."""
+    err = end_txn_marker_error(CONCRETE, stored_epoch=stored_epoch, stored_coordinator_epoch=stored_coordinator_epoch,
+                               marker_epoch=marker.producer_epoch,
+                               marker_coordinator_epoch=marker.coordinator_epoch)
+    if err != Errors.NONE:
+        return MarkerAppend(int(err), stored_epoch, stored_coordinator_epoch)
+    return MarkerAppend(int(Errors.NONE), marker.producer_epoch, marker.coordinator_epoch)

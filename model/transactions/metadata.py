@@ -1,0 +1,69 @@
+"""``TransactionMetadata`` as an immutable record, and the transition helpers that build the next one.
+
+Kafka mutates metadata in two phases (prepare -> append to ``__transaction_state`` -> complete). The
+model applies a transition in one step when the log append is modelled as atomic; ``pending_state``
+is kept so the CONCURRENT_TRANSACTIONS answers to a request that races an in-flight append can be
+modelled where a machine splits the append into its own step.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .codes import NO_PENDING, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TxnState
+
+
+class TxnMeta(NamedTuple):
+    """One transactional id's metadata on its transaction coordinator (ints, bools, tuples only)."""
+
+    producer_id: int
+    #: ``previousProducerId`` (pre-KIP-890 name ``lastProducerId``)
+    prev_producer_id: int
+    producer_epoch: int
+    #: ``lastProducerEpoch`` (KIP-360; in memory only, never persisted)
+    last_producer_epoch: int
+    state: int
+    #: ``pendingState``; NO_PENDING when None
+    pending_state: int
+    #: ``topicPartitions``: the partitions added to the ongoing transaction, sorted
+    partitions: tuple[int, ...]
+    #: ``hasFailedEpochFence`` (KAFKA-9666): a fence whose PrepareAbort write failed does not bump again
+    has_failed_epoch_fence: bool
+
+
+def new_metadata(producer_id: int) -> TxnMeta:
+    """Metadata as ``handleInitProducerId`` creates it for an unknown transactional id (epoch -1, Empty)."""
+    return TxnMeta(producer_id, NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_PRODUCER_EPOCH, int(TxnState.EMPTY),
+                   NO_PENDING, (), False)
+
+
+def with_partitions(meta: TxnMeta, added: tuple[int, ...]) -> tuple[int, ...]:
+    """``topicPartitions ++ added``, kept sorted so equal sets are equal states."""
+    return tuple(sorted(set(meta.partitions) | set(added)))
+
+
+class TxnLogRecord(NamedTuple):
+    """What a ``__transaction_state`` record keeps of the metadata (TransactionLogValue, TV0/TV1).
+
+    No lastProducerEpoch (never persisted); PreviousProducerId is not written by the 2024 snapshot
+    (``persist_previous_producer_id`` models the later trunk that writes it with log version >= 1).
+    """
+
+    producer_id: int
+    prev_producer_id: int
+    producer_epoch: int
+    state: int
+    partitions: tuple[int, ...]
+
+
+def to_log_record(meta: TxnMeta, *, persist_previous_producer_id: bool = False) -> TxnLogRecord:
+    prev = meta.prev_producer_id if persist_previous_producer_id else NO_PRODUCER_ID
+    # Empty/Complete records carry no partitions (TransactionLog.valueToBytes writes null for Empty)
+    parts = meta.partitions if meta.state not in (TxnState.EMPTY,) else ()
+    return TxnLogRecord(meta.producer_id, prev, meta.producer_epoch, meta.state, parts)
+
+
+def from_log_record(rec: TxnLogRecord) -> TxnMeta:
+    """``TransactionLog.readTxnRecordValue``: lastProducerEpoch is always -1 after a load."""
+    return TxnMeta(rec.producer_id, rec.prev_producer_id, rec.producer_epoch, NO_PRODUCER_EPOCH, rec.state,
+                   NO_PENDING, rec.partitions, False)

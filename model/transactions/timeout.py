@@ -1,0 +1,70 @@
+"""The two coordinator-initiated aborts of an Ongoing transaction, both through PrepareEpochFence.
+
+* Transaction timeout (``TransactionCoordinator.abortTimedOutTransactions``): for an Ongoing
+  transaction with no pending state, ``prepareFenceProducerEpoch`` then ``endTransaction(ABORT,
+  isFromClient = false, epoch = fenced epoch)``. The fenced epoch is installed in memory before the
+  PrepareAbort write, so the ABORT markers carry it and the old producer is fenced everywhere
+  (INVALID_PRODUCER_EPOCH at the partitions, PRODUCER_FENCED at the coordinator). This epoch bump came
+  with KIP-360 (2.5); before it the timeout abort used the current epoch (``bump_epoch=False``), so
+  the timed-out producer could carry on with AddPartitionsToTxn / AddOffsetsToTxn, starting a new
+  transaction from CompleteAbort with the same epoch, and commit half of its logical transaction.
+* InitProducerId on an Ongoing transaction (``handleInitProducerId``): the same fence + abort,
+  answered with CONCURRENT_TRANSACTIONS so the new producer instance retries (and then gets its own
+  bump). The fence existed since 0.11.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from eoscheck.checker.ops import CONCRETE
+
+from eoscheck.model.coordinator.fencing import fence_producer_epoch
+
+from .codes import NO_PENDING, Errors, TxnResult, TxnState
+from .end_txn import end_txn
+from .metadata import TxnMeta
+
+
+class AbortOutcome(NamedTuple):
+    error: int
+    meta: TxnMeta
+    #: a PrepareAbort record was written: ABORT markers must now be sent
+    wrote: bool
+
+
+def can_time_out(meta: TxnMeta) -> bool:
+    """``timedOutTransactions``: Ongoing with no pending state (the clock is abstracted away)."""
+    return meta.state == TxnState.ONGOING and meta.pending_state == NO_PENDING
+
+
+def fence_and_abort(meta: TxnMeta, *, max_epoch: int, bump_epoch: bool = True) -> AbortOutcome:
+    """prepareFenceProducerEpoch then endTransaction(ABORT, isFromClient=false) in one step.
+
+    With ``bump_epoch=False`` (timeout abort before KIP-360) no fence is prepared and the abort uses
+    the current epoch.
+    """
+    if not bump_epoch:
+        return AbortOutcome(*end_txn(meta, meta.producer_id, meta.producer_epoch, TxnResult.ABORT,
+                                     is_from_client=False))
+    fenced = fence_producer_epoch(CONCRETE, max_epoch=max_epoch, epoch=meta.producer_epoch,
+                                  has_failed_epoch_fence=meta.has_failed_epoch_fence)
+    pending = meta._replace(pending_state=int(TxnState.PREPARE_EPOCH_FENCE))
+    return AbortOutcome(*end_txn(pending, meta.producer_id, fenced, TxnResult.ABORT, is_from_client=False))
+
+
+def abort_timed_out(meta: TxnMeta, *, max_epoch: int, bump_epoch: bool = True) -> AbortOutcome:
+    """The timeout abort; NONE with no write if the transaction is not (or no longer) Ongoing."""
+    if not can_time_out(meta):
+        return AbortOutcome(int(Errors.NONE), meta, False)
+    return fence_and_abort(meta, max_epoch=max_epoch, bump_epoch=bump_epoch)
+
+
+def init_producer_id_on_ongoing(meta: TxnMeta, *, max_epoch: int) -> AbortOutcome:
+    """InitProducerId for a transactional id whose transaction is Ongoing (not pending): fence the
+    producer, abort the transaction, and answer CONCURRENT_TRANSACTIONS (the error of the abort if it
+    failed). The client retries; the retry meets PrepareAbort (CONCURRENT_TRANSACTIONS) until the
+    markers complete, then bumps the epoch again in Empty/CompleteAbort."""
+    out = fence_and_abort(meta, max_epoch=max_epoch, bump_epoch=True)
+    err = out.error if out.error != Errors.NONE else int(Errors.CONCURRENT_TRANSACTIONS)
+    return AbortOutcome(err, out.meta, out.wrote)

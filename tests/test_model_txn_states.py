@@ -1,0 +1,63 @@
+"""§6.1: Kafka's valid transaction-state transitions, every pair, and the codes' numbers."""
+
+import itertools
+
+import pytest
+
+from eoscheck.model import errors as part1_errors
+from eoscheck.model.transactions.codes import Errors, TxnResult, TxnState
+from eoscheck.model.transactions.states import EXPIRATION_ALLOWED, is_valid_transition
+
+S = TxnState
+
+# (previous, target) pairs allowed, transcribed from the reference's §6.1 table row by row
+ALLOWED = {
+    (S.EMPTY, S.EMPTY), (S.COMPLETE_COMMIT, S.EMPTY), (S.COMPLETE_ABORT, S.EMPTY),
+    (S.ONGOING, S.ONGOING), (S.EMPTY, S.ONGOING), (S.COMPLETE_COMMIT, S.ONGOING), (S.COMPLETE_ABORT, S.ONGOING),
+    (S.ONGOING, S.PREPARE_COMMIT),
+    (S.ONGOING, S.PREPARE_ABORT), (S.PREPARE_EPOCH_FENCE, S.PREPARE_ABORT),
+    (S.PREPARE_COMMIT, S.COMPLETE_COMMIT),
+    (S.PREPARE_ABORT, S.COMPLETE_ABORT),
+    (S.EMPTY, S.DEAD), (S.COMPLETE_ABORT, S.DEAD), (S.COMPLETE_COMMIT, S.DEAD),
+    (S.ONGOING, S.PREPARE_EPOCH_FENCE),
+}
+
+
+@pytest.mark.parametrize("prev,target", list(itertools.product(S, S)))
+def test_every_transition_pair(prev, target):
+    assert is_valid_transition(prev, target) == ((prev, target) in ALLOWED)
+
+
+def test_tv2_abort_without_partitions_may_start_from_empty_or_complete():
+    for prev in (S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
+        assert not is_valid_transition(prev, S.PREPARE_ABORT)
+        assert is_valid_transition(prev, S.PREPARE_ABORT, tv2=True)
+    assert not is_valid_transition(S.EMPTY, S.PREPARE_COMMIT, tv2=True)
+
+
+def test_expiration_allowed_only_when_no_transaction_is_open():
+    assert EXPIRATION_ALLOWED == {S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT}
+
+
+def test_state_ids_are_the_transaction_log_ids():
+    assert [(s.name, int(s)) for s in S] == [
+        ("EMPTY", 0), ("ONGOING", 1), ("PREPARE_COMMIT", 2), ("PREPARE_ABORT", 3), ("COMPLETE_COMMIT", 4),
+        ("COMPLETE_ABORT", 5), ("DEAD", 6), ("PREPARE_EPOCH_FENCE", 7)]
+    assert (TxnResult.ABORT, TxnResult.COMMIT) == (0, 1)
+
+
+def test_error_numbers_are_kafkas():
+    expected = {"NONE": 0, "UNKNOWN_SERVER_ERROR": -1, "UNKNOWN_TOPIC_OR_PARTITION": 3, "NOT_LEADER_OR_FOLLOWER": 6,
+                "REQUEST_TIMED_OUT": 7, "COORDINATOR_LOAD_IN_PROGRESS": 14, "COORDINATOR_NOT_AVAILABLE": 15,
+                "NOT_COORDINATOR": 16, "ILLEGAL_GENERATION": 22, "INVALID_GROUP_ID": 24, "UNKNOWN_MEMBER_ID": 25,
+                "REBALANCE_IN_PROGRESS": 27, "INVALID_REQUEST": 42, "INVALID_PRODUCER_EPOCH": 47,
+                "INVALID_TXN_STATE": 48, "INVALID_PRODUCER_ID_MAPPING": 49, "CONCURRENT_TRANSACTIONS": 51,
+                "TRANSACTION_COORDINATOR_FENCED": 52, "FENCED_INSTANCE_ID": 82, "UNSTABLE_OFFSET_COMMIT": 88,
+                "PRODUCER_FENCED": 90, "TRANSACTION_ABORTABLE": 120}
+    assert {e.name: int(e) for e in Errors} == expected
+
+
+def test_codes_agree_with_part_1_errors():
+    for e in part1_errors.Errors:
+        if e.name in Errors.__members__:
+            assert Errors[e.name] == e

@@ -1,0 +1,68 @@
+"""§6.3 and §1.3: the timeout abort with (and without) the epoch bump, and InitProducerId on Ongoing."""
+
+import pytest
+
+from eoscheck.model.transactions.add_partitions import add_partitions_to_txn
+from eoscheck.model.transactions.codes import NO_PENDING, Errors, TxnResult, TxnState
+from eoscheck.model.transactions.end_txn import end_txn
+from eoscheck.model.transactions.markers import markers_to_send
+from eoscheck.model.transactions.metadata import TxnMeta
+from eoscheck.model.transactions.states import is_valid_transition
+from eoscheck.model.transactions.timeout import abort_timed_out, can_time_out, init_producer_id_on_ongoing
+
+S, E, R = TxnState, Errors, TxnResult
+PID, EPOCH, MAX = 9, 2, 10
+
+
+def ongoing(epoch=EPOCH, failed=False, pending=NO_PENDING):
+    return TxnMeta(PID, PID, epoch, epoch - 1, int(S.ONGOING), int(pending), (0, 1), failed)
+
+
+def test_timeout_abort_bumps_epoch_and_sends_abort_markers_with_it():
+    out = abort_timed_out(ongoing(), max_epoch=MAX)
+    assert out.error == E.NONE and out.wrote
+    assert (out.meta.state, out.meta.producer_epoch, out.meta.last_producer_epoch) == (S.PREPARE_ABORT, EPOCH + 1, -1)
+    assert is_valid_transition(S.ONGOING, out.meta.state)
+    assert {(m.producer_epoch, m.result) for m in markers_to_send(out.meta, 0)} == {(EPOCH + 1, R.ABORT)}
+
+
+def test_after_the_bumped_abort_the_old_producer_is_fenced_at_the_coordinator():
+    aborted = abort_timed_out(ongoing(), max_epoch=MAX).meta._replace(state=int(S.COMPLETE_ABORT), partitions=())
+    assert end_txn(aborted, PID, EPOCH, R.COMMIT).error == E.PRODUCER_FENCED
+    assert add_partitions_to_txn(aborted, PID, EPOCH, (2,)).error == E.PRODUCER_FENCED
+
+
+def test_without_the_bump_the_old_producer_starts_a_new_transaction_with_its_epoch():
+    out = abort_timed_out(ongoing(), max_epoch=MAX, bump_epoch=False)
+    assert (out.meta.state, out.meta.producer_epoch) == (S.PREPARE_ABORT, EPOCH)
+    aborted = out.meta._replace(state=int(S.COMPLETE_ABORT), partitions=())
+    # the zombie's AddOffsetsToTxn opens a fresh transaction and its commit succeeds
+    again = add_partitions_to_txn(aborted, PID, EPOCH, (5,))
+    assert (again.error, again.meta.state) == (E.NONE, S.ONGOING)
+    assert end_txn(again.meta, PID, EPOCH, R.COMMIT).error == E.NONE
+
+
+def test_failed_fence_does_not_bump_again():
+    out = abort_timed_out(ongoing(failed=True), max_epoch=MAX)
+    assert out.meta.producer_epoch == EPOCH
+
+
+def test_fence_at_max_epoch_does_not_bump():
+    assert abort_timed_out(ongoing(epoch=MAX), max_epoch=MAX).meta.producer_epoch == MAX
+
+
+@pytest.mark.parametrize("state", [S.EMPTY, S.PREPARE_COMMIT, S.PREPARE_ABORT, S.COMPLETE_COMMIT, S.COMPLETE_ABORT])
+def test_only_ongoing_transactions_time_out(state):
+    m = ongoing()._replace(state=int(state))
+    assert not can_time_out(m)
+    assert abort_timed_out(m, max_epoch=MAX) == (E.NONE, m, False)
+
+
+def test_pending_transition_does_not_time_out():
+    assert not can_time_out(ongoing(pending=S.PREPARE_COMMIT))
+
+
+def test_init_producer_id_on_ongoing_fences_aborts_and_answers_concurrent_transactions():
+    out = init_producer_id_on_ongoing(ongoing(), max_epoch=MAX)
+    assert (out.error, out.meta.state, out.meta.producer_epoch, out.wrote) == (
+        E.CONCURRENT_TRANSACTIONS, S.PREPARE_ABORT, EPOCH + 1, True)
