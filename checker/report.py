@@ -142,27 +142,43 @@ def print_stats(console: Console, outcome: Outcome) -> None:
 
 
 def print_table(console: Console, outcomes: Sequence[Outcome]) -> None:
-    # Few borders and word-wrapped text columns: the table must read in 80 columns and in CI logs.
-    table = Table(title="eoscheck verdicts", title_justify="left", box=box.SIMPLE_HEAD,
-                  collapse_padding=True,
-                  padding=(0, 1), pad_edge=False)
-    table.add_column("", no_wrap=True)  # OK/FAIL first, so no terminal width can squeeze it out
-    table.add_column("spec", overflow="fold", min_width=12)
-    table.add_column("expected", min_width=10)
-    table.add_column("got", min_width=10)
-    for name in ("distinct", "generated", "depth", "time"):
-        table.add_column(name, justify="right", no_wrap=True)
+    """The verdict table: status first, then spec, expectation, result and TLC's counts."""
+    rows = []
     for o in outcomes:
         s = o.result.stats
-        spec = Text(o.spec.name, style="bold")
-        spec.append(f"\n{o.spec.model}/{o.spec.variant}", style="dim")
-        table.add_row(Text("OK", style="bold green") if o.met else Text("FAIL", style="bold red"),
-                      spec, expected_label(o.spec), got_label(o.result), f"{s.distinct:,}",
-                      f"{s.generated:,}", str(s.depth), seconds(s.elapsed))
+        rows.append(("OK" if o.met else "FAIL", o.spec.name, f"{o.spec.model}/{o.spec.variant}",
+                     expected_label(o.spec), got_label(o.result),
+                     (f"{s.distinct:,}", f"{s.generated:,}", str(s.depth), seconds(s.elapsed))))
+    numeric = ("distinct", "generated", "depth", "time")
+    num_widths = [max([len(h)] + [len(r[5][i]) for r in rows]) for i, h in enumerate(numeric)]
+    status_width = 4
+    # rich shrinks columns unpredictably when a table is too wide (it even truncates numbers), so
+    # the text columns get explicit widths: whatever the numbers leave, split 40/30/30, wrapped.
+    gaps = 2 * 7
+    room = max(console.width - status_width - sum(num_widths) - gaps, 30)
+    natural = [max([4] + [max(len(r[1]), len(r[2])) for r in rows]),
+               max([8] + [len(r[3]) for r in rows]), max([3] + [len(r[4]) for r in rows])]
+    widths = natural if sum(natural) <= room else [max(room * 4 // 10, 10), max(room * 3 // 10, 10),
+                                                    max(room * 3 // 10, 10)]
+    table = Table(title="eoscheck verdicts", title_justify="left", box=box.SIMPLE_HEAD,
+                  show_edge=False, padding=(0, 1), pad_edge=False, collapse_padding=True)
+    table.add_column("", no_wrap=True, width=status_width)
+    table.add_column("spec", overflow="fold", width=widths[0])
+    table.add_column("expected", overflow="fold", width=widths[1])
+    table.add_column("got", overflow="fold", width=widths[2])
+    for name, w in zip(numeric, num_widths):
+        table.add_column(name, justify="right", no_wrap=True, width=w)
+    for status, name, model, expected, got, numbers in rows:
+        spec = Text(name, style="bold")
+        spec.append(f"\n{model}", style="dim")
+        table.add_row(Text(status, style="bold green" if status == "OK" else "bold red"),
+                      spec, expected, got, *numbers)
     console.print(table)
     for o in outcomes:
         if not o.met:
-            console.print(Text.assemble(("FAIL ", "bold red"), (o.spec.name, "bold"), f": {o.message}"))
+            # soft_wrap: one line per failure, so grep and CI logs see the whole reason
+            console.print(Text.assemble(("FAIL ", "bold red"), (o.spec.name, "bold"), f": {o.message}"),
+                          soft_wrap=True)
     failed = sum(not o.met for o in outcomes)
     summary = f"{len(outcomes) - failed} of {len(outcomes)} spec(s) met their expected verdict"
     console.print(Text(summary, style="bold green" if not failed else "bold red"))

@@ -177,7 +177,12 @@ def _read(path: Path) -> tuple[str, dict[str, Any]]:
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         m = re.search(r"\(at line (\d+), column \d+\)", message)
-        where = f"{path}:{m.group(1)}" if m else str(path)
+        if m:
+            where = f"{path}:{m.group(1)}"
+        elif "(at end of document)" in message:
+            where = f"{path}:{max(len(text.splitlines()), 1)}"
+        else:
+            where = str(path)
         raise SpecError(f"{where}: invalid TOML: {message}") from None
     return text, data
 

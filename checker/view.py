@@ -105,15 +105,15 @@ def _header(cex: Counterexample, console: Console, full: bool, actor: str | None
     if cex.switches:
         console.print(Text("  switches " + ", ".join(f"{k}={fmt(v)}" for k, v in cex.switches.items())))
     length = f"  length {cex.length} states"
-    if cex.found_length != cex.length or (cex.shortened_by and cex.shortened_by != "bfs (shortest)"):
-        length += f" (found with {cex.found_length}; shortened by {cex.shortened_by or '?'})"
-    elif cex.shortened_by:
-        length += f" ({cex.shortened_by})"
+    if cex.found_length != cex.length:
+        length += f", found with {cex.found_length}"
+    if cex.shortened_by:
+        length += f"; {cex.shortened_by}"
     console.print(Text(length))
     engine = cex.engine
     if engine:
         parts = [f"engine {engine.get('strategy', '?')}"]
-        if "distinct" in engine:
+        if isinstance(engine.get("distinct"), int):
             parts.append(f"{engine['distinct']:,} distinct states")
         console.print(Text("  " + ", ".join(parts)))
     mode = "every field at each step" if full else "fields that changed at each step"
