@@ -61,3 +61,14 @@ def test_codes_agree_with_part_1_errors():
     for e in part1_errors.Errors:
         if e.name in Errors.__members__:
             assert Errors[e.name] == e
+
+
+def test_part2_rules_described_for_the_prover_evaluate_concretely():
+    from eoscheck.checker.ops import CONCRETE
+    from eoscheck.model.transactions.rules import RULES
+
+    samples = {1: True, 16: 0, 32: 0, 64: 5}
+    for rule in RULES.values():
+        args = {name: samples[width] if kind == "int" else True for name, width, kind in rule.args}
+        out = rule.func(CONCRETE, **args)
+        assert len(out if isinstance(out, tuple) else (out,)) == len(rule.returns), rule.name
