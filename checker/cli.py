@@ -74,21 +74,25 @@ def build_parser() -> argparse.ArgumentParser:
                            description="Run specs (a directory means its *.toml files) and print a "
                            "verdict table. Exit 0 when every spec meets its expected verdict, 1 "
                            "when one does not, 2 for bad input.")
-    check.add_argument("paths", nargs="+", metavar="SPEC|DIR")
+    check.add_argument("paths", nargs="+", metavar="SPEC|DIR",
+                       help="spec files, or directories of *.toml specs (not recursive)")
     eng = check.add_argument_group("engine (override the spec's [check] table)")
     eng.add_argument("--engine", choices=ENGINES, help="exploration strategy")
     eng.add_argument("--continue", dest="continue_", action="store_true",
                      help="keep going after a violation; report every violated property")
-    eng.add_argument("--max-states", type=_positive_int, metavar="N")
-    eng.add_argument("--max-depth", type=_positive_int, metavar="N")
-    eng.add_argument("--max-seconds", type=_positive_float, metavar="S")
+    eng.add_argument("--max-states", type=_positive_int, metavar="N",
+                     help="stop after N distinct states (the verdict is then incomplete)")
+    eng.add_argument("--max-depth", type=_positive_int, metavar="N",
+                     help="stop at depth N (dfs: the depth bound)")
+    eng.add_argument("--max-seconds", type=_positive_float, metavar="S",
+                     help="stop after S seconds of wall time")
     eng.add_argument("--walks", type=_positive_int, metavar="N", help="simulate: number of walks")
     eng.add_argument("--walk-depth", type=_positive_int, metavar="N", help="simulate: walk depth")
     eng.add_argument("--seed", type=_non_negative_int, metavar="N", help="simulate: random seed")
     eng.add_argument("--no-deadlock", action="store_true", help="do not report deadlocks")
     eng.add_argument("--no-symmetry", action="store_true", help="do not reduce by symmetry")
     eng.add_argument("--workers", type=_positive_int, metavar="N", help="parallel: processes")
-    eng.add_argument("--master", metavar="URL", help="spark: master URL (default local[*])")
+    eng.add_argument("--master", metavar="URL", help="spark: master URL")
     eng.add_argument("--checkpoint", metavar="DIR", help="spark: checkpoint directory")
     out = check.add_argument_group("output")
     out.add_argument("--out", default="counterexamples", metavar="DIR",
@@ -306,13 +310,12 @@ def cmd_list(args: argparse.Namespace) -> int:
     from .registry import UnknownModelError, find_model, installed_models
 
     console = Console(highlight=False)
-    if args.model:
-        try:
-            models = {args.model: find_model(args.model)}
-        except UnknownModelError as exc:
-            raise BadInput(str(exc)) from None
-    else:
-        models = installed_models()
+    try:
+        models = {args.model: find_model(args.model)} if args.model else installed_models()
+    except UnknownModelError as exc:
+        raise BadInput(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - a broken model package, named in one line
+        raise BadInput(f"loading models failed ({type(exc).__name__}: {exc})") from None
     if not models:
         console.print("No models installed.")
     for name, md in models.items():

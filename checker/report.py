@@ -153,13 +153,17 @@ def print_table(console: Console, outcomes: Sequence[Outcome]) -> None:
     num_widths = [max([len(h)] + [len(r[5][i]) for r in rows]) for i, h in enumerate(numeric)]
     status_width = 4
     # rich shrinks columns unpredictably when a table is too wide (it even truncates numbers), so
-    # the text columns get explicit widths: whatever the numbers leave, split 40/30/30, wrapped.
+    # the text columns get explicit widths: whatever the numbers leave, wrapped.
     gaps = 2 * 7
     room = max(console.width - status_width - sum(num_widths) - gaps, 30)
     natural = [max([4] + [max(len(r[1]), len(r[2])) for r in rows]),
                max([8] + [len(r[3]) for r in rows]), max([3] + [len(r[4]) for r in rows])]
-    widths = natural if sum(natural) <= room else [max(room * 4 // 10, 10), max(room * 3 // 10, 10),
-                                                    max(room * 3 // 10, 10)]
+    if sum(natural) <= room:
+        widths = natural
+    else:  # expected/got up to 30% each, the spec name gets the rest
+        expected_w = min(natural[1], max(room * 3 // 10, 10))
+        got_w = min(natural[2], max(room * 3 // 10, 10))
+        widths = [max(room - expected_w - got_w, 10), expected_w, got_w]
     table = Table(title="eoscheck verdicts", title_justify="left", box=box.SIMPLE_HEAD,
                   show_edge=False, padding=(0, 1), pad_edge=False, collapse_padding=True)
     table.add_column("", no_wrap=True, width=status_width)

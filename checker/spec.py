@@ -211,6 +211,9 @@ def load_spec(path: str | Path) -> Spec:
         md = find_model(model_name)
     except UnknownModelError as exc:
         raise v.error(str(exc), None, "model") from None
+    except Exception as exc:  # noqa: BLE001 - a broken model package, named in one line
+        raise v.error(f"loading models failed ({type(exc).__name__}: {exc}); is a model package "
+                      "half-installed?", None, "model") from None
 
     variant = data.get("variant", md.default_variant)
     if not isinstance(variant, str):

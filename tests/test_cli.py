@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import types
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -15,6 +16,8 @@ import pytest
 
 from eoscheck.checker.cli import main
 from eoscheck.checker.counterexample import load_counterexample
+from eoscheck.checker.machine import Machine, Property
+from eoscheck.checker.registry import Bound, ModelDef, Variant
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "specs" / "examples"
@@ -242,3 +245,69 @@ def test_real_command_line(tmp_path):
                        capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 0 and "\x1b[" not in r.stdout
     assert "Step 6  BigToSmall()  <- violates NotSolved" in r.stdout
+
+
+# A toy model registered under an import path: two invariants that fail at different depths and
+# a dead end at the top, to exercise --continue and deadlock counterexamples.
+class Ladder(Machine):
+    actions = {"Up": ("by",), "Reset": ()}
+
+    def __init__(self, top: int) -> None:
+        self.top = top
+
+    def init_states(self):
+        return [(0,)]
+
+    def successors(self, state):
+        if state[0] < self.top:
+            yield ("Up", 1), (state[0] + 1,)
+
+    def properties(self):
+        return {"BelowTwo": Property("BelowTwo", "x < 2", "invariant", lambda s: s[0] < 2),
+                "BelowThree": Property("BelowThree", "x < 3", "invariant", lambda s: s[0] < 3)}
+
+    def fields(self, state):
+        return {"ladder.x": state[0]}
+
+
+LADDER = ModelDef(name="toy.ladder", doc="a ladder", variants={"plain": Variant("plain")},
+                  default_variant="plain", switches={},
+                  bounds={"top": Bound("last rung", 4, 1, 9)},
+                  properties={"BelowTwo": "x < 2", "BelowThree": "x < 3"},
+                  build=lambda switches, bounds: Ladder(bounds["top"]))
+
+
+@pytest.fixture
+def ladder(monkeypatch):
+    module = types.ModuleType("eoscheck_toy_cli")
+    module.MODELS = [LADDER]
+    monkeypatch.setitem(sys.modules, "eoscheck_toy_cli", module)
+    return 'model = "eoscheck_toy_cli:MODELS"\n'
+
+
+def test_stop_at_first_then_continue(tmp_path, capsys, ladder):
+    path = spec_file(tmp_path, "ladder", ladder + '[expect]\nverdict = "violates"\nproperty = "BelowThree"\n')
+    out_dir = tmp_path / "cx"
+    code, out, _ = run(capsys, "check", str(path), "--out", str(out_dir), "--quiet")
+    assert code == 1 and "but the run found BelowTwo instead" in out
+    assert sorted(p.name for p in out_dir.iterdir()) == ["ladder.BelowTwo.itf.json", "ladder.BelowTwo.json"]
+    code, out, _ = run(capsys, "check", str(path), "--out", str(out_dir), "--quiet", "--continue")
+    assert code == 0, out
+    assert load_counterexample(out_dir / "ladder.BelowTwo.json").length == 3
+    assert load_counterexample(out_dir / "ladder.BelowThree.json").length == 4
+
+
+def test_deadlock_counterexample(tmp_path, capsys, ladder):
+    text = ladder + ('[bounds]\ntop = 1\n[check]\nproperties = ["BelowThree"]\n'
+                     '[expect]\nverdict = "violates"\nproperty = "deadlock"\nlength = 2\n')
+    out_dir = tmp_path / "cx"
+    code, out, _ = run(capsys, "check", str(spec_file(tmp_path, "stuck", text)), "--out", str(out_dir), "--quiet")
+    assert code == 0, out
+    cex = load_counterexample(out_dir / "stuck.deadlock.json")
+    assert cex.kind == "deadlock" and "no successors" in cex.property_doc
+    code, shown, _ = run(capsys, "show", str(out_dir / "stuck.deadlock.json"))
+    assert code == 0 and "Step 1  Up(by=1)  <- deadlock: no step enabled" in shown
+    # --no-deadlock switches the check off, so the expected deadlock is not found
+    code, out, _ = run(capsys, "check", str(spec_file(tmp_path, "stuck", text)), "--out", str(out_dir),
+                       "--quiet", "--no-deadlock")
+    assert code == 1 and "expected deadlock violated, but every checked property holds" in out
