@@ -1,0 +1,285 @@
+"""Compact visited set and parent links: flat numpy buffers instead of Python objects.
+
+A Python ``set`` of fingerprints costs about 60-100 bytes per state (int object plus set slot),
+and a dict of parent links about as much again. Here a distinct state costs:
+
+* ``FingerprintSet``: one uint64 slot in an open-addressing table kept at most ``max_load`` full,
+  i.e. 8 / load bytes (11.4-22.9 bytes at the default 0.7 load);
+* ``ParentStore``: its fingerprint (uint64) and its parent's index (uint32) in discovery order,
+  12 bytes, optionally spilled to disk level by level so that RAM holds only the current level.
+
+Both are filled a BFS level at a time (``add_batch`` / ``append_level``): numpy does the hashing
+and probing for a whole batch in C, so the per-state Python cost stays in the engine's loop.
+States themselves are not stored: they live only in the frontier, and traces are rebuilt by
+re-executing the machine along the fingerprint chain (``checker.trace.rebuild_trace``).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from array import array
+from collections.abc import Iterable
+
+import numpy as np
+
+_EMPTY = np.uint64(0)
+#: Fibonacci hashing multiplier: spreads fingerprints whose low bits are poorly mixed
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+class FingerprintSet:
+    """A set of uint64 fingerprints in one flat numpy array (linear probing, batch operations).
+
+    Zero marks an empty slot, so the fingerprint 0 is tracked by a separate flag.
+    """
+
+    def __init__(self, capacity: int = 1 << 16, max_load: float = 0.7) -> None:
+        if not 0.1 <= max_load <= 0.9:
+            raise ValueError("max_load must be between 0.1 and 0.9")
+        size = 1 << max(4, (max(capacity, 16) - 1).bit_length())
+        self._max_load = max_load
+        self._table = np.zeros(size, dtype=np.uint64)
+        self._shift = np.uint64(64 - (size.bit_length() - 1))
+        self._count = 0
+        self._has_zero = False
+
+    def __len__(self) -> int:
+        return self._count + int(self._has_zero)
+
+    @property
+    def capacity(self) -> int:
+        return int(self._table.size)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._table.nbytes)
+
+    def _home(self, fps: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore"):
+            return ((fps * _GOLDEN) >> self._shift).astype(np.int64)
+
+    def _grow_for(self, extra: int) -> None:
+        needed = self._count + extra
+        if needed <= self._max_load * self._table.size:
+            return
+        size = self._table.size
+        while needed > self._max_load * size:
+            size *= 2
+        old = self._table[self._table != _EMPTY]
+        self._table = np.zeros(size, dtype=np.uint64)
+        self._shift = np.uint64(64 - (size.bit_length() - 1))
+        self._count = 0
+        self._insert_distinct(old)
+
+    def _insert_distinct(self, values: np.ndarray) -> np.ndarray:
+        """Insert distinct nonzero values; True where a value was not present before."""
+        table = self._table
+        mask = table.size - 1
+        is_new = np.zeros(values.size, dtype=bool)
+        pending = np.arange(values.size)
+        slots = self._home(values)
+        while pending.size:
+            s = slots[pending]
+            current = table[s]
+            mine = values[pending]
+            found = current == mine
+            empty = current == _EMPTY
+            # Several pending values may want the same empty slot: the first one takes it, the
+            # others compare against it next round (they differ, so they move on then).
+            empty_at = np.flatnonzero(empty)
+            taken_slots, first = np.unique(s[empty_at], return_index=True)
+            winners = pending[empty_at[first]]
+            table[taken_slots] = values[winners]
+            is_new[winners] = True
+            settled = found.copy()
+            settled[empty_at[first]] = True
+            moving = ~found & ~empty
+            slots[pending[moving]] = (s[moving] + 1) & mask
+            pending = pending[~settled]
+        self._count += int(is_new.sum())
+        return is_new
+
+    def add_batch(self, fps: np.ndarray) -> np.ndarray:
+        """Add a batch; True at the first occurrence of each fingerprint that was not present."""
+        fps = np.asarray(fps, dtype=np.uint64)
+        result = np.zeros(fps.size, dtype=bool)
+        if fps.size == 0:
+            return result
+        unique, first = np.unique(fps, return_index=True)
+        if unique[0] == _EMPTY:
+            if not self._has_zero:
+                self._has_zero = True
+                result[first[0]] = True
+            unique, first = unique[1:], first[1:]
+        self._grow_for(unique.size)
+        is_new = self._insert_distinct(unique)
+        result[first[is_new]] = True
+        return result
+
+    def contains_batch(self, fps: np.ndarray) -> np.ndarray:
+        fps = np.asarray(fps, dtype=np.uint64)
+        table = self._table
+        mask = table.size - 1
+        present = np.zeros(fps.size, dtype=bool)
+        zero = fps == _EMPTY
+        present[zero] = self._has_zero
+        pending = np.flatnonzero(~zero)
+        slots = self._home(fps)
+        while pending.size:
+            s = slots[pending]
+            current = table[s]
+            hit = current == fps[pending]
+            present[pending[hit]] = True
+            moving = ~hit & (current != _EMPTY)
+            slots[pending[moving]] = (s[moving] + 1) & mask
+            pending = pending[moving]
+        return present
+
+    def __contains__(self, fp: int) -> bool:
+        return bool(self.contains_batch(np.array([fp], dtype=np.uint64))[0])
+
+    def values(self) -> np.ndarray:
+        """Every fingerprint in the set (unordered)."""
+        stored = self._table[self._table != _EMPTY]
+        if self._has_zero:
+            stored = np.concatenate([stored, np.zeros(1, dtype=np.uint64)])
+        return stored
+
+
+class ParentStore:
+    """Fingerprints and parent indices of every distinct state, numbered in discovery order.
+
+    A state's index is its position in discovery order; ``NO_PARENT`` marks an initial state.
+    Levels are appended whole. With ``spill_dir`` set (or once the in-memory part exceeds
+    ``spill_bytes``), each completed level is appended to two files and dropped from RAM;
+    lookups then read through a memory map, which the OS pages in only along a trace's chain.
+    """
+
+    NO_PARENT = np.uint32(0xFFFFFFFF)
+
+    def __init__(self, spill_dir: str | None = None, spill_bytes: int | None = None) -> None:
+        self._levels: list[tuple[int, np.ndarray, np.ndarray]] = []  # (start, fps, parents) in RAM
+        self._count = 0
+        self._spill_bytes = spill_bytes
+        self._spill_dir = spill_dir
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self._spilled = 0  # states [0, _spilled) live on disk
+        self._fp_file: str | None = None
+        self._parent_file: str | None = None
+        self._maps: tuple[np.ndarray, np.ndarray] | None = None
+
+    def __len__(self) -> int:
+        return self._count
+
+    @property
+    def spilled(self) -> int:
+        """How many states' links are on disk rather than in RAM."""
+        return self._spilled
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held in RAM (the spilled part is in the page cache at most)."""
+        return sum(f.nbytes + p.nbytes for _, f, p in self._levels)
+
+    def append_level(self, fps: np.ndarray | array | Iterable[int],
+                     parents: np.ndarray | array | Iterable[int], *, external: bool = False) -> int:
+        """Append one level; returns the index of its first state. ``parents`` uses
+        ``NO_PARENT`` (or -1) for initial states. With ``external`` the parents are references
+        into some other numbering (the parallel engine's cross-worker references) and are not
+        range-checked against this store."""
+        f = _as_array(fps, np.uint64)
+        p = _as_array(parents, np.int64)
+        if f.size != p.size:
+            raise ValueError("fingerprints and parents differ in length")
+        if not external and p.size and int(p.max()) >= self._count:
+            raise ValueError("parent index out of range")
+        if self._count + f.size >= int(self.NO_PARENT) or (p.size and int(p.max()) >= int(self.NO_PARENT)):
+            raise OverflowError("more than 2^32-1 states: parent indices no longer fit")
+        p32 = p.astype(np.uint32)  # -1 wraps to NO_PARENT
+        start = self._count
+        self._levels.append((start, f, p32))
+        self._count += f.size
+        if self._spill_dir is not None or (self._spill_bytes is not None
+                                            and self.nbytes > self._spill_bytes):
+            self._spill()
+        return start
+
+    def _spill(self) -> None:
+        if self._fp_file is None:
+            if self._spill_dir is None:
+                self._tmp = tempfile.TemporaryDirectory(prefix="eoscheck-parents-")
+                self._spill_dir = self._tmp.name
+            os.makedirs(self._spill_dir, exist_ok=True)
+            self._fp_file = os.path.join(self._spill_dir, f"fps-{os.getpid()}-{id(self)}.u64")
+            self._parent_file = os.path.join(self._spill_dir, f"parents-{os.getpid()}-{id(self)}.u32")
+        assert self._parent_file is not None
+        with open(self._fp_file, "ab") as ff, open(self._parent_file, "ab") as pf:
+            for _, f, p in self._levels:
+                ff.write(f.tobytes())
+                pf.write(p.tobytes())
+        self._spilled = self._count
+        self._levels = []
+        self._maps = None
+
+    def _disk(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._maps is None:
+            assert self._fp_file is not None and self._parent_file is not None
+            self._maps = (np.memmap(self._fp_file, dtype=np.uint64, mode="r", shape=(self._spilled,)),
+                          np.memmap(self._parent_file, dtype=np.uint32, mode="r", shape=(self._spilled,)))
+        return self._maps
+
+    def _lookup(self, index: int) -> tuple[int, int]:
+        if not 0 <= index < self._count:
+            raise IndexError(index)
+        if index < self._spilled:
+            fps, parents = self._disk()
+            return int(fps[index]), int(parents[index])
+        for start, f, p in reversed(self._levels):
+            if index >= start:
+                return int(f[index - start]), int(p[index - start])
+        raise IndexError(index)  # unreachable: the levels cover [spilled, count)
+
+    def link(self, index: int) -> tuple[int, int]:
+        """(fingerprint, raw parent value; ``NO_PARENT`` for an initial state)."""
+        return self._lookup(index)
+
+    def fingerprint(self, index: int) -> int:
+        return self._lookup(index)[0]
+
+    def parent(self, index: int) -> int | None:
+        """The parent's index, or None for an initial state."""
+        parent = self._lookup(index)[1]
+        return None if parent == int(self.NO_PARENT) else parent
+
+    def chain(self, index: int) -> list[int]:
+        """Fingerprints from an initial state down to ``index`` (what ``rebuild_trace`` takes)."""
+        out: list[int] = []
+        current: int | None = index
+        while current is not None:
+            fp, parent = self._lookup(current)
+            out.append(fp)
+            current = None if parent == int(self.NO_PARENT) else parent
+        out.reverse()
+        return out
+
+    def close(self) -> None:
+        self._maps = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+        elif self._fp_file is not None and self._parent_file is not None:
+            for path in (self._fp_file, self._parent_file):
+                try:
+                    os.unlink(path)
+                except FileNotFoundError:
+                    pass
+        self._fp_file = self._parent_file = None
+
+
+def _as_array(values: np.ndarray | array | Iterable[int], dtype: type) -> np.ndarray:
+    if isinstance(values, np.ndarray):
+        return values.astype(dtype, copy=False)
+    if isinstance(values, array):
+        return np.frombuffer(values, dtype=np.dtype(values.typecode)).astype(dtype, copy=False)
+    return np.fromiter(values, dtype=dtype)

@@ -1,0 +1,128 @@
+"""The compact visited set and parent store against plain Python references."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import numpy as np
+import pytest
+
+from eoscheck.checker.explore.compact import FingerprintSet, ParentStore
+
+
+def _random_batches(seed: int, batches: int, size: int, universe: int) -> list[np.ndarray]:
+    rng = random.Random(seed)
+    # A small universe forces duplicates inside batches and across them.
+    pool = [rng.getrandbits(64) for _ in range(universe)] + [0, 1, (1 << 64) - 1]
+    return [np.array([rng.choice(pool) for _ in range(size)], dtype=np.uint64) for _ in range(batches)]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_add_batch_matches_python_set(seed):
+    fpset = FingerprintSet(capacity=16)  # tiny start: the table must grow many times
+    reference: set[int] = set()
+    for batch in _random_batches(seed, batches=40, size=500, universe=6000):
+        got = fpset.add_batch(batch).tolist()
+        expected = []
+        for value in batch.tolist():
+            expected.append(value not in reference)
+            reference.add(value)
+        assert got == expected
+        assert len(fpset) == len(reference)
+    assert sorted(fpset.values().tolist()) == sorted(reference)
+    assert fpset.capacity * 0.7 >= len(reference) - 1  # the load bound holds (zero is off-table)
+
+
+def test_contains_batch_and_membership():
+    fpset = FingerprintSet()
+    present = np.array([5, 0, 2**63, 17, 2**64 - 1], dtype=np.uint64)
+    fpset.add_batch(present)
+    absent = np.array([6, 2**63 + 1, 18], dtype=np.uint64)
+    assert fpset.contains_batch(present).all()
+    assert not fpset.contains_batch(absent).any()
+    assert 0 in fpset and 2**64 - 1 in fpset and 6 not in fpset
+    assert fpset.add_batch(present).sum() == 0  # nothing new the second time
+
+
+def test_colliding_home_slots_probe_correctly():
+    # A small table filled to 90% makes long probe runs that wrap around the table's end.
+    fpset = FingerprintSet(capacity=16, max_load=0.9)
+    values = np.arange(1, 15, dtype=np.uint64) << np.uint64(40)
+    assert fpset.add_batch(values).all()
+    assert fpset.contains_batch(values).all()
+    assert not fpset.contains_batch(values + np.uint64(1)).any()
+
+
+def _fill(store: ParentStore, seed: int, levels: int) -> tuple[list[int], list[int]]:
+    """Random BFS-shaped levels; returns the reference fingerprints and parents by index."""
+    rng = random.Random(seed)
+    fps: list[int] = []
+    parents: list[int] = []
+    prev = (0, 0)
+    for level in range(levels):
+        count = rng.randint(1, 300)
+        lvl_fps = [rng.getrandbits(64) for _ in range(count)]
+        if level == 0:
+            lvl_parents = [-1] * count
+        else:
+            lvl_parents = [rng.randrange(prev[0], prev[0] + prev[1]) for _ in range(count)]
+        start = store.append_level(np.array(lvl_fps, dtype=np.uint64), np.array(lvl_parents))
+        assert start == len(fps)
+        prev = (start, count)
+        fps += lvl_fps
+        parents += lvl_parents
+    return fps, parents
+
+
+def _check_store(store: ParentStore, fps: list[int], parents: list[int]) -> None:
+    assert len(store) == len(fps)
+    rng = random.Random(7)
+    for index in rng.sample(range(len(fps)), 200) + [0, len(fps) - 1]:
+        assert store.fingerprint(index) == fps[index]
+        assert store.parent(index) == (None if parents[index] < 0 else parents[index])
+        chain = store.chain(index)
+        expected = []
+        current = index
+        while current >= 0:
+            expected.append(fps[current])
+            current = parents[current]
+        assert chain == expected[::-1]
+
+
+def test_parent_store_in_memory_round_trip():
+    store = ParentStore()
+    fps, parents = _fill(store, seed=3, levels=25)
+    _check_store(store, fps, parents)
+    assert store.spilled == 0
+    assert store.nbytes == 12 * len(fps)  # uint64 fingerprint + uint32 parent
+
+
+def test_parent_store_spills_to_disk(tmp_path):
+    store = ParentStore(spill_dir=str(tmp_path))
+    fps, parents = _fill(store, seed=4, levels=25)
+    assert store.spilled == len(fps) and store.nbytes == 0
+    assert len(os.listdir(tmp_path)) == 2
+    _check_store(store, fps, parents)
+    store.close()
+    assert os.listdir(tmp_path) == []
+
+
+def test_parent_store_spills_past_a_memory_threshold():
+    store = ParentStore(spill_bytes=12 * 1000)
+    fps, parents = _fill(store, seed=5, levels=30)
+    assert 0 < store.spilled <= len(fps)
+    assert store.nbytes <= 12 * 1000 + 12 * 300  # at most one level above the threshold
+    _check_store(store, fps, parents)
+    store.close()
+
+
+def test_parent_store_rejects_bad_input():
+    store = ParentStore()
+    with pytest.raises(ValueError):
+        store.append_level(np.array([1, 2], dtype=np.uint64), np.array([-1]))
+    store.append_level(np.array([1], dtype=np.uint64), np.array([-1]))
+    with pytest.raises(ValueError):
+        store.append_level(np.array([2], dtype=np.uint64), np.array([5]))  # no state 5 yet
+    with pytest.raises(IndexError):
+        store.fingerprint(1)

@@ -1,0 +1,135 @@
+"""The parallel engine must agree with the single-process BFS: counts, verdicts, trace lengths."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from eoscheck.checker.explore import ExploreOptions, explore
+from eoscheck.checker.explore.parallel import WorkerError
+from eoscheck.checker.machine import Machine
+from eoscheck.checker.trace import trace_is_valid
+from eoscheck.examples.diehard import DieHard
+from eoscheck.examples.tcommit import TCommit
+from eoscheck.examples.toys import Counter, Grid
+from eoscheck.examples.twophase import SymmetricTwoPhase, TwoPhase
+
+NONE = ()
+
+
+def run_both(machine: Machine, options: ExploreOptions, workers: int = 2):
+    bfs = explore(machine, replace(options, strategy="bfs"))
+    par = explore(machine, replace(options, strategy="parallel", workers=workers))
+    assert par.strategy == "parallel"
+    return bfs, par
+
+
+def assert_same_run(bfs, par) -> None:
+    assert par.verdict == bfs.verdict
+    assert par.limit_hit == bfs.limit_hit
+    assert [(v.property, v.kind, v.length) for v in par.violations] == \
+        [(v.property, v.kind, v.length) for v in bfs.violations]
+    if bfs.verdict != "violated":  # a stop mid-level counts differently; complete runs may not
+        assert (par.stats.distinct, par.stats.generated, par.stats.depth, par.stats.queue) == \
+            (bfs.stats.distinct, bfs.stats.generated, bfs.stats.depth, bfs.stats.queue)
+        assert {a: c.generated for a, c in par.stats.coverage.items()} == \
+            {a: c.generated for a, c in bfs.stats.coverage.items()}
+        assert sum(c.distinct for c in par.stats.coverage.values()) == \
+            sum(c.distinct for c in bfs.stats.coverage.values())
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+@pytest.mark.parametrize("machine, options", [
+    (TwoPhase(3), ExploreOptions()), (TwoPhase(5), ExploreOptions()), (TCommit(3), ExploreOptions()),
+    (DieHard(2, 4, 3), ExploreOptions()), (SymmetricTwoPhase(5), ExploreOptions()),
+    (Grid(5, symmetric=True), ExploreOptions(properties=NONE)),
+], ids=["twophase3", "twophase5", "tcommit3", "diehard-holds", "twophase5-sym", "grid-sym"])
+def test_complete_runs_match_bfs(machine, options, workers):
+    bfs, par = run_both(machine, options, workers)
+    assert bfs.verdict == "holds"
+    assert_same_run(bfs, par)
+
+
+def test_twophase_counts_match_tlc_with_two_workers():
+    result = explore(TwoPhase(5), ExploreOptions(strategy="parallel", workers=2))
+    assert (result.stats.distinct, result.stats.generated, result.stats.depth) == (8_832, 58_146, 17)
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_seeded_violation_has_the_same_shortest_length(workers):
+    machine = DieHard()
+    bfs, par = run_both(machine, ExploreOptions(properties=("NotSolved",)), workers)
+    (violation,) = par.violations
+    assert violation.length == 7 == bfs.violations[0].length
+    assert trace_is_valid(machine, violation.trace)
+    assert violation.trace[-1].state[1] == 4
+    assert all(t.state[1] != 4 for t in violation.trace[:-1])
+
+
+@pytest.mark.parametrize("machine, options", [
+    (Counter(limit=4), ExploreOptions(properties=NONE)),  # deadlock, 5 states
+    (Counter(limit=6, wrap=True), ExploreOptions(properties=("NeverDecreases",))),  # transition
+    (Counter(limit=6), ExploreOptions(properties=("Below5",))),
+    (Grid(6), ExploreOptions()),  # NotCorner at 11 states, many equal-length paths
+    (Grid(6, symmetric=True), ExploreOptions()),
+], ids=["deadlock", "transition", "invariant", "grid", "grid-sym"])
+def test_each_kind_of_violation_matches_bfs(machine, options):
+    bfs, par = run_both(machine, options)
+    assert par.verdict == "violated"
+    assert_same_run(bfs, par)
+    for v in par.violations:
+        assert trace_is_valid(machine, v.trace)
+
+
+def test_continue_reports_each_property_with_its_shortest_trace():
+    machine = Counter(limit=6, wrap=True)
+    bfs, par = run_both(machine, ExploreOptions(stop_at_first=False))
+    assert {v.property for v in par.violations} == {"Below3", "Below5", "NeverDecreases"}
+    assert_same_run(bfs, par)
+    # --continue explores everything, so the counts must match too
+    assert (par.stats.distinct, par.stats.generated) == (bfs.stats.distinct, bfs.stats.generated)
+
+
+def test_violation_in_an_initial_state():
+    class BadStart(Counter):
+        def init_states(self):
+            yield (7,)
+
+    bfs, par = run_both(BadStart(limit=9), ExploreOptions(properties=("Below5",)))
+    assert par.violations[0].length == 1
+    assert_same_run(bfs, par)
+
+
+@pytest.mark.parametrize("options", [
+    ExploreOptions(max_states=1000),
+    ExploreOptions(max_depth=9),
+    ExploreOptions(max_depth=17),  # exactly the last level: complete
+    ExploreOptions(max_states=8_832),  # exactly the space: complete
+])
+def test_limits_match_bfs(options):
+    bfs, par = run_both(TwoPhase(5), options)
+    assert_same_run(bfs, par)
+
+
+def test_state_constraint_is_respected():
+    bfs, par = run_both(Counter(limit=9, terminal=True, bound=4), ExploreOptions(properties=NONE))
+    assert par.stats.distinct == 5
+    assert_same_run(bfs, par)
+
+
+def test_time_limit_gives_incomplete():
+    par = explore(TwoPhase(7), ExploreOptions(strategy="parallel", max_seconds=0.3))
+    assert par.verdict == "incomplete" and par.limit_hit == "time"
+    assert 0 < par.stats.distinct < 296_448
+
+
+def test_a_failing_worker_is_reported_with_its_traceback():
+    class Broken(Counter):
+        def successors(self, s):
+            if s[0] == 3:
+                raise RuntimeError("model bug at x=3")
+            yield from super().successors(s)
+
+    with pytest.raises(WorkerError, match="model bug at x=3"):
+        explore(Broken(limit=6, terminal=True), ExploreOptions(strategy="parallel", properties=NONE))
