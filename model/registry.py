@@ -1,5 +1,56 @@
-"""The Kafka models published to the engine."""
+"""The Kafka models published to the engine (entry point ``eoscheck.models`` -> ``MODELS``)."""
 
-from eoscheck.checker.registry import ModelDef
+from __future__ import annotations
 
-MODELS: list[ModelDef] = []
+from collections.abc import Mapping
+
+from eoscheck.checker.machine import Machine
+from eoscheck.checker.registry import Bound, ModelDef, SwitchValue
+
+from .machines.idempotent_produce import PROPERTY_DOCS as IDEMPOTENT_PROPERTIES
+from .variants import IDEMPOTENT_SWITCHES, IDEMPOTENT_VARIANTS, INIT_SWITCHES, INIT_VARIANTS
+
+
+def _build_idempotent(switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> Machine:
+    from .machines.idempotent_produce import IdempotentProduceMachine
+    return IdempotentProduceMachine(switches, bounds)
+
+
+def _build_init(switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> Machine:
+    from .machines.init_producer_id import InitProducerIdMachine
+    return InitProducerIdMachine(switches, bounds)
+
+
+IDEMPOTENT_PRODUCE = ModelDef(
+    name="kafka.idempotent_produce",
+    doc="Idempotent producers writing to one partition: sequence/epoch validation on the leader, the "
+        "producer state table (last batches), retention/DeleteRecords, producer-id expiry (KIP-854), "
+        "client retries until delivery.timeout.ms, error handling before and after KIP-360.",
+    variants=IDEMPOTENT_VARIANTS,
+    default_variant="kafka-shipped",
+    switches=IDEMPOTENT_SWITCHES,
+    bounds={
+        "clients": Bound("idempotent producer instances (each with its own producer id)", 1, 1, 3),
+        "records": Bound("records each client sends (one record per batch)", 2, 1, 6),
+        "max_in_flight": Bound("max.in.flight.requests.per.connection (<= 5 with idempotence)", 2, 1, 5),
+        "delivery_timeout": Bound("delivery.timeout.ms in ticks: a batch older than this is never sent again",
+                                  3, 1, 50),
+        "producer_id_expiration": Bound(
+            "producer.id.expiration.ms in ticks (KIP-854; transactional.id.expiration.ms before 3.4): the "
+            "leader forgets a producer idle this long", 100, 1, 1000),
+        "max_ticks": Bound("the clock stops here (abstract time)", 0, 0, 50),
+        "max_seq": Bound("largest sequence number before the wrap to 0 (Integer.MAX_VALUE in Kafka)",
+                         2**31 - 1, 1, 2**31 - 1),
+        "max_epoch": Bound("largest producer epoch (Short.MAX_VALUE in Kafka)", 32767, 1, 32767),
+        "lost_responses": Bound("produce responses the network may lose", 1, 0, 5),
+        "reorders": Bound("messages delivered out of their send order", 0, 0, 5),
+        "delete_records": Bound("log start offset increments (retention or DeleteRecords)", 0, 0, 5),
+        "new_producer_ids": Bound("producer ids a client may get after its first (resets, epoch overflow)",
+                                  1, 0, 5),
+    },
+    properties=IDEMPOTENT_PROPERTIES,
+    build=_build_idempotent,
+)
+
+MODELS: list[ModelDef] = [IDEMPOTENT_PRODUCE]
+

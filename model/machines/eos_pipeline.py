@@ -1,0 +1,527 @@
+"""The exactly-once consume-transform-produce loop (KIP-98 transactions, KIP-447 fencing).
+
+One input partition holding ``records`` records, one output partition, the group's
+``__consumer_offsets`` partition, one transaction coordinator, one group coordinator and two
+application instances. Each instance runs the loop of the KIP-447 text: poll a record, begin a
+transaction, AddPartitionsToTxn(output), produce the output, AddOffsetsToTxn,
+TxnOffsetCommit(offset + 1 with its group metadata), EndTxn(COMMIT). The group moves the input
+partition between members when a member's session times out (a paused process: it keeps running its
+loop as a zombie until it notices) and when a member rejoins.
+
+Deployment styles (``deployment`` switch):
+
+* ``per-partition`` - one producer per input partition with a static transactional id (Kafka Streams
+  ``exactly_once``, pre-KIP-447): the new owner's InitProducerId fences the old owner (epoch bump,
+  abort of its open transaction, CONCURRENT_TRANSACTIONS until the abort completes).
+* ``per-thread`` - one producer per instance (KIP-447, ``exactly_once_beta`` / v2): partitions move
+  between producers, so fencing relies on the group: TxnOffsetCommit carries generation and member id,
+  and OffsetFetch with require_stable waits (UNSTABLE_OFFSET_COMMIT) for pending offsets.
+
+Abstractions (each a place where the model is smaller than Kafka, never different in outcome for the
+properties checked): a request and its answer are one step, except Produce, whose request can stay in
+flight while other steps happen (it arrives later, possibly after markers); the coordinator appends to
+its log atomically (no pending states, no coordinator failover in this machine); markers of one
+transaction are written partition by partition in any order; the group coordinator's completion of
+pending offsets runs in the same step as the marker append (Kafka schedules it asynchronously);
+JoinGroup + SyncGroup complete in one step once every member still in the group is between
+transactions (eager revocation commits first); sequence numbers are not modelled (one batch per
+transaction and partition, never retried: idempotence is the part-1 machine's subject); a marker
+refused by a leader is simply not written (the coordinator stops sending).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from enum import IntEnum
+from typing import Any, NamedTuple
+
+from eoscheck.checker.machine import Machine, Property
+from eoscheck.checker.ops import CONCRETE
+from eoscheck.checker.registry import Bound, ModelDef, Switch, SwitchValue, Variant
+from eoscheck.model.coordinator.init_producer_id import init_producer_id_decision
+from eoscheck.model.group.membership import join_group, rebalance, remove_member
+from eoscheck.model.group.metadata import NO_OFFSET, GroupMeta, GroupState, new_group
+from eoscheck.model.group.offset_fetch import FetchReaction, offset_fetch, on_offset_fetch_answer, sends_require_stable
+from eoscheck.model.group.pending_offsets import (complete_pending_txn_offset_commit, on_txn_offset_commit_append,
+                                                  prepare_txn_offset_commit)
+from eoscheck.model.group.txn_offset_commit import validate_txn_offset_commit
+from eoscheck.model.transactions.add_partitions import add_partitions_to_txn
+from eoscheck.model.transactions.codes import NO_PENDING, Errors, TxnResult, TxnState
+from eoscheck.model.transactions.end_txn import end_txn
+from eoscheck.model.transactions.log import (EntryKind, LogEntry, committed_values, has_open_transaction,
+                                             open_transactions)
+from eoscheck.model.transactions.markers import (append_end_txn_marker, complete_if_done, marker_result,
+                                                 markers_to_send, on_marker_response)
+from eoscheck.model.transactions.metadata import TxnMeta
+from eoscheck.model.transactions.states import is_valid_transition
+from eoscheck.model.transactions.timeout import abort_timed_out, init_producer_id_on_ongoing
+
+E, S = Errors, TxnState
+
+#: partition ids inside the transactions: the output partition and the group's offsets partition
+OUTPUT, OFFSETS = 0, 1
+PARTITION_NAMES = ("output", "__consumer_offsets")
+INSTANCES = 2
+INPUT_PARTITION = 0
+COORDINATOR_EPOCH = 0
+
+
+class Phase(IntEnum):
+    """Where an application instance is in its loop."""
+
+    IDLE = 0  # owns no input partition (or waits for its assignment)
+    INIT = 1  # initTransactions: InitProducerId
+    FETCH = 2  # position unknown: OffsetFetch
+    READY = 3  # between transactions; polls the next record
+    PRODUCE = 4  # partition added; send the output record
+    AWAIT_PRODUCE = 5  # produce request in flight
+    ADD_OFFSETS = 6  # AddOffsetsToTxn
+    COMMIT_OFFSETS = 7  # TxnOffsetCommit
+    END_TXN = 8  # EndTxn(COMMIT)
+    ABORT = 9  # abortable error: EndTxn(ABORT)
+    LOST = 10  # after the abort: partitions lost, rejoin the group
+    FENCED = 11  # producer fenced (fatal): close it, rejoin with a new producer
+
+
+#: phases with no open transaction on the client: a rebalance may complete, a new assignment applies
+BETWEEN_TRANSACTIONS = frozenset({Phase.IDLE, Phase.INIT, Phase.FETCH, Phase.READY})
+
+
+class App(NamedTuple):
+    member_id: int
+    #: the generation the instance believes current (from its last assignment)
+    generation: int
+    owns: bool
+    phase: int
+    #: next input offset to process (-1: unknown)
+    position: int
+    producer_ready: bool
+    producer_epoch: int
+    #: times the instance rejoined with a new member id
+    incarnation: int
+
+
+class PipelineState(NamedTuple):
+    txns: tuple[TxnMeta, ...]  # per transactional id
+    output: tuple[LogEntry, ...]
+    offsets_log: tuple[LogEntry, ...]
+    #: leader producer-state per partition, per transactional id: (producer epoch, coordinator epoch)
+    leaders: tuple[tuple[tuple[int, int], ...], ...]
+    group: GroupMeta
+    apps: tuple[App, ...]
+    #: ghost: producer ids whose pending offsets include one written by a zombie
+    zombie_pending: tuple[int, ...]
+    #: ghost: a COMMIT marker made a zombie-written offset visible
+    zombie_committed: bool
+
+
+def member_id_of(instance: int, incarnation: int) -> int:
+    return 1 + instance + INSTANCES * incarnation
+
+
+PROPERTIES = {
+    "NoDuplicateOutput": "no input record's output is committed twice",
+    "OffsetsAgreeWithOutput": "when no transaction is completing, the committed input offset c and the committed "
+                              "output agree: exactly the outputs of records 0..c-1 are committed",
+    "NoHangingTransaction": "every transaction open on a partition is one its coordinator tracks on that partition "
+                            "(Ongoing or PrepareX with the partition added), so the LSO cannot stay stuck",
+    "ZombieNeverCommitsOffsets": "no offset written by a zombie (not the current owner of the input partition in "
+                                 "the current generation) becomes committed",
+    "ValidTxnTransitions": "the transaction coordinator only makes transitions Kafka's state table allows",
+}
+
+
+class EosPipeline(Machine):
+    actions = {
+        "InitProducerId": ("instance",), "OffsetFetch": ("instance",), "AddPartitionsToTxn": ("instance",),
+        "Produce": ("instance",), "ProduceArrives": ("instance",), "AddOffsetsToTxn": ("instance",),
+        "TxnOffsetCommit": ("instance",), "EndTxn": ("instance", "result"),
+        "AbortTimedOutTransaction": ("tid",), "WriteTxnMarker": ("tid", "partition"),
+        "SessionTimeout": ("instance",), "Rebalance": (), "OnAssignment": ("instance",), "Rejoin": ("instance",),
+    }
+
+    def __init__(self, *, deployment: str, txn_offset_commit_check: str, require_stable: str,
+                 timeout_abort_bumps_epoch: bool, kip890_verification: bool, records: int, max_generation: int,
+                 max_epoch: int, rejoins: int) -> None:
+        if deployment not in ("per-partition", "per-thread"):
+            raise ValueError(f"unknown deployment {deployment!r}")
+        self.per_thread = deployment == "per-thread"
+        self.check = txn_offset_commit_check
+        self.require_stable = sends_require_stable(require_stable, read_committed=True)
+        self.bump = timeout_abort_bumps_epoch
+        self.verify = kip890_verification
+        self.records, self.max_generation, self.max_epoch, self.rejoins = records, max_generation, max_epoch, rejoins
+        self.tids = INSTANCES if self.per_thread else 1
+
+    # --- identities -------------------------------------------------------------------------------
+    def tid_of(self, instance: int) -> int:
+        return instance if self.per_thread else INPUT_PARTITION
+
+    @staticmethod
+    def pid_of(tid: int) -> int:
+        return tid + 1
+
+    # --- initial state -----------------------------------------------------------------------------
+    def init_states(self) -> Iterable[PipelineState]:
+        group = rebalance(join_group(join_group(new_group(1), member_id_of(0, 0)), member_id_of(1, 0)))
+        txns = tuple(TxnMeta(self.pid_of(t), self.pid_of(t), 0, -1, int(S.EMPTY), NO_PENDING, (), False)
+                     for t in range(self.tids))
+        apps = []
+        for i in range(INSTANCES):
+            owns = group.assignment[INPUT_PARTITION] == member_id_of(i, 0)
+            # per-thread: every instance's producer is initialised; per-partition: the task's owner's
+            ready = self.per_thread or owns
+            apps.append(App(member_id_of(i, 0), group.generation_id, owns, int(Phase.FETCH if owns else Phase.IDLE),
+                            NO_OFFSET, ready, 0 if ready else -1, 0))
+        leaders = tuple(tuple((-1, -1) for _ in range(self.tids)) for _ in PARTITION_NAMES)
+        yield PipelineState(txns, (), (), leaders, group, tuple(apps), (), False)
+
+    def within_bounds(self, s: PipelineState) -> bool:
+        return (s.group.generation_id <= self.max_generation
+                and all(m.producer_epoch < self.max_epoch - 1 for m in s.txns)
+                and all(a.incarnation <= self.rejoins for a in s.apps))
+
+    def is_terminal(self, s: PipelineState) -> bool:
+        """Done: every record's transaction committed and nothing left in flight."""
+        return (s.group.offsets[INPUT_PARTITION].offset == self.records and not s.group.pending
+                and all(m.state not in (S.ONGOING, S.PREPARE_COMMIT, S.PREPARE_ABORT) for m in s.txns))
+
+    # --- helpers -----------------------------------------------------------------------------------
+    @staticmethod
+    def _set(tup: tuple, i: int, v: Any) -> tuple:
+        return tup[:i] + (v,) + tup[i + 1:]
+
+    def _app(self, s: PipelineState, i: int, **changes: Any) -> PipelineState:
+        return s._replace(apps=self._set(s.apps, i, s.apps[i]._replace(**changes)))
+
+    def _txn(self, s: PipelineState, tid: int, meta: TxnMeta) -> PipelineState:
+        return s._replace(txns=self._set(s.txns, tid, meta))
+
+    def _leader(self, s: PipelineState, partition: int, tid: int, entry: tuple[int, int]) -> PipelineState:
+        return s._replace(leaders=self._set(s.leaders, partition, self._set(s.leaders[partition], tid, entry)))
+
+    def _is_current_owner(self, s: PipelineState, i: int) -> bool:
+        a, g = s.apps[i], s.group
+        return (a.member_id in g.members and a.generation == g.generation_id
+                and g.assignment[INPUT_PARTITION] == a.member_id)
+
+    def _produce_check(self, s: PipelineState, partition: int, tid: int, epoch: int) -> int:
+        """The leader's checks of a transactional batch (origin CLIENT or COORDINATOR, no sequences):
+        checkProducerEpoch, then the KIP-890 part-1 verification when switched on."""
+        stored_epoch, _ = s.leaders[partition][tid]
+        if epoch < stored_epoch:
+            return int(E.INVALID_PRODUCER_EPOCH)
+        log = s.output if partition == OUTPUT else s.offsets_log
+        if self.verify and not has_open_transaction(log, self.pid_of(tid)):
+            m = s.txns[tid]
+            if not (m.state == S.ONGOING and partition in m.partitions and m.producer_epoch == epoch):
+                return int(E.INVALID_TXN_STATE)
+        return int(E.NONE)
+
+    # --- transitions -------------------------------------------------------------------------------
+    def successors(self, s: PipelineState) -> Iterable[tuple[tuple, PipelineState]]:
+        for i, a in enumerate(s.apps):
+            yield from self._app_steps(s, i, a)
+        for tid, m in enumerate(s.txns):
+            out = abort_timed_out(m, max_epoch=self.max_epoch, bump_epoch=self.bump)
+            if out.wrote:
+                yield ("AbortTimedOutTransaction", tid), self._txn(s, tid, out.meta)
+            for marker in markers_to_send(m, COORDINATOR_EPOCH):
+                nxt = self._write_marker(s, tid, marker)
+                if nxt is not None:
+                    yield ("WriteTxnMarker", tid, PARTITION_NAMES[marker.partition]), nxt
+        for i, a in enumerate(s.apps):
+            if a.member_id in s.group.members:
+                yield ("SessionTimeout", i), s._replace(group=remove_member(s.group, a.member_id))
+        if s.group.state == GroupState.PREPARING_REBALANCE and all(
+                a.phase in BETWEEN_TRANSACTIONS for a in s.apps if a.member_id in s.group.members):
+            yield ("Rebalance",), s._replace(group=rebalance(s.group))
+        for i, a in enumerate(s.apps):
+            g = s.group
+            if (a.member_id in g.members and g.state == GroupState.STABLE and a.generation != g.generation_id
+                    and a.phase in BETWEEN_TRANSACTIONS):
+                yield ("OnAssignment", i), self._on_assignment(s, i)
+            if a.member_id not in g.members and (a.phase in (Phase.LOST, Phase.FENCED)
+                                                 or a.phase in BETWEEN_TRANSACTIONS):
+                yield ("Rejoin", i), self._rejoin(s, i)
+
+    def _app_steps(self, s: PipelineState, i: int, a: App) -> Iterable[tuple[tuple, PipelineState]]:
+        tid = self.tid_of(i)
+        pid = self.pid_of(tid)
+        m = s.txns[tid]
+        ph = a.phase
+        if ph == Phase.INIT:
+            yield ("InitProducerId", i), self._init_producer_id(s, i, tid)
+        elif ph == Phase.FETCH:
+            reaction, pos = on_offset_fetch_answer(offset_fetch(s.group, INPUT_PARTITION,
+                                                                require_stable=self.require_stable))
+            if reaction == FetchReaction.POSITION:
+                yield ("OffsetFetch", i), self._app(s, i, phase=int(Phase.READY), position=pos)
+            # on UNSTABLE_OFFSET_COMMIT the consumer backs off and retries: no state change to record
+        elif ph == Phase.READY and a.position < self.records:
+            out = add_partitions_to_txn(m, pid, a.producer_epoch, (OUTPUT,))
+            yield ("AddPartitionsToTxn", i), self._after_coordinator_call(s, i, tid, out.error, out.meta,
+                                                                            Phase.PRODUCE)
+        elif ph == Phase.PRODUCE:
+            yield ("Produce", i), self._app(s, i, phase=int(Phase.AWAIT_PRODUCE))
+        elif ph == Phase.AWAIT_PRODUCE:
+            yield ("ProduceArrives", i), self._produce_arrives(s, i, tid, a)
+        elif ph == Phase.ADD_OFFSETS:
+            out = add_partitions_to_txn(m, pid, a.producer_epoch, (OFFSETS,))
+            yield ("AddOffsetsToTxn", i), self._after_coordinator_call(s, i, tid, out.error, out.meta,
+                                                                         Phase.COMMIT_OFFSETS)
+        elif ph == Phase.COMMIT_OFFSETS:
+            yield ("TxnOffsetCommit", i), self._txn_offset_commit(s, i, tid, a)
+        elif ph in (Phase.END_TXN, Phase.ABORT):
+            result = TxnResult.COMMIT if ph == Phase.END_TXN else TxnResult.ABORT
+            out = end_txn(m, pid, a.producer_epoch, result)
+            nxt = self._txn(s, tid, out.meta)
+            if out.error == E.CONCURRENT_TRANSACTIONS:
+                return  # retriable: the client retries; no state change to record
+            if out.error == E.NONE:
+                if result == TxnResult.COMMIT:
+                    nxt = self._app(nxt, i, phase=int(Phase.READY), position=a.position + 1)
+                else:
+                    nxt = self._app(nxt, i, phase=int(Phase.LOST), owns=False, position=NO_OFFSET)
+            else:  # PRODUCER_FENCED, INVALID_TXN_STATE: fatal for the producer
+                nxt = self._app(nxt, i, phase=int(Phase.FENCED), owns=False, position=NO_OFFSET)
+            yield ("EndTxn", i, result.name), nxt
+
+    def _after_coordinator_call(self, s: PipelineState, i: int, tid: int, error: int, meta: TxnMeta,
+                                on_success: Phase) -> PipelineState:
+        if error == E.NONE:
+            return self._app(self._txn(s, tid, meta), i, phase=int(on_success))
+        if error == E.CONCURRENT_TRANSACTIONS:
+            return s  # retried later
+        return self._app(s, i, phase=int(Phase.FENCED), owns=False, position=NO_OFFSET)
+
+    def _init_producer_id(self, s: PipelineState, i: int, tid: int) -> PipelineState:
+        m = s.txns[tid]
+        if m.pending_state != NO_PENDING or m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+            return s  # CONCURRENT_TRANSACTIONS: retry
+        if m.state == S.ONGOING:
+            return self._txn(s, tid, init_producer_id_on_ongoing(m, max_epoch=self.max_epoch).meta)
+        # a new producer instance: no producer id / epoch in the request
+        out = init_producer_id_decision(
+            CONCRETE, kip360=True, shipped=True, max_epoch=self.max_epoch, meta_exists=True,
+            meta_producer_id=m.producer_id, meta_prev_producer_id=m.prev_producer_id, meta_epoch=m.producer_epoch,
+            meta_last_epoch=m.last_producer_epoch, req_producer_id=-1, req_epoch=-1,
+            new_producer_id=m.producer_id)
+        if out.error != E.NONE:
+            return s
+        meta = m._replace(producer_id=out.producer_id, producer_epoch=out.epoch, last_producer_epoch=out.last_epoch,
+                          prev_producer_id=out.prev_producer_id, state=int(S.EMPTY), partitions=())
+        s = self._txn(s, tid, meta)
+        return self._app(s, i, producer_ready=True, producer_epoch=out.epoch,
+                         phase=int(Phase.FETCH if s.apps[i].owns else Phase.IDLE))
+
+    def _produce_arrives(self, s: PipelineState, i: int, tid: int, a: App) -> PipelineState:
+        err = self._produce_check(s, OUTPUT, tid, a.producer_epoch)
+        if err == E.NONE:
+            s = s._replace(output=s.output + (LogEntry(self.pid_of(tid), a.producer_epoch, int(EntryKind.TXN_DATA),
+                                                       a.position),))
+            stored = s.leaders[OUTPUT][tid]
+            s = self._leader(s, OUTPUT, tid, (max(stored[0], a.producer_epoch), stored[1]))
+            return self._app(s, i, phase=int(Phase.ADD_OFFSETS))
+        if err == E.INVALID_TXN_STATE:
+            return self._app(s, i, phase=int(Phase.ABORT))  # abortable (TRANSACTION_ABORTABLE for new clients)
+        return self._app(s, i, phase=int(Phase.FENCED), owns=False, position=NO_OFFSET)
+
+    def _txn_offset_commit(self, s: PipelineState, i: int, tid: int, a: App) -> PipelineState:
+        # pre-KIP-447 clients send no group metadata (generation -1, member ""): the check ignores them
+        err = validate_txn_offset_commit(s.group, check=self.check, generation_id=a.generation,
+                                         member_id=a.member_id)
+        if err == E.NONE:
+            err = self._produce_check(s, OFFSETS, tid, a.producer_epoch)
+        if err == E.NONE:
+            pid, offset = self.pid_of(tid), a.position + 1
+            log_offset = len(s.offsets_log)
+            group = prepare_txn_offset_commit(s.group, pid, ((INPUT_PARTITION, offset),))
+            group = on_txn_offset_commit_append(group, pid, INPUT_PARTITION, offset, log_offset)
+            s = s._replace(group=group, offsets_log=s.offsets_log + (
+                LogEntry(pid, a.producer_epoch, int(EntryKind.TXN_DATA), offset),))
+            stored = s.leaders[OFFSETS][tid]
+            s = self._leader(s, OFFSETS, tid, (max(stored[0], a.producer_epoch), stored[1]))
+            if not self._is_current_owner(s, i) and pid not in s.zombie_pending:
+                s = s._replace(zombie_pending=tuple(sorted(s.zombie_pending + (pid,))))
+            return self._app(s, i, phase=int(Phase.END_TXN))
+        if err in (E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID, E.FENCED_INSTANCE_ID, E.INVALID_TXN_STATE):
+            return self._app(s, i, phase=int(Phase.ABORT))  # CommitFailedException: abortable
+        return self._app(s, i, phase=int(Phase.FENCED), owns=False, position=NO_OFFSET)
+
+    def _write_marker(self, s: PipelineState, tid: int, marker) -> PipelineState | None:
+        stored_epoch, stored_coord = s.leaders[marker.partition][tid]
+        app = append_end_txn_marker(stored_epoch, stored_coord, marker)
+        if app.error != E.NONE:
+            return None  # the coordinator stops sending: the transaction stays in PrepareX
+        kind = EntryKind.COMMIT if marker.result == TxnResult.COMMIT else EntryKind.ABORT
+        entry = LogEntry(marker.producer_id, marker.producer_epoch, int(kind), marker.coordinator_epoch)
+        s = self._leader(s, marker.partition, tid, (app.epoch, app.coordinator_epoch))
+        if marker.partition == OUTPUT:
+            s = s._replace(output=s.output + (entry,))
+        else:
+            is_commit = marker.result == TxnResult.COMMIT
+            zombie = marker.producer_id in s.zombie_pending
+            s = s._replace(offsets_log=s.offsets_log + (entry,),
+                           group=complete_pending_txn_offset_commit(s.group, marker.producer_id, is_commit),
+                           zombie_pending=tuple(p for p in s.zombie_pending if p != marker.producer_id),
+                           zombie_committed=s.zombie_committed or (zombie and is_commit))
+        meta = on_marker_response(s.txns[tid], marker.partition, int(E.NONE)).meta
+        meta, _ = complete_if_done(meta)
+        return self._txn(s, tid, meta)
+
+    def _on_assignment(self, s: PipelineState, i: int) -> PipelineState:
+        a, g = s.apps[i], s.group
+        owns = g.assignment[INPUT_PARTITION] == a.member_id
+        if not owns:
+            # per-partition: the task (and its producer) is closed with the partition
+            ready = a.producer_ready if self.per_thread else False
+            return self._app(s, i, generation=g.generation_id, owns=False, phase=int(Phase.IDLE),
+                             position=NO_OFFSET, producer_ready=ready)
+        phase = Phase.FETCH if a.producer_ready else Phase.INIT
+        return self._app(s, i, generation=g.generation_id, owns=True, phase=int(phase), position=NO_OFFSET)
+
+    def _rejoin(self, s: PipelineState, i: int) -> PipelineState:
+        a = s.apps[i]
+        ready = a.producer_ready and a.phase != Phase.FENCED and self.per_thread
+        member = member_id_of(i, a.incarnation + 1)
+        s = s._replace(group=join_group(s.group, member))
+        return self._app(s, i, member_id=member, incarnation=a.incarnation + 1, owns=False, phase=int(Phase.IDLE),
+                         position=NO_OFFSET, producer_ready=ready, producer_epoch=a.producer_epoch if ready else -1)
+
+    # --- properties --------------------------------------------------------------------------------
+    def properties(self) -> Mapping[str, Property]:
+        return {
+            "NoDuplicateOutput": Property("NoDuplicateOutput", PROPERTIES["NoDuplicateOutput"], "invariant",
+                                          self._no_duplicates),
+            "OffsetsAgreeWithOutput": Property("OffsetsAgreeWithOutput", PROPERTIES["OffsetsAgreeWithOutput"],
+                                               "invariant", self._agree),
+            "NoHangingTransaction": Property("NoHangingTransaction", PROPERTIES["NoHangingTransaction"], "invariant",
+                                             self._no_hanging),
+            "ZombieNeverCommitsOffsets": Property("ZombieNeverCommitsOffsets", PROPERTIES["ZombieNeverCommitsOffsets"],
+                                                  "invariant", lambda s: not s.zombie_committed),
+            "ValidTxnTransitions": Property("ValidTxnTransitions", PROPERTIES["ValidTxnTransitions"], "transition",
+                                            self._valid_transitions),
+        }
+
+    @staticmethod
+    def _no_duplicates(s: PipelineState) -> bool:
+        out = committed_values(s.output)
+        return len(out) == len(set(out))
+
+    def _agree(self, s: PipelineState) -> bool:
+        if any(m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT) for m in s.txns):
+            return True
+        c = s.group.offsets[INPUT_PARTITION].offset
+        c = 0 if c == NO_OFFSET else c
+        return set(committed_values(s.output)) == set(range(c))
+
+    def _no_hanging(self, s: PipelineState) -> bool:
+        for partition, log in ((OUTPUT, s.output), (OFFSETS, s.offsets_log)):
+            for pid, _ in open_transactions(log):
+                m = s.txns[pid - 1]
+                if m.state not in (S.ONGOING, S.PREPARE_COMMIT, S.PREPARE_ABORT) or partition not in m.partitions:
+                    return False
+        return True
+
+    @staticmethod
+    def _valid_transitions(s: PipelineState, step: tuple, t: PipelineState) -> bool:
+        for before, after in zip(s.txns, t.txns):
+            if before.state != after.state and not is_valid_transition(before.state, after.state):
+                return False
+        return True
+
+    # --- presentation ------------------------------------------------------------------------------
+    def fields(self, s: PipelineState) -> dict[str, Any]:
+        f: dict[str, Any] = {}
+        for tid, m in enumerate(s.txns):
+            p = f"txn[{tid}]"
+            f[f"{p}.state"] = TxnState(m.state).name
+            f[f"{p}.producer_id"] = m.producer_id
+            f[f"{p}.epoch"] = m.producer_epoch
+            f[f"{p}.partitions"] = [PARTITION_NAMES[x] for x in m.partitions]
+        for name, log in (("output", s.output), ("offsets", s.offsets_log)):
+            f[f"{name}.log"] = [f"{EntryKind(e.kind).name}(pid={e.producer_id},e={e.producer_epoch},v={e.value})"
+                                for e in log]
+            f[f"{name}.committed"] = list(committed_values(log))
+        for partition, name in enumerate(PARTITION_NAMES):
+            for tid, (ep, ce) in enumerate(s.leaders[partition]):
+                f[f"leader[{name}].pid{self.pid_of(tid)}"] = f"epoch={ep} coordinator_epoch={ce}"
+        g = s.group
+        f["group.state"] = GroupState(g.state).name
+        f["group.generation"] = g.generation_id
+        f["group.members"] = list(g.members)
+        f["group.owner"] = g.assignment[INPUT_PARTITION]
+        f["group.committed_offset"] = g.offsets[INPUT_PARTITION].offset
+        f["group.pending"] = [f"pid={e.producer_id} offset={e.offset} at={e.appended_at}" for e in g.pending]
+        for i, a in enumerate(s.apps):
+            p = f"app[{i}]"
+            f[f"{p}.phase"] = Phase(a.phase).name
+            f[f"{p}.member_id"] = a.member_id
+            f[f"{p}.generation"] = a.generation
+            f[f"{p}.owns"] = a.owns
+            f[f"{p}.position"] = a.position
+            f[f"{p}.producer_epoch"] = a.producer_epoch
+        f["ghost.zombie_committed"] = s.zombie_committed
+        return f
+
+
+# --- the model definition ----------------------------------------------------------------------------
+
+SWITCHES = {
+    "deployment": Switch("one producer per input partition (static transactional id, pre-KIP-447 Streams) or one "
+                         "per instance/thread (KIP-447)", "per-thread", ("per-partition", "per-thread")),
+    "txn_offset_commit_check": Switch("TxnOffsetCommit group fencing: none (before 2.5), 2.5-2.8, or current",
+                                      "current", ("pre-kip447", "2.5", "current")),
+    "require_stable": Switch("when OffsetFetch sets require_stable: always (shipped consumer), read_committed (KIP "
+                             "text), never (before KIP-447)", "always", ("always", "read_committed", "never")),
+    "timeout_abort_bumps_epoch": Switch("the timeout abort fences the producer with an epoch bump (KIP-360, 2.5+)",
+                                        True),
+    "kip890_verification": Switch("partition leaders verify with the coordinator that a first transactional batch "
+                                  "belongs to an ongoing transaction (KIP-890 part 1)", False),
+}
+
+VARIANTS = {
+    "eos-beta-kip447": Variant("per-thread producers with KIP-447 fencing (Kafka 3.x, exactly_once_v2)"),
+    "eos-beta-2.5": Variant("per-thread producers with the 2.5-2.8 TxnOffsetCommit checks",
+                            {"txn_offset_commit_check": "2.5"}),
+    "eos-beta-pre-kip447": Variant("per-thread producers on a pre-KIP-447 broker: no generation checks, no "
+                                   "require_stable (must break exactly-once)",
+                                   {"txn_offset_commit_check": "pre-kip447", "require_stable": "never"}),
+    "eos-alpha-pre-kip447": Variant("per-partition producers, pre-KIP-447 (Kafka Streams exactly_once before 2.6)",
+                                    {"deployment": "per-partition", "txn_offset_commit_check": "pre-kip447",
+                                     "require_stable": "never"}),
+    "eos-alpha-kip447": Variant("per-partition producers with KIP-447 checks",
+                                {"deployment": "per-partition"}),
+    "timeout-abort-no-bump": Variant("per-thread, KIP-447, but the timeout abort keeps the epoch (before KIP-360): "
+                                     "must break atomicity", {"timeout_abort_bumps_epoch": False}),
+    "timeout-abort-no-bump-kip890": Variant("as timeout-abort-no-bump with KIP-890 part-1 verification at leaders",
+                                            {"timeout_abort_bumps_epoch": False, "kip890_verification": True}),
+}
+
+BOUNDS = {
+    "records": Bound("records in the input partition", 1, 1, 4),
+    "max_generation": Bound("highest group generation explored (limits rebalances)", 3, 1, 10),
+    "max_epoch": Bound("Short.MAX_VALUE stand-in; states with an exhausted epoch are not explored", 6, 3, 32767),
+    "rejoins": Bound("times an instance may rejoin the group with a new member id", 1, 0, 4),
+}
+
+
+def build(switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> EosPipeline:
+    return EosPipeline(deployment=str(switches["deployment"]),
+                       txn_offset_commit_check=str(switches["txn_offset_commit_check"]),
+                       require_stable=str(switches["require_stable"]),
+                       timeout_abort_bumps_epoch=bool(switches["timeout_abort_bumps_epoch"]),
+                       kip890_verification=bool(switches["kip890_verification"]),
+                       records=bounds["records"], max_generation=bounds["max_generation"],
+                       max_epoch=bounds["max_epoch"], rejoins=bounds["rejoins"])
+
+
+MODEL = ModelDef(
+    name="kafka.eos-pipeline",
+    doc="Exactly-once consume-transform-produce: transactions, group rebalances, zombies and KIP-447 fencing",
+    variants=VARIANTS, default_variant="eos-beta-kip447", switches=SWITCHES, bounds=BOUNDS,
+    properties=PROPERTIES, build=build,
+)
+
+MODELS: list[ModelDef] = [MODEL]

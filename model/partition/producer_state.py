@@ -1,0 +1,64 @@
+"""The leader's producer state table (``ProducerStateManager``): lookup, update after an append,
+truncation when the log start offset moves (before KAFKA-7190), and expiry by
+``producer.id.expiration.ms`` (KIP-854; ``transactional.id.expiration.ms`` before 3.4)."""
+
+from __future__ import annotations
+
+from ..state import CachedBatch, ProducerStateEntry
+
+Producers = tuple[ProducerStateEntry, ...]
+
+
+def find_entry(producers: Producers, producer_id: int) -> ProducerStateEntry | None:
+    for entry in producers:
+        if entry.producer_id == producer_id:
+            return entry
+    return None
+
+
+def put_entry(producers: Producers, entry: ProducerStateEntry) -> Producers:
+    """Insert or replace ``entry`` keeping the table sorted by producer id (one canonical form)."""
+    others = [e for e in producers if e.producer_id != entry.producer_id]
+    others.append(entry)
+    others.sort()
+    return tuple(others)
+
+
+def find_duplicate_batch(entry: ProducerStateEntry | None, epoch: int, seq: int) -> CachedBatch | None:
+    """``ProducerStateEntry.findDuplicateBatch``: same epoch and a cached batch with the same
+    sequence range (one record per batch: the same sequence)."""
+    if entry is None or entry.epoch != epoch:
+        return None
+    for batch in entry.batches:
+        if batch.seq == seq:
+            return batch
+    return None
+
+
+def add_batch(entry: ProducerStateEntry | None, producer_id: int, epoch: int, seq: int, offset: int,
+              timestamp: int, cache_size: int) -> ProducerStateEntry:
+    """``ProducerStateEntry.addBatch``: a new epoch clears the cache; keep the last ``cache_size``
+    batches (``NUM_BATCHES_TO_RETAIN`` = 5); lastTimestamp := the batch's CreateTime."""
+    batches = () if entry is None or entry.epoch != epoch else entry.batches
+    batches = (batches + (CachedBatch(seq, offset),))[-cache_size:]
+    return ProducerStateEntry(producer_id, epoch, batches, timestamp)
+
+
+def truncate_head(producers: Producers, log_start_offset: int) -> Producers:
+    """``ProducerStateManager.truncateHead`` (before 2.5 / KAFKA-7190): drop cached batches below
+    the log start offset and evict every producer whose last batch is below it."""
+    kept = []
+    for entry in producers:
+        batches = tuple(b for b in entry.batches if b.offset >= log_start_offset)
+        if batches:
+            kept.append(entry._replace(batches=batches))
+    return tuple(kept)
+
+
+def is_producer_expired(entry: ProducerStateEntry, now: int, expiration: int) -> bool:
+    """``isProducerExpired`` (no ongoing transaction in this model): now - lastTimestamp >= expiration."""
+    return now - entry.last_timestamp >= expiration
+
+
+def remove_expired_producers(producers: Producers, now: int, expiration: int) -> Producers:
+    return tuple(e for e in producers if not is_producer_expired(e, now, expiration))

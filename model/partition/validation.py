@@ -1,0 +1,53 @@
+"""Produce-side validation on the partition leader (``UnifiedLog.analyzeAndValidateProducerState``
+and ``ProducerAppendInfo``), with the historical behaviours of §2.4 as switches.
+
+``unknown_producer`` says what a sequence other than 0 from a producer without state gets:
+``"out_of_order"`` (0.11), ``"unknown_producer_id"`` (1.0-2.4, with the log start offset in the
+response), ``"accept"`` (2.5+, KIP-360: any sequence accepted).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from eoscheck.checker.ops import CONCRETE
+
+from ..errors import Errors
+from ..state import ProducerStateEntry
+from .producer_state import find_duplicate_batch
+from .sequence import in_sequence
+
+UNKNOWN_PRODUCER_MODES = ("out_of_order", "unknown_producer_id", "accept")
+
+
+class ProduceDecision(NamedTuple):
+    error: int
+    duplicate_offset: int  # >= 0: a duplicate of a cached batch; answer with its offset, write nothing
+    append: bool  # write the batch
+
+
+def validate_produce(entry: ProducerStateEntry | None, *, epoch: int, seq: int, max_seq: int,
+                     unknown_producer: str) -> ProduceDecision:
+    # 1. duplicate of a cached batch: success with the original offset, nothing written
+    dup = find_duplicate_batch(entry, epoch, seq)
+    if dup is not None:
+        return ProduceDecision(Errors.NONE, dup.offset, False)
+    if entry is None or entry.epoch == -1:
+        # no state for this producer id (never written, expired, or evicted by retention)
+        if seq == 0 or unknown_producer == "accept":
+            return ProduceDecision(Errors.NONE, -1, True)
+        if unknown_producer == "out_of_order":
+            return ProduceDecision(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1, False)
+        return ProduceDecision(Errors.UNKNOWN_PRODUCER_ID, -1, False)
+    # 2. checkProducerEpoch
+    if epoch < entry.epoch:
+        return ProduceDecision(Errors.INVALID_PRODUCER_EPOCH, -1, False)
+    # 3. checkSequence
+    if epoch != entry.epoch:
+        ok = seq == 0  # a higher epoch must start at sequence 0
+    else:
+        last_seq = entry.batches[-1].seq if entry.batches else -1
+        ok = bool(in_sequence(CONCRETE, max_seq=max_seq, last_seq=last_seq, next_seq=seq))
+    if ok:
+        return ProduceDecision(Errors.NONE, -1, True)
+    return ProduceDecision(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1, False)

@@ -1,0 +1,229 @@
+"""The idempotent producer client (``Sender``, ``RecordAccumulator``, ``TransactionManager``) as
+pure functions over ``IdempotentClient``.
+
+Per version (``ClientConfig.version``):
+
+* ``"0.11"``: OUT_OF_ORDER_SEQUENCE_NUMBER is fatal and raised to the application.
+* ``"pre-kip360"`` (1.0-2.4, §2.7): UNKNOWN_PRODUCER_ID with ``lastAckedOffset < logStartOffset``
+  restarts the in-flight sequences at 0 under the *same* producer id and epoch and retries; an
+  OUT_OF_ORDER_SEQUENCE_NUMBER for the next expected batch resets the producer id
+  (``resetIdempotentProducerId``), failing the batches that carry the old one.
+* ``"kip360"`` (2.5+, §2.6): UNKNOWN_PRODUCER_ID / OUT_OF_ORDER_SEQUENCE_NUMBER request a local
+  epoch bump. As *shipped* (``epoch_bump="resequence_inflight"``) the bump rewrites the
+  partition's in-flight batches from sequence 0 under the new epoch
+  (``startSequencesAtBeginning``) and retries them; as the KIP *designs* it
+  (``"fail_inflight"``) a sequence, once assigned, never changes: the batch and every later
+  batch with a sequence fail, and new batches start at 0 under the bumped epoch.
+
+Sequences are assigned when a batch is first drained and kept on retries. A retried batch is
+drained only when it is the first in flight (in-flight drops to one during retries); a new batch
+waits behind retries, behind an unresolved sequence and behind a pending epoch bump.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from eoscheck.checker.ops import CONCRETE
+
+from ..errors import RETRIABLE, Errors
+from ..partition.sequence import increment_sequence
+from ..state import INFLIGHT, QUEUED, RETRY, IdempotentClient, ProduceRequest, ProduceResponse, ProducerBatch
+from .config import ClientConfig
+from .idempotent_epoch import bump_idempotent_epoch
+
+# what the client did with a produce response (a step parameter, so traces and properties see it)
+ACKED, RETRIED, FAILED, RAISED_OUT_OF_ORDER, DROPPED = 0, 1, 2, 3, 4
+OUTCOME_NAMES = {ACKED: "acked", RETRIED: "retried", FAILED: "failed",
+                 RAISED_OUT_OF_ORDER: "raised-OutOfOrderSequenceException", DROPPED: "dropped"}
+
+
+class ResponseOutcome(NamedTuple):
+    client: IdempotentClient
+    outcome: int
+
+
+def new_client(producer_id: int) -> IdempotentClient:
+    return IdempotentClient(producer_id=producer_id, epoch=0, next_seq=0, last_acked_seq=-1,
+                            last_acked_offset=-1, sent=0, batches=(), acked=0, failed=0, connection=0,
+                            epoch_bump_required=False, unresolved=False, fatal=False)
+
+
+def _next(cfg: ClientConfig, seq: int) -> int:
+    return increment_sequence(CONCRETE, max_seq=cfg.max_seq, seq=seq, inc=1)
+
+
+def is_expired(batch: ProducerBatch, now: int, cfg: ClientConfig) -> bool:
+    """Past ``delivery.timeout.ms``: never (re)sent again."""
+    return now - batch.created >= cfg.delivery_timeout
+
+
+def send(client: IdempotentClient, now: int) -> IdempotentClient:
+    """``KafkaProducer.send``: the record joins the accumulator; no sequence yet."""
+    batch = ProducerBatch(client.sent, now, QUEUED, -1, -1, -1, False)
+    return client._replace(sent=client.sent + 1, batches=client.batches + (batch,))
+
+
+def _sequenced(client: IdempotentClient) -> list[int]:
+    return [i for i, b in enumerate(client.batches) if b.status != QUEUED]
+
+
+def drain(client: IdempotentClient, client_id: int, now: int, cfg: ClientConfig) -> tuple[IdempotentClient, ProduceRequest] | None:
+    """The Sender drains the partition's next batch, if the gating rules allow one."""
+    if client.fatal or client.producer_id < 0 or client.epoch_bump_required:
+        return None
+    batches = client.batches
+    sequenced = _sequenced(client)
+    if any(batches[i].status == RETRY for i in sequenced):
+        first = batches[sequenced[0]]
+        if first.status != RETRY or is_expired(first, now, cfg):
+            return None
+        i, batch = sequenced[0], first._replace(status=INFLIGHT)
+        new_seq = client.next_seq
+    else:
+        if client.unresolved or len(sequenced) >= cfg.max_in_flight:
+            return None
+        if any(batches[j].producer_id != client.producer_id or batches[j].epoch != client.epoch for j in sequenced):
+            return None  # wait until batches of the previous producer id / epoch are done
+        queued = [j for j, b in enumerate(batches) if b.status == QUEUED]
+        if not queued or is_expired(batches[queued[0]], now, cfg):
+            return None
+        i = queued[0]
+        batch = batches[i]._replace(status=INFLIGHT, producer_id=client.producer_id, epoch=client.epoch,
+                                    seq=client.next_seq)
+        new_seq = _next(cfg, client.next_seq)
+    request = ProduceRequest(client_id, client.connection, batch.record, batch.producer_id, batch.epoch,
+                             batch.seq, batch.created)
+    return client._replace(batches=batches[:i] + (batch,) + batches[i + 1:], next_seq=new_seq), request
+
+
+def _fail(client: IdempotentClient, indexes: list[int]) -> IdempotentClient:
+    failed = client.failed
+    for i in indexes:
+        failed |= 1 << client.batches[i].record
+    drop = set(indexes)
+    return client._replace(batches=tuple(b for i, b in enumerate(client.batches) if i not in drop), failed=failed)
+
+
+def _restart_sequences(client: IdempotentClient, cfg: ClientConfig, producer_id: int, epoch: int) -> IdempotentClient:
+    """Rewrite every batch that carries a sequence from 0 under (producer_id, epoch), in order."""
+    seq, batches = 0, list(client.batches)
+    for i, b in enumerate(batches):
+        if b.status != QUEUED:
+            batches[i] = b._replace(producer_id=producer_id, epoch=epoch, seq=seq, sequence_reset=True)
+            seq = _next(cfg, seq)
+    return client._replace(batches=tuple(batches), next_seq=seq)
+
+
+def reset_producer_id(client: IdempotentClient) -> IdempotentClient:
+    """``resetIdempotentProducerId``: forget the producer id and sequences; batches that carry the
+    old id fail; InitProducerId will give a new id."""
+    client = _fail(client, _sequenced(client))
+    return client._replace(producer_id=-1, epoch=-1, next_seq=0, last_acked_seq=-1,
+                           epoch_bump_required=False, unresolved=False)
+
+
+def init_producer_id(client: IdempotentClient, producer_id: int) -> IdempotentClient:
+    """The idempotent InitProducerId response: a fresh producer id at epoch 0."""
+    return client._replace(producer_id=producer_id, epoch=0, next_seq=0, last_acked_seq=-1)
+
+
+def bump_epoch(client: IdempotentClient, cfg: ClientConfig) -> IdempotentClient:
+    """``bumpIdempotentEpochAndResetIdIfNeeded`` (KIP-360), run once the partition has no
+    request outstanding (a simplification: Kafka may bump while responses are still due)."""
+    needs_new_pid, new_epoch = bump_idempotent_epoch(CONCRETE, max_epoch=cfg.max_epoch,
+                                                     producer_id=client.producer_id, epoch=client.epoch)
+    if needs_new_pid:
+        return reset_producer_id(client)
+    client = client._replace(epoch=new_epoch, last_acked_seq=-1, epoch_bump_required=False, unresolved=False)
+    if cfg.epoch_bump == "resequence_inflight":
+        return _restart_sequences(client, cfg, client.producer_id, new_epoch)
+    return client._replace(next_seq=0)
+
+
+def connection_closed(client: IdempotentClient) -> IdempotentClient:
+    """request.timeout.ms fired: the connection is closed, every in-flight batch will be retried
+    and responses still on the old connection are never read."""
+    batches = tuple(b._replace(status=RETRY) if b.status == INFLIGHT else b for b in client.batches)
+    return client._replace(batches=batches, connection=client.connection + 1)
+
+
+def expire_batch(client: IdempotentClient, index: int) -> IdempotentClient:
+    """The accumulator expires a batch past delivery.timeout.ms; if it had been sent, the
+    partition's sequence is unresolved until the in-flight batches complete."""
+    was_sent = client.batches[index].status != QUEUED
+    client = _fail(client, [index])
+    return client._replace(unresolved=client.unresolved or was_sent)
+
+
+def resolve_sequences(client: IdempotentClient, cfg: ClientConfig) -> IdempotentClient:
+    """``maybeResolveSequences`` once nothing is in flight: if the next sequence follows the last
+    acknowledged one, nothing was lost; otherwise bump the epoch (KIP-360) or reset the id."""
+    if _next(cfg, client.last_acked_seq) == client.next_seq:
+        return client._replace(unresolved=False)
+    if cfg.version == "kip360":
+        return client._replace(unresolved=False, epoch_bump_required=True)
+    return reset_producer_id(client)
+
+
+def handle_produce_response(client: IdempotentClient, resp: ProduceResponse, now: int, cfg: ClientConfig) -> ResponseOutcome:
+    """``Sender.completeBatch`` + ``TransactionManager.canRetry`` / ``handleFailedBatch``."""
+    index = next((i for i, b in enumerate(client.batches) if b.record == resp.record and b.status == INFLIGHT), -1)
+    if index < 0:
+        return ResponseOutcome(client, DROPPED)
+    batch = client.batches[index]
+    error = resp.error
+    if error in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER):
+        rest = client.batches[:index] + client.batches[index + 1:]
+        last_seq = batch.seq if client.last_acked_seq < 0 else max(client.last_acked_seq, batch.seq)
+        return ResponseOutcome(client._replace(
+            batches=rest, acked=client.acked | (1 << batch.record), last_acked_seq=last_seq,
+            last_acked_offset=max(client.last_acked_offset, resp.base_offset)), ACKED)
+
+    def retry(c: IdempotentClient) -> ResponseOutcome:
+        if is_expired(batch, now, cfg):  # canRetry: past the delivery timeout
+            c = _fail(c, [index])
+            return ResponseOutcome(c._replace(unresolved=True), FAILED)
+        b = c.batches[index]._replace(status=RETRY)
+        return ResponseOutcome(c._replace(batches=c.batches[:index] + (b,) + c.batches[index + 1:]), RETRIED)
+
+    if error in RETRIABLE:
+        return retry(client)
+    # "an earlier batch failed; this one will succeed once that one is retried"
+    not_next = batch.sequence_reset or batch.seq != _next(cfg, client.last_acked_seq)
+    version = cfg.version
+    if error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER:
+        if version == "0.11":
+            return ResponseOutcome(_fail(client, [index])._replace(fatal=True), RAISED_OUT_OF_ORDER)
+        if not client.unresolved and not_next:
+            return retry(client)
+        if version == "pre-kip360":
+            return ResponseOutcome(reset_producer_id(client), RAISED_OUT_OF_ORDER)
+        return _kip360_bump(client, index, retry, RAISED_OUT_OF_ORDER, cfg)
+    if error == Errors.UNKNOWN_PRODUCER_ID:
+        if version == "pre-kip360":
+            if batch.sequence_reset or resp.log_start_offset < 0:
+                return retry(client)
+            if client.last_acked_offset < resp.log_start_offset:
+                # state lost to retention: restart the sequences at 0 under the same id and epoch
+                return retry(_restart_sequences(client, cfg, client.producer_id, client.epoch))
+            return ResponseOutcome(reset_producer_id(client), FAILED)
+        if version == "kip360":
+            if batch.sequence_reset or resp.log_start_offset < 0:
+                return retry(client)
+            return _kip360_bump(client, index, retry, FAILED, cfg)
+    # INVALID_PRODUCER_EPOCH and anything else: not retriable, the batch fails
+    client = _fail(client, [index])
+    if version == "kip360":
+        return ResponseOutcome(client._replace(epoch_bump_required=True), FAILED)
+    return ResponseOutcome(reset_producer_id(client) if version == "pre-kip360" else client, FAILED)
+
+
+def _kip360_bump(client: IdempotentClient, index: int, retry, raised: int, cfg: ClientConfig) -> ResponseOutcome:
+    """KIP-360: request an epoch bump for the partition. As shipped the batch is retried (it will
+    be re-sequenced by the bump); as designed it fails with every later sequenced batch."""
+    client = client._replace(epoch_bump_required=True)
+    if cfg.epoch_bump == "resequence_inflight":
+        return retry(client)
+    later = [i for i in _sequenced(client) if i >= index]
+    return ResponseOutcome(_fail(client, later), raised)

@@ -1,0 +1,95 @@
+"""The safety properties, one function each, with a one-line doc (the doc is what the user sees).
+
+Invariants take a state; transition properties take (state, step, next_state).
+"""
+
+from __future__ import annotations
+
+from .producer.client import RAISED_OUT_OF_ORDER
+from .state import INIT_FENCED, INIT_IN_TXN, INIT_READY, IdempotentState, InitPidState
+
+# --- idempotent produce ------------------------------------------------------------------------
+
+
+def no_duplicates(s: IdempotentState) -> bool:
+    """No record is appended to the partition log twice."""
+    log = s.partition.log
+    return len({(r.client, r.record) for r in log}) == len(log)
+
+
+def send_order_no_loss(s: IdempotentState) -> bool:
+    """Per producer, records appear in send order with no gap, and nothing acknowledged is lost."""
+    for c, client in enumerate(s.clients):
+        seen: list[int] = []
+        logged = 0
+        for r in s.partition.log:
+            if r.client == c and not logged >> r.record & 1:
+                if seen and r.record < seen[-1]:
+                    return False  # out of send order
+                seen.append(r.record)
+                logged |= 1 << r.record
+        if client.acked & ~logged:
+            return False  # an acknowledged record is not in the log
+        pending = 0
+        for b in client.batches:
+            pending |= 1 << b.record
+        below = (1 << (seen[-1] + 1)) - 1 if seen else 0
+        if below & ~(logged | client.failed | pending):
+            return False  # a gap: a record before a logged one neither written, failed nor pending
+    return True
+
+
+def _acked_data_lost(s: IdempotentState, client: int) -> bool:
+    """An acknowledged record of ``client`` is missing from the log at or above the log start
+    offset, i.e. lost by a fault rather than removed by retention."""
+    present = 0
+    for offset, r in enumerate(s.partition.log):
+        if r.client == client:
+            present |= 1 << r.record
+    return bool(s.clients[client].acked & ~present)
+
+
+def out_of_order_only_on_data_loss(s: IdempotentState, step: tuple, t: IdempotentState) -> bool:
+    """OutOfOrderSequenceException reaches the application only when acknowledged data was lost."""
+    if step[0] != "HandleProduceResponse" or step[4] != RAISED_OUT_OF_ORDER:
+        return True
+    return _acked_data_lost(t, step[1])
+
+
+def fenced_epoch_never_writes(s: IdempotentState) -> bool:
+    """Once a producer id wrote with a newer epoch, no batch with an older epoch is appended."""
+    newest: dict[int, int] = {}
+    for r in s.partition.log:
+        if r.epoch < newest.get(r.producer_id, -1):
+            return False
+        newest[r.producer_id] = r.epoch
+    return True
+
+
+# --- InitProducerId / coordinator ----------------------------------------------------------------
+
+def unique_producer_id_epoch(s: InitPidState) -> bool:
+    """No two producer instances ever hold the same (producer id, epoch)."""
+    held = [(c.producer_id, c.epoch) for c in s.clients if c.phase in (INIT_READY, INIT_IN_TXN)]
+    return len(set(held)) == len(held)
+
+
+def coordinator_epoch_monotonic(s: InitPidState, step: tuple, t: InitPidState) -> bool:
+    """The coordinator's (producer id, epoch) never decreases, and the epoch never exceeds the maximum."""
+    for before, after in ((s.metadata, t.metadata), (s.txn_log, t.txn_log)):
+        if before.exists and after.exists and (after.producer_id, after.epoch) < (before.producer_id, before.epoch):
+            return False
+    return True
+
+
+def sole_instance_never_fenced(s: InitPidState) -> bool:
+    """A producer instance is fenced only after another instance of its transactional id started."""
+    for i, c in enumerate(s.clients):
+        if c.phase == INIT_FENCED and not any(o.started for j, o in enumerate(s.clients) if j != i):
+            return False
+    return True
+
+
+def no_unexpected_server_error(s: InitPidState, step: tuple, t: InitPidState) -> bool:
+    """InitProducerId never fails with UNKNOWN_SERVER_ERROR (an IllegalStateException on the coordinator)."""
+    return not (step[0] == "HandleInitProducerId" and step[-1] == -1)

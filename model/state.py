@@ -1,0 +1,211 @@
+"""The state records of the Kafka model: flat NamedTuples of ints, bools and tuples.
+
+Everything here is immutable and hashes the same in every process (no str/None/float), as the
+engine's fingerprints require. Actors update a record with ``_replace``; unchanged parts are
+shared between states, so a successor costs one new tuple per level it touches.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+# --- the partition leader ------------------------------------------------------------------------
+
+
+class CachedBatch(NamedTuple):
+    """``BatchMetadata`` in a ``ProducerStateEntry`` (one record per batch: firstSeq == lastSeq)."""
+
+    seq: int
+    offset: int
+
+
+class ProducerStateEntry(NamedTuple):
+    """The leader's state for one producer id (``ProducerStateEntry``)."""
+
+    producer_id: int
+    epoch: int
+    batches: tuple[CachedBatch, ...]  # oldest first, at most the broker's cache size (5; 1 in 0.11)
+    last_timestamp: int  # the last batch's CreateTime, in ticks
+
+
+class LogRecord(NamedTuple):
+    """A record in the partition log. ``client``/``record`` identify the application's record
+    (ghost fields for the properties); the rest is what the batch header carries."""
+
+    client: int
+    record: int
+    producer_id: int
+    epoch: int
+    seq: int
+
+
+class PartitionState(NamedTuple):
+    """The partition leader: the full log history (offset = index), the log start offset, and the
+    producer state table (sorted by producer id)."""
+
+    log: tuple[LogRecord, ...]
+    log_start_offset: int
+    producers: tuple[ProducerStateEntry, ...]
+
+
+# --- the idempotent producer client ------------------------------------------------------------
+
+QUEUED, INFLIGHT, RETRY = 0, 1, 2
+BATCH_STATUS_NAMES = {QUEUED: "queued", INFLIGHT: "in-flight", RETRY: "to-retry"}
+
+
+class ProducerBatch(NamedTuple):
+    """A batch in the client's accumulator or in flight (one record per batch)."""
+
+    record: int  # the application's record id, in send order
+    created: int  # the tick send() was called: CreateTime, delivery.timeout.ms counts from here
+    status: int  # QUEUED (no sequence yet) / INFLIGHT (request outstanding) / RETRY
+    producer_id: int
+    epoch: int
+    seq: int  # NO_SEQUENCE until first drained
+    sequence_reset: bool  # ``ProducerBatch.sequenceHasBeenReset``
+
+
+class IdempotentClient(NamedTuple):
+    """One idempotent producer instance writing to the partition."""
+
+    producer_id: int
+    epoch: int
+    next_seq: int
+    last_acked_seq: int
+    last_acked_offset: int
+    sent: int  # records handed to send() so far (the next record id)
+    batches: tuple[ProducerBatch, ...]  # not yet completed, in record order
+    acked: int  # bitmask of acknowledged record ids
+    failed: int  # bitmask of record ids whose send failed (reported to the application)
+    connection: int  # generation of the connection to the leader (a timeout closes it)
+    epoch_bump_required: bool  # KIP-360: bump the epoch for this partition
+    unresolved: bool  # an expired batch left the partition's sequence unresolved
+    fatal: bool  # the producer is in a fatal error state
+
+
+# --- the network -----------------------------------------------------------------------------
+
+
+class ProduceRequest(NamedTuple):
+    client: int
+    connection: int
+    record: int
+    producer_id: int
+    epoch: int
+    seq: int
+    created: int
+
+
+class ProduceResponse(NamedTuple):
+    client: int
+    connection: int
+    record: int
+    error: int
+    base_offset: int
+    log_start_offset: int
+
+
+class IdempotentFaults(NamedTuple):
+    """Faults used so far (each bounded by the spec)."""
+
+    lost_responses: int
+    reorders: int
+    delete_records: int
+
+
+class IdempotentState(NamedTuple):
+    now: int  # abstract time in ticks
+    next_producer_id: int  # the producer id block allocator's next id
+    partition: PartitionState
+    clients: tuple[IdempotentClient, ...]
+    requests: tuple[ProduceRequest, ...]  # in send order
+    responses: tuple[ProduceResponse, ...]  # in send order
+    faults: IdempotentFaults
+
+
+# --- the transaction coordinator (InitProducerId machine) --------------------------------------
+
+
+class TxnMetadata(NamedTuple):
+    """``TransactionMetadata`` for the one transactional id (in memory)."""
+
+    exists: bool
+    producer_id: int
+    prev_producer_id: int  # ``previousProducerId`` (KIP-360's LastProducerId)
+    epoch: int
+    last_epoch: int  # ``lastProducerEpoch``
+    state: int  # TransactionState id (model.coordinator.txn_state)
+    has_failed_epoch_fence: bool
+
+
+class TxnLogValue(NamedTuple):
+    """The latest ``__transaction_state`` record for the transactional id (exists=False: a
+    tombstone or nothing written yet). Which fields it holds depends on the persistence switches."""
+
+    exists: bool
+    producer_id: int
+    prev_producer_id: int
+    epoch: int
+    last_epoch: int
+    state: int
+
+
+class PendingAppend(NamedTuple):
+    """A transition being appended to the transaction log (``pendingState`` is set meanwhile)."""
+
+    client: int  # who gets the response when the append completes
+    attempt: int
+    metadata: TxnMetadata  # the transit to complete
+
+
+INIT_IDLE, INIT_INITIALIZING, INIT_READY, INIT_FENCED, INIT_FATAL, INIT_IN_TXN = 0, 1, 2, 3, 4, 5
+CLIENT_PHASE_NAMES = {INIT_IDLE: "idle", INIT_INITIALIZING: "initializing", INIT_READY: "ready",
+                      INIT_FENCED: "fenced", INIT_FATAL: "fatal", INIT_IN_TXN: "in-transaction"}
+
+
+class TxnClient(NamedTuple):
+    """A transactional producer instance (one slot may host successive instances)."""
+
+    phase: int
+    producer_id: int
+    epoch: int
+    attempt: int  # correlation: responses to an older attempt are dropped with its connection
+    req_producer_id: int  # what the outstanding InitProducerId carries (-1: not given)
+    req_epoch: int
+    started: bool  # ghost: an instance has been started in this slot
+
+
+class InitPidRequest(NamedTuple):
+    client: int
+    attempt: int
+    producer_id: int
+    epoch: int
+
+
+class InitPidResponse(NamedTuple):
+    client: int
+    attempt: int
+    error: int
+    producer_id: int
+    epoch: int
+
+
+class InitPidFaults(NamedTuple):
+    lost_responses: int
+    failovers: int
+    abortable_errors: int
+    restarts: int
+    expirations: int
+    transactions: int
+
+
+class InitPidState(NamedTuple):
+    next_producer_id: int
+    metadata: TxnMetadata
+    txn_log: TxnLogValue
+    pending: tuple[PendingAppend, ...]  # empty or one
+    clients: tuple[TxnClient, ...]
+    requests: tuple[InitPidRequest, ...]
+    responses: tuple[InitPidResponse, ...]
+    faults: InitPidFaults

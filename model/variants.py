@@ -1,0 +1,98 @@
+"""Switches (one protocol decision each) and named variants (a Kafka version or a KIP) per model.
+
+Where a KIP's text and the shipped code differ, both are switches and the variant's doc says which
+one it follows.
+"""
+
+from __future__ import annotations
+
+from eoscheck.checker.registry import Switch, Variant
+
+from .partition.validation import UNKNOWN_PRODUCER_MODES
+from .producer.config import CLIENT_VERSIONS, EPOCH_BUMP_MODES
+
+# --- kafka.idempotent_produce -----------------------------------------------------------------
+
+IDEMPOTENT_SWITCHES: dict[str, Switch] = {
+    "broker_unknown_producer": Switch(
+        "what the leader answers a producer it has no state for, sending a sequence other than 0: "
+        "out_of_order (0.11), unknown_producer_id with the log start offset (1.0-2.4, the "
+        "spurious-OutOfOrderSequence design), accept any sequence (2.5+, KIP-360)",
+        "accept", UNKNOWN_PRODUCER_MODES),
+    "broker_retain_producer_state": Switch(
+        "KAFKA-7190 (2.5+, KIP-360 'prolonged retention'): moving the log start offset keeps the "
+        "producer state; before, producers whose last batch fell below it were evicted", True),
+    "broker_batch_cache": Switch(
+        "batches cached per producer for duplicate detection (NUM_BATCHES_TO_RETAIN: 5 since 1.0; "
+        "0.11 kept only the last batch)", 5),
+    "client_version": Switch(
+        "producer client: 0.11 (OutOfOrderSequence fatal), pre-kip360 (1.0-2.4: reset sequences to 0 "
+        "under the same epoch on UNKNOWN_PRODUCER_ID), kip360 (2.5+: local epoch bump)",
+        "kip360", CLIENT_VERSIONS),
+    "client_epoch_bump": Switch(
+        "KIP-360 client's epoch bump: resequence_inflight (as shipped: startSequencesAtBeginning "
+        "rewrites in-flight batches from 0 under the new epoch) or fail_inflight (as the KIP designs: "
+        "a sequence never changes once assigned; the batch and later sequenced ones fail)",
+        "resequence_inflight", EPOCH_BUMP_MODES),
+}
+
+_OLD_BROKER = {"broker_unknown_producer": "unknown_producer_id", "broker_retain_producer_state": False,
+               "broker_batch_cache": 5}
+_NEW_BROKER = {"broker_unknown_producer": "accept", "broker_retain_producer_state": True, "broker_batch_cache": 5}
+
+IDEMPOTENT_VARIANTS: dict[str, Variant] = {
+    "broker-0.11": Variant(
+        "0.11.0 broker and client: an unknown producer with sequence != 0 gets OUT_OF_ORDER_SEQUENCE_NUMBER, "
+        "retention evicts producer state, one cached batch; OutOfOrderSequence is fatal (use max_in_flight = 1)",
+        {"broker_unknown_producer": "out_of_order", "broker_retain_producer_state": False,
+         "broker_batch_cache": 1, "client_version": "0.11"}),
+    "broker-1.0-2.4": Variant(
+        "the spurious-OutOfOrderSequence design as shipped in 1.0-2.4: UNKNOWN_PRODUCER_ID with the log "
+        "start offset, and the pre-KIP-360 client that resets sequences to 0 under the same epoch when "
+        "lastAckedOffset < logStartOffset", {**_OLD_BROKER, "client_version": "pre-kip360"}),
+    "kip360-client-old-broker": Variant(
+        "a 2.5+ client (KIP-360 as shipped) against a 1.0-2.4 broker that still evicts producer state "
+        "on DeleteRecords", {**_OLD_BROKER, "client_version": "kip360", "client_epoch_bump": "resequence_inflight"}),
+    "kip360-designed": Variant(
+        "KIP-360 as the KIP's text designs it: prolonged producer-state retention, unknown producers "
+        "accepted, and sequences permanent once assigned (a failed batch fails every later sequenced one)",
+        {**_NEW_BROKER, "client_version": "kip360", "client_epoch_bump": "fail_inflight"}),
+    "kafka-shipped": Variant(
+        "Kafka as shipped since 2.5 (KIP-360 code, KIP-854 expiry): producer state kept on DeleteRecords, "
+        "unknown producers accepted with any sequence, the client bumps its epoch locally and rewrites "
+        "in-flight sequences", {**_NEW_BROKER, "client_version": "kip360", "client_epoch_bump": "resequence_inflight"}),
+}
+
+# --- kafka.init_producer_id -------------------------------------------------------------------
+
+INIT_PRODUCER_ID_MODES = ("pre-kip360", "kip360-designed", "kip360-shipped")
+
+INIT_SWITCHES: dict[str, Switch] = {
+    "init_producer_id": Switch(
+        "the coordinator's InitProducerId: pre-kip360 (no producer id/epoch in the request), "
+        "kip360-designed (the KIP's cases 1a-2c), kip360-shipped (validPid, lastProducerEpoch, the "
+        "exhaustion precondition)", "kip360-shipped", INIT_PRODUCER_ID_MODES),
+    "persist_last_epoch": Switch(
+        "the transaction log record carries LastProducerEpoch (the KIP's design); Kafka never wrote it, "
+        "so lastProducerEpoch is -1 after a coordinator failover", False),
+    "persist_prev_producer_id": Switch(
+        "the transaction log record carries PreviousProducerId (the KIP's design; later trunk with "
+        "transaction.version >= 1; not written by the 2024 snapshot)", False),
+}
+
+INIT_VARIANTS: dict[str, Variant] = {
+    "pre-kip360": Variant("before KIP-360 (<= 2.4): every InitProducerId bumps the epoch; no retry safety",
+                          {"init_producer_id": "pre-kip360", "persist_last_epoch": False,
+                           "persist_prev_producer_id": False}),
+    "kip360-designed": Variant(
+        "KIP-360 as designed: retry-safe InitProducerId with the last producer id/epoch persisted in the "
+        "transaction log, so a retry spanning a coordinator failover still returns the bumped epoch",
+        {"init_producer_id": "kip360-designed", "persist_last_epoch": True, "persist_prev_producer_id": True}),
+    "kafka-shipped": Variant(
+        "Kafka as shipped (2.5 .. 2024 trunk): lastProducerEpoch and previousProducerId live in memory "
+        "only, so a retry spanning a coordinator failover is fenced",
+        {"init_producer_id": "kip360-shipped", "persist_last_epoch": False, "persist_prev_producer_id": False}),
+    "kafka-later-trunk": Variant(
+        "later trunk with transaction.version >= 1: PreviousProducerId persisted, lastProducerEpoch still not",
+        {"init_producer_id": "kip360-shipped", "persist_last_epoch": False, "persist_prev_producer_id": True}),
+}
