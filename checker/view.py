@@ -42,11 +42,22 @@ def actors(cex: Counterexample) -> list[str]:
     return list(seen)
 
 
+class _PagerFriendlyConsole(Console):
+    """`eoscheck show x.json | head` is normal use: a closed pipe is not an error.
+
+    rich turns a broken pipe into SystemExit(1); the CLI maps BrokenPipeError to exit 0 instead.
+    """
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError
+
+
 def make_console(file: TextIO | None = None, width: int | None = None) -> Console:
     out = file if file is not None else sys.stdout
     # force_terminal=None lets rich decide from isatty (and NO_COLOR / TERM=dumb), so pipes and
     # CI logs get plain text; highlight=False keeps rich from colouring numbers in our values.
-    return Console(file=out, width=width, highlight=False, soft_wrap=False, emoji=False)
+    return _PagerFriendlyConsole(file=out, width=width, highlight=False, soft_wrap=False,
+                                 emoji=False)
 
 
 def render(cex: Counterexample, console: Console, full: bool = False,

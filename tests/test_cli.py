@@ -311,3 +311,21 @@ def test_deadlock_counterexample(tmp_path, capsys, ladder):
     code, out, _ = run(capsys, "check", str(spec_file(tmp_path, "stuck", text)), "--out", str(out_dir),
                        "--quiet", "--no-deadlock")
     assert code == 1 and "expected deadlock violated, but every checked property holds" in out
+
+
+def test_show_into_a_closed_pipe_is_not_an_error(tmp_path):
+    from eoscheck.checker.counterexample import CexStep, Counterexample, write_counterexample
+
+    steps = [CexStep(i, None if i == 0 else "Tick", f"Tick({i})", {}, {"clock.t": i})
+             for i in range(3000)]
+    cex = Counterexample(spec="long", model="m", variant="v", switches={}, bounds={}, property="P",
+                         property_doc="", kind="invariant", engine={}, found_length=3000,
+                         shortened_by="", steps=steps)
+    json_path, _ = write_counterexample(cex, tmp_path)
+    cmd = [sys.executable, "-c", "import sys; from eoscheck.checker.cli import main; sys.exit(main())"]
+    proc = subprocess.Popen([*cmd, "show", str(json_path)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout.read(200)  # like `| head`: read a little, then leave
+    proc.stdout.close()
+    assert proc.wait(timeout=120) == 0
+    assert b"Traceback" not in proc.stderr.read()
