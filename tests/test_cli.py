@@ -329,3 +329,16 @@ def test_show_into_a_closed_pipe_is_not_an_error(tmp_path):
     proc.stdout.close()
     assert proc.wait(timeout=120) == 0
     assert b"Traceback" not in proc.stderr.read()
+
+
+def test_graph_per_spec_and_bad_suffix(tmp_path, capsys):
+    specs = tmp_path / "specs"
+    spec_file(specs, "a", TWOPHASE)
+    spec_file(specs, "b", 'model = "examples.tcommit"\n[check]\ndeadlock = false\n')
+    code, out, _ = run(capsys, "check", str(specs), "--graph", str(tmp_path / "g.dot"), "--quiet",
+                       "--out", str(tmp_path / "cx"))
+    assert code == 0, out
+    assert (tmp_path / "g.a.dot").read_text().startswith("digraph")
+    assert (tmp_path / "g.b.dot").read_text().count(" -> ") > 0
+    code, _, err = run(capsys, "check", str(specs), "--graph", str(tmp_path / "g.png"))
+    assert_one_line_error(code, err, "--graph writes .graphml or .dot files")
