@@ -126,8 +126,8 @@ class _Locator:
             m = header.match(raw)
             if m:
                 current = m.group(1).strip("\"' ")
-                if key is None and current == table:
-                    return number
+                if (key is None and current == table) or (table is None and current == key):
+                    return number  # the table itself, e.g. a misspelt [checks]
                 continue
             if key is None or current != table:
                 continue

@@ -150,6 +150,7 @@ BAD = [
     ('model = "x\n', "invalid TOML", 1),
     (f'model = "{MODEL}"\n\n[bounds]\nlimit = = 3\n', "invalid TOML", 4),
     (f'model = "{MODEL}"\nfoo = 1\n', "unknown key 'foo' at top level; valid keys: bounds, check", 2),
+    (f'model = "{MODEL}"\n\n[checks]\nmax_states = 3\n', "unknown key 'checks' at top level", 3),
     ('description = "no model"\n', "missing 'model'", None),
     ('model = "no.such.model"\n', "unknown model 'no.such.model'; valid models:", 1),
     ('model = "nosuchmodule_xyz:MODELS"\n', "cannot import model", 1),
