@@ -57,3 +57,6 @@ MODELS: list[ModelDef] = [
         build=lambda switches, bounds: DieHard(bounds["small"], bounds["big"], bounds["goal"]),
     ),
 ]
+
+from .symmetric import MODELS as _SYMMETRIC_MODELS  # noqa: E402 (symmetric variants for tests/bench)
+MODELS += _SYMMETRIC_MODELS
