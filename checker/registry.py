@@ -99,6 +99,14 @@ def find_model(name: str) -> ModelDef:
         if isinstance(obj, (list, tuple)) and len(obj) == 1 and isinstance(obj[0], ModelDef):
             return obj[0]
         raise UnknownModelError(f"{name!r} is not a ModelDef")
+    # Load the package whose entry point names the model's first dotted segment first, so that
+    # one broken model package does not break specs over another.
+    prefix = name.split(".", 1)[0]
+    for ep in entry_points(group="eoscheck.models"):
+        if ep.name == prefix:
+            for md in ep.load():
+                if md.name == name:
+                    return md
     models = installed_models()
     if name not in models:
         valid = ", ".join(sorted(models)) or "(none installed)"
