@@ -129,6 +129,8 @@ class _Worker:
                 self.conn.send(self.commit(*args))
             elif cmd == "chain":
                 self.conn.send(self.link(*args))
+            elif cmd == "nbytes":
+                self.conn.send(self.visited.nbytes + self.parents.nbytes)
             elif cmd == "stop":
                 self.parents.close()
                 return
@@ -440,6 +442,7 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
             ticker.maybe_update(lambda: Stats(distinct, generated, level, frontier_size,
                                               ticker.elapsed()), level)
         violations = [_to_violation(machine, conns, workers, f, symmetry) for f in found]
+        store_bytes = sum(_ask_all(conns, ("nbytes",)))
         _ask_all(conns, ("stop",), expect_reply=False)
         for p in procs:
             p.join(timeout=10)
@@ -453,7 +456,10 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
         shutil.rmtree(exchange, ignore_errors=True)
     stats = Stats(distinct=distinct, generated=generated, depth=level, queue=queue,
                   elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov))
-    return _finish(machine, options, ticker, stats, violations, limit_hit)
+    result = _finish(machine, options, ticker, stats, violations, limit_hit)
+    result.notes.append(f"{workers} worker processes; visited set and parent links: "
+                        f"{store_bytes / max(distinct, 1):.1f} bytes per distinct state")
+    return result
 
 
 def _record(level_found: list[_Found], found: list[_Found], violated: set[str]) -> None:

@@ -1,0 +1,345 @@
+"""Scale benchmark: single-process BFS vs parallel (vs Spark) on the same models, with and without
+symmetry, at several sizes, each configuration in a fresh subprocess.
+
+    python bench/bench_scale.py                  # the default plan (a few minutes)
+    python bench/bench_scale.py --quick          # small sizes only, for a smoke test
+    python bench/bench_scale.py --plan twophase:7,8 --plan kafka.idempotent_produce:clients=2,records=3
+    python bench/bench_scale.py --store 1000000 5000000   # compact store bytes/state only
+
+Per configuration it records distinct and generated states per second, peak RSS (this process
+plus, for the parallel engine, its workers) per distinct state, the speedup over the BFS in the
+same run, the reduction factor of symmetry and its cost per generated state. Records are
+appended to ``bench/results/scale.jsonl``; a markdown table is printed and written to
+``bench/results/scale.md``.
+
+Figures are wall-clock on whatever else the machine is doing: each record carries the load
+average before and after, and every ratio in the table compares configurations of the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+
+#: model aliases for --plan
+ALIASES = {"twophase": ("examples.twophase-sym", "rms")}
+
+TARGETS = {"single_core_states_per_s": 100_000, "bytes_per_state": 32, "symmetry_cost": 2.0,
+           "speedup_2_cores": 1.7}
+
+
+# ---------------------------------------------------------------- child side: one configuration
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def run_one(config: dict[str, Any]) -> dict[str, Any]:
+    """Run one exploration in this (fresh) process and measure it."""
+    from eoscheck.checker.explore import ExploreOptions, explore
+    from eoscheck.checker.registry import find_model
+
+    machine = find_model(config["model"]).machine(variant=config.get("variant"),
+                                                  bounds=config["bounds"])
+    options = ExploreOptions(strategy=config["engine"], symmetry=config["symmetry"],
+                             workers=config.get("workers", 2), stop_at_first=False,
+                             max_seconds=config.get("max_seconds"),
+                             properties=tuple(config["properties"]) if config.get("properties") else None)
+    # Import the engines before the clock starts: their import is not exploration time.
+    import eoscheck.checker.explore.bfs  # noqa: F401
+    import eoscheck.checker.explore.parallel  # noqa: F401
+    if config["engine"] == "spark":
+        import eoscheck.checker.explore.spark  # noqa: F401
+    baseline = _rss_bytes()
+    load_before = os.getloadavg()[0]
+    cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+    t0 = time.perf_counter()
+    result = explore(machine, options)
+    elapsed = time.perf_counter() - t0
+    cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    peak_self = cpu1.ru_maxrss * 1024
+    # ru_maxrss of RUSAGE_CHILDREN is the largest child's peak; workers are alike, so the sum of
+    # peaks is about workers * that (an upper bound: forked pages shared with us count twice).
+    workers = options.workers if config["engine"] == "parallel" else (1 if kids.ru_maxrss else 0)
+    peak_children = kids.ru_maxrss * 1024 * workers
+    s = result.stats
+    return {
+        "verdict": result.verdict, "limit_hit": result.limit_hit,
+        "distinct": s.distinct, "generated": s.generated, "depth": s.depth,
+        "elapsed": elapsed,
+        "cpu_self": (cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime),
+        "cpu_children": kids.ru_utime + kids.ru_stime,
+        "baseline_rss": baseline, "peak_rss_self": peak_self, "peak_rss_children": peak_children,
+        "peak_rss": peak_self + peak_children,
+        "load_before": load_before, "load_after": os.getloadavg()[0],
+        "violations": {v.property: v.length for v in result.violations},
+        "notes": result.notes,
+    }
+
+
+def store_one(states: int, level_size: int = 50_000, spill: bool = False) -> dict[str, Any]:
+    """Bytes per state of the compact visited set + parent store alone, filled level by level
+    with random fingerprints (tracemalloc sees numpy's buffers; RSS is measured too)."""
+    import tracemalloc
+
+    import numpy as np
+
+    from eoscheck.checker.explore.compact import FingerprintSet, ParentStore
+
+    rng = np.random.default_rng(0)
+    rss0 = _rss_bytes()
+    tracemalloc.start()
+    visited = FingerprintSet()
+    parents = ParentStore(spill_bytes=0 if spill else None)
+    prev_start, prev_count = 0, 0
+    t0 = time.perf_counter()
+    done = 0
+    while done < states:
+        n = min(level_size, states - done)
+        fps = rng.integers(1, 2**64 - 1, size=n, dtype=np.uint64)
+        new = visited.add_batch(fps)
+        fps = fps[new]
+        par = (rng.integers(prev_start, prev_start + prev_count, size=fps.size) if prev_count
+               else np.full(fps.size, -1))
+        prev_start, prev_count = parents.append_level(fps, par), fps.size
+        done += fps.size
+    elapsed = time.perf_counter() - t0
+    current, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    # a trace-length chain lookup, to show the spilled store still answers
+    chain = parents.chain(len(parents) - 1)
+    parents.close()
+    return {"states": len(visited), "visited_bytes": visited.nbytes, "parent_bytes": parents.nbytes,
+            "traced_current": current, "traced_peak": peak, "rss_delta": _rss_bytes() - rss0,
+            "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            "chain_length": len(chain), "spill": spill, "elapsed": elapsed,
+            "capacity": visited.capacity}
+
+
+# ---------------------------------------------------------------- parent side: the plan
+
+def _child(kind: str, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
+    cmd = [sys.executable, str(Path(__file__).resolve()), f"--{kind}-json", json.dumps(payload)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def parse_plan(text: str) -> list[tuple[str, dict[str, int]]]:
+    """``twophase:7,8`` or ``kafka.idempotent_produce:clients=2,records=3`` (one size)."""
+    name, _, rest = text.partition(":")
+    if name in ALIASES:
+        model, bound = ALIASES[name]
+        return [(model, {bound: int(v)}) for v in rest.split(",") if v]
+    bounds = {}
+    for item in filter(None, rest.split(",")):
+        key, _, value = item.partition("=")
+        bounds[key] = int(value)
+    return [(name, bounds)]
+
+
+def default_plan(quick: bool) -> list[tuple[str, dict[str, int]]]:
+    from eoscheck.checker.registry import installed_models
+
+    plan: list[tuple[str, dict[str, int]]] = []
+    models = installed_models()
+    kafka = [n for n in models if n.startswith("kafka.idempotent")]
+    if kafka:
+        sizes = ([{"clients": 2, "records": 2}] if quick else
+                 [{"clients": 2, "records": 2}, {"clients": 2, "records": 3}])
+        plan += [(kafka[0], b) for b in sizes]
+    plan += [("examples.twophase-sym", {"rms": r}) for r in ((5, 6) if quick else (6, 7, 8))]
+    return plan
+
+
+def has_symmetry(model: str, bounds: dict[str, int]) -> bool:
+    from eoscheck.checker.explore.common import overrides
+    from eoscheck.checker.registry import find_model
+
+    return overrides(find_model(model).machine(bounds=bounds), "canonical")
+
+
+def spark_available() -> bool:
+    try:
+        import eoscheck.checker.explore.spark  # noqa: F401
+        import pyspark  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+def bench(plan: list[tuple[str, dict[str, int]]], engines: list[str], spark_max: int,
+          timeout: float, workers: int, repeat: int) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = []
+    run_id = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    for model, bounds in plan:
+        sym_options = [False, True] if has_symmetry(model, bounds) else [False]
+        full_distinct: int | None = None
+        for symmetry in sym_options:
+            for engine in engines:
+                if engine == "spark" and full_distinct is not None and full_distinct > spark_max \
+                        and not symmetry:
+                    continue
+                config = {"model": model, "bounds": bounds, "engine": engine, "symmetry": symmetry,
+                          "workers": workers}
+                runs = [_child("run", config, timeout) for _ in range(repeat)]
+                ok = [r for r in runs if "error" not in r]
+                if not ok:
+                    rec = {**config, **runs[0]}
+                else:
+                    ok.sort(key=lambda r: r["elapsed"])
+                    rec = {**config, **ok[len(ok) // 2], "repeats": len(ok)}
+                rec.update(run=run_id, cores=os.cpu_count(), python=platform.python_version())
+                records.append(rec)
+                if "error" not in rec and engine == "bfs" and not symmetry:
+                    full_distinct = rec["distinct"]
+                print(_one_line(rec), file=sys.stderr, flush=True)
+    _derive(records)
+    return records
+
+
+def _one_line(r: dict[str, Any]) -> str:
+    head = f"{r['model']} {r['bounds']} {r['engine']} sym={r['symmetry']}"
+    if "error" in r:
+        return f"{head}: ERROR {r['error']}"
+    return (f"{head}: {r['distinct']:,} states {r['elapsed']:.1f}s "
+            f"{r['distinct'] / r['elapsed']:,.0f}/s load {r['load_before']:.1f}->{r['load_after']:.1f}")
+
+
+def _derive(records: list[dict[str, Any]]) -> None:
+    """Ratios between configurations of the same model and size, within this run."""
+    def key(r: dict[str, Any], **over: Any) -> tuple:
+        d = {**r, **over}
+        return (d["model"], json.dumps(d["bounds"], sort_keys=True), d["engine"], d["symmetry"])
+
+    index = {key(r): r for r in records if "error" not in r}
+    for r in records:
+        if "error" in r:
+            continue
+        r["distinct_per_s"] = r["distinct"] / r["elapsed"]
+        r["generated_per_s"] = r["generated"] / r["elapsed"]
+        r["bytes_per_state"] = r["peak_rss"] / max(r["distinct"], 1)
+        r["bytes_per_state_over_baseline"] = (r["peak_rss"] - r["baseline_rss"]) / max(r["distinct"], 1)
+        bfs = index.get(key(r, engine="bfs"))
+        if bfs and r["engine"] != "bfs":
+            r["speedup_vs_bfs"] = bfs["elapsed"] / r["elapsed"]
+            r["counts_match_bfs"] = (r["distinct"], r["generated"], r["depth"]) == \
+                (bfs["distinct"], bfs["generated"], bfs["depth"])
+        if r["symmetry"]:
+            full = index.get(key(r, symmetry=False))
+            if full:
+                r["reduction"] = full["distinct"] / max(r["distinct"], 1)
+                r["symmetry_cost_per_generated"] = ((r["elapsed"] / r["generated"])
+                                                    / (full["elapsed"] / full["generated"]))
+                r["symmetry_wall_speedup"] = full["elapsed"] / r["elapsed"]
+
+
+def _fmt(value: Any, spec: str = ",.0f") -> str:
+    return "" if value is None else format(value, spec)
+
+
+def table(records: list[dict[str, Any]]) -> str:
+    head = ("| model | size | engine | sym | distinct | generated | depth | s | distinct/s | "
+            "generated/s | peak RSS B/state | over baseline B/state | speedup vs bfs | same counts | reduction | "
+            "sym cost/gen | load |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in records:
+        size = ",".join(f"{k}={v}" for k, v in r["bounds"].items())
+        if "error" in r:
+            lines.append(f"| {r['model']} | {size} | {r['engine']} | {r['symmetry']} | error: "
+                         f"{r['error']} |" + " |" * 12)
+            continue
+        lines.append(
+            f"| {r['model']} | {size} | {r['engine']}{'' if r['engine'] != 'parallel' else ' x' + str(r['workers'])}"
+            f" | {'on' if r['symmetry'] else 'off'} | {r['distinct']:,} | {r['generated']:,} | {r['depth']}"
+            f" | {r['elapsed']:.1f} | {_fmt(r['distinct_per_s'])} | {_fmt(r['generated_per_s'])}"
+            f" | {_fmt(r['bytes_per_state'])} | {_fmt(r['bytes_per_state_over_baseline'])}"
+            f" | {_fmt(r.get('speedup_vs_bfs'), '.2f')}"
+            f" | {'' if 'counts_match_bfs' not in r else ('yes' if r['counts_match_bfs'] else 'NO')}"
+            f" | {_fmt(r.get('reduction'), '.1f')} | {_fmt(r.get('symmetry_cost_per_generated'), '.2f')}"
+            f" | {r['load_before']:.1f}-{r['load_after']:.1f} |")
+    return "\n".join(lines)
+
+
+def store_table(rows: list[dict[str, Any]]) -> str:
+    lines = ["| states | spill parents | visited B/state | parents B/state | traced peak B/state | "
+             "RSS delta B/state | target |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        n = r["states"]
+        lines.append(f"| {n:,} | {'yes' if r['spill'] else 'no'} | {r['visited_bytes'] / n:.1f} | "
+                     f"{r['parent_bytes'] / n:.1f} | {r['traced_peak'] / n:.1f} | "
+                     f"{r['rss_delta'] / n:.1f} | <= {TARGETS['bytes_per_state']} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run-json", help=argparse.SUPPRESS)
+    parser.add_argument("--store-json", help=argparse.SUPPRESS)
+    parser.add_argument("--plan", action="append", help="model:sizes (see the module docstring)")
+    parser.add_argument("--quick", action="store_true", help="small sizes only")
+    parser.add_argument("--engines", default="bfs,parallel,spark")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=1, help="runs per configuration (median kept)")
+    parser.add_argument("--spark-max", type=int, default=400_000,
+                        help="skip Spark without symmetry above this many states")
+    parser.add_argument("--timeout", type=float, default=900)
+    parser.add_argument("--store", type=int, nargs="*", help="only measure the compact store at these sizes")
+    parser.add_argument("--no-store", action="store_true", help="skip the compact store measurement")
+    parser.add_argument("--out", type=Path, default=RESULTS / "scale.jsonl")
+    args = parser.parse_args(argv)
+
+    if args.run_json:
+        print(json.dumps(run_one(json.loads(args.run_json))))
+        return 0
+    if args.store_json:
+        print(json.dumps(store_one(**json.loads(args.store_json))))
+        return 0
+
+    store_sizes = args.store if args.store is not None else ([] if args.no_store else
+                                                             [1_000_000, 5_000_000])
+    store_rows = []
+    for n in store_sizes:
+        for spill in (False, True):
+            row = _child("store", {"states": n, "spill": spill}, args.timeout)
+            if "error" not in row:
+                store_rows.append(row)
+                print(f"store {n:,} spill={spill}: {(row['visited_bytes'] + row['parent_bytes']) / n:.1f} "
+                      f"B/state", file=sys.stderr)
+    records: list[dict[str, Any]] = []
+    if args.store is None:
+        plan = [p for text in args.plan for p in parse_plan(text)] if args.plan else default_plan(args.quick)
+        engines = [e for e in args.engines.split(",") if e != "spark" or spark_available()]
+        records = bench(plan, engines, args.spark_max, args.timeout, args.workers, args.repeat)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    with args.out.open("a") as f:
+        for r in records:
+            f.write(json.dumps({"kind": "explore", **r}) + "\n")
+        for r in store_rows:
+            f.write(json.dumps({"kind": "store", **r}) + "\n")
+    text = ""
+    if records:
+        text += table(records) + "\n"
+    if store_rows:
+        text += "\n" + store_table(store_rows) + "\n"
+    print(text)
+    (RESULTS / "scale.md").write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
