@@ -9,8 +9,8 @@ symmetry, at several sizes, each configuration in a fresh subprocess.
 Per configuration it records distinct and generated states per second, peak RSS (this process
 plus, for the parallel engine, its workers) per distinct state, the speedup over the BFS in the
 same run, the reduction factor of symmetry and its cost per generated state. Records are
-appended to ``bench/results/scale.jsonl``; a markdown table is printed and written to
-``bench/results/scale.md``.
+appended to ``bench/results/scale.jsonl`` (``--out``); a markdown table is printed and written
+next to it as ``scale.md``.
 
 Figures are wall-clock on whatever else the machine is doing: each record carries the load
 average before and after, and every ratio in the table compares configurations of the same run.
@@ -325,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
         plan = [p for text in args.plan for p in parse_plan(text)] if args.plan else default_plan(args.quick)
         engines = [e for e in args.engines.split(",") if e != "spark" or spark_available()]
         records = bench(plan, engines, args.spark_max, args.timeout, args.workers, args.repeat)
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("a") as f:
         for r in records:
             f.write(json.dumps({"kind": "explore", **r}) + "\n")
@@ -337,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     if store_rows:
         text += "\n" + store_table(store_rows) + "\n"
     print(text)
-    (RESULTS / "scale.md").write_text(text)
+    args.out.with_suffix(".md").write_text(text)
     return 0
 
 

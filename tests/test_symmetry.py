@@ -112,6 +112,13 @@ def test_twophase_canonical_is_an_orbit_invariant_that_separates_orbits():
     assert all(len(images) == 1 for images in by_key.values())
 
 
+def test_twophase_canonical_is_the_same_with_either_lookup_table():
+    joint, split = OrbitTwoPhase(4, joint_table=True), OrbitTwoPhase(4, joint_table=False)
+    states = reachable(joint)
+    assert all(joint.canonical(s) == split.canonical(s) for s in states)
+    assert len({joint.canonical(s) for s in states}) < len(states)  # it does merge states
+
+
 @pytest.mark.parametrize("machine", [OrbitTwoPhase(3), OrbitTwoPhase(4), OrbitTwoPhase(5),
                                      FifoMutex(3), FifoMutex(4)],
                          ids=["twophase3", "twophase4", "twophase5", "mutex3", "mutex4"])

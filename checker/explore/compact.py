@@ -26,6 +26,8 @@ import numpy as np
 _EMPTY = np.uint64(0)
 #: Fibonacci hashing multiplier: spreads fingerprints whose low bits are poorly mixed
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+#: values probed at once: bounds the temporaries (about 50 bytes per value) of one batch
+_BLOCK = 1 << 16
 
 
 class FingerprintSet:
@@ -66,14 +68,22 @@ class FingerprintSet:
         size = self._table.size
         while needed > self._max_load * size:
             size *= 2
-        old = self._table[self._table != _EMPTY]
+        old = self._table
         self._table = np.zeros(size, dtype=np.uint64)
         self._shift = np.uint64(64 - (size.bit_length() - 1))
         self._count = 0
-        self._insert_distinct(old)
+        # Re-insert block by block: the peak stays near old + new table, not several
+        # temporaries the size of the whole set.
+        for start in range(0, old.size, _BLOCK):
+            block = old[start:start + _BLOCK]
+            self._insert_distinct(block[block != _EMPTY])
+        del old
 
     def _insert_distinct(self, values: np.ndarray) -> np.ndarray:
         """Insert distinct nonzero values; True where a value was not present before."""
+        if values.size > _BLOCK:
+            return np.concatenate([self._insert_distinct(values[i:i + _BLOCK])
+                                   for i in range(0, values.size, _BLOCK)])
         table = self._table
         mask = table.size - 1
         is_new = np.zeros(values.size, dtype=bool)
