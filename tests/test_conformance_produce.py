@@ -1,0 +1,171 @@
+"""Conformance of the partition leader's produce validation and producer-state table with
+kafka-semantics.md §2.1-2.4 (per broker version) and §3.1-3.2 (expiry, log start offset)."""
+
+from __future__ import annotations
+
+import pytest
+
+from eoscheck.model.errors import Errors
+from eoscheck.model.partition.log import advance_log_start_offset, append_batch, expire_producers
+from eoscheck.model.partition.producer_state import add_batch, find_entry, is_producer_expired, truncate_head
+from eoscheck.model.partition.validation import validate_produce
+from eoscheck.model.state import CachedBatch, LogRecord, PartitionState, ProducerStateEntry
+
+INT_MAX = 2**31 - 1
+PID = 7
+TRUNK, V1_TO_24, V011 = "accept", "unknown_producer_id", "out_of_order"
+
+
+def entry(epoch: int, seqs: list[int], first_offset: int = 10, ts: int = 0) -> ProducerStateEntry:
+    return ProducerStateEntry(PID, epoch, tuple(CachedBatch(s, first_offset + i) for i, s in enumerate(seqs)), ts)
+
+
+def produce(e: ProducerStateEntry | None, epoch: int, seq: int, mode: str = TRUNK, max_seq: int = INT_MAX):
+    return validate_produce(e, epoch=epoch, seq=seq, max_seq=max_seq, unknown_producer=mode)
+
+
+# --- §2.2/2.3 trunk (>= 2.5) --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seq", [0, 1, 17, INT_MAX])
+def test_unknown_producer_any_sequence_accepted(seq: int) -> None:
+    d = produce(None, 0, seq)
+    assert (d.error, d.append) == (Errors.NONE, True)
+
+
+def test_next_sequence_accepted() -> None:
+    d = produce(entry(2, [0, 1, 2]), 2, 3)
+    assert (d.error, d.append) == (Errors.NONE, True)
+
+
+@pytest.mark.parametrize("seq", [4, 9])
+def test_gap_is_out_of_order(seq: int) -> None:
+    d = produce(entry(2, [0, 1, 2]), 2, seq)
+    assert (d.error, d.append) == (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, False)
+
+
+@pytest.mark.parametrize("idx", range(5))
+def test_duplicate_of_any_cached_batch_returns_original_offset_without_append(idx: int) -> None:
+    e = entry(2, [3, 4, 5, 6, 7], first_offset=20)
+    d = produce(e, 2, 3 + idx)
+    assert (d.error, d.append, d.duplicate_offset) == (Errors.NONE, False, 20 + idx)
+
+
+def test_duplicate_older_than_cache_is_out_of_order() -> None:
+    d = produce(entry(2, [3, 4, 5, 6, 7]), 2, 2)
+    assert (d.error, d.append) == (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, False)
+
+
+@pytest.mark.parametrize("seq", [0, 3, 8])
+def test_lower_epoch_is_invalid_producer_epoch(seq: int) -> None:
+    d = produce(entry(4, [3, 4, 5, 6, 7]), 3, seq)
+    assert (d.error, d.append) == (Errors.INVALID_PRODUCER_EPOCH, False)
+
+
+def test_higher_epoch_with_seq_0_accepted() -> None:
+    d = produce(entry(2, [3, 4]), 3, 0)
+    assert (d.error, d.append) == (Errors.NONE, True)
+
+
+def test_higher_epoch_with_seq_not_0_out_of_order() -> None:
+    d = produce(entry(2, [3, 4]), 3, 5)
+    assert (d.error, d.append) == (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, False)
+
+
+def test_marker_only_state_same_epoch_needs_seq_0() -> None:
+    marker_only = ProducerStateEntry(PID, 2, (), 0)
+    assert produce(marker_only, 2, 0).append
+    assert produce(marker_only, 2, 3).error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
+
+
+def test_wraparound_after_int_max() -> None:
+    e = entry(1, [INT_MAX - 1, INT_MAX])
+    assert produce(e, 1, 0).append
+    assert produce(e, 1, 1).error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
+
+
+def test_small_max_seq_wrap() -> None:
+    e = entry(1, [2, 3])
+    assert produce(e, 1, 0, max_seq=3).append
+
+
+# --- §2.4 historical brokers ---------------------------------------------------------------------------
+
+def test_broker_011_unknown_producer_seq_not_0_out_of_order() -> None:
+    assert produce(None, 0, 3, V011).error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert produce(None, 0, 0, V011).append
+
+
+def test_broker_011_only_last_batch_is_a_duplicate() -> None:
+    e = entry(1, [5], first_offset=30)  # one cached batch
+    d = produce(e, 1, 5, V011)
+    assert (d.error, d.append, d.duplicate_offset) == (Errors.NONE, False, 30)
+    assert produce(e, 1, 4, V011).error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
+
+
+def test_broker_1_to_24_unknown_producer_id() -> None:
+    d = produce(None, 0, 3, V1_TO_24)
+    assert (d.error, d.append) == (Errors.UNKNOWN_PRODUCER_ID, False)
+    assert produce(None, 0, 0, V1_TO_24).append
+
+
+@pytest.mark.parametrize("mode", [TRUNK, V1_TO_24, V011])
+def test_old_epoch_is_47_in_every_version(mode: str) -> None:
+    assert produce(entry(3, [0]), 2, 1, mode).error == 47
+
+
+# --- §2.1 producer state entry ------------------------------------------------------------------------
+
+def test_add_batch_keeps_last_5_and_timestamp() -> None:
+    e = None
+    for i in range(7):
+        e = add_batch(e, PID, 0, i, 100 + i, timestamp=50 + i, cache_size=5)
+    assert [b.seq for b in e.batches] == [2, 3, 4, 5, 6]
+    assert e.last_timestamp == 56
+
+
+def test_add_batch_with_new_epoch_clears_cache() -> None:
+    e = add_batch(entry(1, [0, 1, 2]), PID, 2, 0, 40, timestamp=9, cache_size=5)
+    assert (e.epoch, [b.seq for b in e.batches]) == (2, [0])
+
+
+def test_append_updates_state_only_with_the_log() -> None:
+    part = PartitionState((), 0, ())
+    part, off = append_batch(part, LogRecord(0, 0, PID, 0, 0), created=3, cache_size=5)
+    assert off == 0 and len(part.log) == 1
+    e = find_entry(part.producers, PID)
+    assert (e.epoch, e.batches[-1].seq, e.batches[-1].offset, e.last_timestamp) == (0, 0, 0, 3)
+
+
+# --- §3.1 / §3.2 expiry and the log start offset -----------------------------------------------------
+
+def test_expiry_boundary_inclusive() -> None:
+    e = entry(0, [0], ts=10)
+    assert not is_producer_expired(e, 19, 10)
+    assert is_producer_expired(e, 20, 10)
+
+
+def test_expired_producer_is_unknown_then_any_sequence_is_accepted() -> None:
+    part = PartitionState((LogRecord(0, 0, PID, 0, 0),), 0, (entry(0, [0], first_offset=0, ts=0),))
+    part = expire_producers(part, now=5, expiration=5)
+    assert find_entry(part.producers, PID) is None
+    assert produce(find_entry(part.producers, PID), 0, 0).append  # the old batch again: a duplicate
+    assert produce(find_entry(part.producers, PID), 0, 4).append
+
+
+def test_trunk_log_start_offset_keeps_producer_state() -> None:
+    part = PartitionState(tuple(LogRecord(0, i, PID, 0, i) for i in range(3)), 0, (entry(0, [0, 1, 2], first_offset=0),))
+    moved = advance_log_start_offset(part, 3, retain_producer_state=True)
+    assert moved.log_start_offset == 3
+    assert find_entry(moved.producers, PID) == find_entry(part.producers, PID)
+
+
+def test_pre_25_truncate_head_evicts_producers_below_lso() -> None:
+    e_old = entry(0, [0, 1], first_offset=0)
+    e_new = ProducerStateEntry(PID + 1, 0, (CachedBatch(0, 1), CachedBatch(1, 4)), 0)
+    kept = truncate_head((e_old, e_new), 3)
+    assert [e.producer_id for e in kept] == [PID + 1]
+    assert [b.offset for b in kept[0].batches] == [4]  # cached batches below the LSO dropped
+
+
+def test_pre_25_marker_only_entry_always_evicted() -> None:
+    assert truncate_head((ProducerStateEntry(PID, 3, (), 0),), 0) == ()
