@@ -38,7 +38,9 @@ if TYPE_CHECKING:
     from ..progress import Progress
 
 #: parents expanded between dedup batches, time-limit checks and progress updates
-CHUNK = 1024
+CHUNK = 2048
+
+_NONE = object()  # marks "no successor yet" for deadlock detection without a per-step counter
 
 
 class _Stop(Exception):
@@ -70,11 +72,12 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
     successors = machine.successors
 
     visited = VisitedSet()
+    known = visited.known()
     found: list[_Found] = []
     violated: set[str] = set()  # properties already reported (each once under --continue)
-    gen_cov: dict[str, int] = {}
+    gen_cov: dict[str, int] = {}  # generated per action; their sum is the generated count
     new_cov: dict[str, int] = {}
-    generated = 0
+    generated = 0  # initial states; successors are summed from gen_cov at the end
     level = 1
     limit_hit: str | None = None
     ticker = Ticker(progress, "bfs", options.max_seconds)
@@ -141,9 +144,8 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                 for idx in range(chunk_start, chunk_end):
                     state = frontier[idx]
                     pfp = frontier_fps[idx]
-                    before = generated
+                    nxt = _NONE
                     for step, nxt in successors(state):
-                        generated += 1
                         action = step[0]
                         gen_cov[action] = gen_cov.get(action, 0) + 1
                         if bounded and not within(nxt):
@@ -152,11 +154,14 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                             for name, check in trans:
                                 if name not in violated and not check(state, step, nxt):
                                     report(_Found(name, "transition", pfp, level, step, nxt))
-                        fps_append(hash(canonical(nxt)) if symmetry else hash(nxt))
+                        h = hash(canonical(nxt)) if symmetry else hash(nxt)
+                        if h in known:  # most successors are old: drop them before any append
+                            continue
+                        fps_append(h)
                         par_append(pfp)
                         st_append(nxt)
                         step_append(step)
-                    if (generated == before and check_deadlock and "deadlock" not in violated
+                    if (nxt is _NONE and check_deadlock and "deadlock" not in violated
                             and not is_terminal(state)):
                         report(_Found("deadlock", "deadlock", pfp, level))
                 if last_level:
@@ -166,16 +171,18 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                 else:
                     room = None
                 new, overflow = visited.insert_batch(cand_fps, cand_parents, room)
-                for i in new:
-                    nxt = cand_states[i]
-                    action = cand_steps[i][0]
-                    new_cov[action] = new_cov.get(action, 0) + 1
-                    next_frontier.append(nxt)
-                    next_fps.append(cand_fps[i])
-                    if invs:
-                        for name, check in invs:
-                            if name not in violated and not check(nxt):
-                                report(_Found(name, "invariant", cand_fps[i], level + 1))
+                if new:
+                    new_states = [cand_states[i] for i in new]
+                    new_fps = [cand_fps[i] for i in new]
+                    for i in new:
+                        action = cand_steps[i][0]
+                        new_cov[action] = new_cov.get(action, 0) + 1
+                    next_frontier.extend(new_states)
+                    next_fps.extend(new_fps)
+                    for name, check in invs:
+                        if name not in violated and not all(map(check, new_states)):
+                            bad = next(i for i, st in enumerate(new_states) if not check(st))
+                            report(_Found(name, "invariant", new_fps[bad], level + 1))
                 if overflow:
                     limit_hit = "depth" if last_level else "states"
                     if not last_level:
@@ -183,7 +190,7 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                 if ticker.out_of_time():
                     limit_hit = "time"
                     raise _Stop
-                ticker.maybe_update(lambda: Stats(len(visited), generated, level,
+                ticker.maybe_update(lambda: Stats(len(visited), generated + sum(gen_cov.values()), level,
                                                   len(frontier) - chunk_end + len(next_frontier),
                                                   ticker.elapsed()), level)
             visited.end_level()
@@ -200,6 +207,7 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
             level += 1
         visited.end_level()
 
+    generated += sum(gen_cov.values())
     stats = Stats(distinct=len(visited), generated=generated, depth=level, queue=queue,
                   elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov))
     violations = [_to_violation(machine, visited, f, symmetry) for f in found]

@@ -34,6 +34,15 @@ class VisitedSet:
     def __contains__(self, fp: int) -> bool:
         return fp in self._seen
 
+    def known(self):
+        """A container whose ``in`` is True only for fingerprints already inserted.
+
+        The BFS tests each successor against it to drop old states before buffering them. It may
+        miss some (a compact implementation can return an empty frozenset, or a set of recent
+        levels); ``insert_batch`` still deduplicates exactly. Here it is the live set itself.
+        """
+        return self._seen
+
     def insert_batch(self, fps: list[int], parents: list[int], room: int | None = None
                      ) -> tuple[list[int], bool]:
         """Add the candidates not seen before (first occurrence wins), recording their parents.
@@ -41,25 +50,21 @@ class VisitedSet:
         Returns (indices into ``fps`` of the new ones, in order; ``True`` if more new ones existed
         than ``room`` allowed — those were not added).
         """
+        # All C-level: first occurrence of each fingerprint in the batch (a dict built from the
+        # reversed batch keeps the smallest index), minus the seen set, back in candidate order.
         seen = self._seen
-        add = seen.add
-        new: list[int] = []
-        append = new.append
-        if room is None:
-            for i, h in enumerate(fps):
-                if h not in seen:
-                    add(h)
-                    append(i)
-            overflow = False
+        first = dict(zip(reversed(fps), range(len(fps) - 1, -1, -1)))
+        # set.difference iterates the smaller operand; dict_keys - set would walk all of seen
+        fresh = set(first).difference(seen)
+        if not fresh:
+            return [], False
+        new = sorted(map(first.__getitem__, fresh))
+        overflow = room is not None and len(new) > room
+        if overflow:
+            new = new[:room]
+            seen.update([fps[i] for i in new])
         else:
-            overflow = False
-            for i, h in enumerate(fps):
-                if h not in seen:
-                    if len(new) >= room:
-                        overflow = True
-                        break
-                    add(h)
-                    append(i)
+            seen |= fresh
         if new:
             self._child.extend([fps[i] for i in new])
             self._parent.extend([parents[i] for i in new])
