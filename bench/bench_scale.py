@@ -90,6 +90,47 @@ def run_one(config: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def symcost_one(config: dict[str, Any], sample_size: int = 200_000) -> dict[str, Any]:
+    """Symmetry's cost per generated state, measured where the reduced run is too small to time:
+    the engine does ``hash(canonical(s))`` instead of ``hash(s)`` for every generated state, so
+    the cost ratio is (base + extra) / base, with base the unreduced BFS's CPU time per generated
+    state and extra the difference of the two hashes over successors sampled from that run."""
+    from eoscheck.checker.explore import ExploreOptions, explore
+    from eoscheck.checker.registry import find_model
+
+    machine = find_model(config["model"]).machine(variant=config.get("variant"), bounds=config["bounds"])
+    import eoscheck.checker.explore.bfs  # noqa: F401
+    c0 = time.process_time()
+    result = explore(machine, ExploreOptions(symmetry=False, stop_at_first=False))
+    base = (time.process_time() - c0) / result.stats.generated
+    sample: list[Any] = []
+    frontier = list(machine.init_states())
+    seen = set(frontier)
+    while frontier and len(sample) < sample_size:
+        nxt = []
+        for state in frontier:
+            for _step, succ in machine.successors(state):
+                sample.append(succ)
+                if succ not in seen:
+                    seen.add(succ)
+                    nxt.append(succ)
+        frontier = nxt
+    sample = sample[:sample_size]
+    canonical = machine.canonical
+
+    def per_state(fn: Any) -> float:
+        t = time.process_time()
+        for state in sample:
+            fn(state)
+        return (time.process_time() - t) / len(sample)
+
+    plain = per_state(hash)
+    reduced = per_state(lambda st: hash(canonical(st)))
+    return {"base_cpu_per_generated": base, "canonical_extra": reduced - plain,
+            "cost_ratio": (base + reduced - plain) / base, "sample": len(sample),
+            "generated": result.stats.generated}
+
+
 def store_one(states: int, level_size: int = 50_000, spill: bool = False) -> dict[str, Any]:
     """Bytes per state of the compact visited set + parent store alone, filled level by level
     with random fingerprints (tracemalloc sees numpy's buffers; RSS is measured too)."""
@@ -189,6 +230,7 @@ def bench(plan: list[tuple[str, dict[str, int]]], engines: list[str], spark_max:
     for model, bounds in plan:
         sym_options = [False, True] if has_symmetry(model, bounds) else [False]
         full_distinct: int | None = None
+        cost = _child("symcost", {"model": model, "bounds": bounds}, timeout) if True in sym_options else None
         for symmetry in sym_options:
             for engine in engines:
                 if engine == "spark" and full_distinct is not None and full_distinct > spark_max \
@@ -204,6 +246,9 @@ def bench(plan: list[tuple[str, dict[str, int]]], engines: list[str], spark_max:
                     ok.sort(key=lambda r: r["elapsed"])
                     rec = {**config, **ok[len(ok) // 2], "repeats": len(ok)}
                 rec.update(run=run_id, cores=os.cpu_count(), python=platform.python_version())
+                if symmetry and cost and "error" not in cost:
+                    rec["symmetry_cost_cpu"] = cost["cost_ratio"]
+                    rec["canonical_us"] = cost["canonical_extra"] * 1e6
                 records.append(rec)
                 if "error" not in rec and engine == "bfs" and not symmetry:
                     full_distinct = rec["distinct"]
@@ -255,13 +300,13 @@ def _fmt(value: Any, spec: str = ",.0f") -> str:
 def table(records: list[dict[str, Any]]) -> str:
     head = ("| model | size | engine | sym | distinct | generated | depth | s | distinct/s | "
             "generated/s | peak RSS B/state | over baseline B/state | speedup vs bfs | same counts | reduction | "
-            "sym cost/gen | load |")
+            "sym cost/gen (wall) | sym cost/gen (CPU, sampled) | load |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in records:
         size = ",".join(f"{k}={v}" for k, v in r["bounds"].items())
         if "error" in r:
             lines.append(f"| {r['model']} | {size} | {r['engine']} | {r['symmetry']} | error: "
-                         f"{r['error']} |" + " |" * 12)
+                         f"{r['error']} |" + " |" * 13)
             continue
         lines.append(
             f"| {r['model']} | {size} | {r['engine']}{'' if r['engine'] != 'parallel' else ' x' + str(r['workers'])}"
@@ -271,6 +316,7 @@ def table(records: list[dict[str, Any]]) -> str:
             f" | {_fmt(r.get('speedup_vs_bfs'), '.2f')}"
             f" | {'' if 'counts_match_bfs' not in r else ('yes' if r['counts_match_bfs'] else 'NO')}"
             f" | {_fmt(r.get('reduction'), '.1f')} | {_fmt(r.get('symmetry_cost_per_generated'), '.2f')}"
+            f" | {_fmt(r.get('symmetry_cost_cpu'), '.2f')}"
             f" | {r['load_before']:.1f}-{r['load_after']:.1f} |")
     return "\n".join(lines)
 
@@ -290,6 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run-json", help=argparse.SUPPRESS)
     parser.add_argument("--store-json", help=argparse.SUPPRESS)
+    parser.add_argument("--symcost-json", help=argparse.SUPPRESS)
     parser.add_argument("--plan", action="append", help="model:sizes (see the module docstring)")
     parser.add_argument("--quick", action="store_true", help="small sizes only")
     parser.add_argument("--engines", default="bfs,parallel,spark")
@@ -305,6 +352,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.run_json:
         print(json.dumps(run_one(json.loads(args.run_json))))
+        return 0
+    if args.symcost_json:
+        print(json.dumps(symcost_one(json.loads(args.symcost_json))))
         return 0
     if args.store_json:
         print(json.dumps(store_one(**json.loads(args.store_json))))
