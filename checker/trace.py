@@ -92,13 +92,20 @@ def trace_is_valid(machine: Machine, trace: list[TraceStep]) -> bool:
 
 
 def shorten_trace(machine: Machine, trace: list[TraceStep], is_bad: IsBad, *,
-                  symmetry: bool = True, budget: int = SHORTEN_BFS_BUDGET
-                  ) -> tuple[list[TraceStep], str]:
-    """A trace no longer than ``trace`` that also ends in a bad state/step, and how it was found.
+                  symmetry: bool = True, budget: int = SHORTEN_BFS_BUDGET) -> list[TraceStep]:
+    """A trace no longer than ``trace`` that also ends in a bad state/step (the plan's contract).
 
     ``trace`` must be valid and end bad (``is_bad(trace[-2].state, trace[-1].step,
-    trace[-1].state)``). See the module docstring for the two passes and what each guarantees.
+    trace[-1].state)``). See the module docstring for the two passes and what each guarantees;
+    ``shorten_trace_explained`` also says which pass produced the result.
     """
+    return shorten_trace_explained(machine, trace, is_bad, symmetry=symmetry, budget=budget)[0]
+
+
+def shorten_trace_explained(machine: Machine, trace: list[TraceStep], is_bad: IsBad, *,
+                            symmetry: bool = True, budget: int = SHORTEN_BFS_BUDGET
+                            ) -> tuple[list[TraceStep], str]:
+    """``shorten_trace`` plus how: ``SHORTEST`` (a true shortest trace) or ``SHORTCUTS``."""
     found = _bounded_bfs(machine, is_bad, len(trace), symmetry, budget)
     if found is not None:
         return found, SHORTEST
@@ -135,7 +142,7 @@ def _bounded_bfs(machine: Machine, is_bad: IsBad, max_length: int, symmetry: boo
                 if not within(nxt):
                     continue
                 if is_bad(state, step, nxt):
-                    chain = _key_chain(parent, key) 
+                    chain = _key_chain(parent, key)
                     trace = rebuild_trace(machine, [fingerprint(k) for k in chain], symmetry)
                     return trace + [TraceStep(step, nxt)]
                 nkey = canonical(nxt)

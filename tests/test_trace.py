@@ -7,7 +7,7 @@ import pytest
 from eoscheck.checker.fingerprint import fingerprint
 from eoscheck.checker.result import TraceStep
 from eoscheck.checker.trace import (SHORTCUTS, SHORTEST, TraceRebuildError, bad_end, rebuild_trace,
-                                    shorten_trace, trace_is_valid)
+                                    shorten_trace, shorten_trace_explained, trace_is_valid)
 from eoscheck.examples.diehard import DieHard
 from eoscheck.examples.toys import Counter, Grid
 
@@ -51,7 +51,7 @@ def test_shorten_by_bfs_reaches_the_minimum():
     long = walk(machine, ["IncX", "IncX", "ResetX", "IncY", "IncX", "IncY", "IncY", "IncX", "IncY",
                           "IncX", "IncX"])
     assert long[-1].state == (4, 4) and len(long) == 12
-    short, how = shorten_trace(machine, long, bad_end(machine, "invariant", "NotCorner"))
+    short, how = shorten_trace_explained(machine, long, bad_end(machine, "invariant", "NotCorner"))
     assert how == SHORTEST
     assert len(short) == 9 and short[-1].state == (4, 4)
     assert trace_is_valid(machine, short)
@@ -61,7 +61,7 @@ def test_shorten_falls_back_to_shortcuts_when_the_budget_is_tiny():
     machine = Grid(5)
     long = walk(machine, ["IncX", "IncX", "ResetX", "IncY", "IncX", "IncY", "IncY", "IncX", "IncY",
                           "IncX", "IncX"])
-    short, how = shorten_trace(machine, long, bad_end(machine, "invariant", "NotCorner"), budget=3)
+    short, how = shorten_trace_explained(machine, long, bad_end(machine, "invariant", "NotCorner"), budget=3)
     assert how == SHORTCUTS
     assert trace_is_valid(machine, short)
     assert short[-1].state == (4, 4)
@@ -73,11 +73,11 @@ def test_shortcuts_keep_the_final_step_of_a_transition_violation():
     machine = Counter(limit=3, wrap=True)
     long = walk(machine, ["Inc", "Inc", "Inc", "Wrap", "Inc", "Inc", "Inc", "Wrap"])
     is_bad = bad_end(machine, "transition", "NeverDecreases")
-    short, how = shorten_trace(machine, long, is_bad, budget=1)
+    short, how = shorten_trace_explained(machine, long, is_bad, budget=1)
     assert how == SHORTCUTS
     assert short[-1].step == ("Wrap",) and len(short) == 5
     assert is_bad(short[-2].state, short[-1].step, short[-1].state)
-    short, how = shorten_trace(machine, long, is_bad)
+    short, how = shorten_trace_explained(machine, long, is_bad)
     assert how == SHORTEST and len(short) == 5
 
 
@@ -87,3 +87,10 @@ def test_trace_is_valid_rejects_impossible_steps():
     assert trace_is_valid(machine, good)
     assert not trace_is_valid(machine, good[:1] + [TraceStep(("FillBig",), (3, 3))])
     assert not trace_is_valid(machine, [TraceStep(None, (1, 1))])
+
+
+def test_shorten_trace_contract_returns_just_the_trace():
+    machine = Counter(limit=3, wrap=True)
+    long = walk(machine, ["Inc", "Inc", "Inc", "Wrap", "Inc", "Inc", "Inc", "Wrap"])
+    short = shorten_trace(machine, long, bad_end(machine, "transition", "NeverDecreases"))
+    assert isinstance(short, list) and len(short) == 5 and trace_is_valid(machine, short)

@@ -97,9 +97,9 @@ def describe_limit(limit: str, value: Any) -> str:
 def shortened_violation(machine: Machine, name: str, kind: str, trace: list, symmetry: bool):
     """A Violation for a trace found by DFS or simulation, shortened (see checker.trace)."""
     from ..result import Violation
-    from ..trace import bad_end, shorten_trace
+    from ..trace import bad_end, shorten_trace_explained
 
-    short, how = shorten_trace(machine, trace, bad_end(machine, kind, name), symmetry=symmetry)
+    short, how = shorten_trace_explained(machine, trace, bad_end(machine, kind, name), symmetry=symmetry)
     if len(short) > len(trace):  # cannot happen for a valid input; keep the original to be safe
         short, how = trace, "not shortened"
     return Violation(property=name, kind=kind, trace=short, found_length=len(trace), shortened_by=how)
