@@ -159,3 +159,23 @@ def test_violation_in_an_initial_state():
 def test_queue_is_reported_when_stopping_early():
     result = explore(TwoPhase(5), ExploreOptions(max_states=2_000))
     assert result.stats.queue > 0
+
+
+def test_states_with_process_dependent_hashes_are_refused():
+    from eoscheck.checker.fingerprint import UnstableStateError
+
+    class Stringly(Counter):
+        def successors(self, s):
+            yield ("Inc",), (s[0] + 1, "oops")
+
+    for strategy in ("bfs",):
+        with pytest.raises(UnstableStateError, match="str"):
+            explore(Stringly(), ExploreOptions(strategy=strategy, properties=NONE))
+
+    class BadInit(Counter):
+        def init_states(self):
+            yield (0, None)
+
+    for strategy in ("bfs", "dfs", "simulate"):
+        with pytest.raises(UnstableStateError, match="NoneType"):
+            explore(BadInit(), ExploreOptions(strategy=strategy, properties=NONE))

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..fingerprint import MASK64
+from ..fingerprint import MASK64, check_state
 from ..machine import Machine
 from ..result import Result, Stats, TraceStep, Violation
 from ..trace import rebuild_trace
@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 
 #: parents expanded between dedup batches, time-limit checks and progress updates
 CHUNK = 2048
+
+#: states of the first two levels checked for process-stable types (check_state) before use
+SAMPLE = 64
 
 _NONE = object()  # marks "no successor yet" for deadlock detection without a per-step counter
 
@@ -110,6 +113,8 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
             init_fps.append(hash(canonical(state)) if symmetry else hash(state))
             init_states.append(state)
         room = max_states if max_states is not None else None
+        for state in init_states[:SAMPLE]:
+            check_state(state)
         new, overflow = visited.insert_batch(init_fps, init_fps, room)
         if overflow:
             limit_hit = "states"
@@ -173,6 +178,9 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                 new, overflow = visited.insert_batch(cand_fps, cand_parents, room)
                 if new:
                     new_states = [cand_states[i] for i in new]
+                    if level == 1:
+                        for st in new_states[:SAMPLE]:
+                            check_state(st)
                     new_fps = [cand_fps[i] for i in new]
                     for i in new:
                         action = cand_steps[i][0]

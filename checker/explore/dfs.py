@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..fingerprint import check_state
 from ..machine import Machine
 from ..result import Result, Stats, TraceStep
 from .common import (Ticker, build_coverage, describe_limit, overrides, select_properties,
@@ -67,6 +68,7 @@ def explore_dfs(machine: Machine, options: ExploreOptions, progress: Progress | 
         h = hash(canonical(init)) if symmetry else hash(init)
         if h in seen:
             continue
+        check_state(init)
         if max_states is not None and len(seen) >= max_states:
             limit_hit = "states"
             break

@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING
 
+from ..fingerprint import check_state
 from ..machine import Machine
 from ..result import Result, Stats, TraceStep
 from .common import (Ticker, build_coverage, describe_limit, overrides, select_properties,
@@ -61,6 +62,7 @@ def explore_simulate(machine: Machine, options: ExploreOptions, progress: Progre
     for s in machine.init_states():
         generated += 1
         if within(s):
+            check_state(s)
             inits.append(s)
             if fp(s) not in seen:
                 seen.add(fp(s))
