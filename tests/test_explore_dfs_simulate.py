@@ -76,3 +76,10 @@ def test_simulation_finds_deadlock_and_respects_walk_depth():
 def test_simulation_state_limit():
     result = explore(TwoPhase(5), ExploreOptions(strategy="simulate", max_states=50))
     assert result.limit_hit == "states" and result.verdict == "incomplete"
+
+
+def test_dfs_and_simulation_time_limits():
+    for strategy in ("dfs", "simulate"):
+        result = explore(TwoPhase(7), ExploreOptions(strategy=strategy, max_seconds=0.0, walks=10**6))
+        assert result.verdict == "incomplete" and result.limit_hit == "time", strategy
+        assert result.notes

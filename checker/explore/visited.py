@@ -7,9 +7,12 @@ ends, so a chain is rebuilt with one ``searchsorted`` per level and costs 16 byt
 instead of a dict entry (~100 bytes).
 
 The interface is batch-shaped (``insert_batch`` over a chunk of candidates) so that a compact
-implementation (e.g. a sorted numpy array merged per level) can replace ``VisitedSet`` without
-touching the BFS loop. Any replacement must keep ``insert_batch``'s order contract: the new
-candidates are reported in candidate order, first occurrence wins, which keeps runs deterministic.
+implementation (e.g. a numpy hash table or sorted array) can replace ``VisitedSet`` without
+touching the BFS loop. What the BFS uses: ``known()``, ``insert_batch(fps, parents, room)``,
+``end_level()``, ``chain(fp, level)``, ``len()``. Fingerprints arrive as signed Python ints
+(``hash()`` values; ``np.array(fps, dtype=np.int64).view(np.uint64)`` converts a batch). Any
+replacement must keep ``insert_batch``'s order contract: the new candidates are reported in
+candidate order, first occurrence wins, which keeps runs deterministic.
 """
 
 from __future__ import annotations
