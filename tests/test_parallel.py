@@ -133,3 +133,22 @@ def test_a_failing_worker_is_reported_with_its_traceback():
 
     with pytest.raises(WorkerError, match="model bug at x=3"):
         explore(Broken(limit=6, terminal=True), ExploreOptions(strategy="parallel", properties=NONE))
+
+
+def test_parent_links_spilled_to_disk_still_rebuild_traces(monkeypatch):
+    import eoscheck.checker.explore.parallel as parallel
+
+    monkeypatch.setattr(parallel, "PARENT_SPILL_BYTES", 0)  # every level goes to disk
+    machine = Grid(8)
+    bfs, par = run_both(machine, ExploreOptions())
+    assert_same_run(bfs, par)
+    assert trace_is_valid(machine, par.violations[0].trace)
+
+
+def test_kafka_idempotent_produce_matches_bfs():
+    from eoscheck.checker.registry import find_model
+
+    machine = find_model("kafka.idempotent_produce").machine(bounds={"clients": 2, "records": 2})
+    bfs, par = run_both(machine, ExploreOptions(stop_at_first=False))
+    assert_same_run(bfs, par)
+    assert par.stats.distinct > 1000

@@ -64,6 +64,8 @@ if TYPE_CHECKING:
 
 #: frontier states expanded between time-limit checks in a worker
 CHUNK = 2048
+#: a worker keeps at most this many bytes of parent links in RAM; older levels go to a temp file
+PARENT_SPILL_BYTES = 256 << 20
 NO_PARENT = int(ParentStore.NO_PARENT)
 
 
@@ -104,7 +106,7 @@ class _Worker:
         invariants, transitions = select_properties(machine, options.properties)
         self.invariants, self.transitions = invariants, transitions
         self.visited = FingerprintSet()
-        self.parents = ParentStore()
+        self.parents = ParentStore(spill_bytes=PARENT_SPILL_BYTES)
         self.violated: set[str] = set()
         fps = np.array(setup.init_fps, dtype=np.uint64)
         self.visited.add_batch(fps)
