@@ -152,3 +152,21 @@ def test_kafka_idempotent_produce_matches_bfs():
     bfs, par = run_both(machine, ExploreOptions(stop_at_first=False))
     assert_same_run(bfs, par)
     assert par.stats.distinct > 1000
+
+
+def test_states_that_hash_differently_per_process_are_refused():
+    from eoscheck.checker.fingerprint import UnstableStateError
+
+    class Stringly(Counter):
+        def successors(self, s):
+            yield ("Inc",), (s[0] + 1, "oops")
+
+    with pytest.raises(UnstableStateError, match="str"):
+        explore(Stringly(), ExploreOptions(strategy="parallel", properties=NONE))
+
+    class BadInit(Counter):
+        def init_states(self):
+            yield (0, None)
+
+    with pytest.raises(UnstableStateError, match="NoneType"):
+        explore(BadInit(), ExploreOptions(strategy="parallel", properties=NONE))

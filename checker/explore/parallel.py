@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..fingerprint import MASK64
+from ..fingerprint import MASK64, UnstableStateError, check_state
 from ..machine import Machine
 from ..result import Result, Stats, TraceStep, Violation
 from ..trace import rebuild_trace
@@ -67,6 +67,8 @@ CHUNK = 2048
 #: a worker keeps at most this many bytes of parent links in RAM; older levels go to a temp file
 PARENT_SPILL_BYTES = 256 << 20
 NO_PARENT = int(ParentStore.NO_PARENT)
+#: states of the first two levels checked for process-stable types (as the BFS does)
+SAMPLE = 64
 
 
 @dataclass
@@ -259,6 +261,9 @@ class _Worker:
         start = self.parents.append_level(new_fps, self.cand_refs[new_idx], external=True)
         picked = new_idx.tolist()
         frontier = [states[i] for i in picked]
+        if self.level == 1:
+            for state in frontier[:SAMPLE]:
+                check_state(state)
         new_cov = dict(Counter([acts[i] for i in picked]))
         found: list[_Found] = []
         nw, me = self.n, self.w
@@ -286,6 +291,11 @@ def _worker_main(machine: Machine, options: ExploreOptions, setup: _Setup, conn:
     gc.disable()
     try:
         _Worker(machine, options, setup, conn).serve()
+    except UnstableStateError as exc:  # a model error the caller reports as such
+        try:
+            conn.send(("unstable", str(exc)))
+        except (OSError, ValueError):
+            pass
     except BaseException:  # report anything, including KeyboardInterrupt, to the parent
         try:
             conn.send(("error", traceback.format_exc()))
@@ -334,6 +344,8 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
         seen.add(h)
         init_fps.append(h)
         init_states.append(state)
+    for state in init_states[:SAMPLE]:
+        check_state(state)
     violated: set[str] = set()
     init_found: list[tuple[str, int]] = []  # (property, index into init_fps)
     for i, state in enumerate(init_states):
@@ -502,6 +514,8 @@ def _receive(conn: Connection) -> Any:
         raise WorkerError("a worker process exited unexpectedly") from None
     if isinstance(reply, tuple) and len(reply) == 2 and reply[0] == "error":
         raise WorkerError(f"worker failed:\n{reply[1]}")
+    if isinstance(reply, tuple) and len(reply) == 2 and reply[0] == "unstable":
+        raise UnstableStateError(reply[1])
     return reply
 
 
