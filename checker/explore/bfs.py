@@ -191,6 +191,9 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                         if name not in violated and not all(map(check, new_states)):
                             bad = next(i for i, st in enumerate(new_states) if not check(st))
                             report(_Found(name, "invariant", new_fps[bad], level + 1))
+                # Expanded states are no longer needed (traces are rebuilt from fingerprints):
+                # dropping them now lowers the peak of two levels' states held at once.
+                frontier[chunk_start:chunk_end] = [None] * (chunk_end - chunk_start)
                 if overflow:
                     limit_hit = "depth" if last_level else "states"
                     if not last_level:
