@@ -134,7 +134,7 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
             last_level = max_depth is not None and level >= max_depth
             invs = live_invariants()
             trans = live_transitions()
-            next_frontier: list[Any] = []
+            next_frontier = []
             next_fps: list[int] = []
             for chunk_start in range(0, len(frontier), CHUNK):
                 cand_fps: list[int] = []
