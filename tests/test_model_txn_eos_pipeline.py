@@ -1,0 +1,76 @@
+"""The exactly-once pipeline machine: each variant's verdict at the smallest bounds, and the stories."""
+
+import json
+
+import pytest
+
+from eoscheck.checker.explore import ExploreOptions, explore
+from eoscheck.checker.fingerprint import check_state
+from eoscheck.model.machines.eos_pipeline import MODEL, PROPERTIES
+
+EOS = ("NoDuplicateOutput", "OffsetsAgreeWithOutput", "NoHangingTransaction", "ValidTxnTransitions")
+
+
+def run(variant, properties=None, **bounds):
+    m = MODEL.machine(variant, bounds=bounds)
+    return m, explore(m, ExploreOptions(strategy="bfs", properties=properties, stop_at_first=False))
+
+
+def steps(trace):
+    return [t.step for t in trace if t.step is not None]
+
+
+def test_model_def_matches_machine():
+    m = MODEL.machine()
+    assert set(m.properties()) == set(PROPERTIES) == set(MODEL.properties)
+    for s in m.init_states():
+        check_state(s)
+        json.dumps(m.fields(s))
+
+
+@pytest.mark.parametrize("variant", ["eos-beta-kip447", "eos-beta-2.5", "eos-alpha-kip447"])
+def test_kip447_variants_hold_everything(variant):
+    _, r = run(variant)
+    assert r.verdict == "holds", [v.property for v in r.violations]
+    assert r.stats.distinct > 1000
+
+
+def test_per_partition_producers_keep_exactly_once_before_kip447():
+    _, r = run("eos-alpha-pre-kip447", properties=EOS)
+    assert r.verdict == "holds"
+    # a removed member still commits its offsets: harmless here, the epoch fence protects the new owner
+    _, r = run("eos-alpha-pre-kip447", properties=("ZombieNeverCommitsOffsets",))
+    assert r.verdict == "violated"
+
+
+def test_per_thread_producers_before_kip447_duplicate_output():
+    m, r = run("eos-beta-pre-kip447", properties=("NoDuplicateOutput", "ZombieNeverCommitsOffsets"))
+    found = {v.property: v for v in r.violations}
+    assert set(found) == {"NoDuplicateOutput", "ZombieNeverCommitsOffsets"}
+    # story 1: the new owner fetches a stale committed offset while the old owner's offsets are pending
+    trace = found["NoDuplicateOutput"].trace
+    fetch = next(k for k, t in enumerate(trace) if t.step == ("OffsetFetch", 1))
+    assert trace[fetch].state.group.pending, "instance 1 fetched while offsets were pending"
+    # story 2: a member removed by a session timeout commits its offsets
+    assert ("SessionTimeout", 0) in steps(found["ZombieNeverCommitsOffsets"].trace)
+
+
+def test_require_stable_alone_does_not_stop_the_zombie_without_generation_checks():
+    m = MODEL.machine("eos-beta-pre-kip447", switches={"require_stable": "always"})
+    r = explore(m, ExploreOptions(strategy="bfs", properties=("ZombieNeverCommitsOffsets",)))
+    assert r.verdict == "violated"
+
+
+def test_timeout_abort_without_epoch_bump_breaks_atomicity_and_hangs():
+    _, r = run("timeout-abort-no-bump", properties=("OffsetsAgreeWithOutput", "NoHangingTransaction"))
+    found = {v.property: v for v in r.violations}
+    assert set(found) == {"OffsetsAgreeWithOutput", "NoHangingTransaction"}
+    assert ("AbortTimedOutTransaction", 0) in steps(found["OffsetsAgreeWithOutput"].trace)
+    # the hanging transaction: the produce request arrives after the abort marker
+    hang = steps(found["NoHangingTransaction"].trace)
+    assert hang.index(("WriteTxnMarker", 0, "output")) < hang.index(("ProduceArrives", 0))
+
+
+def test_kip890_verification_stops_the_hang_but_not_the_lost_record():
+    _, r = run("timeout-abort-no-bump-kip890", properties=("OffsetsAgreeWithOutput", "NoHangingTransaction"))
+    assert {v.property for v in r.violations} == {"OffsetsAgreeWithOutput"}
