@@ -95,3 +95,19 @@ def test_engines_agree_with_networkx(case):
         (v,) = r.violations
         assert v.kind == "deadlock" and v.length == shortest_dead
         assert trace_is_valid(machine, v.trace)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graphs(), st.integers(1, 6))
+def test_depth_bounds_agree_with_networkx(case, bound):
+    n, edges, inits, bad = case
+    machine = GraphMachine(n, edges, inits, bad)
+    _, dist = reference(n, edges, inits)
+    within = sum(1 for d in dist.values() if d < bound)
+    cut = max(dist.values()) + 1 > bound
+    for strategy in ("bfs", "dfs"):
+        r = explore(machine, ExploreOptions(strategy=strategy, properties=(), check_deadlock=False,
+                                            max_depth=bound))
+        assert r.stats.distinct == within, strategy
+        assert r.verdict == ("incomplete" if cut else "holds"), strategy
+        assert r.limit_hit == ("depth" if cut else None), strategy

@@ -8,7 +8,8 @@ Depth is counted in states, as traces are (the initial state is at depth 1). Wit
 state first reached deep and later reached by a shorter path is expanded again from the shallower
 depth (the visited map keeps the smallest depth per fingerprint): otherwise a plain visited set
 would wrongly prune states the bound allows. The verdict is "holds" only if the run finished and
-no state at the bound had an unvisited successor; otherwise "incomplete" with ``limit_hit``.
+every successor the bound cut off was reached by a shorter path after all (so the visited set is
+closed under successors); otherwise "incomplete" with ``limit_hit``.
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ def explore_dfs(machine: Machine, options: ExploreOptions, progress: Progress | 
     generated = 0
     max_seen_depth = 0
     limit_hit: str | None = None
-    truncated = False  # some state at the bound had a successor not explored
+    # fingerprints of successors cut off by the bound; the run is complete only if every one of
+    # them was reached later by a path within the bound (then the seen set is closed)
+    cut: set[int] = set()
     found: list[tuple[str, str, list[TraceStep]]] = []
     violated: set[str] = set()
     # stack frames: [state, step that led here, successor iterator, depth, successors seen]
@@ -107,7 +110,7 @@ def explore_dfs(machine: Machine, options: ExploreOptions, progress: Progress | 
             if old is not None and (bound is None or old <= d):
                 continue
             if bound is not None and d > bound:
-                truncated = True
+                cut.add(h)
                 continue
             if old is None:
                 if max_states is not None and len(seen) >= max_states:
@@ -132,7 +135,7 @@ def explore_dfs(machine: Machine, options: ExploreOptions, progress: Progress | 
         if limit_hit or stop:
             break
 
-    if truncated and limit_hit is None:
+    if limit_hit is None and any(h not in seen for h in cut):
         limit_hit = "depth"
     stats = Stats(distinct=len(seen), generated=generated, depth=max_seen_depth, queue=len(stack),
                   elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov))
