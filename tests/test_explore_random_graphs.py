@@ -87,6 +87,13 @@ def test_engines_agree_with_networkx(case):
             assert v.length == shortest_bad and v.length <= v.found_length
             assert v.trace[-1].state[0] in bad and trace_is_valid(machine, v.trace)
 
+    # simulation: never "holds"; whatever it finds is real and shortened to the minimum
+    r = explore(machine, ExploreOptions(strategy="simulate", check_deadlock=False, walks=20, walk_depth=30))
+    assert r.verdict in ("violated", "incomplete")
+    for v in r.violations:
+        assert shortest_bad is not None and v.length == shortest_bad
+        assert trace_is_valid(machine, v.trace) and v.found_length >= v.length
+
     # the shortest deadlock
     r = explore(machine, ExploreOptions(properties=()))
     if shortest_dead is None:
