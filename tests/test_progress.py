@@ -65,3 +65,17 @@ def test_live_progress_renders_to_a_console():
     live.update(Stats(distinct=10, generated=20, depth=2, elapsed=1.0), 2, "note")
     live.finish(Stats(distinct=10))
     assert live.live is None
+
+
+def test_progress_is_closed_when_the_model_raises():
+    class Boom(TwoPhase):
+        def successors(self, s):
+            raise RuntimeError("model bug")
+
+    live = LiveProgress()
+    live.console.file = io.StringIO()
+    try:
+        explore(Boom(3), ExploreOptions(), live)
+    except RuntimeError:
+        pass
+    assert live.live is None

@@ -10,7 +10,7 @@ import gc
 from typing import TYPE_CHECKING
 
 from ..machine import Machine
-from ..result import Result
+from ..result import Result, Stats
 from .options import STRATEGIES, ExploreOptions
 
 if TYPE_CHECKING:
@@ -32,6 +32,11 @@ def explore(machine: Machine, options: ExploreOptions, progress: Progress | None
         gc.disable()
     try:
         result = _dispatch(machine, options, progress)
+    except BaseException:
+        # Leave the terminal usable (a live display hides the cursor) before the error surfaces.
+        if progress is not None:
+            progress.finish(Stats())
+        raise
     finally:
         if was_enabled:
             gc.enable()
