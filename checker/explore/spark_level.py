@@ -1,0 +1,307 @@
+"""What Spark executors run for one BFS level: expansion and the anti-join against visited.
+
+Records are ``(partition, (tag, payload))`` with the partition ``fp % P``; a partition of the
+level dataset holds:
+
+* ``V`` — the partition's visited set: one sorted ``uint64`` numpy array;
+* ``F`` — the partition's frontier as one columnar chunk ``Chunk`` (fingerprints, the states
+  pickled together as one list, parent fingerprints, action indices), in discovery order;
+
+and nothing else: the level's statistics, violations and (when there is no checkpoint directory
+to read them from) the new states' parent links go to the driver through an accumulator, so that
+materialising a level is one JVM-side action with exactly two Python passes per partition
+(expansion, anti-join) and no third pass to pick the statistics out of the cached data.
+
+The shuffle carries ``C`` records (candidate chunks, one per source and target partition, already
+de-duplicated within the source) to the partition that owns them. Columnar chunks instead of one record per state keep Spark's per-record
+cost (pickling and Python/JVM hand-over of millions of tiny objects) out of the level's time.
+
+The machine and the per-run settings arrive once per executor (a broadcast of a cloudpickled
+``Plan``) and are kept module-global in the reused Python worker.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from pyspark.accumulators import AccumulatorParam
+
+from ..fingerprint import MASK64
+from ..machine import Machine
+from .common import overrides, select_properties
+from .spark_checkpoint import STATE_PROTOCOL, CheckpointStore
+
+EMPTY = np.empty(0, dtype=np.uint64)
+
+
+@dataclass
+class Plan:
+    """Everything executors need for the whole run; shipped once."""
+
+    machine: Machine
+    properties: tuple[str, ...] | None
+    symmetry: bool
+    check_deadlock: bool
+    partitions: int
+    collect_links: bool
+    checkpoint: CheckpointStore | None
+
+
+class Overwrite(AccumulatorParam):
+    """AccumulatorParam for {(kind, level, partition): stats}: merging overwrites per key, so a task
+    that Spark runs twice (retry, speculation) reports once; its result is deterministic."""
+
+    def zero(self, value: dict) -> dict:
+        return {}
+
+    def addInPlace(self, a: dict, b: dict) -> dict:
+        a.update(b)
+        return a
+
+
+@dataclass(frozen=True)
+class LevelArgs:
+    """What changes from one level to the next (travels in the task closure)."""
+
+    level: int  # the frontier's level (1 = initial states)
+    last: bool  # max_depth reached: count new successors, keep none
+    violated: frozenset[str] = frozenset()  # properties already reported (--continue)
+    stop_at_first: bool = True
+
+
+@dataclass
+class Chunk:
+    """Columnar block of states: row i is (fps[i], states[i], parents[i], actions[i])."""
+
+    fps: np.ndarray  # uint64
+    blob: bytes  # pickle of the list of states
+    parents: np.ndarray  # uint64
+    actions: np.ndarray  # int16: index in machine.actions, -1 for an undeclared action
+    source: int = 0  # partition that produced it (orders candidates deterministically)
+    undeclared: dict[int, str] = field(default_factory=dict)  # row -> action name, when -1
+
+    def states(self) -> list:
+        return pickle.loads(self.blob)
+
+
+def make_chunk(fps: list[int] | np.ndarray, states: list, parents: list[int] | np.ndarray,
+               actions: list[int] | np.ndarray, source: int = 0,
+               undeclared: dict[int, str] | None = None) -> Chunk:
+    return Chunk(np.asarray(fps, dtype=np.uint64),
+                 pickle.dumps(states, protocol=STATE_PROTOCOL),
+                 np.asarray(parents, dtype=np.uint64),
+                 np.asarray(actions, dtype=np.int16), source, undeclared or {})
+
+
+def identity_partition(key: int) -> int:
+    """Keys are already partition numbers; one function object so every level's partitioner is
+    equal (PySpark compares partitioners by function identity), which lets Spark align the
+    visited partitions with the shuffled candidates without moving the visited set."""
+    return key
+
+
+class Context:
+    """A Plan unpacked for the hot loops; built once per Python worker."""
+
+    def __init__(self, plan: Plan):
+        m = plan.machine
+        self.plan = plan
+        self.machine = m
+        self.partitions = plan.partitions
+        self.invariants, self.transitions = select_properties(m, plan.properties)
+        self.symmetry = plan.symmetry and overrides(m, "canonical")
+        self.bounded = overrides(m, "within_bounds")
+        self.action_names = list(m.actions)
+        self.action_index = {a: i for i, a in enumerate(self.action_names)}
+
+
+_CONTEXTS: dict[str, Context] = {}
+
+
+def context(broadcast: Any, token: str) -> Context:
+    ctx = _CONTEXTS.get(token)
+    if ctx is None:
+        from pyspark import cloudpickle
+        ctx = Context(cloudpickle.loads(broadcast.value))
+        _CONTEXTS.clear()  # one run at a time per worker: drop the previous run's machine
+        _CONTEXTS[token] = ctx
+    return ctx
+
+
+def fingerprint_of(ctx: Context, state: Any) -> int:
+    return hash(ctx.machine.canonical(state) if ctx.symmetry else state) & MASK64
+
+
+# ---------------------------------------------------------------- expansion (map side)
+
+def expand_partition(broadcast: Any, token: str, args: LevelArgs, report: Any, pid: int,
+                     records: Iterator) -> Iterator[tuple[int, tuple[str, Any]]]:
+    """Successors of this partition's frontier, bucketed by target partition; the counters and
+    violations go to ``report`` under ("x", level, partition)."""
+    ctx = context(broadcast, token)
+    m = ctx.machine
+    successors, within, canonical = m.successors, m.within_bounds, m.canonical
+    bounded, symmetry, parts = ctx.bounded, ctx.symmetry, ctx.partitions
+    index = ctx.action_index
+    transitions = [(n, c) for n, c in ctx.transitions if n not in args.violated]
+    deadlock = ctx.plan.check_deadlock and "deadlock" not in args.violated
+    is_terminal = m.is_terminal
+    stop = args.stop_at_first
+
+    b_fps: list[list[int]] = [[] for _ in range(parts)]
+    b_states: list[list] = [[] for _ in range(parts)]
+    b_parents: list[list[int]] = [[] for _ in range(parts)]
+    b_actions: list[list[int]] = [[] for _ in range(parts)]
+    b_undeclared: list[dict[int, str]] = [{} for _ in range(parts)]
+    seen: set[int] = set()  # de-duplicate at the source: less to pickle and shuffle
+    generated = 0
+    gen_cov: dict[str, int] = {}
+    deadlocks: list[int] = []
+    trans_found: list[tuple] = []
+    trans_done: set[str] = set()
+
+    for _, (tag, chunk) in records:
+        if tag != "F":
+            continue
+        states = chunk.states()
+        for pfp, state in zip(chunk.fps.tolist(), states):
+            before = generated
+            for step, nxt in successors(state):
+                generated += 1
+                action = step[0]
+                gen_cov[action] = gen_cov.get(action, 0) + 1
+                if bounded and not within(nxt):
+                    continue
+                if transitions:
+                    for name, check in transitions:
+                        if name not in trans_done and not check(state, step, nxt):
+                            trans_found.append((name, pfp, step, nxt))
+                            trans_done.add(name)  # one per property and partition is enough
+                h = hash(canonical(nxt) if symmetry else nxt) & MASK64
+                if h in seen:
+                    continue
+                seen.add(h)
+                b = h % parts
+                b_fps[b].append(h)
+                b_states[b].append(nxt)
+                b_parents[b].append(pfp)
+                ai = index.get(action, -1)
+                if ai < 0:
+                    b_undeclared[b][len(b_actions[b])] = action
+                b_actions[b].append(ai)
+            if generated == before and deadlock and not deadlocks and not is_terminal(state):
+                deadlocks.append(pfp)
+        if stop and (deadlocks or trans_found):
+            for _ in records:  # the level is the last one anyway; only drain the input (a
+                pass           # Python worker that leaves input unread is not reused)
+            break
+
+    for b in range(parts):
+        if b_fps[b]:
+            yield b, ("C", make_chunk(b_fps[b], b_states[b], b_parents[b], b_actions[b], pid,
+                                      b_undeclared[b]))
+    report.add({("x", args.level, pid): {"generated": generated, "gen_cov": gen_cov,
+                                         "deadlocks": deadlocks, "transitions": trans_found}})
+
+
+# ---------------------------------------------------------------- anti-join (reduce side)
+
+def antijoin_partition(broadcast: Any, token: str, args: LevelArgs, report: Any, pid: int,
+                       records: Iterator) -> Iterator[tuple[int, tuple[str, Any]]]:
+    """Candidates minus visited: the next frontier and the grown visited set, as records; the
+    level's statistics (and parent links) go to the driver through ``report``, an accumulator
+    keyed by ("a", level, partition), so that a retried task overwrites instead of adding twice."""
+    ctx = context(broadcast, token)
+    visited = EMPTY
+    chunks: list[Chunk] = []
+    for _, (tag, payload) in records:
+        if tag == "V":
+            visited = payload
+        elif tag == "C":
+            chunks.append(payload)
+    chunks.sort(key=lambda c: c.source)  # arrival order is not deterministic; sources are
+
+    if chunks:
+        fps = np.concatenate([c.fps for c in chunks])
+        uniq, first = np.unique(fps, return_index=True)
+        if len(visited):
+            pos = np.searchsorted(visited, uniq)
+            pos[pos == len(visited)] = 0
+            fresh = visited[pos] != uniq
+            uniq, first = uniq[fresh], first[fresh]
+        order = np.sort(first)  # first occurrence wins, new states keep discovery order
+    else:
+        fps, uniq, order = EMPTY, EMPTY, np.empty(0, dtype=np.int64)
+
+    stats: dict[str, Any] = {"new": int(len(order)), "new_cov": {}, "invariants": []}
+    if args.last:
+        # Depth limit: new successors are neither kept nor checked; the driver only needs to know
+        # whether there were any (then the run is incomplete).
+        report.add({("a", args.level, pid): stats})
+        return
+
+    all_states: list = []
+    for c in chunks:
+        all_states.extend(c.states())
+    picked = order.tolist()
+    new_states = [all_states[i] for i in picked]
+    new_fps = fps[order]
+    parents = np.concatenate([c.parents for c in chunks])[order] if chunks else EMPTY
+    actions = (np.concatenate([c.actions for c in chunks])[order] if chunks
+               else np.empty(0, dtype=np.int16))
+
+    # Coverage of new states by action (declared actions by index, others by name).
+    counts = np.bincount(actions[actions >= 0].astype(np.int64), minlength=len(ctx.action_names))
+    new_cov = {ctx.action_names[i]: int(n) for i, n in enumerate(counts) if n}
+    if (actions < 0).any():
+        offsets = np.cumsum([0] + [len(c.fps) for c in chunks])
+        names = {int(offsets[k]) + row: name for k, c in enumerate(chunks) for row, name in c.undeclared.items()}
+        for i in picked:
+            if i in names:
+                new_cov[names[i]] = new_cov.get(names[i], 0) + 1
+    stats["new_cov"] = new_cov
+
+    invariants = [(n, c) for n, c in ctx.invariants if n not in args.violated]
+    if invariants:
+        found: list[tuple[str, int]] = []
+        done: set[str] = set()
+        for fp, state in zip(new_fps.tolist(), new_states):
+            for name, check in invariants:
+                if name not in done and not check(state):
+                    found.append((name, fp))
+                    done.add(name)
+            if args.stop_at_first and found:
+                break
+        stats["invariants"] = found
+
+    level = args.level + 1
+    if ctx.plan.checkpoint is not None:
+        ctx.plan.checkpoint.write_part(level, pid, new_fps, parents, actions, new_states)
+    merged = np.insert(visited, np.searchsorted(visited, uniq), uniq) if len(uniq) else visited
+    yield pid, ("V", merged)
+    yield pid, ("F", Chunk(new_fps, pickle.dumps(new_states, protocol=STATE_PROTOCOL), parents,
+                           actions, pid))
+    if ctx.plan.collect_links:
+        stats["links"] = (new_fps, parents)
+    report.add({("a", args.level, pid): stats})
+
+
+# ---------------------------------------------------------------- resuming from a checkpoint
+
+def load_partition(store: CheckpointStore, last_level: int, partitions: int,
+                   stored_partitions: int, pid: int, records: Iterator
+                   ) -> Iterator[tuple[int, tuple[str, Any]]]:
+    """Rebuild partition ``pid`` (V and F) of the level dataset from the checkpoint files."""
+    for _ in records:
+        pass
+    parts = [store.read_level(lvl, ["fp"], pid, partitions, stored_partitions)["fp"]
+             for lvl in range(1, last_level + 1)]
+    visited = np.sort(np.concatenate(parts)) if parts else EMPTY
+    top = store.read_level(last_level, ["fp", "parent", "action", "state"], pid, partitions,
+                           stored_partitions)
+    yield pid, ("V", visited)
+    yield pid, ("F", make_chunk(top["fp"], top["state"], top["parent"], top["action"], pid))

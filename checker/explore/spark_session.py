@@ -1,0 +1,327 @@
+"""Getting a Spark session for the Spark engine, and giving it back: Java and master checks, quiet
+logging, loopback binding, shipping the project's code, and stopping the JVM on every way out.
+
+Rules kept here so that ``spark.py`` only explores:
+
+* **One-line errors.** Java missing or too old, a bad ``JAVA_HOME``, an unreachable master or a
+  failed start raise ``SparkUnavailableError`` whose message says the fix in one line. They are
+  checked before the JVM is launched, because PySpark's own failure is a Java stack trace or a
+  minute of connection retries.
+* **Quiet.** Unless ``EOSCHECK_SPARK_VERBOSE=1``, the JVM's stdout/stderr go to a log file (its
+  path is in ``session_log()`` and in error messages) and log4j is set to ERROR; no console
+  progress bar, no web UI.
+* **Loopback** for local masters (``SPARK_LOCAL_IP``, driver host and bind address 127.0.0.1):
+  nothing listens on a public interface. A cluster master needs a driver the executors can reach,
+  so for those the usual Spark settings (``SPARK_LOCAL_IP``, ``spark.driver.host``) apply.
+* **Code on executors.** Local masters get the driver's ``sys.path`` (so a model defined anywhere
+  the driver can import works); other masters get the ``eoscheck`` package, and the machine's own
+  package when it is not installed, as zip files through ``addPyFile``.
+* **One session per process**, reused when one is already running (the tests share one); a
+  session this module started is stopped in a ``finally`` and on SIGTERM/SIGHUP, so a killed
+  driver does not leave a JVM behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+DEFAULT_MASTER = "local[*]"
+MIN_JAVA = 17
+JAVA_FIX = "install a JDK 17 (apt-get install openjdk-17-jre-headless) or set JAVA_HOME"
+
+
+class SparkUnavailableError(RuntimeError):
+    """Spark cannot run here; the message is one line that says how to fix it."""
+
+
+def verbose() -> bool:
+    return os.environ.get("EOSCHECK_SPARK_VERBOSE", "") not in ("", "0")
+
+
+def is_local_master(master: str) -> bool:
+    return master == "local" or master.startswith("local[") or master.startswith("local-cluster")
+
+
+# ---------------------------------------------------------------- pre-flight checks
+
+def find_java() -> tuple[str, int]:
+    """(java executable, major version) as Spark's launcher would pick it, or SparkUnavailableError."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        java = os.path.join(home, "bin", "java")
+        if not os.access(java, os.X_OK):
+            raise SparkUnavailableError(
+                f"Java not found: JAVA_HOME={home} has no bin/java; {JAVA_FIX}")
+    else:
+        found = shutil.which("java")
+        if found is None:
+            raise SparkUnavailableError(f"Java not found: {JAVA_FIX}")
+        java = found
+    try:
+        proc = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SparkUnavailableError(f"Java at {java} does not run ({exc}); {JAVA_FIX}") from None
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', proc.stderr + proc.stdout)
+    if proc.returncode != 0 or match is None:
+        raise SparkUnavailableError(f"Java at {java} does not run; {JAVA_FIX}")
+    major = int(match.group(1))
+    if major == 1 and match.group(2):  # "1.8.0" style
+        major = int(match.group(2))
+    if major < MIN_JAVA:
+        raise SparkUnavailableError(
+            f"Java {major} found at {java}; Spark 4 needs Java {MIN_JAVA} or newer: {JAVA_FIX}")
+    return java, major
+
+
+def _tcp_reachable(host: str, port: int, timeout: float = 5.0) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def check_master(master: str) -> None:
+    """Fail fast (seconds, not Spark's minute of retries) when a master cannot be reached."""
+    if is_local_master(master):
+        return
+    if master.startswith("spark://"):
+        hosts = master[len("spark://"):].split(",")
+        for hostport in hosts:
+            host, _, port = hostport.rpartition(":")
+            if not host or not port.isdigit():
+                raise SparkUnavailableError(
+                    f"bad Spark master {master!r}: use spark://HOST:PORT (e.g. spark://node1:7077)")
+            if _tcp_reachable(host, int(port)):
+                return
+        raise SparkUnavailableError(
+            f"Spark master {master} is unreachable: start it (sbin/start-master.sh) or fix --master")
+    if master.startswith("k8s://"):
+        url = urlparse(master[len("k8s://"):])
+        host, port = url.hostname, url.port or (443 if url.scheme == "https" else 80)
+        if host is None or not _tcp_reachable(host, port):
+            raise SparkUnavailableError(
+                f"Kubernetes API server of {master} is unreachable: check the URL (k8s://https://HOST:PORT)")
+        return
+    if master == "yarn":
+        if not (os.environ.get("HADOOP_CONF_DIR") or os.environ.get("YARN_CONF_DIR")):
+            raise SparkUnavailableError(
+                "master yarn needs the cluster's configuration: set HADOOP_CONF_DIR (or YARN_CONF_DIR)")
+        return
+    raise SparkUnavailableError(
+        f"unknown Spark master {master!r}: use local[*], spark://HOST:PORT, yarn or k8s://https://HOST:PORT")
+
+
+# ---------------------------------------------------------------- code shipping
+
+def _installed_dirs() -> set[Path]:
+    paths = sysconfig.get_paths()
+    return {Path(paths[k]).resolve() for k in ("purelib", "platlib", "stdlib") if k in paths}
+
+
+def _zip_package(name: str, out_dir: Path) -> Path | None:
+    """A zip importable as ``name`` (package or module); follows setup.py's directory mapping."""
+    module = importlib.import_module(name)
+    target = out_dir / f"{name.replace('.', '_')}.zip"
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf:
+        if not hasattr(module, "__path__"):  # a plain module
+            zf.write(module.__file__, f"{name}.py")
+            return target
+        # A package whose subpackages may live in other directories (eoscheck.checker is checker/):
+        # walk the package tree through the import system, not the file system.
+        stack = [name]
+        while stack:
+            pkg_name = stack.pop()
+            pkg = importlib.import_module(pkg_name)
+            prefix = pkg_name.replace(".", "/")
+            subpackages: set[str] = set()
+            for directory in pkg.__path__:
+                root = Path(directory)
+                for path in sorted(root.glob("*.py")):
+                    zf.write(path, f"{prefix}/{path.name}")
+                for sub in sorted(root.iterdir()):
+                    if sub.is_dir() and (sub / "__init__.py").exists():
+                        subpackages.add(sub.name)
+            # Subpackages mapped from elsewhere (setup.py's package_dir) are not below the
+            # package's directory; the ones imported so far are in sys.modules.
+            for loaded, mod in list(sys.modules.items()):
+                if loaded.startswith(pkg_name + ".") and "." not in loaded[len(pkg_name) + 1:] \
+                        and hasattr(mod, "__path__"):
+                    subpackages.add(loaded[len(pkg_name) + 1:])
+            stack.extend(f"{pkg_name}.{sub}" for sub in sorted(subpackages))
+    return target
+
+
+def ship_code(sc: Any, machine: Any, workdir: Path) -> list[str]:
+    """addPyFile the eoscheck package, and the machine's top-level package when it is not
+    installed (a user model given as module:ATTR), so executors can unpickle the machine."""
+    names = ["eoscheck"]
+    top = type(machine).__module__.split(".")[0]
+    if top not in ("eoscheck", "__main__"):
+        mod = sys.modules.get(top)
+        origin = Path(getattr(mod, "__file__", "") or "").resolve()
+        if not any(d in origin.parents for d in _installed_dirs()):
+            names.append(top)
+    shipped = []
+    for name in names:
+        path = _zip_package(name, workdir)
+        if path is not None:
+            sc.addPyFile(str(path))
+            shipped.append(name)
+    return shipped
+
+
+# ---------------------------------------------------------------- starting and stopping
+
+_LOG4J = """\
+rootLogger.level = {level}
+rootLogger.appenderRef.console.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{{HH:mm:ss}} %p %c{{1}}: %m%n
+"""
+
+_log_path: Path | None = None
+
+
+def session_log() -> Path | None:
+    """Where the JVM's output went (None when verbose or no session was started here)."""
+    return _log_path
+
+
+@contextlib.contextmanager
+def _jvm_output_to(path: Path | None) -> Iterator[None]:
+    """The JVM inherits fds 1 and 2 when it is launched: point them at ``path`` for the launch."""
+    if path is None:
+        yield
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for f in (fd, *saved):
+            os.close(f)
+
+
+def default_partitions(sc: Any) -> int:
+    """Partitions per level: one per core (fewer were faster on 2 cores; see performance notes)."""
+    env = os.environ.get("EOSCHECK_SPARK_PARTITIONS")
+    if env:
+        return max(1, int(env))
+    return max(2, int(sc.defaultParallelism))
+
+
+def start_session(master: str = DEFAULT_MASTER, app_name: str = "eoscheck",
+                  conf: dict[str, str] | None = None) -> Any:
+    """Start (or join) a SparkSession with the settings the engine needs; raises SparkUnavailableError."""
+    global _log_path
+    from pyspark import SparkContext
+
+    active = SparkContext._active_spark_context
+    if active is not None:
+        from pyspark.sql import SparkSession
+        return SparkSession(active) if SparkSession.getActiveSession() is None else SparkSession.getActiveSession()
+
+    find_java()
+    check_master(master)
+    local = is_local_master(master)
+    if local:
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        # Workers must run this interpreter (same version, same installed packages).
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    workdir = Path(tempfile.mkdtemp(prefix="eoscheck-spark-"))
+    log4j = workdir / "log4j2.properties"
+    log4j.write_text(_LOG4J.format(level="warn" if verbose() else "error"))
+    _log_path = None if verbose() else workdir / "spark.log"
+
+    from pyspark.sql import SparkSession
+    builder = (SparkSession.builder.master(master).appName(app_name)
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.python.worker.reuse", "true")
+               # Small levels: many tiny tasks cost more than they parallelise.
+               .config("spark.sql.shuffle.partitions", "4")
+               .config("spark.sql.adaptive.enabled", "true")
+               .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile=file:{log4j}")
+               .config("spark.executor.extraJavaOptions", f"-Dlog4j.configurationFile=file:{log4j}"))
+    if local:
+        builder = (builder.config("spark.driver.host", "127.0.0.1")
+                   .config("spark.driver.bindAddress", "127.0.0.1")
+                   # Python workers import what the driver imports (models outside the package).
+                   .config("spark.executorEnv.PYTHONPATH",
+                           os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))))
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    try:
+        with _jvm_output_to(_log_path):
+            spark = builder.getOrCreate()
+    except Exception as exc:  # PySpark raises plain Exceptions/RuntimeErrors from the launcher
+        where = f" (details in {_log_path})" if _log_path else ""
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SparkUnavailableError(f"Spark did not start on {master}: {first}{where}") from None
+    spark.sparkContext.setLogLevel("WARN" if verbose() else "ERROR")
+    return spark
+
+
+@contextlib.contextmanager
+def spark_session(master: str | None, machine: Any) -> Iterator[Any]:
+    """The SparkContext for one exploration: reuses a running one, else starts one and stops it
+    on the way out (normal return, exception, SIGTERM or SIGHUP)."""
+    from pyspark import SparkContext
+
+    wanted = master or DEFAULT_MASTER
+    active = SparkContext._active_spark_context
+    if active is not None:
+        if master is not None and active.master != master:
+            raise SparkUnavailableError(
+                f"this process already runs Spark on {active.master}; cannot also use {master}")
+        yield active
+        return
+    spark = start_session(wanted)
+    sc = spark.sparkContext
+    workdir = Path(tempfile.mkdtemp(prefix="eoscheck-ship-"))
+    previous: dict[int, Any] = {}
+
+    def on_signal(signum: int, frame: Any) -> None:
+        # Unwind to the finally below, which stops the JVM; exit code 128+signal as a shell would.
+        raise SystemExit(128 + signum)
+
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            previous[sig] = signal.signal(sig, on_signal)
+    try:
+        if not is_local_master(wanted):
+            ship_code(sc, machine, workdir)
+        yield sc
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        with contextlib.suppress(Exception):
+            spark.stop()
+        shutil.rmtree(workdir, ignore_errors=True)

@@ -1,0 +1,22 @@
+"""Shared fixtures. One Spark session for the whole test run: starting one costs seconds, and a
+process can hold only one; every Spark test (and the engine itself, which joins a running
+session) uses this one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """A local[2] SparkSession, stopped at the end of the run (the JVM must not outlive pytest)."""
+    from eoscheck.checker.explore.spark_session import start_session
+
+    session = start_session("local[2]", app_name="eoscheck-tests")
+    try:
+        yield session
+    finally:
+        session.stop()
