@@ -12,7 +12,7 @@ PID, EPOCH = 4, 2
 
 
 def meta(state, parts=(), pending=NO_PENDING):
-    return TxnMeta(PID, PID, EPOCH, -1, int(state), int(pending), parts, False)
+    return TxnMeta(True, PID, PID, EPOCH, -1, int(state), False, int(pending), parts)
 
 
 def test_unknown_transactional_id():
@@ -52,3 +52,13 @@ def test_accepted_moves_to_ongoing_with_the_union(state):
     assert (out.error, out.meta.state, out.wrote) == (E.NONE, S.ONGOING, True)
     assert out.meta.partitions == tuple(sorted(set(start) | {1, 3}))
     assert is_valid_transition(state, out.meta.state)
+
+
+def test_metadata_that_does_not_exist_is_invalid_producer_id_mapping():
+    assert add_partitions_to_txn(meta(S.EMPTY)._replace(exists=False), PID, EPOCH, (0,)).error == \
+        E.INVALID_PRODUCER_ID_MAPPING
+
+
+def test_a_transition_records_the_producer_id_it_starts_from_as_previous():
+    rotated = meta(S.EMPTY)._replace(prev_producer_id=PID - 1)  # after a producer-id rotation
+    assert add_partitions_to_txn(rotated, PID, EPOCH, (0,)).meta.prev_producer_id == PID

@@ -12,7 +12,7 @@ PID, EPOCH = 7, 3
 
 
 def meta(state, pending=NO_PENDING, epoch=EPOCH, parts=(0, 1)):
-    return TxnMeta(PID, PID, epoch, 2, int(state), int(pending), parts if state == S.ONGOING else (), False)
+    return TxnMeta(True, PID, PID, epoch, 2, int(state), False, int(pending), parts if state == S.ONGOING else ())
 
 
 # (state, result) -> (error, next state) from the reference table
@@ -39,7 +39,7 @@ def test_state_table(state, result, error, next_state):
     # only the Ongoing rows write a PrepareX record; retries answer NONE without a write
     assert out.wrote == (state == S.ONGOING)
     if out.wrote:
-        assert out.meta.partitions == (0, 1) and out.meta.producer_epoch == EPOCH
+        assert out.meta.partitions == (0, 1) and out.meta.epoch == EPOCH
 
 
 def test_unknown_transactional_id_is_invalid_producer_id_mapping():
@@ -70,13 +70,13 @@ def test_pending_transition_is_concurrent_transactions(pending):
 def test_pending_epoch_fence_installs_the_fenced_epoch_before_prepare_abort():
     out = end_txn(meta(S.ONGOING, pending=S.PREPARE_EPOCH_FENCE), PID, EPOCH + 1, R.ABORT, is_from_client=False)
     assert out.error == E.NONE and out.wrote
-    assert (out.meta.state, out.meta.producer_epoch, out.meta.last_producer_epoch, out.meta.pending_state) == (
+    assert (out.meta.state, out.meta.epoch, out.meta.last_epoch, out.meta.pending_state) == (
         S.PREPARE_ABORT, EPOCH + 1, -1, NO_PENDING)
 
 
 def test_tv2_prepare_bumps_the_epoch_and_records_the_last_one():
     out = end_txn(meta(S.ONGOING), PID, EPOCH, R.COMMIT, tv2_bump=True)
-    assert (out.meta.producer_epoch, out.meta.last_producer_epoch) == (EPOCH + 1, EPOCH)
+    assert (out.meta.epoch, out.meta.last_epoch) == (EPOCH + 1, EPOCH)
 
 
 def test_ops_rule_next_state_matches_table():

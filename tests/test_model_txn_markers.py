@@ -14,7 +14,7 @@ S, E, R = TxnState, Errors, TxnResult
 
 
 def prepared(state=S.PREPARE_COMMIT, parts=(0, 3)):
-    return TxnMeta(5, 5, 2, 1, int(state), NO_PENDING, parts, True)
+    return TxnMeta(True, 5, 5, 2, 1, int(state), True, NO_PENDING, parts)
 
 
 def test_one_marker_per_partition_with_current_epoch_and_coordinator_epoch():
@@ -74,7 +74,7 @@ def test_leader_marker_checks(se, sc, me, mc, err):
 def test_failover_loads_without_last_epoch_and_resends_markers_with_new_coordinator_epoch():
     rec = to_log_record(prepared(S.PREPARE_ABORT))
     meta, markers = load_transaction(rec, 7)
-    assert (meta.last_producer_epoch, meta.prev_producer_id, meta.pending_state, meta.has_failed_epoch_fence) == (
+    assert (meta.last_epoch, meta.prev_producer_id, meta.pending_state, meta.has_failed_epoch_fence) == (
         -1, -1, NO_PENDING, False)
     assert {(m.partition, m.result, m.coordinator_epoch) for m in markers} == {(0, R.ABORT, 7), (3, R.ABORT, 7)}
     assert load_transaction(to_log_record(prepared()._replace(state=int(S.COMPLETE_COMMIT), partitions=())), 7)[1] == ()

@@ -15,15 +15,15 @@ PID, EPOCH, MAX = 9, 2, 10
 
 
 def ongoing(epoch=EPOCH, failed=False, pending=NO_PENDING):
-    return TxnMeta(PID, PID, epoch, epoch - 1, int(S.ONGOING), int(pending), (0, 1), failed)
+    return TxnMeta(True, PID, PID, epoch, epoch - 1, int(S.ONGOING), failed, int(pending), (0, 1))
 
 
 def test_timeout_abort_bumps_epoch_and_sends_abort_markers_with_it():
     out = abort_timed_out(ongoing(), max_epoch=MAX)
     assert out.error == E.NONE and out.wrote
-    assert (out.meta.state, out.meta.producer_epoch, out.meta.last_producer_epoch) == (S.PREPARE_ABORT, EPOCH + 1, -1)
+    assert (out.meta.state, out.meta.epoch, out.meta.last_epoch) == (S.PREPARE_ABORT, EPOCH + 1, -1)
     assert is_valid_transition(S.ONGOING, out.meta.state)
-    assert {(m.producer_epoch, m.result) for m in markers_to_send(out.meta, 0)} == {(EPOCH + 1, R.ABORT)}
+    assert {(mk.producer_epoch, mk.result) for mk in markers_to_send(out.meta, 0)} == {(EPOCH + 1, R.ABORT)}
 
 
 def test_after_the_bumped_abort_the_old_producer_is_fenced_at_the_coordinator():
@@ -34,7 +34,7 @@ def test_after_the_bumped_abort_the_old_producer_is_fenced_at_the_coordinator():
 
 def test_without_the_bump_the_old_producer_starts_a_new_transaction_with_its_epoch():
     out = abort_timed_out(ongoing(), max_epoch=MAX, bump_epoch=False)
-    assert (out.meta.state, out.meta.producer_epoch) == (S.PREPARE_ABORT, EPOCH)
+    assert (out.meta.state, out.meta.epoch) == (S.PREPARE_ABORT, EPOCH)
     aborted = out.meta._replace(state=int(S.COMPLETE_ABORT), partitions=())
     # the zombie's AddOffsetsToTxn opens a fresh transaction and its commit succeeds
     again = add_partitions_to_txn(aborted, PID, EPOCH, (5,))
@@ -44,11 +44,11 @@ def test_without_the_bump_the_old_producer_starts_a_new_transaction_with_its_epo
 
 def test_failed_fence_does_not_bump_again():
     out = abort_timed_out(ongoing(failed=True), max_epoch=MAX)
-    assert out.meta.producer_epoch == EPOCH
+    assert out.meta.epoch == EPOCH
 
 
 def test_fence_at_max_epoch_does_not_bump():
-    assert abort_timed_out(ongoing(epoch=MAX), max_epoch=MAX).meta.producer_epoch == MAX
+    assert abort_timed_out(ongoing(epoch=MAX), max_epoch=MAX).meta.epoch == MAX
 
 
 @pytest.mark.parametrize("state", [S.EMPTY, S.PREPARE_COMMIT, S.PREPARE_ABORT, S.COMPLETE_COMMIT, S.COMPLETE_ABORT])
@@ -64,5 +64,5 @@ def test_pending_transition_does_not_time_out():
 
 def test_init_producer_id_on_ongoing_fences_aborts_and_answers_concurrent_transactions():
     out = init_producer_id_on_ongoing(ongoing(), max_epoch=MAX)
-    assert (out.error, out.meta.state, out.meta.producer_epoch, out.wrote) == (
+    assert (out.error, out.meta.state, out.meta.epoch, out.wrote) == (
         E.CONCURRENT_TRANSACTIONS, S.PREPARE_ABORT, EPOCH + 1, True)

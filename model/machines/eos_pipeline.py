@@ -49,7 +49,7 @@ from eoscheck.model.transactions.add_partitions import add_partitions_to_txn
 from eoscheck.model.transactions.codes import NO_PENDING, Errors, TxnResult, TxnState
 from eoscheck.model.transactions.end_txn import end_txn
 from eoscheck.model.transactions.log import (EntryKind, LogEntry, committed_values, has_open_transaction,
-                                             open_transactions)
+                                             last_stable_offset, open_transactions)
 from eoscheck.model.transactions.markers import (append_end_txn_marker, complete_if_done, marker_result,
                                                  markers_to_send, on_marker_response)
 from eoscheck.model.transactions.metadata import TxnMeta
@@ -166,7 +166,7 @@ class EosPipeline(Machine):
     # --- initial state -----------------------------------------------------------------------------
     def init_states(self) -> Iterable[PipelineState]:
         group = rebalance(join_group(join_group(new_group(1), member_id_of(0, 0)), member_id_of(1, 0)))
-        txns = tuple(TxnMeta(self.pid_of(t), self.pid_of(t), 0, -1, int(S.EMPTY), NO_PENDING, (), False)
+        txns = tuple(TxnMeta(True, self.pid_of(t), self.pid_of(t), 0, -1, int(S.EMPTY), False, NO_PENDING, ())
                      for t in range(self.tids))
         apps = []
         for i in range(INSTANCES):
@@ -180,7 +180,7 @@ class EosPipeline(Machine):
 
     def within_bounds(self, s: PipelineState) -> bool:
         return (s.group.generation_id <= self.max_generation
-                and all(m.producer_epoch < self.max_epoch - 1 for m in s.txns)
+                and all(m.epoch < self.max_epoch - 1 for m in s.txns)
                 and all(a.incarnation <= self.rejoins for a in s.apps))
 
     def is_terminal(self, s: PipelineState) -> bool:
@@ -216,7 +216,7 @@ class EosPipeline(Machine):
         log = s.output if partition == OUTPUT else s.offsets_log
         if self.verify and not has_open_transaction(log, self.pid_of(tid)):
             m = s.txns[tid]
-            if not (m.state == S.ONGOING and partition in m.partitions and m.producer_epoch == epoch):
+            if not (m.state == S.ONGOING and partition in m.partitions and m.epoch == epoch):
                 return int(E.INVALID_TXN_STATE)
         return int(E.NONE)
 
@@ -308,12 +308,12 @@ class EosPipeline(Machine):
         # a new producer instance: no producer id / epoch in the request
         out = init_producer_id_decision(
             CONCRETE, kip360=True, shipped=True, max_epoch=self.max_epoch, meta_exists=True,
-            meta_producer_id=m.producer_id, meta_prev_producer_id=m.prev_producer_id, meta_epoch=m.producer_epoch,
-            meta_last_epoch=m.last_producer_epoch, req_producer_id=-1, req_epoch=-1,
+            meta_producer_id=m.producer_id, meta_prev_producer_id=m.prev_producer_id, meta_epoch=m.epoch,
+            meta_last_epoch=m.last_epoch, req_producer_id=-1, req_epoch=-1,
             new_producer_id=m.producer_id)
         if out.error != E.NONE:
             return s
-        meta = m._replace(producer_id=out.producer_id, producer_epoch=out.epoch, last_producer_epoch=out.last_epoch,
+        meta = m._replace(producer_id=out.producer_id, epoch=out.epoch, last_epoch=out.last_epoch,
                           prev_producer_id=out.prev_producer_id, state=int(S.EMPTY), partitions=())
         s = self._txn(s, tid, meta)
         return self._app(s, i, producer_ready=True, producer_epoch=out.epoch,
@@ -448,15 +448,16 @@ class EosPipeline(Machine):
             p = f"txn[{tid}]"
             f[f"{p}.state"] = TxnState(m.state).name
             f[f"{p}.producer_id"] = m.producer_id
-            f[f"{p}.epoch"] = m.producer_epoch
+            f[f"{p}.epoch"] = m.epoch
             f[f"{p}.partitions"] = [PARTITION_NAMES[x] for x in m.partitions]
-        for name, log in (("output", s.output), ("offsets", s.offsets_log)):
-            f[f"{name}.log"] = [f"{EntryKind(e.kind).name}(pid={e.producer_id},e={e.producer_epoch},v={e.value})"
-                                for e in log]
+        for partition, (name, log) in enumerate((("output", s.output), ("offsets", s.offsets_log))):
+            f[f"{name}.log"] = [f"{EntryKind(e.kind).name}(pid={e.producer_id}, epoch={e.producer_epoch}, "
+                                + (f"coordinator_epoch={e.value})" if e.kind in (EntryKind.COMMIT, EntryKind.ABORT)
+                                   else f"value={e.value})") for e in log]
             f[f"{name}.committed"] = list(committed_values(log))
-        for partition, name in enumerate(PARTITION_NAMES):
+            f[f"{name}.lso"] = last_stable_offset(log)
             for tid, (ep, ce) in enumerate(s.leaders[partition]):
-                f[f"leader[{name}].pid{self.pid_of(tid)}"] = f"epoch={ep} coordinator_epoch={ce}"
+                f[f"{name}.producer_state_pid{self.pid_of(tid)}"] = f"epoch={ep} coordinator_epoch={ce}"
         g = s.group
         f["group.state"] = GroupState(g.state).name
         f["group.generation"] = g.generation_id

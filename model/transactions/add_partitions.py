@@ -11,7 +11,7 @@ from typing import NamedTuple
 from eoscheck.checker.ops import CONCRETE, Ops
 
 from .codes import NO_PENDING, Errors, TxnState
-from .metadata import TxnMeta, with_partitions
+from .metadata import TxnMeta, transit, with_partitions
 
 
 def add_partitions_error(ops: Ops, *, meta_exists, meta_producer_id, meta_epoch, meta_state, meta_pending,
@@ -41,13 +41,14 @@ class AddPartitionsOutcome(NamedTuple):
 
 def add_partitions_to_txn(meta: TxnMeta | None, producer_id: int, epoch: int,
                           partitions: tuple[int, ...]) -> AddPartitionsOutcome:
-    """Handle AddPartitionsToTxn / AddOffsetsToTxn on concrete metadata (``None``: unknown transactional id)."""
-    if meta is None:
+    """Handle AddPartitionsToTxn / AddOffsetsToTxn on concrete metadata (``None`` or ``exists=False``:
+    unknown transactional id)."""
+    if meta is None or not meta.exists:
         # An unknown transactional id has no metadata to return; callers keep theirs.
         return AddPartitionsOutcome(int(Errors.INVALID_PRODUCER_ID_MAPPING), meta, False)  # type: ignore[arg-type]
     added = set(partitions) <= set(meta.partitions)
     err = add_partitions_error(CONCRETE, meta_exists=True, meta_producer_id=meta.producer_id,
-                               meta_epoch=meta.producer_epoch, meta_state=meta.state,
+                               meta_epoch=meta.epoch, meta_state=meta.state,
                                meta_pending=meta.pending_state, req_producer_id=producer_id, req_epoch=epoch)
     if err != Errors.NONE:
         return AddPartitionsOutcome(err, meta, False)
@@ -55,5 +56,5 @@ def add_partitions_to_txn(meta: TxnMeta | None, producer_id: int, epoch: int,
         return AddPartitionsOutcome(int(Errors.NONE), meta, False)
     # Empty / CompleteCommit / CompleteAbort / Ongoing -> Ongoing (prepareAddPartitions)
     return AddPartitionsOutcome(int(Errors.NONE),
-                                meta._replace(state=int(TxnState.ONGOING), partitions=with_partitions(meta, partitions)),
+                                transit(meta, state=int(TxnState.ONGOING), partitions=with_partitions(meta, partitions)),
                                 True)

@@ -28,7 +28,7 @@ from typing import NamedTuple
 from eoscheck.checker.ops import CONCRETE, Ops
 
 from .codes import NO_PENDING, Errors, TxnResult, TxnState
-from .metadata import TxnMeta
+from .metadata import TxnMeta, transit
 
 
 class EndTxnDecision(NamedTuple):
@@ -72,11 +72,11 @@ class EndTxnOutcome(NamedTuple):
 
 def end_txn(meta: TxnMeta | None, producer_id: int, epoch: int, result: int, *, is_from_client: bool = True,
             tv2_bump: bool = False) -> EndTxnOutcome:
-    """Handle EndTxn on concrete metadata (``None``: unknown transactional id)."""
-    if meta is None:
+    """Handle EndTxn on concrete metadata (``None`` or ``exists=False``: unknown transactional id)."""
+    if meta is None or not meta.exists:
         return EndTxnOutcome(int(Errors.INVALID_PRODUCER_ID_MAPPING), meta, False)  # type: ignore[arg-type]
     d = end_txn_decision(CONCRETE, is_from_client=is_from_client, meta_exists=True,
-                         meta_producer_id=meta.producer_id, meta_epoch=meta.producer_epoch, meta_state=meta.state,
+                         meta_producer_id=meta.producer_id, meta_epoch=meta.epoch, meta_state=meta.state,
                          meta_pending=meta.pending_state, req_producer_id=producer_id, req_epoch=epoch,
                          req_result=result)
     if d.error != Errors.NONE or d.next_state == meta.state:
@@ -84,8 +84,8 @@ def end_txn(meta: TxnMeta | None, producer_id: int, epoch: int, result: int, *, 
     nxt = meta
     if meta.pending_state == TxnState.PREPARE_EPOCH_FENCE:
         # the fenced epoch is installed in memory before the PrepareAbort write (§6.3)
-        nxt = nxt._replace(pending_state=NO_PENDING, producer_epoch=epoch, last_producer_epoch=-1)
+        nxt = nxt._replace(pending_state=NO_PENDING, epoch=epoch, last_epoch=-1)
     if tv2_bump:
         # prepareAbortOrCommit with TV2: epoch + 1, lastEpoch := old epoch (overflow rotation not modelled)
-        nxt = nxt._replace(producer_epoch=nxt.producer_epoch + 1, last_producer_epoch=nxt.producer_epoch)
-    return EndTxnOutcome(int(Errors.NONE), nxt._replace(state=int(d.next_state)), True)
+        nxt = nxt._replace(epoch=nxt.epoch + 1, last_epoch=nxt.epoch)
+    return EndTxnOutcome(int(Errors.NONE), transit(nxt, state=int(d.next_state)), True)

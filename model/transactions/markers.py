@@ -22,7 +22,7 @@ from typing import NamedTuple
 from eoscheck.checker.ops import CONCRETE, Ops
 
 from .codes import Errors, TxnResult, TxnState
-from .metadata import TxnMeta
+from .metadata import TxnMeta, transit
 
 #: answers on which the coordinator resends the marker for the partition
 RETRIABLE_MARKER_ERRORS = frozenset({
@@ -52,7 +52,7 @@ def markers_to_send(meta: TxnMeta, coordinator_epoch: int) -> tuple[TxnMarker, .
     if meta.state not in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
         return ()
     res = marker_result(meta.state)
-    return tuple(TxnMarker(p, meta.producer_id, meta.producer_epoch, res, coordinator_epoch)
+    return tuple(TxnMarker(p, meta.producer_id, meta.epoch, res, coordinator_epoch)
                  for p in meta.partitions)
 
 
@@ -81,7 +81,7 @@ def complete_if_done(meta: TxnMeta) -> tuple[TxnMeta, bool]:
     if meta.state not in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT) or meta.partitions:
         return meta, False
     target = TxnState.COMPLETE_COMMIT if meta.state == TxnState.PREPARE_COMMIT else TxnState.COMPLETE_ABORT
-    return meta._replace(state=int(target), partitions=(), has_failed_epoch_fence=False), True
+    return transit(meta, state=int(target), partitions=(), has_failed_epoch_fence=False), True
 
 
 # --- partition leader -------------------------------------------------------------------------------

@@ -14,27 +14,42 @@ from .codes import NO_PENDING, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TxnState
 
 
 class TxnMeta(NamedTuple):
-    """One transactional id's metadata on its transaction coordinator (ints, bools, tuples only)."""
+    """One transactional id's metadata on its transaction coordinator (ints, bools, tuples only).
 
+    The first seven fields are part 1's ``model.state.TxnMetadata`` field for field (same names, same
+    order); ``pending_state`` and ``partitions`` are what the transaction state machine adds, so the
+    two records can become one by appending these two fields to ``TxnMetadata``.
+    """
+
+    #: False: no metadata for the transactional id (never initialised, or expired)
+    exists: bool
     producer_id: int
     #: ``previousProducerId`` (pre-KIP-890 name ``lastProducerId``)
     prev_producer_id: int
-    producer_epoch: int
+    #: ``producerEpoch``
+    epoch: int
     #: ``lastProducerEpoch`` (KIP-360; in memory only, never persisted)
-    last_producer_epoch: int
+    last_epoch: int
     state: int
-    #: ``pendingState``; NO_PENDING when None
-    pending_state: int
-    #: ``topicPartitions``: the partitions added to the ongoing transaction, sorted
-    partitions: tuple[int, ...]
     #: ``hasFailedEpochFence`` (KAFKA-9666): a fence whose PrepareAbort write failed does not bump again
     has_failed_epoch_fence: bool
+    #: ``pendingState``; NO_PENDING when None
+    pending_state: int = NO_PENDING
+    #: ``topicPartitions``: the partitions added to the ongoing transaction, sorted
+    partitions: tuple[int, ...] = ()
 
 
 def new_metadata(producer_id: int) -> TxnMeta:
     """Metadata as ``handleInitProducerId`` creates it for an unknown transactional id (epoch -1, Empty)."""
-    return TxnMeta(producer_id, NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_PRODUCER_EPOCH, int(TxnState.EMPTY),
-                   NO_PENDING, (), False)
+    return TxnMeta(True, producer_id, NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_PRODUCER_EPOCH, int(TxnState.EMPTY),
+                   False, NO_PENDING, ())
+
+
+def transit(meta: TxnMeta, **changes: object) -> TxnMeta:
+    """``prepareTransitionTo`` + ``completeTransitionTo`` as shipped: every transition records the
+    producer id it starts from as ``previousProducerId`` (for the transitions of this room the
+    producer id does not change, so previousProducerId becomes the producer id)."""
+    return meta._replace(prev_producer_id=meta.producer_id, **changes)
 
 
 def with_partitions(meta: TxnMeta, added: tuple[int, ...]) -> tuple[int, ...]:
@@ -51,7 +66,7 @@ class TxnLogRecord(NamedTuple):
 
     producer_id: int
     prev_producer_id: int
-    producer_epoch: int
+    epoch: int
     state: int
     partitions: tuple[int, ...]
 
@@ -60,10 +75,10 @@ def to_log_record(meta: TxnMeta, *, persist_previous_producer_id: bool = False) 
     prev = meta.prev_producer_id if persist_previous_producer_id else NO_PRODUCER_ID
     # Empty/Complete records carry no partitions (TransactionLog.valueToBytes writes null for Empty)
     parts = meta.partitions if meta.state not in (TxnState.EMPTY,) else ()
-    return TxnLogRecord(meta.producer_id, prev, meta.producer_epoch, meta.state, parts)
+    return TxnLogRecord(meta.producer_id, prev, meta.epoch, meta.state, parts)
 
 
 def from_log_record(rec: TxnLogRecord) -> TxnMeta:
     """``TransactionLog.readTxnRecordValue``: lastProducerEpoch is always -1 after a load."""
-    return TxnMeta(rec.producer_id, rec.prev_producer_id, rec.producer_epoch, NO_PRODUCER_EPOCH, rec.state,
-                   NO_PENDING, rec.partitions, False)
+    return TxnMeta(True, rec.producer_id, rec.prev_producer_id, rec.epoch, NO_PRODUCER_EPOCH, rec.state, False,
+                   NO_PENDING, rec.partitions)

@@ -45,9 +45,9 @@ def fence_and_abort(meta: TxnMeta, *, max_epoch: int, bump_epoch: bool = True) -
     the current epoch.
     """
     if not bump_epoch:
-        return AbortOutcome(*end_txn(meta, meta.producer_id, meta.producer_epoch, TxnResult.ABORT,
+        return AbortOutcome(*end_txn(meta, meta.producer_id, meta.epoch, TxnResult.ABORT,
                                      is_from_client=False))
-    fenced = fence_producer_epoch(CONCRETE, max_epoch=max_epoch, epoch=meta.producer_epoch,
+    fenced = fence_producer_epoch(CONCRETE, max_epoch=max_epoch, epoch=meta.epoch,
                                   has_failed_epoch_fence=meta.has_failed_epoch_fence)
     pending = meta._replace(pending_state=int(TxnState.PREPARE_EPOCH_FENCE))
     return AbortOutcome(*end_txn(pending, meta.producer_id, fenced, TxnResult.ABORT, is_from_client=False))
