@@ -126,3 +126,59 @@ def test_parent_store_rejects_bad_input():
         store.append_level(np.array([2], dtype=np.uint64), np.array([5]))  # no state 5 yet
     with pytest.raises(IndexError):
         store.fingerprint(1)
+
+
+def _bfs_like_run(visited, seed: int) -> list:
+    """Drive a visited store the way the BFS does: levels of candidate batches whose parents are
+    the previous level's new fingerprints; record every answer."""
+    rng = random.Random(seed)
+    universe = [rng.getrandbits(64) - (1 << 63) for _ in range(3000)]  # signed, like hash()
+    answers: list = []
+    init = universe[:3]
+    answers.append(visited.insert_batch(init, init, None))
+    visited.end_level()
+    previous = init
+    levels = [init]
+    for level in range(2, 12):
+        current: list[int] = []
+        for _ in range(rng.randint(1, 4)):
+            fps = [rng.choice(universe) for _ in range(rng.randint(0, 300))]
+            parents = [rng.choice(previous) for _ in fps]
+            room = rng.choice([None, None, None, rng.randint(0, 50)])
+            new, overflow = visited.insert_batch(fps, parents, room)
+            answers.append((new, overflow))
+            current += [fps[i] for i in new]
+        visited.end_level()
+        if not current:
+            break
+        levels.append(current)
+        previous = current
+    answers.append(len(visited))
+    # a chain for a few states of each level, masked like the BFS masks them
+    for level, fps in enumerate(levels, start=1):
+        for fp in fps[:3]:
+            answers.append([h & ((1 << 64) - 1) for h in visited.chain(fp, level)])
+    return answers
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_compact_visited_answers_exactly_like_the_python_set_version(seed):
+    from eoscheck.checker.explore.compact import CompactVisited
+    from eoscheck.checker.explore.visited import VisitedSet
+
+    assert _bfs_like_run(CompactVisited(), seed) == _bfs_like_run(VisitedSet(), seed)
+
+
+def test_compact_visited_known_holds_only_recent_levels():
+    from eoscheck.checker.explore.compact import CompactVisited
+
+    visited = CompactVisited(recent_levels=2)
+    visited.insert_batch([1], [1])
+    visited.end_level()
+    for level in range(2, 6):
+        visited.insert_batch([level], [level - 1])
+        visited.end_level()
+    assert visited.known() == {4, 5}
+    assert len(visited) == 5
+    # old states are still deduplicated exactly, by the table
+    assert visited.insert_batch([1, 2, 6], [5, 5, 5]) == ([2], False)

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+MASK = (1 << 64) - 1
 _EMPTY = np.uint64(0)
 #: Fibonacci hashing multiplier: spreads fingerprints whose low bits are poorly mixed
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -293,3 +294,104 @@ def _as_array(values: np.ndarray | array | Iterable[int], dtype: type) -> np.nda
     if isinstance(values, array):
         return np.frombuffer(values, dtype=np.dtype(values.typecode)).astype(dtype, copy=False)
     return np.fromiter(values, dtype=dtype)
+
+
+class CompactVisited:
+    """The BFS's visited set in flat buffers; a drop-in for ``visited.VisitedSet``.
+
+    Same interface and contract (``known``, ``insert_batch``, ``end_level``, ``chain``, ``len``,
+    ``nbytes``; fingerprints are signed ``hash()`` values; new candidates reported in candidate
+    order, first occurrence wins), but a distinct state costs a ``FingerprintSet`` slot plus 12
+    bytes of parent link (its fingerprint and its parent's index) instead of a Python set entry.
+
+    ``known()`` is a Python set of the fingerprints of the last ``recent_levels`` levels only:
+    most duplicate successors lead to states of the current or the previous level, so the BFS
+    still drops them before buffering, while older states cost nothing there and are caught by
+    ``insert_batch``'s exact check.
+    """
+
+    def __init__(self, recent_levels: int = 2, spill_bytes: int | None = None) -> None:
+        self._set = FingerprintSet()
+        self._parents = ParentStore(spill_bytes=spill_bytes)
+        self._recent_levels = recent_levels
+        self._known: set[int] = set()
+        self._recent: list[list[int]] = []  # signed fingerprints of the levels in _known
+        self._child: list[np.ndarray] = []  # pending level: new fingerprints (uint64) ...
+        self._parent_fp: list[np.ndarray] = []  # ... and their parents' fingerprints
+        self._level_starts: list[int] = []
+        self._prev_sorted: np.ndarray | None = None  # previous level's fingerprints, sorted
+        self._prev_index: np.ndarray | None = None  # their global indices
+
+    def __len__(self) -> int:
+        return len(self._set)
+
+    def __contains__(self, fp: int) -> bool:
+        return (fp & MASK) in self._set
+
+    def known(self) -> set[int]:
+        return self._known
+
+    def insert_batch(self, fps: list[int], parents: list[int], room: int | None = None
+                     ) -> tuple[list[int], bool]:
+        if not fps:
+            return [], False
+        batch = np.array(fps, dtype=np.int64).view(np.uint64)
+        first = np.zeros(batch.size, dtype=bool)
+        first[np.unique(batch, return_index=True)[1]] = True
+        new = np.flatnonzero(first & ~self._set.contains_batch(batch))
+        overflow = room is not None and new.size > room
+        if overflow:
+            new = new[:room]
+        if new.size == 0:
+            return [], bool(overflow)
+        fresh = batch[new]
+        self._set.add_batch(fresh)
+        self._child.append(fresh)
+        self._parent_fp.append(np.array(parents, dtype=np.int64).view(np.uint64)[new])
+        picked = new.tolist()
+        self._known.update([fps[i] for i in picked])
+        return picked, bool(overflow)
+
+    def end_level(self) -> None:
+        child = np.concatenate(self._child) if self._child else np.zeros(0, dtype=np.uint64)
+        parent_fp = np.concatenate(self._parent_fp) if self._parent_fp else np.zeros(0, dtype=np.uint64)
+        self._child, self._parent_fp = [], []
+        if self._prev_sorted is None:  # the initial states: no parents
+            parent_index = np.full(child.size, -1, dtype=np.int64)
+        else:
+            pos = np.searchsorted(self._prev_sorted, parent_fp)
+            pos = np.minimum(pos, max(self._prev_sorted.size - 1, 0))
+            if parent_fp.size and not np.array_equal(self._prev_sorted[pos], parent_fp):
+                raise KeyError("a parent fingerprint is not in the previous BFS level")
+            parent_index = self._prev_index[pos]
+        start = self._parents.append_level(child, parent_index)
+        self._level_starts.append(start)
+        order = np.argsort(child, kind="stable")
+        self._prev_sorted = child[order]
+        self._prev_index = order.astype(np.int64) + start
+        self._recent.append(child.view(np.int64).tolist())
+        if len(self._recent) > self._recent_levels:
+            self._known.difference_update(self._recent.pop(0))
+
+    @property
+    def levels(self) -> int:
+        return len(self._level_starts)
+
+    def chain(self, fp: int, level: int) -> list[int]:
+        """Fingerprints (unsigned) from an initial state to ``fp``, added at ``level`` (1 = initial)."""
+        if level > len(self._level_starts):
+            self.end_level()
+        start = self._level_starts[level - 1]
+        end = self._level_starts[level] if level < len(self._level_starts) else len(self._parents)
+        target = fp & MASK
+        for index in range(start, end):
+            if self._parents.fingerprint(index) == target:
+                return self._parents.chain(index)
+        raise KeyError(f"fingerprint {target:#x} not found at BFS level {level}")
+
+    def nbytes(self) -> int:
+        """Bytes held in RAM by the fingerprint table and the parent links."""
+        return self._set.nbytes + self._parents.nbytes
+
+    def close(self) -> None:
+        self._parents.close()
