@@ -9,7 +9,8 @@ shortest, and the counts (distinct, generated, depth) equal the single-process B
 One level, driven by the parent process over one pipe per worker:
 
 1. ``expand``: each worker expands its frontier. A successor's fingerprint picks its owner; each
-   worker drops fingerprints it already produced in this level (a level-local set), keeps its own
+   worker drops fingerprints it already produced in this level (a level-local set)
+   or in the previous level (all of those are visited by now), keeps its own
    candidates and writes the others' to one file per destination in shared memory (/dev/shm),
    which avoids pipe deadlocks between workers and costs a memcpy. Transition properties and
    deadlock are checked here, where the step is known.
@@ -120,6 +121,7 @@ class _Worker:
         self.cand_fps: np.ndarray | None = None
         self.cand_refs: np.ndarray | None = None
         self.level = 1
+        self.prev_seen: set[int] = set()
 
     # -- pipe protocol
     def serve(self) -> None:
@@ -162,6 +164,9 @@ class _Worker:
         generated = 0
         seen: set[int] = set()
         seen_add = seen.add
+        # Everything produced in the previous level is visited by now (new or not, its owner
+        # has it), so successors leading back there are dropped before any buffering.
+        before_seen = self.prev_seen
         # per destination: fingerprints (signed hash), parent refs, states, action names
         outs = [(array("q"), array("q"), [], []) for _ in range(nw)]
         fps_by = [o[0].append for o in outs]
@@ -194,7 +199,7 @@ class _Worker:
                                 self.violated.add(name)
                                 found.append(_Found(name, "transition", ref, level + 1, step, nxt))
                     h = hash(canonical(nxt)) if symmetry else hash(nxt)
-                    if h in seen:
+                    if h in seen or h in before_seen:
                         continue
                     seen_add(h)
                     d = h % nw
@@ -212,7 +217,7 @@ class _Worker:
             all_actions.clear()
             if stopped:
                 break
-        del seen
+        self.prev_seen = seen
         for d in range(nw):
             if d != me:
                 fps, prefs, states, acts = outs[d]
