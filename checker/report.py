@@ -159,11 +159,41 @@ def print_table(console: Console, outcomes: Sequence[Outcome]) -> None:
     natural = [max([4] + [max(len(r[1]), len(r[2])) for r in rows]),
                max([8] + [len(r[3]) for r in rows]), max([3] + [len(r[4]) for r in rows])]
     if sum(natural) <= room:
-        widths = natural
+        _print_wide(console, rows, natural, num_widths, status_width)
     else:  # expected/got up to 30% each, the spec name gets the rest
         expected_w = min(natural[1], max(room * 3 // 10, 10))
         got_w = min(natural[2], max(room * 3 // 10, 10))
-        widths = [max(room - expected_w - got_w, 10), expected_w, got_w]
+        spec_w = max(room - expected_w - got_w, 10)
+        if natural[0] > spec_w:  # a name would be cut mid-word: two lines per spec instead
+            _print_narrow(console, rows)
+        else:
+            _print_wide(console, rows, [spec_w, expected_w, got_w], num_widths, status_width)
+    for o in outcomes:
+        if not o.met:
+            # soft_wrap: one line per failure, so grep and CI logs see the whole reason
+            console.print(Text.assemble(("FAIL ", "bold red"), (o.spec.name, "bold"), f": {o.message}"),
+                          soft_wrap=True)
+    failed = sum(not o.met for o in outcomes)
+    summary = f"{len(outcomes) - failed} of {len(outcomes)} spec(s) met their expected verdict"
+    console.print(Text(summary, style="bold green" if not failed else "bold red"))
+
+
+def _print_narrow(console: Console, rows: list) -> None:
+    """Too narrow for one row per spec (long spec names in 80 columns): two lines per spec, so a
+    name is never cut in the middle."""
+    console.print(Text("eoscheck verdicts", style="italic"))
+    for status, name, model, expected, got, (distinct, generated, depth, elapsed) in rows:
+        console.print(Text.assemble((f"{status:<5}", "bold green" if status == "OK" else "bold red"),
+                                    (name, "bold")), soft_wrap=True)
+        console.print(Text(f"     {model}: {distinct} distinct, {generated} generated, depth {depth}, "
+                           f"{elapsed}", style="dim"), soft_wrap=True)
+        console.print(f"     expected {expected.replace(chr(10), ' ')}; got {got.replace(chr(10), ' ')}",
+                      soft_wrap=True, highlight=False)
+
+
+def _print_wide(console: Console, rows: list, widths: list[int], num_widths: list[int],
+                status_width: int) -> None:
+    numeric = ("distinct", "generated", "depth", "time")
     table = Table(title="eoscheck verdicts", title_justify="left", box=box.SIMPLE_HEAD,
                   show_edge=False, padding=(0, 1), pad_edge=False, collapse_padding=True)
     table.add_column("", no_wrap=True, width=status_width)
@@ -178,14 +208,6 @@ def print_table(console: Console, outcomes: Sequence[Outcome]) -> None:
         table.add_row(Text(status, style="bold green" if status == "OK" else "bold red"),
                       spec, expected, got, *numbers)
     console.print(table)
-    for o in outcomes:
-        if not o.met:
-            # soft_wrap: one line per failure, so grep and CI logs see the whole reason
-            console.print(Text.assemble(("FAIL ", "bold red"), (o.spec.name, "bold"), f": {o.message}"),
-                          soft_wrap=True)
-    failed = sum(not o.met for o in outcomes)
-    summary = f"{len(outcomes) - failed} of {len(outcomes)} spec(s) met their expected verdict"
-    console.print(Text(summary, style="bold green" if not failed else "bold red"))
 
 
 # ------------------------------------------------------------------------------ JSON summary

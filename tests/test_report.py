@@ -86,6 +86,15 @@ def test_table_fits_80_columns_and_says_ok_fail():
     assert "1 of 2 spec(s) met their expected verdict" in text
 
 
+def test_long_spec_names_are_never_cut_in_80_columns():
+    long_name = "init-producer-id-retry-across-coordinator-failover-as-shipped"
+    text = render(print_table, [make_outcome(spec(long_name), HOLDS, ["A"])])
+    lines = text.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert any(line.startswith("OK") and long_name in line for line in lines)
+    assert any("288 distinct" in line and "1,146 generated" in line for line in lines)
+
+
 def test_stats_are_tlc_style_with_coverage_warning():
     text = render(print_stats, outcomes()[0])
     assert "1,146 states generated, 288 distinct states found, 0 states left on queue." in text
