@@ -30,6 +30,7 @@ rule functions with one parameter moved, so the broken rule is the real rule's t
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -176,8 +177,10 @@ def _init_shown(variant: str, rules: RuleSet, v: Mapping[str, Any], out: Any,
         "request.producer_id": v["req_producer_id"], "request.epoch": v["req_epoch"],
     }
     after = dict(before)
+    # on an error the rule's other fields are the metadata's own, so this is right either way
     after.update({"response.error": out.error, "response.producer_id": out.producer_id,
-                  "response.epoch": out.epoch, "coordinator.last_epoch": out.last_epoch,
+                  "response.epoch": out.epoch, "coordinator.producer_id": out.producer_id,
+                  "coordinator.epoch": out.epoch, "coordinator.last_epoch": out.last_epoch,
                   "coordinator.prev_producer_id": out.prev_producer_id})
     steps = [Shown(None, "metadata and request", {}, before),
              Shown("InitProducerId", f"InitProducerId[{variant}, max_epoch={rules.init_max_epoch}]",
@@ -347,7 +350,10 @@ def _granted(s: Mapping[str, Any]) -> tuple[Any, Any]:
     return s["granted.producer_id"], s["granted.epoch"]
 
 
+@functools.lru_cache(maxsize=None)
 def coordinator_system(variant: str, rules: RuleSet) -> TransitionSystem:
+    """One transition system per (variant, rule set), shared by the obligations over it so that the
+    prover can reuse the invariant's preservation proof."""
     # Kafka as shipped stamps previousProducerId := producerId on every transition
     # (prepareTransitionTo), so only right after a rotation does it name another id.
     stamps_prev = VARIANTS[variant] == (True, True)
