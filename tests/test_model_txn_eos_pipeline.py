@@ -74,3 +74,20 @@ def test_timeout_abort_without_epoch_bump_breaks_atomicity_and_hangs():
 def test_kip890_verification_stops_the_hang_but_not_the_lost_record():
     _, r = run("timeout-abort-no-bump-kip890", properties=("OffsetsAgreeWithOutput", "NoHangingTransaction"))
     assert {v.property for v in r.violations} == {"OffsetsAgreeWithOutput"}
+
+
+def test_coordinator_failover_keeps_exactly_once():
+    _, r = run("eos-beta-kip447", records=2, failovers=1, instances=1)
+    assert r.verdict == "holds", [v.property for v in r.violations]
+
+
+def test_without_the_coordinator_epoch_check_a_stale_commit_marker_commits_the_next_transaction():
+    _, r = run("no-coordinator-epoch-check", properties=("OffsetsAgreeWithOutput",), records=2, failovers=1,
+               instances=1)
+    (v,) = r.violations
+    s = steps(v.trace)
+    failover = s.index(("TxnCoordinatorFailover",))
+    stale = next(k for k, st in enumerate(s) if st[0] == "StaleTxnMarkerArrives")
+    # the stale marker lands after the new coordinator completed the transaction and a new one wrote output
+    assert failover < s.index(("ProduceArrives", 0), failover) < stale
+    assert v.trace[-1].state.coordinator_epoch == 1

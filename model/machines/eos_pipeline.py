@@ -50,9 +50,10 @@ from eoscheck.model.transactions.codes import NO_PENDING, Errors, TxnResult, Txn
 from eoscheck.model.transactions.end_txn import end_txn
 from eoscheck.model.transactions.log import (EntryKind, LogEntry, committed_values, has_open_transaction,
                                              last_stable_offset, open_transactions)
-from eoscheck.model.transactions.markers import (append_end_txn_marker, complete_if_done, marker_result,
+from eoscheck.model.transactions.failover import load_transaction
+from eoscheck.model.transactions.markers import (TxnMarker, append_end_txn_marker, complete_if_done,
                                                  markers_to_send, on_marker_response)
-from eoscheck.model.transactions.metadata import TxnMeta
+from eoscheck.model.transactions.metadata import TxnLogRecord, TxnMeta, to_log_record
 from eoscheck.model.transactions.states import is_valid_transition
 from eoscheck.model.transactions.timeout import abort_timed_out, init_producer_id_on_ongoing
 
@@ -61,9 +62,9 @@ E, S = Errors, TxnState
 #: partition ids inside the transactions: the output partition and the group's offsets partition
 OUTPUT, OFFSETS = 0, 1
 PARTITION_NAMES = ("output", "__consumer_offsets")
+#: member ids are spaced by this many per incarnation (the instances bound is at most this)
 INSTANCES = 2
 INPUT_PARTITION = 0
-COORDINATOR_EPOCH = 0
 
 
 class Phase(IntEnum):
@@ -113,6 +114,13 @@ class PipelineState(NamedTuple):
     zombie_pending: tuple[int, ...]
     #: ghost: a COMMIT marker made a zombie-written offset visible
     zombie_committed: bool
+    #: the transaction coordinator's epoch (bumped by each failover)
+    coordinator_epoch: int
+    #: the last ``__transaction_state`` record of each transactional id (what a failover reloads)
+    txn_log: tuple[TxnLogRecord, ...]
+    #: WriteTxnMarkers entries sent by a previous coordinator and still in flight
+    stale_markers: tuple[TxnMarker, ...]
+    failovers: int
 
 
 def member_id_of(instance: int, incarnation: int) -> int:
@@ -140,11 +148,13 @@ class EosPipeline(Machine):
         "TxnOffsetCommit": ("instance",), "EndTxn": ("instance", "result"),
         "AbortTimedOutTransaction": ("tid",), "WriteTxnMarker": ("tid", "partition"),
         "SessionTimeout": ("instance",), "Rebalance": (), "OnAssignment": ("instance",), "Rejoin": ("instance",),
+        "TxnCoordinatorFailover": (), "StaleTxnMarkerArrives": ("tid", "partition", "coordinator_epoch"),
     }
 
     def __init__(self, *, deployment: str, txn_offset_commit_check: str, require_stable: str,
-                 timeout_abort_bumps_epoch: bool, kip890_verification: bool, records: int, max_generation: int,
-                 max_epoch: int, rejoins: int) -> None:
+                 timeout_abort_bumps_epoch: bool, kip890_verification: bool, marker_coordinator_epoch_check: bool,
+                 records: int, max_generation: int, max_epoch: int, rejoins: int, instances: int,
+                 failovers: int) -> None:
         if deployment not in ("per-partition", "per-thread"):
             raise ValueError(f"unknown deployment {deployment!r}")
         self.per_thread = deployment == "per-thread"
@@ -152,8 +162,10 @@ class EosPipeline(Machine):
         self.require_stable = sends_require_stable(require_stable, read_committed=True)
         self.bump = timeout_abort_bumps_epoch
         self.verify = kip890_verification
+        self.coordinator_epoch_check = marker_coordinator_epoch_check
         self.records, self.max_generation, self.max_epoch, self.rejoins = records, max_generation, max_epoch, rejoins
-        self.tids = INSTANCES if self.per_thread else 1
+        self.instances, self.max_failovers = instances, failovers
+        self.tids = instances if self.per_thread else 1
 
     # --- identities -------------------------------------------------------------------------------
     def tid_of(self, instance: int) -> int:
@@ -165,18 +177,22 @@ class EosPipeline(Machine):
 
     # --- initial state -----------------------------------------------------------------------------
     def init_states(self) -> Iterable[PipelineState]:
-        group = rebalance(join_group(join_group(new_group(1), member_id_of(0, 0)), member_id_of(1, 0)))
+        group = new_group(1)
+        for i in range(self.instances):
+            group = join_group(group, member_id_of(i, 0))
+        group = rebalance(group)
         txns = tuple(TxnMeta(True, self.pid_of(t), self.pid_of(t), 0, -1, int(S.EMPTY), False, NO_PENDING, ())
                      for t in range(self.tids))
         apps = []
-        for i in range(INSTANCES):
+        for i in range(self.instances):
             owns = group.assignment[INPUT_PARTITION] == member_id_of(i, 0)
             # per-thread: every instance's producer is initialised; per-partition: the task's owner's
             ready = self.per_thread or owns
             apps.append(App(member_id_of(i, 0), group.generation_id, owns, int(Phase.FETCH if owns else Phase.IDLE),
                             NO_OFFSET, ready, 0 if ready else -1, 0))
         leaders = tuple(tuple((-1, -1) for _ in range(self.tids)) for _ in PARTITION_NAMES)
-        yield PipelineState(txns, (), (), leaders, group, tuple(apps), (), False)
+        yield PipelineState(txns, (), (), leaders, group, tuple(apps), (), False, 0,
+                            tuple(to_log_record(m) for m in txns), (), 0)
 
     def within_bounds(self, s: PipelineState) -> bool:
         return (s.group.generation_id <= self.max_generation
@@ -196,8 +212,13 @@ class EosPipeline(Machine):
     def _app(self, s: PipelineState, i: int, **changes: Any) -> PipelineState:
         return s._replace(apps=self._set(s.apps, i, s.apps[i]._replace(**changes)))
 
-    def _txn(self, s: PipelineState, tid: int, meta: TxnMeta) -> PipelineState:
-        return s._replace(txns=self._set(s.txns, tid, meta))
+    def _txn(self, s: PipelineState, tid: int, meta: TxnMeta, *, write: bool = True) -> PipelineState:
+        """The coordinator's new metadata; ``write``: it was appended to ``__transaction_state`` (every
+        transition is; a marker acknowledgement only changes memory)."""
+        s = s._replace(txns=self._set(s.txns, tid, meta))
+        if write:
+            s = s._replace(txn_log=self._set(s.txn_log, tid, to_log_record(meta)))
+        return s
 
     def _leader(self, s: PipelineState, partition: int, tid: int, entry: tuple[int, int]) -> PipelineState:
         return s._replace(leaders=self._set(s.leaders, partition, self._set(s.leaders[partition], tid, entry)))
@@ -228,10 +249,18 @@ class EosPipeline(Machine):
             out = abort_timed_out(m, max_epoch=self.max_epoch, bump_epoch=self.bump)
             if out.wrote:
                 yield ("AbortTimedOutTransaction", tid), self._txn(s, tid, out.meta)
-            for marker in markers_to_send(m, COORDINATOR_EPOCH):
+            for marker in markers_to_send(m, s.coordinator_epoch):
                 nxt = self._write_marker(s, tid, marker)
                 if nxt is not None:
                     yield ("WriteTxnMarker", tid, PARTITION_NAMES[marker.partition]), nxt
+        for marker in s.stale_markers:
+            tid = marker.producer_id - 1
+            gone = s._replace(stale_markers=tuple(x for x in s.stale_markers if x != marker))
+            nxt = self._write_marker(gone, tid, marker, respond=False)
+            yield (("StaleTxnMarkerArrives", tid, PARTITION_NAMES[marker.partition], marker.coordinator_epoch),
+                   gone if nxt is None else nxt)
+        if s.failovers < self.max_failovers:
+            yield ("TxnCoordinatorFailover",), self._failover(s)
         for i, a in enumerate(s.apps):
             if a.member_id in s.group.members:
                 yield ("SessionTimeout", i), s._replace(group=remove_member(s.group, a.member_id))
@@ -353,8 +382,24 @@ class EosPipeline(Machine):
             return self._app(s, i, phase=int(Phase.ABORT))  # CommitFailedException: abortable
         return self._app(s, i, phase=int(Phase.FENCED), owns=False, position=NO_OFFSET)
 
-    def _write_marker(self, s: PipelineState, tid: int, marker) -> PipelineState | None:
+    def _failover(self, s: PipelineState) -> PipelineState:
+        """A new transaction coordinator loads ``__transaction_state`` with a higher coordinator epoch;
+        the old one's outstanding markers stay in flight."""
+        stale = set(s.stale_markers)
+        for m in s.txns:
+            stale.update(markers_to_send(m, s.coordinator_epoch))
+        epoch = s.coordinator_epoch + 1
+        txns = tuple(load_transaction(rec, epoch)[0] for rec in s.txn_log)
+        return s._replace(txns=txns, coordinator_epoch=epoch, stale_markers=tuple(sorted(stale)),
+                          failovers=s.failovers + 1)
+
+    def _write_marker(self, s: PipelineState, tid: int, marker: TxnMarker, *,
+                      respond: bool = True) -> PipelineState | None:
+        """The leader's append of a marker (None: refused); ``respond``: the sending coordinator is the
+        current one and handles the answer."""
         stored_epoch, stored_coord = s.leaders[marker.partition][tid]
+        if not self.coordinator_epoch_check:
+            stored_coord = -1  # counterfactual: a leader that ignores the coordinator epoch
         app = append_end_txn_marker(stored_epoch, stored_coord, marker)
         if app.error != E.NONE:
             return None  # the coordinator stops sending: the transaction stays in PrepareX
@@ -370,9 +415,11 @@ class EosPipeline(Machine):
                            group=complete_pending_txn_offset_commit(s.group, marker.producer_id, is_commit),
                            zombie_pending=tuple(p for p in s.zombie_pending if p != marker.producer_id),
                            zombie_committed=s.zombie_committed or (zombie and is_commit))
+        if not respond:
+            return s
         meta = on_marker_response(s.txns[tid], marker.partition, int(E.NONE)).meta
-        meta, _ = complete_if_done(meta)
-        return self._txn(s, tid, meta)
+        meta, wrote = complete_if_done(meta)
+        return self._txn(s, tid, meta, write=wrote)
 
     def _on_assignment(self, s: PipelineState, i: int) -> PipelineState:
         a, g = s.apps[i], s.group
@@ -473,6 +520,10 @@ class EosPipeline(Machine):
             f[f"{p}.owns"] = a.owns
             f[f"{p}.position"] = a.position
             f[f"{p}.producer_epoch"] = a.producer_epoch
+        f["coordinator.epoch"] = s.coordinator_epoch
+        f["coordinator.stale_markers"] = [
+            f"{'COMMIT' if x.result == TxnResult.COMMIT else 'ABORT'}(pid={x.producer_id}, epoch={x.producer_epoch}, "
+            f"coordinator_epoch={x.coordinator_epoch}) -> {PARTITION_NAMES[x.partition]}" for x in s.stale_markers]
         f["ghost.zombie_committed"] = s.zombie_committed
         return f
 
@@ -490,6 +541,9 @@ SWITCHES = {
                                         True),
     "kip890_verification": Switch("partition leaders verify with the coordinator that a first transactional batch "
                                   "belongs to an ongoing transaction (KIP-890 part 1)", False),
+    "marker_coordinator_epoch_check": Switch("leaders refuse a marker with an older coordinator epoch "
+                                             "(TRANSACTION_COORDINATOR_FENCED; Kafka since 0.11 - False is a "
+                                             "counterfactual showing what the check prevents)", True),
 }
 
 VARIANTS = {
@@ -506,6 +560,9 @@ VARIANTS = {
                                 {"deployment": "per-partition"}),
     "timeout-abort-no-bump": Variant("per-thread, KIP-447, but the timeout abort keeps the epoch (before KIP-360): "
                                      "must break atomicity", {"timeout_abort_bumps_epoch": False}),
+    "no-coordinator-epoch-check": Variant("counterfactual: leaders accept markers of an old coordinator "
+                                          "(with failovers, a stale COMMIT marker commits the next transaction)",
+                                          {"marker_coordinator_epoch_check": False}),
     "timeout-abort-no-bump-kip890": Variant("as timeout-abort-no-bump with KIP-890 part-1 verification at leaders",
                                             {"timeout_abort_bumps_epoch": False, "kip890_verification": True}),
 }
@@ -515,6 +572,8 @@ BOUNDS = {
     "max_generation": Bound("highest group generation explored (limits rebalances)", 2, 1, 10),
     "max_epoch": Bound("Short.MAX_VALUE stand-in; states with an exhausted epoch are not explored", 6, 3, 32767),
     "rejoins": Bound("times an instance may rejoin the group with a new member id", 0, 0, 4),
+    "instances": Bound("application instances (members of the group)", 2, 1, INSTANCES),
+    "failovers": Bound("transaction coordinator failovers", 0, 0, 2),
 }
 
 
@@ -524,8 +583,10 @@ def build(switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> Eos
                        require_stable=str(switches["require_stable"]),
                        timeout_abort_bumps_epoch=bool(switches["timeout_abort_bumps_epoch"]),
                        kip890_verification=bool(switches["kip890_verification"]),
+                       marker_coordinator_epoch_check=bool(switches["marker_coordinator_epoch_check"]),
                        records=bounds["records"], max_generation=bounds["max_generation"],
-                       max_epoch=bounds["max_epoch"], rejoins=bounds["rejoins"])
+                       max_epoch=bounds["max_epoch"], rejoins=bounds["rejoins"], instances=bounds["instances"],
+                       failovers=bounds["failovers"])
 
 
 MODEL = ModelDef(
