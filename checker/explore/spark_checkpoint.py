@@ -96,7 +96,11 @@ class CheckpointStore:
     @property
     def fs(self) -> Any:
         if self._fs is None:
-            import pyarrow.fs as pafs
+            try:
+                import pyarrow.fs as pafs
+            except ImportError:
+                raise CheckpointError("checkpoints are Parquet files and need pyarrow: "
+                                      "pip install pyarrow") from None
             if "://" in self.uri:
                 self._fs, self._base = pafs.FileSystem.from_uri(self.uri)
             else:
