@@ -15,7 +15,7 @@ from typing import Any
 
 import z3
 
-from .obligations import Obligation, Shown, Status, TransitionSystem, ValidProblem, Widths
+from .obligations import Obligation, Problem, Shown, Status, TransitionSystem, ValidProblem, Widths
 from .ops import Z3OPS, narrow, to_bool, value_of
 
 SELECTOR_BITS = 16
@@ -34,6 +34,13 @@ class CexTrace:
     kind: str
     method: str
     steps: list[dict[str, Any]]
+    #: the problem object it refutes, and for a valid problem the refuted query's label and the
+    #: input values: enough to replay the counterexample on Python ints (``checker.smt.replay``)
+    source: Problem | None = None
+    query: str = ""
+    inputs: dict[str, int | bool] = field(default_factory=dict)
+    #: set by the prover after a concrete replay: "" when confirmed, else what went wrong
+    replay_error: str | None = None
 
 
 @dataclass
@@ -161,7 +168,8 @@ def _prove_valid(problem: ValidProblem, budget: _Budget) -> tuple[Status, str, s
                 {"index": 0, "action": None, "label": "inputs", "params": {},
                  "state": _values(model, inputs)}]
             return "counterexample", "direct", f"{q.label}: counterexample", CexTrace(
-                f"{problem.label}/{q.label}", "valid", "direct", steps)
+                f"{problem.label}/{q.label}", "valid", "direct", steps, problem, q.label,
+                _values(model, inputs))
         if r == z3.unknown:
             return "unknown", "direct", f"{q.label}: solver unknown ({s.reason_unknown()})", None
     return "proved", "direct", "", None
@@ -405,7 +413,7 @@ def _prove_system(ts: TransitionSystem, kind: str, budget: _Budget,
     method = f"bounded unrolling (k={k})"
     if res == "sat":
         assert u is not None
-        return "counterexample", method, "", CexTrace(ts.label, cex_kind, method, u.trace(model, k))
+        return "counterexample", method, "", CexTrace(ts.label, cex_kind, method, u.trace(model, k), ts)
     if res == "unknown":
         return "unknown", method, f"solver unknown ({cex_kind})", None
     if kind == "bmc":
@@ -442,6 +450,16 @@ def prove(obligation: Obligation, timeout: float = 60.0) -> ObligationResult:
         took = f" [{time.monotonic() - p_start:.2f} s, cpu {time.process_time() - p_cpu:.2f} s]"
         details.append(f"{problem.label}: {st} by {method}{took}" + (f" — {note}" if note else ""))
         if st == "counterexample":
+            from .replay import replay  # here to keep the import graph one-way
+            assert found is not None
+            found.replay_error = replay(found)
+            if found.replay_error:
+                # Z3's encoding and the Python rules disagree: never pass this off as a real trace
+                st, note = "unknown", f"counterexample failed its concrete replay: {found.replay_error}"
+                details[-1] = f"{problem.label}: unknown — {note}"
+                status = "unknown"
+                continue
+            details[-1] += " — replayed on Python ints: confirmed"
             status, cex = "counterexample", found
             break
         if st == "unknown":
