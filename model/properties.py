@@ -93,3 +93,26 @@ def sole_instance_never_fenced(s: InitPidState) -> bool:
 def no_unexpected_server_error(s: InitPidState, step: tuple, t: InitPidState) -> bool:
     """InitProducerId never fails with UNKNOWN_SERVER_ERROR (an IllegalStateException on the coordinator)."""
     return not (step[0] == "HandleInitProducerId" and step[-1] == -1)
+
+
+def coordinator_epoch_monotonic_within(max_epoch: int):
+    """CoordinatorEpochMonotonic for a given maximum epoch."""
+    def check(s: InitPidState, step: tuple, t: InitPidState) -> bool:
+        if t.metadata.epoch > max_epoch or t.txn_log.epoch > max_epoch:
+            return False
+        return coordinator_epoch_monotonic(s, step, t)
+    check.__doc__ = coordinator_epoch_monotonic.__doc__
+    return check
+
+
+def coordinator_legal_state(s: InitPidState, step: tuple, t: InitPidState) -> bool:
+    """The coordinator never reaches an illegal state: every metadata transition is one TransactionMetadata allows."""
+    from .transactions.states import is_valid_transition
+    before, after = s.metadata, t.metadata
+    if after.exists and after.epoch < 0:
+        return False  # completed metadata always has an epoch
+    if before.exists and after.exists and before.state != after.state:
+        return is_valid_transition(before.state, after.state)
+    if before.exists and not after.exists:
+        return is_valid_transition(before.state, 6)  # removal goes through Dead
+    return True

@@ -8,6 +8,7 @@ from eoscheck.checker.machine import Machine
 from eoscheck.checker.registry import Bound, ModelDef, SwitchValue
 
 from .machines.idempotent_produce import PROPERTY_DOCS as IDEMPOTENT_PROPERTIES
+from .machines.init_producer_id import PROPERTY_DOCS as INIT_PROPERTIES
 from .variants import IDEMPOTENT_SWITCHES, IDEMPOTENT_VARIANTS, INIT_SWITCHES, INIT_VARIANTS
 
 
@@ -52,5 +53,29 @@ IDEMPOTENT_PRODUCE = ModelDef(
     build=_build_idempotent,
 )
 
-MODELS: list[ModelDef] = [IDEMPOTENT_PRODUCE]
+INIT_PRODUCER_ID = ModelDef(
+    name="kafka.init_producer_id",
+    doc="Transactional producer instances sharing one transactional id and its coordinator: InitProducerId "
+        "(every KIP-360 case), epoch overflow to a new producer id, retries, lost responses, the transaction "
+        "log, coordinator failover, transactional-id expiry and fencing of an open transaction.",
+    variants=INIT_VARIANTS,
+    default_variant="kafka-shipped",
+    switches=INIT_SWITCHES,
+    bounds={
+        "clients": Bound("producer instance slots sharing the transactional id", 1, 1, 3),
+        "max_epoch": Bound("largest epoch (Short.MAX_VALUE); exhausted at max_epoch - 1", 32767, 2, 32767),
+        "lost_responses": Bound("InitProducerId responses the network may lose", 1, 0, 4),
+        "failovers": Bound("transaction coordinator failovers (metadata reloaded from the log)", 1, 0, 3),
+        "abortable_errors": Bound("abortable errors that make a client re-initialise with its producer "
+                                  "id/epoch (KIP-360)", 1, 0, 4),
+        "restarts": Bound("new producer instances started in a slot after its first", 0, 0, 3),
+        "expirations": Bound("transactional-id expirations (transactional.id.expiration.ms)", 0, 0, 2),
+        "transactions": Bound("transactions begun (AddPartitionsToTxn) in total", 0, 0, 3),
+        "new_producer_ids": Bound("producer ids the allocator may hand out", 3, 1, 6),
+    },
+    properties=INIT_PROPERTIES,
+    build=_build_init,
+)
+
+MODELS: list[ModelDef] = [IDEMPOTENT_PRODUCE, INIT_PRODUCER_ID]
 

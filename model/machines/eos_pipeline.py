@@ -82,6 +82,7 @@ class Phase(IntEnum):
     ABORT = 9  # abortable error: EndTxn(ABORT)
     LOST = 10  # after the abort: partitions lost, rejoin the group
     FENCED = 11  # producer fenced (fatal): close it, rejoin with a new producer
+    ABORT_TASK = 12  # task corrupted (produce timed out, TRANSACTION_ABORTABLE): EndTxn(ABORT), then refetch
 
 
 #: phases with no open transaction on the client: a rebalance may complete, a new assignment applies
@@ -100,6 +101,15 @@ class App(NamedTuple):
     producer_epoch: int
     #: times the instance rejoined with a new member id
     incarnation: int
+
+
+class ProduceRequest(NamedTuple):
+    """A produce request to the output partition, in flight (it outlives the client's interest in it)."""
+
+    instance: int
+    tid: int
+    epoch: int
+    value: int
 
 
 class PipelineState(NamedTuple):
@@ -121,6 +131,9 @@ class PipelineState(NamedTuple):
     #: WriteTxnMarkers entries sent by a previous coordinator and still in flight
     stale_markers: tuple[TxnMarker, ...]
     failovers: int
+    produce_requests: tuple[ProduceRequest, ...]
+    #: delivery timeouts used (each makes the client abort while its request is still in flight)
+    produce_timeouts: int
 
 
 def member_id_of(instance: int, incarnation: int) -> int:
@@ -144,7 +157,7 @@ PROPERTIES = {
 class EosPipeline(Machine):
     actions = {
         "InitProducerId": ("instance",), "OffsetFetch": ("instance",), "AddPartitionsToTxn": ("instance",),
-        "Produce": ("instance",), "ProduceArrives": ("instance",), "AddOffsetsToTxn": ("instance",),
+        "Produce": ("instance",), "ProduceArrives": ("instance", "value"), "ProduceTimesOut": ("instance",), "AddOffsetsToTxn": ("instance",),
         "TxnOffsetCommit": ("instance",), "EndTxn": ("instance", "result"),
         "AbortTimedOutTransaction": ("tid",), "WriteTxnMarker": ("tid", "partition"),
         "SessionTimeout": ("instance",), "Rebalance": (), "OnAssignment": ("instance",), "Rejoin": ("instance",),
@@ -152,9 +165,9 @@ class EosPipeline(Machine):
     }
 
     def __init__(self, *, deployment: str, txn_offset_commit_check: str, require_stable: str,
-                 timeout_abort_bumps_epoch: bool, kip890_verification: bool, marker_coordinator_epoch_check: bool,
-                 records: int, max_generation: int, max_epoch: int, rejoins: int, instances: int,
-                 failovers: int) -> None:
+                 timeout_abort_bumps_epoch: bool, kip890_verification: bool, tv2_epoch_bump: bool,
+                 marker_coordinator_epoch_check: bool, records: int, max_generation: int, max_epoch: int,
+                 rejoins: int, instances: int, failovers: int, produce_timeouts: int) -> None:
         if deployment not in ("per-partition", "per-thread"):
             raise ValueError(f"unknown deployment {deployment!r}")
         self.per_thread = deployment == "per-thread"
@@ -164,7 +177,8 @@ class EosPipeline(Machine):
         self.verify = kip890_verification
         self.coordinator_epoch_check = marker_coordinator_epoch_check
         self.records, self.max_generation, self.max_epoch, self.rejoins = records, max_generation, max_epoch, rejoins
-        self.instances, self.max_failovers = instances, failovers
+        self.instances, self.max_failovers, self.max_produce_timeouts = instances, failovers, produce_timeouts
+        self.tv2 = tv2_epoch_bump
         self.tids = instances if self.per_thread else 1
 
     # --- identities -------------------------------------------------------------------------------
@@ -192,7 +206,7 @@ class EosPipeline(Machine):
                             NO_OFFSET, ready, 0 if ready else -1, 0))
         leaders = tuple(tuple((-1, -1) for _ in range(self.tids)) for _ in PARTITION_NAMES)
         yield PipelineState(txns, (), (), leaders, group, tuple(apps), (), False, 0,
-                            tuple(to_log_record(m) for m in txns), (), 0)
+                            tuple(to_log_record(m) for m in txns), (), 0, (), 0)
 
     def within_bounds(self, s: PipelineState) -> bool:
         return (s.group.generation_id <= self.max_generation
@@ -245,6 +259,8 @@ class EosPipeline(Machine):
     def successors(self, s: PipelineState) -> Iterable[tuple[tuple, PipelineState]]:
         for i, a in enumerate(s.apps):
             yield from self._app_steps(s, i, a)
+        for req in s.produce_requests:
+            yield ("ProduceArrives", req.instance, req.value), self._produce_arrives(s, req)
         for tid, m in enumerate(s.txns):
             out = abort_timed_out(m, max_epoch=self.max_epoch, bump_epoch=self.bump)
             if out.wrote:
@@ -296,24 +312,32 @@ class EosPipeline(Machine):
             yield ("AddPartitionsToTxn", i), self._after_coordinator_call(s, i, tid, out.error, out.meta,
                                                                             Phase.PRODUCE)
         elif ph == Phase.PRODUCE:
-            yield ("Produce", i), self._app(s, i, phase=int(Phase.AWAIT_PRODUCE))
-        elif ph == Phase.AWAIT_PRODUCE:
-            yield ("ProduceArrives", i), self._produce_arrives(s, i, tid, a)
+            req = ProduceRequest(i, tid, a.producer_epoch, a.position)
+            nxt = s._replace(produce_requests=tuple(sorted(s.produce_requests + (req,))))
+            yield ("Produce", i), self._app(nxt, i, phase=int(Phase.AWAIT_PRODUCE))
+        elif ph == Phase.AWAIT_PRODUCE and s.produce_timeouts < self.max_produce_timeouts:
+            # delivery.timeout.ms expires: the batch fails (abortable), the request may still arrive later
+            yield ("ProduceTimesOut", i), self._app(s._replace(produce_timeouts=s.produce_timeouts + 1), i,
+                                                    phase=int(Phase.ABORT_TASK))
         elif ph == Phase.ADD_OFFSETS:
             out = add_partitions_to_txn(m, pid, a.producer_epoch, (OFFSETS,))
             yield ("AddOffsetsToTxn", i), self._after_coordinator_call(s, i, tid, out.error, out.meta,
                                                                          Phase.COMMIT_OFFSETS)
         elif ph == Phase.COMMIT_OFFSETS:
             yield ("TxnOffsetCommit", i), self._txn_offset_commit(s, i, tid, a)
-        elif ph in (Phase.END_TXN, Phase.ABORT):
+        elif ph in (Phase.END_TXN, Phase.ABORT, Phase.ABORT_TASK):
             result = TxnResult.COMMIT if ph == Phase.END_TXN else TxnResult.ABORT
-            out = end_txn(m, pid, a.producer_epoch, result)
+            out = end_txn(m, pid, a.producer_epoch, result, tv2_bump=self.tv2)
             nxt = self._txn(s, tid, out.meta)
             if out.error == E.CONCURRENT_TRANSACTIONS:
                 return  # retriable: the client retries; no state change to record
             if out.error == E.NONE:
+                # TV2 (EndTxn v5): the answer carries the bumped epoch the client continues with
+                epoch = out.meta.epoch if self.tv2 else a.producer_epoch
                 if result == TxnResult.COMMIT:
-                    nxt = self._app(nxt, i, phase=int(Phase.READY), position=a.position + 1)
+                    nxt = self._app(nxt, i, phase=int(Phase.READY), position=a.position + 1, producer_epoch=epoch)
+                elif ph == Phase.ABORT_TASK:
+                    nxt = self._app(nxt, i, phase=int(Phase.FETCH), position=NO_OFFSET, producer_epoch=epoch)
                 else:
                     nxt = self._app(nxt, i, phase=int(Phase.LOST), owns=False, position=NO_OFFSET)
             else:  # PRODUCER_FENCED, INVALID_TXN_STATE: fatal for the producer
@@ -348,16 +372,24 @@ class EosPipeline(Machine):
         return self._app(s, i, producer_ready=True, producer_epoch=out.epoch,
                          phase=int(Phase.FETCH if s.apps[i].owns else Phase.IDLE))
 
-    def _produce_arrives(self, s: PipelineState, i: int, tid: int, a: App) -> PipelineState:
-        err = self._produce_check(s, OUTPUT, tid, a.producer_epoch)
+    def _produce_arrives(self, s: PipelineState, req: ProduceRequest) -> PipelineState:
+        """The leader handles the request; the answer reaches the client only if it still waits for it."""
+        s = s._replace(produce_requests=tuple(r for r in s.produce_requests if r != req))
+        tid = req.tid
+        err = self._produce_check(s, OUTPUT, tid, req.epoch)
         if err == E.NONE:
-            s = s._replace(output=s.output + (LogEntry(self.pid_of(tid), a.producer_epoch, int(EntryKind.TXN_DATA),
-                                                       a.position),))
+            s = s._replace(output=s.output + (LogEntry(self.pid_of(tid), req.epoch, int(EntryKind.TXN_DATA),
+                                                       req.value),))
             stored = s.leaders[OUTPUT][tid]
-            s = self._leader(s, OUTPUT, tid, (max(stored[0], a.producer_epoch), stored[1]))
+            s = self._leader(s, OUTPUT, tid, (max(stored[0], req.epoch), stored[1]))
+        a = s.apps[req.instance]
+        if not (a.phase == Phase.AWAIT_PRODUCE and a.producer_epoch == req.epoch and a.position == req.value):
+            return s
+        i = req.instance
+        if err == E.NONE:
             return self._app(s, i, phase=int(Phase.ADD_OFFSETS))
         if err == E.INVALID_TXN_STATE:
-            return self._app(s, i, phase=int(Phase.ABORT))  # abortable (TRANSACTION_ABORTABLE for new clients)
+            return self._app(s, i, phase=int(Phase.ABORT_TASK))  # abortable (TRANSACTION_ABORTABLE for new clients)
         return self._app(s, i, phase=int(Phase.FENCED), owns=False, position=NO_OFFSET)
 
     def _txn_offset_commit(self, s: PipelineState, i: int, tid: int, a: App) -> PipelineState:
@@ -524,6 +556,8 @@ class EosPipeline(Machine):
         f["coordinator.stale_markers"] = [
             f"{'COMMIT' if x.result == TxnResult.COMMIT else 'ABORT'}(pid={x.producer_id}, epoch={x.producer_epoch}, "
             f"coordinator_epoch={x.coordinator_epoch}) -> {PARTITION_NAMES[x.partition]}" for x in s.stale_markers]
+        f["network.produce"] = [f"app[{r.instance}] pid={self.pid_of(r.tid)} epoch={r.epoch} value={r.value}"
+                                for r in s.produce_requests]
         f["ghost.zombie_committed"] = s.zombie_committed
         return f
 
@@ -541,6 +575,8 @@ SWITCHES = {
                                         True),
     "kip890_verification": Switch("partition leaders verify with the coordinator that a first transactional batch "
                                   "belongs to an ongoing transaction (KIP-890 part 1)", False),
+    "tv2_epoch_bump": Switch("transaction version 2 (KIP-890 part 2, Kafka 4.0): every EndTxn bumps the epoch and "
+                             "the client continues with the bumped epoch", False),
     "marker_coordinator_epoch_check": Switch("leaders refuse a marker with an older coordinator epoch "
                                              "(TRANSACTION_COORDINATOR_FENCED; Kafka since 0.11 - False is a "
                                              "counterfactual showing what the check prevents)", True),
@@ -563,6 +599,12 @@ VARIANTS = {
     "no-coordinator-epoch-check": Variant("counterfactual: leaders accept markers of an old coordinator "
                                           "(with failovers, a stale COMMIT marker commits the next transaction)",
                                           {"marker_coordinator_epoch_check": False}),
+    "kip890-verification": Variant("KIP-447 plus KIP-890 part 1 (3.6+): leaders verify a first transactional batch "
+                                   "with the coordinator", {"kip890_verification": True}),
+    "kip890-tv2": Variant("KIP-447 plus KIP-890 parts 1 and 2 (4.0): verification and an epoch bump per "
+                          "transaction", {"kip890_verification": True, "tv2_epoch_bump": True}),
+    "tv2-without-verification": Variant("KIP-447 with only the per-transaction epoch bump of KIP-890 part 2",
+                                         {"tv2_epoch_bump": True}),
     "timeout-abort-no-bump-kip890": Variant("as timeout-abort-no-bump with KIP-890 part-1 verification at leaders",
                                             {"timeout_abort_bumps_epoch": False, "kip890_verification": True}),
 }
@@ -574,6 +616,8 @@ BOUNDS = {
     "rejoins": Bound("times an instance may rejoin the group with a new member id", 0, 0, 4),
     "instances": Bound("application instances (members of the group)", 2, 1, INSTANCES),
     "failovers": Bound("transaction coordinator failovers", 0, 0, 2),
+    "produce_timeouts": Bound("produce deliveries that time out on the client while the request is in flight",
+                              0, 0, 2),
 }
 
 
@@ -583,10 +627,11 @@ def build(switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> Eos
                        require_stable=str(switches["require_stable"]),
                        timeout_abort_bumps_epoch=bool(switches["timeout_abort_bumps_epoch"]),
                        kip890_verification=bool(switches["kip890_verification"]),
+                       tv2_epoch_bump=bool(switches["tv2_epoch_bump"]),
                        marker_coordinator_epoch_check=bool(switches["marker_coordinator_epoch_check"]),
                        records=bounds["records"], max_generation=bounds["max_generation"],
                        max_epoch=bounds["max_epoch"], rejoins=bounds["rejoins"], instances=bounds["instances"],
-                       failovers=bounds["failovers"])
+                       failovers=bounds["failovers"], produce_timeouts=bounds["produce_timeouts"])
 
 
 MODEL = ModelDef(

@@ -1,0 +1,32 @@
+"""Persisting a transactional id's metadata to ``__transaction_state`` and loading it on failover.
+
+What a record keeps is a switch: the KIP-360 text adds LastProducerId and LastEpoch to the record
+(``persist_prev_producer_id`` / ``persist_last_epoch`` both True); Kafka never wrote
+lastProducerEpoch, and wrote PreviousProducerId only in later trunk with transaction.version >= 1.
+A field that is not persisted loads as -1 (``TransactionLog.readTxnRecordValue``).
+"""
+
+from __future__ import annotations
+
+from ..errors import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
+from ..state import TxnLogValue, TxnMetadata
+
+NO_LOG_VALUE = TxnLogValue(False, NO_PRODUCER_ID, NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_PRODUCER_EPOCH, 0)
+NO_METADATA = TxnMetadata(False, NO_PRODUCER_ID, NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_PRODUCER_EPOCH, 0, False)
+
+
+def to_log_value(meta: TxnMetadata, *, persist_last_epoch: bool, persist_prev_producer_id: bool) -> TxnLogValue:
+    return TxnLogValue(True, meta.producer_id,
+                       meta.prev_producer_id if persist_prev_producer_id else NO_PRODUCER_ID,
+                       meta.epoch,
+                       meta.last_epoch if persist_last_epoch else NO_PRODUCER_EPOCH,
+                       meta.state)
+
+
+def load_metadata(value: TxnLogValue) -> TxnMetadata:
+    """The metadata a new coordinator rebuilds from the log: in-memory-only fields are gone
+    (pending state, hasFailedEpochFence, and whatever the record does not carry)."""
+    if not value.exists:
+        return NO_METADATA
+    return TxnMetadata(True, value.producer_id, value.prev_producer_id, value.epoch, value.last_epoch, value.state,
+                       False)

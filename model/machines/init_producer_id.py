@@ -1,0 +1,299 @@
+"""Machine ``kafka.init_producer_id``: producer instances sharing one transactional id, its
+transaction coordinator (InitProducerId, the transaction log, failover, transactional-id expiry,
+fencing of an open transaction) and the producer id allocator.
+
+The InitProducerId success is a transition to Empty whose ``__transaction_state`` append is its own
+step (``CompleteAppend``): meanwhile the metadata has a pending state and other requests get
+CONCURRENT_TRANSACTIONS; a coordinator failover drops the pending append. Responses may be lost;
+the client then times out and retries with the same producer id and epoch. Requests may be
+processed in any order (an old attempt can still arrive after a retry). AddPartitionsToTxn and
+EndTxn are atomic request/response steps using the part-2 rules (``model.transactions``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from eoscheck.checker.machine import Machine, Property
+from eoscheck.checker.ops import CONCRETE
+
+from .. import properties as props
+from ..coordinator.handler import CoordinatorConfig, complete_transaction, handle_init_producer_id
+from ..coordinator.txn_log import NO_LOG_VALUE, NO_METADATA, load_metadata, to_log_value
+from ..errors import Errors, error_name
+from ..network import remove_at
+from ..producer import txn_client as tc
+from ..state import (CLIENT_PHASE_NAMES, INIT_FATAL, INIT_FENCED, INIT_IDLE, INIT_IN_TXN, INIT_INITIALIZING,
+                     INIT_READY, InitPidFaults, InitPidResponse, InitPidState, PendingAppend, TxnClient, TxnMetadata)
+from ..transactions.add_partitions import add_partitions_error
+from ..transactions.codes import NO_PENDING, TxnResult, TxnState
+from ..transactions.end_txn import end_txn_decision
+from ..transactions.states import EXPIRATION_ALLOWED
+
+PROPERTY_DOCS: dict[str, str] = {
+    "UniqueProducerIdEpoch": props.unique_producer_id_epoch.__doc__ or "",
+    "CoordinatorEpochMonotonic": props.coordinator_epoch_monotonic.__doc__ or "",
+    "SoleInstanceNeverFenced": props.sole_instance_never_fenced.__doc__ or "",
+    "NoUnexpectedServerError": props.no_unexpected_server_error.__doc__ or "",
+    "CoordinatorLegalState": props.coordinator_legal_state.__doc__ or "",
+}
+
+_MODES = {"pre-kip360": (False, False), "kip360-designed": (True, False), "kip360-shipped": (True, True)}
+
+
+class InitProducerIdMachine(Machine):
+    actions = {
+        "StartInstance": ("client",),
+        "RestartInstance": ("client",),
+        "AbortableError": ("client",),
+        "HandleInitProducerId": ("client", "attempt", "producer_id", "epoch", "error"),
+        "CompleteAppend": ("client", "producer_id", "epoch"),
+        "HandleInitProducerIdResponse": ("client", "attempt", "error"),
+        "LoseResponse": ("client", "attempt"),
+        "RequestTimeout": ("client",),
+        "CoordinatorFailover": (),
+        "ExpireTransactionalId": (),
+        "AddPartitionsToTxn": ("client", "error"),
+        "EndTxn": ("client", "error"),
+        "CompleteTransaction": (),
+    }
+
+    def __init__(self, switches: Mapping[str, Any], bounds: Mapping[str, int]) -> None:
+        kip360, shipped = _MODES[str(switches["init_producer_id"])]
+        self.cfg = CoordinatorConfig(kip360=kip360, shipped=shipped, max_epoch=bounds["max_epoch"],
+                                     persist_last_epoch=bool(switches["persist_last_epoch"]),
+                                     persist_prev_producer_id=bool(switches["persist_prev_producer_id"]))
+        self.n_clients = bounds["clients"]
+        self.max_pids = bounds["new_producer_ids"]
+        self.limits = InitPidFaults(lost_responses=bounds["lost_responses"], failovers=bounds["failovers"],
+                                    abortable_errors=bounds["abortable_errors"], restarts=bounds["restarts"],
+                                    expirations=bounds["expirations"], transactions=bounds["transactions"])
+
+    def init_states(self) -> Iterator[InitPidState]:
+        idle = TxnClient(INIT_IDLE, -1, -1, 0, -1, -1, False)
+        yield InitPidState(next_producer_id=0, metadata=NO_METADATA, txn_log=NO_LOG_VALUE, pending=(),
+                           clients=(idle,) * self.n_clients, requests=(), responses=(),
+                           faults=InitPidFaults(0, 0, 0, 0, 0, 0))
+
+    def within_bounds(self, s: InitPidState) -> bool:
+        return s.next_producer_id <= self.max_pids
+
+    def is_terminal(self, s: InitPidState) -> bool:
+        return not s.requests and not s.responses and not s.pending and all(
+            c.phase != INIT_INITIALIZING for c in s.clients)
+
+    def properties(self) -> dict[str, Property]:
+        def p(name: str, kind: str, check: Any) -> Property:
+            return Property(name, PROPERTY_DOCS[name], kind, check)  # type: ignore[arg-type]
+        return {
+            "UniqueProducerIdEpoch": p("UniqueProducerIdEpoch", "invariant", props.unique_producer_id_epoch),
+            "CoordinatorEpochMonotonic": p("CoordinatorEpochMonotonic", "transition",
+                                           props.coordinator_epoch_monotonic_within(self.cfg.max_epoch)),
+            "SoleInstanceNeverFenced": p("SoleInstanceNeverFenced", "invariant", props.sole_instance_never_fenced),
+            "NoUnexpectedServerError": p("NoUnexpectedServerError", "transition", props.no_unexpected_server_error),
+            "CoordinatorLegalState": p("CoordinatorLegalState", "transition", props.coordinator_legal_state),
+        }
+
+    # --- helpers ---------------------------------------------------------------------------------
+
+    def _persist(self, meta: TxnMetadata) -> Any:
+        return to_log_value(meta, persist_last_epoch=self.cfg.persist_last_epoch,
+                            persist_prev_producer_id=self.cfg.persist_prev_producer_id)
+
+    @staticmethod
+    def _with_client(s: InitPidState, c: int, client: TxnClient, **changes: Any) -> InitPidState:
+        return s._replace(clients=s.clients[:c] + (client,) + s.clients[c + 1:], **changes)
+
+    def _spend(self, s: InitPidState, fault: str) -> InitPidFaults | None:
+        used = getattr(s.faults, fault)
+        if used >= getattr(self.limits, fault):
+            return None
+        return s.faults._replace(**{fault: used + 1})
+
+    # --- transitions -----------------------------------------------------------------------------
+
+    def successors(self, s: InitPidState) -> Iterator[tuple[tuple, InitPidState]]:
+        yield from self._client_steps(s)
+        yield from self._coordinator_steps(s)
+        yield from self._network_steps(s)
+
+    def _client_steps(self, s: InitPidState) -> Iterator[tuple[tuple, InitPidState]]:
+        for c, client in enumerate(s.clients):
+            if client.phase == INIT_IDLE and not client.started:
+                new, req = tc.begin_init(client, c, -1, -1)
+                yield ("StartInstance", c), self._with_client(s, c, new, requests=s.requests + (req,))
+            elif client.started:
+                faults = self._spend(s, "restarts")
+                if faults is not None:
+                    fresh = client._replace(producer_id=-1, epoch=-1)
+                    new, req = tc.begin_init(fresh, c, -1, -1)
+                    yield ("RestartInstance", c), self._with_client(s, c, new, requests=s.requests + (req,),
+                                                                    faults=faults)
+            if client.phase == INIT_READY and self.cfg.kip360:
+                faults = self._spend(s, "abortable_errors")
+                if faults is not None:
+                    new, req = tc.begin_init(client, c, client.producer_id, client.epoch)
+                    yield ("AbortableError", c), self._with_client(s, c, new, requests=s.requests + (req,),
+                                                                   faults=faults)
+            if client.phase == INIT_READY:
+                faults = self._spend(s, "transactions")
+                if faults is not None:
+                    yield from self._add_partitions(s._replace(faults=faults), c, client)
+            elif client.phase == INIT_IN_TXN:
+                yield from self._end_txn(s, c, client)
+            if client.phase == INIT_INITIALIZING:
+                attempt = client.attempt
+                busy = (any(r.client == c and r.attempt == attempt for r in s.requests)
+                        or any(r.client == c and r.attempt == attempt for r in s.responses)
+                        or any(p.client == c and p.attempt == attempt for p in s.pending))
+                if not busy:
+                    new, req = tc.resend(client, c, new_connection=True)
+                    yield ("RequestTimeout", c), self._with_client(s, c, new, requests=s.requests + (req,))
+
+    def _txn_error_reaction(self, s: InitPidState, c: int, client: TxnClient, error: int) -> tuple[TxnClient, Any]:
+        """The client after an AddPartitionsToTxn/EndTxn error: KIP-360 re-initialises with its pair on
+        INVALID_PRODUCER_ID_MAPPING; fenced on PRODUCER_FENCED; otherwise fatal."""
+        if error == Errors.INVALID_PRODUCER_ID_MAPPING and self.cfg.kip360:
+            return tc.begin_init(client, c, client.producer_id, client.epoch)
+        phase = INIT_FENCED if error == Errors.PRODUCER_FENCED else INIT_FATAL
+        return client._replace(phase=phase), None
+
+    def _add_partitions(self, s: InitPidState, c: int, client: TxnClient) -> Iterator[tuple[tuple, InitPidState]]:
+        meta = s.metadata
+        error = int(add_partitions_error(
+            CONCRETE, meta_exists=meta.exists, meta_producer_id=meta.producer_id, meta_epoch=meta.epoch,
+            meta_state=meta.state, meta_pending=int(TxnState.EMPTY) if s.pending else NO_PENDING,
+            req_producer_id=client.producer_id, req_epoch=client.epoch))
+        if error == Errors.CONCURRENT_TRANSACTIONS:
+            return  # the client retries later; nothing changes
+        if error == Errors.NONE:
+            new_meta = meta._replace(state=int(TxnState.ONGOING))
+            yield ("AddPartitionsToTxn", c, error), self._with_client(
+                s, c, client._replace(phase=INIT_IN_TXN), metadata=new_meta, txn_log=self._persist(new_meta))
+            return
+        new, req = self._txn_error_reaction(s, c, client, error)
+        requests = s.requests + (req,) if req is not None else s.requests
+        yield ("AddPartitionsToTxn", c, error), self._with_client(s, c, new, requests=requests)
+
+    def _end_txn(self, s: InitPidState, c: int, client: TxnClient) -> Iterator[tuple[tuple, InitPidState]]:
+        meta = s.metadata
+        d = end_txn_decision(CONCRETE, is_from_client=True, meta_exists=meta.exists,
+                             meta_producer_id=meta.producer_id, meta_epoch=meta.epoch, meta_state=meta.state,
+                             meta_pending=int(TxnState.EMPTY) if s.pending else NO_PENDING,
+                             req_producer_id=client.producer_id, req_epoch=client.epoch,
+                             req_result=int(TxnResult.COMMIT))
+        error = int(d.error)
+        if error == Errors.CONCURRENT_TRANSACTIONS:
+            return
+        if error == Errors.NONE:
+            new_meta = meta._replace(state=int(d.next_state)) if d.next_state != meta.state else meta
+            yield ("EndTxn", c, error), self._with_client(s, c, client._replace(phase=INIT_READY), metadata=new_meta,
+                                                         txn_log=self._persist(new_meta))
+            return
+        new, req = self._txn_error_reaction(s, c, client, error)
+        requests = s.requests + (req,) if req is not None else s.requests
+        yield ("EndTxn", c, error), self._with_client(s, c, new, requests=requests)
+
+    def _coordinator_steps(self, s: InitPidState) -> Iterator[tuple[tuple, InitPidState]]:
+        meta = s.metadata
+        for i, req in enumerate(s.requests):
+            result = handle_init_producer_id(meta, bool(s.pending), req.producer_id, req.epoch,
+                                             s.next_producer_id, self.cfg)
+            rest = remove_at(s.requests, i)
+            step = ("HandleInitProducerId", req.client, req.attempt, req.producer_id, req.epoch, int(result.error))
+            next_pid = s.next_producer_id + (1 if result.used_new_producer_id else 0)
+            if result.transit is not None:
+                yield step, s._replace(requests=rest, next_producer_id=next_pid,
+                                       pending=(PendingAppend(req.client, req.attempt, result.transit),))
+            else:
+                new_meta = result.fenced if result.fenced is not None else meta
+                resp = InitPidResponse(req.client, req.attempt, int(result.error), meta.producer_id, meta.epoch)
+                changes: dict[str, Any] = {}
+                if result.fenced is not None:
+                    changes = {"metadata": new_meta, "txn_log": self._persist(new_meta)}
+                yield step, s._replace(requests=rest, responses=s.responses + (resp,), next_producer_id=next_pid,
+                                       **changes)
+        if s.pending:
+            p = s.pending[0]
+            t = p.metadata
+            resp = InitPidResponse(p.client, p.attempt, int(Errors.NONE), t.producer_id, t.epoch)
+            yield ("CompleteAppend", p.client, t.producer_id, t.epoch), s._replace(
+                metadata=t, txn_log=self._persist(t), pending=(), responses=s.responses + (resp,))
+        if meta.exists and not s.pending and meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+            done = complete_transaction(meta)
+            yield ("CompleteTransaction",), s._replace(metadata=done, txn_log=self._persist(done))
+        faults = self._spend(s, "failovers")
+        if faults is not None:
+            yield ("CoordinatorFailover",), s._replace(metadata=load_metadata(s.txn_log), pending=(), faults=faults)
+        if meta.exists and not s.pending and meta.state in EXPIRATION_ALLOWED:
+            faults = self._spend(s, "expirations")
+            if faults is not None:
+                yield ("ExpireTransactionalId",), s._replace(metadata=NO_METADATA, txn_log=NO_LOG_VALUE,
+                                                              faults=faults)
+
+    def _network_steps(self, s: InitPidState) -> Iterator[tuple[tuple, InitPidState]]:
+        for i, resp in enumerate(s.responses):
+            c = resp.client
+            client = s.clients[c]
+            rest = remove_at(s.responses, i)
+            step = ("HandleInitProducerIdResponse", c, resp.attempt, resp.error)
+            if client.phase != INIT_INITIALIZING or resp.attempt != client.attempt:
+                yield step, s._replace(responses=rest)  # a stale response: its connection is gone
+                continue
+            new = tc.on_init_response(client, resp.error, resp.producer_id, resp.epoch)
+            if new is None:
+                new, req = tc.resend(client, c, new_connection=False)
+                yield step, self._with_client(s, c, new, responses=rest, requests=s.requests + (req,))
+            else:
+                yield step, self._with_client(s, c, new, responses=rest)
+        faults = self._spend(s, "lost_responses")
+        if faults is not None:
+            for i, resp in enumerate(s.responses):
+                yield ("LoseResponse", resp.client, resp.attempt), s._replace(
+                    responses=remove_at(s.responses, i), faults=faults)
+
+    # --- presentation ----------------------------------------------------------------------------
+
+    def format_step(self, step: tuple) -> str:
+        name = step[0]
+        if name == "HandleInitProducerId":
+            _, c, attempt, pid, epoch, err = step
+            return (f"HandleInitProducerId(client={c}, attempt={attempt}, producerId={pid}, epoch={epoch}) "
+                    f"-> {error_name(err)}")
+        if name in ("HandleInitProducerIdResponse",):
+            _, c, attempt, err = step
+            return f"{name}(client={c}, attempt={attempt}, {error_name(err)})"
+        if name in ("AddPartitionsToTxn", "EndTxn"):
+            return f"{name}(client={step[1]}) -> {error_name(step[2])}"
+        return super().format_step(step)
+
+    def fields(self, s: InitPidState) -> dict[str, Any]:
+        m, log = s.metadata, s.txn_log
+        out: dict[str, Any] = {
+            "allocator.next_producer_id": s.next_producer_id,
+            "coordinator.metadata": (f"producerId {m.producer_id}, epoch {m.epoch}, lastProducerEpoch {m.last_epoch}, "
+                                     f"previousProducerId {m.prev_producer_id}, {TxnState(m.state).name}"
+                                     if m.exists else "none"),
+            "coordinator.pending": [f"{TxnState(p.metadata.state).name} producerId {p.metadata.producer_id} epoch "
+                                    f"{p.metadata.epoch} lastProducerEpoch {p.metadata.last_epoch} (for client "
+                                    f"{p.client})" for p in s.pending],
+            "txn_log.record": (f"producerId {log.producer_id}, epoch {log.epoch}, lastProducerEpoch {log.last_epoch}, "
+                               f"previousProducerId {log.prev_producer_id}, {TxnState(log.state).name}"
+                               if log.exists else "none"),
+        }
+        for c, client in enumerate(s.clients):
+            p = f"client[{c}]."
+            out[p + "phase"] = CLIENT_PHASE_NAMES[client.phase]
+            out[p + "producer_id"] = client.producer_id
+            out[p + "epoch"] = client.epoch
+            out[p + "attempt"] = client.attempt
+            out[p + "request"] = f"InitProducerId(producerId {client.req_producer_id}, epoch {client.req_epoch})"
+        out["network.requests"] = [f"InitProducerId(client{r.client}, attempt {r.attempt}, producerId {r.producer_id}, "
+                                   f"epoch {r.epoch})" for r in s.requests]
+        out["network.responses"] = [f"InitProducerIdResponse(client{r.client}, attempt {r.attempt}, "
+                                    f"{error_name(r.error)}, producerId {r.producer_id}, epoch {r.epoch})"
+                                    for r in s.responses]
+        for name in InitPidFaults._fields:
+            out[f"faults.{name}"] = getattr(s.faults, name)
+        return out
