@@ -309,21 +309,26 @@ def sequence_increment(rules: RuleSet) -> Obligation:
 INVARIANT_DOC = """\
 Inductive invariant of the coordinator system (cur = (producer_id, epoch) in memory, log =
 (producer_id, log.epoch), G = granted = the last pair an InitProducerId answered with, N = the
-allocator's next id, h_A, h_B = the pairs the two tracked instances hold, NONE = (-1, -1)):
-  ranges      epochs of memory and log in -1..32767; last epochs in -1..32767; G is NONE or has
-              an epoch in 0..32766; held pairs are NONE or have an epoch in 0..32766
-  previous id (Kafka as shipped) prev_producer_id is producer_id or -1, except right after a
-              rotation (epoch 0 in memory and log, no transaction)
-  allocator   N > producer_id, N > prev_producer_id, N > G.producer_id, N >= 0;
-              existing metadata has producer_id >= 0
-  memory/log  without a failed fence memory = log (epoch, last epoch); after a failed fence the
-              memory epoch is log.epoch + 1 (or = log.epoch at 32767) and last epoch is -1
-  granted     G <= log <= cur (lexicographically); every held pair is NONE or <= G
-  retry       a last epoch L != -1 (in memory or log) means G = the pair it belongs with, and
-              its epoch < 32767
-  unique      h_A and h_B are not the same pair (unless NONE)
-  retry-key   if L != -1 and one instance holds cur, the other holds neither (producer_id, L)
-              nor (prev_producer_id, L) — the pairs a retry presents to be re-sent cur
+allocator's next id, h_A, h_B = the pairs the two tracked instances hold, NONE = (-1, -1), L = a
+last epoch in memory or in the log); one conjunct per name, as the prover reports them:
+  last epoch      L != -1 only as the epoch just before the current one (then prev_producer_id is
+                  producer_id or -1), or as the exhausted epoch (>= 32766) before a rotation to 0
+  previous id     (Kafka as shipped) prev_producer_id is producer_id or -1, except right after a
+                  rotation (epoch 0 in memory and log, no transaction)
+  ranges          epochs and last epochs of memory and log in -1..32767
+  granted range   G is NONE or has producer id >= 0 and epoch 0..32766
+  allocator       N > producer_id, N > prev_producer_id, N > G.producer_id, N >= 0,
+                  prev_producer_id >= -1; existing metadata has producer_id >= 0
+  memory/log      without a failed fence memory = log (epoch, last epoch); after a failed fence
+                  the transaction is still Ongoing, the memory epoch is log.epoch + 1 (or equal at
+                  32767) and the memory's last epoch is -1
+  granted <= log  G <= log (lexicographically)
+  held <= granted every held pair is NONE, or has producer id >= 0, epoch 0..32766 and is <= G
+  retry           L != -1 means G = the pair L belongs with (memory: cur; log: log)
+  unique          h_A and h_B are not the same pair (unless NONE)
+  retry-key       if L != -1 and one instance holds the pair L belongs with, the other holds
+                  neither (producer_id, L) nor (prev_producer_id, L): the pairs a retry presents
+                  to be re-sent that pair
 """
 
 STATE = {

@@ -181,3 +181,25 @@ def test_bmc_kind_never_claims_a_proof() -> None:
     r = prove(Obligation("Counter", "x stays small", "bmc", [_counter_system(3)], max_k=5), 30)
     assert r.status == "unknown"
     assert "not a proof" in " ".join(r.details)
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_premises_of_the_direct_obligations_follow_from_the_proved_invariant(variant: str) -> None:
+    """InitPidEpochInRange and FenceBumpNeverOverflows assume a well-formed metadata
+    (``metadata_premises``); those assumptions are consequences of the coordinator invariant that
+    PidEpochIncreases proves inductive, so the direct proofs cover every reachable metadata."""
+    from eoscheck.checker.smt.ops import Z3OPS, to_bool
+    from eoscheck.checker.smt.runner import make_vars
+    from eoscheck.model.obligations import metadata_premises
+
+    ts = coordinator_system(variant, REAL)
+    s = make_vars(ts.state, "")
+    v = {"meta_exists": s["coordinator.exists"], "meta_producer_id": s["coordinator.producer_id"],
+         "meta_prev_producer_id": s["coordinator.prev_producer_id"], "meta_epoch": s["coordinator.epoch"],
+         "meta_last_epoch": s["coordinator.last_epoch"], "new_producer_id": s["allocator.next_producer_id"],
+         "req_producer_id": z3.BitVec("req_pid", 64), "req_epoch": z3.BitVec("req_epoch", 16)}
+    inv = [to_bool(t) for t in ts.invariant(Z3OPS, s).values()]
+    for i, premise in enumerate(metadata_premises(Z3OPS, v)):
+        solver = z3.Solver()
+        solver.add(*inv, z3.Not(to_bool(premise)))
+        assert solver.check() == z3.unsat, f"premise {i} is not implied by the invariant"

@@ -406,6 +406,8 @@ def _prove_system(ts: TransitionSystem, kind: str, budget: _Budget,
     if kind == "inductive":
         status, note = _induction(ts, budget)
         if status == "proved":
+            names = ", ".join(ts.invariant(Z3OPS, make_vars(ts.state, "@doc")))
+            note = f"invariant: {names}" + (f"; {note}" if note else "")
             return "proved", "induction", note, None
         if status == "unknown":
             return "unknown", "induction", note, None
