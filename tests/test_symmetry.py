@@ -196,3 +196,14 @@ def test_machines_without_a_declared_symmetry_get_verdicts_only():
     assert report.ok and report.exact is None and report.orbit_check is None
     options = replace(ExploreOptions(), strategy="parallel")
     assert check_symmetry(SymmetricTwoPhase(4), options).verdicts_agree
+
+
+@pytest.mark.parametrize("machine", [OrbitTwoPhase(4, seeded_bug=True), FifoMutex(4, seeded_bug=True)],
+                         ids=["twophase-bug", "mutex-bug"])
+def test_check_symmetry_with_the_parallel_engine(machine):
+    report = check_symmetry(machine, ExploreOptions(strategy="parallel", workers=2))
+    assert report.ok, report.summary()
+    assert report.full.strategy == report.reduced.strategy == "parallel"
+    assert report.orbit_sum == report.full.stats.distinct
+    for v in report.reduced.violations:
+        assert trace_is_valid(machine, v.trace)
