@@ -32,7 +32,9 @@ IDEMPOTENT_PRODUCE = ModelDef(
     switches=IDEMPOTENT_SWITCHES,
     bounds={
         "clients": Bound("idempotent producer instances (each with its own producer id)", 1, 1, 3),
-        "records": Bound("records each client sends (one record per batch)", 2, 1, 6),
+        "records": Bound("records each client sends during the run (one record per batch)", 2, 1, 6),
+        "acked_prefix": Bound("records each client had written and acknowledged before the run starts "
+                              "(a long-running producer: its first sequence in the run is not 0)", 0, 0, 3),
         "max_in_flight": Bound("max.in.flight.requests.per.connection (<= 5 with idempotence)", 2, 1, 5),
         "delivery_timeout": Bound("delivery.timeout.ms in ticks: a batch older than this is never sent again",
                                   3, 1, 50),

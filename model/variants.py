@@ -25,6 +25,10 @@ IDEMPOTENT_SWITCHES: dict[str, Switch] = {
     "broker_batch_cache": Switch(
         "batches cached per producer for duplicate detection (NUM_BATCHES_TO_RETAIN: 5 since 1.0; "
         "0.11 kept only the last batch)", 5),
+    "broker_duplicate_sequence_error": Switch(
+        "a same-epoch batch older than every cached batch gets DUPLICATE_SEQUENCE_NUMBER (1.0-1.1, the "
+        "spurious-OutOfOrderSequence design's item 5) instead of OUT_OF_ORDER_SEQUENCE_NUMBER (0.11, 2.0+)",
+        False),
     "client_version": Switch(
         "producer client: 0.11 (OutOfOrderSequence fatal), pre-kip360 (1.0-2.4: reset sequences to 0 "
         "under the same epoch on UNKNOWN_PRODUCER_ID), kip360 (2.5+: local epoch bump)",
@@ -46,10 +50,14 @@ IDEMPOTENT_VARIANTS: dict[str, Variant] = {
         "retention evicts producer state, one cached batch; OutOfOrderSequence is fatal (use max_in_flight = 1)",
         {"broker_unknown_producer": "out_of_order", "broker_retain_producer_state": False,
          "broker_batch_cache": 1, "client_version": "0.11"}),
-    "broker-1.0-2.4": Variant(
-        "the spurious-OutOfOrderSequence design as shipped in 1.0-2.4: UNKNOWN_PRODUCER_ID with the log "
-        "start offset, and the pre-KIP-360 client that resets sequences to 0 under the same epoch when "
-        "lastAckedOffset < logStartOffset", {**_OLD_BROKER, "client_version": "pre-kip360"}),
+    "broker-1.0-1.1": Variant(
+        "the spurious-OutOfOrderSequence design as shipped in 1.0-1.1: UNKNOWN_PRODUCER_ID with the log "
+        "start offset, DUPLICATE_SEQUENCE_NUMBER for a duplicate older than the cache, and the pre-KIP-360 "
+        "client that resets sequences to 0 under the same epoch when lastAckedOffset < logStartOffset",
+        {**_OLD_BROKER, "broker_duplicate_sequence_error": True, "client_version": "pre-kip360"}),
+    "broker-2.0-2.4": Variant(
+        "as 1.0-1.1, but a duplicate older than the cache gets OUT_OF_ORDER_SEQUENCE_NUMBER again "
+        "(KAFKA-6683, 2.0)", {**_OLD_BROKER, "client_version": "pre-kip360"}),
     "kip360-client-old-broker": Variant(
         "a 2.5+ client (KIP-360 as shipped) against a 1.0-2.4 broker that still evicts producer state "
         "on DeleteRecords", {**_OLD_BROKER, "client_version": "kip360", "client_epoch_bump": "resequence_inflight"}),

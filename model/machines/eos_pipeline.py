@@ -83,6 +83,7 @@ class Phase(IntEnum):
     LOST = 10  # after the abort: partitions lost, rejoin the group
     FENCED = 11  # producer fenced (fatal): close it, rejoin with a new producer
     ABORT_TASK = 12  # task corrupted (produce timed out, TRANSACTION_ABORTABLE): EndTxn(ABORT), then refetch
+    BUMP_EPOCH = 13  # KIP-360 client: after aborting with an unresolved batch, InitProducerId(pid, epoch)
 
 
 #: phases with no open transaction on the client: a rebalance may complete, a new assignment applies
@@ -166,6 +167,7 @@ class EosPipeline(Machine):
 
     def __init__(self, *, deployment: str, txn_offset_commit_check: str, require_stable: str,
                  timeout_abort_bumps_epoch: bool, kip890_verification: bool, tv2_epoch_bump: bool,
+                 client_epoch_bump_after_abort: bool,
                  marker_coordinator_epoch_check: bool, records: int, max_generation: int, max_epoch: int,
                  rejoins: int, instances: int, failovers: int, produce_timeouts: int) -> None:
         if deployment not in ("per-partition", "per-thread"):
@@ -179,6 +181,7 @@ class EosPipeline(Machine):
         self.records, self.max_generation, self.max_epoch, self.rejoins = records, max_generation, max_epoch, rejoins
         self.instances, self.max_failovers, self.max_produce_timeouts = instances, failovers, produce_timeouts
         self.tv2 = tv2_epoch_bump
+        self.client_bump = client_epoch_bump_after_abort
         self.tids = instances if self.per_thread else 1
 
     # --- identities -------------------------------------------------------------------------------
@@ -301,6 +304,8 @@ class EosPipeline(Machine):
         ph = a.phase
         if ph == Phase.INIT:
             yield ("InitProducerId", i), self._init_producer_id(s, i, tid)
+        elif ph == Phase.BUMP_EPOCH:
+            yield ("InitProducerId", i), self._init_producer_id(s, i, tid, pid, a.producer_epoch)
         elif ph == Phase.FETCH:
             reaction, pos = on_offset_fetch_answer(offset_fetch(s.group, INPUT_PARTITION,
                                                                 require_stable=self.require_stable))
@@ -337,7 +342,8 @@ class EosPipeline(Machine):
                 if result == TxnResult.COMMIT:
                     nxt = self._app(nxt, i, phase=int(Phase.READY), position=a.position + 1, producer_epoch=epoch)
                 elif ph == Phase.ABORT_TASK:
-                    nxt = self._app(nxt, i, phase=int(Phase.FETCH), position=NO_OFFSET, producer_epoch=epoch)
+                    after = Phase.BUMP_EPOCH if self.client_bump and not self.tv2 else Phase.FETCH
+                    nxt = self._app(nxt, i, phase=int(after), position=NO_OFFSET, producer_epoch=epoch)
                 else:
                     nxt = self._app(nxt, i, phase=int(Phase.LOST), owns=False, position=NO_OFFSET)
             else:  # PRODUCER_FENCED, INVALID_TXN_STATE: fatal for the producer
@@ -352,18 +358,22 @@ class EosPipeline(Machine):
             return s  # retried later
         return self._app(s, i, phase=int(Phase.FENCED), owns=False, position=NO_OFFSET)
 
-    def _init_producer_id(self, s: PipelineState, i: int, tid: int) -> PipelineState:
+    def _init_producer_id(self, s: PipelineState, i: int, tid: int, req_producer_id: int = -1,
+                          req_epoch: int = -1) -> PipelineState:
+        """InitProducerId from instance ``i``: a new producer instance sends no producer id / epoch; the
+        KIP-360 epoch bump of a running producer sends its own."""
         m = s.txns[tid]
         if m.pending_state != NO_PENDING or m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
             return s  # CONCURRENT_TRANSACTIONS: retry
         if m.state == S.ONGOING:
             return self._txn(s, tid, init_producer_id_on_ongoing(m, max_epoch=self.max_epoch).meta)
-        # a new producer instance: no producer id / epoch in the request
         out = init_producer_id_decision(
             CONCRETE, kip360=True, shipped=True, max_epoch=self.max_epoch, meta_exists=True,
             meta_producer_id=m.producer_id, meta_prev_producer_id=m.prev_producer_id, meta_epoch=m.epoch,
-            meta_last_epoch=m.last_epoch, req_producer_id=-1, req_epoch=-1,
+            meta_last_epoch=m.last_epoch, req_producer_id=req_producer_id, req_epoch=req_epoch,
             new_producer_id=m.producer_id)
+        if out.error == E.PRODUCER_FENCED:
+            return self._app(s, i, phase=int(Phase.FENCED), owns=False, position=NO_OFFSET)
         if out.error != E.NONE:
             return s
         meta = m._replace(producer_id=out.producer_id, epoch=out.epoch, last_epoch=out.last_epoch,
@@ -575,6 +585,9 @@ SWITCHES = {
                                         True),
     "kip890_verification": Switch("partition leaders verify with the coordinator that a first transactional batch "
                                   "belongs to an ongoing transaction (KIP-890 part 1)", False),
+    "client_epoch_bump_after_abort": Switch("KIP-360 client (2.5+): after aborting a transaction whose batch timed "
+                                            "out, the producer bumps its epoch with InitProducerId(pid, epoch)",
+                                            True),
     "tv2_epoch_bump": Switch("transaction version 2 (KIP-890 part 2, Kafka 4.0): every EndTxn bumps the epoch and "
                              "the client continues with the bumped epoch", False),
     "marker_coordinator_epoch_check": Switch("leaders refuse a marker with an older coordinator epoch "
@@ -628,6 +641,7 @@ def build(switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> Eos
                        timeout_abort_bumps_epoch=bool(switches["timeout_abort_bumps_epoch"]),
                        kip890_verification=bool(switches["kip890_verification"]),
                        tv2_epoch_bump=bool(switches["tv2_epoch_bump"]),
+                       client_epoch_bump_after_abort=bool(switches["client_epoch_bump_after_abort"]),
                        marker_coordinator_epoch_check=bool(switches["marker_coordinator_epoch_check"]),
                        records=bounds["records"], max_generation=bounds["max_generation"],
                        max_epoch=bounds["max_epoch"], rejoins=bounds["rejoins"], instances=bounds["instances"],

@@ -55,11 +55,13 @@ class IdempotentProduceMachine(Machine):
         self.unknown_producer = str(switches["broker_unknown_producer"])
         self.retain_state = bool(switches["broker_retain_producer_state"])
         self.cache_size = int(switches["broker_batch_cache"])
+        self.old_duplicate_error = bool(switches["broker_duplicate_sequence_error"])
         self.cfg = ClientConfig(version=str(switches["client_version"]), epoch_bump=str(switches["client_epoch_bump"]),
                                 max_in_flight=bounds["max_in_flight"], delivery_timeout=bounds["delivery_timeout"],
                                 max_seq=bounds["max_seq"], max_epoch=bounds["max_epoch"])
         self.n_clients = bounds["clients"]
-        self.records = bounds["records"]
+        self.prefix = bounds["acked_prefix"]
+        self.records = self.prefix + bounds["records"]
         self.expiration = bounds["producer_id_expiration"]
         self.max_ticks = bounds["max_ticks"]
         self.max_lost = bounds["lost_responses"]
@@ -70,11 +72,18 @@ class IdempotentProduceMachine(Machine):
     # --- structure -------------------------------------------------------------------------
 
     def init_states(self) -> Iterator[IdempotentState]:
-        yield IdempotentState(
-            now=0, next_producer_id=self.n_clients,
-            partition=PartitionState(log=(), log_start_offset=0, producers=()),
-            clients=tuple(cl.new_client(i) for i in range(self.n_clients)),
-            requests=(), responses=(), faults=IdempotentFaults(0, 0, 0))
+        """Each client starts with producer id = its index, epoch 0, and ``acked_prefix`` records
+        already written and acknowledged (a producer that has been running for a while)."""
+        partition = PartitionState(log=(), log_start_offset=0, producers=())
+        clients = []
+        for c in range(self.n_clients):
+            client = cl.new_client(c)
+            for r in range(self.prefix):
+                partition, offset = append_batch(partition, LogRecord(c, r, c, 0, r), 0, self.cache_size)
+                client = client._replace(last_acked_seq=r, last_acked_offset=offset, acked=client.acked | 1 << r)
+            clients.append(client._replace(sent=self.prefix, next_seq=self.prefix % (self.cfg.max_seq + 1)))
+        yield IdempotentState(now=0, next_producer_id=self.n_clients, partition=partition, clients=tuple(clients),
+                              requests=(), responses=(), faults=IdempotentFaults(0, 0, 0))
 
     def within_bounds(self, s: IdempotentState) -> bool:
         return s.next_producer_id <= self.max_pids
@@ -160,7 +169,8 @@ class IdempotentProduceMachine(Machine):
         req = s.requests[i]
         part = s.partition
         decision = validate_produce(find_entry(part.producers, req.producer_id), epoch=req.epoch, seq=req.seq,
-                                    max_seq=self.cfg.max_seq, unknown_producer=self.unknown_producer)
+                                    max_seq=self.cfg.max_seq, unknown_producer=self.unknown_producer,
+                                    old_duplicate_error=self.old_duplicate_error)
         offset = decision.duplicate_offset
         if decision.append:
             record = LogRecord(req.client, req.record, req.producer_id, req.epoch, req.seq)
