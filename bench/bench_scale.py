@@ -279,9 +279,14 @@ def _derive(records: list[dict[str, Any]]) -> None:
         r["generated_per_s"] = r["generated"] / r["elapsed"]
         r["bytes_per_state"] = r["peak_rss"] / max(r["distinct"], 1)
         r["bytes_per_state_over_baseline"] = (r["peak_rss"] - r["baseline_rss"]) / max(r["distinct"], 1)
+        r["cpu"] = r["cpu_self"] + r["cpu_children"]
         bfs = index.get(key(r, engine="bfs"))
         if bfs and r["engine"] != "bfs":
             r["speedup_vs_bfs"] = bfs["elapsed"] / r["elapsed"]
+            if r["engine"] == "parallel":
+                # What the same work would give on idle cores: the BFS's CPU time over the
+                # parallel run's CPU time per worker (workers are balanced to within SLACK).
+                r["cpu_speedup_estimate"] = (bfs["cpu_self"] + bfs["cpu_children"]) / (r["cpu"] / r["workers"])
             r["counts_match_bfs"] = (r["distinct"], r["generated"], r["depth"]) == \
                 (bfs["distinct"], bfs["generated"], bfs["depth"])
         if r["symmetry"]:
@@ -299,21 +304,21 @@ def _fmt(value: Any, spec: str = ",.0f") -> str:
 
 def table(records: list[dict[str, Any]]) -> str:
     head = ("| model | size | engine | sym | distinct | generated | depth | s | distinct/s | "
-            "generated/s | peak RSS B/state | over baseline B/state | speedup vs bfs | same counts | reduction | "
+            "generated/s | peak RSS B/state | over baseline B/state | speedup vs bfs | idle-core estimate | same counts | reduction | "
             "sym cost/gen (wall) | sym cost/gen (CPU, sampled) | load |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in records:
         size = ",".join(f"{k}={v}" for k, v in r["bounds"].items())
         if "error" in r:
             lines.append(f"| {r['model']} | {size} | {r['engine']} | {r['symmetry']} | error: "
-                         f"{r['error']} |" + " |" * 13)
+                         f"{r['error']} |" + " |" * 14)
             continue
         lines.append(
             f"| {r['model']} | {size} | {r['engine']}{'' if r['engine'] != 'parallel' else ' x' + str(r['workers'])}"
             f" | {'on' if r['symmetry'] else 'off'} | {r['distinct']:,} | {r['generated']:,} | {r['depth']}"
             f" | {r['elapsed']:.1f} | {_fmt(r['distinct_per_s'])} | {_fmt(r['generated_per_s'])}"
             f" | {_fmt(r['bytes_per_state'])} | {_fmt(r['bytes_per_state_over_baseline'])}"
-            f" | {_fmt(r.get('speedup_vs_bfs'), '.2f')}"
+            f" | {_fmt(r.get('speedup_vs_bfs'), '.2f')} | {_fmt(r.get('cpu_speedup_estimate'), '.2f')}"
             f" | {'' if 'counts_match_bfs' not in r else ('yes' if r['counts_match_bfs'] else 'NO')}"
             f" | {_fmt(r.get('reduction'), '.1f')} | {_fmt(r.get('symmetry_cost_per_generated'), '.2f')}"
             f" | {_fmt(r.get('symmetry_cost_cpu'), '.2f')}"
