@@ -49,9 +49,10 @@ from .proof_rules import EPOCH, ERR, MAX_EPOCH, MAX_SEQ, PID, RULES, SEQ
 NONE_ID = -1  # NO_PRODUCER_ID / NO_PRODUCER_EPOCH
 #: the three InitProducerId coordinators, as named in ``proof_rules.RULES``
 VARIANTS: dict[str, tuple[bool, bool]] = {
-    "pre_kip360": (False, False),
-    "kip360_designed": (True, False),
+    # Kafka as shipped first: a counterexample is shown for the first variant that has one
     "kip360_shipped": (True, True),
+    "kip360_designed": (True, False),
+    "pre_kip360": (False, False),
 }
 assert all(f"init_producer_id_decision.{v}" in RULES for v in VARIANTS)
 
@@ -152,15 +153,22 @@ INIT_INPUTS = {name: (0 if kind == "bool" else width)
 
 
 def metadata_premises(ops: Any, v: Mapping[str, Any]) -> list[Any]:
-    """What holds of every metadata the coordinator can be in (proved as part of the transition
-    system's invariant): epochs are -1 or more; a last epoch is recorded only with an epoch below
-    max (max itself is reached only by a fence, which clears lastProducerEpoch); producer ids of
-    existing metadata and of the allocator are not negative."""
+    """What holds of every metadata the coordinator can be in (each follows from the transition
+    system's invariant, which PidEpochIncreases proves; a test checks the implication): epochs
+    are -1 or more; a last epoch is recorded only with an epoch below max (max itself is reached
+    only by a fence, which clears lastProducerEpoch) and is the epoch just before the current one
+    or the exhausted one before a rotation; producer ids of existing metadata and of the
+    allocator are not negative, and the allocator's next id is above the ids it handed out."""
     return [
         ops.ge(v["meta_epoch"], c(ops, NONE_ID, EPOCH)),
         ops.ge(v["meta_last_epoch"], c(ops, NONE_ID, EPOCH)),
         implies(ops, ops.ne(v["meta_last_epoch"], c(ops, NONE_ID, EPOCH)),
                 ops.le(v["meta_epoch"], c(ops, MAX_EPOCH - 1, EPOCH))),
+        # a last epoch is the one just before the epoch, or the exhausted one before a rotation
+        implies(ops, ops.ne(v["meta_last_epoch"], c(ops, NONE_ID, EPOCH)),
+                ops.or_(ops.eq(ops.add(v["meta_last_epoch"], c(ops, 1, EPOCH)), v["meta_epoch"]),
+                        ops.and_(ops.eq(v["meta_epoch"], c(ops, 0, EPOCH)),
+                                 ops.ge(v["meta_last_epoch"], c(ops, MAX_EPOCH - 1, EPOCH))))),
         implies(ops, v["meta_exists"], ops.ge(v["meta_producer_id"], c(ops, 0, PID))),
         ops.ge(v["new_producer_id"], c(ops, 0, PID)),
         # the allocator never hands out an id twice and only counts up
