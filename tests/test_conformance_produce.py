@@ -3,6 +3,8 @@ kafka-semantics.md §2.1-2.4 (per broker version) and §3.1-3.2 (expiry, log sta
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 
 from eoscheck.model.errors import Errors
@@ -14,6 +16,18 @@ from eoscheck.model.state import CachedBatch, LogRecord, PartitionState, Produce
 INT_MAX = 2**31 - 1
 PID = 7
 TRUNK, V1_TO_24, V011 = "accept", "unknown_producer_id", "out_of_order"
+
+
+def log_record(client: int, record: int, pid: int, epoch: int, seq: int, ts: int = 0) -> LogRecord:
+    """A LogRecord whether or not the record carries its CreateTime (the field is being added)."""
+    values = dict(client=client, record=record, producer_id=pid, epoch=epoch, seq=seq, timestamp=ts)
+    return LogRecord(**{f: values[f] for f in LogRecord._fields})
+
+
+def append(part: PartitionState, record: LogRecord, ts: int, cache_size: int = 5):
+    if "created" in inspect.signature(append_batch).parameters:
+        return append_batch(part, record, ts, cache_size)
+    return append_batch(part, record._replace(timestamp=ts), cache_size)
 
 
 def entry(epoch: int, seqs: list[int], first_offset: int = 10, ts: int = 0) -> ProducerStateEntry:
@@ -108,6 +122,19 @@ def test_broker_1_to_24_unknown_producer_id() -> None:
     assert produce(None, 0, 0, V1_TO_24).append
 
 
+def test_broker_1_0_to_1_1_duplicate_older_than_cache_is_46() -> None:
+    e = entry(2, [3, 4, 5, 6, 7])
+    d = validate_produce(e, epoch=2, seq=1, max_seq=INT_MAX, unknown_producer=V1_TO_24, old_duplicate_error=True)
+    assert (d.error, d.append) == (Errors.DUPLICATE_SEQUENCE_NUMBER, False)
+    # a gap above the cache is still out of order
+    d = validate_produce(e, epoch=2, seq=9, max_seq=INT_MAX, unknown_producer=V1_TO_24, old_duplicate_error=True)
+    assert d.error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
+
+
+def test_broker_2_0_duplicate_older_than_cache_is_out_of_order() -> None:
+    assert produce(entry(2, [3, 4, 5, 6, 7]), 2, 1, V1_TO_24).error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
+
+
 @pytest.mark.parametrize("mode", [TRUNK, V1_TO_24, V011])
 def test_old_epoch_is_47_in_every_version(mode: str) -> None:
     assert produce(entry(3, [0]), 2, 1, mode).error == 47
@@ -130,7 +157,7 @@ def test_add_batch_with_new_epoch_clears_cache() -> None:
 
 def test_append_updates_state_only_with_the_log() -> None:
     part = PartitionState((), 0, ())
-    part, off = append_batch(part, LogRecord(0, 0, PID, 0, 0), created=3, cache_size=5)
+    part, off = append(part, log_record(0, 0, PID, 0, 0), ts=3)
     assert off == 0 and len(part.log) == 1
     e = find_entry(part.producers, PID)
     assert (e.epoch, e.batches[-1].seq, e.batches[-1].offset, e.last_timestamp) == (0, 0, 0, 3)
@@ -145,7 +172,7 @@ def test_expiry_boundary_inclusive() -> None:
 
 
 def test_expired_producer_is_unknown_then_any_sequence_is_accepted() -> None:
-    part = PartitionState((LogRecord(0, 0, PID, 0, 0),), 0, (entry(0, [0], first_offset=0, ts=0),))
+    part = PartitionState((log_record(0, 0, PID, 0, 0),), 0, (entry(0, [0], first_offset=0, ts=0),))
     part = expire_producers(part, now=5, expiration=5)
     assert find_entry(part.producers, PID) is None
     assert produce(find_entry(part.producers, PID), 0, 0).append  # the old batch again: a duplicate
@@ -153,7 +180,7 @@ def test_expired_producer_is_unknown_then_any_sequence_is_accepted() -> None:
 
 
 def test_trunk_log_start_offset_keeps_producer_state() -> None:
-    part = PartitionState(tuple(LogRecord(0, i, PID, 0, i) for i in range(3)), 0, (entry(0, [0, 1, 2], first_offset=0),))
+    part = PartitionState(tuple(log_record(0, i, PID, 0, i) for i in range(3)), 0, (entry(0, [0, 1, 2], first_offset=0),))
     moved = advance_log_start_offset(part, 3, retain_producer_state=True)
     assert moved.log_start_offset == 3
     assert find_entry(moved.producers, PID) == find_entry(part.producers, PID)

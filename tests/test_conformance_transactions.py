@@ -25,7 +25,8 @@ COMMIT, ABORT = int(TxnResult.COMMIT), int(TxnResult.ABORT)
 
 def meta(state: S, epoch: int = 4, partitions: tuple[int, ...] = (), pending: int = NO_PENDING,
          failed_fence: bool = False, last: int = -1) -> TxnMeta:
-    return TxnMeta(P, P, epoch, last, int(state), pending, partitions, failed_fence)
+    return TxnMeta(exists=True, producer_id=P, prev_producer_id=P, epoch=epoch, last_epoch=last, state=int(state),
+                   has_failed_epoch_fence=failed_fence, pending_state=pending, partitions=partitions)
 
 
 # --- §6.1 valid previous states ------------------------------------------------------------------------
@@ -89,13 +90,14 @@ def test_add_partitions_moves_to_ongoing(state: S) -> None:
     out = add_partitions_to_txn(meta(state, partitions=(0,) if state == S.ONGOING else ()), P, 4, (1,))
     assert (out.error, out.wrote, out.meta.state) == (Errors.NONE, True, S.ONGOING)
     assert set(out.meta.partitions) == ({0, 1} if state == S.ONGOING else {1})
-    assert out.meta.producer_epoch == 4
+    assert out.meta.epoch == 4
 
 
 # --- §6.2 EndTxn (TV1) ---------------------------------------------------------------------------------
 
 def test_end_txn_unknown_tid() -> None:
     assert end_txn(None, P, 4, COMMIT).error == Errors.INVALID_PRODUCER_ID_MAPPING
+    assert end_txn(meta(S.EMPTY)._replace(exists=False), P, 4, COMMIT).error == Errors.INVALID_PRODUCER_ID_MAPPING
 
 
 def test_end_txn_pid_mismatch() -> None:
@@ -139,13 +141,13 @@ def test_end_txn_by_state(state: S, result: int, error: Errors, moves_to: S | No
     if moves_to is None:
         assert (out.wrote, out.meta) == (False, m)  # idempotent retry / refusal: nothing written
     else:
-        assert (out.wrote, out.meta.state, out.meta.producer_epoch) == (True, moves_to, 4)  # TV1: no bump
+        assert (out.wrote, out.meta.state, out.meta.epoch) == (True, moves_to, 4)  # TV1: no bump
         assert out.meta.partitions == (0,)
 
 
 def test_end_txn_tv2_bumps_epoch() -> None:
     out = end_txn(meta(S.ONGOING, partitions=(0,)), P, 4, COMMIT, tv2_bump=True)
-    assert (out.meta.producer_epoch, out.meta.last_producer_epoch) == (5, 4)
+    assert (out.meta.epoch, out.meta.last_epoch) == (5, 4)
 
 
 # --- §6.3 timeout abort and fence on InitProducerId ------------------------------------------------------
@@ -153,7 +155,7 @@ def test_end_txn_tv2_bumps_epoch() -> None:
 def test_timeout_abort_bumps_epoch_and_clears_last() -> None:
     out = abort_timed_out(meta(S.ONGOING, epoch=4, last=3, partitions=(0, 1)), max_epoch=MAX)
     assert out.error == Errors.NONE and out.wrote
-    assert (out.meta.state, out.meta.producer_epoch, out.meta.last_producer_epoch) == (S.PREPARE_ABORT, 5, -1)
+    assert (out.meta.state, out.meta.epoch, out.meta.last_epoch) == (S.PREPARE_ABORT, 5, -1)
     assert out.meta.pending_state == NO_PENDING
     # the ABORT markers carry the bumped epoch (§6.3/§6.5)
     assert {(mk.producer_epoch, mk.result) for mk in markers_to_send(out.meta, 0)} == {(5, ABORT)}
@@ -161,7 +163,7 @@ def test_timeout_abort_bumps_epoch_and_clears_last() -> None:
 
 def test_timeout_abort_after_failed_fence_keeps_epoch() -> None:
     out = abort_timed_out(meta(S.ONGOING, epoch=5, partitions=(0,), failed_fence=True), max_epoch=MAX)
-    assert out.meta.producer_epoch == 5
+    assert out.meta.epoch == 5
 
 
 @pytest.mark.parametrize("state", [S.EMPTY, S.PREPARE_COMMIT, S.COMPLETE_ABORT])
@@ -177,12 +179,12 @@ def test_ongoing_with_pending_does_not_time_out() -> None:
 def test_init_producer_id_on_ongoing_fences_and_answers_concurrent() -> None:
     out = init_producer_id_on_ongoing(meta(S.ONGOING, epoch=4, partitions=(0,)), max_epoch=MAX)
     assert out.error == Errors.CONCURRENT_TRANSACTIONS
-    assert (out.meta.state, out.meta.producer_epoch, out.meta.last_producer_epoch) == (S.PREPARE_ABORT, 5, -1)
+    assert (out.meta.state, out.meta.epoch, out.meta.last_epoch) == (S.PREPARE_ABORT, 5, -1)
 
 
 def test_fence_at_exhausted_epoch_reaches_max() -> None:
     out = fence_and_abort(meta(S.ONGOING, epoch=MAX - 1, partitions=(0,)), max_epoch=MAX)
-    assert out.meta.producer_epoch == MAX
+    assert out.meta.epoch == MAX
 
 
 # --- §6.5 markers ------------------------------------------------------------------------------------------
@@ -244,12 +246,13 @@ def test_leader_marker_checks(stored: int, stored_ce: int, marker_epoch: int, ma
 def test_log_record_has_no_last_epoch_and_load_sets_minus_one() -> None:
     m = meta(S.EMPTY, epoch=6, last=5)
     loaded = from_log_record(to_log_record(m))
-    assert loaded.last_producer_epoch == -1
-    assert (loaded.producer_id, loaded.producer_epoch, loaded.state) == (P, 6, S.EMPTY)
+    assert loaded.last_epoch == -1
+    assert (loaded.producer_id, loaded.epoch, loaded.state) == (P, 6, S.EMPTY)
 
 
 def test_snapshot_does_not_persist_previous_producer_id() -> None:
-    m = TxnMeta(P, 3, 0, 32766, int(S.EMPTY), NO_PENDING, (), False)
+    m = TxnMeta(exists=True, producer_id=P, prev_producer_id=3, epoch=0, last_epoch=32766, state=int(S.EMPTY),
+                has_failed_epoch_fence=False, pending_state=NO_PENDING, partitions=())
     assert from_log_record(to_log_record(m)).prev_producer_id == -1
     assert from_log_record(to_log_record(m, persist_previous_producer_id=True)).prev_producer_id == 3
 
