@@ -16,11 +16,13 @@ Obligations (``PROOFS.obligations`` has their one-line docs):
 * ``IdempotentBumpNeverOverflows`` — the idempotent client's local bump stays within int16 and
   asks for a new producer id exactly when it cannot bump.
 * ``PidEpochIncreases`` and ``NoSharedPidEpoch`` — one transactional id's coordinator over any
-  sequence of InitProducerId calls (two tracked producer instances plus any number of others),
-  transactions, fencing bumps (with and without a failed PrepareAbort write), coordinator
-  failovers (with and without persisted last epoch / previous producer id) and transactional-id
-  expiry, with a producer-id allocator that only increases. Proved by induction on the invariant
-  ``INVARIANT_DOC`` below.
+  sequence of InitProducerId calls (two tracked producer instances, whose responses may be lost,
+  plus any number of other instances presenting any pair), transactions, fencing bumps (with and
+  without a failed PrepareAbort write), coordinator failovers (with and without persisted last
+  epoch / previous producer id), transactional-id expiry, and an idempotent producer drawing
+  from the same producer-id allocator and bumping its epoch locally; the allocator only counts
+  up ("never repeats" alone would give uniqueness but not the lexicographic order). Proved by
+  induction on the invariant ``INVARIANT_DOC`` below, for each of the three coordinators.
 * ``SequenceAcceptsExactlyNext`` and ``SequenceIncrementAgrees`` — the leader's check and the
   client's increment, including the wrap from 2^31-1 to 0.
 
@@ -334,6 +336,9 @@ last epoch in memory or in the log); one conjunct per name, as the prover report
   held <= granted every held pair is NONE, or has producer id >= 0, epoch 0..32766 and is <= G
   retry           L != -1 means G = the pair L belongs with (memory: cur; log: log)
   unique          h_A and h_B are not the same pair (unless NONE)
+  idempotent      the idempotent producer's pair is NONE, or its producer id is below N, is
+                  none of producer_id, prev_producer_id, G's, h_A's, h_B's ids, and its epoch is
+                  0..32767
   retry-key       if L != -1 and one instance holds the pair L belongs with, the other holds
                   neither (producer_id, L) nor (prev_producer_id, L): the pairs a retry presents
                   to be re-sent that pair
@@ -347,8 +352,12 @@ STATE = {
     "response.error": ERR, "response.producer_id": PID, "response.epoch": EPOCH,
     "client[A].producer_id": PID, "client[A].epoch": EPOCH,
     "client[B].producer_id": PID, "client[B].epoch": EPOCH,
+    # an idempotent producer (no transactional id) drawing from the same allocator
+    "idempotent.producer_id": PID, "idempotent.epoch": EPOCH,
 }
 CLIENTS = ("A", "B")
+#: the InitProducerId actions for the transactional id (the idempotent producer's is not one)
+TXN_INIT_ACTIONS = ("InitProducerId[A]", "InitProducerId[B]", "InitProducerId[other]")
 
 
 def _held(s: Mapping[str, Any], who: str) -> tuple[Any, Any]:
@@ -383,7 +392,8 @@ def coordinator_system(variant: str, rules: RuleSet) -> TransitionSystem:
             ops.eq(s["log.epoch"], s["coordinator.epoch"]),
             ops.eq(s["response.error"], c(ops, int(Errors.NONE), ERR)),
             is_none_pair(ops, (s["response.producer_id"], s["response.epoch"])),
-            *[is_none_pair(ops, _held(s, w)) for w in CLIENTS])
+            *[is_none_pair(ops, _held(s, w)) for w in CLIENTS],
+            is_none_pair(ops, (s["idempotent.producer_id"], s["idempotent.epoch"])))
         # A transactional id the coordinator has never seen ...
         unknown = ops.and_(
             ops.not_(s["coordinator.exists"]), ops.not_(s["coordinator.ongoing"]),
@@ -514,6 +524,20 @@ def coordinator_system(variant: str, rules: RuleSet) -> TransitionSystem:
             return True, {f"client[{who}].producer_id": none_pid(ops), f"client[{who}].epoch": none_epoch(ops)}
         return Action({}, step, f"instance {who} is replaced by a new instance holding no pair")
 
+    def idempotent_init(ops: Any, s: Mapping[str, Any], p: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+        # handleInitProducerId without a transactional id: the allocator's next id, epoch 0
+        nxt = s["allocator.next_producer_id"]
+        return ops.gt(p["next_after"], nxt), {
+            "idempotent.producer_id": nxt, "idempotent.epoch": c(ops, 0, EPOCH),
+            "allocator.next_producer_id": p["next_after"]}
+
+    def idempotent_bump_step(ops: Any, s: Mapping[str, Any], p: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+        held = (s["idempotent.producer_id"], s["idempotent.epoch"])
+        needs_new, new_epoch = rules.idempotent_bump(ops, held[0], held[1])
+        return ops.not_(is_none_pair(ops, held)), {
+            "idempotent.producer_id": ops.ite(needs_new, none_pid(ops), held[0]),
+            "idempotent.epoch": ops.ite(needs_new, none_epoch(ops), new_epoch)}
+
     actions = {
         "InitProducerId[A]": init_pid("A"),
         "InitProducerId[B]": init_pid("B"),
@@ -527,6 +551,10 @@ def coordinator_system(variant: str, rules: RuleSet) -> TransitionSystem:
         "Expire": Action({}, expire, "the transactional id expires"),
         "Restart[A]": restart("A"),
         "Restart[B]": restart("B"),
+        "InitProducerId[idempotent]": Action({"next_after": PID}, idempotent_init,
+                                             "an idempotent producer gets a fresh producer id, epoch 0"),
+        "BumpIdempotentEpoch": Action({}, idempotent_bump_step,
+                                      "the idempotent producer bumps its epoch locally (or drops its id at max)"),
     }
 
     def invariant(ops: Any, s: Mapping[str, Any]) -> dict[str, Any]:
@@ -535,6 +563,7 @@ def coordinator_system(variant: str, rules: RuleSet) -> TransitionSystem:
         P, Pp, N = s["coordinator.producer_id"], s["coordinator.prev_producer_id"], s["allocator.next_producer_id"]
         G = _granted(s)
         hf = s["coordinator.has_failed_epoch_fence"]
+        idem = (s["idempotent.producer_id"], s["idempotent.epoch"])
         none_e = none_epoch(ops)
         held_ok = [ops.or_(is_none_pair(ops, _held(s, w)),
                            ops.and_(ops.ge(_held(s, w)[0], c(ops, 0, PID)),
@@ -583,6 +612,12 @@ def coordinator_system(variant: str, rules: RuleSet) -> TransitionSystem:
                 implies(ops, ops.ne(L, none_e), pair_eq(ops, G, (P, E))),
                 implies(ops, ops.ne(logL, none_e), pair_eq(ops, G, (P, logE)))),
             "unique": ops.or_(is_none_pair(ops, _held(s, "A")), ops.not_(pair_eq(ops, _held(s, "A"), _held(s, "B")))),
+            "idempotent": ops.or_(
+                is_none_pair(ops, idem),
+                ops.and_(ops.ge(idem[0], c(ops, 0, PID)), ops.lt(idem[0], N),
+                         between(ops, idem[1], 0, MAX_EPOCH, EPOCH),
+                         ops.ne(idem[0], P), ops.ne(idem[0], Pp), ops.ne(idem[0], G[0]),
+                         *[ops.ne(idem[0], _held(s, w)[0]) for w in CLIENTS])),
             "retry-key": ops.and_(retry_key_free("A", "B", L, E), retry_key_free("B", "A", L, E),
                                   retry_key_free("A", "B", logL, logE), retry_key_free("B", "A", logL, logE)),
         }
@@ -595,7 +630,7 @@ def pid_epoch_increases(rules: RuleSet) -> Obligation:
         # the logged pair never goes down, whatever the step
         log_monotone = pair_le(ops, (s["coordinator.producer_id"], s["log.epoch"]),
                                (s2["coordinator.producer_id"], s2["log.epoch"]))
-        if not action.startswith("InitProducerId"):
+        if action not in TXN_INIT_ACTIONS:
             return log_monotone
         resp = (s2["response.producer_id"], s2["response.epoch"])
         fresh = pair_lt(ops, _granted(s), resp)
@@ -615,14 +650,15 @@ def pid_epoch_increases(rules: RuleSet) -> Obligation:
 
 def no_shared_pid_epoch(rules: RuleSet) -> Obligation:
     def claim(ops: Any, s: Mapping[str, Any]) -> Any:
-        a, b = _held(s, "A"), _held(s, "B")
-        return ops.or_(is_none_pair(ops, a), ops.not_(pair_eq(ops, a, b)))
+        holders = [_held(s, w) for w in CLIENTS] + [(s["idempotent.producer_id"], s["idempotent.epoch"])]
+        return ops.and_(*[ops.or_(is_none_pair(ops, x), ops.not_(pair_eq(ops, x, y)))
+                          for i, x in enumerate(holders) for y in holders[i + 1:]])
 
     problems = [_with_claim(coordinator_system(v, rules), claim=claim) for v in VARIANTS]
     return Obligation(
         "NoSharedPidEpoch",
-        "two different producer instances never hold the same (producer id, epoch) "
-        "(invariant: see INVARIANT_DOC)",
+        "two different producer instances (two transactional ones and an idempotent one) never "
+        "hold the same (producer id, epoch) (invariant: see INVARIANT_DOC)",
         "inductive", problems)
 
 

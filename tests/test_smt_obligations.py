@@ -108,7 +108,9 @@ def test_invariant_holds_on_a_concrete_reachable_run() -> None:
            ("BeginTxn", {}),
            ("FenceProducerEpoch", {"write_ok": True}),
            ("Failover", {"keep_last_epoch": False, "keep_prev_producer_id": False}),
-           ("InitProducerId[B]", {"next_after": 7, "with_current": False, "delivered": True})]
+           ("InitProducerId[B]", {"next_after": 7, "with_current": False, "delivered": True}),
+           ("InitProducerId[idempotent]", {"next_after": 9}),
+           ("BumpIdempotentEpoch", {})]
     for name, params in run:
         guard, changes = ts.actions[name].step(CONCRETE, s, params)
         assert guard, name
@@ -119,7 +121,8 @@ def test_invariant_holds_on_a_concrete_reachable_run() -> None:
     # InitProducerId bumped to (6, 2).
     assert (s["client[A].producer_id"], s["client[A].epoch"]) == (6, 0)
     assert (s["client[B].producer_id"], s["client[B].epoch"]) == (6, 2)
-    assert s["allocator.next_producer_id"] == 7
+    assert (s["idempotent.producer_id"], s["idempotent.epoch"]) == (7, 1)
+    assert s["allocator.next_producer_id"] == 9
 
 
 # --- the engine's honesty: timeouts and bounded checks are "unknown" ----------------------------

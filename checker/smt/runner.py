@@ -21,6 +21,8 @@ from .ops import Z3OPS, narrow, to_bool, value_of
 SELECTOR_BITS = 16
 #: at most this long is spent making a counterexample's values readable
 TIDY_SECONDS = 3.0
+#: an induction query the incremental solver has not settled by then goes to a fresh solver
+INCREMENTAL_SECONDS = 2.0
 
 
 @dataclass
@@ -306,7 +308,9 @@ def _preserves(hyp: Sequence[Any], successors: Mapping[str, tuple[Any, Any, Any,
                goals_of: Mapping[str, Mapping[str, Any]], budget: _Budget) -> tuple[str, str]:
     """Each goal holds after each action from any state satisfying ``hyp``. One incremental
     solver: the hypothesis is encoded once and each (action, goal) is a push/pop on top of it
-    (about a third faster than a fresh solver per query)."""
+    (about a third faster than a fresh solver per query). Z3's incremental core occasionally
+    wanders on a bit-vector query the non-incremental bit-blaster settles at once, so a query it
+    has not answered within ``INCREMENTAL_SECONDS`` is retried on a fresh QF_BV solver."""
     solver = z3.Solver()
     solver.add(*hyp)
     for name, goals in goals_of.items():
@@ -314,9 +318,18 @@ def _preserves(hyp: Sequence[Any], successors: Mapping[str, tuple[Any, Any, Any,
         for goal, term in goals.items():
             solver.push()
             solver.add(guard, z3.Not(term))
-            r = budget.check(solver)
+            left = budget.deadline - time.monotonic()
+            if left <= 0:
+                raise _OutOfTime()
+            solver.set(timeout=max(1, int(min(left, INCREMENTAL_SECONDS) * 1000)))
+            r = solver.check()
             reason = solver.reason_unknown() if r == z3.unknown else ""
             solver.pop()
+            if r == z3.unknown:
+                fresh = budget.solver()
+                fresh.add(*hyp, guard, z3.Not(term))
+                r = budget.check(fresh)
+                reason = fresh.reason_unknown() if r == z3.unknown else ""
             if r == z3.unknown:
                 return "unknown", f"{name} preserving {goal}: solver unknown ({reason})"
             if r == z3.sat:
