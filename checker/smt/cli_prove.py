@@ -177,7 +177,8 @@ def judge(run: ProofRun, results: Sequence[ObligationResult]) -> tuple[bool, str
     if exp.verdict == "holds":
         bad = [r for r in results if r.status != "proved"]
         if not bad:
-            return True, f"all {len(results)} obligations proved"
+            return True, ("the obligation is proved" if len(results) == 1
+                          else f"all {len(results)} obligations proved")
         r = bad[0]
         if r.status == "counterexample":
             return False, f"expected every obligation proved, but {r.name} has a counterexample"
@@ -320,7 +321,8 @@ def run(args: argparse.Namespace) -> int:
     outcomes: list[ProofOutcome] = []
     for pr in runs:
         mut = f", mutation {pr.mutation}" if pr.mutation else ""
-        print(f"{pr.spec.name}: {len(pr.names)} obligations (model {pr.spec.model}{mut}, "
+        plural = "obligation" if len(pr.names) == 1 else "obligations"
+        print(f"{pr.spec.name}: {len(pr.names)} {plural} (model {pr.spec.model}{mut}, "
               f"timeout {pr.timeout:g} s each)", flush=True)
         start = time.monotonic()
         results = []
@@ -347,10 +349,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"  => {verdict}: {outcome.message} [{time.monotonic() - start:.2f} s]\n", flush=True)
         outcomes.append(outcome)
 
-    if args.json:
-        _write_text(args.json, json.dumps(summary(outcomes), indent=2) + "\n")
-    if args.junit:
-        tree = junit(outcomes)
-        _write_text(args.junit, '<?xml version="1.0" encoding="UTF-8"?>\n'
-                    + ET.tostring(tree.getroot(), encoding="unicode") + "\n")
+    try:
+        if args.json:
+            _write_text(args.json, json.dumps(summary(outcomes), indent=2) + "\n")
+        if args.junit:
+            tree = junit(outcomes)
+            _write_text(args.junit, '<?xml version="1.0" encoding="UTF-8"?>\n'
+                        + ET.tostring(tree.getroot(), encoding="unicode") + "\n")
+    except OSError as exc:
+        print(f"eoscheck: error: cannot write report: {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     return EXIT_OK if all(o.met for o in outcomes) else EXIT_FAILED
