@@ -19,12 +19,16 @@ fingerprint and action index) and the level's statistics. One Spark job per leve
    parent links, 16 bytes per new state, from which counterexamples are rebuilt with
    ``checker.trace.rebuild_trace`` exactly as the local BFS does.
 
-**RDD, not DataFrame/Arrow**, by measurement: see ``bench/bench_spark.py`` and the README. The
-work per state is Python (the model), so a DataFrame plan only adds Arrow conversions around
-Python UDFs; the throwaway prototype in the performance notes measured DataFrame variants
-(mapInArrow, mapInPandas, UDFs) at 7.8x a single process against 5x for RDDs, and this engine's
-columnar chunks (one RDD record per partition pair instead of one per state) remove the RDD's
-remaining per-record cost, so the RDD path is the faster one by a wide margin.
+**RDD, not DataFrame/Arrow**, by measurement (``bench/bench_spark_api.py``: one level's data
+movement for 1M candidate states, local[2] on this 2-core machine, medians of 3):
+RDD with columnar chunks 12.3 s, DataFrame with ``mapInArrow`` on both sides of a
+``repartition`` 20.2 s (1.64x), one RDD record per state 16.3 s (1.32x). The work per state is
+Python (the model), so a DataFrame plan adds only conversions: states must become Arrow rows
+(one ``bytes`` each) and back, and the Catalyst plan cannot be told that the data is already
+partitioned, so the visited set would have to be joined or re-shuffled each level. With RDDs
+the identity partitioner keeps visited in place and a whole partition pair moves as one record.
+The throwaway prototype in the performance notes saw the same ordering (DataFrames 7.8x a
+single process, RDDs 5x).
 
 **Counting** matches ``bfs`` (TLC's conventions): generated = initial states + every successor
 (outside the constraint included); distinct = states kept; depth = levels reached; deadlock =
@@ -444,11 +448,18 @@ class _SparkBFS:
                 break
             self.level += 1
             self._manifest_entry(seconds)
-            xreports = self._reports("x", self.level)
             if self.progress is not None:
                 self.progress.update(self.stats(), self.level,
                                      f"level {self.level}: {new:,} new states in {seconds:.2f} s")
+            if self.found and opts.stop_at_first:
+                break  # an invariant failed on the new level: its expansion does not count
+            xreports = self._reports("x", self.level)
         return self.result(out)
+
+    def close(self) -> None:
+        """Free what this run left on the executors (the session may serve further runs)."""
+        self.report.value.clear()
+        self.broadcast.destroy()
 
     def _args(self, last: bool) -> LevelArgs:
         return LevelArgs(self.level, last, frozenset(self.violated), self.options.stop_at_first)
@@ -502,4 +513,8 @@ def explore_spark(machine: Machine, options: ExploreOptions, progress: Progress 
     and CheckpointError (a checkpoint directory of another run), each with a one-line message."""
     select_properties(machine, options.properties)  # bad property names fail before Spark starts
     with spark_session(options.spark_master, machine) as sc:
-        return _SparkBFS(sc, machine, options, progress).run()
+        run = _SparkBFS(sc, machine, options, progress)
+        try:
+            return run.run()
+        finally:
+            run.close()

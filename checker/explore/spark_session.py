@@ -271,7 +271,10 @@ def start_session(master: str = DEFAULT_MASTER, app_name: str = "eoscheck",
                .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile=file:{log4j}")
                .config("spark.executor.extraJavaOptions", f"-Dlog4j.configurationFile=file:{log4j}"))
     if local:
-        builder = (builder.config("spark.driver.host", "127.0.0.1")
+        # In local mode the executors live in the driver's JVM: the cached levels share its heap.
+        memory = os.environ.get("EOSCHECK_SPARK_DRIVER_MEMORY", "2g")
+        builder = (builder.config("spark.driver.memory", memory)
+                   .config("spark.driver.host", "127.0.0.1")
                    .config("spark.driver.bindAddress", "127.0.0.1")
                    # Python workers import what the driver imports (models outside the package).
                    .config("spark.executorEnv.PYTHONPATH",
@@ -303,9 +306,6 @@ def spark_session(master: str | None, machine: Any) -> Iterator[Any]:
                 f"this process already runs Spark on {active.master}; cannot also use {master}")
         yield active
         return
-    spark = start_session(wanted)
-    sc = spark.sparkContext
-    workdir = Path(tempfile.mkdtemp(prefix="eoscheck-ship-"))
     previous: dict[int, Any] = {}
 
     def on_signal(signum: int, frame: Any) -> None:
@@ -315,13 +315,18 @@ def spark_session(master: str | None, machine: Any) -> Iterator[Any]:
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGHUP):
             previous[sig] = signal.signal(sig, on_signal)
+    spark = None
+    workdir = Path(tempfile.mkdtemp(prefix="eoscheck-ship-"))
     try:
+        spark = start_session(wanted)
+        sc = spark.sparkContext
         if not is_local_master(wanted):
             ship_code(sc, machine, workdir)
         yield sc
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        with contextlib.suppress(Exception):
-            spark.stop()
+        if spark is not None:
+            with contextlib.suppress(Exception):
+                spark.stop()
         shutil.rmtree(workdir, ignore_errors=True)
