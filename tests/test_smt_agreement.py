@@ -16,7 +16,9 @@ from eoscheck.checker.smt.ops import Z3OPS, evaluate, narrow
 from eoscheck.model.obligations import MUTATIONS, VARIANTS
 from eoscheck.model.proof_rules import MAX_EPOCH, MAX_SEQ, RULES
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+#: the mutated rule sets re-check every InitProducerId variant per example: fewer examples
+MUTATION_SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def values(width: int, kind: str) -> st.SearchStrategy[Any]:
@@ -95,7 +97,7 @@ def test_mutated_rule_sets_agree_too(mutation: str) -> None:
     init_args = st.fixed_dictionaries({name: values(width, kind) for name, width, kind
                                        in RULES["init_producer_id_decision.kip360_shipped"].args})
 
-    @SETTINGS
+    @MUTATION_SETTINGS
     @given(values(16, "int"), st.booleans(), values(64, "int"), values(32, "int"), values(32, "int"), init_args)
     def check(ev: int, hv: bool, pv: int, sv: int, iv: int, args: dict[str, Any]) -> None:
         assert evaluate(fence_t, {e: ev, hf: hv}) == rules.fence(CONCRETE, ev, hv)
