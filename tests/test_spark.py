@@ -283,6 +283,21 @@ def test_resume_keeps_violations_and_traces(spark, tmp_path):
     assert_replays(machine, resumed)
 
 
+def test_resume_with_another_partition_count(spark, tmp_path, monkeypatch):
+    machine = build("examples.tcommit", rms=3)
+    local = explore(machine, ExploreOptions(strategy="bfs", check_deadlock=False))
+    options = dict(strategy="spark", check_deadlock=False, checkpoint_dir=str(tmp_path))
+    monkeypatch.setenv("EOSCHECK_SPARK_PARTITIONS", "3")
+    first = explore(machine, ExploreOptions(max_depth=3, **options))
+    assert first.spark_partitions == 3
+    monkeypatch.delenv("EOSCHECK_SPARK_PARTITIONS")
+    second = explore(machine, ExploreOptions(max_depth=5, **options))  # levels 4-5 split in 2
+    monkeypatch.setenv("EOSCHECK_SPARK_PARTITIONS", "1")
+    third = explore(machine, ExploreOptions(**options))
+    assert (second.spark_resumed_from, third.spark_resumed_from) == (3, 5)
+    assert_same(local, third)
+
+
 def test_checkpoint_of_another_run_is_refused(spark, tmp_path):
     from eoscheck.checker.explore.spark_checkpoint import CheckpointError
     explore(build("examples.tcommit", rms=2),

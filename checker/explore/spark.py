@@ -89,7 +89,6 @@ class _Links:
     """Parent links per level (level 1 has none): in memory, or read back from the checkpoint."""
 
     store: CheckpointStore | None
-    stored_partitions: int = 0
     levels: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     def add(self, level: int, fps: list[np.ndarray], parents: list[np.ndarray]) -> None:
@@ -244,7 +243,7 @@ class _SparkBFS:
         self.manifest["levels"].append({
             "level": self.level, "new": self.frontier, "distinct": self.distinct,
             "generated": self.generated, "gen_cov": self.gen_cov, "new_cov": self.new_cov,
-            "seconds": round(seconds, 3)})
+            "partitions": self.partitions, "seconds": round(seconds, 3)})
         self.manifest["found"] = encode_found(self.found)
         self.store.write_manifest(self.manifest)
 
@@ -273,7 +272,6 @@ class _SparkBFS:
         self.gen_cov, self.new_cov = dict(last["gen_cov"]), dict(last["new_cov"])
         self.found = decode_found(manifest["found"])
         self.violated = {f[0] for f in self.found}
-        self.links.stored_partitions = manifest["partitions"]
         self.resumed_from = self.level
         self.notes.append(f"resumed from checkpoint {self.store.uri} at level {self.level}")
         final = manifest.get("final")
@@ -283,7 +281,9 @@ class _SparkBFS:
             return None
         if self.found and self.options.stop_at_first:
             return None
-        P, stored = self.partitions, manifest["partitions"]
+        P = self.partitions
+        # Each level's files are split the way the run that wrote it was partitioned.
+        stored = {e["level"]: e.get("partitions", manifest["partitions"]) for e in manifest["levels"]}
         seeds = self.sc.parallelize([(p, p) for p in range(P)], P).partitionBy(P, identity_partition)
         rdd = seeds.mapPartitionsWithIndex(
             partial(load_partition, self.store, self.level, P, stored), preservesPartitioning=True)

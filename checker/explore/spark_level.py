@@ -293,15 +293,16 @@ def antijoin_partition(broadcast: Any, token: str, args: LevelArgs, report: Any,
 # ---------------------------------------------------------------- resuming from a checkpoint
 
 def load_partition(store: CheckpointStore, last_level: int, partitions: int,
-                   stored_partitions: int, pid: int, records: Iterator
+                   stored_partitions: dict[int, int], pid: int, records: Iterator
                    ) -> Iterator[tuple[int, tuple[str, Any]]]:
-    """Rebuild partition ``pid`` (V and F) of the level dataset from the checkpoint files."""
+    """Rebuild partition ``pid`` (V and F) of the level dataset from the checkpoint files;
+    ``stored_partitions`` says how each level's files were split."""
     for _ in records:
         pass
-    parts = [store.read_level(lvl, ["fp"], pid, partitions, stored_partitions)["fp"]
+    parts = [store.read_level(lvl, ["fp"], pid, partitions, stored_partitions[lvl])["fp"]
              for lvl in range(1, last_level + 1)]
     visited = np.sort(np.concatenate(parts)) if parts else EMPTY
     top = store.read_level(last_level, ["fp", "parent", "action", "state"], pid, partitions,
-                           stored_partitions)
+                           stored_partitions[last_level])
     yield pid, ("V", visited)
     yield pid, ("F", make_chunk(top["fp"], top["state"], top["parent"], top["action"], pid))
