@@ -49,6 +49,10 @@ MUST_REFUTE = {
 }
 
 
+def test_every_mutation_has_obligations_it_must_break() -> None:
+    assert set(MUST_REFUTE) == set(MUTATIONS) == set(PROOFS.mutations)
+
+
 @pytest.mark.parametrize("mutation,name", [(m, n) for m, names in MUST_REFUTE.items() for n in names])
 def test_each_mutation_is_refuted_with_a_replayable_counterexample(mutation: str, name: str) -> None:
     ob = build(mutation)[name]

@@ -98,6 +98,15 @@ class Obligation:
     #: bound for bounded unrolling and k-induction
     max_k: int = 4
 
+    def __post_init__(self) -> None:
+        want = ValidProblem if self.kind == "valid" else TransitionSystem
+        for p in self.problems:
+            if not isinstance(p, want):
+                raise TypeError(f"obligation {self.name} of kind {self.kind} needs {want.__name__} problems, "
+                                f"got {type(p).__name__}")
+        if self.max_k < 1:
+            raise ValueError(f"obligation {self.name}: max_k must be at least 1")
+
 
 @dataclass(frozen=True)
 class ProofSet:

@@ -129,30 +129,28 @@ def _candidates(var: Any) -> list[Any]:
 
 
 def _tidy(solver: z3.Solver, variables: Sequence[Any], budget: _Budget, seconds: float) -> z3.ModelRef:
-    """A model of ``solver`` (known sat) whose free values are small or boundary values where the
-    counterexample allows it: greedily pins each variable to the first candidate that keeps the
-    query satisfiable. Only for readability; gives up after ``seconds``."""
-    stop = time.monotonic() + seconds
+    """A model of ``solver`` (just checked sat) whose free values are small or boundary values
+    where the counterexample allows it: greedily pins each variable to the first candidate that
+    keeps the query satisfiable. Only for readability; gives up after ``seconds`` and then returns
+    the best model found so far."""
+    best = solver.model()
+    stop = min(time.monotonic() + seconds, budget.deadline)
     for var in variables:
         for cand in _candidates(var):
-            if time.monotonic() > stop:
-                break
+            left = stop - time.monotonic()
+            if left <= 0:
+                return best
             solver.push()
             solver.add(var == cand)
-            left = min(stop, budget.deadline) - time.monotonic()
-            if left <= 0:
-                solver.pop()
-                break
             solver.set(timeout=max(1, int(left * 1000)))
             r = solver.check()
+            if r == z3.sat:
+                best = solver.model()
             solver.pop()
             if r == z3.sat:
                 solver.add(var == cand)
                 break
-    solver.set(timeout=4294967295)
-    r = solver.check()
-    assert r == z3.sat, "tidying must keep the counterexample"
-    return solver.model()
+    return best
 
 
 # --- valid problems ---------------------------------------------------------------------------
