@@ -199,8 +199,8 @@ def counterexample_of(run: ProofRun, result: ObligationResult) -> Counterexample
     steps = [CexStep(s["index"], s["action"], s["label"], dict(s["params"]), dict(s["state"]))
              for s in trace.steps]
     engine = {"name": "z3", "version": z3.get_version_string(), "strategy": f"z3 {trace.method}",
-              "method": trace.method, "problem": trace.problem, "seconds": round(result.seconds, 3),
-              "replayed_concretely": trace.replay_error == ""}
+              "method": trace.method, "problem": trace.problem,
+              "replayed_concretely": trace.replay_error == ""}  # no times: reruns write identical files
     if trace.method.startswith("bounded"):
         shortened = "shortest: bounded unrolling deepens one step at a time"
     else:
