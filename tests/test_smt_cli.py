@@ -130,3 +130,14 @@ def test_committed_proof_counterexamples_load_and_show(capsys: pytest.CaptureFix
         assert cex.engine.get("name") == "z3" and cex.engine.get("replayed_concretely") is True
         assert main(["show", str(f)]) == 0
     capsys.readouterr()
+
+
+def test_reruns_write_byte_identical_counterexamples(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = str(PROOF_SPECS / "mutation-threshold-at-max.toml")
+    assert main(["prove", spec, "--out", str(tmp_path / "one")]) == 0
+    assert main(["prove", spec, "--out", str(tmp_path / "two")]) == 0
+    capsys.readouterr()
+    one = sorted(p.name for p in (tmp_path / "one").iterdir())
+    assert one == sorted(p.name for p in (tmp_path / "two").iterdir()) and len(one) == 4
+    for name in one:
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
