@@ -512,8 +512,13 @@ def explore_spark(machine: Machine, options: ExploreOptions, progress: Progress 
     """Level-synchronous BFS on Spark; raises SparkUnavailableError (no Java, unreachable master)
     and CheckpointError (a checkpoint directory of another run), each with a one-line message."""
     select_properties(machine, options.properties)  # bad property names fail before Spark starts
+    t0 = time.perf_counter()
     with spark_session(options.spark_master, machine) as sc:
+        started = time.perf_counter() - t0
         run = _SparkBFS(sc, machine, options, progress)
+        if started > 1.0:  # not a session someone else had already started
+            run.notes.append(f"Spark ({sc.master}) started in {started:.1f} s, not counted in the "
+                             "exploration time")
         try:
             return run.run()
         finally:

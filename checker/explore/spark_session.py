@@ -233,7 +233,7 @@ def default_partitions(sc: Any) -> int:
     env = os.environ.get("EOSCHECK_SPARK_PARTITIONS")
     if env:
         return max(1, int(env))
-    return max(2, int(sc.defaultParallelism))
+    return max(1, int(sc.defaultParallelism))
 
 
 def start_session(master: str = DEFAULT_MASTER, app_name: str = "eoscheck",
