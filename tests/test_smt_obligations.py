@@ -38,6 +38,8 @@ def test_every_obligation_is_proved_for_the_real_rules(real_results: dict[str, O
     # an inductive obligation covers every InitProducerId variant
     if PROOFS.kinds[name] == "inductive":
         assert len(r.details) == len(VARIANTS)
+        # not vacuous: every action of the coordinator system can fire from some invariant state
+        assert not any("never enabled" in d for d in r.details), r.details
 
 
 # Which obligations each mutation must break (the ones its spec lists as refuted and more).
@@ -210,3 +212,29 @@ def test_premises_of_the_direct_obligations_follow_from_the_proved_invariant(var
         solver = z3.Solver()
         solver.add(*inv, z3.Not(to_bool(premise)))
         assert solver.check() == z3.unsat, f"premise {i} is not implied by the invariant"
+
+
+def test_a_vacuous_system_is_not_proved() -> None:
+    # an init no state satisfies would make every claim "inductive"
+    ts = _counter_system(3)
+    ts = TransitionSystem(ts.label, ts.state, lambda ops, s: ops.ne(s["x"], s["x"]), ts.actions, ts.invariant,
+                          claim=ts.claim)
+    r = prove(Obligation("Vacuous", "vacuous", "inductive", [ts]), 30)
+    assert r.status == "unknown" and "vacuous" in " ".join(r.details)
+
+
+def test_an_action_that_never_fires_is_reported() -> None:
+    def never(ops: Any, s: Any, p: Any) -> tuple[Any, dict[str, Any]]:
+        return ops.lt(s["x"], ops.const(0, 16)), {"x": ops.const(99, 16)}
+    ts = _counter_system(3)
+    ts = TransitionSystem(ts.label, ts.state, ts.init, {**ts.actions, "Never": Action({}, never)},
+                          ts.invariant, claim=lambda ops, s: ops.le(s["x"], ops.const(3, 16)))
+    ts = TransitionSystem(ts.label, ts.state, ts.init, ts.actions,
+                          lambda ops, s: {"range": between0_3(ops, s["x"])}, claim=ts.claim)
+    r = prove(Obligation("Never", "x in 0..3", "inductive", [ts]), 30)
+    assert r.status == "proved", r.details
+    assert "never enabled in an invariant state: Never" in " ".join(r.details)
+
+
+def between0_3(ops: Any, x: Any) -> Any:
+    return ops.and_(ops.ge(x, ops.const(0, 16)), ops.le(x, ops.const(3, 16)))

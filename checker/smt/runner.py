@@ -385,7 +385,26 @@ def _induction(ts: TransitionSystem, budget: _Budget) -> tuple[str, str]:
     status, note = _preserves(claim_hyp, successors, goals_of, budget)
     if status != "proved":
         return status, note
-    return "proved", "invariant preservation proved earlier in this run, reused" if reused else ""
+
+    # Vacuity: a proof over no initial state, or an action that can never fire, proves nothing.
+    s = budget.solver()
+    s.add(to_bool(ts.init(Z3OPS, u.state(0))), *u.axioms(0))
+    if budget.check(s) != z3.sat:
+        return "unknown", "no initial state satisfies init (the proof would be vacuous)"
+    dead = []
+    solver = z3.Solver()
+    solver.add(*claim_hyp)
+    for name, (guard, _, _, _) in successors.items():
+        left = budget.deadline - time.monotonic()
+        if left <= 0:
+            raise _OutOfTime()
+        solver.set(timeout=max(1, int(left * 1000)))
+        if solver.check(guard) == z3.unsat:
+            dead.append(name)
+    notes = ["invariant preservation proved earlier in this run, reused"] if reused else []
+    if dead:
+        notes.append(f"never enabled in an invariant state: {', '.join(dead)}")
+    return "proved", "; ".join(notes)
 
 
 def _k_induction(ts: TransitionSystem, budget: _Budget, max_k: int) -> tuple[str, int]:
