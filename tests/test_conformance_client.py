@@ -271,3 +271,14 @@ def test_011_out_of_order_is_fatal() -> None:
     client, _ = with_inflight(1, c)
     out = cl.handle_produce_response(client, resp(0, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), 0, c)
     assert out.client.fatal and out.outcome == cl.RAISED_OUT_OF_ORDER
+
+
+# --- §1.8 idempotent InitProducerId ---------------------------------------------------------------------
+
+def test_idempotent_init_gives_fresh_pid_epoch_0_and_sequences_from_0() -> None:
+    c = cfg("pre-kip360")
+    client, _ = with_inflight(1, c)
+    client = cl.handle_produce_response(client, resp(0, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), 0, c).client
+    assert client.producer_id == -1
+    client = cl.init_producer_id(client, 55)
+    assert (client.producer_id, client.epoch, client.next_seq, client.last_acked_seq) == (55, 0, 0, -1)
