@@ -26,6 +26,7 @@ import math
 import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from .machine import Machine, State
@@ -174,11 +175,16 @@ class Symmetry:
 
     def group(self) -> list[tuple[Permutation, ...]]:
         """Every element of the symmetry group (product of the scalarsets' permutations)."""
+        return self._elements
+
+    @cached_property
+    def _elements(self) -> list[tuple[Permutation, ...]]:
+        # cached_property writes the instance dict directly, which a frozen dataclass allows
         return list(itertools.product(*(itertools.permutations(range(s.size))
                                         for s in self.scalarsets)))
 
     def orbit(self, state: State) -> set[Hashable]:
-        return {self.apply(state, g) for g in self.group()}
+        return {self.apply(state, g) for g in self._elements}
 
     def orbit_size(self, state: State) -> int:
         return len(self.orbit(state))
