@@ -48,6 +48,11 @@ IDEMPOTENT_PRODUCE = ModelDef(
         "lost_responses": Bound("produce responses the network may lose", 1, 0, 5),
         "reorders": Bound("messages delivered out of their send order", 0, 0, 5),
         "delete_records": Bound("log start offset increments (retention or DeleteRecords)", 0, 0, 5),
+        "leader_failovers": Bound("leader failovers to the in-sync follower, whose log start offset may lag "
+                                  "and whose producer state is its own", 0, 0, 3),
+        "restarted_replica_failovers": Bound(
+            "leader failovers to a replica that restarted without its producer-state snapshots and rebuilt "
+            "the state from its log above its log start offset", 0, 0, 3),
         "new_producer_ids": Bound("producer ids a client may get after its first (resets, epoch overflow)",
                                   1, 0, 5),
     },

@@ -37,6 +37,7 @@ class LogRecord(NamedTuple):
     producer_id: int
     epoch: int
     seq: int
+    timestamp: int  # the batch's CreateTime (ticks): a rebuilt producer state takes it from here
 
 
 class PartitionState(NamedTuple):
@@ -44,6 +45,15 @@ class PartitionState(NamedTuple):
     producer state table (sorted by producer id)."""
 
     log: tuple[LogRecord, ...]
+    log_start_offset: int
+    producers: tuple[ProducerStateEntry, ...]
+
+
+class FollowerState(NamedTuple):
+    """The follower replica's own view: the log is replicated before an ack (acks=all), but the
+    log start offset reaches the follower only with a later fetch, and its producer state is its
+    own (built by replication, truncated by its own log start offset, expired by its own check)."""
+
     log_start_offset: int
     producers: tuple[ProducerStateEntry, ...]
 
@@ -82,6 +92,7 @@ class IdempotentClient(NamedTuple):
     epoch_bump_required: bool  # KIP-360: bump the epoch for this partition
     unresolved: bool  # an expired batch left the partition's sequence unresolved
     fatal: bool  # the producer is in a fatal error state
+    known_leader_epoch: int = 0  # the leader in the client's metadata; refreshed after NOT_LEADER_OR_FOLLOWER
 
 
 # --- the network -----------------------------------------------------------------------------
@@ -95,6 +106,7 @@ class ProduceRequest(NamedTuple):
     epoch: int
     seq: int
     created: int
+    leader_epoch: int = 0  # the leader the client sent to; another leader answers NOT_LEADER_OR_FOLLOWER
 
 
 class ProduceResponse(NamedTuple):
@@ -112,12 +124,16 @@ class IdempotentFaults(NamedTuple):
     lost_responses: int
     reorders: int
     delete_records: int
+    leader_failovers: int
+    restarted_replica_failovers: int
 
 
 class IdempotentState(NamedTuple):
     now: int  # abstract time in ticks
     next_producer_id: int  # the producer id block allocator's next id
-    partition: PartitionState
+    partition: PartitionState  # the leader's log, log start offset and producer state
+    follower: tuple[FollowerState, ...]  # empty when the spec allows no leader failover
+    leader_epoch: int
     clients: tuple[IdempotentClient, ...]
     requests: tuple[ProduceRequest, ...]  # in send order
     responses: tuple[ProduceResponse, ...]  # in send order

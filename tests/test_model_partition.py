@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from eoscheck.model.errors import Errors
-from eoscheck.model.partition.log import advance_log_start_offset, append_batch, expire_producers
+from eoscheck.model.partition.log import advance_log_start_offset, append_batch, expire_producers, rebuild_producer_state
 from eoscheck.model.partition.producer_state import add_batch, find_entry, truncate_head
 from eoscheck.model.partition.validation import validate_produce
 from eoscheck.model.state import CachedBatch, LogRecord, PartitionState, ProducerStateEntry
@@ -79,7 +79,7 @@ def test_cache_keeps_last_five_and_new_epoch_clears_it() -> None:
 def _partition(n: int) -> PartitionState:
     part = PartitionState((), 0, ())
     for s in range(n):
-        part, _ = append_batch(part, LogRecord(0, s, 7, 0, s), s, 5)
+        part, _ = append_batch(part, LogRecord(0, s, 7, 0, s, s), 5)
     return part
 
 
@@ -102,6 +102,14 @@ def test_delete_records_since_kafka_7190_keeps_producer_state() -> None:
     part = _partition(2)
     moved = advance_log_start_offset(part, 2, retain_producer_state=True)
     assert moved.log_start_offset == 2 and moved.producers == part.producers
+
+
+def test_rebuilt_state_knows_only_producers_with_batches_at_or_above_the_log_start_offset() -> None:
+    part = _partition(3)
+    assert rebuild_producer_state(part.log, 0, 5) == part.producers
+    rebuilt = rebuild_producer_state(part.log, 2, 5)
+    assert [(b.seq, b.offset) for b in rebuilt[0].batches] == [(2, 2)] and rebuilt[0].last_timestamp == 2
+    assert rebuild_producer_state(part.log, 3, 5) == ()
 
 
 def test_producer_id_expiry_after_expiration_since_last_timestamp() -> None:

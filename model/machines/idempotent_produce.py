@@ -18,13 +18,15 @@ from eoscheck.checker.machine import Machine, Property
 from .. import properties as props
 from ..errors import error_name
 from ..network import deliverable, remove_at
-from ..partition.log import advance_log_start_offset, append_batch, expire_producers
-from ..partition.producer_state import find_entry, is_producer_expired
+from ..errors import Errors
+from ..partition.log import (advance_log_start_offset, append_batch, expire_producers, rebuild_producer_state,
+                             record_batch)
+from ..partition.producer_state import find_entry, is_producer_expired, remove_expired_producers, truncate_head
 from ..partition.validation import validate_produce
 from ..producer import client as cl
 from ..producer.config import ClientConfig
-from ..state import (BATCH_STATUS_NAMES, INFLIGHT, QUEUED, RETRY, IdempotentFaults, IdempotentState, LogRecord,
-                     PartitionState, ProduceResponse)
+from ..state import (BATCH_STATUS_NAMES, INFLIGHT, QUEUED, FollowerState, IdempotentFaults, IdempotentState,
+                     LogRecord, PartitionState, ProduceResponse)
 
 PROPERTY_DOCS: dict[str, str] = {
     "NoDuplicates": props.no_duplicates.__doc__ or "",
@@ -47,6 +49,8 @@ class IdempotentProduceMachine(Machine):
         "BumpEpoch": ("client",),
         "InitProducerId": ("client", "producer_id"),
         "DeleteRecords": ("offset",),
+        "PropagateLogStartOffset": ("offset",),
+        "LeaderFailover": ("rebuilt",),
         "ExpireProducerIds": (),
         "Tick": ("now",),
     }
@@ -67,6 +71,8 @@ class IdempotentProduceMachine(Machine):
         self.max_lost = bounds["lost_responses"]
         self.max_reorders = bounds["reorders"]
         self.max_deletes = bounds["delete_records"]
+        self.max_failovers = bounds["leader_failovers"]
+        self.max_rebuilt = bounds["restarted_replica_failovers"]
         self.max_pids = self.n_clients + bounds["new_producer_ids"]
 
     # --- structure -------------------------------------------------------------------------
@@ -79,11 +85,13 @@ class IdempotentProduceMachine(Machine):
         for c in range(self.n_clients):
             client = cl.new_client(c)
             for r in range(self.prefix):
-                partition, offset = append_batch(partition, LogRecord(c, r, c, 0, r), 0, self.cache_size)
+                partition, offset = append_batch(partition, LogRecord(c, r, c, 0, r, 0), self.cache_size)
                 client = client._replace(last_acked_seq=r, last_acked_offset=offset, acked=client.acked | 1 << r)
             clients.append(client._replace(sent=self.prefix, next_seq=self.prefix % (self.cfg.max_seq + 1)))
-        yield IdempotentState(now=0, next_producer_id=self.n_clients, partition=partition, clients=tuple(clients),
-                              requests=(), responses=(), faults=IdempotentFaults(0, 0, 0))
+        follower = (FollowerState(0, partition.producers),) if self.max_failovers + self.max_rebuilt else ()
+        yield IdempotentState(now=0, next_producer_id=self.n_clients, partition=partition, follower=follower,
+                              leader_epoch=0, clients=tuple(clients), requests=(), responses=(),
+                              faults=IdempotentFaults(0, 0, 0, 0, 0))
 
     def within_bounds(self, s: IdempotentState) -> bool:
         return s.next_producer_id <= self.max_pids
@@ -117,6 +125,7 @@ class IdempotentProduceMachine(Machine):
             drained = cl.drain(client, c, now, cfg)
             if drained is not None:
                 new_client, req = drained
+                req = req._replace(leader_epoch=client.known_leader_epoch)  # the leader in the client's metadata
                 yield ("Drain", c, req.record, req.seq, req.epoch), self._set_client(
                     s, c, new_client, requests=s.requests + (req,))
             if client.batches:
@@ -148,8 +157,17 @@ class IdempotentProduceMachine(Machine):
                 yield ("DeleteRecords", offset), s._replace(
                     partition=advance_log_start_offset(part, offset, self.retain_state),
                     faults=s.faults._replace(delete_records=s.faults.delete_records + 1))
-        if any(is_producer_expired(e, now, self.expiration) for e in part.producers):
-            yield ("ExpireProducerIds",), s._replace(partition=expire_producers(part, now, self.expiration))
+        if s.follower:
+            yield from self._replica_steps(s)
+        expirable = any(is_producer_expired(e, now, self.expiration) for e in part.producers)
+        if s.follower:
+            expirable = expirable or any(is_producer_expired(e, now, self.expiration) for e in s.follower[0].producers)
+        if expirable:
+            # every replica runs the same periodic check against the same timestamps
+            follower = tuple(f._replace(producers=remove_expired_producers(f.producers, now, self.expiration))
+                             for f in s.follower)
+            yield ("ExpireProducerIds",), s._replace(partition=expire_producers(part, now, self.expiration),
+                                                     follower=follower)
         if now < self.max_ticks and not s.requests and not s.responses:
             yield ("Tick", now + 1), s._replace(now=now + 1)
 
@@ -165,27 +183,64 @@ class IdempotentProduceMachine(Machine):
             responses = tuple(r for r in s.responses if r.client != c)  # dropped with the connection
             yield ("RequestTimeout", c), self._set_client(s, c, cl.connection_closed(client), responses=responses)
 
+    def _replica_steps(self, s: IdempotentState) -> Iterator[tuple[tuple, IdempotentState]]:
+        part, (f,) = s.partition, s.follower
+        if f.log_start_offset < part.log_start_offset:
+            # a fetch response carries the leader's log start offset to the follower
+            lso = part.log_start_offset
+            producers = f.producers if self.retain_state else truncate_head(f.producers, lso)
+            yield ("PropagateLogStartOffset", lso), s._replace(follower=(FollowerState(lso, producers),))
+        old = FollowerState(part.log_start_offset, part.producers)
+        faults = s.faults
+        if faults.leader_failovers < self.max_failovers:
+            # to the in-sync follower, with the producer state it built by replication
+            yield ("LeaderFailover", 0), s._replace(
+                partition=PartitionState(part.log, f.log_start_offset, f.producers), follower=(old,),
+                leader_epoch=s.leader_epoch + 1, faults=faults._replace(leader_failovers=faults.leader_failovers + 1))
+        if faults.restarted_replica_failovers < self.max_rebuilt:
+            # to a replica that restarted without its producer-state snapshots: state rebuilt from its log
+            producers = rebuild_producer_state(part.log, f.log_start_offset, self.cache_size)
+            yield ("LeaderFailover", 1), s._replace(
+                partition=PartitionState(part.log, f.log_start_offset, producers), follower=(old,),
+                leader_epoch=s.leader_epoch + 1,
+                faults=faults._replace(restarted_replica_failovers=faults.restarted_replica_failovers + 1))
+
     def _handle_produce(self, s: IdempotentState, i: int, reordered: bool) -> tuple[tuple, IdempotentState]:
         req = s.requests[i]
         part = s.partition
+        faults = s.faults._replace(reorders=s.faults.reorders + 1) if reordered else s.faults
+        if req.leader_epoch != s.leader_epoch:
+            # sent to the previous leader: refused, the client retries against the new one
+            resp = ProduceResponse(req.client, req.connection, req.record, int(Errors.NOT_LEADER_OR_FOLLOWER), -1, -1)
+            step = ("HandleProduce", req.client, req.record, req.seq, req.epoch, int(Errors.NOT_LEADER_OR_FOLLOWER))
+            open_conn = req.connection == s.clients[req.client].connection
+            return step, s._replace(requests=remove_at(s.requests, i), faults=faults,
+                                    responses=s.responses + (resp,) if open_conn else s.responses)
         decision = validate_produce(find_entry(part.producers, req.producer_id), epoch=req.epoch, seq=req.seq,
                                     max_seq=self.cfg.max_seq, unknown_producer=self.unknown_producer,
                                     old_duplicate_error=self.old_duplicate_error)
         offset = decision.duplicate_offset
+        follower = s.follower
         if decision.append:
-            record = LogRecord(req.client, req.record, req.producer_id, req.epoch, req.seq)
-            part, offset = append_batch(part, record, req.created, self.cache_size)
+            record = LogRecord(req.client, req.record, req.producer_id, req.epoch, req.seq, req.created)
+            part, offset = append_batch(part, record, self.cache_size)
+            if follower:  # replicated before the ack (acks=all); the follower skips sequence checks
+                f = follower[0]
+                follower = (f._replace(producers=record_batch(f.producers, record, offset, self.cache_size)),)
         resp = ProduceResponse(req.client, req.connection, req.record, int(decision.error), offset,
                                part.log_start_offset)
-        faults = s.faults._replace(reorders=s.faults.reorders + 1) if reordered else s.faults
+        # the client closed that connection on a timeout: the response goes nowhere
+        responses = s.responses + (resp,) if req.connection == s.clients[req.client].connection else s.responses
         step = ("HandleProduce", req.client, req.record, req.seq, req.epoch, int(decision.error))
-        return step, s._replace(partition=part, requests=remove_at(s.requests, i),
-                                responses=s.responses + (resp,), faults=faults)
+        return step, s._replace(partition=part, follower=follower, requests=remove_at(s.requests, i),
+                                responses=responses, faults=faults)
 
     def _handle_response(self, s: IdempotentState, i: int, reordered: bool) -> tuple[tuple, IdempotentState]:
         resp = s.responses[i]
         c = resp.client
         new_client, outcome = cl.handle_produce_response(s.clients[c], resp, s.now, self.cfg)
+        if resp.error == Errors.NOT_LEADER_OR_FOLLOWER:
+            new_client = new_client._replace(known_leader_epoch=s.leader_epoch)  # metadata refresh
         faults = s.faults._replace(reorders=s.faults.reorders + 1) if reordered else s.faults
         step = ("HandleProduceResponse", c, resp.record, resp.error, outcome)
         return step, self._set_client(s, c, new_client, responses=remove_at(s.responses, i), faults=faults)
@@ -231,11 +286,21 @@ class IdempotentProduceMachine(Machine):
             out[p + "epoch_bump_required"] = client.epoch_bump_required
             out[p + "unresolved"] = client.unresolved
             out[p + "fatal"] = client.fatal
+        if s.follower:
+            f = s.follower[0]
+            out["leader.leader_epoch"] = s.leader_epoch
+            out["follower.log_start_offset"] = f.log_start_offset
+            out["follower.producers"] = [f"pid {e.producer_id}: epoch {e.epoch}, batches "
+                                         f"{[(b.seq, b.offset) for b in e.batches]} (seq, offset), lastTimestamp "
+                                         f"{e.last_timestamp}" for e in f.producers]
         out["network.requests"] = [f"Produce(client{r.client}/r{r.record}, pid {r.producer_id}, epoch {r.epoch}, "
-                                   f"seq {r.seq}, conn {r.connection})" for r in s.requests]
+                                   f"seq {r.seq}, conn {r.connection}, leader epoch {r.leader_epoch})"
+                                   for r in s.requests]
         out["network.responses"] = [f"ProduceResponse(client{r.client}/r{r.record}, {error_name(r.error)}, offset "
                                     f"{r.base_offset}, logStartOffset {r.log_start_offset})" for r in s.responses]
         out["faults.lost_responses"] = s.faults.lost_responses
         out["faults.reorders"] = s.faults.reorders
         out["faults.delete_records"] = s.faults.delete_records
+        out["faults.leader_failovers"] = s.faults.leader_failovers
+        out["faults.restarted_replica_failovers"] = s.faults.restarted_replica_failovers
         return out
