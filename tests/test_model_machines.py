@@ -1,0 +1,110 @@
+"""The Kafka machines as the engine sees them: registry, states, fields, and small explorations
+whose verdicts come from the reference's scenarios (each a few hundred states at most)."""
+
+from __future__ import annotations
+
+import pytest
+
+from eoscheck.checker.explore import ExploreOptions, explore
+from eoscheck.checker.fingerprint import check_state
+from eoscheck.checker.registry import find_model
+from eoscheck.model.registry import MODELS
+
+IDEM = "kafka.idempotent_produce"
+INIT = "kafka.init_producer_id"
+
+
+def walk(machine, limit: int = 300):
+    """Up to ``limit`` states reachable by BFS, with their steps (for structural checks)."""
+    seen, frontier, out = set(), list(machine.init_states()), []
+    while frontier and len(out) < limit:
+        s = frontier.pop(0)
+        if s in seen:
+            continue
+        seen.add(s)
+        out.append(s)
+        frontier.extend(t for _, t in machine.successors(s))
+    return out
+
+
+@pytest.mark.parametrize("md", MODELS, ids=lambda m: m.name)
+def test_registry_declares_what_the_machine_provides(md) -> None:
+    assert find_model(md.name) is md
+    for variant in md.variants:
+        machine = md.machine(variant)
+        assert set(machine.properties()) == set(md.properties)
+        for name, prop in machine.properties().items():
+            assert prop.doc == md.properties[name] and prop.doc
+        for switch, value in md.variants[variant].switches.items():
+            sw = md.switches[switch]
+            assert not sw.choices or value in sw.choices
+    for bound in md.bounds.values():
+        assert bound.min <= bound.default <= bound.max
+
+
+@pytest.mark.parametrize("name,bounds", [
+    (IDEM, {"acked_prefix": 1, "records": 2, "delete_records": 1, "lost_responses": 1, "leader_failovers": 1,
+            "reorders": 1, "max_ticks": 2}),
+    (INIT, {"clients": 2, "failovers": 1, "transactions": 1, "expirations": 1, "max_epoch": 3}),
+])
+def test_states_are_stable_and_fields_are_named_by_actor(name: str, bounds: dict) -> None:
+    machine = find_model(name).machine(None, None, bounds)
+    states = walk(machine)
+    assert len(states) > 50
+    actors = {"time", "allocator", "leader", "follower", "client[0]", "client[1]", "network", "faults",
+              "coordinator", "txn_log"}
+    for s in states:
+        check_state(s)  # ints/bools/tuples only: fingerprints agree across processes
+        fields = machine.fields(s)
+        assert all(k.split(".")[0] in actors for k in fields)
+        steps = [step for step, _ in machine.successors(s)]
+        assert steps == [step for step, _ in machine.successors(s)]  # deterministic
+        for step in steps:
+            assert step[0] in machine.actions and len(step) - 1 == len(machine.actions[step[0]])
+            assert machine.format_step(step).startswith(step[0])
+
+
+def verdict(name: str, variant: str, props: list[str] | None, **bounds) -> tuple[str, int]:
+    machine = find_model(name).machine(variant, None, bounds)
+    r = explore(machine, ExploreOptions(properties=tuple(props) if props else None, check_deadlock=False))
+    return r.verdict, (len(r.violations[0].trace) if r.violations else 0)
+
+
+def test_spurious_out_of_order_sequence_in_0_11_and_fixed_in_1_0() -> None:
+    b = dict(acked_prefix=1, records=1, max_in_flight=1, delete_records=1, lost_responses=0)
+    assert verdict(IDEM, "broker-0.11", ["OutOfOrderOnlyOnDataLoss"], **b) == ("violated", 6)
+    assert verdict(IDEM, "broker-1.0-1.1", ["OutOfOrderOnlyOnDataLoss"], **b)[0] == "holds"
+
+
+def test_pre_kip360_reset_duplicates_and_kip360_does_not() -> None:
+    b = dict(acked_prefix=1, records=1, max_in_flight=2, delete_records=1, lost_responses=1)
+    assert verdict(IDEM, "broker-2.0-2.4", ["NoDuplicates"], **b)[0] == "violated"
+    assert verdict(IDEM, "kafka-shipped", None, **b)[0] == "holds"
+
+
+def test_producer_id_expiry_against_delivery_timeout() -> None:
+    b = dict(records=2, max_in_flight=2, lost_responses=1, delivery_timeout=3, max_ticks=4)
+    assert verdict(IDEM, "kafka-shipped", ["NoDuplicates"], producer_id_expiration=2, **b)[0] == "violated"
+    assert verdict(IDEM, "kafka-shipped", ["NoDuplicates"], producer_id_expiration=3, **b)[0] == "holds"
+
+
+def test_init_producer_id_retry_across_failover() -> None:
+    b = dict(clients=1, lost_responses=1, failovers=1, abortable_errors=1)
+    assert verdict(INIT, "kafka-shipped", ["SoleInstanceNeverFenced"], **b) == ("violated", 13)
+    assert verdict(INIT, "kip360-designed", None, **b)[0] == "holds"
+
+
+def test_epoch_overflow_rotates_the_producer_id_without_reuse() -> None:
+    b = dict(clients=2, max_epoch=3, lost_responses=0, failovers=0, abortable_errors=1, restarts=1)
+    for variant in ("kafka-shipped", "kip360-designed", "pre-kip360"):
+        assert verdict(INIT, variant, ["UniqueProducerIdEpoch", "CoordinatorEpochMonotonic",
+                                       "CoordinatorLegalState"], **b)[0] == "holds"
+
+
+def test_epoch_overflow_is_reached_at_small_max_epoch() -> None:
+    machine = find_model(INIT).machine("kafka-shipped", None, dict(clients=2, max_epoch=3, lost_responses=0,
+                                                                   failovers=0, abortable_errors=1, restarts=1))
+    states = walk(machine, limit=20000)
+    rotated = [s for s in states if s.metadata.exists and s.metadata.producer_id == 1]
+    assert rotated and all(s.metadata.epoch <= 2 for s in states if s.metadata.exists)
+    assert any(c.producer_id == 1 and c.epoch == 0 for s in rotated for c in s.clients)
