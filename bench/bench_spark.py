@@ -2,7 +2,7 @@
 
     python3 bench/bench_spark.py                       # twophase 7 RMs, local[1] and local[2]
     python3 bench/bench_spark.py --rms 8 --masters 'local[2]'
-    python3 bench/bench_spark.py --model examples.tcommit --bound rms=6
+    python3 bench/bench_spark.py --model kafka.init_producer_id --variant kip360-designed --bound clients=3
 
 Each configuration runs in its own process (one SparkContext per process, and so that session
 start-up is measured as a user pays it). Reported per run: session start, a warm-up run (Python
@@ -28,14 +28,9 @@ from pathlib import Path
 RESULTS = Path(__file__).resolve().parent / "results" / "spark.jsonl"
 
 
-def build(model: str, bounds: dict[str, int]):
+def build(model: str, bounds: dict[str, int], variant: str | None = None):
     from eoscheck.checker.registry import find_model
-    m = find_model(model)
-    switches = {k: s.default for k, s in m.switches.items()}
-    switches.update(m.variants[m.default_variant].switches)
-    values = {k: b.default for k, b in m.bounds.items()}
-    values.update(bounds)
-    return m.build(switches, values)
+    return find_model(model).machine(variant, bounds=bounds)
 
 
 def fit(levels: list[dict]) -> tuple[float, float]:
@@ -53,7 +48,7 @@ def fit(levels: list[dict]) -> tuple[float, float]:
 def child(args: argparse.Namespace) -> dict:
     """One configuration, in this process; prints a JSON line."""
     from eoscheck.checker.explore import ExploreOptions, explore
-    machine = build(args.model, dict(args.bound))
+    machine = build(args.model, dict(args.bound), args.variant)
     if args.engine == "bfs":
         t0 = time.perf_counter()
         r = explore(machine, ExploreOptions(strategy="bfs"))
@@ -84,6 +79,8 @@ def child(args: argparse.Namespace) -> dict:
 
 def run_child(args: argparse.Namespace, engine: str, master: str | None = None) -> dict:
     cmd = [sys.executable, __file__, "--child", "--engine", engine, "--model", args.model]
+    if args.variant:
+        cmd += ["--variant", args.variant]
     for k, v in args.bound:
         cmd += ["--bound", f"{k}={v}"]
     if master:
@@ -105,6 +102,7 @@ def bound(text: str) -> tuple[str, int]:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default="examples.twophase")
+    p.add_argument("--variant", help="the model's variant (default: its default variant)")
     p.add_argument("--bound", type=bound, action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--rms", type=int, help="shorthand for --bound rms=N")
     p.add_argument("--masters", nargs="+", default=["local[1]", "local[2]"])
@@ -138,7 +136,7 @@ def main() -> None:
                   f"million new states; session start {r['session_start']:.1f} s, warm-up "
                   f"{r['warmup_run']:.1f} s; same counts as bfs: {same}")
             record = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                      "model": args.model, "bounds": dict(args.bound), "host_cpus": os.cpu_count(),
+                      "model": args.model, "variant": args.variant, "bounds": dict(args.bound), "host_cpus": os.cpu_count(),
                       "load_avg_1m": round(load, 2), "python": platform.python_version(),
                       "bfs_seconds": bfs["seconds"], "ratio_vs_bfs": ratio, "same_counts": same, **r}
             if not args.no_record:

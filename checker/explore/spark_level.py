@@ -132,10 +132,6 @@ def context(broadcast: Any, token: str) -> Context:
     return ctx
 
 
-def fingerprint_of(ctx: Context, state: Any) -> int:
-    return hash(ctx.machine.canonical(state) if ctx.symmetry else state) & MASK64
-
-
 # ---------------------------------------------------------------- expansion (map side)
 
 def expand_partition(broadcast: Any, token: str, args: LevelArgs, report: Any, pid: int,
