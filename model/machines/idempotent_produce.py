@@ -114,8 +114,16 @@ class IdempotentProduceMachine(Machine):
 
     # --- transitions -------------------------------------------------------------------------
 
-    def _set_client(self, s: IdempotentState, c: int, client: Any, **changes: Any) -> IdempotentState:
-        return s._replace(clients=s.clients[:c] + (client,) + s.clients[c + 1:], **changes)
+    @staticmethod
+    def _set_client(s: IdempotentState, c: int, client: Any, requests: Any = None, responses: Any = None,
+                    faults: Any = None, next_producer_id: int | None = None) -> IdempotentState:
+        """``s`` with client ``c`` replaced (and the given parts). Built positionally: this is the
+        hottest constructor of the model, and NamedTuple._replace costs a dict round trip."""
+        return IdempotentState(
+            s.now, s.next_producer_id if next_producer_id is None else next_producer_id, s.partition, s.follower,
+            s.leader_epoch, s.clients[:c] + (client,) + s.clients[c + 1:],
+            s.requests if requests is None else requests, s.responses if responses is None else responses,
+            s.faults if faults is None else faults)
 
     def successors(self, s: IdempotentState) -> Iterator[tuple[tuple, IdempotentState]]:
         cfg, now = self.cfg, s.now
@@ -172,6 +180,9 @@ class IdempotentProduceMachine(Machine):
             yield ("Tick", now + 1), s._replace(now=now + 1)
 
     def _client_housekeeping(self, s: IdempotentState, c: int, client: Any) -> Iterator[tuple[tuple, IdempotentState]]:
+        if s.now - client.batches[0].created < self.cfg.delivery_timeout and not any(
+                b.status == INFLIGHT for b in client.batches):
+            return  # nothing can expire (the oldest batch is first) and nothing waits for a response
         for i, b in enumerate(client.batches):
             if b.status != INFLIGHT and cl.is_expired(b, s.now, self.cfg):
                 yield ("ExpireBatch", c, b.record), self._set_client(s, c, cl.expire_batch(client, i))
@@ -232,8 +243,8 @@ class IdempotentProduceMachine(Machine):
         # the client closed that connection on a timeout: the response goes nowhere
         responses = s.responses + (resp,) if req.connection == s.clients[req.client].connection else s.responses
         step = ("HandleProduce", req.client, req.record, req.seq, req.epoch, int(decision.error))
-        return step, s._replace(partition=part, follower=follower, requests=remove_at(s.requests, i),
-                                responses=responses, faults=faults)
+        return step, IdempotentState(s.now, s.next_producer_id, part, follower, s.leader_epoch, s.clients,
+                                     remove_at(s.requests, i), responses, faults)
 
     def _handle_response(self, s: IdempotentState, i: int, reordered: bool) -> tuple[tuple, IdempotentState]:
         resp = s.responses[i]
