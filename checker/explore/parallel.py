@@ -18,7 +18,8 @@ through files in shared memory (/dev/shm), which avoids pipe deadlocks between w
    worker order; one vectorised probe of its set) and reports the count.
 3. ``decide``: the parent hands each owner its share of the room left under ``max_states`` (none
    at the depth limit); owners add the admitted fingerprints and tell each generator which of its
-   candidates to keep (a boolean array).
+   candidates to keep (a boolean array). Without a state or depth limit to share, phases 2 and 3
+   run as one round trip (``settle``).
 4. ``commit``: generators keep those states, record parent links, check invariants on them and
    make them the next frontier.
 5. Because states stay where they were generated, frontiers drift apart (all of level 2 is
@@ -143,6 +144,7 @@ class _Worker:
     # -- pipe protocol
     def serve(self) -> None:
         handlers = {"expand": self.expand, "absorb": self.absorb, "decide": self.decide,
+                    "settle": self.settle,
                     "commit": self.commit, "give": self.give, "take": self.take,
                     "chain": self.parents.link,
                     "nbytes": lambda: self.visited.nbytes + self.parents.nbytes}
@@ -273,6 +275,12 @@ class _Worker:
                 with open(self._path("keep", self.w, src), "wb") as f:
                     f.write(part.tobytes())
         self.owned = self.owned_new = None
+
+    def settle(self) -> int:
+        """absorb + decide in one round trip, when no limit can cut the level short."""
+        count = self.absorb()
+        self.decide(count)
+        return count
 
     # -- phase 4, as generator: keep the admitted states, record links, check invariants
     def commit(self) -> dict[str, Any]:
@@ -452,30 +460,30 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
                     gen_cov[a] = gen_cov.get(a, 0) + c
                 level_found.extend(r["found"])
                 stopped = stopped or r["stopped"]
-            counts = _ask_all(conns, ("absorb",))
+            unconstrained = not last_level and max_states is None
+            counts = _ask_all(conns, ("settle",) if unconstrained else ("absorb",))
             if stop_at_first and level_found:
                 found.append(min(level_found, key=lambda f: f.length))
                 queue = frontier_size
                 break
             _record(level_found, found, violated)
-            if last_level:
-                allows = [0] * workers
-                if sum(counts):
-                    limit_hit = "depth"
-            elif max_states is not None:
-                room = max(max_states - distinct, 0)
-                allows = []
-                for c in counts:  # share the room in worker order: deterministic
-                    allows.append(min(c, room))
-                    room -= allows[-1]
-                if sum(allows) < sum(counts):
-                    limit_hit = "states"
-            else:
-                allows = counts
-            for c, a in zip(conns, allows):
-                c.send(("decide", a))
-            for c in conns:
-                _receive(c)
+            if not unconstrained:
+                if last_level:
+                    allows = [0] * workers
+                    if sum(counts):
+                        limit_hit = "depth"
+                else:
+                    room = max(max_states - distinct, 0)
+                    allows = []
+                    for c in counts:  # share the room in worker order: deterministic
+                        allows.append(min(c, room))
+                        room -= allows[-1]
+                    if sum(allows) < sum(counts):
+                        limit_hit = "states"
+                for c, a in zip(conns, allows):
+                    c.send(("decide", a))
+                for c in conns:
+                    _receive(c)
             commits = _ask_all(conns, ("commit",))
             new_found: list[_Found] = []
             new_total = 0
