@@ -109,3 +109,36 @@ def test_pre_25_broker_delete_records_duplicates_retry() -> None:
 def test_trunk_delete_records_keeps_state_no_duplicates() -> None:
     m = machine("kafka-shipped", records=2, max_in_flight=2, delete_records=1)
     assert _verdict(m, "NoDuplicates") == "holds"
+
+
+# --- kafka.init_producer_id: every transition records previousProducerId (§1.3) ----------------------------
+
+def init_machine(variant: str = "kafka-shipped", **bounds: int) -> Any:
+    from eoscheck.model.registry import INIT_PRODUCER_ID
+    switches = {k: v.default for k, v in INIT_PRODUCER_ID.switches.items()}
+    switches.update(INIT_PRODUCER_ID.variants[variant].switches)
+    b = {k: v.default for k, v in INIT_PRODUCER_ID.bounds.items()}
+    b.update(bounds)
+    return INIT_PRODUCER_ID.build(switches, b)
+
+
+def after_rotation(m: Any) -> Any:
+    """Metadata just rotated to producer id 1 (previous 0, exhausted epoch 1 recorded as last) and the
+    client ready with (1, 0): the state KIP-360's retry-after-rotation case starts from."""
+    from eoscheck.model.state import INIT_READY, TxnMetadata
+    from eoscheck.model.transactions.codes import TxnState
+    s = next(iter(m.init_states()))
+    meta = TxnMetadata(True, 1, 0, 0, 1, int(TxnState.EMPTY), False)
+    client = s.clients[0]._replace(phase=INIT_READY, producer_id=1, epoch=0, started=True)
+    return s._replace(metadata=meta, clients=(client,) + s.clients[1:], next_producer_id=2)
+
+
+@pytest.mark.xfail(strict=True, reason="model bug: the init machine's AddPartitionsToTxn/EndTxn/CompleteTransaction "
+                                       "keep previousProducerId; prepareTransitionTo sets it to the producer id")
+def test_transaction_transitions_record_previous_producer_id() -> None:
+    m = init_machine(max_epoch=3, transactions=1)
+    s = after_rotation(m)
+    s = step(m, s, "AddPartitionsToTxn", client=0)
+    assert s.metadata.state == 1  # Ongoing
+    # prepareTransitionTo: transit.prevProducerId := producerId (the id before this transition)
+    assert s.metadata.prev_producer_id == 1
