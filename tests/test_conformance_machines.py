@@ -61,8 +61,6 @@ def test_reorder_fault_never_reorders_one_connection() -> None:
     assert handled == [0], "record 1 (seq 1) must not overtake record 0 on the same connection"
 
 
-@pytest.mark.xfail(strict=True, reason="model bug: a request of a closed connection handled later still "
-                                       "queues a response the client reads (Kafka never reads it)")
 def test_response_on_a_closed_connection_is_never_read() -> None:
     # Sender: after request.timeout.ms the connection is closed and its responses are never read;
     # the broker may still process a request it had read from it. Here record 1's first request
