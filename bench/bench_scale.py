@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import resource
 import subprocess
 import sys
@@ -71,10 +72,12 @@ def run_one(config: dict[str, Any]) -> dict[str, Any]:
     cpu1 = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     peak_self = cpu1.ru_maxrss * 1024
-    # ru_maxrss of RUSAGE_CHILDREN is the largest child's peak; workers are alike, so the sum of
-    # peaks is about workers * that (an upper bound: forked pages shared with us count twice).
-    workers = options.workers if config["engine"] == "parallel" else (1 if kids.ru_maxrss else 0)
-    peak_children = kids.ru_maxrss * 1024 * workers
+    # The parallel engine reports what its workers added to the image they were forked with;
+    # summing the workers' RSS would count pages shared with this process twice. Spark's JVM is
+    # a child process: ru_maxrss of RUSAGE_CHILDREN is its peak (its own Python workers aside).
+    added = [int(m.group(1).replace(",", "")) for n in result.notes
+             if (m := re.search(r"peak RAM above their forked image: ([\d,]+) bytes", n))]
+    peak_children = added[0] if added else kids.ru_maxrss * 1024
     s = result.stats
     return {
         "verdict": result.verdict, "limit_hit": result.limit_hit,

@@ -45,6 +45,7 @@ import gc
 import multiprocessing as mp
 import os
 import pickle
+import resource
 import shutil
 import tempfile
 import time
@@ -129,6 +130,7 @@ class _Worker:
         self.frontier_refs: list[int] = [(start + i) * self.n + self.w for i in range(fps.size)]
         self.level = 1
         self.prev_seen: set[int] = set()
+        self.rss_at_fork = _rss_bytes()
         # this level, as generator: candidates, and which of them went to which owner
         self.cand_fps = np.zeros(0, dtype=np.uint64)
         self.cand_refs = array("q")
@@ -146,7 +148,7 @@ class _Worker:
         handlers = {"expand": self.expand, "absorb": self.absorb, "decide": self.decide,
                     "settle": self.settle,
                     "commit": self.commit, "give": self.give, "take": self.take,
-                    "chain": self.parents.link,
+                    "chain": self.parents.link, "memory": self.memory,
                     "nbytes": lambda: self.visited.nbytes + self.parents.nbytes}
         while True:
             cmd, *args = self.conn.recv()
@@ -154,6 +156,12 @@ class _Worker:
                 self.parents.close()
                 return
             self.conn.send(handlers[cmd](*args))
+
+    def memory(self) -> int:
+        """Peak RAM this worker added to the image it was forked with (shared pages not counted
+        twice, which summing the workers' RSS would)."""
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        return max(peak - self.rss_at_fork, 0)
 
     def _path(self, kind: str, src: int, dst: int) -> str:
         return os.path.join(self.s.exchange_dir, f"{self.level}-{kind}-{src}-{dst}")
@@ -367,6 +375,14 @@ class WorkerError(RuntimeError):
     """A worker process failed; the message carries its traceback."""
 
 
+def _rss_bytes() -> int:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:  # not Linux: report growth from zero
+        return 0
+
+
 def _exchange_dir() -> str:
     base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     return tempfile.mkdtemp(prefix="eoscheck-parallel-", dir=base)
@@ -520,6 +536,7 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
                                               ticker.elapsed()), level)
         violations = [_to_violation(machine, conns, workers, f, symmetry) for f in found]
         store_bytes = sum(_ask_all(conns, ("nbytes",)))
+        worker_ram = sum(_ask_all(conns, ("memory",)))
         _ask_all(conns, ("stop",), expect_reply=False)
         for p in procs:
             p.join(timeout=10)
@@ -537,6 +554,8 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
     result.notes.append(f"{workers} worker processes; visited set and parent links: "
                         f"{store_bytes / max(distinct, 1):.1f} bytes per distinct state; "
                         f"{moved:,} states moved between workers to balance them")
+    result.notes.append(f"workers' peak RAM above their forked image: {worker_ram:,} bytes "
+                        f"({worker_ram / max(distinct, 1):.1f} per distinct state)")
     return result
 
 
