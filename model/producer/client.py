@@ -106,13 +106,14 @@ def _fail(client: IdempotentClient, indexes: list[int]) -> IdempotentClient:
 
 
 def _restart_sequences(client: IdempotentClient, cfg: ClientConfig, producer_id: int, epoch: int) -> IdempotentClient:
-    """Rewrite every batch that carries a sequence from 0 under (producer_id, epoch), in order."""
+    """``startSequencesAtBeginning``: rewrite every batch that carries a sequence from 0 under
+    (producer_id, epoch), in order; the last acknowledged sequence is forgotten."""
     seq, batches = 0, list(client.batches)
     for i, b in enumerate(batches):
         if b.status != QUEUED:
             batches[i] = b._replace(producer_id=producer_id, epoch=epoch, seq=seq, sequence_reset=True)
             seq = _next(cfg, seq)
-    return client._replace(batches=tuple(batches), next_seq=seq)
+    return client._replace(batches=tuple(batches), next_seq=seq, last_acked_seq=-1)
 
 
 def reset_producer_id(client: IdempotentClient) -> IdempotentClient:
