@@ -68,11 +68,12 @@ def test_timeout_abort_without_epoch_bump_breaks_atomicity_and_hangs():
     assert ("AbortTimedOutTransaction", 0) in steps(found["OffsetsAgreeWithOutput"].trace)
     # the hanging transaction: the produce request arrives after the abort marker
     hang = steps(found["NoHangingTransaction"].trace)
-    assert hang.index(("WriteTxnMarker", 0, "output")) < hang.index(("ProduceArrives", 0))
+    assert hang.index(("WriteTxnMarker", 0, "output")) < hang.index(("ProduceArrives", 0, 0))
 
 
 def test_kip890_verification_stops_the_hang_but_not_the_lost_record():
-    _, r = run("timeout-abort-no-bump-kip890", properties=("OffsetsAgreeWithOutput", "NoHangingTransaction"))
+    _, r = run("timeout-abort-no-bump-kip890", properties=("OffsetsAgreeWithOutput", "NoHangingTransaction"),
+               instances=1)
     assert {v.property for v in r.violations} == {"OffsetsAgreeWithOutput"}
 
 
@@ -89,5 +90,33 @@ def test_without_the_coordinator_epoch_check_a_stale_commit_marker_commits_the_n
     failover = s.index(("TxnCoordinatorFailover",))
     stale = next(k for k, st in enumerate(s) if st[0] == "StaleTxnMarkerArrives")
     # the stale marker lands after the new coordinator completed the transaction and a new one wrote output
-    assert failover < s.index(("ProduceArrives", 0), failover) < stale
+    assert failover < s.index(("ProduceArrives", 0, 1), failover) < stale
     assert v.trace[-1].state.coordinator_epoch == 1
+
+
+def test_late_produce_after_client_abort_hangs_and_duplicates_before_kip890():
+    """KIP-890's motivation: a produce that timed out on the client arrives after the ABORT marker."""
+    _, r = run("eos-beta-kip447", properties=("NoHangingTransaction", "NoDuplicateOutput"), produce_timeouts=1,
+               instances=1)
+    found = {v.property: v for v in r.violations}
+    assert set(found) == {"NoHangingTransaction", "NoDuplicateOutput"}
+    dup = steps(found["NoDuplicateOutput"].trace)
+    # the late batch (old epoch) lands after the abort marker, before the bumped epoch's first batch
+    timeout = dup.index(("ProduceTimesOut", 0))
+    bump = dup.index(("InitProducerId", 0), timeout)
+    marker = dup.index(("WriteTxnMarker", 0, "output"), timeout)
+    late = dup.index(("ProduceArrives", 0, 0), timeout)
+    assert marker < late and bump < late
+
+
+@pytest.mark.parametrize("variant", ["kip890-verification", "kip890-tv2", "tv2-without-verification"])
+def test_kip890_parts_each_stop_the_late_produce(variant):
+    _, r = run(variant, produce_timeouts=1, instances=1)
+    assert r.verdict == "holds", [v.property for v in r.violations]
+
+
+def test_without_the_kip360_client_bump_verification_alone_lets_the_late_batch_join_the_next_transaction():
+    m = MODEL.machine("kip890-verification", switches={"client_epoch_bump_after_abort": False},
+                      bounds={"produce_timeouts": 1, "instances": 1})
+    r = explore(m, ExploreOptions(strategy="bfs", properties=("NoDuplicateOutput",)))
+    assert r.verdict == "violated"
