@@ -197,8 +197,6 @@ def test_pre_kip360_unknown_pid_after_retention_restarts_sequences_same_epoch() 
     assert not out.client.failed
 
 
-@pytest.mark.xfail(strict=True, reason="model bug: pre-KIP-360 startSequencesAtBeginning keeps lastAckedSequence "
-                                       "(Kafka removes it)")
 def test_pre_kip360_restart_clears_last_acked_sequence() -> None:
     c = cfg("pre-kip360")
     client, _ = with_inflight(3, c, sent=3)
@@ -207,8 +205,6 @@ def test_pre_kip360_restart_clears_last_acked_sequence() -> None:
     assert out.client.last_acked_seq == -1
 
 
-@pytest.mark.xfail(strict=True, reason="model bug: after the pre-KIP-360 sequence restart the stale "
-                                       "lastAckedSequence makes the next batch look 'not next' (retried, not reset)")
 def test_pre_kip360_after_restart_oos_of_next_batch_resets_pid() -> None:
     # records 0-2 acked (seq 0-2); 3, 4 in flight; retention: restart 3 -> seq 0, 4 -> seq 1 (reset);
     # both acked; record 5 is drained with seq 2 (not reset) and is the next batch (lastAcked 1), so
