@@ -510,11 +510,10 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
                 for a, c in r["new_cov"].items():
                     new_cov[a] = new_cov.get(a, 0) + c
                 new_found.extend(r["found"])
-            moved += _rebalance(conns, sizes)
             distinct += new_total
             if stop_at_first and new_found:
                 found.append(new_found[0])
-                queue = frontier_size + new_total
+                queue = new_total
                 if new_total:
                     level += 1
                 break
@@ -531,6 +530,7 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
                 break
             if new_total:
                 level += 1
+            moved += _rebalance(conns, sizes)
             frontier_size = new_total
             ticker.maybe_update(lambda: Stats(distinct, generated, level, frontier_size,
                                               ticker.elapsed()), level)
