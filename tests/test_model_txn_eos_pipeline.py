@@ -120,3 +120,9 @@ def test_without_the_kip360_client_bump_verification_alone_lets_the_late_batch_j
                       bounds={"produce_timeouts": 1, "instances": 1})
     r = explore(m, ExploreOptions(strategy="bfs", properties=("NoDuplicateOutput",)))
     assert r.verdict == "violated"
+
+
+def test_kafka_2_4_per_partition_producers_lose_atomicity_through_the_timeout_abort():
+    _, r = run("kafka-2.4-eos-alpha", properties=("OffsetsAgreeWithOutput",), instances=1)
+    (v,) = r.violations
+    assert ("AbortTimedOutTransaction", 0) in steps(v.trace)

@@ -17,16 +17,26 @@ Deployment styles (``deployment`` switch):
   between producers, so fencing relies on the group: TxnOffsetCommit carries generation and member id,
   and OffsetFetch with require_stable waits (UNSTABLE_OFFSET_COMMIT) for pending offsets.
 
-Abstractions (each a place where the model is smaller than Kafka, never different in outcome for the
-properties checked): a request and its answer are one step, except Produce, whose request can stay in
-flight while other steps happen (it arrives later, possibly after markers); the coordinator appends to
-its log atomically (no pending states, no coordinator failover in this machine); markers of one
-transaction are written partition by partition in any order; the group coordinator's completion of
-pending offsets runs in the same step as the marker append (Kafka schedules it asynchronously);
-JoinGroup + SyncGroup complete in one step once every member still in the group is between
-transactions (eager revocation commits first); sequence numbers are not modelled (one batch per
-transaction and partition, never retried: idempotence is the part-1 machine's subject); a marker
-refused by a leader is simply not written (the coordinator stops sending).
+Faults: a member's session times out (``SessionTimeout``); a transaction times out on the coordinator
+(``AbortTimedOutTransaction``); a produce request stays on the network while other steps happen and
+may arrive after the client gave up on it (``ProduceTimesOut``, bounded by ``produce_timeouts``);
+the transaction coordinator fails over (``TxnCoordinatorFailover``, bounded by ``failovers``): the
+new one reloads ``__transaction_state`` with a higher coordinator epoch and resends the markers of
+every PrepareCommit/PrepareAbort, while the old one's markers may still arrive
+(``StaleTxnMarkerArrives``).
+
+Abstractions - where the model is smaller than Kafka (each could hide a bug outside them):
+every other request and its answer are one step, and a coordinator's log append is atomic with its
+request (no pending states are ever observed); markers of one transaction are written partition by
+partition in any order and a refused marker is simply not written (the coordinator stops sending);
+the group coordinator completes pending offsets in the same step as the offsets-partition marker
+(Kafka schedules ``handleTxnCompletion`` asynchronously, so a fetch can briefly see the old offset
+after the transaction is CompleteCommit - not modelled); JoinGroup + SyncGroup complete in one step
+once every member still in the group is between transactions (eager revocation commits first);
+sequence numbers are not modelled (one batch per transaction and partition, never retried:
+idempotence is the subject of the part-1 machines); the TV2 epoch bump applies to the client's
+EndTxn only (the coordinator's own timeout abort keeps TV1's single fence bump, the snapshot's
+double bump being unverified).
 """
 
 from __future__ import annotations
@@ -607,6 +617,11 @@ VARIANTS = {
                                      "require_stable": "never"}),
     "eos-alpha-kip447": Variant("per-partition producers with KIP-447 checks",
                                 {"deployment": "per-partition"}),
+    "kafka-2.4-eos-alpha": Variant("what Kafka 2.4 ran: per-partition producers, no KIP-447, no KIP-360 (the timeout "
+                                   "abort keeps the epoch, no client bump); the variants above change one thing "
+                                   "each", {"deployment": "per-partition", "txn_offset_commit_check": "pre-kip447",
+                                            "require_stable": "never", "timeout_abort_bumps_epoch": False,
+                                            "client_epoch_bump_after_abort": False}),
     "timeout-abort-no-bump": Variant("per-thread, KIP-447, but the timeout abort keeps the epoch (before KIP-360): "
                                      "must break atomicity", {"timeout_abort_bumps_epoch": False}),
     "no-coordinator-epoch-check": Variant("counterfactual: leaders accept markers of an old coordinator "
