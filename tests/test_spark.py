@@ -200,6 +200,14 @@ def test_depth_limit_matches_local_bfs(spark, depth):
     assert result.verdict == "incomplete" and result.stats.depth == depth
 
 
+def test_invariant_broken_just_beyond_the_depth_limit(spark):
+    # SumBelow first fails at depth 6: with max_depth 5 neither engine may report it, and level 5
+    # must still be expanded in full (counts).
+    local, result = both(Counters(), properties=("SumBelow",), max_depth=5)
+    assert result.verdict == "incomplete" and not result.violations
+    assert_same(local, result)
+
+
 def test_depth_limit_at_the_last_level_holds(spark):
     # The deepest level is expanded and finds nothing new: the run is complete.
     machine = Counters()

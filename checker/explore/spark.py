@@ -7,14 +7,18 @@ fingerprint and action index) and the level's statistics. One Spark job per leve
 
 1. ``mapPartitions`` expands the frontier on the executors: successors, ``within_bounds``,
    transition properties, deadlocks, ``canonical`` (symmetry), fingerprint, de-duplication within
-   the partition, and bucketing of the candidates by target partition, as one chunk per bucket;
+   the partition, invariants on the remaining candidates (a candidate that breaks a live
+   invariant is necessarily new), and bucketing by target partition, one chunk per bucket with
+   its states pickled once as a list;
 2. ``partitionBy`` shuffles the candidate chunks with the identity partitioner, and ``union``
    with the previous level's visited arrays, which are partitioned the same way, so Spark aligns
    partition ``p`` of both without moving the visited set (``PartitionerAwareUnionRDD``);
-3. ``mapPartitions`` does the anti-join: ``np.unique`` on the candidates, ``searchsorted``
-   against the visited array, invariants on the new states, the merged visited array, the next
-   frontier, parent links and counters; the result is persisted and ``localCheckpoint``-ed so
-   the lineage never grows with the number of levels;
+3. ``mapPartitions`` does the anti-join on fingerprints only: ``np.unique`` on the candidates,
+   ``searchsorted`` against the visited array, the merged visited array, the next frontier (rows
+   of the candidate blobs: states are never decoded or re-encoded here), parent links and
+   counters; the result is persisted and ``localCheckpoint``-ed so the lineage never grows with
+   the number of levels. Steps 3 and 1 of the next level run in the same stage, so a level
+   costs one Spark job of one stage (``submitMapStage``), not two;
 4. the driver collects only the counters, violations and (without a checkpoint directory) the
    parent links, 16 bytes per new state, from which counterexamples are rebuilt with
    ``checker.trace.rebuild_trace`` exactly as the local BFS does.

@@ -75,26 +75,40 @@ class LevelArgs:
 
 @dataclass
 class Chunk:
-    """Columnar block of states: row i is (fps[i], states[i], parents[i], actions[i])."""
+    """Columnar block of states: row i is (fps[i], states[i], parents[i], actions[i]).
+
+    The states are ``segments``: pickled lists of states, each with the rows of it that belong
+    to the chunk (None: all). A frontier chunk points into the candidate chunks it was selected
+    from, so the anti-join never decodes or re-encodes a state: encoding is the costliest part
+    of moving a state (pickling NamedTuple-based states costs several µs each way), and each
+    state is encoded once, where it is generated, and decoded once, where it is expanded.
+    """
 
     fps: np.ndarray  # uint64
-    blob: bytes  # pickle of the list of states
+    segments: list[tuple[bytes, np.ndarray | None]]
     parents: np.ndarray  # uint64
     actions: np.ndarray  # int16: index in machine.actions, -1 for an undeclared action
     source: int = 0  # partition that produced it (orders candidates deterministically)
     undeclared: dict[int, str] = field(default_factory=dict)  # row -> action name, when -1
+    #: (property, fingerprint) of rows that break an invariant (checked where they were generated)
+    broken: list[tuple[str, int]] = field(default_factory=list)
 
     def states(self) -> list:
-        return pickle.loads(self.blob)
+        out: list = []
+        for blob, rows in self.segments:
+            decoded = pickle.loads(blob)
+            out.extend(decoded if rows is None else [decoded[i] for i in rows.tolist()])
+        return out
 
 
 def make_chunk(fps: list[int] | np.ndarray, states: list, parents: list[int] | np.ndarray,
                actions: list[int] | np.ndarray, source: int = 0,
-               undeclared: dict[int, str] | None = None) -> Chunk:
+               undeclared: dict[int, str] | None = None,
+               broken: list[tuple[str, int]] | None = None) -> Chunk:
     return Chunk(np.asarray(fps, dtype=np.uint64),
-                 pickle.dumps(states, protocol=STATE_PROTOCOL),
+                 [(pickle.dumps(states, protocol=STATE_PROTOCOL), None)],
                  np.asarray(parents, dtype=np.uint64),
-                 np.asarray(actions, dtype=np.int16), source, undeclared or {})
+                 np.asarray(actions, dtype=np.int16), source, undeclared or {}, broken or [])
 
 
 def identity_partition(key: int) -> int:
@@ -144,6 +158,10 @@ def expand_partition(broadcast: Any, token: str, args: LevelArgs, report: Any, p
     bounded, symmetry, parts = ctx.bounded, ctx.symmetry, ctx.partitions
     index = ctx.action_index
     transitions = [(n, c) for n, c in ctx.transitions if n not in args.violated]
+    # Invariants are checked here, on candidates, so that states need not be decoded after the
+    # shuffle. A candidate that breaks a still-unviolated invariant cannot have been visited
+    # before (it would have been reported then), so every such report is about a new state.
+    invariants = [(n, c) for n, c in ctx.invariants if n not in args.violated]
     deadlock = ctx.plan.check_deadlock and "deadlock" not in args.violated
     is_terminal = m.is_terminal
     stop = args.stop_at_first
@@ -153,6 +171,8 @@ def expand_partition(broadcast: Any, token: str, args: LevelArgs, report: Any, p
     b_parents: list[list[int]] = [[] for _ in range(parts)]
     b_actions: list[list[int]] = [[] for _ in range(parts)]
     b_undeclared: list[dict[int, str]] = [{} for _ in range(parts)]
+    b_broken: list[list[tuple[str, int]]] = [[] for _ in range(parts)]
+    inv_done: set[str] = set()
     seen: set[int] = set()  # de-duplicate at the source: less to pickle and shuffle
     generated = 0
     gen_cov: dict[str, int] = {}
@@ -182,6 +202,11 @@ def expand_partition(broadcast: Any, token: str, args: LevelArgs, report: Any, p
                     continue
                 seen.add(h)
                 b = h % parts
+                if invariants:
+                    for name, check in invariants:
+                        if name not in inv_done and not check(nxt):
+                            b_broken[b].append((name, h))
+                            inv_done.add(name)  # one per property and partition is enough
                 b_fps[b].append(h)
                 b_states[b].append(nxt)
                 b_parents[b].append(pfp)
@@ -191,6 +216,8 @@ def expand_partition(broadcast: Any, token: str, args: LevelArgs, report: Any, p
                 b_actions[b].append(ai)
             if generated == before and deadlock and not deadlocks and not is_terminal(state):
                 deadlocks.append(pfp)
+        # (not on a broken invariant: its state may lie beyond a depth or state limit, in which
+        # case this level must still be expanded in full)
         if stop and (deadlocks or trans_found):
             for _ in records:  # the level is the last one anyway; only drain the input (a
                 pass           # Python worker that leaves input unread is not reused)
@@ -199,7 +226,7 @@ def expand_partition(broadcast: Any, token: str, args: LevelArgs, report: Any, p
     for b in range(parts):
         if b_fps[b]:
             yield b, ("C", make_chunk(b_fps[b], b_states[b], b_parents[b], b_actions[b], pid,
-                                      b_undeclared[b]))
+                                      b_undeclared[b], b_broken[b]))
     report.add({("x", args.level, pid): {"generated": generated, "gen_cov": gen_cov,
                                          "deadlocks": deadlocks, "transitions": trans_found}})
 
@@ -240,47 +267,43 @@ def antijoin_partition(broadcast: Any, token: str, args: LevelArgs, report: Any,
         report.add({("a", args.level, pid): stats})
         return
 
-    all_states: list = []
-    for c in chunks:
-        all_states.extend(c.states())
     picked = order.tolist()
-    new_states = [all_states[i] for i in picked]
     new_fps = fps[order]
     parents = np.concatenate([c.parents for c in chunks])[order] if chunks else EMPTY
     actions = (np.concatenate([c.actions for c in chunks])[order] if chunks
                else np.empty(0, dtype=np.int16))
+    # The new states stay encoded: the frontier points at the rows of the candidate blobs.
+    offsets = np.cumsum([0] + [len(c.fps) for c in chunks])
+    segments: list[tuple[bytes, np.ndarray | None]] = []
+    for k, c in enumerate(chunks):
+        lo, hi = np.searchsorted(order, [offsets[k], offsets[k + 1]])
+        if hi > lo:
+            rows = order[lo:hi] - offsets[k]
+            ((blob, _),) = c.segments
+            segments.append((blob, None if hi - lo == len(c.fps) else rows))
 
     # Coverage of new states by action (declared actions by index, others by name).
     counts = np.bincount(actions[actions >= 0].astype(np.int64), minlength=len(ctx.action_names))
     new_cov = {ctx.action_names[i]: int(n) for i, n in enumerate(counts) if n}
     if (actions < 0).any():
-        offsets = np.cumsum([0] + [len(c.fps) for c in chunks])
         names = {int(offsets[k]) + row: name for k, c in enumerate(chunks) for row, name in c.undeclared.items()}
         for i in picked:
             if i in names:
                 new_cov[names[i]] = new_cov.get(names[i], 0) + 1
     stats["new_cov"] = new_cov
 
-    invariants = [(n, c) for n, c in ctx.invariants if n not in args.violated]
-    if invariants:
-        found: list[tuple[str, int]] = []
-        done: set[str] = set()
-        for fp, state in zip(new_fps.tolist(), new_states):
-            for name, check in invariants:
-                if name not in done and not check(state):
-                    found.append((name, fp))
-                    done.add(name)
-            if args.stop_at_first and found:
-                break
-        stats["invariants"] = found
+    broken = [b for c in chunks for b in c.broken]
+    if broken:
+        fresh_fps = set(uniq.tolist())
+        stats["invariants"] = sorted({b for b in broken if b[1] in fresh_fps})
 
     level = args.level + 1
+    frontier = Chunk(new_fps, segments, parents, actions, pid)
     if ctx.plan.checkpoint is not None:
-        ctx.plan.checkpoint.write_part(level, pid, new_fps, parents, actions, new_states)
+        ctx.plan.checkpoint.write_part(level, pid, new_fps, parents, actions, frontier.states())
     merged = np.insert(visited, np.searchsorted(visited, uniq), uniq) if len(uniq) else visited
     yield pid, ("V", merged)
-    yield pid, ("F", Chunk(new_fps, pickle.dumps(new_states, protocol=STATE_PROTOCOL), parents,
-                           actions, pid))
+    yield pid, ("F", frontier)
     if ctx.plan.collect_links:
         stats["links"] = (new_fps, parents)
     report.add({("a", args.level, pid): stats})
