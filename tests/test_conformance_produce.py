@@ -196,3 +196,21 @@ def test_pre_25_truncate_head_evicts_producers_below_lso() -> None:
 
 def test_pre_25_marker_only_entry_always_evicted() -> None:
     assert truncate_head((ProducerStateEntry(PID, 3, (), 0),), 0) == ()
+
+
+# --- §3.2 state rebuilt from the log after the snapshots below the log start offset were deleted -------
+
+def test_rebuilt_state_knows_only_producers_with_batches_at_or_above_lso() -> None:
+    from eoscheck.model.partition.log import rebuild_producer_state
+    other = PID + 1
+    log = (log_record(0, 0, PID, 0, 0, ts=1), log_record(0, 1, PID, 0, 1, ts=1), log_record(1, 0, other, 3, 7, ts=2))
+    rebuilt = rebuild_producer_state(log, 2, 5)
+    assert find_entry(rebuilt, PID) is None
+    e = find_entry(rebuilt, other)
+    assert (e.epoch, [(b.seq, b.offset) for b in e.batches], e.last_timestamp) == (3, [(7, 2)], 2)
+    # the forgotten producer's retry of seq 1 is accepted again (trunk): the duplicate of §7.2
+    assert produce(find_entry(rebuilt, PID), 0, 1).append
+    # from offset 0 the whole history is replayed and the retry is recognised as a duplicate
+    full = rebuild_producer_state(log, 0, 5)
+    d = produce(find_entry(full, PID), 0, 1)
+    assert (d.append, d.duplicate_offset) == (False, 1)
