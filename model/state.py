@@ -90,7 +90,9 @@ class IdempotentClient(NamedTuple):
     failed: int  # bitmask of record ids whose send failed (reported to the application)
     connection: int  # generation of the connection to the leader (a timeout closes it)
     epoch_bump_required: bool  # KIP-360: bump the epoch for this partition
-    unresolved: bool  # an expired batch left the partition's sequence unresolved
+    #: ``partitionsWithUnresolvedSequences``: -1, or the sequence right after a batch that expired
+    #: after being sent (the partition's sequence is unresolved until its in-flight batches complete)
+    unresolved: int
     fatal: bool  # the producer is in a fatal error state
     known_leader_epoch: int = 0  # the leader in the client's metadata; refreshed after NOT_LEADER_OR_FOLLOWER
 

@@ -59,7 +59,7 @@ def test_retriable_error_retries_until_delivery_timeout() -> None:
     again, out = cl.handle_produce_response(client, resp(0, Errors.NOT_LEADER_OR_FOLLOWER), 1, c)
     assert out == cl.RETRIED and again.batches[0].status == RETRY
     late, out = cl.handle_produce_response(client, resp(0, Errors.NOT_LEADER_OR_FOLLOWER), 2, c)
-    assert out == cl.FAILED and late.failed == 1 and late.unresolved
+    assert out == cl.FAILED and late.failed == 1 and late.unresolved == 1  # the sequence after the failed one
 
 
 def test_pre_kip360_unknown_producer_id_resets_sequence_under_same_epoch() -> None:
@@ -132,11 +132,11 @@ def test_idempotent_bump_at_max_epoch_resets_the_producer_id() -> None:
 def test_expired_sent_batch_leaves_sequence_unresolved_until_resolved() -> None:
     c = cfg("kip360", dt=2)
     client = cl.connection_closed(sent_client(1, c, acked_prefix=1))
-    client = cl.expire_batch(client, 0)
-    assert client.unresolved and client.failed == 0b10
+    client = cl.expire_batch(client, 0, c)
+    assert client.unresolved == 2 and client.failed == 0b10
     assert cl.drain(cl.send(client, 2), 0, 2, c) is None  # new batches wait
     resolved = cl.resolve_sequences(client, c)
-    assert resolved.epoch_bump_required and not resolved.unresolved  # next seq 2 != last acked 0 + 1
+    assert resolved.epoch_bump_required and resolved.unresolved == -1  # next seq 2 != last acked 0 + 1
 
 
 def test_stale_response_is_dropped() -> None:
@@ -148,3 +148,12 @@ def test_stale_response_is_dropped() -> None:
 def test_queued_batch_has_no_sequence() -> None:
     client = cl.send(cl.new_client(0), 3)
     assert client.batches[0].status == QUEUED and client.batches[0].seq == -1 and client.batches[0].created == 3
+
+
+def test_out_of_order_while_unresolved_bumps_only_for_the_batch_after_the_expired_one() -> None:
+    c = cfg("kip360")
+    client = sent_client(2, c, acked_prefix=1)._replace(unresolved=2)  # records 1, 2 carry seqs 1, 2
+    waited, out = cl.handle_produce_response(client, resp(1, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), 0, c)
+    assert out == cl.RETRIED and not waited.epoch_bump_required
+    bumped, out = cl.handle_produce_response(client, resp(2, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), 0, c)
+    assert out == cl.RETRIED and bumped.epoch_bump_required

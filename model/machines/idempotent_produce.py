@@ -142,7 +142,7 @@ class IdempotentProduceMachine(Machine):
                 pid = s.next_producer_id
                 yield ("InitProducerId", c, pid), self._set_client(s, c, cl.init_producer_id(client, pid),
                                                                    next_producer_id=pid + 1)
-            elif client.unresolved and not any(b.status != QUEUED for b in client.batches):
+            elif client.unresolved >= 0 and not any(b.status != QUEUED for b in client.batches):
                 yield ("ResolveSequences", c), self._set_client(s, c, cl.resolve_sequences(client, cfg))
             elif (client.epoch_bump_required and cfg.version == "kip360"
                   and not any(b.status == INFLIGHT for b in client.batches)):
@@ -185,7 +185,7 @@ class IdempotentProduceMachine(Machine):
             return  # nothing can expire (the oldest batch is first) and nothing waits for a response
         for i, b in enumerate(client.batches):
             if b.status != INFLIGHT and cl.is_expired(b, s.now, self.cfg):
-                yield ("ExpireBatch", c, b.record), self._set_client(s, c, cl.expire_batch(client, i))
+                yield ("ExpireBatch", c, b.record), self._set_client(s, c, cl.expire_batch(client, i, self.cfg))
                 break  # the accumulator expires batches oldest first
         # request.timeout.ms: only once a request has really gone unanswered (its response lost)
         waiting = {r.record for r in s.requests if r.client == c and r.connection == client.connection}

@@ -46,7 +46,7 @@ class ResponseOutcome(NamedTuple):
 def new_client(producer_id: int) -> IdempotentClient:
     return IdempotentClient(producer_id=producer_id, epoch=0, next_seq=0, last_acked_seq=-1,
                             last_acked_offset=-1, sent=0, batches=(), acked=0, failed=0, connection=0,
-                            epoch_bump_required=False, unresolved=False, fatal=False)
+                            epoch_bump_required=False, unresolved=-1, fatal=False)
 
 
 def _next(cfg: ClientConfig, seq: int) -> int:
@@ -81,7 +81,7 @@ def drain(client: IdempotentClient, client_id: int, now: int, cfg: ClientConfig)
         i, batch = sequenced[0], first._replace(status=INFLIGHT)
         new_seq = client.next_seq
     else:
-        if client.unresolved or len(sequenced) >= cfg.max_in_flight:
+        if client.unresolved >= 0 or len(sequenced) >= cfg.max_in_flight:
             return None
         if any(batches[j].producer_id != client.producer_id or batches[j].epoch != client.epoch for j in sequenced):
             return None  # wait until batches of the previous producer id / epoch are done
@@ -121,7 +121,7 @@ def reset_producer_id(client: IdempotentClient) -> IdempotentClient:
     old id fail; InitProducerId will give a new id."""
     client = _fail(client, _sequenced(client))
     return client._replace(producer_id=-1, epoch=-1, next_seq=0, last_acked_seq=-1,
-                           epoch_bump_required=False, unresolved=False)
+                           epoch_bump_required=False, unresolved=-1)
 
 
 def init_producer_id(client: IdempotentClient, producer_id: int) -> IdempotentClient:
@@ -136,7 +136,7 @@ def bump_epoch(client: IdempotentClient, cfg: ClientConfig) -> IdempotentClient:
                                                      producer_id=client.producer_id, epoch=client.epoch)
     if needs_new_pid:
         return reset_producer_id(client)
-    client = client._replace(epoch=new_epoch, last_acked_seq=-1, epoch_bump_required=False, unresolved=False)
+    client = client._replace(epoch=new_epoch, last_acked_seq=-1, epoch_bump_required=False, unresolved=-1)
     if cfg.epoch_bump == "resequence_inflight":
         return _restart_sequences(client, cfg, client.producer_id, new_epoch)
     return client._replace(next_seq=0)
@@ -149,21 +149,23 @@ def connection_closed(client: IdempotentClient) -> IdempotentClient:
     return client._replace(batches=batches, connection=client.connection + 1)
 
 
-def expire_batch(client: IdempotentClient, index: int) -> IdempotentClient:
+def expire_batch(client: IdempotentClient, index: int, cfg: ClientConfig) -> IdempotentClient:
     """The accumulator expires a batch past delivery.timeout.ms; if it had been sent, the
     partition's sequence is unresolved until the in-flight batches complete."""
-    was_sent = client.batches[index].status != QUEUED
+    batch = client.batches[index]
     client = _fail(client, [index])
-    return client._replace(unresolved=client.unresolved or was_sent)
+    if batch.status == QUEUED:
+        return client
+    return client._replace(unresolved=_next(cfg, batch.seq))
 
 
 def resolve_sequences(client: IdempotentClient, cfg: ClientConfig) -> IdempotentClient:
     """``maybeResolveSequences`` once nothing is in flight: if the next sequence follows the last
     acknowledged one, nothing was lost; otherwise bump the epoch (KIP-360) or reset the id."""
     if _next(cfg, client.last_acked_seq) == client.next_seq:
-        return client._replace(unresolved=False)
+        return client._replace(unresolved=-1)
     if cfg.version == "kip360":
-        return client._replace(unresolved=False, epoch_bump_required=True)
+        return client._replace(unresolved=-1, epoch_bump_required=True)
     return reset_producer_id(client)
 
 
@@ -184,7 +186,7 @@ def handle_produce_response(client: IdempotentClient, resp: ProduceResponse, now
     def retry(c: IdempotentClient) -> ResponseOutcome:
         if is_expired(batch, now, cfg):  # canRetry: past the delivery timeout
             c = _fail(c, [index])
-            return ResponseOutcome(c._replace(unresolved=True), FAILED)
+            return ResponseOutcome(c._replace(unresolved=_next(cfg, batch.seq)), FAILED)
         b = c.batches[index]._replace(status=RETRY)
         return ResponseOutcome(c._replace(batches=c.batches[:index] + (b,) + c.batches[index + 1:]), RETRIED)
 
@@ -196,10 +198,12 @@ def handle_produce_response(client: IdempotentClient, resp: ProduceResponse, now
     if error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER:
         if version == "0.11":
             return ResponseOutcome(_fail(client, [index])._replace(fatal=True), RAISED_OUT_OF_ORDER)
-        if not client.unresolved and not_next:
+        if client.unresolved < 0 and not_next:
             return retry(client)
         if version == "pre-kip360":
             return ResponseOutcome(reset_producer_id(client), RAISED_OUT_OF_ORDER)
+        if client.unresolved >= 0 and batch.seq != client.unresolved and cfg.epoch_bump == "resequence_inflight":
+            return retry(client)  # wait and see whether the unresolved sequence resolves (no bump)
         return _kip360_bump(client, index, retry, RAISED_OUT_OF_ORDER, cfg)
     if error == Errors.UNKNOWN_PRODUCER_ID:
         if version == "pre-kip360":
