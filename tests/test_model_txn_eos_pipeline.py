@@ -20,12 +20,22 @@ def steps(trace):
     return [t.step for t in trace if t.step is not None]
 
 
-def test_model_def_matches_machine():
-    m = MODEL.machine()
+def test_model_def_matches_machine_and_states_are_plain():
+    m = MODEL.machine(bounds={"failovers": 1, "produce_timeouts": 1})
     assert set(m.properties()) == set(PROPERTIES) == set(MODEL.properties)
-    for s in m.init_states():
-        check_state(s)
-        json.dumps(m.fields(s))
+    frontier, seen = list(m.init_states()), set()
+    for _ in range(8):  # every state within 8 steps: ints, bools and tuples only; fields JSON-able
+        nxt = []
+        for s in frontier:
+            check_state(s)
+            json.dumps(m.fields(s))
+            for step, t in m.successors(s):
+                assert step[0] in m.actions and len(step) - 1 == len(m.actions[step[0]])
+                if t not in seen:
+                    seen.add(t)
+                    nxt.append(t)
+        frontier = nxt
+    assert len(seen) > 500
 
 
 @pytest.mark.parametrize("variant", ["eos-beta-kip447", "eos-beta-2.5", "eos-alpha-kip447"])
