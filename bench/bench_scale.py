@@ -176,6 +176,32 @@ def store_one(states: int, level_size: int = 50_000, spill: bool = False) -> dic
 
 # ---------------------------------------------------------------- parent side: the plan
 
+def cpu_idle_fraction(seconds: float = 1.0) -> float:
+    """Share of all cores' time spent idle over the next ``seconds`` (from /proc/stat)."""
+    def sample() -> tuple[int, int]:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+        return fields[3] + fields[4], sum(fields)  # idle + iowait, total
+    idle0, total0 = sample()
+    time.sleep(seconds)
+    idle1, total1 = sample()
+    return (idle1 - idle0) / max(total1 - total0, 1)
+
+
+def wait_for_idle(max_wait: float, threshold: float = 0.9) -> float:
+    """Wait (up to ``max_wait`` s) until the machine is idle; returns the idle share seen last.
+
+    The machine's scheduler groups processes by session (autogroup): while other sessions run,
+    a session gets its fair share however many processes it has, so a 2-process run cannot show
+    its speedup. Waiting for a quiet moment is the only honest wall-clock comparison there."""
+    deadline = time.monotonic() + max_wait
+    idle = cpu_idle_fraction()
+    while idle < threshold and time.monotonic() < deadline:
+        time.sleep(2)
+        idle = cpu_idle_fraction()
+    return idle
+
+
 def _child(kind: str, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
     cmd = [sys.executable, str(Path(__file__).resolve()), f"--{kind}-json", json.dumps(payload)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -229,7 +255,7 @@ def spark_available() -> bool:
 
 
 def bench(plan: list[tuple[str, dict[str, int]]], engines: list[str], spark_max: int,
-          timeout: float, workers: int, repeat: int) -> list[dict[str, Any]]:
+          timeout: float, workers: int, repeat: int, wait_idle: float = 0) -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = []
     run_id = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     for model, bounds in plan:
@@ -245,7 +271,10 @@ def bench(plan: list[tuple[str, dict[str, int]]], engines: list[str], spark_max:
                     continue
                 config = {"model": model, "bounds": bounds, "engine": engine, "symmetry": symmetry,
                           "workers": int(count) if count else workers}
-                runs = [_child("run", config, timeout) for _ in range(repeat)]
+                runs = []
+                for _ in range(repeat):
+                    idle = wait_for_idle(wait_idle) if wait_idle else None
+                    runs.append({**_child("run", config, timeout), "idle_before": idle})
                 ok = [r for r in runs if "error" not in r]
                 if not ok:
                     rec = {**config, **runs[0]}
@@ -334,7 +363,8 @@ def table(records: list[dict[str, Any]]) -> str:
             f" | {'' if 'counts_match_bfs' not in r else ('yes' if r['counts_match_bfs'] else 'NO')}"
             f" | {_fmt(r.get('reduction'), '.1f')} | {_fmt(r.get('symmetry_cost_per_generated'), '.2f')}"
             f" | {_fmt(r.get('symmetry_cost_cpu'), '.2f')}"
-            f" | {r['load_before']:.1f}-{r['load_after']:.1f} |")
+            f" | {r['load_before']:.1f}-{r['load_after']:.1f}"
+            f"{'' if r.get('idle_before') is None else ' (idle %.0f%%)' % (100 * r['idle_before'])} |")
     return "\n".join(lines)
 
 
@@ -407,6 +437,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spark-max", type=int, default=400_000,
                         help="skip Spark without symmetry above this many states")
     parser.add_argument("--timeout", type=float, default=900)
+    parser.add_argument("--wait-idle", type=float, default=0, metavar="SECONDS",
+                        help="before each run, wait up to this long for >= 90%% idle CPU")
     parser.add_argument("--store", type=int, nargs="*", help="only measure the compact store at these sizes")
     parser.add_argument("--no-store", action="store_true", help="skip the compact store measurement")
     parser.add_argument("--out", type=Path, default=RESULTS / "scale.jsonl")
@@ -436,7 +468,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.store is None:
         plan = [p for text in args.plan for p in parse_plan(text)] if args.plan else default_plan(args.quick)
         engines = [e for e in args.engines.split(",") if e != "spark" or spark_available()]
-        records = bench(plan, engines, args.spark_max, args.timeout, args.workers, args.repeat)
+        records = bench(plan, engines, args.spark_max, args.timeout, args.workers, args.repeat,
+                        args.wait_idle)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("a") as f:
         for r in records:
