@@ -371,9 +371,11 @@ class CompactVisited:
             parent_index = self._prev_index[pos]
         start = self._parents.append_level(child, parent_index)
         self._level_starts.append(start)
-        order = np.argsort(child, kind="stable")
-        self._prev_sorted = child[order]
-        self._prev_index = order.astype(np.int64) + start
+        if child.size or self._prev_sorted is None:
+            # (an empty level, e.g. closed twice on a stop, keeps the last parents resolvable)
+            order = np.argsort(child, kind="stable")
+            self._prev_sorted = child[order]
+            self._prev_index = order.astype(np.int64) + start
         self._recent.append(child.view(np.int64).tolist())
         if len(self._recent) > self._recent_levels:
             self._known.difference_update(self._recent.pop(0))
