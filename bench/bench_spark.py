@@ -33,6 +33,24 @@ def build(model: str, bounds: dict[str, int], variant: str | None = None):
     return find_model(model).machine(variant, bounds=bounds)
 
 
+def _spin(_: int) -> float:
+    t0 = time.perf_counter()
+    s = 0
+    for i in range(10_000_000):
+        s += i
+    return time.perf_counter() - t0
+
+
+def usable_cores() -> float:
+    """How many cores two CPU-bound processes actually get right now (2.0 on an idle 2-core
+    machine, 1.0 when other work takes one): without this, local[1] vs local[2] means nothing."""
+    from multiprocessing import Pool
+    one = _spin(0)
+    with Pool(2) as pool:
+        two = pool.map(_spin, range(2))
+    return round(2 * one / max(two), 2)
+
+
 def fit(levels: list[dict]) -> tuple[float, float]:
     """(fixed seconds per level, seconds per new state) by least squares."""
     import numpy as np
@@ -122,6 +140,8 @@ def main() -> None:
         return
 
     load = os.getloadavg()[0]
+    cores = usable_cores()
+    print(f"load average {load:.1f}; two CPU-bound processes get {cores} cores")
     for _ in range(args.repeat):
         bfs = run_child(args, "bfs")
         print(f"bfs: {bfs['distinct']:,} states, {bfs['generated']:,} generated, depth {bfs['depth']}, "
@@ -137,7 +157,7 @@ def main() -> None:
                   f"{r['warmup_run']:.1f} s; same counts as bfs: {same}")
             record = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                       "model": args.model, "variant": args.variant, "bounds": dict(args.bound), "host_cpus": os.cpu_count(),
-                      "load_avg_1m": round(load, 2), "python": platform.python_version(),
+                      "load_avg_1m": round(load, 2), "usable_cores": cores, "python": platform.python_version(),
                       "bfs_seconds": bfs["seconds"], "ratio_vs_bfs": ratio, "same_counts": same, **r}
             if not args.no_record:
                 RESULTS.parent.mkdir(parents=True, exist_ok=True)
