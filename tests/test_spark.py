@@ -65,6 +65,15 @@ class Counters(Machine):
         return {"x": s[0], "y": s[1]}
 
 
+class BrokenCounters(Counters):
+    """A model with a bug that only shows on an executor, a few levels in."""
+
+    def successors(self, s: tuple) -> Iterator[tuple[tuple, tuple]]:
+        if s == (2, 1):
+            raise ZeroDivisionError("model bug at (2, 1)")
+        yield from super().successors(s)
+
+
 def build(name: str, **bounds: int) -> Machine:
     model = find_model(name)
     switches = {k: sw.default for k, sw in model.switches.items()}
@@ -240,6 +249,17 @@ def test_progress_reports_each_level(spark):
     levels = [lvl for lvl, _ in rec.updates]
     assert levels == list(range(1, result.stats.depth + 1))
     assert all("new states" in note for _, note in rec.updates[1:])
+
+
+def test_model_error_on_an_executor_is_one_line(spark):
+    from eoscheck.checker.explore.spark import SparkJobError
+    with pytest.raises(SparkJobError) as err:
+        explore(BrokenCounters(), ExploreOptions(strategy="spark", properties=()))
+    assert str(err.value) == "Spark job for BFS level 4 failed: ZeroDivisionError: model bug at (2, 1)"
+    assert "Traceback" in err.value.details
+    # the shared session survives a failed job
+    assert explore(Counters(), ExploreOptions(strategy="spark", properties=(),
+                                              check_deadlock=False)).verdict == "holds"
 
 
 def test_unknown_property_fails_before_spark(spark):

@@ -46,6 +46,7 @@ two actions in the same level.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 import uuid
@@ -68,12 +69,24 @@ from .spark_session import SparkUnavailableError, default_partitions, spark_sess
 if TYPE_CHECKING:
     from ..progress import Progress
 
-__all__ = ["explore_spark", "SparkUnavailableError", "CheckpointError"]
+__all__ = ["explore_spark", "SparkUnavailableError", "CheckpointError", "SparkJobError"]
 
 #: a violation seen during the run: (property, kind, level of the fingerprint, fingerprint,
 #: step, next state); for "transition" the fingerprint is the parent's and the trace ends with
 #: (step, next state)
 Found = tuple[str, str, int, int, Any, Any]
+
+
+class SparkJobError(RuntimeError):
+    """A Spark job failed; usually the model raised on an executor. The message is the Python
+    error's last line; ``details`` keeps Spark's whole report."""
+
+    def __init__(self, level: int, details: str):
+        self.details = details
+        errors = re.findall(r"^(?:[\w.]+(?:Error|Exception|Interrupt)\b.*)$", details, re.MULTILINE)
+        python = [e for e in errors if not e.startswith(("org.apache", "py4j", "java."))]
+        cause = (python or errors or [details.strip().splitlines()[0] if details.strip() else "?"])[-1]
+        super().__init__(f"Spark job for BFS level {level} failed: {cause}")
 
 
 def _trace_length(f: Found) -> int:
@@ -306,6 +319,10 @@ class _SparkBFS:
             timer.start()
         try:
             action()
+        except Exception as exc:
+            if self.deadline is not None and time.perf_counter() >= self.deadline:
+                raise  # cancelled by the timer: the caller turns it into limit "time"
+            raise SparkJobError(level, str(exc)) from None
         finally:
             if timer is not None:
                 timer.cancel()
