@@ -41,6 +41,11 @@ def ack(client, record: int, offset: int, c: ClientConfig):
     return cl.handle_produce_response(client, resp(record, Errors.NONE, offset), 0, c).client
 
 
+def is_unresolved(client) -> bool:
+    """The partition has an unresolved sequence (a flag, or the sequence after the expired batch; -1: none)."""
+    return client.unresolved not in (False, -1)
+
+
 def batch(client, record: int):
     return next(b for b in client.batches if b.record == record)
 
@@ -177,11 +182,11 @@ def test_unresolved_partition_blocks_new_batches_then_bumps_if_gap() -> None:
     c = cfg(delivery_timeout=3)
     client, _ = with_inflight(1, c, sent=2)
     # the sent batch expires: unresolved; nothing acked so next (1) - lastAcked (-1) != 1
-    client = cl.expire_batch(client, 0)
-    assert client.unresolved
+    client = cl.expire_batch(client, 0, c)
+    assert is_unresolved(client)
     assert cl.drain(client, 0, 0, c) is None
     resolved = cl.resolve_sequences(client, c)
-    assert resolved.epoch_bump_required and not resolved.unresolved
+    assert resolved.epoch_bump_required and not is_unresolved(resolved)
 
 
 # --- §2.7 pre-KIP-360 client ------------------------------------------------------------------------
@@ -278,3 +283,16 @@ def test_idempotent_init_gives_fresh_pid_epoch_0_and_sequences_from_0() -> None:
     assert client.producer_id == -1
     client = cl.init_producer_id(client, 55)
     assert (client.producer_id, client.epoch, client.next_seq, client.last_acked_seq) == (55, 0, 0, -1)
+
+
+def test_oos_while_unresolved_not_the_next_after_unresolved_point_retries_without_bump() -> None:
+    # §2.6: with an unresolved partition, OUT_OF_ORDER requests the bump only for "the next batch after
+    # the unresolved point"; any other batch is retried while the sequence resolves
+    c = cfg(delivery_timeout=3)
+    client, _ = with_inflight(3, c, sent=3)
+    client = client._replace(batches=(client.batches[0]._replace(status=RETRY),) + client.batches[1:])
+    client = cl.expire_batch(client, 0, c)  # seq 0 expired after being sent: unresolved at seq 1
+    out = cl.handle_produce_response(client, resp(2, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), 0, c)
+    assert batch(out.client, 2).status == RETRY and not out.client.epoch_bump_required
+    out = cl.handle_produce_response(client, resp(1, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), 0, c)
+    assert out.client.epoch_bump_required
