@@ -420,3 +420,59 @@ def test_cli_engine_spark_meets_expectations(spark, tmp_path, capsys):
     assert code == 0, capsys.readouterr()
     (cex,) = [p for p in tmp_path.glob("*.json") if not p.name.endswith(".itf.json")]
     assert len(json.loads(cex.read_text())["steps"]) == 7
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to find the JVM")
+def test_sigterm_stops_spark_and_its_jvm():
+    """A driver killed with SIGTERM unwinds (exit 143) and its JVM does not outlive it."""
+    import signal
+    import time
+    code = textwrap.dedent("""
+        from eoscheck.checker.explore import ExploreOptions, explore
+        from eoscheck.examples.twophase import TwoPhase
+
+        class Announce:
+            def start(self, label): pass
+            def update(self, stats, level=None, note=""): print("level", level, flush=True)
+            def finish(self, stats): pass
+
+        try:
+            explore(TwoPhase(9), ExploreOptions(strategy="spark"), Announce())
+        finally:
+            print("unwound", flush=True)
+        """)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().startswith("level")  # Spark is up and exploring
+        jvms = _children(proc.pid)
+        assert jvms, "no JVM child found"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=120) == 128 + signal.SIGTERM
+        assert "unwound" in proc.stdout.read()
+        deadline = time.monotonic() + 60
+        while any(_alive(p) for p in jvms) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not any(_alive(p) for p in jvms)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
