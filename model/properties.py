@@ -90,6 +90,14 @@ def sole_instance_never_fenced(s: InitPidState) -> bool:
     return True
 
 
+def newest_instance_never_fenced(s: InitPidState) -> bool:
+    """A producer instance is fenced only after a newer instance of its transactional id started."""
+    for i, c in enumerate(s.clients):
+        if c.phase == INIT_FENCED and not any(o.started > c.started for j, o in enumerate(s.clients) if j != i):
+            return False
+    return True
+
+
 def no_unexpected_server_error(s: InitPidState, step: tuple, t: InitPidState) -> bool:
     """InitProducerId never fails with UNKNOWN_SERVER_ERROR (an IllegalStateException on the coordinator)."""
     return not (step[0] == "HandleInitProducerId" and step[-1] == -1)

@@ -191,7 +191,10 @@ class TxnClient(NamedTuple):
     attempt: int  # correlation: responses to an older attempt are dropped with its connection
     req_producer_id: int  # what the outstanding InitProducerId carries (-1: not given)
     req_epoch: int
-    started: bool  # ghost: an instance has been started in this slot
+    #: ghost: 0 before any instance ran in this slot; -1 until the coordinator handles the current
+    #: instance's InitProducerId; then the order (1, 2, ...) in which the coordinator last handled an
+    #: InitProducerId without producer id/epoch from it (which instance is newer)
+    started: int
 
 
 class InitPidRequest(NamedTuple):

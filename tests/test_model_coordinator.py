@@ -90,7 +90,7 @@ def test_expired_metadata_is_no_metadata() -> None:
 
 
 def test_client_reactions_to_init_producer_id_responses() -> None:
-    client = TxnClient(1, -1, -1, 1, 7, 4, True)
+    client = TxnClient(1, -1, -1, 1, 7, 4, 1)
     assert tc.on_init_response(client, Errors.NONE, 7, 5)[:3] == (INIT_READY, 7, 5)
     assert tc.on_init_response(client, Errors.CONCURRENT_TRANSACTIONS, -1, -1) is None
     assert tc.on_init_response(client, Errors.PRODUCER_FENCED, -1, -1).phase == INIT_FENCED
@@ -99,7 +99,8 @@ def test_client_reactions_to_init_producer_id_responses() -> None:
 
 
 def test_retry_keeps_the_request_fields() -> None:
-    client, req = tc.begin_init(TxnClient(2, 7, 4, 3, -1, -1, True), 0, 7, 4)
+    client, req = tc.begin_init(TxnClient(2, 7, 4, 3, -1, -1, 1), 0, 7, 4)
+    assert client.started == 1  # re-initialising keeps the instance
     again, req2 = tc.resend(client, 0, new_connection=True)
     assert (req2.producer_id, req2.epoch, req2.attempt) == (7, 4, req.attempt + 1)
     same, req3 = tc.resend(client, 0, new_connection=False)

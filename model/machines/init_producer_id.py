@@ -35,6 +35,7 @@ PROPERTY_DOCS: dict[str, str] = {
     "UniqueProducerIdEpoch": props.unique_producer_id_epoch.__doc__ or "",
     "CoordinatorEpochMonotonic": props.coordinator_epoch_monotonic.__doc__ or "",
     "SoleInstanceNeverFenced": props.sole_instance_never_fenced.__doc__ or "",
+    "NewestInstanceNeverFenced": props.newest_instance_never_fenced.__doc__ or "",
     "NoUnexpectedServerError": props.no_unexpected_server_error.__doc__ or "",
     "CoordinatorLegalState": props.coordinator_legal_state.__doc__ or "",
 }
@@ -71,7 +72,7 @@ class InitProducerIdMachine(Machine):
                                     expirations=bounds["expirations"], transactions=bounds["transactions"])
 
     def init_states(self) -> Iterator[InitPidState]:
-        idle = TxnClient(INIT_IDLE, -1, -1, 0, -1, -1, False)
+        idle = TxnClient(INIT_IDLE, -1, -1, 0, -1, -1, 0)
         yield InitPidState(next_producer_id=0, metadata=NO_METADATA, txn_log=NO_LOG_VALUE, pending=(),
                            clients=(idle,) * self.n_clients, requests=(), responses=(),
                            faults=InitPidFaults(0, 0, 0, 0, 0, 0))
@@ -91,6 +92,8 @@ class InitProducerIdMachine(Machine):
             "CoordinatorEpochMonotonic": p("CoordinatorEpochMonotonic", "transition",
                                            props.coordinator_epoch_monotonic_within(self.cfg.max_epoch)),
             "SoleInstanceNeverFenced": p("SoleInstanceNeverFenced", "invariant", props.sole_instance_never_fenced),
+            "NewestInstanceNeverFenced": p("NewestInstanceNeverFenced", "invariant",
+                                           props.newest_instance_never_fenced),
             "NoUnexpectedServerError": p("NoUnexpectedServerError", "transition", props.no_unexpected_server_error),
             "CoordinatorLegalState": p("CoordinatorLegalState", "transition", props.coordinator_legal_state),
         }
@@ -121,13 +124,13 @@ class InitProducerIdMachine(Machine):
     def _client_steps(self, s: InitPidState) -> Iterator[tuple[tuple, InitPidState]]:
         for c, client in enumerate(s.clients):
             if client.phase == INIT_IDLE and not client.started:
-                new, req = tc.begin_init(client, c, -1, -1)
+                new, req = tc.begin_init(client, c, -1, -1, new_instance=True)
                 yield ("StartInstance", c), self._with_client(s, c, new, requests=s.requests + (req,))
             elif client.started:
                 faults = self._spend(s, "restarts")
                 if faults is not None:
                     fresh = client._replace(producer_id=-1, epoch=-1)
-                    new, req = tc.begin_init(fresh, c, -1, -1)
+                    new, req = tc.begin_init(fresh, c, -1, -1, new_instance=True)
                     yield ("RestartInstance", c), self._with_client(s, c, new, requests=s.requests + (req,),
                                                                     faults=faults)
             if client.phase == INIT_READY and self.cfg.kip360:
@@ -195,16 +198,32 @@ class InitProducerIdMachine(Machine):
         requests = s.requests + (req,) if req is not None else s.requests
         yield ("EndTxn", c, error), self._with_client(s, c, new, requests=requests)
 
+    @staticmethod
+    def _arrived(s: InitPidState, c: int, req_producer_id: int) -> tuple[TxnClient, ...]:
+        """Ghost bookkeeping: the coordinator handles an InitProducerId without producer id/epoch,
+        i.e. from an instance announcing itself as new (a first call or its retry): that instance is
+        now the newest one. (Requests carry no instance identity, so a dead predecessor's delayed
+        request counts for the slot's current instance: check NewestInstanceNeverFenced without
+        restarts.)"""
+        if req_producer_id != -1:
+            return s.clients
+        order = max(max(o.started for o in s.clients), 0) + 1
+        clients = s.clients[:c] + (s.clients[c]._replace(started=order),) + s.clients[c + 1:]
+        # only the relative order matters: renumber 1..n so the ghost stays bounded
+        ranks = {v: r + 1 for r, v in enumerate(sorted({o.started for o in clients if o.started > 0}))}
+        return tuple(o._replace(started=ranks[o.started]) if o.started > 0 else o for o in clients)
+
     def _coordinator_steps(self, s: InitPidState) -> Iterator[tuple[tuple, InitPidState]]:
         meta = s.metadata
         for i, req in enumerate(s.requests):
+            s_req = s._replace(clients=self._arrived(s, req.client, req.producer_id))
             result = handle_init_producer_id(meta, bool(s.pending), req.producer_id, req.epoch,
                                              s.next_producer_id, self.cfg)
             rest = remove_at(s.requests, i)
             step = ("HandleInitProducerId", req.client, req.attempt, req.producer_id, req.epoch, int(result.error))
             next_pid = s.next_producer_id + (1 if result.used_new_producer_id else 0)
             if result.transit is not None:
-                yield step, s._replace(requests=rest, next_producer_id=next_pid,
+                yield step, s_req._replace(requests=rest, next_producer_id=next_pid,
                                        pending=(PendingAppend(req.client, req.attempt, result.transit),))
             else:
                 new_meta = result.fenced if result.fenced is not None else meta
@@ -212,7 +231,7 @@ class InitProducerIdMachine(Machine):
                 changes: dict[str, Any] = {}
                 if result.fenced is not None:
                     changes = {"metadata": new_meta, "txn_log": self._persist(new_meta)}
-                yield step, s._replace(requests=rest, responses=s.responses + (resp,), next_producer_id=next_pid,
+                yield step, s_req._replace(requests=rest, responses=s.responses + (resp,), next_producer_id=next_pid,
                                        **changes)
         if s.pending:
             p = s.pending[0]
@@ -285,6 +304,7 @@ class InitProducerIdMachine(Machine):
         for c, client in enumerate(s.clients):
             p = f"client[{c}]."
             out[p + "phase"] = CLIENT_PHASE_NAMES[client.phase]
+            out[p + "instance"] = client.started
             out[p + "producer_id"] = client.producer_id
             out[p + "epoch"] = client.epoch
             out[p + "attempt"] = client.attempt

@@ -13,11 +13,12 @@ from ..state import INIT_FATAL, INIT_FENCED, INIT_INITIALIZING, INIT_READY, Init
 HANDLED, RETRYING, DROPPED_STALE = 0, 1, 2
 
 
-def begin_init(client: TxnClient, client_id: int, producer_id: int, epoch: int) -> tuple[TxnClient, InitPidRequest]:
+def begin_init(client: TxnClient, client_id: int, producer_id: int, epoch: int,
+               new_instance: bool = False) -> tuple[TxnClient, InitPidRequest]:
     """Send InitProducerId carrying (producer_id, epoch) (-1, -1 for a new instance)."""
     attempt = client.attempt + 1
     new = client._replace(phase=INIT_INITIALIZING, attempt=attempt, req_producer_id=producer_id, req_epoch=epoch,
-                          started=True)
+                          started=-1 if new_instance else client.started)
     return new, InitPidRequest(client_id, attempt, producer_id, epoch)
 
 
