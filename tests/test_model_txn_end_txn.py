@@ -89,3 +89,48 @@ def test_ops_rule_next_state_matches_table():
                          meta_state=int(S.ONGOING), meta_pending=NO_PENDING, req_producer_id=PID, req_epoch=EPOCH,
                          req_result=int(R.COMMIT))
     assert d == (E.INVALID_PRODUCER_ID_MAPPING, S.ONGOING)
+
+
+# --- TV2 (KIP-890 part 2), the later-trunk table ------------------------------------------------------
+from eoscheck.model.transactions.end_txn import end_txn_tv2  # noqa: E402
+from eoscheck.model.transactions.states import is_valid_transition  # noqa: E402
+
+RETRY, CURRENT, OLD = EPOCH - 1, EPOCH, EPOCH - 2
+TV2 = [
+    # state, result, request epoch, error, next state, bumped
+    (S.ONGOING, R.COMMIT, CURRENT, E.NONE, S.PREPARE_COMMIT, True),
+    (S.ONGOING, R.ABORT, CURRENT, E.NONE, S.PREPARE_ABORT, True),
+    (S.ONGOING, R.COMMIT, RETRY, E.PRODUCER_FENCED, S.ONGOING, False),
+    (S.PREPARE_COMMIT, R.COMMIT, RETRY, E.CONCURRENT_TRANSACTIONS, S.PREPARE_COMMIT, False),
+    (S.PREPARE_COMMIT, R.ABORT, RETRY, E.INVALID_TXN_STATE, S.PREPARE_COMMIT, False),
+    (S.PREPARE_ABORT, R.ABORT, CURRENT, E.PRODUCER_FENCED, S.PREPARE_ABORT, False),
+    (S.COMPLETE_COMMIT, R.COMMIT, RETRY, E.NONE, S.COMPLETE_COMMIT, False),
+    (S.COMPLETE_COMMIT, R.COMMIT, CURRENT, E.INVALID_TXN_STATE, S.COMPLETE_COMMIT, False),
+    (S.COMPLETE_COMMIT, R.ABORT, RETRY, E.INVALID_TXN_STATE, S.COMPLETE_COMMIT, False),
+    (S.COMPLETE_COMMIT, R.ABORT, CURRENT, E.NONE, S.PREPARE_ABORT, True),
+    (S.COMPLETE_ABORT, R.ABORT, RETRY, E.NONE, S.COMPLETE_ABORT, False),
+    (S.COMPLETE_ABORT, R.ABORT, CURRENT, E.NONE, S.PREPARE_ABORT, True),
+    (S.COMPLETE_ABORT, R.COMMIT, RETRY, E.INVALID_TXN_STATE, S.COMPLETE_ABORT, False),
+    (S.COMPLETE_ABORT, R.COMMIT, CURRENT, E.INVALID_TXN_STATE, S.COMPLETE_ABORT, False),
+    (S.EMPTY, R.ABORT, CURRENT, E.NONE, S.PREPARE_ABORT, True),
+    (S.EMPTY, R.ABORT, RETRY, E.PRODUCER_FENCED, S.EMPTY, False),
+    (S.EMPTY, R.COMMIT, CURRENT, E.INVALID_TXN_STATE, S.EMPTY, False),
+    (S.COMPLETE_COMMIT, R.COMMIT, OLD, E.PRODUCER_FENCED, S.COMPLETE_COMMIT, False),
+]
+
+
+@pytest.mark.parametrize("state,result,epoch,error,next_state,bumped", TV2)
+def test_tv2_table(state, result, epoch, error, next_state, bumped):
+    out = end_txn_tv2(meta(state), PID, epoch, result)
+    assert (out.error, out.meta.state, out.wrote) == (error, next_state, bumped)
+    if bumped:
+        assert (out.meta.epoch, out.meta.last_epoch) == (EPOCH + 1, EPOCH)
+        assert is_valid_transition(state, next_state, tv2=True)
+    else:
+        assert out.meta.epoch == EPOCH
+
+
+def test_tv2_pid_mismatch_and_pending():
+    assert end_txn_tv2(meta(S.ONGOING), PID + 1, EPOCH, R.COMMIT).error == E.INVALID_PRODUCER_ID_MAPPING
+    assert end_txn_tv2(meta(S.ONGOING, pending=S.PREPARE_COMMIT), PID, EPOCH, R.COMMIT).error == \
+        E.CONCURRENT_TRANSACTIONS

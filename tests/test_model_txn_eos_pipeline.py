@@ -136,3 +136,15 @@ def test_kafka_2_4_per_partition_producers_lose_atomicity_through_the_timeout_ab
     _, r = run("kafka-2.4-eos-alpha", properties=("OffsetsAgreeWithOutput",), instances=1)
     (v,) = r.violations
     assert ("AbortTimedOutTransaction", 0) in steps(v.trace)
+
+
+def test_stale_end_txn_commits_the_next_transaction_under_tv1_and_is_fenced_under_tv2():
+    """KIP-890 part 2's motivation: a timed-out EndTxn(COMMIT) processed after the retry succeeded."""
+    _, r = run("kip890-verification", properties=("OffsetsAgreeWithOutput",), endtxn_timeouts=1, records=2,
+               instances=1)
+    (v,) = r.violations
+    s = steps(v.trace)
+    assert s.index(("EndTxnTimesOut", 0)) < s.index(("EndTxn", 0, "COMMIT")) < s.index(("ProduceArrives", 0, 1))
+    assert s[-2][0] == "StaleEndTxnArrives"
+    m, r = run("kip890-tv2", endtxn_timeouts=1, records=2, instances=1)
+    assert r.verdict == "holds" and r.stats.coverage["StaleEndTxnArrives"].distinct > 0

@@ -66,3 +66,12 @@ def test_init_producer_id_on_ongoing_fences_aborts_and_answers_concurrent_transa
     out = init_producer_id_on_ongoing(ongoing(), max_epoch=MAX)
     assert (out.error, out.meta.state, out.meta.epoch, out.wrote) == (
         E.CONCURRENT_TRANSACTIONS, S.PREPARE_ABORT, EPOCH + 1, True)
+
+
+def test_tv2_fence_abort_bumps_twice_so_the_old_producer_is_neither_current_nor_retry():
+    from eoscheck.model.transactions.end_txn import end_txn_tv2
+
+    out = abort_timed_out(ongoing(), max_epoch=MAX, tv2=True)
+    assert (out.meta.state, out.meta.epoch, out.meta.last_epoch) == (S.PREPARE_ABORT, EPOCH + 2, EPOCH + 1)
+    done = out.meta._replace(state=int(S.COMPLETE_ABORT), partitions=())
+    assert end_txn_tv2(done, PID, EPOCH, R.ABORT).error == E.PRODUCER_FENCED

@@ -34,9 +34,8 @@ the group coordinator completes pending offsets in the same step as the offsets-
 after the transaction is CompleteCommit - not modelled); JoinGroup + SyncGroup complete in one step
 once every member still in the group is between transactions (eager revocation commits first);
 sequence numbers are not modelled (one batch per transaction and partition, never retried:
-idempotence is the subject of the part-1 machines); the TV2 epoch bump applies to the client's
-EndTxn only (the coordinator's own timeout abort keeps TV1's single fence bump, the snapshot's
-double bump being unverified).
+idempotence is the subject of the part-1 machines); with TV2 the coordinator's own fence-abort bumps
+twice (fence + PrepareAbort, as the reference reads the snapshot; unverified by a Kafka test).
 """
 
 from __future__ import annotations
@@ -57,7 +56,7 @@ from eoscheck.model.group.pending_offsets import (complete_pending_txn_offset_co
 from eoscheck.model.group.txn_offset_commit import validate_txn_offset_commit
 from eoscheck.model.transactions.add_partitions import add_partitions_to_txn
 from eoscheck.model.transactions.codes import NO_PENDING, Errors, TxnResult, TxnState
-from eoscheck.model.transactions.end_txn import end_txn
+from eoscheck.model.transactions.end_txn import end_txn, end_txn_tv2
 from eoscheck.model.transactions.log import (EntryKind, LogEntry, committed_values, has_open_transaction,
                                              last_stable_offset, open_transactions)
 from eoscheck.model.transactions.failover import load_transaction
@@ -123,6 +122,15 @@ class ProduceRequest(NamedTuple):
     value: int
 
 
+class EndTxnRequest(NamedTuple):
+    """An EndTxn request the client gave up on (request timeout) that may still reach the coordinator."""
+
+    instance: int
+    tid: int
+    epoch: int
+    result: int
+
+
 class PipelineState(NamedTuple):
     txns: tuple[TxnMeta, ...]  # per transactional id
     output: tuple[LogEntry, ...]
@@ -145,6 +153,8 @@ class PipelineState(NamedTuple):
     produce_requests: tuple[ProduceRequest, ...]
     #: delivery timeouts used (each makes the client abort while its request is still in flight)
     produce_timeouts: int
+    endtxn_requests: tuple[EndTxnRequest, ...]
+    endtxn_timeouts: int
 
 
 def member_id_of(instance: int, incarnation: int) -> int:
@@ -173,13 +183,16 @@ class EosPipeline(Machine):
         "AbortTimedOutTransaction": ("tid",), "WriteTxnMarker": ("tid", "partition"),
         "SessionTimeout": ("instance",), "Rebalance": (), "OnAssignment": ("instance",), "Rejoin": ("instance",),
         "TxnCoordinatorFailover": (), "StaleTxnMarkerArrives": ("tid", "partition", "coordinator_epoch"),
+        "EndTxnTimesOut": ("instance",), "StaleEndTxnArrives": ("tid", "result", "epoch"),
+        "CompleteTransaction": ("tid",),
     }
 
     def __init__(self, *, deployment: str, txn_offset_commit_check: str, require_stable: str,
                  timeout_abort_bumps_epoch: bool, kip890_verification: bool, tv2_epoch_bump: bool,
                  client_epoch_bump_after_abort: bool,
                  marker_coordinator_epoch_check: bool, records: int, max_generation: int, max_epoch: int,
-                 rejoins: int, instances: int, failovers: int, produce_timeouts: int) -> None:
+                 rejoins: int, instances: int, failovers: int, produce_timeouts: int,
+                 endtxn_timeouts: int = 0) -> None:
         if deployment not in ("per-partition", "per-thread"):
             raise ValueError(f"unknown deployment {deployment!r}")
         self.per_thread = deployment == "per-thread"
@@ -191,6 +204,7 @@ class EosPipeline(Machine):
         self.records, self.max_generation, self.max_epoch, self.rejoins = records, max_generation, max_epoch, rejoins
         self.instances, self.max_failovers, self.max_produce_timeouts = instances, failovers, produce_timeouts
         self.tv2 = tv2_epoch_bump
+        self.max_endtxn_timeouts = endtxn_timeouts
         self.client_bump = client_epoch_bump_after_abort
         self.tids = instances if self.per_thread else 1
 
@@ -219,7 +233,7 @@ class EosPipeline(Machine):
                             NO_OFFSET, ready, 0 if ready else -1, 0))
         leaders = tuple(tuple((-1, -1) for _ in range(self.tids)) for _ in PARTITION_NAMES)
         yield PipelineState(txns, (), (), leaders, group, tuple(apps), (), False, 0,
-                            tuple(to_log_record(m) for m in txns), (), 0, (), 0)
+                            tuple(to_log_record(m) for m in txns), (), 0, (), 0, (), 0)
 
     def within_bounds(self, s: PipelineState) -> bool:
         return (s.group.generation_id <= self.max_generation
@@ -274,8 +288,16 @@ class EosPipeline(Machine):
             yield from self._app_steps(s, i, a)
         for req in s.produce_requests:
             yield ("ProduceArrives", req.instance, req.value), self._produce_arrives(s, req)
+        for req in s.endtxn_requests:
+            out = self._end_txn(s.txns[req.tid], self.pid_of(req.tid), req.epoch, req.result)
+            gone = s._replace(endtxn_requests=tuple(r for r in s.endtxn_requests if r != req))
+            yield (("StaleEndTxnArrives", req.tid, TxnResult(req.result).name, req.epoch),
+                   self._txn(gone, req.tid, out.meta, write=out.wrote))
         for tid, m in enumerate(s.txns):
-            out = abort_timed_out(m, max_epoch=self.max_epoch, bump_epoch=self.bump)
+            done, wrote = complete_if_done(m)
+            if wrote:  # a PrepareAbort with no partitions (TV2 abort of an empty transaction): no markers
+                yield ("CompleteTransaction", tid), self._txn(s, tid, done)
+            out = abort_timed_out(m, max_epoch=self.max_epoch, bump_epoch=self.bump, tv2=self.tv2)
             if out.wrote:
                 yield ("AbortTimedOutTransaction", tid), self._txn(s, tid, out.meta)
             for marker in markers_to_send(m, s.coordinator_epoch):
@@ -342,7 +364,7 @@ class EosPipeline(Machine):
             yield ("TxnOffsetCommit", i), self._txn_offset_commit(s, i, tid, a)
         elif ph in (Phase.END_TXN, Phase.ABORT, Phase.ABORT_TASK):
             result = TxnResult.COMMIT if ph == Phase.END_TXN else TxnResult.ABORT
-            out = end_txn(m, pid, a.producer_epoch, result, tv2_bump=self.tv2)
+            out = self._end_txn(m, pid, a.producer_epoch, result)
             nxt = self._txn(s, tid, out.meta)
             if out.error == E.CONCURRENT_TRANSACTIONS:
                 return  # retriable: the client retries; no state change to record
@@ -355,10 +377,20 @@ class EosPipeline(Machine):
                     after = Phase.BUMP_EPOCH if self.client_bump and not self.tv2 else Phase.FETCH
                     nxt = self._app(nxt, i, phase=int(after), position=NO_OFFSET, producer_epoch=epoch)
                 else:
-                    nxt = self._app(nxt, i, phase=int(Phase.LOST), owns=False, position=NO_OFFSET)
+                    nxt = self._app(nxt, i, phase=int(Phase.LOST), owns=False, position=NO_OFFSET,
+                                    producer_epoch=epoch)
             else:  # PRODUCER_FENCED, INVALID_TXN_STATE: fatal for the producer
                 nxt = self._app(nxt, i, phase=int(Phase.FENCED), owns=False, position=NO_OFFSET)
             yield ("EndTxn", i, result.name), nxt
+            if s.endtxn_timeouts < self.max_endtxn_timeouts:
+                # the request goes unanswered: the client gives up on it and will send it again on a new
+                # connection, but the first copy may still be processed later
+                req = EndTxnRequest(i, tid, a.producer_epoch, int(result))
+                yield ("EndTxnTimesOut", i), s._replace(endtxn_timeouts=s.endtxn_timeouts + 1,
+                                                        endtxn_requests=tuple(sorted(s.endtxn_requests + (req,))))
+
+    def _end_txn(self, m: TxnMeta, pid: int, epoch: int, result: int):
+        return end_txn_tv2(m, pid, epoch, result) if self.tv2 else end_txn(m, pid, epoch, result)
 
     def _after_coordinator_call(self, s: PipelineState, i: int, tid: int, error: int, meta: TxnMeta,
                                 on_success: Phase) -> PipelineState:
@@ -376,7 +408,7 @@ class EosPipeline(Machine):
         if m.pending_state != NO_PENDING or m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
             return s  # CONCURRENT_TRANSACTIONS: retry
         if m.state == S.ONGOING:
-            return self._txn(s, tid, init_producer_id_on_ongoing(m, max_epoch=self.max_epoch).meta)
+            return self._txn(s, tid, init_producer_id_on_ongoing(m, max_epoch=self.max_epoch, tv2=self.tv2).meta)
         out = init_producer_id_decision(
             CONCRETE, kip360=True, shipped=True, max_epoch=self.max_epoch, meta_exists=True,
             meta_producer_id=m.producer_id, meta_prev_producer_id=m.prev_producer_id, meta_epoch=m.epoch,
@@ -533,10 +565,9 @@ class EosPipeline(Machine):
                     return False
         return True
 
-    @staticmethod
-    def _valid_transitions(s: PipelineState, step: tuple, t: PipelineState) -> bool:
+    def _valid_transitions(self, s: PipelineState, step: tuple, t: PipelineState) -> bool:
         for before, after in zip(s.txns, t.txns):
-            if before.state != after.state and not is_valid_transition(before.state, after.state):
+            if before.state != after.state and not is_valid_transition(before.state, after.state, tv2=self.tv2):
                 return False
         return True
 
@@ -578,6 +609,8 @@ class EosPipeline(Machine):
             f"coordinator_epoch={x.coordinator_epoch}) -> {PARTITION_NAMES[x.partition]}" for x in s.stale_markers]
         f["network.produce"] = [f"app[{r.instance}] pid={self.pid_of(r.tid)} epoch={r.epoch} value={r.value}"
                                 for r in s.produce_requests]
+        f["network.end_txn"] = [f"app[{r.instance}] pid={self.pid_of(r.tid)} epoch={r.epoch} "
+                                f"{TxnResult(r.result).name}" for r in s.endtxn_requests]
         f["ghost.zombie_committed"] = s.zombie_committed
         return f
 
@@ -598,8 +631,9 @@ SWITCHES = {
     "client_epoch_bump_after_abort": Switch("KIP-360 client (2.5+): after aborting a transaction whose batch timed "
                                             "out, the producer bumps its epoch with InitProducerId(pid, epoch)",
                                             True),
-    "tv2_epoch_bump": Switch("transaction version 2 (KIP-890 part 2, Kafka 4.0): every EndTxn bumps the epoch and "
-                             "the client continues with the bumped epoch", False),
+    "tv2_epoch_bump": Switch("transaction version 2 (KIP-890 part 2, Kafka 4.0): every EndTxn bumps the epoch, the "
+                             "client continues with the bumped epoch, and EndTxn is validated by the TV2 table "
+                             "(retry = epoch one below)", False),
     "marker_coordinator_epoch_check": Switch("leaders refuse a marker with an older coordinator epoch "
                                              "(TRANSACTION_COORDINATOR_FENCED; Kafka since 0.11 - False is a "
                                              "counterfactual showing what the check prevents)", True),
@@ -646,6 +680,8 @@ BOUNDS = {
     "failovers": Bound("transaction coordinator failovers", 0, 0, 2),
     "produce_timeouts": Bound("produce deliveries that time out on the client while the request is in flight",
                               0, 0, 2),
+    "endtxn_timeouts": Bound("EndTxn requests the client gives up on (and resends) while the first copy is still "
+                             "in flight", 0, 0, 2),
 }
 
 
@@ -660,7 +696,8 @@ def build(switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> Eos
                        marker_coordinator_epoch_check=bool(switches["marker_coordinator_epoch_check"]),
                        records=bounds["records"], max_generation=bounds["max_generation"],
                        max_epoch=bounds["max_epoch"], rejoins=bounds["rejoins"], instances=bounds["instances"],
-                       failovers=bounds["failovers"], produce_timeouts=bounds["produce_timeouts"])
+                       failovers=bounds["failovers"], produce_timeouts=bounds["produce_timeouts"],
+                       endtxn_timeouts=bounds["endtxn_timeouts"])
 
 
 MODEL = ModelDef(

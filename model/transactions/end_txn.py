@@ -89,3 +89,55 @@ def end_txn(meta: TxnMeta | None, producer_id: int, epoch: int, result: int, *, 
         # prepareAbortOrCommit with TV2: epoch + 1, lastEpoch := old epoch (overflow rotation not modelled)
         nxt = nxt._replace(epoch=nxt.epoch + 1, last_epoch=nxt.epoch)
     return EndTxnOutcome(int(Errors.NONE), transit(nxt, state=int(d.next_state)), True)
+
+
+def end_txn_tv2(meta: TxnMeta | None, producer_id: int, epoch: int, result: int) -> EndTxnOutcome:
+    """EndTxn from a TV2 client (KIP-890 part 2), as the later-trunk ``endTransaction`` tabulates it.
+
+    Every accepted EndTxn bumps the epoch (lastEpoch := the old one); the client learns the new epoch
+    from the answer (EndTxn v5). A request whose epoch is one below the metadata's is a *retry* of an
+    EndTxn that already bumped; one with the metadata's epoch is *current*:
+
+        Ongoing:        current -> PrepareX with a bump; otherwise PRODUCER_FENCED
+        PrepareX:       retry with the same result -> CONCURRENT_TRANSACTIONS, the other -> INVALID_TXN_STATE
+        CompleteCommit: COMMIT retry -> NONE; COMMIT current -> INVALID_TXN_STATE; ABORT retry ->
+                        INVALID_TXN_STATE; ABORT current -> abort with no partitions (epoch bump)
+        CompleteAbort:  ABORT retry -> NONE; ABORT current -> epoch bump; COMMIT -> INVALID_TXN_STATE
+        Empty:          ABORT current -> epoch bump; COMMIT current -> INVALID_TXN_STATE
+        anything else   -> PRODUCER_FENCED
+
+    Not modelled: the overflow retry (pid rotation at epoch 32766) and the snapshot's variations.
+    """
+    E, S = Errors, TxnState
+    if meta is None or not meta.exists or meta.producer_id != producer_id:
+        return EndTxnOutcome(int(E.INVALID_PRODUCER_ID_MAPPING), meta, False)  # type: ignore[arg-type]
+    if meta.pending_state != NO_PENDING:
+        return EndTxnOutcome(int(E.CONCURRENT_TRANSACTIONS), meta, False)
+    commit = result == TxnResult.COMMIT
+    retry, current = meta.epoch == epoch + 1, meta.epoch == epoch
+    st = meta.state
+    target = S.PREPARE_COMMIT if commit else S.PREPARE_ABORT
+
+    def bump(state: int) -> EndTxnOutcome:
+        return EndTxnOutcome(int(E.NONE), transit(meta, state=int(state), epoch=meta.epoch + 1,
+                                                  last_epoch=meta.epoch), True)
+
+    def answer(err: int) -> EndTxnOutcome:
+        return EndTxnOutcome(int(err), meta, False)
+
+    if st == S.ONGOING:
+        return bump(target) if current else answer(E.PRODUCER_FENCED)
+    if st in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+        if not retry:
+            return answer(E.PRODUCER_FENCED)
+        return answer(E.CONCURRENT_TRANSACTIONS if st == target else E.INVALID_TXN_STATE)
+    if st in (S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
+        done = S.COMPLETE_COMMIT if commit else S.COMPLETE_ABORT
+        if retry:
+            return answer(E.NONE if st == done else E.INVALID_TXN_STATE)
+        if current:
+            return bump(S.PREPARE_ABORT) if not commit else answer(E.INVALID_TXN_STATE)
+        return answer(E.PRODUCER_FENCED)
+    if st == S.EMPTY and current:
+        return answer(E.INVALID_TXN_STATE) if commit else bump(S.PREPARE_ABORT)
+    return answer(E.PRODUCER_FENCED)

@@ -38,11 +38,14 @@ def can_time_out(meta: TxnMeta) -> bool:
     return meta.state == TxnState.ONGOING and meta.pending_state == NO_PENDING
 
 
-def fence_and_abort(meta: TxnMeta, *, max_epoch: int, bump_epoch: bool = True) -> AbortOutcome:
+def fence_and_abort(meta: TxnMeta, *, max_epoch: int, bump_epoch: bool = True, tv2: bool = False) -> AbortOutcome:
     """prepareFenceProducerEpoch then endTransaction(ABORT, isFromClient=false) in one step.
 
     With ``bump_epoch=False`` (timeout abort before KIP-360) no fence is prepared and the abort uses
-    the current epoch.
+    the current epoch. With ``tv2`` (server transaction.version 2) ``prepareAbortOrCommit`` bumps once
+    more: the PrepareAbort carries epoch + 2 and lastEpoch = epoch + 1 (the reference reads this from
+    the 2024 snapshot without a unit test pinning it), so the fenced producer's EndTxn is neither
+    "current" nor a "retry" and gets PRODUCER_FENCED.
     """
     if not bump_epoch:
         return AbortOutcome(*end_txn(meta, meta.producer_id, meta.epoch, TxnResult.ABORT,
@@ -50,21 +53,22 @@ def fence_and_abort(meta: TxnMeta, *, max_epoch: int, bump_epoch: bool = True) -
     fenced = fence_producer_epoch(CONCRETE, max_epoch=max_epoch, epoch=meta.epoch,
                                   has_failed_epoch_fence=meta.has_failed_epoch_fence)
     pending = meta._replace(pending_state=int(TxnState.PREPARE_EPOCH_FENCE))
-    return AbortOutcome(*end_txn(pending, meta.producer_id, fenced, TxnResult.ABORT, is_from_client=False))
+    return AbortOutcome(*end_txn(pending, meta.producer_id, fenced, TxnResult.ABORT, is_from_client=False,
+                                 tv2_bump=tv2))
 
 
-def abort_timed_out(meta: TxnMeta, *, max_epoch: int, bump_epoch: bool = True) -> AbortOutcome:
+def abort_timed_out(meta: TxnMeta, *, max_epoch: int, bump_epoch: bool = True, tv2: bool = False) -> AbortOutcome:
     """The timeout abort; NONE with no write if the transaction is not (or no longer) Ongoing."""
     if not can_time_out(meta):
         return AbortOutcome(int(Errors.NONE), meta, False)
-    return fence_and_abort(meta, max_epoch=max_epoch, bump_epoch=bump_epoch)
+    return fence_and_abort(meta, max_epoch=max_epoch, bump_epoch=bump_epoch, tv2=tv2)
 
 
-def init_producer_id_on_ongoing(meta: TxnMeta, *, max_epoch: int) -> AbortOutcome:
+def init_producer_id_on_ongoing(meta: TxnMeta, *, max_epoch: int, tv2: bool = False) -> AbortOutcome:
     """InitProducerId for a transactional id whose transaction is Ongoing (not pending): fence the
     producer, abort the transaction, and answer CONCURRENT_TRANSACTIONS (the error of the abort if it
     failed). The client retries; the retry meets PrepareAbort (CONCURRENT_TRANSACTIONS) until the
     markers complete, then bumps the epoch again in Empty/CompleteAbort."""
-    out = fence_and_abort(meta, max_epoch=max_epoch, bump_epoch=True)
+    out = fence_and_abort(meta, max_epoch=max_epoch, bump_epoch=True, tv2=tv2)
     err = out.error if out.error != Errors.NONE else int(Errors.CONCURRENT_TRANSACTIONS)
     return AbortOutcome(err, out.meta, out.wrote)
