@@ -17,6 +17,7 @@ class Errors(IntEnum):
     COORDINATOR_LOAD_IN_PROGRESS = 14
     COORDINATOR_NOT_AVAILABLE = 15
     NOT_COORDINATOR = 16
+    NOT_ENOUGH_REPLICAS = 19
     INVALID_REQUEST = 42
     OUT_OF_ORDER_SEQUENCE_NUMBER = 45
     DUPLICATE_SEQUENCE_NUMBER = 46
@@ -31,7 +32,8 @@ class Errors(IntEnum):
 #: Errors the Java client maps to a ``RetriableException`` (retried until delivery.timeout.ms).
 RETRIABLE: frozenset[int] = frozenset({
     Errors.NOT_LEADER_OR_FOLLOWER, Errors.REQUEST_TIMED_OUT, Errors.COORDINATOR_LOAD_IN_PROGRESS,
-    Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR, Errors.CONCURRENT_TRANSACTIONS,
+    Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR, Errors.NOT_ENOUGH_REPLICAS,
+    Errors.CONCURRENT_TRANSACTIONS,
 })
 
 #: Sentinels of the wire protocol (``RecordBatch.NO_PRODUCER_ID`` etc.).

@@ -46,7 +46,8 @@ IDEMPOTENT_PRODUCE = ModelDef(
                          2**31 - 1, 1, 2**31 - 1),
         "max_epoch": Bound("largest producer epoch (Short.MAX_VALUE in Kafka)", 32767, 1, 32767),
         "lost_responses": Bound("produce responses the network may lose", 1, 0, 5),
-        "reorders": Bound("messages delivered out of their send order", 0, 0, 5),
+        "transient_errors": Bound("produce requests the leader refuses with a retriable error "
+                                  "(NOT_ENOUGH_REPLICAS), letting a later batch overtake", 0, 0, 5),
         "delete_records": Bound("log start offset increments (retention or DeleteRecords)", 0, 0, 5),
         "leader_failovers": Bound("leader failovers to the in-sync follower, whose log start offset may lag "
                                   "and whose producer state is its own", 0, 0, 3),

@@ -124,7 +124,7 @@ class IdempotentFaults(NamedTuple):
     """Faults used so far (each bounded by the spec)."""
 
     lost_responses: int
-    reorders: int
+    transient_errors: int
     delete_records: int
     leader_failovers: int
     restarted_replica_failovers: int

@@ -44,7 +44,7 @@ def test_registry_declares_what_the_machine_provides(md) -> None:
 
 @pytest.mark.parametrize("name,bounds", [
     (IDEM, {"acked_prefix": 1, "records": 2, "delete_records": 1, "lost_responses": 1, "leader_failovers": 1,
-            "reorders": 1, "max_ticks": 2}),
+            "transient_errors": 1, "max_ticks": 2}),
     (INIT, {"clients": 2, "failovers": 1, "transactions": 1, "expirations": 1, "max_epoch": 3}),
 ])
 def test_states_are_stable_and_fields_are_named_by_actor(name: str, bounds: dict) -> None:

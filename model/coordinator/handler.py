@@ -1,11 +1,15 @@
 """The transaction coordinator's request handling for one transactional id, over concrete state.
 
 ``handle_init_producer_id`` is ``TransactionCoordinator.handleInitProducerId`` around the shared
-rule ``init_producer_id_decision``: pending transition or PrepareCommit/PrepareAbort ->
-CONCURRENT_TRANSACTIONS; Ongoing -> fence the open transaction (epoch bump via
-``fence_producer_epoch``, PrepareAbort written, CONCURRENT_TRANSACTIONS so the client retries);
-Empty / CompleteX / no metadata -> the rule, whose success is a transition to Empty that becomes
-visible only when its transaction-log append completes.
+rule ``init_producer_id_decision``, in Kafka's order: a pending transition ->
+CONCURRENT_TRANSACTIONS; a request producer id/epoch that fails ``validPid`` -> PRODUCER_FENCED
+(whatever the state); PrepareCommit/PrepareAbort -> CONCURRENT_TRANSACTIONS; Ongoing -> fence the
+open transaction (epoch bump via ``fence_producer_epoch``, PrepareAbort written,
+CONCURRENT_TRANSACTIONS so the client retries); Empty / CompleteX / no metadata -> the rule, whose
+success is a transition to Empty that becomes visible only when its transaction-log append
+completes. The KIP's text says nothing about Prepare/Ongoing for a re-initialising producer; the
+designed variant applies the same producer-id check (answering INVALID_PRODUCER_EPOCH, the KIP's
+error), so the variants differ only where the KIP does.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from ..errors import Errors
 from ..state import TxnMetadata
 from ..transactions.codes import TxnState
 from .fencing import fence_producer_epoch
-from .init_producer_id import init_producer_id_decision
+from .init_producer_id import init_producer_id_decision, valid_producer_id
 
 
 class CoordinatorConfig(NamedTuple):
@@ -44,14 +48,19 @@ def handle_init_producer_id(meta: TxnMetadata, pending: bool, req_producer_id: i
         req_producer_id, req_epoch = -1, -1  # the request has no such fields before v3
     if pending:
         return InitPidResult(Errors.CONCURRENT_TRANSACTIONS, None, None, False)
+    expected = req_producer_id >= 0 and req_epoch >= 0
+    if cfg.kip360 and expected and meta.exists and meta.state not in (TxnState.EMPTY, TxnState.COMPLETE_COMMIT,
+                                                                      TxnState.COMPLETE_ABORT):
+        # (for Empty/CompleteX the shared rule checks validPid itself)
+        valid = valid_producer_id(CONCRETE, max_epoch=cfg.max_epoch, meta_exists=meta.exists,
+                                  meta_producer_id=meta.producer_id, meta_prev_producer_id=meta.prev_producer_id,
+                                  meta_epoch=meta.epoch, req_producer_id=req_producer_id, req_epoch=req_epoch)
+        if not valid:
+            return InitPidResult(Errors.PRODUCER_FENCED if cfg.shipped else Errors.INVALID_PRODUCER_EPOCH,
+                                 None, None, False)
     if meta.exists and meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
         return InitPidResult(Errors.CONCURRENT_TRANSACTIONS, None, None, False)
     if meta.exists and meta.state == TxnState.ONGOING:
-        expected = req_producer_id >= 0 and req_epoch >= 0
-        if expected and req_producer_id not in (meta.producer_id, meta.prev_producer_id):
-            # validPid (shipped) / "a different producer id" (the KIP): fenced before the state switch
-            return InitPidResult(Errors.PRODUCER_FENCED if cfg.shipped else Errors.INVALID_PRODUCER_EPOCH,
-                                 None, None, False)
         epoch = fence_producer_epoch(CONCRETE, max_epoch=cfg.max_epoch, epoch=meta.epoch,
                                      has_failed_epoch_fence=meta.has_failed_epoch_fence)
         fenced = meta._replace(epoch=epoch, last_epoch=-1, state=int(TxnState.PREPARE_ABORT),

@@ -56,6 +56,17 @@ def is_epoch_exhausted(ops: Ops, *, max_epoch: int, epoch: Term) -> Term:
     return ops.ge(epoch, ops.const(max_epoch - 1, EPOCH_BITS))
 
 
+def valid_producer_id(ops: Ops, *, max_epoch: int, meta_exists: Term, meta_producer_id: Term,
+                      meta_prev_producer_id: Term, meta_epoch: Term, req_producer_id: Term, req_epoch: Term) -> Term:
+    """``validPid`` of ``handleInitProducerId`` (Kafka as shipped): metadata just created (epoch -1),
+    or the current producer id, or the previous one with an exhausted epoch (a retry after rotation).
+    Checked before the metadata's state is looked at, for every state."""
+    fresh = ops.or_(ops.not_(meta_exists), ops.eq(meta_epoch, ops.const(NO_PRODUCER_EPOCH, EPOCH_BITS)))
+    return ops.or_(fresh, ops.eq(req_producer_id, meta_producer_id),
+                   ops.and_(ops.eq(req_producer_id, meta_prev_producer_id),
+                            is_epoch_exhausted(ops, max_epoch=max_epoch, epoch=req_epoch)))
+
+
 def init_producer_id_decision(ops: Ops, *, kip360: bool, shipped: bool, max_epoch: int,
                               meta_exists: Term, meta_producer_id: Term, meta_prev_producer_id: Term,
                               meta_epoch: Term, meta_last_epoch: Term, req_producer_id: Term,
@@ -121,9 +132,9 @@ def init_producer_id_decision(ops: Ops, *, kip360: bool, shipped: bool, max_epoc
         return InitPidOutcome(*first_case(ops, cases, error_fields(Errors.INVALID_PRODUCER_EPOCH)))
 
     # Kafka as shipped.
-    valid_pid = ops.or_(fresh, ops.eq(req_producer_id, meta_producer_id),
-                        ops.and_(ops.eq(req_producer_id, meta_prev_producer_id),
-                                 is_epoch_exhausted(ops, max_epoch=max_epoch, epoch=req_epoch)))
+    valid_pid = valid_producer_id(ops, max_epoch=max_epoch, meta_exists=meta_exists, meta_producer_id=meta_producer_id,
+                                  meta_prev_producer_id=meta_prev_producer_id, meta_epoch=meta_epoch,
+                                  req_producer_id=req_producer_id, req_epoch=req_epoch)
     rotate = ops.and_(exhausted, ops.or_(ops.not_(expected), ops.eq(req_epoch, meta_epoch)))
     cases = [
         (invalid_request, error_fields(Errors.INVALID_REQUEST)),

@@ -1,6 +1,12 @@
 """Machine ``kafka.idempotent_produce``: idempotent producers writing to one partition whose leader
 validates sequences and epochs, under retention / DeleteRecords, producer-id expiry, lost and
-reordered messages, and client timeouts.
+transient errors, and client timeouts.
+
+Requests and responses travel per connection in order (the broker handles one request of a
+connection at a time); after a timeout the client reconnects and the old connection's requests
+may still be handled, interleaved with the new one's. Reordering within a connection is not a
+fault Kafka has; a batch overtakes an earlier one when the earlier one gets a retriable error
+(``transient_errors``: NOT_ENOUGH_REPLICAS) or across connections.
 
 Time is abstract: ``Tick`` advances a clock (bounded by ``max_ticks``) only when no message is in
 flight, so every message is delivered or lost within the tick it was sent in. A tick is the unit
@@ -69,7 +75,7 @@ class IdempotentProduceMachine(Machine):
         self.expiration = bounds["producer_id_expiration"]
         self.max_ticks = bounds["max_ticks"]
         self.max_lost = bounds["lost_responses"]
-        self.max_reorders = bounds["reorders"]
+        self.max_transient = bounds["transient_errors"]
         self.max_deletes = bounds["delete_records"]
         self.max_failovers = bounds["leader_failovers"]
         self.max_rebuilt = bounds["restarted_replica_failovers"]
@@ -148,11 +154,13 @@ class IdempotentProduceMachine(Machine):
                   and not any(b.status == INFLIGHT for b in client.batches)):
                 yield ("BumpEpoch", c), self._set_client(s, c, cl.bump_epoch(client, cfg))
 
-        reorders_left = self.max_reorders - s.faults.reorders
-        for i, reordered in deliverable(s.requests, lambda r: r.client, reorders_left):
-            yield self._handle_produce(s, i, reordered)
-        for i, reordered in deliverable(s.responses, lambda r: r.client, reorders_left):
-            yield self._handle_response(s, i, reordered)
+        transient_left = s.faults.transient_errors < self.max_transient
+        for i, _ in deliverable(s.requests, lambda r: (r.client, r.connection), 0):
+            yield self._handle_produce(s, i)
+            if transient_left and s.requests[i].leader_epoch == s.leader_epoch:
+                yield self._transient_error(s, i)
+        for i, _ in deliverable(s.responses, lambda r: (r.client, r.connection), 0):
+            yield self._handle_response(s, i)
         if s.faults.lost_responses < self.max_lost:
             for i, resp in enumerate(s.responses):
                 yield ("LoseResponse", resp.client, resp.record), s._replace(
@@ -216,10 +224,21 @@ class IdempotentProduceMachine(Machine):
                 leader_epoch=s.leader_epoch + 1,
                 faults=faults._replace(restarted_replica_failovers=faults.restarted_replica_failovers + 1))
 
-    def _handle_produce(self, s: IdempotentState, i: int, reordered: bool) -> tuple[tuple, IdempotentState]:
+    def _transient_error(self, s: IdempotentState, i: int) -> tuple[tuple, IdempotentState]:
+        """The leader refuses the batch with a retriable error (e.g. NOT_ENOUGH_REPLICAS while the
+        ISR is too small): nothing is appended."""
+        req = s.requests[i]
+        error = int(Errors.NOT_ENOUGH_REPLICAS)
+        resp = ProduceResponse(req.client, req.connection, req.record, error, -1, s.partition.log_start_offset)
+        open_conn = req.connection == s.clients[req.client].connection
+        return ("HandleProduce", req.client, req.record, req.seq, req.epoch, error), s._replace(
+            requests=remove_at(s.requests, i), responses=s.responses + (resp,) if open_conn else s.responses,
+            faults=s.faults._replace(transient_errors=s.faults.transient_errors + 1))
+
+    def _handle_produce(self, s: IdempotentState, i: int) -> tuple[tuple, IdempotentState]:
         req = s.requests[i]
         part = s.partition
-        faults = s.faults._replace(reorders=s.faults.reorders + 1) if reordered else s.faults
+        faults = s.faults
         if req.leader_epoch != s.leader_epoch:
             # sent to the previous leader: refused, the client retries against the new one
             resp = ProduceResponse(req.client, req.connection, req.record, int(Errors.NOT_LEADER_OR_FOLLOWER), -1, -1)
@@ -246,15 +265,14 @@ class IdempotentProduceMachine(Machine):
         return step, IdempotentState(s.now, s.next_producer_id, part, follower, s.leader_epoch, s.clients,
                                      remove_at(s.requests, i), responses, faults)
 
-    def _handle_response(self, s: IdempotentState, i: int, reordered: bool) -> tuple[tuple, IdempotentState]:
+    def _handle_response(self, s: IdempotentState, i: int) -> tuple[tuple, IdempotentState]:
         resp = s.responses[i]
         c = resp.client
         new_client, outcome = cl.handle_produce_response(s.clients[c], resp, s.now, self.cfg)
         if resp.error == Errors.NOT_LEADER_OR_FOLLOWER:
             new_client = new_client._replace(known_leader_epoch=s.leader_epoch)  # metadata refresh
-        faults = s.faults._replace(reorders=s.faults.reorders + 1) if reordered else s.faults
         step = ("HandleProduceResponse", c, resp.record, resp.error, outcome)
-        return step, self._set_client(s, c, new_client, responses=remove_at(s.responses, i), faults=faults)
+        return step, self._set_client(s, c, new_client, responses=remove_at(s.responses, i))
 
     # --- presentation ----------------------------------------------------------------------------
 
@@ -310,7 +328,7 @@ class IdempotentProduceMachine(Machine):
         out["network.responses"] = [f"ProduceResponse(client{r.client}/r{r.record}, {error_name(r.error)}, offset "
                                     f"{r.base_offset}, logStartOffset {r.log_start_offset})" for r in s.responses]
         out["faults.lost_responses"] = s.faults.lost_responses
-        out["faults.reorders"] = s.faults.reorders
+        out["faults.transient_errors"] = s.faults.transient_errors
         out["faults.delete_records"] = s.faults.delete_records
         out["faults.leader_failovers"] = s.faults.leader_failovers
         out["faults.restarted_replica_failovers"] = s.faults.restarted_replica_failovers

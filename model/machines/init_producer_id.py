@@ -100,6 +100,12 @@ class InitProducerIdMachine(Machine):
 
     # --- helpers ---------------------------------------------------------------------------------
 
+    def _transition(self, meta: TxnMetadata, state: TxnState) -> TxnMetadata:
+        """A transaction transition (AddPartitionsToTxn, EndTxn): as shipped, ``prepareTransitionTo``
+        records the producer id before the transition as previousProducerId."""
+        new = meta._replace(state=int(state))
+        return new._replace(prev_producer_id=meta.producer_id) if self.cfg.shipped else new
+
     def _persist(self, meta: TxnMetadata) -> Any:
         return to_log_value(meta, persist_last_epoch=self.cfg.persist_last_epoch,
                             persist_prev_producer_id=self.cfg.persist_prev_producer_id)
@@ -171,7 +177,7 @@ class InitProducerIdMachine(Machine):
         if error == Errors.CONCURRENT_TRANSACTIONS:
             return  # the client retries later; nothing changes
         if error == Errors.NONE:
-            new_meta = meta._replace(state=int(TxnState.ONGOING))
+            new_meta = self._transition(meta, TxnState.ONGOING)
             yield ("AddPartitionsToTxn", c, error), self._with_client(
                 s, c, client._replace(phase=INIT_IN_TXN), metadata=new_meta, txn_log=self._persist(new_meta))
             return
@@ -190,7 +196,7 @@ class InitProducerIdMachine(Machine):
         if error == Errors.CONCURRENT_TRANSACTIONS:
             return
         if error == Errors.NONE:
-            new_meta = meta._replace(state=int(d.next_state)) if d.next_state != meta.state else meta
+            new_meta = self._transition(meta, TxnState(int(d.next_state))) if d.next_state != meta.state else meta
             yield ("EndTxn", c, error), self._with_client(s, c, client._replace(phase=INIT_READY), metadata=new_meta,
                                                          txn_log=self._persist(new_meta))
             return
@@ -241,6 +247,8 @@ class InitProducerIdMachine(Machine):
                 metadata=t, txn_log=self._persist(t), pending=(), responses=s.responses + (resp,))
         if meta.exists and not s.pending and meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
             done = complete_transaction(meta)
+            if self.cfg.shipped:
+                done = done._replace(prev_producer_id=done.producer_id)
             yield ("CompleteTransaction",), s._replace(metadata=done, txn_log=self._persist(done))
         faults = self._spend(s, "failovers")
         if faults is not None:

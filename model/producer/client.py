@@ -7,7 +7,8 @@ Per version (``ClientConfig.version``):
 * ``"pre-kip360"`` (1.0-2.4, §2.7): UNKNOWN_PRODUCER_ID with ``lastAckedOffset < logStartOffset``
   restarts the in-flight sequences at 0 under the *same* producer id and epoch and retries; an
   OUT_OF_ORDER_SEQUENCE_NUMBER for the next expected batch resets the producer id
-  (``resetIdempotentProducerId``), failing the batches that carry the old one.
+  (``resetIdempotentProducerId``), failing the batches that carry the old one; any other batch
+  that fails for good moves the later sequences down (``adjustSequencesDueToFailedBatch``).
 * ``"kip360"`` (2.5+, §2.6): UNKNOWN_PRODUCER_ID / OUT_OF_ORDER_SEQUENCE_NUMBER request a local
   epoch bump. As *shipped* (``epoch_bump="resequence_inflight"``) the bump rewrites the
   partition's in-flight batches from sequence 0 under the new epoch
@@ -116,6 +117,19 @@ def _restart_sequences(client: IdempotentClient, cfg: ClientConfig, producer_id:
     return client._replace(batches=tuple(batches), next_seq=seq, last_acked_seq=-1)
 
 
+def _fail_and_adjust_sequences(client: IdempotentClient, index: int, cfg: ClientConfig) -> IdempotentClient:
+    """Before KIP-360 (``adjustSequencesDueToFailedBatch``): a batch that failed for good leaves a
+    hole, so every later sequenced batch moves down by its record count (marked reset) and the next
+    sequence with them; the producer id and epoch stay. KIP-360 removed this."""
+    batches = list(client.batches)
+    for j in range(index + 1, len(batches)):
+        b = batches[j]
+        if b.status != QUEUED:
+            batches[j] = b._replace(seq=b.seq - 1 if b.seq > 0 else cfg.max_seq, sequence_reset=True)
+    next_seq = client.next_seq - 1 if client.next_seq > 0 else cfg.max_seq
+    return _fail(client._replace(batches=tuple(batches), next_seq=next_seq), [index])
+
+
 def reset_producer_id(client: IdempotentClient) -> IdempotentClient:
     """``resetIdempotentProducerId``: forget the producer id and sequences; batches that carry the
     old id fail; InitProducerId will give a new id."""
@@ -212,16 +226,18 @@ def handle_produce_response(client: IdempotentClient, resp: ProduceResponse, now
             if client.last_acked_offset < resp.log_start_offset:
                 # state lost to retention: restart the sequences at 0 under the same id and epoch
                 return retry(_restart_sequences(client, cfg, client.producer_id, client.epoch))
-            return ResponseOutcome(reset_producer_id(client), FAILED)
+            return ResponseOutcome(_fail_and_adjust_sequences(client, index, cfg), FAILED)
         if version == "kip360":
             if batch.sequence_reset or resp.log_start_offset < 0:
                 return retry(client)
             return _kip360_bump(client, index, retry, FAILED, cfg)
     # INVALID_PRODUCER_EPOCH and anything else: not retriable, the batch fails
+    if version == "pre-kip360":
+        return ResponseOutcome(_fail_and_adjust_sequences(client, index, cfg), FAILED)
     client = _fail(client, [index])
     if version == "kip360":
         return ResponseOutcome(client._replace(epoch_bump_required=True), FAILED)
-    return ResponseOutcome(reset_producer_id(client) if version == "pre-kip360" else client, FAILED)
+    return ResponseOutcome(client, FAILED)
 
 
 def _kip360_bump(client: IdempotentClient, index: int, retry, raised: int, cfg: ClientConfig) -> ResponseOutcome:
