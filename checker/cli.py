@@ -231,6 +231,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from .explore import explore
+    from .explore.errors import EngineSetupError
     from .fingerprint import UnstableStateError
     from .progress import make_progress
     from .graph import write_graph
@@ -247,6 +248,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             result = explore(machine, options, progress)
         except UnstableStateError as exc:
             raise BadInput(f"{spec.path}: model {spec.model} builds an unstable state: {exc}") from None
+        except EngineSetupError as exc:
+            raise BadInput(f"{spec.path}: {options.strategy} engine: {_one_line(exc)}") from None
         outcome = make_outcome(spec, result, list(machine.actions))
         for violation in result.violations:
             cex = counterexample_from_violation(machine, spec, violation, result)

@@ -342,3 +342,16 @@ def test_graph_per_spec_and_bad_suffix(tmp_path, capsys):
     assert (tmp_path / "g.b.dot").read_text().count(" -> ") > 0
     code, _, err = run(capsys, "check", str(specs), "--graph", str(tmp_path / "g.png"))
     assert_one_line_error(code, err, "--graph writes .graphml or .dot files")
+
+
+def test_engine_that_cannot_run_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
+    import eoscheck.checker.explore as explore_module
+    from eoscheck.checker.explore.errors import EngineSetupError
+
+    def refuse(machine, options, progress=None):
+        raise EngineSetupError("Java not found\ninstall a JDK 17 or set JAVA_HOME")
+
+    monkeypatch.setattr(explore_module, "explore", refuse)
+    path = spec_file(tmp_path, "tp", TWOPHASE)
+    code, _, err = run(capsys, "check", str(path), "--engine", "spark", "--out", str(tmp_path / "cx"))
+    assert_one_line_error(code, err, "tp.toml", "spark engine", "Java not found", "JAVA_HOME")

@@ -59,6 +59,7 @@ import numpy as np
 from ..machine import Machine
 from ..result import Result, Stats, TraceStep, Violation
 from ..trace import rebuild_trace
+from .errors import EngineSetupError
 from .common import build_coverage, describe_limit, overrides, select_properties
 from .options import ExploreOptions
 from .spark_checkpoint import CheckpointError, CheckpointStore, decode_found, encode_found, run_key
@@ -77,7 +78,7 @@ __all__ = ["explore_spark", "SparkUnavailableError", "CheckpointError", "SparkJo
 Found = tuple[str, str, int, int, Any, Any]
 
 
-class SparkJobError(RuntimeError):
+class SparkJobError(EngineSetupError, RuntimeError):
     """A Spark job failed; usually the model raised on an executor. The message is the Python
     error's last line; ``details`` keeps Spark's whole report."""
 

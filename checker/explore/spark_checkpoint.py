@@ -37,13 +37,14 @@ import numpy as np
 
 from ..fingerprint import MASK64
 from ..machine import Machine
+from .errors import EngineSetupError
 
 STATE_PROTOCOL = 5
 FORMAT = 1
 MANIFEST = "manifest.json"
 
 
-class CheckpointError(ValueError):
+class CheckpointError(EngineSetupError, ValueError):
     """The checkpoint directory cannot be used for this run; the message says why and what to do."""
 
 

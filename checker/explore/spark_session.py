@@ -41,12 +41,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from .errors import EngineSetupError
+
 DEFAULT_MASTER = "local[*]"
 MIN_JAVA = 17
 JAVA_FIX = "install a JDK 17 (apt-get install openjdk-17-jre-headless) or set JAVA_HOME"
 
 
-class SparkUnavailableError(RuntimeError):
+class SparkUnavailableError(EngineSetupError, RuntimeError):
     """Spark cannot run here; the message is one line that says how to fix it."""
 
 
