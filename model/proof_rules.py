@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any, Literal
 
 from .coordinator.fencing import fence_producer_epoch
-from .coordinator.init_producer_id import init_producer_id_decision, is_epoch_exhausted
+from .coordinator.init_producer_id import init_producer_id_decision, is_epoch_exhausted, valid_producer_id
 from .partition.sequence import in_sequence, increment_sequence
 from .producer.idempotent_epoch import bump_idempotent_epoch
 
@@ -65,6 +65,12 @@ _RULE_LIST = [
     RuleDef("is_epoch_exhausted", partial(is_epoch_exhausted, max_epoch=MAX_EPOCH),
             "TransactionMetadata.isEpochExhausted: epoch >= Short.MAX_VALUE - 1",
             (("epoch", EPOCH, "int"),), (("exhausted", 1, "bool"),), {"max_epoch": MAX_EPOCH}),
+    RuleDef("valid_producer_id", partial(valid_producer_id, max_epoch=MAX_EPOCH),
+            "handleInitProducerId's validPid: new metadata, the current producer id, or the previous one "
+            "with an exhausted epoch",
+            (("meta_exists", 1, "bool"), ("meta_producer_id", PID, "int"), ("meta_prev_producer_id", PID, "int"),
+             ("meta_epoch", EPOCH, "int"), ("req_producer_id", PID, "int"), ("req_epoch", EPOCH, "int")),
+            (("valid", 1, "bool"),), {"max_epoch": MAX_EPOCH}),
     RuleDef("fence_producer_epoch", partial(fence_producer_epoch, max_epoch=MAX_EPOCH),
             "prepareFenceProducerEpoch: epoch + 1 unless a fence failed or the epoch is at max",
             (("epoch", EPOCH, "int"), ("has_failed_epoch_fence", 1, "bool")),

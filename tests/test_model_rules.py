@@ -193,6 +193,18 @@ def test_increment_sequence_wraps_like_default_record_batch() -> None:
     assert increment_sequence(CONCRETE, max_seq=7, seq=7, inc=1) == 0
 
 
+def test_valid_pid_accepts_current_new_or_previous_with_exhausted_epoch() -> None:
+    from eoscheck.model.coordinator.init_producer_id import valid_producer_id
+
+    def valid(exists=True, epoch=0, req=(P, 3)):
+        return valid_producer_id(CONCRETE, max_epoch=MAX, meta_exists=exists, meta_producer_id=N,
+                                 meta_prev_producer_id=P, meta_epoch=epoch, req_producer_id=req[0], req_epoch=req[1])
+    assert valid(req=(N, 9))
+    assert not valid(req=(P, 3)) and valid(req=(P, MAX - 1))
+    assert valid(exists=False, req=(42, 1)) and valid(epoch=-1, req=(42, 1))
+    assert not valid(req=(42, MAX - 1))
+
+
 def test_rules_registry_lists_every_shared_rule_with_kafka_widths() -> None:
     names = set(RULES)
     assert {"init_producer_id_decision.kip360_shipped", "init_producer_id_decision.kip360_designed",
