@@ -243,14 +243,25 @@ def test_pre_kip360_unknown_pid_not_retention_fails_batch() -> None:
     assert out.client.failed & 0b10
 
 
-@pytest.mark.xfail(strict=True, reason="model bug: pre-KIP-360 non-retriable UNKNOWN_PRODUCER_ID resets the "
-                                       "producer id; Kafka fails the batch and keeps the id (reset only on OOS)")
 def test_pre_kip360_unknown_pid_not_retention_keeps_producer_id() -> None:
     c = cfg("pre-kip360")
     client, _ = with_inflight(2, c, sent=3)
     client = ack(client, 0, 7, c)
     out = cl.handle_produce_response(client, resp(1, Errors.UNKNOWN_PRODUCER_ID, lso=5), 0, c)
     assert out.client.producer_id == PID
+
+
+def test_pre_kip360_failed_batch_shifts_later_sequences_down() -> None:
+    # §2.6 adjustSequencesDueToFailedBatch (removed by KIP-360): later in-flight batches move down by the
+    # failed batch's record count, are marked reset, and the producer id and epoch stay
+    c = cfg("pre-kip360")
+    client, _ = with_inflight(3, c, sent=3)
+    client = ack(client, 0, 7, c)
+    out = cl.handle_produce_response(client, resp(1, Errors.INVALID_PRODUCER_EPOCH, lso=5), 0, c)
+    assert (out.client.producer_id, out.client.epoch) == (PID, 0)
+    assert out.client.failed & 0b10
+    assert [(b.record, b.seq, b.sequence_reset) for b in out.client.batches] == [(2, 1, True)]
+    assert out.client.next_seq == 2
 
 
 def test_pre_kip360_oos_next_batch_resets_producer_id() -> None:

@@ -41,8 +41,6 @@ def test_prepare_concurrent(state: S) -> None:
     assert out.error == Errors.CONCURRENT_TRANSACTIONS and out.fenced is None
 
 
-@pytest.mark.xfail(strict=True, reason="model bug: validPid is checked after the PrepareX switch; Kafka answers "
-                                       "PRODUCER_FENCED to a foreign pid before looking at the state")
 def test_prepare_with_foreign_pid_fenced_first() -> None:
     assert handle(meta(S.PREPARE_COMMIT), (999, 5)).error == Errors.PRODUCER_FENCED
 
@@ -66,8 +64,6 @@ def test_ongoing_foreign_pid_is_fenced_without_abort() -> None:
     assert out.error == Errors.PRODUCER_FENCED and out.fenced is None
 
 
-@pytest.mark.xfail(strict=True, reason="model bug: on Ongoing the handler accepts the previous producer id with "
-                                       "any epoch; validPid needs an exhausted epoch, so Kafka answers PRODUCER_FENCED")
 def test_ongoing_previous_pid_with_small_epoch_is_fenced_without_abort() -> None:
     # after a rotation (N, prev P): a zombie of the old id P with epoch 3 must not abort N's transaction
     out = handle(meta(S.ONGOING, pid=N, prev=P, epoch=2), (P, 3))
