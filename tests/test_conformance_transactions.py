@@ -290,3 +290,65 @@ def test_read_committed_skips_aborted() -> None:
            LogEntry(2, 1, int(EntryKind.ABORT), 0), LogEntry(3, 0, int(EntryKind.COMMIT), 0))
     assert last_stable_offset(log) == 4
     assert [e.value for _, e in read_committed(log)] == [102]
+
+
+# --- §6.4 TV2 (KIP-890 part 2) EndTxn, later-trunk table ---------------------------------------------------
+
+def _tv2():
+    from eoscheck.model.transactions.end_txn import end_txn_tv2
+    return end_txn_tv2
+
+
+@pytest.mark.parametrize("result", [COMMIT, ABORT])
+def test_tv2_ongoing_current_bumps_into_prepare(result: int) -> None:
+    out = _tv2()(meta(S.ONGOING, epoch=4, partitions=(0,)), P, 4, result)
+    assert out.error == Errors.NONE and out.wrote
+    assert (out.meta.epoch, out.meta.last_epoch) == (5, 4)
+    assert out.meta.state == (S.PREPARE_COMMIT if result == COMMIT else S.PREPARE_ABORT)
+
+
+@pytest.mark.parametrize("epoch", [3, 5])
+def test_tv2_ongoing_other_epoch_fenced(epoch: int) -> None:
+    assert _tv2()(meta(S.ONGOING, epoch=4), P, epoch, COMMIT).error == Errors.PRODUCER_FENCED
+
+
+@pytest.mark.parametrize("state,result,epoch,error,bumps", [
+    # Empty: Abort-retry -> PF, Abort-current -> epoch bump, Commit -> ITS/PF
+    (S.EMPTY, ABORT, 3, Errors.PRODUCER_FENCED, False),
+    (S.EMPTY, ABORT, 4, Errors.NONE, True),
+    (S.EMPTY, COMMIT, 4, Errors.INVALID_TXN_STATE, False),
+    # CompleteAbort: Abort-retry -> NONE, Abort-current -> EB, Commit -> ITS
+    (S.COMPLETE_ABORT, ABORT, 3, Errors.NONE, False),
+    (S.COMPLETE_ABORT, ABORT, 4, Errors.NONE, True),
+    (S.COMPLETE_ABORT, COMMIT, 3, Errors.INVALID_TXN_STATE, False),
+    (S.COMPLETE_ABORT, COMMIT, 4, Errors.INVALID_TXN_STATE, False),
+    # CompleteCommit: Commit-retry -> NONE, Commit-current -> ITS, Abort-retry -> ITS, Abort-current -> EB
+    (S.COMPLETE_COMMIT, COMMIT, 3, Errors.NONE, False),
+    (S.COMPLETE_COMMIT, COMMIT, 4, Errors.INVALID_TXN_STATE, False),
+    (S.COMPLETE_COMMIT, ABORT, 3, Errors.INVALID_TXN_STATE, False),
+    (S.COMPLETE_COMMIT, ABORT, 4, Errors.NONE, True),
+    # PrepareX: only a retry (epoch + 1 == meta epoch) is valid
+    (S.PREPARE_COMMIT, COMMIT, 3, Errors.CONCURRENT_TRANSACTIONS, False),
+    (S.PREPARE_COMMIT, ABORT, 3, Errors.INVALID_TXN_STATE, False),
+    (S.PREPARE_ABORT, ABORT, 3, Errors.CONCURRENT_TRANSACTIONS, False),
+    (S.PREPARE_COMMIT, COMMIT, 4, Errors.PRODUCER_FENCED, False),
+])
+def test_tv2_table(state: S, result: int, epoch: int, error: Errors, bumps: bool) -> None:
+    m = meta(state, epoch=4)
+    out = _tv2()(m, P, epoch, result)
+    assert out.error == error
+    if bumps:
+        # an abort with no partitions (Empty/CompleteX -> PrepareAbort) bumps the epoch
+        assert out.wrote and out.meta.state == S.PREPARE_ABORT and (out.meta.epoch, out.meta.last_epoch) == (5, 4)
+    else:
+        assert not out.wrote and out.meta == m
+
+
+def test_tv2_pid_mismatch_invalid_mapping() -> None:
+    assert _tv2()(meta(S.ONGOING), P + 1, 4, COMMIT).error == Errors.INVALID_PRODUCER_ID_MAPPING
+
+
+def test_tv2_fence_abort_double_bump() -> None:
+    # §6.3 note (unverified in Kafka's tests): fence epoch+1, then TV2 prepareAbortOrCommit bumps again
+    out = fence_and_abort(meta(S.ONGOING, epoch=4, partitions=(0,)), max_epoch=MAX, tv2=True)
+    assert (out.meta.state, out.meta.epoch, out.meta.last_epoch) == (S.PREPARE_ABORT, 6, 5)
