@@ -701,7 +701,7 @@ def build(switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> Eos
 
 
 MODEL = ModelDef(
-    name="kafka.eos-pipeline",
+    name="kafka.eos_pipeline",
     doc="Exactly-once consume-transform-produce: transactions, group rebalances, zombies and KIP-447 fencing",
     variants=VARIANTS, default_variant="eos-beta-kip447", switches=SWITCHES, bounds=BOUNDS,
     properties=PROPERTIES, build=build,
