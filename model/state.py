@@ -146,15 +146,31 @@ class IdempotentState(NamedTuple):
 
 
 class TxnMetadata(NamedTuple):
-    """``TransactionMetadata`` for the one transactional id (in memory)."""
+    """``TransactionMetadata`` for one transactional id on its transaction coordinator (in memory).
 
+    One record for both halves of the model: ``kafka.init_producer_id`` keeps its pending append in
+    a ``PendingAppend`` beside the metadata (so ``pending_state`` stays -1 and ``partitions`` empty
+    there); the transaction state machine (``model.transactions``, ``kafka.eos_pipeline``) uses all
+    of it. ``model.transactions.metadata.TxnMeta`` is this class.
+    """
+
+    #: False: no metadata for the transactional id (never initialised, or expired)
     exists: bool
     producer_id: int
-    prev_producer_id: int  # ``previousProducerId`` (KIP-360's LastProducerId)
+    #: ``previousProducerId`` (KIP-360's LastProducerId)
+    prev_producer_id: int
+    #: ``producerEpoch``
     epoch: int
-    last_epoch: int  # ``lastProducerEpoch``
-    state: int  # TransactionState id (model.coordinator.txn_state)
+    #: ``lastProducerEpoch`` (KIP-360; in memory only in Kafka)
+    last_epoch: int
+    #: TransactionState id (``model.transactions.codes.TxnState``)
+    state: int
+    #: ``hasFailedEpochFence`` (KAFKA-9666): a fence whose PrepareAbort write failed does not bump again
     has_failed_epoch_fence: bool
+    #: ``pendingState``; -1 (``transactions.codes.NO_PENDING``) when None
+    pending_state: int = -1
+    #: ``topicPartitions``: the partitions added to the ongoing transaction, sorted
+    partitions: tuple[int, ...] = ()
 
 
 class TxnLogValue(NamedTuple):

@@ -79,3 +79,15 @@ def test_part2_rules_described_for_the_prover_evaluate_concretely():
         args = {name: samples[width] if kind == "int" else True for name, width, kind in rule.args}
         out = rule.func(CONCRETE, **args)
         assert len(out if isinstance(out, tuple) else (out,)) == len(rule.returns), rule.name
+
+
+def test_one_transaction_metadata_record():
+    # the coordinator's per-transactional-id metadata is one record for both halves of the model
+    from eoscheck.model.state import TxnMetadata
+    from eoscheck.model.transactions.metadata import TxnMeta, new_metadata
+
+    assert TxnMeta is TxnMetadata
+    assert TxnMetadata._fields[-2:] == ("pending_state", "partitions")
+    m = TxnMetadata(True, 3, -1, 0, -1, int(S.EMPTY), False)  # part 1's seven fields: not pending, no partitions
+    assert (m.pending_state, m.partitions) == (-1, ())
+    assert new_metadata(3)._replace(epoch=0) == m

@@ -10,33 +10,13 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..state import TxnMetadata
 from .codes import NO_PENDING, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TxnState
 
 
-class TxnMeta(NamedTuple):
-    """One transactional id's metadata on its transaction coordinator (ints, bools, tuples only).
-
-    The first seven fields are part 1's ``model.state.TxnMetadata`` field for field (same names, same
-    order); ``pending_state`` and ``partitions`` are what the transaction state machine adds, so the
-    two records can become one by appending these two fields to ``TxnMetadata``.
-    """
-
-    #: False: no metadata for the transactional id (never initialised, or expired)
-    exists: bool
-    producer_id: int
-    #: ``previousProducerId`` (pre-KIP-890 name ``lastProducerId``)
-    prev_producer_id: int
-    #: ``producerEpoch``
-    epoch: int
-    #: ``lastProducerEpoch`` (KIP-360; in memory only, never persisted)
-    last_epoch: int
-    state: int
-    #: ``hasFailedEpochFence`` (KAFKA-9666): a fence whose PrepareAbort write failed does not bump again
-    has_failed_epoch_fence: bool
-    #: ``pendingState``; NO_PENDING when None
-    pending_state: int = NO_PENDING
-    #: ``topicPartitions``: the partitions added to the ongoing transaction, sorted
-    partitions: tuple[int, ...] = ()
+#: One transactional id's metadata on its transaction coordinator: part 1's record, which carries
+#: ``pending_state`` and ``partitions`` for the transaction state machine.
+TxnMeta = TxnMetadata
 
 
 def new_metadata(producer_id: int) -> TxnMeta:
