@@ -174,8 +174,10 @@ class TxnMetadata(NamedTuple):
 
 
 class TxnLogValue(NamedTuple):
-    """The latest ``__transaction_state`` record for the transactional id (exists=False: a
-    tombstone or nothing written yet). Which fields it holds depends on the persistence switches."""
+    """The latest ``__transaction_state`` record for a transactional id (``TransactionLogValue``;
+    exists=False: a tombstone or nothing written yet). Which fields it holds depends on the
+    persistence switches (``model.coordinator.txn_log``); one record for both halves of the model
+    (``model.transactions.metadata.TxnLogRecord`` is this class)."""
 
     exists: bool
     producer_id: int
@@ -183,6 +185,8 @@ class TxnLogValue(NamedTuple):
     epoch: int
     last_epoch: int
     state: int
+    #: the transaction's partitions (none for Empty: ``TransactionLog.valueToBytes`` writes null)
+    partitions: tuple[int, ...] = ()
 
 
 class PendingAppend(NamedTuple):

@@ -105,3 +105,18 @@ def test_retry_keeps_the_request_fields() -> None:
     assert (req2.producer_id, req2.epoch, req2.attempt) == (7, 4, req.attempt + 1)
     same, req3 = tc.resend(client, 0, new_connection=False)
     assert req3.attempt == req.attempt
+
+
+def test_one_transaction_log_record_for_both_machines() -> None:
+    from eoscheck.model.state import TxnLogValue
+    from eoscheck.model.transactions.metadata import TxnLogRecord, from_log_record, to_log_record
+
+    assert TxnLogRecord is TxnLogValue
+    ongoing = TxnMetadata(True, 9, 9, 3, 2, int(TxnState.PREPARE_COMMIT), True, -1, (0, 1))
+    # the record keeps the partitions of a PrepareX (markers are re-sent from it after a failover)
+    assert load_metadata(to_log_value(ongoing)).partitions == (0, 1)
+    assert to_log_record(ongoing) == to_log_value(ongoing, persist_last_epoch=False, persist_prev_producer_id=False)
+    assert from_log_record(to_log_record(ongoing)) == ongoing._replace(prev_producer_id=-1, last_epoch=-1,
+                                                                      has_failed_epoch_fence=False)
+    # an Empty record carries none (valueToBytes writes null)
+    assert to_log_value(ongoing._replace(state=int(TxnState.EMPTY))).partitions == ()

@@ -1,5 +1,7 @@
 """Persisting a transactional id's metadata to ``__transaction_state`` and loading it on failover.
 
+The one place where a ``TxnMetadata`` becomes a ``TxnLogValue`` and back (both machines use it;
+``model.transactions.metadata.to_log_record`` / ``from_log_record`` are these with Kafka's defaults).
 What a record keeps is a switch: the KIP-360 text adds LastProducerId and LastEpoch to the record
 (``persist_prev_producer_id`` / ``persist_last_epoch`` both True); Kafka never wrote
 lastProducerEpoch, and wrote PreviousProducerId only in later trunk with transaction.version >= 1.
@@ -10,17 +12,22 @@ from __future__ import annotations
 
 from ..errors import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 from ..state import TxnLogValue, TxnMetadata
+from ..transactions.codes import TxnState
 
 NO_LOG_VALUE = TxnLogValue(False, NO_PRODUCER_ID, NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_PRODUCER_EPOCH, 0)
 NO_METADATA = TxnMetadata(False, NO_PRODUCER_ID, NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_PRODUCER_EPOCH, 0, False)
 
 
-def to_log_value(meta: TxnMetadata, *, persist_last_epoch: bool, persist_prev_producer_id: bool) -> TxnLogValue:
+def to_log_value(meta: TxnMetadata, *, persist_last_epoch: bool = False,
+                 persist_prev_producer_id: bool = False) -> TxnLogValue:
+    """The record ``prepareTransitionTo``'s append writes (defaults: what the 2024 snapshot writes)."""
+    # an Empty record carries no partitions (TransactionLog.valueToBytes writes null)
+    parts = meta.partitions if meta.state != TxnState.EMPTY else ()
     return TxnLogValue(True, meta.producer_id,
                        meta.prev_producer_id if persist_prev_producer_id else NO_PRODUCER_ID,
                        meta.epoch,
                        meta.last_epoch if persist_last_epoch else NO_PRODUCER_EPOCH,
-                       meta.state)
+                       meta.state, parts)
 
 
 def load_metadata(value: TxnLogValue) -> TxnMetadata:
@@ -29,4 +36,4 @@ def load_metadata(value: TxnLogValue) -> TxnMetadata:
     if not value.exists:
         return NO_METADATA
     return TxnMetadata(True, value.producer_id, value.prev_producer_id, value.epoch, value.last_epoch, value.state,
-                       False)
+                       False, -1, value.partitions)

@@ -8,9 +8,8 @@ modelled where a machine splits the append into its own step.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
-from ..state import TxnMetadata
+from ..coordinator.txn_log import load_metadata, to_log_value
+from ..state import TxnLogValue, TxnMetadata
 from .codes import NO_PENDING, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TxnState
 
 
@@ -37,28 +36,16 @@ def with_partitions(meta: TxnMeta, added: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(sorted(set(meta.partitions) | set(added)))
 
 
-class TxnLogRecord(NamedTuple):
-    """What a ``__transaction_state`` record keeps of the metadata (TransactionLogValue, TV0/TV1).
-
-    No lastProducerEpoch (never persisted); PreviousProducerId is not written by the 2024 snapshot
-    (``persist_previous_producer_id`` models the later trunk that writes it with log version >= 1).
-    """
-
-    producer_id: int
-    prev_producer_id: int
-    epoch: int
-    state: int
-    partitions: tuple[int, ...]
+#: A ``__transaction_state`` record: part 1's record (``model.coordinator.txn_log`` writes and loads it).
+TxnLogRecord = TxnLogValue
 
 
 def to_log_record(meta: TxnMeta, *, persist_previous_producer_id: bool = False) -> TxnLogRecord:
-    prev = meta.prev_producer_id if persist_previous_producer_id else NO_PRODUCER_ID
-    # Empty/Complete records carry no partitions (TransactionLog.valueToBytes writes null for Empty)
-    parts = meta.partitions if meta.state not in (TxnState.EMPTY,) else ()
-    return TxnLogRecord(meta.producer_id, prev, meta.epoch, meta.state, parts)
+    """What the 2024 snapshot writes (TV0/TV1): no lastProducerEpoch (never persisted); PreviousProducerId
+    only with ``persist_previous_producer_id`` (the later trunk with log version >= 1)."""
+    return to_log_value(meta, persist_last_epoch=False, persist_prev_producer_id=persist_previous_producer_id)
 
 
 def from_log_record(rec: TxnLogRecord) -> TxnMeta:
     """``TransactionLog.readTxnRecordValue``: lastProducerEpoch is always -1 after a load."""
-    return TxnMeta(True, rec.producer_id, rec.prev_producer_id, rec.epoch, NO_PRODUCER_EPOCH, rec.state, False,
-                   NO_PENDING, rec.partitions)
+    return load_metadata(rec)
