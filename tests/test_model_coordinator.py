@@ -120,3 +120,27 @@ def test_one_transaction_log_record_for_both_machines() -> None:
                                                                       has_failed_epoch_fence=False)
     # an Empty record carries none (valueToBytes writes null)
     assert to_log_value(ongoing._replace(state=int(TxnState.EMPTY))).partitions == ()
+
+
+def test_ongoing_fence_is_the_transactions_rule() -> None:
+    # one rule in one place: the handler's Ongoing branch is transactions.timeout's fence + abort
+    from eoscheck.model.transactions.timeout import init_producer_id_on_ongoing
+
+    for failed_fence in (False, True):
+        m = meta(TxnState.ONGOING)._replace(prev_producer_id=3, has_failed_epoch_fence=failed_fence)
+        rule = init_producer_id_on_ongoing(m, max_epoch=SHIPPED.max_epoch)
+        shipped = handle_init_producer_id(m, False, -1, -1, 100, SHIPPED)
+        assert (shipped.error, shipped.fenced) == (rule.error, rule.meta)
+        designed = handle_init_producer_id(m, False, -1, -1, 100, DESIGNED)
+        # the KIP's design keeps previousProducerId across the transition
+        assert designed.fenced == rule.meta._replace(prev_producer_id=3)
+
+
+def test_complete_transaction_needs_every_marker() -> None:
+    import pytest
+
+    prepared = meta(TxnState.PREPARE_COMMIT)._replace(partitions=(0,))
+    with pytest.raises(ValueError):
+        complete_transaction(prepared)
+    done = complete_transaction(prepared._replace(partitions=(), prev_producer_id=3), shipped=False)
+    assert (done.state, done.prev_producer_id) == (TxnState.COMPLETE_COMMIT, 3)

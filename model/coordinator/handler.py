@@ -4,10 +4,10 @@
 rule ``init_producer_id_decision``, in Kafka's order: a pending transition ->
 CONCURRENT_TRANSACTIONS; a request producer id/epoch that fails ``validPid`` -> PRODUCER_FENCED
 (whatever the state); PrepareCommit/PrepareAbort -> CONCURRENT_TRANSACTIONS; Ongoing -> fence the
-open transaction (epoch bump via ``fence_producer_epoch``, PrepareAbort written,
-CONCURRENT_TRANSACTIONS so the client retries); Empty / CompleteX / no metadata -> the rule, whose
-success is a transition to Empty that becomes visible only when its transaction-log append
-completes. The KIP's text says nothing about Prepare/Ongoing for a re-initialising producer; the
+open transaction (``transactions.timeout.init_producer_id_on_ongoing``: epoch bump via
+``fence_producer_epoch``, PrepareAbort written, CONCURRENT_TRANSACTIONS so the client retries);
+Empty / CompleteX / no metadata -> the rule, whose success is a transition to Empty that becomes
+visible only when its transaction-log append completes. The KIP's text says nothing about Prepare/Ongoing for a re-initialising producer; the
 designed variant applies the same producer-id check (answering INVALID_PRODUCER_EPOCH, the KIP's
 error), so the variants differ only where the KIP does.
 """
@@ -21,7 +21,8 @@ from eoscheck.checker.ops import CONCRETE
 from ..errors import Errors
 from ..state import TxnMetadata
 from ..transactions.codes import TxnState
-from .fencing import fence_producer_epoch
+from ..transactions.markers import complete_if_done
+from ..transactions.timeout import init_producer_id_on_ongoing
 from .init_producer_id import init_producer_id_decision, valid_producer_id
 
 
@@ -61,11 +62,10 @@ def handle_init_producer_id(meta: TxnMetadata, pending: bool, req_producer_id: i
     if meta.exists and meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
         return InitPidResult(Errors.CONCURRENT_TRANSACTIONS, None, None, False)
     if meta.exists and meta.state == TxnState.ONGOING:
-        epoch = fence_producer_epoch(CONCRETE, max_epoch=cfg.max_epoch, epoch=meta.epoch,
-                                     has_failed_epoch_fence=meta.has_failed_epoch_fence)
-        fenced = meta._replace(epoch=epoch, last_epoch=-1, state=int(TxnState.PREPARE_ABORT),
-                               prev_producer_id=meta.producer_id if cfg.shipped else meta.prev_producer_id)
-        return InitPidResult(Errors.CONCURRENT_TRANSACTIONS, None, fenced, False)
+        # the transactions room's fence + abort (PrepareEpochFence -> PrepareAbort, CONCURRENT_TRANSACTIONS)
+        fenced = init_producer_id_on_ongoing(meta, max_epoch=cfg.max_epoch)
+        new = fenced.meta if cfg.shipped else fenced.meta._replace(prev_producer_id=meta.prev_producer_id)
+        return InitPidResult(fenced.error, None, new, False)
     out = init_producer_id_decision(
         CONCRETE, kip360=cfg.kip360, shipped=cfg.shipped, max_epoch=cfg.max_epoch, meta_exists=meta.exists,
         meta_producer_id=meta.producer_id, meta_prev_producer_id=meta.prev_producer_id, meta_epoch=meta.epoch,
@@ -78,8 +78,11 @@ def handle_init_producer_id(meta: TxnMetadata, pending: bool, req_producer_id: i
     return InitPidResult(Errors.NONE, transit, None, out.producer_id == new_producer_id)
 
 
-def complete_transaction(meta: TxnMetadata) -> TxnMetadata:
+def complete_transaction(meta: TxnMetadata, *, shipped: bool = True) -> TxnMetadata:
     """Every marker of a PrepareCommit/PrepareAbort landed: CompleteCommit/CompleteAbort is written
-    (``prepareComplete``; clears hasFailedEpochFence)."""
-    target = TxnState.COMPLETE_COMMIT if meta.state == TxnState.PREPARE_COMMIT else TxnState.COMPLETE_ABORT
-    return meta._replace(state=int(target), has_failed_epoch_fence=False)
+    (``markers.complete_if_done``: ``prepareComplete`` clears hasFailedEpochFence; as shipped the
+    transition records the producer id as previousProducerId, the KIP's design keeps it)."""
+    done, wrote = complete_if_done(meta)
+    if not wrote:
+        raise ValueError(f"transaction in state {meta.state} with partitions {meta.partitions} cannot complete")
+    return done if shipped else done._replace(prev_producer_id=meta.prev_producer_id)

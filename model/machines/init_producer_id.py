@@ -29,6 +29,7 @@ from ..state import (CLIENT_PHASE_NAMES, INIT_FATAL, INIT_FENCED, INIT_IDLE, INI
 from ..transactions.add_partitions import add_partitions_error
 from ..transactions.codes import NO_PENDING, TxnResult, TxnState
 from ..transactions.end_txn import end_txn_decision
+from ..transactions.metadata import transit
 from ..transactions.states import EXPIRATION_ALLOWED
 
 PROPERTY_DOCS: dict[str, str] = {
@@ -103,8 +104,9 @@ class InitProducerIdMachine(Machine):
     def _transition(self, meta: TxnMetadata, state: TxnState) -> TxnMetadata:
         """A transaction transition (AddPartitionsToTxn, EndTxn): as shipped, ``prepareTransitionTo``
         records the producer id before the transition as previousProducerId."""
-        new = meta._replace(state=int(state))
-        return new._replace(prev_producer_id=meta.producer_id) if self.cfg.shipped else new
+        if self.cfg.shipped:
+            return transit(meta, state=int(state))
+        return meta._replace(state=int(state))  # the KIP's design keeps previousProducerId
 
     def _persist(self, meta: TxnMetadata) -> Any:
         return to_log_value(meta, persist_last_epoch=self.cfg.persist_last_epoch,
@@ -246,9 +248,7 @@ class InitProducerIdMachine(Machine):
             yield ("CompleteAppend", p.client, t.producer_id, t.epoch), s._replace(
                 metadata=t, txn_log=self._persist(t), pending=(), responses=s.responses + (resp,))
         if meta.exists and not s.pending and meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
-            done = complete_transaction(meta)
-            if self.cfg.shipped:
-                done = done._replace(prev_producer_id=done.producer_id)
+            done = complete_transaction(meta, shipped=self.cfg.shipped)
             yield ("CompleteTransaction",), s._replace(metadata=done, txn_log=self._persist(done))
         faults = self._spend(s, "failovers")
         if faults is not None:
