@@ -32,6 +32,8 @@ class CoordinatorConfig(NamedTuple):
     max_epoch: int
     persist_last_epoch: bool
     persist_prev_producer_id: bool
+    #: transaction.version 2 (KIP-890 part 2): the fence-abort of an Ongoing transaction bumps twice
+    tv2: bool = False
 
 
 class InitPidResult(NamedTuple):
@@ -63,7 +65,7 @@ def handle_init_producer_id(meta: TxnMetadata, pending: bool, req_producer_id: i
         return InitPidResult(Errors.CONCURRENT_TRANSACTIONS, None, None, False)
     if meta.exists and meta.state == TxnState.ONGOING:
         # the transactions room's fence + abort (PrepareEpochFence -> PrepareAbort, CONCURRENT_TRANSACTIONS)
-        fenced = init_producer_id_on_ongoing(meta, max_epoch=cfg.max_epoch)
+        fenced = init_producer_id_on_ongoing(meta, max_epoch=cfg.max_epoch, tv2=cfg.tv2)
         new = fenced.meta if cfg.shipped else fenced.meta._replace(prev_producer_id=meta.prev_producer_id)
         return InitPidResult(fenced.error, None, new, False)
     out = init_producer_id_decision(

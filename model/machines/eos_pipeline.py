@@ -47,7 +47,7 @@ from typing import Any, NamedTuple
 from eoscheck.checker.machine import Machine, Property
 from eoscheck.checker.ops import CONCRETE
 from eoscheck.checker.registry import Bound, ModelDef, Switch, SwitchValue, Variant
-from eoscheck.model.coordinator.init_producer_id import init_producer_id_decision
+from eoscheck.model.coordinator.handler import CoordinatorConfig, handle_init_producer_id
 from eoscheck.model.group.membership import join_group, rebalance, remove_member
 from eoscheck.model.group.metadata import NO_OFFSET, GroupMeta, GroupState, new_group
 from eoscheck.model.group.offset_fetch import FetchReaction, offset_fetch, on_offset_fetch_answer, sends_require_stable
@@ -64,7 +64,7 @@ from eoscheck.model.transactions.markers import (TxnMarker, append_end_txn_marke
                                                  markers_to_send, on_marker_response)
 from eoscheck.model.transactions.metadata import TxnLogRecord, TxnMeta, to_log_record
 from eoscheck.model.transactions.states import is_valid_transition
-from eoscheck.model.transactions.timeout import abort_timed_out, init_producer_id_on_ongoing
+from eoscheck.model.transactions.timeout import abort_timed_out
 
 E, S = Errors, TxnState
 
@@ -207,6 +207,9 @@ class EosPipeline(Machine):
         self.max_endtxn_timeouts = endtxn_timeouts
         self.client_bump = client_epoch_bump_after_abort
         self.tids = instances if self.per_thread else 1
+        # the transaction coordinator as shipped (KIP-360 InitProducerId, validPid), as part 1 models it
+        self.coordinator = CoordinatorConfig(kip360=True, shipped=True, max_epoch=max_epoch, persist_last_epoch=False,
+                                             persist_prev_producer_id=False, tv2=tv2_epoch_bump)
 
     # --- identities -------------------------------------------------------------------------------
     def tid_of(self, instance: int) -> int:
@@ -405,19 +408,18 @@ class EosPipeline(Machine):
         """InitProducerId from instance ``i``: a new producer instance sends no producer id / epoch; the
         KIP-360 epoch bump of a running producer sends its own."""
         m = s.txns[tid]
-        if m.pending_state != NO_PENDING or m.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
-            return s  # CONCURRENT_TRANSACTIONS: retry
-        if m.state == S.ONGOING:
-            return self._txn(s, tid, init_producer_id_on_ongoing(m, max_epoch=self.max_epoch, tv2=self.tv2).meta)
-        out = init_producer_id_decision(
-            CONCRETE, kip360=True, shipped=True, max_epoch=self.max_epoch, meta_exists=True,
-            meta_producer_id=m.producer_id, meta_prev_producer_id=m.prev_producer_id, meta_epoch=m.epoch,
-            meta_last_epoch=m.last_epoch, req_producer_id=req_producer_id, req_epoch=req_epoch,
-            new_producer_id=m.producer_id)
-        if out.error == E.PRODUCER_FENCED:
+        # part 1's coordinator handler (pending/Prepare -> CONCURRENT_TRANSACTIONS, validPid, Ongoing ->
+        # fence + abort, else the InitProducerId rule); the allocator is not modelled: an exhausted
+        # epoch keeps the producer id
+        r = handle_init_producer_id(m, m.pending_state != NO_PENDING, req_producer_id, req_epoch, m.producer_id,
+                                    self.coordinator)
+        if r.fenced is not None:
+            return self._txn(s, tid, r.fenced)  # CONCURRENT_TRANSACTIONS: retry once the abort completed
+        if r.error == E.PRODUCER_FENCED:
             return self._app(s, i, phase=int(Phase.FENCED), owns=False, position=NO_OFFSET)
-        if out.error != E.NONE:
-            return s
+        if r.transit is None:
+            return s  # CONCURRENT_TRANSACTIONS (or another error): retry
+        out = r.transit
         meta = m._replace(producer_id=out.producer_id, epoch=out.epoch, last_epoch=out.last_epoch,
                           prev_producer_id=out.prev_producer_id, state=int(S.EMPTY), partitions=())
         s = self._txn(s, tid, meta)
