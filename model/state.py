@@ -26,6 +26,10 @@ class ProducerStateEntry(NamedTuple):
     epoch: int
     batches: tuple[CachedBatch, ...]  # oldest first, at most the broker's cache size (5; 1 in 0.11)
     last_timestamp: int  # the last batch's CreateTime, in ticks
+    #: the coordinator epoch of the last marker written for the producer (-1: none)
+    coordinator_epoch: int = -1
+    #: ``currentTxnFirstOffset``: the offset of the producer's open transaction on the partition (-1: none)
+    current_txn_first_offset: int = -1
 
 
 class LogRecord(NamedTuple):

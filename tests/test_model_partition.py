@@ -116,3 +116,61 @@ def test_producer_id_expiry_after_expiration_since_last_timestamp() -> None:
     part = _partition(2)  # last timestamp 1
     assert expire_producers(part, now=2, expiration=2).producers == part.producers
     assert expire_producers(part, now=3, expiration=2).producers == ()
+
+
+# --- the transactional path (§2.1, §2.3) --------------------------------------------------------------
+
+def test_transactional_batch_opens_and_marker_closes_the_transaction() -> None:
+    from eoscheck.model.partition.producer_state import add_batch, begin_transaction, empty_entry
+    from eoscheck.model.partition.validation import AppendOrigin, append_marker, validate_data_batch
+    from eoscheck.model.transactions.markers import TxnMarker
+
+    e = empty_entry(7)
+    assert (e.epoch, e.coordinator_epoch, e.current_txn_first_offset) == (-1, -1, -1)
+    assert validate_data_batch(e, epoch=2, transactional=True, origin=AppendOrigin.CLIENT) == Errors.NONE
+    e = begin_transaction(add_batch(e, 7, 2, 0, 4, 1, 5), 4)
+    assert e.current_txn_first_offset == 4
+    e = begin_transaction(add_batch(e, 7, 2, 1, 6, 1, 5), 6)
+    assert e.current_txn_first_offset == 4  # later batches leave the first offset
+    # a non-transactional batch while the transaction is open
+    assert validate_data_batch(e, epoch=2, transactional=False, origin=AppendOrigin.CLIENT) == Errors.INVALID_TXN_STATE
+    # a lower epoch is fenced, except on replication
+    assert validate_data_batch(e, epoch=1, transactional=True, origin=AppendOrigin.COORDINATOR) == \
+        Errors.INVALID_PRODUCER_EPOCH
+    assert validate_data_batch(e, epoch=1, transactional=True, origin=AppendOrigin.REPLICATION) == Errors.NONE
+    # a COMMIT marker with a higher epoch closes the transaction, bumps the epoch and clears the cache
+    done = append_marker(e, TxnMarker(0, 7, 3, 1, 5), timestamp=9)
+    assert done.error == Errors.NONE
+    assert (done.entry.epoch, done.entry.coordinator_epoch, done.entry.current_txn_first_offset,
+            done.entry.batches, done.entry.last_timestamp) == (3, 5, -1, (), 9)
+    assert validate_data_batch(done.entry, epoch=3, transactional=False, origin=AppendOrigin.CLIENT) == Errors.NONE
+
+
+def test_marker_checks_producer_then_coordinator_epoch() -> None:
+    from eoscheck.model.partition.producer_state import empty_entry
+    from eoscheck.model.partition.validation import append_marker
+    from eoscheck.model.transactions.markers import TxnMarker
+
+    e = empty_entry(7)._replace(epoch=3, coordinator_epoch=2, current_txn_first_offset=0)
+    assert append_marker(e, TxnMarker(0, 7, 2, 1, 1), timestamp=0) == (Errors.INVALID_PRODUCER_EPOCH, e)
+    assert append_marker(e, TxnMarker(0, 7, 3, 1, 1), timestamp=0) == (Errors.TRANSACTION_COORDINATOR_FENCED, e)
+    # the counterfactual leader that ignores the coordinator epoch writes the stale marker
+    stale = append_marker(e, TxnMarker(0, 7, 3, 0, 1), timestamp=0, check_coordinator_epoch=False)
+    assert stale.error == Errors.NONE and stale.entry.coordinator_epoch == 1
+
+
+def test_part_1_appends_keep_the_transaction_fields() -> None:
+    from eoscheck.model.partition.producer_state import add_batch, empty_entry
+
+    e = empty_entry(7)._replace(epoch=0, coordinator_epoch=4, current_txn_first_offset=2)
+    bumped = add_batch(e, 7, 1, 0, 3, 5, 5)
+    assert (bumped.coordinator_epoch, bumped.current_txn_first_offset) == (4, 2)
+    assert add_batch(None, 7, 0, 0, 0, 1, 5) == ProducerStateEntry(7, 0, (CachedBatch(0, 0),), 1)
+
+
+def test_producer_with_open_transaction_never_expires() -> None:
+    from eoscheck.model.partition.producer_state import is_producer_expired
+
+    idle = entry(ts=0)
+    assert is_producer_expired(idle, 10, 5)
+    assert not is_producer_expired(idle._replace(current_txn_first_offset=3), 10, 5)

@@ -35,13 +35,40 @@ def find_duplicate_batch(entry: ProducerStateEntry | None, epoch: int, seq: int)
     return None
 
 
+def empty_entry(producer_id: int) -> ProducerStateEntry:
+    """``ProducerStateEntry.empty``: epoch -1, coordinator epoch -1, no batches, no open transaction."""
+    return ProducerStateEntry(producer_id, -1, (), 0, -1, -1)
+
+
+def maybe_update_epoch(entry: ProducerStateEntry, epoch: int) -> ProducerStateEntry:
+    """``maybeUpdateProducerEpoch``: another epoch clears the batch cache and becomes the stored one."""
+    return entry if entry.epoch == epoch else entry._replace(epoch=epoch, batches=())
+
+
 def add_batch(entry: ProducerStateEntry | None, producer_id: int, epoch: int, seq: int, offset: int,
               timestamp: int, cache_size: int) -> ProducerStateEntry:
     """``ProducerStateEntry.addBatch``: a new epoch clears the cache; keep the last ``cache_size``
-    batches (``NUM_BATCHES_TO_RETAIN`` = 5); lastTimestamp := the batch's CreateTime."""
-    batches = () if entry is None or entry.epoch != epoch else entry.batches
-    batches = (batches + (CachedBatch(seq, offset),))[-cache_size:]
-    return ProducerStateEntry(producer_id, epoch, batches, timestamp)
+    batches (``NUM_BATCHES_TO_RETAIN`` = 5); lastTimestamp := the batch's CreateTime. The coordinator
+    epoch and the open transaction are kept."""
+    entry = maybe_update_epoch(entry if entry is not None else empty_entry(producer_id), epoch)
+    batches = (entry.batches + (CachedBatch(seq, offset),))[-cache_size:]
+    return entry._replace(batches=batches, last_timestamp=timestamp)
+
+
+def begin_transaction(entry: ProducerStateEntry, first_offset: int) -> ProducerStateEntry:
+    """``appendDataBatch`` for a transactional batch: the first one opens the producer's transaction on
+    the partition (``currentTxnFirstOffset``); later ones leave it."""
+    if entry.current_txn_first_offset >= 0:
+        return entry
+    return entry._replace(current_txn_first_offset=first_offset)
+
+
+def end_transaction(entry: ProducerStateEntry, epoch: int, coordinator_epoch: int,
+                    timestamp: int) -> ProducerStateEntry:
+    """``ProducerStateEntry.update`` for a written COMMIT/ABORT marker: the marker's epoch (another one
+    clears the cache) and coordinator epoch are stored, the open transaction is closed."""
+    return maybe_update_epoch(entry, epoch)._replace(coordinator_epoch=coordinator_epoch,
+                                                     current_txn_first_offset=-1, last_timestamp=timestamp)
 
 
 def truncate_head(producers: Producers, log_start_offset: int) -> Producers:
@@ -56,8 +83,8 @@ def truncate_head(producers: Producers, log_start_offset: int) -> Producers:
 
 
 def is_producer_expired(entry: ProducerStateEntry, now: int, expiration: int) -> bool:
-    """``isProducerExpired`` (no ongoing transaction in this model): now - lastTimestamp >= expiration."""
-    return now - entry.last_timestamp >= expiration
+    """``isProducerExpired``: no open transaction on the partition and now - lastTimestamp >= expiration."""
+    return entry.current_txn_first_offset < 0 and now - entry.last_timestamp >= expiration
 
 
 def remove_expired_producers(producers: Producers, now: int, expiration: int) -> Producers:

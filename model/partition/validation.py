@@ -8,13 +8,15 @@ response), ``"accept"`` (2.5+, KIP-360: any sequence accepted).
 
 from __future__ import annotations
 
+from enum import IntEnum
 from typing import NamedTuple
 
 from eoscheck.checker.ops import CONCRETE
 
 from ..errors import Errors
 from ..state import ProducerStateEntry
-from .producer_state import find_duplicate_batch
+from ..transactions.markers import TxnMarker, append_end_txn_marker
+from .producer_state import end_transaction, find_duplicate_batch
 from .sequence import in_sequence
 
 UNKNOWN_PRODUCER_MODES = ("out_of_order", "unknown_producer_id", "accept")
@@ -56,3 +58,46 @@ def validate_produce(entry: ProducerStateEntry | None, *, epoch: int, seq: int, 
     if ok:
         return ProduceDecision(Errors.NONE, -1, True)
     return ProduceDecision(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1, False)
+
+
+# --- the transactional path (``appendDataBatch`` / ``appendEndTxnMarker``) ---------------------------
+
+
+class AppendOrigin(IntEnum):
+    """``AppendOrigin``: who writes the batch (only CLIENT batches get sequence checks)."""
+
+    CLIENT = 0
+    COORDINATOR = 1  # the group coordinator's offset commits, the transaction coordinator's markers
+    REPLICATION = 2
+
+
+def validate_data_batch(entry: ProducerStateEntry, *, epoch: int, transactional: bool, origin: AppendOrigin) -> int:
+    """The epoch and transaction checks of ``appendDataBatch`` (§2.3): a lower epoch ->
+    INVALID_PRODUCER_EPOCH (REPLICATION only warns); then a non-transactional batch while the
+    producer has an open transaction on the partition -> INVALID_TXN_STATE. Sequence checks
+    (``validate_produce``, CLIENT origin) come between the two in Kafka; a caller that tracks
+    sequences runs them as well."""
+    if origin != AppendOrigin.REPLICATION and epoch < entry.epoch:
+        return int(Errors.INVALID_PRODUCER_EPOCH)
+    if not transactional and entry.current_txn_first_offset >= 0:
+        return int(Errors.INVALID_TXN_STATE)
+    return int(Errors.NONE)
+
+
+class MarkerDecision(NamedTuple):
+    error: int
+    entry: ProducerStateEntry  # after the marker (unchanged when refused)
+
+
+def append_marker(entry: ProducerStateEntry, marker: TxnMarker, *, timestamp: int,
+                  check_coordinator_epoch: bool = True) -> MarkerDecision:
+    """``appendEndTxnMarker`` from the coordinator: the producer epoch check, then the coordinator
+    epoch check (``transactions.markers.end_txn_marker_error``); a written marker updates the entry
+    (``end_transaction``). ``check_coordinator_epoch=False`` is the counterfactual leader that ignores
+    the coordinator epoch."""
+    stored_coordinator_epoch = entry.coordinator_epoch if check_coordinator_epoch else -1
+    app = append_end_txn_marker(entry.epoch, stored_coordinator_epoch, marker)
+    if app.error != Errors.NONE:
+        return MarkerDecision(app.error, entry)
+    return MarkerDecision(int(Errors.NONE), end_transaction(entry, marker.producer_epoch, marker.coordinator_epoch,
+                                                            timestamp))
