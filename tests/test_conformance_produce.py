@@ -214,3 +214,71 @@ def test_rebuilt_state_knows_only_producers_with_batches_at_or_above_lso() -> No
     full = rebuild_producer_state(log, 0, 5)
     d = produce(find_entry(full, PID), 0, 1)
     assert (d.append, d.duplicate_offset) == (False, 1)
+
+
+# --- §2.3 transactional path of the leader, §3.1 expiry exemption -----------------------------------------
+
+def _txn_entry(epoch: int = 2, first_offset: int = -1, coord: int = 1, ts: int = 0):
+    from eoscheck.model.state import ProducerStateEntry as E
+    return E(PID, epoch, (CachedBatch(0, 10), CachedBatch(1, 11)), ts, coord, first_offset)
+
+
+def test_open_transaction_never_expires() -> None:
+    assert not is_producer_expired(_txn_entry(first_offset=10, ts=0), 1000, 10)
+    assert is_producer_expired(_txn_entry(first_offset=-1, ts=0), 1000, 10)
+
+
+def test_first_transactional_batch_opens_the_transaction() -> None:
+    from eoscheck.model.partition.producer_state import begin_transaction
+    e = begin_transaction(_txn_entry(), 12)
+    assert e.current_txn_first_offset == 12
+    assert begin_transaction(e, 13).current_txn_first_offset == 12
+
+
+@pytest.mark.parametrize("origin_name,error", [("CLIENT", Errors.INVALID_PRODUCER_EPOCH),
+                                               ("COORDINATOR", Errors.INVALID_PRODUCER_EPOCH),
+                                               ("REPLICATION", Errors.NONE)])
+def test_lower_epoch_data_batch_by_origin(origin_name: str, error: Errors) -> None:
+    from eoscheck.model.partition.validation import AppendOrigin, validate_data_batch
+    assert validate_data_batch(_txn_entry(epoch=3), epoch=2, transactional=True,
+                               origin=AppendOrigin[origin_name]) == error
+
+
+def test_non_transactional_batch_during_open_transaction_is_invalid_txn_state() -> None:
+    from eoscheck.model.partition.validation import AppendOrigin, validate_data_batch
+    open_txn = _txn_entry(first_offset=10)
+    assert validate_data_batch(open_txn, epoch=2, transactional=False, origin=AppendOrigin.CLIENT) == 48
+    assert validate_data_batch(open_txn, epoch=2, transactional=True, origin=AppendOrigin.CLIENT) == Errors.NONE
+    assert validate_data_batch(_txn_entry(), epoch=2, transactional=False, origin=AppendOrigin.CLIENT) == Errors.NONE
+
+
+def _marker(epoch: int, coord: int, result: int = 1):
+    from eoscheck.model.transactions.markers import TxnMarker
+    return TxnMarker(0, PID, epoch, result, coord)
+
+
+@pytest.mark.parametrize("epoch,coord,error", [(1, 1, Errors.INVALID_PRODUCER_EPOCH),
+                                               (2, 0, Errors.TRANSACTION_COORDINATOR_FENCED),
+                                               (1, 0, Errors.INVALID_PRODUCER_EPOCH)])
+def test_marker_refused(epoch: int, coord: int, error: Errors) -> None:
+    from eoscheck.model.partition.validation import append_marker
+    e = _txn_entry(epoch=2, first_offset=10, coord=1)
+    d = append_marker(e, _marker(epoch, coord), timestamp=5)
+    assert (d.error, d.entry) == (error, e)
+
+
+def test_marker_with_higher_epoch_bumps_clears_cache_and_closes_txn() -> None:
+    from eoscheck.model.partition.validation import append_marker
+    d = append_marker(_txn_entry(epoch=2, first_offset=10, coord=1), _marker(3, 2), timestamp=7)
+    assert d.error == Errors.NONE
+    e = d.entry
+    assert (e.epoch, e.batches, e.coordinator_epoch, e.current_txn_first_offset, e.last_timestamp) == (3, (), 2, -1, 7)
+    # after the marker a same-epoch data batch must start at sequence 0 (marker-only state)
+    assert produce(e, 3, 0).append and produce(e, 3, 2).error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
+
+
+def test_marker_with_same_epoch_keeps_the_sequence_cache() -> None:
+    from eoscheck.model.partition.validation import append_marker
+    d = append_marker(_txn_entry(epoch=2, first_offset=10, coord=1), _marker(2, 1), timestamp=7)
+    assert [b.seq for b in d.entry.batches] == [0, 1] and d.entry.current_txn_first_offset == -1
+    assert produce(d.entry, 2, 2).append
