@@ -163,3 +163,19 @@ def test_fencing_by_a_restarted_slots_predecessor_is_not_a_sole_instance_violati
     m = init_machine(clients=1, restarts=1, lost_responses=0, failovers=0, abortable_errors=0, transactions=1)
     r = explore(m, ExploreOptions(properties=("SoleInstanceNeverFenced",), check_deadlock=False, max_states=100_000))
     assert r.verdict == "holds"
+
+
+# --- kafka.eos_pipeline: what a named Kafka version ran ---------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason="model bug: variant kafka-2.4-eos-alpha turns the timeout abort's epoch bump "
+                                       "off; Kafka <= 2.4 already fenced (prepareFenceProducerEpoch + bumped epoch "
+                                       "installed in handleEndTransaction)")
+def test_kafka_24_timeout_abort_bumps_the_epoch() -> None:
+    # §6.3; pre-KIP-360 TransactionCoordinator.abortTimedOutTransactions called prepareFenceProducerEpoch()
+    # and handleEndTransaction(ABORT) cleared PrepareEpochFence and set txnMetadata.producerEpoch to the
+    # fenced epoch before preparing PrepareAbort: the bump predates KIP-360
+    from eoscheck.model.registry import MODELS
+    eos = next(m for m in MODELS if m.name == "kafka.eos_pipeline")
+    switches = {k: v.default for k, v in eos.switches.items()}
+    switches.update(eos.variants["kafka-2.4-eos-alpha"].switches)
+    assert switches["timeout_abort_bumps_epoch"] is True
