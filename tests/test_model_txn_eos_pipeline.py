@@ -148,3 +148,24 @@ def test_stale_end_txn_commits_the_next_transaction_under_tv1_and_is_fenced_unde
     assert s[-2][0] == "StaleEndTxnArrives"
     m, r = run("kip890-tv2", endtxn_timeouts=1, records=2, instances=1)
     assert r.verdict == "holds" and r.stats.coverage["StaleEndTxnArrives"].distinct > 0
+
+
+@pytest.mark.parametrize("variant", ["eos-beta-kip447", "timeout-abort-no-bump", "no-coordinator-epoch-check"])
+def test_leaders_producer_state_agrees_with_the_log(variant):
+    # the pipeline's leaders keep part 1's producer state table: its open transaction
+    # (currentTxnFirstOffset) must be the one the log's markers leave open, in every reachable state
+    from eoscheck.model.transactions.log import open_transactions
+
+    m = MODEL.machine(variant, bounds={"failovers": 1, "produce_timeouts": 1})
+    seen, frontier = set(), list(m.init_states())
+    while frontier and len(seen) < 3000:
+        s = frontier.pop()
+        if s in seen:
+            continue
+        seen.add(s)
+        for log, table in ((s.output, s.leaders[0]), (s.offsets_log, s.leaders[1])):
+            opened = dict(open_transactions(log))
+            for e in table:
+                assert e.current_txn_first_offset == opened.get(e.producer_id, -1), (variant, log, e)
+        frontier.extend(t for _, t in m.successors(s))
+    assert len(seen) > 100

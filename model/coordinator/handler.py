@@ -7,9 +7,10 @@ CONCURRENT_TRANSACTIONS; a request producer id/epoch that fails ``validPid`` -> 
 open transaction (``transactions.timeout.init_producer_id_on_ongoing``: epoch bump via
 ``fence_producer_epoch``, PrepareAbort written, CONCURRENT_TRANSACTIONS so the client retries);
 Empty / CompleteX / no metadata -> the rule, whose success is a transition to Empty that becomes
-visible only when its transaction-log append completes. The KIP's text says nothing about Prepare/Ongoing for a re-initialising producer; the
-designed variant applies the same producer-id check (answering INVALID_PRODUCER_EPOCH, the KIP's
-error), so the variants differ only where the KIP does.
+visible only when its transaction-log append completes. The KIP's text says nothing about
+Prepare/Ongoing for a re-initialising producer; the designed variant applies the same producer-id
+check (answering INVALID_PRODUCER_EPOCH, the KIP's error), so the variants differ only where the
+KIP does.
 """
 
 from __future__ import annotations

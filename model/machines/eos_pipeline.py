@@ -45,9 +45,11 @@ from enum import IntEnum
 from typing import Any, NamedTuple
 
 from eoscheck.checker.machine import Machine, Property
-from eoscheck.checker.ops import CONCRETE
 from eoscheck.checker.registry import Bound, ModelDef, Switch, SwitchValue, Variant
 from eoscheck.model.coordinator.handler import CoordinatorConfig, handle_init_producer_id
+from eoscheck.model.partition.producer_state import begin_transaction, empty_entry, maybe_update_epoch
+from eoscheck.model.partition.validation import AppendOrigin, append_marker, validate_data_batch
+from eoscheck.model.state import ProducerStateEntry
 from eoscheck.model.group.membership import join_group, rebalance, remove_member
 from eoscheck.model.group.metadata import NO_OFFSET, GroupMeta, GroupState, new_group
 from eoscheck.model.group.offset_fetch import FetchReaction, offset_fetch, on_offset_fetch_answer, sends_require_stable
@@ -57,10 +59,10 @@ from eoscheck.model.group.txn_offset_commit import validate_txn_offset_commit
 from eoscheck.model.transactions.add_partitions import add_partitions_to_txn
 from eoscheck.model.transactions.codes import NO_PENDING, Errors, TxnResult, TxnState
 from eoscheck.model.transactions.end_txn import end_txn, end_txn_tv2
-from eoscheck.model.transactions.log import (EntryKind, LogEntry, committed_values, has_open_transaction,
+from eoscheck.model.transactions.log import (EntryKind, LogEntry, committed_values,
                                              last_stable_offset, open_transactions)
 from eoscheck.model.transactions.failover import load_transaction
-from eoscheck.model.transactions.markers import (TxnMarker, append_end_txn_marker, complete_if_done,
+from eoscheck.model.transactions.markers import (TxnMarker, complete_if_done,
                                                  markers_to_send, on_marker_response)
 from eoscheck.model.transactions.metadata import TxnLogRecord, TxnMeta, to_log_record
 from eoscheck.model.transactions.states import is_valid_transition
@@ -135,8 +137,9 @@ class PipelineState(NamedTuple):
     txns: tuple[TxnMeta, ...]  # per transactional id
     output: tuple[LogEntry, ...]
     offsets_log: tuple[LogEntry, ...]
-    #: leader producer-state per partition, per transactional id: (producer epoch, coordinator epoch)
-    leaders: tuple[tuple[tuple[int, int], ...], ...]
+    #: each partition leader's producer state table (part 1's ``ProducerStateEntry``: epoch, coordinator
+    #: epoch, open transaction; no sequences), one entry per transactional id's producer id
+    leaders: tuple[tuple[ProducerStateEntry, ...], ...]
     group: GroupMeta
     apps: tuple[App, ...]
     #: ghost: producer ids whose pending offsets include one written by a zombie
@@ -234,7 +237,7 @@ class EosPipeline(Machine):
             ready = self.per_thread or owns
             apps.append(App(member_id_of(i, 0), group.generation_id, owns, int(Phase.FETCH if owns else Phase.IDLE),
                             NO_OFFSET, ready, 0 if ready else -1, 0))
-        leaders = tuple(tuple((-1, -1) for _ in range(self.tids)) for _ in PARTITION_NAMES)
+        leaders = tuple(tuple(empty_entry(self.pid_of(t)) for t in range(self.tids)) for _ in PARTITION_NAMES)
         yield PipelineState(txns, (), (), leaders, group, tuple(apps), (), False, 0,
                             tuple(to_log_record(m) for m in txns), (), 0, (), 0, (), 0)
 
@@ -264,7 +267,7 @@ class EosPipeline(Machine):
             s = s._replace(txn_log=self._set(s.txn_log, tid, to_log_record(meta)))
         return s
 
-    def _leader(self, s: PipelineState, partition: int, tid: int, entry: tuple[int, int]) -> PipelineState:
+    def _leader(self, s: PipelineState, partition: int, tid: int, entry: ProducerStateEntry) -> PipelineState:
         return s._replace(leaders=self._set(s.leaders, partition, self._set(s.leaders[partition], tid, entry)))
 
     def _is_current_owner(self, s: PipelineState, i: int) -> bool:
@@ -275,11 +278,12 @@ class EosPipeline(Machine):
     def _produce_check(self, s: PipelineState, partition: int, tid: int, epoch: int) -> int:
         """The leader's checks of a transactional batch (origin CLIENT or COORDINATOR, no sequences):
         checkProducerEpoch, then the KIP-890 part-1 verification when switched on."""
-        stored_epoch, _ = s.leaders[partition][tid]
-        if epoch < stored_epoch:
-            return int(E.INVALID_PRODUCER_EPOCH)
-        log = s.output if partition == OUTPUT else s.offsets_log
-        if self.verify and not has_open_transaction(log, self.pid_of(tid)):
+        entry = s.leaders[partition][tid]
+        origin = AppendOrigin.CLIENT if partition == OUTPUT else AppendOrigin.COORDINATOR
+        err = validate_data_batch(entry, epoch=epoch, transactional=True, origin=origin)
+        if err != E.NONE:
+            return err
+        if self.verify and entry.current_txn_first_offset < 0:
             m = s.txns[tid]
             if not (m.state == S.ONGOING and partition in m.partitions and m.epoch == epoch):
                 return int(E.INVALID_TXN_STATE)
@@ -432,10 +436,11 @@ class EosPipeline(Machine):
         tid = req.tid
         err = self._produce_check(s, OUTPUT, tid, req.epoch)
         if err == E.NONE:
+            offset = len(s.output)
             s = s._replace(output=s.output + (LogEntry(self.pid_of(tid), req.epoch, int(EntryKind.TXN_DATA),
                                                        req.value),))
-            stored = s.leaders[OUTPUT][tid]
-            s = self._leader(s, OUTPUT, tid, (max(stored[0], req.epoch), stored[1]))
+            entry = begin_transaction(maybe_update_epoch(s.leaders[OUTPUT][tid], req.epoch), offset)
+            s = self._leader(s, OUTPUT, tid, entry)
         a = s.apps[req.instance]
         if not (a.phase == Phase.AWAIT_PRODUCE and a.producer_epoch == req.epoch and a.position == req.value):
             return s
@@ -459,8 +464,8 @@ class EosPipeline(Machine):
             group = on_txn_offset_commit_append(group, pid, INPUT_PARTITION, offset, log_offset)
             s = s._replace(group=group, offsets_log=s.offsets_log + (
                 LogEntry(pid, a.producer_epoch, int(EntryKind.TXN_DATA), offset),))
-            stored = s.leaders[OFFSETS][tid]
-            s = self._leader(s, OFFSETS, tid, (max(stored[0], a.producer_epoch), stored[1]))
+            entry = begin_transaction(maybe_update_epoch(s.leaders[OFFSETS][tid], a.producer_epoch), log_offset)
+            s = self._leader(s, OFFSETS, tid, entry)
             if not self._is_current_owner(s, i) and pid not in s.zombie_pending:
                 s = s._replace(zombie_pending=tuple(sorted(s.zombie_pending + (pid,))))
             return self._app(s, i, phase=int(Phase.END_TXN))
@@ -483,15 +488,15 @@ class EosPipeline(Machine):
                       respond: bool = True) -> PipelineState | None:
         """The leader's append of a marker (None: refused); ``respond``: the sending coordinator is the
         current one and handles the answer."""
-        stored_epoch, stored_coord = s.leaders[marker.partition][tid]
-        if not self.coordinator_epoch_check:
-            stored_coord = -1  # counterfactual: a leader that ignores the coordinator epoch
-        app = append_end_txn_marker(stored_epoch, stored_coord, marker)
+        stored = s.leaders[marker.partition][tid]
+        # (the counterfactual leader ignores the coordinator epoch)
+        app = append_marker(stored, marker, timestamp=stored.last_timestamp,
+                            check_coordinator_epoch=self.coordinator_epoch_check)
         if app.error != E.NONE:
             return None  # the coordinator stops sending: the transaction stays in PrepareX
         kind = EntryKind.COMMIT if marker.result == TxnResult.COMMIT else EntryKind.ABORT
         entry = LogEntry(marker.producer_id, marker.producer_epoch, int(kind), marker.coordinator_epoch)
-        s = self._leader(s, marker.partition, tid, (app.epoch, app.coordinator_epoch))
+        s = self._leader(s, marker.partition, tid, app.entry)
         if marker.partition == OUTPUT:
             s = s._replace(output=s.output + (entry,))
         else:
@@ -588,8 +593,9 @@ class EosPipeline(Machine):
                                    else f"value={e.value})") for e in log]
             f[f"{name}.committed"] = list(committed_values(log))
             f[f"{name}.lso"] = last_stable_offset(log)
-            for tid, (ep, ce) in enumerate(s.leaders[partition]):
-                f[f"{name}.producer_state_pid{self.pid_of(tid)}"] = f"epoch={ep} coordinator_epoch={ce}"
+            for tid, e in enumerate(s.leaders[partition]):
+                f[f"{name}.producer_state_pid{self.pid_of(tid)}"] = (f"epoch={e.epoch} "
+                                                                      f"coordinator_epoch={e.coordinator_epoch}")
         g = s.group
         f["group.state"] = GroupState(g.state).name
         f["group.generation"] = g.generation_id
