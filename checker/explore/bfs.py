@@ -2,8 +2,11 @@
 
 Level-synchronous: the frontier holds the states of one level (distance from the initial states);
 only fingerprints (``hash`` of the canonical state) and parent links stay in memory for states
-already expanded (``visited.VisitedSet``). Counterexample traces are rebuilt at the end by
-re-executing the machine along the parent chain (``checker.trace.rebuild_trace``).
+already expanded, in flat buffers (``compact.CompactVisited``: a fingerprint table slot plus 12
+bytes of parent link per state; ``visited.VisitedSet`` is the plain-Python reference it is tested
+against); parent links past ``PARENT_SPILL_BYTES`` go to a temporary file. Counterexample traces
+are rebuilt at the end by re-executing the machine along the parent chain
+(``checker.trace.rebuild_trace``).
 
 Counting follows TLC: ``generated`` counts the initial states plus every successor the machine
 yields (self-loops and states outside the state constraint included); ``distinct`` counts states
@@ -31,11 +34,14 @@ from ..machine import Machine
 from ..result import Result, Stats, TraceStep, Violation
 from ..trace import rebuild_trace
 from .common import Ticker, build_coverage, describe_limit, overrides, select_properties
+from .compact import CompactVisited
 from .options import ExploreOptions
-from .visited import VisitedSet
 
 if TYPE_CHECKING:
     from ..progress import Progress
+
+#: parent links kept in RAM at most (12 bytes per state); older levels go to a temporary file
+PARENT_SPILL_BYTES = 512 << 20
 
 #: parents expanded between dedup batches, time-limit checks and progress updates
 CHUNK = 2048
@@ -74,7 +80,7 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
     max_depth = options.max_depth
     successors = machine.successors
 
-    visited = VisitedSet()
+    visited = CompactVisited(spill_bytes=PARENT_SPILL_BYTES)
     known = visited.known()
     found: list[_Found] = []
     violated: set[str] = set()  # properties already reported (each once under --continue)
@@ -222,6 +228,7 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
     stats = Stats(distinct=len(visited), generated=generated, depth=level, queue=queue,
                   elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov))
     violations = [_to_violation(machine, visited, f, symmetry) for f in found]
+    visited.close()
     if violations:
         verdict = "violated"
     elif limit_hit:
@@ -237,7 +244,7 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                   limit_hit=limit_hit, notes=notes)
 
 
-def _to_violation(machine: Machine, visited: VisitedSet, f: _Found, symmetry: bool) -> Violation:
+def _to_violation(machine: Machine, visited: CompactVisited, f: _Found, symmetry: bool) -> Violation:
     chain = [h & MASK64 for h in visited.chain(f.fp, f.level)]
     trace = rebuild_trace(machine, chain, symmetry)
     if f.kind == "transition":

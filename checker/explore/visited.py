@@ -13,6 +13,10 @@ touching the BFS loop. What the BFS uses: ``known()``, ``insert_batch(fps, paren
 (``hash()`` values; ``np.array(fps, dtype=np.int64).view(np.uint64)`` converts a batch). Any
 replacement must keep ``insert_batch``'s order contract: the new candidates are reported in
 candidate order, first occurrence wins, which keeps runs deterministic.
+
+The BFS runs on ``compact.CompactVisited`` (same interface and answers, a fraction of the
+memory); this plain-Python version stays as the reference that ``tests/test_compact.py`` compares
+it with.
 """
 
 from __future__ import annotations
