@@ -255,7 +255,10 @@ def spark_available() -> bool:
 
 
 def bench(plan: list[tuple[str, dict[str, int]]], engines: list[str], spark_max: int,
-          timeout: float, workers: int, repeat: int, wait_idle: float = 0) -> list[dict[str, Any]]:
+          timeout: float, workers: int, repeat: int, wait_idle: float = 0,
+          partial: Path | None = None) -> list[dict[str, Any]]:
+    """Run the plan; each finished record is also appended to ``partial`` (if given), so an
+    interrupted run can still be tabulated with ``--from-partial``."""
     records: list[dict[str, Any]] = []
     run_id = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     for model, bounds in plan:
@@ -286,6 +289,9 @@ def bench(plan: list[tuple[str, dict[str, int]]], engines: list[str], spark_max:
                     rec["symmetry_cost_cpu"] = cost["cost_ratio"]
                     rec["canonical_us"] = cost["canonical_extra"] * 1e6
                 records.append(rec)
+                if partial is not None:
+                    with partial.open("a") as f:
+                        f.write(json.dumps(rec) + "\n")
                 if "error" not in rec and engine == "bfs" and not symmetry:
                     full_distinct = rec["distinct"]
                 print(_one_line(rec), file=sys.stderr, flush=True)
@@ -442,6 +448,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--store", type=int, nargs="*", help="only measure the compact store at these sizes")
     parser.add_argument("--no-store", action="store_true", help="skip the compact store measurement")
     parser.add_argument("--out", type=Path, default=RESULTS / "scale.jsonl")
+    parser.add_argument("--from-partial", type=Path, metavar="FILE",
+                        help="tabulate the records an interrupted run left in FILE (no new runs)")
     args = parser.parse_args(argv)
 
     if args.run_json:
@@ -457,19 +465,30 @@ def main(argv: list[str] | None = None) -> int:
     store_sizes = args.store if args.store is not None else ([] if args.no_store else
                                                              [1_000_000, 5_000_000])
     store_rows = []
-    for n in store_sizes:
+    partial = args.out.with_suffix(".partial.jsonl")
+    if not args.from_partial:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        partial.unlink(missing_ok=True)
+    for n in store_sizes if not args.from_partial else []:
         for spill in (False, True):
             row = _child("store", {"states": n, "spill": spill}, args.timeout)
             if "error" not in row:
                 store_rows.append(row)
+                with partial.open("a") as f:
+                    f.write(json.dumps({"kind": "store", **row}) + "\n")
                 print(f"store {n:,} spill={spill}: {(row['visited_bytes'] + row['parent_bytes']) / n:.1f} "
                       f"B/state", file=sys.stderr)
     records: list[dict[str, Any]] = []
-    if args.store is None:
+    if args.from_partial:
+        rows = [json.loads(line) for line in args.from_partial.read_text().splitlines() if line.strip()]
+        records = [r for r in rows if r.get("kind") != "store"]
+        store_rows = [r for r in rows if r.get("kind") == "store"]
+        _derive(records)
+    elif args.store is None:
         plan = [p for text in args.plan for p in parse_plan(text)] if args.plan else default_plan(args.quick)
         engines = [e for e in args.engines.split(",") if e != "spark" or spark_available()]
         records = bench(plan, engines, args.spark_max, args.timeout, args.workers, args.repeat,
-                        args.wait_idle)
+                        args.wait_idle, partial)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("a") as f:
         for r in records:
@@ -483,6 +502,8 @@ def main(argv: list[str] | None = None) -> int:
         text += "\n" + store_table(store_rows) + "\n"
     print(text)
     args.out.with_suffix(".md").write_text(text)
+    if not args.from_partial:
+        partial.unlink(missing_ok=True)  # the records are in --out now
     return 0
 
 
