@@ -167,9 +167,6 @@ def test_fencing_by_a_restarted_slots_predecessor_is_not_a_sole_instance_violati
 
 # --- kafka.eos_pipeline: what a named Kafka version ran ---------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="model bug: variant kafka-2.4-eos-alpha turns the timeout abort's epoch bump "
-                                       "off; Kafka <= 2.4 already fenced (prepareFenceProducerEpoch + bumped epoch "
-                                       "installed in handleEndTransaction)")
 def test_kafka_24_timeout_abort_bumps_the_epoch() -> None:
     # §6.3; pre-KIP-360 TransactionCoordinator.abortTimedOutTransactions called prepareFenceProducerEpoch()
     # and handleEndTransaction(ABORT) cleared PrepareEpochFence and set txnMetadata.producerEpoch to the

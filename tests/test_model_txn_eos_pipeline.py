@@ -132,10 +132,16 @@ def test_without_the_kip360_client_bump_verification_alone_lets_the_late_batch_j
     assert r.verdict == "violated"
 
 
-def test_kafka_2_4_per_partition_producers_lose_atomicity_through_the_timeout_abort():
-    _, r = run("kafka-2.4-eos-alpha", properties=("OffsetsAgreeWithOutput",), instances=1)
+def test_kafka_0_11_per_partition_producers_lose_atomicity_through_the_timeout_abort():
+    _, r = run("kafka-0.11-eos-alpha", properties=("OffsetsAgreeWithOutput",), instances=1)
     (v,) = r.violations
     assert ("AbortTimedOutTransaction", 0) in steps(v.trace)
+
+
+def test_kafka_2_4_timeout_abort_bump_keeps_atomicity():
+    """KAFKA-6119 (2017) made the timeout abort fence with an epoch bump, long before KIP-360."""
+    _, r = run("kafka-2.4-eos-alpha", properties=("OffsetsAgreeWithOutput",), instances=1)
+    assert r.verdict == "holds"
 
 
 def test_stale_end_txn_commits_the_next_transaction_under_tv1_and_is_fenced_under_tv2():

@@ -632,7 +632,8 @@ SWITCHES = {
                                       "current", ("pre-kip447", "2.5", "current")),
     "require_stable": Switch("when OffsetFetch sets require_stable: always (shipped consumer), read_committed (KIP "
                              "text), never (before KIP-447)", "always", ("always", "read_committed", "never")),
-    "timeout_abort_bumps_epoch": Switch("the timeout abort fences the producer with an epoch bump (KIP-360, 2.5+)",
+    "timeout_abort_bumps_epoch": Switch("the timeout abort fences the producer with an epoch bump (KAFKA-6119, "
+                                        "2017; False is Kafka 0.11.0)",
                                         True),
     "kip890_verification": Switch("partition leaders verify with the coordinator that a first transactional batch "
                                   "belongs to an ongoing transaction (KIP-890 part 1)", False),
@@ -659,12 +660,17 @@ VARIANTS = {
                                      "require_stable": "never"}),
     "eos-alpha-kip447": Variant("per-partition producers with KIP-447 checks",
                                 {"deployment": "per-partition"}),
-    "kafka-2.4-eos-alpha": Variant("what Kafka 2.4 ran: per-partition producers, no KIP-447, no KIP-360 (the timeout "
-                                   "abort keeps the epoch, no client bump); the variants above change one thing "
-                                   "each", {"deployment": "per-partition", "txn_offset_commit_check": "pre-kip447",
-                                            "require_stable": "never", "timeout_abort_bumps_epoch": False,
-                                            "client_epoch_bump_after_abort": False}),
-    "timeout-abort-no-bump": Variant("per-thread, KIP-447, but the timeout abort keeps the epoch (before KIP-360): "
+    "kafka-2.4-eos-alpha": Variant("what Kafka 2.4 ran: per-partition producers, no KIP-447, no KIP-360 client "
+                                   "bump; the timeout abort already bumped the epoch (KAFKA-6119)",
+                                   {"deployment": "per-partition", "txn_offset_commit_check": "pre-kip447",
+                                    "require_stable": "never", "client_epoch_bump_after_abort": False}),
+    "kafka-0.11-eos-alpha": Variant("Kafka 0.11.0: as kafka-2.4-eos-alpha, and the timeout abort keeps the epoch "
+                                    "(before KAFKA-6119)",
+                                    {"deployment": "per-partition", "txn_offset_commit_check": "pre-kip447",
+                                     "require_stable": "never", "timeout_abort_bumps_epoch": False,
+                                     "client_epoch_bump_after_abort": False}),
+    "timeout-abort-no-bump": Variant("per-thread, KIP-447, but the timeout abort keeps the epoch (as 0.11.0, before "
+                                     "KAFKA-6119): "
                                      "must break atomicity", {"timeout_abort_bumps_epoch": False}),
     "no-coordinator-epoch-check": Variant("counterfactual: leaders accept markers of an old coordinator "
                                           "(with failovers, a stale COMMIT marker commits the next transaction)",
