@@ -84,6 +84,9 @@ def coordinator_epoch_monotonic(s: InitPidState, step: tuple, t: InitPidState) -
 
 def sole_instance_never_fenced(s: InitPidState) -> bool:
     """A producer instance is fenced only after another instance of its transactional id started."""
+    if s.faults.restarts:
+        # a restarted slot's predecessor is another instance (its delayed request may fence)
+        return True
     for i, c in enumerate(s.clients):
         if c.phase == INIT_FENCED and not any(o.started for j, o in enumerate(s.clients) if j != i):
             return False

@@ -154,8 +154,6 @@ def test_transaction_transitions_record_previous_producer_id() -> None:
     assert s.metadata.prev_producer_id == 1
 
 
-@pytest.mark.xfail(strict=True, reason="model bug: SoleInstanceNeverFenced ignores the earlier instances of the "
-                                       "same slot, so fencing by a crashed predecessor's delayed request is flagged")
 def test_fencing_by_a_restarted_slots_predecessor_is_not_a_sole_instance_violation() -> None:
     # One slot, one restart: the predecessor's InitProducerId may still be in flight when the new instance
     # has initialised; when it is handled it bumps the epoch and the new instance is fenced. That is
