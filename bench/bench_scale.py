@@ -495,7 +495,11 @@ def main(argv: list[str] | None = None) -> int:
             f.write(json.dumps({"kind": "explore", **r}) + "\n")
         for r in store_rows:
             f.write(json.dumps({"kind": "store", **r}) + "\n")
-    text = against_targets(records, store_rows) + "\n\n"
+    ok = [r for r in records if "error" not in r]
+    head = (f"bench/bench_scale.py, run {ok[0]['run']}, {ok[0]['cores']} cores, Python {ok[0]['python']}; "
+            "each configuration in a fresh subprocess; wall-clock figures on a machine shared with "
+            "other work (load and idle share before each run in the last column).\n\n" if ok else "")
+    text = head + against_targets(records, store_rows) + "\n\n"
     if records:
         text += table(records) + "\n"
     if store_rows:
