@@ -91,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     eng.add_argument("--seed", type=_non_negative_int, metavar="N", help="simulate: random seed")
     eng.add_argument("--no-deadlock", action="store_true", help="do not report deadlocks")
     eng.add_argument("--no-symmetry", action="store_true", help="do not reduce by symmetry")
+    eng.add_argument("--check-symmetry", action="store_true",
+                     help="also run without symmetry reduction and compare verdicts, shortest trace "
+                          "lengths and (where computable) orbit sizes; a mismatch fails the spec")
     eng.add_argument("--workers", type=_positive_int, metavar="N", help="parallel: processes")
     eng.add_argument("--master", metavar="URL", help="spark: master URL")
     eng.add_argument("--checkpoint", metavar="DIR", help="spark: checkpoint directory")
@@ -251,6 +254,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         except EngineSetupError as exc:
             raise BadInput(f"{spec.path}: {options.strategy} engine: {_one_line(exc)}") from None
         outcome = make_outcome(spec, result, list(machine.actions))
+        if args.check_symmetry:
+            _check_symmetry(console, machine, options, outcome)
         for violation in result.violations:
             cex = counterexample_from_violation(machine, spec, violation, result)
             files = write_counterexample(cex, args.out)
@@ -271,6 +276,19 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.junit:
         write_junit(args.junit, outcomes)
     return EXIT_OK if all(o.met for o in outcomes) else EXIT_FAILED
+
+
+def _check_symmetry(console: Any, machine: Any, options: Any, outcome: Any) -> None:
+    """--check-symmetry: the reduced run must agree with the full one, or the spec fails."""
+    from .symmetry import check_symmetry
+
+    report = check_symmetry(machine, options)
+    console.print(f"  symmetry check: {report.summary()}", soft_wrap=True, highlight=False)
+    for note in report.notes:
+        console.print(f"  symmetry note: {note}", soft_wrap=True, highlight=False)
+    if not report.ok:
+        outcome.met = False
+        outcome.message = f"symmetry check failed: {report.summary()}"
 
 
 def _check_output_paths(args: argparse.Namespace, specs: Sequence[Spec]) -> None:

@@ -355,3 +355,38 @@ def test_engine_that_cannot_run_is_one_line_exit_2(tmp_path, capsys, monkeypatch
     path = spec_file(tmp_path, "tp", TWOPHASE)
     code, _, err = run(capsys, "check", str(path), "--engine", "spark", "--out", str(tmp_path / "cx"))
     assert_one_line_error(code, err, "tp.toml", "spark engine", "Java not found", "JAVA_HOME")
+
+
+class BrokenSymmetryLadder(Ladder):
+    """A 'symmetry' that merges rungs which are not symmetric: the reduced run never climbs past 2."""
+
+    def canonical(self, state):
+        return (min(state[0], 2),)
+
+
+BROKEN = ModelDef(name="toy.broken", doc="a ladder with a wrong symmetry", variants={"plain": Variant("plain")},
+                  default_variant="plain", switches={}, bounds={"top": Bound("last rung", 4, 1, 9)},
+                  properties={"BelowTwo": "x < 2", "BelowThree": "x < 3"},
+                  build=lambda switches, bounds: BrokenSymmetryLadder(bounds["top"]))
+
+
+def test_check_symmetry_passes_on_a_sound_reduction(tmp_path, capsys):
+    path = spec_file(tmp_path, "tp", 'model = "examples.twophase-sym"\n[bounds]\nrms = 3\n')
+    code, out, _ = run(capsys, "check", str(path), "--check-symmetry", "--out", str(tmp_path / "cx"))
+    assert code == 0, out
+    assert "symmetry check:" in out and "verdicts agree" in out and "= full count" in out
+
+
+def test_check_symmetry_fails_a_spec_whose_reduction_changes_the_verdict(tmp_path, capsys, monkeypatch):
+    module = types.ModuleType("eoscheck_toy_broken")
+    module.MODELS = [BROKEN]
+    monkeypatch.setitem(sys.modules, "eoscheck_toy_broken", module)
+    text = ('model = "eoscheck_toy_broken:MODELS"\n[check]\nproperties = ["BelowThree"]\ndeadlock = false\n'
+            '[expect]\nverdict = "violates"\nproperty = "BelowThree"\n')
+    path = spec_file(tmp_path, "broken", text)
+    code, out, _ = run(capsys, "check", str(path), "--no-symmetry", "--out", str(tmp_path / "cx"))
+    assert code == 0, out
+    code, out, _ = run(capsys, "check", str(path), "--no-symmetry", "--check-symmetry",
+                       "--out", str(tmp_path / "cx"))
+    assert code == 1
+    assert "VERDICTS DIFFER" in out and "symmetry check failed" in out
