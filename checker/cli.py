@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 from .counterexample import CounterexampleError, counterexample_from_violation, load_counterexample
 from .counterexample import write_counterexample
-from .spec import DEADLOCK, Spec, SpecError, build_machine, load_spec, spec_to_options
+from .spec import DEADLOCK, Spec, SpecError, build_machine, collect_spec_paths, load_spec, spec_to_options
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 ENGINES = ("bfs", "dfs", "simulate", "parallel", "spark")
@@ -173,26 +173,6 @@ class BadInput(ValueError):
 
 
 # -------------------------------------------------------------------------------------- check
-
-
-def collect_spec_paths(paths: Sequence[str]) -> list[Path]:
-    """SPEC files as given; a DIR contributes its *.toml files (not recursive), sorted."""
-    found: list[Path] = []
-    for text in paths:
-        p = Path(text)
-        if p.is_dir():
-            tomls = sorted(q for q in p.glob("*.toml") if q.is_file())
-            if not tomls:
-                raise BadInput(f"{p}: no *.toml spec files in this directory")
-            found.extend(tomls)
-        elif p.exists():
-            found.append(p)
-        else:
-            raise BadInput(f"{p}: no such file or directory")
-    unique: dict[Path, None] = {}
-    for p in found:
-        unique.setdefault(p, None)
-    return list(unique)
 
 
 def load_specs(paths: Sequence[str]) -> list[Spec]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -404,3 +404,20 @@ def build_machine(spec: Spec) -> Machine:
 
 def model_of(spec: Spec) -> ModelDef:
     return find_model(spec.model)
+
+
+def collect_spec_paths(paths: Sequence[str]) -> list[Path]:
+    """SPEC files as given; a DIR contributes its *.toml files (not recursive), sorted; each once."""
+    found: list[Path] = []
+    for text in paths:
+        p = Path(text)
+        if p.is_dir():
+            tomls = sorted(q for q in p.glob("*.toml") if q.is_file())
+            if not tomls:
+                raise SpecError(f"{p}: no *.toml spec files in this directory")
+            found.extend(tomls)
+        elif p.exists():
+            found.append(p)
+        else:
+            raise SpecError(f"{p}: no such file or directory")
+    return list(dict.fromkeys(found))

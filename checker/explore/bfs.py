@@ -33,7 +33,7 @@ from ..fingerprint import MASK64, check_state
 from ..machine import Machine
 from ..result import Result, Stats, TraceStep, Violation
 from ..trace import rebuild_trace
-from .common import Ticker, build_coverage, describe_limit, overrides, select_properties
+from .common import Ticker, build_coverage, limit_notes, overrides, select_properties, verdict_of
 from .compact import CompactVisited
 from .options import ExploreOptions
 
@@ -229,19 +229,9 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                   elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov))
     violations = [_to_violation(machine, visited, f, symmetry) for f in found]
     visited.close()
-    if violations:
-        verdict = "violated"
-    elif limit_hit:
-        verdict = "incomplete"
-    else:
-        verdict = "holds"
-    notes = []
-    if limit_hit:
-        value = {"states": max_states, "depth": max_depth, "time": options.max_seconds}[limit_hit]
-        notes.append(describe_limit(limit_hit, value))
     ticker.finish(stats)
-    return Result(verdict=verdict, strategy="bfs", stats=stats, violations=violations,
-                  limit_hit=limit_hit, notes=notes)
+    return Result(verdict=verdict_of(violations, limit_hit), strategy="bfs", stats=stats,
+                  violations=violations, limit_hit=limit_hit, notes=limit_notes(limit_hit, options))
 
 
 def _to_violation(machine: Machine, visited: CompactVisited, f: _Found, symmetry: bool) -> Violation:

@@ -88,6 +88,22 @@ class Ticker:
             self.progress.finish(stats)
 
 
+def verdict_of(violations: list, limit_hit: str | None) -> str:
+    """A violation wins; a run cut short by a limit is "incomplete", never "holds"."""
+    if violations:
+        return "violated"
+    return "incomplete" if limit_hit else "holds"
+
+
+def limit_notes(limit_hit: str | None, options: Any, depth_bound: int | None = None) -> list[str]:
+    """The user's line for the limit that stopped a run (none when it ran to the end)."""
+    if not limit_hit:
+        return []
+    depth = options.max_depth if depth_bound is None else depth_bound
+    value = {"states": options.max_states, "depth": depth, "time": options.max_seconds}[limit_hit]
+    return [describe_limit(limit_hit, value)]
+
+
 def describe_limit(limit: str, value: Any) -> str:
     return {"states": f"stopped at the state limit ({value:,} distinct states)",
             "depth": f"stopped at the depth limit ({value} states deep); deeper states were not explored",

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from ..fingerprint import check_state
 from ..machine import Machine
 from ..result import Result, Stats, TraceStep
-from .common import (Ticker, build_coverage, describe_limit, overrides, select_properties,
-                     shortened_violation)
+from .common import (Ticker, build_coverage, limit_notes, overrides, select_properties,
+                     shortened_violation, verdict_of)
 from .options import ExploreOptions
 
 if TYPE_CHECKING:
@@ -141,11 +141,7 @@ def explore_dfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                   elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov))
     violations = [shortened_violation(machine, name, kind, trace, symmetry)
                   for name, kind, trace in found]
-    verdict = "violated" if violations else ("incomplete" if limit_hit else "holds")
-    notes = []
-    if limit_hit:
-        value = {"states": max_states, "depth": bound, "time": options.max_seconds}[limit_hit]
-        notes.append(describe_limit(limit_hit, value))
     ticker.finish(stats)
-    return Result(verdict=verdict, strategy="dfs", stats=stats, violations=violations,
-                  limit_hit=limit_hit, notes=notes)
+    return Result(verdict=verdict_of(violations, limit_hit), strategy="dfs", stats=stats,
+                  violations=violations, limit_hit=limit_hit,
+                  notes=limit_notes(limit_hit, options, depth_bound=bound))

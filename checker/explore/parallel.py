@@ -61,7 +61,7 @@ from ..fingerprint import MASK64, UnstableStateError, check_state
 from ..machine import Machine
 from ..result import Result, Stats, TraceStep, Violation
 from ..trace import rebuild_trace
-from .common import Ticker, build_coverage, describe_limit, overrides, select_properties
+from .common import Ticker, build_coverage, limit_notes, overrides, select_properties, verdict_of
 from .compact import FingerprintSet, ParentStore
 from .options import ExploreOptions
 
@@ -607,20 +607,9 @@ def _record(level_found: list[_Found], found: list[_Found], violated: set[str]) 
 
 def _finish(machine: Machine, options: ExploreOptions, ticker: Ticker, stats: Stats,
             violations: list[Violation], limit_hit: str | None) -> Result:
-    if violations:
-        verdict = "violated"
-    elif limit_hit:
-        verdict = "incomplete"
-    else:
-        verdict = "holds"
-    notes = []
-    if limit_hit:
-        value = {"states": options.max_states, "depth": options.max_depth,
-                 "time": options.max_seconds}[limit_hit]
-        notes.append(describe_limit(limit_hit, value))
     ticker.finish(stats)
-    return Result(verdict=verdict, strategy="parallel", stats=stats, violations=violations,
-                  limit_hit=limit_hit, notes=notes)
+    return Result(verdict=verdict_of(violations, limit_hit), strategy="parallel", stats=stats,
+                  violations=violations, limit_hit=limit_hit, notes=limit_notes(limit_hit, options))
 
 
 def _ask(conn: Connection, message: tuple) -> Any:

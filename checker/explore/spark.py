@@ -60,7 +60,7 @@ from ..machine import Machine
 from ..result import Result, Stats, TraceStep, Violation
 from ..trace import rebuild_trace
 from .errors import EngineSetupError
-from .common import build_coverage, describe_limit, overrides, select_properties
+from .common import build_coverage, limit_notes, overrides, select_properties, verdict_of
 from .options import ExploreOptions
 from .spark_checkpoint import CheckpointError, CheckpointStore, decode_found, encode_found, run_key
 from .spark_level import (EMPTY, LevelArgs, Plan, antijoin_partition, expand_partition,
@@ -498,19 +498,11 @@ class _SparkBFS:
         stats = self.stats()
         violations = [self._violation(f) for f in self.found]
         opts = self.options
-        if violations:
-            verdict = "violated"
-        elif self.limit_hit:
-            verdict = "incomplete"
-        else:
-            verdict = "holds"
-        notes = list(self.notes)
-        if self.limit_hit:
-            value = {"states": opts.max_states, "depth": opts.max_depth, "time": opts.max_seconds}[self.limit_hit]
-            notes.append(describe_limit(self.limit_hit, value))
-            if self.limit_hit == "states" and self.distinct > (opts.max_states or 0):
-                notes.append("the Spark engine checks limits between levels: it finished the level "
-                             "that crossed the state limit")
+        verdict = verdict_of(violations, self.limit_hit)
+        notes = list(self.notes) + limit_notes(self.limit_hit, opts)
+        if self.limit_hit == "states" and self.distinct > (opts.max_states or 0):
+            notes.append("the Spark engine checks limits between levels: it finished the level "
+                         "that crossed the state limit")
         if self.progress is not None:
             self.progress.finish(stats)
         result = Result(verdict=verdict, strategy="spark", stats=stats, violations=violations,

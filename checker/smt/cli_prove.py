@@ -34,7 +34,7 @@ from typing import Any
 import z3
 
 from ..counterexample import CexStep, Counterexample, CounterexampleError, write_counterexample
-from ..spec import Spec, SpecError, load_spec
+from ..spec import Spec, SpecError, collect_spec_paths, load_spec
 from .obligations import Obligation, ProofSet
 from .runner import CexTrace, ObligationResult, prove
 
@@ -289,27 +289,12 @@ def _write_text(path: str, text: str) -> None:
 
 # --- entry point ------------------------------------------------------------------------------------
 
-def _spec_paths(paths: Sequence[str]) -> list[Path]:
-    found: list[Path] = []
-    for text in paths:
-        p = Path(text)
-        if p.is_dir():
-            tomls = sorted(q for q in p.glob("*.toml") if q.is_file())
-            if not tomls:
-                raise ProveInputError(f"{p}: no *.toml spec files in this directory")
-            found.extend(tomls)
-        elif p.exists():
-            found.append(p)
-        else:
-            raise ProveInputError(f"{p}: no such file or directory")
-    return list(dict.fromkeys(found))
-
 
 def run(args: argparse.Namespace) -> int:
     try:
         if args.timeout is not None and not args.timeout > 0:
             raise ProveInputError("eoscheck prove: --timeout must be positive")
-        runs = [proof_run(load_spec(p), args.obligation, args.timeout) for p in _spec_paths(args.specs)]
+        runs = [proof_run(load_spec(p), args.obligation, args.timeout) for p in collect_spec_paths(args.specs)]
         names = [r.spec.name for r in runs]
         dup = next((n for n in names if names.count(n) > 1), None)
         if dup is not None:
