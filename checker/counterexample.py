@@ -16,13 +16,12 @@ No timestamps: the same run writes byte-identical files.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .files import write_text_atomic
 from .machine import Machine
 from .result import Result, Violation
 
@@ -164,20 +163,7 @@ def _refuse_foreign(path: Path, ours: Any) -> None:
 
 
 def _atomic_write(path: Path, data: Any) -> None:
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 # ---------------------------------------------------------------------------------------- load

@@ -8,8 +8,6 @@ the JSON summary, the JUnit file and the exit code all read its answer.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .files import write_text_atomic
 from .result import Result, Stats, Violation
 from .spec import Spec
 
@@ -260,22 +259,6 @@ def summary(outcomes: Sequence[Outcome]) -> dict[str, Any]:
                    "elapsed_seconds": round(sum(o.result.stats.elapsed for o in outcomes), 6)},
         "specs": specs,
     }
-
-
-def write_text_atomic(path: str | Path, text: str) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def write_summary(path: str | Path, outcomes: Sequence[Outcome]) -> None:

@@ -283,7 +283,7 @@ def junit(outcomes: Sequence[ProofOutcome]) -> ET.ElementTree:
 
 
 def _write_text(path: str, text: str) -> None:
-    from ..report import write_text_atomic  # atomic like check's reports
+    from ..files import write_text_atomic  # atomic like check's reports
     write_text_atomic(path, text)
 
 
