@@ -75,8 +75,9 @@ INIT_PRODUCER_ID = ModelDef(
         "max_epoch": Bound("largest epoch (Short.MAX_VALUE); exhausted at max_epoch - 1", 32767, 2, 32767),
         "lost_responses": Bound("InitProducerId responses the network may lose", 1, 0, 4),
         "failovers": Bound("transaction coordinator failovers (metadata reloaded from the log)", 1, 0, 3),
-        "abortable_errors": Bound("abortable errors that make a client re-initialise with its producer "
-                                  "id/epoch (KIP-360)", 1, 0, 4),
+        "abortable_errors": Bound("abortable errors inside a transaction (a failed batch): EndTxn(ABORT), then "
+                                  "InitProducerId with the client's producer id/epoch (KIP-360); each needs "
+                                  "a transaction", 1, 0, 4),
         "restarts": Bound("new producer instances started in a slot after its first", 0, 0, 3),
         "expirations": Bound("transactional-id expirations (transactional.id.expiration.ms)", 0, 0, 2),
         "transactions": Bound("transactions begun (AddPartitionsToTxn) in total", 0, 0, 3),

@@ -163,6 +163,25 @@ def test_fencing_by_a_restarted_slots_predecessor_is_not_a_sole_instance_violati
     assert r.verdict == "holds"
 
 
+def test_abortable_error_aborts_the_transaction_before_init_producer_id() -> None:
+    # §2.6 (KIP-360 client): an epoch bump is required only after a failed batch, i.e. inside a
+    # transaction; abortTransaction() sends EndTxn(ABORT, pid, epoch) and only on its success
+    # InitProducerId(pid, epoch). A fenced EndTxn(ABORT) is fatal (finding 24).
+    from eoscheck.model.state import INIT_FENCED, INIT_IN_TXN, INIT_INITIALIZING
+    m = init_machine(clients=1, lost_responses=0, failovers=0, abortable_errors=1, transactions=1)
+    s = after_rotation(m)
+    assert not any(st[0] == "AbortableError" for st, _ in m.successors(s))  # READY: no failed batch
+    s = step(m, s, "AddPartitionsToTxn", client=0)
+    assert s.clients[0].phase == INIT_IN_TXN
+    a = step(m, s, "AbortableError", client=0, error=int(Errors.NONE))
+    assert a.metadata.state == 3  # PrepareAbort: the abort is processed first
+    assert a.clients[0].phase == INIT_INITIALIZING
+    assert [(r.producer_id, r.epoch) for r in a.requests] == [(1, 0)]
+    bumped = s._replace(metadata=s.metadata._replace(epoch=1))  # another instance bumped the epoch
+    f = step(m, bumped, "AbortableError", client=0)
+    assert f.clients[0].phase == INIT_FENCED and not f.requests
+
+
 # --- kafka.eos_pipeline: what a named Kafka version ran ---------------------------------------------------
 
 def test_kafka_24_timeout_abort_bumps_the_epoch() -> None:

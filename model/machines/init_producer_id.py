@@ -8,6 +8,14 @@ CONCURRENT_TRANSACTIONS; a coordinator failover drops the pending append. Respon
 the client then times out and retries with the same producer id and epoch. Requests may be
 processed in any order (an old attempt can still arrive after a retry). AddPartitionsToTxn and
 EndTxn are atomic request/response steps using the part-2 rules (``model.transactions``).
+
+The KIP-360 abortable error (``AbortableError``, kafka-semantics.md §2.6) happens only inside a
+transaction (IN_TXN, after a successful AddPartitionsToTxn: a failed batch): the client's
+EndTxn(ABORT, pid, epoch) is processed in the same step, and only if it succeeds is
+InitProducerId(pid, epoch) queued as a separate request; a fenced abort makes the client fenced.
+INVALID_PRODUCER_ID_MAPPING on AddPartitionsToTxn/EndTxn skips the abort and sends
+InitProducerId(pid, epoch) directly. Each abortable error therefore needs a transaction
+(``transactions`` bound) as well as an ``abortable_errors`` unit.
 """
 
 from __future__ import annotations
@@ -48,7 +56,7 @@ class InitProducerIdMachine(Machine):
     actions = {
         "StartInstance": ("client",),
         "RestartInstance": ("client",),
-        "AbortableError": ("client",),
+        "AbortableError": ("client", "error"),
         "HandleInitProducerId": ("client", "attempt", "producer_id", "epoch", "error"),
         "CompleteAppend": ("client", "producer_id", "epoch"),
         "HandleInitProducerIdResponse": ("client", "attempt", "error"),
@@ -141,18 +149,16 @@ class InitProducerIdMachine(Machine):
                     new, req = tc.begin_init(fresh, c, -1, -1, new_instance=True)
                     yield ("RestartInstance", c), self._with_client(s, c, new, requests=s.requests + (req,),
                                                                     faults=faults)
-            if client.phase == INIT_READY and self.cfg.kip360:
-                faults = self._spend(s, "abortable_errors")
-                if faults is not None:
-                    new, req = tc.begin_init(client, c, client.producer_id, client.epoch)
-                    yield ("AbortableError", c), self._with_client(s, c, new, requests=s.requests + (req,),
-                                                                   faults=faults)
             if client.phase == INIT_READY:
                 faults = self._spend(s, "transactions")
                 if faults is not None:
                     yield from self._add_partitions(s._replace(faults=faults), c, client)
             elif client.phase == INIT_IN_TXN:
                 yield from self._end_txn(s, c, client)
+                if self.cfg.kip360:
+                    faults = self._spend(s, "abortable_errors")
+                    if faults is not None:
+                        yield from self._end_txn(s._replace(faults=faults), c, client, abort=True)
             if client.phase == INIT_INITIALIZING:
                 attempt = client.attempt
                 busy = (any(r.client == c and r.attempt == attempt for r in s.requests)
@@ -187,24 +193,37 @@ class InitProducerIdMachine(Machine):
         requests = s.requests + (req,) if req is not None else s.requests
         yield ("AddPartitionsToTxn", c, error), self._with_client(s, c, new, requests=requests)
 
-    def _end_txn(self, s: InitPidState, c: int, client: TxnClient) -> Iterator[tuple[tuple, InitPidState]]:
+    def _end_txn(self, s: InitPidState, c: int, client: TxnClient,
+                 abort: bool = False) -> Iterator[tuple[tuple, InitPidState]]:
+        """EndTxn(COMMIT) from IN_TXN, or with ``abort`` the KIP-360 abortable error (a failed batch
+        with epochBumpRequired, kafka-semantics.md §2.6): the user's abortTransaction() sends
+        EndTxn(ABORT, pid, epoch) and only on its success InitProducerId(pid, epoch) (a separate,
+        queued request). A fenced EndTxn(ABORT) is fatal (PRODUCER_FENCED); INVALID_PRODUCER_ID_MAPPING
+        goes straight to InitProducerId (``_txn_error_reaction``)."""
+        name = "AbortableError" if abort else "EndTxn"
         meta = s.metadata
         d = end_txn_decision(CONCRETE, is_from_client=True, meta_exists=meta.exists,
                              meta_producer_id=meta.producer_id, meta_epoch=meta.epoch, meta_state=meta.state,
                              meta_pending=int(TxnState.EMPTY) if s.pending else NO_PENDING,
                              req_producer_id=client.producer_id, req_epoch=client.epoch,
-                             req_result=int(TxnResult.COMMIT))
+                             req_result=int(TxnResult.ABORT if abort else TxnResult.COMMIT))
         error = int(d.error)
         if error == Errors.CONCURRENT_TRANSACTIONS:
             return
         if error == Errors.NONE:
             new_meta = self._transition(meta, TxnState(int(d.next_state))) if d.next_state != meta.state else meta
-            yield ("EndTxn", c, error), self._with_client(s, c, client._replace(phase=INIT_READY), metadata=new_meta,
-                                                         txn_log=self._persist(new_meta))
+            requests = s.requests
+            if abort:  # the epoch bump: InitProducerId(pid, epoch) after the successful abort
+                new, req = tc.begin_init(client, c, client.producer_id, client.epoch)
+                requests = requests + (req,)
+            else:
+                new = client._replace(phase=INIT_READY)
+            yield (name, c, error), self._with_client(s, c, new, metadata=new_meta, txn_log=self._persist(new_meta),
+                                                      requests=requests)
             return
         new, req = self._txn_error_reaction(s, c, client, error)
         requests = s.requests + (req,) if req is not None else s.requests
-        yield ("EndTxn", c, error), self._with_client(s, c, new, requests=requests)
+        yield (name, c, error), self._with_client(s, c, new, requests=requests)
 
     @staticmethod
     def _arrived(s: InitPidState, c: int, req_producer_id: int) -> tuple[TxnClient, ...]:
@@ -293,6 +312,9 @@ class InitProducerIdMachine(Machine):
             return f"{name}(client={c}, attempt={attempt}, {error_name(err)})"
         if name in ("AddPartitionsToTxn", "EndTxn"):
             return f"{name}(client={step[1]}) -> {error_name(step[2])}"
+        if name == "AbortableError":
+            then = ", then InitProducerId(producerId, epoch) sent" if step[2] == Errors.NONE else ""
+            return f"AbortableError(client={step[1]}): failed batch, EndTxn(ABORT) -> {error_name(step[2])}{then}"
         return super().format_step(step)
 
     def fields(self, s: InitPidState) -> dict[str, Any]:
