@@ -309,9 +309,11 @@ def spark_session(master: str | None, machine: Any) -> Iterator[Any]:
         yield active
         return
     previous: dict[int, Any] = {}
+    received: list[int] = []
 
     def on_signal(signum: int, frame: Any) -> None:
         # Unwind to the finally below, which stops the JVM; exit code 128+signal as a shell would.
+        received.append(signum)
         raise SystemExit(128 + signum)
 
     if threading.current_thread() is threading.main_thread():
@@ -324,7 +326,14 @@ def spark_session(master: str | None, machine: Any) -> Iterator[Any]:
         sc = spark.sparkContext
         if not is_local_master(wanted):
             ship_code(sc, machine, workdir)
-        yield sc
+        try:
+            yield sc
+        except BaseException:
+            # A signal that lands inside a py4j call leaves the gateway half-read, and the next JVM
+            # call on the way out raises a Py4JError over our SystemExit: keep the signal's exit code.
+            if received:
+                raise SystemExit(128 + received[0]) from None
+            raise
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
