@@ -9,7 +9,7 @@ from eoscheck.checker.registry import Bound, ModelDef, Switch, SwitchValue, Vari
 
 from .diehard import DieHard
 from .tcommit import TCommit
-from .twophase import SymmetricTwoPhase, TwoPhase
+from .twophase import PROPERTY_DOCS as TWOPHASE_PROPERTIES, RMS_BOUND, SymmetricTwoPhase, TwoPhase
 
 
 def _build_twophase(switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> Machine:
@@ -26,9 +26,8 @@ MODELS: list[ModelDef] = [
                                        {"rm_symmetry": True})},
         default_variant="tla",
         switches={"rm_symmetry": Switch("treat resource managers as interchangeable", False)},
-        bounds={"rms": Bound("number of resource managers", 3, 1, 10)},
-        properties={"TPTypeOK": "every variable holds a value of its type",
-                    "TCConsistent": "no RM has committed while another has aborted"},
+        bounds={"rms": RMS_BOUND},
+        properties=TWOPHASE_PROPERTIES,
         build=_build_twophase,
     ),
     ModelDef(

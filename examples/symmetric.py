@@ -21,7 +21,7 @@ from eoscheck.checker.registry import Bound, ModelDef, Switch, SwitchValue, Vari
 from eoscheck.checker.symmetry import Permutation, Scalarset, Symmetry, canonicalize, permute_slots, \
     rename_all, rename_mask
 
-from .twophase import TM_COMMITTED, TM_INIT, TwoPhase
+from .twophase import PROPERTY_DOCS as TWOPHASE_PROPERTIES, RMS_BOUND, TM_COMMITTED, TM_INIT, TwoPhase
 
 #: bundle code of an RM = 4 * rmState + 2 * (in tmPrepared) + (sent Prepared)
 _RM_CODE = (0, 4, 8, 12)
@@ -157,9 +157,8 @@ MODELS: list[ModelDef] = [
                   "seeded-bug": Variant("the TM commits once any RM has prepared", {"seeded_bug": True})},
         default_variant="tla",
         switches={"seeded_bug": Switch("let the TM commit before every RM has prepared", False)},
-        bounds={"rms": Bound("number of resource managers", 3, 1, 10)},
-        properties={"TPTypeOK": "every variable holds a value of its type",
-                    "TCConsistent": "no RM has committed while another has aborted"},
+        bounds={"rms": RMS_BOUND},
+        properties=TWOPHASE_PROPERTIES,
         build=_build_twophase,
     ),
     ModelDef(

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from eoscheck.checker.machine import Machine, Property
+from eoscheck.checker.registry import Bound
 
 WORKING, PREPARED, COMMITTED, ABORTED = range(4)
 RM_NAMES = ("working", "prepared", "committed", "aborted")
@@ -108,3 +109,9 @@ class SymmetricTwoPhase(TwoPhase):
         new_tmp = sum(b[1] << i for i, b in enumerate(bundles))
         new_msgp = sum(b[2] << i for i, b in enumerate(bundles))
         return tuple(b[0] for b in bundles) + (s[n], new_tmp, new_msgp, s[n + 3], s[n + 4])
+
+
+#: what every registered TwoPhase model declares (TwoPhase.tla's size parameter and invariants)
+RMS_BOUND = Bound("number of resource managers", 3, 1, 10)
+PROPERTY_DOCS = {"TPTypeOK": "every variable holds a value of its type",
+                 "TCConsistent": "no RM has committed while another has aborted"}
