@@ -6,7 +6,7 @@ Invariants take a state; transition properties take (state, step, next_state).
 from __future__ import annotations
 
 from .producer.client import RAISED_OUT_OF_ORDER
-from .state import INIT_FENCED, INIT_IN_TXN, INIT_READY, IdempotentState, InitPidState
+from .state import INIT_FENCED, INIT_IN_TXN, INIT_READY, IdempotentClient, IdempotentState, InitPidState, LogRecord
 
 # --- idempotent produce ------------------------------------------------------------------------
 
@@ -19,24 +19,27 @@ def no_duplicates(s: IdempotentState) -> bool:
 
 def send_order_no_loss(s: IdempotentState) -> bool:
     """Per producer, records appear in send order with no gap, and nothing acknowledged is lost."""
-    for c, client in enumerate(s.clients):
-        seen: list[int] = []
-        logged = 0
-        for r in s.partition.log:
-            if r.client == c and not logged >> r.record & 1:
-                if seen and r.record < seen[-1]:
-                    return False  # out of send order
-                seen.append(r.record)
-                logged |= 1 << r.record
-        if client.acked & ~logged:
-            return False  # an acknowledged record is not in the log
-        pending = 0
-        for b in client.batches:
-            pending |= 1 << b.record
-        below = (1 << (seen[-1] + 1)) - 1 if seen else 0
-        if below & ~(logged | client.failed | pending):
-            return False  # a gap: a record before a logged one neither written, failed nor pending
-    return True
+    log = s.partition.log
+    return all(client_send_order_no_loss(log, c, client) for c, client in enumerate(s.clients))
+
+
+def client_send_order_no_loss(log: tuple[LogRecord, ...], c: int, client: IdempotentClient) -> bool:
+    """SendOrderNoLoss for client ``c`` alone (the property holds when it holds for every client)."""
+    seen: list[int] = []
+    logged = 0
+    for r in log:
+        if r.client == c and not logged >> r.record & 1:
+            if seen and r.record < seen[-1]:
+                return False  # out of send order
+            seen.append(r.record)
+            logged |= 1 << r.record
+    if client.acked & ~logged:
+        return False  # an acknowledged record is not in the log
+    pending = 0
+    for b in client.batches:
+        pending |= 1 << b.record
+    below = (1 << (seen[-1] + 1)) - 1 if seen else 0
+    return not below & ~(logged | client.failed | pending)  # else a gap: neither written, failed nor pending
 
 
 def _acked_data_lost(s: IdempotentState, client: int) -> bool:

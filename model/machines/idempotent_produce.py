@@ -12,27 +12,39 @@ Time is abstract: ``Tick`` advances a clock (bounded by ``max_ticks``) only when
 flight, so every message is delivered or lost within the tick it was sent in. A tick is the unit
 of ``delivery.timeout.ms`` and of ``producer.id.expiration.ms`` (both bounds, in ticks), so a spec
 can set one shorter or longer than the other.
+
+How it runs fast. A step changes one part of the state (a client, the partition, the messages in
+flight), and the same part recurs in thousands of global states. So the machine keeps states flat
+(``idempotent_packed``: scalars plus ids of interned parts) and splits each step into a *part rule*
+(a method below, over the readable NamedTuples of ``state.py``, calling the actors' rules) and its
+composition into the flat state (``successors``). A part rule depends only on its arguments, so its
+result is memoised on them: each is computed once per distinct argument tuple, and a successor is
+mostly a few dictionary lookups and one flat tuple. ``memoize=False`` recomputes every part rule
+each time (the test that compares both keeps the cache keys honest).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from operator import itemgetter
+from typing import Any, NamedTuple
 
 from eoscheck.checker.machine import Machine, Property
 
 from .. import properties as props
-from ..errors import error_name
+from ..errors import Errors, error_name
 from ..network import deliverable, remove_at
-from ..errors import Errors
 from ..partition.log import (advance_log_start_offset, append_batch, expire_producers, rebuild_producer_state,
                              record_batch)
 from ..partition.producer_state import find_entry, is_producer_expired, remove_expired_producers, truncate_head
 from ..partition.validation import validate_produce
 from ..producer import client as cl
 from ..producer.config import ClientConfig
-from ..state import (BATCH_STATUS_NAMES, INFLIGHT, QUEUED, FollowerState, IdempotentFaults, IdempotentState,
-                     LogRecord, PartitionState, ProduceResponse)
+from ..state import (BATCH_STATUS_NAMES, INFLIGHT, QUEUED, FollowerState, IdempotentClient, IdempotentFaults,
+                     IdempotentState, LogRecord, PartitionState, ProduceRequest, ProduceResponse)
+from .idempotent_packed import (CLIENT0, CLIENTS, DELETES, FAILOVERS, FOLLOWER, FOLLOWERS, LEADER_EPOCH, LOST,
+                                NEXT_PID, NOW, PART, PARTITIONS, REBUILT, REQS, REQUESTS, RESPONSES, RESPS, TRANSIENT,
+                                PackedIdempotentState, pack)
 
 PROPERTY_DOCS: dict[str, str] = {
     "NoDuplicates": props.no_duplicates.__doc__ or "",
@@ -40,6 +52,49 @@ PROPERTY_DOCS: dict[str, str] = {
     "OutOfOrderOnlyOnDataLoss": props.out_of_order_only_on_data_loss.__doc__ or "",
     "FencedEpochNeverWrites": props.fenced_epoch_never_writes.__doc__ or "",
 }
+
+_new = tuple.__new__
+_MISS = object()
+
+#: a client's own step: (step, new client id, request it sends or None, producer ids it takes)
+ClientMove = tuple[tuple, int, "ProduceRequest | None", int]
+#: a leader's step: (step, partition id, follower id, response or None)
+LeaderMove = tuple[tuple, int, int, "ProduceResponse | None"]
+
+# what a replica step spends (its fault counter) and whether it elects a new leader
+PROPAGATE, FAILOVER, REBUILT_FAILOVER = 0, 1, 2
+
+
+class ClientMoves(NamedTuple):
+    """Everything client ``c`` can do on its own, in the machine's step order."""
+
+    before: tuple[ClientMove, ...]  # Send, Drain, ExpireBatch
+    #: the records of its in-flight batches: RequestTimeout is possible if one has no request or
+    #: response left on the open connection (which depends on the network, so it is not decided here)
+    in_flight: frozenset[int]
+    connection: int  # the open connection
+    after: tuple[ClientMove, ...]  # InitProducerId, ResolveSequences or BumpEpoch
+
+
+_NOTHING: frozenset[int] = frozenset()
+
+
+def _waiting(messages: tuple[Any, ...]) -> dict[tuple[int, int], frozenset[int]]:
+    """(client, connection) -> the records of the messages in flight on it."""
+    out: dict[tuple[int, int], set[int]] = {}
+    for m in messages:
+        out.setdefault((m.client, m.connection), set()).add(m.record)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+class _NoMemo(dict):
+    """A cache that keeps nothing (``memoize=False``)."""
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return default
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
 
 
 class IdempotentProduceMachine(Machine):
@@ -61,7 +116,7 @@ class IdempotentProduceMachine(Machine):
         "Tick": ("now",),
     }
 
-    def __init__(self, switches: Mapping[str, Any], bounds: Mapping[str, int]) -> None:
+    def __init__(self, switches: Mapping[str, Any], bounds: Mapping[str, int], memoize: bool = True) -> None:
         self.unknown_producer = str(switches["broker_unknown_producer"])
         self.retain_state = bool(switches["broker_retain_producer_state"])
         self.cache_size = int(switches["broker_batch_cache"])
@@ -80,10 +135,41 @@ class IdempotentProduceMachine(Machine):
         self.max_failovers = bounds["leader_failovers"]
         self.max_rebuilt = bounds["restarted_replica_failovers"]
         self.max_pids = self.n_clients + bounds["new_producer_ids"]
+        self.memoize = memoize
+        self.no_requests = REQUESTS.intern(())
+        self.no_responses = RESPONSES.intern(())
+        self._props = self._build_properties()
+        self.clear_caches()
+
+    def clear_caches(self) -> None:
+        """Forget every memoised part rule (they are rebuilt on demand)."""
+        cache: Callable[[], dict] = dict if self.memoize else _NoMemo
+        self._client_moves: dict[tuple, ClientMoves] = cache()
+        self._timeouts: dict[tuple, tuple[tuple, int, int]] = cache()
+        self._waiting_requests: dict[int, dict[tuple[int, int], frozenset[int]]] = cache()
+        self._waiting_responses: dict[int, dict[tuple[int, int], frozenset[int]]] = cache()
+        self._request_slots: dict[int, tuple] = cache()
+        self._response_slots: dict[int, tuple] = cache()
+        self._with_request: dict[tuple, int] = cache()
+        self._with_response: dict[tuple, int] = cache()
+        self._produce: dict[tuple, LeaderMove] = cache()
+        self._responses: dict[tuple, tuple[tuple, int]] = cache()
+        self._deletes: dict[int, tuple] = cache()
+        self._replica: dict[tuple, tuple] = cache()
+        self._expiry: dict[tuple, Any] = cache()
+        for memo in self._invariant_caches:
+            memo.clear()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Shipped to other processes (Spark) without its caches: their keys are this process's ids.
+        state = self.__dict__.copy()
+        for key in [k for k, v in state.items() if isinstance(v, dict) and k.startswith("_") and k != "_props"]:
+            state[key] = type(state[key])()
+        return state
 
     # --- structure -------------------------------------------------------------------------
 
-    def init_states(self) -> Iterator[IdempotentState]:
+    def init_states(self) -> Iterator[PackedIdempotentState]:
         """Each client starts with producer id = its index, epoch 0, and ``acked_prefix`` records
         already written and acknowledged (a producer that has been running for a while)."""
         partition = PartitionState(log=(), log_start_offset=0, producers=())
@@ -95,184 +181,362 @@ class IdempotentProduceMachine(Machine):
                 client = client._replace(last_acked_seq=r, last_acked_offset=offset, acked=client.acked | 1 << r)
             clients.append(client._replace(sent=self.prefix, next_seq=self.prefix % (self.cfg.max_seq + 1)))
         follower = (FollowerState(0, partition.producers),) if self.max_failovers + self.max_rebuilt else ()
-        yield IdempotentState(now=0, next_producer_id=self.n_clients, partition=partition, follower=follower,
-                              leader_epoch=0, clients=tuple(clients), requests=(), responses=(),
-                              faults=IdempotentFaults(0, 0, 0, 0, 0))
+        yield pack(IdempotentState(now=0, next_producer_id=self.n_clients, partition=partition, follower=follower,
+                                   leader_epoch=0, clients=tuple(clients), requests=(), responses=(),
+                                   faults=IdempotentFaults(0, 0, 0, 0, 0)))
 
-    def within_bounds(self, s: IdempotentState) -> bool:
-        return s.next_producer_id <= self.max_pids
+    def within_bounds(self, s: PackedIdempotentState) -> bool:
+        return s[NEXT_PID] <= self.max_pids
 
-    def is_terminal(self, s: IdempotentState) -> bool:
+    def is_terminal(self, s: PackedIdempotentState) -> bool:
         if s.requests or s.responses:
             return False
         return all(c.fatal or (c.sent == self.records and not c.batches) for c in s.clients)
 
     def properties(self) -> dict[str, Property]:
+        return dict(self._props)
+
+    def _build_properties(self) -> dict[str, Property]:
+        # Invariants are memoised on the parts they read (the log; the log and the clients).
+        self._invariant_caches: list[dict] = []
+        log_only = itemgetter(PART)
         return {
-            "NoDuplicates": Property("NoDuplicates", PROPERTY_DOCS["NoDuplicates"], "invariant", props.no_duplicates),
+            "NoDuplicates": Property("NoDuplicates", PROPERTY_DOCS["NoDuplicates"], "invariant",
+                                     self._memo_invariant(props.no_duplicates, log_only)),
             "SendOrderNoLoss": Property("SendOrderNoLoss", PROPERTY_DOCS["SendOrderNoLoss"], "invariant",
-                                        props.send_order_no_loss),
+                                        self._send_order_no_loss()),
             "OutOfOrderOnlyOnDataLoss": Property("OutOfOrderOnlyOnDataLoss", PROPERTY_DOCS["OutOfOrderOnlyOnDataLoss"],
                                                  "transition", props.out_of_order_only_on_data_loss),
             "FencedEpochNeverWrites": Property("FencedEpochNeverWrites", PROPERTY_DOCS["FencedEpochNeverWrites"],
-                                               "invariant", props.fenced_epoch_never_writes),
+                                               "invariant", self._memo_invariant(props.fenced_epoch_never_writes,
+                                                                                 log_only)),
         }
 
-    # --- transitions -------------------------------------------------------------------------
+    def _memo_invariant(self, check: Callable[[Any], bool], key: Callable[[Any], Any]) -> Callable[[Any], bool]:
+        memo: dict[Any, bool] = {}
+        self._invariant_caches.append(memo)
+        get = memo.get
+
+        def memoized(s: PackedIdempotentState) -> bool:
+            k = key(s)
+            ok = get(k)
+            if ok is None:
+                ok = check(s)
+                if self.memoize:
+                    memo[k] = ok
+            return ok
+
+        memoized.__doc__ = check.__doc__
+        return memoized
+
+    def _send_order_no_loss(self) -> Callable[[Any], bool]:
+        """SendOrderNoLoss memoised per client on (log, client): each client's half recurs far more
+        often than the pair."""
+        memo: dict[tuple[int, int, int], bool] = {}
+        self._invariant_caches.append(memo)
+        get = memo.get
+        n = self.n_clients
+
+        def check(s: PackedIdempotentState) -> bool:
+            part = s[PART]
+            for c in range(n):
+                cid = s[CLIENT0 + c]
+                key = (part, cid, c)
+                ok = get(key)
+                if ok is None:
+                    ok = props.client_send_order_no_loss(PARTITIONS.values[part].log, c, CLIENTS.values[cid])
+                    if self.memoize:
+                        memo[key] = ok
+                if not ok:
+                    return False
+            return True
+
+        check.__doc__ = props.send_order_no_loss.__doc__
+        return check
+
+    # --- composition: part rules (memoised) into flat successor states ------------------------------
+
+    def successors(self, s: PackedIdempotentState) -> Iterator[tuple[tuple, PackedIdempotentState]]:
+        now, next_pid, leader_epoch = s[NOW], s[NEXT_PID], s[LEADER_EPOCH]
+        reqs, resps, part, follower = s[REQS], s[RESPS], s[PART], s[FOLLOWER]
+        clients = CLIENTS.values
+
+        for c in range(self.n_clients):
+            k = CLIENT0 + c
+            cid = s[k]
+            key = (cid, c, now, next_pid)
+            moves = self._client_moves.get(key)
+            if moves is None:
+                moves = self._client_moves[key] = self._client_part(c, clients[cid], now, next_pid)
+            for step, new_cid, req, pids in moves.before:
+                t = list(s)
+                t[k] = new_cid
+                if req is not None:
+                    t[REQS] = self._appended(self._with_request, REQUESTS, reqs, req)
+                yield step, _new(PackedIdempotentState, t)
+            if moves.in_flight:
+                waiting = self._waiting_requests.get(reqs)
+                if waiting is None:
+                    waiting = self._waiting_requests[reqs] = _waiting(REQUESTS.values[reqs])
+                unanswered = moves.in_flight - waiting.get((c, moves.connection), _NOTHING)
+                if unanswered:
+                    waiting = self._waiting_responses.get(resps)
+                    if waiting is None:
+                        waiting = self._waiting_responses[resps] = _waiting(RESPONSES.values[resps])
+                    unanswered -= waiting.get((c, moves.connection), _NOTHING)
+                if unanswered:
+                    key = (cid, c, resps)
+                    timeout = self._timeouts.get(key)
+                    if timeout is None:
+                        timeout = self._timeouts[key] = self._request_timeout(c, clients[cid], resps)
+                    step, new_cid, new_resps = timeout
+                    t = list(s)
+                    t[k] = new_cid
+                    t[RESPS] = new_resps
+                    yield step, _new(PackedIdempotentState, t)
+            for step, new_cid, req, pids in moves.after:
+                t = list(s)
+                t[k] = new_cid
+                t[NEXT_PID] = next_pid + pids
+                yield step, _new(PackedIdempotentState, t)
+
+        slots = self._request_slots.get(reqs)
+        if slots is None:
+            slots = self._request_slots[reqs] = self._deliverable_requests(reqs)
+        transient_left = s[TRANSIENT] < self.max_transient
+        for req, rest in slots:
+            open_conn = req.connection == clients[s[CLIENT0 + req.client]].connection
+            key = (part, follower, req, open_conn, leader_epoch)
+            move = self._produce.get(key)
+            if move is None:
+                move = self._produce[key] = self._handle_produce(part, follower, req, open_conn, leader_epoch)
+            step, new_part, new_follower, resp = move
+            t = list(s)
+            t[PART] = new_part
+            t[FOLLOWER] = new_follower
+            t[REQS] = rest
+            if resp is not None:
+                t[RESPS] = self._appended(self._with_response, RESPONSES, resps, resp)
+            yield step, _new(PackedIdempotentState, t)
+            if transient_left and req.leader_epoch == leader_epoch:
+                step, resp = self._transient_error(req, PARTITIONS.values[part], open_conn)
+                t = list(s)
+                t[REQS] = rest
+                t[TRANSIENT] += 1
+                if resp is not None:
+                    t[RESPS] = self._appended(self._with_response, RESPONSES, resps, resp)
+                yield step, _new(PackedIdempotentState, t)
+
+        slots = self._response_slots.get(resps)
+        if slots is None:
+            slots = self._response_slots[resps] = self._response_positions(resps)
+        for i, resp, rest, first in slots:
+            if not first:
+                continue
+            k = CLIENT0 + resp.client
+            key = (s[k], resp, now, leader_epoch)
+            handled = self._responses.get(key)
+            if handled is None:
+                handled = self._responses[key] = self._handle_response(clients[s[k]], resp, now, leader_epoch)
+            step, new_cid = handled
+            t = list(s)
+            t[k] = new_cid
+            t[RESPS] = rest
+            yield step, _new(PackedIdempotentState, t)
+        if s[LOST] < self.max_lost:
+            for i, resp, rest, first in slots:
+                t = list(s)
+                t[RESPS] = rest
+                t[LOST] += 1
+                yield ("LoseResponse", resp.client, resp.record), _new(PackedIdempotentState, t)
+
+        if s[DELETES] < self.max_deletes:
+            deletes = self._deletes.get(part)
+            if deletes is None:
+                deletes = self._deletes[part] = self._delete_records(PARTITIONS.values[part])
+            for step, new_part in deletes:
+                t = list(s)
+                t[PART] = new_part
+                t[DELETES] += 1
+                yield step, _new(PackedIdempotentState, t)
+        if self.max_failovers + self.max_rebuilt:
+            key = (part, follower)
+            replica = self._replica.get(key)
+            if replica is None:
+                replica = self._replica[key] = self._replica_part(PARTITIONS.values[part],
+                                                                  FOLLOWERS.values[follower][0])
+            for step, new_part, new_follower, kind in replica:
+                if kind == FAILOVER and s[FAILOVERS] >= self.max_failovers:
+                    continue
+                if kind == REBUILT_FAILOVER and s[REBUILT] >= self.max_rebuilt:
+                    continue
+                t = list(s)
+                t[PART] = new_part
+                t[FOLLOWER] = new_follower
+                if kind != PROPAGATE:
+                    t[LEADER_EPOCH] += 1
+                    t[FAILOVERS if kind == FAILOVER else REBUILT] += 1
+                yield step, _new(PackedIdempotentState, t)
+        key = (part, follower, now)
+        expiry = self._expiry.get(key, _MISS)
+        if expiry is _MISS:
+            expiry = self._expiry[key] = self._expire_producer_ids(PARTITIONS.values[part],
+                                                                   FOLLOWERS.values[follower], now)
+        if expiry is not None:
+            t = list(s)
+            t[PART], t[FOLLOWER] = expiry
+            yield ("ExpireProducerIds",), _new(PackedIdempotentState, t)
+        if now < self.max_ticks and reqs == self.no_requests and resps == self.no_responses:
+            t = list(s)
+            t[NOW] = now + 1
+            yield ("Tick", now + 1), _new(PackedIdempotentState, t)
 
     @staticmethod
-    def _set_client(s: IdempotentState, c: int, client: Any, requests: Any = None, responses: Any = None,
-                    faults: Any = None, next_producer_id: int | None = None) -> IdempotentState:
-        """``s`` with client ``c`` replaced (and the given parts). Built positionally: this is the
-        hottest constructor of the model, and NamedTuple._replace costs a dict round trip."""
-        return IdempotentState(
-            s.now, s.next_producer_id if next_producer_id is None else next_producer_id, s.partition, s.follower,
-            s.leader_epoch, s.clients[:c] + (client,) + s.clients[c + 1:],
-            s.requests if requests is None else requests, s.responses if responses is None else responses,
-            s.faults if faults is None else faults)
+    def _appended(memo: dict[tuple, int], table: Any, messages: int, message: Any) -> int:
+        """The id of the message tuple ``messages`` with ``message`` appended (memoised)."""
+        key = (messages, message)
+        ident = memo.get(key)
+        if ident is None:
+            ident = memo[key] = table.intern(table.values[messages] + (message,))
+        return ident
 
-    def successors(self, s: IdempotentState) -> Iterator[tuple[tuple, IdempotentState]]:
-        cfg, now = self.cfg, s.now
-        for c, client in enumerate(s.clients):
-            if client.sent < self.records and not client.fatal:
-                yield ("Send", c), self._set_client(s, c, cl.send(client, now))
-            drained = cl.drain(client, c, now, cfg)
-            if drained is not None:
-                new_client, req = drained
-                req = req._replace(leader_epoch=client.known_leader_epoch)  # the leader in the client's metadata
-                yield ("Drain", c, req.record, req.seq, req.epoch), self._set_client(
-                    s, c, new_client, requests=s.requests + (req,))
-            if client.batches:
-                yield from self._client_housekeeping(s, c, client)
-            if client.producer_id < 0 and not client.fatal:
-                pid = s.next_producer_id
-                yield ("InitProducerId", c, pid), self._set_client(s, c, cl.init_producer_id(client, pid),
-                                                                   next_producer_id=pid + 1)
-            elif client.unresolved >= 0 and not any(b.status != QUEUED for b in client.batches):
-                yield ("ResolveSequences", c), self._set_client(s, c, cl.resolve_sequences(client, cfg))
-            elif (client.epoch_bump_required and cfg.version == "kip360"
-                  and not any(b.status == INFLIGHT for b in client.batches)):
-                yield ("BumpEpoch", c), self._set_client(s, c, cl.bump_epoch(client, cfg))
+    def _deliverable_requests(self, reqs: int) -> tuple[tuple[ProduceRequest, int], ...]:
+        """The requests the leader may handle next (the oldest of each connection), each with the id
+        of the requests left once it is taken."""
+        requests = REQUESTS.values[reqs]
+        return tuple((requests[i], REQUESTS.intern(remove_at(requests, i)))
+                     for i, _ in deliverable(requests, lambda r: (r.client, r.connection), 0))
 
-        transient_left = s.faults.transient_errors < self.max_transient
-        for i, _ in deliverable(s.requests, lambda r: (r.client, r.connection), 0):
-            yield self._handle_produce(s, i)
-            if transient_left and s.requests[i].leader_epoch == s.leader_epoch:
-                yield self._transient_error(s, i)
-        for i, _ in deliverable(s.responses, lambda r: (r.client, r.connection), 0):
-            yield self._handle_response(s, i)
-        if s.faults.lost_responses < self.max_lost:
-            for i, resp in enumerate(s.responses):
-                yield ("LoseResponse", resp.client, resp.record), s._replace(
-                    responses=remove_at(s.responses, i),
-                    faults=s.faults._replace(lost_responses=s.faults.lost_responses + 1))
+    def _response_positions(self, resps: int) -> tuple[tuple[int, ProduceResponse, int, bool], ...]:
+        """Every response in flight with the id of the responses left without it, and whether the
+        client may read it next (the oldest of its connection); all of them may be lost."""
+        responses = RESPONSES.values[resps]
+        first = {i for i, _ in deliverable(responses, lambda r: (r.client, r.connection), 0)}
+        return tuple((i, r, RESPONSES.intern(remove_at(responses, i)), i in first) for i, r in enumerate(responses))
 
-        part = s.partition
-        if s.faults.delete_records < self.max_deletes:
-            for offset in range(part.log_start_offset + 1, len(part.log) + 1):
-                yield ("DeleteRecords", offset), s._replace(
-                    partition=advance_log_start_offset(part, offset, self.retain_state),
-                    faults=s.faults._replace(delete_records=s.faults.delete_records + 1))
-        if s.follower:
-            yield from self._replica_steps(s)
-        expirable = any(is_producer_expired(e, now, self.expiration) for e in part.producers)
-        if s.follower:
-            expirable = expirable or any(is_producer_expired(e, now, self.expiration) for e in s.follower[0].producers)
-        if expirable:
-            # every replica runs the same periodic check against the same timestamps
-            follower = tuple(f._replace(producers=remove_expired_producers(f.producers, now, self.expiration))
-                             for f in s.follower)
-            yield ("ExpireProducerIds",), s._replace(partition=expire_producers(part, now, self.expiration),
-                                                     follower=follower)
-        if now < self.max_ticks and not s.requests and not s.responses:
-            yield ("Tick", now + 1), s._replace(now=now + 1)
+    # --- part rules: what one part of the state can do, over the readable records ----------------
 
-    def _client_housekeeping(self, s: IdempotentState, c: int, client: Any) -> Iterator[tuple[tuple, IdempotentState]]:
-        if s.now - client.batches[0].created < self.cfg.delivery_timeout and not any(
-                b.status == INFLIGHT for b in client.batches):
-            return  # nothing can expire (the oldest batch is first) and nothing waits for a response
-        for i, b in enumerate(client.batches):
-            if b.status != INFLIGHT and cl.is_expired(b, s.now, self.cfg):
-                yield ("ExpireBatch", c, b.record), self._set_client(s, c, cl.expire_batch(client, i, self.cfg))
-                break  # the accumulator expires batches oldest first
-        # request.timeout.ms: only once a request has really gone unanswered (its response lost)
-        waiting = {r.record for r in s.requests if r.client == c and r.connection == client.connection}
-        waiting |= {r.record for r in s.responses if r.client == c and r.connection == client.connection}
-        if any(b.status == INFLIGHT and b.record not in waiting for b in client.batches):
-            responses = tuple(r for r in s.responses if r.client != c)  # dropped with the connection
-            yield ("RequestTimeout", c), self._set_client(s, c, cl.connection_closed(client), responses=responses)
+    def _client_part(self, c: int, client: IdempotentClient, now: int, next_pid: int) -> ClientMoves:
+        """The steps client ``c`` takes on its own (the application, accumulator, Sender and
+        TransactionManager), in the machine's order."""
+        cfg = self.cfg
+        intern = CLIENTS.intern
+        before: list[ClientMove] = []
+        after: list[ClientMove] = []
+        if client.sent < self.records and not client.fatal:
+            before.append((("Send", c), intern(cl.send(client, now)), None, 0))
+        drained = cl.drain(client, c, now, cfg)
+        if drained is not None:
+            new_client, req = drained
+            req = req._replace(leader_epoch=client.known_leader_epoch)  # the leader in the client's metadata
+            before.append((("Drain", c, req.record, req.seq, req.epoch), intern(new_client), req, 0))
+        in_flight: frozenset[int] = frozenset()
+        if client.batches and (now - client.batches[0].created >= cfg.delivery_timeout
+                               or any(b.status == INFLIGHT for b in client.batches)):
+            for i, b in enumerate(client.batches):
+                if b.status != INFLIGHT and cl.is_expired(b, now, cfg):
+                    before.append((("ExpireBatch", c, b.record), intern(cl.expire_batch(client, i, cfg)), None, 0))
+                    break  # the accumulator expires batches oldest first
+            in_flight = frozenset(b.record for b in client.batches if b.status == INFLIGHT)
+        if client.producer_id < 0 and not client.fatal:
+            after.append((("InitProducerId", c, next_pid), intern(cl.init_producer_id(client, next_pid)), None, 1))
+        elif client.unresolved >= 0 and not any(b.status != QUEUED for b in client.batches):
+            after.append((("ResolveSequences", c), intern(cl.resolve_sequences(client, cfg)), None, 0))
+        elif (client.epoch_bump_required and cfg.version == "kip360"
+              and not any(b.status == INFLIGHT for b in client.batches)):
+            after.append((("BumpEpoch", c), intern(cl.bump_epoch(client, cfg)), None, 0))
+        return ClientMoves(tuple(before), in_flight, client.connection, tuple(after))
 
-    def _replica_steps(self, s: IdempotentState) -> Iterator[tuple[tuple, IdempotentState]]:
-        part, (f,) = s.partition, s.follower
-        if f.log_start_offset < part.log_start_offset:
-            # a fetch response carries the leader's log start offset to the follower
-            lso = part.log_start_offset
-            producers = f.producers if self.retain_state else truncate_head(f.producers, lso)
-            yield ("PropagateLogStartOffset", lso), s._replace(follower=(FollowerState(lso, producers),))
-        old = FollowerState(part.log_start_offset, part.producers)
-        faults = s.faults
-        if faults.leader_failovers < self.max_failovers:
-            # to the in-sync follower, with the producer state it built by replication
-            yield ("LeaderFailover", 0), s._replace(
-                partition=PartitionState(part.log, f.log_start_offset, f.producers), follower=(old,),
-                leader_epoch=s.leader_epoch + 1, faults=faults._replace(leader_failovers=faults.leader_failovers + 1))
-        if faults.restarted_replica_failovers < self.max_rebuilt:
-            # to a replica that restarted without its producer-state snapshots: state rebuilt from its log
-            producers = rebuild_producer_state(part.log, f.log_start_offset, self.cache_size)
-            yield ("LeaderFailover", 1), s._replace(
-                partition=PartitionState(part.log, f.log_start_offset, producers), follower=(old,),
-                leader_epoch=s.leader_epoch + 1,
-                faults=faults._replace(restarted_replica_failovers=faults.restarted_replica_failovers + 1))
+    def _request_timeout(self, c: int, client: IdempotentClient, resps: int) -> tuple[tuple, int, int]:
+        """request.timeout.ms, once a request has really gone unanswered (its response lost; the
+        caller checks that): the connection is closed, and the client's responses still in flight
+        with it."""
+        responses = tuple(r for r in RESPONSES.values[resps] if r.client != c)
+        return ("RequestTimeout", c), CLIENTS.intern(cl.connection_closed(client)), RESPONSES.intern(responses)
 
-    def _transient_error(self, s: IdempotentState, i: int) -> tuple[tuple, IdempotentState]:
-        """The leader refuses the batch with a retriable error (e.g. NOT_ENOUGH_REPLICAS while the
-        ISR is too small): nothing is appended."""
-        req = s.requests[i]
-        error = int(Errors.NOT_ENOUGH_REPLICAS)
-        resp = ProduceResponse(req.client, req.connection, req.record, error, -1, s.partition.log_start_offset)
-        open_conn = req.connection == s.clients[req.client].connection
-        return ("HandleProduce", req.client, req.record, req.seq, req.epoch, error), s._replace(
-            requests=remove_at(s.requests, i), responses=s.responses + (resp,) if open_conn else s.responses,
-            faults=s.faults._replace(transient_errors=s.faults.transient_errors + 1))
-
-    def _handle_produce(self, s: IdempotentState, i: int) -> tuple[tuple, IdempotentState]:
-        req = s.requests[i]
-        part = s.partition
-        faults = s.faults
-        if req.leader_epoch != s.leader_epoch:
+    def _handle_produce(self, part_id: int, follower_id: int, req: ProduceRequest, open_conn: bool,
+                        leader_epoch: int) -> LeaderMove:
+        """The leader handles a produce request; the response is lost if the client closed that
+        connection on a timeout (``open_conn`` false)."""
+        if req.leader_epoch != leader_epoch:
             # sent to the previous leader: refused, the client retries against the new one
-            resp = ProduceResponse(req.client, req.connection, req.record, int(Errors.NOT_LEADER_OR_FOLLOWER), -1, -1)
-            step = ("HandleProduce", req.client, req.record, req.seq, req.epoch, int(Errors.NOT_LEADER_OR_FOLLOWER))
-            open_conn = req.connection == s.clients[req.client].connection
-            return step, s._replace(requests=remove_at(s.requests, i), faults=faults,
-                                    responses=s.responses + (resp,) if open_conn else s.responses)
+            error = int(Errors.NOT_LEADER_OR_FOLLOWER)
+            resp = ProduceResponse(req.client, req.connection, req.record, error, -1, -1)
+            step = ("HandleProduce", req.client, req.record, req.seq, req.epoch, error)
+            return step, part_id, follower_id, resp if open_conn else None
+        part = PARTITIONS.values[part_id]
+        follower = FOLLOWERS.values[follower_id]
         decision = validate_produce(find_entry(part.producers, req.producer_id), epoch=req.epoch, seq=req.seq,
                                     max_seq=self.cfg.max_seq, unknown_producer=self.unknown_producer,
                                     old_duplicate_error=self.old_duplicate_error)
         offset = decision.duplicate_offset
-        follower = s.follower
         if decision.append:
             record = LogRecord(req.client, req.record, req.producer_id, req.epoch, req.seq, req.created)
             part, offset = append_batch(part, record, self.cache_size)
+            part_id = PARTITIONS.intern(part)
             if follower:  # replicated before the ack (acks=all); the follower skips sequence checks
                 f = follower[0]
-                follower = (f._replace(producers=record_batch(f.producers, record, offset, self.cache_size)),)
+                follower_id = FOLLOWERS.intern(
+                    (f._replace(producers=record_batch(f.producers, record, offset, self.cache_size)),))
         resp = ProduceResponse(req.client, req.connection, req.record, int(decision.error), offset,
                                part.log_start_offset)
-        # the client closed that connection on a timeout: the response goes nowhere
-        responses = s.responses + (resp,) if req.connection == s.clients[req.client].connection else s.responses
         step = ("HandleProduce", req.client, req.record, req.seq, req.epoch, int(decision.error))
-        return step, IdempotentState(s.now, s.next_producer_id, part, follower, s.leader_epoch, s.clients,
-                                     remove_at(s.requests, i), responses, faults)
+        return step, part_id, follower_id, resp if open_conn else None
 
-    def _handle_response(self, s: IdempotentState, i: int) -> tuple[tuple, IdempotentState]:
-        resp = s.responses[i]
-        c = resp.client
-        new_client, outcome = cl.handle_produce_response(s.clients[c], resp, s.now, self.cfg)
+    @staticmethod
+    def _transient_error(req: ProduceRequest, part: PartitionState,
+                         open_conn: bool) -> tuple[tuple, ProduceResponse | None]:
+        """The leader refuses the batch with a retriable error (e.g. NOT_ENOUGH_REPLICAS while the
+        ISR is too small): nothing is appended."""
+        error = int(Errors.NOT_ENOUGH_REPLICAS)
+        resp = ProduceResponse(req.client, req.connection, req.record, error, -1, part.log_start_offset)
+        return ("HandleProduce", req.client, req.record, req.seq, req.epoch, error), resp if open_conn else None
+
+    def _handle_response(self, client: IdempotentClient, resp: ProduceResponse, now: int,
+                         leader_epoch: int) -> tuple[tuple, int]:
+        new_client, outcome = cl.handle_produce_response(client, resp, now, self.cfg)
         if resp.error == Errors.NOT_LEADER_OR_FOLLOWER:
-            new_client = new_client._replace(known_leader_epoch=s.leader_epoch)  # metadata refresh
-        step = ("HandleProduceResponse", c, resp.record, resp.error, outcome)
-        return step, self._set_client(s, c, new_client, responses=remove_at(s.responses, i))
+            new_client = new_client._replace(known_leader_epoch=leader_epoch)  # metadata refresh
+        return ("HandleProduceResponse", resp.client, resp.record, resp.error, outcome), CLIENTS.intern(new_client)
+
+    def _delete_records(self, part: PartitionState) -> tuple[tuple[tuple, int], ...]:
+        """Retention or DeleteRecords to any offset above the log start offset."""
+        return tuple((("DeleteRecords", offset), PARTITIONS.intern(advance_log_start_offset(part, offset,
+                                                                                             self.retain_state)))
+                     for offset in range(part.log_start_offset + 1, len(part.log) + 1))
+
+    def _replica_part(self, part: PartitionState, f: FollowerState) -> tuple[tuple[tuple, int, int, int], ...]:
+        """The follower's steps: catching up on the log start offset, and the two kinds of leader
+        failover (each spends its own fault budget, checked by the caller)."""
+        moves = []
+        part_id = PARTITIONS.intern(part)
+        if f.log_start_offset < part.log_start_offset:
+            # a fetch response carries the leader's log start offset to the follower
+            lso = part.log_start_offset
+            producers = f.producers if self.retain_state else truncate_head(f.producers, lso)
+            moves.append((("PropagateLogStartOffset", lso), part_id,
+                          FOLLOWERS.intern((FollowerState(lso, producers),)), PROPAGATE))
+        old = FOLLOWERS.intern((FollowerState(part.log_start_offset, part.producers),))
+        # to the in-sync follower, with the producer state it built by replication
+        moves.append((("LeaderFailover", 0), PARTITIONS.intern(PartitionState(part.log, f.log_start_offset,
+                                                                              f.producers)), old, FAILOVER))
+        # to a replica that restarted without its producer-state snapshots: state rebuilt from its log
+        producers = rebuild_producer_state(part.log, f.log_start_offset, self.cache_size)
+        moves.append((("LeaderFailover", 1), PARTITIONS.intern(PartitionState(part.log, f.log_start_offset,
+                                                                              producers)), old, REBUILT_FAILOVER))
+        return tuple(moves)
+
+    def _expire_producer_ids(self, part: PartitionState, follower: tuple[FollowerState, ...],
+                             now: int) -> tuple[int, int] | None:
+        """Every replica runs the same periodic check against the same timestamps."""
+        expirable = any(is_producer_expired(e, now, self.expiration) for e in part.producers)
+        if follower:
+            expirable = expirable or any(is_producer_expired(e, now, self.expiration) for e in follower[0].producers)
+        if not expirable:
+            return None
+        follower = tuple(f._replace(producers=remove_expired_producers(f.producers, now, self.expiration))
+                         for f in follower)
+        return PARTITIONS.intern(expire_producers(part, now, self.expiration)), FOLLOWERS.intern(follower)
 
     # --- presentation ----------------------------------------------------------------------------
 

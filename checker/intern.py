@@ -1,0 +1,53 @@
+"""Hash-consing for models whose states are made of large, often repeated parts.
+
+A model can keep its state as a flat tuple of small values and *ids* of interned parts (a client,
+a log, the requests in flight), instead of nesting the parts themselves. Hashing a flat tuple costs
+a tenth of hashing the nested one, and a rule applied to a part can be memoised on the part's id:
+the same client state recurs in thousands of global states, so its successors are computed once.
+
+An id is the part's own content hash (``hash`` of an int/bool/tuple value), not a counter: it is
+the same in every process, run and Spark executor, so fingerprints of states that hold ids still
+agree across processes (``fingerprint``). Two different parts with one hash would merge silently,
+so ``Interner.intern`` compares with the value already stored under that hash and raises
+``InternCollision`` instead (with 64-bit hashes this is astronomically rare, but CPython's
+``hash(-1) == hash(-2)`` makes a part holding -2 where another holds -1 collide).
+
+A table lives as long as its process and holds every value interned into it; states that hold ids
+can only be read back in a process that interned their parts. Such a state must therefore pickle
+to its unpacked form (``__reduce__``), so engines that move states between processes need not know.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Generic, TypeVar
+
+T = TypeVar("T", bound=Hashable)
+
+
+class InternCollision(RuntimeError):
+    """Two different values with the same content hash were interned in one table."""
+
+
+class Interner(Generic[T]):
+    """One table of interned values of one kind: ``intern(value) -> id`` and ``table[id]``."""
+
+    __slots__ = ("kind", "values")
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        #: id -> value; read directly on hot paths (``values[id]``)
+        self.values: dict[int, T] = {}
+
+    def intern(self, value: T) -> int:
+        h = hash(value)
+        old = self.values.setdefault(h, value)
+        if old is not value and old != value:
+            raise InternCollision(f"two different {self.kind} values share the hash {h}: {old!r} and {value!r}")
+        return h
+
+    def __getitem__(self, ident: int) -> T:
+        return self.values[ident]
+
+    def __len__(self) -> int:
+        return len(self.values)
