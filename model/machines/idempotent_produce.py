@@ -79,12 +79,17 @@ class ClientMoves(NamedTuple):
 _NOTHING: frozenset[int] = frozenset()
 
 
-def _waiting(messages: tuple[Any, ...]) -> dict[tuple[int, int], frozenset[int]]:
-    """(client, connection) -> the records of the messages in flight on it."""
-    out: dict[tuple[int, int], set[int]] = {}
-    for m in messages:
-        out.setdefault((m.client, m.connection), set()).add(m.record)
-    return {k: frozenset(v) for k, v in out.items()}
+class Network(NamedTuple):
+    """What the messages in flight allow (a part rule of the requests and responses together)."""
+
+    #: the requests the leader may handle next (the oldest of each connection), each with the id of
+    #: the requests left once it is taken
+    requests: tuple[tuple[ProduceRequest, int], ...]
+    #: every response (all may be lost) as (index, response, id of the rest, whether the client may
+    #: read it next: the oldest of its connection)
+    responses: tuple[tuple[int, ProduceResponse, int, bool], ...]
+    #: (client, connection) -> records with a request or response in flight on it
+    waiting: dict[tuple[int, int], frozenset[int]]
 
 
 class _NoMemo(dict):
@@ -146,10 +151,7 @@ class IdempotentProduceMachine(Machine):
         cache: Callable[[], dict] = dict if self.memoize else _NoMemo
         self._client_moves: dict[tuple, ClientMoves] = cache()
         self._timeouts: dict[tuple, tuple[tuple, int, int]] = cache()
-        self._waiting_requests: dict[int, dict[tuple[int, int], frozenset[int]]] = cache()
-        self._waiting_responses: dict[int, dict[tuple[int, int], frozenset[int]]] = cache()
-        self._request_slots: dict[int, tuple] = cache()
-        self._response_slots: dict[int, tuple] = cache()
+        self._network: dict[tuple[int, int], Network] = cache()
         self._with_request: dict[tuple, int] = cache()
         self._with_response: dict[tuple, int] = cache()
         self._produce: dict[tuple, LeaderMove] = cache()
@@ -260,30 +262,30 @@ class IdempotentProduceMachine(Machine):
         now, next_pid, leader_epoch = s[NOW], s[NEXT_PID], s[LEADER_EPOCH]
         reqs, resps, part, follower = s[REQS], s[RESPS], s[PART], s[FOLLOWER]
         clients = CLIENTS.values
+        net = self._network.get((reqs, resps))
+        if net is None:
+            net = self._network[(reqs, resps)] = self._network_part(reqs, resps)
+        client_moves = self._client_moves
+        with_request, with_response = self._with_request, self._with_response
 
         for c in range(self.n_clients):
             k = CLIENT0 + c
             cid = s[k]
             key = (cid, c, now, next_pid)
-            moves = self._client_moves.get(key)
+            moves = client_moves.get(key)
             if moves is None:
-                moves = self._client_moves[key] = self._client_part(c, clients[cid], now, next_pid)
+                moves = client_moves[key] = self._client_part(c, clients[cid], now, next_pid)
             for step, new_cid, req, pids in moves.before:
                 t = list(s)
                 t[k] = new_cid
                 if req is not None:
-                    t[REQS] = self._appended(self._with_request, REQUESTS, reqs, req)
+                    new_reqs = with_request.get((reqs, req))
+                    if new_reqs is None:
+                        new_reqs = self._appended(with_request, REQUESTS, reqs, req)
+                    t[REQS] = new_reqs
                 yield step, _new(PackedIdempotentState, t)
             if moves.in_flight:
-                waiting = self._waiting_requests.get(reqs)
-                if waiting is None:
-                    waiting = self._waiting_requests[reqs] = _waiting(REQUESTS.values[reqs])
-                unanswered = moves.in_flight - waiting.get((c, moves.connection), _NOTHING)
-                if unanswered:
-                    waiting = self._waiting_responses.get(resps)
-                    if waiting is None:
-                        waiting = self._waiting_responses[resps] = _waiting(RESPONSES.values[resps])
-                    unanswered -= waiting.get((c, moves.connection), _NOTHING)
+                unanswered = moves.in_flight - net.waiting.get((c, moves.connection), _NOTHING)
                 if unanswered:
                     key = (cid, c, resps)
                     timeout = self._timeouts.get(key)
@@ -300,11 +302,8 @@ class IdempotentProduceMachine(Machine):
                 t[NEXT_PID] = next_pid + pids
                 yield step, _new(PackedIdempotentState, t)
 
-        slots = self._request_slots.get(reqs)
-        if slots is None:
-            slots = self._request_slots[reqs] = self._deliverable_requests(reqs)
         transient_left = s[TRANSIENT] < self.max_transient
-        for req, rest in slots:
+        for req, rest in net.requests:
             open_conn = req.connection == clients[s[CLIENT0 + req.client]].connection
             key = (part, follower, req, open_conn, leader_epoch)
             move = self._produce.get(key)
@@ -316,7 +315,10 @@ class IdempotentProduceMachine(Machine):
             t[FOLLOWER] = new_follower
             t[REQS] = rest
             if resp is not None:
-                t[RESPS] = self._appended(self._with_response, RESPONSES, resps, resp)
+                new_resps = with_response.get((resps, resp))
+                if new_resps is None:
+                    new_resps = self._appended(with_response, RESPONSES, resps, resp)
+                t[RESPS] = new_resps
             yield step, _new(PackedIdempotentState, t)
             if transient_left and req.leader_epoch == leader_epoch:
                 step, resp = self._transient_error(req, PARTITIONS.values[part], open_conn)
@@ -327,9 +329,7 @@ class IdempotentProduceMachine(Machine):
                     t[RESPS] = self._appended(self._with_response, RESPONSES, resps, resp)
                 yield step, _new(PackedIdempotentState, t)
 
-        slots = self._response_slots.get(resps)
-        if slots is None:
-            slots = self._response_slots[resps] = self._response_positions(resps)
+        slots = net.responses
         for i, resp, rest, first in slots:
             if not first:
                 continue
@@ -400,19 +400,17 @@ class IdempotentProduceMachine(Machine):
             ident = memo[key] = table.intern(table.values[messages] + (message,))
         return ident
 
-    def _deliverable_requests(self, reqs: int) -> tuple[tuple[ProduceRequest, int], ...]:
-        """The requests the leader may handle next (the oldest of each connection), each with the id
-        of the requests left once it is taken."""
-        requests = REQUESTS.values[reqs]
-        return tuple((requests[i], REQUESTS.intern(remove_at(requests, i)))
-                     for i, _ in deliverable(requests, lambda r: (r.client, r.connection), 0))
-
-    def _response_positions(self, resps: int) -> tuple[tuple[int, ProduceResponse, int, bool], ...]:
-        """Every response in flight with the id of the responses left without it, and whether the
-        client may read it next (the oldest of its connection); all of them may be lost."""
-        responses = RESPONSES.values[resps]
-        first = {i for i, _ in deliverable(responses, lambda r: (r.client, r.connection), 0)}
-        return tuple((i, r, RESPONSES.intern(remove_at(responses, i)), i in first) for i, r in enumerate(responses))
+    def _network_part(self, reqs: int, resps: int) -> Network:
+        requests, responses = REQUESTS.values[reqs], RESPONSES.values[resps]
+        key = lambda m: (m.client, m.connection)  # noqa: E731 (one channel per connection)
+        first = {i for i, _ in deliverable(responses, key, 0)}
+        waiting: dict[tuple[int, int], set[int]] = {}
+        for m in requests + responses:
+            waiting.setdefault(key(m), set()).add(m.record)
+        return Network(
+            tuple((requests[i], REQUESTS.intern(remove_at(requests, i))) for i, _ in deliverable(requests, key, 0)),
+            tuple((i, r, RESPONSES.intern(remove_at(responses, i)), i in first) for i, r in enumerate(responses)),
+            {k: frozenset(v) for k, v in waiting.items()})
 
     # --- part rules: what one part of the state can do, over the readable records ----------------
 
