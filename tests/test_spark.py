@@ -160,6 +160,16 @@ def test_kafka_specs_match_local_bfs(spark, name, variant, bounds, violated):
     assert_replays(machine, result)
 
 
+def test_kafka_packed_states_and_memoised_invariants_on_executors(spark):
+    # kafka.idempotent_produce keeps flat states of interned parts and memoised invariants that
+    # read the interning tables: executors must read their own process's tables (a closure shipped
+    # by value once carried a copy of the driver's, and every lookup failed with a KeyError)
+    machine = find_model("kafka.idempotent_produce").machine("kafka-shipped", bounds={"clients": 2, "records": 3})
+    local, result = both(machine, stop_at_first=False)
+    assert result.verdict == "holds"
+    assert_same(local, result, complete=True)
+
+
 def test_symmetry_matches_local_bfs(spark):
     from eoscheck.examples.twophase import SymmetricTwoPhase
     local, result = both(SymmetricTwoPhase(3))

@@ -99,11 +99,3 @@ def pack(s: IdempotentState) -> PackedIdempotentState:
         s.now, s.next_producer_id, s.leader_epoch, *s.faults, PARTITIONS.intern(s.partition),
         FOLLOWERS.intern(s.follower), REQUESTS.intern(s.requests), RESPONSES.intern(s.responses),
         *(CLIENTS.intern(c) for c in s.clients)))
-
-
-def replaced(s: PackedIdempotentState, changes: dict[int, int]) -> PackedIdempotentState:
-    """``s`` with the given positions replaced."""
-    out = list(s)
-    for i, v in changes.items():
-        out[i] = v
-    return _new(PackedIdempotentState, out)

@@ -26,7 +26,6 @@ each time (the test that compares both keeps the cache keys honest).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from operator import itemgetter
 from typing import Any, NamedTuple
 
 from eoscheck.checker.machine import Machine, Property
@@ -90,6 +89,52 @@ class Network(NamedTuple):
     responses: tuple[tuple[int, ProduceResponse, int, bool], ...]
     #: (client, connection) -> records with a request or response in flight on it
     waiting: dict[tuple[int, int], frozenset[int]]
+
+
+class _LogInvariant:
+    """An invariant of the partition log alone, memoised on the partition's id."""
+
+    def __init__(self, check: Callable[[Any], bool], memoize: bool) -> None:
+        self.check, self.memoize, self.memo = check, memoize, {}
+        self.__doc__ = check.__doc__
+
+    def __call__(self, s: PackedIdempotentState) -> bool:
+        ok = self.memo.get(s[PART])
+        if ok is None:
+            ok = self.check(s)
+            if self.memoize:
+                self.memo[s[PART]] = ok
+        return ok
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "memo": {}}
+
+
+class _SendOrderNoLoss:
+    """SendOrderNoLoss memoised per client on (log, client): each client's half recurs far more
+    often than the pair."""
+
+    def __init__(self, n_clients: int, memoize: bool) -> None:
+        self.n_clients, self.memoize, self.memo = n_clients, memoize, {}
+        self.__doc__ = props.send_order_no_loss.__doc__
+
+    def __call__(self, s: PackedIdempotentState) -> bool:
+        part = s[PART]
+        memo = self.memo
+        for c in range(self.n_clients):
+            cid = s[CLIENT0 + c]
+            key = (part, cid, c)
+            ok = memo.get(key)
+            if ok is None:
+                ok = props.client_send_order_no_loss(PARTITIONS.values[part].log, c, CLIENTS.values[cid])
+                if self.memoize:
+                    memo[key] = ok
+            if not ok:
+                return False
+        return True
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "memo": {}}
 
 
 class _NoMemo(dict):
@@ -162,8 +207,13 @@ class IdempotentProduceMachine(Machine):
         for memo in self._invariant_caches:
             memo.clear()
 
+    @property
+    def _invariant_caches(self) -> list[dict]:
+        return [p.check.memo for p in self._props.values() if isinstance(p.check, (_LogInvariant, _SendOrderNoLoss))]
+
     def __getstate__(self) -> dict[str, Any]:
-        # Shipped to other processes (Spark) without its caches: their keys are this process's ids.
+        # Shipped to other processes (Spark) without its caches: their values hold ids of parts the
+        # receiving process has not interned (and a warm cache would be sent to every executor).
         state = self.__dict__.copy()
         for key in [k for k, v in state.items() if isinstance(v, dict) and k.startswith("_") and k != "_props"]:
             state[key] = type(state[key])()
@@ -199,62 +249,18 @@ class IdempotentProduceMachine(Machine):
         return dict(self._props)
 
     def _build_properties(self) -> dict[str, Property]:
-        # Invariants are memoised on the parts they read (the log; the log and the clients).
-        self._invariant_caches: list[dict] = []
-        log_only = itemgetter(PART)
+        # Invariants are memoised on the parts they read (the log; the log and one client).
+        no_duplicates = _LogInvariant(props.no_duplicates, self.memoize)
+        fenced = _LogInvariant(props.fenced_epoch_never_writes, self.memoize)
+        send_order = _SendOrderNoLoss(self.n_clients, self.memoize)
         return {
-            "NoDuplicates": Property("NoDuplicates", PROPERTY_DOCS["NoDuplicates"], "invariant",
-                                     self._memo_invariant(props.no_duplicates, log_only)),
-            "SendOrderNoLoss": Property("SendOrderNoLoss", PROPERTY_DOCS["SendOrderNoLoss"], "invariant",
-                                        self._send_order_no_loss()),
+            "NoDuplicates": Property("NoDuplicates", PROPERTY_DOCS["NoDuplicates"], "invariant", no_duplicates),
+            "SendOrderNoLoss": Property("SendOrderNoLoss", PROPERTY_DOCS["SendOrderNoLoss"], "invariant", send_order),
             "OutOfOrderOnlyOnDataLoss": Property("OutOfOrderOnlyOnDataLoss", PROPERTY_DOCS["OutOfOrderOnlyOnDataLoss"],
                                                  "transition", props.out_of_order_only_on_data_loss),
             "FencedEpochNeverWrites": Property("FencedEpochNeverWrites", PROPERTY_DOCS["FencedEpochNeverWrites"],
-                                               "invariant", self._memo_invariant(props.fenced_epoch_never_writes,
-                                                                                 log_only)),
+                                               "invariant", fenced),
         }
-
-    def _memo_invariant(self, check: Callable[[Any], bool], key: Callable[[Any], Any]) -> Callable[[Any], bool]:
-        memo: dict[Any, bool] = {}
-        self._invariant_caches.append(memo)
-        get = memo.get
-
-        def memoized(s: PackedIdempotentState) -> bool:
-            k = key(s)
-            ok = get(k)
-            if ok is None:
-                ok = check(s)
-                if self.memoize:
-                    memo[k] = ok
-            return ok
-
-        memoized.__doc__ = check.__doc__
-        return memoized
-
-    def _send_order_no_loss(self) -> Callable[[Any], bool]:
-        """SendOrderNoLoss memoised per client on (log, client): each client's half recurs far more
-        often than the pair."""
-        memo: dict[tuple[int, int, int], bool] = {}
-        self._invariant_caches.append(memo)
-        get = memo.get
-        n = self.n_clients
-
-        def check(s: PackedIdempotentState) -> bool:
-            part = s[PART]
-            for c in range(n):
-                cid = s[CLIENT0 + c]
-                key = (part, cid, c)
-                ok = get(key)
-                if ok is None:
-                    ok = props.client_send_order_no_loss(PARTITIONS.values[part].log, c, CLIENTS.values[cid])
-                    if self.memoize:
-                        memo[key] = ok
-                if not ok:
-                    return False
-            return True
-
-        check.__doc__ = props.send_order_no_loss.__doc__
-        return check
 
     # --- composition: part rules (memoised) into flat successor states ------------------------------
 
