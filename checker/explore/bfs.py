@@ -27,6 +27,7 @@ result, so counts and traces are identical in every run and process.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from ..fingerprint import MASK64, check_state
@@ -105,6 +106,7 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
 
     frontier: list[Any] = []
     frontier_fps: list[int] = []
+    actions: list[str] = []  # the current chunk's generated steps' actions (counted by Counter, in C)
     next_frontier: list[Any] = []
     chunk_end = 0  # frontier[:chunk_end] is expanded (for the queue figure on a stop)
 
@@ -151,14 +153,16 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                 par_append = cand_parents.append
                 st_append = cand_states.append
                 step_append = cand_steps.append
+                chunk_seen: set[int] = set()  # a state reached twice in the chunk is buffered once
+                seen_add = chunk_seen.add
+                act_append = actions.append
                 chunk_end = min(chunk_start + CHUNK, len(frontier))
                 for idx in range(chunk_start, chunk_end):
                     state = frontier[idx]
                     pfp = frontier_fps[idx]
                     nxt = _NONE
                     for step, nxt in successors(state):
-                        action = step[0]
-                        gen_cov[action] = gen_cov.get(action, 0) + 1
+                        act_append(step[0])
                         if bounded and not within(nxt):
                             continue
                         if trans:
@@ -166,8 +170,9 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                                 if name not in violated and not check(state, step, nxt):
                                     report(_Found(name, "transition", pfp, level, step, nxt))
                         h = hash(canonical(nxt)) if symmetry else hash(nxt)
-                        if h in known:  # most successors are old: drop them before any append
+                        if h in known or h in chunk_seen:  # most successors are old: drop them now
                             continue
+                        seen_add(h)
                         fps_append(h)
                         par_append(pfp)
                         st_append(nxt)
@@ -175,6 +180,7 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                     if (nxt is _NONE and check_deadlock and "deadlock" not in violated
                             and not is_terminal(state)):
                         report(_Found("deadlock", "deadlock", pfp, level))
+                _count(gen_cov, actions)
                 if last_level:
                     room = 0
                 elif max_states is not None:
@@ -218,6 +224,7 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
             chunk_end = 0
         queue = 0
     except _Stop:
+        _count(gen_cov, actions)  # the steps generated in the chunk so far
         # The chunk that stopped the run counts as expanded (its successors were generated).
         queue = len(frontier) - chunk_end + len(next_frontier)
         if next_frontier:
@@ -232,6 +239,13 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
     ticker.finish(stats)
     return Result(verdict=verdict_of(violations, limit_hit), strategy="bfs", stats=stats,
                   violations=violations, limit_hit=limit_hit, notes=limit_notes(limit_hit, options))
+
+
+def _count(coverage: dict[str, int], actions: list[str]) -> None:
+    """Add ``actions`` to the per-action generated counts and empty it."""
+    for action, n in Counter(actions).items():
+        coverage[action] = coverage.get(action, 0) + n
+    actions.clear()
 
 
 def _to_violation(machine: Machine, visited: CompactVisited, f: _Found, symmetry: bool) -> Violation:
