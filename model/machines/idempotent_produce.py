@@ -44,6 +44,7 @@ from ..state import (BATCH_STATUS_NAMES, INFLIGHT, QUEUED, FollowerState, Idempo
 from .idempotent_packed import (CLIENT0, CLIENTS, DELETES, FAILOVERS, FOLLOWER, FOLLOWERS, LEADER_EPOCH, LOST,
                                 NEXT_PID, NOW, PART, PARTITIONS, REBUILT, REQS, REQUESTS, RESPONSES, RESPS, TRANSIENT,
                                 PackedIdempotentState, pack)
+from .idempotent_invariants import LogInvariant, SendOrderNoLoss
 
 PROPERTY_DOCS: dict[str, str] = {
     "NoDuplicates": props.no_duplicates.__doc__ or "",
@@ -89,52 +90,6 @@ class Network(NamedTuple):
     responses: tuple[tuple[int, ProduceResponse, int, bool], ...]
     #: (client, connection) -> records with a request or response in flight on it
     waiting: dict[tuple[int, int], frozenset[int]]
-
-
-class _LogInvariant:
-    """An invariant of the partition log alone, memoised on the partition's id."""
-
-    def __init__(self, check: Callable[[Any], bool], memoize: bool) -> None:
-        self.check, self.memoize, self.memo = check, memoize, {}
-        self.__doc__ = check.__doc__
-
-    def __call__(self, s: PackedIdempotentState) -> bool:
-        ok = self.memo.get(s[PART])
-        if ok is None:
-            ok = self.check(s)
-            if self.memoize:
-                self.memo[s[PART]] = ok
-        return ok
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "memo": {}}
-
-
-class _SendOrderNoLoss:
-    """SendOrderNoLoss memoised per client on (log, client): each client's half recurs far more
-    often than the pair."""
-
-    def __init__(self, n_clients: int, memoize: bool) -> None:
-        self.n_clients, self.memoize, self.memo = n_clients, memoize, {}
-        self.__doc__ = props.send_order_no_loss.__doc__
-
-    def __call__(self, s: PackedIdempotentState) -> bool:
-        part = s[PART]
-        memo = self.memo
-        for c in range(self.n_clients):
-            cid = s[CLIENT0 + c]
-            key = (part, cid, c)
-            ok = memo.get(key)
-            if ok is None:
-                ok = props.client_send_order_no_loss(PARTITIONS.values[part].log, c, CLIENTS.values[cid])
-                if self.memoize:
-                    memo[key] = ok
-            if not ok:
-                return False
-        return True
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "memo": {}}
 
 
 class _NoMemo(dict):
@@ -209,7 +164,7 @@ class IdempotentProduceMachine(Machine):
 
     @property
     def _invariant_caches(self) -> list[dict]:
-        return [p.check.memo for p in self._props.values() if isinstance(p.check, (_LogInvariant, _SendOrderNoLoss))]
+        return [p.check.memo for p in self._props.values() if isinstance(p.check, (LogInvariant, SendOrderNoLoss))]
 
     def __getstate__(self) -> dict[str, Any]:
         # Shipped to other processes (Spark) without its caches: their values hold ids of parts the
@@ -250,9 +205,9 @@ class IdempotentProduceMachine(Machine):
 
     def _build_properties(self) -> dict[str, Property]:
         # Invariants are memoised on the parts they read (the log; the log and one client).
-        no_duplicates = _LogInvariant(props.no_duplicates, self.memoize)
-        fenced = _LogInvariant(props.fenced_epoch_never_writes, self.memoize)
-        send_order = _SendOrderNoLoss(self.n_clients, self.memoize)
+        no_duplicates = LogInvariant(props.no_duplicates, self.memoize)
+        fenced = LogInvariant(props.fenced_epoch_never_writes, self.memoize)
+        send_order = SendOrderNoLoss(self.n_clients, self.memoize)
         return {
             "NoDuplicates": Property("NoDuplicates", PROPERTY_DOCS["NoDuplicates"], "invariant", no_duplicates),
             "SendOrderNoLoss": Property("SendOrderNoLoss", PROPERTY_DOCS["SendOrderNoLoss"], "invariant", send_order),
