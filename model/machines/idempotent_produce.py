@@ -239,7 +239,7 @@ class IdempotentProduceMachine(Machine):
             for step, new_cid, req, pids in moves.before:
                 t = list(s)
                 t[k] = new_cid
-                if req is not None:
+                if req is not None:  # the cache hit is inlined (most successors); _appended fills a miss
                     new_reqs = with_request.get((reqs, req))
                     if new_reqs is None:
                         new_reqs = self._appended(with_request, REQUESTS, reqs, req)
