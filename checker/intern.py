@@ -15,6 +15,9 @@ so ``Interner.intern`` compares with the value already stored under that hash an
 A table lives as long as its process and holds every value interned into it; states that hold ids
 can only be read back in a process that interned their parts. Such a state must therefore pickle
 to its unpacked form (``__reduce__``), so engines that move states between processes need not know.
+Code shipped to Spark executors must reach a table through an importable module or class, never
+through a closure or lambda: cloudpickle pickles those by value, with a *copy* of the tables they
+read as they were on the driver.
 """
 
 from __future__ import annotations
