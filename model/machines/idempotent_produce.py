@@ -85,9 +85,9 @@ class Network(NamedTuple):
     #: the requests the leader may handle next (the oldest of each connection), each with the id of
     #: the requests left once it is taken
     requests: tuple[tuple[ProduceRequest, int], ...]
-    #: every response (all may be lost) as (index, response, id of the rest, whether the client may
-    #: read it next: the oldest of its connection)
-    responses: tuple[tuple[int, ProduceResponse, int, bool], ...]
+    #: every response (all may be lost) as (response, id of the rest, whether the client may read it
+    #: next: the oldest of its connection)
+    responses: tuple[tuple[ProduceResponse, int, bool], ...]
     #: (client, connection) -> records with a request or response in flight on it
     waiting: dict[tuple[int, int], frozenset[int]]
 
@@ -291,7 +291,7 @@ class IdempotentProduceMachine(Machine):
                 yield step, _new(PackedIdempotentState, t)
 
         slots = net.responses
-        for i, resp, rest, first in slots:
+        for resp, rest, first in slots:
             if not first:
                 continue
             k = CLIENT0 + resp.client
@@ -305,7 +305,7 @@ class IdempotentProduceMachine(Machine):
             t[RESPS] = rest
             yield step, _new(PackedIdempotentState, t)
         if s[LOST] < self.max_lost:
-            for i, resp, rest, first in slots:
+            for resp, rest, first in slots:
                 t = list(s)
                 t[RESPS] = rest
                 t[LOST] += 1
@@ -324,8 +324,7 @@ class IdempotentProduceMachine(Machine):
             key = (part, follower)
             replica = self._replica.get(key)
             if replica is None:
-                replica = self._replica[key] = self._replica_part(PARTITIONS.values[part],
-                                                                  FOLLOWERS.values[follower][0])
+                replica = self._replica[key] = self._replica_part(part, FOLLOWERS.values[follower][0])
             for step, new_part, new_follower, kind in replica:
                 if kind == FAILOVER and s[FAILOVERS] >= self.max_failovers:
                     continue
@@ -370,7 +369,7 @@ class IdempotentProduceMachine(Machine):
             waiting.setdefault(key(m), set()).add(m.record)
         return Network(
             tuple((requests[i], REQUESTS.intern(remove_at(requests, i))) for i, _ in deliverable(requests, key, 0)),
-            tuple((i, r, RESPONSES.intern(remove_at(responses, i)), i in first) for i, r in enumerate(responses)),
+            tuple((r, RESPONSES.intern(remove_at(responses, i)), i in first) for i, r in enumerate(responses)),
             {k: frozenset(v) for k, v in waiting.items()})
 
     # --- part rules: what one part of the state can do, over the readable records ----------------
@@ -464,11 +463,11 @@ class IdempotentProduceMachine(Machine):
                                                                                              self.retain_state)))
                      for offset in range(part.log_start_offset + 1, len(part.log) + 1))
 
-    def _replica_part(self, part: PartitionState, f: FollowerState) -> tuple[tuple[tuple, int, int, int], ...]:
+    def _replica_part(self, part_id: int, f: FollowerState) -> tuple[tuple[tuple, int, int, int], ...]:
         """The follower's steps: catching up on the log start offset, and the two kinds of leader
         failover (each spends its own fault budget, checked by the caller)."""
         moves = []
-        part_id = PARTITIONS.intern(part)
+        part = PARTITIONS.values[part_id]
         if f.log_start_offset < part.log_start_offset:
             # a fetch response carries the leader's log start offset to the follower
             lso = part.log_start_offset
