@@ -239,10 +239,9 @@ def default_plan(quick: bool) -> list[tuple[str, dict[str, int]]]:
 
 
 def has_symmetry(model: str, bounds: dict[str, int]) -> bool:
-    from eoscheck.checker.explore.common import overrides
     from eoscheck.checker.registry import find_model
 
-    return overrides(find_model(model).machine(bounds=bounds), "canonical")
+    return find_model(model).machine(bounds=bounds).has_symmetry()
 
 
 def spark_available() -> bool:

@@ -74,6 +74,11 @@ class Machine(ABC):
         """Symmetry: the representative of ``state``'s orbit. Identity when there is no symmetry."""
         return state
 
+    def has_symmetry(self) -> bool:
+        """Whether ``canonical`` may differ from the identity; the engines call it only then. A
+        machine whose symmetry depends on its bounds (one client: no permutation) says so here."""
+        return type(self).canonical is not Machine.canonical
+
     @abstractmethod
     def fields(self, state: State) -> dict[str, Any]:
         """The state as named fields (JSON-serialisable values), for traces and the viewer.

@@ -70,7 +70,7 @@ class _Found:
 
 def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | None = None) -> Result:
     invariants, transitions = select_properties(machine, options.properties)
-    symmetry = options.symmetry and overrides(machine, "canonical")
+    symmetry = options.symmetry and machine.has_symmetry()
     canonical = machine.canonical
     bounded = overrides(machine, "within_bounds")
     within = machine.within_bounds

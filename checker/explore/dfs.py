@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..fingerprint import check_state
 from ..machine import Machine
 from ..result import Result, Stats, TraceStep
-from .common import (Ticker, build_coverage, limit_notes, overrides, select_properties,
+from .common import (Ticker, build_coverage, limit_notes, select_properties,
                      shortened_violation, verdict_of)
 from .options import ExploreOptions
 
@@ -31,7 +31,7 @@ _CHECK_EVERY = 4096  # steps between time-limit checks and progress updates
 
 def explore_dfs(machine: Machine, options: ExploreOptions, progress: Progress | None = None) -> Result:
     invariants, transitions = select_properties(machine, options.properties)
-    symmetry = options.symmetry and overrides(machine, "canonical")
+    symmetry = options.symmetry and machine.has_symmetry()
     canonical = machine.canonical
     within = machine.within_bounds
     successors = machine.successors

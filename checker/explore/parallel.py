@@ -391,7 +391,7 @@ def _exchange_dir() -> str:
 def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progress | None = None) -> Result:
     workers = max(1, int(options.workers))
     invariants, _ = select_properties(machine, options.properties)  # fails early on unknown names
-    symmetry = options.symmetry and overrides(machine, "canonical")
+    symmetry = options.symmetry and machine.has_symmetry()
     canonical = machine.canonical
     within = machine.within_bounds
     max_states = options.max_states

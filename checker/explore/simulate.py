@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ..fingerprint import check_state
 from ..machine import Machine
 from ..result import Result, Stats, TraceStep
-from .common import (Ticker, build_coverage, describe_limit, overrides, select_properties,
+from .common import (Ticker, build_coverage, describe_limit, select_properties,
                      shortened_violation)
 from .options import ExploreOptions
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 def explore_simulate(machine: Machine, options: ExploreOptions, progress: Progress | None = None) -> Result:
     invariants, transitions = select_properties(machine, options.properties)
-    symmetry = options.symmetry and overrides(machine, "canonical")
+    symmetry = options.symmetry and machine.has_symmetry()
     canonical = machine.canonical
     within = machine.within_bounds
     successors = machine.successors

@@ -142,7 +142,7 @@ class _SparkBFS:
         self.sc, self.machine, self.options, self.progress = sc, machine, options, progress
         invariants, transitions = select_properties(machine, options.properties)  # validates names
         self.checked = [n for n, _ in invariants + transitions]
-        self.symmetry = options.symmetry and overrides(machine, "canonical")
+        self.symmetry = options.symmetry and machine.has_symmetry()
         self.partitions = default_partitions(sc)
         self.store = CheckpointStore(options.checkpoint_dir) if options.checkpoint_dir else None
         plan = Plan(machine, options.properties, options.symmetry, options.check_deadlock,

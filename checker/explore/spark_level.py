@@ -127,7 +127,7 @@ class Context:
         self.machine = m
         self.partitions = plan.partitions
         self.invariants, self.transitions = select_properties(m, plan.properties)
-        self.symmetry = plan.symmetry and overrides(m, "canonical")
+        self.symmetry = plan.symmetry and m.has_symmetry()
         self.bounded = overrides(m, "within_bounds")
         self.action_names = list(m.actions)
         self.action_index = {a: i for i, a in enumerate(self.action_names)}

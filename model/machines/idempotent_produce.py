@@ -25,6 +25,7 @@ each time (the test that compares both keeps the cache keys honest).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
@@ -45,6 +46,7 @@ from .idempotent_packed import (CLIENT0, CLIENTS, DELETES, FAILOVERS, FOLLOWER, 
                                 NEXT_PID, NOW, PART, PARTITIONS, REBUILT, REQS, REQUESTS, RESPONSES, RESPS, TRANSIENT,
                                 PackedIdempotentState, pack)
 from .idempotent_invariants import LogInvariant, SendOrderNoLoss
+from .idempotent_symmetry import ClientSymmetry
 
 PROPERTY_DOCS: dict[str, str] = {
     "NoDuplicates": props.no_duplicates.__doc__ or "",
@@ -144,6 +146,9 @@ class IdempotentProduceMachine(Machine):
         self.no_requests = REQUESTS.intern(())
         self.no_responses = RESPONSES.intern(())
         self._props = self._build_properties()
+        self._symmetry = ClientSymmetry(self.n_clients)
+        if self.n_clients > 1:
+            self.symmetry = self._symmetry.declared()
         self.clear_caches()
 
     def clear_caches(self) -> None:
@@ -161,6 +166,7 @@ class IdempotentProduceMachine(Machine):
         self._expiry: dict[tuple, Any] = cache()
         for memo in self._invariant_caches:
             memo.clear()
+        self._symmetry.clear()
 
     @property
     def _invariant_caches(self) -> list[dict]:
@@ -178,19 +184,31 @@ class IdempotentProduceMachine(Machine):
 
     def init_states(self) -> Iterator[PackedIdempotentState]:
         """Each client starts with producer id = its index, epoch 0, and ``acked_prefix`` records
-        already written and acknowledged (a producer that has been running for a while)."""
-        partition = PartitionState(log=(), log_start_offset=0, producers=())
-        clients = []
-        for c in range(self.n_clients):
-            client = cl.new_client(c)
-            for r in range(self.prefix):
-                partition, offset = append_batch(partition, LogRecord(c, r, c, 0, r, 0), self.cache_size)
-                client = client._replace(last_acked_seq=r, last_acked_offset=offset, acked=client.acked | 1 << r)
-            clients.append(client._replace(sent=self.prefix, next_seq=self.prefix % (self.cfg.max_seq + 1)))
-        follower = (FollowerState(0, partition.producers),) if self.max_failovers + self.max_rebuilt else ()
-        yield pack(IdempotentState(now=0, next_producer_id=self.n_clients, partition=partition, follower=follower,
-                                   leader_epoch=0, clients=tuple(clients), requests=(), responses=(),
-                                   faults=IdempotentFaults(0, 0, 0, 0, 0)))
+        already written and acknowledged (a producer that has been running for a while). The
+        clients' earlier records lie in the log one client after another, in every order of the
+        clients: no client is privileged, so the initial states are closed under renaming clients
+        (``idempotent_symmetry``)."""
+        orders = itertools.permutations(range(self.n_clients)) if self.prefix else [range(self.n_clients)]
+        for order in orders:
+            partition = PartitionState(log=(), log_start_offset=0, producers=())
+            clients = [cl.new_client(c) for c in range(self.n_clients)]
+            for c in order:
+                client = clients[c]
+                for r in range(self.prefix):
+                    partition, offset = append_batch(partition, LogRecord(c, r, c, 0, r, 0), self.cache_size)
+                    client = client._replace(last_acked_seq=r, last_acked_offset=offset, acked=client.acked | 1 << r)
+                clients[c] = client._replace(sent=self.prefix, next_seq=self.prefix % (self.cfg.max_seq + 1))
+            follower = (FollowerState(0, partition.producers),) if self.max_failovers + self.max_rebuilt else ()
+            yield pack(IdempotentState(now=0, next_producer_id=self.n_clients, partition=partition, follower=follower,
+                                       leader_epoch=0, clients=tuple(clients), requests=(), responses=(),
+                                       faults=IdempotentFaults(0, 0, 0, 0, 0)))
+
+    def has_symmetry(self) -> bool:
+        return self.n_clients > 1
+
+    def canonical(self, s: PackedIdempotentState) -> PackedIdempotentState:
+        """Clients are interchangeable (``idempotent_symmetry``)."""
+        return self._symmetry.canonical(s) if self.n_clients > 1 else s
 
     def within_bounds(self, s: PackedIdempotentState) -> bool:
         return s[NEXT_PID] <= self.max_pids
