@@ -74,6 +74,16 @@ class Machine(ABC):
         """Symmetry: the representative of ``state``'s orbit. Identity when there is no symmetry."""
         return state
 
+    def export_states(self, states: list[State]) -> Any:
+        """States on their way to another process of the same run (the parallel engine's
+        rebalancing): any picklable value from which ``import_states`` rebuilds equal states there.
+        The default sends the states themselves; a machine whose states hold ids of interned parts
+        sends each part once per batch instead of once per state."""
+        return states
+
+    def import_states(self, exported: Any) -> list[State]:
+        return exported
+
     def has_symmetry(self) -> bool:
         """Whether ``canonical`` may differ from the identity; the engines call it only then. A
         machine whose symmetry depends on its bounds (one client: no permutation) says so here."""

@@ -199,9 +199,14 @@ import importlib.util, json, pickle, sys
 spec = importlib.util.spec_from_file_location("packed_child", sys.argv[1])
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
-shipped = pickle.loads(sys.stdin.buffer.read())
+exported, pickled = pickle.loads(sys.stdin.buffer.read())
 m = mod.machine("kafka-shipped", "two-clients")
+imported = m.import_states(pickle.loads(exported))  # first, while the tables lack their parts
+shipped = pickle.loads(pickled)
 print(json.dumps({
+    "imported": [hash(s) for s in imported],
+    "imported_types": sorted({type(s).__name__ for s in imported}),
+    "imported_equal": [a == b for a, b in zip(imported, shipped)],
     "own": mod.state_hashes(),
     "shipped": [hash(s) for s in shipped],
     "shipped_types": sorted({type(s).__name__ for s in shipped}),
@@ -224,7 +229,8 @@ def test_fingerprints_and_pickled_states_agree_across_processes() -> None:
     assert len(ours) == FINGERPRINT_STATES
     shipped = list(reached("kafka-shipped", "two-clients", 6000)[::20])
     m = machine("kafka-shipped", "two-clients")
-    proc = subprocess.run([sys.executable, "-c", CHILD, __file__], input=pickle.dumps(shipped),
+    batch = pickle.dumps(m.export_states(shipped))
+    proc = subprocess.run([sys.executable, "-c", CHILD, __file__], input=pickle.dumps((batch, pickle.dumps(shipped))),
                           capture_output=True, env={**os.environ, "PYTHONHASHSEED": seed}, timeout=120)
     assert proc.returncode == 0, proc.stderr.decode()
     child = json.loads(proc.stdout.decode().strip().splitlines()[-1])
@@ -233,6 +239,24 @@ def test_fingerprints_and_pickled_states_agree_across_processes() -> None:
     assert child["shipped"] == [hash(s) for s in shipped]
     assert child["shipped_types"] == ["PackedIdempotentState"]
     assert child["successors"] == [[hash(t) for _, t in m.successors(s)] for s in shipped]
+    # the parallel engine's transfer form: each part once per batch, interned on arrival
+    assert child["imported"] == [hash(s) for s in shipped] and all(child["imported_equal"])
+    assert child["imported_types"] == ["PackedIdempotentState"]
+
+
+def test_a_transferred_batch_sends_each_part_once_and_refuses_a_mismatched_part() -> None:
+    m = machine("kafka-shipped", "two-clients")
+    states = list(reached("kafka-shipped", "two-clients", 3000))
+    flat, parts = m.export_states(states)
+    assert sum(len(p) for p in parts) < len(states)  # parts recur across states
+    assert m.import_states((flat, parts)) == states
+    # a part whose id is another part's content hash, as a corrupt or colliding batch would carry
+    (ident, value), (other_ident, _) = list(parts[0].items())[:2]
+    with pytest.raises(InternCollision):
+        m.import_states((flat, [{other_ident: value}] + parts[1:]))
+    fresh = value._replace(log_start_offset=value.log_start_offset + 10_000)
+    with pytest.raises(InternCollision):
+        m.import_states((flat, [{ident + 1: fresh}] + parts[1:]))
 
 
 # --- 4. the interner ------------------------------------------------------------------------------

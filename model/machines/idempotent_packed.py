@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from eoscheck.checker.intern import Interner
+from eoscheck.checker.intern import InternCollision, Interner
 
 from ..state import (FollowerState, IdempotentClient, IdempotentFaults, IdempotentState, PartitionState,
                      ProduceRequest, ProduceResponse)
@@ -99,3 +99,41 @@ def pack(s: IdempotentState) -> PackedIdempotentState:
         s.now, s.next_producer_id, s.leader_epoch, *s.faults, PARTITIONS.intern(s.partition),
         FOLLOWERS.intern(s.follower), REQUESTS.intern(s.requests), RESPONSES.intern(s.responses),
         *(CLIENTS.intern(c) for c in s.clients)))
+
+
+# the interned parts of a state, by table: (table, positions in the flat tuple)
+_PART_TABLES: tuple[tuple[Interner[Any], int], ...] = ((PARTITIONS, PART), (FOLLOWERS, FOLLOWER),
+                                                        (REQUESTS, REQS), (RESPONSES, RESPS))
+
+#: a batch of states in transit: (flat tuples, one {id: part} per table of ``_PART_TABLES`` + clients)
+Exported = tuple[list[tuple[int, ...]], list[dict[int, Any]]]
+
+
+def export_batch(states: list[PackedIdempotentState]) -> Exported:
+    """States for another process: the flat tuples, and each part they refer to once (a batch of
+    10,000 states refers to a few thousand parts). Pickling each state as its unpacked form would
+    send every part once per state and re-intern it on arrival."""
+    flat = [tuple(s) for s in states]  # plain tuples: no ``__reduce__`` to unpack them
+    parts: list[dict[int, Any]] = []
+    for table, pos in _PART_TABLES:
+        values = table.values
+        parts.append({i: values[i] for i in {s[pos] for s in states}})
+    clients = CLIENTS.values
+    parts.append({i: clients[i] for i in {c for s in states for c in s[CLIENT0:]}})
+    return flat, parts
+
+
+def import_batch(exported: Exported) -> list[PackedIdempotentState]:
+    """The states of ``export_batch``, their parts interned in this process's tables."""
+    flat, parts = exported
+    for table, values in zip((*(t for t, _ in _PART_TABLES), CLIENTS), parts):
+        known = table.values
+        for ident, value in values.items():
+            old = known.get(ident)
+            if old is None:
+                if table.intern(value) != ident:  # ids are content hashes: equal in every process
+                    raise InternCollision(f"{table.kind} part {value!r} hashes differently in this process")
+            elif old != value:
+                raise InternCollision(f"two different {table.kind} values share the hash {ident}: "
+                                      f"{old!r} and {value!r}")
+    return [_new(PackedIdempotentState, s) for s in flat]

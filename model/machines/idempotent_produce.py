@@ -44,7 +44,7 @@ from ..state import (BATCH_STATUS_NAMES, INFLIGHT, QUEUED, FollowerState, Idempo
                      IdempotentState, LogRecord, PartitionState, ProduceRequest, ProduceResponse)
 from .idempotent_packed import (CLIENT0, CLIENTS, DELETES, FAILOVERS, FOLLOWER, FOLLOWERS, LEADER_EPOCH, LOST,
                                 NEXT_PID, NOW, PART, PARTITIONS, REBUILT, REQS, REQUESTS, RESPONSES, RESPS, TRANSIENT,
-                                PackedIdempotentState, pack)
+                                PackedIdempotentState, export_batch, import_batch, pack)
 from .idempotent_invariants import LogInvariant, SendOrderNoLoss
 from .idempotent_symmetry import ClientSymmetry
 
@@ -205,6 +205,12 @@ class IdempotentProduceMachine(Machine):
 
     def has_symmetry(self) -> bool:
         return self.n_clients > 1
+
+    def export_states(self, states: list[PackedIdempotentState]) -> Any:
+        return export_batch(states)
+
+    def import_states(self, exported: Any) -> list[PackedIdempotentState]:
+        return import_batch(exported)
 
     def canonical(self, s: PackedIdempotentState) -> PackedIdempotentState:
         """Clients are interchangeable (``idempotent_symmetry``)."""
