@@ -39,6 +39,7 @@ from ..transactions.codes import NO_PENDING, TxnResult, TxnState
 from ..transactions.end_txn import end_txn_decision
 from ..transactions.metadata import transit
 from ..transactions.states import EXPIRATION_ALLOWED
+from . import init_pid_symmetry
 
 PROPERTY_DOCS: dict[str, str] = {
     "UniqueProducerIdEpoch": props.unique_producer_id_epoch.__doc__ or "",
@@ -79,12 +80,21 @@ class InitProducerIdMachine(Machine):
         self.limits = InitPidFaults(lost_responses=bounds["lost_responses"], failovers=bounds["failovers"],
                                     abortable_errors=bounds["abortable_errors"], restarts=bounds["restarts"],
                                     expirations=bounds["expirations"], transactions=bounds["transactions"])
+        if self.n_clients > 1:
+            self.symmetry = init_pid_symmetry.slot_symmetry(self.n_clients)
 
     def init_states(self) -> Iterator[InitPidState]:
         idle = TxnClient(INIT_IDLE, -1, -1, 0, -1, -1, 0)
         yield InitPidState(next_producer_id=0, metadata=NO_METADATA, txn_log=NO_LOG_VALUE, pending=(),
                            clients=(idle,) * self.n_clients, requests=(), responses=(),
                            faults=InitPidFaults(0, 0, 0, 0, 0, 0))
+
+    def has_symmetry(self) -> bool:
+        return self.n_clients > 1
+
+    def canonical(self, s: InitPidState) -> InitPidState:
+        """The instance slots are interchangeable (``init_pid_symmetry``)."""
+        return init_pid_symmetry.canonical(s) if self.n_clients > 1 else s
 
     def within_bounds(self, s: InitPidState) -> bool:
         return s.next_producer_id <= self.max_pids
