@@ -117,6 +117,9 @@ def print_stats(console: Console, outcome: Outcome) -> None:
                   f"{s.queue:,} states left on queue.")
     console.print(f"  The depth of the complete state graph search is {s.depth}."
                   if outcome.result.verdict == "holds" else f"  Depth reached: {s.depth}.")
+    if outcome.result.symmetry:
+        console.print(f"  Symmetry reduction: {outcome.result.symmetry}; distinct states are one per orbit "
+                      "(--no-symmetry counts them all).")
     console.print(f"  {seconds(s.elapsed)}: {s.states_per_second:,.0f} distinct states/s, "
                   f"{s.generated_per_second:,.0f} generated states/s.")
     console.print(f"  Fingerprint collision probability: {s.collision_probability:.1e} "
@@ -249,6 +252,7 @@ def summary(outcomes: Sequence[Outcome]) -> dict[str, Any]:
             "met": o.met, "message": o.message,
             "stats": stats_json(o.result.stats, o.actions),
             "notes": list(o.result.notes),
+            "symmetry": o.result.symmetry,
         })
     failed = sum(not o.met for o in outcomes)
     return {

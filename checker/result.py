@@ -82,6 +82,8 @@ class Result:
     limit_hit: str | None = None
     #: a line or two for the user, e.g. "simulation never proves 'holds'"
     notes: list[str] = field(default_factory=list)
+    #: what the counts were reduced by (``checker.symmetry.describe``), None without symmetry reduction
+    symmetry: str | None = None
     #: the explored state graph (networkx MultiDiGraph) when ExploreOptions.record_graph asked for
     #: it and the space was small enough; see checker.graph
     graph: Any = None

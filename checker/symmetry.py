@@ -206,6 +206,16 @@ def machine_symmetry(machine: Machine) -> Symmetry | None:
     return sym if isinstance(sym, Symmetry) else None
 
 
+def describe(machine: Machine) -> str:
+    """What a reduced run's counts are representatives of, for the user: e.g. "2 interchangeable
+    clients" (from the declared ``Symmetry``), or the bare fact for a machine that only overrides
+    ``canonical``."""
+    sym = machine_symmetry(machine)
+    if sym is None:
+        return "the machine's canonical form"
+    return ", ".join(f"{s.size} interchangeable {s.name}{'s' if s.size != 1 else ''}" for s in sym.scalarsets)
+
+
 @dataclass
 class SymmetryReport:
     """What ``check_symmetry`` found; ``ok`` is the one-line answer."""

@@ -115,7 +115,8 @@ def test_json_summary_keys(tmp_path):
                               "generated": 2292, "elapsed_seconds": 1.0}
     first, second = data["specs"]
     assert set(first) == {"spec", "path", "model", "variant", "switches", "bounds", "strategy",
-                          "expected", "got", "met", "message", "stats", "notes"}
+                          "expected", "got", "met", "message", "stats", "notes", "symmetry"}
+    assert first["symmetry"] is None
     assert first["met"] is True and first["expected"] == {"verdict": "holds", "property": None,
                                                           "length": None}
     assert set(first["stats"]) == {"distinct", "generated", "depth", "queue", "elapsed_seconds",
@@ -141,3 +142,19 @@ def test_junit_parses_with_one_failure(tmp_path):
     assert failure is not None and "expects 9" in failure.get("message")
     assert "eoscheck show cx/dup.P.json" in failure.text
     assert cases[1].get("classname") == "eoscheck.toy.m"
+
+
+def test_a_symmetry_reduced_run_says_what_its_counts_represent(tmp_path):
+    from eoscheck.checker.cli import main
+    path = tmp_path / "two.toml"
+    path.write_text('model = "kafka.idempotent_produce"\nvariant = "kafka-shipped"\n'
+                    '[bounds]\nclients = 2\nrecords = 1\n[check]\ndeadlock = false\n')
+    counts = {}
+    for flag in ([], ["--no-symmetry"]):
+        out = tmp_path / f"s{len(flag)}.json"
+        assert main(["check", str(path), "--json", str(out), "--no-progress", *flag]) == 0
+        (entry,) = json.loads(out.read_text())["specs"]
+        counts[bool(flag)] = (entry["symmetry"], entry["stats"]["distinct"])
+    assert counts[False][0] == "2 interchangeable clients" and counts[True][0] is None
+    # two clients: an orbit has one or two states (a state that is its own mirror image: one)
+    assert counts[False][1] < counts[True][1] < 2 * counts[False][1]

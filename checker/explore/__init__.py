@@ -40,6 +40,9 @@ def explore(machine: Machine, options: ExploreOptions, progress: Progress | None
     finally:
         if was_enabled:
             gc.enable()
+    if options.symmetry and machine.has_symmetry():
+        from ..symmetry import describe
+        result.symmetry = describe(machine)
     if options.record_graph and getattr(result, "graph", None) is None:
         from ..graph import attach_graph
         attach_graph(machine, options, result)
