@@ -90,3 +90,10 @@ def test_check_symmetry_counts_orbits_exactly(variant: str) -> None:
 def test_one_slot_declares_no_symmetry() -> None:
     m = machine("kafka-shipped", 1)
     assert not m.has_symmetry() and not hasattr(m, "symmetry")
+
+
+def test_every_message_names_its_slot_first() -> None:
+    from eoscheck.model.machines.init_pid_symmetry import MESSAGE_TYPES, STATE_FIELDS
+    from eoscheck.model.state import InitPidState
+    assert all(t._fields[0] == "client" for t in MESSAGE_TYPES)
+    assert InitPidState._fields == STATE_FIELDS

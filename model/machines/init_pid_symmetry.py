@@ -15,15 +15,26 @@ from __future__ import annotations
 
 from eoscheck.checker.symmetry import Permutation, Scalarset, Symmetry, canonicalize, permute_slots
 
-from ..state import InitPidState
+from ..state import InitPidRequest, InitPidResponse, InitPidState, PendingAppend
+
+_new = tuple.__new__
+#: the message types renaming touches; each names its slot in its first field
+MESSAGE_TYPES = (InitPidRequest, InitPidResponse, PendingAppend)
+#: ``rename`` builds the state positionally
+STATE_FIELDS = ("next_producer_id", "metadata", "txn_log", "pending", "clients", "requests", "responses", "faults")
+
+
+def _renamed(messages: tuple, perm: Permutation) -> tuple:
+    # every message type names its slot first (``client``); tuple.__new__ skips NamedTuple's
+    # Python-level constructor, on the hot path of the canonical form
+    return tuple([_new(type(m), (perm[m[0]], *m[1:])) for m in messages]) if messages else messages
 
 
 def rename(s: InitPidState, perm: Permutation) -> InitPidState:
     """Slot ``i`` becomes slot ``perm[i]``: its client state and every message that names it."""
-    return s._replace(clients=permute_slots(s.clients, perm),
-                      requests=tuple(r._replace(client=perm[r.client]) for r in s.requests),
-                      responses=tuple(r._replace(client=perm[r.client]) for r in s.responses),
-                      pending=tuple(p._replace(client=perm[p.client]) for p in s.pending))
+    return _new(InitPidState, (s.next_producer_id, s.metadata, s.txn_log, _renamed(s.pending, perm),
+                               permute_slots(s.clients, perm), _renamed(s.requests, perm),
+                               _renamed(s.responses, perm), s.faults))
 
 
 def rename_all(s: InitPidState, perms: tuple[Permutation, ...]) -> InitPidState:
