@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import itertools
 import pickle
-from collections import deque
 from typing import Any
 
 import pytest
+from reachable_states import reachable
 
 from eoscheck.checker.explore import ExploreOptions, explore
 from eoscheck.checker.spec import load_spec
@@ -48,18 +48,6 @@ def machine(variant: str, clients: int, config: str = "faults", **bounds: int) -
     built = IDEMPOTENT_PRODUCE.machine(variant, bounds={**CONFIGS[config], "clients": clients, **bounds})
     assert isinstance(built, IdempotentProduceMachine)
     return built
-
-
-def reachable(m: IdempotentProduceMachine, cap: int = STATE_CAP) -> list[Any]:
-    """Concrete states in BFS order (no reduction), at most ``cap``."""
-    seen = {s: None for s in m.init_states()}
-    queue = deque(seen)
-    while queue and len(seen) < cap:
-        for _step, t in m.successors(queue.popleft()):
-            if m.within_bounds(t) and t not in seen:
-                seen[t] = None
-                queue.append(t)
-    return list(seen)
 
 
 def perms(n: int) -> list[tuple[int, ...]]:
@@ -111,7 +99,7 @@ def test_initial_states_are_one_orbit(clients: int) -> None:
 def test_canonical_form_is_one_state_per_orbit(variant: str) -> None:
     m = machine(variant, 3, acked_prefix=0)
     sym = m.symmetry
-    states = reachable(m)
+    states = reachable(m, STATE_CAP)
     orbits: dict[frozenset, Any] = {}
     for s in states:
         orbit = frozenset(sym.orbit(s))

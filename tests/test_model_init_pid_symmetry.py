@@ -5,10 +5,10 @@ picks exactly one state per orbit."""
 from __future__ import annotations
 
 import itertools
-from collections import deque
 from typing import Any
 
 import pytest
+from reachable_states import reachable
 
 from eoscheck.checker.explore import ExploreOptions
 from eoscheck.checker.machine import Machine
@@ -24,17 +24,6 @@ STATE_CAP = 5_000
 
 def machine(variant: str, clients: int) -> Machine:
     return INIT_PRODUCER_ID.machine(variant, bounds={**BOUNDS, "clients": clients})
-
-
-def reachable(m: Machine, cap: int = STATE_CAP) -> list[Any]:
-    seen = {s: None for s in m.init_states()}
-    queue = deque(seen)
-    while queue and len(seen) < cap:
-        for _step, t in m.successors(queue.popleft()):
-            if m.within_bounds(t) and t not in seen:
-                seen[t] = None
-                queue.append(t)
-    return list(seen)
 
 
 SLOT_STEPS = {name for name, params in INIT_PRODUCER_ID.build(
@@ -71,7 +60,7 @@ def test_renaming_slots_commutes_with_every_step_and_keeps_every_verdict(variant
 def test_canonical_form_is_one_state_per_orbit(variant: str) -> None:
     m = machine(variant, 3)
     forms: dict[frozenset, Any] = {}
-    for s in reachable(m):
+    for s in reachable(m, STATE_CAP):
         orbit = frozenset(m.symmetry.orbit(s))
         c = m.canonical(s)
         assert c in orbit and forms.setdefault(orbit, c) == c
