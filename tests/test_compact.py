@@ -182,3 +182,21 @@ def test_compact_visited_known_holds_only_recent_levels():
     assert len(visited) == 5
     # old states are still deduplicated exactly, by the table
     assert visited.insert_batch([1, 2, 6], [5, 5, 5]) == ([2], False)
+
+
+@pytest.mark.parametrize("tail", [0, 64, 1 << 20])
+def test_vector_rounds_and_the_one_by_one_tail_agree(tail, monkeypatch):
+    # tail 0: every probe round vectorised; 1 << 20: every value probed one by one in Python
+    import eoscheck.checker.explore.compact as compact
+    monkeypatch.setattr(compact, "_TAIL", tail)
+    fpset = FingerprintSet(capacity=16, max_load=0.9)
+    reference: set[int] = set()
+    for batch in _random_batches(3, batches=30, size=700, universe=9000):
+        absent = batch[~fpset.contains_batch(batch)]
+        assert set(absent.tolist()).isdisjoint(reference)
+        fresh = np.unique(absent)
+        fpset.add_new(fresh)  # distinct and absent, zero included when drawn
+        reference.update(batch.tolist())
+        assert len(fpset) == len(reference)
+    assert fpset.contains_batch(np.array(sorted(reference), dtype=np.uint64)).all()
+    assert 0 in fpset and sorted(fpset.values().tolist()) == sorted(reference)

@@ -34,6 +34,8 @@ _EMPTY = np.uint64(0)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 #: values probed at once: bounds the temporaries (about 50 bytes per value) of one batch
 _BLOCK = 1 << 16
+#: a batch's last values still probing are finished one by one in Python (see ``_insert_distinct``)
+_TAIL = 64
 
 
 class FingerprintSet:
@@ -95,24 +97,40 @@ class FingerprintSet:
         is_new = np.zeros(values.size, dtype=bool)
         pending = np.arange(values.size)
         slots = self._home(values)
-        while pending.size:
+        while pending.size > _TAIL:
             s = slots[pending]
             current = table[s]
             mine = values[pending]
             found = current == mine
             empty = current == _EMPTY
-            # Several pending values may want the same empty slot: the first one takes it, the
-            # others compare against it next round (they differ, so they move on then).
+            # Several pending values may want the same empty slot: all are written and one stays
+            # (the one a read-back finds); the others compare against it next round (they differ,
+            # so they move on then). Cheaper than choosing a winner with np.unique first.
             empty_at = np.flatnonzero(empty)
-            taken_slots, first = np.unique(s[empty_at], return_index=True)
-            winners = pending[empty_at[first]]
-            table[taken_slots] = values[winners]
-            is_new[winners] = True
+            claim_slots, claims = s[empty_at], mine[empty_at]
+            table[claim_slots] = claims
+            won = empty_at[table[claim_slots] == claims]
+            is_new[pending[won]] = True
             settled = found.copy()
-            settled[empty_at[first]] = True
+            settled[won] = True
             moving = ~found & ~empty
             slots[pending[moving]] = (s[moving] + 1) & mask
             pending = pending[~settled]
+        # Linear probing leaves a long tail of rounds with a handful of values each, and a round
+        # costs a dozen numpy calls whatever its size: the last few values are probed one by one.
+        item = table.item
+        for i in pending.tolist():
+            value = values.item(i)
+            slot = slots.item(i)
+            while True:
+                current = item(slot)
+                if current == value:
+                    break
+                if current == 0:
+                    table[slot] = value
+                    is_new[i] = True
+                    break
+                slot = (slot + 1) & mask
         self._count += int(is_new.sum())
         return is_new
 
@@ -133,6 +151,15 @@ class FingerprintSet:
         result[first[is_new]] = True
         return result
 
+    def add_new(self, fps: np.ndarray) -> None:
+        """Add fingerprints known to be distinct and absent (what ``contains_batch`` and a
+        de-duplication just established): ``add_batch`` without its sort."""
+        if not fps.all():  # the fingerprint 0 is a flag, not a slot
+            self.add_batch(fps)
+            return
+        self._grow_for(fps.size)
+        self._insert_distinct(fps)
+
     def contains_batch(self, fps: np.ndarray) -> np.ndarray:
         fps = np.asarray(fps, dtype=np.uint64)
         table = self._table
@@ -142,7 +169,7 @@ class FingerprintSet:
         present[zero] = self._has_zero
         pending = np.flatnonzero(~zero)
         slots = self._home(fps)
-        while pending.size:
+        while pending.size > _TAIL:
             s = slots[pending]
             current = table[s]
             hit = current == fps[pending]
@@ -150,6 +177,18 @@ class FingerprintSet:
             moving = ~hit & (current != _EMPTY)
             slots[pending[moving]] = (s[moving] + 1) & mask
             pending = pending[moving]
+        item = table.item
+        for i in pending.tolist():  # the tail, as in ``_insert_distinct``
+            value = fps.item(i)
+            slot = slots.item(i)
+            while True:
+                current = item(slot)
+                if current == value:
+                    present[i] = True
+                    break
+                if current == 0:
+                    break
+                slot = (slot + 1) & mask
         return present
 
     def __contains__(self, fp: int) -> bool:
@@ -350,7 +389,7 @@ class CompactVisited:
         if new.size == 0:
             return [], bool(overflow)
         fresh = batch[new]
-        self._set.add_batch(fresh)
+        self._set.add_new(fresh)
         self._child.append(fresh)
         self._parent_fp.append(np.array(parents, dtype=np.int64).view(np.uint64)[new])
         picked = new.tolist()

@@ -273,7 +273,7 @@ class _Worker:
     def decide(self, allow: int) -> None:
         assert self.owned is not None and self.owned_new is not None
         admitted = self.owned_new[:allow]
-        self.visited.add_batch(self.owned[admitted])
+        self.visited.add_new(self.owned[admitted])  # first occurrences, absent: no sort needed
         keep = np.zeros(self.owned.size, dtype=bool)
         keep[admitted] = True
         for src in range(self.n):
