@@ -68,6 +68,8 @@ from eoscheck.model.transactions.metadata import TxnLogRecord, TxnMeta, to_log_r
 from eoscheck.model.transactions.states import is_valid_transition
 from eoscheck.model.transactions.timeout import abort_timed_out
 
+from .pure_rule import PureRule
+
 E, S = Errors, TxnState
 
 #: partition ids inside the transactions: the output partition and the group's offsets partition
@@ -178,6 +180,18 @@ PROPERTIES = {
 }
 
 
+def append_marker_at_entry_time(stored: ProducerStateEntry, marker: TxnMarker, *,
+                                check_coordinator_epoch: bool) -> Any:
+    """The leader's append of ``marker`` (``append_marker``), stamped with the entry's last timestamp."""
+    return append_marker(stored, marker, timestamp=stored.last_timestamp, check_coordinator_epoch=check_coordinator_epoch)
+
+
+def marker_acknowledged(meta: TxnMeta, partition: int) -> tuple[TxnMeta, bool]:
+    """The coordinator after a marker's successful append on ``partition``: the partition is done, and
+    the transaction completes (written) when it was the last."""
+    return complete_if_done(on_marker_response(meta, partition, int(E.NONE)).meta)
+
+
 class EosPipeline(Machine):
     actions = {
         "InitProducerId": ("instance",), "OffsetFetch": ("instance",), "AddPartitionsToTxn": ("instance",),
@@ -213,6 +227,19 @@ class EosPipeline(Machine):
         # the transaction coordinator as shipped (KIP-360 InitProducerId, validPid), as part 1 models it
         self.coordinator = CoordinatorConfig(kip360=True, shipped=True, max_epoch=max_epoch, persist_last_epoch=False,
                                              persist_prev_producer_id=False, tv2=tv2_epoch_bump)
+        # The coordinator's and leaders' rules are pure and their arguments (a transaction's
+        # metadata, a producer-state entry, a marker) recur across most states: each distinct call
+        # is computed once (``pure_rule``).
+        self._end_txn_rule = PureRule(end_txn_tv2 if self.tv2 else end_txn)
+        self._abort_timed_out = PureRule(abort_timed_out, max_epoch=max_epoch, bump_epoch=self.bump, tv2=self.tv2)
+        self._complete_if_done = PureRule(complete_if_done)
+        self._markers_to_send = PureRule(markers_to_send)
+        self._to_log_record = PureRule(to_log_record)
+        self._append_marker = PureRule(append_marker_at_entry_time, check_coordinator_epoch=self.coordinator_epoch_check)
+        self._marker_acknowledged = PureRule(marker_acknowledged)
+        # the invariants read the logs, which change far less often than the rest of the state
+        self._committed_values = PureRule(committed_values)
+        self._open_transactions = PureRule(open_transactions)
 
     # --- identities -------------------------------------------------------------------------------
     def tid_of(self, instance: int) -> int:
@@ -264,7 +291,7 @@ class EosPipeline(Machine):
         transition is; a marker acknowledgement only changes memory)."""
         s = s._replace(txns=self._set(s.txns, tid, meta))
         if write:
-            s = s._replace(txn_log=self._set(s.txn_log, tid, to_log_record(meta)))
+            s = s._replace(txn_log=self._set(s.txn_log, tid, self._to_log_record(meta)))
         return s
 
     def _leader(self, s: PipelineState, partition: int, tid: int, entry: ProducerStateEntry) -> PipelineState:
@@ -301,13 +328,13 @@ class EosPipeline(Machine):
             yield (("StaleEndTxnArrives", req.tid, TxnResult(req.result).name, req.epoch),
                    self._txn(gone, req.tid, out.meta, write=out.wrote))
         for tid, m in enumerate(s.txns):
-            done, wrote = complete_if_done(m)
+            done, wrote = self._complete_if_done(m)
             if wrote:  # a PrepareAbort with no partitions (TV2 abort of an empty transaction): no markers
                 yield ("CompleteTransaction", tid), self._txn(s, tid, done)
-            out = abort_timed_out(m, max_epoch=self.max_epoch, bump_epoch=self.bump, tv2=self.tv2)
+            out = self._abort_timed_out(m)
             if out.wrote:
                 yield ("AbortTimedOutTransaction", tid), self._txn(s, tid, out.meta)
-            for marker in markers_to_send(m, s.coordinator_epoch):
+            for marker in self._markers_to_send(m, s.coordinator_epoch):
                 nxt = self._write_marker(s, tid, marker)
                 if nxt is not None:
                     yield ("WriteTxnMarker", tid, PARTITION_NAMES[marker.partition]), nxt
@@ -397,7 +424,7 @@ class EosPipeline(Machine):
                                                         endtxn_requests=tuple(sorted(s.endtxn_requests + (req,))))
 
     def _end_txn(self, m: TxnMeta, pid: int, epoch: int, result: int):
-        return end_txn_tv2(m, pid, epoch, result) if self.tv2 else end_txn(m, pid, epoch, result)
+        return self._end_txn_rule(m, pid, epoch, result)
 
     def _after_coordinator_call(self, s: PipelineState, i: int, tid: int, error: int, meta: TxnMeta,
                                 on_success: Phase) -> PipelineState:
@@ -490,8 +517,7 @@ class EosPipeline(Machine):
         current one and handles the answer."""
         stored = s.leaders[marker.partition][tid]
         # (the counterfactual leader ignores the coordinator epoch)
-        app = append_marker(stored, marker, timestamp=stored.last_timestamp,
-                            check_coordinator_epoch=self.coordinator_epoch_check)
+        app = self._append_marker(stored, marker)
         if app.error != E.NONE:
             return None  # the coordinator stops sending: the transaction stays in PrepareX
         kind = EntryKind.COMMIT if marker.result == TxnResult.COMMIT else EntryKind.ABORT
@@ -508,8 +534,7 @@ class EosPipeline(Machine):
                            zombie_committed=s.zombie_committed or (zombie and is_commit))
         if not respond:
             return s
-        meta = on_marker_response(s.txns[tid], marker.partition, int(E.NONE)).meta
-        meta, wrote = complete_if_done(meta)
+        meta, wrote = self._marker_acknowledged(s.txns[tid], marker.partition)
         return self._txn(s, tid, meta, write=wrote)
 
     def _on_assignment(self, s: PipelineState, i: int) -> PipelineState:
@@ -552,9 +577,8 @@ class EosPipeline(Machine):
                                             self._valid_transitions),
         }
 
-    @staticmethod
-    def _no_duplicates(s: PipelineState) -> bool:
-        out = committed_values(s.output)
+    def _no_duplicates(self, s: PipelineState) -> bool:
+        out = self._committed_values(s.output)
         return len(out) == len(set(out))
 
     def _agree(self, s: PipelineState) -> bool:
@@ -562,11 +586,11 @@ class EosPipeline(Machine):
             return True
         c = s.group.offsets[INPUT_PARTITION].offset
         c = 0 if c == NO_OFFSET else c
-        return set(committed_values(s.output)) == set(range(c))
+        return set(self._committed_values(s.output)) == set(range(c))
 
     def _no_hanging(self, s: PipelineState) -> bool:
         for partition, log in ((OUTPUT, s.output), (OFFSETS, s.offsets_log)):
-            for pid, _ in open_transactions(log):
+            for pid, _ in self._open_transactions(log):
                 m = s.txns[pid - 1]
                 if m.state not in (S.ONGOING, S.PREPARE_COMMIT, S.PREPARE_ABORT) or partition not in m.partitions:
                     return False
