@@ -40,6 +40,7 @@ from ..transactions.end_txn import end_txn_decision
 from ..transactions.metadata import transit
 from ..transactions.states import EXPIRATION_ALLOWED
 from . import init_pid_symmetry
+from .pure_rule import PureRule
 
 PROPERTY_DOCS: dict[str, str] = {
     "UniqueProducerIdEpoch": props.unique_producer_id_epoch.__doc__ or "",
@@ -82,18 +83,11 @@ class InitProducerIdMachine(Machine):
                                     expirations=bounds["expirations"], transactions=bounds["transactions"])
         if self.n_clients > 1:
             self.symmetry = init_pid_symmetry.slot_symmetry(self.n_clients)
-        self._clear_caches()
-
-    def _clear_caches(self) -> None:
         # The coordinator's rules are pure functions of a few values (the metadata, the request's
-        # pair, the allocator) that recur in most states: each result is computed once.
-        self._handled: dict[tuple, Any] = {}
-        self._persisted: dict[TxnMetadata, Any] = {}
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()  # shipped (Spark) without the caches, which can be large
-        state["_handled"], state["_persisted"] = {}, {}
-        return state
+        # pair, the allocator) that recur in most states: each distinct call is computed once.
+        self._handle_init_producer_id = PureRule(handle_init_producer_id, cfg=self.cfg)
+        self._to_log_value = PureRule(to_log_value, persist_last_epoch=self.cfg.persist_last_epoch,
+                                      persist_prev_producer_id=self.cfg.persist_prev_producer_id)
 
     def init_states(self) -> Iterator[InitPidState]:
         idle = TxnClient(INIT_IDLE, -1, -1, 0, -1, -1, 0)
@@ -139,11 +133,7 @@ class InitProducerIdMachine(Machine):
         return meta._replace(state=int(state))  # the KIP's design keeps previousProducerId
 
     def _persist(self, meta: TxnMetadata) -> Any:
-        value = self._persisted.get(meta)
-        if value is None:
-            value = self._persisted[meta] = to_log_value(meta, persist_last_epoch=self.cfg.persist_last_epoch,
-                                                         persist_prev_producer_id=self.cfg.persist_prev_producer_id)
-        return value
+        return self._to_log_value(meta)
 
     @staticmethod
     def _with_client(s: InitPidState, c: int, client: TxnClient, **changes: Any) -> InitPidState:
@@ -269,10 +259,8 @@ class InitProducerIdMachine(Machine):
         meta = s.metadata
         for i, req in enumerate(s.requests):
             s_req = s._replace(clients=self._arrived(s, req.client, req.producer_id))
-            key = (meta, bool(s.pending), req.producer_id, req.epoch, s.next_producer_id)
-            result = self._handled.get(key)
-            if result is None:
-                result = self._handled[key] = handle_init_producer_id(*key, self.cfg)
+            result = self._handle_init_producer_id(meta, bool(s.pending), req.producer_id, req.epoch,
+                                                   s.next_producer_id)
             rest = remove_at(s.requests, i)
             step = ("HandleInitProducerId", req.client, req.attempt, req.producer_id, req.epoch, int(result.error))
             next_pid = s.next_producer_id + (1 if result.used_new_producer_id else 0)
