@@ -124,6 +124,9 @@ def tie_groups(sorted_keys: Sequence[Any]) -> list[range]:
     return groups
 
 
+_SWAP: Permutation = (1, 0)
+
+
 def canonicalize(state: State, keys: Sequence[Any], apply: Callable[[State, Permutation], State],
                  *, keys_complete: bool = False, exact: bool = True) -> State:
     """Sort identities by ``keys`` (one rename-invariant key per identity), apply that
@@ -135,6 +138,19 @@ def canonicalize(state: State, keys: Sequence[Any], apply: Callable[[State, Perm
     alone is canonical: the tie search is skipped. With ``exact=False`` ties are left in sort
     order even when they matter: a normal form, not canonical.
     """
+    # The common cases without a sort (this is on the hot path: once per generated state): two
+    # identities (one comparison, at most one swap), and keys already in strictly increasing order
+    # (the state is its own form: the identity acts trivially).
+    if len(keys) == 2:
+        first, second = keys
+        if first < second:
+            return state
+        swapped = apply(state, _SWAP)
+        if first > second or keys_complete or not exact:
+            return swapped if first > second else state
+        return swapped if swapped < state else state
+    if all(a < b for a, b in zip(keys, keys[1:])):
+        return state
     perm = sorting_permutation(keys)
     base = apply(state, perm)
     if keys_complete or not exact:

@@ -138,17 +138,4 @@ class ClientSymmetry:
             if key is None:
                 key = keys_memo[ident] = client_key(CLIENTS.values[ident], self.n)
             keys.append(key)
-        # Fast paths of ``canonicalize`` (it costs a few microseconds, about a successor's worth):
-        # keys already strictly increasing (the state is its own form), or one swap of two clients.
-        if self.n == 2:
-            first, second = keys
-            if first < second:
-                return s
-            image = self.apply(s, _SWAP)
-            return image if first > second or image < s else s
-        if all(a < b for a, b in zip(keys, keys[1:])):
-            return s
         return canonicalize(s, keys, self.apply)
-
-
-_SWAP: Permutation = (1, 0)

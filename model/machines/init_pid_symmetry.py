@@ -45,17 +45,5 @@ def slot_symmetry(n_clients: int) -> Symmetry:
     return Symmetry((Scalarset("client", n_clients),), rename_all)
 
 
-_SWAP: Permutation = (1, 0)
-
-
 def canonical(s: InitPidState) -> InitPidState:
-    clients = s.clients
-    if len(clients) == 2:
-        first, second = clients
-        if first < second:
-            return s
-        image = rename(s, _SWAP)
-        return image if first > second or image < s else s
-    if all(a < b for a, b in zip(clients, clients[1:])):
-        return s
-    return canonicalize(s, clients, rename)
+    return canonicalize(s, s.clients, rename)
