@@ -14,9 +14,12 @@ generated state.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from .liveness.temporal import Fairness, TemporalProperty
 
 State = Any  # a hashable tuple of ints/bools/tuples; see the module docstring
 Step = tuple  # (action name, *parameters)
@@ -60,6 +63,16 @@ class Machine(ABC):
     @abstractmethod
     def properties(self) -> Mapping[str, Property]:
         """Every property this machine can check, by name."""
+
+    def temporal_properties(self) -> Mapping[str, TemporalProperty]:
+        """Liveness properties by name (``checker.liveness.temporal``: eventually, leads_to,
+        always_eventually). Checked only when a spec names them."""
+        return {}
+
+    def fairness(self) -> Sequence[Fairness]:
+        """The fairness the protocol assumes (``WF``/``SF`` over action names); it belongs to the
+        model, not to the user: the temporal properties are true or false under it."""
+        return ()
 
     def within_bounds(self, state: State) -> bool:
         """State constraint (TLC's CONSTRAINT): a state outside it is neither checked, counted nor

@@ -14,7 +14,7 @@ from .fingerprint import collision_probability
 from .machine import State, Step
 
 Verdict = Literal["holds", "violated", "incomplete"]
-ViolationKind = Literal["invariant", "transition", "deadlock"]
+ViolationKind = Literal["invariant", "transition", "deadlock", "temporal"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,9 @@ class Violation:
     found_length: int
     #: how the trace was shortened, e.g. "bfs (shortest)", "bfs over trace neighbourhood"
     shortened_by: str = "bfs (shortest)"
+    #: a lasso (temporal properties): the last state is followed by ``trace[loop]`` forever (ITF's
+    #: ``loop``); None for a finite trace
+    loop: int | None = None
 
     @property
     def length(self) -> int:

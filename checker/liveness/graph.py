@@ -1,0 +1,179 @@
+"""The explored state graph in flat arrays, built by a BFS of its own for the liveness check.
+
+Node ids are BFS discovery order (so node ``u``'s out-edges are appended while ``u`` is expanded
+and the edge arrays come out in CSR form without sorting). Per node: its fingerprint (8 bytes),
+its edge offset (8), one bit per fairness constraint saying whether the constraint's actions are
+enabled there (8), and one byte per state predicate the checked properties use. Per edge: the
+target id (4 bytes) and the action's index (2). The states themselves live only in the BFS queue.
+
+Enabledness counts every step the machine yields, also those leading outside the state constraint:
+the action is enabled in the real system even where the model stops exploring. So a behaviour
+cannot be starved at the edge of the bounds and reported as a livelock; it is simply not followed.
+
+With symmetry on, the graph is the quotient: one node per orbit, whose representative (the first
+concrete state met) is the one expanded and whose predicates are evaluated. That is sound for
+properties whose predicates are constant on orbits and fairness over action names (a permutation
+keeps a step's name). The predicates are checked on every generated state against the value stored
+for its orbit; a predicate that differs inside an orbit stops the run with a one-line reason.
+
+To be rebased on the engines' shared expansion core; kept as simple as the check needs.
+"""
+
+from __future__ import annotations
+
+import time
+from array import array
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..fingerprint import fingerprint
+from ..machine import Machine
+from .temporal import Fairness, Predicate
+
+
+class LivenessError(ValueError):
+    """The liveness check cannot run on this machine/options (one line)."""
+
+
+@dataclass
+class StateGraph:
+    fps: array  # 'Q' node -> fingerprint
+    offsets: array  # 'q' node -> first edge; offsets[n] = edges
+    targets: array  # 'i' edge -> target node
+    labels: array  # 'H' edge -> action index (into action_names)
+    enabled: array  # 'Q' node -> bit i set when fairness constraint i is enabled
+    marks: list[bytearray]  # predicate index -> node -> 0/1
+    init: list[int]
+    action_names: list[str]
+    action_bits: list[int]  # action index -> fairness constraint bits it belongs to
+    generated: int = 0
+    depth: int = 0
+    complete: bool = True
+    limit_hit: str | None = None
+    elapsed: float = 0.0
+    symmetry: bool = False
+    coverage: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        return len(self.fps)
+
+    @property
+    def edges(self) -> int:
+        return len(self.targets)
+
+    def out(self, u: int) -> range:
+        return range(self.offsets[u], self.offsets[u + 1])
+
+    def nbytes(self) -> int:
+        """Bytes held by the arrays (the graph's own memory; states are not kept)."""
+        arrays = (self.fps, self.offsets, self.targets, self.labels, self.enabled)
+        return sum(a.itemsize * len(a) for a in arrays) + sum(len(m) for m in self.marks)
+
+
+def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequence[Predicate], *,
+                symmetry: bool = True, max_states: int | None = None,
+                max_seconds: float | None = None) -> StateGraph:
+    """BFS over the constrained space recording every in-bounds step as an edge."""
+    start = time.perf_counter()
+    deadline = start + max_seconds if max_seconds is not None else None
+    symmetry = symmetry and machine.has_symmetry()
+    canonical = machine.canonical
+    within = machine.within_bounds
+    successors = machine.successors
+    fair_of: dict[str, int] = {}
+    for i, f in enumerate(fairness):
+        for name in f.actions:
+            fair_of[name] = fair_of.get(name, 0) | (1 << i)
+    preds = list(predicates)
+    npred = len(preds)
+
+    g = StateGraph(fps=array("Q"), offsets=array("q", [0]), targets=array("i"), labels=array("H"),
+                   enabled=array("Q"), marks=[bytearray() for _ in preds], init=[], action_names=[],
+                   action_bits=[], symmetry=symmetry)
+    action_index: dict[str, int] = {}
+    counts: list[int] = []  # steps generated per action index
+    ids: dict[int, int] = {}
+    queue: deque[Any] = deque()
+    fps_append, marks = g.fps.append, g.marks
+    t_append, l_append = g.targets.append, g.labels.append
+
+    def add(state: Any, key: int) -> int:
+        node = len(g.fps)
+        ids[key] = node
+        fps_append(key)
+        queue.append(state)
+        for k in range(npred):
+            marks[k].append(1 if preds[k](state) else 0)
+        return node
+
+    def check_orbit(state: Any, node: int) -> None:
+        for k in range(npred):
+            if bool(preds[k](state)) != bool(marks[k][node]):
+                raise LivenessError(
+                    f"a predicate of the temporal properties ({getattr(preds[k], '__name__', k)}) differs between "
+                    "two states of one symmetry orbit, so the symmetry-reduced graph cannot check it; run with "
+                    "symmetry = false")
+
+    for state in machine.init_states():
+        g.generated += 1
+        if not within(state):
+            continue
+        key = fingerprint(canonical(state) if symmetry else state)
+        node = ids.get(key)
+        if node is None:
+            g.init.append(add(state, key))
+        elif symmetry and npred:
+            check_orbit(state, node)
+    level_end = len(g.fps)
+    g.depth = 1 if g.fps else 0
+    u = 0
+    check_sym = symmetry and npred > 0
+    try:
+        while queue:
+            if u == level_end:
+                level_end = len(g.fps)
+                g.depth += 1
+            state = queue.popleft()
+            en = 0
+            for step, nxt in successors(state):
+                name = step[0]
+                a = action_index.get(name)
+                if a is None:
+                    a = action_index[name] = len(g.action_names)
+                    g.action_names.append(name)
+                    g.action_bits.append(fair_of.get(name, 0))
+                    counts.append(0)
+                en |= g.action_bits[a]
+                counts[a] += 1
+                if not within(nxt):
+                    continue
+                key = fingerprint(canonical(nxt) if symmetry else nxt)
+                v = ids.get(key)
+                if v is None:
+                    if max_states is not None and len(g.fps) >= max_states:
+                        g.complete, g.limit_hit = False, "states"
+                        raise _Stop
+                    v = add(nxt, key)
+                elif check_sym:
+                    check_orbit(nxt, v)
+                t_append(v)
+                l_append(a)
+            g.enabled.append(en)
+            g.offsets.append(len(g.targets))
+            u += 1
+            if deadline is not None and not u & 1023 and time.perf_counter() >= deadline:
+                g.complete, g.limit_hit = False, "time"
+                raise _Stop
+    except _Stop:
+        pass
+    g.generated += sum(counts)
+    g.coverage = dict(zip(g.action_names, counts))
+    g.elapsed = time.perf_counter() - start
+    return g
+
+
+class _Stop(Exception):
+    pass
