@@ -7,7 +7,13 @@ in the Informal Trace Format (see ``checker.itf``) for Apalache/Quint tooling. L
      "spec": str, "model": str, "variant": str, "switches": {..}, "bounds": {..},
      "property": str, "property_doc": str, "kind": "invariant"|"transition"|"deadlock",
      "engine": {"strategy": str, ...}, "length": int, "found_length": int, "shortened_by": str,
-     "steps": [{"index": int, "action": str|null, "label": str, "params": {..}, "state": {..}}]}
+     "steps": [{"index": int, "action": str|null, "label": str, "params": {..}, "state": {..}}],
+     "loop": int}
+
+``loop`` is written only for a lasso (a temporal property's violation, kind "temporal"): the last
+state is followed by ``steps[loop]`` forever, as ITF's ``loop`` field says. When
+``steps[loop - 1]`` equals the last state, steps ``loop``..end are the repeating cycle; otherwise
+(``loop`` is the last index) the behaviour stays in the last state forever (stutters).
 
 ``length`` is redundant with ``steps`` (it is written for people and jq) and checked on load.
 No timestamps: the same run writes byte-identical files.
@@ -60,6 +66,8 @@ class Counterexample:
     found_length: int
     shortened_by: str
     steps: list[CexStep] = field(default_factory=list)
+    #: a lasso's loop index (the last state is followed by ``steps[loop]``), None for a finite trace
+    loop: int | None = None
 
     @property
     def length(self) -> int:
@@ -71,8 +79,12 @@ def counterexample_from_violation(machine: Machine, spec: Spec, violation: Viola
                                   result: Result) -> Counterexample:
     """Turn an engine violation into a counterexample, naming every step and field."""
     props = machine.properties()
+    temporal = machine.temporal_properties() if violation.kind == "temporal" else {}
     if violation.property in props:
         doc = props[violation.property].doc
+    elif violation.property in temporal:
+        t = temporal[violation.property]
+        doc = f"{t.doc}; temporal formula {t.formula()}"
     elif violation.kind == "deadlock":
         doc = DEADLOCK_DOC
     else:
@@ -91,7 +103,8 @@ def counterexample_from_violation(machine: Machine, spec: Spec, violation: Viola
                           switches=dict(spec.switches), bounds=dict(spec.bounds),
                           property=violation.property, property_doc=doc, kind=violation.kind,
                           engine=engine, found_length=violation.found_length,
-                          shortened_by=violation.shortened_by, steps=steps)
+                          shortened_by=violation.shortened_by, steps=steps,
+                          loop=getattr(violation, "loop", None))
 
 
 def _version() -> str:
@@ -103,7 +116,7 @@ def _version() -> str:
 
 
 def to_json(cex: Counterexample) -> dict[str, Any]:
-    return {
+    data = {
         "format": FORMAT, "version": VERSION,
         "spec": cex.spec, "model": cex.model, "variant": cex.variant,
         "switches": cex.switches, "bounds": cex.bounds,
@@ -113,6 +126,9 @@ def to_json(cex: Counterexample) -> dict[str, Any]:
         "steps": [{"index": s.index, "action": s.action, "label": s.label, "params": s.params,
                    "state": s.state} for s in cex.steps],
     }
+    if cex.loop is not None:  # only lassos carry it: finite traces stay byte-identical
+        data["loop"] = cex.loop
+    return data
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -145,7 +161,7 @@ def write_counterexample(cex: Counterexample, directory: str | Path) -> list[Pat
     _refuse_foreign(json_path, lambda d: d.get("format") == FORMAT)
     _refuse_foreign(itf_path, lambda d: d.get("#meta", {}).get("generator") == ITF_GENERATOR)
     _atomic_write(json_path, to_json(cex))
-    _atomic_write(itf_path, to_itf(cex))
+    _atomic_write(itf_path, to_itf(cex, loop=cex.loop))
     return [json_path, itf_path]
 
 
@@ -268,7 +284,10 @@ def from_json(data: dict[str, Any], path: Path) -> Counterexample:
         bounds=f.get(data, "bounds", dict), property=f.get(data, "property", str),
         property_doc=f.get(data, "property_doc", str), kind=f.get(data, "kind", str),
         engine=f.get(data, "engine", dict), found_length=f.get(data, "found_length", int),
-        shortened_by=f.get(data, "shortened_by", str), steps=steps)
+        shortened_by=f.get(data, "shortened_by", str), steps=steps,
+        loop=f.get(data, "loop", int, optional=True))
+    if cex.loop is not None and not 0 <= cex.loop < len(steps):
+        raise CounterexampleError(f"{path}: field 'loop' is {cex.loop}, outside the {len(steps)} states")
     length = f.get(data, "length", int, optional=True)
     if length is not None and length != len(steps):
         raise CounterexampleError(f"{path}: field 'length' is {length} but 'steps' holds "

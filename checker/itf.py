@@ -68,7 +68,8 @@ def decode(value: Any) -> Any:
     return value
 
 
-def to_itf(cex: Counterexample) -> dict[str, Any]:
+def to_itf(cex: Counterexample, loop: int | None = None) -> dict[str, Any]:
+    """``loop``: for a lasso, the index of the state that follows the last one (ITF's ``loop``)."""
     variables: dict[str, None] = {}
     for step in cex.steps:
         variables.update(dict.fromkeys(step.state))
@@ -93,7 +94,10 @@ def to_itf(cex: Counterexample) -> dict[str, Any]:
             if name in step.state:
                 state[name] = encode(step.state[name])
         states.append(state)
-    return {"#meta": meta, "vars": list(variables), "states": states}
+    out: dict[str, Any] = {"#meta": meta, "vars": list(variables), "states": states}
+    if loop is not None:
+        out["loop"] = loop
+    return out
 
 
 def from_itf(data: dict[str, Any], path: Path) -> Counterexample:
@@ -141,4 +145,11 @@ def from_itf(data: dict[str, Any], path: Path) -> Counterexample:
         switches=table("switches"), bounds=table("bounds"), property=text("property", "?"),
         property_doc=text("property_doc", ""), kind=text("kind", "?"), engine=table("engine"),
         found_length=found if isinstance(found, int) and not isinstance(found, bool) else len(steps),
-        shortened_by=text("shortened_by", ""), steps=steps)
+        shortened_by=text("shortened_by", ""), steps=steps, loop=_loop(data.get("loop"), len(steps)))
+
+
+def _loop(value: Any, length: int) -> int | None:
+    """ITF's optional ``loop`` (the index of the state after the last); anything else is ignored."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < length:
+        return value
+    return None

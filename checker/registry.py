@@ -57,6 +57,8 @@ class ModelDef:
     properties: Mapping[str, str]
     #: build(switches, bounds) -> Machine; both dicts are complete and validated
     build: Callable[[Mapping[str, SwitchValue], Mapping[str, int]], Machine]
+    #: temporal property name -> one-line doc; the built machine's temporal_properties() names
+    temporal: Mapping[str, str] = field(default_factory=dict)
 
     def resolve_switches(self, variant: str, overrides: Mapping[str, SwitchValue]) -> dict[str, SwitchValue]:
         values = {name: s.default for name, s in self.switches.items()}

@@ -291,9 +291,9 @@ def _check(v: _Validator, md: ModelDef, table: dict[str, Any]) -> CheckOptions:
             if not isinstance(p, str):
                 raise v.error(f"check.properties must list property names, got {_show(p)}",
                               "check", "properties")
-            if p not in md.properties:
+            if p not in md.properties and p not in md.temporal:
                 raise v.error(f"unknown property '{p}' of model {md.name}; valid properties: "
-                              f"{_one_of(md.properties)}", "check", "properties")
+                              f"{_one_of(list(md.properties) + list(md.temporal))}", "check", "properties")
         if not props:
             raise v.error("check.properties is empty; omit it to check every property",
                           "check", "properties")
@@ -321,13 +321,17 @@ def _expect(v: _Validator, md: ModelDef, check: CheckOptions, table: dict[str, A
                       "expect", "property")
     if prop is not None:
         checked = check.properties if check.properties is not None else tuple(md.properties)
+        if prop in md.temporal and prop not in checked:
+            raise v.error(f"expect.property '{prop}' is a temporal property: name it in check.properties "
+                          "(temporal properties are checked only when named)", "expect", "property")
         if prop == DEADLOCK:
             if not check.deadlock:
                 raise v.error("expect.property = \"deadlock\" but check.deadlock = false",
                               "expect", "property")
-        elif prop not in md.properties:
+        elif prop not in md.properties and prop not in md.temporal:
             raise v.error(f"unknown property '{prop}' of model {md.name}; valid properties: "
-                          f"{_one_of(list(md.properties) + [DEADLOCK])}", "expect", "property")
+                          f"{_one_of(list(md.properties) + list(md.temporal) + [DEADLOCK])}",
+                          "expect", "property")
         elif prop not in checked:
             raise v.error(f"expect.property '{prop}' is not checked; check.properties = "
                           f"{list(checked)}", "expect", "property")
@@ -368,9 +372,16 @@ def spec_to_options(spec: Spec, cli_overrides: Mapping[str, Any] | None = None) 
     ``cli_overrides`` uses ExploreOptions field names; entries whose value is None are ignored.
     """
     c = spec.check
+    safety, temporal = c.properties, ()
+    if c.properties is not None:
+        # Temporal properties are checked on the state graph, the rest by the engine.
+        named = set(find_model(spec.model).temporal)
+        temporal = tuple(p for p in c.properties if p in named)
+        safety = tuple(p for p in c.properties if p not in named)
     from_spec: dict[str, Any] = {
         "strategy": c.strategy,
-        "properties": c.properties,
+        "properties": safety,
+        "temporal": temporal,
         "check_deadlock": c.deadlock,
         "stop_at_first": not c.continue_,
         "symmetry": c.symmetry,

@@ -106,14 +106,21 @@ def render(cex: Counterexample, console: Console, full: bool = False,
     _header(cex, console, width, full, actor)
     previous: dict[str, Any] = {}
     last = len(cex.steps) - 1
+    stutter = is_stutter(cex)
     for position, step in enumerate(cex.steps):
         initial = position == 0
         head = f"Step {step.index}  "
         title = Text.assemble((head, "bold"), (step.label, "bold cyan"))
         console.print()
+        if cex.loop is not None and position == cex.loop and not stutter:
+            _emit(console, wrap(Text(f"=== loop starts here: steps {cex.loop}..{last} repeat forever ===",
+                                     style="bold yellow"), width, 4))
         if position == last:
             verdict = ("deadlock: no step enabled" if cex.kind == "deadlock"
                        else f"violates {cex.property}")
+            if cex.loop is not None:
+                verdict = (f"stays here forever (stutters); {verdict}" if stutter else
+                           f"same state as step {cex.loop - 1}, back to step {cex.loop}; {verdict}")
             verdict_text = Text(f"<- {verdict}", style="bold red")
             if len(title) + 2 + len(verdict_text) <= width:
                 title.append("  ").append_text(verdict_text)
@@ -139,6 +146,14 @@ def render(cex: Counterexample, console: Console, full: bool = False,
             scope = f" to {actor}*" if actor else ""
             console.print(Text(f"  (no change{scope})", style="dim"))
         previous = step.state
+
+
+def is_stutter(cex: Counterexample) -> bool:
+    """A lasso whose last state is followed by itself without a step (``Counterexample.loop``)."""
+    loop, steps = cex.loop, cex.steps
+    if loop is None or loop != len(steps) - 1:
+        return False
+    return loop == 0 or steps[loop - 1].state != steps[loop].state
 
 
 def _rows(console: Console, rows: list[tuple[str, Any, Any, bool]], width: int,
@@ -341,6 +356,12 @@ def _header(cex: Counterexample, console: Console, width: int, full: bool,
         if isinstance(engine.get("distinct"), int):
             length += f", {engine['distinct']:,} distinct states"
     _emit(console, wrap(Text(length), width, 4))
+    if cex.loop is not None:
+        last = len(cex.steps) - 1
+        shape = (f"stem of {last} steps, then the last state forever (stuttering)" if is_stutter(cex)
+                 else f"stem of {cex.loop - 1} steps, then a loop of {last - cex.loop + 1} steps "
+                      f"(steps {cex.loop}..{last}) repeated forever")
+        _emit(console, wrap(Text(f"  lasso: {shape}"), width, 4))
     mode = "every field at each step" if full else "fields that changed at each step"
     if actor:
         mode += f", only {actor}*"

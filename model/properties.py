@@ -6,7 +6,7 @@ Invariants take a state; transition properties take (state, step, next_state).
 from __future__ import annotations
 
 from .producer.client import RAISED_OUT_OF_ORDER
-from .state import INIT_FENCED, INIT_IN_TXN, INIT_READY, IdempotentClient, IdempotentState, InitPidState, LogRecord
+from .state import INIT_FATAL, INIT_FENCED, INIT_INITIALIZING, INIT_IN_TXN, INIT_READY, IdempotentClient, IdempotentState, InitPidState, LogRecord
 
 # --- idempotent produce ------------------------------------------------------------------------
 
@@ -130,3 +130,30 @@ def coordinator_legal_state(s: InitPidState, step: tuple, t: InitPidState) -> bo
     if before.exists and not after.exists:
         return is_valid_transition(before.state, 6)  # removal goes through Dead
     return True
+
+
+# --- liveness (state predicates of the temporal properties) --------------------------------------
+
+def _client_settled(c: IdempotentClient) -> bool:
+    sent = (1 << c.sent) - 1
+    return c.fatal or (c.acked | c.failed) & sent == sent
+
+
+def sends_outstanding(s: IdempotentState) -> bool:
+    """Some record handed to send() is neither acknowledged nor failed to the application yet."""
+    return not sends_completed(s)
+
+
+def sends_completed(s: IdempotentState) -> bool:
+    """Every record the idempotent producer sends is eventually acknowledged or failed to the application (or the producer reports a fatal error)."""
+    return all(_client_settled(c) for c in s.clients)
+
+
+def init_pending(s: InitPidState) -> bool:
+    """Some producer instance is running initTransactions (InitProducerId not answered for good yet)."""
+    return any(c.phase == INIT_INITIALIZING for c in s.clients)
+
+
+def init_settled(s: InitPidState) -> bool:
+    """Every producer instance that runs initTransactions eventually gets a producer id and epoch or is fenced (never stuck retrying, never failed fatally)."""
+    return all(c.phase not in (INIT_INITIALIZING, INIT_FATAL) for c in s.clients)

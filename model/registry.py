@@ -8,7 +8,9 @@ from eoscheck.checker.machine import Machine
 from eoscheck.checker.registry import Bound, ModelDef, SwitchValue
 
 from .machines.idempotent_produce import PROPERTY_DOCS as IDEMPOTENT_PROPERTIES
+from .machines.idempotent_produce import TEMPORAL_DOCS as IDEMPOTENT_TEMPORAL
 from .machines.init_producer_id import PROPERTY_DOCS as INIT_PROPERTIES
+from .machines.init_producer_id import TEMPORAL_DOCS as INIT_TEMPORAL
 from .machines.eos_pipeline import MODEL as EOS_PIPELINE
 from .variants import IDEMPOTENT_SWITCHES, IDEMPOTENT_VARIANTS, INIT_SWITCHES, INIT_VARIANTS
 
@@ -60,6 +62,7 @@ IDEMPOTENT_PRODUCE = ModelDef(
     },
     properties=IDEMPOTENT_PROPERTIES,
     build=_build_idempotent,
+    temporal=IDEMPOTENT_TEMPORAL,
 )
 
 INIT_PRODUCER_ID = ModelDef(
@@ -85,6 +88,7 @@ INIT_PRODUCER_ID = ModelDef(
     },
     properties=INIT_PROPERTIES,
     build=_build_init,
+    temporal=INIT_TEMPORAL,
 )
 
 MODELS: list[ModelDef] = [IDEMPOTENT_PRODUCE, INIT_PRODUCER_ID, EOS_PIPELINE]

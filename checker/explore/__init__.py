@@ -31,7 +31,11 @@ def explore(machine: Machine, options: ExploreOptions, progress: Progress | None
     if strategy != "spark":
         gc.disable()
     try:
-        result = _dispatch(machine, options, progress)
+        if options.temporal:
+            from ..liveness.run import explore_with_liveness
+            result = explore_with_liveness(machine, options, progress, _dispatch)
+        else:
+            result = _dispatch(machine, options, progress)
     except BaseException:
         # Leave the terminal usable (a live display hides the cursor) before the error surfaces.
         if progress is not None:

@@ -24,3 +24,4 @@ class ExploreOptions:
     record_graph: bool = False       # keep the explored graph (networkx MultiDiGraph) in result.graph
     spark_master: str | None = None  # spark
     checkpoint_dir: str | None = None  # spark
+    temporal: tuple[str, ...] = ()   # temporal properties to check on the state graph (checker.liveness)

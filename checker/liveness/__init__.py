@@ -44,8 +44,8 @@ def check_liveness(machine: Machine, names: Sequence[str], *, symmetry: bool = T
     start = time.perf_counter()
     props = select_temporal(machine, names)
     fairness = list(machine.fairness())
-    if len(fairness) > 63:
-        raise LivenessError("at most 63 fairness constraints per machine")
+    if len(fairness) > 64:
+        raise LivenessError("at most 64 fairness constraints per machine")
     preds: list[Any] = []
     slot: dict[int, int] = {}  # id(predicate) -> mark index (a predicate shared by properties is evaluated once)
 
@@ -109,10 +109,10 @@ def lasso_trace(machine: Machine, g: StateGraph, lasso: Lasso) -> tuple[list[Tra
     trace = [TraceStep(None, state)]
 
     def follow(edge: int) -> None:
-        target, action = g.fps[g.targets[edge]], g.action_names[g.labels[edge]]
+        target, label = g.fps[g.targets[edge]], g.labels[edge]
         current = trace[-1].state
         for step, nxt in machine.successors(current):
-            if step[0] == action and within(nxt) and fp(nxt) == target:
+            if within(nxt) and fp(nxt) == target and g.label_of(step) == label:
                 trace.append(TraceStep(step, nxt))
                 return
         raise LivenessError(f"state {len(trace)} of the lasso is not reproduced by re-execution "

@@ -41,13 +41,15 @@ class Lasso:
     cycle_edges: list[int]
 
 
-def masks_of(fairness: Sequence[Fairness]) -> FairMasks:
+def masks_of(g: StateGraph) -> FairMasks:
+    """The fairness bits by kind: a constraint's own bit, and one per instance of a split one (whose
+    own bit is then unused: no step carries it)."""
     weak = strong = 0
-    for i, f in enumerate(fairness):
-        if f.kind == "WF":
-            weak |= 1 << i
+    for bit, kind in enumerate(g.bit_kinds):
+        if kind == "WF":
+            weak |= 1 << bit
         else:
-            strong |= 1 << i
+            strong |= 1 << bit
     return FairMasks(weak, strong)
 
 
@@ -70,7 +72,7 @@ def regions(g: StateGraph, prop: TemporalProperty, p_mark: bytearray, q_mark: by
 
 def find_lasso(g: StateGraph, prop: TemporalProperty, p_mark: bytearray, q_mark: bytearray | None,
                fairness: Sequence[Fairness]) -> Lasso | None:
-    masks = masks_of(fairness)
+    masks = masks_of(g)
     inside, roots, trigger = regions(g, prop, p_mark, q_mark)
     if not roots:
         return None

@@ -42,12 +42,18 @@ class StateGraph:
     fps: array  # 'Q' node -> fingerprint
     offsets: array  # 'q' node -> first edge; offsets[n] = edges
     targets: array  # 'i' edge -> target node
-    labels: array  # 'H' edge -> action index (into action_names)
-    enabled: array  # 'Q' node -> bit i set when fairness constraint i is enabled
+    labels: array  # 'H' edge -> label index: the action, plus its fairness instance when split ``per``
+    enabled: array  # 'Q' node -> bit i set when fairness bit i is enabled
     marks: list[bytearray]  # predicate index -> node -> 0/1
     init: list[int]
-    action_names: list[str]
-    action_bits: list[int]  # action index -> fairness constraint bits it belongs to
+    action_names: list[str]  # label index -> action name
+    action_bits: list[int]  # label index -> fairness bits it belongs to
+    #: fairness bit -> "WF" or "SF" (one bit per constraint, plus one per instance of a split one)
+    bit_kinds: list[str] = field(default_factory=list)
+    #: label index -> the instance keys of split constraints ((constraint, key), ...), for rebuilding
+    label_keys: list[tuple] = field(default_factory=list)
+    #: step -> its label index (None for a step the graph never recorded)
+    label_of: Any = None
     generated: int = 0
     depth: int = 0
     complete: bool = True
@@ -83,18 +89,63 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
     canonical = machine.canonical
     within = machine.within_bounds
     successors = machine.successors
+    if symmetry and any(f.per is not None for f in fairness):
+        raise LivenessError("fairness split per instance names identities that symmetry renames, so the "
+                            "symmetry-reduced graph cannot check it; run with symmetry = false")
     fair_of: dict[str, int] = {}
+    per_of: dict[str, list[tuple[int, Any]]] = {}
     for i, f in enumerate(fairness):
         for name in f.actions:
-            fair_of[name] = fair_of.get(name, 0) | (1 << i)
+            if f.per is None:
+                fair_of[name] = fair_of.get(name, 0) | (1 << i)
+            else:
+                per_of.setdefault(name, []).append((i, f.per))
     preds = list(predicates)
     npred = len(preds)
 
     g = StateGraph(fps=array("Q"), offsets=array("q", [0]), targets=array("i"), labels=array("H"),
                    enabled=array("Q"), marks=[bytearray() for _ in preds], init=[], action_names=[],
-                   action_bits=[], symmetry=symmetry)
-    action_index: dict[str, int] = {}
-    counts: list[int] = []  # steps generated per action index
+                   action_bits=[], symmetry=symmetry, bit_kinds=[f.kind for f in fairness])
+    action_index: dict[str, int] = {}  # actions not split per instance: name -> label
+    split_index: dict[tuple, int] = {}  # (name, (constraint, key), ...) -> label
+    instance_bit: dict[tuple[int, Any], int] = {}
+    counts: list[int] = []  # steps generated per label
+
+    def new_label(name: str, bits: int, keys: tuple) -> int:
+        if len(g.action_names) >= 0xFFFF:
+            raise LivenessError("more than 65,535 distinct fairness instances")
+        g.action_names.append(name)
+        g.action_bits.append(bits)
+        g.label_keys.append(keys)
+        counts.append(0)
+        return len(g.action_names) - 1
+
+    def split_label(step: tuple) -> int:
+        name = step[0]
+        keys = tuple((i, per(step)) for i, per in per_of[name])
+        label = split_index.get((name, keys))
+        if label is None:
+            bits = fair_of.get(name, 0)
+            for key in keys:
+                bit = instance_bit.get(key)
+                if bit is None:
+                    bit = len(g.bit_kinds)
+                    if bit >= 64:
+                        raise LivenessError("more than 64 fairness constraints and instances; split fewer "
+                                            "actions per instance or lower the bounds")
+                    instance_bit[key] = bit
+                    g.bit_kinds.append(fairness[key[0]].kind)
+                bits |= 1 << bit
+            label = split_index[(name, keys)] = new_label(name, bits, keys)
+        return label
+
+    def label_of(step: tuple) -> int | None:
+        name = step[0]
+        if name not in per_of:
+            return action_index.get(name)
+        return split_index.get((name, tuple((i, per(step)) for i, per in per_of[name])))
+
+    g.label_of = label_of
     ids: dict[int, int] = {}
     queue: deque[Any] = deque()
     fps_append, marks = g.fps.append, g.marks
@@ -142,10 +193,10 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
                 name = step[0]
                 a = action_index.get(name)
                 if a is None:
-                    a = action_index[name] = len(g.action_names)
-                    g.action_names.append(name)
-                    g.action_bits.append(fair_of.get(name, 0))
-                    counts.append(0)
+                    if name in per_of:
+                        a = split_label(step)
+                    else:
+                        a = action_index[name] = new_label(name, fair_of.get(name, 0), ())
                 en |= g.action_bits[a]
                 counts[a] += 1
                 if not within(nxt):
@@ -170,7 +221,8 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
     except _Stop:
         pass
     g.generated += sum(counts)
-    g.coverage = dict(zip(g.action_names, counts))
+    for name, n in zip(g.action_names, counts):
+        g.coverage[name] = g.coverage.get(name, 0) + n
     g.elapsed = time.perf_counter() - start
     return g
 

@@ -22,7 +22,7 @@ reading, and how a protocol that simply stops without reaching P is caught.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 TemporalKind = Literal["eventually", "leads_to", "always_eventually"]
@@ -61,8 +61,13 @@ def always_eventually(name: str, doc: str, p: Predicate) -> TemporalProperty:
 
 @dataclass(frozen=True)
 class Fairness:
+    """``per``: split the constraint into one per value of ``per(step)`` (TLA+'s ``\\A m: WF(A(m))``),
+    e.g. per request, so that serving one request does not count as serving another."""
+
     kind: FairnessKind
     actions: tuple[str, ...]
+    per: Callable[[tuple], Any] | None = field(default=None, compare=False)
+    per_name: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in ("WF", "SF"):
@@ -71,12 +76,13 @@ class Fairness:
             raise ValueError("a fairness constraint names at least one action")
 
     def __str__(self) -> str:
-        return f"{self.kind}({' | '.join(self.actions)})"
+        per = f" per {self.per_name or 'instance'}" if self.per is not None else ""
+        return f"{self.kind}({' | '.join(self.actions)}{per})"
 
 
-def WF(*actions: str) -> Fairness:  # noqa: N802 - TLA+'s name
-    return Fairness("WF", tuple(actions))
+def WF(*actions: str, per: Callable[[tuple], Any] | None = None, per_name: str = "") -> Fairness:  # noqa: N802
+    return Fairness("WF", tuple(actions), per, per_name)
 
 
-def SF(*actions: str) -> Fairness:  # noqa: N802 - TLA+'s name
-    return Fairness("SF", tuple(actions))
+def SF(*actions: str, per: Callable[[tuple], Any] | None = None, per_name: str = "") -> Fairness:  # noqa: N802
+    return Fairness("SF", tuple(actions), per, per_name)

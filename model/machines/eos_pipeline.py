@@ -44,6 +44,7 @@ from collections.abc import Iterable, Mapping
 from enum import IntEnum
 from typing import Any, NamedTuple
 
+from eoscheck.checker.liveness.temporal import WF, Fairness, TemporalProperty, always_eventually, leads_to
 from eoscheck.checker.machine import Machine, Property
 from eoscheck.checker.registry import Bound, ModelDef, Switch, SwitchValue, Variant
 from eoscheck.model.coordinator.handler import CoordinatorConfig, handle_init_producer_id
@@ -178,6 +179,29 @@ PROPERTIES = {
                                  "harmlessly)",
     "ValidTxnTransitions": "the transaction coordinator only makes transitions Kafka's state table allows",
 }
+
+
+#: liveness properties (checked when a spec names them), under ``FAIRNESS``
+TEMPORAL = {
+    "TransactionsComplete": "every transaction open on the output or offsets partition eventually completes: "
+                            "infinitely often no transaction is open there, so the LSO reaches the log end "
+                            "([]<>; with finite records, the LSO eventually advances past every transaction)",
+    "MarkersComplete": "a transaction in PrepareCommit or PrepareAbort eventually completes (its markers are "
+                       "written and acknowledged) (~>)",
+    "RebalanceSettles": "a rebalance that started eventually settles: the group is Stable again (~>)",
+}
+
+#: The protocol's own steps are weakly fair: a request that can be sent is eventually sent, one in flight
+#: eventually arrives, the coordinator's timer eventually fires, markers are eventually written. The faults
+#: (session timeouts, delivery timeouts, coordinator failovers, EndTxn timeouts) are not: they may happen,
+#: never must.
+FAIR_ACTIONS = ("InitProducerId", "OffsetFetch", "AddPartitionsToTxn", "Produce", "ProduceArrives",
+                "AddOffsetsToTxn", "TxnOffsetCommit", "EndTxn", "AbortTimedOutTransaction", "WriteTxnMarker",
+                "CompleteTransaction", "StaleTxnMarkerArrives", "StaleEndTxnArrives", "Rebalance", "OnAssignment",
+                "Rejoin")
+FAIRNESS: tuple[Fairness, ...] = tuple(WF(a) for a in FAIR_ACTIONS)
+
+_PREPARING = (S.PREPARE_COMMIT, S.PREPARE_ABORT)
 
 
 def append_marker_at_entry_time(stored: ProducerStateEntry, marker: TxnMarker, *,
@@ -577,6 +601,22 @@ class EosPipeline(Machine):
                                             self._valid_transitions),
         }
 
+    def temporal_properties(self) -> Mapping[str, TemporalProperty]:
+        return {
+            "TransactionsComplete": always_eventually("TransactionsComplete", TEMPORAL["TransactionsComplete"],
+                                                      self._no_open_transaction),
+            "MarkersComplete": leads_to("MarkersComplete", TEMPORAL["MarkersComplete"], _some_preparing,
+                                        _none_preparing),
+            "RebalanceSettles": leads_to("RebalanceSettles", TEMPORAL["RebalanceSettles"], _rebalancing,
+                                         _group_stable),
+        }
+
+    def fairness(self) -> tuple[Fairness, ...]:
+        return FAIRNESS
+
+    def _no_open_transaction(self, s: PipelineState) -> bool:
+        return not self._open_transactions(s.output) and not self._open_transactions(s.offsets_log)
+
     def _no_duplicates(self, s: PipelineState) -> bool:
         out = self._committed_values(s.output)
         return len(out) == len(set(out))
@@ -645,6 +685,22 @@ class EosPipeline(Machine):
                                 f"{TxnResult(r.result).name}" for r in s.endtxn_requests]
         f["ghost.zombie_committed"] = s.zombie_committed
         return f
+
+
+def _some_preparing(s: PipelineState) -> bool:
+    return any(m.state in _PREPARING for m in s.txns)
+
+
+def _none_preparing(s: PipelineState) -> bool:
+    return not _some_preparing(s)
+
+
+def _rebalancing(s: PipelineState) -> bool:
+    return s.group.state == GroupState.PREPARING_REBALANCE
+
+
+def _group_stable(s: PipelineState) -> bool:
+    return s.group.state == GroupState.STABLE
 
 
 # --- the model definition ----------------------------------------------------------------------------
@@ -742,7 +798,7 @@ MODEL = ModelDef(
     name="kafka.eos_pipeline",
     doc="Exactly-once consume-transform-produce: transactions, group rebalances, zombies and KIP-447 fencing",
     variants=VARIANTS, default_variant="eos-beta-kip447", switches=SWITCHES, bounds=BOUNDS,
-    properties=PROPERTIES, build=build,
+    properties=PROPERTIES, build=build, temporal=TEMPORAL,
 )
 
 MODELS: list[ModelDef] = [MODEL]

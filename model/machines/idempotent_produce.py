@@ -29,6 +29,7 @@ import itertools
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
+from eoscheck.checker.liveness.temporal import SF, WF, Fairness, TemporalProperty, leads_to
 from eoscheck.checker.machine import Machine, Property
 
 from .. import properties as props
@@ -47,6 +48,27 @@ from .idempotent_packed import (CLIENT0, CLIENTS, DELETES, FAILOVERS, FOLLOWER, 
                                 PackedIdempotentState, export_batch, import_batch, pack)
 from .idempotent_invariants import LogInvariant, SendOrderNoLoss
 from .idempotent_symmetry import ClientSymmetry
+
+#: liveness properties (checked when a spec names them), under ``FAIRNESS``
+TEMPORAL_DOCS: dict[str, str] = {
+    "SendsEventuallyComplete": props.sends_completed.__doc__ or "",
+}
+
+#: The client drains, retries, times out requests, resolves sequences and bumps epochs when it can; the
+#: leader handles every request; every response arrives; followers catch up (weak fairness, per request,
+#: response and client: TLA+'s \\A r: WF(Handle(r))). The clock and
+#: delivery.timeout.ms are strongly fair: the clock ticks only while the network is quiet and a batch
+#: expires only while it waits for a retry, so both are enabled on and off in a retry loop, and weak
+#: fairness would let the loop starve them (a producer retrying forever at one instant). Lost responses,
+#: retention, failovers and producer-id expiry may happen, never must.
+FAIRNESS: tuple[Fairness, ...] = (
+    # per request and per batch: the leader serving one request must not count as serving another
+    WF("HandleProduce", per=lambda step: step[1:3], per_name="request (client, record)"),
+    WF("HandleProduceResponse", per=lambda step: step[1:3], per_name="response (client, record)"),
+    SF("ExpireBatch", per=lambda step: step[1:3], per_name="batch (client, record)"),
+    WF("Drain", "RequestTimeout", "ResolveSequences", "BumpEpoch", "InitProducerId", per=lambda step: step[1],
+       per_name="client"),
+    WF("PropagateLogStartOffset"), SF("Tick"))
 
 PROPERTY_DOCS: dict[str, str] = {
     "NoDuplicates": props.no_duplicates.__doc__ or "",
@@ -223,6 +245,13 @@ class IdempotentProduceMachine(Machine):
         if s.requests or s.responses:
             return False
         return all(c.fatal or (c.sent == self.records and not c.batches) for c in s.clients)
+
+    def temporal_properties(self) -> dict[str, TemporalProperty]:
+        return {"SendsEventuallyComplete": leads_to("SendsEventuallyComplete", TEMPORAL_DOCS["SendsEventuallyComplete"],
+                                                    props.sends_outstanding, props.sends_completed)}
+
+    def fairness(self) -> tuple[Fairness, ...]:
+        return FAIRNESS
 
     def properties(self) -> dict[str, Property]:
         return dict(self._props)

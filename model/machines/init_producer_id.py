@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from eoscheck.checker.liveness.temporal import WF, Fairness, TemporalProperty, leads_to
 from eoscheck.checker.machine import Machine, Property
 from eoscheck.checker.ops import CONCRETE
 
@@ -50,6 +51,19 @@ PROPERTY_DOCS: dict[str, str] = {
     "NoUnexpectedServerError": props.no_unexpected_server_error.__doc__ or "",
     "CoordinatorLegalState": props.coordinator_legal_state.__doc__ or "",
 }
+
+#: liveness properties (checked when a spec names them), under ``FAIRNESS``
+TEMPORAL_DOCS: dict[str, str] = {
+    "InitEventuallyCompletes": props.init_settled.__doc__ or "",
+}
+
+#: The coordinator handles every request it holds, completes its log appends and transactions; the
+#: network delivers responses; a client whose request went unanswered times out and resends; a client in a
+#: transaction eventually ends it. Starting, restarting, errors inside a transaction, lost responses,
+#: failovers and expiry may happen, never must.
+FAIRNESS: tuple[Fairness, ...] = tuple(WF(a) for a in (
+    "HandleInitProducerId", "CompleteAppend", "HandleInitProducerIdResponse", "RequestTimeout",
+    "CompleteTransaction", "EndTxn"))
 
 _MODES = {"pre-kip360": (False, False), "kip360-designed": (True, False), "kip360-shipped": (True, True)}
 
@@ -122,6 +136,13 @@ class InitProducerIdMachine(Machine):
             "NoUnexpectedServerError": p("NoUnexpectedServerError", "transition", props.no_unexpected_server_error),
             "CoordinatorLegalState": p("CoordinatorLegalState", "transition", props.coordinator_legal_state),
         }
+
+    def temporal_properties(self) -> dict[str, TemporalProperty]:
+        return {"InitEventuallyCompletes": leads_to("InitEventuallyCompletes", TEMPORAL_DOCS["InitEventuallyCompletes"],
+                                                    props.init_pending, props.init_settled)}
+
+    def fairness(self) -> tuple[Fairness, ...]:
+        return FAIRNESS
 
     # --- helpers ---------------------------------------------------------------------------------
 
