@@ -372,7 +372,8 @@ def spec_to_options(spec: Spec, cli_overrides: Mapping[str, Any] | None = None) 
     ``cli_overrides`` uses ExploreOptions field names; entries whose value is None are ignored.
     """
     c = spec.check
-    safety, temporal = c.properties, ()
+    safety = c.properties
+    temporal: tuple[str, ...] = ()
     if c.properties is not None:
         # Temporal properties are checked on the state graph, the rest by the engine.
         named = set(find_model(spec.model).temporal)

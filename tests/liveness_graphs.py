@@ -9,7 +9,8 @@ from eoscheck.checker.machine import Machine, Property
 
 
 class GraphMachine(Machine):
-    """States are ``(node,)``; ``edges[node]`` lists ``(action, target)`` in successor order."""
+    """States are ``(node,)``; ``edges[node]`` lists ``(action, target)`` in successor order. An
+    action ``"Name:3"`` is the step ``("Name", 3)`` (a parameter, for fairness split per instance)."""
 
     def __init__(self, edges: Mapping[int, Sequence[tuple[str, int]]], init: Sequence[int] = (0,),
                  fair: Sequence[Fairness] = (), temporal: Sequence[TemporalProperty] = ()):
@@ -17,7 +18,7 @@ class GraphMachine(Machine):
         self.init = list(init)
         self.fair = list(fair)
         self.temporal = {p.name: p for p in temporal}
-        names = sorted({a for out in self.edges.values() for a, _ in out})
+        names = sorted({a.split(":")[0] for out in self.edges.values() for a, _ in out})
         self.actions = {a: () for a in names}
 
     def init_states(self) -> Iterator[tuple]:
@@ -26,7 +27,8 @@ class GraphMachine(Machine):
 
     def successors(self, s: tuple) -> Iterator[tuple[tuple, tuple]]:
         for action, target in self.edges.get(s[0], ()):
-            yield (action,), (target,)
+            name, _, param = action.partition(":")
+            yield ((name, int(param)) if param else (name,)), (target,)
 
     def properties(self) -> Mapping[str, Property]:
         return {}

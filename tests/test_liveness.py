@@ -4,9 +4,16 @@ the lasso's shape, the shortest stem, stuttering, and symmetry."""
 from __future__ import annotations
 
 import pytest
+from eoscheck.checker.liveness import (
+    SF,
+    WF,
+    LivenessError,
+    always_eventually,
+    check_liveness,
+    eventually,
+    leads_to,
+)
 
-from eoscheck.checker.liveness import (SF, WF, LivenessError, always_eventually, check_liveness,
-                                       eventually, leads_to)
 from tests.liveness_graphs import GraphMachine
 
 

@@ -13,10 +13,17 @@ from __future__ import annotations
 import itertools
 
 import networkx as nx
+from eoscheck.checker.liveness import (
+    SF,
+    WF,
+    always_eventually,
+    check_liveness,
+    eventually,
+    leads_to,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from eoscheck.checker.liveness import SF, WF, always_eventually, check_liveness, eventually, leads_to
 from tests.liveness_graphs import GraphMachine
 
 ACTIONS = ("a", "b", "c")

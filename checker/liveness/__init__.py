@@ -17,11 +17,29 @@ from ..machine import Machine
 from ..result import ActionCoverage, Result, Stats, TraceStep, Violation
 from .check import Lasso, find_lasso
 from .graph import LivenessError, StateGraph, build_graph
-from .temporal import (SF, WF, Fairness, TemporalProperty, always_eventually, eventually,
-                       leads_to)
+from .temporal import (
+    SF,
+    WF,
+    Fairness,
+    TemporalProperty,
+    always_eventually,
+    eventually,
+    leads_to,
+)
 
-__all__ = ["check_liveness", "LivenessError", "TemporalProperty", "Fairness", "WF", "SF",
-           "eventually", "leads_to", "always_eventually", "lasso_trace", "StateGraph"]
+__all__ = [
+    "SF",
+    "WF",
+    "Fairness",
+    "LivenessError",
+    "StateGraph",
+    "TemporalProperty",
+    "always_eventually",
+    "check_liveness",
+    "eventually",
+    "lasso_trace",
+    "leads_to",
+]
 
 #: cycle rounds tried before a symmetry-reduced cycle closes on a concrete state
 MAX_ROUNDS = 720
@@ -72,12 +90,13 @@ def check_liveness(machine: Machine, names: Sequence[str], *, symmetry: bool = T
                     break
     elapsed = time.perf_counter() - start
     coverage = {a: ActionCoverage(g.coverage.get(a, 0), 0) for a in machine.actions}
-    stats = Stats(distinct=g.size, generated=g.generated, depth=g.depth, queue=0 if g.complete else -1,
+    stats = Stats(distinct=g.size, generated=g.generated, depth=g.depth, queue=0,
                   elapsed=elapsed, coverage=coverage)
-    notes = [f"liveness: {len(props)} temporal propert{'y' if len(props) == 1 else 'ies'} under "
-             f"{', '.join(map(str, fairness)) or 'no fairness'}; graph of {g.size:,} states and "
-             f"{g.edges:,} edges, {g.nbytes() / max(g.size, 1):.1f} bytes per state, built in {built:.2f} s, "
-             f"SCC search {elapsed - built:.2f} s"]
+    summary = (f"liveness: {len(props)} temporal propert{'y' if len(props) == 1 else 'ies'} under "
+               f"{', '.join(map(str, fairness)) or 'no fairness'}; graph of {g.size:,} states and "
+               f"{g.edges:,} edges, {g.nbytes() / max(g.size, 1):.1f} bytes per state, built in {built:.2f} s, "
+               f"SCC search {elapsed - built:.2f} s")
+    notes = [summary]
     limit = g.limit_hit
     if limit:
         notes.append(f"liveness not checked: the graph is incomplete (stopped at the {limit} limit); "

@@ -11,10 +11,14 @@ the action is enabled in the real system even where the model stops exploring. S
 cannot be starved at the edge of the bounds and reported as a livelock; it is simply not followed.
 
 With symmetry on, the graph is the quotient: one node per orbit, whose representative (the first
-concrete state met) is the one expanded and whose predicates are evaluated. That is sound for
-properties whose predicates are constant on orbits and fairness over action names (a permutation
-keeps a step's name). The predicates are checked on every generated state against the value stored
-for its orbit; a predicate that differs inside an orbit stops the run with a one-line reason.
+concrete state met) is the one expanded and whose predicates are evaluated. That is sound when the
+predicates are constant on orbits and a permutation keeps which fairness constraints are enabled
+(it renames a step's parameters, not its name). Both are checked: the predicates on every generated
+state against the value stored for its orbit, and, on the first ``SYMMETRY_SAMPLE`` states, the
+predicates and enabled constraints of every image under the machine's declared ``Symmetry``
+(``Machine.symmetry``). A machine that reduces by ``canonical`` without declaring its symmetry, a
+violated check, or fairness split per instance (which names identities) stops the run with a
+one-line reason: run with ``symmetry = false``.
 
 To be rebased on the engines' shared expansion core; kept as simple as the check needs.
 """
@@ -30,7 +34,11 @@ from typing import Any
 
 from ..fingerprint import fingerprint
 from ..machine import Machine
+from ..symmetry import machine_symmetry
 from .temporal import Fairness, Predicate
+
+#: states whose every symmetric image is compared with them (predicates, enabled fairness)
+SYMMETRY_SAMPLE = 1000
 
 
 class LivenessError(ValueError):
@@ -92,6 +100,11 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
     if symmetry and any(f.per is not None for f in fairness):
         raise LivenessError("fairness split per instance names identities that symmetry renames, so the "
                             "symmetry-reduced graph cannot check it; run with symmetry = false")
+    declared = machine_symmetry(machine) if symmetry else None
+    if symmetry and declared is None:
+        raise LivenessError("the machine reduces by symmetry without declaring it (Machine.symmetry), so "
+                            "liveness cannot check that permutations keep its predicates and fairness; run "
+                            "with symmetry = false")
     fair_of: dict[str, int] = {}
     per_of: dict[str, list[tuple[int, Any]]] = {}
     for i, f in enumerate(fairness):
@@ -188,6 +201,8 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
                 level_end = len(g.fps)
                 g.depth += 1
             state = queue.popleft()
+            if declared is not None and u < SYMMETRY_SAMPLE:
+                _check_images(machine, declared, state, preds, fair_of, per_of)
             en = 0
             for step, nxt in successors(state):
                 name = step[0]
@@ -229,3 +244,29 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
 
 class _Stop(Exception):
     pass
+
+
+def _check_images(machine: Machine, declared: Any, state: Any, preds: list[Predicate],
+                  fair_of: dict[str, int], per_of: dict[str, Any]) -> None:
+    """Every image of ``state`` under the symmetry group has the same predicate values and the same
+    enabled fairness constraints."""
+    def enabled(s: Any) -> int:
+        bits = 0
+        for step, _ in machine.successors(s):
+            bits |= fair_of.get(step[0], 0)
+        return bits
+
+    values = [bool(p(state)) for p in preds]
+    bits = enabled(state)
+    for g in declared.group():
+        image = declared.apply(state, g)
+        if image == state:
+            continue
+        if [bool(p(image)) for p in preds] != values:
+            raise LivenessError("a predicate of the temporal properties differs between two states of one "
+                                "symmetry orbit, so the symmetry-reduced graph cannot check it; run with "
+                                "symmetry = false")
+        if enabled(image) != bits:
+            raise LivenessError("the machine's symmetry changes which fairness constraints are enabled (it "
+                                "renames actions, not only their parameters), so the symmetry-reduced graph "
+                                "cannot check fairness; run with symmetry = false")

@@ -62,8 +62,7 @@ def tarjan(offsets: Sequence[int], targets: Sequence[int], inside: bytearray, ro
             call_e.pop()
             if call_v:
                 p = call_v[-1]
-                if lv < low[p]:
-                    low[p] = lv
+                low[p] = min(low[p], lv)
             if lv == index[v]:
                 w = stack.pop()
                 on_stack[w] = 0

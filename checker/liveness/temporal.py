@@ -80,9 +80,9 @@ class Fairness:
         return f"{self.kind}({' | '.join(self.actions)}{per})"
 
 
-def WF(*actions: str, per: Callable[[tuple], Any] | None = None, per_name: str = "") -> Fairness:  # noqa: N802
+def WF(*actions: str, per: Callable[[tuple], Any] | None = None, per_name: str = "") -> Fairness:
     return Fairness("WF", tuple(actions), per, per_name)
 
 
-def SF(*actions: str, per: Callable[[tuple], Any] | None = None, per_name: str = "") -> Fairness:  # noqa: N802
+def SF(*actions: str, per: Callable[[tuple], Any] | None = None, per_name: str = "") -> Fairness:
     return Fairness("SF", tuple(actions), per, per_name)
