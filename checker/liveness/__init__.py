@@ -81,7 +81,7 @@ def check_liveness(machine: Machine, names: Sequence[str], *, symmetry: bool = T
     violations: list[Violation] = []
     if g.complete:
         for prop, pi, qi in wanted:
-            lasso = find_lasso(g, prop, g.marks[pi], g.marks[qi] if qi is not None else None, fairness)
+            lasso = find_lasso(g, prop, g.marks[pi], g.marks[qi] if qi is not None else None)
             if lasso is not None:
                 trace, loop = lasso_trace(machine, g, lasso)
                 violations.append(Violation(property=prop.name, kind="temporal", trace=trace,

@@ -16,14 +16,13 @@ from __future__ import annotations
 
 from array import array
 from collections import deque
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from .fair import FairMasks, cycle_through, fair_components
 from .graph import StateGraph
-from .temporal import Fairness, TemporalProperty
+from .temporal import TemporalProperty
 
 _NOT = bytes([1, 0]) + bytes(254)  # bytearray.translate table: 0 <-> 1
 
@@ -70,8 +69,9 @@ def regions(g: StateGraph, prop: TemporalProperty, p_mark: bytearray, q_mark: by
     return inside, np.flatnonzero(np.frombuffer(inside, np.uint8)).tolist(), inside
 
 
-def find_lasso(g: StateGraph, prop: TemporalProperty, p_mark: bytearray, q_mark: bytearray | None,
-               fairness: Sequence[Fairness]) -> Lasso | None:
+def find_lasso(g: StateGraph, prop: TemporalProperty, p_mark: bytearray, q_mark: bytearray | None
+               ) -> Lasso | None:
+    """The shortest-stem lasso violating ``prop`` under the graph's fairness, or None."""
     masks = masks_of(g)
     inside, roots, trigger = regions(g, prop, p_mark, q_mark)
     if not roots:

@@ -76,13 +76,11 @@ def fair_components(g: StateGraph, inside: bytearray, roots: Iterable[int], mask
         if len(comp) == 1:
             v = comp[0]
             ev = enabled[v]
-            # a lone state: only its stutter and self-loops keep a behaviour there
+            # a lone state: only its stutter and self-loops keep a behaviour there, and removing the
+            # state (SF refinement) leaves nothing, so every enabled constraint must be self-looped
             if not ev & every & ~loops.get(v, 0):
                 found.append(comp)
                 return first_only
-            if ev & weak & ~loops.get(v, 0):
-                return False
-            # only SF constraints fail: removing the state leaves nothing
             return False
         taken, en_any, en_all = component_profile(g, comp)
         if weak & en_all & ~taken:
