@@ -338,6 +338,10 @@ def cmd_list(args: argparse.Namespace) -> int:
         console.print("  properties:")
         for pname, doc in md.properties.items():
             console.print(f"    {pname}: {doc}")
+        if md.temporal:
+            console.print("  temporal properties (checked when named in check.properties):")
+            for pname, doc in md.temporal.items():
+                console.print(f"    {pname}: {doc}")
         console.print()
     root = Path(args.specs)
     if root.is_dir():

@@ -218,3 +218,10 @@ def test_cli_check_and_show_a_lasso(tmp_path, capsys):
 
 def test_result_without_loop_is_unchanged():
     assert Result("holds", "bfs", Stats()).violations == []
+
+
+def test_list_names_the_temporal_properties(capsys):
+    assert main(["list", "kafka.init_producer_id", "--specs", str(SPECS)]) == 0
+    out = capsys.readouterr().out
+    assert "temporal properties (checked when named in check.properties):" in out
+    assert "InitEventuallyCompletes: Every producer instance" in out
