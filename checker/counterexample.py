@@ -84,7 +84,7 @@ def counterexample_from_violation(machine: Machine, spec: Spec, violation: Viola
         doc = props[violation.property].doc
     elif violation.property in temporal:
         t = temporal[violation.property]
-        doc = f"{t.doc}; temporal formula {t.formula()}"
+        doc = f"{t.doc.rstrip('.')}; temporal formula {t.formula()}"
     elif violation.kind == "deadlock":
         doc = DEADLOCK_DOC
     else:
