@@ -218,6 +218,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from .fingerprint import UnstableStateError
     from .progress import make_progress
     from .graph import write_graph
+    from .liveness import LivenessError
     from .report import make_outcome, print_stats, print_table, write_junit, write_summary
 
     overrides = cli_overrides(args)
@@ -233,6 +234,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             raise BadInput(f"{spec.path}: model {spec.model} builds an unstable state: {exc}") from None
         except EngineSetupError as exc:
             raise BadInput(f"{spec.path}: {options.strategy} engine: {_one_line(exc)}") from None
+        except LivenessError as exc:
+            raise BadInput(f"{spec.path}: liveness: {_one_line(exc)}") from None
         outcome = make_outcome(spec, result, list(machine.actions))
         if args.check_symmetry:
             _check_symmetry(console, machine, options, outcome)

@@ -225,3 +225,15 @@ def test_list_names_the_temporal_properties(capsys):
     out = capsys.readouterr().out
     assert "temporal properties (checked when named in check.properties):" in out
     assert "InitEventuallyCompletes: Every producer instance" in out
+
+
+def test_cli_refusal_is_one_line_exit_2(tmp_path, capsys):
+    spec = tmp_path / "two.toml"
+    spec.write_text('model = "kafka.idempotent_produce"\n[bounds]\nclients = 2\nrecords = 1\n'
+                    '[check]\nproperties = ["SendsEventuallyComplete"]\ndeadlock = false\n')
+    code = main(["check", str(spec), "--out", str(tmp_path / "out"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert "liveness: fairness split per instance" in err and "run with symmetry = false" in err
+    assert main(["check", str(spec), "--out", str(tmp_path / "out"), "--no-progress", "--quiet",
+                 "--no-symmetry"]) == 0
