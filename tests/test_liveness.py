@@ -130,6 +130,10 @@ def test_incomplete_graph_is_not_a_verdict():
     m = GraphMachine(edges, fair=[WF("A")], temporal=[eventually("P", "", at(50))])
     result = check_liveness(m, ["P"], max_states=10)
     assert result.verdict == "incomplete" and not result.violations
+    result = check_liveness(m, ["P"], max_depth=20)
+    assert result.verdict == "incomplete" and result.limit_hit == "depth"
+    assert "needs the whole graph" in result.notes[-1]
+    assert check_liveness(m, ["P"], max_depth=60).verdict == "holds"  # 51 levels fit: A reaches 50
 
 
 def test_deep_chain_needs_no_recursion():

@@ -57,7 +57,7 @@ def select_temporal(machine: Machine, names: Sequence[str]) -> list[TemporalProp
 
 def check_liveness(machine: Machine, names: Sequence[str], *, symmetry: bool = True,
                    max_states: int | None = None, max_seconds: float | None = None,
-                   stop_at_first: bool = True) -> Result:
+                   max_depth: int | None = None, stop_at_first: bool = True) -> Result:
     """Check the temporal properties ``names`` of ``machine`` under its declared fairness."""
     start = time.perf_counter()
     props = select_temporal(machine, names)
@@ -76,7 +76,7 @@ def check_liveness(machine: Machine, names: Sequence[str], *, symmetry: bool = T
     wanted = [(prop, mark_of(prop.p), mark_of(prop.q) if prop.kind == "leads_to" else None)
               for prop in props]
     g = build_graph(machine, fairness, preds, symmetry=symmetry, max_states=max_states,
-                    max_seconds=max_seconds)
+                    max_seconds=max_seconds, max_depth=max_depth)
     built = time.perf_counter() - start
     violations: list[Violation] = []
     if g.complete:

@@ -89,7 +89,7 @@ class StateGraph:
 
 def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequence[Predicate], *,
                 symmetry: bool = True, max_states: int | None = None,
-                max_seconds: float | None = None) -> StateGraph:
+                max_seconds: float | None = None, max_depth: int | None = None) -> StateGraph:
     """BFS over the constrained space recording every in-bounds step as an edge."""
     start = time.perf_counter()
     deadline = start + max_seconds if max_seconds is not None else None
@@ -198,6 +198,9 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
     try:
         while queue:
             if u == level_end:
+                if max_depth is not None and g.depth >= max_depth:
+                    g.complete, g.limit_hit = False, "depth"
+                    raise _Stop
                 level_end = len(g.fps)
                 g.depth += 1
             state = queue.popleft()

@@ -29,7 +29,7 @@ def explore_with_liveness(machine: Machine, options: ExploreOptions, progress: P
             return result
     live = check_liveness(machine, options.temporal, symmetry=options.symmetry,
                           max_states=options.max_states, max_seconds=options.max_seconds,
-                          stop_at_first=options.stop_at_first)
+                          max_depth=options.max_depth, stop_at_first=options.stop_at_first)
     if result is None:
         if progress is not None:
             progress.finish(live.stats)
