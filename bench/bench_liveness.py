@@ -89,9 +89,9 @@ def run_once(cfg: dict, what: str) -> dict:
 
 
 def table(rows: list[dict]) -> str:
-    lines = ["| configuration | distinct | safety wall / cpu | liveness wall / cpu | ratio wall / cpu | "
-             "liveness verdict | graph bytes/state | peak RSS safety / liveness (net bytes/state) |",
-             "|---|---|---|---|---|---|---|---|"]
+    header = ("| configuration | distinct | safety wall / cpu | liveness wall / cpu | ratio wall / cpu | "
+              "liveness verdict | graph bytes/state | peak RSS safety / liveness (net bytes/state) |")
+    lines = [header, "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         s, v = r["safety"], r["liveness"]
         net = [(x["peak_rss"] - x["base_rss"]) / max(x["distinct"], 1) for x in (s, v)]
@@ -109,7 +109,7 @@ def main() -> None:
     args = parser.parse_args()
     names = args.only or list(CONFIGS)
     RESULTS.mkdir(exist_ok=True)
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     rows = []
     for name in names:
         cfg = CONFIGS[name]
