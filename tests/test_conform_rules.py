@@ -3,13 +3,17 @@ Kafka behaviour it models."""
 
 from __future__ import annotations
 
+from eoscheck.model.api import coordinator as co
+from eoscheck.model.api.protocol import protocol
 from eoscheck.model.coordinator.handler import CoordinatorConfig, handle_init_producer_id
+from eoscheck.model.coordinator.txn_log import NO_METADATA
 from eoscheck.model.errors import Errors
 from eoscheck.model.registry import MODELS
 from eoscheck.model.state import TxnMetadata
-from eoscheck.model.transactions.codes import TxnState
+from eoscheck.model.transactions.codes import TxnResult, TxnState
 
-E, S = Errors, TxnState
+E, S, R = Errors, TxnState, TxnResult
+SNAPSHOT = protocol("kafka-2024-10")
 SHIPPED = CoordinatorConfig(kip360=True, shipped=True, max_epoch=32767, persist_last_epoch=False,
                             persist_prev_producer_id=False)
 
@@ -18,9 +22,25 @@ def meta(state: S = S.EMPTY, pid: int = 10, epoch: int = 1, last: int = -1, **kw
     return TxnMetadata(True, pid, kw.pop("prev", pid), epoch, last, int(state), kw.pop("failed", False), **kw)
 
 
+# --- InitProducerId --------------------------------------------------------------------------
+
+
 def test_only_one_of_producer_id_and_epoch_is_invalid_request_before_anything_else():
+    # KafkaApis refuses it before the coordinator: even a pending transition does not answer first
     for req in ((10, -1), (-1, 2)):
         assert handle_init_producer_id(meta(), True, *req, 99, SHIPPED).error == E.INVALID_REQUEST
+        resp, st = co.handle_init_producer_id(co.CoordinatorState(NO_METADATA, 5),
+                                              co.InitProducerIdRequest("t", *req), SNAPSHOT)
+        assert resp == co.Response(int(E.INVALID_REQUEST), -1, -1) and st.next_producer_id == 5
+
+
+def test_init_producer_id_errors_answer_minus_one():
+    st = co.CoordinatorState(meta(S.PREPARE_ABORT), 5)
+    resp, after = co.handle_init_producer_id(st, co.InitProducerIdRequest("t"), SNAPSHOT)
+    assert resp == co.Response(int(E.CONCURRENT_TRANSACTIONS), -1, -1) and after == st
+    resp, _ = co.handle_init_producer_id(co.CoordinatorState(meta(pid=11, prev=10), 5),
+                                         co.InitProducerIdRequest("t", 10, 1), SNAPSHOT)
+    assert resp == co.Response(int(E.PRODUCER_FENCED), -1, -1)
 
 
 def test_init_pid_machine_error_answers_carry_no_ids():
@@ -38,3 +58,96 @@ def test_init_pid_machine_error_answers_carry_no_ids():
                 assert (r.producer_id, r.epoch) == (-1, -1)
         frontier.extend(t for _, t in machine.successors(s))
     assert errors > 0  # the walk did meet error answers
+
+
+def test_request_checks_in_kafkas_order():
+    st = co.CoordinatorState(meta(), 5)
+    ask = lambda **kw: co.handle_init_producer_id(st, co.InitProducerIdRequest(**kw), SNAPSHOT)[0].error  # noqa: E731
+    assert ask(transactional_id="") == E.INVALID_REQUEST
+    assert ask(transactional_id="t", txn_timeout_ms=0) == E.INVALID_TRANSACTION_TIMEOUT
+    assert ask(transactional_id="t", txn_timeout_ms=900001) == E.INVALID_TRANSACTION_TIMEOUT
+    assert ask(transactional_id="t", txn_timeout_ms=900000) == E.NONE
+    loading = st._replace(loading=True)
+    assert co.handle_init_producer_id(loading, co.InitProducerIdRequest("t"), SNAPSHOT)[0].error == \
+        E.COORDINATOR_LOAD_IN_PROGRESS
+    # a null transactional id: a fresh producer id at epoch 0, the request's ids ignored
+    resp, after = co.handle_init_producer_id(st, co.InitProducerIdRequest(None, 3, 4), SNAPSHOT)
+    assert resp == co.Response(0, 5, 0) and after.next_producer_id == 6 and after.metadata == st.metadata
+
+
+def test_producer_fenced_is_down_converted_for_old_requests():
+    st = co.CoordinatorState(meta(pid=11, prev=10), 5)
+    assert co.handle_init_producer_id(st, co.InitProducerIdRequest("t", 10, 1, version=3), SNAPSHOT)[0].error == \
+        E.INVALID_PRODUCER_EPOCH
+    assert co.handle_init_producer_id(st, co.InitProducerIdRequest("t", 10, 1, version=4), SNAPSHOT)[0].error == \
+        E.PRODUCER_FENCED
+    assert co.handle_init_producer_id(st, co.InitProducerIdRequest("t", 10, 1, version=3),
+                                      protocol("kafka-2.0-2.4"))[0].error == E.NONE  # pre-KIP-360: no ids in v<3
+
+
+# --- EndTxn: the transaction version carried by each transaction, TV2 overflow ---------------
+
+from eoscheck.model.transactions.end_txn import end_txn, end_txn_snapshot, end_txn_tv2  # noqa: E402
+from eoscheck.model.transactions.markers import complete_if_done  # noqa: E402
+
+
+def test_each_transaction_records_its_version_and_the_metadata_version_picks_the_validation():
+    # TV0 transaction, then an upgraded client's EndTxn v5 on it (shouldReturnCorrectlyWhenTransactionVersionUpgraded)
+    prep = meta(S.PREPARE_COMMIT, tv=0)
+    assert end_txn_snapshot(prep, 10, 1, R.COMMIT, client_tv=2).error == E.CONCURRENT_TRANSACTIONS
+    # the later trunk picks by the request's version: the same request is fenced there
+    assert end_txn_tv2(prep, 10, 1, R.COMMIT).error == E.PRODUCER_FENCED
+    # the upgraded request on an Ongoing TV0 transaction bumps and records TV2 ...
+    out = end_txn_snapshot(meta(S.ONGOING, tv=0), 10, 1, R.COMMIT, client_tv=2)
+    assert (out.error, out.meta.epoch, out.meta.last_epoch, out.meta.tv) == (E.NONE, 2, 1, 2)
+    done, _ = complete_if_done(out.meta)
+    # ... and its retry is then validated as TV2 (a retry is epoch + 1 = the metadata's)
+    assert end_txn_snapshot(done, 10, 1, R.COMMIT, client_tv=2).error == E.NONE
+    assert end_txn_snapshot(done, 10, 2, R.COMMIT, client_tv=2).error == E.PRODUCER_FENCED
+    # a downgraded client (TV0) on the same transaction: its validation is still TV2's, no bump
+    old = end_txn_snapshot(meta(S.ONGOING, tv=2), 10, 1, R.ABORT, client_tv=0)
+    assert (old.meta.epoch, old.meta.tv) == (1, 0)
+
+
+def test_tv2_epoch_overflow_rotates_the_producer_id_when_the_transaction_completes():
+    for rule in (lambda m, *a: end_txn_snapshot(m, *a, client_tv=2, new_producer_id=77),
+                 lambda m, *a: end_txn_tv2(m, *a, new_producer_id=77)):
+        out = rule(meta(S.ONGOING, epoch=32766, partitions=(0,)), 10, 32766, R.COMMIT)
+        assert (out.error, out.meta.producer_id, out.meta.epoch, out.meta.next_producer_id) == (E.NONE, 10, 32767, 77)
+        done, wrote = complete_if_done(out.meta._replace(partitions=()))
+        assert wrote and (done.producer_id, done.epoch, done.prev_producer_id, done.next_producer_id) == (77, 0, 10, -1)
+        # the client's retry with the old id and epoch is recognised (retryOnOverflow): the new pair
+        retry = rule(done, 10, 32766, R.COMMIT)
+        assert retry.error == E.NONE and (retry.meta.producer_id, retry.meta.epoch) == (77, 0)
+        # below the threshold no producer id is taken
+        low = rule(meta(S.ONGOING, epoch=32764), 10, 32764, R.COMMIT)
+        assert low.meta.next_producer_id == -1 and low.meta.epoch == 32765
+
+
+def test_tv1_end_txn_never_rotates_and_a_fence_does_not_take_a_producer_id():
+    out = end_txn(meta(S.ONGOING, epoch=32766), 10, 32766, R.COMMIT, new_producer_id=77)
+    assert out.meta.next_producer_id == -1 and out.meta.epoch == 32766
+    fenced = meta(S.ONGOING, epoch=32766, pending_state=int(S.PREPARE_EPOCH_FENCE))
+    out = end_txn(fenced, 10, 32767, R.ABORT, is_from_client=False, tv2_bump=True, new_producer_id=77)
+    assert out.meta.next_producer_id == -1
+
+
+def test_has_failed_epoch_fence_is_cleared_when_the_prepare_record_is_written():
+    # Kafka clears it in prepareComplete, which the PrepareX append callback runs at once
+    failed = meta(S.ONGOING, epoch=2, failed=True, pending_state=int(S.PREPARE_EPOCH_FENCE))
+    out = end_txn(failed, 10, 2, R.ABORT, is_from_client=False)
+    assert out.wrote and out.meta.state == S.PREPARE_ABORT and out.meta.has_failed_epoch_fence is False
+    # a refused EndTxn leaves it
+    assert end_txn(failed, 10, 1, R.ABORT).meta.has_failed_epoch_fence is True
+
+
+def test_a_failed_fence_write_bumps_once_and_the_next_fence_clears_the_flag():
+    st = co.CoordinatorState(meta(S.ONGOING, epoch=1, partitions=(0,)), 5)
+    req = co.InitProducerIdRequest("t")
+    for _ in range(2):
+        resp, st = co.handle_init_producer_id(st, req, SNAPSHOT, append_error=E.NOT_ENOUGH_REPLICAS)
+        assert resp.error == E.NOT_ENOUGH_REPLICAS
+        assert (st.metadata.epoch, st.metadata.state, st.metadata.has_failed_epoch_fence) == (2, S.ONGOING, True)
+    resp, st = co.handle_init_producer_id(st, req, SNAPSHOT)
+    assert resp.error == E.CONCURRENT_TRANSACTIONS
+    assert (st.metadata.epoch, st.metadata.state, st.metadata.has_failed_epoch_fence) == (2, S.PREPARE_ABORT, False)

@@ -76,12 +76,25 @@ def on_marker_response(meta: TxnMeta, partition: int, error: int) -> MarkerRespo
     raise ValueError(f"marker answer {error} is not modelled")  # IllegalStateException in Kafka
 
 
-def complete_if_done(meta: TxnMeta) -> tuple[TxnMeta, bool]:
-    """``writeTxnCompletion``: PrepareX with every marker acknowledged -> CompleteX (written)."""
+def complete_if_done(meta: TxnMeta, *, tv2_last_epoch: str = "keep") -> tuple[TxnMeta, bool]:
+    """``writeTxnCompletion``: PrepareX with every marker acknowledged -> CompleteX (written).
+
+    ``prepareComplete``: with TV2 and a ``nextProducerId`` (the EndTxn bumped an exhausted epoch)
+    the producer id rotates: nextProducerId at epoch 0, previousProducerId := the old id. With TV2,
+    ``tv2_last_epoch`` says what lastProducerEpoch becomes: ``"keep"`` (later trunk: the epoch the
+    client used before the bump) or ``"current"`` (the 2024-10 snapshot: the pre-completion epoch).
+    """
     if meta.state not in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT) or meta.partitions:
         return meta, False
     target = TxnState.COMPLETE_COMMIT if meta.state == TxnState.PREPARE_COMMIT else TxnState.COMPLETE_ABORT
-    return transit(meta, state=int(target), partitions=(), has_failed_epoch_fence=False), True
+    done = transit(meta, state=int(target), partitions=(), has_failed_epoch_fence=False)
+    if meta.tv >= 2:
+        if tv2_last_epoch == "current":
+            done = done._replace(last_epoch=meta.epoch)
+        if meta.next_producer_id >= 0:
+            done = done._replace(producer_id=meta.next_producer_id, prev_producer_id=meta.producer_id, epoch=0,
+                                 next_producer_id=-1)
+    return done, True
 
 
 # --- partition leader -------------------------------------------------------------------------------
