@@ -151,3 +151,90 @@ def test_a_failed_fence_write_bumps_once_and_the_next_fence_clears_the_flag():
     resp, st = co.handle_init_producer_id(st, req, SNAPSHOT)
     assert resp.error == E.CONCURRENT_TRANSACTIONS
     assert (st.metadata.epoch, st.metadata.state, st.metadata.has_failed_epoch_fence) == (2, S.PREPARE_ABORT, False)
+
+
+# --- item 3 parts: sequence ranges, verification, producer-id blocks, groups, the client -----
+
+from eoscheck.model.api import client as cl  # noqa: E402
+from eoscheck.model.api import group as gr  # noqa: E402
+from eoscheck.model.api import leader as ld  # noqa: E402
+from eoscheck.model.coordinator.producer_ids import ProducerIdBlocks, generate_producer_id, grant_block  # noqa: E402
+from eoscheck.model.group.metadata import new_group  # noqa: E402
+
+
+def _append(st, first, last, **kw):
+    return ld.append_batch(st, ld.ProduceBatch(1, 0, first, last, **kw), SNAPSHOT)
+
+
+def test_a_batch_of_several_records_is_a_sequence_range_at_the_leader():
+    st = ld.LeaderState((), 0)
+    res, st = _append(st, 0, 2)
+    assert (res.result, res.first_offset, res.last_offset) == (ld.APPENDED, 0, 2)
+    assert _append(st, 0, 2)[0] == ld.ProduceResult(ld.DUPLICATE, 0, 0, 2)  # the whole range again
+    for first, last in ((1, 2), (0, 1), (2, 3)):  # overlaps are not duplicates: out of order
+        assert _append(st, first, last)[0].error == E.OUT_OF_ORDER_SEQUENCE_NUMBER
+    res, st = _append(st, 3, 3)
+    assert res.result == ld.APPENDED and st.log_end_offset == 4
+    # ProducerAppendInfo on its own has no duplicate pre-check (ProducerStateManagerTest)
+    assert ld.append_batch(st, ld.ProduceBatch(1, 0, 3, 3), SNAPSHOT, check_duplicates=False)[0].error == \
+        E.OUT_OF_ORDER_SEQUENCE_NUMBER
+
+
+def test_verification_refuses_a_first_sequence_above_the_lowest_verified():
+    st = ld.start_verification(ld.LeaderState((), 0), 1, 3, 0)
+    assert _append(st, 4, 4)[0].error == E.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert _append(st, 3, 4)[0].result == ld.APPENDED
+    st = st._replace(now=10)
+    assert ld.remove_expired_producers(st, 11).verifications != ()
+    assert ld.remove_expired_producers(st, 10).verifications == ()
+
+
+def test_producer_id_blocks_are_granted_in_request_order():
+    st = ProducerIdBlocks(0, (), block_size=3)
+    got = []
+    for broker in (0, 1, 0, 0, 0):
+        g, st = generate_producer_id(st, broker)
+        got.append(g.producer_id)
+    assert got == [0, 3, 1, 2, 6]
+    g, kraft = generate_producer_id(ProducerIdBlocks(0, (), 3), 0, synchronous=False)
+    assert g.error == E.COORDINATOR_LOAD_IN_PROGRESS
+    assert generate_producer_id(grant_block(kraft, 0), 0, synchronous=False)[0].producer_id == 0
+
+
+def test_txn_offset_commit_on_an_unknown_group_differs_between_coordinators():
+    req = gr.TxnOffsetCommitRequest(5, 1, 10, ((0, 100),))
+    assert gr.handle_txn_offset_commit(gr.GroupCoordinatorState(None, 1, new_coordinator=True), req, SNAPSHOT)[0] == \
+        E.ILLEGAL_GENERATION
+    assert gr.handle_txn_offset_commit(gr.GroupCoordinatorState(None, 1), req, SNAPSHOT)[0] == E.UNKNOWN_MEMBER_ID
+    err, st = gr.handle_txn_offset_commit(gr.GroupCoordinatorState(None, 1, new_coordinator=True),
+                                          req._replace(generation_id=-1, member_id=0), SNAPSHOT)
+    assert err == E.NONE and st.group.pending[0].offset == 100
+    # a KIP-848 consumer group: member epoch, not generation; STALE_MEMBER_EPOCH becomes ILLEGAL_GENERATION
+    cg = gr.GroupCoordinatorState(new_group(1), 1, member_epochs=((1, 4),), new_coordinator=True)
+    assert gr.handle_txn_offset_commit(cg, req._replace(generation_id=4), SNAPSHOT)[0] == E.NONE
+    assert gr.handle_txn_offset_commit(cg, req._replace(generation_id=3), SNAPSHOT)[0] == E.ILLEGAL_GENERATION
+    assert gr.handle_txn_offset_commit(cg, req._replace(member_id=2, generation_id=4), SNAPSHOT)[0] == \
+        E.UNKNOWN_MEMBER_ID
+
+
+def test_client_sequences_and_produce_errors():
+    e = cl.PartitionEntry(7, 0)
+    e, b1 = cl.assign(e, "r1", 1, SNAPSHOT.max_seq)
+    e = cl.acknowledge(e, "r1", 1000, SNAPSHOT.max_seq)
+    e, b2 = cl.assign(e, "r2", 2, SNAPSHOT.max_seq)
+    assert (b2.base_sequence, e.next_sequence, e.last_acked_offset) == (1, 3, 1000)
+    # transactional, state lost to retention: same id and epoch, in-flight from 0
+    r = cl.on_produce_error(e, "r2", E.UNKNOWN_PRODUCER_ID, 1010, transactional=True)
+    assert r.retry and not r.bump_epoch and (r.entry.in_flight[0].base_sequence, r.entry.next_sequence) == (0, 2)
+    # not the retention case: the transactional batch fails (abortable), the partition restarts at 0
+    r = cl.on_produce_error(e, "r2", E.UNKNOWN_PRODUCER_ID, 500, transactional=True)
+    assert (r.retry, r.abortable, r.reset_partition) == (False, True, True)
+    # idempotent, the next expected batch is out of order: bump and re-sequence
+    r = cl.on_produce_error(e, "r2", E.OUT_OF_ORDER_SEQUENCE_NUMBER, -1, transactional=False)
+    assert r.retry and r.bump_epoch
+    bumped = cl.bump_idempotent_epoch(r.entry, SNAPSHOT.max_seq)
+    assert (bumped.epoch, bumped.in_flight[0].base_sequence, bumped.next_sequence) == (1, 0, 2)
+    assert cl.increment_sequence(2**31 - 1, 100, SNAPSHOT) == 99
+    assert cl.on_txn_offset_commit_error(E.FENCED_INSTANCE_ID) == ("abortable", "FencedInstanceIdException")
+    assert cl.on_txn_offset_commit_error(E.PRODUCER_FENCED).action == "fatal"
+    assert cl.on_txn_offset_commit_error(E.COORDINATOR_NOT_AVAILABLE).action == "retry"
