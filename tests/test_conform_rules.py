@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from eoscheck.model.api import coordinator as co
 from eoscheck.model.api.protocol import protocol
-from eoscheck.model.coordinator.handler import CoordinatorConfig, handle_init_producer_id
+from eoscheck.model.coordinator.handler import (
+    CoordinatorConfig,
+    handle_init_producer_id,
+)
 from eoscheck.model.coordinator.txn_log import NO_METADATA
 from eoscheck.model.errors import Errors
 from eoscheck.model.registry import MODELS
@@ -62,7 +65,7 @@ def test_init_pid_machine_error_answers_carry_no_ids():
 
 def test_request_checks_in_kafkas_order():
     st = co.CoordinatorState(meta(), 5)
-    ask = lambda **kw: co.handle_init_producer_id(st, co.InitProducerIdRequest(**kw), SNAPSHOT)[0].error  # noqa: E731
+    ask = lambda **kw: co.handle_init_producer_id(st, co.InitProducerIdRequest(**kw), SNAPSHOT)[0].error
     assert ask(transactional_id="") == E.INVALID_REQUEST
     assert ask(transactional_id="t", txn_timeout_ms=0) == E.INVALID_TRANSACTION_TIMEOUT
     assert ask(transactional_id="t", txn_timeout_ms=900001) == E.INVALID_TRANSACTION_TIMEOUT
@@ -87,8 +90,8 @@ def test_producer_fenced_is_down_converted_for_old_requests():
 
 # --- EndTxn: the transaction version carried by each transaction, TV2 overflow ---------------
 
-from eoscheck.model.transactions.end_txn import end_txn, end_txn_snapshot, end_txn_tv2  # noqa: E402
-from eoscheck.model.transactions.markers import complete_if_done  # noqa: E402
+from eoscheck.model.transactions.end_txn import end_txn, end_txn_snapshot, end_txn_tv2
+from eoscheck.model.transactions.markers import complete_if_done
 
 
 def test_each_transaction_records_its_version_and_the_metadata_version_picks_the_validation():
@@ -155,11 +158,15 @@ def test_a_failed_fence_write_bumps_once_and_the_next_fence_clears_the_flag():
 
 # --- item 3 parts: sequence ranges, verification, producer-id blocks, groups, the client -----
 
-from eoscheck.model.api import client as cl  # noqa: E402
-from eoscheck.model.api import group as gr  # noqa: E402
-from eoscheck.model.api import leader as ld  # noqa: E402
-from eoscheck.model.coordinator.producer_ids import ProducerIdBlocks, generate_producer_id, grant_block  # noqa: E402
-from eoscheck.model.group.metadata import new_group  # noqa: E402
+from eoscheck.model.api import client as cl
+from eoscheck.model.api import group as gr
+from eoscheck.model.api import leader as ld
+from eoscheck.model.coordinator.producer_ids import (
+    ProducerIdBlocks,
+    generate_producer_id,
+    grant_block,
+)
+from eoscheck.model.group.metadata import new_group
 
 
 def _append(st, first, last, **kw):
@@ -219,7 +226,7 @@ def test_txn_offset_commit_on_an_unknown_group_differs_between_coordinators():
 
 def test_client_sequences_and_produce_errors():
     e = cl.PartitionEntry(7, 0)
-    e, b1 = cl.assign(e, "r1", 1, SNAPSHOT.max_seq)
+    e, _ = cl.assign(e, "r1", 1, SNAPSHOT.max_seq)
     e = cl.acknowledge(e, "r1", 1000, SNAPSHOT.max_seq)
     e, b2 = cl.assign(e, "r2", 2, SNAPSHOT.max_seq)
     assert (b2.base_sequence, e.next_sequence, e.last_acked_offset) == (1, 3, 1000)

@@ -1,0 +1,226 @@
+"""Steps on the transaction coordinator: InitProducerId, EndTxn, AddPartitionsToTxn, the
+TransactionMetadata transitions, the timeout abort, transactional-id expiry, producer-id blocks."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from eoscheck.checker.ops import CONCRETE
+
+from ..api import coordinator as api
+from ..coordinator.fencing import fence_producer_epoch
+from ..coordinator.producer_ids import generate_producer_id
+from ..coordinator.txn_log import NO_METADATA
+from ..errors import Errors
+from ..transactions.codes import NO_PENDING, TxnResult, TxnState
+from ..transactions.markers import complete_if_done
+from .values import (
+    NotExpressible,
+    error_code,
+    error_name,
+    integer,
+    state_id,
+    state_name,
+)
+from .world import DEFAULT_TID, World
+
+Observed = dict[str, Any]
+
+
+def _tid(inp: dict[str, Any]) -> str:
+    return str(inp.get("transactional_id", DEFAULT_TID) or DEFAULT_TID)
+
+
+def _append_error(inp: dict[str, Any], key: str = "txn_log_append_result") -> int:
+    return error_code(str(inp.get(key, "NONE")))
+
+
+def _response(resp: api.Response) -> Observed:
+    return {"error": error_name(resp.error), "error_code": resp.error, "producer_id": resp.producer_id,
+            "producer_epoch": resp.epoch}
+
+
+def _precondition(w: World, tid: str, inp: dict[str, Any]) -> None:
+    """A step's setup: ``metadata_epoch`` (a separate test with that epoch) or a free-text
+    precondition of the form 'metadata now <State>, epoch N, tv N'."""
+    meta = w.txns.get(tid, NO_METADATA)
+    if "metadata_epoch" in inp and meta.exists:
+        meta = meta._replace(epoch=integer(inp["metadata_epoch"], "metadata_epoch"))
+    text = inp.get("precondition")
+    if isinstance(text, str):
+        m = re.search(r"metadata now (\w+)", text)
+        if not m:
+            raise NotExpressible(f"free-text precondition not understood: {text!r}")
+        target = state_id(m.group(1))
+        if meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT) and \
+                target in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
+            # the markers were written: the model's completion of the transaction
+            meta, _ = complete_if_done(meta._replace(partitions=()), tv2_last_epoch=w.protocol.tv2_last_epoch)
+        meta = meta._replace(state=target)
+        ep = re.search(r"epoch (\d+)", text)
+        if ep:
+            meta = meta._replace(epoch=int(ep.group(1)))
+        tv = re.search(r"\btv (\d)", text)
+        if tv:
+            meta = meta._replace(tv=int(tv.group(1)))
+    w.txns[tid] = meta
+
+
+def init_producer_id(w: World, inp: dict[str, Any]) -> Observed:
+    tid_raw = inp.get("transactional_id", DEFAULT_TID)
+    tid = DEFAULT_TID if tid_raw is None else str(tid_raw)
+    req = api.InitProducerIdRequest(
+        None if tid_raw is None else str(tid_raw), integer(inp.get("producer_id", -1), "producer_id"),
+        integer(inp.get("producer_epoch", -1), "producer_epoch"),
+        integer(inp.get("txn_timeout_ms", 60000), "txn_timeout_ms"),
+        integer(inp.get("request_version", 5), "request_version"))
+    before = w.txns.get(tid, NO_METADATA)
+    resp, st = api.handle_init_producer_id(w.coordinator(tid), req, w.protocol, append_error=_append_error(inp))
+    w.set_coordinator(tid, st)
+    out = _response(resp)
+    if tid_raw is not None:
+        out["state_after"] = w.meta_view(st.metadata)
+        if st.metadata != before and st.metadata.exists:
+            out["txn_log_append"] = w.meta_view(st.metadata)
+    return out
+
+
+def end_txn(w: World, inp: dict[str, Any]) -> Observed:
+    tid = _tid(inp)
+    _precondition(w, tid, inp)
+    before = w.txns.get(tid, NO_METADATA)
+    req = api.EndTxnRequest(tid, integer(inp.get("producer_id", 0), "producer_id"),
+                            integer(inp.get("producer_epoch", 0), "producer_epoch"),
+                            int(TxnResult[str(inp.get("result", "COMMIT"))]),
+                            integer(inp.get("client_transaction_version", 0), "client_transaction_version"))
+    resp, st = api.handle_end_txn(w.coordinator(tid), req, w.protocol, append_error=_append_error(inp))
+    w.set_coordinator(tid, st)
+    out = _response(resp)
+    out["state_after"] = w.meta_view(st.metadata)
+    out["txn_log_append"] = w.meta_view(st.metadata) if st.metadata != before else None
+    out["action"] = "append" if st.metadata != before else "no append"
+    return out
+
+
+def add_partitions(w: World, inp: dict[str, Any]) -> Observed:
+    tid = _tid(inp)
+    _precondition(w, tid, inp)
+    parts = tuple(sorted(w.partitions.id(p) for p in inp.get("partitions", [])))
+    resp, st, wrote = api.handle_add_partitions(w.coordinator(tid), integer(inp.get("producer_id", 0), "producer_id"),
+                                                integer(inp.get("producer_epoch", 0), "producer_epoch"), parts,
+                                                w.protocol, append_error=_append_error(inp))
+    w.set_coordinator(tid, st)
+    out = {"error": error_name(resp.error), "error_code": resp.error, "state_after": w.meta_view(st.metadata)}
+    out["txn_log_append"] = w.meta_view(st.metadata) if wrote else None
+    return out
+
+
+def _transition_out(w: World, tid: str, res: api.TransitionResult) -> Observed:
+    if res.exception:
+        return {"error": "EXCEPTION", "exception": res.exception}
+    if res.error != Errors.NONE:
+        return {"error": error_name(res.error), "error_code": res.error}
+    w.txns[tid] = res.metadata
+    return {"result": "TRANSITION", "error": "NONE", "error_code": 0, "after_complete": w.meta_view(res.metadata),
+            "state_after": w.meta_view(res.metadata)}
+
+
+def prepare_increment_producer_epoch(w: World, inp: dict[str, Any]) -> Observed:
+    tid = _tid(inp)
+    exp = inp.get("expected_producer_epoch")
+    res = api.prepare_increment_producer_epoch(w.txns.get(tid, NO_METADATA),
+                                               None if exp is None else integer(exp, "expected_producer_epoch"),
+                                               w.protocol)
+    return _transition_out(w, tid, res)
+
+
+def prepare_abort_or_commit(w: World, inp: dict[str, Any]) -> Observed:
+    tid = _tid(inp)
+    meta = w.txns.get(tid, NO_METADATA)
+    new = api.prepare_abort_or_commit_transition(meta, state_id(str(inp.get("new_state", "PrepareCommit"))),
+                                                 integer(inp.get("client_transaction_version", 0), "tv"),
+                                                 integer(inp.get("next_producer_id", -1), "next_producer_id"))
+    return _transition_out(w, tid, api.TransitionResult(int(Errors.NONE), new))
+
+
+def prepare_complete(w: World, inp: dict[str, Any]) -> Observed:
+    tid = _tid(inp)
+    done, wrote = complete_if_done(w.txns.get(tid, NO_METADATA)._replace(partitions=()),
+                                   tv2_last_epoch=w.protocol.tv2_last_epoch)
+    if not wrote:
+        return {"error": "EXCEPTION", "exception": "IllegalStateException"}
+    return _transition_out(w, tid, api.TransitionResult(int(Errors.NONE), done))
+
+
+def prepare_fence_producer_epoch(w: World, inp: dict[str, Any]) -> Observed:
+    tid = _tid(inp)
+    meta = w.txns.get(tid, NO_METADATA)
+    fenced = fence_producer_epoch(CONCRETE,
+                                  max_epoch=w.protocol.max_epoch, epoch=meta.epoch,
+                                  has_failed_epoch_fence=meta.has_failed_epoch_fence)
+    after = meta._replace(epoch=fenced, last_epoch=-1, pending_state=int(TxnState.PREPARE_EPOCH_FENCE))
+    return {"result": "TRANSITION", "after_complete": w.meta_view(after), "producer_epoch": fenced}
+
+
+def state_ids(w: World, inp: dict[str, Any]) -> Observed:
+    return {"mapping": {str(int(s)): state_name(s) for s in TxnState}}
+
+
+def timeout_abort(w: World, inp: dict[str, Any]) -> Observed:
+    tid = _tid(inp)
+    before = w.txns.get(tid, NO_METADATA)
+    wrote, st = api.abort_timed_out(w.coordinator(tid), w.protocol)
+    w.set_coordinator(tid, st)
+    return {"action": "aborted (PrepareAbort appended)" if wrote else "skipped (no append)",
+            "txn_log_append": w.meta_view(st.metadata) if wrote else None, "state_after": w.meta_view(st.metadata),
+            "aborted": wrote and st.metadata != before}
+
+
+def expire_transactional_ids(w: World, inp: dict[str, Any]) -> Observed:
+    """``removeExpiredTransactionalIds``: the state rule is the model's (``api.may_expire``); the
+    time condition (lastUpdate <= now - transactional.id.expiration.ms) is data the model abstracts."""
+    append_error = _append_error(inp, "tombstone_append_result")
+    written, removed = False, {}
+    for i, tid in enumerate(list(w.txns)):
+        meta = w.txns[tid]
+        old_enough = w.last_update.get(tid, w.now) <= w.now - w.tid_expiration_ms
+        if not old_enough:
+            removed[i] = False
+            continue
+        wrote, st = api.expire_transactional_id(w.coordinator(tid), append_error=append_error)
+        written = written or wrote
+        removed[i] = not st.metadata.exists and meta.exists
+        w.txns[tid] = st.metadata._replace(pending_state=NO_PENDING) if st.metadata.exists else st.metadata
+    first = w.txns.get(next(iter(w.txns))) if w.txns else None
+    return {"tombstone_written": written, "transactional_id_removed": removed.get(0, False),
+            "txn2_removed": removed.get(1, False),
+            "pending_state_after": None if first is None or not first.exists or first.pending_state == NO_PENDING
+            else state_name(first.pending_state)}
+
+
+def generate_pid(w: World, inp: dict[str, Any]) -> Observed:
+    text = str(inp.get("call", ""))
+    m = re.search(r"x\s*(\d+)", text)
+    times = int(m.group(1)) if m else 1
+    if w.blocks is None:
+        raise NotExpressible("producer-id blocks: the vector gives no block state (block_size / zk_block)")
+    broker = integer(inp.get("broker", 0), "broker")
+    ids: list[int] = []
+    for _ in range(times):
+        gen, w.blocks = generate_producer_id(w.blocks, broker, synchronous=not bool(inp.get("kraft", False)))
+        if gen.error != Errors.NONE:
+            return {"error": error_name(gen.error), "error_code": gen.error, "producer_ids": _range(ids)}
+        ids.append(gen.producer_id)
+    out: Observed = {"producer_ids": _range(ids), "error": "NONE"}
+    if len(ids) == 1:
+        out["producer_id"] = ids[0]
+    return out
+
+
+def _range(ids: list[int]) -> str:
+    if not ids:
+        return ""
+    if ids == list(range(ids[0], ids[0] + len(ids))):
+        return f"{ids[0]}..{ids[-1]}" if len(ids) > 1 else str(ids[0])
+    return ",".join(map(str, ids))

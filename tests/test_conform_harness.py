@@ -1,0 +1,183 @@
+"""``eoscheck conform``: the harness against the sample of Kafka's unit-test vectors, disagreement
+detection (a mutated vector, a mutated rule), inexpressible vectors and their reasons, malformed
+files (exit 2, one line), the JSON output, and the variant choice."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+from eoscheck.checker.cli import main
+from eoscheck.model.conformance import harness
+from eoscheck.model.conformance.vectors import (
+    VectorFileError,
+    load_vectors,
+    parse_vectors,
+)
+
+SAMPLE = Path("/work/shared/conformance/kafka-unit-test-vectors.sample.json")
+pytestmark = pytest.mark.skipif(not SAMPLE.exists(), reason="the shared vector sample is not on this machine")
+
+
+def raw() -> dict:
+    return json.loads(SAMPLE.read_text())
+
+
+def write(tmp_path: Path, data: object, name: str = "v.json") -> str:
+    p = tmp_path / name
+    p.write_text(data if isinstance(data, str) else json.dumps(data))
+    return str(p)
+
+
+def one(data: dict, vid: str) -> dict:
+    out = copy.deepcopy(data)
+    out["vectors"] = [v for v in out["vectors"] if v["id"] == vid]
+    return out
+
+
+def test_the_sample_agrees_under_the_matching_variant():
+    run = harness.run_file(load_vectors(SAMPLE))
+    assert run.variant == "kafka-2024-10" and run.chosen_by.startswith("commit 1eb7644349cb")
+    outcomes = [v.outcome for v in run.vectors]
+    assert len(outcomes) == 49 and harness.DISAGREE not in outcomes
+    assert outcomes.count(harness.NOT_EXPRESSIBLE) <= 4  # at most 10%
+    assert all(v.reason for v in run.vectors if v.outcome == harness.NOT_EXPRESSIBLE)
+    # every agreeing vector compared something, and all 8 mechanisms were exercised
+    assert all(sum(s.compared for s in v.steps) > 0 for v in run.vectors if v.outcome == harness.AGREE)
+    assert len(run.counts()) == 8
+
+
+def test_cli_prints_a_table_per_mechanism_and_exits_0(capsys):
+    assert main(["conform", str(SAMPLE)]) == 0
+    out = capsys.readouterr().out
+    for mech in raw()["mechanisms"]:
+        assert mech in out
+    assert "kafka-2024-10" in out
+
+
+def test_a_mutated_vector_disagrees_with_both_values_shown(tmp_path, capsys):
+    data = one(raw(), "INIT-14")
+    data["vectors"][0]["steps"][0]["expected"]["error"] = "NONE"
+    assert main(["conform", write(tmp_path, data)]) == 1
+    out = capsys.readouterr().out
+    assert "INIT-14" in out and "expected 'NONE', model 'PRODUCER_FENCED'" in out
+
+
+def test_a_mutated_rule_is_caught(monkeypatch):
+    # a leader that forgets the sequence check: PROD vectors must disagree
+    from eoscheck.model.api import leader
+    from eoscheck.model.partition.validation import ProduceDecision
+
+    monkeypatch.setattr(leader, "validate_produce", lambda *a, **k: ProduceDecision(0, -1, True))
+    run = harness.run_file(parse_vectors(one(raw(), "PROD-07")))
+    assert run.vectors[0].outcome == harness.DISAGREE
+    assert any(d.field == "error" and d.expected == "OUT_OF_ORDER_SEQUENCE_NUMBER" for _, d in run.vectors[0].differences)
+
+
+def test_a_mutated_coordinator_rule_is_caught(monkeypatch):
+    from eoscheck.model.transactions import end_txn
+
+    real = end_txn.end_txn_snapshot
+    monkeypatch.setattr("eoscheck.model.api.coordinator.end_txn_snapshot",
+                        lambda m, pid, ep, res, **kw: real(m, pid, ep, res, **{**kw, "client_tv": 2}))
+    run = harness.run_file(parse_vectors(one(raw(), "SM-12")))
+    assert run.vectors[0].outcome == harness.AGREE  # SM-12 sends TV2 anyway: the mutation is invisible there
+    run = harness.run_file(parse_vectors(one(raw(), "SM-15")))
+    assert run.vectors[0].outcome == harness.AGREE  # SM-15 calls prepareAbortOrCommit directly
+    monkeypatch.setattr("eoscheck.model.api.coordinator.end_txn_snapshot",
+                        lambda *a, **kw: end_txn.EndTxnOutcome(0, a[0], False))
+    run = harness.run_file(parse_vectors(one(raw(), "SM-01") | {"vectors": [v for v in raw()["vectors"]
+                                                                          if v["id"] in ("SM-07-tv0", "SM-10-tv0")]}))
+    assert {v.outcome for v in run.vectors} == {harness.DISAGREE}
+
+
+def test_variant_matters_and_can_be_forced(tmp_path, capsys):
+    path = write(tmp_path, one(raw(), "SM-12"))
+    assert main(["conform", path]) == 0
+    # later trunk picks the EndTxn validation by the request's version: SM-12's behaviour changed there
+    assert main(["conform", path, "--variant", "kafka-later-trunk"]) == 1
+    assert "chosen by --variant" in capsys.readouterr().out
+
+
+def test_the_variant_follows_the_commit_date_for_an_unknown_commit():
+    data = raw()
+    data["source"] = {"commit": "0" * 40, "commit_date": "2019-05-01"}
+    run = harness.run_file(parse_vectors(data))
+    assert run.variant == "kafka-2.0-2.4" and "commit date" in run.chosen_by
+    assert any(v.outcome == harness.DISAGREE for v in run.vectors)  # 2019 Kafka is not the 2024 snapshot
+
+
+def test_not_expressible_only_with_a_reason():
+    base = one(raw(), "INIT-07a")
+    v = base["vectors"][0]
+    cases = {
+        "initial_state.broker_rack": dict(v, id="A", initial_state={"broker_rack": "r1"}),
+        "no request or event": dict(v, id="B", steps=[{"input": {"api": "DescribeProducers"}, "expected": {"error": "NONE"}}]),
+        "txn_timeout_ms": dict(v, id="C", steps=[{"input": v["steps"][0]["input"],
+                                                  "expected": {"state_after": {"txn_timeout_ms": 10}}}]),
+    }
+    base["vectors"] = list(cases.values())
+    run = harness.run_file(parse_vectors(base))
+    for (needle, _), rep in zip(cases.items(), run.vectors):
+        assert rep.outcome == harness.NOT_EXPRESSIBLE and needle in rep.reason, rep
+
+
+def test_placeholders_run_every_choice():
+    run = harness.run_file(parse_vectors(one(raw(), "SM-21")))
+    assert run.vectors[0].outcome == harness.AGREE and run.vectors[0].case.count("state=") == 4
+
+
+@pytest.mark.parametrize("content, needle", [
+    ("{not json", "not JSON"),
+    ([], "top level"),
+    ({"vectors": "x"}, "'vectors' list"),
+    ({"vectors": [{"id": "X", "mechanism": "m", "steps": []}]}, "non-empty"),
+    ({"vectors": [{"id": "X", "mechanism": "m", "steps": [{"input": 3}]}]}, "'input' object"),
+    ({"vectors": [{"mechanism": "m", "steps": [{"input": {}}]}]}, "'id'"),
+    ({"mechanisms": {"a": ""}, "vectors": [{"id": "X", "mechanism": "b", "steps": [{"input": {}}]}]}, "not listed"),
+])
+def test_a_malformed_file_is_one_line_and_exit_2(tmp_path, capsys, content, needle):
+    assert main(["conform", write(tmp_path, content)]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_missing_file_and_bad_arguments_exit_2(tmp_path, capsys):
+    assert main(["conform", str(tmp_path / "none.json")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert main(["conform", str(SAMPLE), "--variant", "kafka-9.9"]) == 2
+    assert main(["conform"]) == 2
+    with pytest.raises(VectorFileError):
+        load_vectors(tmp_path)
+
+
+def test_json_holds_the_same_data(tmp_path, capsys):
+    data = one(raw(), "INIT-14")
+    data["vectors"][0]["steps"][0]["expected"]["producer_epoch"] = 5
+    out = tmp_path / "r.json"
+    assert main(["conform", write(tmp_path, data), "--json", str(out)]) == 1
+    doc = json.loads(out.read_text())
+    assert doc["ok"] is False and doc["totals"] == {"agree": 0, "disagree": 1, "not expressible": 0}
+    assert doc["mechanisms"] == {"init_producer_id": {"agree": 0, "disagree": 1, "not expressible": 0}}
+    assert doc["vectors"][0]["differences"] == [{"step": 1, "field": "producer_epoch", "expected": 5, "model": -1}]
+    full = tmp_path / "all.json"
+    assert main(["conform", str(SAMPLE), "--json", str(full)]) == 0
+    doc = json.loads(full.read_text())
+    assert sum(doc["totals"].values()) == 49 and doc["variant"] == "kafka-2024-10"
+    assert main(["conform", str(SAMPLE), "--json", str(tmp_path / "no" / "dir.json")]) == 2
+
+
+def test_the_engine_finds_the_command_without_importing_the_model():
+    import ast
+
+    for name in ("cli_conform.py", "cli.py"):
+        tree = ast.parse((Path(__file__).parent.parent / "checker" / name).read_text())
+        imported = [getattr(n, "module", None) or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        assert not any("model" in m for m in imported), imported
+    from eoscheck.checker.cli_conform import find_command
+
+    command = find_command()
+    assert command is not None and command[1].__module__ == "eoscheck.model.conformance.cli"
