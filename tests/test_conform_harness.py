@@ -181,3 +181,54 @@ def test_the_engine_finds_the_command_without_importing_the_model():
 
     command = find_command()
     assert command is not None and command[1].__module__ == "eoscheck.model.conformance.cli"
+
+
+def _meta(state: str, epoch: int, partitions=(), **kw) -> dict:
+    return {"exists": True, "producer_id": 10, "prev_producer_id": 10, "next_producer_id": -1, "producer_epoch": epoch,
+            "last_producer_epoch": -1, "txn_timeout_ms": 1, "state": state, "partitions": list(partitions),
+            "client_transaction_version": 0, "pending_state": None, "has_failed_epoch_fence": False, **kw}
+
+
+INIT = {"api": "InitProducerId", "transactional_id": "known", "producer_id": -1, "producer_epoch": -1,
+        "txn_timeout_ms": 1}
+
+# hand-written in the vectors' format from TransactionCoordinatorTest / TransactionMetadataTest at 1eb7644
+EXTRA = [
+    ("not-coordinator", {"coordinator": {"get_transaction_state": "NOT_COORDINATOR"}}, INIT,
+     {"error": "NOT_COORDINATOR", "producer_id": -1, "producer_epoch": -1}),
+    ("verify-only", {"txn_metadata": _meta("Empty", 0, ["topic1-0"])},
+     {"api": "AddPartitionsToTxn", "verify_only": True, "producer_id": 10, "producer_epoch": 0,
+      "partitions": ["topic1-0", "topic2-0"]},
+     {"per_partition": {"topic1-0": {"error": "NONE"}, "topic2-0": {"error": "TRANSACTION_ABORTABLE"}}}),
+    ("fence-exhausted", {"txn_metadata": _meta("Ongoing", 32766, ["topic1-0"])}, INIT,
+     {"error": "CONCURRENT_TRANSACTIONS", "producer_id": -1, "producer_epoch": -1,
+      "state_after": {"producer_epoch": 32767, "state": "PrepareAbort", "last_producer_epoch": -1}}),
+    ("timeout-append-fails", {"txn_metadata": _meta("Ongoing", 1, ["topic1-0"])},
+     {"event": "abortTimedOutTransactions", "txn_log_append_result": "NOT_ENOUGH_REPLICAS"},
+     {"state_after": {"producer_epoch": 2, "state": "Ongoing", "has_failed_epoch_fence": True}}),
+    ("fence-at-max", {"txn_metadata": _meta("Ongoing", 32767)}, {"api": "TransactionMetadata.prepareFenceProducerEpoch"},
+     {"error": "EXCEPTION", "exception": "IllegalStateException"}),
+    ("rotate-ongoing", {"txn_metadata": _meta("Ongoing", 5)},
+     {"api": "TransactionMetadata.prepareProducerIdRotation", "new_producer_id": 11, "record_last_epoch": True},
+     {"error": "EXCEPTION", "exception": "IllegalStateException"}),
+    ("rotate", {"txn_metadata": _meta("CompleteCommit", 32766)},
+     {"api": "TransactionMetadata.prepareProducerIdRotation", "new_producer_id": 11, "record_last_epoch": True},
+     {"result": "TRANSITION", "after_complete": {"producer_id": 11, "prev_producer_id": 10, "producer_epoch": 0,
+                                                 "last_producer_epoch": 32766}}),
+    ("tv2-overflow-retry", {"txn_metadata": _meta("CompleteCommit", 0, producer_id=11, client_transaction_version=2)},
+     {"api": "EndTxn", "transactional_id": "known", "producer_id": 10, "producer_epoch": 32766, "result": "COMMIT",
+      "client_transaction_version": 2},
+     {"error": "NONE", "producer_id": 11, "producer_epoch": 0}),
+    ("replicated-marker", {"producers": {"1": {"epoch": 3, "last_seq": 4, "coordinator_epoch": 5}}},
+     {"api": "WriteTxnMarker", "origin": "REPLICATION", "producer_id": 1, "producer_epoch": 2, "result": "ABORT",
+      "offset": 9, "coordinator_epoch": 1}, {"result": "APPENDED"}),
+]
+
+
+@pytest.mark.parametrize("vid, init, inp, expected", EXTRA, ids=[e[0] for e in EXTRA])
+def test_more_coordinator_and_leader_inputs_agree(vid, init, inp, expected):
+    data = {"source": {"commit": "1eb7644349cb07139d6a3c1ad1986979647cac99"},
+            "vectors": [{"id": vid, "mechanism": "m", "initial_state": init, "steps": [{"input": inp, "expected": expected}]}]}
+    rep = harness.run_file(parse_vectors(data)).vectors[0]
+    assert rep.outcome == harness.AGREE, rep
+    assert sum(s.compared for s in rep.steps) >= 1

@@ -24,6 +24,7 @@ from ..coordinator.txn_log import NO_METADATA
 from ..errors import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, Errors
 from ..state import TxnMetadata
 from ..transactions.add_partitions import add_partitions_to_txn
+from ..transactions.add_partitions import verify_partitions as _verify
 from ..transactions.codes import NO_PENDING, TxnResult, TxnState
 from ..transactions.end_txn import (
     end_txn,
@@ -47,6 +48,15 @@ class CoordinatorState(NamedTuple):
     metadata: TxnMetadata
     next_producer_id: int
     loading: bool = False
+    #: what ``getTransactionState`` answers instead of the metadata (NOT_COORDINATOR: another
+    #: broker owns the partition; 0: nothing)
+    lookup_error: int = 0
+
+
+def _lookup_error(state: CoordinatorState) -> int:
+    if state.loading:
+        return int(Errors.COORDINATOR_LOAD_IN_PROGRESS)
+    return state.lookup_error
 
 
 class InitProducerIdRequest(NamedTuple):
@@ -107,8 +117,8 @@ def _init(state: CoordinatorState, request: InitProducerIdRequest, protocol: Pro
         return _error(Errors.INVALID_REQUEST), state
     if not 0 < request.txn_timeout_ms <= protocol.max_txn_timeout_ms:
         return _error(Errors.INVALID_TRANSACTION_TIMEOUT), state
-    if state.loading:
-        return _error(Errors.COORDINATOR_LOAD_IN_PROGRESS), state
+    if _lookup_error(state):
+        return _error(_lookup_error(state)), state
     meta = state.metadata
     cfg = config(protocol)
     pending = meta.exists and meta.pending_state != NO_PENDING
@@ -193,8 +203,8 @@ def handle_end_txn(state: CoordinatorState, request: EndTxnRequest, protocol: Pr
     a completed transaction; errors answer (-1, -1)."""
     if not request.transactional_id:
         return _error(Errors.INVALID_REQUEST), state
-    if state.loading:
-        return _error(Errors.COORDINATOR_LOAD_IN_PROGRESS), state
+    if _lookup_error(state):
+        return _error(_lookup_error(state)), state
     meta = state.metadata
     if not meta.exists:
         return _error(Errors.INVALID_PRODUCER_ID_MAPPING), state
@@ -224,11 +234,14 @@ def complete_transaction(state: CoordinatorState, protocol: Protocol) -> tuple[b
 
 
 def handle_add_partitions(state: CoordinatorState, producer_id: int, epoch: int, partitions: tuple[int, ...],
-                          protocol: Protocol, *, append_error: int = Errors.NONE) -> tuple[Response, CoordinatorState, bool]:
+                          protocol: Protocol, *, append_error: int = Errors.NONE,
+                          transactional_id: str | None = "t") -> tuple[Response, CoordinatorState, bool]:
     """AddPartitionsToTxn / AddOffsetsToTxn; the third value says whether an Ongoing record was
     written (its transition is made with TV_0)."""
-    if state.loading:
-        return _error(Errors.COORDINATOR_LOAD_IN_PROGRESS), state, False
+    if not transactional_id:
+        return _error(Errors.INVALID_REQUEST), state, False
+    if _lookup_error(state):
+        return _error(_lookup_error(state)), state, False
     out = add_partitions_to_txn(state.metadata if state.metadata.exists else None, producer_id, epoch, partitions)
     if out.error != Errors.NONE:
         return _error(out.error), state, False
@@ -239,11 +252,56 @@ def handle_add_partitions(state: CoordinatorState, producer_id: int, epoch: int,
     return Response(int(Errors.NONE)), state._replace(metadata=out.meta._replace(tv=0)), True
 
 
-def abort_timed_out(state: CoordinatorState, protocol: Protocol, *, tv2_server: bool = False) -> tuple[bool, CoordinatorState]:
+def abort_timed_out(state: CoordinatorState, protocol: Protocol, *, tv2_server: bool = False,
+                    append_error: int = Errors.NONE) -> tuple[bool, CoordinatorState]:
     """``abortTimedOutTransactions`` for this transactional id (time abstracted: the transaction is
-    timed out): fence + PrepareAbort, or nothing when not Ongoing or a transition is pending."""
+    timed out): fence + PrepareAbort, or nothing when not Ongoing or a transition is pending. A
+    failed PrepareAbort write keeps the fenced epoch and sets hasFailedEpochFence."""
     out = _abort_timed_out(state.metadata, max_epoch=protocol.max_epoch, tv2=tv2_server)
+    if out.wrote and append_error != Errors.NONE:
+        return True, state._replace(metadata=_fence_failed(state.metadata, protocol))
     return out.wrote, state._replace(metadata=out.meta) if out.wrote else state
+
+
+def verify_partitions(state: CoordinatorState, transactional_id: str | None, producer_id: int, epoch: int,
+                      partitions: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    """The verify-only AddPartitionsToTxn of KIP-890 part 1: (partition, error) for each."""
+    if not transactional_id:
+        return tuple((p, int(Errors.INVALID_REQUEST)) for p in partitions)
+    if _lookup_error(state):
+        return tuple((p, _lookup_error(state)) for p in partitions)
+    return _verify(state.metadata, producer_id, epoch, partitions)
+
+
+class FenceResult(NamedTuple):
+    metadata: TxnMetadata
+    exception: str = ""
+
+
+def prepare_fence_producer_epoch(meta: TxnMetadata, protocol: Protocol) -> FenceResult:
+    """``TransactionMetadata.prepareFenceProducerEpoch`` (pending PrepareEpochFence): epoch + 1 unless
+    a fence failed before; at the largest epoch the 2024 snapshot throws, later trunk keeps it;
+    a transition already pending throws (``prepareTransitionTo``)."""
+    if meta.pending_state != NO_PENDING:
+        return FenceResult(meta, "IllegalStateException")
+    if meta.epoch >= protocol.max_epoch and protocol.fence_at_max_epoch == "throw":
+        return FenceResult(meta, "IllegalStateException")
+    fenced = fence_producer_epoch(CONCRETE, max_epoch=protocol.max_epoch, epoch=meta.epoch,
+                                  has_failed_epoch_fence=meta.has_failed_epoch_fence)
+    return FenceResult(meta._replace(epoch=fenced, last_epoch=NO_PRODUCER_EPOCH,
+                                     pending_state=int(TxnState.PREPARE_EPOCH_FENCE)))
+
+
+def prepare_producer_id_rotation(meta: TxnMetadata, new_producer_id: int, record_last_epoch: bool) -> FenceResult:
+    """``TransactionMetadata.prepareProducerIdRotation`` + completion: Empty, the new producer id at
+    epoch 0, lastEpoch := the old epoch if recorded, previousProducerId := the old id; a transaction
+    still Ongoing or PrepareX throws."""
+    if meta.state in (TxnState.ONGOING, TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT) or \
+            meta.pending_state != NO_PENDING:
+        return FenceResult(meta, "IllegalStateException")
+    return FenceResult(meta._replace(producer_id=new_producer_id, prev_producer_id=meta.producer_id, epoch=0,
+                                     last_epoch=meta.epoch if record_last_epoch else NO_PRODUCER_EPOCH,
+                                     state=int(TxnState.EMPTY), partitions=(), tv=0))
 
 
 def may_expire(meta: TxnMetadata) -> bool:

@@ -111,12 +111,18 @@ class MarkerRequest(NamedTuple):
     offset: int = -1
 
 
-def append_marker(state: LeaderState, marker: MarkerRequest, protocol: Protocol) -> tuple[ProduceResult, LeaderState]:
-    """WriteTxnMarkers on this partition (origin COORDINATOR)."""
+def append_marker(state: LeaderState, marker: MarkerRequest, protocol: Protocol, *,
+                  origin: int = AppendOrigin.COORDINATOR) -> tuple[ProduceResult, LeaderState]:
+    """WriteTxnMarkers on this partition (origin COORDINATOR; REPLICATION skips the checks)."""
     entry = find_entry(state.producers, marker.producer_id) or empty_entry(marker.producer_id)
     offset = marker.offset if marker.offset >= 0 else state.log_end_offset
-    d = _append_marker(entry, TxnMarker(0, marker.producer_id, marker.epoch, marker.result, marker.coordinator_epoch),
-                       timestamp=state.now)
+    mk = TxnMarker(0, marker.producer_id, marker.epoch, marker.result, marker.coordinator_epoch)
+    if origin == AppendOrigin.REPLICATION:
+        # a follower applies the marker without the epoch and coordinator-epoch checks
+        d = _append_marker(entry._replace(epoch=min(entry.epoch, marker.epoch)), mk, timestamp=state.now,
+                           check_coordinator_epoch=False)
+    else:
+        d = _append_marker(entry, mk, timestamp=state.now)
     if d.error != Errors.NONE:
         return ProduceResult(REJECTED, int(d.error)), state
     return ProduceResult(APPENDED, int(Errors.NONE), offset, offset), state._replace(

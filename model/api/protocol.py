@@ -31,6 +31,9 @@ class Protocol(NamedTuple):
     client_epoch_bump: str
     #: TxnOffsetCommit validation (``model.group.txn_offset_commit.CHECKS``)
     txn_offset_commit: str
+    #: prepareFenceProducerEpoch at the largest epoch: "throw" (IllegalStateException, to the 2024
+    #: snapshot) or "keep" (later trunk: no bump)
+    fence_at_max_epoch: str = "throw"
     max_epoch: int = 32767
     max_seq: int = 2**31 - 1
 
@@ -61,7 +64,7 @@ PROFILES: dict[str, tuple[str, Protocol]] = {
                           "transaction version, TV2 CompleteX keeps lastProducerEpoch"),
                           _profile("kafka-later-trunk", "kafka-shipped", "kafka-later-trunk", end_txn="later-trunk",
                                    tv2_last_epoch="keep", down_convert_fenced=True, max_txn_timeout_ms=900000,
-                                   txn_offset_commit="current")),
+                                   txn_offset_commit="current", fence_at_max_epoch="keep")),
     "kafka-2024-10": (("the apache/kafka snapshot 1eb7644 (2024-10-25, between 3.9 and 4.0) the vectors "
                       "were read from: KIP-890 part 2 partly merged"),
                       _profile("kafka-2024-10", "kafka-shipped", "kafka-shipped", end_txn="snapshot-2024-10",

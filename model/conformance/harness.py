@@ -36,6 +36,7 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"(^|\.)prepareAbortOrCommit\b", steps_coordinator.prepare_abort_or_commit),
     (r"(^|\.)prepareComplete\b", steps_coordinator.prepare_complete),
     (r"(^|\.)prepareFenceProducerEpoch\b", steps_coordinator.prepare_fence_producer_epoch),
+    (r"(^|\.)prepareProducerIdRotation\b", steps_coordinator.prepare_producer_id_rotation),
     (r"^TransactionState\.fromId\b", steps_coordinator.state_ids),
     (r"^(timer tick|abortTimedOutTransactions)\b", steps_coordinator.timeout_abort),
     (r"^removeExpiredTransactionalIds\b", steps_coordinator.expire_transactional_ids),

@@ -6,10 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from eoscheck.checker.ops import CONCRETE
-
 from ..api import coordinator as api
-from ..coordinator.fencing import fence_producer_epoch
 from ..coordinator.producer_ids import generate_producer_id
 from ..coordinator.txn_log import NO_METADATA
 from ..errors import Errors
@@ -107,11 +104,22 @@ def add_partitions(w: World, inp: dict[str, Any]) -> Observed:
     tid = _tid(inp)
     _precondition(w, tid, inp)
     parts = tuple(sorted(w.partitions.id(p) for p in inp.get("partitions", [])))
-    resp, st, wrote = api.handle_add_partitions(w.coordinator(tid), integer(inp.get("producer_id", 0), "producer_id"),
-                                                integer(inp.get("producer_epoch", 0), "producer_epoch"), parts,
-                                                w.protocol, append_error=_append_error(inp))
+    tid_raw = inp.get("transactional_id", DEFAULT_TID)
+    pid, epoch = integer(inp.get("producer_id", 0), "producer_id"), integer(inp.get("producer_epoch", 0), "producer_epoch")
+    if inp.get("verify_only") or inp.get("verifyOnly"):
+        answers = api.verify_partitions(w.coordinator(tid), tid_raw, pid, epoch, parts)
+        errs = {w.partitions.name(p): {"error": error_name(e), "error_code": e} for p, e in answers}
+        common = {e for _, e in answers}
+        out: Observed = {"per_partition": errs, "txn_log_append": None, "state_after": w.meta_view(w.txns.get(tid, NO_METADATA))}
+        if len(common) == 1:
+            out["error"] = error_name(common.pop())
+        return out
+    resp, st, wrote = api.handle_add_partitions(w.coordinator(tid), pid, epoch, parts,
+                                                w.protocol, append_error=_append_error(inp), transactional_id=tid_raw)
     w.set_coordinator(tid, st)
-    out = {"error": error_name(resp.error), "error_code": resp.error, "state_after": w.meta_view(st.metadata)}
+    out = {"error": error_name(resp.error), "error_code": resp.error, "state_after": w.meta_view(st.metadata),
+           "per_partition": {w.partitions.name(p): {"error": error_name(resp.error), "error_code": resp.error}
+                             for p in parts}}
     out["txn_log_append"] = w.meta_view(st.metadata) if wrote else None
     return out
 
@@ -155,12 +163,22 @@ def prepare_complete(w: World, inp: dict[str, Any]) -> Observed:
 
 def prepare_fence_producer_epoch(w: World, inp: dict[str, Any]) -> Observed:
     tid = _tid(inp)
-    meta = w.txns.get(tid, NO_METADATA)
-    fenced = fence_producer_epoch(CONCRETE,
-                                  max_epoch=w.protocol.max_epoch, epoch=meta.epoch,
-                                  has_failed_epoch_fence=meta.has_failed_epoch_fence)
-    after = meta._replace(epoch=fenced, last_epoch=-1, pending_state=int(TxnState.PREPARE_EPOCH_FENCE))
-    return {"result": "TRANSITION", "after_complete": w.meta_view(after), "producer_epoch": fenced}
+    res = api.prepare_fence_producer_epoch(w.txns.get(tid, NO_METADATA), w.protocol)
+    if res.exception:
+        return {"error": "EXCEPTION", "exception": res.exception}
+    w.txns[tid] = res.metadata
+    return {"result": "TRANSITION", "error": "NONE", "after_complete": w.meta_view(res.metadata),
+            "state_after": w.meta_view(res.metadata), "producer_epoch": res.metadata.epoch}
+
+
+def prepare_producer_id_rotation(w: World, inp: dict[str, Any]) -> Observed:
+    tid = _tid(inp)
+    res = api.prepare_producer_id_rotation(w.txns.get(tid, NO_METADATA),
+                                           integer(inp.get("new_producer_id", w.next_pid), "new_producer_id"),
+                                           bool(inp.get("record_last_epoch", False)))
+    if res.exception:
+        return {"error": "EXCEPTION", "exception": res.exception}
+    return _transition_out(w, tid, api.TransitionResult(int(Errors.NONE), res.metadata))
 
 
 def state_ids(w: World, inp: dict[str, Any]) -> Observed:
@@ -170,7 +188,7 @@ def state_ids(w: World, inp: dict[str, Any]) -> Observed:
 def timeout_abort(w: World, inp: dict[str, Any]) -> Observed:
     tid = _tid(inp)
     before = w.txns.get(tid, NO_METADATA)
-    wrote, st = api.abort_timed_out(w.coordinator(tid), w.protocol)
+    wrote, st = api.abort_timed_out(w.coordinator(tid), w.protocol, append_error=_append_error(inp))
     w.set_coordinator(tid, st)
     return {"action": "aborted (PrepareAbort appended)" if wrote else "skipped (no append)",
             "txn_log_append": w.meta_view(st.metadata) if wrote else None, "state_after": w.meta_view(st.metadata),

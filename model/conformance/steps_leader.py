@@ -84,7 +84,7 @@ def marker(w: World, inp: dict[str, Any]) -> Observed:
                             int(TxnResult[str(inp.get("result", "COMMIT"))]),
                             integer(inp.get("coordinator_epoch", 0), "coordinator_epoch"),
                             integer(inp.get("offset", -1), "offset"))
-    res, w.leader = api.append_marker(w.leader, req, w.protocol)
+    res, w.leader = api.append_marker(w.leader, req, w.protocol, origin=_origin({'origin': inp.get('origin', 'COORDINATOR')}))
     return _after(w, _result(res))
 
 

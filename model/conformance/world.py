@@ -13,6 +13,7 @@ from ..api.leader import LeaderState
 from ..api.protocol import Protocol
 from ..coordinator.producer_ids import ProducerIdBlocks
 from ..coordinator.txn_log import NO_METADATA
+from ..errors import Errors
 from ..group.metadata import (
     NO_MEMBER_ID,
     CommittedOffset,
@@ -76,6 +77,7 @@ class World:
         self.txns: dict[str, TxnMetadata] = {}
         self.next_pid = 0
         self.loading = False
+        self.lookup_error = 0
         self.blocks: ProducerIdBlocks | None = None
         self.last_update: dict[str, int] = {}
         self.tid_expiration_ms = 604800000
@@ -138,7 +140,7 @@ class World:
     # --- views in the vectors' vocabulary -------------------------------------------------------
 
     def coordinator(self, tid: str) -> CoordinatorState:
-        return CoordinatorState(self.txns.get(tid, NO_METADATA), self.next_pid, self.loading)
+        return CoordinatorState(self.txns.get(tid, NO_METADATA), self.next_pid, self.loading, self.lookup_error)
 
     def set_coordinator(self, tid: str, st: CoordinatorState) -> None:
         self.txns[tid] = st.metadata
@@ -189,14 +191,30 @@ class World:
 # --- loaders for the initial-state objects ------------------------------------------------------
 
 
+def _default_tid(w: World, v: Any) -> None:
+    global_tid = str(v)
+    if DEFAULT_TID in w.txns and global_tid not in w.txns:
+        w.txns[global_tid] = w.txns.pop(DEFAULT_TID)
+
+
 def _txn_metadata(w: World, v: Any) -> None:
     tid = str(v.get("transactional_id", DEFAULT_TID)) if isinstance(v, dict) else DEFAULT_TID
     w.txns[tid] = w.meta_from(v)
 
 
 def _coordinator(w: World, v: Any) -> None:
-    if isinstance(v, dict):
-        w.loading = bool(v.get("loading", False) or v.get("load_in_progress", False))
+    """``{"loading": true}`` or any field naming the error ``getTransactionState`` answers
+    (``{"get_transaction_state": "NOT_COORDINATOR"}``)."""
+    items = v.items() if isinstance(v, dict) else [("state", v)]
+    for key, x in items:
+        if key in ("loading", "load_in_progress") and x:
+            w.loading = True
+        elif isinstance(x, str) and x in _ERROR_NAMES:
+            w.lookup_error = int(Errors[x])
+        elif isinstance(x, str) and "load" in x.lower():
+            w.loading = True
+        elif isinstance(x, str) and "not coordinator" in x.lower().replace("_", " "):
+            w.lookup_error = int(Errors.NOT_COORDINATOR)
 
 
 def _pid_next(w: World, v: Any) -> None:
@@ -319,13 +337,14 @@ def _snake(name: str) -> str:
 
 
 _LOADERS = {
-    "txn_metadata": _txn_metadata, "coordinator": _coordinator, "pid_generator_next": _pid_next,
+    "txn_metadata": _txn_metadata, "transactional_id": _default_tid, "coordinator": _coordinator, "pid_generator_next": _pid_next,
     "block_size": _block_size, "zk_block": _zk_block, "producers": _producers, "log_end_offset": _log_end,
     "now_ms": _now, "producer_id_expiration_ms": _pid_expiration,
     "transactional.id.expiration.ms": _tid_expiration, "transactional_id_expiration_ms": _tid_expiration,
     "verification_guard": _verification_guard, "verification_state": _verification_state, "group": _group,
     "pending_txn_offsets": _pending_txn_offsets, "producer": _producer, "client_partition": _client_partition,
 }
+_ERROR_NAMES = {e.name for e in Errors}
 
 
 def dump(v: Any) -> str:
