@@ -245,3 +245,41 @@ def test_client_sequences_and_produce_errors():
     assert cl.on_txn_offset_commit_error(E.FENCED_INSTANCE_ID) == ("abortable", "FencedInstanceIdException")
     assert cl.on_txn_offset_commit_error(E.PRODUCER_FENCED).action == "fatal"
     assert cl.on_txn_offset_commit_error(E.COORDINATOR_NOT_AVAILABLE).action == "retry"
+
+
+# --- kafka.eos_pipeline: a client's transaction version can change midway --------------------
+
+
+def _reachable(variant: str, limit: int = 20000):
+    from eoscheck.model.machines.eos_pipeline import MODEL
+
+    from collections import deque
+
+    machine = MODEL.machine(variant, bounds={"records": 1})
+    seen, frontier, steps = set(), deque(machine.init_states()), []
+    while frontier and len(seen) < limit:
+        s = frontier.popleft()
+        if s in seen:
+            continue
+        seen.add(s)
+        for step, t in machine.successors(s):
+            steps.append(step)
+            frontier.append(t)
+    return seen, steps
+
+
+def test_a_client_upgrade_midway_mixes_transaction_versions():
+    seen, steps = _reachable("tv2-client-upgrade")
+    assert ("ClientTransactionVersion", 0, 2) in steps
+    # a TV0 transaction completed by one client while the other already sends TV2 EndTxns
+    assert any(any(a.tv == 2 for a in s.apps) and any(a.tv == 0 for a in s.apps) for s in seen)
+    assert any(m.tv == 2 and m.state == S.COMPLETE_COMMIT for s in seen for m in s.txns)
+    assert any(m.tv == 0 and m.state == S.COMPLETE_COMMIT for s in seen for m in s.txns)
+
+
+def test_without_a_change_every_client_keeps_its_version():
+    seen, steps = _reachable("kip890-tv2", 5000)
+    assert not any(st[0] == "ClientTransactionVersion" for st in steps)
+    assert all(a.tv == 2 for s in seen for a in s.apps)
+    seen, _ = _reachable("eos-beta-kip447", 5000)
+    assert all(a.tv == 0 and m.tv == 0 for s in seen for a in s.apps for m in s.txns)
