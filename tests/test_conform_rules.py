@@ -251,9 +251,9 @@ def test_client_sequences_and_produce_errors():
 
 
 def _reachable(variant: str, limit: int = 20000):
-    from eoscheck.model.machines.eos_pipeline import MODEL
-
     from collections import deque
+
+    from eoscheck.model.machines.eos_pipeline import MODEL
 
     machine = MODEL.machine(variant, bounds={"records": 1})
     seen, frontier, steps = set(), deque(machine.init_states()), []
