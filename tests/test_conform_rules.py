@@ -283,3 +283,21 @@ def test_without_a_change_every_client_keeps_its_version():
     assert all(a.tv == 2 for s in seen for a in s.apps)
     seen, _ = _reachable("eos-beta-kip447", 5000)
     assert all(a.tv == 0 and m.tv == 0 for s in seen for a in s.apps for m in s.txns)
+
+
+def test_a_failed_transactional_batch_moves_later_sequences_down_and_unknown_producer_drops_the_partition():
+    e = cl.PartitionEntry(7, 0)
+    for name, n in (("a", 2), ("b", 3), ("c", 1)):
+        e, _ = cl.assign(e, name, n, SNAPSHOT.max_seq)
+    r = cl.on_produce_error(e, "a", E.INVALID_PRODUCER_EPOCH, -1, transactional=True)
+    assert r.abortable and not r.retry
+    assert [(b.name, b.base_sequence) for b in r.entry.in_flight] == [("b", 0), ("c", 3)] and r.entry.next_sequence == 4
+    r = cl.on_produce_error(e, "b", E.UNKNOWN_PRODUCER_ID, 0, transactional=True)  # acked offset -1 < 0: retention
+    assert r.retry
+    e = cl.acknowledge(e, "a", 5, SNAPSHOT.max_seq)
+    r = cl.on_produce_error(e, "b", E.UNKNOWN_PRODUCER_ID, 3, transactional=True)
+    assert r.reset_partition and (r.entry.next_sequence, r.entry.last_acked_sequence, r.entry.in_flight) == (0, -1, ())
+    # the idempotent producer bumps its epoch on any other failure, and past the delivery timeout
+    assert cl.on_produce_error(e, "b", E.INVALID_PRODUCER_EPOCH, -1, transactional=False).bump_epoch
+    assert not cl.on_produce_error(e, "b", E.NOT_ENOUGH_REPLICAS, -1, transactional=False).bump_epoch
+    assert cl.on_produce_error(e, "b", E.NOT_ENOUGH_REPLICAS, -1, transactional=False, can_retry=False).bump_epoch

@@ -93,11 +93,11 @@ def _respond(w: World, tp: str, name: str | None, error: int, base_offset: int, 
         entry = api.bump_idempotent_epoch(entry, w.protocol.max_seq)
         w.client["epoch"] = entry.epoch
     w.client_partitions[tp] = entry
-    if r.abortable:
+    if r.fatal:
+        w.client["state"] = "FATAL_ERROR"
+    elif r.abortable:
         w.client["state"] = "ABORTABLE_ERROR"
         w.client["_epoch_bump_required"] = bool(w.client.get("coordinator_supports_epoch_bump", True))
-        if r.reset_partition:
-            w.client.setdefault("_reset", set()).add(tp)
     out["can_retry"] = r.retry
     return out
 
@@ -155,7 +155,7 @@ def _aborted(w: World) -> None:
     """EndTxn(ABORT) answered NONE: READY; with an epoch bump pending (a coordinator that supports
     it) InitProducerId bumps the epoch and every partition restarts at 0; otherwise only the
     partitions whose batch failed with UNKNOWN_PRODUCER_ID restart at 0."""
-    resets = w.client.pop("_reset", set())
+    resets: set[str] = set()
     if w.client.pop("_epoch_bump_required", False):
         w.client["epoch"] = integer(w.client.get("epoch", 0), "epoch") + 1
         resets = set(w.client_partitions)

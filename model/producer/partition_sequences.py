@@ -10,10 +10,13 @@ past ``max_seq``). An answer acknowledges the batch's last sequence and last off
   to retention) the transactional producer restarts the partition's in-flight sequences at 0
   under the *same* producer id and epoch and retries, the idempotent one bumps its epoch; otherwise
   the idempotent producer bumps its epoch and the transactional batch fails (abortable error;
-  its partition restarts at sequence 0).
+  the partition's sequence state is dropped at once: ``resetSequenceForPartition``).
 * OUT_OF_ORDER_SEQUENCE_NUMBER: retry when an earlier batch failed (this one is not the next
   expected, or was re-sequenced); else the idempotent producer bumps its epoch and retries, the
   transactional batch fails (abortable).
+* any other failure (or a retriable one past the delivery timeout): the idempotent producer bumps
+  its epoch for the partition; the transactional one becomes abortable and moves the later
+  in-flight sequences down by the failed batch's records (``adjustSequencesDueToFailedBatch``).
 * a transactional abortable error asks for an epoch bump (InitProducerId after the abort) only if
   the coordinator supports it (InitProducerId v >= 3); an old coordinator leaves the epoch.
 
@@ -88,44 +91,65 @@ def restart_sequences(entry: PartitionEntry, max_seq: int, producer_id: int | No
 
 class ErrorReaction(NamedTuple):
     retry: bool
-    #: the idempotent producer bumps its epoch (locally) before the retry
+    #: the idempotent producer bumps its epoch (locally) for this partition
     bump_epoch: bool
     #: the transactional producer enters ABORTABLE_ERROR
     abortable: bool
-    #: the partition's sequences start again at 0 (after the abort, for a failed transactional batch)
+    #: the partition's sequence state was dropped (it starts again at 0)
     reset_partition: bool
     entry: PartitionEntry
+    #: the producer enters FATAL_ERROR (ProducerFencedException and the like)
+    fatal: bool = False
+
+
+#: produce errors that are fatal for the producer (``maybeTransitionToErrorState``)
+FATAL_PRODUCE_ERRORS = frozenset({Errors.PRODUCER_FENCED})
+
+
+def adjust_sequences_after_failure(entry: PartitionEntry, failed: InFlightBatch) -> PartitionEntry:
+    """``adjustSequencesDueToFailedBatch`` (transactional): the failed batch leaves a hole, so the
+    later in-flight batches and the next sequence move down by its record count."""
+    moved = tuple(b._replace(base_sequence=b.base_sequence - failed.records, sequence_reset=True)
+                  if b.base_sequence >= failed.base_sequence else b for b in entry.in_flight)
+    return entry._replace(next_sequence=entry.next_sequence - failed.records, in_flight=moved)
 
 
 def on_produce_error(entry: PartitionEntry, name: str, error: int, log_start_offset: int, *, transactional: bool,
-                     unresolved: bool = False, max_seq: int = 2**31 - 1) -> ErrorReaction:
+                     unresolved: bool = False, max_seq: int = 2**31 - 1, can_retry: bool = True) -> ErrorReaction:
+    """``Sender.completeBatch`` for a refused batch: ``TransactionManager.canRetry`` (``can_retry``:
+    the Sender's own conditions - delivery timeout, retries left), else ``handleFailedBatch``."""
     batch = next(b for b in entry.in_flight if b.name == name)
 
     def retry(e: PartitionEntry = entry, bump: bool = False) -> ErrorReaction:
         return ErrorReaction(True, bump, False, False, e)
 
-    def fail(reset: bool) -> ErrorReaction:
-        rest = entry._replace(in_flight=tuple(b for b in entry.in_flight if b.name != name))
-        return ErrorReaction(False, False, transactional, reset, rest)
-
-    if error in RETRIABLE:
-        return retry()
+    if can_retry:
+        if error == Errors.UNKNOWN_PRODUCER_ID:
+            if log_start_offset < 0 or batch.sequence_reset:
+                return retry()
+            if entry.last_acked_offset < log_start_offset:
+                return retry(restart_sequences(entry, max_seq)) if transactional else retry(bump=True)
+            if not transactional:
+                return retry(bump=True)
+        elif error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER:
+            expected_next = _inc(entry.last_acked_sequence, 1, max_seq) if entry.last_acked_sequence >= 0 else 0
+            if not unresolved and (batch.sequence_reset or batch.base_sequence != expected_next):
+                return retry()
+            if not transactional:
+                return retry(bump=True)
+        elif error in RETRIABLE:
+            return retry()
+    # handleFailedBatch
+    rest = entry._replace(in_flight=tuple(b for b in entry.in_flight if b.name != name))
+    fatal = error in FATAL_PRODUCE_ERRORS
+    if fatal:
+        return ErrorReaction(False, False, False, False, rest, True)
     if error == Errors.UNKNOWN_PRODUCER_ID:
-        if log_start_offset < 0 or batch.sequence_reset:
-            return retry()
-        if entry.last_acked_offset < log_start_offset and transactional:
-            return retry(restart_sequences(entry, max_seq))
-        if not transactional:
-            return retry(bump=True)
-        return fail(reset=True)
-    if error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER:
-        expected_next = _inc(entry.last_acked_sequence, 1, max_seq) if entry.last_acked_sequence >= 0 else 0
-        if not unresolved and (batch.sequence_reset or batch.base_sequence != expected_next):
-            return retry()
-        if not transactional:
-            return retry(bump=True)
-        return fail(reset=False)
-    return fail(reset=False)
+        # resetSequenceForPartition: the partition's entry is dropped
+        return ErrorReaction(False, False, transactional, True, PartitionEntry(entry.producer_id, entry.epoch))
+    if not transactional:
+        return ErrorReaction(False, True, False, False, rest)
+    return ErrorReaction(False, False, True, False, adjust_sequences_after_failure(rest, batch))
 
 
 def bump_idempotent_epoch(entry: PartitionEntry, max_seq: int) -> PartitionEntry:
