@@ -102,27 +102,30 @@ def _respond(w: World, tp: str, name: str | None, error: int, base_offset: int, 
     return out
 
 
+_ERROR_WORDS = {e.name for e in Errors}
+
+
+def _error_in(text: str, inp: dict[str, Any]) -> int:
+    named = [w for w in re.findall(r"[A-Z][A-Z_]+", text) if w in _ERROR_WORDS]
+    return error_code(named[0] if named else str(inp.get("error", "NONE")))
+
+
+def _number(text: str, word: str, default: int) -> int:
+    m = re.search(word + r"\s*[=:]?\s*(-?\d+)", text)
+    return int(m.group(1)) if m else default
+
+
 def _clause(w: World, text: str, inp: dict[str, Any]) -> Observed:
     t = text.strip()
-    m = re.match(r"^(?:re)?send\s+(r\d+)(.*)$", t)
+    tp_m = re.search(r"\b(tp\d+)\b", t)
+    name_m = re.search(r"\b(r\d+)\b", t)
     if t.startswith("resend"):
-        name = m.group(1) if m else ""
+        name = name_m.group(1) if name_m else ""
         tp = w.client.get("_batches", {}).get(name, _tp(w))
         b = next((x for x in _entry(w, tp).in_flight if x.name == name), None)
         if b is None:
             raise NotExpressible(f"resend of a batch not in flight: {t!r}")
         return {"request": {"base_sequence": b.base_sequence, "producer_epoch": b.epoch, "producer_id": b.producer_id}}
-    if t == "send" or m:
-        batch = str(inp.get("batch", "")) if m is None else m.group(1) + m.group(2)
-        nm = re.match(r"\s*(r\d+)", batch)
-        _send(w, _tp(w), nm.group(1) if nm else f"b{len(w.client.get('_batches', {}))}", _count(batch))
-        return {}
-    m = re.match(r"^(?:produce_)?response(?:\s+(r\d+))?(?:\s+(\w+))?(?:\s+offset\s+(\d+))?$", t)
-    if m:
-        err = str(inp.get("error", m.group(2) or "NONE")) if m.group(2) is None else m.group(2)
-        base = int(m.group(3)) if m.group(3) else integer(inp.get("base_offset", 0), "base_offset")
-        return _respond(w, _tp(w), m.group(1), error_code(err), base,
-                        integer(inp.get("log_start_offset", -1), "log_start_offset"))
     m = re.match(r"^(tp\d+)\s+produce\s+ok(?:\s+x(\d+))?", t)
     if m:
         tp = m.group(1)
@@ -133,12 +136,23 @@ def _clause(w: World, text: str, inp: dict[str, Any]) -> Observed:
             _respond(w, tp, name, 0, off, -1)
             w.client["_offsets"][tp] = off + 1
         return {}
-    m = re.match(r"^(tp\d+)\s+produce\s*->\s*(\w+)(?:\s*\(log_start_offset\s+(\d+)\))?", t)
+    m = re.match(r"^(tp\d+)\s+produce\s*->\s*(\w+)", t)
     if m:
         tp = m.group(1)
         name = f"b{len(w.client.get('_batches', {}))}"
         _send(w, tp, name, 1)
-        return _respond(w, tp, name, error_code(m.group(2)), 0, int(m.group(3)) if m.group(3) else -1)
+        return _respond(w, tp, name, error_code(m.group(2)), 0, _number(t, "log_start_offset", -1))
+    if re.match(r"^send\b", t):
+        batch = str(inp.get("batch", "")) if t == "send" else t[4:]
+        nm = re.search(r"\b(r\d+)\b", batch)
+        tp = tp_m.group(1) if tp_m else _tp(w)
+        _send(w, tp, nm.group(1) if nm else f"b{len(w.client.get('_batches', {}))}", _count(batch))
+        return {}
+    if re.match(r"^(produce_)?response\b", t):
+        tp = w.client.get("_batches", {}).get(name_m.group(1), _tp(w)) if name_m else (tp_m.group(1) if tp_m else _tp(w))
+        base = _number(t, "offset", integer(inp.get("base_offset", 0), "base_offset"))
+        lso = _number(t, "log_start_offset", integer(inp.get("log_start_offset", -1), "log_start_offset"))
+        return _respond(w, tp, name_m.group(1) if name_m else None, _error_in(t, inp), base, lso)
     if re.match(r"^abortTransaction\(\)$", t) or re.match(r"^EndTxn\(ABORT\)\s+ok$", t):
         if t.startswith("EndTxn"):
             _aborted(w)
@@ -148,6 +162,9 @@ def _clause(w: World, text: str, inp: dict[str, Any]) -> Observed:
         w.client["state"] = "IN_TRANSACTION"
         _entry(w, m.group(1))
         return {}
+    if re.search(r"expire|delivery.timeout", t, re.IGNORECASE):
+        raise NotExpressible(f"{t!r}: the client's batch expiry and unresolved sequences are not in the "
+                             "conformance interface (the machine kafka.idempotent_produce has them)")
     raise NotExpressible(f"free-text client event not understood: {t!r}")
 
 
