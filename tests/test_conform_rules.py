@@ -301,3 +301,12 @@ def test_a_failed_transactional_batch_moves_later_sequences_down_and_unknown_pro
     assert cl.on_produce_error(e, "b", E.INVALID_PRODUCER_EPOCH, -1, transactional=False).bump_epoch
     assert not cl.on_produce_error(e, "b", E.NOT_ENOUGH_REPLICAS, -1, transactional=False).bump_epoch
     assert cl.on_produce_error(e, "b", E.NOT_ENOUGH_REPLICAS, -1, transactional=False, can_retry=False).bump_epoch
+
+
+def test_a_batch_that_wraps_past_the_largest_sequence_is_still_its_own_duplicate():
+    st = ld.LeaderState((), 0)
+    top = SNAPSHOT.max_seq
+    res, st = ld.append_batch(st, ld.ProduceBatch(1, 0, top - 9, 9), SNAPSHOT)  # 20 records, wrapping
+    assert (res.result, res.first_offset, res.last_offset) == (ld.APPENDED, 0, 19)
+    assert ld.append_batch(st, ld.ProduceBatch(1, 0, top - 9, 9), SNAPSHOT)[0].result == ld.DUPLICATE
+    assert ld.append_batch(st, ld.ProduceBatch(1, 0, 10, 10), SNAPSHOT)[0].result == ld.APPENDED

@@ -99,6 +99,7 @@ def _run_case(vector: Vector, protocol: Protocol, initial: dict[str, Any], case:
     try:
         world = World(protocol, {"initial_state": initial, "steps": [s._asdict() for s in vector.steps]}, initial)
         world.source_file = str(vector.source.get("file", ""))
+        world.component = vector.component
         world.unified_log = not re.match(r"(ProducerAppendInfo|ProducerStateManager)\b", vector.component)
     except NotExpressible as exc:
         return report(NOT_EXPRESSIBLE, str(exc))

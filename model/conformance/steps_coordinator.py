@@ -226,7 +226,8 @@ def generate_pid(w: World, inp: dict[str, Any]) -> Observed:
     broker = integer(inp.get("broker", 0), "broker")
     ids: list[int] = []
     for _ in range(times):
-        gen, w.blocks = generate_producer_id(w.blocks, broker, synchronous=not bool(inp.get("kraft", False)))
+        kraft = bool(inp.get("kraft", False)) or bool(re.search(r"RPC|KRaft|Kraft", w.component))
+        gen, w.blocks = generate_producer_id(w.blocks, broker, synchronous=not kraft)
         if gen.error != Errors.NONE:
             return {"error": error_name(gen.error), "error_code": gen.error, "producer_ids": _range(ids)}
         ids.append(gen.producer_id)

@@ -22,6 +22,7 @@ from ..group.metadata import (
     PendingTxnOffset,
     new_group,
 )
+from ..partition.producer_state import first_sequence
 from ..partition.verification import VerificationEntry
 from ..producer.partition_sequences import PartitionEntry
 from ..state import CachedBatch, ProducerStateEntry, TxnMetadata
@@ -94,6 +95,7 @@ class World:
         self.client_partitions: dict[str, PartitionEntry] = {}
         self.client_seq: dict[str, int] = {}
         self.source_file = ""
+        self.component = ""
         #: produce batches go through UnifiedLog (duplicate pre-check) unless the vector drives
         #: ProducerAppendInfo / ProducerStateManager directly
         self.unified_log = True
@@ -160,12 +162,12 @@ class World:
     def entry_view(self, e: ProducerStateEntry) -> dict[str, Any]:
         last = e.batches[-1] if e.batches else None
         return {"epoch": e.epoch, "last_seq": last.seq if last else -1,
-                "first_seq": last.seq - last.delta if last else -1,
+                "first_seq": first_sequence(last) if last else -1,
                 "last_offset": last.offset if last else -1,
                 "coordinator_epoch": e.coordinator_epoch,
                 "txn_first_offset": None if e.current_txn_first_offset < 0 else e.current_txn_first_offset,
                 "last_timestamp": e.last_timestamp,
-                "batches": [{"first_seq": b.seq - b.delta, "last_seq": b.seq, "last_offset": b.offset}
+                "batches": [{"first_seq": first_sequence(b), "last_seq": b.seq, "last_offset": b.offset}
                             for b in e.batches]}
 
     def producers_view(self) -> dict[str, Any]:

@@ -32,9 +32,16 @@ def find_duplicate_batch(entry: ProducerStateEntry | None, epoch: int, seq: int,
         return None
     last = seq if last_seq is None else last_seq
     for batch in entry.batches:
-        if batch.seq == last and batch.seq - batch.delta == seq:
+        if batch.seq == last and first_sequence(batch) == seq:
             return batch
     return None
+
+
+def first_sequence(batch: CachedBatch) -> int:
+    """``BatchMetadata.firstSeq``: the last sequence minus the record count - 1, wrapping below 0
+    past Integer.MAX_VALUE as ``DefaultRecordBatch.decrementSequence`` does."""
+    first = batch.seq - batch.delta
+    return first + 2**31 if first < 0 else first
 
 
 def empty_entry(producer_id: int) -> ProducerStateEntry:
