@@ -232,3 +232,55 @@ def test_more_coordinator_and_leader_inputs_agree(vid, init, inp, expected):
     rep = harness.run_file(parse_vectors(data)).vectors[0]
     assert rep.outcome == harness.AGREE, rep
     assert sum(s.compared for s in rep.steps) >= 1
+
+
+def _end(epoch: int, tv: int, pid: int = 10, result: str = "COMMIT", **kw) -> dict:
+    return {"api": "EndTxn", "transactional_id": "known", "producer_id": pid, "producer_epoch": epoch,
+            "result": result, "client_transaction_version": tv, **kw}
+
+
+def _batch(seq: int, last: int | None = None, epoch: int = 0, txn: bool = False, **kw) -> dict:
+    return {"api": "ProduceBatch", "origin": "CLIENT", "producer_id": 1, "producer_epoch": epoch, "base_sequence": seq,
+            "last_sequence": seq if last is None else last, "first_offset": None, "last_offset": None,
+            "is_transactional": txn, **kw}
+
+
+# multi-step vectors written from TransactionCoordinatorTest / ProducerStateManagerTest / UnifiedLogTest at 1eb7644
+EXTRA_STEPS = [
+    ("tv-downgraded", {"txn_metadata": _meta("PrepareCommit", 2, client_transaction_version=2)}, [
+        (_end(1, 0), {"error": "CONCURRENT_TRANSACTIONS", "producer_id": -1, "producer_epoch": -1}),
+        (_end(1, 0, precondition="metadata now CompleteCommit, epoch 2, tv 2"),
+         {"error": "NONE", "producer_id": 10, "producer_epoch": 2})]),
+    ("tv2-not-a-retry", {"txn_metadata": _meta("PrepareCommit", 1, client_transaction_version=2)}, [
+        (_end(1, 2), {"error": "PRODUCER_FENCED"}),
+        (_end(1, 2, precondition="metadata now CompleteCommit, epoch 1, tv 2"), {"error": "PRODUCER_FENCED"})]),
+    ("tv2-overflow", {"txn_metadata": _meta("PrepareCommit", 32767, next_producer_id=11, last_producer_epoch=32766,
+                                            client_transaction_version=2)}, [
+        (_end(32766, 2), {"error": "CONCURRENT_TRANSACTIONS"}),
+        (_end(32766, 2, precondition="metadata now CompleteCommit"), {"error": "NONE", "producer_id": 11,
+                                                                      "producer_epoch": 0})]),
+    ("txn-then-plain", {"producers": {}}, [
+        (_batch(0, txn=True), {"result": "APPENDED"}),
+        (_batch(1), {"result": "REJECTED", "error": "INVALID_TXN_STATE"})]),
+    ("marker-fencing", {"producers": {}}, [
+        (_batch(0, epoch=2, txn=True), {"result": "APPENDED"}),
+        ({"api": "WriteTxnMarker", "origin": "COORDINATOR", "producer_id": 1, "producer_epoch": 1, "result": "COMMIT",
+          "offset": 1, "coordinator_epoch": 0}, {"result": "REJECTED", "error": "INVALID_PRODUCER_EPOCH"}),
+        ({"api": "WriteTxnMarker", "origin": "COORDINATOR", "producer_id": 1, "producer_epoch": 2, "result": "COMMIT",
+          "offset": 1, "coordinator_epoch": 3}, {"result": "APPENDED"}),
+        ({"api": "WriteTxnMarker", "origin": "COORDINATOR", "producer_id": 1, "producer_epoch": 2, "result": "ABORT",
+          "offset": 2, "coordinator_epoch": 2}, {"result": "REJECTED", "error": "TRANSACTION_COORDINATOR_FENCED"})]),
+    ("open-txn-never-expires", {"producer_id_expiration_ms": 100, "producers": {}, "now_ms": "T"}, [
+        (_batch(0, txn=True, timestamp="T"), {"result": "APPENDED"}),
+        ({"event": "advance_time", "ms": 1000}, {}),
+        ({"event": "removeExpiredProducers"}, {"active_producers": 1})]),
+]
+
+
+@pytest.mark.parametrize("vid, init, steps", EXTRA_STEPS, ids=[e[0] for e in EXTRA_STEPS])
+def test_more_multi_step_vectors_agree(vid, init, steps):
+    data = {"source": {"commit": "1eb7644349cb07139d6a3c1ad1986979647cac99"},
+            "vectors": [{"id": vid, "mechanism": "m", "component": "UnifiedLog", "initial_state": init,
+                         "steps": [{"input": i, "expected": e} for i, e in steps]}]}
+    rep = harness.run_file(parse_vectors(data)).vectors[0]
+    assert rep.outcome == harness.AGREE, rep
