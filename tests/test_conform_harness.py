@@ -270,6 +270,21 @@ EXTRA_STEPS = [
           "offset": 1, "coordinator_epoch": 3}, {"result": "APPENDED"}),
         ({"api": "WriteTxnMarker", "origin": "COORDINATOR", "producer_id": 1, "producer_epoch": 2, "result": "ABORT",
           "offset": 2, "coordinator_epoch": 2}, {"result": "REJECTED", "error": "TRANSACTION_COORDINATOR_FENCED"})]),
+    ("fence-after-epochs-exhausted", {"txn_metadata": _meta("Ongoing", 32766, producer_id=23423, prev_producer_id=23423)}, [
+        ({"api": "TransactionMetadata.prepareFenceProducerEpoch"},
+         {"transit": {"producer_epoch": 32767, "last_producer_epoch": -1}, "state_after": {"pending_state": "PrepareEpochFence"}}),
+        ({"api": "TransactionMetadata.prepareAbortOrCommit", "new_state": "PrepareAbort", "client_transaction_version": 0},
+         {"error": "EXCEPTION", "exception": "IllegalStateException"}),
+        ({"event": "txnMetadata.pendingState = None"}, {}),
+        ({"api": "TransactionMetadata.prepareAbortOrCommit", "new_state": "PrepareAbort", "client_transaction_version": 0},
+         {"after_complete": {"producer_id": 23423, "state": "PrepareAbort"}})]),
+    ("epoch-bump-on-end-txn-overflow", {"txn_metadata": _meta("Ongoing", 32766, producer_id=23423, prev_producer_id=23423)}, [
+        ({"api": "TransactionMetadata.prepareAbortOrCommit", "new_state": "PrepareCommit", "client_transaction_version": 2,
+          "next_producer_id": 9893},
+         {"after_complete": {"producer_id": 23423, "producer_epoch": 32767, "client_transaction_version": 2}}),
+        ({"api": "TransactionMetadata.prepareComplete"},
+         {"after_complete": {"producer_id": 9893, "producer_epoch": 0, "prev_producer_id": 23423,
+                             "state": "CompleteCommit"}})]),
     ("open-txn-never-expires", {"producer_id_expiration_ms": 100, "producers": {}, "now_ms": "T"}, [
         (_batch(0, txn=True, timestamp="T"), {"result": "APPENDED"}),
         ({"event": "advance_time", "ms": 1000}, {}),

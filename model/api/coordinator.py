@@ -34,7 +34,7 @@ from ..transactions.end_txn import (
 )
 from ..transactions.markers import complete_if_done
 from ..transactions.metadata import new_metadata
-from ..transactions.states import EXPIRATION_ALLOWED
+from ..transactions.states import EXPIRATION_ALLOWED, is_valid_transition
 from ..transactions.timeout import abort_timed_out as _abort_timed_out
 from .protocol import Protocol
 
@@ -290,6 +290,16 @@ def prepare_fence_producer_epoch(meta: TxnMetadata, protocol: Protocol) -> Fence
                                   has_failed_epoch_fence=meta.has_failed_epoch_fence)
     return FenceResult(meta._replace(epoch=fenced, last_epoch=NO_PRODUCER_EPOCH,
                                      pending_state=int(TxnState.PREPARE_EPOCH_FENCE)))
+
+
+def prepare_abort_or_commit_checked(meta: TxnMetadata, state: int, client_tv: int, next_producer_id: int,
+                                    protocol: Protocol) -> FenceResult:
+    """``prepareAbortOrCommit`` as a metadata method: ``prepareTransitionTo`` throws on a pending
+    transition or a target state that does not accept the current one (Kafka's table)."""
+    tv2_table = protocol.end_txn == "later-trunk" and client_tv >= 2
+    if meta.pending_state != NO_PENDING or not is_valid_transition(meta.state, state, tv2=tv2_table):
+        return FenceResult(meta, "IllegalStateException")
+    return FenceResult(prepare_abort_or_commit(meta, state, client_tv, next_producer_id))
 
 
 def prepare_producer_id_rotation(meta: TxnMetadata, new_producer_id: int, record_last_epoch: bool) -> FenceResult:

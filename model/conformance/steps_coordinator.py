@@ -145,11 +145,20 @@ def prepare_increment_producer_epoch(w: World, inp: dict[str, Any]) -> Observed:
 
 def prepare_abort_or_commit(w: World, inp: dict[str, Any]) -> Observed:
     tid = _tid(inp)
-    meta = w.txns.get(tid, NO_METADATA)
-    new = api.prepare_abort_or_commit_transition(meta, state_id(str(inp.get("new_state", "PrepareCommit"))),
-                                                 integer(inp.get("client_transaction_version", 0), "tv"),
-                                                 integer(inp.get("next_producer_id", -1), "next_producer_id"))
-    return _transition_out(w, tid, api.TransitionResult(int(Errors.NONE), new))
+    res = api.prepare_abort_or_commit_checked(w.txns.get(tid, NO_METADATA),
+                                              state_id(str(inp.get("new_state", "PrepareCommit"))),
+                                              integer(inp.get("client_transaction_version", 0), "tv"),
+                                              integer(inp.get("next_producer_id", -1), "next_producer_id"), w.protocol)
+    if res.exception:
+        return {"error": "EXCEPTION", "exception": res.exception}
+    return _transition_out(w, tid, api.TransitionResult(int(Errors.NONE), res.metadata))
+
+
+def reset_pending_state(w: World, inp: dict[str, Any]) -> Observed:
+    """The unit test clears ``pendingState`` by hand (to let an abort follow a fence)."""
+    tid = _tid(inp)
+    w.txns[tid] = w.txns.get(tid, NO_METADATA)._replace(pending_state=NO_PENDING)
+    return {"state_after": w.meta_view(w.txns[tid])}
 
 
 def prepare_complete(w: World, inp: dict[str, Any]) -> Observed:
@@ -163,12 +172,17 @@ def prepare_complete(w: World, inp: dict[str, Any]) -> Observed:
 
 def prepare_fence_producer_epoch(w: World, inp: dict[str, Any]) -> Observed:
     tid = _tid(inp)
-    res = api.prepare_fence_producer_epoch(w.txns.get(tid, NO_METADATA), w.protocol)
+    meta = w.txns.get(tid, NO_METADATA)
+    res = api.prepare_fence_producer_epoch(meta, w.protocol)
     if res.exception:
         return {"error": "EXCEPTION", "exception": res.exception}
-    w.txns[tid] = res.metadata
-    return {"result": "TRANSITION", "error": "NONE", "after_complete": w.meta_view(res.metadata),
-            "state_after": w.meta_view(res.metadata), "producer_epoch": res.metadata.epoch}
+    # PrepareEpochFence is never completed: the metadata keeps its epoch, only the pending state is set
+    # (endTransaction installs the fenced epoch); the transit is what the test reads
+    w.txns[tid] = meta._replace(pending_state=res.metadata.pending_state)
+    transit = w.meta_view(res.metadata)
+    return {"result": "TRANSITION", "error": "NONE", "transit": transit, "after_complete": transit,
+            "state_after": w.meta_view(w.txns[tid]), "producer_epoch": res.metadata.epoch,
+            "last_producer_epoch": res.metadata.last_epoch, "pending_state": transit["pending_state"]}
 
 
 def prepare_producer_id_rotation(w: World, inp: dict[str, Any]) -> Observed:
