@@ -299,3 +299,15 @@ def test_more_multi_step_vectors_agree(vid, init, steps):
                          "steps": [{"input": i, "expected": e} for i, e in steps]}]}
     rep = harness.run_file(parse_vectors(data)).vectors[0]
     assert rep.outcome == harness.AGREE, rep
+
+
+def test_the_consumer_retries_an_unstable_offset_fetch():
+    # ConsumerCoordinatorTest.testRefreshOffsetWithPendingTransactions, written as a vector
+    steps = [({"event": "initWithCommittedOffsetsIfNeeded", "response": "OffsetFetch -> UNSTABLE_OFFSET_COMMIT",
+               "partition": "t1p"}, {"initializing_partitions": ["t1p"], "retriable": True}),
+             ({"event": "initWithCommittedOffsetsIfNeeded", "response": "OffsetFetch -> NONE offset 100",
+               "partition": "t1p"}, {"initializing_partitions": [], "has_all_fetch_positions": True, "position": 100})]
+    data = {"vectors": [{"id": "c", "mechanism": "m", "initial_state": {},
+                         "steps": [{"input": i, "expected": e} for i, e in steps]}]}
+    rep = harness.run_file(parse_vectors(data)).vectors[0]
+    assert rep.outcome == harness.AGREE, rep

@@ -6,6 +6,7 @@ from __future__ import annotations
 from eoscheck.checker.ops import CONCRETE
 
 from ..partition.sequence import increment_sequence as _increment
+from ..group.offset_fetch import ConsumerFetchReaction, consumer_offset_fetch_reaction
 from ..producer.partition_sequences import (
     ErrorReaction,
     PartitionEntry,
@@ -28,7 +29,7 @@ def increment_sequence(seq: int, inc: int, protocol: Protocol) -> int:
     return int(_increment(CONCRETE, max_seq=protocol.max_seq, seq=seq, inc=inc))
 
 
-__all__ = [
+__all__ = ["ConsumerFetchReaction", "consumer_offset_fetch_reaction", 
     "ErrorReaction",
     "OffsetCommitReaction",
     "PartitionEntry",

@@ -208,3 +208,19 @@ def send_offsets(w: World, inp: dict[str, Any]) -> Observed:
                 "send_offsets_result": "failed" if worst else ("retry" if any(r.action == "retry" for r in reactions)
                                                                else "succeeded")})
     return out
+
+
+def consumer_offset_fetch(w: World, inp: dict[str, Any]) -> Observed:
+    """The consumer reading an OffsetFetch answer for one partition (``initWithCommittedOffsetsIfNeeded``)."""
+    text = " ".join(str(inp.get(k, "")) for k in ("event", "call", "api", "response"))
+    err = _error_in(text, inp)
+    offset = integer(inp.get("offset", inp.get("committed_offset", _number(text, "offset", -1))), "offset")
+    tp = str(inp.get("partition", "tp0"))
+    r = api.consumer_offset_fetch_reaction(err, offset)
+    positions = w.client.setdefault("_positions", {})
+    if not r.retry and not r.failed:
+        positions[tp] = r.position
+    initializing = tp not in positions
+    return {"retry": r.retry, "retriable": r.retry, "is_retriable": r.retry, "failed": r.failed,
+            "position": positions.get(tp), "initializing": initializing,
+            "initializing_partitions": [tp] if initializing else [], "has_all_fetch_positions": not initializing}
