@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from eoscheck.checker.ops import CONCRETE
 
-from ..partition.sequence import increment_sequence as _increment
 from ..group.offset_fetch import ConsumerFetchReaction, consumer_offset_fetch_reaction
+from ..partition.sequence import increment_sequence as _increment
 from ..producer.partition_sequences import (
     ErrorReaction,
     PartitionEntry,
@@ -29,13 +29,15 @@ def increment_sequence(seq: int, inc: int, protocol: Protocol) -> int:
     return int(_increment(CONCRETE, max_seq=protocol.max_seq, seq=seq, inc=inc))
 
 
-__all__ = ["ConsumerFetchReaction", "consumer_offset_fetch_reaction", 
+__all__ = [
+    "ConsumerFetchReaction",
     "ErrorReaction",
     "OffsetCommitReaction",
     "PartitionEntry",
     "acknowledge",
     "assign",
     "bump_idempotent_epoch",
+    "consumer_offset_fetch_reaction",
     "increment_sequence",
     "on_init_response",
     "on_produce_error",

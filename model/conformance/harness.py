@@ -49,8 +49,8 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^removeExpiredProducers\b", steps_leader.remove_expired),
     (r"^maybeStartTransactionVerification\b", steps_leader.start_verification),
     (r"^TxnOffsetCommit\b", steps_group.txn_offset_commit),
-    (r"(?i)^(OffsetFetch ?(response|answer)|offset_fetch_response)|initWithCommittedOffsets|refreshCommittedOffsets|"
-     r"fetchCommittedOffsets", steps_client.consumer_offset_fetch),
+    ((r"(?i)^(OffsetFetch ?(response|answer)|offset_fetch_response)|initWithCommittedOffsets|refreshCommittedOffsets|"
+     r"fetchCommittedOffsets"), steps_client.consumer_offset_fetch),
     (r"^OffsetFetch\b", steps_group.offset_fetch),
     (r"^(replayEndTransactionMarker|completePendingTxnOffsetCommit)\b", steps_group.txn_marker),
     ((r"^(prepareTxnOffsetCommit|prepareOffsetCommit|onTxnOffsetCommitAppend|onOffsetCommitAppend|"
