@@ -311,3 +311,24 @@ def test_the_consumer_retries_an_unstable_offset_fetch():
                          "steps": [{"input": i, "expected": e} for i, e in steps]}]}
     rep = harness.run_file(parse_vectors(data)).vectors[0]
     assert rep.outcome == harness.AGREE, rep
+
+
+def test_unreadable_state_or_input_is_not_expressible_and_a_raising_rule_disagrees(monkeypatch):
+    base = {"vectors": [
+        {"id": "bad-state", "mechanism": "m", "initial_state": {"producers": {"1": "not an object"}},
+         "steps": [{"input": _batch(0), "expected": {"result": "APPENDED"}}]},
+        {"id": "bad-input", "mechanism": "m", "initial_state": {},
+         "steps": [{"input": {"event": "prepareTxnOffsetCommit", "producer_id": 1}, "expected": {}}]},
+    ]}
+    reps = harness.run_file(parse_vectors(base)).vectors
+    assert [r.outcome for r in reps] == [harness.NOT_EXPRESSIBLE] * 2
+    assert "initial_state not readable" in reps[0].reason and "input not readable" in reps[1].reason
+
+    from eoscheck.model.api import leader
+
+    def boom(*a, **k):
+        raise ValueError("marker answer not modelled")
+
+    monkeypatch.setattr(leader, "validate_data_batch", boom)
+    rep = harness.run_file(parse_vectors({"vectors": [base["vectors"][0] | {"initial_state": {}}]})).vectors[0]
+    assert rep.outcome == harness.DISAGREE and "rule raised" in rep.differences[0][1].field

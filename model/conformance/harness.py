@@ -11,7 +11,9 @@ one it answers; the reason names the field or mechanism it abstracts away).
 from __future__ import annotations
 
 import json
+import os
 import re
+import traceback
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -101,11 +103,13 @@ def _run_case(vector: Vector, protocol: Protocol, initial: dict[str, Any], case:
 
     try:
         world = World(protocol, {"initial_state": initial, "steps": [s._asdict() for s in vector.steps]}, initial)
-        world.source_file = str(vector.source.get("file", ""))
-        world.component = vector.component
-        world.unified_log = not re.match(r"(ProducerAppendInfo|ProducerStateManager)\b", vector.component)
     except NotExpressible as exc:
         return report(NOT_EXPRESSIBLE, str(exc))
+    except (AttributeError, TypeError, ValueError, KeyError) as exc:
+        return report(NOT_EXPRESSIBLE, f"initial_state not readable as the model's state: {type(exc).__name__}: {exc}")
+    world.source_file = str(vector.source.get("file", ""))
+    world.component = vector.component
+    world.unified_log = not re.match(r"(ProducerAppendInfo|ProducerStateManager)\b", vector.component)
     for i, step in enumerate(vector.steps):
         expected = dict(step.expected)
         if isinstance(step.input.get("expected_request"), dict):
@@ -116,7 +120,10 @@ def _run_case(vector: Vector, protocol: Protocol, initial: dict[str, Any], case:
             if any(s.differences for s in steps):
                 break
             return report(NOT_EXPRESSIBLE, f"step {i + 1}: {exc}")
-        except (ValueError, KeyError, IndexError, TypeError, AssertionError, StopIteration) as exc:
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, AssertionError, StopIteration) as exc:
+            if _raised_in_harness(exc):
+                # the step's input lacks a field the harness needs, or has the wrong type
+                return report(NOT_EXPRESSIBLE, f"step {i + 1}: input not readable: {type(exc).__name__}: {exc}")
             # a rule refused an input Kafka answers: that is a disagreement, not a harness crash
             steps.append(StepReport(i + 1, 1, (Difference("(the model's rule raised)", expected,
                                                            f"{type(exc).__name__}: {exc}"),), {}))
@@ -130,6 +137,12 @@ def _run_case(vector: Vector, protocol: Protocol, initial: dict[str, Any], case:
         why = "; ".join(sorted({s.unchecked[f] for s in steps for f in s.unchecked if f in s.unchecked}))
         return report(NOT_EXPRESSIBLE, f"no asserted field is one the model answers ({', '.join(fields)}): {why}")
     return report(AGREE)
+
+
+def _raised_in_harness(exc: BaseException) -> bool:
+    """Whether the innermost frame of ``exc`` is the harness's own code (reading the vector), not a rule."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and f"{os.sep}conformance{os.sep}" in frames[-1].filename
 
 
 def run_vector(vector: Vector, protocol: Protocol) -> VectorReport:
