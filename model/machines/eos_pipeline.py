@@ -336,11 +336,11 @@ class EosPipeline(Machine):
             yield from self._app_steps(s, i, a)
         for req in s.produce_requests:
             yield ("ProduceArrives", req.instance, req.value), self._produce_arrives(s, req)
-        for req in s.endtxn_requests:
-            out = self._end_txn(s.txns[req.tid], self.pid_of(req.tid), req.epoch, req.result, req.tv)
-            gone = s._replace(endtxn_requests=tuple(r for r in s.endtxn_requests if r != req))
-            yield (("StaleEndTxnArrives", req.tid, TxnResult(req.result).name, req.epoch),
-                   self._txn(gone, req.tid, out.meta, write=out.wrote))
+        for late in s.endtxn_requests:
+            out = self._end_txn(s.txns[late.tid], self.pid_of(late.tid), late.epoch, late.result, late.tv)
+            gone = s._replace(endtxn_requests=tuple(r for r in s.endtxn_requests if r != late))
+            yield (("StaleEndTxnArrives", late.tid, TxnResult(late.result).name, late.epoch),
+                   self._txn(gone, late.tid, out.meta, write=out.wrote))
         for tid, m in enumerate(s.txns):
             done, wrote = self._complete_if_done(m)
             if wrote:  # a PrepareAbort with no partitions (TV2 abort of an empty transaction): no markers
