@@ -332,3 +332,13 @@ def test_unreadable_state_or_input_is_not_expressible_and_a_raising_rule_disagre
     monkeypatch.setattr(leader, "validate_data_batch", boom)
     rep = harness.run_file(parse_vectors({"vectors": [base["vectors"][0] | {"initial_state": {}}]})).vectors[0]
     assert rep.outcome == harness.DISAGREE and "rule raised" in rep.differences[0][1].field
+
+
+def test_symbolic_expected_values_are_evaluated():
+    init = {"txn_metadata": _meta("CompleteCommit", "E")}
+    step = {"input": _end(4, 0, metadata_epoch=4), "expected": {"error": "NONE", "producer_epoch": "E"}}
+    data = {"vectors": [{"id": "s", "mechanism": "m", "initial_state": init, "steps": [step]}]}
+    assert harness.run_file(parse_vectors(data)).vectors[0].outcome == harness.AGREE
+    step["expected"]["producer_epoch"] = "E + 1"
+    rep = harness.run_file(parse_vectors(data)).vectors[0]
+    assert rep.outcome == harness.DISAGREE and rep.differences[0][1].model == 4

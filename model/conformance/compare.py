@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
+from .values import value
 from .world import ABSTRACTED
 
 #: keys that annotate rather than assert
@@ -31,8 +32,10 @@ def _norm(v: Any) -> Any:
     return v
 
 
-def same(expected: Any, model: Any) -> bool:
+def same(expected: Any, model: Any, symbols: dict[str, int] | None = None) -> bool:
     e, m = _norm(expected), _norm(model)
+    if isinstance(e, str) and isinstance(m, int) and not isinstance(m, bool):
+        e = value(e, symbols)  # a symbolic expected value such as G or E+1
     if isinstance(e, bool) or isinstance(m, bool):
         return e is m
     if e == m:
@@ -52,7 +55,8 @@ def same(expected: Any, model: Any) -> bool:
     return False
 
 
-def compare(expected: dict[str, Any], model: dict[str, Any], prefix: str = "") -> Comparison:
+def compare(expected: dict[str, Any], model: dict[str, Any], prefix: str = "",
+            symbols: dict[str, int] | None = None) -> Comparison:
     why = model.get("__why__", {})
     compared, diffs, unchecked = 0, list[Difference](), dict[str, str]()
     codes_only = "error" not in expected and "error_code" in expected
@@ -63,13 +67,13 @@ def compare(expected: dict[str, Any], model: dict[str, Any], prefix: str = "") -
         if key in model and key not in why:
             got = model[key]
             if isinstance(exp, dict) and isinstance(got, dict):
-                sub = compare(exp, got, f"{path}.")
+                sub = compare(exp, got, f"{path}.", symbols)
                 compared += sub.compared
                 diffs.extend(sub.differences)
                 unchecked.update(sub.unchecked)
             else:
                 compared += 1
-                if not same(exp, got):
+                if not same(exp, got, symbols):
                     diffs.append(Difference(path, exp, got))
         else:
             unchecked[path] = why.get(key) or ABSTRACTED.get(key) or \

@@ -128,7 +128,7 @@ def _run_case(vector: Vector, protocol: Protocol, initial: dict[str, Any], case:
             steps.append(StepReport(i + 1, 1, (Difference("(the model's rule raised)", expected,
                                                            f"{type(exc).__name__}: {exc}"),), {}))
             break
-        c = compare(expected, observed)
+        c = compare(expected, observed, symbols=world.symbols)
         steps.append(StepReport(i + 1, c.compared, c.differences, c.unchecked))
     if any(s.differences for s in steps):
         return report(DISAGREE)

@@ -18,21 +18,31 @@ class NotExpressible(Exception):
 #: values the harness binds to the vectors' symbols (any distinct, plausible values do)
 SYMBOLS: dict[str, int] = {"T": 1_700_000_000_000, "now": 1_700_000_000_000, "G": 7}
 
-_EXPR = re.compile(r"^\s*([A-Za-z_][A-Za-z_0-9]*)\s*(?:([+-])\s*(\d+))?\s*$")
+_TERM = re.compile(r"\s*([+-]?)\s*([A-Za-z_][A-Za-z_0-9]*|\d+)\s*")
 
 
 def value(v: Any, symbols: dict[str, int] | None = None) -> Any:
-    """An int for a symbolic expression ``NAME``, ``NAME + n``, ``NAME - n``; other values unchanged."""
-    if isinstance(v, str):
-        m = _EXPR.match(v)
-        table = {**SYMBOLS, **(symbols or {})}
-        if m and m.group(1) in table:
-            base = table[m.group(1)]
-            if m.group(2):
-                n = int(m.group(3))
-                return base + n if m.group(2) == "+" else base - n
-            return base
-    return v
+    """An int for a symbolic expression such as ``T``, ``G+5``, ``now - 604800000 + 1`` (names are
+    the vectors' symbols); other values unchanged."""
+    if not isinstance(v, str) or not v.strip():
+        return v
+    table = {**SYMBOLS, **(symbols or {})}
+    pos, total, named = 0, 0, False
+    text = v.strip()
+    while pos < len(text):
+        m = _TERM.match(text, pos)
+        if not m or (pos > 0 and not m.group(1)):
+            return v
+        word = m.group(2)
+        if word.isdigit():
+            term = int(word)
+        elif word in table:
+            term, named = table[word], True
+        else:
+            return v
+        total += -term if m.group(1) == "-" else term
+        pos = m.end()
+    return total if named else v
 
 
 def integer(v: Any, what: str, symbols: dict[str, int] | None = None) -> int:
