@@ -342,3 +342,16 @@ def test_symbolic_expected_values_are_evaluated():
     step["expected"]["producer_epoch"] = "E + 1"
     rep = harness.run_file(parse_vectors(data)).vectors[0]
     assert rep.outcome == harness.DISAGREE and rep.differences[0][1].model == 4
+
+
+def test_moving_the_log_start_offset_keeps_producer_state_since_kafka_7190(tmp_path):
+    steps = [{"input": _batch(0, first_offset=0), "expected": {"result": "APPENDED"}},
+             {"input": {"event": "deleteRecords", "log_start_offset": 5}, "expected": {"active_producers": 1}},
+             {"input": _batch(1), "expected": {"result": "APPENDED"}}]
+    data = {"source": {"commit": "1eb7644349cb07139d6a3c1ad1986979647cac99"},
+            "vectors": [{"id": "lso", "mechanism": "m", "initial_state": {"producers": {}}, "steps": steps}]}
+    assert harness.run_file(parse_vectors(data)).vectors[0].outcome == harness.AGREE
+    # before 2.5 the producer is evicted, and its next batch gets UNKNOWN_PRODUCER_ID
+    rep = harness.run_file(parse_vectors(data), "kafka-2.0-2.4").vectors[0]
+    assert rep.outcome == harness.DISAGREE
+    assert {d.field: d.model for _, d in rep.differences} == {"active_producers": 0, "result": "REJECTED"}

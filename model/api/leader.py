@@ -19,6 +19,7 @@ from ..partition.producer_state import (
     empty_entry,
     find_entry,
     put_entry,
+    truncate_head,
 )
 from ..partition.producer_state import remove_expired_producers as _remove_expired
 from ..partition.validation import AppendOrigin, validate_data_batch, validate_produce
@@ -134,6 +135,15 @@ def remove_expired_producers(state: LeaderState, expiration_ms: int) -> LeaderSt
     transaction, and verification entries as old."""
     return state._replace(producers=_remove_expired(state.producers, state.now, expiration_ms),
                           verifications=remove_expired_verifications(state.verifications, state.now, expiration_ms))
+
+
+def move_log_start_offset(state: LeaderState, log_start_offset: int, protocol: Protocol) -> LeaderState:
+    """Retention or DeleteRecords moves the log start offset: since KAFKA-7190 (2.5) the producer
+    state stays (``onLogStartOffsetIncremented``); before, producers whose last batch is below the
+    new log start offset are evicted (``truncateHead``)."""
+    if protocol.broker_retain_producer_state:
+        return state
+    return state._replace(producers=truncate_head(state.producers, log_start_offset))
 
 
 def start_verification(state: LeaderState, producer_id: int, seq: int, epoch: int) -> LeaderState:

@@ -27,6 +27,8 @@ class Protocol(NamedTuple):
     broker_unknown_producer: str
     broker_batch_cache: int
     broker_duplicate_sequence_error: bool
+    #: KAFKA-7190 (2.5+): moving the log start offset keeps the producer state
+    broker_retain_producer_state: bool
     client_version: str
     client_epoch_bump: str
     #: TxnOffsetCommit validation (``model.group.txn_offset_commit.CHECKS``)
@@ -54,6 +56,7 @@ def _profile(name: str, idempotent_variant: str, init_variant: str, **rest: obje
         broker_unknown_producer=str(idem["broker_unknown_producer"]),
         broker_batch_cache=int(idem["broker_batch_cache"]),  # type: ignore[call-overload]
         broker_duplicate_sequence_error=bool(idem["broker_duplicate_sequence_error"]),
+        broker_retain_producer_state=bool(idem["broker_retain_producer_state"]),
         client_version=str(idem["client_version"]), client_epoch_bump=str(idem["client_epoch_bump"]),
         **rest)  # type: ignore[arg-type]
 

@@ -106,3 +106,17 @@ def start_verification(w: World, inp: dict[str, Any]) -> Observed:
                                       integer(inp.get("base_sequence", inp.get("sequence", 0)), "sequence"),
                                       integer(inp.get("producer_epoch", 0), "producer_epoch"))
     return {"verification_entry_present": True}
+
+
+def move_log_start_offset(w: World, inp: dict[str, Any]) -> Observed:
+    """Retention / DeleteRecords / ``onLogStartOffsetIncremented(n)``: the new log start offset comes
+    from a field (``log_start_offset``, ``offset``, ``new_log_start_offset``) or the text."""
+    text = " ".join(str(inp.get(k, "")) for k in ("event", "call", "api"))
+    raw = inp.get("log_start_offset", inp.get("new_log_start_offset", inp.get("offset")))
+    if raw is None:
+        m = re.search(r"(\d+)", text)
+        if not m:
+            raise NotExpressible(f"{text!r}: no new log start offset given")
+        raw = int(m.group(1))
+    w.leader = api.move_log_start_offset(w.leader, integer(raw, "log_start_offset"), w.protocol)
+    return _after(w, {})
