@@ -355,3 +355,24 @@ def test_moving_the_log_start_offset_keeps_producer_state_since_kafka_7190(tmp_p
     rep = harness.run_file(parse_vectors(data), "kafka-2.0-2.4").vectors[0]
     assert rep.outcome == harness.DISAGREE
     assert {d.field: d.model for _, d in rep.differences} == {"active_producers": 0, "result": "REJECTED"}
+
+
+def test_marker_answers_and_append_errors():
+    init = {"txn_metadata": _meta("PrepareCommit", 1, ["topic1-0", "topic2-0"])}
+    steps = [({"event": "WriteTxnMarkers response", "partition": "topic1-0", "error": "NOT_ENOUGH_REPLICAS"},
+              {"action": "retry", "partitions_remaining": ["topic1-0", "topic2-0"]}),
+             ({"event": "WriteTxnMarkers response", "partition": "topic1-0", "error": "NONE"},
+              {"partitions_remaining": ["topic2-0"], "state_after": {"state": "PrepareCommit"}}),
+             ({"event": "WriteTxnMarkers response", "partition": "topic2-0", "error": "UNSUPPORTED_FOR_MESSAGE_FORMAT"},
+              {"txn_log_append": {"state": "CompleteCommit"}}),
+             ({"api": "TransactionStateManager.appendTransactionToLog", "append_error": "NOT_ENOUGH_REPLICAS"},
+              {"error": "COORDINATOR_NOT_AVAILABLE"}),
+             ({"api": "TransactionStateManager.appendTransactionToLog", "append_error": "KAFKA_STORAGE_ERROR"},
+              {"error": "NOT_COORDINATOR"})]
+    data = {"vectors": [{"id": "mk", "mechanism": "m", "initial_state": init,
+                         "steps": [{"input": i, "expected": e} for i, e in steps]}]}
+    assert harness.run_file(parse_vectors(data)).vectors[0].outcome == harness.AGREE
+    data["vectors"][0]["steps"] = [{"input": {"event": "WriteTxnMarkers response", "partition": "topic1-0",
+                                              "error": "CORRUPT_MESSAGE"},
+                                    "expected": {"error": "EXCEPTION", "exception": "IllegalStateException"}}]
+    assert harness.run_file(parse_vectors(data)).vectors[0].outcome == harness.AGREE

@@ -21,6 +21,7 @@ from ..coordinator.handler import CoordinatorConfig
 from ..coordinator.handler import handle_init_producer_id as _handle_init
 from ..coordinator.init_producer_id import init_producer_id_decision, is_epoch_exhausted
 from ..coordinator.txn_log import NO_METADATA
+from ..coordinator.txn_log import append_error_answer as _append_error_answer
 from ..errors import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, Errors
 from ..state import TxnMetadata
 from ..transactions.add_partitions import add_partitions_to_txn
@@ -32,7 +33,7 @@ from ..transactions.end_txn import (
     end_txn_tv2,
     prepare_abort_or_commit,
 )
-from ..transactions.markers import complete_if_done
+from ..transactions.markers import complete_if_done, on_marker_response
 from ..transactions.metadata import new_metadata
 from ..transactions.states import EXPIRATION_ALLOWED, is_valid_transition
 from ..transactions.timeout import abort_timed_out as _abort_timed_out
@@ -347,3 +348,28 @@ __all__ = [
     "prepare_abort_or_commit_transition",
     "prepare_increment_producer_epoch",
 ]
+
+
+class MarkerAnswer(NamedTuple):
+    retry: bool  # resend this partition's marker
+    abandon: bool  # stop sending markers for the transaction (fenced)
+    #: the transaction completed (CompleteCommit/CompleteAbort written) with this answer
+    completed: bool
+
+
+def handle_marker_response(state: CoordinatorState, partition: int, error: int,
+                           protocol: Protocol) -> tuple[MarkerAnswer, CoordinatorState]:
+    """``TransactionMarkerRequestCompletionHandler`` for one partition's WriteTxnMarkers answer, then
+    ``writeTxnCompletion`` once no partition is left. An answer Kafka treats as fatal
+    (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, ...) raises ValueError (IllegalStateException in Kafka)."""
+    out = on_marker_response(state.metadata, partition, error)
+    if out.retry or out.abandon:
+        return MarkerAnswer(out.retry, out.abandon, False), state
+    done, wrote = complete_if_done(out.meta, tv2_last_epoch=protocol.tv2_last_epoch)
+    return MarkerAnswer(False, False, wrote), state._replace(metadata=done)
+
+
+def append_error_answer(error: int) -> int:
+    """What a failed ``__transaction_state`` append answers (``coordinator.txn_log.append_error_answer``);
+    the ``append_error`` of the functions above is this answer (the unit tests mock the append)."""
+    return _append_error_answer(error)

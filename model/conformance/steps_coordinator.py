@@ -29,8 +29,10 @@ def _tid(inp: dict[str, Any]) -> str:
     return str(inp.get("transactional_id", DEFAULT_TID) or DEFAULT_TID)
 
 
-def _append_error(inp: dict[str, Any], key: str = "txn_log_append_result") -> int:
-    return error_code(str(inp.get(key, "NONE")))
+def _append_error(inp: dict[str, Any], key: str = "txn_log_append_result", real_append: bool = False) -> int:
+    """The append's answer; through TransactionStateManager (not a mock) the raw error is mapped."""
+    raw = error_code(str(inp.get(key, inp.get("append_result", "NONE"))))
+    return api.append_error_answer(raw) if real_append else raw
 
 
 def _response(resp: api.Response) -> Observed:
@@ -212,7 +214,7 @@ def timeout_abort(w: World, inp: dict[str, Any]) -> Observed:
 def expire_transactional_ids(w: World, inp: dict[str, Any]) -> Observed:
     """``removeExpiredTransactionalIds``: the state rule is the model's (``api.may_expire``); the
     time condition (lastUpdate <= now - transactional.id.expiration.ms) is data the model abstracts."""
-    append_error = _append_error(inp, "tombstone_append_result")
+    append_error = _append_error(inp, "tombstone_append_result", real_append=True)
     written, removed = False, {}
     for i, tid in enumerate(list(w.txns)):
         meta = w.txns[tid]
@@ -257,3 +259,28 @@ def _range(ids: list[int]) -> str:
     if ids == list(range(ids[0], ids[0] + len(ids))):
         return f"{ids[0]}..{ids[-1]}" if len(ids) > 1 else str(ids[0])
     return ",".join(map(str, ids))
+
+
+def marker_response(w: World, inp: dict[str, Any]) -> Observed:
+    """A partition's WriteTxnMarkers answer reaching the coordinator."""
+    tid = _tid(inp)
+    part = w.partitions.id(str(inp.get("partition", "")))
+    err = error_code(str(inp.get("error", "NONE")))
+    try:
+        ans, st = api.handle_marker_response(w.coordinator(tid), part, err, w.protocol)
+    except ValueError:
+        return {"error": "EXCEPTION", "exception": "IllegalStateException"}
+    before = w.txns.get(tid, NO_METADATA)
+    w.set_coordinator(tid, st)
+    return {"retry": ans.retry, "abandon": ans.abandon, "abandoned": ans.abandon, "completed": ans.completed,
+            "action": "retry" if ans.retry else "abandon" if ans.abandon else "done",
+            "partitions_remaining": sorted(w.partitions.name(p) for p in st.metadata.partitions),
+            "state_after": w.meta_view(st.metadata),
+            "txn_log_append": w.meta_view(st.metadata) if ans.completed and st.metadata != before else None}
+
+
+def append_transaction_to_log(w: World, inp: dict[str, Any]) -> Observed:
+    """``TransactionStateManager.appendTransactionToLog``'s answer to its callback."""
+    raw = error_code(str(inp.get("append_error", inp.get("append_result", inp.get("error", "NONE")))))
+    return {"error": error_name(api.append_error_answer(raw)), "error_code": api.append_error_answer(raw),
+            "callback_error": error_name(api.append_error_answer(raw))}

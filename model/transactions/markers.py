@@ -27,7 +27,10 @@ from .metadata import TxnMeta, transit
 #: answers on which the coordinator resends the marker for the partition
 RETRIABLE_MARKER_ERRORS = frozenset({
     Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_LEADER_OR_FOLLOWER, Errors.REQUEST_TIMED_OUT,
+    Errors.NOT_ENOUGH_REPLICAS, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND, Errors.KAFKA_STORAGE_ERROR,
 })
+#: answers after which the partition counts as done (a broker too old for markers: nothing to write)
+DONE_MARKER_ERRORS = frozenset({Errors.UNSUPPORTED_FOR_MESSAGE_FORMAT, Errors.UNSUPPORTED_VERSION})
 #: answers on which the coordinator stops sending markers for the transaction
 ABANDON_MARKER_ERRORS = frozenset({Errors.INVALID_PRODUCER_EPOCH, Errors.TRANSACTION_COORDINATOR_FENCED})
 
@@ -66,7 +69,7 @@ class MarkerResponseOutcome(NamedTuple):
 
 def on_marker_response(meta: TxnMeta, partition: int, error: int) -> MarkerResponseOutcome:
     """``TransactionMarkerRequestCompletionHandler`` for one partition's answer."""
-    if error == Errors.NONE:
+    if error == Errors.NONE or error in DONE_MARKER_ERRORS:
         return MarkerResponseOutcome(meta._replace(partitions=tuple(p for p in meta.partitions if p != partition)),
                                      False, False)
     if error in ABANDON_MARKER_ERRORS:
