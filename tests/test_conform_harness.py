@@ -376,3 +376,16 @@ def test_marker_answers_and_append_errors():
                                               "error": "CORRUPT_MESSAGE"},
                                     "expected": {"error": "EXCEPTION", "exception": "IllegalStateException"}}]
     assert harness.run_file(parse_vectors(data)).vectors[0].outcome == harness.AGREE
+
+
+def test_the_record_a_request_tries_to_write_is_reported_even_when_the_append_fails():
+    data = one(raw(), "INIT-11")
+    for st in data["vectors"][0]["steps"]:  # every attempt writes PrepareAbort at epoch 2
+        st["expected"]["txn_log_append"] = {"state": "PrepareAbort", "producer_epoch": 2}
+    assert harness.run_file(parse_vectors(data)).vectors[0].outcome == harness.AGREE
+    # an InitProducerId retry that does not bump still writes an Empty record (the same epoch)
+    init = {"txn_metadata": _meta("Empty", 5, last_producer_epoch=4)}
+    step = {"input": {**INIT, "producer_id": 10, "producer_epoch": 4},
+            "expected": {"error": "NONE", "producer_epoch": 5, "txn_log_append": {"state": "Empty", "producer_epoch": 5}}}
+    data = {"vectors": [{"id": "r", "mechanism": "m", "initial_state": init, "steps": [step]}]}
+    assert harness.run_file(parse_vectors(data)).vectors[0].outcome == harness.AGREE

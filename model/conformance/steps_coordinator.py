@@ -66,6 +66,20 @@ def _precondition(w: World, tid: str, inp: dict[str, Any]) -> None:
     w.txns[tid] = meta
 
 
+#: an append answer no rule produces: a request that answers it tried to write a record
+_PROBE = int(Errors.CORRUPT_MESSAGE)
+
+
+def _attempted(call: Any) -> Any:
+    """The record a request tries to write to ``__transaction_state`` (None: no write): the rules
+    are pure, so the request is run once more with a failing append (did it try?) and once with a
+    successful one (what it wrote)."""
+    failed = call(_PROBE)
+    if failed[0].error != _PROBE:
+        return None
+    return call(int(Errors.NONE))[1].metadata
+
+
 def init_producer_id(w: World, inp: dict[str, Any]) -> Observed:
     tid_raw = inp.get("transactional_id", DEFAULT_TID)
     tid = DEFAULT_TID if tid_raw is None else str(tid_raw)
@@ -74,31 +88,32 @@ def init_producer_id(w: World, inp: dict[str, Any]) -> Observed:
         integer(inp.get("producer_epoch", -1), "producer_epoch"),
         integer(inp.get("txn_timeout_ms", 60000), "txn_timeout_ms"),
         integer(inp.get("request_version", 5), "request_version"))
-    before = w.txns.get(tid, NO_METADATA)
-    resp, st = api.handle_init_producer_id(w.coordinator(tid), req, w.protocol, append_error=_append_error(inp))
+    cs = w.coordinator(tid)
+    resp, st = api.handle_init_producer_id(cs, req, w.protocol, append_error=_append_error(inp))
+    record = _attempted(lambda e: api.handle_init_producer_id(cs, req, w.protocol, append_error=e))
     w.set_coordinator(tid, st)
     out = _response(resp)
     if tid_raw is not None:
         out["state_after"] = w.meta_view(st.metadata)
-        if st.metadata != before and st.metadata.exists:
-            out["txn_log_append"] = w.meta_view(st.metadata)
+        out["txn_log_append"] = None if record is None else w.meta_view(record)
     return out
 
 
 def end_txn(w: World, inp: dict[str, Any]) -> Observed:
     tid = _tid(inp)
     _precondition(w, tid, inp)
-    before = w.txns.get(tid, NO_METADATA)
     req = api.EndTxnRequest(tid, integer(inp.get("producer_id", 0), "producer_id"),
                             integer(inp.get("producer_epoch", 0), "producer_epoch"),
                             int(TxnResult[str(inp.get("result", "COMMIT"))]),
                             integer(inp.get("client_transaction_version", 0), "client_transaction_version"))
-    resp, st = api.handle_end_txn(w.coordinator(tid), req, w.protocol, append_error=_append_error(inp))
+    cs = w.coordinator(tid)
+    resp, st = api.handle_end_txn(cs, req, w.protocol, append_error=_append_error(inp))
+    record = _attempted(lambda e: api.handle_end_txn(cs, req, w.protocol, append_error=e))
     w.set_coordinator(tid, st)
     out = _response(resp)
     out["state_after"] = w.meta_view(st.metadata)
-    out["txn_log_append"] = w.meta_view(st.metadata) if st.metadata != before else None
-    out["action"] = "append" if st.metadata != before else "no append"
+    out["txn_log_append"] = None if record is None else w.meta_view(record)
+    out["action"] = "append" if record is not None else "no append"
     return out
 
 
@@ -116,13 +131,16 @@ def add_partitions(w: World, inp: dict[str, Any]) -> Observed:
         if len(common) == 1:
             out["error"] = error_name(common.pop())
         return out
-    resp, st, wrote = api.handle_add_partitions(w.coordinator(tid), pid, epoch, parts,
+    cs = w.coordinator(tid)
+    resp, st, _ = api.handle_add_partitions(cs, pid, epoch, parts,
                                                 w.protocol, append_error=_append_error(inp), transactional_id=tid_raw)
+    record = _attempted(lambda e: api.handle_add_partitions(cs, pid, epoch, parts, w.protocol, append_error=e,
+                                                            transactional_id=tid_raw))
     w.set_coordinator(tid, st)
     out = {"error": error_name(resp.error), "error_code": resp.error, "state_after": w.meta_view(st.metadata),
            "per_partition": {w.partitions.name(p): {"error": error_name(resp.error), "error_code": resp.error}
                              for p in parts}}
-    out["txn_log_append"] = w.meta_view(st.metadata) if wrote else None
+    out["txn_log_append"] = None if record is None else w.meta_view(record)
     return out
 
 
