@@ -389,3 +389,16 @@ def test_the_record_a_request_tries_to_write_is_reported_even_when_the_append_fa
             "expected": {"error": "NONE", "producer_epoch": 5, "txn_log_append": {"state": "Empty", "producer_epoch": 5}}}
     data = {"vectors": [{"id": "r", "mechanism": "m", "initial_state": init, "steps": [step]}]}
     assert harness.run_file(parse_vectors(data)).vectors[0].outcome == harness.AGREE
+
+
+@pytest.mark.parametrize("batches, offsets", [("seq 0..5, one record each", "0..5"), ("seq 0..5, 2 records each", "0..5"),
+                                              ([{"base_sequence": 0, "last_sequence": 2}, {"base_sequence": 3}], "0..3")])
+def test_several_batches_in_one_step(batches, offsets):
+    steps = [{"input": {"api": "ProduceBatch", "producer_id": 1, "producer_epoch": 0, "batches": batches},
+              "expected": {"result": "APPENDED", "offsets": offsets}},
+             {"input": _batch(0, 2 if isinstance(batches, list) else 1 if "2 records" in batches else 0),
+              "expected": {"result": "DUPLICATE" if not isinstance(batches, str) or "2 records" in batches else "REJECTED"}}]
+    data = {"vectors": [{"id": "b", "mechanism": "m", "component": "UnifiedLog", "initial_state": {"producers": {}},
+                         "steps": steps}]}
+    rep = harness.run_file(parse_vectors(data)).vectors[0]
+    assert rep.outcome == harness.AGREE, rep

@@ -42,35 +42,48 @@ def _after(w: World, out: Observed) -> Observed:
 def produce(w: World, inp: dict[str, Any]) -> Observed:
     kind = str(inp.get("api", ""))
     many = re.search(r"x\s*(\d+)", kind)
-    if many or isinstance(inp.get("batches"), str):
+    if many or "batches" in inp:
         return _produce_many(w, inp, int(many.group(1)) if many else 0)
-    base = integer(inp.get("base_sequence", 0), "base_sequence")
-    first = inp.get("first_offset")
-    ts = inp.get("timestamp")
-    batch = api.ProduceBatch(integer(inp.get("producer_id", 0), "producer_id"),
-                             integer(inp.get("producer_epoch", 0), "producer_epoch"), base,
-                             integer(inp.get("last_sequence", base), "last_sequence"), _origin(inp),
-                             bool(inp.get("is_transactional", False)),
-                             -1 if first is None else integer(first, "first_offset"),
-                             -1 if ts is None else integer(ts, "timestamp"))
-    res, w.leader = api.append_batch(w.leader, batch, w.protocol, check_duplicates=w.unified_log)
+    res, w.leader = api.append_batch(w.leader, _batch(inp, inp), w.protocol, check_duplicates=w.unified_log)
     return _after(w, _result(res))
 
 
+def _batch(inp: dict[str, Any], common: dict[str, Any]) -> api.ProduceBatch:
+    get = lambda k, d=None: inp.get(k, common.get(k, d))
+    base = integer(get("base_sequence", 0), "base_sequence")
+    first, ts = get("first_offset"), get("timestamp")
+    return api.ProduceBatch(integer(get("producer_id", 0), "producer_id"), integer(get("producer_epoch", 0), "producer_epoch"),
+                            base, integer(get("last_sequence", base), "last_sequence"),
+                            _origin({"origin": get("origin", "CLIENT")}), bool(get("is_transactional", False)),
+                            -1 if first is None else integer(first, "first_offset"),
+                            -1 if ts is None else integer(ts, "timestamp"))
+
+
+_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+
+
 def _produce_many(w: World, inp: dict[str, Any], times: int) -> Observed:
-    """'ProduceBatch xN' with batches 'seq A..B, one record each': N one-record batches in order."""
-    text = str(inp.get("batches", ""))
-    m = re.search(r"seq\s*(\d+)\s*\.\.\s*(\d+)", text)
-    if not m or "one record each" not in text:
-        raise NotExpressible(f"batch list not understood: {text!r}")
-    seqs = range(int(m.group(1)), int(m.group(2)) + 1)
-    if times and times != len(seqs):
-        raise NotExpressible(f"{inp.get('api')!r} does not match {text!r}")
+    """Several batches in one step: a list of batch objects (the step's other fields are their
+    defaults), or 'seq A..B, N records each' (N one, two, ... or a number)."""
+    raw = inp.get("batches")
+    if isinstance(raw, list):
+        batches = [_batch(b if isinstance(b, dict) else {}, inp) for b in raw]
+    else:
+        text = str(raw or "")
+        m = re.search(r"seq\s*(\d+)\s*\.\.\s*(\d+)", text)
+        per = re.search(r"(\d+|one|two|three|four|five) records? each", text)
+        if not m or not per:
+            raise NotExpressible(f"batch list not understood: {text!r}")
+        n = int(per.group(1)) if per.group(1).isdigit() else _WORDS[per.group(1)]
+        lo, hi = int(m.group(1)), int(m.group(2))
+        if (hi - lo + 1) % n:
+            raise NotExpressible(f"{text!r}: the range does not split into batches of {n}")
+        batches = [_batch({"base_sequence": s, "last_sequence": s + n - 1, "first_offset": None}, inp)
+                   for s in range(lo, hi + 1, n)]
+    if times and times != len(batches):
+        raise NotExpressible(f"{inp.get('api')!r} does not match the {len(batches)} batches given")
     results = []
-    for seq in seqs:
-        batch = api.ProduceBatch(integer(inp.get("producer_id", 0), "producer_id"),
-                                 integer(inp.get("producer_epoch", 0), "producer_epoch"), seq, seq, _origin(inp),
-                                 bool(inp.get("is_transactional", False)))
+    for batch in batches:
         res, w.leader = api.append_batch(w.leader, batch, w.protocol, check_duplicates=w.unified_log)
         results.append(res)
     bad = [r for r in results if r.result != api.APPENDED]
