@@ -402,3 +402,16 @@ def test_several_batches_in_one_step(batches, offsets):
                          "steps": steps}]}
     rep = harness.run_file(parse_vectors(data)).vectors[0]
     assert rep.outcome == harness.AGREE, rep
+
+
+def test_group_preconditions_in_free_text():
+    base = {"group": {"id": "foo", "type": "classic", "state": "Stable", "generation": 1, "members": ["member"]}}
+    commit = {"api": "TxnOffsetCommit", "group_id": "foo", "producer_id": None, "producer_epoch": None,
+              "member_id": "member", "group_instance_id": None, "generation_id": 3, "offsets": {"bar-0": 1}}
+    cases = [("group in CompletingRebalance, generation 3", "NONE"), ("separate test: dead group", "COORDINATOR_NOT_AVAILABLE"),
+             ("the moon is full", None)]
+    for text, error in cases:
+        data = {"vectors": [{"id": "g", "mechanism": "m", "initial_state": base,
+                             "steps": [{"input": {**commit, "precondition": text}, "expected": {"error": error or "NONE"}}]}]}
+        rep = harness.run_file(parse_vectors(data)).vectors[0]
+        assert rep.outcome == (harness.AGREE if error else harness.NOT_EXPRESSIBLE), (text, rep)

@@ -13,7 +13,7 @@ from ..group.pending_offsets import (
     on_txn_offset_commit_append,
     prepare_txn_offset_commit,
 )
-from .values import error_name, integer
+from .values import NotExpressible, error_name, integer
 from .world import World
 
 Observed = dict[str, Any]
@@ -22,13 +22,28 @@ ANONYMOUS_PRODUCER = 2**40
 
 
 def _precondition(w: World, inp: dict[str, Any]) -> None:
+    """A free-text setup of the group for this step ('separate test: empty classic group, no members',
+    'group in CompletingRebalance, generation 3', ...)."""
     text = inp.get("precondition")
-    if isinstance(text, str) and re.search(r"empty classic group.*no members", text):
-        g = w.group_meta()._replace(state=int(GroupState.EMPTY), members=(), static_members=())
-        w.group = w.group._replace(group=g, member_epochs=None, new_coordinator=w.group.new_coordinator)
-    elif isinstance(text, str):
-        from .values import NotExpressible
+    if not isinstance(text, str):
+        return
+    g = w.group_meta()
+    changed = False
+    state = re.search(r"\b(empty|dead|stable|preparing ?rebalance|completing ?rebalance)\b", text, re.IGNORECASE)
+    if state:
+        g = g._replace(state=int(GroupState[state.group(1).upper().replace(" ", "_").replace("REBALANCE", "_REBALANCE")
+                                            .replace("__", "_")]))
+        changed = True
+    if re.search(r"no members", text):
+        g = g._replace(members=(), static_members=())
+        changed = True
+    gen = re.search(r"generation (\d+)", text)
+    if gen:
+        g = g._replace(generation_id=int(gen.group(1)))
+        changed = True
+    if not changed:
         raise NotExpressible(f"free-text precondition not understood: {text!r}")
+    w.group = w.group._replace(group=g, member_epochs=None if "classic" in text else w.group.member_epochs)
 
 
 def txn_offset_commit(w: World, inp: dict[str, Any]) -> Observed:
