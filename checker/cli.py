@@ -126,6 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
                            add_help=False)
     prove.add_argument("rest", nargs=argparse.REMAINDER)
     prove.set_defaults(func=cmd_prove)
+    # listed for --help only: main() hands "conform ..." to checker.cli_conform before parsing
+    sub.add_parser("conform", help="run Kafka unit-test vectors against the model's rules", add_help=False)
     return parser
 
 
@@ -135,6 +137,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if argv[:1] == ["prove"]:
             # The prover declares its own arguments; argparse's REMAINDER cannot pass "--x" on.
             return run_prove(argv[1:])
+        if argv[:1] == ["conform"]:
+            from .cli_conform import run_conform
+            return run_conform(argv[1:], _Parser, BadInput)
         parser = build_parser()
         args = parser.parse_args(argv)
         return int(args.func(args))

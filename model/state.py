@@ -13,10 +13,13 @@ from typing import NamedTuple
 
 
 class CachedBatch(NamedTuple):
-    """``BatchMetadata`` in a ``ProducerStateEntry`` (one record per batch: firstSeq == lastSeq)."""
+    """``BatchMetadata`` in a ``ProducerStateEntry``: the batch's last sequence and last offset;
+    ``delta`` (``offsetDelta``) is its record count - 1, so its first sequence is ``seq - delta``
+    (the machines write one record per batch: delta 0)."""
 
     seq: int
     offset: int
+    delta: int = 0
 
 
 class ProducerStateEntry(NamedTuple):
@@ -175,6 +178,12 @@ class TxnMetadata(NamedTuple):
     pending_state: int = -1
     #: ``topicPartitions``: the partitions added to the ongoing transaction, sorted
     partitions: tuple[int, ...] = ()
+    #: ``nextProducerId`` (KIP-890 part 2): the producer id a TV2 EndTxn at an exhausted epoch
+    #: allocated; it replaces the producer id when the transaction completes (-1: none)
+    next_producer_id: int = -1
+    #: ``clientTransactionVersion`` recorded by the last transition (0, 1 or 2): each transaction
+    #: carries the version its EndTxn was sent with, so a client can upgrade or downgrade midway
+    tv: int = 0
 
 
 class TxnLogValue(NamedTuple):

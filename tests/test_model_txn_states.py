@@ -48,11 +48,14 @@ def test_state_ids_are_the_transaction_log_ids():
 
 def test_error_numbers_are_kafkas():
     expected = {"NONE": 0, "UNKNOWN_SERVER_ERROR": -1, "UNKNOWN_TOPIC_OR_PARTITION": 3, "NOT_LEADER_OR_FOLLOWER": 6,
-                "REQUEST_TIMED_OUT": 7, "COORDINATOR_LOAD_IN_PROGRESS": 14, "COORDINATOR_NOT_AVAILABLE": 15,
+                "REQUEST_TIMED_OUT": 7, "CORRUPT_MESSAGE": 2, "MESSAGE_TOO_LARGE": 10, "RECORD_LIST_TOO_LARGE": 18,
+                "NOT_ENOUGH_REPLICAS_AFTER_APPEND": 20, "INVALID_REQUIRED_ACKS": 21, "UNSUPPORTED_VERSION": 35,
+                "UNSUPPORTED_FOR_MESSAGE_FORMAT": 43, "KAFKA_STORAGE_ERROR": 56, "COORDINATOR_LOAD_IN_PROGRESS": 14, "COORDINATOR_NOT_AVAILABLE": 15,
                 "NOT_COORDINATOR": 16, "NOT_ENOUGH_REPLICAS": 19, "ILLEGAL_GENERATION": 22, "INVALID_GROUP_ID": 24,
                 "UNKNOWN_MEMBER_ID": 25, "REBALANCE_IN_PROGRESS": 27, "INVALID_REQUEST": 42,
                 "OUT_OF_ORDER_SEQUENCE_NUMBER": 45, "DUPLICATE_SEQUENCE_NUMBER": 46, "INVALID_PRODUCER_EPOCH": 47,
-                "INVALID_TXN_STATE": 48, "INVALID_PRODUCER_ID_MAPPING": 49, "CONCURRENT_TRANSACTIONS": 51,
+                "INVALID_TXN_STATE": 48, "INVALID_PRODUCER_ID_MAPPING": 49, "INVALID_TRANSACTION_TIMEOUT": 50,
+                "CONCURRENT_TRANSACTIONS": 51,
                 "TRANSACTION_COORDINATOR_FENCED": 52, "UNKNOWN_PRODUCER_ID": 59, "FENCED_INSTANCE_ID": 82,
                 "UNSTABLE_OFFSET_COMMIT": 88, "PRODUCER_FENCED": 90, "TRANSACTION_ABORTABLE": 120}
     assert {e.name: int(e) for e in Errors} == expected
@@ -87,7 +90,7 @@ def test_one_transaction_metadata_record():
     from eoscheck.model.transactions.metadata import TxnMeta, new_metadata
 
     assert TxnMeta is TxnMetadata
-    assert TxnMetadata._fields[-2:] == ("pending_state", "partitions")
+    assert TxnMetadata._fields[-4:] == ("pending_state", "partitions", "next_producer_id", "tv")
     m = TxnMetadata(True, 3, -1, 0, -1, int(S.EMPTY), False)  # part 1's seven fields: not pending, no partitions
-    assert (m.pending_state, m.partitions) == (-1, ())
+    assert (m.pending_state, m.partitions, m.next_producer_id, m.tv) == (-1, (), -1, 0)
     assert new_metadata(3)._replace(epoch=0) == m

@@ -2,7 +2,8 @@
 
 ``handle_init_producer_id`` is ``TransactionCoordinator.handleInitProducerId`` around the shared
 rule ``init_producer_id_decision``, in Kafka's order: a pending transition ->
-CONCURRENT_TRANSACTIONS; a request producer id/epoch that fails ``validPid`` -> PRODUCER_FENCED
+CONCURRENT_TRANSACTIONS (after KafkaApis' INVALID_REQUEST for exactly one of producer id and epoch);
+a request producer id/epoch that fails ``validPid`` -> PRODUCER_FENCED
 (whatever the state); PrepareCommit/PrepareAbort -> CONCURRENT_TRANSACTIONS; Ongoing -> fence the
 open transaction (``transactions.timeout.init_producer_id_on_ongoing``: epoch bump via
 ``fence_producer_epoch``, PrepareAbort written, CONCURRENT_TRANSACTIONS so the client retries);
@@ -50,6 +51,9 @@ def handle_init_producer_id(meta: TxnMetadata, pending: bool, req_producer_id: i
                             new_producer_id: int, cfg: CoordinatorConfig) -> InitPidResult:
     if not cfg.kip360:
         req_producer_id, req_epoch = -1, -1  # the request has no such fields before v3
+    if (req_producer_id == -1) != (req_epoch == -1):
+        # KafkaApis refuses exactly one of ProducerId / ProducerEpoch before the coordinator sees it
+        return InitPidResult(Errors.INVALID_REQUEST, None, None, False)
     if pending:
         return InitPidResult(Errors.CONCURRENT_TRANSACTIONS, None, None, False)
     expected = req_producer_id >= 0 and req_epoch >= 0

@@ -10,7 +10,7 @@ A field that is not persisted loads as -1 (``TransactionLog.readTxnRecordValue``
 
 from __future__ import annotations
 
-from ..errors import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
+from ..errors import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, Errors
 from ..state import TxnLogValue, TxnMetadata
 from ..transactions.codes import TxnState
 
@@ -37,3 +37,18 @@ def load_metadata(value: TxnLogValue) -> TxnMetadata:
         return NO_METADATA
     return TxnMetadata(True, value.producer_id, value.prev_producer_id, value.epoch, value.last_epoch, value.state,
                        False, -1, value.partitions)
+
+
+def append_error_answer(error: int) -> int:
+    """The error ``TransactionStateManager.appendTransactionToLog`` hands its callback for a failed
+    ``__transaction_state`` append: replication and timeout errors become COORDINATOR_NOT_AVAILABLE
+    (the client retries), a lost leadership or storage error NOT_COORDINATOR (the client looks the
+    coordinator up again), record-size errors UNKNOWN_SERVER_ERROR; anything else is passed on."""
+    if error in (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_ENOUGH_REPLICAS,
+                 Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND, Errors.REQUEST_TIMED_OUT):
+        return int(Errors.COORDINATOR_NOT_AVAILABLE)
+    if error in (Errors.NOT_LEADER_OR_FOLLOWER, Errors.KAFKA_STORAGE_ERROR):
+        return int(Errors.NOT_COORDINATOR)
+    if error in (Errors.MESSAGE_TOO_LARGE, Errors.RECORD_LIST_TOO_LARGE):
+        return int(Errors.UNKNOWN_SERVER_ERROR)
+    return int(error)

@@ -66,3 +66,23 @@ def on_offset_fetch_answer(answer: OffsetFetchAnswer) -> tuple[int, int]:
         raise ValueError(f"OffsetFetch error {answer.error} is not modelled")
     pos = answer.offset if answer.offset != NO_OFFSET else EARLIEST_OFFSET
     return int(FetchReaction.POSITION), pos
+
+
+class ConsumerFetchReaction(NamedTuple):
+    """The consumer's reaction to one partition of an OffsetFetch answer."""
+
+    retry: bool  # back off and fetch again (a RetriableException)
+    failed: bool  # the fetch fails for good (the exception reaches the application)
+    position: int  # the committed offset to start from (-1: none yet / no committed offset)
+
+
+def consumer_offset_fetch_reaction(error: int, offset: int) -> ConsumerFetchReaction:
+    """``ConsumerCoordinator.fetchCommittedOffsets`` / ``CommitRequestManager`` per partition:
+    UNSTABLE_OFFSET_COMMIT is retriable (the partition stays initializing until a later fetch
+    answers NONE); another partition error fails the fetch; NONE gives the committed offset
+    (-1: none committed, the reset policy decides)."""
+    if error == Errors.UNSTABLE_OFFSET_COMMIT:
+        return ConsumerFetchReaction(True, False, NO_OFFSET)
+    if error != Errors.NONE:
+        return ConsumerFetchReaction(False, True, NO_OFFSET)
+    return ConsumerFetchReaction(False, False, offset)

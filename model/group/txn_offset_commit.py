@@ -77,3 +77,26 @@ def validate_txn_offset_commit(group: GroupMeta, *, check: str, generation_id: i
         req_member_empty=member_id == NO_MEMBER_ID, req_instance_defined=inst_defined,
         instance_known=inst_member != NO_MEMBER_ID, instance_member_matches=inst_member == member_id,
         member_known=has_member(group, member_id)))
+
+
+def unknown_group_error(*, new_coordinator: bool, generation_id: int) -> int | None:
+    """TxnOffsetCommit for a group the coordinator does not know. The classic coordinator creates
+    an Empty group and validates against it (None: go on); the new one (KIP-848,
+    ``OffsetMetadataManager.validateTransactionalOffsetCommit``) creates it only for a generation
+    < 0 and answers ILLEGAL_GENERATION otherwise."""
+    if new_coordinator and generation_id >= 0:
+        return int(Errors.ILLEGAL_GENERATION)
+    return None
+
+
+def consumer_group_error(member_epochs: dict[int, int], member_id: int, generation_id: int) -> int:
+    """``ConsumerGroup.validateOffsetCommit`` for TxnOffsetCommit (KIP-848 group): no member epoch and
+    no members -> accepted; an unknown member -> UNKNOWN_MEMBER_ID; another epoch -> ILLEGAL_GENERATION
+    (STALE_MEMBER_EPOCH is converted: TxnOffsetCommit has no such error). The instance id is not checked."""
+    if generation_id < 0 and not member_epochs:
+        return int(Errors.NONE)
+    if member_id not in member_epochs:
+        return int(Errors.UNKNOWN_MEMBER_ID)
+    if member_epochs[member_id] != generation_id:
+        return int(Errors.ILLEGAL_GENERATION)
+    return int(Errors.NONE)

@@ -104,6 +104,9 @@ class Phase(IntEnum):
 BETWEEN_TRANSACTIONS = frozenset({Phase.IDLE, Phase.INIT, Phase.FETCH, Phase.READY})
 
 
+TV_CHANGES = ("none", "upgrade", "downgrade")
+
+
 class App(NamedTuple):
     member_id: int
     #: the generation the instance believes current (from its last assignment)
@@ -116,6 +119,8 @@ class App(NamedTuple):
     producer_epoch: int
     #: times the instance rejoined with a new member id
     incarnation: int
+    #: the transaction version the client's EndTxn carries (0: EndTxn <= v4, 2: v5)
+    tv: int = 0
 
 
 class ProduceRequest(NamedTuple):
@@ -134,6 +139,7 @@ class EndTxnRequest(NamedTuple):
     tid: int
     epoch: int
     result: int
+    tv: int = 0
 
 
 class PipelineState(NamedTuple):
@@ -225,7 +231,7 @@ class EosPipeline(Machine):
         "SessionTimeout": ("instance",), "Rebalance": (), "OnAssignment": ("instance",), "Rejoin": ("instance",),
         "TxnCoordinatorFailover": (), "StaleTxnMarkerArrives": ("tid", "partition", "coordinator_epoch"),
         "EndTxnTimesOut": ("instance",), "StaleEndTxnArrives": ("tid", "result", "epoch"),
-        "CompleteTransaction": ("tid",),
+        "CompleteTransaction": ("tid",), "ClientTransactionVersion": ("instance", "tv"),
     }
 
     def __init__(self, *, deployment: str, txn_offset_commit_check: str, require_stable: str,
@@ -233,7 +239,7 @@ class EosPipeline(Machine):
                  client_epoch_bump_after_abort: bool,
                  marker_coordinator_epoch_check: bool, records: int, max_generation: int, max_epoch: int,
                  rejoins: int, instances: int, failovers: int, produce_timeouts: int,
-                 endtxn_timeouts: int = 0) -> None:
+                 endtxn_timeouts: int = 0, client_tv_change: str = "none") -> None:
         if deployment not in ("per-partition", "per-thread"):
             raise ValueError(f"unknown deployment {deployment!r}")
         self.per_thread = deployment == "per-thread"
@@ -245,17 +251,25 @@ class EosPipeline(Machine):
         self.records, self.max_generation, self.max_epoch, self.rejoins = records, max_generation, max_epoch, rejoins
         self.instances, self.max_failovers, self.max_produce_timeouts = instances, failovers, produce_timeouts
         self.tv2 = tv2_epoch_bump
+        if client_tv_change not in TV_CHANGES:
+            raise ValueError(f"unknown client_tv_change {client_tv_change!r}")
+        # each client's EndTxn carries its own transaction version; a client may switch once between
+        # transactions (the broker then supports TV2 even while its clients send TV0)
+        self.tv_change = client_tv_change
+        self.server_tv2 = tv2_epoch_bump or client_tv_change != "none"
         self.max_endtxn_timeouts = endtxn_timeouts
         self.client_bump = client_epoch_bump_after_abort
         self.tids = instances if self.per_thread else 1
         # the transaction coordinator as shipped (KIP-360 InitProducerId, validPid), as part 1 models it
         self.coordinator = CoordinatorConfig(kip360=True, shipped=True, max_epoch=max_epoch, persist_last_epoch=False,
-                                             persist_prev_producer_id=False, tv2=tv2_epoch_bump)
+                                             persist_prev_producer_id=False, tv2=tv2_epoch_bump or client_tv_change != "none")
         # The coordinator's and leaders' rules are pure and their arguments (a transaction's
         # metadata, a producer-state entry, a marker) recur across most states: each distinct call
         # is computed once (``pure_rule``).
-        self._end_txn_rule = PureRule(end_txn_tv2 if self.tv2 else end_txn)
-        self._abort_timed_out = PureRule(abort_timed_out, max_epoch=max_epoch, bump_epoch=self.bump, tv2=self.tv2)
+        # EndTxn is validated by the request's transaction version (later trunk's split)
+        self._end_txn_rules = {0: PureRule(end_txn), 2: PureRule(end_txn_tv2)}
+        self._abort_timed_out = PureRule(abort_timed_out, max_epoch=max_epoch, bump_epoch=self.bump,
+                                         tv2=self.server_tv2)
         self._complete_if_done = PureRule(complete_if_done)
         self._markers_to_send = PureRule(markers_to_send)
         self._to_log_record = PureRule(to_log_record)
@@ -287,7 +301,7 @@ class EosPipeline(Machine):
             # per-thread: every instance's producer is initialised; per-partition: the task's owner's
             ready = self.per_thread or owns
             apps.append(App(member_id_of(i, 0), group.generation_id, owns, int(Phase.FETCH if owns else Phase.IDLE),
-                            NO_OFFSET, ready, 0 if ready else -1, 0))
+                            NO_OFFSET, ready, 0 if ready else -1, 0, 2 if self.tv2 else 0))
         leaders = tuple(tuple(empty_entry(self.pid_of(t)) for t in range(self.tids)) for _ in PARTITION_NAMES)
         yield PipelineState(txns, (), (), leaders, group, tuple(apps), (), False, 0,
                             tuple(to_log_record(m) for m in txns), (), 0, (), 0, (), 0)
@@ -346,11 +360,11 @@ class EosPipeline(Machine):
             yield from self._app_steps(s, i, a)
         for req in s.produce_requests:
             yield ("ProduceArrives", req.instance, req.value), self._produce_arrives(s, req)
-        for req in s.endtxn_requests:
-            out = self._end_txn(s.txns[req.tid], self.pid_of(req.tid), req.epoch, req.result)
-            gone = s._replace(endtxn_requests=tuple(r for r in s.endtxn_requests if r != req))
-            yield (("StaleEndTxnArrives", req.tid, TxnResult(req.result).name, req.epoch),
-                   self._txn(gone, req.tid, out.meta, write=out.wrote))
+        for late in s.endtxn_requests:
+            out = self._end_txn(s.txns[late.tid], self.pid_of(late.tid), late.epoch, late.result, late.tv)
+            gone = s._replace(endtxn_requests=tuple(r for r in s.endtxn_requests if r != late))
+            yield (("StaleEndTxnArrives", late.tid, TxnResult(late.result).name, late.epoch),
+                   self._txn(gone, late.tid, out.meta, write=out.wrote))
         for tid, m in enumerate(s.txns):
             done, wrote = self._complete_if_done(m)
             if wrote:  # a PrepareAbort with no partitions (TV2 abort of an empty transaction): no markers
@@ -388,6 +402,9 @@ class EosPipeline(Machine):
                 yield ("Rejoin", i), self._rejoin(s, i)
 
     def _app_steps(self, s: PipelineState, i: int, a: App) -> Iterable[tuple[tuple, PipelineState]]:
+        if self.tv_change != "none" and a.phase == Phase.READY and a.tv == (0 if self.tv_change == "upgrade" else 2):
+            # a rolling client upgrade (or downgrade) between two transactions of the same producer
+            yield ("ClientTransactionVersion", i, 2 - a.tv), self._app(s, i, tv=2 - a.tv)
         tid = self.tid_of(i)
         pid = self.pid_of(tid)
         m = s.txns[tid]
@@ -422,17 +439,17 @@ class EosPipeline(Machine):
             yield ("TxnOffsetCommit", i), self._txn_offset_commit(s, i, tid, a)
         elif ph in (Phase.END_TXN, Phase.ABORT, Phase.ABORT_TASK):
             result = TxnResult.COMMIT if ph == Phase.END_TXN else TxnResult.ABORT
-            out = self._end_txn(m, pid, a.producer_epoch, result)
+            out = self._end_txn(m, pid, a.producer_epoch, result, a.tv)
             nxt = self._txn(s, tid, out.meta)
             if out.error == E.CONCURRENT_TRANSACTIONS:
                 return  # retriable: the client retries; no state change to record
             if out.error == E.NONE:
                 # TV2 (EndTxn v5): the answer carries the bumped epoch the client continues with
-                epoch = out.meta.epoch if self.tv2 else a.producer_epoch
+                epoch = out.meta.epoch if a.tv >= 2 else a.producer_epoch
                 if result == TxnResult.COMMIT:
                     nxt = self._app(nxt, i, phase=int(Phase.READY), position=a.position + 1, producer_epoch=epoch)
                 elif ph == Phase.ABORT_TASK:
-                    after = Phase.BUMP_EPOCH if self.client_bump and not self.tv2 else Phase.FETCH
+                    after = Phase.BUMP_EPOCH if self.client_bump and a.tv < 2 else Phase.FETCH
                     nxt = self._app(nxt, i, phase=int(after), position=NO_OFFSET, producer_epoch=epoch)
                 else:
                     nxt = self._app(nxt, i, phase=int(Phase.LOST), owns=False, position=NO_OFFSET,
@@ -443,12 +460,12 @@ class EosPipeline(Machine):
             if s.endtxn_timeouts < self.max_endtxn_timeouts:
                 # the request goes unanswered: the client gives up on it and will send it again on a new
                 # connection, but the first copy may still be processed later
-                req = EndTxnRequest(i, tid, a.producer_epoch, int(result))
+                req = EndTxnRequest(i, tid, a.producer_epoch, int(result), a.tv)
                 yield ("EndTxnTimesOut", i), s._replace(endtxn_timeouts=s.endtxn_timeouts + 1,
                                                         endtxn_requests=tuple(sorted(s.endtxn_requests + (req,))))
 
-    def _end_txn(self, m: TxnMeta, pid: int, epoch: int, result: int):
-        return self._end_txn_rule(m, pid, epoch, result)
+    def _end_txn(self, m: TxnMeta, pid: int, epoch: int, result: int, tv: int):
+        return self._end_txn_rules[2 if tv >= 2 else 0](m, pid, epoch, result)
 
     def _after_coordinator_call(self, s: PipelineState, i: int, tid: int, error: int, meta: TxnMeta,
                                 on_success: Phase) -> PipelineState:
@@ -638,7 +655,8 @@ class EosPipeline(Machine):
 
     def _valid_transitions(self, s: PipelineState, step: tuple, t: PipelineState) -> bool:
         for before, after in zip(s.txns, t.txns):
-            if before.state != after.state and not is_valid_transition(before.state, after.state, tv2=self.tv2):
+            if before.state != after.state and not is_valid_transition(before.state, after.state,
+                                                                       tv2=self.tv2 or after.tv >= 2):
                 return False
         return True
 
@@ -675,6 +693,8 @@ class EosPipeline(Machine):
             f[f"{p}.owns"] = a.owns
             f[f"{p}.position"] = a.position
             f[f"{p}.producer_epoch"] = a.producer_epoch
+            if self.tv_change != "none":
+                f[f"{p}.transaction_version"] = a.tv
         f["coordinator.epoch"] = s.coordinator_epoch
         f["coordinator.stale_markers"] = [
             f"{'COMMIT' if x.result == TxnResult.COMMIT else 'ABORT'}(pid={x.producer_id}, epoch={x.producer_epoch}, "
@@ -723,6 +743,9 @@ SWITCHES = {
     "tv2_epoch_bump": Switch("transaction version 2 (KIP-890 part 2, Kafka 4.0): every EndTxn bumps the epoch, the "
                              "client continues with the bumped epoch, and EndTxn is validated by the TV2 table "
                              "(retry = epoch one below)", False),
+    "client_tv_change": Switch("a client switches its transaction version once, between two transactions: "
+                               "none, upgrade (TV0 -> TV2) or downgrade (TV2 -> TV0); each EndTxn is validated by "
+                               "its own version and each transaction records it", "none", TV_CHANGES),
     "marker_coordinator_epoch_check": Switch("leaders refuse a marker with an older coordinator epoch "
                                              "(TRANSACTION_COORDINATOR_FENCED; Kafka since 0.11 - False is a "
                                              "counterfactual showing what the check prevents)", True),
@@ -761,6 +784,12 @@ VARIANTS = {
                           "transaction", {"kip890_verification": True, "tv2_epoch_bump": True}),
     "tv2-without-verification": Variant("KIP-447 with only the per-transaction epoch bump of KIP-890 part 2",
                                          {"tv2_epoch_bump": True}),
+    "tv2-client-upgrade": Variant("KIP-447 plus KIP-890 parts 1 and 2 on the broker, clients on TV0 that upgrade "
+                                  "to TV2 between two transactions (a rolling client upgrade)",
+                                  {"kip890_verification": True, "client_tv_change": "upgrade"}),
+    "tv2-client-downgrade": Variant("as kip890-tv2, and clients downgrade to TV0 between two transactions",
+                                    {"kip890_verification": True, "tv2_epoch_bump": True,
+                                     "client_tv_change": "downgrade"}),
     "timeout-abort-no-bump-kip890": Variant("as timeout-abort-no-bump with KIP-890 part-1 verification at leaders",
                                             {"timeout_abort_bumps_epoch": False, "kip890_verification": True}),
 }
@@ -791,7 +820,8 @@ def build(switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> Eos
                        records=bounds["records"], max_generation=bounds["max_generation"],
                        max_epoch=bounds["max_epoch"], rejoins=bounds["rejoins"], instances=bounds["instances"],
                        failovers=bounds["failovers"], produce_timeouts=bounds["produce_timeouts"],
-                       endtxn_timeouts=bounds["endtxn_timeouts"])
+                       endtxn_timeouts=bounds["endtxn_timeouts"],
+                       client_tv_change=str(switches["client_tv_change"]))
 
 
 MODEL = ModelDef(

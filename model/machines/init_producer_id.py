@@ -30,7 +30,7 @@ from eoscheck.checker.ops import CONCRETE
 from .. import properties as props
 from ..coordinator.handler import CoordinatorConfig, complete_transaction, handle_init_producer_id
 from ..coordinator.txn_log import NO_LOG_VALUE, NO_METADATA, load_metadata, to_log_value
-from ..errors import Errors, error_name
+from ..errors import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, Errors, error_name
 from ..network import remove_at
 from ..producer import txn_client as tc
 from ..state import (CLIENT_PHASE_NAMES, INIT_FATAL, INIT_FENCED, INIT_IDLE, INIT_IN_TXN, INIT_INITIALIZING,
@@ -290,7 +290,8 @@ class InitProducerIdMachine(Machine):
                                        pending=(PendingAppend(req.client, req.attempt, result.transit),))
             else:
                 new_meta = result.fenced if result.fenced is not None else meta
-                resp = InitPidResponse(req.client, req.attempt, int(result.error), meta.producer_id, meta.epoch)
+                # an error answer carries no producer id and epoch (Kafka's initTransactionError: -1, -1)
+                resp = InitPidResponse(req.client, req.attempt, int(result.error), NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
                 changes: dict[str, Any] = {}
                 if result.fenced is not None:
                     changes = {"metadata": new_meta, "txn_log": self._persist(new_meta)}

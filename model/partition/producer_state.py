@@ -24,15 +24,24 @@ def put_entry(producers: Producers, entry: ProducerStateEntry) -> Producers:
     return tuple(others)
 
 
-def find_duplicate_batch(entry: ProducerStateEntry | None, epoch: int, seq: int) -> CachedBatch | None:
+def find_duplicate_batch(entry: ProducerStateEntry | None, epoch: int, seq: int,
+                         last_seq: int | None = None) -> CachedBatch | None:
     """``ProducerStateEntry.findDuplicateBatch``: same epoch and a cached batch with the same
-    sequence range (one record per batch: the same sequence)."""
+    sequence range ``seq .. last_seq`` (default: one record, ``seq``)."""
     if entry is None or entry.epoch != epoch:
         return None
+    last = seq if last_seq is None else last_seq
     for batch in entry.batches:
-        if batch.seq == seq:
+        if batch.seq == last and first_sequence(batch) == seq:
             return batch
     return None
+
+
+def first_sequence(batch: CachedBatch) -> int:
+    """``BatchMetadata.firstSeq``: the last sequence minus the record count - 1, wrapping below 0
+    past Integer.MAX_VALUE as ``DefaultRecordBatch.decrementSequence`` does."""
+    first = batch.seq - batch.delta
+    return first + 2**31 if first < 0 else first
 
 
 def empty_entry(producer_id: int) -> ProducerStateEntry:

@@ -29,12 +29,15 @@ class ProduceDecision(NamedTuple):
 
 
 def validate_produce(entry: ProducerStateEntry | None, *, epoch: int, seq: int, max_seq: int,
-                     unknown_producer: str, old_duplicate_error: bool = False) -> ProduceDecision:
+                     unknown_producer: str, old_duplicate_error: bool = False,
+                     last_seq: int | None = None, check_duplicates: bool = True) -> ProduceDecision:
     """``old_duplicate_error``: 1.0-1.1 answered a same-epoch batch older than every cached one
     with DUPLICATE_SEQUENCE_NUMBER (the spurious-OutOfOrderSequence design, item 5); 0.11 and
     2.0+ (KAFKA-6683) answer OUT_OF_ORDER_SEQUENCE_NUMBER. (Compared without wrap-around.)"""
     # 1. duplicate of a cached batch: success with the original offset, nothing written
-    dup = find_duplicate_batch(entry, epoch, seq)
+    # a batch of several records: seq .. last_seq; ``check_duplicates=False`` is ProducerAppendInfo
+    # on its own (UnifiedLog runs the duplicate check before it)
+    dup = find_duplicate_batch(entry, epoch, seq, last_seq) if check_duplicates else None
     if dup is not None:
         return ProduceDecision(Errors.NONE, dup.offset, False)
     if entry is None or entry.epoch == -1:

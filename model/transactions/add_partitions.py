@@ -22,7 +22,7 @@ def add_partitions_error(ops: Ops, *, meta_exists, meta_producer_id, meta_epoch,
     needs no write (Ongoing and every partition already added) or moves the metadata to Ongoing.
     """
     E = Errors
-    c = lambda v: ops.const(int(v), 16)  # noqa: E731 - error codes and state ids fit 16 bits
+    c = lambda v: ops.const(int(v), 16)
     prepare = ops.or_(ops.eq(meta_state, c(TxnState.PREPARE_COMMIT)), ops.eq(meta_state, c(TxnState.PREPARE_ABORT)))
     return ops.ite(ops.not_(meta_exists), c(E.INVALID_PRODUCER_ID_MAPPING),
            ops.ite(ops.ne(meta_producer_id, req_producer_id), c(E.INVALID_PRODUCER_ID_MAPPING),
@@ -58,3 +58,22 @@ def add_partitions_to_txn(meta: TxnMeta | None, producer_id: int, epoch: int,
     return AddPartitionsOutcome(int(Errors.NONE),
                                 transit(meta, state=int(TxnState.ONGOING), partitions=with_partitions(meta, partitions)),
                                 True)
+
+
+def verify_partitions(meta: TxnMeta | None, producer_id: int, epoch: int,
+                      partitions: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    """KIP-890 part 1's verify-only AddPartitionsToTxn (``handleVerifyPartitionsInTransaction``):
+    (partition, error) for each: NONE if it is in the transaction, TRANSACTION_ABORTABLE if not;
+    an unknown transactional id or another producer id -> INVALID_PRODUCER_ID_MAPPING, another epoch
+    -> PRODUCER_FENCED, PrepareX -> CONCURRENT_TRANSACTIONS, for every partition. The pending state
+    is not checked (the append re-validates). Nothing is written."""
+    if meta is None or not meta.exists or meta.producer_id != producer_id:
+        err = int(Errors.INVALID_PRODUCER_ID_MAPPING)
+    elif meta.epoch != epoch:
+        err = int(Errors.PRODUCER_FENCED)
+    elif meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+        err = int(Errors.CONCURRENT_TRANSACTIONS)
+    else:
+        return tuple((p, int(Errors.NONE) if p in meta.partitions else int(Errors.TRANSACTION_ABORTABLE))
+                     for p in partitions)
+    return tuple((p, err) for p in partitions)

@@ -16,9 +16,22 @@ Validation (snapshot 2024-10, TV1 / pre-KIP-890-part-2), in Kafka's order:
 
 The coordinator answers NONE right after the PrepareX record is written, before any marker lands.
 
-TV2 (KIP-890 part 2) is a documented switch only for the epoch bump of PrepareX (``tv2_bump``): every
-EndTxn bumps the epoch (lastEpoch := old epoch). Its different validation (retry on epoch bump,
-overflow, Empty -> PrepareAbort) is not modelled; see the module docs of ``states``.
+TV2 (KIP-890 part 2): every EndTxn sent with transaction version 2 bumps the epoch in PrepareX
+(``prepare_abort_or_commit``: lastEpoch := old epoch); at an exhausted epoch (>= max_epoch - 1) it
+also allocates ``nextProducerId``, which replaces the producer id (epoch 0) when the transaction
+completes (``markers.complete_if_done``). Each transition records the transaction version it was
+made with (``TxnMetadata.tv``), so the version is carried by each transaction, not by a global
+switch. Three validations:
+
+* ``end_txn`` - TV1 (every Kafka before KIP-890 part 2; also used with a TV2 *request* on metadata
+  whose last transition was TV0/1 in the 2024 snapshot, which then still bumps: ``tv2_bump``);
+* ``end_txn_snapshot`` - the 2024-10 snapshot: TV1 or TV2 rules chosen by the *metadata's* version,
+  the bump by the *request's* (test ``shouldReturnCorrectlyWhenTransactionVersionUpgraded``);
+  ``retryOnEpochBump`` and ``retryOnOverflow``;
+* ``end_txn_tv2`` - the later-trunk TV2 table (``endTransaction`` split by the request's version).
+
+A PrepareX written clears ``hasFailedEpochFence``: Kafka clears it in ``prepareComplete``, which the
+append callback of the PrepareX record calls at once, before any marker is sent.
 """
 
 from __future__ import annotations
@@ -27,7 +40,7 @@ from typing import NamedTuple
 
 from eoscheck.checker.ops import CONCRETE, Ops
 
-from .codes import NO_PENDING, Errors, TxnResult, TxnState
+from .codes import NO_PENDING, NO_PRODUCER_ID, Errors, TxnResult, TxnState
 from .metadata import TxnMeta, transit
 
 
@@ -70,9 +83,29 @@ class EndTxnOutcome(NamedTuple):
     wrote: bool
 
 
+def is_epoch_exhausted(epoch: int, max_epoch: int) -> bool:
+    """``TransactionMetadata.isEpochExhausted``: epoch >= max_epoch - 1."""
+    return epoch >= max_epoch - 1
+
+
+def prepare_abort_or_commit(meta: TxnMeta, state: int, tv: int, next_producer_id: int = NO_PRODUCER_ID) -> TxnMeta:
+    """``prepareAbortOrCommit`` + its completion: PrepareCommit/PrepareAbort recording the request's
+    transaction version; with TV2 the epoch is bumped (lastEpoch := old epoch) and ``nextProducerId``
+    kept for the completion; with TV0/1 epoch and lastEpoch stay. The write clears
+    hasFailedEpochFence (``prepareComplete`` runs in its append callback)."""
+    if tv >= 2:
+        meta = meta._replace(epoch=meta.epoch + 1, last_epoch=meta.epoch, next_producer_id=next_producer_id)
+    return transit(meta, state=int(state), tv=tv, has_failed_epoch_fence=False)
+
+
 def end_txn(meta: TxnMeta | None, producer_id: int, epoch: int, result: int, *, is_from_client: bool = True,
-            tv2_bump: bool = False) -> EndTxnOutcome:
-    """Handle EndTxn on concrete metadata (``None`` or ``exists=False``: unknown transactional id)."""
+            tv2_bump: bool = False, client_tv: int | None = None, max_epoch: int = 32767,
+            new_producer_id: int = NO_PRODUCER_ID) -> EndTxnOutcome:
+    """Handle EndTxn on concrete metadata (``None`` or ``exists=False``: unknown transactional id)
+    with the TV1 validation. ``tv2_bump``: the request's transaction version is 2, so PrepareX bumps
+    the epoch (and, at an exhausted epoch outside a fence, takes ``new_producer_id`` as
+    nextProducerId: a caller without an allocator passes -1 and gets no rotation). ``client_tv``:
+    the version recorded (default 2 with ``tv2_bump``, else 0)."""
     if meta is None or not meta.exists:
         return EndTxnOutcome(int(Errors.INVALID_PRODUCER_ID_MAPPING), meta, False)  # type: ignore[arg-type]
     d = end_txn_decision(CONCRETE, is_from_client=is_from_client, meta_exists=True,
@@ -81,17 +114,74 @@ def end_txn(meta: TxnMeta | None, producer_id: int, epoch: int, result: int, *, 
                          req_result=result)
     if d.error != Errors.NONE or d.next_state == meta.state:
         return EndTxnOutcome(int(d.error), meta, False)
-    nxt = meta
-    if meta.pending_state == TxnState.PREPARE_EPOCH_FENCE:
+    tv = (2 if tv2_bump else 0) if client_tv is None else client_tv
+    nxt = _prepare(meta, int(d.next_state), epoch, tv2_bump, tv, max_epoch, new_producer_id)  # type: ignore[call-overload]
+    return EndTxnOutcome(int(Errors.NONE), nxt, True)
+
+
+def _prepare(meta: TxnMeta, state: int, epoch: int, tv2_bump: bool, tv: int, max_epoch: int,
+             new_producer_id: int) -> TxnMeta:
+    fence = meta.pending_state == TxnState.PREPARE_EPOCH_FENCE
+    next_pid = new_producer_id if tv2_bump and not fence and is_epoch_exhausted(meta.epoch, max_epoch) \
+        else NO_PRODUCER_ID
+    if fence:
         # the fenced epoch is installed in memory before the PrepareAbort write (§6.3)
-        nxt = nxt._replace(pending_state=NO_PENDING, epoch=epoch, last_epoch=-1)
+        meta = meta._replace(pending_state=NO_PENDING, epoch=epoch, last_epoch=-1)
     if tv2_bump:
-        # prepareAbortOrCommit with TV2: epoch + 1, lastEpoch := old epoch (overflow rotation not modelled)
-        nxt = nxt._replace(epoch=nxt.epoch + 1, last_epoch=nxt.epoch)
-    return EndTxnOutcome(int(Errors.NONE), transit(nxt, state=int(d.next_state)), True)
+        return prepare_abort_or_commit(meta, state, max(tv, 2), next_pid)
+    return prepare_abort_or_commit(meta, state, min(tv, 1))
 
 
-def end_txn_tv2(meta: TxnMeta | None, producer_id: int, epoch: int, result: int) -> EndTxnOutcome:
+def end_txn_snapshot(meta: TxnMeta | None, producer_id: int, epoch: int, result: int, *, client_tv: int,
+                     is_from_client: bool = True, max_epoch: int = 32767,
+                     new_producer_id: int = NO_PRODUCER_ID) -> EndTxnOutcome:
+    """``TransactionCoordinator.endTransaction`` of the 2024-10 snapshot (1eb7644): the validation is
+    TV2's when the *metadata's* last transition was TV2 and no fence is pending, TV1's otherwise;
+    the *request's* version decides whether PrepareX bumps the epoch. TV2 validation: Ongoing/Empty
+    need the current epoch; PrepareX a retry (metadata epoch = epoch + 1); CompleteX a retry or a
+    retry after an overflow (previous producer id, epoch max_epoch - 1, metadata epoch 0), which is
+    also the one case where another producer id is accepted."""
+    E, S = Errors, TxnState
+    if meta is None or not meta.exists:
+        return EndTxnOutcome(int(E.INVALID_PRODUCER_ID_MAPPING), meta, False)  # type: ignore[arg-type]
+    fence = meta.pending_state == S.PREPARE_EPOCH_FENCE
+    v2 = not fence and meta.tv >= 2
+    retry_overflow = v2 and meta.prev_producer_id == producer_id and epoch == max_epoch - 1 and meta.epoch == 0
+    retry_bump = v2 and meta.epoch == epoch + 1
+    st = meta.state
+    if v2:
+        if st in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+            valid = retry_bump
+        elif st in (S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
+            valid = retry_bump or retry_overflow
+        else:
+            valid = epoch == meta.epoch
+    else:
+        valid = (not is_from_client or epoch == meta.epoch) and epoch >= meta.epoch
+
+    def answer(err: int) -> EndTxnOutcome:
+        return EndTxnOutcome(int(err), meta, False)
+
+    if meta.producer_id != producer_id and not retry_overflow:
+        return answer(E.INVALID_PRODUCER_ID_MAPPING)
+    if not valid:
+        return answer(E.PRODUCER_FENCED)
+    if meta.pending_state != NO_PENDING and not fence:
+        return answer(E.CONCURRENT_TRANSACTIONS)
+    commit = result == TxnResult.COMMIT
+    if st == S.ONGOING:
+        target = S.PREPARE_COMMIT if commit else S.PREPARE_ABORT
+        return EndTxnOutcome(int(E.NONE), _prepare(meta, int(target), epoch, client_tv >= 2, client_tv, max_epoch,
+                                                   new_producer_id), True)
+    if st in (S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
+        return answer(E.NONE if commit == (st == S.COMPLETE_COMMIT) else E.INVALID_TXN_STATE)
+    if st in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+        return answer(E.CONCURRENT_TRANSACTIONS if commit == (st == S.PREPARE_COMMIT) else E.INVALID_TXN_STATE)
+    return answer(E.INVALID_TXN_STATE)  # Empty (Dead / PrepareEpochFence never completed)
+
+
+def end_txn_tv2(meta: TxnMeta | None, producer_id: int, epoch: int, result: int, *, max_epoch: int = 32767,
+                new_producer_id: int = NO_PRODUCER_ID) -> EndTxnOutcome:
     """EndTxn from a TV2 client (KIP-890 part 2), as the later-trunk ``endTransaction`` tabulates it.
 
     Every accepted EndTxn bumps the epoch (lastEpoch := the old one); the client learns the new epoch
@@ -106,21 +196,28 @@ def end_txn_tv2(meta: TxnMeta | None, producer_id: int, epoch: int, result: int)
         Empty:          ABORT current -> epoch bump; COMMIT current -> INVALID_TXN_STATE
         anything else   -> PRODUCER_FENCED
 
-    Not modelled: the overflow retry (pid rotation at epoch 32766) and the snapshot's variations.
+    At an exhausted epoch the bump allocates ``new_producer_id`` as nextProducerId (rotation at
+    completion); a retry after that rotation (previous producer id, epoch max_epoch - 1, metadata at
+    epoch 0) is answered like a retry of the completed transaction.
     """
     E, S = Errors, TxnState
-    if meta is None or not meta.exists or meta.producer_id != producer_id:
+    if meta is None or not meta.exists:
         return EndTxnOutcome(int(E.INVALID_PRODUCER_ID_MAPPING), meta, False)  # type: ignore[arg-type]
+    overflow_retry = (meta.producer_id != producer_id and meta.prev_producer_id == producer_id
+                      and epoch == max_epoch - 1 and meta.epoch == 0
+                      and meta.state in (S.COMPLETE_COMMIT, S.COMPLETE_ABORT))
+    if meta.producer_id != producer_id and not overflow_retry:
+        return EndTxnOutcome(int(E.INVALID_PRODUCER_ID_MAPPING), meta, False)
     if meta.pending_state != NO_PENDING:
         return EndTxnOutcome(int(E.CONCURRENT_TRANSACTIONS), meta, False)
     commit = result == TxnResult.COMMIT
-    retry, current = meta.epoch == epoch + 1, meta.epoch == epoch
+    retry, current = meta.epoch == epoch + 1 or overflow_retry, meta.epoch == epoch and not overflow_retry
     st = meta.state
     target = S.PREPARE_COMMIT if commit else S.PREPARE_ABORT
 
     def bump(state: int) -> EndTxnOutcome:
-        return EndTxnOutcome(int(E.NONE), transit(meta, state=int(state), epoch=meta.epoch + 1,
-                                                  last_epoch=meta.epoch), True)
+        next_pid = new_producer_id if is_epoch_exhausted(meta.epoch, max_epoch) else NO_PRODUCER_ID
+        return EndTxnOutcome(int(E.NONE), prepare_abort_or_commit(meta, state, 2, next_pid), True)
 
     def answer(err: int) -> EndTxnOutcome:
         return EndTxnOutcome(int(err), meta, False)

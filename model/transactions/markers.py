@@ -27,7 +27,10 @@ from .metadata import TxnMeta, transit
 #: answers on which the coordinator resends the marker for the partition
 RETRIABLE_MARKER_ERRORS = frozenset({
     Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_LEADER_OR_FOLLOWER, Errors.REQUEST_TIMED_OUT,
+    Errors.NOT_ENOUGH_REPLICAS, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND, Errors.KAFKA_STORAGE_ERROR,
 })
+#: answers after which the partition counts as done (a broker too old for markers: nothing to write)
+DONE_MARKER_ERRORS = frozenset({Errors.UNSUPPORTED_FOR_MESSAGE_FORMAT, Errors.UNSUPPORTED_VERSION})
 #: answers on which the coordinator stops sending markers for the transaction
 ABANDON_MARKER_ERRORS = frozenset({Errors.INVALID_PRODUCER_EPOCH, Errors.TRANSACTION_COORDINATOR_FENCED})
 
@@ -66,7 +69,7 @@ class MarkerResponseOutcome(NamedTuple):
 
 def on_marker_response(meta: TxnMeta, partition: int, error: int) -> MarkerResponseOutcome:
     """``TransactionMarkerRequestCompletionHandler`` for one partition's answer."""
-    if error == Errors.NONE:
+    if error == Errors.NONE or error in DONE_MARKER_ERRORS:
         return MarkerResponseOutcome(meta._replace(partitions=tuple(p for p in meta.partitions if p != partition)),
                                      False, False)
     if error in ABANDON_MARKER_ERRORS:
@@ -76,12 +79,25 @@ def on_marker_response(meta: TxnMeta, partition: int, error: int) -> MarkerRespo
     raise ValueError(f"marker answer {error} is not modelled")  # IllegalStateException in Kafka
 
 
-def complete_if_done(meta: TxnMeta) -> tuple[TxnMeta, bool]:
-    """``writeTxnCompletion``: PrepareX with every marker acknowledged -> CompleteX (written)."""
+def complete_if_done(meta: TxnMeta, *, tv2_last_epoch: str = "keep") -> tuple[TxnMeta, bool]:
+    """``writeTxnCompletion``: PrepareX with every marker acknowledged -> CompleteX (written).
+
+    ``prepareComplete``: with TV2 and a ``nextProducerId`` (the EndTxn bumped an exhausted epoch)
+    the producer id rotates: nextProducerId at epoch 0, previousProducerId := the old id. With TV2,
+    ``tv2_last_epoch`` says what lastProducerEpoch becomes: ``"keep"`` (later trunk: the epoch the
+    client used before the bump) or ``"current"`` (the 2024-10 snapshot: the pre-completion epoch).
+    """
     if meta.state not in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT) or meta.partitions:
         return meta, False
     target = TxnState.COMPLETE_COMMIT if meta.state == TxnState.PREPARE_COMMIT else TxnState.COMPLETE_ABORT
-    return transit(meta, state=int(target), partitions=(), has_failed_epoch_fence=False), True
+    done = transit(meta, state=int(target), partitions=(), has_failed_epoch_fence=False)
+    if meta.tv >= 2:
+        if tv2_last_epoch == "current":
+            done = done._replace(last_epoch=meta.epoch)
+        if meta.next_producer_id >= 0:
+            done = done._replace(producer_id=meta.next_producer_id, prev_producer_id=meta.producer_id, epoch=0,
+                                 next_producer_id=-1)
+    return done, True
 
 
 # --- partition leader -------------------------------------------------------------------------------

@@ -1,0 +1,375 @@
+"""The transaction coordinator, one function per request or event (for one transactional id).
+
+Every function takes a ``CoordinatorState`` and a ``Protocol`` and returns ``(response, state)``.
+The rules underneath are the machines' own: ``coordinator.handler.handle_init_producer_id`` (the
+InitProducerId machine), ``transactions.end_txn`` / ``add_partitions`` / ``timeout`` / ``markers``
+(the pipeline machine). What this layer adds is Kafka's request handling around the rules:
+KafkaApis' INVALID_REQUEST for exactly one of producer id and epoch, empty and null transactional
+ids, the transaction-timeout check, COORDINATOR_LOAD_IN_PROGRESS while the log loads, the result
+of the ``__transaction_state`` append, (-1, -1) in every error answer, and the down-conversion of
+PRODUCER_FENCED for InitProducerId v < 4.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from eoscheck.checker.ops import CONCRETE
+
+from ..coordinator.fencing import fence_producer_epoch
+from ..coordinator.handler import CoordinatorConfig
+from ..coordinator.handler import handle_init_producer_id as _handle_init
+from ..coordinator.init_producer_id import init_producer_id_decision, is_epoch_exhausted
+from ..coordinator.txn_log import NO_METADATA
+from ..coordinator.txn_log import append_error_answer as _append_error_answer
+from ..errors import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, Errors
+from ..state import TxnMetadata
+from ..transactions.add_partitions import add_partitions_to_txn
+from ..transactions.add_partitions import verify_partitions as _verify
+from ..transactions.codes import NO_PENDING, TxnResult, TxnState
+from ..transactions.end_txn import (
+    end_txn,
+    end_txn_snapshot,
+    end_txn_tv2,
+    prepare_abort_or_commit,
+)
+from ..transactions.markers import complete_if_done, on_marker_response
+from ..transactions.metadata import new_metadata
+from ..transactions.states import EXPIRATION_ALLOWED, is_valid_transition
+from ..transactions.timeout import abort_timed_out as _abort_timed_out
+from .protocol import Protocol
+
+_MODES = {"pre-kip360": (False, False), "kip360-designed": (True, False), "kip360-shipped": (True, True)}
+
+
+class CoordinatorState(NamedTuple):
+    """One transactional id on its coordinator: its metadata (``NO_METADATA``: none), the producer
+    id allocator's next id, and whether the ``__transaction_state`` partition is still loading."""
+
+    metadata: TxnMetadata
+    next_producer_id: int
+    loading: bool = False
+    #: what ``getTransactionState`` answers instead of the metadata (NOT_COORDINATOR: another
+    #: broker owns the partition; 0: nothing)
+    lookup_error: int = 0
+
+
+def _lookup_error(state: CoordinatorState) -> int:
+    if state.loading:
+        return int(Errors.COORDINATOR_LOAD_IN_PROGRESS)
+    return state.lookup_error
+
+
+class InitProducerIdRequest(NamedTuple):
+    transactional_id: str | None  # None: an idempotent producer
+    producer_id: int = NO_PRODUCER_ID
+    epoch: int = NO_PRODUCER_EPOCH
+    txn_timeout_ms: int = 60000
+    version: int = 5
+
+
+class Response(NamedTuple):
+    error: int
+    producer_id: int = NO_PRODUCER_ID
+    epoch: int = NO_PRODUCER_EPOCH
+
+
+def _error(error: int) -> Response:
+    return Response(int(error), NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
+
+
+def config(protocol: Protocol) -> CoordinatorConfig:
+    kip360, shipped = _MODES[protocol.init_producer_id]
+    return CoordinatorConfig(kip360=kip360, shipped=shipped, max_epoch=protocol.max_epoch,
+                             persist_last_epoch=False, persist_prev_producer_id=False)
+
+
+def _fence_failed(meta: TxnMetadata, protocol: Protocol) -> TxnMetadata:
+    """The PrepareAbort of a fence was not written: the fenced epoch stays in memory (lastEpoch -1),
+    the transaction stays Ongoing, and the next fence does not bump again (KAFKA-9666)."""
+    fenced = fence_producer_epoch(CONCRETE, max_epoch=protocol.max_epoch, epoch=meta.epoch,
+                                  has_failed_epoch_fence=meta.has_failed_epoch_fence)
+    return meta._replace(epoch=fenced, last_epoch=NO_PRODUCER_EPOCH, pending_state=NO_PENDING,
+                         has_failed_epoch_fence=True)
+
+
+def handle_init_producer_id(state: CoordinatorState, request: InitProducerIdRequest, protocol: Protocol, *,
+                            append_error: int = Errors.NONE) -> tuple[Response, CoordinatorState]:
+    """InitProducerId (``KafkaApis.handleInitProducerIdRequest`` + ``TransactionCoordinator.
+    handleInitProducerId``). ``append_error``: what the ``__transaction_state`` append answers."""
+    resp, new = _init(state, request, protocol, append_error)
+    if protocol.down_convert_fenced and request.version < 4 and resp.error == Errors.PRODUCER_FENCED:
+        resp = _error(Errors.INVALID_PRODUCER_EPOCH)  # KAFKA-9911: old clients do not know code 90
+    return resp, new
+
+
+def _init(state: CoordinatorState, request: InitProducerIdRequest, protocol: Protocol,
+          append_error: int) -> tuple[Response, CoordinatorState]:
+    pid, epoch = request.producer_id, request.epoch
+    if request.version < 3:
+        pid, epoch = NO_PRODUCER_ID, NO_PRODUCER_EPOCH  # the fields exist from v3 (KIP-360)
+    if (pid == NO_PRODUCER_ID) != (epoch == NO_PRODUCER_EPOCH):
+        return _error(Errors.INVALID_REQUEST), state
+    if request.transactional_id is None:
+        # idempotent: a fresh producer id at epoch 0; the request's producer id and epoch are ignored
+        return Response(int(Errors.NONE), state.next_producer_id, 0), state._replace(
+            next_producer_id=state.next_producer_id + 1)
+    if request.transactional_id == "":
+        return _error(Errors.INVALID_REQUEST), state
+    if not 0 < request.txn_timeout_ms <= protocol.max_txn_timeout_ms:
+        return _error(Errors.INVALID_TRANSACTION_TIMEOUT), state
+    if _lookup_error(state):
+        return _error(_lookup_error(state)), state
+    meta = state.metadata
+    cfg = config(protocol)
+    pending = meta.exists and meta.pending_state != NO_PENDING
+    result = _handle_init(meta, pending, pid, epoch, state.next_producer_id, cfg)
+    next_pid = state.next_producer_id + (1 if result.used_new_producer_id else 0)
+    if not meta.exists and cfg.kip360:
+        # Kafka puts the new metadata (epoch -1) in its cache before deciding; it stays on a failure
+        created = new_metadata(state.next_producer_id)
+        next_pid = state.next_producer_id + 1
+    else:
+        created = meta
+    if result.transit is not None:
+        if append_error != Errors.NONE:
+            return _error(append_error), state._replace(metadata=created, next_producer_id=next_pid)
+        transit = result.transit._replace(tv=0)  # the InitProducerId transition is written with TV_0
+        return (Response(int(Errors.NONE), transit.producer_id, transit.epoch),
+                state._replace(metadata=transit, next_producer_id=next_pid))
+    if result.fenced is not None:
+        # an Ongoing transaction: fence and abort (PrepareAbort written), or the write failed
+        if append_error != Errors.NONE:
+            return _error(append_error), state._replace(metadata=_fence_failed(meta, protocol))
+        return _error(result.error), state._replace(metadata=result.fenced)
+    return _error(result.error), state._replace(metadata=created, next_producer_id=next_pid)
+
+
+class TransitionResult(NamedTuple):
+    """A ``TransactionMetadata.prepareX`` call: the error, or None and the metadata once completed;
+    ``exception``: the Java exception a precondition throws (IllegalStateException), else ''."""
+
+    error: int
+    metadata: TxnMetadata
+    exception: str = ""
+
+
+def prepare_increment_producer_epoch(meta: TxnMetadata, expected_epoch: int | None,
+                                     protocol: Protocol) -> TransitionResult:
+    """``TransactionMetadata.prepareIncrementProducerEpoch`` then ``completeTransitionTo``: the
+    InitProducerId rule on the Empty/CompleteX branch without rotation (its precondition: the
+    epoch is not exhausted)."""
+    if is_epoch_exhausted(CONCRETE, max_epoch=protocol.max_epoch, epoch=meta.epoch):
+        return TransitionResult(int(Errors.UNKNOWN_SERVER_ERROR), meta, "IllegalStateException")
+    kip360, shipped = _MODES[protocol.init_producer_id]
+    req_pid, req_epoch = (NO_PRODUCER_ID, NO_PRODUCER_EPOCH) if expected_epoch is None else (meta.producer_id,
+                                                                                             expected_epoch)
+    out = init_producer_id_decision(
+        CONCRETE, kip360=kip360, shipped=shipped, max_epoch=protocol.max_epoch, meta_exists=True,
+        meta_producer_id=meta.producer_id, meta_prev_producer_id=meta.prev_producer_id, meta_epoch=meta.epoch,
+        meta_last_epoch=meta.last_epoch, req_producer_id=req_pid, req_epoch=req_epoch,
+        new_producer_id=NO_PRODUCER_ID)
+    if out.error != Errors.NONE:
+        return TransitionResult(int(out.error), meta)
+    return TransitionResult(int(Errors.NONE), meta._replace(
+        producer_id=out.producer_id, prev_producer_id=out.prev_producer_id, epoch=out.epoch,
+        last_epoch=out.last_epoch, state=int(TxnState.EMPTY), partitions=(), tv=0))
+
+
+class EndTxnRequest(NamedTuple):
+    transactional_id: str | None
+    producer_id: int
+    epoch: int
+    result: int  # TxnResult
+    #: 0 (EndTxn <= v4) or 2 (EndTxn v5, KIP-890 part 2)
+    client_tv: int = 0
+
+
+def _end_txn_rule(meta: TxnMetadata, req: EndTxnRequest, protocol: Protocol, new_pid: int, *,
+                  is_from_client: bool = True):
+    if protocol.end_txn == "snapshot-2024-10":
+        return end_txn_snapshot(meta, req.producer_id, req.epoch, req.result, client_tv=req.client_tv,
+                                is_from_client=is_from_client, max_epoch=protocol.max_epoch, new_producer_id=new_pid)
+    if protocol.end_txn == "later-trunk" and req.client_tv >= 2:
+        return end_txn_tv2(meta, req.producer_id, req.epoch, req.result, max_epoch=protocol.max_epoch,
+                           new_producer_id=new_pid)
+    return end_txn(meta, req.producer_id, req.epoch, req.result, is_from_client=is_from_client,
+                   client_tv=min(req.client_tv, 1))
+
+
+def handle_end_txn(state: CoordinatorState, request: EndTxnRequest, protocol: Protocol, *,
+                   append_error: int = Errors.NONE) -> tuple[Response, CoordinatorState]:
+    """EndTxn (``TransactionCoordinator.handleEndTransaction``). Success answers the metadata's
+    producer id and epoch once PrepareX is written (TV2: the bumped epoch), or at once for a retry of
+    a completed transaction; errors answer (-1, -1)."""
+    if not request.transactional_id:
+        return _error(Errors.INVALID_REQUEST), state
+    if _lookup_error(state):
+        return _error(_lookup_error(state)), state
+    meta = state.metadata
+    if not meta.exists:
+        return _error(Errors.INVALID_PRODUCER_ID_MAPPING), state
+    out = _end_txn_rule(meta, request, protocol, state.next_producer_id)
+    if out.error != Errors.NONE:
+        return _error(out.error), state
+    if not out.wrote:
+        return Response(int(Errors.NONE), meta.producer_id, meta.epoch), state
+    if append_error != Errors.NONE:
+        return _error(append_error), state
+    used = out.meta.next_producer_id == state.next_producer_id and out.meta.next_producer_id >= 0
+    return (Response(int(Errors.NONE), out.meta.producer_id, out.meta.epoch),
+            state._replace(metadata=out.meta, next_producer_id=state.next_producer_id + (1 if used else 0)))
+
+
+def prepare_abort_or_commit_transition(meta: TxnMetadata, state: int, client_tv: int, next_producer_id: int) -> TxnMetadata:
+    """``TransactionMetadata.prepareAbortOrCommit`` + completion (the metadata-level rule)."""
+    return prepare_abort_or_commit(meta, state, client_tv, next_producer_id)
+
+
+def complete_transaction(state: CoordinatorState, protocol: Protocol) -> tuple[bool, CoordinatorState]:
+    """Every marker of a PrepareX acknowledged: CompleteCommit/CompleteAbort written (``prepareComplete``;
+    TV2 at an exhausted epoch: the producer id rotates). Returns whether anything was written."""
+    done, wrote = complete_if_done(state.metadata._replace(partitions=()),
+                                   tv2_last_epoch=protocol.tv2_last_epoch)
+    return wrote, state._replace(metadata=done) if wrote else state
+
+
+def handle_add_partitions(state: CoordinatorState, producer_id: int, epoch: int, partitions: tuple[int, ...],
+                          protocol: Protocol, *, append_error: int = Errors.NONE,
+                          transactional_id: str | None = "t") -> tuple[Response, CoordinatorState, bool]:
+    """AddPartitionsToTxn / AddOffsetsToTxn; the third value says whether an Ongoing record was
+    written (its transition is made with TV_0)."""
+    if not transactional_id:
+        return _error(Errors.INVALID_REQUEST), state, False
+    if _lookup_error(state):
+        return _error(_lookup_error(state)), state, False
+    out = add_partitions_to_txn(state.metadata if state.metadata.exists else None, producer_id, epoch, partitions)
+    if out.error != Errors.NONE:
+        return _error(out.error), state, False
+    if not out.wrote:
+        return Response(int(Errors.NONE)), state, False
+    if append_error != Errors.NONE:
+        return _error(append_error), state, True
+    return Response(int(Errors.NONE)), state._replace(metadata=out.meta._replace(tv=0)), True
+
+
+def abort_timed_out(state: CoordinatorState, protocol: Protocol, *, tv2_server: bool = False,
+                    append_error: int = Errors.NONE) -> tuple[bool, CoordinatorState]:
+    """``abortTimedOutTransactions`` for this transactional id (time abstracted: the transaction is
+    timed out): fence + PrepareAbort, or nothing when not Ongoing or a transition is pending. A
+    failed PrepareAbort write keeps the fenced epoch and sets hasFailedEpochFence."""
+    out = _abort_timed_out(state.metadata, max_epoch=protocol.max_epoch, tv2=tv2_server)
+    if out.wrote and append_error != Errors.NONE:
+        return True, state._replace(metadata=_fence_failed(state.metadata, protocol))
+    return out.wrote, state._replace(metadata=out.meta) if out.wrote else state
+
+
+def verify_partitions(state: CoordinatorState, transactional_id: str | None, producer_id: int, epoch: int,
+                      partitions: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    """The verify-only AddPartitionsToTxn of KIP-890 part 1: (partition, error) for each."""
+    if not transactional_id:
+        return tuple((p, int(Errors.INVALID_REQUEST)) for p in partitions)
+    if _lookup_error(state):
+        return tuple((p, _lookup_error(state)) for p in partitions)
+    return _verify(state.metadata, producer_id, epoch, partitions)
+
+
+class FenceResult(NamedTuple):
+    metadata: TxnMetadata
+    exception: str = ""
+
+
+def prepare_fence_producer_epoch(meta: TxnMetadata, protocol: Protocol) -> FenceResult:
+    """``TransactionMetadata.prepareFenceProducerEpoch`` (pending PrepareEpochFence): epoch + 1 unless
+    a fence failed before; at the largest epoch the 2024 snapshot throws, later trunk keeps it;
+    a transition already pending throws (``prepareTransitionTo``)."""
+    if meta.pending_state != NO_PENDING:
+        return FenceResult(meta, "IllegalStateException")
+    if meta.epoch >= protocol.max_epoch and protocol.fence_at_max_epoch == "throw":
+        return FenceResult(meta, "IllegalStateException")
+    fenced = fence_producer_epoch(CONCRETE, max_epoch=protocol.max_epoch, epoch=meta.epoch,
+                                  has_failed_epoch_fence=meta.has_failed_epoch_fence)
+    return FenceResult(meta._replace(epoch=fenced, last_epoch=NO_PRODUCER_EPOCH,
+                                     pending_state=int(TxnState.PREPARE_EPOCH_FENCE)))
+
+
+def prepare_abort_or_commit_checked(meta: TxnMetadata, state: int, client_tv: int, next_producer_id: int,
+                                    protocol: Protocol) -> FenceResult:
+    """``prepareAbortOrCommit`` as a metadata method: ``prepareTransitionTo`` throws on a pending
+    transition or a target state that does not accept the current one (Kafka's table)."""
+    tv2_table = protocol.end_txn == "later-trunk" and client_tv >= 2
+    if meta.pending_state != NO_PENDING or not is_valid_transition(meta.state, state, tv2=tv2_table):
+        return FenceResult(meta, "IllegalStateException")
+    return FenceResult(prepare_abort_or_commit(meta, state, client_tv, next_producer_id))
+
+
+def prepare_producer_id_rotation(meta: TxnMetadata, new_producer_id: int, record_last_epoch: bool) -> FenceResult:
+    """``TransactionMetadata.prepareProducerIdRotation`` + completion: Empty, the new producer id at
+    epoch 0, lastEpoch := the old epoch if recorded, previousProducerId := the old id; a transaction
+    still Ongoing or PrepareX throws."""
+    if meta.state in (TxnState.ONGOING, TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT) or \
+            meta.pending_state != NO_PENDING:
+        return FenceResult(meta, "IllegalStateException")
+    return FenceResult(meta._replace(producer_id=new_producer_id, prev_producer_id=meta.producer_id, epoch=0,
+                                     last_epoch=meta.epoch if record_last_epoch else NO_PRODUCER_EPOCH,
+                                     state=int(TxnState.EMPTY), partitions=(), tv=0))
+
+
+def may_expire(meta: TxnMetadata) -> bool:
+    """``removeExpiredTransactionalIds``' state condition: Empty/CompleteX with no pending transition
+    (the time condition, lastUpdate <= now - transactional.id.expiration.ms, is the caller's)."""
+    return meta.exists and meta.pending_state == NO_PENDING and meta.state in EXPIRATION_ALLOWED
+
+
+def expire_transactional_id(state: CoordinatorState, *, append_error: int = Errors.NONE) -> tuple[bool, CoordinatorState]:
+    """Expire an idle transactional id: a tombstone is written (first value) and the metadata is
+    removed once the append succeeded; on a failed append it stays (pending state reset)."""
+    if not may_expire(state.metadata):
+        return False, state
+    if append_error != Errors.NONE:
+        return True, state
+    return True, state._replace(metadata=NO_METADATA)
+
+
+__all__ = [
+    "CoordinatorState",
+    "EndTxnRequest",
+    "InitProducerIdRequest",
+    "Response",
+    "TransitionResult",
+    "TxnResult",
+    "abort_timed_out",
+    "complete_transaction",
+    "expire_transactional_id",
+    "handle_add_partitions",
+    "handle_end_txn",
+    "handle_init_producer_id",
+    "may_expire",
+    "prepare_abort_or_commit_transition",
+    "prepare_increment_producer_epoch",
+]
+
+
+class MarkerAnswer(NamedTuple):
+    retry: bool  # resend this partition's marker
+    abandon: bool  # stop sending markers for the transaction (fenced)
+    #: the transaction completed (CompleteCommit/CompleteAbort written) with this answer
+    completed: bool
+
+
+def handle_marker_response(state: CoordinatorState, partition: int, error: int,
+                           protocol: Protocol) -> tuple[MarkerAnswer, CoordinatorState]:
+    """``TransactionMarkerRequestCompletionHandler`` for one partition's WriteTxnMarkers answer, then
+    ``writeTxnCompletion`` once no partition is left. An answer Kafka treats as fatal
+    (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, ...) raises ValueError (IllegalStateException in Kafka)."""
+    out = on_marker_response(state.metadata, partition, error)
+    if out.retry or out.abandon:
+        return MarkerAnswer(out.retry, out.abandon, False), state
+    done, wrote = complete_if_done(out.meta, tv2_last_epoch=protocol.tv2_last_epoch)
+    return MarkerAnswer(False, False, wrote), state._replace(metadata=done)
+
+
+def append_error_answer(error: int) -> int:
+    """What a failed ``__transaction_state`` append answers (``coordinator.txn_log.append_error_answer``);
+    the ``append_error`` of the functions above is this answer (the unit tests mock the append)."""
+    return _append_error_answer(error)

@@ -1,0 +1,108 @@
+"""The group coordinator, one function per request or event: TxnOffsetCommit (validation, then the
+offsets pending until the marker), OffsetFetch (require_stable), the transaction marker on the
+offsets partition, plain offset commits. The rules are ``model.group``'s, which the pipeline
+machine uses."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..errors import Errors
+from ..group.metadata import (
+    NO_INSTANCE_ID,
+    CommittedOffset,
+    GroupMeta,
+    GroupState,
+    new_group,
+)
+from ..group.offset_fetch import offset_fetch
+from ..group.pending_offsets import (
+    complete_pending_txn_offset_commit,
+    on_txn_offset_commit_append,
+    prepare_txn_offset_commit,
+)
+from ..group.txn_offset_commit import (
+    consumer_group_error,
+    unknown_group_error,
+    validate_txn_offset_commit,
+)
+from .protocol import Protocol
+
+
+class GroupCoordinatorState(NamedTuple):
+    group: GroupMeta | None  # None: the coordinator does not know the group
+    num_partitions: int
+    #: the next offset in the group's ``__consumer_offsets`` partition
+    log_end_offset: int = 0
+    #: a KIP-848 consumer group: member id -> member epoch (None: a classic group)
+    member_epochs: tuple[tuple[int, int], ...] | None = None
+    #: the new group coordinator (KIP-848 ``group-coordinator`` module) instead of the classic one
+    new_coordinator: bool = False
+
+
+class TxnOffsetCommitRequest(NamedTuple):
+    producer_id: int
+    member_id: int
+    generation_id: int
+    offsets: tuple[tuple[int, int], ...]  # (partition, offset)
+    instance_id: int = NO_INSTANCE_ID
+
+
+def handle_txn_offset_commit(state: GroupCoordinatorState, req: TxnOffsetCommitRequest,
+                             protocol: Protocol) -> tuple[int, GroupCoordinatorState]:
+    """The error for every partition of the request (they share it) and the group after: on NONE
+    the offsets are pending for the producer, their record written at the log end offset."""
+    group = state.group
+    if group is None:
+        err = unknown_group_error(new_coordinator=state.new_coordinator, generation_id=req.generation_id)
+        if err is not None:
+            return err, state
+        group = new_group(state.num_partitions)
+    if state.member_epochs is not None:
+        err = consumer_group_error(dict(state.member_epochs), req.member_id, req.generation_id)
+    else:
+        err = validate_txn_offset_commit(group, check=protocol.txn_offset_commit, generation_id=req.generation_id,
+                                         member_id=req.member_id, instance_id=req.instance_id)
+    if err != Errors.NONE:
+        return err, state
+    at = state.log_end_offset
+    group = prepare_txn_offset_commit(group, req.producer_id, req.offsets)
+    for p, off in req.offsets:
+        group = on_txn_offset_commit_append(group, req.producer_id, p, off, at)
+    return int(Errors.NONE), state._replace(group=group, log_end_offset=at + 1)
+
+
+def handle_offset_fetch(state: GroupCoordinatorState, partitions: tuple[int, ...], *,
+                        require_stable: bool) -> tuple[tuple[int, int], ...]:
+    """(error, offset) per partition (``GroupMetadataManager.getOffsets`` / ``fetchOffsets``)."""
+    return tuple(tuple(offset_fetch(state.group, p, require_stable=require_stable)) for p in partitions)  # type: ignore[misc]
+
+
+def handle_txn_marker(state: GroupCoordinatorState, producer_id: int, is_commit: bool) -> GroupCoordinatorState:
+    """A COMMIT/ABORT marker on the offsets partition: the producer's pending offsets are
+    materialised where no newer commit was written (log order), or dropped."""
+    if state.group is None:
+        return state
+    return state._replace(group=complete_pending_txn_offset_commit(state.group, producer_id, is_commit),
+                          log_end_offset=state.log_end_offset + 1)
+
+
+def append_offset_commit(state: GroupCoordinatorState, partition: int, offset: int,
+                         log_offset: int | None = None) -> GroupCoordinatorState:
+    """A plain OffsetCommit whose record was written at ``log_offset`` (default the log end)."""
+    group = state.group if state.group is not None else new_group(state.num_partitions)
+    at = state.log_end_offset if log_offset is None else log_offset
+    offsets = list(group.offsets)
+    offsets[partition] = CommittedOffset(offset, at)
+    return state._replace(group=group._replace(offsets=tuple(offsets)), log_end_offset=max(state.log_end_offset, at + 1))
+
+
+__all__ = [
+    "GroupCoordinatorState",
+    "GroupState",
+    "TxnOffsetCommitRequest",
+    "append_offset_commit",
+    "handle_offset_fetch",
+    "handle_txn_marker",
+    "handle_txn_offset_commit",
+]

@@ -1,0 +1,215 @@
+"""Running a vector file against the model: each vector's initial state is built in the model's
+records, each step's input goes to the interface function for its request or event, and the
+answer is compared with ``expected``.
+
+Outcome per vector: **agree** (every compared field matches; fields the model does not keep are
+listed as unchecked with the reason), **disagree** (some field differs: both values are kept), or
+**not expressible** (the model cannot take the vector's state or input, or no asserted field is
+one it answers; the reason names the field or mechanism it abstracts away).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import traceback
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from ..api.protocol import DEFAULT_PROFILE, Protocol, profile_for
+from ..api.protocol import protocol as make_protocol
+from . import steps_client, steps_coordinator, steps_group, steps_leader
+from .compare import Difference, compare
+from .values import NotExpressible, expand
+from .vectors import Vector, VectorFile
+from .world import World
+
+AGREE, DISAGREE, NOT_EXPRESSIBLE = "agree", "disagree", "not expressible"
+
+Handler = Callable[[World, dict[str, Any]], dict[str, Any]]
+
+#: (pattern on the input's api / event / call, handler); the first match wins
+ROUTES: tuple[tuple[str, Handler], ...] = (
+    (r"^InitProducerId\b", steps_coordinator.init_producer_id),
+    (r"^EndTxn\b", steps_coordinator.end_txn),
+    (r"^(AddPartitionsToTxn|AddOffsetsToTxn)\b", steps_coordinator.add_partitions),
+    (r"(^|\.)prepareIncrementProducerEpoch\b", steps_coordinator.prepare_increment_producer_epoch),
+    (r"(^|\.)prepareAbortOrCommit\b", steps_coordinator.prepare_abort_or_commit),
+    (r"(^|\.)prepareComplete\b", steps_coordinator.prepare_complete),
+    (r"(^|\.)prepareFenceProducerEpoch\b", steps_coordinator.prepare_fence_producer_epoch),
+    (r"(^|\.)prepareProducerIdRotation\b", steps_coordinator.prepare_producer_id_rotation),
+    (r"pendingState\s*=\s*None|reset (the )?pending state", steps_coordinator.reset_pending_state),
+    (r"^TransactionState\.fromId\b", steps_coordinator.state_ids),
+    (r"^(timer tick|abortTimedOutTransactions)\b", steps_coordinator.timeout_abort),
+    (r"^removeExpiredTransactionalIds\b", steps_coordinator.expire_transactional_ids),
+    (r"^generateProducerId\b", steps_coordinator.generate_pid),
+    (r"^ProduceBatch\b", steps_leader.produce),
+    (r"(?i)(WriteTxnMarkers? ?(response|answer)|TransactionMarkerRequestCompletionHandler|marker_response)",
+     steps_coordinator.marker_response),
+    (r"appendTransactionToLog", steps_coordinator.append_transaction_to_log),
+    (r"^WriteTxnMarker\s*\(to __consumer_offsets", steps_group.txn_marker),
+    (r"^WriteTxnMarkers?\b", steps_leader.marker),
+    (r"^advance_time\b", steps_leader.advance_time),
+    (r"^removeExpiredProducers\b", steps_leader.remove_expired),
+    ((r"(?i)^(onLogStartOffsetIncremented|truncateHead|maybeIncrementLogStartOffset|deleteRecords|"
+     r"retention|log_start_offset|advance_log_start_offset)"), steps_leader.move_log_start_offset),
+    (r"^maybeStartTransactionVerification\b", steps_leader.start_verification),
+    (r"^TxnOffsetCommit\b", steps_group.txn_offset_commit),
+    ((r"(?i)^(OffsetFetch ?(response|answer)|offset_fetch_response)|initWithCommittedOffsets|refreshCommittedOffsets|"
+     r"fetchCommittedOffsets"), steps_client.consumer_offset_fetch),
+    (r"^OffsetFetch\b", steps_group.offset_fetch),
+    (r"^(replayEndTransactionMarker|completePendingTxnOffsetCommit)\b", steps_group.txn_marker),
+    ((r"^(prepareTxnOffsetCommit|prepareOffsetCommit|onTxnOffsetCommitAppend|onOffsetCommitAppend|"
+     r"failPendingTxnOffsetCommit)\b"), steps_group.group_event),
+    (r"^incrementSequenceNumber\(", steps_client.increment_sequence),
+    (r"^sendOffsetsToTransaction\(", steps_client.send_offsets),
+    (r"^(send|resend|produce_response|response|tp\d+ produce|abortTransaction|new transaction)\b",
+     steps_client.event),
+)
+
+
+def route(inp: dict[str, Any]) -> Handler:
+    kind = str(inp.get("api") or inp.get("event") or inp.get("call") or "").strip()
+    for pattern, handler in ROUTES:
+        if re.search(pattern, kind):
+            return handler
+    raise NotExpressible(f"input {kind!r}: no request or event of the model's interface corresponds to it")
+
+
+class StepReport(NamedTuple):
+    step: int
+    compared: int
+    differences: tuple[Difference, ...]
+    unchecked: dict[str, str]
+
+
+class VectorReport(NamedTuple):
+    id: str
+    mechanism: str
+    variant: str
+    outcome: str
+    #: why not expressible ('' otherwise)
+    reason: str
+    steps: tuple[StepReport, ...]
+    #: which instantiation of a '<A|B>' placeholder ('' when there is none)
+    case: str = ""
+
+    @property
+    def differences(self) -> tuple[tuple[int, Difference], ...]:
+        return tuple((s.step, d) for s in self.steps for d in s.differences)
+
+
+def _run_case(vector: Vector, protocol: Protocol, initial: dict[str, Any], case: str) -> VectorReport:
+    steps: list[StepReport] = []
+
+    def report(outcome: str, reason: str = "") -> VectorReport:
+        return VectorReport(vector.id, vector.mechanism, protocol.name, outcome, reason, tuple(steps), case)
+
+    try:
+        world = World(protocol, {"initial_state": initial, "steps": [s._asdict() for s in vector.steps]}, initial)
+    except NotExpressible as exc:
+        return report(NOT_EXPRESSIBLE, str(exc))
+    except (AttributeError, TypeError, ValueError, KeyError) as exc:
+        return report(NOT_EXPRESSIBLE, f"initial_state not readable as the model's state: {type(exc).__name__}: {exc}")
+    world.source_file = str(vector.source.get("file", ""))
+    world.component = vector.component
+    world.unified_log = not re.match(r"(ProducerAppendInfo|ProducerStateManager)\b", vector.component)
+    for i, step in enumerate(vector.steps):
+        expected = dict(step.expected)
+        if isinstance(step.input.get("expected_request"), dict):
+            expected["request"] = step.input["expected_request"]
+        try:
+            observed = route(step.input)(world, step.input)
+        except NotExpressible as exc:
+            if any(s.differences for s in steps):
+                break
+            return report(NOT_EXPRESSIBLE, f"step {i + 1}: {exc}")
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, AssertionError, StopIteration) as exc:
+            if _raised_in_harness(exc):
+                # the step's input lacks a field the harness needs, or has the wrong type
+                return report(NOT_EXPRESSIBLE, f"step {i + 1}: input not readable: {type(exc).__name__}: {exc}")
+            # a rule refused an input Kafka answers: that is a disagreement, not a harness crash
+            steps.append(StepReport(i + 1, 1, (Difference("(the model's rule raised)", expected,
+                                                           f"{type(exc).__name__}: {exc}"),), {}))
+            break
+        c = compare(expected, observed, symbols=world.symbols)
+        steps.append(StepReport(i + 1, c.compared, c.differences, c.unchecked))
+    if any(s.differences for s in steps):
+        return report(DISAGREE)
+    if not any(s.compared for s in steps):
+        fields = sorted({f for s in steps for f in s.unchecked})
+        why = "; ".join(sorted({s.unchecked[f] for s in steps for f in s.unchecked if f in s.unchecked}))
+        return report(NOT_EXPRESSIBLE, f"no asserted field is one the model answers ({', '.join(fields)}): {why}")
+    return report(AGREE)
+
+
+def _raised_in_harness(exc: BaseException) -> bool:
+    """Whether the innermost frame of ``exc`` is the harness's own code (reading the vector), not a rule."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and f"{os.sep}conformance{os.sep}" in frames[-1].filename
+
+
+def run_vector(vector: Vector, protocol: Protocol) -> VectorReport:
+    """One report per vector; a vector with '<A|B>' placeholders runs once per choice and agrees
+    only if every choice does (the first disagreeing or inexpressible choice is reported)."""
+    cases = expand(vector.initial_state)
+    reports = [_run_case(vector, protocol, init, label) for label, init in cases]
+    for outcome in (DISAGREE, NOT_EXPRESSIBLE):
+        for r in reports:
+            if r.outcome == outcome:
+                return r
+    merged = tuple(s for r in reports for s in r.steps)
+    return reports[0]._replace(steps=merged, case=", ".join(r.case for r in reports if r.case))
+
+
+class RunReport(NamedTuple):
+    path: str
+    variant: str
+    #: how the variant was chosen: 'commit <sha>', 'commit date <d>', '--variant', 'default'
+    chosen_by: str
+    vectors: tuple[VectorReport, ...]
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for v in self.vectors:
+            row = out.setdefault(v.mechanism, {AGREE: 0, DISAGREE: 0, NOT_EXPRESSIBLE: 0})
+            row[v.outcome] += 1
+        return out
+
+
+def choose_variant(vf: VectorFile, variant: str | None) -> tuple[str, str]:
+    if variant:
+        return variant, "--variant"
+    found = profile_for(vf.commit, vf.commit_date)
+    if found is not None:
+        how = f"commit {vf.commit[:12]}" if vf.commit and found == profile_for(vf.commit, None) else \
+            f"commit date {vf.commit_date}"
+        return found, how
+    return DEFAULT_PROFILE, "default (the vector file names no known commit or date)"
+
+
+def run_file(vf: VectorFile, variant: str | None = None) -> RunReport:
+    name, how = choose_variant(vf, variant)
+    protocol = make_protocol(name)
+    return RunReport(vf.path, name, how, tuple(run_vector(v, protocol) for v in vf.vectors))
+
+
+def to_json(run: RunReport) -> dict[str, Any]:
+    return {
+        "format": "eoscheck-conform", "version": 1, "file": run.path, "variant": run.variant,
+        "variant_chosen_by": run.chosen_by, "ok": not any(v.outcome == DISAGREE for v in run.vectors),
+        "mechanisms": run.counts(),
+        "totals": {k: sum(1 for v in run.vectors if v.outcome == k) for k in (AGREE, DISAGREE, NOT_EXPRESSIBLE)},
+        "vectors": [{"id": v.id, "mechanism": v.mechanism, "outcome": v.outcome, "reason": v.reason or None,
+                     "case": v.case or None,
+                     "differences": [{"step": i, "field": d.field, "expected": d.expected, "model": d.model}
+                                     for i, d in v.differences],
+                     "unchecked": sorted({f"step {s.step}: {f}" for s in v.steps for f in s.unchecked}),
+                     "unchecked_reasons": {f"step {s.step}: {f}": r for s in v.steps for f, r in s.unchecked.items()}}
+                    for v in run.vectors],
+    }
+
+
+def dumps(run: RunReport) -> str:
+    return json.dumps(to_json(run), indent=1, default=str)

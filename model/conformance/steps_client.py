@@ -1,0 +1,226 @@
+"""Steps on the producer client: sequence arithmetic, batches drained and answered (one clause or
+several joined by ';' in the vectors' free text), the transactional abort and a new
+transaction, sendOffsetsToTransaction's TxnOffsetCommit answer."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..api import client as api
+from ..errors import Errors
+from .values import NotExpressible, error_code, integer
+from .world import World
+
+Observed = dict[str, Any]
+FREE_TEXT = "a free-text description of the client's action; the step's other fields check it"
+
+
+def _tp(w: World, default: str = "tp0") -> str:
+    return w.client.get("_tp", default)
+
+
+def _entry(w: World, tp: str) -> api.PartitionEntry:
+    if tp not in w.client_partitions:
+        w.client_partitions[tp] = api.PartitionEntry(integer(w.client.get("producer_id", 0), "producer_id"),
+                                                     integer(w.client.get("epoch", 0), "epoch"))
+    return w.client_partitions[tp]
+
+
+def _transactional(w: World) -> bool:
+    return bool(w.client.get("transactional", False))
+
+
+def _state(w: World) -> str:
+    st = str(w.client.get("state", "IN_TRANSACTION" if _transactional(w) else "READY"))
+    return st.split(",")[0].strip()
+
+
+def _view(w: World, tp: str) -> Observed:
+    e = _entry(w, tp)
+    out: Observed = {"next_sequence": e.next_sequence,
+                     "last_acked_sequence": None if e.last_acked_sequence < 0 else e.last_acked_sequence,
+                     "last_acked_offset": None if e.last_acked_offset < 0 else e.last_acked_offset,
+                     "producer_epoch": integer(w.client.get("epoch", 0), "epoch"),
+                     "client_state": _state(w),
+                     "first_in_flight_sequence": e.in_flight[0].base_sequence if e.in_flight else None,
+                     "__why__": {"action": FREE_TEXT}}
+    for name, entry in w.client_partitions.items():
+        out[f"next_sequence_{name}"] = entry.next_sequence
+    return out
+
+
+def increment_sequence(w: World, inp: dict[str, Any]) -> Observed:
+    m = re.match(r"\s*incrementSequenceNumber\(\s*(\w+)\s*,\s*(\d+)\s*\)", str(inp.get("call", "")))
+    if not m:
+        raise NotExpressible(f"call not understood: {inp.get('call')!r}")
+    tp = m.group(1)
+    e = _entry(w, tp)
+    w.client_partitions[tp] = e._replace(next_sequence=api.increment_sequence(e.next_sequence, int(m.group(2)),
+                                                                               w.protocol))
+    return {"next_sequence": w.client_partitions[tp].next_sequence}
+
+
+def _send(w: World, tp: str, name: str, count: int) -> None:
+    e, _ = api.assign(_entry(w, tp), name, count, w.protocol.max_seq)
+    w.client_partitions[tp] = e
+    w.client.setdefault("_batches", {})[name] = tp
+    w.client["_tp"] = tp
+
+
+def _count(text: str) -> int:
+    m = re.search(r"(\d+)\s*records?", text)
+    if m:
+        return int(m.group(1))
+    r = re.search(r"seq\s*(\d+)\s*\.\.\s*(\d+)", text)
+    return int(r.group(2)) - int(r.group(1)) + 1 if r else 1
+
+
+def _respond(w: World, tp: str, name: str | None, error: int, base_offset: int, lso: int) -> Observed:
+    e = _entry(w, tp)
+    if not e.in_flight:
+        raise NotExpressible("a produce response with no batch in flight")
+    batch = next((b for b in e.in_flight if b.name == name), e.in_flight[0])
+    out: Observed = {}
+    if error == Errors.NONE:
+        w.client_partitions[tp] = api.acknowledge(e, batch.name, base_offset, w.protocol.max_seq)
+        out["record_offset"] = base_offset + batch.records - 1
+        out["can_retry"] = False
+        return out
+    r = api.on_produce_error(e, batch.name, error, lso, transactional=_transactional(w), max_seq=w.protocol.max_seq)
+    entry = r.entry
+    if r.bump_epoch:
+        entry = api.bump_idempotent_epoch(entry, w.protocol.max_seq)
+        w.client["epoch"] = entry.epoch
+    w.client_partitions[tp] = entry
+    if r.fatal:
+        w.client["state"] = "FATAL_ERROR"
+    elif r.abortable:
+        w.client["state"] = "ABORTABLE_ERROR"
+        w.client["_epoch_bump_required"] = bool(w.client.get("coordinator_supports_epoch_bump", True))
+    out["can_retry"] = r.retry
+    return out
+
+
+_ERROR_WORDS = {e.name for e in Errors}
+
+
+def _error_in(text: str, inp: dict[str, Any]) -> int:
+    named = [w for w in re.findall(r"[A-Z][A-Z_]+", text) if w in _ERROR_WORDS]
+    return error_code(named[0] if named else str(inp.get("error", "NONE")))
+
+
+def _number(text: str, word: str, default: int) -> int:
+    m = re.search(word + r"\s*[=:]?\s*(-?\d+)", text)
+    return int(m.group(1)) if m else default
+
+
+def _clause(w: World, text: str, inp: dict[str, Any]) -> Observed:
+    t = text.strip()
+    tp_m = re.search(r"\b(tp\d+)\b", t)
+    name_m = re.search(r"\b(r\d+)\b", t)
+    if t.startswith("resend"):
+        name = name_m.group(1) if name_m else ""
+        tp = w.client.get("_batches", {}).get(name, _tp(w))
+        b = next((x for x in _entry(w, tp).in_flight if x.name == name), None)
+        if b is None:
+            raise NotExpressible(f"resend of a batch not in flight: {t!r}")
+        return {"request": {"base_sequence": b.base_sequence, "producer_epoch": b.epoch, "producer_id": b.producer_id}}
+    m = re.match(r"^(tp\d+)\s+produce\s+ok(?:\s+x(\d+))?", t)
+    if m:
+        tp = m.group(1)
+        for _ in range(int(m.group(2) or 1)):
+            name = f"b{len(w.client.get('_batches', {}))}"
+            _send(w, tp, name, 1)
+            off = w.client.setdefault("_offsets", {}).get(tp, 0)
+            _respond(w, tp, name, 0, off, -1)
+            w.client["_offsets"][tp] = off + 1
+        return {}
+    m = re.match(r"^(tp\d+)\s+produce\s*->\s*(\w+)", t)
+    if m:
+        tp = m.group(1)
+        name = f"b{len(w.client.get('_batches', {}))}"
+        _send(w, tp, name, 1)
+        return _respond(w, tp, name, error_code(m.group(2)), 0, _number(t, "log_start_offset", -1))
+    if re.match(r"^send\b", t):
+        batch = str(inp.get("batch", "")) if t == "send" else t[4:]
+        nm = re.search(r"\b(r\d+)\b", batch)
+        tp = tp_m.group(1) if tp_m else _tp(w)
+        _send(w, tp, nm.group(1) if nm else f"b{len(w.client.get('_batches', {}))}", _count(batch))
+        return {}
+    if re.match(r"^(produce_)?response\b", t):
+        tp = w.client.get("_batches", {}).get(name_m.group(1), _tp(w)) if name_m else (tp_m.group(1) if tp_m else _tp(w))
+        base = _number(t, "offset", integer(inp.get("base_offset", 0), "base_offset"))
+        lso = _number(t, "log_start_offset", integer(inp.get("log_start_offset", -1), "log_start_offset"))
+        return _respond(w, tp, name_m.group(1) if name_m else None, _error_in(t, inp), base, lso)
+    if re.match(r"^abortTransaction\(\)$", t) or re.match(r"^EndTxn\(ABORT\)\s+ok$", t):
+        if t.startswith("EndTxn"):
+            _aborted(w)
+        return {}
+    m = re.match(r"^new transaction, add (tp\d+)$", t)
+    if m:
+        w.client["state"] = "IN_TRANSACTION"
+        _entry(w, m.group(1))
+        return {}
+    if re.search(r"expire|delivery.timeout", t, re.IGNORECASE):
+        raise NotExpressible(f"{t!r}: the client's batch expiry and unresolved sequences are not in the "
+                             "conformance interface (the machine kafka.idempotent_produce has them)")
+    raise NotExpressible(f"free-text client event not understood: {t!r}")
+
+
+def _aborted(w: World) -> None:
+    """EndTxn(ABORT) answered NONE: READY; with an epoch bump pending (a coordinator that supports
+    it) InitProducerId bumps the epoch and every partition restarts at 0; otherwise only the
+    partitions whose batch failed with UNKNOWN_PRODUCER_ID restart at 0."""
+    resets: set[str] = set()
+    if w.client.pop("_epoch_bump_required", False):
+        w.client["epoch"] = integer(w.client.get("epoch", 0), "epoch") + 1
+        resets = set(w.client_partitions)
+    for tp in resets:
+        e = w.client_partitions[tp]
+        w.client_partitions[tp] = e._replace(epoch=w.client["epoch"], next_sequence=0, last_acked_sequence=-1,
+                                             in_flight=())
+    w.client["state"] = "READY"
+
+
+def event(w: World, inp: dict[str, Any]) -> Observed:
+    text = str(inp.get("event", ""))
+    out: Observed = {}
+    for clause in [c for c in re.split(r";\s*", text) if c.strip()]:
+        out.update(_clause(w, clause, inp))
+    view = _view(w, _tp(w))
+    view.update(out)
+    return view
+
+
+def send_offsets(w: World, inp: dict[str, Any]) -> Observed:
+    add = str(inp.get("AddOffsetsToTxn", "NONE"))
+    errors = inp.get("TxnOffsetCommit_response", {}) or {}
+    if add != "NONE":
+        errors = {"*": add}
+    reactions = [api.on_txn_offset_commit_error(error_code(str(e))) for e in errors.values()]
+    worst = next((r for r in reactions if r.action in ("fatal",)), None) or \
+        next((r for r in reactions if r.action == "abortable"), None)
+    if worst is not None:
+        w.client["state"] = "FATAL_ERROR" if worst.action == "fatal" else "ABORTABLE_ERROR"
+    out = _view(w, _tp(w))
+    out.update({"last_error": worst.exception if worst else None,
+                "send_offsets_result": "failed" if worst else ("retry" if any(r.action == "retry" for r in reactions)
+                                                               else "succeeded")})
+    return out
+
+
+def consumer_offset_fetch(w: World, inp: dict[str, Any]) -> Observed:
+    """The consumer reading an OffsetFetch answer for one partition (``initWithCommittedOffsetsIfNeeded``)."""
+    text = " ".join(str(inp.get(k, "")) for k in ("event", "call", "api", "response"))
+    err = _error_in(text, inp)
+    offset = integer(inp.get("offset", inp.get("committed_offset", _number(text, "offset", -1))), "offset")
+    tp = str(inp.get("partition", "tp0"))
+    r = api.consumer_offset_fetch_reaction(err, offset)
+    positions = w.client.setdefault("_positions", {})
+    if not r.retry and not r.failed:
+        positions[tp] = r.position
+    initializing = tp not in positions
+    return {"retry": r.retry, "retriable": r.retry, "is_retriable": r.retry, "failed": r.failed,
+            "position": positions.get(tp), "initializing": initializing,
+            "initializing_partitions": [tp] if initializing else [], "has_all_fetch_positions": not initializing}

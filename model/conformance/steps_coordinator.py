@@ -1,0 +1,304 @@
+"""Steps on the transaction coordinator: InitProducerId, EndTxn, AddPartitionsToTxn, the
+TransactionMetadata transitions, the timeout abort, transactional-id expiry, producer-id blocks."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..api import coordinator as api
+from ..coordinator.producer_ids import generate_producer_id
+from ..coordinator.txn_log import NO_METADATA
+from ..errors import Errors
+from ..transactions.codes import NO_PENDING, TxnResult, TxnState
+from ..transactions.markers import complete_if_done
+from .values import (
+    NotExpressible,
+    error_code,
+    error_name,
+    integer,
+    state_id,
+    state_name,
+)
+from .world import DEFAULT_TID, World
+
+Observed = dict[str, Any]
+
+
+def _tid(inp: dict[str, Any]) -> str:
+    return str(inp.get("transactional_id", DEFAULT_TID) or DEFAULT_TID)
+
+
+def _append_error(inp: dict[str, Any], key: str = "txn_log_append_result", real_append: bool = False) -> int:
+    """The append's answer; through TransactionStateManager (not a mock) the raw error is mapped."""
+    raw = error_code(str(inp.get(key, inp.get("append_result", "NONE"))))
+    return api.append_error_answer(raw) if real_append else raw
+
+
+def _response(resp: api.Response) -> Observed:
+    return {"error": error_name(resp.error), "error_code": resp.error, "producer_id": resp.producer_id,
+            "producer_epoch": resp.epoch}
+
+
+def _precondition(w: World, tid: str, inp: dict[str, Any]) -> None:
+    """A step's setup: ``metadata_epoch`` (a separate test with that epoch) or a free-text
+    precondition of the form 'metadata now <State>, epoch N, tv N'."""
+    meta = w.txns.get(tid, NO_METADATA)
+    if "metadata_epoch" in inp and meta.exists:
+        meta = meta._replace(epoch=integer(inp["metadata_epoch"], "metadata_epoch"))
+    text = inp.get("precondition")
+    if isinstance(text, str):
+        m = re.search(r"metadata now (\w+)", text)
+        if not m:
+            raise NotExpressible(f"free-text precondition not understood: {text!r}")
+        target = state_id(m.group(1))
+        if meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT) and \
+                target in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
+            # the markers were written: the model's completion of the transaction
+            meta, _ = complete_if_done(meta._replace(partitions=()), tv2_last_epoch=w.protocol.tv2_last_epoch)
+        meta = meta._replace(state=target)
+        ep = re.search(r"epoch (\d+)", text)
+        if ep:
+            meta = meta._replace(epoch=int(ep.group(1)))
+        tv = re.search(r"\btv (\d)", text)
+        if tv:
+            meta = meta._replace(tv=int(tv.group(1)))
+    w.txns[tid] = meta
+
+
+#: an append answer no rule produces: a request that answers it tried to write a record
+_PROBE = int(Errors.CORRUPT_MESSAGE)
+
+
+def _attempted(call: Any) -> Any:
+    """The record a request tries to write to ``__transaction_state`` (None: no write): the rules
+    are pure, so the request is run once more with a failing append (did it try?) and once with a
+    successful one (what it wrote)."""
+    failed = call(_PROBE)
+    if failed[0].error != _PROBE:
+        return None
+    return call(int(Errors.NONE))[1].metadata
+
+
+def init_producer_id(w: World, inp: dict[str, Any]) -> Observed:
+    tid_raw = inp.get("transactional_id", DEFAULT_TID)
+    tid = DEFAULT_TID if tid_raw is None else str(tid_raw)
+    req = api.InitProducerIdRequest(
+        None if tid_raw is None else str(tid_raw), integer(inp.get("producer_id", -1), "producer_id"),
+        integer(inp.get("producer_epoch", -1), "producer_epoch"),
+        integer(inp.get("txn_timeout_ms", 60000), "txn_timeout_ms"),
+        integer(inp.get("request_version", 5), "request_version"))
+    cs = w.coordinator(tid)
+    resp, st = api.handle_init_producer_id(cs, req, w.protocol, append_error=_append_error(inp))
+    record = _attempted(lambda e: api.handle_init_producer_id(cs, req, w.protocol, append_error=e))
+    w.set_coordinator(tid, st)
+    out = _response(resp)
+    if tid_raw is not None:
+        out["state_after"] = w.meta_view(st.metadata)
+        out["txn_log_append"] = None if record is None else w.meta_view(record)
+    return out
+
+
+def end_txn(w: World, inp: dict[str, Any]) -> Observed:
+    tid = _tid(inp)
+    _precondition(w, tid, inp)
+    req = api.EndTxnRequest(tid, integer(inp.get("producer_id", 0), "producer_id"),
+                            integer(inp.get("producer_epoch", 0), "producer_epoch"),
+                            int(TxnResult[str(inp.get("result", "COMMIT"))]),
+                            integer(inp.get("client_transaction_version", 0), "client_transaction_version"))
+    cs = w.coordinator(tid)
+    resp, st = api.handle_end_txn(cs, req, w.protocol, append_error=_append_error(inp))
+    record = _attempted(lambda e: api.handle_end_txn(cs, req, w.protocol, append_error=e))
+    w.set_coordinator(tid, st)
+    out = _response(resp)
+    out["state_after"] = w.meta_view(st.metadata)
+    out["txn_log_append"] = None if record is None else w.meta_view(record)
+    out["action"] = "append" if record is not None else "no append"
+    return out
+
+
+def add_partitions(w: World, inp: dict[str, Any]) -> Observed:
+    tid = _tid(inp)
+    _precondition(w, tid, inp)
+    parts = tuple(sorted(w.partitions.id(p) for p in inp.get("partitions", [])))
+    tid_raw = inp.get("transactional_id", DEFAULT_TID)
+    pid, epoch = integer(inp.get("producer_id", 0), "producer_id"), integer(inp.get("producer_epoch", 0), "producer_epoch")
+    if inp.get("verify_only") or inp.get("verifyOnly"):
+        answers = api.verify_partitions(w.coordinator(tid), tid_raw, pid, epoch, parts)
+        errs = {w.partitions.name(p): {"error": error_name(e), "error_code": e} for p, e in answers}
+        common = {e for _, e in answers}
+        out: Observed = {"per_partition": errs, "txn_log_append": None, "state_after": w.meta_view(w.txns.get(tid, NO_METADATA))}
+        if len(common) == 1:
+            out["error"] = error_name(common.pop())
+        return out
+    cs = w.coordinator(tid)
+    resp, st, _ = api.handle_add_partitions(cs, pid, epoch, parts,
+                                                w.protocol, append_error=_append_error(inp), transactional_id=tid_raw)
+    record = _attempted(lambda e: api.handle_add_partitions(cs, pid, epoch, parts, w.protocol, append_error=e,
+                                                            transactional_id=tid_raw))
+    w.set_coordinator(tid, st)
+    out = {"error": error_name(resp.error), "error_code": resp.error, "state_after": w.meta_view(st.metadata),
+           "per_partition": {w.partitions.name(p): {"error": error_name(resp.error), "error_code": resp.error}
+                             for p in parts}}
+    out["txn_log_append"] = None if record is None else w.meta_view(record)
+    return out
+
+
+def _transition_out(w: World, tid: str, res: api.TransitionResult) -> Observed:
+    if res.exception:
+        return {"error": "EXCEPTION", "exception": res.exception}
+    if res.error != Errors.NONE:
+        return {"error": error_name(res.error), "error_code": res.error}
+    w.txns[tid] = res.metadata
+    return {"result": "TRANSITION", "error": "NONE", "error_code": 0, "after_complete": w.meta_view(res.metadata),
+            "state_after": w.meta_view(res.metadata)}
+
+
+def prepare_increment_producer_epoch(w: World, inp: dict[str, Any]) -> Observed:
+    tid = _tid(inp)
+    exp = inp.get("expected_producer_epoch")
+    res = api.prepare_increment_producer_epoch(w.txns.get(tid, NO_METADATA),
+                                               None if exp is None else integer(exp, "expected_producer_epoch"),
+                                               w.protocol)
+    return _transition_out(w, tid, res)
+
+
+def prepare_abort_or_commit(w: World, inp: dict[str, Any]) -> Observed:
+    tid = _tid(inp)
+    res = api.prepare_abort_or_commit_checked(w.txns.get(tid, NO_METADATA),
+                                              state_id(str(inp.get("new_state", "PrepareCommit"))),
+                                              integer(inp.get("client_transaction_version", 0), "tv"),
+                                              integer(inp.get("next_producer_id", -1), "next_producer_id"), w.protocol)
+    if res.exception:
+        return {"error": "EXCEPTION", "exception": res.exception}
+    return _transition_out(w, tid, api.TransitionResult(int(Errors.NONE), res.metadata))
+
+
+def reset_pending_state(w: World, inp: dict[str, Any]) -> Observed:
+    """The unit test clears ``pendingState`` by hand (to let an abort follow a fence)."""
+    tid = _tid(inp)
+    w.txns[tid] = w.txns.get(tid, NO_METADATA)._replace(pending_state=NO_PENDING)
+    return {"state_after": w.meta_view(w.txns[tid])}
+
+
+def prepare_complete(w: World, inp: dict[str, Any]) -> Observed:
+    tid = _tid(inp)
+    done, wrote = complete_if_done(w.txns.get(tid, NO_METADATA)._replace(partitions=()),
+                                   tv2_last_epoch=w.protocol.tv2_last_epoch)
+    if not wrote:
+        return {"error": "EXCEPTION", "exception": "IllegalStateException"}
+    return _transition_out(w, tid, api.TransitionResult(int(Errors.NONE), done))
+
+
+def prepare_fence_producer_epoch(w: World, inp: dict[str, Any]) -> Observed:
+    tid = _tid(inp)
+    meta = w.txns.get(tid, NO_METADATA)
+    res = api.prepare_fence_producer_epoch(meta, w.protocol)
+    if res.exception:
+        return {"error": "EXCEPTION", "exception": res.exception}
+    # PrepareEpochFence is never completed: the metadata keeps its epoch, only the pending state is set
+    # (endTransaction installs the fenced epoch); the transit is what the test reads
+    w.txns[tid] = meta._replace(pending_state=res.metadata.pending_state)
+    transit = w.meta_view(res.metadata)
+    return {"result": "TRANSITION", "error": "NONE", "transit": transit, "after_complete": transit,
+            "state_after": w.meta_view(w.txns[tid]), "producer_epoch": res.metadata.epoch,
+            "last_producer_epoch": res.metadata.last_epoch, "pending_state": transit["pending_state"]}
+
+
+def prepare_producer_id_rotation(w: World, inp: dict[str, Any]) -> Observed:
+    tid = _tid(inp)
+    res = api.prepare_producer_id_rotation(w.txns.get(tid, NO_METADATA),
+                                           integer(inp.get("new_producer_id", w.next_pid), "new_producer_id"),
+                                           bool(inp.get("record_last_epoch", False)))
+    if res.exception:
+        return {"error": "EXCEPTION", "exception": res.exception}
+    return _transition_out(w, tid, api.TransitionResult(int(Errors.NONE), res.metadata))
+
+
+def state_ids(w: World, inp: dict[str, Any]) -> Observed:
+    return {"mapping": {str(int(s)): state_name(s) for s in TxnState}}
+
+
+def timeout_abort(w: World, inp: dict[str, Any]) -> Observed:
+    tid = _tid(inp)
+    before = w.txns.get(tid, NO_METADATA)
+    wrote, st = api.abort_timed_out(w.coordinator(tid), w.protocol, append_error=_append_error(inp))
+    w.set_coordinator(tid, st)
+    return {"action": "aborted (PrepareAbort appended)" if wrote else "skipped (no append)",
+            "txn_log_append": w.meta_view(st.metadata) if wrote else None, "state_after": w.meta_view(st.metadata),
+            "aborted": wrote and st.metadata != before}
+
+
+def expire_transactional_ids(w: World, inp: dict[str, Any]) -> Observed:
+    """``removeExpiredTransactionalIds``: the state rule is the model's (``api.may_expire``); the
+    time condition (lastUpdate <= now - transactional.id.expiration.ms) is data the model abstracts."""
+    append_error = _append_error(inp, "tombstone_append_result", real_append=True)
+    written, removed = False, {}
+    for i, tid in enumerate(list(w.txns)):
+        meta = w.txns[tid]
+        old_enough = w.last_update.get(tid, w.now) <= w.now - w.tid_expiration_ms
+        if not old_enough:
+            removed[i] = False
+            continue
+        wrote, st = api.expire_transactional_id(w.coordinator(tid), append_error=append_error)
+        written = written or wrote
+        removed[i] = not st.metadata.exists and meta.exists
+        w.txns[tid] = st.metadata._replace(pending_state=NO_PENDING) if st.metadata.exists else st.metadata
+    first = w.txns.get(next(iter(w.txns))) if w.txns else None
+    return {"tombstone_written": written, "transactional_id_removed": removed.get(0, False),
+            "txn2_removed": removed.get(1, False),
+            "pending_state_after": None if first is None or not first.exists or first.pending_state == NO_PENDING
+            else state_name(first.pending_state)}
+
+
+def generate_pid(w: World, inp: dict[str, Any]) -> Observed:
+    text = str(inp.get("call", ""))
+    m = re.search(r"x\s*(\d+)", text)
+    times = int(m.group(1)) if m else 1
+    if w.blocks is None:
+        raise NotExpressible("producer-id blocks: the vector gives no block state (block_size / zk_block)")
+    broker = integer(inp.get("broker", 0), "broker")
+    ids: list[int] = []
+    for _ in range(times):
+        kraft = bool(inp.get("kraft", False)) or bool(re.search(r"RPC|KRaft|Kraft", w.component))
+        gen, w.blocks = generate_producer_id(w.blocks, broker, synchronous=not kraft)
+        if gen.error != Errors.NONE:
+            return {"error": error_name(gen.error), "error_code": gen.error, "producer_ids": _range(ids)}
+        ids.append(gen.producer_id)
+    out: Observed = {"producer_ids": _range(ids), "error": "NONE"}
+    if len(ids) == 1:
+        out["producer_id"] = ids[0]
+    return out
+
+
+def _range(ids: list[int]) -> str:
+    if not ids:
+        return ""
+    if ids == list(range(ids[0], ids[0] + len(ids))):
+        return f"{ids[0]}..{ids[-1]}" if len(ids) > 1 else str(ids[0])
+    return ",".join(map(str, ids))
+
+
+def marker_response(w: World, inp: dict[str, Any]) -> Observed:
+    """A partition's WriteTxnMarkers answer reaching the coordinator."""
+    tid = _tid(inp)
+    part = w.partitions.id(str(inp.get("partition", "")))
+    err = error_code(str(inp.get("error", "NONE")))
+    try:
+        ans, st = api.handle_marker_response(w.coordinator(tid), part, err, w.protocol)
+    except ValueError:
+        return {"error": "EXCEPTION", "exception": "IllegalStateException"}
+    before = w.txns.get(tid, NO_METADATA)
+    w.set_coordinator(tid, st)
+    return {"retry": ans.retry, "abandon": ans.abandon, "abandoned": ans.abandon, "completed": ans.completed,
+            "action": "retry" if ans.retry else "abandon" if ans.abandon else "done",
+            "partitions_remaining": sorted(w.partitions.name(p) for p in st.metadata.partitions),
+            "state_after": w.meta_view(st.metadata),
+            "txn_log_append": w.meta_view(st.metadata) if ans.completed and st.metadata != before else None}
+
+
+def append_transaction_to_log(w: World, inp: dict[str, Any]) -> Observed:
+    """``TransactionStateManager.appendTransactionToLog``'s answer to its callback."""
+    raw = error_code(str(inp.get("append_error", inp.get("append_result", inp.get("error", "NONE")))))
+    return {"error": error_name(api.append_error_answer(raw)), "error_code": api.append_error_answer(raw),
+            "callback_error": error_name(api.append_error_answer(raw))}

@@ -1,0 +1,132 @@
+"""Steps on the group coordinator: TxnOffsetCommit, OffsetFetch, the transaction marker on the
+offsets partition, and the GroupMetadata events of the classic coordinator's unit tests."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..api import group as api
+from ..group.metadata import NO_INSTANCE_ID, NOT_APPENDED, GroupState
+from ..group.pending_offsets import (
+    fail_pending_txn_offset_commit,
+    on_txn_offset_commit_append,
+    prepare_txn_offset_commit,
+)
+from .values import NotExpressible, error_name, integer
+from .world import World
+
+Observed = dict[str, Any]
+#: the producer id a TxnOffsetCommit without one is recorded under (the unit test's mock sends none)
+ANONYMOUS_PRODUCER = 2**40
+
+
+def _precondition(w: World, inp: dict[str, Any]) -> None:
+    """A free-text setup of the group for this step ('separate test: empty classic group, no members',
+    'group in CompletingRebalance, generation 3', ...)."""
+    text = inp.get("precondition")
+    if not isinstance(text, str):
+        return
+    g = w.group_meta()
+    changed = False
+    state = re.search(r"\b(empty|dead|stable|preparing ?rebalance|completing ?rebalance)\b", text, re.IGNORECASE)
+    if state:
+        g = g._replace(state=int(GroupState[state.group(1).upper().replace(" ", "_").replace("REBALANCE", "_REBALANCE")
+                                            .replace("__", "_")]))
+        changed = True
+    if re.search(r"no members", text):
+        g = g._replace(members=(), static_members=())
+        changed = True
+    gen = re.search(r"generation (\d+)", text)
+    if gen:
+        g = g._replace(generation_id=int(gen.group(1)))
+        changed = True
+    if not changed:
+        raise NotExpressible(f"free-text precondition not understood: {text!r}")
+    w.group = w.group._replace(group=g, member_epochs=None if "classic" in text else w.group.member_epochs)
+
+
+def txn_offset_commit(w: World, inp: dict[str, Any]) -> Observed:
+    _precondition(w, inp)
+    pid_raw = inp.get("producer_id")
+    pid = ANONYMOUS_PRODUCER if pid_raw is None else integer(pid_raw, "producer_id")
+    inst = inp.get("group_instance_id")
+    offsets = tuple((w.partitions.id(p), integer(o, "offset")) for p, o in (inp.get("offsets") or {}).items())
+    req = api.TxnOffsetCommitRequest(pid, w.members.id(str(inp.get("member_id", ""))),
+                                     integer(inp.get("generation_id", -1), "generation_id", w.symbols), offsets,
+                                     NO_INSTANCE_ID if inst is None else w.instances.id(str(inst)))
+    new_coord = w.group.new_coordinator or "group-coordinator/" in w.source_file
+    err, w.group = api.handle_txn_offset_commit(w.group._replace(new_coordinator=new_coord), req, w.protocol)
+    w.last_txn_pid = pid
+    return {"error": error_name(err), "error_code": err,
+            "per_partition": {w.partitions.name(p): {"error": error_name(err), "error_code": err} for p, _ in offsets},
+            "committed": w.committed_view(), "pending_txn": w.pending_view()}
+
+
+def offset_fetch(w: World, inp: dict[str, Any]) -> Observed:
+    parts = [str(p) for p in inp.get("partitions", [])]
+    answers = api.handle_offset_fetch(w.group, tuple(w.partitions.id(p) for p in parts),
+                                      require_stable=bool(inp.get("require_stable", False)))
+    return {"group_error": "NONE", "error": "NONE",
+            "per_partition": {p: {"offset": off, "error": error_name(err), "error_code": err}
+                              for p, (err, off) in zip(parts, answers)}}
+
+
+def txn_marker(w: World, inp: dict[str, Any]) -> Observed:
+    pid_raw = inp.get("producer_id")
+    pid = w.last_txn_pid if pid_raw is None else integer(pid_raw, "producer_id")
+    commit = str(inp.get("result", "COMMIT" if inp.get("is_commit", True) else "ABORT")) == "COMMIT"
+    if "is_commit" in inp:
+        commit = bool(inp["is_commit"])
+    had = any(e.producer_id == pid for e in w.group_meta().pending)
+    try:
+        w.group = api.handle_txn_marker(w.group, pid, commit)
+    except ValueError:  # a pending offset completed before its record was written
+        return {"error": "EXCEPTION", "exception": "IllegalStateException"}
+    return {"pending_dropped": had and not any(e.producer_id == pid for e in w.group_meta().pending),
+            "committed": w.committed_view(), "pending_txn": w.pending_view(),
+            "has_offsets": bool(w.committed_view()),
+            "has_pending_from_producer": any(e.producer_id == pid for e in w.group_meta().pending)}
+
+
+def fail_pending_txn_offset_commit_all(w: World, pid: int):
+    g = w.group_meta()
+    for e in g.pending:
+        if e.producer_id == pid and e.appended_at == NOT_APPENDED:
+            g = fail_pending_txn_offset_commit(g, pid, e.partition)
+    return g
+
+
+def group_event(w: World, inp: dict[str, Any]) -> Observed:
+    """prepareTxnOffsetCommit / prepareOffsetCommit / onTxnOffsetCommitAppend / onOffsetCommitAppend /
+    failPendingTxnOffsetCommit (GroupMetadataTest)."""
+    ev = str(inp.get("event", ""))
+    g = w.group_meta()
+    if ev.startswith("prepareTxnOffsetCommit"):
+        pid = integer(inp.get("producer_id", 0), "producer_id")
+        w.last_txn_pid = pid
+        g = prepare_txn_offset_commit(g, pid, ((w.partitions.id(str(inp["partition"])),
+                                                integer(inp["offset"], "offset")),))
+    elif ev.startswith("prepareOffsetCommit"):
+        w.plain_commits[w.partitions.id(str(inp["partition"]))] = integer(inp["offset"], "offset")
+    elif ev.startswith("onTxnOffsetCommitAppend"):
+        at = integer(inp.get("log_offset", w.group.log_end_offset), "log_offset")
+        for e in g.pending:
+            if e.appended_at == NOT_APPENDED:
+                g = on_txn_offset_commit_append(g, e.producer_id, e.partition, e.offset, at)
+        w.group = w.group._replace(log_end_offset=max(w.group.log_end_offset, at + 1))
+    elif ev.startswith("onOffsetCommitAppend"):
+        at = integer(inp.get("log_offset", w.group.log_end_offset), "log_offset")
+        w.group = w.group._replace(group=g)
+        for p, off in sorted(w.plain_commits.items()):
+            w.group = api.append_offset_commit(w.group, p, off, at)
+        w.plain_commits.clear()
+        g = w.group_meta()
+    elif ev.startswith("failPendingTxnOffsetCommit"):
+        pid = integer(inp.get("producer_id", w.last_txn_pid), "producer_id")
+        w.group = w.group._replace(group=g)
+        g = fail_pending_txn_offset_commit_all(w, pid)
+    w.group = w.group._replace(group=g)
+    pid = w.last_txn_pid
+    return {"committed": w.committed_view(), "pending_txn": w.pending_view(), "has_offsets": bool(w.committed_view()),
+            "has_pending_from_producer": any(e.producer_id == pid for e in g.pending)}

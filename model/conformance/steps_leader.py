@@ -1,0 +1,135 @@
+"""Steps on a partition leader: produce batches (one or several records: a sequence range),
+transaction markers, the clock, producer-id expiry."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..api import leader as api
+from ..partition.validation import AppendOrigin
+from ..transactions.codes import TxnResult
+from .values import NotExpressible, error_name, integer
+from .world import World
+
+Observed = dict[str, Any]
+
+
+def _origin(inp: dict[str, Any]) -> int:
+    name = str(inp.get("origin", "CLIENT"))
+    try:
+        return int(AppendOrigin[name])
+    except KeyError:
+        raise NotExpressible(f"append origin {name!r} is not one of CLIENT, COORDINATOR, REPLICATION") from None
+
+
+def _result(res: api.ProduceResult) -> Observed:
+    out: Observed = {"result": res.result, "error": error_name(res.error), "error_code": res.error}
+    if res.result != api.REJECTED:
+        out["first_offset"], out["last_offset"] = res.first_offset, res.last_offset
+        out["offsets"] = f"{res.first_offset}..{res.last_offset}"
+    return out
+
+
+def _after(w: World, out: Observed) -> Observed:
+    out["state_after"] = w.producers_view()
+    out["producers_after"] = w.producers_view()
+    out["active_producers"] = len(w.leader.producers)
+    out["map_end_offset"] = w.leader.log_end_offset
+    return out
+
+
+def produce(w: World, inp: dict[str, Any]) -> Observed:
+    kind = str(inp.get("api", ""))
+    many = re.search(r"x\s*(\d+)", kind)
+    if many or "batches" in inp:
+        return _produce_many(w, inp, int(many.group(1)) if many else 0)
+    res, w.leader = api.append_batch(w.leader, _batch(inp, inp), w.protocol, check_duplicates=w.unified_log)
+    return _after(w, _result(res))
+
+
+def _batch(inp: dict[str, Any], common: dict[str, Any]) -> api.ProduceBatch:
+    get = lambda k, d=None: inp.get(k, common.get(k, d))
+    base = integer(get("base_sequence", 0), "base_sequence")
+    first, ts = get("first_offset"), get("timestamp")
+    return api.ProduceBatch(integer(get("producer_id", 0), "producer_id"), integer(get("producer_epoch", 0), "producer_epoch"),
+                            base, integer(get("last_sequence", base), "last_sequence"),
+                            _origin({"origin": get("origin", "CLIENT")}), bool(get("is_transactional", False)),
+                            -1 if first is None else integer(first, "first_offset"),
+                            -1 if ts is None else integer(ts, "timestamp"))
+
+
+_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+
+
+def _produce_many(w: World, inp: dict[str, Any], times: int) -> Observed:
+    """Several batches in one step: a list of batch objects (the step's other fields are their
+    defaults), or 'seq A..B, N records each' (N one, two, ... or a number)."""
+    raw = inp.get("batches")
+    if isinstance(raw, list):
+        batches = [_batch(b if isinstance(b, dict) else {}, inp) for b in raw]
+    else:
+        text = str(raw or "")
+        m = re.search(r"seq\s*(\d+)\s*\.\.\s*(\d+)", text)
+        per = re.search(r"(\d+|one|two|three|four|five) records? each", text)
+        if not m or not per:
+            raise NotExpressible(f"batch list not understood: {text!r}")
+        n = int(per.group(1)) if per.group(1).isdigit() else _WORDS[per.group(1)]
+        lo, hi = int(m.group(1)), int(m.group(2))
+        if (hi - lo + 1) % n:
+            raise NotExpressible(f"{text!r}: the range does not split into batches of {n}")
+        batches = [_batch({"base_sequence": s, "last_sequence": s + n - 1, "first_offset": None}, inp)
+                   for s in range(lo, hi + 1, n)]
+    if times and times != len(batches):
+        raise NotExpressible(f"{inp.get('api')!r} does not match the {len(batches)} batches given")
+    results = []
+    for batch in batches:
+        res, w.leader = api.append_batch(w.leader, batch, w.protocol, check_duplicates=w.unified_log)
+        results.append(res)
+    bad = [r for r in results if r.result != api.APPENDED]
+    last = bad[0] if bad else api.ProduceResult(api.APPENDED, 0, results[0].first_offset, results[-1].last_offset)
+    return _after(w, _result(last))
+
+
+def marker(w: World, inp: dict[str, Any]) -> Observed:
+    req = api.MarkerRequest(integer(inp.get("producer_id", 0), "producer_id"),
+                            integer(inp.get("producer_epoch", 0), "producer_epoch"),
+                            int(TxnResult[str(inp.get("result", "COMMIT"))]),
+                            integer(inp.get("coordinator_epoch", 0), "coordinator_epoch"),
+                            integer(inp.get("offset", -1), "offset"))
+    res, w.leader = api.append_marker(w.leader, req, w.protocol, origin=_origin({'origin': inp.get('origin', 'COORDINATOR')}))
+    return _after(w, _result(res))
+
+
+def advance_time(w: World, inp: dict[str, Any]) -> Observed:
+    w.now += integer(inp.get("ms", 0), "ms")
+    w.leader = w.leader._replace(now=w.now)
+    return {}
+
+
+def remove_expired(w: World, inp: dict[str, Any]) -> Observed:
+    w.leader = api.remove_expired_producers(w.leader, w.pid_expiration_ms)
+    out = _after(w, {})
+    out["verification_entry_present"] = bool(w.leader.verifications)
+    return out
+
+
+def start_verification(w: World, inp: dict[str, Any]) -> Observed:
+    w.leader = api.start_verification(w.leader, integer(inp.get("producer_id", 0), "producer_id"),
+                                      integer(inp.get("base_sequence", inp.get("sequence", 0)), "sequence"),
+                                      integer(inp.get("producer_epoch", 0), "producer_epoch"))
+    return {"verification_entry_present": True}
+
+
+def move_log_start_offset(w: World, inp: dict[str, Any]) -> Observed:
+    """Retention / DeleteRecords / ``onLogStartOffsetIncremented(n)``: the new log start offset comes
+    from a field (``log_start_offset``, ``offset``, ``new_log_start_offset``) or the text."""
+    text = " ".join(str(inp.get(k, "")) for k in ("event", "call", "api"))
+    raw = inp.get("log_start_offset", inp.get("new_log_start_offset", inp.get("offset")))
+    if raw is None:
+        m = re.search(r"(\d+)", text)
+        if not m:
+            raise NotExpressible(f"{text!r}: no new log start offset given")
+        raw = int(m.group(1))
+    w.leader = api.move_log_start_offset(w.leader, integer(raw, "log_start_offset"), w.protocol)
+    return _after(w, {})

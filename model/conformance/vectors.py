@@ -1,0 +1,99 @@
+"""Reading a vector file (the format of ``kafka-unit-test-vectors.sample.json``) and checking its
+shape; anything malformed is one ``VectorFileError`` with the path to the bad part."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, NamedTuple
+
+
+class VectorFileError(ValueError):
+    """The file is not a readable vector file (exit 2 of ``eoscheck conform``)."""
+
+
+class Step(NamedTuple):
+    input: dict[str, Any]
+    expected: dict[str, Any]
+
+
+class Vector(NamedTuple):
+    id: str
+    mechanism: str
+    component: str
+    source: dict[str, Any]
+    initial_state: dict[str, Any]
+    steps: tuple[Step, ...]
+    notes: str
+
+
+class VectorFile(NamedTuple):
+    path: str
+    commit: str | None
+    commit_date: str | None
+    error_codes: dict[str, int]
+    mechanisms: dict[str, str]
+    vectors: tuple[Vector, ...]
+
+
+def _need(cond: bool, where: str, what: str) -> None:
+    if not cond:
+        raise VectorFileError(f"{where}: {what}")
+
+
+def load_vectors(path: str | Path) -> VectorFile:
+    p = Path(path)
+    try:
+        raw = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise VectorFileError(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise VectorFileError(f"{p}: is a directory, not a vector file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise VectorFileError(f"{p}: cannot read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise VectorFileError(f"{p}: not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    return parse_vectors(raw, str(p))
+
+
+def parse_vectors(raw: Any, where: str = "<vectors>") -> VectorFile:
+    _need(isinstance(raw, dict), where, "the top level must be an object with a 'vectors' list")
+    _need(isinstance(raw.get("vectors"), list), where, "missing 'vectors' list")
+    mechanisms = raw.get("mechanisms", {})
+    _need(isinstance(mechanisms, dict), where, "'mechanisms' must be an object")
+    codes = raw.get("error_codes", {})
+    _need(isinstance(codes, dict) and all(isinstance(v, int) for v in codes.values()), where,
+          "'error_codes' must map names to integers")
+    source = raw.get("source", {})
+    _need(isinstance(source, dict), where, "'source' must be an object")
+    seen: set[str] = set()
+    vectors = []
+    for i, v in enumerate(raw["vectors"]):
+        at = f"{where}: vectors[{i}]"
+        _need(isinstance(v, dict), at, "a vector must be an object")
+        vid = v.get("id")
+        _need(isinstance(vid, str) and vid != "", at, "missing string 'id'")
+        at = f"{where}: vector {vid}"
+        _need(vid not in seen, at, "duplicate id")
+        seen.add(vid)
+        mech = v.get("mechanism")
+        _need(isinstance(mech, str) and mech != "", at, "missing string 'mechanism'")
+        _need(not mechanisms or mech in mechanisms, at, f"mechanism {mech!r} is not listed in 'mechanisms'")
+        init = v.get("initial_state", {})
+        _need(isinstance(init, dict), at, "'initial_state' must be an object")
+        steps = v.get("steps")
+        _need(isinstance(steps, list) and len(steps) > 0, at, "'steps' must be a non-empty list")
+        parsed = []
+        for j, st in enumerate(steps):
+            _need(isinstance(st, dict) and isinstance(st.get("input"), dict), f"{at}: steps[{j}]",
+                  "a step must be an object with an 'input' object")
+            exp = st.get("expected", {})
+            _need(isinstance(exp, dict), f"{at}: steps[{j}]", "'expected' must be an object")
+            parsed.append(Step(st["input"], exp))
+        src = v.get("source", {})
+        _need(isinstance(src, dict), at, "'source' must be an object")
+        notes = v.get("notes", "")
+        vectors.append(Vector(vid, mech, str(v.get("component", "")), src, init, tuple(parsed),
+                              notes if isinstance(notes, str) else json.dumps(notes)))
+    return VectorFile(where, source.get("commit"), source.get("commit_date"), dict(codes), dict(mechanisms),
+                      tuple(vectors))

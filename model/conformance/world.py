@@ -1,0 +1,356 @@
+"""One vector's state, held in the model's own records (``model.api``), and its rendering in the
+vectors' vocabulary (``state_objects`` of the schema)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from ..api.coordinator import CoordinatorState
+from ..api.group import GroupCoordinatorState
+from ..api.leader import LeaderState
+from ..api.protocol import Protocol
+from ..coordinator.producer_ids import ProducerIdBlocks
+from ..coordinator.txn_log import NO_METADATA
+from ..errors import Errors
+from ..group.metadata import (
+    NO_MEMBER_ID,
+    CommittedOffset,
+    GroupMeta,
+    GroupState,
+    PendingTxnOffset,
+    new_group,
+)
+from ..partition.producer_state import first_sequence
+from ..partition.verification import VerificationEntry
+from ..producer.partition_sequences import PartitionEntry
+from ..state import CachedBatch, ProducerStateEntry, TxnMetadata
+from ..transactions.codes import NO_PENDING
+from .values import Names, NotExpressible, integer, state_id, state_name, value
+
+DEFAULT_TID = "known"
+_PARTITION = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*-\d+$")
+
+#: fields the vectors assert that the model does not keep, and why
+ABSTRACTED: dict[str, str] = {
+    "txn_timeout_ms": "the model abstracts time: TransactionMetadata keeps no transaction timeout "
+                      "(the timeout abort is a nondeterministic step)",
+    "txn_last_update_timestamp": "the model abstracts time: TransactionMetadata keeps no timestamps",
+    "txn_start_timestamp": "the model abstracts time: TransactionMetadata keeps no timestamps",
+    "leader_epoch": "OffsetFetch's leader epoch is not modelled",
+    "metadata": "offset metadata strings are not modelled",
+}
+
+
+def partition_names(v: Any) -> list[str]:
+    """Every 'topic-N' name in a vector, in order of appearance (they become the model's ints)."""
+    found: list[str] = []
+
+    def walk(x: Any) -> None:
+        if isinstance(x, dict):
+            for k, y in x.items():
+                if isinstance(k, str) and _PARTITION.match(k) and k not in found:
+                    found.append(k)
+                walk(y)
+        elif isinstance(x, list):
+            for y in x:
+                walk(y)
+        elif isinstance(x, str) and _PARTITION.match(x) and x not in found:
+            found.append(x)
+
+    walk(v)
+    return found
+
+
+class World:
+    """Everything a vector's steps can touch; parts a vector does not use stay at their defaults."""
+
+    def __init__(self, protocol: Protocol, vector_json: Any, initial: dict[str, Any]) -> None:
+        self.protocol = protocol
+        self.symbols: dict[str, int] = {}
+        self.partitions = Names()
+        for name in partition_names(vector_json):
+            self.partitions.id(name)
+        self.members = Names(first=1, fixed={"": NO_MEMBER_ID})
+        self.instances = Names()
+        # the transaction coordinator
+        self.txns: dict[str, TxnMetadata] = {}
+        self.next_pid = 0
+        self.loading = False
+        self.lookup_error = 0
+        self.blocks: ProducerIdBlocks | None = None
+        self.last_update: dict[str, int] = {}
+        self.tid_expiration_ms = 604800000
+        self.now = integer("now", "now")
+        # the partition leader
+        self.leader = LeaderState((), 0, self.now, ())
+        self.pid_expiration_ms = 86400000
+        # the group coordinator
+        self.group = GroupCoordinatorState(None, max(1, len(self.partitions)))
+        self.plain_commits: dict[int, int] = {}
+        self.last_txn_pid = -1
+        # the client
+        self.client: dict[str, Any] = {}
+        self.client_partitions: dict[str, PartitionEntry] = {}
+        self.client_seq: dict[str, int] = {}
+        self.source_file = ""
+        self.component = ""
+        #: produce batches go through UnifiedLog (duplicate pre-check) unless the vector drives
+        #: ProducerAppendInfo / ProducerStateManager directly
+        self.unified_log = True
+        # 'E' is the metadata epoch a step gives (each step a separate test)
+        for st in (vector_json.get("steps") or []) if isinstance(vector_json, dict) else []:
+            inp = st.get("input", {}) if isinstance(st, dict) else {}
+            if isinstance(inp, dict) and isinstance(inp.get("metadata_epoch"), int):
+                self.symbols.setdefault("E", inp["metadata_epoch"])
+        self._load(initial)
+
+    # --- initial state -----------------------------------------------------------------------
+
+    def _load(self, init: dict[str, Any]) -> None:
+        for key, v in init.items():
+            loader = _LOADERS.get(key)
+            if loader is not None:
+                loader(self, v)
+            elif re.fullmatch(r"txn\d+", key) and isinstance(v, dict):
+                self._load_txn_object(v)
+            else:
+                raise NotExpressible(f"initial_state.{key}: not a state the model keeps")
+
+    def _load_txn_object(self, v: dict[str, Any]) -> None:
+        tid = str(v.get("transactional_id", DEFAULT_TID))
+        self.txns[tid] = self.meta_from(v)
+        if "txn_last_update_timestamp" in v:
+            self.last_update[tid] = integer(v["txn_last_update_timestamp"], "txn_last_update_timestamp")
+
+    def meta_from(self, v: dict[str, Any] | None) -> TxnMetadata:
+        if not v or v.get("exists") is False:
+            return NO_METADATA
+        pid = integer(v.get("producer_id", 0), "producer_id")
+        pending = v.get("pending_state")
+        parts = tuple(sorted(self.partitions.id(p) for p in v.get("partitions", [])))
+        return TxnMetadata(
+            True, pid, integer(v.get("prev_producer_id", -1), "prev_producer_id"),
+            integer(v.get("producer_epoch", 0), "producer_epoch", self.symbols),
+            integer(v.get("last_producer_epoch", -1), "last_producer_epoch"),
+            state_id(str(v.get("state", "Empty"))), bool(v.get("has_failed_epoch_fence", False)),
+            NO_PENDING if pending is None else state_id(str(pending)), parts,
+            integer(v.get("next_producer_id", -1), "next_producer_id"),
+            integer(v.get("client_transaction_version", 0), "client_transaction_version"))
+
+    # --- views in the vectors' vocabulary -------------------------------------------------------
+
+    def coordinator(self, tid: str) -> CoordinatorState:
+        return CoordinatorState(self.txns.get(tid, NO_METADATA), self.next_pid, self.loading, self.lookup_error)
+
+    def set_coordinator(self, tid: str, st: CoordinatorState) -> None:
+        self.txns[tid] = st.metadata
+        self.next_pid = st.next_producer_id
+
+    def meta_view(self, m: TxnMetadata) -> dict[str, Any]:
+        if not m.exists:
+            return {"exists": False}
+        return {"exists": True, "producer_id": m.producer_id, "prev_producer_id": m.prev_producer_id,
+                "next_producer_id": m.next_producer_id, "producer_epoch": m.epoch,
+                "last_producer_epoch": m.last_epoch, "state": state_name(m.state),
+                "partitions": sorted(self.partitions.name(p) for p in m.partitions),
+                "client_transaction_version": m.tv,
+                "pending_state": None if m.pending_state == NO_PENDING else state_name(m.pending_state),
+                "has_failed_epoch_fence": m.has_failed_epoch_fence}
+
+    def entry_view(self, e: ProducerStateEntry) -> dict[str, Any]:
+        last = e.batches[-1] if e.batches else None
+        return {"epoch": e.epoch, "last_seq": last.seq if last else -1,
+                "first_seq": first_sequence(last) if last else -1,
+                "last_offset": last.offset if last else -1,
+                "coordinator_epoch": e.coordinator_epoch,
+                "txn_first_offset": None if e.current_txn_first_offset < 0 else e.current_txn_first_offset,
+                "last_timestamp": e.last_timestamp,
+                "batches": [{"first_seq": first_sequence(b), "last_seq": b.seq, "last_offset": b.offset}
+                            for b in e.batches]}
+
+    def producers_view(self) -> dict[str, Any]:
+        return {str(e.producer_id): self.entry_view(e) for e in self.leader.producers}
+
+    def group_meta(self) -> GroupMeta:
+        return self.group.group if self.group.group is not None else new_group(self.group.num_partitions)
+
+    def committed_view(self) -> dict[str, int]:
+        g = self.group.group
+        if g is None:
+            return {}
+        return {self.partitions.name(p): c.offset for p, c in enumerate(g.offsets) if c.offset >= 0}
+
+    def pending_view(self) -> dict[str, dict[str, int]]:
+        g = self.group.group
+        out: dict[str, dict[str, int]] = {}
+        for e in (g.pending if g is not None else ()):
+            out.setdefault(str(e.producer_id), {})[self.partitions.name(e.partition)] = e.offset
+        return out
+
+
+# --- loaders for the initial-state objects ------------------------------------------------------
+
+
+def _default_tid(w: World, v: Any) -> None:
+    global_tid = str(v)
+    if DEFAULT_TID in w.txns and global_tid not in w.txns:
+        w.txns[global_tid] = w.txns.pop(DEFAULT_TID)
+
+
+def _txn_metadata(w: World, v: Any) -> None:
+    tid = str(v.get("transactional_id", DEFAULT_TID)) if isinstance(v, dict) else DEFAULT_TID
+    w.txns[tid] = w.meta_from(v)
+
+
+def _coordinator(w: World, v: Any) -> None:
+    """``{"loading": true}`` or any field naming the error ``getTransactionState`` answers
+    (``{"get_transaction_state": "NOT_COORDINATOR"}``)."""
+    items = v.items() if isinstance(v, dict) else [("state", v)]
+    for key, x in items:
+        if key in ("loading", "load_in_progress") and x:
+            w.loading = True
+        elif isinstance(x, str) and x in _ERROR_NAMES:
+            w.lookup_error = int(Errors[x])
+        elif isinstance(x, str) and "load" in x.lower():
+            w.loading = True
+        elif isinstance(x, str) and "not coordinator" in x.lower().replace("_", " "):
+            w.lookup_error = int(Errors.NOT_COORDINATOR)
+
+
+def _pid_next(w: World, v: Any) -> None:
+    w.next_pid = integer(v, "pid_generator_next")
+
+
+def _block_size(w: World, v: Any) -> None:
+    w.blocks = (w.blocks or ProducerIdBlocks(0, ()))._replace(block_size=integer(v, "block_size"))
+
+
+def _zk_block(w: World, v: Any) -> None:
+    if v is not None:
+        raise NotExpressible("initial_state.zk_block: a pre-existing block layout is not modelled")
+    w.blocks = w.blocks or ProducerIdBlocks(0, ())
+
+
+def _producers(w: World, v: Any) -> None:
+    entries = []
+    for pid, e in (v or {}).items():
+        last = integer(e.get("last_seq", -1), "last_seq")
+        first = integer(e.get("first_seq", last), "first_seq")
+        batches = tuple(CachedBatch(integer(b["last_seq"], "last_seq"), integer(b.get("last_offset", 0), "last_offset"),
+                                    integer(b["last_seq"], "last_seq") - integer(b.get("first_seq", b["last_seq"]), "first_seq"))
+                        for b in e.get("batches", []) if isinstance(b, dict))
+        if not batches and last >= 0:
+            batches = (CachedBatch(last, integer(e.get("last_offset", 0), "last_offset"), last - first),)
+        tfo = e.get("txn_first_offset")
+        entries.append(ProducerStateEntry(int(pid), integer(e.get("epoch", -1), "epoch"), batches,
+                                          integer(e.get("last_timestamp", 0), "last_timestamp"),
+                                          integer(e.get("coordinator_epoch", -1), "coordinator_epoch"),
+                                          -1 if tfo is None else integer(tfo, "txn_first_offset")))
+    w.leader = w.leader._replace(producers=tuple(sorted(entries)))
+
+
+def _log_end(w: World, v: Any) -> None:
+    w.leader = w.leader._replace(log_end_offset=integer(v, "log_end_offset"))
+
+
+def _now(w: World, v: Any) -> None:
+    w.now = integer(v, "now_ms")
+    w.leader = w.leader._replace(now=w.now)
+
+
+def _pid_expiration(w: World, v: Any) -> None:
+    w.pid_expiration_ms = integer(v, "producer_id_expiration_ms")
+
+
+def _tid_expiration(w: World, v: Any) -> None:
+    w.tid_expiration_ms = integer(v, "transactional.id.expiration.ms")
+
+
+def _verification_guard(w: World, v: Any) -> None:
+    m = re.search(r"pid\s*=\s*(\d+).*?seq\s*=\s*(\d+).*?epoch\s*=\s*(\d+)", str(v))
+    if not m:
+        raise NotExpressible(f"initial_state.verification_guard {v!r}: producer id, sequence and epoch not given")
+    w.leader = w.leader._replace(verifications=(VerificationEntry(int(m.group(1)), int(m.group(2)),
+                                                                  int(m.group(3)), w.now),))
+
+
+def _verification_state(w: World, v: Any) -> None:
+    entries = [VerificationEntry(int(pid), integer(e.get("lowest_sequence", 0), "lowest_sequence"),
+                                 integer(e.get("epoch", 0), "epoch"), integer(e.get("created_ms", "T"), "created_ms"))
+               for pid, e in (v or {}).items()]
+    w.leader = w.leader._replace(verifications=tuple(sorted(entries)))
+
+
+def _group(w: World, v: Any) -> None:
+    n = max(1, len(w.partitions))
+    new = bool(isinstance(v, dict) and v.get("type") == "consumer")
+    if v is None:
+        w.group = GroupCoordinatorState(None, n)
+        return
+    members_raw = v.get("members", [])
+    statics = v.get("static_members", {}) or {}
+    epochs = None
+    if isinstance(members_raw, dict):
+        epochs = tuple(sorted((w.members.id(m), integer(e.get("member_epoch", 0), "member_epoch"))
+                              for m, e in members_raw.items()))
+        members = [w.members.id(m) for m in members_raw]
+    else:
+        members = [w.members.id(str(m)) for m in members_raw]
+    members += [w.members.id(str(m)) for m in statics.values()]
+    static = tuple(sorted((w.instances.id(i), w.members.id(str(m))) for i, m in statics.items()))
+    state = v.get("state")
+    gstate = GroupState[_snake(state)] if state else (GroupState.STABLE if members else GroupState.EMPTY)
+    gen = integer(v.get("generation", 0), "generation")
+    offsets = [CommittedOffset(-1, -1)] * n
+    for i, (p, off) in enumerate((v.get("committed") or {}).items()):
+        offsets[w.partitions.id(p)] = CommittedOffset(integer(off, "committed offset"), i)
+    g = GroupMeta(int(gstate), gen, tuple(sorted(set(members))), static, (NO_MEMBER_ID,) * n, tuple(offsets), ())
+    w.group = GroupCoordinatorState(g, n, len(offsets) + 1, epochs if new else None, new)
+
+
+def _pending_txn_offsets(w: World, v: Any) -> None:
+    g = w.group_meta()
+    at = w.group.log_end_offset
+    pending = []
+    for pid, offs in (v or {}).items():
+        for p, off in offs.items():
+            pending.append(PendingTxnOffset(int(pid), w.partitions.id(p), integer(off, "offset"), at))
+            at += 1
+    w.group = w.group._replace(group=g._replace(pending=tuple(sorted(pending))), log_end_offset=at)
+
+
+def _producer(w: World, v: Any) -> None:
+    w.client = dict(v or {})
+
+
+def _client_partition(w: World, v: Any) -> None:
+    for tp, e in (v or {}).items():
+        w.client_partitions[tp] = PartitionEntry(integer(w.client.get("producer_id", 0), "producer_id"),
+                                                 integer(w.client.get("epoch", 0), "epoch"),
+                                                 integer(e.get("next_sequence", 0), "next_sequence"),
+                                                 integer(e.get("last_acked_sequence", -1), "last_acked_sequence"),
+                                                 integer(e.get("last_acked_offset", -1), "last_acked_offset"))
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).upper()
+
+
+_LOADERS = {
+    "txn_metadata": _txn_metadata, "transactional_id": _default_tid, "coordinator": _coordinator, "pid_generator_next": _pid_next,
+    "block_size": _block_size, "zk_block": _zk_block, "producers": _producers, "log_end_offset": _log_end,
+    "now_ms": _now, "producer_id_expiration_ms": _pid_expiration,
+    "transactional.id.expiration.ms": _tid_expiration, "transactional_id_expiration_ms": _tid_expiration,
+    "verification_guard": _verification_guard, "verification_state": _verification_state, "group": _group,
+    "pending_txn_offsets": _pending_txn_offsets, "producer": _producer, "client_partition": _client_partition,
+}
+_ERROR_NAMES = {e.name for e in Errors}
+
+
+def dump(v: Any) -> str:
+    return json.dumps(v, sort_keys=True)
+
+
+__all__ = ["ABSTRACTED", "DEFAULT_TID", "World", "value"]

@@ -1,0 +1,68 @@
+"""Producer-id allocation in blocks (``ProducerIdManager``): each broker claims a contiguous block
+(1000 ids) from a shared counter - a conditional update of a znode before 3.0
+(``ZkProducerIdManager``), a ``ProducerIdsRecord`` written by the controller after
+(``RPCProducerIdManager`` / ``ProducerIdControlManager``) - and hands out its ids in order.
+
+Blocks are granted in request order, so ids are unique across brokers and never reused. The
+KRaft broker asks for its next block asynchronously: when its block is used up and the next one
+has not arrived, ``generateProducerId`` fails with COORDINATOR_LOAD_IN_PROGRESS (retriable) and
+the InitProducerId fails with it. The machines keep one allocator counter (``next_producer_id``):
+a single broker with a block that never runs out.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..errors import Errors
+
+BLOCK_SIZE = 1000
+
+
+class BrokerBlock(NamedTuple):
+    broker: int
+    next_id: int
+    end: int  # exclusive
+
+
+class ProducerIdBlocks(NamedTuple):
+    #: the first id of the next block the controller (or the znode) grants
+    next_block_start: int
+    #: each broker's current block, sorted by broker
+    blocks: tuple[BrokerBlock, ...]
+    block_size: int = BLOCK_SIZE
+
+
+class Generated(NamedTuple):
+    error: int
+    producer_id: int  # -1 on error
+
+
+def _block(state: ProducerIdBlocks, broker: int) -> BrokerBlock | None:
+    return next((b for b in state.blocks if b.broker == broker), None)
+
+
+def _with(state: ProducerIdBlocks, block: BrokerBlock) -> ProducerIdBlocks:
+    rest = [b for b in state.blocks if b.broker != block.broker]
+    return state._replace(blocks=tuple(sorted(rest + [block])))
+
+
+def grant_block(state: ProducerIdBlocks, broker: int) -> ProducerIdBlocks:
+    """The controller (or the znode update) grants ``broker`` the next block."""
+    start = state.next_block_start
+    return _with(state._replace(next_block_start=start + state.block_size),
+                 BrokerBlock(broker, start, start + state.block_size))
+
+
+def generate_producer_id(state: ProducerIdBlocks, broker: int, *, synchronous: bool = True) -> tuple[Generated, ProducerIdBlocks]:
+    """``generateProducerId`` on ``broker``. ``synchronous`` (ZooKeeper mode): an exhausted or
+    missing block is replaced within the call; otherwise (KRaft) the call fails with
+    COORDINATOR_LOAD_IN_PROGRESS until ``grant_block`` delivers the next block."""
+    block = _block(state, broker)
+    if block is None or block.next_id >= block.end:
+        if not synchronous:
+            return Generated(int(Errors.COORDINATOR_LOAD_IN_PROGRESS), -1), state
+        state = grant_block(state, broker)
+        block = _block(state, broker)
+        assert block is not None
+    return Generated(int(Errors.NONE), block.next_id), _with(state, block._replace(next_id=block.next_id + 1))
