@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .files import write_text_atomic
 from .machine import Machine
+from .outfile import OutputError, write_output
 from .result import Result, Violation
 
 if TYPE_CHECKING:
@@ -119,22 +119,32 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def file_stem(cex: Counterexample) -> str:
-    return f"{_UNSAFE.sub('_', cex.spec)}.{_UNSAFE.sub('_', cex.property)}"
+    return stem_for(cex.spec, cex.property)
+
+
+def stem_for(spec: str, prop: str) -> str:
+    return f"{_UNSAFE.sub('_', spec)}.{_UNSAFE.sub('_', prop)}"
+
+
+def counterexample_paths(spec: str, prop: str, directory: str | Path) -> tuple[Path, Path]:
+    """Where a violation of ``prop`` by ``spec`` is written: the .json and the .itf.json."""
+    directory = Path(directory)
+    stem = stem_for(spec, prop)
+    return directory / f"{stem}.json", directory / f"{stem}.itf.json"
 
 
 def paths_for(cex: Counterexample, directory: str | Path) -> tuple[Path, Path]:
-    directory = Path(directory)
-    stem = file_stem(cex)
-    return directory / f"{stem}.json", directory / f"{stem}.itf.json"
+    return counterexample_paths(cex.spec, cex.property, directory)
 
 
 def write_counterexample(cex: Counterexample, directory: str | Path) -> list[Path]:
     """Write ``<spec>.<property>.json`` and ``.itf.json`` into ``directory``; returns both paths.
 
-    Each file is written to a temporary name and renamed, so a reader never sees half a file. An
-    existing file is replaced only when it is one of ours: a user's file is never overwritten.
+    Written through ``checker.outfile`` (temporary file and rename, the mode kept, links and
+    special files written through, read-only files refused). An existing file is replaced only
+    when it is one of ours: a user's file is never overwritten.
     """
-    from .itf import ITF_GENERATOR, to_itf
+    from .itf import to_itf
 
     directory = Path(directory)
     try:
@@ -142,28 +152,36 @@ def write_counterexample(cex: Counterexample, directory: str | Path) -> list[Pat
     except OSError as exc:
         raise CounterexampleError(f"{directory}: cannot create directory: {exc.strerror}") from None
     json_path, itf_path = paths_for(cex, directory)
-    _refuse_foreign(json_path, lambda d: d.get("format") == FORMAT)
-    _refuse_foreign(itf_path, lambda d: d.get("#meta", {}).get("generator") == ITF_GENERATOR)
+    for path in (json_path, itf_path):
+        if path.exists() and not is_ours(path):
+            raise CounterexampleError(f"{path}: exists and is not an eoscheck counterexample; "
+                                      "not overwriting it (move it or choose another --out)")
     _atomic_write(json_path, to_json(cex))
     _atomic_write(itf_path, to_itf(cex))
     return [json_path, itf_path]
 
 
-def _refuse_foreign(path: Path, ours: Any) -> None:
-    if not path.exists():
-        return
+def is_ours(path: Path) -> bool:
+    """Whether an existing counterexample file was written by eoscheck (so it may be replaced)."""
+    from .itf import ITF_GENERATOR
+
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(data, dict) and ours(data):
-            return
-    except (OSError, ValueError, AttributeError):
-        pass
-    raise CounterexampleError(f"{path}: exists and is not an eoscheck counterexample; "
-                              "not overwriting it (move it or choose another --out)")
+    except (OSError, ValueError, RecursionError):
+        return False
+    if not isinstance(data, dict):
+        return False
+    if path.name.endswith(".itf.json"):
+        meta = data.get("#meta")
+        return isinstance(meta, dict) and meta.get("generator") == ITF_GENERATOR
+    return data.get("format") == FORMAT
 
 
 def _atomic_write(path: Path, data: Any) -> None:
-    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    try:
+        write_output(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    except OutputError as exc:
+        raise CounterexampleError(str(exc)) from None
 
 
 # ---------------------------------------------------------------------------------------- load
