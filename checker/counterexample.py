@@ -44,6 +44,8 @@ class CexStep:
     label: str  # e.g. "InitProducerId(client=0, tid=1)", or "Initial state"
     params: dict[str, Any]
     state: dict[str, Any]  # named fields, as Machine.fields returns them
+    #: the same fields as typed data for the ITF file (Machine.itf_fields), None: ``state``
+    data: dict[str, Any] | None = None
 
 
 @dataclass
@@ -60,6 +62,8 @@ class Counterexample:
     found_length: int
     shortened_by: str
     steps: list[CexStep] = field(default_factory=list)
+    #: a lasso's loop: the index of the state the last one steps back to (liveness); None: none
+    loop: int | None = None
 
     @property
     def length(self) -> int:
@@ -79,11 +83,12 @@ def counterexample_from_violation(machine: Machine, spec: Spec, violation: Viola
         doc = ""
     steps: list[CexStep] = []
     for i, ts in enumerate(violation.trace):
+        data = machine.itf_fields(ts.state)
         if ts.step is None:
-            steps.append(CexStep(i, None, "Initial state", {}, machine.fields(ts.state)))
+            steps.append(CexStep(i, None, "Initial state", {}, machine.fields(ts.state), data))
         else:
             steps.append(CexStep(i, str(ts.step[0]), machine.format_step(ts.step),
-                                 machine.step_params(ts.step), machine.fields(ts.state)))
+                                 machine.step_params(ts.step), machine.fields(ts.state), data))
     s = result.stats
     engine = {"name": "eoscheck", "version": _version(), "strategy": result.strategy,
               "distinct": s.distinct, "generated": s.generated, "depth": s.depth}
@@ -157,7 +162,7 @@ def write_counterexample(cex: Counterexample, directory: str | Path) -> list[Pat
             raise CounterexampleError(f"{path}: exists and is not an eoscheck counterexample; "
                                       "not overwriting it (move it or choose another --out)")
     _atomic_write(json_path, to_json(cex))
-    _atomic_write(itf_path, to_itf(cex))
+    _atomic_write(itf_path, to_itf(cex, loop=cex.loop))
     return [json_path, itf_path]
 
 
@@ -202,6 +207,10 @@ def load_counterexample(path: str | Path) -> Counterexample:
     except json.JSONDecodeError as exc:
         raise CounterexampleError(f"{path}: not a JSON file ({exc.msg} at line {exc.lineno}, "
                                   f"column {exc.colno})") from None
+    except RecursionError:
+        raise CounterexampleError(f"{path}: not a counterexample (JSON nested too deeply)") from None
+    except ValueError as exc:  # e.g. an integer literal of more digits than Python converts
+        raise CounterexampleError(f"{path}: not a readable JSON file ({_first_line(exc)})") from None
     except OSError as exc:
         raise CounterexampleError(f"{path}: cannot read: {exc.strerror}") from None
     if not isinstance(data, dict):
@@ -211,6 +220,11 @@ def load_counterexample(path: str | Path) -> Counterexample:
         from .itf import from_itf
         return from_itf(data, path)
     return from_json(data, path)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
 
 
 class _Fields:
