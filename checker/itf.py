@@ -121,6 +121,11 @@ def _decode(value: Any, where: str) -> Any:
     return {str(k): _decode(v, f"{where}.{k}") for k, v in value.items()}
 
 
+def _obj(value: Any) -> dict[str, Any]:
+    """An object from a foreign file, or an empty one when it is anything else."""
+    return value if isinstance(value, dict) else {}
+
+
 def _is_integer_text(text: str) -> bool:
     body = text[1:] if text[:1] == "-" else text
     return body.isascii() and body.isdigit() and len(body) <= MAX_BIGINT_DIGITS
@@ -142,8 +147,8 @@ def to_itf(cex: Counterexample, loop: int | None = None) -> dict[str, Any]:
         raise ValueError(f"loop index {loop} is outside the trace (0..{len(cex.steps) - 1})")
     values = [step.data if step.data is not None else step.state for step in cex.steps]
     variables: dict[str, None] = {}
-    for state in values:
-        variables.update(dict.fromkeys(state))
+    for fields in values:
+        variables.update(dict.fromkeys(fields))
     meta = {
         "format": "ITF",
         "format-description": ITF_SPEC_URL,
@@ -186,20 +191,20 @@ def from_itf(data: dict[str, Any], path: Path) -> Counterexample:
     if loop is not None and (isinstance(loop, bool) or not isinstance(loop, int)
                              or not 0 <= loop < len(states)):
         raise bad(f"'loop' must be the index of a state (0..{len(states) - 1}), got {_short(loop)}")
-    meta = data.get("#meta") if isinstance(data.get("#meta"), dict) else {}
-    ours = meta.get("eoscheck") if isinstance(meta.get("eoscheck"), dict) else {}
+    meta = _obj(data.get("#meta"))
+    ours = _obj(meta.get("eoscheck"))
     steps: list[CexStep] = []
     for i, raw in enumerate(states):
         if not isinstance(raw, dict):
             raise bad(f"states[{i}] is not an object")
-        smeta = raw.get("#meta") if isinstance(raw.get("#meta"), dict) else {}
+        smeta = _obj(raw.get("#meta"))
         action = smeta.get("action") if isinstance(smeta.get("action"), str) else None
         label = smeta.get("label") if isinstance(smeta.get("label"), str) else None
         if action is None and isinstance(raw.get("mbt::actionTaken"), str):
             action = raw["mbt::actionTaken"]  # Quint's model-based-testing convention
         if label is None:
             label = "Initial state" if i == 0 else (action or f"step {i}")
-        params = smeta.get("params") if isinstance(smeta.get("params"), dict) else {}
+        params = _obj(smeta.get("params"))
         try:
             state = {k: decode(v, f"states[{i}].{k}") for k, v in raw.items() if k != "#meta"}
             params = {str(k): decode(v, f"states[{i}].#meta.params.{k}") for k, v in params.items()}
@@ -217,7 +222,7 @@ def from_itf(data: dict[str, Any], path: Path) -> Counterexample:
         return value if isinstance(value, dict) else {}
 
     found = ours.get("found_length")
-    source = meta.get("source") if isinstance(meta.get("source"), str) else path.name
+    source = meta["source"] if isinstance(meta.get("source"), str) else path.name
     return Counterexample(
         spec=text("spec", source), model=text("model", "?"), variant=text("variant", "?"),
         switches=table("switches"), bounds=table("bounds"), property=text("property", "?"),

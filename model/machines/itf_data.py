@@ -9,14 +9,14 @@ fields stay as ``fields`` gives them, so the variables are the same in both file
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..errors import error_name
 from ..state import BATCH_STATUS_NAMES
 from ..transactions.codes import TxnResult, TxnState
 
 
-def record(value: NamedTuple, **names: Any) -> dict[str, Any]:
+def record(value: Any, **names: Any) -> dict[str, Any]:
     """A NamedTuple as a record, nested NamedTuples and tuples of them included; ``names``
     replaces fields (an enum code by its name)."""
     out: dict[str, Any] = {}
