@@ -287,9 +287,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     print_table(console, outcomes)
     traces = sum(len(o.counterexamples) for o in outcomes)
     if traces and not args.quiet and not args.verbose:
-        first = next(files[0] for o in outcomes for files in o.counterexamples.values())
-        console.print(f"{traces} counterexample trace(s) in {args.out}/ (.json and .itf.json); "
-                      f"view one with: eoscheck show {first}", soft_wrap=True)
+        # the shortest path as the example: a path cannot wrap, and 80 columns should hold it
+        example = min((files[0] for o in outcomes for files in o.counterexamples.values()),
+                      key=lambda p: len(str(p)))
+        console.print(f"{traces} counterexample(s) in {args.out}/ (.json and .itf.json); view one:")
+        console.print(f"  eoscheck show {example}", soft_wrap=True)
     if args.json:
         write_summary(args.json, outcomes)
     if args.junit:

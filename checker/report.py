@@ -158,11 +158,14 @@ def print_stats(console: Console, outcome: Outcome) -> None:
 def print_warnings(console: Console, outcome: Outcome, with_name: bool = False) -> None:
     """The dead-action warning: actions the configuration allows that never fired."""
     never = outcome.never_fired()
-    if never:
-        who = f"{outcome.spec.name}: " if with_name else "  "
-        console.print(Text(f"{who}warning: action(s) never fired: {', '.join(never)} "
-                           "(often a spec bug: a guard that is never true)", style="bold yellow"),
-                      soft_wrap=True)
+    if not never:
+        return
+    if with_name:  # one short line among the specs; -v gives the coverage table
+        console.print(Text(f"warning: {outcome.spec.name}: never fired: {', '.join(never)}",
+                           style="bold yellow"))
+    else:
+        console.print(Text(f"  warning: action(s) never fired: {', '.join(never)} (often a spec "
+                           "bug: a guard that is never true)", style="bold yellow"))
 
 
 def result_label(result: Result) -> str:
@@ -223,8 +226,8 @@ def print_table(console: Console, outcomes: Sequence[Outcome]) -> None:
     failed = sum(not o.met for o in outcomes)
     total_states = sum(o.result.stats.distinct for o in outcomes)
     total_time = sum(o.result.stats.elapsed for o in outcomes)
-    summary = (f"{len(outcomes) - failed} of {len(outcomes)} spec(s) met their expected verdict "
-               f"({total_states:,} distinct states, {seconds(total_time)} exploring)")
+    summary = (f"{len(outcomes) - failed} of {len(outcomes)} spec(s) met their expected verdict; "
+               f"{total_states:,} distinct states in {seconds(total_time)}")
     console.print(Text(summary, style="bold green" if not failed else "bold red"))
 
 

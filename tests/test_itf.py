@@ -10,7 +10,6 @@ from typing import Any
 
 import itf_py
 import pytest
-
 from eoscheck.checker.counterexample import CexStep, Counterexample, load_counterexample
 from eoscheck.checker.itf import decode, encode, to_itf
 
