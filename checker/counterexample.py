@@ -15,6 +15,7 @@ No timestamps: the same run writes byte-identical files.
 
 from __future__ import annotations
 
+import builtins
 import json
 import re
 from dataclasses import dataclass, field
@@ -65,7 +66,7 @@ class Counterexample:
     #: a lasso's loop: the index of the state the last one steps back to (liveness); None: none
     loop: int | None = None
 
-    @property
+    @builtins.property  # the field named "property" hides the builtin from type checkers
     def length(self) -> int:
         """States in the trace, the initial state included (TLC's count)."""
         return len(self.steps)

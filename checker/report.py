@@ -334,6 +334,7 @@ def junit(outcomes: Sequence[Outcome]) -> ET.ElementTree:
 
 
 def write_junit(path: str | Path, outcomes: Sequence[Outcome]) -> None:
-    tree = junit(outcomes)
-    text = ET.tostring(tree.getroot(), encoding="unicode", xml_declaration=False)
+    root = junit(outcomes).getroot()
+    assert root is not None
+    text = ET.tostring(root, encoding="unicode", xml_declaration=False)
     write_output(path, '<?xml version="1.0" encoding="UTF-8"?>\n' + text + "\n")
