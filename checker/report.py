@@ -320,8 +320,8 @@ def junit(outcomes: Sequence[Outcome]) -> ET.ElementTree:
         case = ET.SubElement(suite, "testcase", classname=f"eoscheck.{o.spec.model}",
                              name=o.spec.name, file=str(o.spec.path), time=f"{s.elapsed:.3f}")
         details = [f"expected: {expected_label(o.spec)}", f"got: {got_label(o.result)}",
-                   f"strategy {o.strategy}: {s.distinct} distinct, {s.generated} generated, "
-                   f"depth {s.depth}"]
+                   (f"strategy {o.strategy}: {s.distinct} distinct, {s.generated} generated, "
+                    f"depth {s.depth}")]
         for prop, files in o.counterexamples.items():
             details.append(f"counterexample for {prop}: {files[0]}  (eoscheck show {files[0]})")
         if not o.met:
