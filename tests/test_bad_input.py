@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from eoscheck.checker.cli import main
 from eoscheck.checker.registry import installed_models
+from private_devices import FULL, NULL, device, stdout_link
 
 REPO = Path(__file__).resolve().parents[1]
 DIEHARD = (REPO / "specs" / "examples" / "diehard-big-jug-reaches-4.toml").read_text()
@@ -383,21 +384,22 @@ def test_foreign_file_at_a_later_specs_path_stops_before_the_first_spec_runs(ws,
     assert not (ws / "cx2" / "die.NotSolved.json").exists()  # die (first) never ran
 
 
-@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
 @pytest.mark.parametrize("flag", ["--json", "--junit"])
 def test_a_failed_write_is_one_line_and_exit_2(ws, capsys, flag):
+    full = device(ws, "full", FULL)
     # twophase holds: no counterexample file, so nothing else is written
     err = assert_promise(capsys, ws, ["check", str(ws / "specs" / "tp.toml"), "--no-progress",
-                                      "--out", str(ws / "cx"), flag, "/dev/full"], "/dev/full")
+                                      "--out", str(ws / "cx"), flag, str(full)], "full")
     assert "no space left on device" in err
 
 
-def test_dev_null_and_dev_stdout_are_written_through(ws, capsys):
+def test_null_device_and_stdout_are_written_through(ws, capsys):
+    null, out = device(ws, "null", NULL), stdout_link(ws)
     code = main(["check", str(ws / "specs" / "tp.toml"), "--no-progress", "--out", str(ws / "cx"),
-                 "--json", "/dev/stdout", "--junit", "/dev/null"])
+                 "--json", str(out), "--junit", str(null)])
     _, err = capsys.readouterr()
     assert code == 0, err
-    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert stat.S_ISCHR(os.lstat(null).st_mode) and os.path.islink(out)
 
 
 # ------------------------------------------------------------------------------ contradictory options

@@ -17,6 +17,7 @@ from eoscheck.checker.outfile import (
     same_file,
     write_output,
 )
+from private_devices import FULL, NULL, device, stdout_link
 
 
 def mode(path: Path) -> int:
@@ -75,25 +76,27 @@ def test_fifo_is_written_through_not_replaced(tmp_path):
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
-def test_dev_null_is_written_through_and_stays_a_device():
-    before = os.stat("/dev/null")
-    write_output("/dev/null", "nothing")
-    after = os.stat("/dev/null")
+def test_null_device_is_written_through_and_stays_a_device(tmp_path):
+    null = device(tmp_path, "null", NULL)
+    before = os.stat(null)
+    write_output(null, "nothing")
+    after = os.stat(null)
     assert stat.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev and after.st_ino == before.st_ino
 
 
-@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
-def test_dev_full_fails_with_one_line_and_stays_a_device():
-    with pytest.raises(OutputError, match=r"^/dev/full: cannot write: no space left on device$"):
-        write_output("/dev/full", "x" * 10)
-    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+def test_full_device_fails_with_one_line_and_stays_a_device(tmp_path):
+    full = device(tmp_path, "full", FULL)
+    with pytest.raises(OutputError, match=r"full: cannot write: no space left on device$"):
+        write_output(full, "x" * 10)
+    assert stat.S_ISCHR(os.stat(full).st_mode)
 
 
-def test_dev_stdout_appends_to_the_stream(tmp_path):
+def test_stdout_link_appends_to_the_stream(tmp_path):
     # stdout redirected to a file: the table and the --json output both end up in it, in order
     out = tmp_path / "out.txt"
+    link = stdout_link(tmp_path)
     code = ("import sys; print('before', flush=True); "
-            "from eoscheck.checker.outfile import write_output; write_output('/dev/stdout', 'json\\n'); "
+            f"from eoscheck.checker.outfile import write_output; write_output({str(link)!r}, 'json\\n'); "
             "print('after', flush=True)")
     with open(out, "w") as f:
         subprocess.run([sys.executable, "-c", code], stdout=f, check=True)
@@ -154,7 +157,8 @@ def test_same_file_sees_through_links_and_dots(tmp_path):
     (tmp_path / "x.json").write_text("")
     (tmp_path / "l.json").symlink_to("x.json")
     assert same_file(tmp_path / "l.json", tmp_path / "sub" / ".." / "x.json")
-    assert not same_file("/dev/stdout", "/dev/stdout")  # two streams may share stdout
+    link = stdout_link(tmp_path)
+    assert not same_file(link, link)  # two outputs may both go to stdout
 
 
 def test_readme_first_command_keeps_counterexample_modes(tmp_path):
