@@ -99,11 +99,17 @@ class InitProducerIdMachine(Machine):
         return self.n_clients > 1
 
     def disabled_actions(self) -> frozenset[str]:
-        """Fault actions whose budget is 0 (RequestTimeout follows a lost response)."""
+        """Fault actions whose budget is 0 (RequestTimeout follows a lost response), transactions
+        when there are none, and the abortable error without a KIP-360 client (it needs both)."""
         budgets = {"RestartInstance": "restarts", "AbortableError": "abortable_errors",
                    "LoseResponse": "lost_responses", "RequestTimeout": "lost_responses",
-                   "CoordinatorFailover": "failovers", "ExpireTransactionalId": "expirations"}
-        return frozenset(a for a, b in budgets.items() if getattr(self.limits, b) == 0)
+                   "CoordinatorFailover": "failovers", "ExpireTransactionalId": "expirations",
+                   "AddPartitionsToTxn": "transactions", "EndTxn": "transactions",
+                   "CompleteTransaction": "transactions"}
+        off = {a for a, b in budgets.items() if getattr(self.limits, b) == 0}
+        if not self.cfg.kip360:
+            off.add("AbortableError")
+        return frozenset(off)
 
     def canonical(self, s: InitPidState) -> InitPidState:
         """The instance slots are interchangeable (``init_pid_symmetry``)."""
