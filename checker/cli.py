@@ -1,8 +1,9 @@
 """The ``eoscheck`` command: check, list, show, prove.
 
 A thin shell over functions the tests call directly (spec, explore, report, counterexample, view).
-Exit codes: 0 every spec met its expected verdict; 1 some did not; 2 bad input (one line on
-stderr, never a traceback); 130 interrupted.
+Exit codes: 0 every spec met its expected verdict; 1 some did not; 2 bad input or an output that
+cannot be written (one line on stderr, never a traceback); 130 interrupted (Ctrl-C); 128 + N
+ended by signal N (143 for SIGTERM), after the engines have cleaned up.
 """
 
 from __future__ import annotations
@@ -13,9 +14,24 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .counterexample import CounterexampleError, counterexample_from_violation, load_counterexample
-from .counterexample import write_counterexample
-from .spec import DEADLOCK, Spec, SpecError, build_machine, collect_spec_paths, load_spec, spec_to_options
+from .counterexample import (
+    CounterexampleError,
+    counterexample_from_violation,
+    load_counterexample,
+    write_counterexample,
+)
+from .outfile import OutputError
+from .preflight import PreflightError, check_options, check_outputs, graph_paths
+from .signals import Terminated, handle_termination
+from .spec import (
+    DEADLOCK,
+    Spec,
+    SpecError,
+    build_machine,
+    collect_spec_paths,
+    load_spec,
+    spec_to_options,
+)
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 ENGINES = ("bfs", "dfs", "simulate", "parallel", "spark")
@@ -104,7 +120,10 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--junit", metavar="FILE", help="write JUnit XML (one test case per spec)")
     out.add_argument("--graph", metavar="FILE",
                      help="write the explored state graph (.graphml or .dot; small runs only)")
-    out.add_argument("--quiet", action="store_true", help="only the verdict table and failures")
+    out.add_argument("-v", "--verbose", action="store_true",
+                     help="statistics and coverage for every spec (failures always get them)")
+    out.add_argument("--quiet", action="store_true",
+                     help="only the verdict table and failures; no progress")
     out.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     check.set_defaults(func=cmd_check)
 
@@ -134,34 +153,45 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        if argv[:1] == ["prove"]:
-            # The prover declares its own arguments; argparse's REMAINDER cannot pass "--x" on.
-            return run_prove(argv[1:])
-        if argv[:1] == ["conform"]:
-            from .cli_conform import run_conform
-            return run_conform(argv[1:], _Parser, BadInput)
-        parser = build_parser()
-        args = parser.parse_args(argv)
-        return int(args.func(args))
+        with handle_termination():
+            return _run(argv)
     except KeyboardInterrupt:
         print("eoscheck: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Terminated as exc:
+        print(f"eoscheck: terminated by {exc.name}", file=sys.stderr)
+        return exc.exit_code
     except UsageError as exc:
         print(_one_line(exc), file=sys.stderr)
         return EXIT_BAD_INPUT
-    except (SpecError, CounterexampleError, BadInput) as exc:
+    except (SpecError, CounterexampleError, BadInput, PreflightError, OutputError) as exc:
         print(f"eoscheck: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except SystemExit as exc:  # --help / --version
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    except SystemExit as exc:  # --help / --version, or a signal Spark's session turned into an exit
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+        if code > 128:
+            print(f"eoscheck: terminated by signal {code - 128}", file=sys.stderr)
+        return code
     except BrokenPipeError:
         # `eoscheck show x.json | head`: the reader left; nothing to report.
         _silence_stdout()
         return EXIT_OK
 
 
+def _run(argv: list[str]) -> int:
+    if argv[:1] == ["prove"]:
+        # The prover declares its own arguments; argparse's REMAINDER cannot pass "--x" on.
+        return run_prove(argv[1:])
+    if argv[:1] == ["conform"]:
+        from .cli_conform import run_conform
+        return run_conform(argv[1:], _Parser, BadInput)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
 def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split("\n"))
+    return " ".join(str(exc).split())
 
 
 def _silence_stdout() -> None:
@@ -212,19 +242,24 @@ def cli_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    # Validate every spec before importing the engine or running anything.
+    # Validate every spec, option and output path before importing the engine or running anything.
     specs = load_specs(args.paths)
-    _check_output_paths(args, specs)
+    check_options(args, specs)
+    check_outputs(args, specs)
 
     from rich.console import Console
 
     from .explore import explore
-    from .explore.errors import EngineSetupError
-    from .fingerprint import UnstableStateError
-    from .progress import make_progress
     from .graph import write_graph
-    from .liveness import LivenessError
-    from .report import make_outcome, print_stats, print_table, write_junit, write_summary
+    from .progress import make_progress
+    from .report import (
+        make_outcome,
+        print_stats,
+        print_table,
+        print_warnings,
+        write_junit,
+        write_summary,
+    )
 
     overrides = cli_overrides(args)
     console = Console(highlight=False)
@@ -232,38 +267,62 @@ def cmd_check(args: argparse.Namespace) -> int:
     for spec in specs:
         options = spec_to_options(spec, overrides)
         machine = build_machine(spec)
-        progress = make_progress(enabled=not (args.no_progress or args.quiet))
-        try:
-            result = explore(machine, options, progress)
-        except UnstableStateError as exc:
-            raise BadInput(f"{spec.path}: model {spec.model} builds an unstable state: {exc}") from None
-        except EngineSetupError as exc:
-            raise BadInput(f"{spec.path}: {options.strategy} engine: {_one_line(exc)}") from None
-        except LivenessError as exc:
-            raise BadInput(f"{spec.path}: liveness: {_one_line(exc)}") from None
-        outcome = make_outcome(spec, result, list(machine.actions))
+        progress = make_progress(enabled=not (args.no_progress or args.quiet), subject=spec.name)
+        result = _explore(explore, spec, machine, options, progress)
+        outcome = make_outcome(spec, result, list(machine.actions), machine.disabled_actions())
         if args.check_symmetry:
             _check_symmetry(console, machine, options, outcome)
         for violation in result.violations:
             cex = counterexample_from_violation(machine, spec, violation, result)
-            files = write_counterexample(cex, args.out)
-            outcome.counterexamples[violation.property] = files
-        if not args.quiet:
+            outcome.counterexamples[violation.property] = write_counterexample(cex, args.out)
+        detailed = args.verbose or not outcome.met
+        if detailed:
             print_stats(console, outcome)
-        for prop, files in outcome.counterexamples.items():
-            console.print(f"  counterexample for {prop}: {files[0]} (ITF: {files[1]})", soft_wrap=True)
-            console.print(f"  view it: eoscheck show {files[0]}", soft_wrap=True)
+            for prop, files in outcome.counterexamples.items():
+                console.print(f"  counterexample for {prop}: {files[0]} (ITF: {files[1]})",
+                              soft_wrap=True)
+                console.print(f"  view it: eoscheck show {files[0]}", soft_wrap=True)
+        elif not args.quiet:
+            print_warnings(console, outcome, with_name=True)
         if args.graph:
-            _write_graph(console, args.graph, spec, result, len(specs) > 1, write_graph)
-        if not args.quiet:
+            _write_graph(console, args.graph, spec, result, specs, write_graph)
+        if detailed:
             console.print()
         outcomes.append(outcome)
     print_table(console, outcomes)
+    traces = sum(len(o.counterexamples) for o in outcomes)
+    if traces and not args.quiet and not args.verbose:
+        # the shortest path as the example: a path cannot wrap, and 80 columns should hold it
+        example = min((files[0] for o in outcomes for files in o.counterexamples.values()),
+                      key=lambda p: len(str(p)))
+        console.print(f"{traces} counterexample(s) in {args.out}/ (.json and .itf.json); view one:")
+        console.print(f"  eoscheck show {example}", soft_wrap=True)
     if args.json:
         write_summary(args.json, outcomes)
     if args.junit:
         write_junit(args.junit, outcomes)
     return EXIT_OK if all(o.met for o in outcomes) else EXIT_FAILED
+
+
+def _explore(explore: Any, spec: Spec, machine: Any, options: Any, progress: Any) -> Any:
+    """Run one spec; engine failures that are the input's fault become one-line BadInput."""
+    from .explore.errors import EngineSetupError
+    from .explore.parallel import WorkerError
+    from .fingerprint import UnstableStateError
+    from .liveness import LivenessError
+
+    try:
+        return explore(machine, options, progress)
+    except UnstableStateError as exc:
+        raise BadInput(f"{spec.path}: model {spec.model} builds an unstable state: {exc}") from None
+    except EngineSetupError as exc:
+        raise BadInput(f"{spec.path}: {options.strategy} engine: {_one_line(exc)}") from None
+    except LivenessError as exc:
+        raise BadInput(f"{spec.path}: liveness: {_one_line(exc)}") from None
+    except WorkerError as exc:
+        # The worker's traceback ends with the exception itself: the line a user can act on.
+        lines = [line for line in str(exc).splitlines() if line.strip()]
+        raise BadInput(f"{spec.path}: parallel engine: {lines[-1].strip()}") from None
 
 
 def _check_symmetry(console: Any, machine: Any, options: Any, outcome: Any) -> None:
@@ -279,31 +338,15 @@ def _check_symmetry(console: Any, machine: Any, options: Any, outcome: Any) -> N
         outcome.message = f"symmetry check failed: {report.summary()}"
 
 
-def _check_output_paths(args: argparse.Namespace, specs: Sequence[Spec]) -> None:
-    """Refuse, before running anything, to write a report over one of the specs being run."""
-    spec_files = {s.path.resolve() for s in specs}
-    for flag, value in (("--json", args.json), ("--junit", args.junit), ("--graph", args.graph)):
-        if value and Path(value).resolve() in spec_files:
-            raise BadInput(f"{value}: {flag} would overwrite a spec file")
-        if value and Path(value).is_dir():
-            raise BadInput(f"{value}: {flag} needs a file name, not a directory")
-    if args.graph and Path(args.graph).suffix.lower() not in (".graphml", ".dot", ".gv"):
-        raise BadInput(f"{args.graph}: --graph writes .graphml or .dot files")
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise BadInput(f"{out}: --out must be a directory")
-
-
-def _write_graph(console: Any, target: str, spec: Spec, result: Any, several: bool,
+def _write_graph(console: Any, target: str, spec: Spec, result: Any, specs: Sequence[Spec],
                  write_graph: Any) -> None:
     graph = getattr(result, "graph", None)
     if graph is None:
         console.print(f"  no state graph recorded for {spec.name} (too large, or the "
                       f"{result.strategy} engine does not record one)")
         return
-    path = Path(target)
-    if several:  # one file per spec: graph.graphml -> graph.<spec>.graphml
-        path = path.with_name(f"{path.stem}.{spec.name}{path.suffix}")
+    # one file per spec when several run: graph.graphml -> graph.<spec>.graphml
+    path = graph_paths(target, specs)[list(specs).index(spec)]
     write_graph(graph, path)
     console.print(f"  state graph: {path} ({graph.number_of_nodes():,} states, "
                   f"{graph.number_of_edges():,} transitions)", soft_wrap=True)
@@ -314,7 +357,6 @@ def _write_graph(console: Any, target: str, spec: Spec, result: Any, several: bo
 
 def cmd_list(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.text import Text
 
     from .registry import UnknownModelError, find_model, installed_models
 
@@ -325,49 +367,70 @@ def cmd_list(args: argparse.Namespace) -> int:
         raise BadInput(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - a broken model package, named in one line
         raise BadInput(f"loading models failed ({type(exc).__name__}: {exc})") from None
+    say = _Hanging(console)
     if not models:
-        console.print("No models installed.")
+        say("No models installed.")
     for name, md in models.items():
-        console.print(Text.assemble(("model ", "bold"), (name, "bold cyan"), f"  {md.doc}"))
-        console.print("  variants:")
+        say(f"model {name}: {md.doc}", hang=6, style="bold")
+        say("variants:", indent=2)
         for vname, variant in md.variants.items():
             mark = " (default)" if vname == md.default_variant else ""
             sets = ", ".join(f"{k}={_toml(v)}" for k, v in variant.switches.items())
-            console.print(f"    {vname}{mark}: {variant.doc}" + (f" [{sets}]" if sets else ""))
+            say(f"{vname}{mark}: {variant.doc}" + (f" [{sets}]" if sets else ""), indent=4)
         if md.switches:
-            console.print("  switches:")
+            say("switches:", indent=2)
             for sname, sw in md.switches.items():
                 choices = f" (one of {', '.join(_toml(c) for c in sw.choices)})" if sw.choices else ""
-                console.print(f"    {sname} = {_toml(sw.default)}{choices}: {sw.doc}")
+                say(f"{sname} = {_toml(sw.default)}{choices}: {sw.doc}", indent=4)
         if md.bounds:
-            console.print("  bounds:")
+            say("bounds:", indent=2)
             for bname, b in md.bounds.items():
-                console.print(f"    {bname} = {b.default} (range {b.min}..{b.max}): {b.doc}")
-        console.print("  properties:")
+                say(f"{bname} = {b.default} (range {b.min}..{b.max}): {b.doc}", indent=4)
+        say("properties:", indent=2)
         for pname, doc in md.properties.items():
-            console.print(f"    {pname}: {doc}")
+            say(f"{pname}: {doc}", indent=4)
         if md.temporal:
-            console.print("  temporal properties (checked when named in check.properties):")
+            say("temporal properties (checked when named in check.properties):", indent=2)
             for pname, doc in md.temporal.items():
-                console.print(f"    {pname}: {doc}")
-        console.print()
+                say(f"{pname}: {doc}", indent=4)
+        say("")
     root = Path(args.specs)
     if root.is_dir():
         files = sorted(root.rglob("*.toml"))
-        console.print(Text(f"specs under {root}:", style="bold"))
+        say(f"specs under {root}:", style="bold")
         if not files:
-            console.print("  (none)")
+            say("(none)", indent=2)
         for path in files:
             try:
                 spec = load_spec(path)
             except SpecError as exc:
-                console.print(Text(f"  {path}: invalid: {_one_line(exc)}", style="red"))
+                say(f"{path}: invalid: {_one_line(exc)}", indent=2, style="red")
                 continue
             if args.model and spec.model != args.model:
                 continue
             expect = "holds" if spec.expect.verdict == "holds" else f"violates {spec.expect.property}"
-            console.print(f"  {path}: {spec.name} ({spec.model}/{spec.variant}) expects {expect}")
+            say(f"{path}: {spec.name} ({spec.model}/{spec.variant}) expects {expect}", indent=2)
     return EXIT_OK
+
+
+class _Hanging:
+    """Prints an entry wrapped at the console width, its continuation lines indented under it
+    (rich would wrap them at column 0, where they read as new entries)."""
+
+    def __init__(self, console: Any) -> None:
+        self.console = console
+
+    def __call__(self, text: str, indent: int = 0, hang: int = 4, style: str | None = None) -> None:
+        import textwrap
+
+        from rich.text import Text
+
+        width = max(self.console.width, 40)
+        lines = textwrap.wrap(text, width, initial_indent=" " * indent,
+                              subsequent_indent=" " * (indent + hang), break_long_words=False,
+                              break_on_hyphens=False) or [""]
+        for line in lines:
+            self.console.print(Text(line, style=style or ""), soft_wrap=True)
 
 
 def _toml(value: Any) -> str:
@@ -390,6 +453,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         render(cex, console, full=args.full, actor=args.actor)
     except ViewError as exc:
         raise BadInput(f"{args.file}: {exc}") from None
+    except RecursionError:
+        raise BadInput(f"{args.file}: a value is nested too deeply to show") from None
     return EXIT_OK
 
 
@@ -419,5 +484,19 @@ def run_prove(argv: Sequence[str]) -> int:
     return int(cli_prove.run(prove_args))
 
 
-__all__ = ["main", "build_parser", "collect_spec_paths", "load_specs", "cli_overrides",
-           "EXIT_OK", "EXIT_FAILED", "EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "DEADLOCK"]
+__all__ = [
+    "DEADLOCK",
+    "EXIT_BAD_INPUT",
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "build_parser",
+    "cli_overrides",
+    "collect_spec_paths",
+    "load_specs",
+    "main",
+]
+
+
+if __name__ == "__main__":  # python -m eoscheck.checker.cli (the tests' subprocesses)
+    sys.exit(main())

@@ -21,14 +21,15 @@ No timestamps: the same run writes byte-identical files.
 
 from __future__ import annotations
 
+import builtins
 import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .files import write_text_atomic
 from .machine import Machine
+from .outfile import OutputError, write_output
 from .result import Result, Violation
 
 if TYPE_CHECKING:
@@ -50,6 +51,8 @@ class CexStep:
     label: str  # e.g. "InitProducerId(client=0, tid=1)", or "Initial state"
     params: dict[str, Any]
     state: dict[str, Any]  # named fields, as Machine.fields returns them
+    #: the same fields as typed data for the ITF file (Machine.itf_fields), None: ``state``
+    data: dict[str, Any] | None = None
 
 
 @dataclass
@@ -66,10 +69,10 @@ class Counterexample:
     found_length: int
     shortened_by: str
     steps: list[CexStep] = field(default_factory=list)
-    #: a lasso's loop index (the last state is followed by ``steps[loop]``), None for a finite trace
+    #: a lasso's loop: the index of the state the last one steps back to (liveness); None: none
     loop: int | None = None
 
-    @property
+    @builtins.property  # the field named "property" hides the builtin from type checkers
     def length(self) -> int:
         """States in the trace, the initial state included (TLC's count)."""
         return len(self.steps)
@@ -91,11 +94,12 @@ def counterexample_from_violation(machine: Machine, spec: Spec, violation: Viola
         doc = ""
     steps: list[CexStep] = []
     for i, ts in enumerate(violation.trace):
+        data = machine.itf_fields(ts.state)
         if ts.step is None:
-            steps.append(CexStep(i, None, "Initial state", {}, machine.fields(ts.state)))
+            steps.append(CexStep(i, None, "Initial state", {}, machine.fields(ts.state), data))
         else:
             steps.append(CexStep(i, str(ts.step[0]), machine.format_step(ts.step),
-                                 machine.step_params(ts.step), machine.fields(ts.state)))
+                                 machine.step_params(ts.step), machine.fields(ts.state), data))
     s = result.stats
     engine = {"name": "eoscheck", "version": _version(), "strategy": result.strategy,
               "distinct": s.distinct, "generated": s.generated, "depth": s.depth}
@@ -135,22 +139,32 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def file_stem(cex: Counterexample) -> str:
-    return f"{_UNSAFE.sub('_', cex.spec)}.{_UNSAFE.sub('_', cex.property)}"
+    return stem_for(cex.spec, cex.property)
+
+
+def stem_for(spec: str, prop: str) -> str:
+    return f"{_UNSAFE.sub('_', spec)}.{_UNSAFE.sub('_', prop)}"
+
+
+def counterexample_paths(spec: str, prop: str, directory: str | Path) -> tuple[Path, Path]:
+    """Where a violation of ``prop`` by ``spec`` is written: the .json and the .itf.json."""
+    directory = Path(directory)
+    stem = stem_for(spec, prop)
+    return directory / f"{stem}.json", directory / f"{stem}.itf.json"
 
 
 def paths_for(cex: Counterexample, directory: str | Path) -> tuple[Path, Path]:
-    directory = Path(directory)
-    stem = file_stem(cex)
-    return directory / f"{stem}.json", directory / f"{stem}.itf.json"
+    return counterexample_paths(cex.spec, cex.property, directory)
 
 
 def write_counterexample(cex: Counterexample, directory: str | Path) -> list[Path]:
     """Write ``<spec>.<property>.json`` and ``.itf.json`` into ``directory``; returns both paths.
 
-    Each file is written to a temporary name and renamed, so a reader never sees half a file. An
-    existing file is replaced only when it is one of ours: a user's file is never overwritten.
+    Written through ``checker.outfile`` (temporary file and rename, the mode kept, links and
+    special files written through, read-only files refused). An existing file is replaced only
+    when it is one of ours: a user's file is never overwritten.
     """
-    from .itf import ITF_GENERATOR, to_itf
+    from .itf import to_itf
 
     directory = Path(directory)
     try:
@@ -158,28 +172,36 @@ def write_counterexample(cex: Counterexample, directory: str | Path) -> list[Pat
     except OSError as exc:
         raise CounterexampleError(f"{directory}: cannot create directory: {exc.strerror}") from None
     json_path, itf_path = paths_for(cex, directory)
-    _refuse_foreign(json_path, lambda d: d.get("format") == FORMAT)
-    _refuse_foreign(itf_path, lambda d: d.get("#meta", {}).get("generator") == ITF_GENERATOR)
+    for path in (json_path, itf_path):
+        if path.exists() and not is_ours(path):
+            raise CounterexampleError(f"{path}: exists and is not an eoscheck counterexample; "
+                                      "not overwriting it (move it or choose another --out)")
     _atomic_write(json_path, to_json(cex))
     _atomic_write(itf_path, to_itf(cex, loop=cex.loop))
     return [json_path, itf_path]
 
 
-def _refuse_foreign(path: Path, ours: Any) -> None:
-    if not path.exists():
-        return
+def is_ours(path: Path) -> bool:
+    """Whether an existing counterexample file was written by eoscheck (so it may be replaced)."""
+    from .itf import ITF_GENERATOR
+
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(data, dict) and ours(data):
-            return
-    except (OSError, ValueError, AttributeError):
-        pass
-    raise CounterexampleError(f"{path}: exists and is not an eoscheck counterexample; "
-                              "not overwriting it (move it or choose another --out)")
+    except (OSError, ValueError, RecursionError):
+        return False
+    if not isinstance(data, dict):
+        return False
+    if path.name.endswith(".itf.json"):
+        meta = data.get("#meta")
+        return isinstance(meta, dict) and meta.get("generator") == ITF_GENERATOR
+    return data.get("format") == FORMAT
 
 
 def _atomic_write(path: Path, data: Any) -> None:
-    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    try:
+        write_output(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    except OutputError as exc:
+        raise CounterexampleError(str(exc)) from None
 
 
 # ---------------------------------------------------------------------------------------- load
@@ -200,6 +222,10 @@ def load_counterexample(path: str | Path) -> Counterexample:
     except json.JSONDecodeError as exc:
         raise CounterexampleError(f"{path}: not a JSON file ({exc.msg} at line {exc.lineno}, "
                                   f"column {exc.colno})") from None
+    except RecursionError:
+        raise CounterexampleError(f"{path}: not a counterexample (JSON nested too deeply)") from None
+    except ValueError as exc:  # e.g. an integer literal of more digits than Python converts
+        raise CounterexampleError(f"{path}: not a readable JSON file ({_first_line(exc)})") from None
     except OSError as exc:
         raise CounterexampleError(f"{path}: cannot read: {exc.strerror}") from None
     if not isinstance(data, dict):
@@ -209,6 +235,11 @@ def load_counterexample(path: str | Path) -> Counterexample:
         from .itf import from_itf
         return from_itf(data, path)
     return from_json(data, path)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
 
 
 class _Fields:

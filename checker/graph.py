@@ -22,6 +22,7 @@ import networkx as nx
 
 from .fingerprint import MASK64
 from .machine import Machine
+from .outfile import write_output
 
 if TYPE_CHECKING:
     from .explore.options import ExploreOptions
@@ -112,9 +113,9 @@ def write_graph(graph: nx.MultiDiGraph, path: str | Path) -> Path:
     if suffix == ".graphml":
         # GraphML node ids are strings; hex keeps 64-bit fingerprints exact in every reader.
         relabelled = nx.relabel_nodes(graph, {n: f"{n:016x}" for n in graph.nodes}, copy=True)
-        nx.write_graphml(relabelled, path)
+        write_output(path, "\n".join(nx.generate_graphml(relabelled)) + "\n")
     elif suffix in (".dot", ".gv"):
-        path.write_text(to_dot(graph), encoding="utf-8")
+        write_output(path, to_dot(graph))
     else:
         raise ValueError(f"cannot write a graph to {path.name!r}: use a .graphml or .dot file name")
     return path

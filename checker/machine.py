@@ -97,6 +97,12 @@ class Machine(ABC):
     def import_states(self, exported: Any) -> list[State]:
         return exported
 
+    def disabled_actions(self) -> frozenset[str]:
+        """Actions this configuration switches off by design (a fault budget of 0, a feature switch
+        that removes a request): they cannot fire, so a run does not warn that they never did. An
+        action left out here that never fires is reported: usually a guard that is never true."""
+        return frozenset()
+
     def has_symmetry(self) -> bool:
         """Whether ``canonical`` may differ from the identity; the engines call it only then. A
         machine whose symmetry depends on its bounds (one client: no permutation) says so here."""
@@ -109,6 +115,12 @@ class Machine(ABC):
         Dotted names group fields by actor, e.g. ``"client[0].epoch"``; the viewer filters on
         the prefix before the first dot.
         """
+
+    def itf_fields(self, state: State) -> dict[str, Any] | None:
+        """The fields of ``state`` as typed data for ITF traces (records as dicts with identifier
+        keys, tuples, sets, ints), or None to write ``fields`` as they are. A machine whose
+        ``fields`` describes parts in one-line strings for people gives the data here."""
+        return None
 
     def format_step(self, step: Step) -> str:
         """A human label such as ``InitProducerId(client=0, tid=1)``."""

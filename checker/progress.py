@@ -9,13 +9,22 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import IO
+from typing import IO, Any
 
 from .result import Stats
 
 
 class Progress:
-    """Silent reporter; also the interface the others implement."""
+    """Silent reporter; also the interface the others implement.
+
+    ``subject`` (the spec's name) leads every line: engines only know their own label ("bfs"),
+    and a run over a directory of specs must say which one is running.
+    """
+
+    subject: str = ""
+
+    def title(self, label: str) -> str:
+        return f"{self.subject} ({label})" if self.subject else label
 
     def start(self, label: str) -> None:
         pass
@@ -48,7 +57,7 @@ class PlainProgress(Progress):
         self._next = 0.0
 
     def start(self, label: str) -> None:
-        self.label = label
+        self.label = self.title(label)
         self._next = time.monotonic() + self.interval
 
     def update(self, stats: Stats, level: int | None = None, note: str = "") -> None:
@@ -70,27 +79,32 @@ class LiveProgress(Progress):
         from rich.console import Console
 
         self.console = Console(stderr=True)
-        self.live = None
+        self.live: Any = None
         self.label = ""
 
     def _render(self, stats: Stats, level: int | None, note: str):
+        from rich.console import Group
         from rich.table import Table
+        from rich.text import Text
 
+        # The label (spec and engine) on a line of its own: a long spec name must not widen the
+        # table past the terminal.
         table = Table.grid(padding=(0, 2))
-        for _ in range(6):
+        for _ in range(5):
             table.add_column(justify="right")
-        table.add_row("[bold]" + self.label, "distinct", "states/s", "depth", "queue", "elapsed")
-        table.add_row("", f"{stats.distinct:,}", f"{stats.states_per_second:,.0f}",
+        table.add_row("distinct", "states/s", "depth", "queue", "elapsed")
+        table.add_row(f"{stats.distinct:,}", f"{stats.states_per_second:,.0f}",
                       str(level if level is not None else stats.depth), f"{stats.queue:,}",
                       f"{stats.elapsed:.1f} s")
+        parts: list = [Text(self.label, style="bold", overflow="ellipsis", no_wrap=True), table]
         if note:
-            table.add_row("", note, "", "", "", "")
-        return table
+            parts.append(Text(note, style="dim", overflow="ellipsis", no_wrap=True))
+        return Group(*parts)
 
     def start(self, label: str) -> None:
         from rich.live import Live
 
-        self.label = label
+        self.label = self.title(label)
         self.live = Live(self._render(Stats(), None, "starting"), console=self.console,
                          refresh_per_second=4, transient=True)
         self.live.start()
@@ -105,10 +119,15 @@ class LiveProgress(Progress):
             self.live = None
 
 
-def make_progress(enabled: bool = True) -> Progress:
-    """Live display when stderr is a terminal, plain periodic lines when not, silence when disabled."""
+def make_progress(enabled: bool = True, subject: str = "") -> Progress:
+    """Live display when stderr is a terminal, plain periodic lines when not, silence when disabled.
+    ``subject`` names what runs (the spec) in every line."""
+    progress: Progress
     if not enabled:
-        return Progress()
-    if sys.stderr.isatty():
-        return LiveProgress()
-    return PlainProgress()
+        progress = Progress()
+    elif sys.stderr.isatty():
+        progress = LiveProgress()
+    else:
+        progress = PlainProgress()
+    progress.subject = subject
+    return progress

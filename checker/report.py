@@ -8,18 +8,18 @@ the JSON summary, the JUnit file and the exit code all read its answer.
 from __future__ import annotations
 
 import json
+import textwrap
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .files import write_text_atomic
+from .outfile import write_output
 from .result import Result, Stats, Violation
 from .spec import Spec
 
@@ -39,6 +39,17 @@ class Outcome:
     message: str = ""
     #: property -> the counterexample files written for it (json first, then itf)
     counterexamples: dict[str, list[Path]] = field(default_factory=dict)
+    #: actions the configuration switches off (Machine.disabled_actions): not warned about
+    disabled: frozenset[str] = frozenset()
+
+    def never_fired(self) -> list[str]:
+        """Actions that could fire in this configuration but never did (often a spec bug).
+
+        Only a complete exploration can say so: a run that stopped at its first violation or at a
+        limit has not tried every state, and its untried actions are not dead."""
+        if self.result.verdict != "holds" or self.result.violations or self.result.limit_hit:
+            return []
+        return [a for a in self.result.stats.never_fired(self.actions) if a not in self.disabled]
 
 
 def judge(spec: Spec, result: Result) -> tuple[bool, str]:
@@ -74,10 +85,11 @@ def _incomplete(result: Result) -> str:
     return "incomplete (" + ("; ".join(result.notes) or "the strategy cannot exhaust the space") + ")"
 
 
-def make_outcome(spec: Spec, result: Result, actions: Sequence[str]) -> Outcome:
+def make_outcome(spec: Spec, result: Result, actions: Sequence[str],
+                 disabled: frozenset[str] = frozenset()) -> Outcome:
     met, message = judge(spec, result)
     return Outcome(spec=spec, result=result, strategy=result.strategy, actions=list(actions),
-                   met=met, message=message)
+                   met=met, message=message, disabled=frozenset(disabled))
 
 
 # ------------------------------------------------------------------------------ terminal output
@@ -133,83 +145,99 @@ def print_stats(console: Console, outcome: Outcome) -> None:
         for name in actions:
             c = s.coverage.get(name)
             gen, dis = (c.generated, c.distinct) if c else (0, 0)
-            cov.add_row(f"  {name}", f"{gen:,}", f"{dis:,}", style="yellow" if gen == 0 else None)
+            if gen == 0 and name in outcome.disabled:
+                cov.add_row(f"  {name}", "off", "off", style="dim")
+            else:
+                cov.add_row(f"  {name}", f"{gen:,}", f"{dis:,}", style="yellow" if gen == 0 else None)
         console.print(cov)
-    never = s.never_fired(actions)
-    if never:
-        console.print(Text(f"  warning: action(s) never fired: {', '.join(never)} "
-                           "(often a spec bug: a guard that is never true)", style="bold yellow"))
+    print_warnings(console, outcome)
     for note in outcome.result.notes:
         console.print(Text(f"  note: {note}", style="dim"))
 
 
+def print_warnings(console: Console, outcome: Outcome, with_name: bool = False) -> None:
+    """The dead-action warning: actions the configuration allows that never fired."""
+    never = outcome.never_fired()
+    if not never:
+        return
+    if with_name:  # one short line among the specs; -v gives the coverage table
+        console.print(Text(f"warning: {outcome.spec.name}: never fired: {', '.join(never)}",
+                           style="bold yellow"))
+    else:
+        console.print(Text(f"  warning: action(s) never fired: {', '.join(never)} (often a spec "
+                           "bug: a guard that is never true)", style="bold yellow"))
+
+
+def result_label(result: Result) -> str:
+    """The verdict column: what the run found, in a few words."""
+    if result.violations:
+        return ", ".join(f"{v.property} ({v.length})" for v in result.violations)
+    if result.verdict == "holds":
+        return "holds"
+    return f"incomplete ({result.limit_hit})" if result.limit_hit else "incomplete"
+
+
 def print_table(console: Console, outcomes: Sequence[Outcome]) -> None:
-    """The verdict table: status first, then spec, expectation, result and TLC's counts."""
-    rows = []
-    for o in outcomes:
-        s = o.result.stats
-        rows.append(("OK" if o.met else "FAIL", o.spec.name, f"{o.spec.model}/{o.spec.variant}",
-                     expected_label(o.spec), got_label(o.result),
-                     (f"{s.distinct:,}", f"{s.generated:,}", str(s.depth), seconds(s.elapsed))))
-    numeric = ("distinct", "generated", "depth", "time")
-    num_widths = [max([len(h)] + [len(r[5][i]) for r in rows]) for i, h in enumerate(numeric)]
-    status_width = 4
-    # rich shrinks columns unpredictably when a table is too wide (it even truncates numbers), so
-    # the text columns get explicit widths: whatever the numbers leave, wrapped.
-    gaps = 2 * 7
-    room = max(console.width - status_width - sum(num_widths) - gaps, 30)
-    natural = [max([4] + [max(len(r[1]), len(r[2])) for r in rows]),
-               max([8] + [len(r[3]) for r in rows]), max([3] + [len(r[4]) for r in rows])]
-    if sum(natural) <= room:
-        _print_wide(console, rows, natural, num_widths, status_width)
-    else:  # expected/got up to 30% each, the spec name gets the rest
-        expected_w = min(natural[1], max(room * 3 // 10, 10))
-        got_w = min(natural[2], max(room * 3 // 10, 10))
-        spec_w = max(room - expected_w - got_w, 10)
-        if natural[0] > spec_w:  # a name would be cut mid-word: two lines per spec instead
-            _print_narrow(console, rows)
-        else:
-            _print_wide(console, rows, [spec_w, expected_w, got_w], num_widths, status_width)
+    """The verdict table, one row per spec, laid out to the console width.
+
+    Columns: status, spec, what was found (a violated property with its trace length, or holds),
+    then distinct states and time while the width allows. A spec that meets its expectation found
+    what it expects, so the expectation is shown only for failures (in the lines below the table).
+    Names are never cut: a result too long for its column wraps between words, and a console too
+    narrow even for the names gets two lines per spec.
+    """
+    width = max(console.width, 20)
+    rows = [("OK" if o.met else "FAIL", o.spec.name, result_label(o.result),
+             f"{o.result.stats.distinct:,}", seconds(o.result.stats.elapsed)) for o in outcomes]
+    name_w = max([4] + [len(r[1]) for r in rows])
+    longest_word = max([5] + [len(w) for r in rows for w in r[2].split()])
+    result_natural = max([6] + [len(r[2]) for r in rows])
+    number_cols = [("distinct", 3), ("time", 4)]
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for h, i in number_cols]
+    shown = list(range(len(number_cols)))
+    fixed = 4 + 1 + name_w + 2
+    while shown and fixed + longest_word + sum(widths[i] + 2 for i in shown) > width:
+        shown.pop()  # drop time, then distinct, before cutting anything
+    result_w = width - fixed - sum(widths[i] + 2 for i in shown)
+    if result_w < longest_word:
+        _print_narrow(console, rows)
+    else:
+        result_w = min(result_w, result_natural)
+        title = "result (trace length)" if result_w >= 21 else "result"
+        header = f"{'':4} {'spec':<{name_w}}  {title:<{result_w}}"
+        header += "".join(f"  {number_cols[i][0]:>{widths[i]}}" for i in shown)
+        console.print(Text(header.rstrip(), style="bold"))
+        for status, name, result, distinct, elapsed in rows:
+            numbers = {0: distinct, 1: elapsed}
+            lines = textwrap.wrap(result, result_w, break_long_words=False,
+                                  break_on_hyphens=False) or [""]
+            line = Text.assemble((f"{status:<4} ", "bold green" if status == "OK" else "bold red"),
+                                 f"{name:<{name_w}}  {lines[0]:<{result_w}}")
+            line.append("".join(f"  {numbers[i]:>{widths[i]}}" for i in shown))
+            line.rstrip()
+            console.print(line, soft_wrap=True)
+            for more in lines[1:]:
+                console.print(" " * fixed + more, soft_wrap=True)
     for o in outcomes:
         if not o.met:
             # soft_wrap: one line per failure, so grep and CI logs see the whole reason
             console.print(Text.assemble(("FAIL ", "bold red"), (o.spec.name, "bold"), f": {o.message}"),
                           soft_wrap=True)
     failed = sum(not o.met for o in outcomes)
-    summary = f"{len(outcomes) - failed} of {len(outcomes)} spec(s) met their expected verdict"
+    total_states = sum(o.result.stats.distinct for o in outcomes)
+    total_time = sum(o.result.stats.elapsed for o in outcomes)
+    summary = (f"{len(outcomes) - failed} of {len(outcomes)} spec(s) met their expected verdict; "
+               f"{total_states:,} distinct states in {seconds(total_time)}")
     console.print(Text(summary, style="bold green" if not failed else "bold red"))
 
 
 def _print_narrow(console: Console, rows: list) -> None:
-    """Too narrow for one row per spec (long spec names in 80 columns): two lines per spec, so a
-    name is never cut in the middle."""
-    console.print(Text("eoscheck verdicts", style="italic"))
-    for status, name, model, expected, got, (distinct, generated, depth, elapsed) in rows:
+    """Too narrow for one row per spec: the name on its own line, so it is never cut."""
+    for status, name, result, distinct, elapsed in rows:
         console.print(Text.assemble((f"{status:<5}", "bold green" if status == "OK" else "bold red"),
                                     (name, "bold")), soft_wrap=True)
-        console.print(Text(f"     {model}: {distinct} distinct, {generated} generated, depth {depth}, "
-                           f"{elapsed}", style="dim"), soft_wrap=True)
-        console.print(f"     expected {expected.replace(chr(10), ' ')}; got {got.replace(chr(10), ' ')}",
-                      soft_wrap=True, highlight=False)
-
-
-def _print_wide(console: Console, rows: list, widths: list[int], num_widths: list[int],
-                status_width: int) -> None:
-    numeric = ("distinct", "generated", "depth", "time")
-    table = Table(title="eoscheck verdicts", title_justify="left", box=box.SIMPLE_HEAD,
-                  show_edge=False, padding=(0, 1), pad_edge=False, collapse_padding=True)
-    table.add_column("", no_wrap=True, width=status_width)
-    table.add_column("spec", overflow="fold", width=widths[0])
-    table.add_column("expected", overflow="fold", width=widths[1])
-    table.add_column("got", overflow="fold", width=widths[2])
-    for name, w in zip(numeric, num_widths):
-        table.add_column(name, justify="right", no_wrap=True, width=w)
-    for status, name, model, expected, got, numbers in rows:
-        spec = Text(name, style="bold")
-        spec.append(f"\n{model}", style="dim")
-        table.add_row(Text(status, style="bold green" if status == "OK" else "bold red"),
-                      spec, expected, got, *numbers)
-    console.print(table)
+        console.print(f"     {result}; {distinct} distinct, {elapsed}", soft_wrap=True,
+                      highlight=False)
 
 
 # ------------------------------------------------------------------------------ JSON summary
@@ -236,6 +264,13 @@ def stats_json(s: Stats, actions: Sequence[str]) -> dict[str, Any]:
     }
 
 
+def _stats_json(o: Outcome) -> dict[str, Any]:
+    out = stats_json(o.result.stats, o.actions)
+    out["never_fired"] = o.never_fired()
+    out["disabled"] = sorted(o.disabled)
+    return out
+
+
 def summary(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     """The JSON summary: stable keys, one entry per spec in the order they ran."""
     specs = []
@@ -250,7 +285,7 @@ def summary(outcomes: Sequence[Outcome]) -> dict[str, Any]:
                     "violations": [_violation_json(v, o.counterexamples.get(v.property, []))
                                    for v in o.result.violations]},
             "met": o.met, "message": o.message,
-            "stats": stats_json(o.result.stats, o.actions),
+            "stats": _stats_json(o),
             "notes": list(o.result.notes),
             "symmetry": o.result.symmetry,
         })
@@ -266,7 +301,7 @@ def summary(outcomes: Sequence[Outcome]) -> dict[str, Any]:
 
 
 def write_summary(path: str | Path, outcomes: Sequence[Outcome]) -> None:
-    write_text_atomic(path, json.dumps(summary(outcomes), indent=2) + "\n")
+    write_output(path, json.dumps(summary(outcomes), indent=2) + "\n")
 
 
 # ------------------------------------------------------------------------------ JUnit XML
@@ -285,8 +320,8 @@ def junit(outcomes: Sequence[Outcome]) -> ET.ElementTree:
         case = ET.SubElement(suite, "testcase", classname=f"eoscheck.{o.spec.model}",
                              name=o.spec.name, file=str(o.spec.path), time=f"{s.elapsed:.3f}")
         details = [f"expected: {expected_label(o.spec)}", f"got: {got_label(o.result)}",
-                   f"strategy {o.strategy}: {s.distinct} distinct, {s.generated} generated, "
-                   f"depth {s.depth}"]
+                   (f"strategy {o.strategy}: {s.distinct} distinct, {s.generated} generated, "
+                    f"depth {s.depth}")]
         for prop, files in o.counterexamples.items():
             details.append(f"counterexample for {prop}: {files[0]}  (eoscheck show {files[0]})")
         if not o.met:
@@ -299,6 +334,7 @@ def junit(outcomes: Sequence[Outcome]) -> ET.ElementTree:
 
 
 def write_junit(path: str | Path, outcomes: Sequence[Outcome]) -> None:
-    tree = junit(outcomes)
-    text = ET.tostring(tree.getroot(), encoding="unicode", xml_declaration=False)
-    write_text_atomic(path, '<?xml version="1.0" encoding="UTF-8"?>\n' + text + "\n")
+    root = junit(outcomes).getroot()
+    assert root is not None
+    text = ET.tostring(root, encoding="unicode", xml_declaration=False)
+    write_output(path, '<?xml version="1.0" encoding="UTF-8"?>\n' + text + "\n")

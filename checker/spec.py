@@ -184,6 +184,8 @@ def _read(path: Path) -> tuple[str, dict[str, Any]]:
         else:
             where = str(path)
         raise SpecError(f"{where}: invalid TOML: {message}") from None
+    except RecursionError:  # tomllib parses nested arrays and tables recursively
+        raise SpecError(f"{path}: invalid TOML: nested too deeply") from None
     return text, data
 
 

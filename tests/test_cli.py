@@ -61,7 +61,7 @@ def test_check_met_writes_counterexample_summary_and_junit(tmp_path, capsys):
     spec_file(specs, "tp", TWOPHASE)
     before = die.read_text()
     out_dir = tmp_path / "cx"
-    code, out, _ = run(capsys, "check", str(specs), "--out", str(out_dir), "--no-progress",
+    code, out, _ = run(capsys, "check", str(specs), "--out", str(out_dir), "--no-progress", "-v",
                        "--json", str(tmp_path / "s.json"), "--junit", str(tmp_path / "j.xml"))
     assert code == 0, out
     assert die.read_text() == before  # the user's spec is never touched

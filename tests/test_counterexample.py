@@ -104,20 +104,23 @@ def test_itf_structure():
     assert [s["#meta"]["index"] for s in itf["states"]] == [0, 1, 2, 3]
     assert itf["states"][1]["#meta"]["label"] == "Bump(client=0, by=1)"
     last = itf["states"][3]
-    assert last["client[0].epoch"] == 2
-    assert last["log.offset"] == {"#bigint": str(2**60 + 3)}  # beyond 2^53
-    assert last["log.pair"] == {"#tup": [2, 1]}
-    assert last["log.list"] == [2]
+    assert last["client[0].epoch"] == {"#bigint": "2"}  # every integer, not only beyond 2^53
+    assert last["log.offset"] == {"#bigint": str(2**60 + 3)}
+    assert last["log.pair"] == {"#tup": [{"#bigint": "2"}, {"#bigint": "1"}]}
+    assert last["log.list"] == [{"#bigint": "2"}]
     assert last["flag"] is True
     for state in itf["states"]:
         assert set(state) == set(itf["vars"]) | {"#meta"}
 
 
 def test_itf_value_encoding_round_trip():
-    assert encode(2**53 - 1) == 2**53 - 1 and encode(-(2**53)) == {"#bigint": str(-(2**53))}
-    assert encode({1: "a"}) == {"#map": [[1, "a"]]}
-    assert encode(frozenset({2, 1})) == {"#set": [1, 2]}
-    assert encode({"x": (1, True)}) == {"x": {"#tup": [1, True]}}
+    big = lambda n: {"#bigint": str(n)}  # noqa: E731
+    assert encode(0) == big(0) and encode(-(2**53)) == big(-(2**53))
+    assert encode({1: "a"}) == {"#map": [[big(1), "a"]]}
+    assert encode({"client[0]": 1}) == {"#map": [["client[0]", big(1)]]}  # not a field name
+    assert encode({}) == {"#map": []}
+    assert encode(frozenset({2, 1})) == {"#set": [big(1), big(2)]}
+    assert encode({"x": (1, True)}) == {"x": {"#tup": [big(1), True]}}
     assert encode(None) == {"#unserializable": "None"}
     assert decode(encode({"x": (1, 2**70), "m": {3: [4]}})) == {"x": [1, 2**70], "m": {"3": [4]}}
 

@@ -55,7 +55,9 @@ def perms(n: int) -> list[tuple[int, ...]]:
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-@pytest.mark.parametrize("config, clients", [("faults", 2), ("failover", 2), ("faults", 3)])
+# three clients: about 3 s per variant (the full suite only)
+@pytest.mark.parametrize("config, clients", [("faults", 2), ("failover", 2),
+                                             pytest.param("faults", 3, marks=pytest.mark.slow)])
 def test_renaming_clients_commutes_with_every_step_and_keeps_every_verdict(variant: str, config: str,
                                                                           clients: int) -> None:
     m = machine(variant, clients, config)

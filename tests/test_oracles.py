@@ -19,7 +19,7 @@ def twophase(rms: int, variant: str = "tla"):
 @pytest.mark.parametrize("rms, distinct, generated, depth", [
     (3, 288, None, None),
     (5, 8_832, 58_146, 17),
-    (7, 296_448, 2_744_706, 23),  # about 4 s here
+    pytest.param(7, 296_448, 2_744_706, 23, marks=pytest.mark.slow),  # about 4 s here
 ])
 def test_twophase_matches_tlc(rms, distinct, generated, depth):
     result = explore(twophase(rms), ExploreOptions())

@@ -5,7 +5,12 @@ from __future__ import annotations
 import io
 
 from eoscheck.checker.explore import ExploreOptions, explore
-from eoscheck.checker.progress import LiveProgress, PlainProgress, Progress, make_progress
+from eoscheck.checker.progress import (
+    LiveProgress,
+    PlainProgress,
+    Progress,
+    make_progress,
+)
 from eoscheck.checker.result import Stats
 from eoscheck.examples.twophase import TwoPhase
 
@@ -79,3 +84,27 @@ def test_progress_is_closed_when_the_model_raises():
     except RuntimeError:
         pass
     assert live.live is None
+
+
+def test_progress_names_the_spec(monkeypatch):
+    out = io.StringIO()
+    monkeypatch.setattr("sys.stderr", out)
+    progress = make_progress(subject="kip890-tv2")
+    assert isinstance(progress, PlainProgress)
+    progress.interval = 0.0
+    progress.start("bfs")
+    progress.update(Stats(distinct=5, elapsed=1.0))
+    assert out.getvalue().startswith("kip890-tv2 (bfs): 5 distinct")
+
+
+def test_live_progress_puts_a_long_label_on_its_own_line():
+    from rich.console import Console
+
+    live = LiveProgress()
+    live.subject = "zombie-reinit-fences-live-instance-shipped"
+    live.label = live.title("parallel x2")
+    text = io.StringIO()
+    Console(file=text, width=60).print(live._render(Stats(distinct=3, elapsed=1.0), None, ""))
+    lines = text.getvalue().splitlines()
+    assert lines[0].startswith("zombie-reinit-fences-live-instance-shipped (parallel")
+    assert all(len(line) <= 60 for line in lines)

@@ -48,6 +48,7 @@ import os
 import pickle
 import resource
 import shutil
+import signal
 import tempfile
 import time
 import traceback
@@ -354,6 +355,7 @@ class _Worker:
 
 
 def _worker_main(machine: Machine, options: ExploreOptions, setup: _Setup, conn: Connection) -> None:
+    _die_with_parent()
     # States are acyclic tuples: the cyclic collector would only walk millions of them for nothing.
     gc.disable()
     try:
@@ -370,6 +372,23 @@ def _worker_main(machine: Machine, options: ExploreOptions, setup: _Setup, conn:
             pass
     finally:
         conn.close()
+
+
+def _die_with_parent() -> None:
+    """A worker ends on SIGTERM at once (the parent's terminate() in its cleanup), and ends when
+    the parent dies however it dies: it holds a copy of the parent's pipe end, so it would never
+    see EOF and would wait forever (Linux prctl PR_SET_PDEATHSIG; elsewhere the parent's cleanup
+    is all there is)."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:  # the parent died before prctl took effect
+            os._exit(1)
+    except (OSError, AttributeError):
+        pass
 
 
 class WorkerError(RuntimeError):

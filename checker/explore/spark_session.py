@@ -23,6 +23,7 @@ Rules kept here so that ``spark.py`` only explores:
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib
 import os
@@ -258,6 +259,9 @@ def start_session(master: str = DEFAULT_MASTER, app_name: str = "eoscheck",
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     workdir = Path(tempfile.mkdtemp(prefix="eoscheck-spark-"))
+    # The JVM reads its log settings from here and logs into it until it stops: removed when this
+    # process exits (normally, on an error, or on a signal the CLI turns into an exit).
+    atexit.register(shutil.rmtree, workdir, True)
     log4j = workdir / "log4j2.properties"
     log4j.write_text(_LOG4J.format(level="warn" if verbose() else "error"))
     _log_path = None if verbose() else workdir / "spark.log"

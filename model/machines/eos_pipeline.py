@@ -280,6 +280,29 @@ class EosPipeline(Machine):
         self._open_transactions = PureRule(open_transactions)
 
     # --- identities -------------------------------------------------------------------------------
+    def disabled_actions(self) -> frozenset[str]:
+        """Actions this configuration switches off: fault budgets of 0, and the TV2-only completion
+        of an empty aborted transaction."""
+        off = set()
+        if self.max_produce_timeouts == 0:
+            off.add("ProduceTimesOut")
+        if self.max_failovers == 0:
+            off |= {"TxnCoordinatorFailover", "StaleTxnMarkerArrives"}  # stale markers need a failover
+        if self.max_endtxn_timeouts == 0:
+            off |= {"EndTxnTimesOut", "StaleEndTxnArrives"}
+        if not self.tv2 or self.max_endtxn_timeouts == 0:
+            # the modelled client never aborts an empty transaction itself: only a TV2 coordinator
+            # handling a late EndTxn(ABORT) can complete one without markers
+            off.add("CompleteTransaction")
+        if self.instances == 1 and self.rejoins == 0:
+            off.add("OnAssignment")  # no other member to rebalance with, and no rejoin
+        if not (self.max_produce_timeouts and self.client_bump and not self.tv2) and (
+                "OnAssignment" in off or (self.per_thread and self.rejoins == 0)):
+            # InitProducerId runs again only for a KIP-360 bump after a timed-out batch, for a new
+            # task owner (per-partition), or for a fenced thread that rejoined
+            off.add("InitProducerId")
+        return frozenset(off)
+
     def tid_of(self, instance: int) -> int:
         return instance if self.per_thread else INPUT_PARTITION
 
@@ -661,6 +684,10 @@ class EosPipeline(Machine):
         return True
 
     # --- presentation ------------------------------------------------------------------------------
+    def itf_fields(self, s: PipelineState) -> dict[str, Any]:
+        from .itf_data import pipeline_fields
+        return pipeline_fields(self, s, PARTITION_NAMES, EntryKind)
+
     def fields(self, s: PipelineState) -> dict[str, Any]:
         f: dict[str, Any] = {}
         for tid, m in enumerate(s.txns):

@@ -173,6 +173,26 @@ class IdempotentProduceMachine(Machine):
             self.symmetry = self._symmetry.declared()
         self.clear_caches()
 
+    def disabled_actions(self) -> frozenset[str]:
+        """Actions this configuration switches off: fault budgets of 0, client versions without the
+        step, and everything that needs time to pass when the clock may not tick."""
+        off = set()
+        if self.max_lost == 0:
+            off |= {"LoseResponse", "RequestTimeout"}  # a request times out only when unanswered
+        if self.max_deletes == 0:
+            off |= {"DeleteRecords", "PropagateLogStartOffset"}
+        if self.max_failovers + self.max_rebuilt == 0:
+            off |= {"LeaderFailover", "PropagateLogStartOffset"}  # no follower
+        if self.max_ticks == 0:
+            off |= {"Tick", "ExpireProducerIds"}
+            if self.cfg.delivery_timeout > 0:
+                off |= {"ExpireBatch", "ResolveSequences"}  # unresolved sequences come from expiry
+        if self.cfg.version != "pre-kip360":
+            off.add("InitProducerId")  # only a pre-KIP-360 client resets its producer id
+        if self.cfg.version != "kip360":
+            off.add("BumpEpoch")
+        return frozenset(off)
+
     def clear_caches(self) -> None:
         """Forget every memoised part rule (they are rebuilt on demand)."""
         cache: Callable[[], dict] = dict if self.memoize else _NoMemo
@@ -560,6 +580,10 @@ class IdempotentProduceMachine(Machine):
             _, c, r, err, outcome = step
             return f"HandleProduceResponse(client={c}, record={r}, {error_name(err)}) -> {cl.OUTCOME_NAMES[outcome]}"
         return super().format_step(step)
+
+    def itf_fields(self, s: IdempotentState) -> dict[str, Any]:
+        from .itf_data import idempotent_fields
+        return idempotent_fields(self, s)
 
     def fields(self, s: IdempotentState) -> dict[str, Any]:
         part = s.partition

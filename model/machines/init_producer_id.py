@@ -112,6 +112,19 @@ class InitProducerIdMachine(Machine):
     def has_symmetry(self) -> bool:
         return self.n_clients > 1
 
+    def disabled_actions(self) -> frozenset[str]:
+        """Fault actions whose budget is 0 (RequestTimeout follows a lost response), transactions
+        when there are none, and the abortable error without a KIP-360 client (it needs both)."""
+        budgets = {"RestartInstance": "restarts", "AbortableError": "abortable_errors",
+                   "LoseResponse": "lost_responses", "RequestTimeout": "lost_responses",
+                   "CoordinatorFailover": "failovers", "ExpireTransactionalId": "expirations",
+                   "AddPartitionsToTxn": "transactions", "EndTxn": "transactions",
+                   "CompleteTransaction": "transactions"}
+        off = {a for a, b in budgets.items() if getattr(self.limits, b) == 0}
+        if not self.cfg.kip360:
+            off.add("AbortableError")
+        return frozenset(off)
+
     def canonical(self, s: InitPidState) -> InitPidState:
         """The instance slots are interchangeable (``init_pid_symmetry``)."""
         return init_pid_symmetry.canonical(s) if self.n_clients > 1 else s
@@ -353,6 +366,10 @@ class InitProducerIdMachine(Machine):
             then = ", then InitProducerId(producerId, epoch) sent" if step[2] == Errors.NONE else ""
             return f"AbortableError(client={step[1]}): failed batch, EndTxn(ABORT) -> {error_name(step[2])}{then}"
         return super().format_step(step)
+
+    def itf_fields(self, s: InitPidState) -> dict[str, Any]:
+        from .itf_data import init_pid_fields
+        return init_pid_fields(self, s)
 
     def fields(self, s: InitPidState) -> dict[str, Any]:
         m, log = s.metadata, s.txn_log
