@@ -186,12 +186,13 @@ def test_trunk_log_start_offset_keeps_producer_state() -> None:
     assert find_entry(moved.producers, PID) == find_entry(part.producers, PID)
 
 
-def test_pre_25_truncate_head_evicts_producers_below_lso() -> None:
+def test_pre_24_truncate_head_evicts_producers_below_lso() -> None:
     e_old = entry(0, [0, 1], first_offset=0)
     e_new = ProducerStateEntry(PID + 1, 0, (CachedBatch(0, 1), CachedBatch(1, 4)), 0)
     kept = truncate_head((e_old, e_new), 3)
     assert [e.producer_id for e in kept] == [PID + 1]
-    assert [b.offset for b in kept[0].batches] == [4]  # cached batches below the LSO dropped
+    # 1.0-2.3 removeBatchesOlderThan discarded dropWhile's result: the cache is never trimmed (audit A1)
+    assert [b.offset for b in kept[0].batches] == [1, 4]
 
 
 def test_pre_25_marker_only_entry_always_evicted() -> None:
