@@ -20,8 +20,9 @@ IDEMPOTENT_SWITCHES: dict[str, Switch] = {
         "spurious-OutOfOrderSequence design), accept any sequence (2.5+, KIP-360)",
         "accept", UNKNOWN_PRODUCER_MODES),
     "broker_retain_producer_state": Switch(
-        "KAFKA-7190 (2.5+, KIP-360 'prolonged retention'): moving the log start offset keeps the "
-        "producer state; before, producers whose last batch fell below it were evicted", True),
+        "KAFKA-7190 (KIP-360 'prolonged retention'; cherry-picked into 2.4.0, 1a5971ebdc7): moving the "
+        "log start offset keeps the producer state; 0.11-2.3 evicted producers whose last batch fell below it",
+        True),
     "broker_batch_cache": Switch(
         "batches cached per producer for duplicate detection (NUM_BATCHES_TO_RETAIN: 5 since 1.0; "
         "0.11 kept only the last batch)", 5),
@@ -55,11 +56,15 @@ IDEMPOTENT_VARIANTS: dict[str, Variant] = {
         "start offset, DUPLICATE_SEQUENCE_NUMBER for a duplicate older than the cache, and the pre-KIP-360 "
         "client that resets sequences to 0 under the same epoch when lastAckedOffset < logStartOffset",
         {**_OLD_BROKER, "broker_duplicate_sequence_error": True, "client_version": "pre-kip360"}),
-    "broker-2.0-2.4": Variant(
+    "broker-2.0-2.3": Variant(
         "as 1.0-1.1, but a duplicate older than the cache gets OUT_OF_ORDER_SEQUENCE_NUMBER again "
         "(KAFKA-6683, 2.0)", {**_OLD_BROKER, "client_version": "pre-kip360"}),
+    "broker-2.4": Variant(
+        "2.4.0-2.4.1: as 2.0-2.3, but moving the log start offset keeps the producer state (KAFKA-7190 was "
+        "cherry-picked into 2.4.0); an unknown producer still gets UNKNOWN_PRODUCER_ID and the client is "
+        "pre-KIP-360", {**_OLD_BROKER, "broker_retain_producer_state": True, "client_version": "pre-kip360"}),
     "kip360-client-old-broker": Variant(
-        "a 2.5+ client (KIP-360 as shipped) against a 1.0-2.4 broker that still evicts producer state "
+        "a 2.5+ client (KIP-360 as shipped) against a 1.0-2.3 broker that still evicts producer state "
         "on DeleteRecords", {**_OLD_BROKER, "client_version": "kip360", "client_epoch_bump": "resequence_inflight"}),
     "kip360-designed": Variant(
         "KIP-360 as the KIP's text designs it: prolonged producer-state retention, unknown producers "
