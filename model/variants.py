@@ -27,8 +27,9 @@ IDEMPOTENT_SWITCHES: dict[str, Switch] = {
         "batches cached per producer for duplicate detection (NUM_BATCHES_TO_RETAIN: 5 since 1.0; "
         "0.11 kept only the last batch)", 5),
     "broker_duplicate_sequence_error": Switch(
-        "a same-epoch batch older than every cached batch gets DUPLICATE_SEQUENCE_NUMBER (1.0-1.1, the "
-        "spurious-OutOfOrderSequence design's item 5) instead of OUT_OF_ORDER_SEQUENCE_NUMBER (0.11, 2.0+)",
+        "a same-epoch batch older than every cached batch, with a sequence other than 0, gets "
+        "DUPLICATE_SEQUENCE_NUMBER (1.0.0-1.0.1 only: the spurious-OutOfOrderSequence design's item 5; "
+        "KAFKA-6683 removed it in 1.0.2 and 1.1.0) instead of OUT_OF_ORDER_SEQUENCE_NUMBER",
         False),
     "client_version": Switch(
         "producer client: 0.11 (OutOfOrderSequence fatal), pre-kip360 (1.0-2.4: reset sequences to 0 "
@@ -51,14 +52,18 @@ IDEMPOTENT_VARIANTS: dict[str, Variant] = {
         "retention evicts producer state, one cached batch; OutOfOrderSequence is fatal (use max_in_flight = 1)",
         {"broker_unknown_producer": "out_of_order", "broker_retain_producer_state": False,
          "broker_batch_cache": 1, "client_version": "0.11"}),
-    "broker-1.0-1.1": Variant(
-        "the spurious-OutOfOrderSequence design as shipped in 1.0-1.1: UNKNOWN_PRODUCER_ID with the log "
-        "start offset, DUPLICATE_SEQUENCE_NUMBER for a duplicate older than the cache, and the pre-KIP-360 "
-        "client that resets sequences to 0 under the same epoch when lastAckedOffset < logStartOffset",
+    "broker-1.0.0-1.0.1": Variant(
+        "the spurious-OutOfOrderSequence design as shipped in 1.0.0-1.0.1: UNKNOWN_PRODUCER_ID with the log "
+        "start offset, DUPLICATE_SEQUENCE_NUMBER for a duplicate (sequence != 0) older than the cache, and the "
+        "pre-KIP-360 client that resets sequences to 0 under the same epoch when lastAckedOffset < logStartOffset",
         {**_OLD_BROKER, "broker_duplicate_sequence_error": True, "client_version": "pre-kip360"}),
+    "broker-1.0.2-1.1": Variant(
+        "as 1.0.0-1.0.1 without DUPLICATE_SEQUENCE_NUMBER (KAFKA-6683 in 1.0.2 and 1.1.0: a duplicate older "
+        "than the cache gets OUT_OF_ORDER_SEQUENCE_NUMBER); the same switches as broker-2.0-2.3",
+        {**_OLD_BROKER, "broker_duplicate_sequence_error": False, "client_version": "pre-kip360"}),
     "broker-2.0-2.3": Variant(
-        "as 1.0-1.1, but a duplicate older than the cache gets OUT_OF_ORDER_SEQUENCE_NUMBER again "
-        "(KAFKA-6683, 2.0)", {**_OLD_BROKER, "client_version": "pre-kip360"}),
+        "2.0-2.3 broker and pre-KIP-360 client (as broker-1.0.2-1.1: a duplicate older than the cache gets "
+        "OUT_OF_ORDER_SEQUENCE_NUMBER, KAFKA-6683)", {**_OLD_BROKER, "client_version": "pre-kip360"}),
     "broker-2.4": Variant(
         "2.4.0-2.4.1: as 2.0-2.3, but moving the log start offset keeps the producer state (KAFKA-7190 was "
         "cherry-picked into 2.4.0); an unknown producer still gets UNKNOWN_PRODUCER_ID and the client is "

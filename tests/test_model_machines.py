@@ -73,7 +73,7 @@ def verdict(name: str, variant: str, props: list[str] | None, **bounds) -> tuple
 def test_spurious_out_of_order_sequence_in_0_11_and_fixed_in_1_0() -> None:
     b = dict(acked_prefix=1, records=1, max_in_flight=1, delete_records=1, lost_responses=0)
     assert verdict(IDEM, "broker-0.11", ["OutOfOrderOnlyOnDataLoss"], **b) == ("violated", 6)
-    assert verdict(IDEM, "broker-1.0-1.1", ["OutOfOrderOnlyOnDataLoss"], **b)[0] == "holds"
+    assert verdict(IDEM, "broker-1.0.0-1.0.1", ["OutOfOrderOnlyOnDataLoss"], **b)[0] == "holds"
 
 
 def test_pre_kip360_reset_duplicates_and_kip360_does_not() -> None:
