@@ -55,6 +55,10 @@ IDEMPOTENT_PRODUCE = ModelDef(
         "restarted_replica_failovers": Bound(
             "leader failovers to a replica that restarted without its producer-state snapshots and rebuilt "
             "the state from its log above its log start offset", 0, 0, 3),
+        "snapshot_restored_failovers": Bound(
+            "leader failovers to a replica restarted from a producer-state snapshot taken at its log end "
+            "(clean shutdown): a snapshot keeps only each producer's last batch, so its duplicate cache "
+            "holds one batch per producer", 0, 0, 3),
         "new_producer_ids": Bound("producer ids a client may get after its first (resets, epoch overflow)",
                                   1, 0, 5),
     },

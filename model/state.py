@@ -132,6 +132,7 @@ class IdempotentFaults(NamedTuple):
     delete_records: int
     leader_failovers: int
     restarted_replica_failovers: int
+    snapshot_restored_failovers: int = 0
 
 
 class IdempotentState(NamedTuple):

@@ -84,6 +84,14 @@ def test_pre_kip360_reset_duplicates_and_kip360_does_not() -> None:
     assert verdict(IDEM, "kafka-shipped", None, **b)[0] == "holds"
 
 
+def test_failover_to_a_snapshot_restored_replica_duplicates() -> None:
+    # audit B4: a snapshot keeps one batch per producer; the same faults with the in-sync follower or a
+    # replica rebuilt from its log (five cached batches) hold
+    b = dict(records=3, max_in_flight=3, lost_responses=2)
+    assert verdict(IDEM, "kafka-shipped", ["NoDuplicates"], snapshot_restored_failovers=1, **b) == ("violated", 19)
+    assert verdict(IDEM, "kafka-shipped", ["NoDuplicates"], restarted_replica_failovers=1, **b)[0] == "holds"
+
+
 def test_producer_id_expiry_against_delivery_timeout() -> None:
     b = dict(records=2, max_in_flight=2, lost_responses=1, delivery_timeout=3, max_ticks=4)
     assert verdict(IDEM, "kafka-shipped", ["NoDuplicates"], producer_id_expiration=2, **b)[0] == "violated"

@@ -43,7 +43,7 @@ from ..producer.config import ClientConfig
 from ..state import (BATCH_STATUS_NAMES, INFLIGHT, QUEUED, FollowerState, IdempotentClient, IdempotentFaults,
                      IdempotentState, LogRecord, PartitionState, ProduceRequest, ProduceResponse)
 from .idempotent_packed import (CLIENT0, CLIENTS, DELETES, FAILOVERS, FOLLOWER, FOLLOWERS, LEADER_EPOCH, LOST,
-                                NEXT_PID, NOW, PART, PARTITIONS, REBUILT, REQS, REQUESTS, RESPONSES, RESPS, TRANSIENT,
+                                NEXT_PID, NOW, PART, PARTITIONS, REBUILT, REQS, SNAPSHOT, REQUESTS, RESPONSES, RESPS, TRANSIENT,
                                 PackedIdempotentState, export_batch, import_batch, pack)
 from .idempotent_invariants import LogInvariant, SendOrderNoLoss
 from .idempotent_symmetry import ClientSymmetry
@@ -64,7 +64,8 @@ ClientMove = tuple[tuple, int, "ProduceRequest | None", int]
 LeaderMove = tuple[tuple, int, int, "ProduceResponse | None"]
 
 # what a replica step spends (its fault counter) and whether it elects a new leader
-PROPAGATE, FAILOVER, REBUILT_FAILOVER = 0, 1, 2
+PROPAGATE, FAILOVER, REBUILT_FAILOVER, SNAPSHOT_FAILOVER = 0, 1, 2, 3
+_FAULT_OF = {FAILOVER: FAILOVERS, REBUILT_FAILOVER: REBUILT, SNAPSHOT_FAILOVER: SNAPSHOT}
 
 
 class ClientMoves(NamedTuple):
@@ -141,6 +142,9 @@ class IdempotentProduceMachine(Machine):
         self.max_deletes = bounds["delete_records"]
         self.max_failovers = bounds["leader_failovers"]
         self.max_rebuilt = bounds["restarted_replica_failovers"]
+        self.max_snapshot = bounds.get("snapshot_restored_failovers", 0)
+        self.max_replica_faults = {FAILOVER: self.max_failovers, REBUILT_FAILOVER: self.max_rebuilt,
+                                   SNAPSHOT_FAILOVER: self.max_snapshot}
         self.max_pids = self.n_clients + bounds["new_producer_ids"]
         self.memoize = memoize
         self.no_requests = REQUESTS.intern(())
@@ -198,10 +202,11 @@ class IdempotentProduceMachine(Machine):
                     partition, offset = append_batch(partition, LogRecord(c, r, c, 0, r, 0), self.cache_size)
                     client = client._replace(last_acked_seq=r, last_acked_offset=offset, acked=client.acked | 1 << r)
                 clients[c] = client._replace(sent=self.prefix, next_seq=self.prefix % (self.cfg.max_seq + 1))
-            follower = (FollowerState(0, partition.producers),) if self.max_failovers + self.max_rebuilt else ()
+            follower = ((FollowerState(0, partition.producers),)
+                        if self.max_failovers + self.max_rebuilt + self.max_snapshot else ())
             yield pack(IdempotentState(now=0, next_producer_id=self.n_clients, partition=partition, follower=follower,
                                        leader_epoch=0, clients=tuple(clients), requests=(), responses=(),
-                                       faults=IdempotentFaults(0, 0, 0, 0, 0)))
+                                       faults=IdempotentFaults(0, 0, 0, 0, 0, 0)))
 
     def has_symmetry(self) -> bool:
         return self.n_clients > 1
@@ -344,22 +349,20 @@ class IdempotentProduceMachine(Machine):
                 t[PART] = new_part
                 t[DELETES] += 1
                 yield step, _new(PackedIdempotentState, t)
-        if self.max_failovers + self.max_rebuilt:
+        if self.max_failovers + self.max_rebuilt + self.max_snapshot:
             key = (part, follower)
             replica = self._replica.get(key)
             if replica is None:
                 replica = self._replica[key] = self._replica_part(part, FOLLOWERS.values[follower][0])
             for step, new_part, new_follower, kind in replica:
-                if kind == FAILOVER and s[FAILOVERS] >= self.max_failovers:
-                    continue
-                if kind == REBUILT_FAILOVER and s[REBUILT] >= self.max_rebuilt:
+                if kind != PROPAGATE and s[_FAULT_OF[kind]] >= self.max_replica_faults[kind]:
                     continue
                 t = list(s)
                 t[PART] = new_part
                 t[FOLLOWER] = new_follower
                 if kind != PROPAGATE:
                     t[LEADER_EPOCH] += 1
-                    t[FAILOVERS if kind == FAILOVER else REBUILT] += 1
+                    t[_FAULT_OF[kind]] += 1
                 yield step, _new(PackedIdempotentState, t)
         key = (part, follower, now)
         expiry = self._expiry.get(key, _MISS)
@@ -506,6 +509,12 @@ class IdempotentProduceMachine(Machine):
         producers = rebuild_producer_state(part.log, f.log_start_offset, self.cache_size)
         moves.append((("LeaderFailover", 1), PARTITIONS.intern(PartitionState(part.log, f.log_start_offset,
                                                                               producers)), old, REBUILT_FAILOVER))
+        # to a replica restarted from the producer-state snapshot it took at its log end (clean
+        # shutdown; UnifiedLog.close): ProducerStateManager.writeSnapshot keeps one BatchMetadata per
+        # producer, so the reloaded state knows only each producer's last batch (fidelity audit B4)
+        producers = tuple(e._replace(batches=e.batches[-1:]) for e in f.producers)
+        moves.append((("LeaderFailover", 2), PARTITIONS.intern(PartitionState(part.log, f.log_start_offset,
+                                                                              producers)), old, SNAPSHOT_FAILOVER))
         return tuple(moves)
 
     def _expire_producer_ids(self, part: PartitionState, follower: tuple[FollowerState, ...],
@@ -578,4 +587,5 @@ class IdempotentProduceMachine(Machine):
         out["faults.delete_records"] = s.faults.delete_records
         out["faults.leader_failovers"] = s.faults.leader_failovers
         out["faults.restarted_replica_failovers"] = s.faults.restarted_replica_failovers
+        out["faults.snapshot_restored_failovers"] = s.faults.snapshot_restored_failovers
         return out
