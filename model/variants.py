@@ -84,6 +84,7 @@ IDEMPOTENT_VARIANTS: dict[str, Variant] = {
 # --- kafka.init_producer_id -------------------------------------------------------------------
 
 INIT_PRODUCER_ID_MODES = ("pre-kip360", "kip360-designed", "kip360-shipped")
+PREV_PRODUCER_ID_UPDATES = ("scala", "every-transition")
 
 INIT_SWITCHES: dict[str, Switch] = {
     "init_producer_id": Switch(
@@ -96,6 +97,13 @@ INIT_SWITCHES: dict[str, Switch] = {
     "persist_prev_producer_id": Switch(
         "the transaction log record carries PreviousProducerId (the KIP's design; later trunk with "
         "transaction.version >= 1; not written by the 2024 snapshot)", False),
+    "previous_producer_id_update": Switch(
+        "as shipped, which completed transitions set previousProducerId := the producer id they start from: "
+        "scala (the Scala TransactionMetadata.completeTransitionTo, 2.5 .. 2025: only the InitProducerId "
+        "transition to Empty and a TV2 CompleteX; Ongoing, PrepareX and TV0/TV1 CompleteX keep it, so an id "
+        "replaced by a rotation stays previousProducerId through the new id's transactions) or "
+        "every-transition (the Java TransactionMetadata, KAFKA-18884, merged August 2025)",
+        "scala", PREV_PRODUCER_ID_UPDATES),
 }
 
 INIT_VARIANTS: dict[str, Variant] = {
@@ -107,10 +115,20 @@ INIT_VARIANTS: dict[str, Variant] = {
         "transaction log, so a retry spanning a coordinator failover still returns the bumped epoch",
         {"init_producer_id": "kip360-designed", "persist_last_epoch": True, "persist_prev_producer_id": True}),
     "kafka-shipped": Variant(
-        "Kafka as shipped (2.5 .. 2024 trunk): lastProducerEpoch and previousProducerId live in memory "
-        "only, so a retry spanning a coordinator failover is fenced",
-        {"init_producer_id": "kip360-shipped", "persist_last_epoch": False, "persist_prev_producer_id": False}),
+        "Kafka as shipped (2.5 .. 2024 trunk, Scala coordinator): lastProducerEpoch and previousProducerId "
+        "live in memory only, so a retry spanning a coordinator failover is fenced; previousProducerId is "
+        "set only by InitProducerId (and TV2 CompleteX)",
+        {"init_producer_id": "kip360-shipped", "persist_last_epoch": False, "persist_prev_producer_id": False,
+         "previous_producer_id_update": "scala"}),
     "kafka-later-trunk": Variant(
-        "later trunk with transaction.version >= 1: PreviousProducerId persisted, lastProducerEpoch still not",
-        {"init_producer_id": "kip360-shipped", "persist_last_epoch": False, "persist_prev_producer_id": True}),
+        "trunk with transaction.version >= 1 and the Scala coordinator (until KAFKA-18884, 2025): "
+        "PreviousProducerId persisted, lastProducerEpoch not",
+        {"init_producer_id": "kip360-shipped", "persist_last_epoch": False, "persist_prev_producer_id": True,
+         "previous_producer_id_update": "scala"}),
+    "kafka-java-coordinator": Variant(
+        "trunk after the Java TransactionMetadata (KAFKA-18884, August 2025) and before KAFKA-20357 "
+        "(April 2026): every completed transition sets previousProducerId; PreviousProducerId persisted, "
+        "lastProducerEpoch not",
+        {"init_producer_id": "kip360-shipped", "persist_last_epoch": False, "persist_prev_producer_id": True,
+         "previous_producer_id_update": "every-transition"}),
 }

@@ -35,6 +35,10 @@ class CoordinatorConfig(NamedTuple):
     persist_prev_producer_id: bool
     #: transaction.version 2 (KIP-890 part 2): the fence-abort of an Ongoing transaction bumps twice
     tv2: bool = False
+    #: as shipped, which transitions record the producer id they start from as previousProducerId:
+    #: every one (the Java TransactionMetadata, KAFKA-18884, 2025), or False: only the InitProducerId
+    #: transition to Empty and a TV2 CompleteX (the Scala coordinator, 2.5 .. 2025; fidelity audit B1)
+    prev_pid_every_transition: bool = True
 
 
 class InitPidResult(NamedTuple):
@@ -67,7 +71,9 @@ def handle_init_producer_id(meta: TxnMetadata, pending: bool, req_producer_id: i
     if meta.exists and meta.state == TxnState.ONGOING:
         # the transactions room's fence + abort (PrepareEpochFence -> PrepareAbort, CONCURRENT_TRANSACTIONS)
         fenced = init_producer_id_on_ongoing(meta, max_epoch=cfg.max_epoch, tv2=cfg.tv2)
-        new = fenced.meta if cfg.shipped else fenced.meta._replace(prev_producer_id=meta.prev_producer_id)
+        # PrepareEpochFence / PrepareAbort: the Scala coordinator and the KIP keep previousProducerId
+        keep = not (cfg.shipped and cfg.prev_pid_every_transition)
+        new = fenced.meta._replace(prev_producer_id=meta.prev_producer_id) if keep else fenced.meta
         return InitPidResult(fenced.error, None, new, False)
     out = init_producer_id_decision(
         CONCRETE, kip360=cfg.kip360, shipped=cfg.shipped, max_epoch=cfg.max_epoch, meta_exists=meta.exists,
@@ -83,8 +89,10 @@ def handle_init_producer_id(meta: TxnMetadata, pending: bool, req_producer_id: i
 
 def complete_transaction(meta: TxnMetadata, *, shipped: bool = True) -> TxnMetadata:
     """Every marker of a PrepareCommit/PrepareAbort landed: CompleteCommit/CompleteAbort is written
-    (``markers.complete_if_done``: ``prepareComplete`` clears hasFailedEpochFence; as shipped the
-    transition records the producer id as previousProducerId, the KIP's design keeps it)."""
+    (``markers.complete_if_done``: ``prepareComplete`` clears hasFailedEpochFence). ``shipped``: the
+    transition records the producer id as previousProducerId (the Java coordinator since KAFKA-18884,
+    and the Scala one for TV2); False keeps it (the KIP's design, and the Scala coordinator's TV0/TV1
+    CompleteX)."""
     done, wrote = complete_if_done(meta)
     if not wrote:
         raise ValueError(f"transaction in state {meta.state} with partitions {meta.partitions} cannot complete")
