@@ -33,8 +33,10 @@ class CoordinatorConfig(NamedTuple):
     max_epoch: int
     persist_last_epoch: bool
     persist_prev_producer_id: bool
-    #: transaction.version 2 (KIP-890 part 2): the fence-abort of an Ongoing transaction bumps twice
+    #: transaction.version 2 (KIP-890 part 2): EndTxn bumps the epoch
     tv2: bool = False
+    #: with tv2: the fence-abort's second bump (the 2024 snapshot, 4.0.0); False since KAFKA-19367
+    tv2_fence_double_bump: bool = True
     #: as shipped, which transitions record the producer id they start from as previousProducerId:
     #: every one (the Java TransactionMetadata, KAFKA-18884, 2025), or False: only the InitProducerId
     #: transition to Empty and a TV2 CompleteX (the Scala coordinator, 2.5 .. 2025; fidelity audit B1)
@@ -70,7 +72,8 @@ def handle_init_producer_id(meta: TxnMetadata, pending: bool, req_producer_id: i
         return InitPidResult(Errors.CONCURRENT_TRANSACTIONS, None, None, False)
     if meta.exists and meta.state == TxnState.ONGOING:
         # the transactions room's fence + abort (PrepareEpochFence -> PrepareAbort, CONCURRENT_TRANSACTIONS)
-        fenced = init_producer_id_on_ongoing(meta, max_epoch=cfg.max_epoch, tv2=cfg.tv2)
+        fenced = init_producer_id_on_ongoing(meta, max_epoch=cfg.max_epoch, tv2=cfg.tv2,
+                                             tv2_double_bump=cfg.tv2_fence_double_bump)
         # PrepareEpochFence / PrepareAbort: the Scala coordinator and the KIP keep previousProducerId
         keep = not (cfg.shipped and cfg.prev_pid_every_transition)
         new = fenced.meta._replace(prev_producer_id=meta.prev_producer_id) if keep else fenced.meta

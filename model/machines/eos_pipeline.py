@@ -206,7 +206,7 @@ class EosPipeline(Machine):
 
     def __init__(self, *, deployment: str, txn_offset_commit_check: str, require_stable: str,
                  timeout_abort_bumps_epoch: bool, kip890_verification: bool, tv2_epoch_bump: bool,
-                 client_epoch_bump_after_abort: bool,
+                 client_epoch_bump_after_abort: bool, tv2_fence_double_bump: bool = True,
                  marker_coordinator_epoch_check: bool, records: int, max_generation: int, max_epoch: int,
                  rejoins: int, instances: int, failovers: int, produce_timeouts: int,
                  endtxn_timeouts: int = 0) -> None:
@@ -226,12 +226,14 @@ class EosPipeline(Machine):
         self.tids = instances if self.per_thread else 1
         # the transaction coordinator as shipped (KIP-360 InitProducerId, validPid), as part 1 models it
         self.coordinator = CoordinatorConfig(kip360=True, shipped=True, max_epoch=max_epoch, persist_last_epoch=False,
-                                             persist_prev_producer_id=False, tv2=tv2_epoch_bump)
+                                             persist_prev_producer_id=False, tv2=tv2_epoch_bump,
+                                             tv2_fence_double_bump=tv2_fence_double_bump)
         # The coordinator's and leaders' rules are pure and their arguments (a transaction's
         # metadata, a producer-state entry, a marker) recur across most states: each distinct call
         # is computed once (``pure_rule``).
         self._end_txn_rule = PureRule(end_txn_tv2 if self.tv2 else end_txn)
-        self._abort_timed_out = PureRule(abort_timed_out, max_epoch=max_epoch, bump_epoch=self.bump, tv2=self.tv2)
+        self._abort_timed_out = PureRule(abort_timed_out, max_epoch=max_epoch, bump_epoch=self.bump, tv2=self.tv2,
+                                         tv2_double_bump=tv2_fence_double_bump)
         self._complete_if_done = PureRule(complete_if_done)
         self._markers_to_send = PureRule(markers_to_send)
         self._to_log_record = PureRule(to_log_record)
@@ -667,6 +669,11 @@ SWITCHES = {
     "tv2_epoch_bump": Switch("transaction version 2 (KIP-890 part 2, Kafka 4.0): every EndTxn bumps the epoch, the "
                              "client continues with the bumped epoch, and EndTxn is validated by the TV2 table "
                              "(retry = epoch one below)", False),
+    "tv2_fence_double_bump": Switch("with tv2_epoch_bump: the coordinator's fence-abort (transaction timeout, "
+                                    "InitProducerId on Ongoing) bumps the epoch twice, the fence and then the TV2 "
+                                    "abort (the 2024 snapshot, 4.0.0); KAFKA-19367 (June 2025, 4.0 branch via "
+                                    "PR #19991, 4.1+) bumps once, so the fenced producer's EndTxn(ABORT) is a retry",
+                                    True),
     "marker_coordinator_epoch_check": Switch("leaders refuse a marker with an older coordinator epoch "
                                              "(TRANSACTION_COORDINATOR_FENCED; Kafka since 0.11 - False is a "
                                              "counterfactual showing what the check prevents)", True),
@@ -701,8 +708,13 @@ VARIANTS = {
                                           {"marker_coordinator_epoch_check": False}),
     "kip890-verification": Variant("KIP-447 plus KIP-890 part 1 (3.6+): leaders verify a first transactional batch "
                                    "with the coordinator", {"kip890_verification": True}),
-    "kip890-tv2": Variant("KIP-447 plus KIP-890 parts 1 and 2 (4.0): verification and an epoch bump per "
-                          "transaction", {"kip890_verification": True, "tv2_epoch_bump": True}),
+    "kip890-tv2": Variant("KIP-447 plus KIP-890 parts 1 and 2 (4.0.0, the 2024 snapshot): verification, an epoch "
+                          "bump per transaction, and two bumps on a fence-abort",
+                          {"kip890_verification": True, "tv2_epoch_bump": True}),
+    "kip890-tv2-kafka-19367": Variant("as kip890-tv2 after KAFKA-19367 (June 2025; 4.0 branch, 4.1+): one bump on "
+                                      "a fence-abort",
+                                      {"kip890_verification": True, "tv2_epoch_bump": True,
+                                       "tv2_fence_double_bump": False}),
     "tv2-without-verification": Variant("KIP-447 with only the per-transaction epoch bump of KIP-890 part 2",
                                          {"tv2_epoch_bump": True}),
     "timeout-abort-no-bump-kip890": Variant("as timeout-abort-no-bump with KIP-890 part-1 verification at leaders",
@@ -731,6 +743,7 @@ def build(switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> Eos
                        kip890_verification=bool(switches["kip890_verification"]),
                        tv2_epoch_bump=bool(switches["tv2_epoch_bump"]),
                        client_epoch_bump_after_abort=bool(switches["client_epoch_bump_after_abort"]),
+                       tv2_fence_double_bump=bool(switches["tv2_fence_double_bump"]),
                        marker_coordinator_epoch_check=bool(switches["marker_coordinator_epoch_check"]),
                        records=bounds["records"], max_generation=bounds["max_generation"],
                        max_epoch=bounds["max_epoch"], rejoins=bounds["rejoins"], instances=bounds["instances"],
