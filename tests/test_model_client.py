@@ -71,12 +71,12 @@ def test_pre_kip360_unknown_producer_id_resets_sequence_under_same_epoch() -> No
     assert client.next_seq == 2
 
 
-def test_pre_kip360_unknown_producer_id_without_retention_fails_and_adjusts_later_sequences() -> None:
+def test_pre_kip360_unknown_producer_id_without_retention_is_raised_and_resets_the_id() -> None:
+    # audit B2: UnknownProducerIdException extends OutOfOrderSequenceException -> resetProducerId()
     c = cfg("pre-kip360")
     client = sent_client(2, c, acked_prefix=1)  # last acked offset 0, log start offset 0: not retention
     client, out = cl.handle_produce_response(client, resp(1, Errors.UNKNOWN_PRODUCER_ID, lso=0), 0, c)
-    assert out == cl.FAILED and client.producer_id == 7 and client.failed == 0b10
-    assert [(b.record, b.seq, b.sequence_reset) for b in client.batches] == [(2, 1, True)] and client.next_seq == 2
+    assert out == cl.RAISED_OUT_OF_ORDER and client.producer_id == -1 and client.failed == 0b110
 
 
 def test_pre_kip360_out_of_order_for_next_batch_is_raised_and_resets_the_id() -> None:

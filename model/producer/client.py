@@ -6,7 +6,8 @@ Per version (``ClientConfig.version``):
 * ``"0.11"``: OUT_OF_ORDER_SEQUENCE_NUMBER is fatal and raised to the application.
 * ``"pre-kip360"`` (1.0-2.4, §2.7): UNKNOWN_PRODUCER_ID with ``lastAckedOffset < logStartOffset``
   restarts the in-flight sequences at 0 under the *same* producer id and epoch and retries; an
-  OUT_OF_ORDER_SEQUENCE_NUMBER for the next expected batch resets the producer id
+  UNKNOWN_PRODUCER_ID otherwise (an ``OutOfOrderSequenceException`` subclass), or an
+  OUT_OF_ORDER_SEQUENCE_NUMBER for the next expected batch, resets the producer id
   (``resetIdempotentProducerId``), failing the batches that carry the old one; any other batch
   that fails for good moves the later sequences down (``adjustSequencesDueToFailedBatch``).
 * ``"kip360"`` (2.5+, §2.6): UNKNOWN_PRODUCER_ID / OUT_OF_ORDER_SEQUENCE_NUMBER request a local
@@ -226,7 +227,9 @@ def handle_produce_response(client: IdempotentClient, resp: ProduceResponse, now
             if client.last_acked_offset < resp.log_start_offset:
                 # state lost to retention: restart the sequences at 0 under the same id and epoch
                 return retry(_restart_sequences(client, cfg, client.producer_id, client.epoch))
-            return ResponseOutcome(_fail_and_adjust_sequences(client, index, cfg), FAILED)
+            # UnknownProducerIdException extends OutOfOrderSequenceException: the idempotent producer
+            # resets its producer id (1.0 Sender.failBatch, 2.4 handleFailedBatch; fidelity audit B2)
+            return ResponseOutcome(reset_producer_id(client), RAISED_OUT_OF_ORDER)
         if version == "kip360":
             if batch.sequence_reset or resp.log_start_offset < 0:
                 return retry(client)
