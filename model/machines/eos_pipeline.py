@@ -659,7 +659,7 @@ SWITCHES = {
     "require_stable": Switch("when OffsetFetch sets require_stable: always (shipped consumer), read_committed (KIP "
                              "text), never (before KIP-447)", "always", ("always", "read_committed", "never")),
     "timeout_abort_bumps_epoch": Switch("the timeout abort fences the producer with an epoch bump (KAFKA-6119, "
-                                        "2017; False is Kafka 0.11.0)",
+                                        "0.11.0.2 and 1.0.0; False is Kafka 0.11.0.0-0.11.0.1)",
                                         True),
     "kip890_verification": Switch("partition leaders verify with the coordinator that a first transactional batch "
                                   "belongs to an ongoing transaction (KIP-890 part 1)", False),
@@ -695,12 +695,12 @@ VARIANTS = {
                                    "bump; the timeout abort already bumped the epoch (KAFKA-6119)",
                                    {"deployment": "per-partition", "txn_offset_commit_check": "pre-kip447",
                                     "require_stable": "never", "client_epoch_bump_after_abort": False}),
-    "kafka-0.11-eos-alpha": Variant("Kafka 0.11.0: as kafka-2.4-eos-alpha, and the timeout abort keeps the epoch "
+    "kafka-0.11-eos-alpha": Variant("Kafka 0.11.0.0-0.11.0.1: as kafka-2.4-eos-alpha, and the timeout abort keeps the epoch "
                                     "(before KAFKA-6119)",
                                     {"deployment": "per-partition", "txn_offset_commit_check": "pre-kip447",
                                      "require_stable": "never", "timeout_abort_bumps_epoch": False,
                                      "client_epoch_bump_after_abort": False}),
-    "timeout-abort-no-bump": Variant("per-thread, KIP-447, but the timeout abort keeps the epoch (as 0.11.0, before "
+    "timeout-abort-no-bump": Variant("per-thread, KIP-447, but the timeout abort keeps the epoch (as 0.11.0.0-0.11.0.1, before "
                                      "KAFKA-6119): "
                                      "must break atomicity", {"timeout_abort_bumps_epoch": False}),
     "no-coordinator-epoch-check": Variant("counterfactual: leaders accept markers of an old coordinator "

@@ -5,8 +5,8 @@
   isFromClient = false, epoch = fenced epoch)``. The fenced epoch is installed in memory before the
   PrepareAbort write, so the ABORT markers carry it and the old producer is fenced everywhere
   (INVALID_PRODUCER_EPOCH at the partitions, PRODUCER_FENCED at the coordinator). This epoch bump came
-  with KAFKA-6119 (apache/kafka PR #4137, October 2017, soon after 0.11.0), not with KIP-360; in
-  0.11.0 the timeout abort used the current epoch (``bump_epoch=False``), so
+  with KAFKA-6119 (apache/kafka PR #4137, October 2017), released in 0.11.0.2 and 1.0.0, not with
+  KIP-360; in 0.11.0.0-0.11.0.1 the timeout abort used the current epoch (``bump_epoch=False``), so
   the timed-out producer could carry on with AddPartitionsToTxn / AddOffsetsToTxn, starting a new
   transaction from CompleteAbort with the same epoch, and commit half of its logical transaction.
 * InitProducerId on an Ongoing transaction (``handleInitProducerId``): the same fence + abort,
@@ -43,7 +43,7 @@ def fence_and_abort(meta: TxnMeta, *, max_epoch: int, bump_epoch: bool = True, t
                     tv2_double_bump: bool = True) -> AbortOutcome:
     """prepareFenceProducerEpoch then endTransaction(ABORT, isFromClient=false) in one step.
 
-    With ``bump_epoch=False`` (the 0.11.0 timeout abort, before KAFKA-6119) no fence is prepared and the abort uses
+    With ``bump_epoch=False`` (the 0.11.0.0-0.11.0.1 timeout abort, before KAFKA-6119) no fence is prepared and the abort uses
     the current epoch. With ``tv2`` (server transaction.version 2) and ``tv2_double_bump`` (the 2024
     snapshot and 4.0.0) ``prepareAbortOrCommit`` bumps once more: the PrepareAbort carries epoch + 2 and
     lastEpoch = epoch + 1, so the fenced producer's EndTxn is neither "current" nor a "retry" and gets
