@@ -115,9 +115,13 @@ INIT_VARIANTS: dict[str, Variant] = {
         "transaction log, so a retry spanning a coordinator failover still returns the bumped epoch",
         {"init_producer_id": "kip360-designed", "persist_last_epoch": True, "persist_prev_producer_id": True}),
     "kafka-shipped": Variant(
-        "Kafka as shipped (2.5 .. 2024 trunk, Scala coordinator): lastProducerEpoch and previousProducerId "
+        "Kafka as shipped (2.6 .. 2024 trunk, Scala coordinator): lastProducerEpoch and previousProducerId "
         "live in memory only, so a retry spanning a coordinator failover is fenced; previousProducerId is "
-        "set only by InitProducerId (and TV2 CompleteX)",
+        "set only by InitProducerId (and TV2 CompleteX). The EndTxn and fence rules are 2.6's (KAFKA-9600: "
+        "a client's EndTxn needs the exact epoch; the fence sets lastProducerEpoch to -1) with 2.7's "
+        "PRODUCER_FENCED (2.5/2.6 answered INVALID_PRODUCER_EPOCH, which the client treats alike). 2.5.x "
+        "differs and is not modelled: EndTxn refused only a lower epoch, and the fence kept the old epoch as "
+        "lastProducerEpoch, so a fenced producer's InitProducerId(pid, old epoch) got the fenced epoch back",
         {"init_producer_id": "kip360-shipped", "persist_last_epoch": False, "persist_prev_producer_id": False,
          "previous_producer_id_update": "scala"}),
     "kafka-later-trunk": Variant(
