@@ -189,7 +189,9 @@ class InitProducerIdMachine(Machine):
 
     def _txn_error_reaction(self, s: InitPidState, c: int, client: TxnClient, error: int) -> tuple[TxnClient, Any]:
         """The client after an AddPartitionsToTxn/EndTxn error: KIP-360 re-initialises with its pair on
-        INVALID_PRODUCER_ID_MAPPING; fenced on PRODUCER_FENCED; otherwise fatal."""
+        INVALID_PRODUCER_ID_MAPPING; fenced on PRODUCER_FENCED; otherwise fatal. This is the 2.5-3.9
+        client (fidelity audit C3): since 4.0 INVALID_PRODUCER_ID_MAPPING is fatal (KAFKA-18019) and a
+        TV2 client does not re-initialise after an abortable error (KAFKA-17898); not modelled."""
         if error == Errors.INVALID_PRODUCER_ID_MAPPING and self.cfg.kip360:
             return tc.begin_init(client, c, client.producer_id, client.epoch)
         phase = INIT_FENCED if error == Errors.PRODUCER_FENCED else INIT_FATAL
