@@ -32,7 +32,7 @@ IDEMPOTENT_SWITCHES: dict[str, Switch] = {
         "KAFKA-6683 removed it in 1.0.2 and 1.1.0) instead of OUT_OF_ORDER_SEQUENCE_NUMBER",
         False),
     "client_version": Switch(
-        "producer client: 0.11 (OutOfOrderSequence fatal), pre-kip360 (1.0-2.4: reset sequences to 0 "
+        "producer client: 0.11 (OutOfOrderSequence raised, producer id reset), pre-kip360 (1.0-2.4: reset sequences to 0 "
         "under the same epoch on UNKNOWN_PRODUCER_ID), kip360 (2.5+: local epoch bump)",
         "kip360", CLIENT_VERSIONS),
     "client_epoch_bump": Switch(
@@ -49,7 +49,8 @@ _NEW_BROKER = {"broker_unknown_producer": "accept", "broker_retain_producer_stat
 IDEMPOTENT_VARIANTS: dict[str, Variant] = {
     "broker-0.11": Variant(
         "0.11.0 broker and client: an unknown producer with sequence != 0 gets OUT_OF_ORDER_SEQUENCE_NUMBER, "
-        "retention evicts producer state, one cached batch; OutOfOrderSequence is fatal (use max_in_flight = 1)",
+        "retention evicts producer state, one cached batch; OutOfOrderSequence is raised and the client resets "
+        "its producer id (use max_in_flight = 1)",
         {"broker_unknown_producer": "out_of_order", "broker_retain_producer_state": False,
          "broker_batch_cache": 1, "client_version": "0.11"}),
     "broker-1.0.0-1.0.1": Variant(

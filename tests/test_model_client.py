@@ -95,10 +95,11 @@ def test_out_of_order_for_a_later_batch_is_retried() -> None:
         assert out == cl.RETRIED
 
 
-def test_0_11_out_of_order_is_fatal() -> None:
+def test_0_11_out_of_order_is_raised_and_resets_the_producer_id() -> None:
+    # audit C4: 0.11.0 Sender.failBatch resets the producer id; the producer is not stopped
     c = cfg("0.11", mif=1)
     client, out = cl.handle_produce_response(sent_client(1, c), resp(0, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), 0, c)
-    assert out == cl.RAISED_OUT_OF_ORDER and client.fatal
+    assert out == cl.RAISED_OUT_OF_ORDER and not client.fatal and client.producer_id == -1 and client.failed == 1
 
 
 def test_kip360_shipped_bumps_epoch_and_rewrites_in_flight_sequences() -> None:

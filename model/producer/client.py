@@ -3,7 +3,9 @@ pure functions over ``IdempotentClient``.
 
 Per version (``ClientConfig.version``):
 
-* ``"0.11"``: OUT_OF_ORDER_SEQUENCE_NUMBER is fatal and raised to the application.
+* ``"0.11"``: OUT_OF_ORDER_SEQUENCE_NUMBER is raised to the application and resets the producer id
+  (``Sender.failBatch``: ``resetProducerId``); the producer carries on with a new id. (Not fatal:
+  fidelity audit C4.)
 * ``"pre-kip360"`` (1.0-2.4, §2.7): UNKNOWN_PRODUCER_ID with ``lastAckedOffset < logStartOffset``
   restarts the in-flight sequences at 0 under the *same* producer id and epoch and retries; an
   UNKNOWN_PRODUCER_ID otherwise (an ``OutOfOrderSequenceException`` subclass), or an
@@ -212,7 +214,8 @@ def handle_produce_response(client: IdempotentClient, resp: ProduceResponse, now
     version = cfg.version
     if error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER:
         if version == "0.11":
-            return ResponseOutcome(_fail(client, [index])._replace(fatal=True), RAISED_OUT_OF_ORDER)
+            # 0.11.0 Sender.failBatch: resetProducerId(); the producer carries on with a new id
+            return ResponseOutcome(reset_producer_id(client), RAISED_OUT_OF_ORDER)
         if client.unresolved < 0 and not_next:
             return retry(client)
         if version == "pre-kip360":
