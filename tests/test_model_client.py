@@ -76,14 +76,30 @@ def test_pre_kip360_unknown_producer_id_without_retention_is_raised_and_resets_t
     c = cfg("pre-kip360")
     client = sent_client(2, c, acked_prefix=1)  # last acked offset 0, log start offset 0: not retention
     client, out = cl.handle_produce_response(client, resp(1, Errors.UNKNOWN_PRODUCER_ID, lso=0), 0, c)
-    assert out == cl.RAISED_OUT_OF_ORDER and client.producer_id == -1 and client.failed == 0b110
+    assert out == cl.RAISED_OUT_OF_ORDER and client.producer_id == -1 and client.failed == 0b10
+    # record 2's request is still on the wire under the old id (audit C5)
+    assert [(b.record, b.status, b.producer_id) for b in client.batches] == [(2, INFLIGHT, 7)]
 
 
 def test_pre_kip360_out_of_order_for_next_batch_is_raised_and_resets_the_id() -> None:
     c = cfg("pre-kip360")
     client = sent_client(2, c, acked_prefix=1)
     client, out = cl.handle_produce_response(client, resp(1, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), 0, c)
-    assert out == cl.RAISED_OUT_OF_ORDER and client.producer_id == -1 and client.failed == 0b110
+    assert out == cl.RAISED_OUT_OF_ORDER and client.producer_id == -1 and client.failed == 0b10
+
+
+def test_pre_kip360_answers_for_the_reset_producer_id_settle_their_batches() -> None:
+    # audit C5 (2.4 Sender.completeBatch): after resetProducerId a written old-id batch is still
+    # acknowledged; a retriable answer fails it with a synthetic OutOfOrderSequenceException
+    c = cfg("pre-kip360")
+    client = sent_client(2, c, acked_prefix=1)
+    client, _ = cl.handle_produce_response(client, resp(1, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), 0, c)
+    acked, out = cl.handle_produce_response(client, resp(2, Errors.NONE, offset=5), 0, c)
+    assert out == cl.ACKED and acked.acked & 0b100 and not acked.batches and acked.last_acked_offset == client.last_acked_offset
+    failed, out = cl.handle_produce_response(client, resp(2, Errors.NOT_ENOUGH_REPLICAS), 0, c)
+    assert out == cl.RAISED_OUT_OF_ORDER and failed.failed & 0b100 and not failed.batches
+    closed = cl.connection_closed(client)
+    assert closed.failed & 0b100 and not closed.batches
 
 
 def test_out_of_order_for_a_later_batch_is_retried() -> None:
