@@ -207,6 +207,7 @@ class EosPipeline(Machine):
     def __init__(self, *, deployment: str, txn_offset_commit_check: str, require_stable: str,
                  timeout_abort_bumps_epoch: bool, kip890_verification: bool, tv2_epoch_bump: bool,
                  client_epoch_bump_after_abort: bool, tv2_fence_double_bump: bool = True,
+                 invalid_producer_epoch_abortable: bool = True,
                  marker_coordinator_epoch_check: bool, records: int, max_generation: int, max_epoch: int,
                  rejoins: int, instances: int, failovers: int, produce_timeouts: int,
                  endtxn_timeouts: int = 0) -> None:
@@ -223,6 +224,7 @@ class EosPipeline(Machine):
         self.tv2 = tv2_epoch_bump
         self.max_endtxn_timeouts = endtxn_timeouts
         self.client_bump = client_epoch_bump_after_abort
+        self.ipe_abortable = invalid_producer_epoch_abortable
         self.tids = instances if self.per_thread else 1
         # the transaction coordinator as shipped (KIP-360 InitProducerId, validPid), as part 1 models it
         self.coordinator = CoordinatorConfig(kip360=True, shipped=True, max_epoch=max_epoch, persist_last_epoch=False,
@@ -478,6 +480,9 @@ class EosPipeline(Machine):
             return self._app(s, i, phase=int(Phase.ADD_OFFSETS))
         if err == E.INVALID_TXN_STATE:
             return self._app(s, i, phase=int(Phase.ABORT_TASK))  # abortable (TRANSACTION_ABORTABLE for new clients)
+        if err == E.INVALID_PRODUCER_EPOCH and self.ipe_abortable:
+            # 2.7+ (KIP-588): InvalidProducerEpochException is abortable; Streams aborts and migrates the task
+            return self._app(s, i, phase=int(Phase.ABORT))
         return self._app(s, i, phase=int(Phase.FENCED), owns=False, position=NO_OFFSET)
 
     def _txn_offset_commit(self, s: PipelineState, i: int, tid: int, a: App) -> PipelineState:
@@ -674,6 +679,11 @@ SWITCHES = {
                                     "abort (the 2024 snapshot, 4.0.0); KAFKA-19367 (June 2025, 4.0 branch via "
                                     "PR #19991, 4.1+) bumps once, so the fenced producer's EndTxn(ABORT) is a retry",
                                     True),
+    "invalid_producer_epoch_abortable": Switch("a produce refused with INVALID_PRODUCER_EPOCH (a stale epoch at the "
+                                               "partition) is an abortable error for the transactional client "
+                                               "(InvalidProducerEpochException, 2.7+, KIP-588): EndTxn(ABORT), then "
+                                               "the task migrates; before 2.7 it was fatal (the producer is fenced)",
+                                               True),
     "marker_coordinator_epoch_check": Switch("leaders refuse a marker with an older coordinator epoch "
                                              "(TRANSACTION_COORDINATOR_FENCED; Kafka since 0.11 - False is a "
                                              "counterfactual showing what the check prevents)", True),
@@ -694,12 +704,14 @@ VARIANTS = {
     "kafka-2.4-eos-alpha": Variant("what Kafka 2.4 ran: per-partition producers, no KIP-447, no KIP-360 client "
                                    "bump; the timeout abort already bumped the epoch (KAFKA-6119)",
                                    {"deployment": "per-partition", "txn_offset_commit_check": "pre-kip447",
-                                    "require_stable": "never", "client_epoch_bump_after_abort": False}),
+                                    "require_stable": "never", "client_epoch_bump_after_abort": False,
+                                    "invalid_producer_epoch_abortable": False}),
     "kafka-0.11-eos-alpha": Variant("Kafka 0.11.0.0-0.11.0.1: as kafka-2.4-eos-alpha, and the timeout abort keeps the epoch "
                                     "(before KAFKA-6119)",
                                     {"deployment": "per-partition", "txn_offset_commit_check": "pre-kip447",
                                      "require_stable": "never", "timeout_abort_bumps_epoch": False,
-                                     "client_epoch_bump_after_abort": False}),
+                                     "client_epoch_bump_after_abort": False,
+                                     "invalid_producer_epoch_abortable": False}),
     "timeout-abort-no-bump": Variant("per-thread, KIP-447, but the timeout abort keeps the epoch (as 0.11.0.0-0.11.0.1, before "
                                      "KAFKA-6119): "
                                      "must break atomicity", {"timeout_abort_bumps_epoch": False}),
@@ -744,6 +756,7 @@ def build(switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> Eos
                        tv2_epoch_bump=bool(switches["tv2_epoch_bump"]),
                        client_epoch_bump_after_abort=bool(switches["client_epoch_bump_after_abort"]),
                        tv2_fence_double_bump=bool(switches["tv2_fence_double_bump"]),
+                       invalid_producer_epoch_abortable=bool(switches["invalid_producer_epoch_abortable"]),
                        marker_coordinator_epoch_check=bool(switches["marker_coordinator_epoch_check"]),
                        records=bounds["records"], max_generation=bounds["max_generation"],
                        max_epoch=bounds["max_epoch"], rejoins=bounds["rejoins"], instances=bounds["instances"],
