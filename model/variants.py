@@ -93,11 +93,13 @@ INIT_SWITCHES: dict[str, Switch] = {
         "kip360-designed (the KIP's cases 1a-2c), kip360-shipped (validPid, lastProducerEpoch, the "
         "exhaustion precondition)", "kip360-shipped", INIT_PRODUCER_ID_MODES),
     "persist_last_epoch": Switch(
-        "the transaction log record carries LastProducerEpoch (the KIP's design); Kafka never wrote it, "
-        "so lastProducerEpoch is -1 after a coordinator failover", False),
+        "the transaction log record carries LastProducerEpoch (the KIP's design); Kafka did not write it "
+        "until KAFKA-20357 (April 2026, flexible records), so lastProducerEpoch is -1 after a coordinator "
+        "failover", False),
     "persist_prev_producer_id": Switch(
-        "the transaction log record carries PreviousProducerId (the KIP's design; later trunk with "
-        "transaction.version >= 1; not written by the 2024 snapshot)", False),
+        "the transaction log record carries PreviousProducerId (the KIP's design). The tagged field exists "
+        "since 4.0 (transaction.version >= 1) but valueToBytes did not set it until KAFKA-20310 (March 2026)",
+        False),
     "previous_producer_id_update": Switch(
         "as shipped, which completed transitions set previousProducerId := the producer id they start from: "
         "scala (the Scala TransactionMetadata.completeTransitionTo, 2.5 .. 2025: only the InitProducerId "
@@ -116,7 +118,7 @@ INIT_VARIANTS: dict[str, Variant] = {
         "transaction log, so a retry spanning a coordinator failover still returns the bumped epoch",
         {"init_producer_id": "kip360-designed", "persist_last_epoch": True, "persist_prev_producer_id": True}),
     "kafka-shipped": Variant(
-        "Kafka as shipped (2.6 .. 2024 trunk, Scala coordinator): lastProducerEpoch and previousProducerId "
+        "Kafka as shipped (2.6 .. 4.1, the Scala coordinator until KAFKA-18884): lastProducerEpoch and previousProducerId "
         "live in memory only, so a retry spanning a coordinator failover is fenced; previousProducerId is "
         "set only by InitProducerId (and TV2 CompleteX). The EndTxn and fence rules are 2.6's (KAFKA-9600: "
         "a client's EndTxn needs the exact epoch; the fence sets lastProducerEpoch to -1) with 2.7's "
@@ -126,14 +128,21 @@ INIT_VARIANTS: dict[str, Variant] = {
         {"init_producer_id": "kip360-shipped", "persist_last_epoch": False, "persist_prev_producer_id": False,
          "previous_producer_id_update": "scala"}),
     "kafka-later-trunk": Variant(
-        "trunk with transaction.version >= 1 and the Scala coordinator (until KAFKA-18884, 2025): "
-        "PreviousProducerId persisted, lastProducerEpoch not",
+        "the Scala coordinator with PreviousProducerId persisted and lastProducerEpoch not: never released "
+        "as such (the field exists since 4.0 but was first written by KAFKA-20310, March 2026, after the "
+        "Java rewrite); kept as a what-if of the two switches (fidelity audit C7)",
         {"init_producer_id": "kip360-shipped", "persist_last_epoch": False, "persist_prev_producer_id": True,
          "previous_producer_id_update": "scala"}),
     "kafka-java-coordinator": Variant(
-        "trunk after the Java TransactionMetadata (KAFKA-18884, August 2025) and before KAFKA-20357 "
-        "(April 2026): every completed transition sets previousProducerId; PreviousProducerId persisted, "
-        "lastProducerEpoch not",
-        {"init_producer_id": "kip360-shipped", "persist_last_epoch": False, "persist_prev_producer_id": True,
+        "trunk after the Java TransactionMetadata (KAFKA-18884, August 2025) and before KAFKA-20310 "
+        "(March 2026): every completed transition sets previousProducerId; neither it nor "
+        "lastProducerEpoch is written to the transaction log",
+        {"init_producer_id": "kip360-shipped", "persist_last_epoch": False, "persist_prev_producer_id": False,
+         "previous_producer_id_update": "every-transition"}),
+    "kafka-2026-trunk": Variant(
+        "trunk since KAFKA-20357 (April 2026) with transaction.version >= 1 (flexible records): the Java "
+        "coordinator, PreviousProducerId (KAFKA-20310) and lastProducerEpoch (KAFKA-20357) persisted, so "
+        "an InitProducerId retry survives a coordinator failover",
+        {"init_producer_id": "kip360-shipped", "persist_last_epoch": True, "persist_prev_producer_id": True,
          "previous_producer_id_update": "every-transition"}),
 }
