@@ -78,6 +78,7 @@ class ProducerBatch(NamedTuple):
     epoch: int
     seq: int  # NO_SEQUENCE until first drained
     sequence_reset: bool  # ``ProducerBatch.sequenceHasBeenReset``
+    retried: bool = False  # ``ProducerBatch.inRetry``: sent again after a retriable failure
 
 
 class IdempotentClient(NamedTuple):

@@ -175,3 +175,15 @@ def test_out_of_order_while_unresolved_bumps_only_for_the_batch_after_the_expire
     assert out == cl.RETRIED and not waited.epoch_bump_required
     bumped, out = cl.handle_produce_response(client, resp(2, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), 0, c)
     assert out == cl.RETRIED and bumped.epoch_bump_required
+
+
+def test_an_expired_in_flight_first_attempt_leaves_no_unresolved_sequence() -> None:
+    # audit B5 (Sender.getExpiredInflightBatches, l.428): only a batch in retry marks the sequence unresolved
+    c = cfg("kip360", dt=2)._replace(in_flight_expiry=True)
+    client = sent_client(1, c)
+    first = cl.expire_in_flight_batch(client, 0, c)
+    assert first.failed == 1 and not first.batches and first.unresolved == -1
+    retried = cl.handle_produce_response(client, resp(0, Errors.NOT_ENOUGH_REPLICAS), 0, c).client
+    assert retried.batches[0].retried
+    again = cl.drain(retried, 0, 0, c)[0]
+    assert cl.expire_in_flight_batch(again, 0, c).unresolved == 1

@@ -92,6 +92,18 @@ def test_failover_to_a_snapshot_restored_replica_duplicates() -> None:
     assert verdict(IDEM, "kafka-shipped", ["NoDuplicates"], restarted_replica_failovers=1, **b)[0] == "holds"
 
 
+def test_kip854_advice_needs_timely_requests_and_agreeing_clocks() -> None:
+    # audit B5: expiration == delivery timeout holds only if no request outlives its tick and the
+    # clocks agree; the expiration must also cover the clock skew
+    b = dict(records=1, max_in_flight=1, lost_responses=1, delivery_timeout=3, max_ticks=4)
+    assert verdict(IDEM, "kafka-shipped", ["NoDuplicates"], producer_id_expiration=3, **b)[0] == "holds"
+    assert verdict(IDEM, "kafka-shipped", ["NoDuplicates"], producer_id_expiration=3, late_delivery=1, **b) == (
+        "violated", 12)
+    assert verdict(IDEM, "kafka-shipped", ["NoDuplicates"], producer_id_expiration=3, clock_skew=1, **b) == (
+        "violated", 11)
+    assert verdict(IDEM, "kafka-shipped", ["NoDuplicates"], producer_id_expiration=4, clock_skew=1, **b)[0] == "holds"
+
+
 def test_producer_id_expiry_against_delivery_timeout() -> None:
     b = dict(records=2, max_in_flight=2, lost_responses=1, delivery_timeout=3, max_ticks=4)
     assert verdict(IDEM, "kafka-shipped", ["NoDuplicates"], producer_id_expiration=2, **b)[0] == "violated"

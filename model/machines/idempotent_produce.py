@@ -129,9 +129,12 @@ class IdempotentProduceMachine(Machine):
         self.retain_state = bool(switches["broker_retain_producer_state"])
         self.cache_size = int(switches["broker_batch_cache"])
         self.old_duplicate_error = bool(switches["broker_duplicate_sequence_error"])
+        self.late_delivery = bool(bounds.get("late_delivery", 0))
+        self.clock_skew = bounds.get("clock_skew", 0)
         self.cfg = ClientConfig(version=str(switches["client_version"]), epoch_bump=str(switches["client_epoch_bump"]),
                                 max_in_flight=bounds["max_in_flight"], delivery_timeout=bounds["delivery_timeout"],
-                                max_seq=bounds["max_seq"], max_epoch=bounds["max_epoch"])
+                                max_seq=bounds["max_seq"], max_epoch=bounds["max_epoch"],
+                                in_flight_expiry=self.late_delivery)
         self.n_clients = bounds["clients"]
         self.prefix = bounds["acked_prefix"]
         self.records = self.prefix + bounds["records"]
@@ -373,7 +376,7 @@ class IdempotentProduceMachine(Machine):
             t = list(s)
             t[PART], t[FOLLOWER] = expiry
             yield ("ExpireProducerIds",), _new(PackedIdempotentState, t)
-        if now < self.max_ticks and reqs == self.no_requests and resps == self.no_responses:
+        if now < self.max_ticks and (self.late_delivery or (reqs == self.no_requests and resps == self.no_responses)):
             t = list(s)
             t[NOW] = now + 1
             yield ("Tick", now + 1), _new(PackedIdempotentState, t)
@@ -422,6 +425,12 @@ class IdempotentProduceMachine(Machine):
                 if b.status != INFLIGHT and cl.is_expired(b, now, cfg):
                     before.append((("ExpireBatch", c, b.record), intern(cl.expire_batch(client, i, cfg)), None, 0))
                     break  # the accumulator expires batches oldest first
+            if self.late_delivery:  # Sender.getExpiredInflightBatches (only reachable if time passes in flight)
+                for i, b in enumerate(client.batches):
+                    if b.status == INFLIGHT and cl.is_expired(b, now, cfg):
+                        before.append((("ExpireBatch", c, b.record),
+                                       intern(cl.expire_in_flight_batch(client, i, cfg)), None, 0))
+                        break
             in_flight = frozenset(b.record for b in client.batches if b.status == INFLIGHT)
         if client.producer_id < 0 and not client.fatal:
             after.append((("InitProducerId", c, next_pid), intern(cl.init_producer_id(client, next_pid)), None, 1))
@@ -437,7 +446,8 @@ class IdempotentProduceMachine(Machine):
         caller checks that): the connection is closed, and the client's responses still in flight
         with it."""
         responses = tuple(r for r in RESPONSES.values[resps] if r.client != c)
-        return ("RequestTimeout", c), CLIENTS.intern(cl.connection_closed(client)), RESPONSES.intern(responses)
+        return (("RequestTimeout", c), CLIENTS.intern(cl.connection_closed(client, self.late_delivery)),
+                RESPONSES.intern(responses))
 
     def _handle_produce(self, part_id: int, follower_id: int, req: ProduceRequest, open_conn: bool,
                         leader_epoch: int) -> LeaderMove:
@@ -519,7 +529,10 @@ class IdempotentProduceMachine(Machine):
 
     def _expire_producer_ids(self, part: PartitionState, follower: tuple[FollowerState, ...],
                              now: int) -> tuple[int, int] | None:
-        """Every replica runs the same periodic check against the same timestamps."""
+        """Every replica runs the same periodic check against the same timestamps. The stored
+        timestamps are the batches' CreateTime (client clock); the broker compares them with its own
+        clock, ``clock_skew`` ticks ahead of the client's (fidelity audit B5)."""
+        now += self.clock_skew
         expirable = any(is_producer_expired(e, now, self.expiration) for e in part.producers)
         if follower:
             expirable = expirable or any(is_producer_expired(e, now, self.expiration) for e in follower[0].producers)

@@ -162,7 +162,7 @@ def bump_epoch(client: IdempotentClient, cfg: ClientConfig) -> IdempotentClient:
     return client._replace(next_seq=0)
 
 
-def connection_closed(client: IdempotentClient) -> IdempotentClient:
+def connection_closed(client: IdempotentClient, track_retries: bool = False) -> IdempotentClient:
     """request.timeout.ms fired: the connection is closed, every in-flight batch will be retried
     and responses still on the old connection are never read. A batch of a producer id the client
     has since reset is not retried: it fails (0.11-2.4 ``Sender.completeBatch``: "the producer id
@@ -170,7 +170,8 @@ def connection_closed(client: IdempotentClient) -> IdempotentClient:
     old = [i for i, b in enumerate(client.batches) if b.status == INFLIGHT and b.producer_id != client.producer_id]
     if old:
         client = _fail(client, old)
-    batches = tuple(b._replace(status=RETRY) if b.status == INFLIGHT else b for b in client.batches)
+    batches = tuple(b._replace(status=RETRY, retried=b.retried or track_retries) if b.status == INFLIGHT else b
+                    for b in client.batches)
     return client._replace(batches=batches, connection=client.connection + 1)
 
 
@@ -198,6 +199,16 @@ def expire_batch(client: IdempotentClient, index: int, cfg: ClientConfig) -> Ide
     if batch.status == QUEUED:
         return client
     return client._replace(unresolved=_next(cfg, batch.seq))
+
+
+def expire_in_flight_batch(client: IdempotentClient, index: int, cfg: ClientConfig) -> IdempotentClient:
+    """``Sender.getExpiredInflightBatches``: a batch whose request is still outstanding reaches
+    delivery.timeout.ms and fails (its request may still be appended). Only a batch in retry marks
+    the partition's sequence unresolved (``Sender`` l.428, ``inRetry``); a first attempt just leaves
+    the client, its sequence stays used (fidelity audit B5)."""
+    batch = client.batches[index]
+    client = _fail(client, [index])
+    return client._replace(unresolved=_next(cfg, batch.seq)) if batch.retried else client
 
 
 def resolve_sequences(client: IdempotentClient, cfg: ClientConfig) -> IdempotentClient:
@@ -230,7 +241,7 @@ def handle_produce_response(client: IdempotentClient, resp: ProduceResponse, now
         if is_expired(batch, now, cfg):  # canRetry: past the delivery timeout
             c = _fail(c, [index])
             return ResponseOutcome(c._replace(unresolved=_next(cfg, batch.seq)), FAILED)
-        b = c.batches[index]._replace(status=RETRY)
+        b = c.batches[index]._replace(status=RETRY, retried=c.batches[index].retried or cfg.in_flight_expiry)
         return ResponseOutcome(c._replace(batches=c.batches[:index] + (b,) + c.batches[index + 1:]), RETRIED)
 
     if error in RETRIABLE:
