@@ -132,3 +132,25 @@ def test_epoch_overflow_is_reached_at_small_max_epoch() -> None:
     rotated = [s for s in states if s.metadata.exists and s.metadata.producer_id == 1]
     assert rotated and all(s.metadata.epoch <= 2 for s in states if s.metadata.exists)
     assert any(c.producer_id == 1 and c.epoch == 0 for s in rotated for c in s.clients)
+
+
+def test_kip360_bump_does_not_wait_for_in_flight_requests() -> None:
+    # earlier review finding 8: bumpIdempotentEpochAndResetIdIfNeeded runs at the top of every
+    # Sender.runOnce; startSequencesAtBeginning rewrites the batches whose requests are on the wire
+    from eoscheck.model.state import INFLIGHT
+    machine = find_model(IDEM).machine("kafka-shipped", None, dict(records=2, max_in_flight=2, lost_responses=1,
+                                                                   transient_errors=1))
+    seen = set(machine.init_states())
+    todo = list(seen)
+    bumped_in_flight = None
+    while todo and bumped_in_flight is None:
+        s = todo.pop()
+        for step, t in machine.successors(s):
+            if step[0] == "BumpEpoch" and any(b.status == INFLIGHT for b in s.clients[0].batches):
+                bumped_in_flight = t
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    assert bumped_in_flight is not None
+    rewritten = [b for b in bumped_in_flight.clients[0].batches if b.status == INFLIGHT]
+    assert rewritten and all(b.sequence_reset and b.epoch == bumped_in_flight.clients[0].epoch for b in rewritten)

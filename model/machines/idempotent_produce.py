@@ -436,8 +436,7 @@ class IdempotentProduceMachine(Machine):
             after.append((("InitProducerId", c, next_pid), intern(cl.init_producer_id(client, next_pid)), None, 1))
         elif client.unresolved >= 0 and not any(b.status != QUEUED for b in client.batches):
             after.append((("ResolveSequences", c), intern(cl.resolve_sequences(client, cfg)), None, 0))
-        elif (client.epoch_bump_required and cfg.version == "kip360"
-              and not any(b.status == INFLIGHT for b in client.batches)):
+        elif client.epoch_bump_required and cfg.version == "kip360":
             after.append((("BumpEpoch", c), intern(cl.bump_epoch(client, cfg)), None, 0))
         return ClientMoves(tuple(before), in_flight, client.connection, tuple(after))
 

@@ -150,8 +150,10 @@ def init_producer_id(client: IdempotentClient, producer_id: int) -> IdempotentCl
 
 
 def bump_epoch(client: IdempotentClient, cfg: ClientConfig) -> IdempotentClient:
-    """``bumpIdempotentEpochAndResetIdIfNeeded`` (KIP-360), run once the partition has no
-    request outstanding (a simplification: Kafka may bump while responses are still due)."""
+    """``bumpIdempotentEpochAndResetIdIfNeeded`` (KIP-360), which Kafka runs at the top of every
+    ``Sender.runOnce`` whatever is in flight: as shipped, batches whose requests are still on the wire
+    are rewritten too, and their answers are judged against the rewritten batch (the earlier review's
+    finding 8)."""
     needs_new_pid, new_epoch = bump_idempotent_epoch(CONCRETE, max_epoch=cfg.max_epoch,
                                                      producer_id=client.producer_id, epoch=client.epoch)
     if needs_new_pid:
