@@ -154,3 +154,25 @@ def test_kip360_bump_does_not_wait_for_in_flight_requests() -> None:
     assert bumped_in_flight is not None
     rewritten = [b for b in bumped_in_flight.clients[0].batches if b.status == INFLIGHT]
     assert rewritten and all(b.sequence_reset and b.epoch == bumped_in_flight.clients[0].epoch for b in rewritten)
+
+
+def test_leader_and_follower_expire_producers_in_separate_steps() -> None:
+    # earlier review finding 22: each replica runs its own PeriodicProducerExpirationCheck
+    machine = find_model(IDEM).machine("kafka-shipped", None, dict(acked_prefix=1, records=1, lost_responses=0,
+                                                                   producer_id_expiration=1, max_ticks=1,
+                                                                   leader_failovers=1))
+    seen = set(machine.init_states())
+    todo = list(seen)
+    follower_only = leader_only = False
+    while todo:
+        s = todo.pop()
+        for step, t in machine.successors(s):
+            if step[0] == "ExpireProducerIds":
+                leader_kept = t.partition.producers == s.partition.producers
+                follower_kept = t.follower[0].producers == s.follower[0].producers
+                follower_only |= step[1] == 1 and leader_kept and bool(t.partition.producers)
+                leader_only |= step[1] == 0 and follower_kept and bool(t.follower[0].producers)
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    assert follower_only and leader_only

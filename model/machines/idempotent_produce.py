@@ -56,7 +56,6 @@ PROPERTY_DOCS: dict[str, str] = {
 }
 
 _new = tuple.__new__
-_MISS = object()
 
 #: a client's own step: (step, new client id, request it sends or None, producer ids it takes)
 ClientMove = tuple[tuple, int, "ProduceRequest | None", int]
@@ -120,7 +119,7 @@ class IdempotentProduceMachine(Machine):
         "DeleteRecords": ("offset",),
         "PropagateLogStartOffset": ("offset",),
         "LeaderFailover": ("rebuilt",),
-        "ExpireProducerIds": (),
+        "ExpireProducerIds": ("replica",),
         "Tick": ("now",),
     }
 
@@ -368,14 +367,14 @@ class IdempotentProduceMachine(Machine):
                     t[_FAULT_OF[kind]] += 1
                 yield step, _new(PackedIdempotentState, t)
         key = (part, follower, now)
-        expiry = self._expiry.get(key, _MISS)
-        if expiry is _MISS:
+        expiry = self._expiry.get(key)
+        if expiry is None:
             expiry = self._expiry[key] = self._expire_producer_ids(PARTITIONS.values[part],
                                                                    FOLLOWERS.values[follower], now)
-        if expiry is not None:
+        for step, new_part, new_follower in expiry:
             t = list(s)
-            t[PART], t[FOLLOWER] = expiry
-            yield ("ExpireProducerIds",), _new(PackedIdempotentState, t)
+            t[PART], t[FOLLOWER] = new_part, new_follower
+            yield step, _new(PackedIdempotentState, t)
         if now < self.max_ticks and (self.late_delivery or (reqs == self.no_requests and resps == self.no_responses)):
             t = list(s)
             t[NOW] = now + 1
@@ -527,19 +526,24 @@ class IdempotentProduceMachine(Machine):
         return tuple(moves)
 
     def _expire_producer_ids(self, part: PartitionState, follower: tuple[FollowerState, ...],
-                             now: int) -> tuple[int, int] | None:
-        """Every replica runs the same periodic check against the same timestamps. The stored
-        timestamps are the batches' CreateTime (client clock); the broker compares them with its own
-        clock, ``clock_skew`` ticks ahead of the client's (fidelity audit B5)."""
+                             now: int) -> tuple[tuple[tuple, int, int], ...]:
+        """Each replica runs its own periodic check (``PeriodicProducerExpirationCheck`` per
+        ``UnifiedLog``), so the leader and the follower expire a producer in separate steps, in either
+        order (the earlier review's finding 22): ``ExpireProducerIds(0)`` on the leader,
+        ``ExpireProducerIds(1)`` on the follower. The stored timestamps are the batches' CreateTime
+        (client clock); the broker compares them with its own clock, ``clock_skew`` ticks ahead of the
+        client's (fidelity audit B5)."""
         now += self.clock_skew
-        expirable = any(is_producer_expired(e, now, self.expiration) for e in part.producers)
-        if follower:
-            expirable = expirable or any(is_producer_expired(e, now, self.expiration) for e in follower[0].producers)
-        if not expirable:
-            return None
-        follower = tuple(f._replace(producers=remove_expired_producers(f.producers, now, self.expiration))
-                         for f in follower)
-        return PARTITIONS.intern(expire_producers(part, now, self.expiration)), FOLLOWERS.intern(follower)
+        moves = []
+        part_id, follower_id = PARTITIONS.intern(part), FOLLOWERS.intern(follower)
+        if any(is_producer_expired(e, now, self.expiration) for e in part.producers):
+            moves.append((("ExpireProducerIds", 0), PARTITIONS.intern(expire_producers(part, now, self.expiration)),
+                          follower_id))
+        if follower and any(is_producer_expired(e, now, self.expiration) for e in follower[0].producers):
+            f = follower[0]
+            moves.append((("ExpireProducerIds", 1), part_id, FOLLOWERS.intern(
+                (f._replace(producers=remove_expired_producers(f.producers, now, self.expiration)),))))
+        return tuple(moves)
 
     # --- presentation ----------------------------------------------------------------------------
 
