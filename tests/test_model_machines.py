@@ -87,7 +87,7 @@ def test_pre_kip360_reset_duplicates_and_kip360_does_not() -> None:
 def test_failover_to_a_snapshot_restored_replica_duplicates() -> None:
     # audit B4: a snapshot keeps one batch per producer; the same faults with the in-sync follower or a
     # replica rebuilt from its log (five cached batches) hold
-    b = dict(records=3, max_in_flight=3, lost_responses=2)
+    b = {"records": 3, "max_in_flight": 3, "lost_responses": 2}
     assert verdict(IDEM, "kafka-shipped", ["NoDuplicates"], snapshot_restored_failovers=1, **b) == ("violated", 19)
     assert verdict(IDEM, "kafka-shipped", ["NoDuplicates"], restarted_replica_failovers=1, **b)[0] == "holds"
 
@@ -95,7 +95,7 @@ def test_failover_to_a_snapshot_restored_replica_duplicates() -> None:
 def test_kip854_advice_needs_timely_requests_and_agreeing_clocks() -> None:
     # audit B5: expiration == delivery timeout holds only if no request outlives its tick and the
     # clocks agree; the expiration must also cover the clock skew
-    b = dict(records=1, max_in_flight=1, lost_responses=1, delivery_timeout=3, max_ticks=4)
+    b = {"records": 1, "max_in_flight": 1, "lost_responses": 1, "delivery_timeout": 3, "max_ticks": 4}
     assert verdict(IDEM, "kafka-shipped", ["NoDuplicates"], producer_id_expiration=3, **b)[0] == "holds"
     assert verdict(IDEM, "kafka-shipped", ["NoDuplicates"], producer_id_expiration=3, late_delivery=1, **b) == (
         "violated", 12)
@@ -138,8 +138,8 @@ def test_kip360_bump_does_not_wait_for_in_flight_requests() -> None:
     # earlier review finding 8: bumpIdempotentEpochAndResetIdIfNeeded runs at the top of every
     # Sender.runOnce; startSequencesAtBeginning rewrites the batches whose requests are on the wire
     from eoscheck.model.state import INFLIGHT
-    machine = find_model(IDEM).machine("kafka-shipped", None, dict(records=2, max_in_flight=2, lost_responses=1,
-                                                                   transient_errors=1))
+    machine = find_model(IDEM).machine("kafka-shipped", None, {"records": 2, "max_in_flight": 2, "lost_responses": 1,
+                                                                   "transient_errors": 1})
     seen = set(machine.init_states())
     todo = list(seen)
     bumped_in_flight = None
@@ -158,9 +158,9 @@ def test_kip360_bump_does_not_wait_for_in_flight_requests() -> None:
 
 def test_leader_and_follower_expire_producers_in_separate_steps() -> None:
     # earlier review finding 22: each replica runs its own PeriodicProducerExpirationCheck
-    machine = find_model(IDEM).machine("kafka-shipped", None, dict(acked_prefix=1, records=1, lost_responses=0,
-                                                                   producer_id_expiration=1, max_ticks=1,
-                                                                   leader_failovers=1))
+    machine = find_model(IDEM).machine("kafka-shipped", None, {"acked_prefix": 1, "records": 1, "lost_responses": 0,
+                                                                   "producer_id_expiration": 1, "max_ticks": 1,
+                                                                   "leader_failovers": 1})
     seen = set(machine.init_states())
     todo = list(seen)
     follower_only = leader_only = False
