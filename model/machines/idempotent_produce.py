@@ -435,7 +435,10 @@ class IdempotentProduceMachine(Machine):
             after.append((("InitProducerId", c, next_pid), intern(cl.init_producer_id(client, next_pid)), None, 1))
         elif client.unresolved >= 0 and not any(b.status != QUEUED for b in client.batches):
             after.append((("ResolveSequences", c), intern(cl.resolve_sequences(client, cfg)), None, 0))
-        elif client.epoch_bump_required and cfg.version == "kip360":
+        elif client.epoch_bump_required and cfg.version == "kip360" and (
+                cfg.epoch_bump == "resequence_inflight" or not any(b.status == INFLIGHT for b in client.batches)):
+            # as shipped the bump does not wait for in-flight requests (review finding 8); the KIP's
+            # design keeps sequences, so its bump waits until the old epoch's requests are answered
             after.append((("BumpEpoch", c), intern(cl.bump_epoch(client, cfg)), None, 0))
         return ClientMoves(tuple(before), in_flight, client.connection, tuple(after))
 
