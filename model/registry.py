@@ -57,6 +57,18 @@ IDEMPOTENT_PRODUCE = ModelDef(
         "restarted_replica_failovers": Bound(
             "leader failovers to a replica that restarted without its producer-state snapshots and rebuilt "
             "the state from its log above its log start offset", 0, 0, 3),
+        "snapshot_restored_failovers": Bound(
+            "leader failovers to a replica restarted from a producer-state snapshot taken at its log end "
+            "(clean shutdown): a snapshot keeps only each producer's last batch, so its duplicate cache "
+            "holds one batch per producer", 0, 0, 3),
+        "late_delivery": Bound(
+            "1: time may pass while requests and responses are in flight, so a request can reach the "
+            "leader after the client's delivery timeout and an in-flight batch can expire "
+            "(Sender.getExpiredInflightBatches); 0: every message is delivered or lost within its tick",
+            0, 0, 1),
+        "clock_skew": Bound(
+            "ticks the client's clock lags the broker's: a batch's CreateTime, which the leader stores as "
+            "the producer's lastTimestamp for expiry, looks that much older", 0, 0, 10),
         "new_producer_ids": Bound("producer ids a client may get after its first (resets, epoch overflow)",
                                   1, 0, 5),
     },

@@ -81,6 +81,7 @@ class ProducerBatch(NamedTuple):
     epoch: int
     seq: int  # NO_SEQUENCE until first drained
     sequence_reset: bool  # ``ProducerBatch.sequenceHasBeenReset``
+    retried: bool = False  # ``ProducerBatch.inRetry``: sent again after a retriable failure
 
 
 class IdempotentClient(NamedTuple):
@@ -135,6 +136,7 @@ class IdempotentFaults(NamedTuple):
     delete_records: int
     leader_failovers: int
     restarted_replica_failovers: int
+    snapshot_restored_failovers: int = 0
 
 
 class IdempotentState(NamedTuple):

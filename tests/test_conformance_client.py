@@ -243,12 +243,14 @@ def test_pre_kip360_unknown_pid_not_retention_fails_batch() -> None:
     assert out.client.failed & 0b10
 
 
-def test_pre_kip360_unknown_pid_not_retention_keeps_producer_id() -> None:
+def test_pre_kip360_unknown_pid_not_retention_resets_producer_id() -> None:
+    # UnknownProducerIdException is an OutOfOrderSequenceException: resetProducerId() (2.4
+    # TransactionManager.handleFailedBatch; fidelity audit B2)
     c = cfg("pre-kip360")
     client, _ = with_inflight(2, c, sent=3)
     client = ack(client, 0, 7, c)
     out = cl.handle_produce_response(client, resp(1, Errors.UNKNOWN_PRODUCER_ID, lso=5), 0, c)
-    assert out.client.producer_id == PID
+    assert out.client.producer_id == -1 and out.outcome == cl.RAISED_OUT_OF_ORDER
 
 
 def test_pre_kip360_failed_batch_shifts_later_sequences_down() -> None:
@@ -278,11 +280,12 @@ def test_pre_kip360_oos_not_next_retries() -> None:
     assert batch(out.client, 1).status == RETRY and out.client.producer_id == PID
 
 
-def test_011_out_of_order_is_fatal() -> None:
+def test_011_out_of_order_resets_the_producer_id() -> None:
+    # 0.11.0.0 Sender.failBatch: OutOfOrderSequenceException -> resetProducerId() (fidelity audit C4)
     c = cfg("0.11", max_in_flight=1)
     client, _ = with_inflight(1, c)
     out = cl.handle_produce_response(client, resp(0, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), 0, c)
-    assert out.client.fatal and out.outcome == cl.RAISED_OUT_OF_ORDER
+    assert not out.client.fatal and out.client.producer_id == -1 and out.outcome == cl.RAISED_OUT_OF_ORDER
 
 
 # --- §1.8 idempotent InitProducerId ---------------------------------------------------------------------

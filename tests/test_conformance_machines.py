@@ -114,7 +114,7 @@ def test_expiry_longer_than_delivery_timeout_no_duplicates() -> None:
 
 def test_pre_25_broker_delete_records_duplicates_retry() -> None:
     # §3.2: before KAFKA-7190 moving the log start offset evicts the producer; the retry of seq 0 is new
-    m = machine("broker-2.0-2.4", records=1, max_in_flight=1, delete_records=1)
+    m = machine("broker-2.0-2.3", records=1, max_in_flight=1, delete_records=1)
     assert _verdict(m, "NoDuplicates") == "violated"
 
 
@@ -145,13 +145,50 @@ def after_rotation(m: Any) -> Any:
     return s._replace(metadata=meta, clients=(client,) + s.clients[1:], next_producer_id=2)
 
 
-def test_transaction_transitions_record_previous_producer_id() -> None:
-    m = init_machine(max_epoch=3, transactions=1)
+def test_java_coordinator_transitions_record_previous_producer_id() -> None:
+    m = init_machine("kafka-java-coordinator", max_epoch=3, transactions=1)
     s = after_rotation(m)
     s = step(m, s, "AddPartitionsToTxn", client=0)
     assert s.metadata.state == 1  # Ongoing
-    # prepareTransitionTo: transit.prevProducerId := producerId (the id before this transition)
+    # Java completeTransitionTo (KAFKA-18884): prevProducerId := transit.prevProducerId = the id before
     assert s.metadata.prev_producer_id == 1
+
+
+def test_scala_coordinator_keeps_previous_producer_id_on_ongoing() -> None:
+    # fidelity audit B1: the Scala completeTransitionTo copies previousProducerId only for Empty (and a
+    # TV2 CompleteX), so the id replaced by the rotation stays previous through the new id's transaction
+    m = init_machine("kafka-shipped", max_epoch=3, transactions=1)
+    s = step(m, after_rotation(m), "AddPartitionsToTxn", client=0)
+    assert s.metadata.state == 1 and s.metadata.prev_producer_id == 0
+
+
+def _rotated_id_fences_ongoing(variant: str) -> bool:
+    """Whether a HandleInitProducerId carrying a producer id other than the metadata's moves an Ongoing
+    transaction out of Ongoing (the audit's B1 probe bounds)."""
+    from eoscheck.model.transactions.codes import TxnState
+    m = init_machine(variant, clients=2, max_epoch=2, lost_responses=0, failovers=0, abortable_errors=1,
+                     transactions=3, restarts=0, new_producer_ids=3)
+    seen = set(m.init_states())
+    todo = list(seen)
+    while todo:
+        s = todo.pop()
+        if not m.within_bounds(s):
+            continue
+        for st, t in m.successors(s):
+            if (st[0] == "HandleInitProducerId" and st[3] >= 0 and st[3] != s.metadata.producer_id
+                    and s.metadata.state == TxnState.ONGOING and t.metadata.state != TxnState.ONGOING):
+                return True
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    return False
+
+
+def test_scala_coordinator_lets_the_rotated_away_id_fence_the_new_ids_transaction() -> None:
+    # B1: after a rotation P -> N, (P, exhausted epoch) still passes validPid on the Scala coordinator and
+    # fences N's Ongoing transaction; the Java coordinator records N as previous on Ongoing
+    assert _rotated_id_fences_ongoing("kafka-shipped")
+    assert not _rotated_id_fences_ongoing("kafka-java-coordinator")
 
 
 def test_fencing_by_a_restarted_slots_predecessor_is_not_a_sole_instance_violation() -> None:

@@ -122,13 +122,20 @@ def test_broker_1_to_24_unknown_producer_id() -> None:
     assert produce(None, 0, 0, V1_TO_24).append
 
 
-def test_broker_1_0_to_1_1_duplicate_older_than_cache_is_46() -> None:
+def test_broker_1_0_0_to_1_0_1_duplicate_older_than_cache_is_46() -> None:
     e = entry(2, [3, 4, 5, 6, 7])
     d = validate_produce(e, epoch=2, seq=1, max_seq=INT_MAX, unknown_producer=V1_TO_24, old_duplicate_error=True)
     assert (d.error, d.append) == (Errors.DUPLICATE_SEQUENCE_NUMBER, False)
     # a gap above the cache is still out of order
     d = validate_produce(e, epoch=2, seq=9, max_seq=INT_MAX, unknown_producer=V1_TO_24, old_duplicate_error=True)
     assert d.error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
+
+
+def test_broker_1_0_0_duplicate_error_never_for_sequence_0() -> None:
+    # 1.0.0 isDuplicate: lastSeq != 0 && lastSeq < firstSeq of the cache (audit A3)
+    d = validate_produce(entry(2, [3, 4, 5]), epoch=2, seq=0, max_seq=INT_MAX, unknown_producer=V1_TO_24,
+                         old_duplicate_error=True)
+    assert (d.error, d.append) == (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, False)
 
 
 def test_broker_2_0_duplicate_older_than_cache_is_out_of_order() -> None:
@@ -186,12 +193,13 @@ def test_trunk_log_start_offset_keeps_producer_state() -> None:
     assert find_entry(moved.producers, PID) == find_entry(part.producers, PID)
 
 
-def test_pre_25_truncate_head_evicts_producers_below_lso() -> None:
+def test_pre_24_truncate_head_evicts_producers_below_lso() -> None:
     e_old = entry(0, [0, 1], first_offset=0)
     e_new = ProducerStateEntry(PID + 1, 0, (CachedBatch(0, 1), CachedBatch(1, 4)), 0)
     kept = truncate_head((e_old, e_new), 3)
     assert [e.producer_id for e in kept] == [PID + 1]
-    assert [b.offset for b in kept[0].batches] == [4]  # cached batches below the LSO dropped
+    # 1.0-2.3 removeBatchesOlderThan discarded dropWhile's result: the cache is never trimmed (audit A1)
+    assert [b.offset for b in kept[0].batches] == [1, 4]
 
 
 def test_pre_25_marker_only_entry_always_evicted() -> None:

@@ -71,19 +71,35 @@ def test_pre_kip360_unknown_producer_id_resets_sequence_under_same_epoch() -> No
     assert client.next_seq == 2
 
 
-def test_pre_kip360_unknown_producer_id_without_retention_fails_and_adjusts_later_sequences() -> None:
+def test_pre_kip360_unknown_producer_id_without_retention_is_raised_and_resets_the_id() -> None:
+    # audit B2: UnknownProducerIdException extends OutOfOrderSequenceException -> resetProducerId()
     c = cfg("pre-kip360")
     client = sent_client(2, c, acked_prefix=1)  # last acked offset 0, log start offset 0: not retention
     client, out = cl.handle_produce_response(client, resp(1, Errors.UNKNOWN_PRODUCER_ID, lso=0), 0, c)
-    assert out == cl.FAILED and client.producer_id == 7 and client.failed == 0b10
-    assert [(b.record, b.seq, b.sequence_reset) for b in client.batches] == [(2, 1, True)] and client.next_seq == 2
+    assert out == cl.RAISED_OUT_OF_ORDER and client.producer_id == -1 and client.failed == 0b10
+    # record 2's request is still on the wire under the old id (audit C5)
+    assert [(b.record, b.status, b.producer_id) for b in client.batches] == [(2, INFLIGHT, 7)]
 
 
 def test_pre_kip360_out_of_order_for_next_batch_is_raised_and_resets_the_id() -> None:
     c = cfg("pre-kip360")
     client = sent_client(2, c, acked_prefix=1)
     client, out = cl.handle_produce_response(client, resp(1, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), 0, c)
-    assert out == cl.RAISED_OUT_OF_ORDER and client.producer_id == -1 and client.failed == 0b110
+    assert out == cl.RAISED_OUT_OF_ORDER and client.producer_id == -1 and client.failed == 0b10
+
+
+def test_pre_kip360_answers_for_the_reset_producer_id_settle_their_batches() -> None:
+    # audit C5 (2.4 Sender.completeBatch): after resetProducerId a written old-id batch is still
+    # acknowledged; a retriable answer fails it with a synthetic OutOfOrderSequenceException
+    c = cfg("pre-kip360")
+    client = sent_client(2, c, acked_prefix=1)
+    client, _ = cl.handle_produce_response(client, resp(1, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), 0, c)
+    acked, out = cl.handle_produce_response(client, resp(2, Errors.NONE, offset=5), 0, c)
+    assert out == cl.ACKED and acked.acked & 0b100 and not acked.batches and acked.last_acked_offset == client.last_acked_offset
+    failed, out = cl.handle_produce_response(client, resp(2, Errors.NOT_ENOUGH_REPLICAS), 0, c)
+    assert out == cl.RAISED_OUT_OF_ORDER and failed.failed & 0b100 and not failed.batches
+    closed = cl.connection_closed(client)
+    assert closed.failed & 0b100 and not closed.batches
 
 
 def test_out_of_order_for_a_later_batch_is_retried() -> None:
@@ -95,10 +111,11 @@ def test_out_of_order_for_a_later_batch_is_retried() -> None:
         assert out == cl.RETRIED
 
 
-def test_0_11_out_of_order_is_fatal() -> None:
+def test_0_11_out_of_order_is_raised_and_resets_the_producer_id() -> None:
+    # audit C4: 0.11.0 Sender.failBatch resets the producer id; the producer is not stopped
     c = cfg("0.11", mif=1)
     client, out = cl.handle_produce_response(sent_client(1, c), resp(0, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), 0, c)
-    assert out == cl.RAISED_OUT_OF_ORDER and client.fatal
+    assert out == cl.RAISED_OUT_OF_ORDER and not client.fatal and client.producer_id == -1 and client.failed == 1
 
 
 def test_kip360_shipped_bumps_epoch_and_rewrites_in_flight_sequences() -> None:
@@ -158,3 +175,15 @@ def test_out_of_order_while_unresolved_bumps_only_for_the_batch_after_the_expire
     assert out == cl.RETRIED and not waited.epoch_bump_required
     bumped, out = cl.handle_produce_response(client, resp(2, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), 0, c)
     assert out == cl.RETRIED and bumped.epoch_bump_required
+
+
+def test_an_expired_in_flight_first_attempt_leaves_no_unresolved_sequence() -> None:
+    # audit B5 (Sender.getExpiredInflightBatches, l.428): only a batch in retry marks the sequence unresolved
+    c = cfg("kip360", dt=2)._replace(in_flight_expiry=True)
+    client = sent_client(1, c)
+    first = cl.expire_in_flight_batch(client, 0, c)
+    assert first.failed == 1 and not first.batches and first.unresolved == -1
+    retried = cl.handle_produce_response(client, resp(0, Errors.NOT_ENOUGH_REPLICAS), 0, c).client
+    assert retried.batches[0].retried
+    again = cl.drain(retried, 0, 0, c)[0]
+    assert cl.expire_in_flight_batch(again, 0, c).unresolved == 1

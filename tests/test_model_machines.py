@@ -73,13 +73,35 @@ def verdict(name: str, variant: str, props: list[str] | None, **bounds) -> tuple
 def test_spurious_out_of_order_sequence_in_0_11_and_fixed_in_1_0() -> None:
     b = dict(acked_prefix=1, records=1, max_in_flight=1, delete_records=1, lost_responses=0)
     assert verdict(IDEM, "broker-0.11", ["OutOfOrderOnlyOnDataLoss"], **b) == ("violated", 6)
-    assert verdict(IDEM, "broker-1.0-1.1", ["OutOfOrderOnlyOnDataLoss"], **b)[0] == "holds"
+    assert verdict(IDEM, "broker-1.0.0-1.0.1", ["OutOfOrderOnlyOnDataLoss"], **b)[0] == "holds"
 
 
 def test_pre_kip360_reset_duplicates_and_kip360_does_not() -> None:
     b = dict(acked_prefix=1, records=1, max_in_flight=2, delete_records=1, lost_responses=1)
-    assert verdict(IDEM, "broker-2.0-2.4", ["NoDuplicates"], **b)[0] == "violated"
+    assert verdict(IDEM, "broker-2.0-2.3", ["NoDuplicates"], **b)[0] == "violated"
+    # KAFKA-7190 is in 2.4.0 (audit A2): the 2.4 broker keeps the producer state, no duplicate
+    assert verdict(IDEM, "broker-2.4", ["NoDuplicates"], **b)[0] == "holds"
     assert verdict(IDEM, "kafka-shipped", None, **b)[0] == "holds"
+
+
+def test_failover_to_a_snapshot_restored_replica_duplicates() -> None:
+    # audit B4: a snapshot keeps one batch per producer; the same faults with the in-sync follower or a
+    # replica rebuilt from its log (five cached batches) hold
+    b = {"records": 3, "max_in_flight": 3, "lost_responses": 2}
+    assert verdict(IDEM, "kafka-shipped", ["NoDuplicates"], snapshot_restored_failovers=1, **b) == ("violated", 19)
+    assert verdict(IDEM, "kafka-shipped", ["NoDuplicates"], restarted_replica_failovers=1, **b)[0] == "holds"
+
+
+def test_kip854_advice_needs_timely_requests_and_agreeing_clocks() -> None:
+    # audit B5: expiration == delivery timeout holds only if no request outlives its tick and the
+    # clocks agree; the expiration must also cover the clock skew
+    b = {"records": 1, "max_in_flight": 1, "lost_responses": 1, "delivery_timeout": 3, "max_ticks": 4}
+    assert verdict(IDEM, "kafka-shipped", ["NoDuplicates"], producer_id_expiration=3, **b)[0] == "holds"
+    assert verdict(IDEM, "kafka-shipped", ["NoDuplicates"], producer_id_expiration=3, late_delivery=1, **b) == (
+        "violated", 12)
+    assert verdict(IDEM, "kafka-shipped", ["NoDuplicates"], producer_id_expiration=3, clock_skew=1, **b) == (
+        "violated", 11)
+    assert verdict(IDEM, "kafka-shipped", ["NoDuplicates"], producer_id_expiration=4, clock_skew=1, **b)[0] == "holds"
 
 
 def test_producer_id_expiry_against_delivery_timeout() -> None:
@@ -110,3 +132,47 @@ def test_epoch_overflow_is_reached_at_small_max_epoch() -> None:
     rotated = [s for s in states if s.metadata.exists and s.metadata.producer_id == 1]
     assert rotated and all(s.metadata.epoch <= 2 for s in states if s.metadata.exists)
     assert any(c.producer_id == 1 and c.epoch == 0 for s in rotated for c in s.clients)
+
+
+def test_kip360_bump_does_not_wait_for_in_flight_requests() -> None:
+    # earlier review finding 8: bumpIdempotentEpochAndResetIdIfNeeded runs at the top of every
+    # Sender.runOnce; startSequencesAtBeginning rewrites the batches whose requests are on the wire
+    from eoscheck.model.state import INFLIGHT
+    machine = find_model(IDEM).machine("kafka-shipped", None, {"records": 2, "max_in_flight": 2, "lost_responses": 1,
+                                                                   "transient_errors": 1})
+    seen = set(machine.init_states())
+    todo = list(seen)
+    bumped_in_flight = None
+    while todo and bumped_in_flight is None:
+        s = todo.pop()
+        for step, t in machine.successors(s):
+            if step[0] == "BumpEpoch" and any(b.status == INFLIGHT for b in s.clients[0].batches):
+                bumped_in_flight = t
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    assert bumped_in_flight is not None
+    rewritten = [b for b in bumped_in_flight.clients[0].batches if b.status == INFLIGHT]
+    assert rewritten and all(b.sequence_reset and b.epoch == bumped_in_flight.clients[0].epoch for b in rewritten)
+
+
+def test_leader_and_follower_expire_producers_in_separate_steps() -> None:
+    # earlier review finding 22: each replica runs its own PeriodicProducerExpirationCheck
+    machine = find_model(IDEM).machine("kafka-shipped", None, {"acked_prefix": 1, "records": 1, "lost_responses": 0,
+                                                                   "producer_id_expiration": 1, "max_ticks": 1,
+                                                                   "leader_failovers": 1})
+    seen = set(machine.init_states())
+    todo = list(seen)
+    follower_only = leader_only = False
+    while todo:
+        s = todo.pop()
+        for step, t in machine.successors(s):
+            if step[0] == "ExpireProducerIds":
+                leader_kept = t.partition.producers == s.partition.producers
+                follower_kept = t.follower[0].producers == s.follower[0].producers
+                follower_only |= step[1] == 1 and leader_kept and bool(t.partition.producers)
+                leader_only |= step[1] == 0 and follower_kept and bool(t.follower[0].producers)
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    assert follower_only and leader_only

@@ -175,3 +175,31 @@ def test_leaders_producer_state_agrees_with_the_log(variant):
                 assert e.current_txn_first_offset == opened.get(e.producer_id, -1), (variant, log, e)
         frontier.extend(t for _, t in m.successors(s))
     assert len(seen) > 100
+
+
+def _phases_after_stale_epoch_produce(variant):
+    """The phases an instance moves to when its produce is refused for a stale epoch (reachable)."""
+    from eoscheck.model.machines.eos_pipeline import Phase
+    m = MODEL.machine(variant, bounds={"records": 1, "instances": 1})
+    seen = set(m.init_states())
+    todo, phases = list(seen), set()
+    while todo:
+        s = todo.pop()
+        if not m.within_bounds(s):
+            continue
+        for step, t in m.successors(s):
+            if step[0] == "ProduceArrives":
+                a, b = s.apps[step[1]], t.apps[step[1]]
+                stale = s.leaders[0][0].epoch > a.producer_epoch  # OUTPUT, the only transactional id
+                if a.phase == Phase.AWAIT_PRODUCE and b.phase != Phase.AWAIT_PRODUCE and stale:
+                    phases.add(Phase(b.phase).name)
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    return phases
+
+
+def test_invalid_producer_epoch_on_produce_is_abortable_since_2_7():
+    # fidelity audit C6: InvalidProducerEpochException (2.7+) is abortable; 2.4 fenced the producer
+    assert _phases_after_stale_epoch_produce("eos-beta-kip447") == {"ABORT"}
+    assert _phases_after_stale_epoch_produce("kafka-2.4-eos-alpha") == {"FENCED"}

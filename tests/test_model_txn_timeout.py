@@ -75,3 +75,16 @@ def test_tv2_fence_abort_bumps_twice_so_the_old_producer_is_neither_current_nor_
     assert (out.meta.state, out.meta.epoch, out.meta.last_epoch) == (S.PREPARE_ABORT, EPOCH + 2, EPOCH + 1)
     done = out.meta._replace(state=int(S.COMPLETE_ABORT), partitions=())
     assert end_txn_tv2(done, PID, EPOCH, R.ABORT).error == E.PRODUCER_FENCED
+
+
+def test_tv2_fence_abort_after_kafka_19367_bumps_once_so_the_old_producers_abort_is_a_retry():
+    # fidelity audit B3: KAFKA-19367 removed prepareAbortOrCommit's second bump after a fence
+    from eoscheck.model.transactions.end_txn import end_txn_tv2
+
+    out = abort_timed_out(ongoing(), max_epoch=MAX, tv2=True, tv2_double_bump=False)
+    assert (out.meta.state, out.meta.epoch) == (S.PREPARE_ABORT, EPOCH + 1)
+    done = out.meta._replace(state=int(S.COMPLETE_ABORT), partitions=())
+    assert end_txn_tv2(done, PID, EPOCH, R.ABORT).error == E.NONE  # a retry of the abort
+    assert end_txn_tv2(done, PID, EPOCH, R.COMMIT).error == E.INVALID_TXN_STATE
+    fenced = init_producer_id_on_ongoing(ongoing(), max_epoch=MAX, tv2=True, tv2_double_bump=False)
+    assert fenced.meta.epoch == EPOCH + 1

@@ -34,8 +34,14 @@ class CoordinatorConfig(NamedTuple):
     max_epoch: int
     persist_last_epoch: bool
     persist_prev_producer_id: bool
-    #: transaction.version 2 (KIP-890 part 2): the fence-abort of an Ongoing transaction bumps twice
+    #: transaction.version 2 (KIP-890 part 2): EndTxn bumps the epoch
     tv2: bool = False
+    #: with tv2: the fence-abort's second bump (the 2024 snapshot, 4.0.0); False since KAFKA-19367
+    tv2_fence_double_bump: bool = True
+    #: as shipped, which transitions record the producer id they start from as previousProducerId:
+    #: every one (the Java TransactionMetadata, KAFKA-18884, 2025), or False: only the InitProducerId
+    #: transition to Empty and a TV2 CompleteX (the Scala coordinator, 2.5 .. 2025; fidelity audit B1)
+    prev_pid_every_transition: bool = True
 
 
 class InitPidResult(NamedTuple):
@@ -70,8 +76,11 @@ def handle_init_producer_id(meta: TxnMetadata, pending: bool, req_producer_id: i
         return InitPidResult(Errors.CONCURRENT_TRANSACTIONS, None, None, False)
     if meta.exists and meta.state == TxnState.ONGOING:
         # the transactions room's fence + abort (PrepareEpochFence -> PrepareAbort, CONCURRENT_TRANSACTIONS)
-        fenced = init_producer_id_on_ongoing(meta, max_epoch=cfg.max_epoch, tv2=cfg.tv2)
-        new = fenced.meta if cfg.shipped else fenced.meta._replace(prev_producer_id=meta.prev_producer_id)
+        fenced = init_producer_id_on_ongoing(meta, max_epoch=cfg.max_epoch, tv2=cfg.tv2,
+                                             tv2_double_bump=cfg.tv2_fence_double_bump)
+        # PrepareEpochFence / PrepareAbort: the Scala coordinator and the KIP keep previousProducerId
+        keep = not (cfg.shipped and cfg.prev_pid_every_transition)
+        new = fenced.meta._replace(prev_producer_id=meta.prev_producer_id) if keep else fenced.meta
         return InitPidResult(fenced.error, None, new, False)
     out = init_producer_id_decision(
         CONCRETE, kip360=cfg.kip360, shipped=cfg.shipped, max_epoch=cfg.max_epoch, meta_exists=meta.exists,
@@ -87,8 +96,10 @@ def handle_init_producer_id(meta: TxnMetadata, pending: bool, req_producer_id: i
 
 def complete_transaction(meta: TxnMetadata, *, shipped: bool = True) -> TxnMetadata:
     """Every marker of a PrepareCommit/PrepareAbort landed: CompleteCommit/CompleteAbort is written
-    (``markers.complete_if_done``: ``prepareComplete`` clears hasFailedEpochFence; as shipped the
-    transition records the producer id as previousProducerId, the KIP's design keeps it)."""
+    (``markers.complete_if_done``: ``prepareComplete`` clears hasFailedEpochFence). ``shipped``: the
+    transition records the producer id as previousProducerId (the Java coordinator since KAFKA-18884,
+    and the Scala one for TV2); False keeps it (the KIP's design, and the Scala coordinator's TV0/TV1
+    CompleteX)."""
     done, wrote = complete_if_done(meta)
     if not wrote:
         raise ValueError(f"transaction in state {meta.state} with partitions {meta.partitions} cannot complete")

@@ -13,11 +13,12 @@ Three coordinators, chosen by two plain switches:
   2a-i, 2a-ii, 2b (the request matches the persisted last producer id/epoch: return the current
   pair, retry-safe), 2c (else INVALID_PRODUCER_EPOCH); INVALID_PRODUCER_ID_MAPPING recovery =
   no metadata -> new producer id.
-* ``kip360=True, shipped=True`` — Kafka as shipped (2.5 .. trunk, ``TransactionCoordinator.
+* ``kip360=True, shipped=True`` — Kafka as shipped (2.6 .. trunk; 2.5.x's EndTxn/fence differ, see
+  the ``kafka-shipped`` variant; ``TransactionCoordinator.
   handleInitProducerId`` + ``TransactionMetadata.prepareIncrementProducerEpoch``): ``validPid``
   also accepts the previous producer id with an exhausted epoch (retry after rotation); the 2b
-  retry compares the epoch only with ``lastProducerEpoch``; previousProducerId is set to the
-  producer id before every transition; a retry of the bump that produced ``max_epoch - 1`` hits
+  retry compares the epoch only with ``lastProducerEpoch``; which transitions set previousProducerId
+  is the machine's switch (fidelity audit B1); a retry of the bump that produced ``max_epoch - 1`` hits
   the exhaustion precondition of ``prepareIncrementProducerEpoch`` (IllegalStateException ->
   UNKNOWN_SERVER_ERROR, no state change); PRODUCER_FENCED instead of INVALID_PRODUCER_EPOCH.
   Whether lastProducerEpoch survives a failover is not decided here: that is the transaction

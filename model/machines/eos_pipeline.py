@@ -236,7 +236,8 @@ class EosPipeline(Machine):
 
     def __init__(self, *, deployment: str, txn_offset_commit_check: str, require_stable: str,
                  timeout_abort_bumps_epoch: bool, kip890_verification: bool, tv2_epoch_bump: bool,
-                 client_epoch_bump_after_abort: bool,
+                 client_epoch_bump_after_abort: bool, tv2_fence_double_bump: bool = True,
+                 invalid_producer_epoch_abortable: bool = True,
                  marker_coordinator_epoch_check: bool, records: int, max_generation: int, max_epoch: int,
                  rejoins: int, instances: int, failovers: int, produce_timeouts: int,
                  endtxn_timeouts: int = 0, client_tv_change: str = "none") -> None:
@@ -259,17 +260,19 @@ class EosPipeline(Machine):
         self.server_tv2 = tv2_epoch_bump or client_tv_change != "none"
         self.max_endtxn_timeouts = endtxn_timeouts
         self.client_bump = client_epoch_bump_after_abort
+        self.ipe_abortable = invalid_producer_epoch_abortable
         self.tids = instances if self.per_thread else 1
         # the transaction coordinator as shipped (KIP-360 InitProducerId, validPid), as part 1 models it
         self.coordinator = CoordinatorConfig(kip360=True, shipped=True, max_epoch=max_epoch, persist_last_epoch=False,
-                                             persist_prev_producer_id=False, tv2=tv2_epoch_bump or client_tv_change != "none")
+                                             persist_prev_producer_id=False, tv2=self.server_tv2,
+                                             tv2_fence_double_bump=tv2_fence_double_bump)
         # The coordinator's and leaders' rules are pure and their arguments (a transaction's
         # metadata, a producer-state entry, a marker) recur across most states: each distinct call
         # is computed once (``pure_rule``).
         # EndTxn is validated by the request's transaction version (later trunk's split)
         self._end_txn_rules = {0: PureRule(end_txn), 2: PureRule(end_txn_tv2)}
         self._abort_timed_out = PureRule(abort_timed_out, max_epoch=max_epoch, bump_epoch=self.bump,
-                                         tv2=self.server_tv2)
+                                         tv2=self.server_tv2, tv2_double_bump=tv2_fence_double_bump)
         self._complete_if_done = PureRule(complete_if_done)
         self._markers_to_send = PureRule(markers_to_send)
         self._to_log_record = PureRule(to_log_record)
@@ -540,6 +543,9 @@ class EosPipeline(Machine):
             return self._app(s, i, phase=int(Phase.ADD_OFFSETS))
         if err == E.INVALID_TXN_STATE:
             return self._app(s, i, phase=int(Phase.ABORT_TASK))  # abortable (TRANSACTION_ABORTABLE for new clients)
+        if err == E.INVALID_PRODUCER_EPOCH and self.ipe_abortable:
+            # 2.7+ (KIP-588): InvalidProducerEpochException is abortable; Streams aborts and migrates the task
+            return self._app(s, i, phase=int(Phase.ABORT))
         return self._app(s, i, phase=int(Phase.FENCED), owns=False, position=NO_OFFSET)
 
     def _txn_offset_commit(self, s: PipelineState, i: int, tid: int, a: App) -> PipelineState:
@@ -760,7 +766,7 @@ SWITCHES = {
     "require_stable": Switch("when OffsetFetch sets require_stable: always (shipped consumer), read_committed (KIP "
                              "text), never (before KIP-447)", "always", ("always", "read_committed", "never")),
     "timeout_abort_bumps_epoch": Switch("the timeout abort fences the producer with an epoch bump (KAFKA-6119, "
-                                        "2017; False is Kafka 0.11.0)",
+                                        "0.11.0.2 and 1.0.0; False is Kafka 0.11.0.0-0.11.0.1)",
                                         True),
     "kip890_verification": Switch("partition leaders verify with the coordinator that a first transactional batch "
                                   "belongs to an ongoing transaction (KIP-890 part 1)", False),
@@ -773,6 +779,16 @@ SWITCHES = {
     "client_tv_change": Switch("a client switches its transaction version once, between two transactions: "
                                "none, upgrade (TV0 -> TV2) or downgrade (TV2 -> TV0); each EndTxn is validated by "
                                "its own version and each transaction records it", "none", TV_CHANGES),
+    "tv2_fence_double_bump": Switch("with tv2_epoch_bump: the coordinator's fence-abort (transaction timeout, "
+                                    "InitProducerId on Ongoing) bumps the epoch twice, the fence and then the TV2 "
+                                    "abort (the 2024 snapshot, 4.0.0); KAFKA-19367 (June 2025, 4.0 branch via "
+                                    "PR #19991, 4.1+) bumps once, so the fenced producer's EndTxn(ABORT) is a retry",
+                                    True),
+    "invalid_producer_epoch_abortable": Switch("a produce refused with INVALID_PRODUCER_EPOCH (a stale epoch at the "
+                                               "partition) is an abortable error for the transactional client "
+                                               "(InvalidProducerEpochException, 2.7+, KIP-588): EndTxn(ABORT), then "
+                                               "the task migrates; before 2.7 it was fatal (the producer is fenced)",
+                                               True),
     "marker_coordinator_epoch_check": Switch("leaders refuse a marker with an older coordinator epoch "
                                              "(TRANSACTION_COORDINATOR_FENCED; Kafka since 0.11 - False is a "
                                              "counterfactual showing what the check prevents)", True),
@@ -793,13 +809,15 @@ VARIANTS = {
     "kafka-2.4-eos-alpha": Variant("what Kafka 2.4 ran: per-partition producers, no KIP-447, no KIP-360 client "
                                    "bump; the timeout abort already bumped the epoch (KAFKA-6119)",
                                    {"deployment": "per-partition", "txn_offset_commit_check": "pre-kip447",
-                                    "require_stable": "never", "client_epoch_bump_after_abort": False}),
-    "kafka-0.11-eos-alpha": Variant("Kafka 0.11.0: as kafka-2.4-eos-alpha, and the timeout abort keeps the epoch "
+                                    "require_stable": "never", "client_epoch_bump_after_abort": False,
+                                    "invalid_producer_epoch_abortable": False}),
+    "kafka-0.11-eos-alpha": Variant("Kafka 0.11.0.0-0.11.0.1: as kafka-2.4-eos-alpha, and the timeout abort keeps the epoch "
                                     "(before KAFKA-6119)",
                                     {"deployment": "per-partition", "txn_offset_commit_check": "pre-kip447",
                                      "require_stable": "never", "timeout_abort_bumps_epoch": False,
-                                     "client_epoch_bump_after_abort": False}),
-    "timeout-abort-no-bump": Variant("per-thread, KIP-447, but the timeout abort keeps the epoch (as 0.11.0, before "
+                                     "client_epoch_bump_after_abort": False,
+                                     "invalid_producer_epoch_abortable": False}),
+    "timeout-abort-no-bump": Variant("per-thread, KIP-447, but the timeout abort keeps the epoch (as 0.11.0.0-0.11.0.1, before "
                                      "KAFKA-6119): "
                                      "must break atomicity", {"timeout_abort_bumps_epoch": False}),
     "no-coordinator-epoch-check": Variant("counterfactual: leaders accept markers of an old coordinator "
@@ -807,8 +825,13 @@ VARIANTS = {
                                           {"marker_coordinator_epoch_check": False}),
     "kip890-verification": Variant("KIP-447 plus KIP-890 part 1 (3.6+): leaders verify a first transactional batch "
                                    "with the coordinator", {"kip890_verification": True}),
-    "kip890-tv2": Variant("KIP-447 plus KIP-890 parts 1 and 2 (4.0): verification and an epoch bump per "
-                          "transaction", {"kip890_verification": True, "tv2_epoch_bump": True}),
+    "kip890-tv2": Variant("KIP-447 plus KIP-890 parts 1 and 2 (4.0.0, the 2024 snapshot): verification, an epoch "
+                          "bump per transaction, and two bumps on a fence-abort",
+                          {"kip890_verification": True, "tv2_epoch_bump": True}),
+    "kip890-tv2-kafka-19367": Variant("as kip890-tv2 after KAFKA-19367 (June 2025; 4.0 branch, 4.1+): one bump on "
+                                      "a fence-abort",
+                                      {"kip890_verification": True, "tv2_epoch_bump": True,
+                                       "tv2_fence_double_bump": False}),
     "tv2-without-verification": Variant("KIP-447 with only the per-transaction epoch bump of KIP-890 part 2",
                                          {"tv2_epoch_bump": True}),
     "tv2-client-upgrade": Variant("KIP-447 plus KIP-890 parts 1 and 2 on the broker, clients on TV0 that upgrade "
@@ -843,6 +866,8 @@ def build(switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> Eos
                        kip890_verification=bool(switches["kip890_verification"]),
                        tv2_epoch_bump=bool(switches["tv2_epoch_bump"]),
                        client_epoch_bump_after_abort=bool(switches["client_epoch_bump_after_abort"]),
+                       tv2_fence_double_bump=bool(switches["tv2_fence_double_bump"]),
+                       invalid_producer_epoch_abortable=bool(switches["invalid_producer_epoch_abortable"]),
                        marker_coordinator_epoch_check=bool(switches["marker_coordinator_epoch_check"]),
                        records=bounds["records"], max_generation=bounds["max_generation"],
                        max_epoch=bounds["max_epoch"], rejoins=bounds["rejoins"], instances=bounds["instances"],

@@ -32,9 +32,9 @@ CLIENTS: Interner[IdempotentClient] = Interner("client")
 
 # positions in the flat tuple
 NOW, NEXT_PID, LEADER_EPOCH = 0, 1, 2
-LOST, TRANSIENT, DELETES, FAILOVERS, REBUILT = 3, 4, 5, 6, 7  # IdempotentFaults, in its order
-PART, FOLLOWER, REQS, RESPS = 8, 9, 10, 11
-CLIENT0 = 12  # then one id per client
+LOST, TRANSIENT, DELETES, FAILOVERS, REBUILT, SNAPSHOT = 3, 4, 5, 6, 7, 8  # IdempotentFaults, in its order
+PART, FOLLOWER, REQS, RESPS = 9, 10, 11, 12
+CLIENT0 = 13  # then one id per client
 
 _new = tuple.__new__
 

@@ -89,7 +89,9 @@ class InitProducerIdMachine(Machine):
         kip360, shipped = _MODES[str(switches["init_producer_id"])]
         self.cfg = CoordinatorConfig(kip360=kip360, shipped=shipped, max_epoch=bounds["max_epoch"],
                                      persist_last_epoch=bool(switches["persist_last_epoch"]),
-                                     persist_prev_producer_id=bool(switches["persist_prev_producer_id"]))
+                                     persist_prev_producer_id=bool(switches["persist_prev_producer_id"]),
+                                     prev_pid_every_transition=switches.get("previous_producer_id_update",
+                                                                            "scala") == "every-transition")
         self.n_clients = bounds["clients"]
         self.max_pids = bounds["new_producer_ids"]
         self.limits = InitPidFaults(lost_responses=bounds["lost_responses"], failovers=bounds["failovers"],
@@ -160,11 +162,13 @@ class InitProducerIdMachine(Machine):
     # --- helpers ---------------------------------------------------------------------------------
 
     def _transition(self, meta: TxnMetadata, state: TxnState) -> TxnMetadata:
-        """A transaction transition (AddPartitionsToTxn, EndTxn): as shipped, ``prepareTransitionTo``
-        records the producer id before the transition as previousProducerId."""
-        if self.cfg.shipped:
+        """A transaction transition (AddPartitionsToTxn, EndTxn; TV0/TV1 in this machine): the Java
+        coordinator (KAFKA-18884) records the producer id before the transition as previousProducerId;
+        the Scala coordinator's ``completeTransitionTo`` leaves it for Ongoing and PrepareX, and so does
+        the KIP's design (fidelity audit B1)."""
+        if self.cfg.shipped and self.cfg.prev_pid_every_transition:
             return transit(meta, state=int(state))
-        return meta._replace(state=int(state))  # the KIP's design keeps previousProducerId
+        return meta._replace(state=int(state))
 
     def _persist(self, meta: TxnMetadata) -> Any:
         return self._to_log_value(meta)
@@ -219,7 +223,9 @@ class InitProducerIdMachine(Machine):
 
     def _txn_error_reaction(self, s: InitPidState, c: int, client: TxnClient, error: int) -> tuple[TxnClient, Any]:
         """The client after an AddPartitionsToTxn/EndTxn error: KIP-360 re-initialises with its pair on
-        INVALID_PRODUCER_ID_MAPPING; fenced on PRODUCER_FENCED; otherwise fatal."""
+        INVALID_PRODUCER_ID_MAPPING; fenced on PRODUCER_FENCED; otherwise fatal. This is the 2.5-3.9
+        client (fidelity audit C3): since 4.0 INVALID_PRODUCER_ID_MAPPING is fatal (KAFKA-18019) and a
+        TV2 client does not re-initialise after an abortable error (KAFKA-17898); not modelled."""
         if error == Errors.INVALID_PRODUCER_ID_MAPPING and self.cfg.kip360:
             return tc.begin_init(client, c, client.producer_id, client.epoch)
         phase = INIT_FENCED if error == Errors.PRODUCER_FENCED else INIT_FATAL
@@ -317,7 +323,7 @@ class InitProducerIdMachine(Machine):
             yield ("CompleteAppend", p.client, t.producer_id, t.epoch), s._replace(
                 metadata=t, txn_log=self._persist(t), pending=(), responses=s.responses + (resp,))
         if meta.exists and not s.pending and meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
-            done = complete_transaction(meta, shipped=self.cfg.shipped)
+            done = complete_transaction(meta, shipped=self.cfg.shipped and self.cfg.prev_pid_every_transition)
             yield ("CompleteTransaction",), s._replace(metadata=done, txn_log=self._persist(done))
         faults = self._spend(s, "failovers")
         if faults is not None:

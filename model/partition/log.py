@@ -24,7 +24,7 @@ def append_batch(partition: PartitionState, record: LogRecord, cache_size: int) 
 
 def advance_log_start_offset(partition: PartitionState, new_start: int, retain_producer_state: bool) -> PartitionState:
     """Retention or DeleteRecords moves the log start offset (``maybeIncrementLogStartOffset``).
-    Before KAFKA-7190 (2.5) this also evicted producers whose last batch fell below it; since,
+    Before KAFKA-7190 (2.4) this also evicted producers whose last batch fell below it; since,
     the producer state is kept ("prolonged retention") and only expiry removes it."""
     producers = partition.producers if retain_producer_state else truncate_head(partition.producers, new_start)
     return partition._replace(log_start_offset=new_start, producers=producers)

@@ -81,14 +81,12 @@ def end_transaction(entry: ProducerStateEntry, epoch: int, coordinator_epoch: in
 
 
 def truncate_head(producers: Producers, log_start_offset: int) -> Producers:
-    """``ProducerStateManager.truncateHead`` (before 2.5 / KAFKA-7190): drop cached batches below
-    the log start offset and evict every producer whose last batch is below it."""
-    kept = []
-    for entry in producers:
-        batches = tuple(b for b in entry.batches if b.offset >= log_start_offset)
-        if batches:
-            kept.append(entry._replace(batches=batches))
-    return tuple(kept)
+    """``ProducerStateManager.truncateHead`` / ``isProducerRetained`` (1.0-2.3; before KAFKA-7190):
+    evict every producer whose last batch lies below the log start offset (a marker-only entry has
+    no data offset and goes too). A retained producer keeps its whole batch cache: Kafka's
+    ``removeBatchesOlderThan`` called ``dropWhile`` on a mutable queue and discarded the result,
+    so the cache was never trimmed (fidelity audit A1)."""
+    return tuple(e for e in producers if e.batches and e.batches[-1].offset >= log_start_offset)
 
 
 def is_producer_expired(entry: ProducerStateEntry, now: int, expiration: int) -> bool:

@@ -31,9 +31,10 @@ class ProduceDecision(NamedTuple):
 def validate_produce(entry: ProducerStateEntry | None, *, epoch: int, seq: int, max_seq: int,
                      unknown_producer: str, old_duplicate_error: bool = False,
                      last_seq: int | None = None, check_duplicates: bool = True) -> ProduceDecision:
-    """``old_duplicate_error``: 1.0-1.1 answered a same-epoch batch older than every cached one
-    with DUPLICATE_SEQUENCE_NUMBER (the spurious-OutOfOrderSequence design, item 5); 0.11 and
-    2.0+ (KAFKA-6683) answer OUT_OF_ORDER_SEQUENCE_NUMBER. (Compared without wrap-around.)"""
+    """``old_duplicate_error``: 1.0.0-1.0.1 answered a same-epoch batch older than every cached one
+    with DUPLICATE_SEQUENCE_NUMBER (the spurious-OutOfOrderSequence design, item 5), except a batch
+    ending at sequence 0 (``isDuplicate`` exempts ``lastSeq == 0``); 0.11 and 1.0.2+ (KAFKA-6683)
+    answer OUT_OF_ORDER_SEQUENCE_NUMBER. (Compared without wrap-around, as Kafka did.)"""
     # 1. duplicate of a cached batch: success with the original offset, nothing written
     # a batch of several records: seq .. last_seq; ``check_duplicates=False`` is ProducerAppendInfo
     # on its own (UnifiedLog runs the duplicate check before it)
@@ -54,7 +55,7 @@ def validate_produce(entry: ProducerStateEntry | None, *, epoch: int, seq: int, 
     if epoch != entry.epoch:
         ok = seq == 0  # a higher epoch must start at sequence 0
     else:
-        if old_duplicate_error and entry.batches and seq < entry.batches[0].seq:
+        if old_duplicate_error and seq != 0 and entry.batches and seq < entry.batches[0].seq:
             return ProduceDecision(Errors.DUPLICATE_SEQUENCE_NUMBER, -1, False)
         last_seq = entry.batches[-1].seq if entry.batches else -1
         ok = bool(in_sequence(CONCRETE, max_seq=max_seq, last_seq=last_seq, next_seq=seq))

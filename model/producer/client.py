@@ -3,10 +3,13 @@ pure functions over ``IdempotentClient``.
 
 Per version (``ClientConfig.version``):
 
-* ``"0.11"``: OUT_OF_ORDER_SEQUENCE_NUMBER is fatal and raised to the application.
+* ``"0.11"``: OUT_OF_ORDER_SEQUENCE_NUMBER is raised to the application and resets the producer id
+  (``Sender.failBatch``: ``resetProducerId``); the producer carries on with a new id. (Not fatal:
+  fidelity audit C4.)
 * ``"pre-kip360"`` (1.0-2.4, §2.7): UNKNOWN_PRODUCER_ID with ``lastAckedOffset < logStartOffset``
   restarts the in-flight sequences at 0 under the *same* producer id and epoch and retries; an
-  OUT_OF_ORDER_SEQUENCE_NUMBER for the next expected batch resets the producer id
+  UNKNOWN_PRODUCER_ID otherwise (an ``OutOfOrderSequenceException`` subclass), or an
+  OUT_OF_ORDER_SEQUENCE_NUMBER for the next expected batch, resets the producer id
   (``resetIdempotentProducerId``), failing the batches that carry the old one; any other batch
   that fails for good moves the later sequences down (``adjustSequencesDueToFailedBatch``).
 * ``"kip360"`` (2.5+, §2.6): UNKNOWN_PRODUCER_ID / OUT_OF_ORDER_SEQUENCE_NUMBER request a local
@@ -130,10 +133,13 @@ def _fail_and_adjust_sequences(client: IdempotentClient, index: int, cfg: Client
     return _fail(client._replace(batches=tuple(batches), next_seq=next_seq), [index])
 
 
-def reset_producer_id(client: IdempotentClient) -> IdempotentClient:
+def reset_producer_id(client: IdempotentClient, keep_in_flight: bool = False) -> IdempotentClient:
     """``resetIdempotentProducerId``: forget the producer id and sequences; batches that carry the
-    old id fail; InitProducerId will give a new id."""
-    client = _fail(client, _sequenced(client))
+    old id fail; InitProducerId will give a new id. ``keep_in_flight`` (the 0.11-2.4 reset on an
+    answer, fidelity audit C5): batches whose request is on the wire stay in flight under the old
+    id and are settled by their own answer (``old_id_answer``)."""
+    client = _fail(client, [i for i in _sequenced(client)
+                            if not (keep_in_flight and client.batches[i].status == INFLIGHT)])
     return client._replace(producer_id=-1, epoch=-1, next_seq=0, last_acked_seq=-1,
                            epoch_bump_required=False, unresolved=-1)
 
@@ -144,8 +150,10 @@ def init_producer_id(client: IdempotentClient, producer_id: int) -> IdempotentCl
 
 
 def bump_epoch(client: IdempotentClient, cfg: ClientConfig) -> IdempotentClient:
-    """``bumpIdempotentEpochAndResetIdIfNeeded`` (KIP-360), run once the partition has no
-    request outstanding (a simplification: Kafka may bump while responses are still due)."""
+    """``bumpIdempotentEpochAndResetIdIfNeeded`` (KIP-360), which Kafka runs at the top of every
+    ``Sender.runOnce`` whatever is in flight: as shipped, batches whose requests are still on the wire
+    are rewritten too, and their answers are judged against the rewritten batch (the earlier review's
+    finding 8)."""
     needs_new_pid, new_epoch = bump_idempotent_epoch(CONCRETE, max_epoch=cfg.max_epoch,
                                                      producer_id=client.producer_id, epoch=client.epoch)
     if needs_new_pid:
@@ -156,11 +164,33 @@ def bump_epoch(client: IdempotentClient, cfg: ClientConfig) -> IdempotentClient:
     return client._replace(next_seq=0)
 
 
-def connection_closed(client: IdempotentClient) -> IdempotentClient:
+def connection_closed(client: IdempotentClient, track_retries: bool = False) -> IdempotentClient:
     """request.timeout.ms fired: the connection is closed, every in-flight batch will be retried
-    and responses still on the old connection are never read."""
-    batches = tuple(b._replace(status=RETRY) if b.status == INFLIGHT else b for b in client.batches)
+    and responses still on the old connection are never read. A batch of a producer id the client
+    has since reset is not retried: it fails (0.11-2.4 ``Sender.completeBatch``: "the producer id
+    changed in the mean time")."""
+    old = [i for i, b in enumerate(client.batches) if b.status == INFLIGHT and b.producer_id != client.producer_id]
+    if old:
+        client = _fail(client, old)
+    batches = tuple(b._replace(status=RETRY, retried=b.retried or track_retries) if b.status == INFLIGHT else b
+                    for b in client.batches)
     return client._replace(batches=batches, connection=client.connection + 1)
+
+
+def old_id_answer(client: IdempotentClient, index: int, error: int, now: int, cfg: ClientConfig) -> ResponseOutcome:
+    """The answer to a batch sent under a producer id the client has reset since (0.11-2.4,
+    ``Sender.completeBatch`` with ``handleCompletedBatch`` / ``handleFailedBatch`` skipping the
+    bookkeeping of another id): success still completes it; a retriable error fails it with a
+    synthetic OutOfOrderSequenceException ("the producer id changed in the mean time"), as do
+    OUT_OF_ORDER_SEQUENCE_NUMBER and UNKNOWN_PRODUCER_ID (its subclass); anything else fails it."""
+    batch = client.batches[index]
+    rest = client.batches[:index] + client.batches[index + 1:]
+    if error in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER):
+        return ResponseOutcome(client._replace(batches=rest, acked=client.acked | 1 << batch.record), ACKED)
+    failed = client._replace(batches=rest, failed=client.failed | 1 << batch.record)
+    raised = (error in (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, Errors.UNKNOWN_PRODUCER_ID)
+              or (error in RETRIABLE and not is_expired(batch, now, cfg)))
+    return ResponseOutcome(failed, RAISED_OUT_OF_ORDER if raised else FAILED)
 
 
 def expire_batch(client: IdempotentClient, index: int, cfg: ClientConfig) -> IdempotentClient:
@@ -171,6 +201,16 @@ def expire_batch(client: IdempotentClient, index: int, cfg: ClientConfig) -> Ide
     if batch.status == QUEUED:
         return client
     return client._replace(unresolved=_next(cfg, batch.seq))
+
+
+def expire_in_flight_batch(client: IdempotentClient, index: int, cfg: ClientConfig) -> IdempotentClient:
+    """``Sender.getExpiredInflightBatches``: a batch whose request is still outstanding reaches
+    delivery.timeout.ms and fails (its request may still be appended). Only a batch in retry marks
+    the partition's sequence unresolved (``Sender`` l.428, ``inRetry``); a first attempt just leaves
+    the client, its sequence stays used (fidelity audit B5)."""
+    batch = client.batches[index]
+    client = _fail(client, [index])
+    return client._replace(unresolved=_next(cfg, batch.seq)) if batch.retried else client
 
 
 def resolve_sequences(client: IdempotentClient, cfg: ClientConfig) -> IdempotentClient:
@@ -190,6 +230,8 @@ def handle_produce_response(client: IdempotentClient, resp: ProduceResponse, now
         return ResponseOutcome(client, DROPPED)
     batch = client.batches[index]
     error = resp.error
+    if batch.producer_id != client.producer_id and cfg.version != "kip360":
+        return old_id_answer(client, index, error, now, cfg)
     if error in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER):
         rest = client.batches[:index] + client.batches[index + 1:]
         last_seq = batch.seq if client.last_acked_seq < 0 else max(client.last_acked_seq, batch.seq)
@@ -201,7 +243,7 @@ def handle_produce_response(client: IdempotentClient, resp: ProduceResponse, now
         if is_expired(batch, now, cfg):  # canRetry: past the delivery timeout
             c = _fail(c, [index])
             return ResponseOutcome(c._replace(unresolved=_next(cfg, batch.seq)), FAILED)
-        b = c.batches[index]._replace(status=RETRY)
+        b = c.batches[index]._replace(status=RETRY, retried=c.batches[index].retried or cfg.in_flight_expiry)
         return ResponseOutcome(c._replace(batches=c.batches[:index] + (b,) + c.batches[index + 1:]), RETRIED)
 
     if error in RETRIABLE:
@@ -211,11 +253,12 @@ def handle_produce_response(client: IdempotentClient, resp: ProduceResponse, now
     version = cfg.version
     if error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER:
         if version == "0.11":
-            return ResponseOutcome(_fail(client, [index])._replace(fatal=True), RAISED_OUT_OF_ORDER)
+            # 0.11.0 Sender.failBatch: resetProducerId(); the producer carries on with a new id
+            return ResponseOutcome(reset_producer_id(_fail(client, [index]), keep_in_flight=True), RAISED_OUT_OF_ORDER)
         if client.unresolved < 0 and not_next:
             return retry(client)
         if version == "pre-kip360":
-            return ResponseOutcome(reset_producer_id(client), RAISED_OUT_OF_ORDER)
+            return ResponseOutcome(reset_producer_id(_fail(client, [index]), keep_in_flight=True), RAISED_OUT_OF_ORDER)
         if client.unresolved >= 0 and batch.seq != client.unresolved and cfg.epoch_bump == "resequence_inflight":
             return retry(client)  # wait and see whether the unresolved sequence resolves (no bump)
         return _kip360_bump(client, index, retry, RAISED_OUT_OF_ORDER, cfg)
@@ -226,7 +269,9 @@ def handle_produce_response(client: IdempotentClient, resp: ProduceResponse, now
             if client.last_acked_offset < resp.log_start_offset:
                 # state lost to retention: restart the sequences at 0 under the same id and epoch
                 return retry(_restart_sequences(client, cfg, client.producer_id, client.epoch))
-            return ResponseOutcome(_fail_and_adjust_sequences(client, index, cfg), FAILED)
+            # UnknownProducerIdException extends OutOfOrderSequenceException: the idempotent producer
+            # resets its producer id (1.0 Sender.failBatch, 2.4 handleFailedBatch; fidelity audit B2)
+            return ResponseOutcome(reset_producer_id(_fail(client, [index]), keep_in_flight=True), RAISED_OUT_OF_ORDER)
         if version == "kip360":
             if batch.sequence_reset or resp.log_start_offset < 0:
                 return retry(client)

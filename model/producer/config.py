@@ -17,3 +17,6 @@ class ClientConfig(NamedTuple):
     delivery_timeout: int  # delivery.timeout.ms, in ticks
     max_seq: int
     max_epoch: int
+    #: in-flight batches can expire (time passes while a request is outstanding): remember which
+    #: batches were retried (``inRetry``). Off, the flag is never set, so states stay as before.
+    in_flight_expiry: bool = False

@@ -52,7 +52,10 @@ class EndTxnDecision(NamedTuple):
 
 def end_txn_decision(ops: Ops, *, is_from_client: bool, meta_exists, meta_producer_id, meta_epoch, meta_state,
                      meta_pending, req_producer_id, req_epoch, req_result) -> EndTxnDecision:
-    """The TV1 EndTxn decision over ``ops`` (``is_from_client`` is fixed per call site, not a term)."""
+    """The TV1 EndTxn decision over ``ops`` (``is_from_client`` is fixed per call site, not a term).
+
+    The epoch rule is 2.6+ (KAFKA-9600): a client needs the exact epoch. 2.5.x refused only a lower
+    epoch and answered INVALID_PRODUCER_EPOCH (PRODUCER_FENCED is 2.7+); not modelled (audit C2)."""
     E, S = Errors, TxnState
     c = lambda v: ops.const(int(v), 16)  # noqa: E731
     commit = ops.eq(req_result, c(TxnResult.COMMIT))

@@ -5,8 +5,8 @@
   isFromClient = false, epoch = fenced epoch)``. The fenced epoch is installed in memory before the
   PrepareAbort write, so the ABORT markers carry it and the old producer is fenced everywhere
   (INVALID_PRODUCER_EPOCH at the partitions, PRODUCER_FENCED at the coordinator). This epoch bump came
-  with KAFKA-6119 (apache/kafka PR #4137, October 2017, soon after 0.11.0), not with KIP-360; in
-  0.11.0 the timeout abort used the current epoch (``bump_epoch=False``), so
+  with KAFKA-6119 (apache/kafka PR #4137, October 2017), released in 0.11.0.2 and 1.0.0, not with
+  KIP-360; in 0.11.0.0-0.11.0.1 the timeout abort used the current epoch (``bump_epoch=False``), so
   the timed-out producer could carry on with AddPartitionsToTxn / AddOffsetsToTxn, starting a new
   transaction from CompleteAbort with the same epoch, and commit half of its logical transaction.
 * InitProducerId on an Ongoing transaction (``handleInitProducerId``): the same fence + abort,
@@ -39,14 +39,17 @@ def can_time_out(meta: TxnMeta) -> bool:
     return meta.state == TxnState.ONGOING and meta.pending_state == NO_PENDING
 
 
-def fence_and_abort(meta: TxnMeta, *, max_epoch: int, bump_epoch: bool = True, tv2: bool = False) -> AbortOutcome:
+def fence_and_abort(meta: TxnMeta, *, max_epoch: int, bump_epoch: bool = True, tv2: bool = False,
+                    tv2_double_bump: bool = True) -> AbortOutcome:
     """prepareFenceProducerEpoch then endTransaction(ABORT, isFromClient=false) in one step.
 
-    With ``bump_epoch=False`` (the 0.11.0 timeout abort, before KAFKA-6119) no fence is prepared and the abort uses
-    the current epoch. With ``tv2`` (server transaction.version 2) ``prepareAbortOrCommit`` bumps once
-    more: the PrepareAbort carries epoch + 2 and lastEpoch = epoch + 1 (the reference reads this from
-    the 2024 snapshot without a unit test pinning it), so the fenced producer's EndTxn is neither
-    "current" nor a "retry" and gets PRODUCER_FENCED.
+    With ``bump_epoch=False`` (the 0.11.0.0-0.11.0.1 timeout abort, before KAFKA-6119) no fence is prepared and the abort uses
+    the current epoch. With ``tv2`` (server transaction.version 2) and ``tv2_double_bump`` (the 2024
+    snapshot and 4.0.0) ``prepareAbortOrCommit`` bumps once more: the PrepareAbort carries epoch + 2 and
+    lastEpoch = epoch + 1, so the fenced producer's EndTxn is neither "current" nor a "retry" and gets
+    PRODUCER_FENCED. KAFKA-19367 (apache/kafka PR #19910, June 2025; in the 4.0 branch via #19991, and
+    4.1+) removed that second bump (``tv2_double_bump=False``): the PrepareAbort carries the fenced epoch
+    + 1 only, so the timed-out producer's EndTxn(ABORT, epoch) is a TV2 retry (fidelity audit B3).
     """
     if not bump_epoch:
         return AbortOutcome(*end_txn(meta, meta.producer_id, meta.epoch, TxnResult.ABORT,
@@ -55,21 +58,23 @@ def fence_and_abort(meta: TxnMeta, *, max_epoch: int, bump_epoch: bool = True, t
                                   has_failed_epoch_fence=meta.has_failed_epoch_fence)
     pending = meta._replace(pending_state=int(TxnState.PREPARE_EPOCH_FENCE))
     return AbortOutcome(*end_txn(pending, meta.producer_id, fenced, TxnResult.ABORT, is_from_client=False,
-                                 tv2_bump=tv2))
+                                 tv2_bump=tv2 and tv2_double_bump))
 
 
-def abort_timed_out(meta: TxnMeta, *, max_epoch: int, bump_epoch: bool = True, tv2: bool = False) -> AbortOutcome:
+def abort_timed_out(meta: TxnMeta, *, max_epoch: int, bump_epoch: bool = True, tv2: bool = False,
+                    tv2_double_bump: bool = True) -> AbortOutcome:
     """The timeout abort; NONE with no write if the transaction is not (or no longer) Ongoing."""
     if not can_time_out(meta):
         return AbortOutcome(int(Errors.NONE), meta, False)
-    return fence_and_abort(meta, max_epoch=max_epoch, bump_epoch=bump_epoch, tv2=tv2)
+    return fence_and_abort(meta, max_epoch=max_epoch, bump_epoch=bump_epoch, tv2=tv2, tv2_double_bump=tv2_double_bump)
 
 
-def init_producer_id_on_ongoing(meta: TxnMeta, *, max_epoch: int, tv2: bool = False) -> AbortOutcome:
+def init_producer_id_on_ongoing(meta: TxnMeta, *, max_epoch: int, tv2: bool = False,
+                                tv2_double_bump: bool = True) -> AbortOutcome:
     """InitProducerId for a transactional id whose transaction is Ongoing (not pending): fence the
     producer, abort the transaction, and answer CONCURRENT_TRANSACTIONS (the error of the abort if it
     failed). The client retries; the retry meets PrepareAbort (CONCURRENT_TRANSACTIONS) until the
     markers complete, then bumps the epoch again in Empty/CompleteAbort."""
-    out = fence_and_abort(meta, max_epoch=max_epoch, bump_epoch=True, tv2=tv2)
+    out = fence_and_abort(meta, max_epoch=max_epoch, bump_epoch=True, tv2=tv2, tv2_double_bump=tv2_double_bump)
     err = out.error if out.error != Errors.NONE else int(Errors.CONCURRENT_TRANSACTIONS)
     return AbortOutcome(err, out.meta, out.wrote)
