@@ -304,6 +304,8 @@ class EosPipeline(Machine):
             # InitProducerId runs again only for a KIP-360 bump after a timed-out batch, for a new
             # task owner (per-partition), or for a fenced thread that rejoined
             off.add("InitProducerId")
+        if self.tv_change == "none":
+            off.add("ClientTransactionVersion")  # no client switches its transaction version
         return frozenset(off)
 
     def tid_of(self, instance: int) -> int:
