@@ -17,8 +17,10 @@ from .counterexample import CounterexampleError, counterexample_from_violation, 
 from .counterexample import write_counterexample
 from .spec import DEADLOCK, Spec, SpecError, build_machine, collect_spec_paths, load_spec, spec_to_options
 
+from .explore.options import STRATEGIES
+
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
-ENGINES = ("bfs", "dfs", "simulate", "parallel", "spark")
+ENGINES = tuple(STRATEGIES)
 
 
 class UsageError(Exception):
@@ -91,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     eng.add_argument("--seed", type=_non_negative_int, metavar="N", help="simulate: random seed")
     eng.add_argument("--no-deadlock", action="store_true", help="do not report deadlocks")
     eng.add_argument("--no-symmetry", action="store_true", help="do not reduce by symmetry")
+    eng.add_argument("--view", metavar="NAME",
+                     help="deduplicate on this view of the model (TLC's VIEW; 'none': no view, "
+                          "even the model's default); independent of --no-symmetry")
     eng.add_argument("--check-symmetry", action="store_true",
                      help="also run without symmetry reduction and compare verdicts, shortest trace "
                           "lengths and (where computable) orbit sizes; a mismatch fails the spec")
@@ -199,6 +204,7 @@ def cli_overrides(args: argparse.Namespace) -> dict[str, Any]:
         "seed": args.seed,
         "check_deadlock": False if args.no_deadlock else None,
         "symmetry": False if args.no_symmetry else None,
+        "view": args.view,
         "workers": args.workers,
         "spark_master": args.master,
         "checkpoint_dir": args.checkpoint,
@@ -216,6 +222,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from .explore import explore
     from .explore.errors import EngineSetupError
     from .fingerprint import UnstableStateError
+    from .state_view import UnknownViewError
     from .progress import make_progress
     from .graph import write_graph
     from .report import make_outcome, print_stats, print_table, write_junit, write_summary
@@ -231,6 +238,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             result = explore(machine, options, progress)
         except UnstableStateError as exc:
             raise BadInput(f"{spec.path}: model {spec.model} builds an unstable state: {exc}") from None
+        except UnknownViewError as exc:
+            raise BadInput(f"{spec.path}: model {spec.model}: {exc}") from None
         except EngineSetupError as exc:
             raise BadInput(f"{spec.path}: {options.strategy} engine: {_one_line(exc)}") from None
         outcome = make_outcome(spec, result, list(machine.actions))

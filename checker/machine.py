@@ -16,7 +16,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+if TYPE_CHECKING:
+    from .state_view import View
 
 State = Any  # a hashable tuple of ints/bools/tuples; see the module docstring
 Step = tuple  # (action name, *parameters)
@@ -44,6 +47,15 @@ class Machine(ABC):
 
     #: action name -> parameter names, in the order they follow the name in a step
     actions: Mapping[str, tuple[str, ...]] = {}
+
+    #: How states are fingerprinted (``checker.fingerprint``). ``"encoded"`` is sound for any
+    #: int/bool/tuple state. ``"hash"`` is CPython's ``hash``, several times faster, and sound only
+    #: when every leaf is an int ``x`` with ``|x| < 2**61 - 1`` and ``x != -2`` (or a bool in a
+    #: position that never holds an int): a machine sets it when its encoding guarantees that.
+    fingerprint_kind: ClassVar[str] = "encoded"
+
+    #: the view (``views()``) every run of this machine uses unless it names another or "none"
+    default_view: ClassVar[str | None] = None
 
     @abstractmethod
     def init_states(self) -> Iterable[State]:
@@ -83,6 +95,10 @@ class Machine(ABC):
 
     def import_states(self, exported: Any) -> list[State]:
         return exported
+
+    def views(self) -> Mapping[str, View]:
+        """Projections a run may deduplicate on (TLC's VIEW), by name; see ``checker.state_view``."""
+        return {}
 
     def has_symmetry(self) -> bool:
         """Whether ``canonical`` may differ from the identity; the engines call it only then. A

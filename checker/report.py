@@ -117,13 +117,18 @@ def print_stats(console: Console, outcome: Outcome) -> None:
                   f"{s.queue:,} states left on queue.")
     console.print(f"  The depth of the complete state graph search is {s.depth}."
                   if outcome.result.verdict == "holds" else f"  Depth reached: {s.depth}.")
+    if outcome.result.view:
+        console.print(f"  View: {outcome.result.view}; states with the same view are one state "
+                      "(--view none turns it off).")
     if outcome.result.symmetry:
         console.print(f"  Symmetry reduction: {outcome.result.symmetry}; distinct states are one per orbit "
                       "(--no-symmetry counts them all).")
     console.print(f"  {seconds(s.elapsed)}: {s.states_per_second:,.0f} distinct states/s, "
                   f"{s.generated_per_second:,.0f} generated states/s.")
     console.print(f"  Fingerprint collision probability: {s.collision_probability:.1e} "
-                  "(optimistic estimate, as TLC's)")
+                  "(optimistic estimate, as TLC's)" + (
+                      f"; {s.observed_collision:.1e} based on the actual fingerprints"
+                      if s.observed_collision is not None else ""))
     actions = outcome.actions or sorted(s.coverage)
     if actions:
         cov = Table(box=None, padding=(0, 2), show_edge=False, pad_edge=False)
@@ -229,6 +234,7 @@ def stats_json(s: Stats, actions: Sequence[str]) -> dict[str, Any]:
         "states_per_second": round(s.states_per_second, 3),
         "generated_per_second": round(s.generated_per_second, 3),
         "collision_probability": s.collision_probability,
+        "observed_collision_probability": s.observed_collision,
         "coverage": {a: {"generated": s.coverage[a].generated if a in s.coverage else 0,
                          "distinct": s.coverage[a].distinct if a in s.coverage else 0}
                      for a in names},
@@ -253,6 +259,7 @@ def summary(outcomes: Sequence[Outcome]) -> dict[str, Any]:
             "stats": stats_json(o.result.stats, o.actions),
             "notes": list(o.result.notes),
             "symmetry": o.result.symmetry,
+            "view": o.result.view,
         })
     failed = sum(not o.met for o in outcomes)
     return {

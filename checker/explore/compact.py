@@ -435,6 +435,12 @@ class CompactVisited:
                 return self._parents.chain(index)
         raise KeyError(f"fingerprint {target:#x} not found at BFS level {level}")
 
+    def observed_collision(self) -> float | None:
+        """TLC's estimate "based on the actual fingerprints" (``fingerprint``) over this set."""
+        from ..fingerprint import observed_collision_probability
+
+        return observed_collision_probability(self._set.values())
+
     def nbytes(self) -> int:
         """Bytes held in RAM by the fingerprint table and the parent links."""
         return self._set.nbytes + self._parents.nbytes

@@ -67,13 +67,14 @@ def run_key(machine: Machine, symmetry: bool, properties: Iterable[str], check_d
         h.update(_ADDRESS.sub("", f"{name}={value!r}\n").encode())
     h.update(f"symmetry={symmetry} deadlock={check_deadlock} props={sorted(properties)}\n".encode())
     # Behaviour: the first states in BFS order, so an edited model under the same name differs.
-    canonical = machine.canonical if symmetry else (lambda s: s)
-    frontier = list(machine.init_states())
+    from .expand import bfs_walk, Expander
+
+    walker = Expander(machine, symmetry=symmetry, check_deadlock=False, no_properties=True)
     seen: list[int] = []
-    while frontier and len(seen) < sample:
-        state = frontier.pop(0)
-        seen.append(hash(canonical(state)) & MASK64)
-        frontier.extend(nxt for _, nxt in machine.successors(state))
+    for _level, _parent, _step, _state, fp, _new in bfs_walk(walker):
+        seen.append(fp & MASK64)
+        if len(seen) >= sample:
+            break
     h.update(np.asarray(seen, dtype=np.uint64).tobytes())
     return h.hexdigest()
 
