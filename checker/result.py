@@ -90,5 +90,8 @@ class Result:
     #: the explored state graph (networkx MultiDiGraph) when ExploreOptions.record_graph asked for
     #: it and the space was small enough; see checker.graph
     graph: Any = None
+    #: the explored edges (``explore.stores.EdgeStore``) when ExploreOptions.record_edges asked
+    #: for them (BFS), for analyses of the whole graph such as liveness
+    edges: Any = None
     #: the view deduplication used (``checker.state_view``), None without one
     view: str | None = None

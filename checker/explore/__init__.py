@@ -56,6 +56,8 @@ def explore(machine: Machine, options: ExploreOptions, progress: Progress | None
 
 def _dispatch(machine: Machine, options: ExploreOptions, progress: Progress | None) -> Result:
     strategy = STRATEGIES[options.strategy]
-    module = importlib.import_module(f"{__name__}.{strategy.module}")
+    # a bare name is a module of this package; a dotted one is imported as it is (plug-ins, tests)
+    path = strategy.module if "." in strategy.module else f"{__name__}.{strategy.module}"
+    module = importlib.import_module(path)
     result: Result = getattr(module, strategy.function)(machine, options, progress)
     return result

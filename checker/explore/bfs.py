@@ -27,15 +27,17 @@ result, so counts and traces are identical in every run and process.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..machine import Machine
 from ..result import Result, Stats
 from ..trace import to_violation
 from .common import Ticker, build_coverage, limit_notes, verdict_of
 from .compact import CompactVisited
-from .expand import Expander, Pending, add_counts, count_new
+from .expand import Expander, add_counts, count_new
 from .options import ExploreOptions
+from .stores import EdgeStore, LevelQueue, LevelStore
 
 if TYPE_CHECKING:
     from ..progress import Progress
@@ -54,6 +56,14 @@ class _Stop(Exception):
     """Raised to leave every level of the loop at once (first violation found)."""
 
 
+def _compact_store() -> LevelStore:
+    return CompactVisited(spill_bytes=PARENT_SPILL_BYTES)
+
+
+#: the BFS's visited set and parent links (``stores.LevelStore``); ``visited.VisitedSet`` fits too
+STORE: Callable[[], LevelStore] = _compact_store
+
+
 def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | None = None) -> Result:
     expander = Expander(machine, options.properties, symmetry=options.symmetry, view=options.view,
                         check_deadlock=options.check_deadlock, stop_at_first=options.stop_at_first)
@@ -61,7 +71,7 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
     max_states = options.max_states
     max_depth = options.max_depth
 
-    visited = CompactVisited(spill_bytes=PARENT_SPILL_BYTES)
+    visited = STORE()
     known = visited.known()
     found = expander.found
     gen_cov: dict[str, int] = {}  # generated per action; their sum is the generated count
@@ -70,11 +80,9 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
     level = 1
     limit_hit: str | None = None
     ticker = Ticker(progress, "bfs", options.max_seconds)
-
-    frontier: list[Any] = []
-    frontier_fps: list[int] = []
-    next_frontier: list[Any] = []
-    chunk_end = 0  # frontier[:chunk_end] is expanded (for the queue figure on a stop)
+    queue = LevelQueue([], [])
+    edges = EdgeStore() if options.record_edges else None
+    chunk_edges: list[tuple[int, int, object]] | None = [] if edges is not None else None
 
     try:
         # ---- level 1: the initial states
@@ -86,8 +94,8 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
             limit_hit = "states"
         for i in new:
             state = init_states[i]
-            frontier.append(state)
-            frontier_fps.append(init_fps[i])
+            queue.states.append(state)
+            queue.refs.append(init_fps[i])
             # state by state: the first initial state breaking any property is the one reported
             expander.check_invariants([state], [init_fps[i]], 1)
             if expander.stopped:
@@ -97,15 +105,15 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
             raise _Stop
 
         # ---- the levels after it
-        while frontier:
+        while queue.states:
             last_level = max_depth is not None and level >= max_depth
-            next_frontier = []
-            next_fps: list[int] = []
-            expander.check_sample(frontier[:SAMPLE], SAMPLE)
-            for chunk_start in range(0, len(frontier), CHUNK):
-                chunk_end = min(chunk_start + CHUNK, len(frontier))
-                cand = expander.expand_chunk(frontier[chunk_start:chunk_end],
-                                             frontier_fps[chunk_start:chunk_end], level, known)
+            expander.check_sample(queue.states[:SAMPLE], SAMPLE)
+            for chunk_start, chunk_end in queue.chunks(CHUNK):
+                states, refs = queue.take(chunk_start, chunk_end)
+                cand = expander.expand_chunk(states, refs, level, known, edges=chunk_edges)
+                if edges is not None and chunk_edges:
+                    edges.add(chunk_edges)
+                    chunk_edges.clear()
                 add_counts(gen_cov, cand.gen_cov)
                 if cand.stopped:
                     raise _Stop
@@ -122,14 +130,11 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                     new_states = [cand_states[i] for i in new]
                     new_fps = [cand_fps[i] for i in new]
                     count_new(new_cov, cand.steps, new)
-                    next_frontier.extend(new_states)
-                    next_fps.extend(new_fps)
+                    queue.push(new_states, new_fps)
                     expander.check_invariants(new_states, new_fps, level + 1)
                     if expander.stopped:
                         raise _Stop
-                # Expanded states are no longer needed (traces are rebuilt from fingerprints):
-                # dropping them now lowers the peak of two levels' states held at once.
-                frontier[chunk_start:chunk_end] = [None] * (chunk_end - chunk_start)
+                queue.release(chunk_start, chunk_end)
                 if overflow:
                     limit_hit = "depth" if last_level else "states"
                     if not last_level:
@@ -137,33 +142,28 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                 if ticker.out_of_time():
                     limit_hit = "time"
                     raise _Stop
-                ticker.maybe_update(lambda: Stats(len(visited), generated + sum(gen_cov.values()), level,
-                                                  len(frontier) - chunk_end + len(next_frontier),
-                                                  ticker.elapsed()), level)
+                ticker.maybe_update(lambda: Stats(len(visited), generated + sum(gen_cov.values()),
+                                                  level, queue.left(), ticker.elapsed()), level)
             visited.end_level()
-            if next_frontier:
+            if queue.next_states:
                 level += 1
-            frontier, frontier_fps = next_frontier, next_fps
-            next_frontier = []
-            chunk_end = 0
-        queue = 0
+            queue.advance()
+        left = 0
     except _Stop:
         # The chunk that stopped the run counts as expanded (its successors were generated).
-        queue = len(frontier) - chunk_end + len(next_frontier)
-        if next_frontier:
+        left = queue.left()
+        if queue.next_states:
             level += 1
         visited.end_level()
 
     generated += sum(gen_cov.values())
-    stats = Stats(distinct=len(visited), generated=generated, depth=level, queue=queue,
+    stats = Stats(distinct=len(visited), generated=generated, depth=level, queue=left,
                   elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov),
                   observed_collision=visited.observed_collision())
-    violations = [to_violation(machine, _chain(visited, f), f, fpr) for f in found]
+    violations = [to_violation(machine, visited.chain(f.ref, f.level), f, fpr) for f in found]
     visited.close()
     ticker.finish(stats)
-    return Result(verdict=verdict_of(violations, limit_hit), strategy="bfs", stats=stats,
-                  violations=violations, limit_hit=limit_hit, notes=limit_notes(limit_hit, options))
-
-
-def _chain(visited: CompactVisited, f: Pending) -> list[int]:
-    return visited.chain(f.ref, f.level)
+    result = Result(verdict=verdict_of(violations, limit_hit), strategy="bfs", stats=stats,
+                    violations=violations, limit_hit=limit_hit, notes=limit_notes(limit_hit, options))
+    result.edges = edges
+    return result

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Strategy:
-    """An engine: ``checker.explore.<module>.<function>(machine, options, progress) -> Result``."""
+    """An engine: ``checker.explore.<module>.<function>(machine, options, progress) -> Result``
+    (a dotted ``module`` is imported as it is)."""
 
     name: str
     module: str
@@ -44,5 +45,6 @@ class ExploreOptions:
     seed: int = 0                    # simulate
     workers: int = 2                 # parallel
     record_graph: bool = False       # keep the explored graph (networkx MultiDiGraph) in result.graph
+    record_edges: bool = False       # bfs: keep every explored edge in flat arrays (stores.EdgeStore) in result.edges
     spark_master: str | None = None  # spark
     checkpoint_dir: str | None = None  # spark
