@@ -76,8 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     with args.out.open("a") as f:
         for row in rows:
             f.write(json.dumps(row) + "\n")
-    lines = [f"bench/bench_fingerprint.py, run {run}, Python {platform.python_version()}; best of "
-             f"{args.repeat} passes over up to {args.states:,} BFS states per model.", "",
+    head = (f"bench/bench_fingerprint.py, run {run}, Python {platform.python_version()}; best of "
+            f"{args.repeat} passes over up to {args.states:,} BFS states per model.")
+    lines = [head, "",
              "| model | kind used | hash ns/state | encoded ns/state | encoded / hash | successors ns/generated | load |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:

@@ -270,7 +270,8 @@ class _SparkBFS:
         """The level dataset to continue from; None when a stored run has nothing left to do."""
         if self.store is None:
             return self.initial()
-        key = run_key(self.machine, self.symmetry, self.checked, self.options.check_deadlock)
+        key = run_key(self.machine, self.symmetry, self.checked, self.options.check_deadlock,
+                      view=self.options.view)
         manifest = self.store.load_manifest()
         if manifest is not None and manifest.get("run_key") != key:
             raise CheckpointError(
