@@ -138,6 +138,7 @@ def test_colliding_model_simulated_reaches_all_44():
 def test_colliding_model_has_44_states_on_spark():
     result = explore(Colliding(), ExploreOptions(strategy="spark", spark_master="local[2]"))
     assert result.stats.distinct == 44
+    assert result.stats.observed_collision is not None and result.stats.observed_collision < 1e-6
 
 
 def test_hash_kind_machine_with_colliding_values_is_refused():

@@ -1,8 +1,8 @@
 """Breadth-first exploration (TLC's default mode): complete, with shortest counterexamples.
 
 Level-synchronous: the frontier holds the states of one level (distance from the initial states);
-only fingerprints (``hash`` of the canonical state) and parent links stay in memory for states
-already expanded, in flat buffers (``compact.CompactVisited``: a fingerprint table slot plus 12
+only fingerprints (``checker.fingerprint``: of the canonical state, or of its view) and parent
+links stay in memory for states already expanded, in flat buffers (``compact.CompactVisited``: a fingerprint table slot plus 12
 bytes of parent link per state; ``visited.VisitedSet`` is the plain-Python reference it is tested
 against); parent links past ``PARENT_SPILL_BYTES`` go to a temporary file. Counterexample traces
 are rebuilt at the end by re-executing the machine along the parent chain

@@ -344,7 +344,7 @@ class CompactVisited:
     """The BFS's visited set in flat buffers; a drop-in for ``visited.VisitedSet``.
 
     Same interface and contract (``known``, ``insert_batch``, ``end_level``, ``chain``, ``len``,
-    ``nbytes``; fingerprints are signed ``hash()`` values; new candidates reported in candidate
+    ``nbytes``; fingerprints are signed 64-bit ints; new candidates reported in candidate
     order, first occurrence wins), but a distinct state costs a ``FingerprintSet`` slot plus 12
     bytes of parent link (its fingerprint and its parent's index) instead of a Python set entry.
 

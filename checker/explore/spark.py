@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..fingerprint import MASK64
+from ..fingerprint import MASK64, observed_collision_probability
 from ..machine import Machine
 from ..result import Result, Stats, TraceStep, Violation
 from ..trace import rebuild_trace
@@ -128,6 +128,14 @@ class _Links:
         if i >= len(child) or int(child[i]) != fp:
             raise KeyError(f"fingerprint {fp:#x} not found at BFS level {level}")
         return int(parent[i])
+
+    def observed_collision(self, distinct: int) -> float | None:
+        """The estimate from the fingerprints seen, when every level's links are in memory (not
+        when they live in the checkpoint only)."""
+        kept = [child for child, _ in self.levels.values()]
+        if sum(len(c) for c in kept) != distinct:
+            return None
+        return observed_collision_probability(np.concatenate(kept) if kept else EMPTY)
 
     def chain(self, level: int, fp: int) -> list[int]:
         out = [fp]
@@ -498,6 +506,7 @@ class _SparkBFS:
         if out is not None:
             out.unpersist(blocking=False)
         stats = self.stats()
+        stats.observed_collision = self.links.observed_collision(self.distinct)
         violations = [self._violation(f) for f in self.found]
         opts = self.options
         verdict = verdict_of(violations, self.limit_hit)

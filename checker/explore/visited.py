@@ -10,7 +10,7 @@ The interface is batch-shaped (``insert_batch`` over a chunk of candidates) so t
 implementation (e.g. a numpy hash table or sorted array) can replace ``VisitedSet`` without
 touching the BFS loop. What the BFS uses: ``known()``, ``insert_batch(fps, parents, room)``,
 ``end_level()``, ``chain(fp, level)``, ``len()``. Fingerprints arrive as signed Python ints
-(``hash()`` values; ``np.array(fps, dtype=np.int64).view(np.uint64)`` converts a batch). Any
+(``np.array(fps, dtype=np.int64).view(np.uint64)`` converts a batch). Any
 replacement must keep ``insert_batch``'s order contract: the new candidates are reported in
 candidate order, first occurrence wins, which keeps runs deterministic.
 
