@@ -126,9 +126,10 @@ def print_stats(console: Console, outcome: Outcome) -> None:
     console.print(f"  {seconds(s.elapsed)}: {s.states_per_second:,.0f} distinct states/s, "
                   f"{s.generated_per_second:,.0f} generated states/s.")
     console.print(f"  Fingerprint collision probability: {s.collision_probability:.1e} "
-                  "(optimistic estimate, as TLC's)" + (
-                      f"; {s.observed_collision:.1e} based on the actual fingerprints"
-                      if s.observed_collision is not None else ""))
+                  "(optimistic estimate, as TLC's)")
+    if s.observed_collision is not None:
+        console.print(f"  Based on the actual fingerprints: {s.observed_collision:.1e} "
+                      "(1 / the smallest gap between two)")
     actions = outcome.actions or sorted(s.coverage)
     if actions:
         cov = Table(box=None, padding=(0, 2), show_edge=False, pad_edge=False)

@@ -131,8 +131,10 @@ def test_spec_names_the_view_and_the_summary_reports_it(pairs_spec, tmp_path, ca
     out = capsys.readouterr().out
     assert code == 0
     assert "View: x (x only)" in out
+    assert "Based on the actual fingerprints: " in out  # TLC's second collision estimate
     entry = json.loads((tmp_path / "s.json").read_text())["specs"][0]
     assert entry["view"] == "x (x only)" and entry["stats"]["distinct"] == 4
+    assert 0 < entry["stats"]["observed_collision_probability"] < 1e-6
     # --view overrides the spec; --no-symmetry does not touch it
     code = main(["check", str(path), "--out", str(tmp_path / "cx"), "--json", str(tmp_path / "s.json"),
                  "--no-progress", "--quiet", "--view", "none", "--no-symmetry"])
