@@ -140,12 +140,13 @@ class _Worker:
 
     # -- pipe protocol
     def serve(self) -> None:
-        handlers: dict[str, Callable[..., Any]] = {"expand": self.expand, "absorb": self.absorb, "decide": self.decide,
-                    "settle": self.settle,
-                    "commit": self.commit, "give": self.give, "take": self.take,
-                    "chain": self.parents.link, "memory": self.memory,
-                    "nbytes": lambda: self.visited.nbytes + self.parents.nbytes,
-                    "fingerprints": self.visited.values}
+        handlers: dict[str, Callable[..., Any]] = {
+            "expand": self.expand, "absorb": self.absorb, "decide": self.decide,
+            "settle": self.settle,
+            "commit": self.commit, "give": self.give, "take": self.take,
+            "chain": self.parents.link, "memory": self.memory,
+            "nbytes": lambda: self.visited.nbytes + self.parents.nbytes,
+            "fingerprints": self.visited.values}
         while True:
             cmd, *args = self.conn.recv()
             if cmd == "stop":
