@@ -170,7 +170,7 @@ def test_interned_ids_lie_in_the_hash_domain_and_collisions_name_the_field():
 #: is walked and every state checked against the domain, with each NamedTuple field holding
 #: either bools or ints, never both
 HASH_KIND_SPECS = ["spurious-oos-broker-0.11", "kip890-tv2", "zombie-reinit-pre-kip360",
-                   "late-produce-kip447"]
+                   "late-produce-kip447", "examples/twophase-3rm-consistent"]
 
 
 def _leaf_types(state, where, types):
