@@ -117,6 +117,7 @@ def explore_dfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                 stop = take_findings()
             steps += 1
             if steps % _CHECK_EVERY == 0:
+                expander.check_sample([nxt], 16)  # the fingerprint's domain, deep in the run too
                 if ticker.out_of_time():
                     limit_hit = "time"
                     break

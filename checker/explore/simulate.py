@@ -92,6 +92,7 @@ def explore_simulate(machine: Machine, options: ExploreOptions, progress: Progre
             walk.append(TraceStep(step, state))
         longest = max(longest, len(walk))
         walks_done += 1
+        expander.check_sample([state], 16)  # the fingerprint's domain where this walk ended
         if max_states is not None and len(seen) >= max_states:
             limit_hit = "states"
             break
