@@ -20,6 +20,7 @@ from .counterexample import (
     load_counterexample,
     write_counterexample,
 )
+from .explore.options import STRATEGIES
 from .outfile import OutputError
 from .preflight import PreflightError, check_options, check_outputs, graph_paths
 from .signals import Terminated, handle_termination
@@ -34,7 +35,7 @@ from .spec import (
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
-ENGINES = ("bfs", "dfs", "simulate", "parallel", "spark")
+ENGINES = tuple(STRATEGIES)
 
 
 class UsageError(Exception):
@@ -107,6 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
     eng.add_argument("--seed", type=_non_negative_int, metavar="N", help="simulate: random seed")
     eng.add_argument("--no-deadlock", action="store_true", help="do not report deadlocks")
     eng.add_argument("--no-symmetry", action="store_true", help="do not reduce by symmetry")
+    eng.add_argument("--view", metavar="NAME",
+                     help="deduplicate on this view of the model (TLC's VIEW; 'none': no view, "
+                          "even the model's default); independent of --no-symmetry")
     eng.add_argument("--check-symmetry", action="store_true",
                      help="also run without symmetry reduction and compare verdicts, shortest trace "
                           "lengths and (where computable) orbit sizes; a mismatch fails the spec")
@@ -234,6 +238,7 @@ def cli_overrides(args: argparse.Namespace) -> dict[str, Any]:
         "seed": args.seed,
         "check_deadlock": False if args.no_deadlock else None,
         "symmetry": False if args.no_symmetry else None,
+        "view": args.view,
         "workers": args.workers,
         "spark_master": args.master,
         "checkpoint_dir": args.checkpoint,
@@ -310,6 +315,7 @@ def _explore(explore: Any, spec: Spec, machine: Any, options: Any, progress: Any
     from .explore.parallel import WorkerError
     from .fingerprint import UnstableStateError
     from .liveness import LivenessError
+    from .state_view import UnknownViewError
 
     try:
         return explore(machine, options, progress)
@@ -319,6 +325,8 @@ def _explore(explore: Any, spec: Spec, machine: Any, options: Any, progress: Any
         raise BadInput(f"{spec.path}: {options.strategy} engine: {_one_line(exc)}") from None
     except LivenessError as exc:
         raise BadInput(f"{spec.path}: liveness: {_one_line(exc)}") from None
+    except UnknownViewError as exc:
+        raise BadInput(f"{spec.path}: model {spec.model}: {exc}") from None
     except WorkerError as exc:
         # The worker's traceback ends with the exception itself: the line a user can act on.
         lines = [line for line in str(exc).splitlines() if line.strip()]

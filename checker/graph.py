@@ -1,7 +1,7 @@
 """The explored state graph, for reviewers (GraphML/DOT) and for later analyses (shortening, SCCs).
 
-``record_graph`` runs its own BFS (same fingerprints, symmetry and state constraint as the
-engines) and keeps every state as a node and every step as an edge of a ``networkx.MultiDiGraph``
+``record_graph`` runs its own BFS on the expansion core (same fingerprints, symmetry, view and
+state constraint as the engines) and keeps every state as a node and every step as an edge of a ``networkx.MultiDiGraph``
 (multi: two actions can lead from one state to the same state). It refuses spaces above
 ``max_states`` (100,000 by default): a drawing of more is unreadable and the graph's memory is
 hundreds of bytes per edge. Nodes are unsigned 64-bit fingerprints (``checker.fingerprint``) with
@@ -43,49 +43,30 @@ def state_label(machine: Machine, state) -> str:
 
 
 def record_graph(machine: Machine, *, symmetry: bool = True, max_states: int = GRAPH_STATE_LIMIT,
-                 max_depth: int | None = None) -> nx.MultiDiGraph:
+                 max_depth: int | None = None, view: str | None = None) -> nx.MultiDiGraph:
     """BFS over the whole (constrained) space into a MultiDiGraph; raises GraphTooLargeError."""
-    canonical = machine.canonical if symmetry else (lambda s: s)
-    within = machine.within_bounds
+    from .explore.expand import Expander, bfs_walk
+
+    walker = Expander(machine, symmetry=symmetry, view=view, check_deadlock=False, no_properties=True)
     graph = nx.MultiDiGraph()
-
-    def node(state, init: bool) -> tuple[int, bool]:
-        fp = hash(canonical(state)) & MASK64
-        if fp in graph:
-            return fp, False
-        if graph.number_of_nodes() >= max_states:
-            raise GraphTooLargeError(
-                f"state graph not recorded: the space has more than {max_states:,} states "
-                "(graphs are for small runs; lower the bounds)")
-        graph.add_node(fp, label=state_label(machine, state), init=init)
-        return fp, True
-
-    frontier = []
-    for state in machine.init_states():
-        if within(state):
-            fp, new = node(state, True)
-            if new:
-                frontier.append((fp, state))
-    depth = 1
-    while frontier and (max_depth is None or depth < max_depth):
-        depth += 1
-        nxt_frontier = []
-        for fp, state in frontier:
-            for step, nxt in machine.successors(state):
-                if not within(nxt):
-                    continue
-                nfp, new = node(nxt, False)
-                graph.add_edge(fp, nfp, label=machine.format_step(step), action=step[0])
-                if new:
-                    nxt_frontier.append((nfp, nxt))
-        frontier = nxt_frontier
+    for _level, parent, step, state, h, new in bfs_walk(walker, max_depth):
+        fp = h & MASK64
+        if new:
+            if graph.number_of_nodes() >= max_states:
+                raise GraphTooLargeError(
+                    f"state graph not recorded: the space has more than {max_states:,} states "
+                    "(graphs are for small runs; lower the bounds)")
+            graph.add_node(fp, label=state_label(machine, state), init=parent is None)
+        if parent is not None:
+            graph.add_edge(parent & MASK64, fp, label=machine.format_step(step), action=step[0])
     return graph
 
 
 def attach_graph(machine: Machine, options: ExploreOptions, result: Result) -> None:
     """Fill ``result.graph`` as ``options.record_graph`` asks; a note instead if too large."""
     try:
-        result.graph = record_graph(machine, symmetry=options.symmetry, max_depth=options.max_depth)
+        result.graph = record_graph(machine, symmetry=options.symmetry, max_depth=options.max_depth,
+                                    view=options.view)
     except GraphTooLargeError as exc:
         result.graph = None
         result.notes.append(str(exc))

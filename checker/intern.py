@@ -5,12 +5,15 @@ a log, the requests in flight), instead of nesting the parts themselves. Hashing
 a tenth of hashing the nested one, and a rule applied to a part can be memoised on the part's id:
 the same client state recurs in thousands of global states, so its successors are computed once.
 
-An id is the part's own content hash (``hash`` of an int/bool/tuple value), not a counter: it is
-the same in every process, run and Spark executor, so fingerprints of states that hold ids still
-agree across processes (``fingerprint``). Two different parts with one hash would merge silently,
-so ``Interner.intern`` compares with the value already stored under that hash and raises
-``InternCollision`` instead (with 64-bit hashes this is astronomically rare, but CPython's
-``hash(-1) == hash(-2)`` makes a part holding -2 where another holds -1 collide).
+An id is the part's own content hash (``hash`` of an int/bool/tuple value) reduced modulo
+``2**61 - 1``, not a counter: it is the same in every process, run and Spark executor, so
+fingerprints of states that hold ids still agree across processes. The reduction puts every id in
+the range where CPython's int hash is the identity, so a flat state of small ints and ids can use
+the fast ``hash`` fingerprint soundly (``checker.fingerprint``: two ids 2**61-1 apart would
+otherwise hash alike). Two different parts with one id would merge silently, so
+``Interner.intern`` compares with the value already stored under that id and raises
+``InternCollision`` naming the first field where they differ (rare for unrelated values, but
+CPython's ``hash(-1) == hash(-2)`` makes a part holding -2 where another holds -1 collide).
 
 A table lives as long as its process and holds every value interned into it; states that hold ids
 can only be read back in a process that interned their parts. Such a state must therefore pickle
@@ -23,7 +26,9 @@ read as they were on the driver.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
+
+from .fingerprint import P
 
 T = TypeVar("T", bound=Hashable)
 
@@ -43,10 +48,11 @@ class Interner(Generic[T]):
         self.values: dict[int, T] = {}
 
     def intern(self, value: T) -> int:
-        h = hash(value)
+        h = hash(value) % P
         old = self.values.setdefault(h, value)
         if old is not value and old != value:
-            raise InternCollision(f"two different {self.kind} values share the hash {h}: {old!r} and {value!r}")
+            raise InternCollision(f"two different {self.kind} values share the id {h}: they differ at "
+                                  f"{_first_difference(old, value, self.kind)}")
         return h
 
     def __getitem__(self, ident: int) -> T:
@@ -54,3 +60,13 @@ class Interner(Generic[T]):
 
     def __len__(self) -> int:
         return len(self.values)
+
+
+def _first_difference(a: Any, b: Any, path: str) -> str:
+    """The dotted path of the first leaf where ``a`` and ``b`` differ, with both values."""
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+        names = getattr(a, "_fields", None)
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y or type(x) is not type(y):
+                return _first_difference(x, y, f"{path}.{names[i] if names else i}")
+    return f"{path} ({a!r} and {b!r})"

@@ -16,10 +16,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 if TYPE_CHECKING:
     from .liveness.temporal import Fairness, TemporalProperty
+    from .state_view import View
 
 State = Any  # a hashable tuple of ints/bools/tuples; see the module docstring
 Step = tuple  # (action name, *parameters)
@@ -47,6 +48,15 @@ class Machine(ABC):
 
     #: action name -> parameter names, in the order they follow the name in a step
     actions: Mapping[str, tuple[str, ...]] = {}
+
+    #: How states are fingerprinted (``checker.fingerprint``). ``"encoded"`` is sound for any
+    #: int/bool/tuple state. ``"hash"`` is CPython's ``hash``, several times faster, and sound only
+    #: when every leaf is an int ``x`` with ``|x| < 2**61 - 1`` and ``x != -2`` (or a bool in a
+    #: position that never holds an int): a machine sets it when its encoding guarantees that.
+    fingerprint_kind: ClassVar[str] = "encoded"
+
+    #: the view (``views()``) every run of this machine uses unless it names another or "none"
+    default_view: ClassVar[str | None] = None
 
     @abstractmethod
     def init_states(self) -> Iterable[State]:
@@ -102,6 +112,10 @@ class Machine(ABC):
         that removes a request): they cannot fire, so a run does not warn that they never did. An
         action left out here that never fires is reported: usually a guard that is never true."""
         return frozenset()
+
+    def views(self) -> Mapping[str, View]:
+        """Projections a run may deduplicate on (TLC's VIEW), by name; see ``checker.state_view``."""
+        return {}
 
     def has_symmetry(self) -> bool:
         """Whether ``canonical`` may differ from the identity; the engines call it only then. A

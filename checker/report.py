@@ -129,6 +129,9 @@ def print_stats(console: Console, outcome: Outcome) -> None:
                   f"{s.queue:,} states left on queue.")
     console.print(f"  The depth of the complete state graph search is {s.depth}."
                   if outcome.result.verdict == "holds" else f"  Depth reached: {s.depth}.")
+    if outcome.result.view:
+        console.print(f"  View: {outcome.result.view}; states with the same view are one state "
+                      "(--view none turns it off).")
     if outcome.result.symmetry:
         console.print(f"  Symmetry reduction: {outcome.result.symmetry}; distinct states are one per orbit "
                       "(--no-symmetry counts them all).")
@@ -136,6 +139,9 @@ def print_stats(console: Console, outcome: Outcome) -> None:
                   f"{s.generated_per_second:,.0f} generated states/s.")
     console.print(f"  Fingerprint collision probability: {s.collision_probability:.1e} "
                   "(optimistic estimate, as TLC's)")
+    if s.observed_collision is not None:
+        console.print(f"  Based on the actual fingerprints: {s.observed_collision:.1e} "
+                      "(1 / the smallest gap between two)")
     actions = outcome.actions or sorted(s.coverage)
     if actions:
         cov = Table(box=None, padding=(0, 2), show_edge=False, pad_edge=False)
@@ -257,6 +263,7 @@ def stats_json(s: Stats, actions: Sequence[str]) -> dict[str, Any]:
         "states_per_second": round(s.states_per_second, 3),
         "generated_per_second": round(s.generated_per_second, 3),
         "collision_probability": s.collision_probability,
+        "observed_collision_probability": s.observed_collision,
         "coverage": {a: {"generated": s.coverage[a].generated if a in s.coverage else 0,
                          "distinct": s.coverage[a].distinct if a in s.coverage else 0}
                      for a in names},
@@ -288,6 +295,7 @@ def summary(outcomes: Sequence[Outcome]) -> dict[str, Any]:
             "stats": _stats_json(o),
             "notes": list(o.result.notes),
             "symmetry": o.result.symmetry,
+            "view": o.result.view,
         })
     failed = sum(not o.met for o in outcomes)
     return {

@@ -57,6 +57,9 @@ class Stats:
     queue: int = 0  # states left unexplored when the run stopped
     elapsed: float = 0.0
     coverage: dict[str, ActionCoverage] = field(default_factory=dict)
+    #: TLC's second estimate, from the fingerprints kept (``fingerprint.observed_collision_probability``);
+    #: None when the engine could not see them all
+    observed_collision: float | None = None
 
     @property
     def states_per_second(self) -> float:
@@ -90,3 +93,8 @@ class Result:
     #: the explored state graph (networkx MultiDiGraph) when ExploreOptions.record_graph asked for
     #: it and the space was small enough; see checker.graph
     graph: Any = None
+    #: the explored edges (``explore.stores.EdgeStore``) when ExploreOptions.record_edges asked
+    #: for them (BFS), for analyses of the whole graph such as liveness
+    edges: Any = None
+    #: the view deduplication used (``checker.state_view``), None without one
+    view: str | None = None

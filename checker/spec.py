@@ -47,6 +47,7 @@ class CheckOptions:
     max_depth: int | None = None
     max_seconds: float | None = None
     symmetry: bool = True
+    view: str | None = None
     walks: int | None = None
     walk_depth: int | None = None
     seed: int | None = None
@@ -89,6 +90,7 @@ _CHECK_KEYS: dict[str, tuple[str, tuple[type, ...], str, float | None]] = {
     "max_depth": ("max_depth", (int,), "an integer", 1),
     "max_seconds": ("max_seconds", (int, float), "a number", 0),
     "symmetry": ("symmetry", (bool,), "true or false", None),
+    "view": ("view", (str,), "a view name", None),
     "walks": ("walks", (int,), "an integer", 1),
     "walk_depth": ("walk_depth", (int,), "an integer", 1),
     "seed": ("seed", (int,), "an integer", 0),
@@ -388,6 +390,7 @@ def spec_to_options(spec: Spec, cli_overrides: Mapping[str, Any] | None = None) 
         "check_deadlock": c.deadlock,
         "stop_at_first": not c.continue_,
         "symmetry": c.symmetry,
+        "view": c.view,
         "max_states": c.max_states,
         "max_depth": c.max_depth,
         "max_seconds": c.max_seconds,

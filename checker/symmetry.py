@@ -290,39 +290,23 @@ def _same_violations(a: Result, b: Result) -> bool:
 
 def representatives(machine: Machine, options: ExploreOptions) -> list[State] | None:
     """One concrete state per canonical form the reduced exploration visits (the first reached,
-    as the engines keep it), by a plain BFS that keeps states, for orbit counting; meant for
-    small models. ``canonical`` may return a key rather than a state, so states are kept
-    separately. None when ``max_states`` or ``max_depth`` stops it before the end."""
-    seen: set[Hashable] = set()
+    as the engines keep it), by a plain BFS on the expansion core that keeps states, for orbit
+    counting; meant for small models. None when ``max_states`` or ``max_depth`` stops it before
+    the end."""
+    from .explore.expand import Expander, bfs_walk
+
+    walker = Expander(machine, symmetry=True, view=options.view, check_deadlock=False,
+                      no_properties=True)
     reps: list[State] = []
-    frontier: list[State] = []
-    for s in machine.init_states():
-        if not machine.within_bounds(s):
-            continue
-        c = machine.canonical(s)
-        if c not in seen:
-            seen.add(c)
-            frontier.append(s)
-    reps.extend(frontier)
-    depth = 1
     limit = options.max_states
-    while frontier:
-        if options.max_depth is not None and depth >= options.max_depth:
+    for level, _parent, _step, state, _h, new in bfs_walk(walker):
+        if not new:
+            continue
+        if options.max_depth is not None and level > options.max_depth:
             return None
-        nxt: list[State] = []
-        for s in frontier:
-            for _step, t in machine.successors(s):
-                if not machine.within_bounds(t):
-                    continue
-                c = machine.canonical(t)
-                if c not in seen:
-                    seen.add(c)
-                    nxt.append(t)
-                    if limit is not None and len(seen) > limit:
-                        return None
-        reps.extend(nxt)
-        frontier = nxt
-        depth += 1
+        reps.append(state)
+        if limit is not None and len(reps) > limit and level > 1:
+            return None
     return reps
 
 

@@ -25,11 +25,14 @@ re-execution retraces exactly the states the BFS checked.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .fingerprint import MASK64, fingerprint
+from .fingerprint import MASK64, Fingerprinter, fingerprint_fn
 from .machine import Machine, State, Step
-from .result import TraceStep
+from .result import TraceStep, Violation
+
+if TYPE_CHECKING:
+    from .explore.expand import Expander, Pending
 
 #: is_bad(previous state or None, step or None, state) -> True when the trace may end here
 IsBad = Callable[[State | None, Step | None, State], bool]
@@ -44,31 +47,34 @@ class TraceRebuildError(RuntimeError):
     (successors differ between runs or processes) or the chain is corrupt."""
 
 
-def _fp_function(machine: Machine, symmetry: bool) -> Callable[[State], int]:
-    if symmetry:
-        canonical = machine.canonical
-        return lambda s: hash(canonical(s)) & MASK64
-    return fingerprint
+def _walker(machine: Machine, symmetry: bool | Fingerprinter, view: str | None = None) -> Expander:
+    """An expander that checks nothing: re-execution only needs successors and fingerprints."""
+    from .explore.expand import Expander
+
+    fpr = symmetry if isinstance(symmetry, Fingerprinter) else fingerprint_fn(machine, symmetry, view)
+    return Expander(machine, fingerprinter=fpr, check_deadlock=False, no_properties=True)
 
 
-def rebuild_trace(machine: Machine, fingerprints: list[int], symmetry: bool) -> list[TraceStep]:
-    """The concrete trace whose states have these fingerprints (unsigned 64-bit, as ``fingerprint``)."""
+def rebuild_trace(machine: Machine, fingerprints: list[int], symmetry: bool | Fingerprinter,
+                  view: str | None = None) -> list[TraceStep]:
+    """The concrete trace whose states have these fingerprints (as ``fingerprint_fn`` computes
+    them for ``symmetry`` and ``view``, or as the given ``Fingerprinter`` does; signed or not)."""
     if not fingerprints:
         return []
-    fp_of = _fp_function(machine, symmetry)
+    walker = _walker(machine, symmetry, view)
     wanted = [f & MASK64 for f in fingerprints]
-    within = machine.within_bounds
     current = None
-    for state in machine.init_states():
-        if within(state) and fp_of(state) == wanted[0]:
+    _, inits, fps = walker.init_states()
+    for state, h in zip(inits, fps):
+        if h & MASK64 == wanted[0]:
             current = state
             break
     if current is None:
         raise TraceRebuildError(f"no initial state has fingerprint {wanted[0]:#x}")
     trace = [TraceStep(None, current)]
     for index, target in enumerate(wanted[1:], start=2):
-        for step, nxt in machine.successors(current):
-            if within(nxt) and fp_of(nxt) == target:
+        for step, nxt, h in walker.expand_one(current):
+            if h & MASK64 == target:
                 trace.append(TraceStep(step, nxt))
                 current = nxt
                 break
@@ -79,20 +85,32 @@ def rebuild_trace(machine: Machine, fingerprints: list[int], symmetry: bool) -> 
     return trace
 
 
+def to_violation(machine: Machine, chain: list[int], pending: Pending,
+                 fingerprinter: Fingerprinter) -> Violation:
+    """The one way a BFS-style engine (BFS, parallel, Spark) turns a finding into a violation:
+    re-execute the chain of fingerprints to the finding's state, then the offending step."""
+    trace = rebuild_trace(machine, chain, fingerprinter)
+    if pending.kind == "transition":
+        trace.append(TraceStep(pending.step, pending.state))
+    return Violation(property=pending.name, kind=pending.kind, trace=trace,  # type: ignore[arg-type]
+                     found_length=len(trace), shortened_by=SHORTEST)
+
+
 def trace_is_valid(machine: Machine, trace: list[TraceStep]) -> bool:
     """True if the trace starts in an initial state and every step is one the machine can take."""
     if not trace or trace[0].step is not None:
         return False
-    if trace[0].state not in list(machine.init_states()):
+    walker = _walker(machine, False)
+    if trace[0].state not in walker.init_states()[1]:
         return False
     for prev, cur in zip(trace, trace[1:]):
-        if (cur.step, cur.state) not in list(machine.successors(prev.state)):
+        if (cur.step, cur.state) not in [(step, nxt) for step, nxt, _ in walker.expand_one(prev.state)]:
             return False
     return True
 
 
 def shorten_trace(machine: Machine, trace: list[TraceStep], is_bad: IsBad, *,
-                  symmetry: bool = True, budget: int = SHORTEN_BFS_BUDGET) -> list[TraceStep]:
+                  symmetry: bool | Fingerprinter = True, budget: int = SHORTEN_BFS_BUDGET) -> list[TraceStep]:
     """A trace no longer than ``trace`` that also ends in a bad state/step (the plan's contract).
 
     ``trace`` must be valid and end bad (``is_bad(trace[-2].state, trace[-1].step,
@@ -103,7 +121,7 @@ def shorten_trace(machine: Machine, trace: list[TraceStep], is_bad: IsBad, *,
 
 
 def shorten_trace_explained(machine: Machine, trace: list[TraceStep], is_bad: IsBad, *,
-                            symmetry: bool = True, budget: int = SHORTEN_BFS_BUDGET
+                            symmetry: bool | Fingerprinter = True, budget: int = SHORTEN_BFS_BUDGET
                             ) -> tuple[list[TraceStep], str]:
     """``shorten_trace`` plus how: ``SHORTEST`` (a true shortest trace) or ``SHORTCUTS``."""
     found = _bounded_bfs(machine, is_bad, len(trace), symmetry, budget)
@@ -112,54 +130,50 @@ def shorten_trace_explained(machine: Machine, trace: list[TraceStep], is_bad: Is
     return _shortcut(machine, trace, is_bad), SHORTCUTS
 
 
-def _bounded_bfs(machine: Machine, is_bad: IsBad, max_length: int, symmetry: bool, budget: int
+def _bounded_bfs(machine: Machine, is_bad: IsBad, max_length: int, symmetry: bool | Fingerprinter,
+                 budget: int
                  ) -> list[TraceStep] | None:
     """Shortest trace (<= max_length states) ending bad, or None if the budget ran out first.
 
     Returns None also when no bad end is found within max_length, which cannot happen for a valid
     bad input trace unless fingerprints collide; the caller then falls back to shortcuts.
     """
-    canonical = machine.canonical if symmetry else (lambda s: s)
-    within = machine.within_bounds
-    parent: dict[Any, Any] = {}  # canonical key -> canonical key of parent (None for initial)
-    frontier: list[tuple[Any, State]] = []
-    for state in machine.init_states():
-        if not within(state):
+    walker = _walker(machine, symmetry)
+    parent: dict[int, int | None] = {}  # fingerprint -> parent's fingerprint (None for initial)
+    frontier: list[tuple[int, State]] = []
+    _, inits, fps = walker.init_states()
+    for state, h in zip(inits, fps):
+        if h in parent:
             continue
-        key = canonical(state)
-        if key in parent:
-            continue
-        parent[key] = None
+        parent[h] = None
         if is_bad(None, None, state):
-            return rebuild_trace(machine, [fingerprint(key)], symmetry)
-        frontier.append((key, state))
+            return rebuild_trace(machine, [h], walker.fp)
+        frontier.append((h, state))
     length = 1
     while frontier and length < max_length:
         length += 1
-        nxt_frontier: list[tuple[Any, State]] = []
+        nxt_frontier: list[tuple[int, State]] = []
         for key, state in frontier:
-            for step, nxt in machine.successors(state):
-                if not within(nxt):
-                    continue
+            for step, nxt, h in walker.expand_one(state):
                 if is_bad(state, step, nxt):
-                    chain = _key_chain(parent, key)
-                    trace = rebuild_trace(machine, [fingerprint(k) for k in chain], symmetry)
+                    trace = rebuild_trace(machine, _key_chain(parent, key), walker.fp)
                     return trace + [TraceStep(step, nxt)]
-                nkey = canonical(nxt)
-                if nkey in parent:
+                if h in parent:
                     continue
                 if len(parent) >= budget:
                     return None
-                parent[nkey] = key
-                nxt_frontier.append((nkey, nxt))
+                parent[h] = key
+                nxt_frontier.append((h, nxt))
         frontier = nxt_frontier
     return None
 
 
-def _key_chain(parent: dict[Any, Any], key: Any) -> list[Any]:
+def _key_chain(parent: dict[int, int | None], key: int) -> list[int]:
     chain = [key]
-    while (key := parent[key]) is not None:
-        chain.append(key)
+    current = parent[key]
+    while current is not None:
+        chain.append(current)
+        current = parent[current]
     chain.reverse()
     return chain
 
@@ -172,6 +186,7 @@ def _shortcut(machine: Machine, trace: list[TraceStep], is_bad: IsBad) -> list[T
     # properties); protect it by shortening only the prefix up to the second-to-last state when
     # dropping it would change the verdict.
     keep_last_step = len(trace) >= 2 and not is_bad(None, None, states[-1])
+    walker = _walker(machine, False)
     changed = True
     while changed:
         changed = False
@@ -188,7 +203,7 @@ def _shortcut(machine: Machine, trace: list[TraceStep], is_bad: IsBad) -> list[T
                 changed = True
                 break
             best = None
-            for step, nxt in machine.successors(states[i]):
+            for step, nxt, _ in walker.expand_one(states[i]):
                 k = last.get(nxt)
                 if k is not None and k > i + 1 and (best is None or k > best[0]):
                     best = (k, step)
@@ -205,10 +220,17 @@ def _shortcut(machine: Machine, trace: list[TraceStep], is_bad: IsBad) -> list[T
 def bad_end(machine: Machine, kind: str, prop: str) -> IsBad:
     """The ``is_bad`` predicate for a violation of ``prop`` (a property name, or "deadlock")."""
     if kind == "deadlock":
-        successors, is_terminal = machine.successors, machine.is_terminal
+        from .explore.expand import Expander
+
+        walker = Expander(machine, no_properties=True, check_deadlock=True, stop_at_first=False,
+                          fingerprinter=fingerprint_fn(machine, False))
 
         def deadlocked(prev: State | None, step: Step | None, state: State) -> bool:
-            return next(iter(successors(state)), None) is None and not is_terminal(state)
+            before = len(walker.found)
+            walker.violated.clear()
+            for _ in walker.expand_one(state):
+                pass
+            return len(walker.found) > before
         return deadlocked
     check = machine.properties()[prop].check
     if kind == "transition":

@@ -34,6 +34,9 @@ class TwoPhase(Machine):
         "TMRcvPrepared": ("rm",), "RMPrepare": ("rm",), "RMChooseToAbort": ("rm",),
         "RMRcvCommitMsg": ("rm",), "RMRcvAbortMsg": ("rm",),
     }
+    # small non-negative ints only (states, bit sets over at most a few dozen RMs, flags): the
+    # domain where ``hash`` is injective (``checker.fingerprint``)
+    fingerprint_kind = "hash"
 
     def __init__(self, rms: int = 3):
         self.n = rms

@@ -134,13 +134,15 @@ def test_json_summary_keys(tmp_path):
                               "generated": 2292, "elapsed_seconds": 1.0}
     first, second = data["specs"]
     assert set(first) == {"spec", "path", "model", "variant", "switches", "bounds", "strategy",
-                          "expected", "got", "met", "message", "stats", "notes", "symmetry"}
+                          "expected", "got", "met", "message", "stats", "notes", "symmetry",
+                          "view"}
     assert first["symmetry"] is None
     assert first["met"] is True and first["expected"] == {"verdict": "holds", "property": None,
                                                           "length": None}
     assert set(first["stats"]) == {"distinct", "generated", "depth", "queue", "elapsed_seconds",
                                    "states_per_second", "generated_per_second",
-                                   "collision_probability", "coverage", "never_fired", "disabled"}
+                                   "collision_probability", "observed_collision_probability",
+                                   "coverage", "never_fired", "disabled"}
     assert first["stats"]["never_fired"] == ["C"]
     assert first["stats"]["coverage"]["C"] == {"generated": 0, "distinct": 0}
     assert second["met"] is False and second["got"]["verdict"] == "violated"

@@ -1,12 +1,14 @@
-"""Exploration entry point: one function that dispatches on ``ExploreOptions.strategy``.
+"""Exploration entry point: one function that dispatches on ``ExploreOptions.strategy`` through
+the registry (``options.STRATEGIES``).
 
-The parallel and Spark engines are imported lazily: they pull in multiprocessing set-up and
+Engines are imported lazily: the parallel and Spark engines pull in multiprocessing set-up and
 PySpark, which a plain BFS run should not pay for (PySpark alone takes seconds to import).
 """
 
 from __future__ import annotations
 
 import gc
+import importlib
 from typing import TYPE_CHECKING
 
 from ..machine import Machine
@@ -24,11 +26,13 @@ def explore(machine: Machine, options: ExploreOptions, progress: Progress | None
     strategy = options.strategy
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; valid strategies: {', '.join(STRATEGIES)}")
+    from ..state_view import resolve_view
+    view = resolve_view(machine, options.view)  # an unknown name fails here, before any work
     # The cyclic GC would repeatedly walk the millions of state tuples an exploration keeps alive
     # (measured: 15-40% of the run, growing with size); engines create no reference cycles, so
     # it is paused for the run and restored after. Not for Spark, whose py4j bridge makes cycles.
     was_enabled = gc.isenabled()
-    if strategy != "spark":
+    if STRATEGIES[strategy].pause_gc:
         gc.disable()
     try:
         if options.temporal:
@@ -47,6 +51,7 @@ def explore(machine: Machine, options: ExploreOptions, progress: Progress | None
     if options.symmetry and machine.has_symmetry():
         from ..symmetry import describe
         result.symmetry = describe(machine)
+    result.view = view.describe() if view is not None else None
     if options.record_graph and getattr(result, "graph", None) is None:
         from ..graph import attach_graph
         attach_graph(machine, options, result)
@@ -54,22 +59,9 @@ def explore(machine: Machine, options: ExploreOptions, progress: Progress | None
 
 
 def _dispatch(machine: Machine, options: ExploreOptions, progress: Progress | None) -> Result:
-    strategy = options.strategy
-    if strategy == "bfs":
-        from .bfs import explore_bfs
-        result = explore_bfs(machine, options, progress)
-    elif strategy == "dfs":
-        from .dfs import explore_dfs
-        result = explore_dfs(machine, options, progress)
-    elif strategy == "simulate":
-        from .simulate import explore_simulate
-        result = explore_simulate(machine, options, progress)
-    elif strategy == "parallel":
-        from .parallel import explore_parallel
-        result = explore_parallel(machine, options, progress)
-    elif strategy == "spark":
-        from .spark import explore_spark
-        result = explore_spark(machine, options, progress)
-    else:  # pragma: no cover - explore() validated the name
-        raise ValueError(f"unknown strategy {strategy!r}")
+    strategy = STRATEGIES[options.strategy]
+    # a bare name is a module of this package; a dotted one is imported as it is (plug-ins, tests)
+    path = strategy.module if "." in strategy.module else f"{__name__}.{strategy.module}"
+    module = importlib.import_module(path)
+    result: Result = getattr(module, strategy.function)(machine, options, progress)
     return result

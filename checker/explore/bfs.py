@@ -1,8 +1,8 @@
 """Breadth-first exploration (TLC's default mode): complete, with shortest counterexamples.
 
 Level-synchronous: the frontier holds the states of one level (distance from the initial states);
-only fingerprints (``hash`` of the canonical state) and parent links stay in memory for states
-already expanded, in flat buffers (``compact.CompactVisited``: a fingerprint table slot plus 12
+only fingerprints (``checker.fingerprint``: of the canonical state, or of its view) and parent
+links stay in memory for states already expanded, in flat buffers (``compact.CompactVisited``: a fingerprint table slot plus 12
 bytes of parent link per state; ``visited.VisitedSet`` is the plain-Python reference it is tested
 against); parent links past ``PARENT_SPILL_BYTES`` go to a temporary file. Counterexample traces
 are rebuilt at the end by re-executing the machine along the parent chain
@@ -27,16 +27,17 @@ result, so counts and traces are identical in every run and process.
 
 from __future__ import annotations
 
-from collections import Counter
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from ..fingerprint import MASK64, check_state
 from ..machine import Machine
-from ..result import Result, Stats, TraceStep, Violation
-from ..trace import rebuild_trace
-from .common import Ticker, build_coverage, limit_notes, overrides, select_properties, verdict_of
+from ..result import Result, Stats
+from ..trace import to_violation
+from .common import Ticker, build_coverage, limit_notes, verdict_of
 from .compact import CompactVisited
+from .expand import Expander, add_counts, count_new
 from .options import ExploreOptions
+from .stores import EdgeStore, LevelQueue, LevelStore
 
 if TYPE_CHECKING:
     from ..progress import Progress
@@ -47,165 +48,93 @@ PARENT_SPILL_BYTES = 512 << 20
 #: parents expanded between dedup batches, time-limit checks and progress updates
 CHUNK = 2048
 
-#: states of the first two levels checked for process-stable types (check_state) before use
+#: states and successors of each level checked for stable types and the fingerprint's domain
 SAMPLE = 64
-
-_NONE = object()  # marks "no successor yet" for deadlock detection without a per-step counter
 
 
 class _Stop(Exception):
-    """Raised inside the hot loop to leave every level of it at once (first violation found)."""
+    """Raised to leave every level of the loop at once (first violation found)."""
 
 
-class _Found:
-    """A violation seen during the run; its trace is rebuilt once the run is over."""
+def _compact_store() -> LevelStore:
+    return CompactVisited(spill_bytes=PARENT_SPILL_BYTES)
 
-    __slots__ = ("name", "kind", "fp", "level", "step", "state")
 
-    def __init__(self, name: str, kind: str, fp: int, level: int, step: Any = None, state: Any = None):
-        self.name, self.kind, self.fp, self.level = name, kind, fp, level
-        # for transition violations: the offending step and its target (the trace ends with them)
-        self.step, self.state = step, state
+#: the BFS's visited set and parent links (``stores.LevelStore``); ``visited.VisitedSet`` fits too
+STORE: Callable[[], LevelStore] = _compact_store
 
 
 def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | None = None) -> Result:
-    invariants, transitions = select_properties(machine, options.properties)
-    symmetry = options.symmetry and machine.has_symmetry()
-    canonical = machine.canonical
-    bounded = overrides(machine, "within_bounds")
-    within = machine.within_bounds
-    is_terminal = machine.is_terminal
-    check_deadlock = options.check_deadlock
-    stop_at_first = options.stop_at_first
+    expander = Expander(machine, options.properties, symmetry=options.symmetry, view=options.view,
+                        check_deadlock=options.check_deadlock, stop_at_first=options.stop_at_first)
+    fpr = expander.fp
     max_states = options.max_states
     max_depth = options.max_depth
-    successors = machine.successors
 
-    visited = CompactVisited(spill_bytes=PARENT_SPILL_BYTES)
+    visited = STORE()
     known = visited.known()
-    found: list[_Found] = []
-    violated: set[str] = set()  # properties already reported (each once under --continue)
+    found = expander.found
     gen_cov: dict[str, int] = {}  # generated per action; their sum is the generated count
     new_cov: dict[str, int] = {}
     generated = 0  # initial states; successors are summed from gen_cov at the end
     level = 1
     limit_hit: str | None = None
     ticker = Ticker(progress, "bfs", options.max_seconds)
-
-    def report(f: _Found) -> None:
-        found.append(f)
-        violated.add(f.name)
-        if stop_at_first:
-            raise _Stop
-
-    def live_invariants() -> list:
-        return [(n, c) for n, c in invariants if n not in violated]
-
-    def live_transitions() -> list:
-        return [(n, c) for n, c in transitions if n not in violated]
-
-    frontier: list[Any] = []
-    frontier_fps: list[int] = []
-    actions: list[str] = []  # the current chunk's generated steps' actions (counted by Counter, in C)
-    next_frontier: list[Any] = []
-    chunk_end = 0  # frontier[:chunk_end] is expanded (for the queue figure on a stop)
+    queue = LevelQueue([], [])
+    edges = EdgeStore() if options.record_edges else None
+    chunk_edges: list[tuple[int, int, object]] | None = [] if edges is not None else None
 
     try:
         # ---- level 1: the initial states
-        init_fps: list[int] = []
-        init_states: list[Any] = []
-        for state in machine.init_states():
-            generated += 1
-            if bounded and not within(state):
-                continue
-            init_fps.append(hash(canonical(state)) if symmetry else hash(state))
-            init_states.append(state)
+        generated, init_states, init_fps = expander.init_states()
         room = max_states if max_states is not None else None
-        for state in init_states[:SAMPLE]:
-            check_state(state)
+        expander.check_sample(init_states, SAMPLE)
         new, overflow = visited.insert_batch(init_fps, init_fps, room)
         if overflow:
             limit_hit = "states"
         for i in new:
             state = init_states[i]
-            frontier.append(state)
-            frontier_fps.append(init_fps[i])
-            for name, check in invariants:
-                if name not in violated and not check(state):
-                    report(_Found(name, "invariant", init_fps[i], 1))
+            queue.states.append(state)
+            queue.refs.append(init_fps[i])
+            # state by state: the first initial state breaking any property is the one reported
+            expander.check_invariants([state], [init_fps[i]], 1)
+            if expander.stopped:
+                raise _Stop
         visited.end_level()
         if limit_hit:
             raise _Stop
 
         # ---- the levels after it
-        while frontier:
+        while queue.states:
             last_level = max_depth is not None and level >= max_depth
-            invs = live_invariants()
-            trans = live_transitions()
-            next_frontier = []
-            next_fps: list[int] = []
-            for chunk_start in range(0, len(frontier), CHUNK):
-                cand_fps: list[int] = []
-                cand_parents: list[int] = []
-                cand_states: list[Any] = []
-                cand_steps: list[Any] = []
-                fps_append = cand_fps.append
-                par_append = cand_parents.append
-                st_append = cand_states.append
-                step_append = cand_steps.append
-                chunk_seen: set[int] = set()  # a state reached twice in the chunk is buffered once
-                seen_add = chunk_seen.add
-                act_append = actions.append
-                chunk_end = min(chunk_start + CHUNK, len(frontier))
-                for idx in range(chunk_start, chunk_end):
-                    state = frontier[idx]
-                    pfp = frontier_fps[idx]
-                    nxt = _NONE
-                    for step, nxt in successors(state):
-                        act_append(step[0])
-                        if bounded and not within(nxt):
-                            continue
-                        if trans:
-                            for name, check in trans:
-                                if name not in violated and not check(state, step, nxt):
-                                    report(_Found(name, "transition", pfp, level, step, nxt))
-                        h = hash(canonical(nxt)) if symmetry else hash(nxt)
-                        if h in known or h in chunk_seen:  # most successors are old: drop them now
-                            continue
-                        seen_add(h)
-                        fps_append(h)
-                        par_append(pfp)
-                        st_append(nxt)
-                        step_append(step)
-                    if (nxt is _NONE and check_deadlock and "deadlock" not in violated
-                            and not is_terminal(state)):
-                        report(_Found("deadlock", "deadlock", pfp, level))
-                _count(gen_cov, actions)
+            expander.check_sample(queue.states[:SAMPLE], SAMPLE)
+            for chunk_start, chunk_end in queue.chunks(CHUNK):
+                states, refs = queue.take(chunk_start, chunk_end)
+                cand = expander.expand_chunk(states, refs, level, known, edges=chunk_edges)
+                if edges is not None and chunk_edges:
+                    edges.add(chunk_edges)
+                    chunk_edges.clear()
+                add_counts(gen_cov, cand.gen_cov)
+                if cand.stopped:
+                    raise _Stop
                 if last_level:
                     room = 0
                 elif max_states is not None:
                     room = max_states - len(visited)
                 else:
                     room = None
-                new, overflow = visited.insert_batch(cand_fps, cand_parents, room)
+                new, overflow = visited.insert_batch(cand.fps, cand.parents, room)
                 if new:
+                    cand_states = cand.states
+                    cand_fps = cand.fps
                     new_states = [cand_states[i] for i in new]
-                    if level == 1:
-                        for st in new_states[:SAMPLE]:
-                            check_state(st)
                     new_fps = [cand_fps[i] for i in new]
-                    for i in new:
-                        action = cand_steps[i][0]
-                        new_cov[action] = new_cov.get(action, 0) + 1
-                    next_frontier.extend(new_states)
-                    next_fps.extend(new_fps)
-                    for name, check in invs:
-                        if name not in violated and not all(map(check, new_states)):
-                            bad = next(i for i, st in enumerate(new_states) if not check(st))
-                            report(_Found(name, "invariant", new_fps[bad], level + 1))
-                # Expanded states are no longer needed (traces are rebuilt from fingerprints):
-                # dropping them now lowers the peak of two levels' states held at once.
-                frontier[chunk_start:chunk_end] = [None] * (chunk_end - chunk_start)
+                    count_new(new_cov, cand.steps, new)
+                    queue.push(new_states, new_fps)
+                    expander.check_invariants(new_states, new_fps, level + 1)
+                    if expander.stopped:
+                        raise _Stop
+                queue.release(chunk_start, chunk_end)
                 if overflow:
                     limit_hit = "depth" if last_level else "states"
                     if not last_level:
@@ -213,45 +142,28 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                 if ticker.out_of_time():
                     limit_hit = "time"
                     raise _Stop
-                ticker.maybe_update(lambda: Stats(len(visited), generated + sum(gen_cov.values()), level,
-                                                  len(frontier) - chunk_end + len(next_frontier),
-                                                  ticker.elapsed()), level)
+                ticker.maybe_update(lambda: Stats(len(visited), generated + sum(gen_cov.values()),
+                                                  level, queue.left(), ticker.elapsed()), level)
             visited.end_level()
-            if next_frontier:
+            if queue.next_states:
                 level += 1
-            frontier, frontier_fps = next_frontier, next_fps
-            next_frontier = []
-            chunk_end = 0
-        queue = 0
+            queue.advance()
+        left = 0
     except _Stop:
-        _count(gen_cov, actions)  # the steps generated in the chunk so far
         # The chunk that stopped the run counts as expanded (its successors were generated).
-        queue = len(frontier) - chunk_end + len(next_frontier)
-        if next_frontier:
+        left = queue.left()
+        if queue.next_states:
             level += 1
         visited.end_level()
 
     generated += sum(gen_cov.values())
-    stats = Stats(distinct=len(visited), generated=generated, depth=level, queue=queue,
-                  elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov))
-    violations = [_to_violation(machine, visited, f, symmetry) for f in found]
+    stats = Stats(distinct=len(visited), generated=generated, depth=level, queue=left,
+                  elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov),
+                  observed_collision=visited.observed_collision())
+    violations = [to_violation(machine, visited.chain(f.ref, f.level), f, fpr) for f in found]
     visited.close()
     ticker.finish(stats)
-    return Result(verdict=verdict_of(violations, limit_hit), strategy="bfs", stats=stats,
-                  violations=violations, limit_hit=limit_hit, notes=limit_notes(limit_hit, options))
-
-
-def _count(coverage: dict[str, int], actions: list[str]) -> None:
-    """Add ``actions`` to the per-action generated counts and empty it."""
-    for action, n in Counter(actions).items():
-        coverage[action] = coverage.get(action, 0) + n
-    actions.clear()
-
-
-def _to_violation(machine: Machine, visited: CompactVisited, f: _Found, symmetry: bool) -> Violation:
-    chain = [h & MASK64 for h in visited.chain(f.fp, f.level)]
-    trace = rebuild_trace(machine, chain, symmetry)
-    if f.kind == "transition":
-        trace.append(TraceStep(f.step, f.state))
-    return Violation(property=f.name, kind=f.kind, trace=trace, found_length=len(trace),
-                     shortened_by="bfs (shortest)")
+    result = Result(verdict=verdict_of(violations, limit_hit), strategy="bfs", stats=stats,
+                    violations=violations, limit_hit=limit_hit, notes=limit_notes(limit_hit, options))
+    result.edges = edges
+    return result

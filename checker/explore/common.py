@@ -110,7 +110,7 @@ def describe_limit(limit: str, value: Any) -> str:
             "time": f"stopped at the time limit ({value} s)"}.get(limit, f"stopped: {limit}")
 
 
-def shortened_violation(machine: Machine, name: str, kind: str, trace: list, symmetry: bool):
+def shortened_violation(machine: Machine, name: str, kind: str, trace: list, symmetry: Any):
     """A Violation for a trace found by DFS or simulation, shortened (see checker.trace)."""
     from ..result import Violation
     from ..trace import bad_end, shorten_trace_explained

@@ -344,7 +344,7 @@ class CompactVisited:
     """The BFS's visited set in flat buffers; a drop-in for ``visited.VisitedSet``.
 
     Same interface and contract (``known``, ``insert_batch``, ``end_level``, ``chain``, ``len``,
-    ``nbytes``; fingerprints are signed ``hash()`` values; new candidates reported in candidate
+    ``nbytes``; fingerprints are signed 64-bit ints; new candidates reported in candidate
     order, first occurrence wins), but a distinct state costs a ``FingerprintSet`` slot plus 12
     bytes of parent link (its fingerprint and its parent's index) instead of a Python set entry.
 
@@ -434,6 +434,12 @@ class CompactVisited:
             if self._parents.fingerprint(index) == target:
                 return self._parents.chain(index)
         raise KeyError(f"fingerprint {target:#x} not found at BFS level {level}")
+
+    def observed_collision(self) -> float | None:
+        """TLC's estimate "based on the actual fingerprints" (``fingerprint``) over this set."""
+        from ..fingerprint import observed_collision_probability
+
+        return observed_collision_probability(self._set.values())
 
     def nbytes(self) -> int:
         """Bytes held in RAM by the fingerprint table and the parent links."""

@@ -54,17 +54,19 @@ import time
 import traceback
 from array import array
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..fingerprint import MASK64, UnstableStateError, check_state
+from ..fingerprint import MASK64, UnstableStateError, observed_collision_probability
 from ..machine import Machine
-from ..result import Result, Stats, TraceStep, Violation
-from ..trace import rebuild_trace
-from .common import Ticker, build_coverage, limit_notes, overrides, select_properties, verdict_of
+from ..result import Result, Stats, Violation
+from ..trace import rebuild_trace, to_violation
+from .common import Ticker, build_coverage, limit_notes, select_properties, verdict_of
 from .compact import FingerprintSet, ParentStore
+from .expand import Expander, Pending
 from .options import ExploreOptions
 
 if TYPE_CHECKING:
@@ -84,17 +86,8 @@ NO_PARENT = int(ParentStore.NO_PARENT)
 SAMPLE = 64
 
 
-@dataclass
-class _Found:
-    """A violation seen by a worker; ``ref`` is the violating (or, for a transition, the source)
-    state's reference."""
-
-    name: str
-    kind: str
-    ref: int
-    length: int  # trace length in states, the transition's target included
-    step: Any = None
-    state: Any = None
+#: a finding; ``ref`` names the violating (or, for a transition, the source) state
+_Found = Pending
 
 
 @dataclass
@@ -120,8 +113,9 @@ class _Worker:
         self.conn = conn
         self.s = setup
         self.w, self.n = setup.worker, setup.workers
-        invariants, transitions = select_properties(machine, options.properties)
-        self.invariants, self.transitions = invariants, transitions
+        self.expander = Expander(machine, options.properties, symmetry=setup.symmetry,
+                                 view=options.view, check_deadlock=setup.check_deadlock,
+                                 stop_at_first=setup.stop_at_first)
         self.visited = FingerprintSet()
         self.parents = ParentStore(spill_bytes=PARENT_SPILL_BYTES)
         self.violated: set[str] = set()
@@ -147,11 +141,13 @@ class _Worker:
 
     # -- pipe protocol
     def serve(self) -> None:
-        handlers = {"expand": self.expand, "absorb": self.absorb, "decide": self.decide,
-                    "settle": self.settle,
-                    "commit": self.commit, "give": self.give, "take": self.take,
-                    "chain": self.parents.link, "memory": self.memory,
-                    "nbytes": lambda: self.visited.nbytes + self.parents.nbytes}
+        handlers: dict[str, Callable[..., Any]] = {
+            "expand": self.expand, "absorb": self.absorb, "decide": self.decide,
+            "settle": self.settle,
+            "commit": self.commit, "give": self.give, "take": self.take,
+            "chain": self.parents.link, "memory": self.memory,
+            "nbytes": lambda: self.visited.nbytes + self.parents.nbytes,
+            "fingerprints": self.visited.values}
         while True:
             cmd, *args = self.conn.recv()
             if cmd == "stop":
@@ -172,75 +168,48 @@ class _Worker:
     def expand(self, level: int, violated: set[str]) -> dict[str, Any]:
         self.level = level
         self.violated = violated
-        machine = self.machine
-        successors = machine.successors
-        canonical = machine.canonical
-        symmetry = self.s.symmetry
-        bounded = overrides(machine, "within_bounds")
-        within = machine.within_bounds
-        is_terminal = machine.is_terminal
-        trans = [(n, c) for n, c in self.transitions if n not in violated]
-        check_deadlock = self.s.check_deadlock and "deadlock" not in violated
-        stop_at_first = self.s.stop_at_first
-        found: list[_Found] = []
+        expander = self.expander
+        expander.violated = violated
+        found: list[Pending] = []
+        expander.found = found
         generated = 0
+        # One dedup scope for the whole level; everything produced in the previous level is
+        # visited by now (new or not, its owner has it), so successors leading back there are
+        # dropped before any buffering.
         seen: set[int] = set()
-        seen_add = seen.add
-        # Everything produced in the previous level is visited by now (new or not, its owner
-        # has it), so successors leading back there are dropped before any buffering.
         before_seen = self.prev_seen
-        cand_fps, cand_refs, cand_states, cand_acts = array("q"), array("q"), [], []
-        fps_append, refs_append = cand_fps.append, cand_refs.append
-        st_append, act_append_c = cand_states.append, cand_acts.append
+        cand_fps: list[int] = []
+        cand_refs: list[int] = []
+        cand_states: list[Any] = []
+        cand_acts: list[str] = []
         gen_cov: Counter[str] = Counter()
-        all_actions: list[str] = []  # counted per chunk: Counter.update runs in C
-        act_append = all_actions.append
         frontier, refs = self.frontier, self.frontier_refs
         stopped = None
         deadline = self.s.deadline
+        expander.check_sample(frontier[:SAMPLE], SAMPLE)
         for chunk_start in range(0, len(frontier), CHUNK):
             if deadline is not None and time.perf_counter() >= deadline:
                 stopped = "time"
                 break
-            for idx in range(chunk_start, min(chunk_start + CHUNK, len(frontier))):
-                state = frontier[idx]
-                ref = refs[idx]
-                before = generated
-                for step, nxt in successors(state):
-                    generated += 1
-                    action = step[0]
-                    act_append(action)
-                    if bounded and not within(nxt):
-                        continue
-                    if trans:
-                        for name, check in trans:
-                            if name not in self.violated and not check(state, step, nxt):
-                                self.violated.add(name)
-                                found.append(_Found(name, "transition", ref, level + 1, step, nxt))
-                    h = hash(canonical(nxt)) if symmetry else hash(nxt)
-                    if h in seen or h in before_seen:
-                        continue
-                    seen_add(h)
-                    fps_append(h)
-                    refs_append(ref)
-                    st_append(nxt)
-                    act_append_c(action)
-                if generated == before and check_deadlock and not is_terminal(state):
-                    check_deadlock = False
-                    found.append(_Found("deadlock", "deadlock", ref, level))
-                if found and stop_at_first:
-                    stopped = "violation"
-                    break
-            gen_cov.update(all_actions)
-            all_actions.clear()
-            if stopped:
+            chunk_end = min(chunk_start + CHUNK, len(frontier))
+            cand = expander.expand_chunk(frontier[chunk_start:chunk_end], refs[chunk_start:chunk_end],
+                                         level, before_seen, seen)
+            generated += cand.generated
+            gen_cov.update(cand.gen_cov)
+            cand_fps.extend(cand.fps)
+            cand_refs.extend(cand.parents)
+            cand_states.extend(cand.states)
+            cand_acts.extend([step[0] for step in cand.steps])
+            if cand.stopped:
+                stopped = "violation"
                 break
         self.prev_seen = seen
-        signed = np.frombuffer(cand_fps, dtype=np.int64)
+        signed = np.array(cand_fps, dtype=np.int64)
         owners = signed % self.n  # numpy's % takes the divisor's sign, like Python's
         self.by_owner = [np.flatnonzero(owners == d) for d in range(self.n)]
         self.cand_fps = signed.view(np.uint64)
-        self.cand_refs, self.cand_states, self.cand_acts = cand_refs, cand_states, cand_acts
+        self.cand_refs = array("q", cand_refs)
+        self.cand_states, self.cand_acts = cand_states, cand_acts
         # Only fingerprints travel: states stay with the worker that generated them.
         for d in range(self.n):
             if d != self.w:
@@ -311,23 +280,18 @@ class _Worker:
         picked = kept.tolist()
         states = self.cand_states
         frontier = [states[i] for i in picked]
-        if self.level == 1:
-            for state in frontier[:SAMPLE]:
-                check_state(state)
         acts = self.cand_acts
         new_cov = dict(Counter([acts[i] for i in picked]))
-        found: list[_Found] = []
         nw, me = self.n, self.w
-        for name, check in self.invariants:
-            if name in self.violated:
-                continue
-            ok = list(map(check, frontier))
-            if not all(ok):
-                self.violated.add(name)
-                found.append(_Found(name, "invariant", (start + ok.index(False)) * nw + me,
-                                    self.level + 1))
+        frontier_refs = [(start + k) * nw + me for k in range(len(frontier))]
+        # every property that breaks here is reported (the parent keeps the first under stop_at_first)
+        expander = self.expander
+        expander.violated = self.violated
+        expander.stop_at_first = False
+        found = expander.check_invariants(frontier, frontier_refs, self.level + 1)
+        expander.stop_at_first = self.s.stop_at_first
         self.frontier = frontier
-        self.frontier_refs = [(start + k) * nw + me for k in range(len(frontier))]
+        self.frontier_refs = frontier_refs
         self.cand_fps = np.zeros(0, dtype=np.uint64)
         self.cand_refs, self.cand_states, self.cand_acts, self.by_owner = array("q"), [], [], []
         self.keep_own = None
@@ -410,26 +374,23 @@ def _exchange_dir() -> str:
 
 def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progress | None = None) -> Result:
     workers = max(1, int(options.workers))
-    invariants, _ = select_properties(machine, options.properties)  # fails early on unknown names
+    select_properties(machine, options.properties)  # fails early on unknown names
     symmetry = options.symmetry and machine.has_symmetry()
-    canonical = machine.canonical
-    within = machine.within_bounds
+    expander = Expander(machine, options.properties, symmetry=symmetry, view=options.view,
+                        check_deadlock=options.check_deadlock, stop_at_first=options.stop_at_first)
+    fpr = expander.fp
     max_states = options.max_states
     max_depth = options.max_depth
     stop_at_first = options.stop_at_first
     ticker = Ticker(progress, f"parallel x{workers}", options.max_seconds)
 
     # ---- level 1 in this process, exactly as the BFS does it
-    generated = 0
     init_fps: list[int] = []
     init_states: list[Any] = []
     seen: set[int] = set()
     limit_hit: str | None = None
-    for state in machine.init_states():
-        generated += 1
-        if not within(state):
-            continue
-        h = hash(canonical(state)) if symmetry else hash(state)
+    generated, all_inits, all_fps = expander.init_states()
+    for state, h in zip(all_inits, all_fps):
         if h in seen:
             continue
         if max_states is not None and len(seen) >= max_states:
@@ -438,17 +399,14 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
         seen.add(h)
         init_fps.append(h)
         init_states.append(state)
-    for state in init_states[:SAMPLE]:
-        check_state(state)
-    violated: set[str] = set()
-    init_found: list[tuple[str, int]] = []  # (property, index into init_fps)
+    expander.check_sample(init_states, SAMPLE)
+    # state by state: the first initial state breaking any property is the one reported
     for i, state in enumerate(init_states):
-        for name, check in invariants:
-            if name not in violated and not check(state):
-                violated.add(name)
-                init_found.append((name, i))
-        if init_found and stop_at_first:
+        expander.check_invariants([state], [init_fps[i]], 1)
+        if expander.stopped:
             break
+    violated = expander.violated
+    init_found = expander.found
     gen_cov: dict[str, int] = {}
     new_cov: dict[str, int] = {}
     distinct = len(init_fps)
@@ -456,8 +414,8 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
         stats = Stats(distinct=distinct, generated=generated, depth=1 if init_fps else 0,
                       queue=distinct if (init_found or limit_hit) else 0, elapsed=ticker.elapsed(),
                       coverage=build_coverage(machine, gen_cov, new_cov))
-        violations = [Violation(name, "invariant", rebuild_trace(machine, [init_fps[i] & MASK64], symmetry),
-                                found_length=1) for name, i in init_found]
+        violations = [Violation(f.name, "invariant", rebuild_trace(machine, [f.ref & MASK64], fpr),
+                                found_length=1) for f in init_found]
         return _finish(machine, options, ticker, stats, violations, limit_hit)
 
     # ---- workers: forked, so the machine is shared without pickling
@@ -554,7 +512,9 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
             frontier_size = new_total
             ticker.maybe_update(lambda: Stats(distinct, generated, level, frontier_size,
                                               ticker.elapsed()), level)
-        violations = [_to_violation(machine, conns, workers, f, symmetry) for f in found]
+        violations = [to_violation(machine, _chain(conns, workers, f.ref), f, fpr) for f in found]
+        observed = observed_collision_probability(
+            np.concatenate(_ask_all(conns, ("fingerprints",))) if conns else np.zeros(0, np.uint64))
         store_bytes = sum(_ask_all(conns, ("nbytes",)))
         worker_ram = sum(_ask_all(conns, ("memory",)))
         _ask_all(conns, ("stop",), expect_reply=False)
@@ -569,7 +529,8 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
             c.close()
         shutil.rmtree(exchange, ignore_errors=True)
     stats = Stats(distinct=distinct, generated=generated, depth=level, queue=queue,
-                  elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov))
+                  elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov),
+                  observed_collision=observed)
     result = _finish(machine, options, ticker, stats, violations, limit_hit)
     result.notes.append(f"{workers} worker processes; visited set and parent links: "
                         f"{store_bytes / max(distinct, 1):.1f} bytes per distinct state; "
@@ -662,12 +623,3 @@ def _chain(conns: list[Connection], workers: int, ref: int) -> list[int]:
         out.append(fp)
     out.reverse()
     return out
-
-
-def _to_violation(machine: Machine, conns: list[Connection], workers: int, f: _Found,
-                  symmetry: bool) -> Violation:
-    trace = rebuild_trace(machine, _chain(conns, workers, f.ref), symmetry)
-    if f.kind == "transition":
-        trace.append(TraceStep(f.step, f.state))
-    return Violation(property=f.name, kind=f.kind, trace=trace, found_length=len(trace),
-                     shortened_by="bfs (shortest)")

@@ -16,11 +16,11 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING
 
-from ..fingerprint import check_state
+from ..fingerprint import observed_collision_probability
 from ..machine import Machine
 from ..result import Result, Stats, TraceStep
-from .common import (Ticker, build_coverage, describe_limit, select_properties,
-                     shortened_violation)
+from .common import Ticker, build_coverage, describe_limit, shortened_violation
+from .expand import Expander
 from .options import ExploreOptions
 
 if TYPE_CHECKING:
@@ -28,12 +28,9 @@ if TYPE_CHECKING:
 
 
 def explore_simulate(machine: Machine, options: ExploreOptions, progress: Progress | None = None) -> Result:
-    invariants, transitions = select_properties(machine, options.properties)
-    symmetry = options.symmetry and machine.has_symmetry()
-    canonical = machine.canonical
-    within = machine.within_bounds
-    successors = machine.successors
-    is_terminal = machine.is_terminal
+    expander = Expander(machine, options.properties, symmetry=options.symmetry, view=options.view,
+                        check_deadlock=options.check_deadlock, stop_at_first=options.stop_at_first)
+    fpr = expander.fp
     rng = random.Random(options.seed)
     ticker = Ticker(progress, "simulate", options.max_seconds)
     max_states = options.max_states
@@ -41,34 +38,33 @@ def explore_simulate(machine: Machine, options: ExploreOptions, progress: Progre
     seen: set[int] = set()
     gen_cov: dict[str, int] = {}
     new_cov: dict[str, int] = {}
-    generated = 0
     longest = 0
     walks_done = 0
     limit_hit: str | None = None
     found: list[tuple[str, str, list[TraceStep]]] = []
-    violated: set[str] = set()
+    reported = 0
+
+    def take_findings(walk: list[TraceStep]) -> bool:
+        """Traces for the expander's new findings (``walk`` ends at the state they concern);
+        True if the run must stop."""
+        nonlocal reported
+        for p in expander.found[reported:]:
+            trace = list(walk)
+            if p.kind == "transition":
+                trace.append(TraceStep(p.step, p.state))
+            found.append((p.name, p.kind, trace))
+        reported = len(expander.found)
+        return expander.stopped
+
+    generated, inits, init_fps = expander.init_states()
+    expander.check_sample(inits)
     stop = False
-
-    def fp(state) -> int:
-        return hash(canonical(state)) if symmetry else hash(state)
-
-    def report(name: str, kind: str, trace: list[TraceStep]) -> None:
-        nonlocal stop
-        found.append((name, kind, trace))
-        violated.add(name)
-        stop = stop or options.stop_at_first
-
-    inits = []
-    for s in machine.init_states():
-        generated += 1
-        if within(s):
-            check_state(s)
-            inits.append(s)
-            if fp(s) not in seen:
-                seen.add(fp(s))
-                for name, check in invariants:
-                    if name not in violated and not check(s):
-                        report(name, "invariant", [TraceStep(None, s)])
+    for s, h in zip(inits, init_fps):
+        fpr.check(s)
+        if h not in seen:
+            seen.add(h)
+            expander.check_invariants([s], [h], 1)
+            stop = take_findings([TraceStep(None, s)]) or stop
 
     for _ in range(options.walks if inits else 0):
         if stop:
@@ -76,49 +72,42 @@ def explore_simulate(machine: Machine, options: ExploreOptions, progress: Progre
         state = rng.choice(inits)
         walk = [TraceStep(None, state)]
         while len(walk) < options.walk_depth and not stop:
-            succs = list(successors(state))
-            generated += len(succs)
-            if not succs:
-                if options.check_deadlock and "deadlock" not in violated and not is_terminal(state):
-                    report("deadlock", "deadlock", list(walk))
-                break
             allowed = []
-            for step, nxt in succs:
-                action = step[0]
-                gen_cov[action] = gen_cov.get(action, 0) + 1
-                if not within(nxt):
-                    continue
+            for step, nxt, h in expander.expand_one(state, 0, len(walk), gen_cov):
                 allowed.append((step, nxt))
-                for name, check in transitions:
-                    if name not in violated and not check(state, step, nxt):
-                        report(name, "transition", walk + [TraceStep(step, nxt)])
-                h = fp(nxt)
                 if h not in seen:
                     seen.add(h)
+                    action = step[0]
                     new_cov[action] = new_cov.get(action, 0) + 1
-                    for name, check in invariants:
-                        if name not in violated and not check(nxt):
-                            report(name, "invariant", walk + [TraceStep(step, nxt)])
+                    expander.check_invariants([nxt], [h], len(walk) + 1)
+                    if len(expander.found) > reported:
+                        stop = take_findings(walk + [TraceStep(step, nxt)])
                 if stop:
                     break
+            if len(expander.found) > reported:  # a transition (its successor was not yielded) or a deadlock
+                stop = take_findings(walk) or stop
             if stop or not allowed:
                 break
             step, state = rng.choice(allowed)
             walk.append(TraceStep(step, state))
         longest = max(longest, len(walk))
         walks_done += 1
+        expander.check_sample([state], 16)  # the fingerprint's domain where this walk ended
         if max_states is not None and len(seen) >= max_states:
             limit_hit = "states"
             break
         if ticker.out_of_time():
             limit_hit = "time"
             break
-        ticker.maybe_update(lambda: Stats(len(seen), generated, longest, 0, ticker.elapsed()),
+        ticker.maybe_update(lambda: Stats(len(seen), generated + sum(gen_cov.values()), longest, 0,
+                                          ticker.elapsed()),
                             None, f"walk {walks_done}/{options.walks}")
 
+    generated += sum(gen_cov.values())
     stats = Stats(distinct=len(seen), generated=generated, depth=longest, queue=0,
-                  elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov))
-    violations = [shortened_violation(machine, name, kind, trace, symmetry)
+                  elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov),
+                  observed_collision=observed_collision_probability(list(seen)))
+    violations = [shortened_violation(machine, name, kind, trace, fpr)
                   for name, kind, trace in found]
     notes = []
     if limit_hit:

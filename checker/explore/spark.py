@@ -56,11 +56,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..fingerprint import MASK64, observed_collision_probability
 from ..machine import Machine
 from ..result import Result, Stats, TraceStep, Violation
 from ..trace import rebuild_trace
 from .errors import EngineSetupError
-from .common import build_coverage, limit_notes, overrides, select_properties, verdict_of
+from .common import build_coverage, limit_notes, select_properties, verdict_of
+from .expand import Expander
 from .options import ExploreOptions
 from .spark_checkpoint import CheckpointError, CheckpointStore, decode_found, encode_found, run_key
 from .spark_level import (EMPTY, LevelArgs, Plan, antijoin_partition, expand_partition,
@@ -127,6 +129,14 @@ class _Links:
             raise KeyError(f"fingerprint {fp:#x} not found at BFS level {level}")
         return int(parent[i])
 
+    def observed_collision(self, distinct: int) -> float | None:
+        """The estimate from the fingerprints seen, when every level's links are in memory (not
+        when they live in the checkpoint only)."""
+        kept = [child for child, _ in self.levels.values()]
+        if sum(len(c) for c in kept) != distinct:
+            return None
+        return observed_collision_probability(np.concatenate(kept) if kept else EMPTY)
+
     def chain(self, level: int, fp: int) -> list[int]:
         out = [fp]
         for lvl in range(level, 1, -1):
@@ -146,7 +156,11 @@ class _SparkBFS:
         self.partitions = default_partitions(sc)
         self.store = CheckpointStore(options.checkpoint_dir) if options.checkpoint_dir else None
         plan = Plan(machine, options.properties, options.symmetry, options.check_deadlock,
-                    self.partitions, collect_links=self.store is None, checkpoint=self.store)
+                    self.partitions, collect_links=self.store is None, checkpoint=self.store,
+                    view=options.view)
+        self.expander = Expander(machine, options.properties, symmetry=options.symmetry,
+                                 view=options.view, check_deadlock=options.check_deadlock,
+                                 stop_at_first=False)
         from pyspark import cloudpickle
         self.broadcast = sc.broadcast(cloudpickle.dumps(plan))
         self.token = uuid.uuid4().hex
@@ -203,16 +217,13 @@ class _SparkBFS:
     # ------------------------------------------------------------ level 1 (driver side)
 
     def initial(self) -> Any:
-        m = self.machine
-        bounded = overrides(m, "within_bounds")
         fps: list[int] = []
         states: list = []
         seen: set[int] = set()
-        for state in m.init_states():
-            self.generated += 1
-            if bounded and not m.within_bounds(state):
-                continue
-            fp = hash(m.canonical(state) if self.symmetry else state) & ((1 << 64) - 1)
+        generated, inits, init_fps = self.expander.init_states()
+        self.generated += generated
+        for state, h in zip(inits, init_fps):
+            fp = h & MASK64
             if fp in seen:
                 continue
             seen.add(fp)
@@ -221,12 +232,10 @@ class _SparkBFS:
         if self.options.max_states is not None and len(fps) > self.options.max_states:
             fps, states = fps[:self.options.max_states], states[:self.options.max_states]
             self.limit_hit = "states"
-        invariants, _ = select_properties(m, self.options.properties)
         found: list[Found] = []
         for fp, state in zip(fps, states):
-            for name, check in invariants:
-                if not check(state):
-                    found.append((name, "invariant", 1, fp, None, None))
+            for p in self.expander.check_invariants([state], [fp], 1):
+                found.append((p.name, "invariant", 1, fp, None, None))
         self._record(found)
         self.distinct = self.frontier = len(fps)
         self.links.add(1, [np.asarray(fps, dtype=np.uint64)], [np.zeros(len(fps), np.uint64)])
@@ -269,7 +278,8 @@ class _SparkBFS:
         """The level dataset to continue from; None when a stored run has nothing left to do."""
         if self.store is None:
             return self.initial()
-        key = run_key(self.machine, self.symmetry, self.checked, self.options.check_deadlock)
+        key = run_key(self.machine, self.symmetry, self.checked, self.options.check_deadlock,
+                      view=self.options.view)
         manifest = self.store.load_manifest()
         if manifest is not None and manifest.get("run_key") != key:
             raise CheckpointError(
@@ -496,6 +506,7 @@ class _SparkBFS:
         if out is not None:
             out.unpersist(blocking=False)
         stats = self.stats()
+        stats.observed_collision = self.links.observed_collision(self.distinct)
         violations = [self._violation(f) for f in self.found]
         opts = self.options
         verdict = verdict_of(violations, self.limit_hit)
@@ -515,7 +526,7 @@ class _SparkBFS:
 
     def _violation(self, f: Found) -> Violation:
         name, kind, level, fp, step, nxt = f
-        trace = rebuild_trace(self.machine, self.links.chain(level, fp), self.symmetry)
+        trace = rebuild_trace(self.machine, self.links.chain(level, fp), self.expander.fp)
         if kind == "transition":
             trace.append(TraceStep(step, nxt))
         return Violation(property=name, kind=kind, trace=trace, found_length=len(trace),

@@ -54,7 +54,7 @@ _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def run_key(machine: Machine, symmetry: bool, properties: Iterable[str], check_deadlock: bool,
-            sample: int = 2000) -> str:
+            sample: int = 2000, view: str | None = None) -> str:
     """A hash of everything that decides the explored graph and the violations recorded on it."""
     h = hashlib.sha256()
     cls = type(machine)
@@ -66,14 +66,17 @@ def run_key(machine: Machine, symmetry: bool, properties: Iterable[str], check_d
     for name, value in sorted(vars(machine).items()):
         h.update(_ADDRESS.sub("", f"{name}={value!r}\n").encode())
     h.update(f"symmetry={symmetry} deadlock={check_deadlock} props={sorted(properties)}\n".encode())
+    if view is not None:
+        h.update(f"view={view}\n".encode())
     # Behaviour: the first states in BFS order, so an edited model under the same name differs.
-    canonical = machine.canonical if symmetry else (lambda s: s)
-    frontier = list(machine.init_states())
+    from .expand import Expander, bfs_walk
+
+    walker = Expander(machine, symmetry=symmetry, view=view, check_deadlock=False, no_properties=True)
     seen: list[int] = []
-    while frontier and len(seen) < sample:
-        state = frontier.pop(0)
-        seen.append(hash(canonical(state)) & MASK64)
-        frontier.extend(nxt for _, nxt in machine.successors(state))
+    for _level, _parent, _step, _state, fp, _new in bfs_walk(walker):
+        seen.append(fp & MASK64)
+        if len(seen) >= sample:
+            break
     h.update(np.asarray(seen, dtype=np.uint64).tobytes())
     return h.hexdigest()
 

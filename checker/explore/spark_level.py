@@ -32,7 +32,7 @@ from pyspark.accumulators import AccumulatorParam
 
 from ..fingerprint import MASK64
 from ..machine import Machine
-from .common import overrides, select_properties
+from .expand import Expander
 from .spark_checkpoint import STATE_PROTOCOL, CheckpointStore
 
 EMPTY = np.empty(0, dtype=np.uint64)
@@ -49,6 +49,7 @@ class Plan:
     partitions: int
     collect_links: bool
     checkpoint: CheckpointStore | None
+    view: str | None = None
 
 
 class Overwrite(AccumulatorParam):
@@ -126,9 +127,8 @@ class Context:
         self.plan = plan
         self.machine = m
         self.partitions = plan.partitions
-        self.invariants, self.transitions = select_properties(m, plan.properties)
-        self.symmetry = plan.symmetry and m.has_symmetry()
-        self.bounded = overrides(m, "within_bounds")
+        self.expander = Expander(m, plan.properties, symmetry=plan.symmetry, view=plan.view,
+                                 check_deadlock=plan.check_deadlock, stop_at_first=False)
         self.action_names = list(m.actions)
         self.action_index = {a: i for i, a in enumerate(self.action_names)}
 
@@ -153,17 +153,17 @@ def expand_partition(broadcast: Any, token: str, args: LevelArgs, report: Any, p
     """Successors of this partition's frontier, bucketed by target partition; the counters and
     violations go to ``report`` under ("x", level, partition)."""
     ctx = context(broadcast, token)
-    m = ctx.machine
-    successors, within, canonical = m.successors, m.within_bounds, m.canonical
-    bounded, symmetry, parts = ctx.bounded, ctx.symmetry, ctx.partitions
+    parts = ctx.partitions
     index = ctx.action_index
-    transitions = [(n, c) for n, c in ctx.transitions if n not in args.violated]
-    # Invariants are checked here, on candidates, so that states need not be decoded after the
-    # shuffle. A candidate that breaks a still-unviolated invariant cannot have been visited
-    # before (it would have been reported then), so every such report is about a new state.
-    invariants = [(n, c) for n, c in ctx.invariants if n not in args.violated]
-    deadlock = ctx.plan.check_deadlock and "deadlock" not in args.violated
-    is_terminal = m.is_terminal
+    expander = ctx.expander
+    # One report per property and partition is enough: this partition's own record of what it
+    # reported, on top of what earlier levels did. Invariants are checked here, on candidates, so
+    # that states need not be decoded after the shuffle. A candidate that breaks a still-unviolated
+    # invariant cannot have been visited before (it would have been reported then), so every such
+    # report is about a new state.
+    expander.violated = set(args.violated)
+    expander.found = []
+    inv_done: set[str] = set()
     stop = args.stop_at_first
 
     b_fps: list[list[int]] = [[] for _ in range(parts)]
@@ -172,56 +172,43 @@ def expand_partition(broadcast: Any, token: str, args: LevelArgs, report: Any, p
     b_actions: list[list[int]] = [[] for _ in range(parts)]
     b_undeclared: list[dict[int, str]] = [{} for _ in range(parts)]
     b_broken: list[list[tuple[str, int]]] = [[] for _ in range(parts)]
-    inv_done: set[str] = set()
     seen: set[int] = set()  # de-duplicate at the source: less to pickle and shuffle
     generated = 0
     gen_cov: dict[str, int] = {}
-    deadlocks: list[int] = []
-    trans_found: list[tuple] = []
-    trans_done: set[str] = set()
 
     for _, (tag, chunk) in records:
         if tag != "F":
             continue
         states = chunk.states()
-        for pfp, state in zip(chunk.fps.tolist(), states):
-            before = generated
-            for step, nxt in successors(state):
-                generated += 1
-                action = step[0]
-                gen_cov[action] = gen_cov.get(action, 0) + 1
-                if bounded and not within(nxt):
-                    continue
-                if transitions:
-                    for name, check in transitions:
-                        if name not in trans_done and not check(state, step, nxt):
-                            trans_found.append((name, pfp, step, nxt))
-                            trans_done.add(name)  # one per property and partition is enough
-                h = hash(canonical(nxt) if symmetry else nxt) & MASK64
-                if h in seen:
-                    continue
-                seen.add(h)
-                b = h % parts
-                if invariants:
-                    for name, check in invariants:
-                        if name not in inv_done and not check(nxt):
-                            b_broken[b].append((name, h))
-                            inv_done.add(name)  # one per property and partition is enough
-                b_fps[b].append(h)
-                b_states[b].append(nxt)
-                b_parents[b].append(pfp)
-                ai = index.get(action, -1)
-                if ai < 0:
-                    b_undeclared[b][len(b_actions[b])] = action
-                b_actions[b].append(ai)
-            if generated == before and deadlock and not deadlocks and not is_terminal(state):
-                deadlocks.append(pfp)
+        expander.check_sample(states[:8], 64)
+        cand = expander.expand_chunk(states, chunk.fps.tolist(), args.level, seen=seen)
+        generated += cand.generated
+        for a, n in cand.gen_cov.items():
+            gen_cov[a] = gen_cov.get(a, 0) + n
+        fps = [h & MASK64 for h in cand.fps]
+        broken: dict[int, list[str]] = {}
+        for name, i in expander.first_broken(cand.states, inv_done):
+            broken.setdefault(i, []).append(name)
+        for i, (h, nxt, pfp, step) in enumerate(zip(fps, cand.states, cand.parents, cand.steps)):
+            b = h % parts
+            for name in broken.get(i, ()):
+                b_broken[b].append((name, h))
+            action = step[0]
+            ai = index.get(action, -1)
+            if ai < 0:
+                b_undeclared[b][len(b_actions[b])] = action
+            b_fps[b].append(h)
+            b_states[b].append(nxt)
+            b_parents[b].append(pfp)
+            b_actions[b].append(ai)
         # (not on a broken invariant: its state may lie beyond a depth or state limit, in which
         # case this level must still be expanded in full)
-        if stop and (deadlocks or trans_found):
+        if stop and expander.found:
             for _ in records:  # the level is the last one anyway; only drain the input (a
                 pass           # Python worker that leaves input unread is not reused)
             break
+    deadlocks = [p.ref for p in expander.found if p.kind == "deadlock"]
+    trans_found = [(p.name, p.ref, p.step, p.state) for p in expander.found if p.kind == "transition"]
 
     for b in range(parts):
         if b_fps[b]:

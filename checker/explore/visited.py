@@ -1,7 +1,7 @@
 """The BFS's memory: which fingerprints were seen, and each one's parent for rebuilding traces.
 
-Keys are the signed values of ``hash(canonical_state)`` (what the BFS computes; ``fingerprint()``
-is the same value masked to unsigned 64 bits, applied only when a trace is rebuilt). Parent links
+Keys are signed 64-bit fingerprints (``checker.fingerprint.fingerprint_fn``, what the BFS
+computes; masked to unsigned 64 bits only when a trace is rebuilt). Parent links
 are kept per BFS level as two parallel int64 arrays (child, parent) sorted by child after the level
 ends, so a chain is rebuilt with one ``searchsorted`` per level and costs 16 bytes per state
 instead of a dict entry (~100 bytes).
@@ -10,7 +10,7 @@ The interface is batch-shaped (``insert_batch`` over a chunk of candidates) so t
 implementation (e.g. a numpy hash table or sorted array) can replace ``VisitedSet`` without
 touching the BFS loop. What the BFS uses: ``known()``, ``insert_batch(fps, parents, room)``,
 ``end_level()``, ``chain(fp, level)``, ``len()``. Fingerprints arrive as signed Python ints
-(``hash()`` values; ``np.array(fps, dtype=np.int64).view(np.uint64)`` converts a batch). Any
+(``np.array(fps, dtype=np.int64).view(np.uint64)`` converts a batch). Any
 replacement must keep ``insert_batch``'s order contract: the new candidates are reported in
 candidate order, first occurrence wins, which keeps runs deterministic.
 
@@ -112,3 +112,11 @@ class VisitedSet:
     def nbytes(self) -> int:
         """Bytes held by parent links (the set's own size is not counted; see bench for RSS)."""
         return sum(c.nbytes + p.nbytes for c, p in self._levels) + 8 * (len(self._child) + len(self._parent))
+
+    def observed_collision(self) -> float | None:
+        from ..fingerprint import observed_collision_probability
+
+        return observed_collision_probability(list(self._seen))
+
+    def close(self) -> None:
+        """Nothing to release (the compact store removes its spill files here)."""

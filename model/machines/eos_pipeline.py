@@ -233,6 +233,10 @@ class EosPipeline(Machine):
         "EndTxnTimesOut": ("instance",), "StaleEndTxnArrives": ("tid", "result", "epoch"),
         "CompleteTransaction": ("tid",), "ClientTransactionVersion": ("instance", "tv"),
     }
+    # Every leaf is a bool in a bool field or a small int (counters, ids, epochs, offsets; -1 is the
+    # only negative value): the domain where ``hash`` is injective (``checker.fingerprint``),
+    # checked over whole reachable spaces by tests/test_fingerprint.py.
+    fingerprint_kind = "hash"
 
     def __init__(self, *, deployment: str, txn_offset_commit_check: str, require_stable: str,
                  timeout_abort_bumps_epoch: bool, kip890_verification: bool, tv2_epoch_bump: bool,

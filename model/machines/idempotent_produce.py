@@ -144,6 +144,9 @@ class IdempotentProduceMachine(Machine):
         "ExpireProducerIds": ("replica",),
         "Tick": ("now",),
     }
+    # The flat state holds bounded non-negative counters and interned ids in [0, 2**61-1)
+    # (``checker.intern``): every leaf is in the domain where ``hash`` is injective.
+    fingerprint_kind = "hash"
 
     def __init__(self, switches: Mapping[str, Any], bounds: Mapping[str, int], memoize: bool = True) -> None:
         self.unknown_producer = str(switches["broker_unknown_producer"])

@@ -84,6 +84,10 @@ class InitProducerIdMachine(Machine):
         "EndTxn": ("client", "error"),
         "CompleteTransaction": (),
     }
+    # Every leaf is a bool in a bool field or a small int (counters, ids, epochs, offsets; -1 is the
+    # only negative value): the domain where ``hash`` is injective (``checker.fingerprint``),
+    # checked over whole reachable spaces by tests/test_fingerprint.py.
+    fingerprint_kind = "hash"
 
     def __init__(self, switches: Mapping[str, Any], bounds: Mapping[str, int]) -> None:
         kip360, shipped = _MODES[str(switches["init_producer_id"])]

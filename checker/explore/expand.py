@@ -1,0 +1,328 @@
+"""The expansion core (TLC's ``doNext``): the only code that runs a machine's successor relation.
+
+Every engine and every internal walk expands states here, so the guarantees users rely on are
+written once:
+
+* ``generated`` counts every successor the machine yields, self-loops and successors outside the
+  state constraint included (plus the initial states, which the engines count themselves);
+* a successor outside the state constraint (``within_bounds``) is neither checked nor kept;
+* transition properties are checked on every generated step inside the constraint, before dedup;
+* deadlock means "no successor at all" in a state the machine does not call terminal;
+* each property is reported once (``violated``), and under ``stop_at_first`` the first report
+  stops the expansion at that very step;
+* the fingerprint is ``checker.fingerprint.fingerprint_fn``'s (symmetry, view, kind);
+* invariants are checked on states the caller found new (``check_invariants``), in the machine's
+  property order, the first failing state per property;
+* coverage counts generated steps per action here and new states per action in ``count_new``.
+
+``Expander.expand_chunk`` serves the batch engines (the BFS, a parallel worker, a Spark partition):
+it expands a list of states and returns the candidates that survive the in-chunk dedup and the
+caller's ``known`` filter, in discovery order. ``Expander.expand_one`` serves DFS, simulation and
+the internal walks (graph recording, symmetry representatives, trace shortening, checkpoint keys):
+a lazy iterator over one state's successors. Both can hand out the explored edges
+(parent reference, child fingerprint, step) for analyses of the graph (liveness) when asked.
+
+A *reference* is whatever the caller uses to name a state in its parent links: the fingerprint
+(BFS, Spark) or a worker-local index (parallel). Findings are ``Pending`` records naming the
+reference; each engine turns them into traces once the run is over (``checker.trace``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..fingerprint import Fingerprinter, fingerprint_fn
+from ..machine import Machine
+from .common import overrides, select_properties
+
+_NONE = object()  # "no successor yet": deadlock detection without a per-step counter
+
+
+@dataclass
+class Pending:
+    """A violation seen during a run; its trace is rebuilt once the run is over.
+
+    ``ref`` names the violating state (invariant, deadlock) or the step's source (transition), and
+    ``level`` is that state's BFS level (1 = initial; for DFS and simulation the engines build the
+    trace themselves). A transition's trace ends with ``step`` into ``state``.
+    """
+
+    name: str
+    kind: str
+    ref: int
+    level: int
+    step: Any = None
+    state: Any = None
+
+    @property
+    def length(self) -> int:
+        """The trace's length in states."""
+        return self.level + (1 if self.kind == "transition" else 0)
+
+
+@dataclass
+class Candidates:
+    """What one chunk produced: the successors that survived dedup, in discovery order, with the
+    reference of the state that generated each, plus the chunk's generated counts."""
+
+    fps: list[int] = field(default_factory=list)
+    parents: list[int] = field(default_factory=list)
+    states: list[Any] = field(default_factory=list)
+    steps: list[Any] = field(default_factory=list)
+    generated: int = 0
+    gen_cov: Counter[str] = field(default_factory=Counter)
+    #: a finding stopped the chunk early (``stop_at_first``): the candidates are incomplete
+    stopped: bool = False
+
+
+class Expander:
+    """One run's expansion settings and its record of findings (``found``, ``violated``)."""
+
+    def __init__(self, machine: Machine, properties: tuple[str, ...] | None = None, *,
+                 symmetry: bool = True, view: str | None = None, check_deadlock: bool = True,
+                 stop_at_first: bool = True, fingerprinter: Fingerprinter | None = None,
+                 no_properties: bool = False) -> None:
+        self.machine = machine
+        if no_properties:
+            self.invariants: list = []
+            self.transitions: list = []
+        else:
+            self.invariants, self.transitions = select_properties(machine, properties)
+        self.fp = fingerprinter if fingerprinter is not None else fingerprint_fn(machine, symmetry, view)
+        self.check_deadlock = check_deadlock
+        self.stop_at_first = stop_at_first
+        self.bounded = overrides(machine, "within_bounds")
+        self.violated: set[str] = set()
+        self.found: list[Pending] = []
+
+    # ------------------------------------------------------------------ findings
+
+    def _report(self, pending: Pending) -> bool:
+        """Record a finding; True when the run must stop."""
+        self.found.append(pending)
+        self.violated.add(pending.name)
+        return self.stop_at_first
+
+    @property
+    def stopped(self) -> bool:
+        return self.stop_at_first and bool(self.found)
+
+    def check_invariants(self, states: Sequence[Any], refs: Sequence[int], level: int) -> list[Pending]:
+        """Invariants on states the caller found new: per property (machine order) the first state
+        that breaks it. Under ``stop_at_first`` only the first report. ``refs[i]`` names
+        ``states[i]``; ``level`` is their level."""
+        out: list[Pending] = []
+        violated = self.violated
+        for name, check in self.invariants:
+            if name in violated or all(map(check, states)):
+                continue
+            bad = next(i for i, st in enumerate(states) if not check(st))
+            pending = Pending(name, "invariant", refs[bad], level)
+            out.append(pending)
+            if self._report(pending):
+                break
+        return out
+
+    def first_broken(self, states: Sequence[Any], skip: set[str]) -> list[tuple[str, int]]:
+        """(property, index) of the first state breaking each invariant not in ``skip`` (which is
+        updated), without recording anything: for Spark, which checks candidates before the
+        anti-join decides which are new."""
+        out = []
+        for name, check in self.invariants:
+            if name in skip or name in self.violated or all(map(check, states)):
+                continue
+            out.append((name, next(i for i, st in enumerate(states) if not check(st))))
+            skip.add(name)
+        return out
+
+    def check_sample(self, states: Sequence[Any], limit: int = 64) -> None:
+        """``Fingerprinter.check`` on the first ``limit`` states and successors (inside the
+        constraint) of ``states``: the types every kind needs and, for the ``hash`` kind, its domain.
+        Successors are sampled, not only new states: a successor outside the domain may share its
+        ``hash`` with a visited state and never be new."""
+        check = self.fp.check
+        within = self.machine.within_bounds
+        done = 0
+        for state in states:
+            check(state)
+            done += 1
+            for _step, nxt in self.machine.successors(state):
+                if done >= limit:
+                    return
+                if not self.bounded or within(nxt):
+                    check(nxt)
+                    done += 1
+            if done >= limit:
+                return
+
+    def init_states(self) -> tuple[int, list[Any], list[int]]:
+        """(initial states generated, those within the state constraint, their fingerprints);
+        duplicates are left to the caller's visited set."""
+        machine = self.machine
+        within = machine.within_bounds
+        bounded = self.bounded
+        fn = self.fp.fn
+        generated = 0
+        states: list[Any] = []
+        fps: list[int] = []
+        for state in machine.init_states():
+            generated += 1
+            if bounded and not within(state):
+                continue
+            states.append(state)
+            fps.append(fn(state))
+        return generated, states, fps
+
+    # ------------------------------------------------------------------ batch expansion
+
+    def expand_chunk(self, states: Sequence[Any], refs: Sequence[int], level: int,
+                     known: Any = frozenset(), seen: set[int] | None = None,
+                     edges: list[tuple[int, int, Any]] | None = None) -> Candidates:
+        """Expand ``states`` (named by ``refs``, at ``level``) in order.
+
+        A successor is a candidate unless its fingerprint is in ``known`` (states the caller
+        knows are visited; it may miss some) or in ``seen`` (this chunk's, or a longer scope the
+        caller passes in; updated). ``edges``, when given, receives (parent reference, child
+        fingerprint, step) for every successor inside the constraint, duplicates included.
+        """
+        machine = self.machine
+        successors = machine.successors
+        within = machine.within_bounds
+        is_terminal = machine.is_terminal
+        bounded = self.bounded
+        fpr = self.fp
+        fn = fpr.fn
+        canonical = fpr.canonical
+        mode = (0 if canonical is None else 1) if fpr.fast else 2
+        violated = self.violated
+        trans = [(n, c) for n, c in self.transitions if n not in violated]
+        deadlock = self.check_deadlock
+        out = Candidates()
+        fps_append = out.fps.append
+        par_append = out.parents.append
+        st_append = out.states.append
+        step_append = out.steps.append
+        if seen is None:
+            seen = set()
+        seen_add = seen.add
+        actions: list[str] = []  # counted by Counter at the end (in C)
+        act_append = actions.append
+        record = edges is not None
+        edge_append = edges.append if edges is not None else None
+        report = self._report
+        try:
+            for state, ref in zip(states, refs):
+                nxt = _NONE
+                for step, nxt in successors(state):
+                    act_append(step[0])
+                    if bounded and not within(nxt):
+                        continue
+                    if trans:
+                        for name, check in trans:
+                            if (name not in violated and not check(state, step, nxt)
+                                    and report(Pending(name, "transition", ref, level, step, nxt))):
+                                out.stopped = True
+                                return out
+                    if mode == 0:
+                        h = hash(nxt)
+                    elif mode == 1:
+                        h = hash(canonical(nxt))  # type: ignore[misc]
+                    else:
+                        h = fn(nxt)
+                    if record:
+                        edge_append((ref, h, step))  # type: ignore[misc]
+                    if h in known or h in seen:  # most successors are old: drop them now
+                        continue
+                    seen_add(h)
+                    fps_append(h)
+                    par_append(ref)
+                    st_append(nxt)
+                    step_append(step)
+                if (nxt is _NONE and deadlock and "deadlock" not in violated
+                        and not is_terminal(state) and report(Pending("deadlock", "deadlock", ref, level))):
+                    out.stopped = True
+                    return out
+            return out
+        finally:
+            out.gen_cov = Counter(actions)
+            out.generated = len(actions)
+
+    # ------------------------------------------------------------------ one state at a time
+
+    def expand_one(self, state: Any, ref: int = 0, level: int = 0,
+                   gen_cov: dict[str, int] | None = None) -> Iterator[tuple[Any, Any, int]]:
+        """(step, successor, fingerprint) for each successor of ``state`` inside the constraint,
+        lazily, checking transition properties on the way and deadlock at the end. Generated
+        steps are counted into ``gen_cov``. Stops early once ``stopped``: callers check ``found``
+        after each item (a transition's finding comes before its successor would be yielded)."""
+        machine = self.machine
+        within = machine.within_bounds
+        bounded = self.bounded
+        fn = self.fp.fn
+        violated = self.violated
+        trans = [(n, c) for n, c in self.transitions if n not in violated]
+        any_successor = False
+        for step, nxt in machine.successors(state):
+            any_successor = True
+            if gen_cov is not None:
+                action = step[0]
+                gen_cov[action] = gen_cov.get(action, 0) + 1
+            if bounded and not within(nxt):
+                continue
+            stop = False
+            for name, check in trans:
+                if name not in violated and not check(state, step, nxt):
+                    stop = self._report(Pending(name, "transition", ref, level, step, nxt))
+                    if stop:
+                        break
+            if stop:
+                return
+            yield step, nxt, fn(nxt)
+        if (not any_successor and self.check_deadlock and "deadlock" not in violated
+                and not machine.is_terminal(state)):
+            self._report(Pending("deadlock", "deadlock", ref, level))
+
+
+def count_new(coverage: dict[str, int], steps: Sequence[Any], indices: Sequence[int]) -> None:
+    """Add the new states ``indices`` (into ``steps``) to the per-action distinct counts."""
+    for i in indices:
+        action = steps[i][0]
+        coverage[action] = coverage.get(action, 0) + 1
+
+
+def add_counts(coverage: dict[str, int], counts: dict[str, int] | Counter[str]) -> None:
+    for action, n in counts.items():
+        coverage[action] = coverage.get(action, 0) + n
+
+
+def bfs_walk(expander: Expander, max_depth: int | None = None
+             ) -> Iterator[tuple[int, int | None, Any, Any, int, bool]]:
+    """Breadth-first over the constrained space, for the internal walks that keep what they see
+    (graph recording, symmetry representatives): yields (level, parent fingerprint or None, step
+    or None, state, fingerprint, new) for every initial state and every successor, duplicates
+    included (``new`` False), the first-reached state of each fingerprint expanded once. States
+    past ``max_depth`` levels are not expanded."""
+    _, inits, fps = expander.init_states()
+    seen: set[int] = set()
+    frontier: list[tuple[int, Any]] = []
+    for state, h in zip(inits, fps):
+        new = h not in seen
+        if new:
+            seen.add(h)
+            frontier.append((h, state))
+        yield 1, None, None, state, h, new
+    level = 1
+    while frontier and (max_depth is None or level < max_depth):
+        level += 1
+        nxt_frontier: list[tuple[int, Any]] = []
+        for pfp, state in frontier:
+            for step, nxt, h in expander.expand_one(state):
+                new = h not in seen
+                if new:
+                    seen.add(h)
+                    nxt_frontier.append((h, nxt))
+                yield level, pfp, step, nxt, h, new
+        frontier = nxt_frontier
