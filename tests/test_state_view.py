@@ -127,7 +127,7 @@ def test_spec_names_the_view_and_the_summary_reports_it(pairs_spec, tmp_path, ca
     path = pairs_spec('view = "x"\n')
     assert spec_to_options(load_spec(path)).view == "x"
     code = main(["check", str(path), "--out", str(tmp_path / "cx"), "--json", str(tmp_path / "s.json"),
-                 "--no-progress"])
+                 "--no-progress", "-v"])  # statistics (and the view under them) are shown on -v
     out = capsys.readouterr().out
     assert code == 0
     assert "View: x (x only)" in out
