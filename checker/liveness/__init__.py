@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..fingerprint import fingerprint
+from ..fingerprint import fingerprint_fn
 from ..machine import Machine
 from ..result import ActionCoverage, Result, Stats, TraceStep, Violation
 from .check import Lasso, find_lasso
@@ -114,11 +114,9 @@ def lasso_trace(machine: Machine, g: StateGraph, lasso: Lasso) -> tuple[list[Tra
     cycle may come back to another state of the loop state's orbit: it is then followed again until
     a concrete state recurs at a round's end, and the loop starts there.
     """
-    canonical = machine.canonical if g.symmetry else None
     within = machine.within_bounds
 
-    def fp(state: Any) -> int:
-        return fingerprint(canonical(state) if canonical is not None else state)
+    fp = fingerprint_fn(machine, g.symmetry).unsigned
 
     first = g.fps[lasso.stem_nodes[0]]
     state = next((s for s in machine.init_states() if within(s) and fp(s) == first), None)

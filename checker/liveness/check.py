@@ -97,10 +97,15 @@ def _shortest_stem(g: StateGraph, inside: bytearray, trigger: bytearray | None,
     which stays inside R. Without triggers (``<>P``) the walk starts in phase 1.
     """
     offsets, targets = g.offsets, g.targets
-    # key = node * 2 + phase; parents in flat arrays (a dict would cost ~100 bytes per key)
+    # key = node * 2 + phase; parents and distances in flat arrays (a dict would cost ~100 bytes
+    # per key). A 0-1 BFS must relax: a key first reached over a step may later be reached at the
+    # same distance through a phase switch (weight 0), which then has to win.
     size = 2 * g.size
+    unseen = 1 << 62
     parent = array("q", [-2]) * size  # -2: unseen, -1: a start
     via = array("i", [-1]) * size  # the edge that led here (-1: the phase switch or a start)
+    dist = array("q", [unseen]) * size
+    done = bytearray(size)
     queue: deque[int] = deque()
     start_phase = 1 if trigger is None else 0
     for v in g.init:
@@ -109,27 +114,31 @@ def _shortest_stem(g: StateGraph, inside: bytearray, trigger: bytearray | None,
         key = v * 2 + start_phase
         if parent[key] == -2:
             parent[key] = -1
+            dist[key] = 0
             queue.append(key)
     found = -1
     while queue:
         key = queue.popleft()
+        if done[key]:
+            continue  # a stale entry: the key was settled at a shorter distance
+        done[key] = 1
         v, phase = key >> 1, key & 1
         if phase == 1 and v in goal:
             found = key
             break
+        d = dist[key]
         if phase == 0 and trigger is not None and trigger[v]:
             switched = key | 1
-            if parent[switched] == -2:
-                parent[switched] = key
+            if d < dist[switched]:
+                dist[switched], parent[switched], via[switched] = d, key, -1
                 queue.appendleft(switched)  # same distance: 0-1 BFS
         for e in range(offsets[v], offsets[v + 1]):
             w = targets[e]
             if phase == 1 and not inside[w]:
                 continue
             nkey = w * 2 + phase
-            if parent[nkey] == -2:
-                parent[nkey] = key
-                via[nkey] = e
+            if d + 1 < dist[nkey]:
+                dist[nkey], parent[nkey], via[nkey] = d + 1, key, e
                 queue.append(nkey)
     if found < 0:
         raise AssertionError("a fair component was found from the roots but no stem reaches it")

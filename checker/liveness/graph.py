@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..fingerprint import fingerprint
+from ..fingerprint import fingerprint_fn
 from ..machine import Machine
 from ..symmetry import machine_symmetry
 from .temporal import Fairness, Predicate
@@ -94,7 +94,8 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
     start = time.perf_counter()
     deadline = start + max_seconds if max_seconds is not None else None
     symmetry = symmetry and machine.has_symmetry()
-    canonical = machine.canonical
+    # the run's one fingerprint spelling: the machine's kind (sound digest, or hash on its domain)
+    fingerprint = fingerprint_fn(machine, symmetry).unsigned
     within = machine.within_bounds
     successors = machine.successors
     if symmetry and any(f.per is not None for f in fairness):
@@ -185,7 +186,7 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
         g.generated += 1
         if not within(state):
             continue
-        key = fingerprint(canonical(state) if symmetry else state)
+        key = fingerprint(state)
         node = ids.get(key)
         if node is None:
             g.init.append(add(state, key))
@@ -219,7 +220,7 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
                 counts[a] += 1
                 if not within(nxt):
                     continue
-                key = fingerprint(canonical(nxt) if symmetry else nxt)
+                key = fingerprint(nxt)
                 v = ids.get(key)
                 if v is None:
                     if max_states is not None and len(g.fps) >= max_states:
