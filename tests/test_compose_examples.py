@@ -4,8 +4,10 @@ machines and TLC: same distinct and generated counts, depth, verdicts and trace 
 from __future__ import annotations
 
 import pytest
+from eoscheck.checker.compose import Delivery
 from eoscheck.checker.explore import ExploreOptions, explore
 from eoscheck.checker.trace import trace_is_valid
+from eoscheck.examples.abp import ComposedAbp, HandAbp
 from eoscheck.examples.symmetric import OrbitTwoPhase
 from eoscheck.examples.twophase import TwoPhase
 from eoscheck.examples.twophase_composed import ComposedTwoPhase
@@ -33,3 +35,41 @@ def test_composed_twophase_seeded_bug_gives_the_hand_written_verdict_and_length(
     assert h.length == c.length
     assert trace_is_valid(machine, c.trace)
     assert hand.stats.distinct == composed.stats.distinct
+
+
+# --- the alternating-bit protocol: a hand-written machine with each network semantics spelled out
+# against the composed one, semantics by semantics (abp.py explains which verdict is expected)
+
+ABP_CASES = [
+    (Delivery.ORDERED, 0, 0, "holds"),
+    (Delivery.ORDERED, 1, 0, "holds"),
+    (Delivery.ORDERED, 0, 1, "holds"),
+    (Delivery.ORDERED, 1, 1, "holds"),
+    (Delivery.UNORDERED, 0, 0, "violated"),
+    (Delivery.UNORDERED, 1, 1, "violated"),
+    (Delivery.DUPLICATING, 0, 0, "violated"),
+    (Delivery.DUPLICATING, 1, 0, "violated"),
+]
+
+
+@pytest.mark.parametrize("delivery, lost, copies, verdict", ABP_CASES)
+def test_composed_abp_explores_like_the_hand_written_one(delivery, lost, copies, verdict):
+    options = ExploreOptions(stop_at_first=False)
+    hand = explore(HandAbp(3, delivery, lost, copies), options)
+    machine = ComposedAbp(3, delivery, lost, copies)
+    composed = explore(machine, options)
+    assert hand.verdict == composed.verdict == verdict
+    assert ((hand.stats.distinct, hand.stats.generated, hand.stats.depth)
+            == (composed.stats.distinct, composed.stats.generated, composed.stats.depth))
+    assert [(v.property, v.length) for v in hand.violations] == [(v.property, v.length) for v in composed.violations]
+    for v in composed.violations:
+        assert trace_is_valid(machine, v.trace)
+        assert v.property == "InOrder"
+
+
+def test_abp_coverage_differs_with_the_budgets():
+    # a zero budget removes the generated loss/duplication rules from the machine altogether
+    assert set(ComposedAbp(3, Delivery.ORDERED, 0, 0).actions) == {"Send", "RcvData", "RcvAck"}
+    assert set(ComposedAbp(3, Delivery.ORDERED, 1, 1).actions) == {"Send", "RcvData", "RcvAck", "LoseData",
+                                                                   "LoseAck", "CopyData", "CopyAck"}
+    assert set(ComposedAbp(3, Delivery.ORDERED, 1, 1).actions) == set(HandAbp.actions)

@@ -1,7 +1,7 @@
 """``Composed``: a ``Machine`` compiled from declared parts and guarded rules.
 
 The state is a plain flat tuple: one slot per scalar part (its value) and per interned part (the
-id of its value in the process-wide table ``PARTS``), actors one slot each. A rule is compiled into
+id of its value in that part's process-wide table, ``TABLES``), actors one slot each. A rule is compiled into
 *bindings*, one per combination of its parameters (and, for a receive rule, per message); a
 binding reads a fixed set of slots, and its outcomes -- the step, the slots it writes and the
 messages it sends -- are memoised on exactly those slots. A successor is then mostly one dict
@@ -23,14 +23,26 @@ from .declare import ComposeError, Domain, PropertySpec, RuleSpec
 from .network import ChannelOps, Delivery, Network
 from .parts import Actors, Budget, Channel, Clock, Decl
 
-#: every interned part of every composed machine of this process, by content-hash id. Process-wide,
-#: like ``model/machines/idempotent_packed``'s tables: a state stays readable after its machine is
-#: gone, and equal parts of two machines share one entry.
-PARTS: Interner[Any] = Interner("part")
+#: the interned values of each part of each composed machine class in this process, by
+#: ``"module.Class.part"``. Process-wide, like ``model/machines/idempotent_packed``'s tables: a state
+#: stays readable after its machine is gone. One table per part, not one for all: NamedTuples of two
+#: types with equal fields are equal values, and a shared table would hand one machine's rule a
+#: value of another machine's type.
+TABLES: dict[str, Interner[Any]] = {}
+
+
+def table(key: str) -> Interner[Any]:
+    """The process-wide table of the part named by ``key``, created on first use."""
+    t = TABLES.get(key)
+    if t is None:
+        t = TABLES[key] = Interner(key)
+    return t
 
 _NO_MSG = object()
 _REF = re.compile(r"^([A-Za-z_]\w*)(?:\[([A-Za-z_]\w*)\])?$")
 
+#: how a part is read: (keyword name, slots, its table's values or None for a scalar, all actors?)
+ReadSlots = tuple[str, list[int], "dict[int, Any] | None", bool]
 #: one outcome of a binding: (step, ((slot, value), ...) written, ((slot, ops, msgs), ...) sent)
 Outcome = tuple[Step, tuple[tuple[int, Any], ...], tuple[tuple[int, ChannelOps, tuple[Any, ...]], ...]]
 
@@ -80,7 +92,7 @@ def _jsonable(value: Any) -> Any:
 class _Ref:
     """A part as a rule names it: ``name`` (one slot, or all of an actor kind) or ``name[param]``."""
 
-    __slots__ = ("base", "count", "decl", "interned", "name", "param", "text")
+    __slots__ = ("base", "count", "decl", "name", "param", "text", "values")
 
     def __init__(self, text: str, plan: _Plan, where: str, params: Iterable[str]) -> None:
         m = _REF.match(text)
@@ -91,7 +103,8 @@ class _Ref:
             raise ComposeError(f"{where}: no part named {self.name!r} (parts: {', '.join(plan.decls)})")
         self.decl = plan.decls[self.name]
         self.base, self.count = plan.slots[self.name]
-        self.interned = self.decl.interned
+        #: the part's table's values (id -> value), or None for a scalar part
+        self.values = plan.tables[self.name].values if self.name in plan.tables else None
         if self.param is not None:
             if not isinstance(self.decl, Actors):
                 raise ComposeError(f"{where}: {self.name!r} is not an Actors part and cannot be indexed")
@@ -119,12 +132,12 @@ class _Binding:
 
     def __init__(self, rule: _Rule, params: dict[str, Any]) -> None:
         self.params = params
-        self.reads: list[tuple[str, list[int], bool, bool]] = []
+        self.reads: list[ReadSlots] = []
         key_slots: list[int] = []
         for ref in rule.reads:
             slots = ref.slots(params)
             key_slots.extend(slots)
-            self.reads.append((ref.name, slots, ref.interned, ref.whole))
+            self.reads.append((ref.name, slots, ref.values, ref.whole))
         #: the memo key's slots (a test drops one to show the memo-equivalence check catches it)
         self.key_slots = key_slots
         self.getter = _getter(key_slots)
@@ -254,15 +267,14 @@ class _Rule:
     # ---- a memo miss: run the guard and the effect over the readable parts
 
     def compute(self, b: _Binding, s: tuple, msg: Any, rest: int) -> tuple[Outcome, ...]:
-        values = PARTS.values
         kwargs: dict[str, Any] = dict(b.params)
-        for name, slots, interned, whole in b.reads:
-            if slots[0] == self.receive_slot and msg is not _NO_MSG:
+        for name, slots, values, whole in b.reads:
+            if slots[0] == self.receive_slot and msg is not _NO_MSG and values is not None:
                 kwargs[name] = values[rest]  # the channel without the message being delivered
             elif whole:
-                kwargs[name] = tuple(values[s[k]] for k in slots) if interned else tuple(s[k] for k in slots)
+                kwargs[name] = tuple(s[k] for k in slots) if values is None else tuple(values[s[k]] for k in slots)
             else:
-                kwargs[name] = values[s[slots[0]]] if interned else s[slots[0]]
+                kwargs[name] = s[slots[0]] if values is None else values[s[slots[0]]]
         if msg is not _NO_MSG:
             kwargs["msg"] = msg
         outs: tuple[Outcome, ...] = ()
@@ -364,7 +376,7 @@ class _Invariant:
     def clear(self) -> None:
         self.bindings = []
         for combo in self.combos:
-            reads = [(r.name, r.slots(combo), r.interned, r.whole) for r in self.reads]
+            reads = [(r.name, r.slots(combo), r.values, r.whole) for r in self.reads]
             slots = [k for _, ks, _, _ in reads for k in ks]
             memo: dict[Hashable, bool] = {} if self.plan.memoize else _NoMemo()
             self.bindings.append((combo, reads, _getter(slots), memo))
@@ -397,7 +409,7 @@ class _Transition:
         self.plan, self.fn, self.spec = plan, fn, spec
         where = f"transition {spec.name}"
         refs = [_Ref(r, plan, where, ()) for r in spec.reads]
-        self.reads = [(r.name, r.slots({}), r.interned, r.whole) for r in refs]
+        self.reads = [(r.name, r.slots({}), r.values, r.whole) for r in refs]
         self.getter = _getter([k for _, ks, _, _ in self.reads for k in ks])
         self.actions = frozenset(spec.actions)
         self.clear()
@@ -438,8 +450,12 @@ class _Plan:
             self.slots[name] = (n, count)
             n += count
         self.width = n
-        self.interned_slots = [k for name, (base, count) in self.slots.items() if self.decls[name].interned
-                               for k in range(base, base + count)]
+        owner = f"{cls.__module__}.{cls.__qualname__}"
+        self.tables: dict[str, Interner[Any]] = {name: table(f"{owner}.{name}") for name, decl in self.decls.items()
+                                                 if decl.interned}
+        #: (slot, table) for every slot that holds an interned id
+        self.interned_slots = [(k, self.tables[name]) for name, (base, count) in self.slots.items()
+                               if name in self.tables for k in range(base, base + count)]
         self.budgets: dict[str, tuple[int, int]] = {}
         for name, decl in self.decls.items():
             if isinstance(decl, Budget):
@@ -453,7 +469,7 @@ class _Plan:
                 if not isinstance(net, Network):
                     raise ComposeError(f"channel {name}: network {decl.network!r} is not a Network "
                                        f"(give one, or a configuration entry holding one)")
-                self.channels[name] = ChannelOps(name, net, PARTS, decl.connection, self.memoize)
+                self.channels[name] = ChannelOps(name, net, self.tables[name], decl.connection, self.memoize)
         self.rules: list[_Rule | _ChannelRule] = []
         self.actions: dict[str, tuple[str, ...]] = {}
         self.show: dict[str, dict[str, Callable[[Any], str]]] = {}
@@ -548,21 +564,20 @@ class _Plan:
 
     def encode(self, decl: Decl, value: Any) -> Any:
         if isinstance(decl, Channel):
-            return PARTS.intern(self.channels[decl.name].normalize(tuple(value)))
+            return self.tables[decl.name].intern(self.channels[decl.name].normalize(tuple(value)))
         if decl.interned:
-            return PARTS.intern(value)
+            return self.tables[decl.name].intern(value)
         if not isinstance(value, int):  # bools are ints
             raise ComposeError(f"part {decl.name}: {value!r} is not an int or bool (declare it a Part to hold it)")
         return value
 
-    def decode_reads(self, s: tuple, reads: list[tuple[str, list[int], bool, bool]]) -> dict[str, Any]:
-        values = PARTS.values
+    def decode_reads(self, s: tuple, reads: list[ReadSlots]) -> dict[str, Any]:
         out = {}
-        for name, slots, interned, whole in reads:
+        for name, slots, values, whole in reads:
             if whole:
-                out[name] = tuple(values[s[k]] for k in slots) if interned else tuple(s[k] for k in slots)
+                out[name] = tuple(s[k] for k in slots) if values is None else tuple(values[s[k]] for k in slots)
             else:
-                out[name] = values[s[slots[0]]] if interned else s[slots[0]]
+                out[name] = s[slots[0]] if values is None else values[s[slots[0]]]
         return out
 
     def clear(self) -> None:
@@ -582,17 +597,22 @@ class View:
     def __init__(self, plan: _Plan, state: tuple) -> None:
         self._plan, self._state = plan, state
 
+    def __repr__(self) -> str:
+        return "View(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in self._plan.slots) + ")"
+
     def __getattr__(self, name: str) -> Any:
         plan = self._plan
         if name not in plan.slots:
             raise AttributeError(name)
         base, count = plan.slots[name]
         decl = plan.decls[name]
-        values = PARTS.values
         s = self._state
+        if not decl.interned:
+            return tuple(s[base:base + count]) if isinstance(decl, Actors) else s[base]
+        values = plan.tables[name].values
         if isinstance(decl, Actors):
-            return tuple(values[s[k]] if decl.interned else s[k] for k in range(base, base + count))
-        return values[s[base]] if decl.interned else s[base]
+            return tuple(values[s[k]] for k in range(base, base + count))
+        return values[s[base]]
 
 
 def _collect(cls: type) -> None:
@@ -669,6 +689,12 @@ class Composed(Machine):
         """The first slot of part ``name`` in the flat state."""
         return self._plan.slots[name][0]
 
+    def part_values(self, name: str) -> dict[int, Any]:
+        """Interned part ``name``'s table, id -> value: ``part_values("log")[s[slot("log")]]`` reads
+        the part in hot code. (Fetch it per call rather than keeping it on the machine, which would
+        pickle the table with it.)"""
+        return self._plan.tables[name].values
+
     def view(self, state: tuple) -> View:
         return View(self._plan, state)
 
@@ -711,22 +737,25 @@ class Composed(Machine):
 
     # ---- the parallel engine's batches: each interned part once per batch
 
-    def export_states(self, states: list[State]) -> tuple[list[tuple], dict[int, Any]]:
-        slots = self._plan.interned_slots
-        values = PARTS.values
-        ids = {s[k] for s in states for k in slots}
-        return [tuple(s) for s in states], {i: values[i] for i in ids}
+    def export_states(self, states: list[State]) -> tuple[list[tuple], dict[str, dict[int, Any]]]:
+        by_table: dict[str, set[int]] = {}
+        for k, t in self._plan.interned_slots:
+            by_table.setdefault(t.kind, set()).update(s[k] for s in states)
+        return [tuple(s) for s in states], {kind: {i: TABLES[kind].values[i] for i in ids}
+                                            for kind, ids in by_table.items()}
 
     def import_states(self, exported: Any) -> list[State]:
         flat, parts = exported
-        known = PARTS.values
-        for ident, value in parts.items():
-            old = known.get(ident)
-            if old is None:
-                if PARTS.intern(value) != ident:  # ids are content hashes: equal in every process
-                    raise InternCollision(f"part {value!r} hashes differently in this process")
-            elif old != value:
-                raise InternCollision(f"two different parts share the id {ident}: {old!r} and {value!r}")
+        for kind, values in parts.items():
+            t = table(kind)
+            known = t.values
+            for ident, value in values.items():
+                old = known.get(ident)
+                if old is None:
+                    if t.intern(value) != ident:  # ids are content hashes: equal in every process
+                        raise InternCollision(f"{kind} part {value!r} hashes differently in this process")
+                elif old != value:
+                    raise InternCollision(f"two different {kind} values share the id {ident}: {old!r} and {value!r}")
         return list(flat)
 
     # ---- presentation
