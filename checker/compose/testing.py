@@ -1,7 +1,8 @@
 """Checks a composed machine's memoisation against the same machine recomputing everything.
 
 ``compare_memo`` explores the memoised machine breadth-first and, on every state it reaches,
-asks an unmemoised twin for the same successors and property verdicts. A memo key that misses an
+asks an unmemoised twin for the same successors and property verdicts (states outside
+``within_bounds`` are compared but not expanded, as the engines do). A memo key that misses an
 input of its rule would make some state's memoised successors those of another state with the
 same key: the comparison reports the first such state.
 """
@@ -31,8 +32,8 @@ def compare_memo(make: Callable[[bool], Composed], max_states: int = 50_000) -> 
     memo, plain = make(True), make(False)
     props = memo.properties()
     plain_props = plain.properties()
-    init = list(memo.init_states())
-    if init != list(plain.init_states()):
+    init = [s for s in memo.init_states() if memo.within_bounds(s)]
+    if init != [s for s in plain.init_states() if plain.within_bounds(s)]:
         raise MemoMismatch("initial states differ")
     seen = set(init)
     queue = deque(init)
@@ -57,7 +58,7 @@ def compare_memo(make: Callable[[bool], Composed], max_states: int = 50_000) -> 
                         raise MemoMismatch(f"transition property {name} differs on {memo.format_step(step)}")
         steps += len(got)
         for _, t in got:
-            if t not in seen:
+            if t not in seen and memo.within_bounds(t):
                 if len(seen) >= max_states:
                     cut = True
                     continue
