@@ -73,3 +73,22 @@ def test_abp_coverage_differs_with_the_budgets():
     assert set(ComposedAbp(3, Delivery.ORDERED, 1, 1).actions) == {"Send", "RcvData", "RcvAck", "LoseData",
                                                                    "LoseAck", "CopyData", "CopyAck"}
     assert set(ComposedAbp(3, Delivery.ORDERED, 1, 1).actions) == set(HandAbp.actions)
+
+
+def test_the_cli_checks_a_composed_model_and_writes_its_counterexample(tmp_path):
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    spec = tmp_path / "abp-unordered.toml"
+    spec.write_text('model = "examples.abp"\nvariant = "unordered"\n[bounds]\nrecords = 3\n'
+                    '[expect]\nverdict = "violates"\nproperty = "InOrder"\nlength = 8\n')
+    eoscheck = Path(sys.executable).with_name("eoscheck")
+    out = subprocess.run([str(eoscheck), "check", str(spec), "--out", str(tmp_path / "out"), "--no-progress"],
+                         capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
+    trace = json.loads((tmp_path / "out" / "abp-unordered.InOrder.json").read_text())
+    assert trace["length"] == 8
+    last = trace["steps"][-1]["state"]
+    assert last["log"] != list(range(len(last["log"])))  # the field the invariant reads, as JSON

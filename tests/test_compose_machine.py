@@ -68,6 +68,8 @@ def _drop_read(machine: Composed, action: str, part: str) -> Composed:
     for b in rule_.bindings:
         b.key_slots = [k for k in b.key_slots if k != slot]
         b.getter = _getter(b.key_slots)
+    rule_.compile()  # the generated code inlines the keys
+    machine._plan.compile()
     return machine
 
 
