@@ -376,3 +376,22 @@ def test_a_rule_returning_a_list_is_a_choice_and_results_label_the_step():
                                                                                   (("Set", 2), 2, 1)]
     assert len(reachable(m)) == 1 + 2 + 2  # x in {1, 2} after each of two spends
     assert Choice({"b": 0}).actions == {}
+
+
+def test_aliases_read_and_write_two_actors_of_one_kind():
+    class Transfer(Composed):
+        account = Actors(count=2, init=lambda m, i: 2 if i == 0 else 0, interned=False)
+
+        @rule("Move", params={"a": "account", "b": "account"}, reads=("src=account[a]", "dst=account[b]"),
+              writes=("src=account[a]", "dst=account[b]"))
+        def move(self, a: int, b: int, src: int, dst: int) -> dict[str, int] | None:
+            return {"src": src - 1, "dst": dst + 1} if a != b and src > 0 else None
+
+        @invariant("Conserved", reads=("account",))
+        def conserved(self, account: tuple[int, ...]) -> bool:
+            """money is neither made nor lost"""
+            return sum(account) == 2
+
+    m = Transfer()
+    assert sorted(m.view(s).account for s in reachable(m)) == [(0, 2), (1, 1), (2, 0)]
+    assert explore(m, ExploreOptions(check_deadlock=False)).verdict == "holds"

@@ -39,7 +39,7 @@ def table(key: str) -> Interner[Any]:
     return t
 
 _NO_MSG = object()
-_REF = re.compile(r"^([A-Za-z_]\w*)(?:\[([A-Za-z_]\w*)\])?$")
+_REF = re.compile(r"^(?:([A-Za-z_]\w*)=)?([A-Za-z_]\w*)(?:\[([A-Za-z_]\w*)\])?$")
 
 #: how a part is read: (keyword name, slots, its table's values or None for a scalar, all actors?)
 ReadSlots = tuple[str, list[int], "dict[int, Any] | None", bool]
@@ -99,15 +99,18 @@ def _jsonable(value: Any) -> Any:
 
 
 class _Ref:
-    """A part as a rule names it: ``name`` (one slot, or all of an actor kind) or ``name[param]``."""
+    """A part as a rule names it: ``name`` (one slot, or all of an actor kind) or ``name[param]``,
+    optionally under an alias, ``alias=name[param]`` (to read two actors of one kind)."""
 
-    __slots__ = ("base", "count", "decl", "name", "param", "text", "values")
+    __slots__ = ("base", "count", "decl", "key", "name", "param", "text", "values")
 
     def __init__(self, text: str, plan: _Plan, where: str, params: Iterable[str]) -> None:
         m = _REF.match(text)
         if not m:
-            raise ComposeError(f"{where}: {text!r} is not a part name or name[param]")
-        self.text, self.name, self.param = text, m.group(1), m.group(2)
+            raise ComposeError(f"{where}: {text!r} is not a part name, name[param] or alias=name[param]")
+        self.text, self.name, self.param = text, m.group(2), m.group(3)
+        #: the keyword argument (and returned key) the rule uses for it
+        self.key = m.group(1) or self.name
         if self.name not in plan.decls:
             raise ComposeError(f"{where}: no part named {self.name!r} (parts: {', '.join(plan.decls)})")
         self.decl = plan.decls[self.name]
@@ -146,11 +149,11 @@ class _Binding:
         for ref in rule.reads:
             slots = ref.slots(params)
             key_slots.extend(slots)
-            self.reads.append((ref.name, slots, ref.values, ref.whole))
+            self.reads.append((ref.key, slots, ref.values, ref.whole))
         #: the memo key's slots (a test drops one to show the memo-equivalence check catches it)
         self.key_slots = key_slots
         self.getter = _getter(key_slots)
-        self.writes = {ref.name: (ref.slots(params), ref) for ref in rule.writes}
+        self.writes = {ref.key: (ref.slots(params), ref) for ref in rule.writes}
         self.prefix = (rule.action, *(params[p] for p in rule.param_names))
         self.memo: dict[Hashable, tuple[Outcome, ...]] = {} if rule.plan.memoize and rule.spec.memo else _NoMemo()
 
@@ -190,11 +193,11 @@ class _Rule:
             if spec.spends not in plan.budgets:
                 raise ComposeError(f"{where}: spends {spec.spends!r}, which is not a Budget")
             self.budget_slot, self.budget_bound = plan.budgets[spec.spends]
-        names = [*spec.params, *(r.name for r in self.reads)] + (["msg"] if self.receive else [])
+        names = [*spec.params, *(r.key for r in self.reads)] + (["msg"] if self.receive else [])
         dupes = {n for n in names if names.count(n) > 1}
         if dupes:
             raise ComposeError(f"{where}: {', '.join(sorted(dupes))} named twice among parameters and reads")
-        self.allowed = {r.name for r in self.writes} | set(spec.sends) | set(spec.results)
+        self.allowed = {r.key for r in self.writes} | set(spec.sends) | set(spec.results)
         self.fn_args = _accepts(fn, names, where)
         self.guards = [(g, _accepts(g, names, f"precondition of {where}")) for g in guards]
         combos = [dict(zip(self.static, values)) for values in itertools.product(*self.static.values())]
@@ -392,7 +395,7 @@ class _Invariant:
                 raise ComposeError(f"{where}: parameter {p} has no domain")
         domains = {p: plan.domain(d, f"{where}, parameter {p}") for p, d in spec.params.items()}
         self.reads = [_Ref(r, plan, where, spec.params) for r in spec.reads]
-        self.fn_args = _accepts(fn, [*spec.params, *(r.name for r in self.reads)], where)
+        self.fn_args = _accepts(fn, [*spec.params, *(r.key for r in self.reads)], where)
         self.combos = [dict(zip(domains, values)) for values in itertools.product(*domains.values())]
         self.clear()
 
@@ -402,7 +405,7 @@ class _Invariant:
     def clear(self) -> None:
         self.bindings = []
         for combo in self.combos:
-            reads = [(r.name, r.slots(combo), r.values, r.whole) for r in self.reads]
+            reads = [(r.key, r.slots(combo), r.values, r.whole) for r in self.reads]
             slots = [k for _, ks, _, _ in reads for k in ks]
             memo: dict[Hashable, bool] = {} if self.plan.memoize else _NoMemo()
             self.bindings.append((combo, reads, _getter(slots), memo))
@@ -435,7 +438,7 @@ class _Transition:
         self.plan, self.fn, self.spec = plan, fn, spec
         where = f"transition {spec.name}"
         refs = [_Ref(r, plan, where, ()) for r in spec.reads]
-        self.reads = [(r.name, r.slots({}), r.values, r.whole) for r in refs]
+        self.reads = [(r.key, r.slots({}), r.values, r.whole) for r in refs]
         self.getter = _getter([k for _, ks, _, _ in self.reads for k in ks])
         self.actions = frozenset(spec.actions)
         self.clear()
