@@ -395,3 +395,20 @@ def test_aliases_read_and_write_two_actors_of_one_kind():
     m = Transfer()
     assert sorted(m.view(s).account for s in reachable(m)) == [(0, 2), (1, 1), (2, 0)]
     assert explore(m, ExploreOptions(check_deadlock=False)).verdict == "holds"
+
+
+def test_zero_actors_give_a_rule_no_bindings():
+    class Maybe(Composed):
+        follower = Actors(count="followers", init=0, interned=False)
+        leader = Part(init=0)
+
+        @rule("Replicate", params={"f": "follower"}, reads=("follower[f]", "leader"), writes=("follower[f]",))
+        def replicate(self, follower: int, leader: int) -> dict[str, int] | None:
+            return {"follower": leader} if follower != leader else None
+
+        @rule("Bump", reads=("leader", "follower"), writes=("leader",))
+        def bump(self, leader: int, follower: tuple[int, ...]) -> dict[str, int] | None:
+            return {"leader": leader + 1} if leader < 2 and all(f == leader for f in follower) else None
+
+    assert len(reachable(Maybe({"followers": 0}))) == 3
+    assert len(reachable(Maybe({"followers": 2}))) == 3 + 2 * 3  # per bump: nobody, one or both caught up

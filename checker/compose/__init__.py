@@ -5,6 +5,10 @@ API summary (full reference: ``docs/compose.md``)::
     from eoscheck.checker.compose import (Composed, Scalar, Part, Actors, Channel, Clock, Budget,
                                           Network, Delivery, rule, precondition, invariant, transition)
 
+    class Msg(NamedTuple):
+        src: int
+        dst: int
+
     class Ping(Composed):
         # parts, in slot order: a state is a flat tuple of these (interned parts by id)
         node = Actors(count="nodes", init=0, interned=False)   # one int per node

@@ -290,6 +290,7 @@ class _Rule:
                       "                outs = compute(b, s, msg, rest)",
                       "            for step, writes, sends in outs:"]
             lines += [" " * 16 + x for x in apply]
+        lines.append("    return")  # a rule without bindings (zero actors) has no other body
         exec(compile("\n".join(lines), f"<compose rule {self.action}>", "exec"), env)  # noqa: S102
         self.expand = env["expand"]
 
@@ -298,7 +299,7 @@ class _Rule:
     def compute(self, b: _Binding, s: tuple, msg: Any, rest: int) -> tuple[Outcome, ...]:
         kwargs: dict[str, Any] = dict(b.params)
         for name, slots, values, whole in b.reads:
-            if slots[0] == self.receive_slot and msg is not _NO_MSG and values is not None:
+            if msg is not _NO_MSG and values is not None and slots and slots[0] == self.receive_slot:
                 kwargs[name] = values[rest]  # the channel without the message being delivered
             elif whole:
                 kwargs[name] = tuple(s[k] for k in slots) if values is None else tuple(values[s[k]] for k in slots)
