@@ -392,9 +392,18 @@ def test_aliases_read_and_write_two_actors_of_one_kind():
             """money is neither made nor lost"""
             return sum(account) == 2
 
+        @invariant("NonNegative", params={"i": "account"}, reads=("account[i]",))
+        def non_negative(self, i: int, account: int) -> bool:
+            """no account is overdrawn"""
+            calls.append((i, account))
+            return account >= 0
+
+    calls: list[tuple[int, int]] = []
     m = Transfer()
     assert sorted(m.view(s).account for s in reachable(m)) == [(0, 2), (1, 1), (2, 0)]
     assert explore(m, ExploreOptions(check_deadlock=False)).verdict == "holds"
+    # memoised per account on that account alone: each (account, balance) checked once
+    assert sorted(calls) == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
 
 
 def test_zero_actors_give_a_rule_no_bindings():

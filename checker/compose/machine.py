@@ -153,7 +153,7 @@ class _Binding:
         #: the memo key's slots (a test drops one to show the memo-equivalence check catches it)
         self.key_slots = key_slots
         self.getter = _getter(key_slots)
-        self.writes = {ref.key: (ref.slots(params), ref) for ref in rule.writes}
+        self.writes = {ref.key: (ref.slots(params), ref.whole, rule.plan.encoder(ref.decl)) for ref in rule.writes}
         self.prefix = (rule.action, *(params[p] for p in rule.param_names))
         self.memo: dict[Hashable, tuple[Outcome, ...]] = {} if rule.plan.memoize and rule.spec.memo else _NoMemo()
 
@@ -184,6 +184,8 @@ class _Rule:
         self.static = {p: plan.domain(d, f"{where}, parameter {p}") for p, d in spec.params.items() if d is not None}
         self.reads = [_Ref(r, plan, where, spec.params) for r in spec.reads]
         self.writes = [_Ref(w, plan, where, spec.params) for w in spec.writes]
+        #: the keyword under which a receive rule reads its own channel (None: it does not)
+        self.channel_key = next((r.key for r in self.reads if r.name == spec.receive), None)
         for ch in spec.sends:
             if ch not in plan.channels:
                 raise ComposeError(f"{where}: sends to {ch!r}, which is not a Channel")
@@ -299,51 +301,58 @@ class _Rule:
     def compute(self, b: _Binding, s: tuple, msg: Any, rest: int) -> tuple[Outcome, ...]:
         kwargs: dict[str, Any] = dict(b.params)
         for name, slots, values, whole in b.reads:
-            if msg is not _NO_MSG and values is not None and slots and slots[0] == self.receive_slot:
-                kwargs[name] = values[rest]  # the channel without the message being delivered
-            elif whole:
+            if whole:
                 kwargs[name] = tuple(s[k] for k in slots) if values is None else tuple(values[s[k]] for k in slots)
             else:
                 kwargs[name] = s[slots[0]] if values is None else values[s[slots[0]]]
         if msg is not _NO_MSG:
             kwargs["msg"] = msg
+            if self.channel_key is not None and self.receive is not None:
+                # a receive rule that reads its channel sees it without the message being delivered
+                kwargs[self.channel_key] = self.receive.table.values[rest]
+        machine = self.plan.machine
         outs: tuple[Outcome, ...] = ()
-        if all(g(self.plan.machine, **_pick(names, kwargs)) for g, names in self.guards):
-            result = self.fn(self.plan.machine, **_pick(self.fn_args, kwargs))
+        for guard, names in self.guards:
+            if not guard(machine, **(kwargs if names is None else {n: kwargs[n] for n in names})):
+                break
+        else:
+            names = self.fn_args
+            result = self.fn(machine, **(kwargs if names is None else {n: kwargs[n] for n in names}))
             if result is not None:
                 if isinstance(result, Mapping):
-                    result = [result]
-                elif not isinstance(result, list):
+                    outs = (self._outcome(b, result),)
+                elif isinstance(result, list):
+                    outs = tuple(self._outcome(b, d) for d in result)
+                else:
                     raise ComposeError(f"{self.where} returned a {type(result).__name__}; "
                                        "an effect returns None, a dict or a list of dicts")
-                outs = tuple(self._outcome(b, d) for d in result)
         b.memo[b.getter(s)] = outs
         return outs
 
     def _outcome(self, b: _Binding, d: Mapping[str, Any]) -> Outcome:
-        extra = set(d) - self.allowed
-        if extra:
+        if not self.allowed.issuperset(d):
+            extra = set(d) - self.allowed
             raise ComposeError(f"{self.where} returned {', '.join(sorted(extra))}, which it does not declare "
                                f"in writes, sends or results")
         try:
-            step = b.prefix + tuple(d[r] for r in self.spec.results)
+            step = b.prefix + tuple(d[r] for r in self.spec.results) if self.spec.results else b.prefix
         except KeyError as exc:
             raise ComposeError(f"{self.where} did not return its result {exc.args[0]!r}") from None
         writes: list[tuple[int, Any]] = []
-        for name, (slots, ref) in b.writes.items():
+        for name, (slots, whole, encode) in b.writes.items():
             if name not in d:
                 continue
             value = d[name]
-            if ref.whole:
+            if whole:
                 if not isinstance(value, tuple) or len(value) != len(slots):
                     raise ComposeError(f"{self.where}: {name} is {len(slots)} actors; write a tuple of that length")
-                writes.extend((k, self.plan.encode(ref.decl, v)) for k, v in zip(slots, value))
+                writes.extend((k, encode(v)) for k, v in zip(slots, value))
             else:
-                writes.append((slots[0], self.plan.encode(ref.decl, value)))
+                writes.append((slots[0], encode(value)))
         sends = []
         for ch, (slot, ops) in self.sends.items():
-            if ch in d and d[ch] is not None:
-                msgs = d[ch]
+            msgs = d.get(ch)
+            if msgs is not None:
                 sends.append((slot, ops.send, tuple(msgs) if isinstance(msgs, list) else (msgs,)))
         return step, tuple(writes), tuple(sends)
 
@@ -603,6 +612,15 @@ class _Plan:
         return self.budgets[name]
 
     # ---- values
+
+    def encoder(self, decl: Decl) -> Callable[[Any], Any]:
+        """``value -> slot content`` for part ``decl``: its id for an interned part."""
+        if isinstance(decl, Channel):
+            table, normalize = self.tables[decl.name], self.channels[decl.name].normalize
+            return lambda value: table.intern(normalize(tuple(value)))
+        if decl.interned:
+            return self.tables[decl.name].intern
+        return lambda value: self.encode(decl, value)
 
     def encode(self, decl: Decl, value: Any) -> Any:
         if isinstance(decl, Channel):
