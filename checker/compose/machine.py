@@ -81,13 +81,13 @@ def _getter(slots: list[int]) -> Callable[[tuple], Hashable]:
     return itemgetter(*slots)
 
 
-def _key_source(slots: list[int]) -> str:
-    """Python source for ``_getter(slots)(s)``, to inline in generated code (the same key)."""
+def _key_source(slots: list[int], var: str = "s") -> str:
+    """Python source for ``_getter(slots)(var)``, to inline in generated code (the same key)."""
     if not slots:
         return "()"
     if len(slots) == 1:
-        return f"s[{slots[0]}]"
-    return "(" + ", ".join(f"s[{k}]" for k in slots) + ")"
+        return f"{var}[{slots[0]}]"
+    return "(" + ", ".join(f"{var}[{k}]" for k in slots) + ")"
 
 
 def _jsonable(value: Any) -> Any:
@@ -302,7 +302,7 @@ class _Rule:
         kwargs: dict[str, Any] = dict(b.params)
         for name, slots, values, whole in b.reads:
             if whole:
-                kwargs[name] = tuple(s[k] for k in slots) if values is None else tuple(values[s[k]] for k in slots)
+                kwargs[name] = tuple([s[k] for k in slots] if values is None else [values[s[k]] for k in slots])
             else:
                 kwargs[name] = s[slots[0]] if values is None else values[s[slots[0]]]
         if msg is not _NO_MSG:
@@ -395,7 +395,9 @@ class _ChannelRule:
 
 
 class _Invariant:
-    """A compiled ``@invariant``: memoised per parameter combination on the slots it reads."""
+    """A compiled ``@invariant``: memoised per parameter combination on the slots it reads. Its
+    check is generated code with the key slots inlined (``compile``); memos are cleared in place,
+    so a check handed to an engine stays valid."""
 
     def __init__(self, plan: _Plan, fn: Callable[..., Any], spec: PropertySpec) -> None:
         self.plan, self.fn, self.spec = plan, fn, spec
@@ -406,31 +408,46 @@ class _Invariant:
         domains = {p: plan.domain(d, f"{where}, parameter {p}") for p, d in spec.params.items()}
         self.reads = [_Ref(r, plan, where, spec.params) for r in spec.reads]
         self.fn_args = _accepts(fn, [*spec.params, *(r.key for r in self.reads)], where)
-        self.combos = [dict(zip(domains, values)) for values in itertools.product(*domains.values())]
-        self.clear()
+        #: per parameter combination: (combo, reads, the memo key's slots, memo)
+        self.bindings: list[tuple[dict[str, Any], list[ReadSlots], list[int], dict[Hashable, bool]]] = []
+        for values in itertools.product(*domains.values()):
+            combo = dict(zip(domains, values))
+            reads = [(r.key, r.slots(combo), r.values, r.whole) for r in self.reads]
+            memo: dict[Hashable, bool] = {} if plan.memoize else _NoMemo()
+            self.bindings.append((combo, reads, [k for _, ks, _, _ in reads for k in ks], memo))
 
     def __repr__(self) -> str:
         return f"<invariant {self.spec.name}>"
 
     def clear(self) -> None:
-        self.bindings = []
-        for combo in self.combos:
-            reads = [(r.key, r.slots(combo), r.values, r.whole) for r in self.reads]
-            slots = [k for _, ks, _, _ in reads for k in ks]
-            memo: dict[Hashable, bool] = {} if self.plan.memoize else _NoMemo()
-            self.bindings.append((combo, reads, _getter(slots), memo))
+        for _, _, _, memo in self.bindings:
+            memo.clear()
 
-    def __call__(self, s: tuple) -> bool:
-        for combo, reads, getter, memo in self.bindings:
-            key = getter(s)
-            ok = memo.get(key)
-            if ok is None:
-                kwargs = dict(combo)
-                kwargs.update(self.plan.decode_reads(s, reads))
-                ok = memo[key] = bool(self.fn(self.plan.machine, **_pick(self.fn_args, kwargs)))
-            if not ok:
-                return False
-        return True
+    def miss(self, i: int, s: tuple) -> bool:
+        combo, reads, key_slots, memo = self.bindings[i]
+        kwargs = dict(combo)
+        kwargs.update(self.plan.decode_reads(s, reads))
+        names = self.fn_args
+        ok = bool(self.fn(self.plan.machine, **(kwargs if names is None else {n: kwargs[n] for n in names})))
+        memo[_getter(key_slots)(s)] = ok
+        return ok
+
+    def compile(self) -> Callable[[tuple], bool]:
+        """Generate the check and register it as the machine's property."""
+        env: dict[str, Any] = {"miss": self.miss}
+        lines = ["def check(s):"]
+        for i, (_, _, key_slots, memo) in enumerate(self.bindings):
+            env[f"m{i}"] = memo
+            lines += [f"    ok = m{i}.get({_key_source(key_slots)})",
+                      "    if ok is None:",
+                      f"        ok = miss({i}, s)",
+                      "    if not ok:",
+                      "        return False"]
+        lines.append("    return True")
+        exec(compile("\n".join(lines), f"<compose invariant {self.spec.name}>", "exec"), env)  # noqa: S102
+        check: Callable[[tuple], bool] = env["check"]
+        self.plan.properties[self.spec.name] = Property(self.spec.name, self.spec.doc, "invariant", check)
+        return check
 
 
 class _Parts:
@@ -444,32 +461,43 @@ class _Parts:
 
 
 class _Transition:
+    """A compiled ``@transition``: memoised on (step, read slots before, read slots after)."""
+
     def __init__(self, plan: _Plan, fn: Callable[..., Any], spec: PropertySpec) -> None:
         self.plan, self.fn, self.spec = plan, fn, spec
         where = f"transition {spec.name}"
         refs = [_Ref(r, plan, where, ()) for r in spec.reads]
         self.reads = [(r.key, r.slots({}), r.values, r.whole) for r in refs]
-        self.getter = _getter([k for _, ks, _, _ in self.reads for k in ks])
+        self.key_slots = [k for _, ks, _, _ in self.reads for k in ks]
         self.actions = frozenset(spec.actions)
-        self.clear()
+        self.memo: dict[Hashable, bool] = {} if plan.memoize else _NoMemo()
 
     def __repr__(self) -> str:
         return f"<transition {self.spec.name}>"
 
     def clear(self) -> None:
-        self.memo: dict[Hashable, bool] = {} if self.plan.memoize else _NoMemo()
+        self.memo.clear()
 
-    def __call__(self, s: tuple, step: Step, t: tuple) -> bool:
-        if self.actions and step[0] not in self.actions:
-            return True
-        getter = self.getter
-        key = (step, getter(s), getter(t))
-        ok = self.memo.get(key)
-        if ok is None:
-            before = _Parts(self.plan.decode_reads(s, self.reads))
-            after = _Parts(self.plan.decode_reads(t, self.reads))
-            ok = self.memo[key] = bool(self.fn(self.plan.machine, step, before, after))
+    def miss(self, s: tuple, step: Step, t: tuple, key: Hashable) -> bool:
+        before = _Parts(self.plan.decode_reads(s, self.reads))
+        after = _Parts(self.plan.decode_reads(t, self.reads))
+        ok = self.memo[key] = bool(self.fn(self.plan.machine, step, before, after))
         return ok
+
+    def compile(self) -> Callable[[tuple, Step, tuple], bool]:
+        env: dict[str, Any] = {"miss": self.miss, "memo": self.memo, "actions": self.actions}
+        lines = ["def check(s, step, t):"]
+        if self.actions:
+            lines.append("    if step[0] not in actions: return True")
+        lines += [f"    key = (step, {_key_source(self.key_slots)}, {_key_source(self.key_slots, 't')})",
+                  "    ok = memo.get(key)",
+                  "    if ok is None:",
+                  "        ok = miss(s, step, t, key)",
+                  "    return ok"]
+        exec(compile("\n".join(lines), f"<compose transition {self.spec.name}>", "exec"), env)  # noqa: S102
+        check: Callable[[tuple, Step, tuple], bool] = env["check"]
+        self.plan.properties[self.spec.name] = Property(self.spec.name, self.spec.doc, "transition", check)
+        return check
 
 
 class _Plan:
@@ -520,9 +548,12 @@ class _Plan:
             if isinstance(decl, Channel):
                 self._add_channel_rules(decl)
         self.properties: dict[str, Property] = {}
+        #: the compiled properties, by name (their generated checks are in ``properties``)
+        self.property_objs: dict[str, _Invariant | _Transition] = {}
         for fn, pspec in cls.__compose_properties__:
-            check = _Invariant(self, fn, pspec) if pspec.kind == "invariant" else _Transition(self, fn, pspec)
-            self.properties[pspec.name] = Property(pspec.name, pspec.doc, pspec.kind, check)  # type: ignore[arg-type]
+            obj = _Invariant(self, fn, pspec) if pspec.kind == "invariant" else _Transition(self, fn, pspec)
+            self.property_objs[pspec.name] = obj
+            obj.compile()
         self.compile()
 
     def compile(self) -> None:
@@ -530,6 +561,8 @@ class _Plan:
         env: dict[str, Any] = {}
         lines = ["def successors(s):", "    out = []"]
         for n, rule in enumerate(self.rules):
+            if isinstance(rule, _Rule) and rule.receive is None and not rule.bindings:
+                continue  # no parameter values (e.g. zero actors): nothing to call
             env[f"e{n}"] = rule.expand
             lines.append(f"    e{n}(s, out)")
         lines.append("    return out")
@@ -635,7 +668,7 @@ class _Plan:
         out = {}
         for name, slots, values, whole in reads:
             if whole:
-                out[name] = tuple(s[k] for k in slots) if values is None else tuple(values[s[k]] for k in slots)
+                out[name] = tuple([s[k] for k in slots] if values is None else [values[s[k]] for k in slots])
             else:
                 out[name] = s[slots[0]] if values is None else values[s[slots[0]]]
         return out
@@ -645,8 +678,8 @@ class _Plan:
             ops.clear()
         for rule in self.rules:
             rule.clear()
-        for prop in self.properties.values():
-            prop.check.clear()  # type: ignore[attr-defined]
+        for obj in self.property_objs.values():
+            obj.clear()
         self.compile()
 
 
