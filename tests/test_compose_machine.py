@@ -426,3 +426,27 @@ def test_zero_actors_give_a_rule_no_bindings():
 
     assert len(reachable(Maybe({"followers": 0}))) == 3
     assert len(reachable(Maybe({"followers": 2}))) == 3 + 2 * 3  # per bump: nobody, one or both caught up
+
+
+def test_a_part_value_that_would_hash_differently_in_another_process_is_refused():
+    from eoscheck.checker.compose import ORDERED
+    from eoscheck.checker.fingerprint import UnstableStateError
+
+    class Named(Composed):
+        log = Part(init=())
+        net = Channel(network=ORDERED)
+
+        @rule("Append", reads=("log",), writes=("log",))
+        def append(self, log: tuple) -> dict[str, Any] | None:
+            return {"log": log + ("text",)} if not log else None
+
+        @rule("Send", sends=("net",))
+        def send(self) -> dict[str, Any]:
+            return {"net": (1, None)}
+
+    m = Named()
+    s0 = next(iter(m.init_states()))
+    with pytest.raises(UnstableStateError, match="log.0 is a str"):
+        m._plan.rules[0].expand(s0, [])
+    with pytest.raises(UnstableStateError, match="net.0.1 is a NoneType"):
+        m._plan.rules[1].expand(s0, [])

@@ -17,6 +17,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from operator import itemgetter
 from typing import Any
 
+from ..fingerprint import check_state
 from ..intern import InternCollision, Interner
 from ..machine import Machine, Property, State, Step
 from .declare import ComposeError, Domain, PropertySpec, RuleSpec
@@ -39,6 +40,8 @@ def table(key: str) -> Interner[Any]:
     return t
 
 _NO_MSG = object()
+#: how many values written to interned parts (and messages sent) are type-checked per machine
+CHECKED = 2000
 _REF = re.compile(r"^(?:([A-Za-z_]\w*)=)?([A-Za-z_]\w*)(?:\[([A-Za-z_]\w*)\])?$")
 
 #: how a part is read: (keyword name, slots, its table's values or None for a scalar, all actors?)
@@ -353,7 +356,8 @@ class _Rule:
         for ch, (slot, ops) in self.sends.items():
             msgs = d.get(ch)
             if msgs is not None:
-                sends.append((slot, ops.send, tuple(msgs) if isinstance(msgs, list) else (msgs,)))
+                msgs = tuple(msgs) if isinstance(msgs, list) else (msgs,)
+                sends.append((slot, ops.send, self.plan.checked(msgs, ch)))
         return step, tuple(writes), tuple(sends)
 
 
@@ -547,6 +551,8 @@ class _Plan:
                 self._add_clock(decl)
             if isinstance(decl, Channel):
                 self._add_channel_rules(decl)
+        #: values left to check with ``checked``
+        self.unchecked = CHECKED
         self.properties: dict[str, Property] = {}
         #: the compiled properties, by name (their generated checks are in ``properties``)
         self.property_objs: dict[str, _Invariant | _Transition] = {}
@@ -650,12 +656,24 @@ class _Plan:
         """``value -> slot content`` for part ``decl``: its id for an interned part."""
         if isinstance(decl, Channel):
             table, normalize = self.tables[decl.name], self.channels[decl.name].normalize
-            return lambda value: table.intern(normalize(tuple(value)))
+            return lambda value: table.intern(normalize(tuple(self.checked(value, decl.name))))
         if decl.interned:
-            return self.tables[decl.name].intern
+            intern = self.tables[decl.name].intern
+            return lambda value: intern(self.checked(value, decl.name))
         return lambda value: self.encode(decl, value)
 
+    def checked(self, value: Any, where: str) -> Any:
+        """``value``, after checking (for the first ``CHECKED`` values written) that it holds only
+        values that hash alike in every process (``fingerprint.check_state``): an interned part's
+        id is its hash, and the engine only sees the id."""
+        if self.unchecked:
+            self.unchecked -= 1
+            check_state(value, where)
+        return value
+
     def encode(self, decl: Decl, value: Any) -> Any:
+        if decl.interned:
+            self.checked(value, decl.name)
         if isinstance(decl, Channel):
             return self.tables[decl.name].intern(self.channels[decl.name].normalize(tuple(value)))
         if decl.interned:
