@@ -450,3 +450,20 @@ def test_a_part_value_that_would_hash_differently_in_another_process_is_refused(
         m._plan.rules[0].expand(s0, [])
     with pytest.raises(UnstableStateError, match="net.0.1 is a NoneType"):
         m._plan.rules[1].expand(s0, [])
+
+
+def test_a_state_pickled_raw_into_a_fresh_process_fails_with_one_clear_error(tmp_path):
+    machine = ComposedAbp(3, Delivery.UNORDERED, 1, 1)
+    states = reachable(machine)[-5:]
+    path = tmp_path / "raw.pickle"
+    path.write_bytes(pickle.dumps(states))  # not through export_states: the parts stay behind
+    child = ("import pickle, sys\n"
+             "from eoscheck.examples.abp import ComposedAbp\n"
+             "from eoscheck.checker.compose import Delivery, ComposeError\n"
+             "m = ComposedAbp(3, Delivery.UNORDERED, 1, 1)\n"
+             "try:\n"
+             "    [m.successors(s) for s in pickle.load(open(sys.argv[1], 'rb'))]\n"
+             "except ComposeError as e:\n"
+             "    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", child, str(path)], capture_output=True, text=True, check=True)
+    assert "never interned" in out.stdout and "export_states" in out.stdout

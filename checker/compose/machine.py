@@ -84,6 +84,12 @@ def _getter(slots: list[int]) -> Callable[[tuple], Hashable]:
     return itemgetter(*slots)
 
 
+def _unknown_part(exc: KeyError) -> ComposeError:
+    return ComposeError(f"a state holds part id {exc.args[0]} that this process never interned: states of a "
+                        "composed machine cross processes only through export_states/import_states (the parallel "
+                        "engine does; the Spark engine pickles states and cannot run composed machines)")
+
+
 def _key_source(slots: list[int], var: str = "s") -> str:
     """Python source for ``_getter(slots)(var)``, to inline in generated code (the same key)."""
     if not slots:
@@ -303,11 +309,14 @@ class _Rule:
 
     def compute(self, b: _Binding, s: tuple, msg: Any, rest: int) -> tuple[Outcome, ...]:
         kwargs: dict[str, Any] = dict(b.params)
-        for name, slots, values, whole in b.reads:
-            if whole:
-                kwargs[name] = tuple([s[k] for k in slots] if values is None else [values[s[k]] for k in slots])
-            else:
-                kwargs[name] = s[slots[0]] if values is None else values[s[slots[0]]]
+        try:
+            for name, slots, values, whole in b.reads:
+                if whole:
+                    kwargs[name] = tuple([s[k] for k in slots] if values is None else [values[s[k]] for k in slots])
+                else:
+                    kwargs[name] = s[slots[0]] if values is None else values[s[slots[0]]]
+        except KeyError as exc:
+            raise _unknown_part(exc) from None
         if msg is not _NO_MSG:
             kwargs["msg"] = msg
             if self.channel_key is not None and self.receive is not None:
@@ -684,11 +693,14 @@ class _Plan:
 
     def decode_reads(self, s: tuple, reads: list[ReadSlots]) -> dict[str, Any]:
         out = {}
-        for name, slots, values, whole in reads:
-            if whole:
-                out[name] = tuple([s[k] for k in slots] if values is None else [values[s[k]] for k in slots])
-            else:
-                out[name] = s[slots[0]] if values is None else values[s[slots[0]]]
+        try:
+            for name, slots, values, whole in reads:
+                if whole:
+                    out[name] = tuple([s[k] for k in slots] if values is None else [values[s[k]] for k in slots])
+                else:
+                    out[name] = s[slots[0]] if values is None else values[s[slots[0]]]
+        except KeyError as exc:
+            raise _unknown_part(exc) from None
         return out
 
     def clear(self) -> None:

@@ -31,6 +31,7 @@ from enum import Enum
 from typing import Any
 
 from ..intern import Interner
+from .declare import ComposeError
 
 
 class Delivery(Enum):
@@ -118,12 +119,21 @@ class ChannelOps:
 
     # ---- memoised operations on ids
 
+    def value(self, ident: int) -> tuple[Any, ...]:
+        try:
+            return self.table.values[ident]
+        except KeyError:
+            raise ComposeError(f"a state holds channel id {ident} ({self.name}) that this process never interned: "
+                               "states of a composed machine cross processes only through export_states/"
+                               "import_states (the parallel engine does; the Spark engine pickles states and "
+                               "cannot run composed machines)") from None
+
     def send(self, ident: int, msg: Any) -> int:
         k = (ident, msg)
         out = self._send.get(k)
         if out is None:
             table = self.table
-            out = table.intern(self.added(table.values[ident], msg))
+            out = table.intern(self.added(self.value(ident), msg))
             if self.memoize:
                 self._send[k] = out
         return out
@@ -131,7 +141,7 @@ class ChannelOps:
     def deliverable(self, ident: int) -> tuple[tuple[Any, int], ...]:
         out = self._deliver.get(ident)
         if out is None:
-            out = self._deliverable(self.table.values[ident])
+            out = self._deliverable(self.value(ident))
             if self.memoize:
                 self._deliver[ident] = out
         return out
@@ -139,7 +149,7 @@ class ChannelOps:
     def droppable(self, ident: int) -> tuple[tuple[Any, int], ...]:
         out = self._drop.get(ident)
         if out is None:
-            out = self._droppable(self.table.values[ident])
+            out = self._droppable(self.value(ident))
             if self.memoize:
                 self._drop[ident] = out
         return out
@@ -148,7 +158,7 @@ class ChannelOps:
         out = self._dup.get(ident)
         if out is None:
             intern = self.table.intern
-            msgs = self.table.values[ident]
+            msgs = self.value(ident)
             seen: set[Any] = set()
             moves = []
             ordered = self.net.delivery is Delivery.ORDERED
