@@ -24,6 +24,7 @@ from eoscheck.checker.compose import (
     precondition,
     rule,
 )
+from eoscheck.checker.symmetry import rename_mask
 
 from .twophase import (
     ABORTED,
@@ -125,3 +126,18 @@ class ComposedTwoPhase(Composed):
         out = super().fields(state)
         out["tm_state"] = TM_NAMES[out["tm_state"]]
         return out
+
+
+def _rename_prepared(msgs: tuple[Msg, ...], perm: tuple[int, ...]) -> tuple[Msg, ...]:
+    return tuple(m._replace(rm=perm[m.rm]) if m.kind == PREPARED_MSG else m for m in msgs)
+
+
+class SymmetricComposedTwoPhase(ComposedTwoPhase):
+    """The RMs interchangeable (TLC's ``SYMMETRY Permutations(RM)``), declared: the RM actors form
+    the scalarset ``rm``, and the two other parts that mention RMs say how to rename them."""
+
+    rm_state = Actors(count="rms", init=WORKING, interned=False, show=RM_NAMES.__getitem__, symmetric="rm",
+                      doc="each resource manager's state")
+    tm_prepared = Scalar(init=0, rename={"rm": rename_mask}, doc="the RMs the TM knows to be prepared (a bit set)")
+    msgs = Channel(network="network", rename={"rm": _rename_prepared},
+                   show=lambda ms: [_KINDS[m.kind] + (f"({m.rm})" if m.kind == PREPARED_MSG else "") for m in ms])

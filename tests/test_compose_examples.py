@@ -153,3 +153,29 @@ def test_composed_tcommit_matches_tlc_and_the_hand_written_machine(rms):
     if rms == 3:
         assert composed.stats.distinct == 34  # TLC
     assert ComposedTCommit.property_docs() == {n: p.doc for n, p in TCommit(rms).properties().items()}
+
+
+@pytest.mark.parametrize("rms", [3, 5])
+def test_declared_symmetry_gives_the_hand_written_orbit_count(rms):
+    from eoscheck.checker.symmetry import check_symmetry
+    from eoscheck.examples.twophase import SymmetricTwoPhase
+    from eoscheck.examples.twophase_composed import SymmetricComposedTwoPhase
+
+    hand = explore(SymmetricTwoPhase(rms), ExploreOptions())
+    machine = SymmetricComposedTwoPhase(rms)
+    assert machine.has_symmetry() and not ComposedTwoPhase(rms).has_symmetry()
+    composed = explore(machine, ExploreOptions())
+    assert hand.verdict == composed.verdict == "holds"
+    assert (composed.stats.distinct, composed.stats.depth) == (hand.stats.distinct, hand.stats.depth)
+    assert composed.stats.distinct < explore(ComposedTwoPhase(rms), ExploreOptions()).stats.distinct
+    report = check_symmetry(machine, ExploreOptions())
+    assert report.ok and report.orbit_check, report.summary()  # orbit sizes sum to the full count: exact
+
+
+def test_declared_symmetry_keeps_the_seeded_bug_and_its_length():
+    from eoscheck.examples.twophase_composed import SymmetricComposedTwoPhase
+
+    plain = explore(ComposedTwoPhase(4, seeded_bug=True), ExploreOptions())
+    sym = explore(SymmetricComposedTwoPhase(4, seeded_bug=True), ExploreOptions())
+    assert plain.verdict == sym.verdict == "violated"
+    assert plain.violations[0].length == sym.violations[0].length

@@ -20,6 +20,7 @@ from typing import Any
 from ..fingerprint import check_state
 from ..intern import InternCollision, Interner
 from ..machine import Machine, Property, State, Step
+from ..symmetry import Scalarset, Symmetry, canonicalize
 from .declare import ComposeError, Domain, PropertySpec, RuleSpec
 from .network import ChannelOps, Delivery, Network
 from .parts import Actors, Budget, Channel, Clock, Decl
@@ -562,6 +563,7 @@ class _Plan:
                 self._add_channel_rules(decl)
         #: values left to check with ``checked``
         self.unchecked = CHECKED
+        self._symmetry_init()
         self.properties: dict[str, Property] = {}
         #: the compiled properties, by name (their generated checks are in ``properties``)
         self.property_objs: dict[str, _Invariant | _Transition] = {}
@@ -659,6 +661,75 @@ class _Plan:
             raise ComposeError(f"{what}: {name!r} is not a Budget part")
         return self.budgets[name]
 
+    # ---- symmetry
+
+    def _symmetry_init(self) -> None:
+        #: scalarset -> the Actors parts whose indices are its identities
+        self.scalarsets: dict[str, list[str]] = {}
+        for name, decl in self.decls.items():
+            if isinstance(decl, Actors) and decl.symmetric:
+                self.scalarsets.setdefault(decl.symmetric, []).append(name)
+        self.scalarset_sizes: dict[str, int] = {}
+        for ss, names in self.scalarsets.items():
+            sizes = {self.slots[n][1] for n in names}
+            if len(sizes) != 1:
+                raise ComposeError(f"scalarset {ss}: its Actors parts {', '.join(names)} differ in count")
+            self.scalarset_sizes[ss] = sizes.pop()
+        #: scalarset -> (slots, decl, rename) of every part whose value mentions its identities
+        self.renames: dict[str, list[tuple[list[int], Decl, Callable[[Any, tuple[int, ...]], Any]]]] = {}
+        for name, decl in self.decls.items():
+            for ss, fn in (getattr(decl, "rename", None) or {}).items():
+                if ss not in self.scalarsets:
+                    raise ComposeError(f"part {name}: renames {ss!r}, which no Actors part declares symmetric")
+                base, count = self.slots[name]
+                self.renames.setdefault(ss, []).append((list(range(base, base + count)), decl, fn))
+        self.renamed: dict[tuple[str, Any, tuple[int, ...]], Any] = {}
+        self.permuters = {ss: self._permuter(ss) for ss in self.scalarsets}
+
+    def permute(self, s: tuple, ss: str, perm: tuple[int, ...]) -> tuple:
+        """``s`` with identity ``i`` of scalarset ``ss`` renamed ``perm[i]`` everywhere: the actors'
+        slots moved, and the parts that mention identities renamed (memoised per value)."""
+        t = list(s)
+        for name in self.scalarsets[ss]:
+            base, count = self.slots[name]
+            for i in range(count):
+                t[base + perm[i]] = s[base + i]
+        renamed = self.renamed
+        for slots, decl, fn in self.renames.get(ss, ()):
+            values = self.tables[decl.name].values if decl.interned else None
+            for k in slots:
+                key = (decl.name, t[k], perm)
+                new = renamed.get(key)
+                if new is None:
+                    value = t[k] if values is None else values[t[k]]
+                    new = self.encode(decl, fn(value, perm))
+                    if self.memoize:
+                        renamed[key] = new
+                t[k] = new
+        return tuple(t)
+
+    def canonical(self, s: tuple) -> tuple:
+        """One scalarset after another: sort its identities by their actors' slots and break ties
+        by the least image (``checker.symmetry.canonicalize``)."""
+        for ss, names in self.scalarsets.items():
+            cols = [self.slots[n][0] for n in names]
+            keys = [tuple(s[base + i] for base in cols) for i in range(self.scalarset_sizes[ss])]
+            s = canonicalize(s, keys, self.permuters[ss])
+        return s
+
+    def _permuter(self, ss: str) -> Callable[[tuple, tuple[int, ...]], tuple]:
+        def apply(state: tuple, perm: tuple[int, ...]) -> tuple:
+            return self.permute(state, ss, perm)
+        return apply
+
+    def exact_symmetry(self) -> bool:
+        """Whether ``canonical`` picks one state per orbit: one scalarset, and sort keys (the
+        actors' own slots) that renaming leaves alone (no actor of it mentions its identities)."""
+        if len(self.scalarsets) != 1:
+            return False
+        (ss, names), = self.scalarsets.items()
+        return not any(decl.name in names for _, decl, _ in self.renames.get(ss, ()))
+
     # ---- values
 
     def encoder(self, decl: Decl) -> Callable[[Any], Any]:
@@ -710,6 +781,7 @@ class _Plan:
             rule.clear()
         for obj in self.property_objs.values():
             obj.clear()
+        self.renamed.clear()
         self.compile()
 
 
@@ -745,14 +817,12 @@ def _collect(cls: type) -> None:
     props: dict[str, Callable[..., Any]] = {}
     for klass in reversed(cls.__mro__):
         for attr, value in vars(klass).items():
+            # an override keeps the overridden declaration's place (slot order, successor order)
             if isinstance(value, Decl):
-                parts.pop(attr, None)
                 parts[attr] = value
             elif hasattr(value, "__compose_rules__"):
-                rules.pop(attr, None)
                 rules[attr] = value
             elif hasattr(value, "__compose_property__"):
-                props.pop(attr, None)
                 props[attr] = value
             elif attr in rules or attr in props:  # overridden by a plain attribute: removed
                 rules.pop(attr, None)
@@ -855,6 +925,34 @@ class Composed(Machine):
 
     def properties(self) -> dict[str, Property]:
         return dict(self._plan.properties)
+
+    # ---- symmetry (``Actors(symmetric=...)``, ``rename=``)
+
+    def has_symmetry(self) -> bool:
+        plan = self._plan
+        if type(self).canonical is not Composed.canonical:
+            return True  # the machine's own canonical form
+        return any(n > 1 for n in plan.scalarset_sizes.values())
+
+    def canonical(self, state: tuple) -> tuple:
+        """The representative of ``state``'s orbit under the declared scalarsets."""
+        return self._plan.canonical(state)
+
+    @property
+    def symmetry(self) -> Symmetry | None:
+        """The declared symmetry, for ``checker.symmetry.check_symmetry`` (None: none declared)."""
+        plan = self._plan
+        if not plan.scalarsets:
+            return None
+        names = list(plan.scalarsets)
+
+        def apply(state: tuple, perms: tuple[tuple[int, ...], ...]) -> tuple:
+            for ss, perm in zip(names, perms):
+                state = plan.permute(state, ss, perm)
+            return state
+
+        return Symmetry(tuple(Scalarset(ss, plan.scalarset_sizes[ss]) for ss in names), apply,
+                        exact=plan.exact_symmetry())
 
     # ---- the parallel engine's batches: each interned part once per batch
 

@@ -7,11 +7,16 @@ is memoised on that id.
 
 Sizes and budgets may be given as ints or as the *name* of a configuration entry (a bound), which
 the machine resolves when it is built: ``Actors(count="clients")``, ``Budget("lost_responses")``.
+
+Symmetry: ``Actors(symmetric="client")`` puts the actors' indices in a scalarset (interchangeable
+identities; every Actors part naming the same scalarset is permuted together), and
+``rename={"client": fn}`` on any part says how its value mentions those identities:
+``fn(value, perm) -> value`` with identity ``i`` renamed ``perm[i]``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +52,7 @@ class Scalar(Decl):
 
     init: Any = 0
     doc: str = ""
+    rename: Mapping[str, Callable[[Any, tuple[int, ...]], Any]] | None = None
 
 
 @dataclass(eq=False)
@@ -61,6 +67,7 @@ class Part(Decl):
     doc: str = ""
     show: Callable[[Any], Any] | None = None
     interned: bool = True
+    rename: Mapping[str, Callable[[Any, tuple[int, ...]], Any]] | None = None
 
 
 @dataclass(eq=False)
@@ -76,6 +83,9 @@ class Actors(Decl):
     interned: bool = True
     doc: str = ""
     show: Callable[[Any], Any] | None = None
+    #: the scalarset these actors' indices belong to: interchangeable identities (symmetry)
+    symmetric: str = ""
+    rename: Mapping[str, Callable[[Any, tuple[int, ...]], Any]] | None = None
 
 
 @dataclass(eq=False)
@@ -129,3 +139,4 @@ class Channel(Decl):
     doc: str = ""
     show: Callable[[Any], Any] | None = None
     interned: bool = True
+    rename: Mapping[str, Callable[[Any, tuple[int, ...]], Any]] | None = None
