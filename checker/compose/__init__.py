@@ -52,6 +52,8 @@ API summary (full reference: ``docs/compose.md``)::
   (``compose.testing.compare_memo`` checks both agree).
 - Network semantics (``network``): ``Network(Delivery.ORDERED | UNORDERED | DUPLICATING,
   loss=None | True | budget name, duplication=None | budget name)``.
+- Symmetry: ``Actors(symmetric="scalarset")`` and ``rename={"scalarset": fn}`` on the parts that
+  mention those identities give ``canonical`` and ``symmetry`` (for ``check_symmetry``).
 - Handled once: pickling (the compiled plan and memos stay behind), ``clear_caches``,
   ``export_states``/``import_states`` (each interned part once per batch), ``fields`` (every
   part by name), ``view(state)`` (parts by name), ``state(**parts)`` (encode), ``slot(name)`` and
