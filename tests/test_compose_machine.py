@@ -27,7 +27,7 @@ from eoscheck.checker.compose import (
     rule,
     transition,
 )
-from eoscheck.checker.compose.machine import _getter
+from eoscheck.checker.compose.rules import _getter
 from eoscheck.checker.compose.testing import MemoMismatch, compare_memo
 from eoscheck.checker.explore import ExploreOptions, explore
 from eoscheck.checker.explore.spark_checkpoint import run_key
