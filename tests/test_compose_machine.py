@@ -33,7 +33,10 @@ from eoscheck.checker.explore import ExploreOptions, explore
 from eoscheck.checker.explore.spark_checkpoint import run_key
 from eoscheck.checker.intern import InternCollision
 from eoscheck.examples.abp import ComposedAbp
-from eoscheck.examples.twophase_composed import ComposedTwoPhase
+from eoscheck.examples.twophase_composed import (
+    ComposedTwoPhase,
+    SymmetricComposedTwoPhase,
+)
 
 
 def reachable(machine: Composed, limit: int = 100_000) -> list[tuple]:
@@ -52,9 +55,10 @@ def reachable(machine: Composed, limit: int = 100_000) -> list[tuple]:
 @pytest.mark.parametrize("make", [
     lambda memo: ComposedTwoPhase(4, memoize=memo),
     lambda memo: ComposedTwoPhase(3, seeded_bug=True, memoize=memo),
+    lambda memo: SymmetricComposedTwoPhase(4, memoize=memo),
     *[lambda memo, d=d: ComposedAbp(3, d, 1, 1 if d is not Delivery.DUPLICATING else 0, memoize=memo)
       for d in Delivery],
-], ids=["twophase", "twophase-bug", "abp-ordered", "abp-unordered", "abp-duplicating"])
+], ids=["twophase", "twophase-bug", "twophase-symmetric", "abp-ordered", "abp-unordered", "abp-duplicating"])
 def test_memoised_successors_and_verdicts_equal_recomputed_ones_on_every_state(make):
     report = compare_memo(make)
     assert report.complete

@@ -1,7 +1,7 @@
 """Checks a composed machine's memoisation against the same machine recomputing everything.
 
 ``compare_memo`` explores the memoised machine breadth-first and, on every state it reaches,
-asks an unmemoised twin for the same successors and property verdicts (states outside
+asks an unmemoised twin for the same successors, property verdicts and canonical form (states outside
 ``within_bounds`` are compared but not expanded, as the engines do). A memo key that misses an
 input of its rule would make some state's memoised successors those of another state with the
 same key: the comparison reports the first such state.
@@ -35,6 +35,7 @@ def compare_memo(make: Callable[[bool], Composed], max_states: int = 50_000) -> 
     init = [s for s in memo.init_states() if memo.within_bounds(s)]
     if init != [s for s in plain.init_states() if plain.within_bounds(s)]:
         raise MemoMismatch("initial states differ")
+    symmetric = memo.has_symmetry()
     seen = set(init)
     queue = deque(init)
     steps = 0
@@ -48,6 +49,8 @@ def compare_memo(make: Callable[[bool], Composed], max_states: int = 50_000) -> 
                                f"{[plain.format_step(st) for st, _ in want]}"
                                + ("" if len(got) != len(want) else
                                   f"; first differing: {next(g for g, w in zip(got, want) if g != w)!r}"))
+        if symmetric and memo.canonical(s) != plain.canonical(s):
+            raise MemoMismatch(f"canonical forms differ at {memo.view(s)!r}")
         for name, prop in props.items():
             if prop.kind == "invariant":
                 if prop.check(s) != plain_props[name].check(s):
