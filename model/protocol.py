@@ -1,3 +1,4 @@
+# ruff: noqa: RUF009 - _decision is dataclasses.field with the doc and reference as metadata
 """One typed protocol switch set for every Kafka machine: each decision declared once, with its doc
 and its KIP or KAFKA reference, and named variants (Kafka releases, KIPs as designed and as
 shipped, counterfactuals) as ``Protocol`` values that every configuration can take.

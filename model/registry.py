@@ -9,6 +9,7 @@ from eoscheck.checker.registry import Bound, ModelDef, SwitchValue
 
 from .machines.idempotent_produce import PROPERTY_DOCS as IDEMPOTENT_PROPERTIES
 from .machines.init_producer_id import PROPERTY_DOCS as INIT_PROPERTIES
+from .machines.eos_model import MODEL as EOS
 from .machines.eos_pipeline import MODEL as EOS_PIPELINE
 from .variants import IDEMPOTENT_SWITCHES, IDEMPOTENT_VARIANTS, INIT_SWITCHES, INIT_VARIANTS
 
@@ -87,5 +88,5 @@ INIT_PRODUCER_ID = ModelDef(
     build=_build_init,
 )
 
-MODELS: list[ModelDef] = [IDEMPOTENT_PRODUCE, INIT_PRODUCER_ID, EOS_PIPELINE]
+MODELS: list[ModelDef] = [IDEMPOTENT_PRODUCE, INIT_PRODUCER_ID, EOS_PIPELINE, EOS]
 

@@ -58,3 +58,17 @@ def add_partitions_to_txn(meta: TxnMeta | None, producer_id: int, epoch: int,
     return AddPartitionsOutcome(int(Errors.NONE),
                                 transit(meta, state=int(TxnState.ONGOING), partitions=with_partitions(meta, partitions)),
                                 True)
+
+
+def verify_partition(meta: TxnMeta | None, producer_id: int, epoch: int, partition: int) -> int:
+    """KIP-890 part 1 (3.6+): the coordinator's answer to a leader's AddPartitionsToTxn with
+    ``verifyOnly``: NONE only if the producer's transaction is Ongoing with ``partition`` added
+    under this producer id and epoch; otherwise the leader refuses the batch (INVALID_TXN_STATE,
+    TRANSACTION_ABORTABLE for clients that know it)."""
+    if meta is None or not meta.exists or meta.producer_id != producer_id:
+        return int(Errors.INVALID_PRODUCER_ID_MAPPING)
+    if meta.epoch != epoch:
+        return int(Errors.INVALID_PRODUCER_EPOCH)
+    if meta.state != TxnState.ONGOING or partition not in meta.partitions:
+        return int(Errors.INVALID_TXN_STATE)
+    return int(Errors.NONE)
