@@ -5,9 +5,13 @@ Invariants take a state; transition properties take (state, step, next_state).
 
 from __future__ import annotations
 
+from typing import Any
+
 from .producer.client import RAISED_OUT_OF_ORDER
-from .state import (INIT_FENCED, INIT_IN_TXN, INIT_READY, EosState, IdempotentClient, IdempotentState, InitPidState,
-                    LogRecord)
+from .state import (INIT_FENCED, INIT_IN_TXN, INIT_READY, IdempotentClient, IdempotentState, InitPidState, LogRecord,
+                    TxnMetadata, TxnPartitionState, TxnProducer)
+from .transactions.codes import TxnState
+from .transactions.log import EntryKind, LogEntry, committed_values, last_stable_offset, open_transactions, outcome_of
 
 # --- idempotent produce ------------------------------------------------------------------------
 
@@ -134,10 +138,15 @@ def coordinator_legal_state(s: InitPidState, step: tuple, t: InitPidState) -> bo
 
 
 # --- kafka.eos: transactions with sequences across partitions ----------------------------------------
-# Data entries of kafka.eos carry value = record_value(producer, record); a producer's record r on a
-# partition belongs to its transaction r // batches.
+# Each takes the parts it reads by their kafka.eos names: ``leader`` (every output partition's
+# leader), ``producer`` (every producer), ``txn`` (the coordinator's metadata per transactional id).
+# A data entry's value is record_value(producer, record); a producer's record r on a partition belongs
+# to its transaction r // batches.
 
 RECORD_BITS = 8
+
+Leaders = tuple[TxnPartitionState, ...]
+Producers = tuple[TxnProducer, ...]
 
 
 def record_value(producer: int, record: int) -> int:
@@ -149,42 +158,38 @@ def record_of(value: int) -> tuple[int, int]:
     return value >> RECORD_BITS, value & ((1 << RECORD_BITS) - 1)
 
 
-def _outcomes(log: tuple) -> list[tuple[int, int]]:
+def _outcomes(log: tuple[LogEntry, ...]) -> list[tuple[int, int]]:
     """(value, outcome kind) of every transactional data entry (outcome TXN_DATA while undecided)."""
-    from .transactions.log import EntryKind, outcome_of
     return [(e.value, outcome_of(log, off)) for off, e in enumerate(log) if e.kind == EntryKind.TXN_DATA]
 
 
-def eos_no_duplicate(s: EosState) -> bool:
+def eos_no_duplicate(leader: Leaders) -> bool:
     """No record is committed twice on a partition."""
-    from .transactions.log import committed_values
-    for leader in s.leaders:
-        values = committed_values(leader.log)
+    for part in leader:
+        values = committed_values(part.log)
         if len(values) != len(set(values)):
             return False
     return True
 
 
-def eos_no_loss(s: EosState, batches: int) -> bool:
+def eos_no_loss(leader: Leaders, producer: Producers, batches: int) -> bool:
     """Every record of a transaction the producer saw committed is in its partition's log and not aborted."""
-    from .transactions.log import EntryKind
-    for p, leader in enumerate(s.leaders):
-        kept: set[int] = {v for v, outcome in _outcomes(leader.log) if outcome != EntryKind.ABORT}
-        for t, producer in enumerate(s.producers):
-            for txn in range(producer.txn):
-                if producer.committed >> txn & 1 and any(record_value(t, r) not in kept
-                                                         for r in range(txn * batches, (txn + 1) * batches)):
+    for part in leader:
+        kept = {v for v, outcome in _outcomes(part.log) if outcome != EntryKind.ABORT}
+        for t, prod in enumerate(producer):
+            for txn in range(prod.txn):
+                if prod.committed >> txn & 1 and any(record_value(t, r) not in kept
+                                                     for r in range(txn * batches, (txn + 1) * batches)):
                     return False
     return True
 
 
-def eos_atomic_transactions(s: EosState, batches: int) -> bool:
+def eos_atomic_transactions(leader: Leaders, batches: int) -> bool:
     """No transaction of the application is committed on one partition and aborted on another."""
-    from .transactions.log import EntryKind
     committed: set[tuple[int, int]] = set()
     aborted: set[tuple[int, int]] = set()
-    for leader in s.leaders:
-        for value, outcome in _outcomes(leader.log):
+    for part in leader:
+        for value, outcome in _outcomes(part.log):
             t, r = record_of(value)
             if outcome == EntryKind.COMMIT:
                 committed.add((t, r // batches))
@@ -193,31 +198,27 @@ def eos_atomic_transactions(s: EosState, batches: int) -> bool:
     return not committed & aborted
 
 
-def eos_no_aborted_read(s: EosState) -> bool:
+def eos_no_aborted_read(leader: Leaders) -> bool:
     """read_committed never reads an undecided batch: the leader's LSO never passes an open transaction."""
     from .partition.txn_produce import producer_state_lso
-    from .transactions.log import last_stable_offset
-    return all(producer_state_lso(leader) <= last_stable_offset(leader.log) for leader in s.leaders)
+    return all(producer_state_lso(part) <= last_stable_offset(part.log) for part in leader)
 
 
-def eos_no_hanging_transaction(s: EosState) -> bool:
+def eos_no_hanging_transaction(leader: Leaders, txn: tuple[TxnMetadata, ...]) -> bool:
     """Every transaction open on a partition is one its coordinator tracks there (Ongoing or PrepareX with the partition)."""
-    from .transactions.codes import TxnState
-    from .transactions.log import open_transactions
     live = (TxnState.ONGOING, TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT)
-    for p, leader in enumerate(s.leaders):
-        for pid, _ in open_transactions(leader.log):
-            if not any(m.exists and m.producer_id == pid and m.state in live and p in m.partitions for m in s.txns):
+    for p, part in enumerate(leader):
+        for pid, _ in open_transactions(part.log):
+            if not any(m.exists and m.producer_id == pid and m.state in live and p in m.partitions for m in txn):
                 return False
     return True
 
 
-def eos_per_partition_order(s: EosState) -> bool:
+def eos_per_partition_order(leader: Leaders) -> bool:
     """On each partition a producer's committed records appear in the order it sent them."""
-    from .transactions.log import committed_values
-    for leader in s.leaders:
+    for part in leader:
         last: dict[int, int] = {}
-        for value in committed_values(leader.log):
+        for value in committed_values(part.log):
             t, r = record_of(value)
             if r <= last.get(t, -1):
                 return False
@@ -225,44 +226,41 @@ def eos_per_partition_order(s: EosState) -> bool:
     return True
 
 
-def eos_no_zombie_write(s: EosState) -> bool:
+def eos_no_zombie_write(leader: Leaders) -> bool:
     """Once a producer id's epoch was superseded on a partition (by data or a marker), no batch of an older epoch is appended."""
-    from .transactions.log import EntryKind
-    for leader in s.leaders:
+    for part in leader:
         newest: dict[int, int] = {}
-        for e in leader.log:
+        for e in part.log:
             if e.kind == EntryKind.TXN_DATA and e.producer_epoch < newest.get(e.producer_id, -1):
                 return False
             newest[e.producer_id] = max(newest.get(e.producer_id, -1), e.producer_epoch)
     return True
 
 
-def eos_out_of_order_only_on_loss(s: EosState, step: tuple, t: EosState) -> bool:
+def eos_out_of_order_only_on_loss(step: tuple, before: Any, after: Any) -> bool:
     """OutOfOrderSequenceException reaches the application only when one of its acknowledged records was lost."""
     if step[0] != "HandleProduceResponse" or step[-1] != RAISED_OUT_OF_ORDER:
         return True
-    partition, producer = step[1], step[2]
-    logged = {e.value for e in t.leaders[partition].log}
-    acked = t.producers[producer].parts[partition].acked
-    return any(acked >> r & 1 and record_value(producer, r) not in logged for r in range(acked.bit_length()))
+    partition, t = step[1], step[2]
+    logged = {e.value for e in after.leader[partition].log}
+    acked = after.producer[t].parts[partition].acked
+    return any(acked >> r & 1 and record_value(t, r) not in logged for r in range(acked.bit_length()))
 
 
-def eos_fenced_gets_fencing_error(s: EosState, step: tuple, t: EosState) -> bool:
+def eos_fenced_gets_fencing_error(step: tuple, before: Any, after: Any) -> bool:
     """A producer whose epoch the coordinator has superseded fails with a fencing error, never another one."""
     from .producer.transactional import FENCING_ERRORS
-    for i, (before, after) in enumerate(zip(s.producers, t.producers)):
-        if after.fatal_error and not before.fatal_error:
-            meta = t.txns[i]
-            superseded = meta.exists and (meta.producer_id != after.producer_id or meta.epoch > after.epoch)
-            if superseded and after.fatal_error not in FENCING_ERRORS:
+    for i, (old, new) in enumerate(zip(before.producer, after.producer)):
+        if new.fatal_error and not old.fatal_error:
+            meta = after.txn[i]
+            superseded = meta.exists and (meta.producer_id != new.producer_id or meta.epoch > new.epoch)
+            if superseded and new.fatal_error not in FENCING_ERRORS:
                 return False
     return True
 
 
-def eos_epoch_in_range(s: EosState, max_epoch: int) -> bool:
-    """Every epoch the coordinator stores or a producer holds is within [0, max_epoch], and live producers hold distinct (producer id, epoch)."""
-    held = [(p.producer_id, p.epoch) for p in s.producers if p.producer_id >= 0 and not p.fatal_error]
-    if len(held) != len(set(held)):
-        return False
-    return (all(m.epoch <= max_epoch for m in s.txns) and all(v.epoch <= max_epoch for v in s.txn_log)
-            and all(e <= max_epoch for _, e in held))
+def eos_epoch_in_range(producer: Producers, txn: tuple[TxnMetadata, ...], max_epoch: int) -> bool:
+    """Every epoch the coordinator or a producer holds is within range, and live producers hold distinct (producer id, epoch)."""
+    held = [(p.producer_id, p.epoch) for p in producer if p.producer_id >= 0 and not p.fatal_error]
+    return len(held) == len(set(held)) and all(m.epoch <= max_epoch for m in txn) and all(e <= max_epoch
+                                                                                      for _, e in held)

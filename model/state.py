@@ -296,25 +296,13 @@ class TxnPartitionState(NamedTuple):
     producers: tuple[ProducerStateEntry, ...]
 
 
-class EosFaults(NamedTuple):
-    """Fault budgets spent so far (each bounded by the spec; a zero bound removes its actions)."""
+class Routed(NamedTuple):
+    """A produce request or response on its way between a producer and a partition leader: the
+    routing (partition, the producer as ``client``, its connection to the leader, the record) and the
+    message."""
 
-    lost_responses: int
-    produce_timeouts: int  # in-flight batches the client gave up on (delivery.timeout.ms) while still in flight
-    delete_records: int
-    txn_timeouts: int  # transactions the coordinator aborted on transaction.timeout.ms
-
-
-class EosState(NamedTuple):
-    now: int  # abstract time in ticks (producer-id expiry)
-    next_producer_id: int
-    coordinator_epoch: int
-    txns: tuple[TxnMetadata, ...]  # the coordinator's metadata, per transactional id (= producer index)
-    txn_log: tuple[TxnLogValue, ...]  # the last __transaction_state record per transactional id
-    #: per output partition: the log (``transactions.log.LogEntry``: data and markers), log start offset,
-    #: producer state table
-    leaders: tuple[TxnPartitionState, ...]
-    producers: tuple[TxnProducer, ...]
-    requests: tuple[tuple[int, ProduceRequest], ...]  # (partition, request) in send order
-    responses: tuple[tuple[int, ProduceResponse], ...]  # (partition, response) in send order
-    faults: EosFaults
+    partition: int
+    client: int
+    connection: int
+    record: int
+    message: ProduceRequest | ProduceResponse
