@@ -8,10 +8,27 @@ from __future__ import annotations
 from typing import Any
 
 from .producer.client import RAISED_OUT_OF_ORDER
-from .state import (INIT_FENCED, INIT_IN_TXN, INIT_READY, IdempotentClient, IdempotentState, InitPidState, LogRecord,
-                    TxnMetadata, TxnPartitionState, TxnProducer)
+from .state import (
+    INIT_FENCED,
+    INIT_IN_TXN,
+    INIT_READY,
+    IdempotentClient,
+    IdempotentState,
+    InitPidState,
+    LogRecord,
+    TxnMetadata,
+    TxnPartitionState,
+    TxnProducer,
+)
 from .transactions.codes import TxnState
-from .transactions.log import EntryKind, LogEntry, committed_values, last_stable_offset, open_transactions, outcome_of
+from .transactions.log import (
+    EntryKind,
+    LogEntry,
+    committed_values,
+    last_stable_offset,
+    open_transactions,
+    outcome_of,
+)
 
 # --- idempotent produce ------------------------------------------------------------------------
 

@@ -28,21 +28,62 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from eoscheck.checker.compose import (Actors, Budget, Channel, Clock, Composed, Delivery, Network, Scalar,
-                                      invariant, precondition, rule, transition)
+from eoscheck.checker.compose import (
+    Actors,
+    Budget,
+    Channel,
+    Clock,
+    Composed,
+    Delivery,
+    Network,
+    Scalar,
+    invariant,
+    precondition,
+    rule,
+    transition,
+)
 
 from .. import properties as props
 from ..coordinator.handler import CoordinatorConfig, handle_init_producer_id
 from ..coordinator.txn_log import NO_LOG_VALUE, NO_METADATA, to_log_value
 from ..errors import Errors, error_name
-from ..partition.producer_state import is_producer_expired, remove_expired_producers, truncate_head
-from ..partition.txn_produce import handle_txn_produce, needs_verification, producer_state_lso, write_marker
+from ..partition.producer_state import (
+    is_producer_expired,
+    remove_expired_producers,
+    truncate_head,
+)
+from ..partition.txn_produce import (
+    handle_txn_produce,
+    needs_verification,
+    producer_state_lso,
+    write_marker,
+)
 from ..producer import transactional as tx
 from ..producer.config import ClientConfig
-from ..protocol import (DECISIONS, ClientVersion, InitProducerIdMode, Protocol, Support, TransactionVersion,
-                        from_switches, refusal)
-from ..state import (BATCH_STATUS_NAMES, INFLIGHT, TXN_BUMP, TXN_IN_TXN, TXN_INIT, TXN_PHASE_NAMES, TXN_READY,
-                     ProduceResponse, Routed, TxnMetadata, TxnPartitionState, TxnProducer)
+from ..protocol import (
+    DECISIONS,
+    ClientVersion,
+    InitProducerIdMode,
+    Protocol,
+    Support,
+    TransactionVersion,
+    from_switches,
+    refusal,
+)
+from ..state import (
+    BATCH_STATUS_NAMES,
+    INFLIGHT,
+    TXN_BUMP,
+    TXN_IN_TXN,
+    TXN_INIT,
+    TXN_PHASE_NAMES,
+    TXN_READY,
+    ProduceResponse,
+    Routed,
+    TxnMetadata,
+    TxnPartitionState,
+    TxnProducer,
+)
 from ..transactions.add_partitions import add_partitions_to_txn, verify_partition
 from ..transactions.codes import NO_PENDING, TxnResult, TxnState
 from ..transactions.end_txn import end_txn, end_txn_tv2
@@ -342,6 +383,7 @@ class EosMachine(Composed):
         """The leader handles the oldest request of a connection: KIP-890 verification with the
         coordinator when switched on, then the produce checks and the append."""
         req = msg.message
+        assert isinstance(req, ProduceRequest)
         verification = int(Errors.NONE)
         if self.protocol.partition_verification and needs_verification(leader, req.producer_id):
             verification = verify_partition(txn, req.producer_id, req.epoch, partition)
@@ -445,4 +487,4 @@ def machine(variant: str = "kafka-3.0-3.5", **bounds: int) -> EosMachine:
     return EosMachine(VARIANTS[variant].protocol, values)
 
 
-__all__ = ["PROPERTY_DOCS", "SUPPORT", "EosMachine", "build", "machine", "TXN_IN_TXN"]
+__all__ = ["PROPERTY_DOCS", "SUPPORT", "TXN_IN_TXN", "EosMachine", "build", "machine"]
