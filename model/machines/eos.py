@@ -78,6 +78,7 @@ from ..state import (
     TXN_INIT,
     TXN_PHASE_NAMES,
     TXN_READY,
+    ProduceRequest,
     ProduceResponse,
     Routed,
     TxnMetadata,
