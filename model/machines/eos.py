@@ -182,11 +182,19 @@ def _invariant(name: str, check: Callable[..., bool], reads: tuple[str, ...], **
     return invariant(name, reads=reads)(holds)
 
 
-def _transition(name: str, check: Callable[..., bool], reads: tuple[str, ...]) -> Any:
+def _transition(name: str, check: Callable[..., bool], reads: tuple[str, ...], actions: tuple[str, ...]) -> Any:
+    """A transition property of ``model.properties``, checked on the steps of ``actions`` only (the
+    others cannot break it)."""
     def holds(self: Any, step: tuple, before: Any, after: Any) -> bool:
         return check(step, before, after)
     holds.__doc__ = check.__doc__
-    return transition(name, reads=reads)(holds)
+    return transition(name, reads=reads, actions=actions)(holds)
+
+
+#: the steps that can fail a producer, and those that change the coordinator's metadata
+_FAILING = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "HandleProduceResponse")
+_COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOutTransaction", "WriteTxnMarker",
+                "CompleteTransaction")
 
 
 class EosMachine(Composed):
@@ -462,10 +470,12 @@ class EosMachine(Composed):
     order = _invariant("PerPartitionOrder", props.eos_per_partition_order, ("leader",))
     no_zombie_write = _invariant("NoZombieWrite", props.eos_no_zombie_write, ("leader",))
     epoch_in_range = _invariant("EpochInRange", props.eos_epoch_in_range, ("producer", "txn"), max_epoch="max_epoch")
-    oos_on_loss = _transition("OutOfOrderOnlyOnLoss", props.eos_out_of_order_only_on_loss, ("leader", "producer"))
-    fencing_error = _transition("FencedGetsFencingError", props.eos_fenced_gets_fencing_error, ("producer", "txn"))
+    oos_on_loss = _transition("OutOfOrderOnlyOnLoss", props.eos_out_of_order_only_on_loss, ("leader", "producer"),
+                              ("HandleProduceResponse",))
+    fencing_error = _transition("FencedGetsFencingError", props.eos_fenced_gets_fencing_error, ("producer", "txn"),
+                                _FAILING)
 
-    @transition("ValidTxnTransitions", reads=("txn",))
+    @transition("ValidTxnTransitions", reads=("txn",), actions=_COORDINATOR)
     def valid_transitions(self, step: tuple, before: Any, after: Any) -> bool:
         """The transaction coordinator only makes transitions Kafka's state table allows."""
         return all(a.state == b.state or not a.exists or is_valid_transition(a.state, b.state, tv2=self.tv2)
