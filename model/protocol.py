@@ -434,6 +434,24 @@ LEGACY_ALIASES: dict[tuple[str, str], Protocol] = {
 }
 
 
+#: what today's machines can honour (refusal): the pipeline's coordinator is hard-wired to KIP-360 as
+#: shipped without persistence; the init machine has no TV2; the idempotent machine has no
+#: transactions (its decisions are all of its switches, every value honoured)
+LEGACY_SUPPORT: dict[str, Support] = {
+    IDEMPOTENT: Support(IDEMPOTENT, {"transaction_version": frozenset({TransactionVersion.TV1}),
+                                     "partition_verification": frozenset({False})},
+                        {"transaction_version": "no transactions", "partition_verification": "no transactions"}),
+    INIT: Support(INIT, {"transaction_version": frozenset({TransactionVersion.TV1})},
+                  {"transaction_version": "its EndTxn is the TV1 rule"}),
+    PIPELINE: Support(PIPELINE, {"init_producer_id": frozenset({InitProducerIdMode.KIP360_SHIPPED}),
+                                 "persist_last_epoch": frozenset({False}),
+                                 "persist_prev_producer_id": frozenset({False})},
+                      {"init_producer_id": "its coordinator is hard-wired to KIP-360 as shipped",
+                       "persist_last_epoch": "its transaction log is hard-wired",
+                       "persist_prev_producer_id": "its transaction log is hard-wired"}),
+}
+
+
 def resolve(name: str, machine: str | None = None) -> Protocol:
     """A variant by name: with ``machine``, that machine's own (today's) name first; then a named
     ``Protocol``; then a legacy name of any machine when it is unambiguous. Unknown: ValueError, one line."""

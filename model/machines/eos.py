@@ -19,8 +19,9 @@ Abstractions (beyond those of the rooms): requests to the coordinator (InitProdu
 AddPartitionsToTxn, EndTxn) and the coordinator's log appends are atomic with their answer; markers
 are written partition by partition and a refused marker is not retried; every transaction of a
 producer writes ``batches`` records to every output partition; a TV2 client still sends
-AddPartitionsToTxn; TV2 epoch overflow is not modelled (states past ``max_epoch`` are cut); no
-coordinator failover, group coordinator or consumer offsets yet.
+AddPartitionsToTxn and never sends EndTxn for a transaction with no partition (so the TV2 abort
+from Empty does not arise); TV2 epoch overflow is not modelled (states past ``max_epoch`` are cut);
+no coordinator failover, group coordinator or consumer offsets yet.
 """
 
 from __future__ import annotations
@@ -193,8 +194,7 @@ def _transition(name: str, check: Callable[..., bool], reads: tuple[str, ...], a
 
 #: the steps that can fail a producer, and those that change the coordinator's metadata
 _FAILING = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "HandleProduceResponse")
-_COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOutTransaction", "WriteTxnMarker",
-                "CompleteTransaction")
+_COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOutTransaction", "WriteTxnMarker")
 
 
 class EosMachine(Composed):
@@ -453,12 +453,6 @@ class EosMachine(Composed):
         done, wrote = complete_if_done(on_marker_response(txn, p, int(Errors.NONE)).meta)
         coordinator = self._coordinator(done) if wrote else {"txn": done}
         return {**coordinator, "leader": written, "result": TxnResult(marker.result).name}
-
-    @rule("CompleteTransaction", params={"t": "producer"}, reads=("txn[t]",), writes=("txn[t]", "txn_log[t]"))
-    def complete_transaction(self, txn: TxnMetadata) -> Any:
-        """TV2: an abort with no partitions completes without markers."""
-        done, wrote = complete_if_done(txn)
-        return self._coordinator(done) if wrote and not txn.partitions else None
 
     # --- properties (each one function of ``model.properties`` with its one-line doc) --------------
 
