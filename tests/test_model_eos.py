@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from eoscheck.checker.explore import explore
 from eoscheck.checker.explore.options import ExploreOptions
 from eoscheck.checker.spec import build_machine, load_spec, spec_to_options
@@ -15,25 +14,36 @@ from eoscheck.model import protocol as P
 from eoscheck.model.errors import Errors
 from eoscheck.model.machines.eos import EosMachine, machine
 from eoscheck.model.machines.eos_model import BOUNDS
-from eoscheck.model.partition.txn_produce import handle_txn_produce, producer_state_lso, write_marker
+from eoscheck.model.partition.txn_produce import (
+    handle_txn_produce,
+    producer_state_lso,
+    write_marker,
+)
 from eoscheck.model.producer import transactional as tx
 from eoscheck.model.producer.client import ACKED, FAILED, RAISED_OUT_OF_ORDER, RETRIED
 from eoscheck.model.producer.config import ClientConfig
-from eoscheck.model.state import (INFLIGHT, TXN_ABORTABLE, TXN_FATAL, TXN_FENCED, TXN_READY, ProduceResponse,
-                                  TxnMetadata, TxnPartitionState)
+from eoscheck.model.state import (
+    INFLIGHT,
+    TXN_ABORTABLE,
+    TXN_FATAL,
+    TXN_FENCED,
+    TXN_READY,
+    ProduceResponse,
+    TxnMetadata,
+    TxnPartitionState,
+)
 from eoscheck.model.transactions.add_partitions import verify_partition
 from eoscheck.model.transactions.codes import TxnResult, TxnState
 from eoscheck.model.transactions.log import EntryKind
 from eoscheck.model.transactions.markers import TxnMarker
-
 from reachable_states import reachable
 
 REPO = Path(__file__).resolve().parents[1]
 EMPTY = TxnPartitionState((), 0, ())
-PRODUCE = dict(max_seq=2**31 - 1, cache_size=5, unknown_producer="accept", old_duplicate_error=False)
+PRODUCE = {"max_seq": 2**31 - 1, "cache_size": 5, "unknown_producer": "accept", "old_duplicate_error": False}
 #: one partition and every budget: small (about 14k states) but every rule fires
-EVERYTHING = dict(partitions=1, batches=2, max_in_flight=2, lost_responses=1, produce_timeouts=1, txn_timeouts=1,
-                  delete_records=1, max_ticks=1)
+EVERYTHING = {"partitions": 1, "batches": 2, "max_in_flight": 2, "lost_responses": 1, "produce_timeouts": 1, "txn_timeouts": 1,
+                  "delete_records": 1, "max_ticks": 1}
 
 
 def cfg(version: str = "kip360") -> ClientConfig:

@@ -6,13 +6,17 @@ from dataclasses import fields
 from enum import Enum
 
 import pytest
-
 from eoscheck.checker.cli import main
 from eoscheck.model import protocol as P
 from eoscheck.model.machines import eos_pipeline
 from eoscheck.model.machines.eos import SUPPORT, EosMachine
 from eoscheck.model.machines.eos_model import BOUNDS
-from eoscheck.model.variants import IDEMPOTENT_SWITCHES, IDEMPOTENT_VARIANTS, INIT_SWITCHES, INIT_VARIANTS
+from eoscheck.model.variants import (
+    IDEMPOTENT_SWITCHES,
+    IDEMPOTENT_VARIANTS,
+    INIT_SWITCHES,
+    INIT_VARIANTS,
+)
 
 LEGACY = {P.IDEMPOTENT: (IDEMPOTENT_SWITCHES, IDEMPOTENT_VARIANTS), P.INIT: (INIT_SWITCHES, INIT_VARIANTS),
           P.PIPELINE: (eos_pipeline.SWITCHES, eos_pipeline.VARIANTS)}
