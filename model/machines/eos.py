@@ -243,6 +243,11 @@ class EosMachine(Composed):
         config = {name: bounds[name] for name in ("producers", "partitions", "max_ticks", "lost_responses",
                                                   "produce_timeouts", "txn_timeouts", "delete_records")}
         super().__init__(config, memoize=memoize)
+        # Rules that cannot fire without their fault or the clock have no bindings (or a clock stopped
+        # at 0); they are not listed either, so coverage does not report them as never fired.
+        idle = ({"RequestTimeout"} if not bounds["lost_responses"] else set()) | (
+            {"ExpireProducerIds", "Tick"} if not bounds["max_ticks"] else set())
+        self.actions = {name: params for name, params in self.actions.items() if name not in idle}
         base = self.slot("txn")
         self._txn_slots = (base, base + bounds["producers"])
         self._epoch_ok: dict[tuple, bool] = {}
