@@ -169,6 +169,11 @@ class Protocol:
         "tv2: every EndTxn bumps the epoch, the client continues with the bumped epoch, EndTxn retries are "
         "recognised by the epoch one below, and an abort may start from Empty/CompleteX",
         "KIP-890 part 2 (4.0)")
+    rotation_markers_new_producer_id: bool = _decision(
+        False,
+        "counterfactual: a TV2 transaction whose epoch overflowed writes its markers under the new producer "
+        "id at epoch 0 (KIP-890 writes them under the old producer id with the bumped epoch)",
+        "KIP-890 part 2 (4.0)")
     # --- the group coordinator and the application -------------------------------------------------
     txn_offset_commit_check: TxnOffsetCommitCheck = _decision(
         TxnOffsetCommitCheck.CURRENT,
@@ -327,6 +332,9 @@ VARIANTS: dict[str, NamedProtocol] = {
                                            KAFKA_3_0.with_(timeout_abort_bumps_epoch=False)),
     "no-coordinator-epoch-check": NamedProtocol("counterfactual: leaders accept markers of an old coordinator",
                                                 KAFKA_3_0.with_(marker_coordinator_epoch_check=False)),
+    "tv2-rotation-markers-new-producer-id": NamedProtocol(
+        "counterfactual: 4.0, but a transaction that rotates the producer id at epoch overflow writes its "
+        "markers under the new producer id", KAFKA_4_0.with_(rotation_markers_new_producer_id=True)),
     "tv2-without-verification": NamedProtocol("counterfactual: 4.0's per-transaction epoch bump without KIP-890 "
                                               "part 1's verification", KAFKA_4_0.with_(partition_verification=False)),
 }

@@ -177,6 +177,9 @@ class TxnMetadata(NamedTuple):
     pending_state: int = -1
     #: ``topicPartitions``: the partitions added to the ongoing transaction, sorted
     partitions: tuple[int, ...] = ()
+    #: ``nextProducerId`` (KIP-890 part 2): the producer id a TV2 transaction whose epoch overflowed
+    #: completes onto (epoch 0); -1 otherwise
+    next_producer_id: int = -1
 
 
 class TxnLogValue(NamedTuple):

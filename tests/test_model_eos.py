@@ -34,8 +34,13 @@ from eoscheck.model.state import (
 )
 from eoscheck.model.transactions.add_partitions import verify_partition
 from eoscheck.model.transactions.codes import TxnResult, TxnState
+from eoscheck.model.transactions.end_txn import answer_after_end_txn, end_txn_tv2
 from eoscheck.model.transactions.log import EntryKind
-from eoscheck.model.transactions.markers import TxnMarker
+from eoscheck.model.transactions.markers import (
+    TxnMarker,
+    complete_if_done,
+    markers_to_send,
+)
 from reachable_states import reachable
 
 REPO = Path(__file__).resolve().parents[1]
@@ -111,6 +116,20 @@ def test_coordinator_verification_needs_the_partition_in_the_ongoing_transaction
     assert verify_partition(meta, 3, 1, 1) == Errors.INVALID_TXN_STATE
     assert verify_partition(meta, 3, 0, 0) == Errors.INVALID_PRODUCER_EPOCH
     assert verify_partition(meta._replace(state=int(TxnState.COMPLETE_ABORT)), 3, 1, 0) == Errors.INVALID_TXN_STATE
+
+
+def test_tv2_epoch_overflow_rotates_to_the_next_producer_id_after_the_markers() -> None:
+    ongoing = TxnMetadata(True, 3, 3, 2, 1, int(TxnState.ONGOING), False, -1, (0,))
+    out = end_txn_tv2(ongoing, 3, 2, int(TxnResult.COMMIT), new_producer_id=9, max_epoch=3)
+    assert out.error == Errors.NONE and (out.meta.epoch, out.meta.next_producer_id) == (3, 9)
+    assert answer_after_end_txn(out.meta) == (9, 0)
+    assert [(m.producer_id, m.producer_epoch) for m in markers_to_send(out.meta, 0)] == [(3, 3)]
+    assert [(m.producer_id, m.producer_epoch) for m in markers_to_send(
+        out.meta, 0, rotation_markers_new_producer_id=True)] == [(9, 0)]
+    done, wrote = complete_if_done(out.meta._replace(partitions=()))
+    assert wrote and (done.producer_id, done.epoch, done.prev_producer_id, done.next_producer_id) == (9, 0, 3, -1)
+    plain = end_txn_tv2(ongoing._replace(epoch=1), 3, 1, int(TxnResult.COMMIT), new_producer_id=9, max_epoch=3)
+    assert answer_after_end_txn(plain.meta) == (3, 2) and plain.meta.next_producer_id == -1
 
 
 # --- the client's rules (producer/transactional.py) -------------------------------------------------
@@ -224,6 +243,8 @@ PAIRS = [
     ("eos-two-partitions-timeout-abort-kafka-0.11.0.0", "AtomicTransactions", 15),
     ("eos-two-partitions-timeout-abort-kafka-0.11.0.2", None, None),
     ("eos-deleted-state-late-batch-kafka-2.3", "NoZombieWrite", 9), ("eos-deleted-state-late-batch-kafka-2.4", None, None),
+    ("eos-tv2-rotation-markers-new-producer-id", "NoHangingTransaction", 37),
+    ("eos-tv2-rotation-in-flight-kafka-4.0", None, None),
 ]
 
 

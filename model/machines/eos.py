@@ -20,8 +20,9 @@ AddPartitionsToTxn, EndTxn) and the coordinator's log appends are atomic with th
 are written partition by partition and a refused marker is not retried; every transaction of a
 producer writes ``batches`` records to every output partition; a TV2 client still sends
 AddPartitionsToTxn and never sends EndTxn for a transaction with no partition (so the TV2 abort
-from Empty does not arise); TV2 epoch overflow is not modelled (states past ``max_epoch`` are cut);
-no coordinator failover, group coordinator or consumer offsets yet.
+from Empty does not arise); a TV2 EndTxn at the exhausted epoch rotates to a new producer id, but
+the coordinator's own timeout abort there is cut by ``max_epoch``; no coordinator failover, group
+coordinator or consumer offsets yet.
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ from ..state import (
 )
 from ..transactions.add_partitions import add_partitions_to_txn, verify_partition
 from ..transactions.codes import NO_PENDING, TxnResult, TxnState
-from ..transactions.end_txn import end_txn, end_txn_tv2
+from ..transactions.end_txn import answer_after_end_txn, end_txn, end_txn_tv2
 from ..transactions.log import EntryKind, last_stable_offset
 from ..transactions.markers import complete_if_done, markers_to_send, on_marker_response
 from ..transactions.states import is_valid_transition
@@ -350,10 +351,10 @@ class EosMachine(Composed):
             return None
         return {"producer": tx.connection_closed(producer, p)}
 
-    @rule("EndTxn", params={"t": "producer"}, reads=("producer[t]", "txn[t]"),
-          writes=("producer[t]", "txn[t]", "txn_log[t]"), results=("result", "error"),
+    @rule("EndTxn", params={"t": "producer"}, reads=("producer[t]", "txn[t]", "next_producer_id"),
+          writes=("producer[t]", "txn[t]", "txn_log[t]", "next_producer_id"), results=("result", "error"),
           show={"error": lambda e: error_name(e) if e >= 0 else "no partition added: aborted locally"})
-    def end_transaction(self, producer: TxnProducer, txn: TxnMetadata) -> Any:
+    def end_transaction(self, producer: TxnProducer, txn: TxnMetadata, next_producer_id: int) -> Any:
         """commitTransaction once every batch is acknowledged; abortTransaction after an abortable error
         once nothing is in flight (queued batches are aborted; with no partition added, locally)."""
         bump = self.protocol.client_epoch_bump_after_abort
@@ -368,13 +369,18 @@ class EosMachine(Composed):
         else:
             return None
         result = TxnResult.COMMIT if commit else TxnResult.ABORT
-        out = (end_txn_tv2 if self.tv2 else end_txn)(txn, producer.producer_id, producer.epoch, int(result))
-        answered = tx.on_end_txn(producer, commit, out.error, out.meta.epoch, tv2=self.tv2, bump_after_abort=bump,
-                                 cfg=self.cfg)
+        if self.tv2:  # an exhausted epoch rotates to the allocator's next producer id (KIP-890 part 2)
+            out = end_txn_tv2(txn, producer.producer_id, producer.epoch, int(result), new_producer_id=next_producer_id,
+                              max_epoch=self.max_epoch)
+        else:
+            out = end_txn(txn, producer.producer_id, producer.epoch, int(result))
+        answered = tx.on_end_txn(producer, commit, out.error, answer_after_end_txn(out.meta), tv2=self.tv2,
+                                 bump_after_abort=bump, cfg=self.cfg)
         if answered is None:
             return None  # CONCURRENT_TRANSACTIONS: retried
+        rotated = out.wrote and out.meta.next_producer_id >= 0
         return {**(self._coordinator(out.meta) if out.wrote else {}), "producer": answered, "result": result.name,
-                "error": int(out.error)}
+                "error": int(out.error), "next_producer_id": next_producer_id + (1 if rotated else 0)}
 
     @rule("HandleProduceResponse", receive="responses", params=("partition", "client", "record"),
           reads=("producer[client]", "now"), writes=("producer[client]",), results=("error", "outcome"),
@@ -448,7 +454,9 @@ class EosMachine(Composed):
                          now: int) -> Any:
         """The coordinator's marker reaches the leader and is appended; the coordinator completes the
         transaction once every partition acknowledged (a refused marker is abandoned)."""
-        marker = next((m for m in markers_to_send(txn, coordinator_epoch) if m.partition == p), None)
+        markers = markers_to_send(txn, coordinator_epoch,
+                                  rotation_markers_new_producer_id=self.protocol.rotation_markers_new_producer_id)
+        marker = next((m for m in markers if m.partition == p), None)
         if marker is None:
             return None
         error, written = write_marker(leader, marker, timestamp=now,

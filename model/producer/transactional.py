@@ -203,21 +203,22 @@ def abort_undrained(p: TxnProducer) -> TxnProducer:
     return p._replace(parts=parts)
 
 
-def on_end_txn(p: TxnProducer, commit: bool, error: int, epoch_after: int, *, tv2: bool,
+def on_end_txn(p: TxnProducer, commit: bool, error: int, answer: tuple[int, int], *, tv2: bool,
                bump_after_abort: bool, cfg: ClientConfig) -> TxnProducer | None:
-    """The answer to EndTxn (None: retry, CONCURRENT_TRANSACTIONS). A TV2 answer carries the bumped
-    epoch the producer continues with (sequences restart); a KIP-360 client bumps its epoch with
-    InitProducerId after aborting on an error that needs it (``bump_after_abort``)."""
+    """The answer to EndTxn (None: retry, CONCURRENT_TRANSACTIONS). A TV2 answer carries the producer
+    id and bumped epoch the producer continues with (a new producer id at epoch 0 after an overflow;
+    sequences restart); a KIP-360 client bumps its epoch with InitProducerId after aborting on an
+    error that needs it (``bump_after_abort``)."""
     if error in RETRIABLE:
         return None
     if error != Errors.NONE:
         return _fatal(p, error)
-    return finish_transaction(p, commit, epoch_after if tv2 else p.epoch, bump_after_abort=bump_after_abort,
-                              cfg=cfg)
+    producer_id, epoch = answer if tv2 else (p.producer_id, p.epoch)
+    return finish_transaction(p, commit, epoch, bump_after_abort=bump_after_abort, cfg=cfg, producer_id=producer_id)
 
 
 def finish_transaction(p: TxnProducer, commit: bool, epoch: int, *, bump_after_abort: bool,
-                       cfg: ClientConfig) -> TxnProducer:
+                       cfg: ClientConfig, producer_id: int | None = None) -> TxnProducer:
     """The application's transaction is over (committed, or aborted with or without an EndTxn). A new
     epoch restarts the sequences; under the same epoch a partition whose sequence is unresolved (a
     batch expired in flight) is resolved as ``maybeResolveSequences`` does: in order -> nothing lost;
@@ -226,8 +227,9 @@ def finish_transaction(p: TxnProducer, commit: bool, epoch: int, *, bump_after_a
     p = p._replace(txn=p.txn + 1, added=0, committed=p.committed | bit if commit else p.committed,
                    aborted=p.aborted if commit else p.aborted | bit)
     bump = not commit and p.bump_after_abort and bump_after_abort
-    if epoch != p.epoch:
-        return with_producer_id(p, p.producer_id, epoch)._replace(phase=TXN_READY, bump_after_abort=False)
+    producer_id = p.producer_id if producer_id is None else producer_id
+    if (producer_id, epoch) != (p.producer_id, p.epoch):
+        return with_producer_id(p, producer_id, epoch)._replace(phase=TXN_READY, bump_after_abort=False)
     parts = list(p.parts)
     for i, part in enumerate(parts):
         if part.unresolved >= 0:

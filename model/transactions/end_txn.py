@@ -91,7 +91,8 @@ def end_txn(meta: TxnMeta | None, producer_id: int, epoch: int, result: int, *, 
     return EndTxnOutcome(int(Errors.NONE), transit(nxt, state=int(d.next_state)), True)
 
 
-def end_txn_tv2(meta: TxnMeta | None, producer_id: int, epoch: int, result: int) -> EndTxnOutcome:
+def end_txn_tv2(meta: TxnMeta | None, producer_id: int, epoch: int, result: int, *, new_producer_id: int = -1,
+                max_epoch: int = 32767) -> EndTxnOutcome:
     """EndTxn from a TV2 client (KIP-890 part 2), as the later-trunk ``endTransaction`` tabulates it.
 
     Every accepted EndTxn bumps the epoch (lastEpoch := the old one); the client learns the new epoch
@@ -106,7 +107,12 @@ def end_txn_tv2(meta: TxnMeta | None, producer_id: int, epoch: int, result: int)
         Empty:          ABORT current -> epoch bump; COMMIT current -> INVALID_TXN_STATE
         anything else   -> PRODUCER_FENCED
 
-    Not modelled: the overflow retry (pid rotation at epoch 32766) and the snapshot's variations.
+    Epoch overflow (with ``new_producer_id`` given): an EndTxn whose epoch is exhausted
+    (``max_epoch - 1``) still bumps to ``max_epoch`` for the PrepareX record and its markers, and
+    records ``new_producer_id`` as ``nextProducerId``; the transaction completes onto it at epoch 0
+    (``markers.complete_if_done``) and the answer carries it (``answer_after_end_txn``). Without
+    ``new_producer_id`` an exhausted epoch simply bumps (the callers' bounds cut those states). Not
+    modelled: an EndTxn retry across the rotation, and the snapshot's variations.
     """
     E, S = Errors, TxnState
     if meta is None or not meta.exists or meta.producer_id != producer_id:
@@ -118,9 +124,11 @@ def end_txn_tv2(meta: TxnMeta | None, producer_id: int, epoch: int, result: int)
     st = meta.state
     target = S.PREPARE_COMMIT if commit else S.PREPARE_ABORT
 
+    rotate = new_producer_id >= 0 and meta.epoch >= max_epoch - 1
+
     def bump(state: int) -> EndTxnOutcome:
-        return EndTxnOutcome(int(E.NONE), transit(meta, state=int(state), epoch=meta.epoch + 1,
-                                                  last_epoch=meta.epoch), True)
+        return EndTxnOutcome(int(E.NONE), transit(meta, state=int(state), epoch=meta.epoch + 1, last_epoch=meta.epoch,
+                                                  next_producer_id=new_producer_id if rotate else -1), True)
 
     def answer(err: int) -> EndTxnOutcome:
         return EndTxnOutcome(int(err), meta, False)
@@ -141,3 +149,11 @@ def end_txn_tv2(meta: TxnMeta | None, producer_id: int, epoch: int, result: int)
     if st == S.EMPTY and current:
         return answer(E.INVALID_TXN_STATE) if commit else bump(S.PREPARE_ABORT)
     return answer(E.PRODUCER_FENCED)
+
+
+def answer_after_end_txn(meta: TxnMeta) -> tuple[int, int]:
+    """The producer id and epoch an accepted TV2 EndTxn answers with (EndTxn v5): the bumped pair, or
+    the next producer id at epoch 0 when the epoch overflowed."""
+    if meta.next_producer_id >= 0:
+        return meta.next_producer_id, 0
+    return meta.producer_id, meta.epoch
