@@ -248,7 +248,8 @@ class EosMachine(Composed):
         # at 0); they are not listed either, so coverage does not report them as never fired.
         idle = ({"RequestTimeout"} if not bounds["lost_responses"] else set()) | (
             {"ExpireProducerIds", "Tick"} if not bounds["max_ticks"] else set())
-        self.actions = {name: params for name, params in self.actions.items() if name not in idle}
+        listed: Mapping[str, tuple[str, ...]] = self._plan.actions
+        self.actions = {name: params for name, params in listed.items() if name not in idle}
         base = self.slot("txn")
         self._txn_slots = (base, base + bounds["producers"])
         self._epoch_ok: dict[tuple, bool] = {}
