@@ -47,8 +47,8 @@ REPO = Path(__file__).resolve().parents[1]
 EMPTY = TxnPartitionState((), 0, ())
 PRODUCE = {"max_seq": 2**31 - 1, "cache_size": 5, "unknown_producer": "accept", "old_duplicate_error": False}
 #: one partition and every budget: small (about 14k states) but every rule fires
-EVERYTHING = {"partitions": 1, "batches": 2, "max_in_flight": 2, "lost_responses": 1, "produce_timeouts": 1, "txn_timeouts": 1,
-                  "delete_records": 1, "max_ticks": 1}
+EVERYTHING = {"partitions": 1, "batches": 2, "max_in_flight": 2, "lost_responses": 1, "produce_timeouts": 1,
+              "txn_timeouts": 1, "delete_records": 1, "max_ticks": 1, "coordinator_failovers": 1}
 
 
 def cfg(version: str = "kip360") -> ClientConfig:
@@ -196,7 +196,8 @@ def test_every_declared_rule_fires() -> None:
 @pytest.mark.parametrize(("budget", "rule"), [("lost_responses", "LoseResponse"),
                                               ("produce_timeouts", "DeliveryTimeout"),
                                               ("txn_timeouts", "AbortTimedOutTransaction"),
-                                              ("delete_records", "DeleteRecords")])
+                                              ("delete_records", "DeleteRecords"),
+                                              ("coordinator_failovers", "TxnCoordinatorFailover")])
 def test_a_zero_budget_removes_its_rule(budget: str, rule: str) -> None:
     assert rule not in machine("kafka-3.0-3.5").actions
     assert rule in machine("kafka-3.0-3.5", **{budget: 1}).actions
@@ -245,6 +246,8 @@ PAIRS = [
     ("eos-deleted-state-late-batch-kafka-2.3", "NoZombieWrite", 9), ("eos-deleted-state-late-batch-kafka-2.4", None, None),
     ("eos-tv2-rotation-markers-new-producer-id", "NoHangingTransaction", 37),
     ("eos-tv2-rotation-in-flight-kafka-4.0", None, None),
+    ("eos-stale-marker-two-partitions-no-coordinator-epoch-check", "AtomicTransactions", 25),
+    ("eos-stale-marker-two-partitions-kafka-3.0", None, None),
 ]
 
 

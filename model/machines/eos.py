@@ -21,8 +21,9 @@ are written partition by partition and a refused marker is not retried; every tr
 producer writes ``batches`` records to every output partition; a TV2 client still sends
 AddPartitionsToTxn and never sends EndTxn for a transaction with no partition (so the TV2 abort
 from Empty does not arise); a TV2 EndTxn at the exhausted epoch rotates to a new producer id, but
-the coordinator's own timeout abort there is cut by ``max_epoch``; no coordinator failover, group
-coordinator or consumer offsets yet.
+the coordinator's own timeout abort there is cut by ``max_epoch``; a coordinator failover reloads
+``txn_log`` (nextProducerId is not persisted: a rotation in PrepareX across a failover is not
+faithful); no group coordinator or consumer offsets yet.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from eoscheck.checker.compose import (
 
 from .. import properties as props
 from ..coordinator.handler import CoordinatorConfig, handle_init_producer_id
-from ..coordinator.txn_log import NO_LOG_VALUE, NO_METADATA, to_log_value
+from ..coordinator.txn_log import NO_LOG_VALUE, NO_METADATA, load_metadata, to_log_value
 from ..errors import Errors, error_name
 from ..partition.producer_state import (
     is_producer_expired,
@@ -83,6 +84,7 @@ from ..state import (
     ProduceRequest,
     ProduceResponse,
     Routed,
+    TxnLogValue,
     TxnMetadata,
     TxnPartitionState,
     TxnProducer,
@@ -91,7 +93,12 @@ from ..transactions.add_partitions import add_partitions_to_txn, verify_partitio
 from ..transactions.codes import NO_PENDING, TxnResult, TxnState
 from ..transactions.end_txn import answer_after_end_txn, end_txn, end_txn_tv2
 from ..transactions.log import EntryKind, last_stable_offset
-from ..transactions.markers import complete_if_done, markers_to_send, on_marker_response
+from ..transactions.markers import (
+    TxnMarker,
+    complete_if_done,
+    markers_to_send,
+    on_marker_response,
+)
 from ..transactions.states import is_valid_transition
 from ..transactions.timeout import abort_timed_out
 
@@ -167,6 +174,11 @@ def _show_messages(msgs: tuple[Routed, ...]) -> list[str]:
     return out
 
 
+def _show_marker(m: TxnMarker) -> str:
+    return (f"{TxnResult(m.result).name}(partition {m.partition}, pid {m.producer_id}, epoch {m.producer_epoch}, "
+            f"coordinator epoch {m.coordinator_epoch})")
+
+
 def _with_time(machine: Any) -> range:
     return range(machine.n_partitions) if machine.bounds["max_ticks"] else range(0)
 
@@ -195,7 +207,8 @@ def _transition(name: str, check: Callable[..., bool], reads: tuple[str, ...], a
 
 #: the steps that can fail a producer, and those that change the coordinator's metadata
 _FAILING = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "HandleProduceResponse")
-_COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOutTransaction", "WriteTxnMarker")
+_COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOutTransaction", "WriteTxnMarker",
+                "TxnCoordinatorFailover")
 
 
 class EosMachine(Composed):
@@ -218,10 +231,13 @@ class EosMachine(Composed):
     responses = Channel(network=Network(Delivery.ORDERED, loss="lost_responses"), connection=ROUTE,
                         label=("partition", "client", "record"), drop="LoseResponse", show=_show_messages,
                         doc="produce responses in flight")
+    stale_markers = Channel(network=Network(Delivery.UNORDERED), show=lambda ms: [_show_marker(m) for m in ms],
+                            doc="WriteTxnMarkers entries of a coordinator that failed over, still in flight")
     lost_responses = Budget("lost_responses", doc="produce responses lost")
     produce_timeouts = Budget("produce_timeouts", doc="in-flight batches given up on (delivery.timeout.ms)")
     txn_timeouts = Budget("txn_timeouts", doc="transactions aborted on transaction.timeout.ms")
     delete_records = Budget("delete_records", doc="log start offset moves (DeleteRecords, retention)")
+    coordinator_failovers = Budget("coordinator_failovers", doc="transaction coordinator failovers")
 
     def __init__(self, protocol: Protocol, bounds: Mapping[str, int], memoize: bool = True) -> None:
         why = refusal(protocol, SUPPORT)
@@ -242,12 +258,14 @@ class EosMachine(Composed):
             tv2=self.tv2)
         self._txn_slots: tuple[int, int] = (0, 0)
         config = {name: bounds[name] for name in ("producers", "partitions", "max_ticks", "lost_responses",
-                                                  "produce_timeouts", "txn_timeouts", "delete_records")}
+                                                  "produce_timeouts", "txn_timeouts", "delete_records",
+                                                  "coordinator_failovers")}
         super().__init__(config, memoize=memoize)
         # Rules that cannot fire without their fault or the clock have no bindings (or a clock stopped
         # at 0); they are not listed either, so coverage does not report them as never fired.
         idle = ({"RequestTimeout"} if not bounds["lost_responses"] else set()) | (
-            {"ExpireProducerIds", "Tick"} if not bounds["max_ticks"] else set())
+            {"ExpireProducerIds", "Tick"} if not bounds["max_ticks"] else set()) | (
+            {"StaleTxnMarkerArrives"} if not bounds["coordinator_failovers"] else set())
         listed: Mapping[str, tuple[str, ...]] = self._plan.actions
         self.actions = {name: params for name, params in listed.items() if name not in idle}
         base = self.slot("txn")
@@ -455,9 +473,7 @@ class EosMachine(Composed):
                          now: int) -> Any:
         """The coordinator's marker reaches the leader and is appended; the coordinator completes the
         transaction once every partition acknowledged (a refused marker is abandoned)."""
-        markers = markers_to_send(txn, coordinator_epoch,
-                                  rotation_markers_new_producer_id=self.protocol.rotation_markers_new_producer_id)
-        marker = next((m for m in markers if m.partition == p), None)
+        marker = next((m for m in self._markers(txn, coordinator_epoch) if m.partition == p), None)
         if marker is None:
             return None
         error, written = write_marker(leader, marker, timestamp=now,
@@ -467,6 +483,29 @@ class EosMachine(Composed):
         done, wrote = complete_if_done(on_marker_response(txn, p, int(Errors.NONE)).meta)
         coordinator = self._coordinator(done) if wrote else {"txn": done}
         return {**coordinator, "leader": written, "result": TxnResult(marker.result).name}
+
+    @rule("TxnCoordinatorFailover", reads=("txn", "txn_log", "coordinator_epoch"),
+          writes=("txn", "coordinator_epoch"), sends=("stale_markers",), spends="coordinator_failovers")
+    def coordinator_failover(self, txn: tuple[TxnMetadata, ...], txn_log: tuple[TxnLogValue, ...],
+                             coordinator_epoch: int) -> Any:
+        """A new coordinator loads __transaction_state with a higher coordinator epoch (in-memory fields
+        are lost; a loaded PrepareX resends every marker); the old one's markers stay in flight."""
+        stale = [m for meta in txn for m in self._markers(meta, coordinator_epoch)]
+        return {"txn": tuple(load_metadata(value) for value in txn_log), "coordinator_epoch": coordinator_epoch + 1,
+                "stale_markers": stale}
+
+    @rule("StaleTxnMarkerArrives", receive="stale_markers", params=("partition", "producer_id"),
+          reads=("leader[partition]", "now"), writes=("leader[partition]",), results=("result", "error"),
+          show={"error": error_name})
+    def stale_marker(self, msg: TxnMarker, leader: TxnPartitionState, now: int) -> Any:
+        """A marker of the old coordinator reaches the leader; nobody handles the answer."""
+        error, written = write_marker(leader, msg, timestamp=now,
+                                      check_coordinator_epoch=self.protocol.marker_coordinator_epoch_check)
+        return {"leader": written, "result": TxnResult(msg.result).name, "error": int(error)}
+
+    def _markers(self, meta: TxnMetadata, coordinator_epoch: int) -> tuple[TxnMarker, ...]:
+        return markers_to_send(meta, coordinator_epoch,
+                               rotation_markers_new_producer_id=self.protocol.rotation_markers_new_producer_id)
 
     # --- properties (each one function of ``model.properties`` with its one-line doc) --------------
 

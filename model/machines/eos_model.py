@@ -22,6 +22,8 @@ BOUNDS: dict[str, Bound] = {
                               "on the network (it may arrive late)", 0, 0, 2),
     "txn_timeouts": Bound("transactions the coordinator aborts on transaction.timeout.ms", 0, 0, 2),
     "delete_records": Bound("log start offset moves (retention or DeleteRecords)", 0, 0, 3),
+    "coordinator_failovers": Bound("transaction coordinator failovers (reload from __transaction_state with a "
+                                   "higher coordinator epoch; the old coordinator's markers stay in flight)", 0, 0, 2),
     "max_ticks": Bound("the clock stops here; 0 removes time and producer-id expiry", 0, 0, 6),
     "producer_id_expiration": Bound("producer.id.expiration.ms in ticks (KIP-854)", 1, 1, 100),
     "max_seq": Bound("largest sequence number before the wrap to 0", 2**31 - 1, 1, 2**31 - 1),
