@@ -161,6 +161,8 @@ def coordinator_legal_state(s: InitPidState, step: tuple, t: InitPidState) -> bo
 # to its transaction r // batches.
 
 RECORD_BITS = 8
+#: the partition id kafka.eos gives the group's __consumer_offsets partition inside a transaction
+OFFSETS_PARTITION = 7
 
 Leaders = tuple[TxnPartitionState, ...]
 Producers = tuple[TxnProducer, ...]
@@ -221,12 +223,35 @@ def eos_no_aborted_read(leader: Leaders) -> bool:
     return all(producer_state_lso(part) <= last_stable_offset(part.log) for part in leader)
 
 
-def eos_no_hanging_transaction(leader: Leaders, txn: tuple[TxnMetadata, ...]) -> bool:
+def eos_no_hanging_transaction(leader: Leaders, txn: tuple[TxnMetadata, ...],
+                               offsets_leader: TxnPartitionState | None = None) -> bool:
     """Every transaction open on a partition is one its coordinator tracks there (Ongoing or PrepareX with the partition)."""
     live = (TxnState.ONGOING, TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT)
-    for p, part in enumerate(leader):
+    partitions = list(enumerate(leader))
+    if offsets_leader is not None:
+        partitions.append((OFFSETS_PARTITION, offsets_leader))
+    for p, part in partitions:
         for pid, _ in open_transactions(part.log):
             if not any(m.exists and m.producer_id == pid and m.state in live and p in m.partitions for m in txn):
+                return False
+    return True
+
+
+def eos_exactly_once(leader: Leaders, producer: Producers, group: Any, txn: tuple[TxnMetadata, ...],
+                     batches: int) -> bool:
+    """Consume-transform-produce: once a producer's transaction is decided, the committed output is exactly that of the input records below its committed offset, once each."""
+    for t, prod in enumerate(producer):
+        if not prod.inputs or txn[t].state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+            continue
+        committed = max(group.offsets[t].offset, 0)
+        for part in leader:
+            counts: dict[int, int] = {}
+            for value in committed_values(part.log):
+                owner, r = record_of(value)
+                if owner == t:
+                    source = prod.inputs[r // batches]
+                    counts[source] = counts.get(source, 0) + 1
+            if counts != {i: batches for i in range(committed)}:
                 return False
     return True
 

@@ -287,6 +287,12 @@ class TxnProducer(NamedTuple):
     bump_after_abort: bool
     #: ghost: the error that made the producer fenced or fatal (0 while it is neither)
     fatal_error: int = 0
+    #: consume-transform-produce: the next input offset to process (-1: unknown, OffsetFetch first)
+    position: int = -1
+    #: consume-transform-produce, ghost: the input offset each transaction processed (by transaction)
+    inputs: tuple[int, ...] = ()
+    #: consume-transform-produce: 0 nothing yet, 1 AddOffsetsToTxn done, 2 TxnOffsetCommit written
+    offsets: int = 0
 
 
 class TxnPartitionState(NamedTuple):

@@ -248,7 +248,35 @@ PAIRS = [
     ("eos-tv2-rotation-in-flight-kafka-4.0", None, None),
     ("eos-stale-marker-two-partitions-no-coordinator-epoch-check", "AtomicTransactions", 25),
     ("eos-stale-marker-two-partitions-kafka-3.0", None, None),
+    ("eos-ctp-timeout-abort-kafka-0.11.0.0", "ExactlyOnce", 19), ("eos-ctp-timeout-abort-kafka-0.11.0.2", None, None),
+    ("eos-ctp-kafka-4.0", None, None),
 ]
+
+CTP_RULES = {"OffsetFetch", "AddOffsetsToTxn", "TxnOffsetCommit", "WriteOffsetsMarker"}
+
+
+def test_consume_transform_produce_rules_exist_only_with_input_records() -> None:
+    assert not CTP_RULES & set(machine("kafka-3.0-3.5").actions)
+    m = machine("kafka-3.0-3.5", input_records=2, transactions=2, txn_timeouts=1)
+    result = run(m, check_deadlock=True)
+    assert result.verdict == "holds"
+    assert all(result.stats.coverage[a].generated for a in CTP_RULES)
+
+
+def test_exactly_once_counts_outputs_against_the_committed_offset() -> None:
+    m = machine("kafka-3.0-3.5", input_records=1, partitions=1)
+    done = [s for s in reachable(m, 500) if m.is_terminal(s)]
+    assert done
+    view = m.view(done[0])
+    assert view.group.offsets[0].offset == 1 and view.producer[0].inputs == (0,)
+    check = m.properties()["ExactlyOnce"].check
+    assert check(done[0])
+    # the same final state with the committed offset rolled back: the output is no longer accounted for
+    rolled = m.state(**{name: getattr(view, name) for name in ("now", "next_producer_id", "coordinator_epoch",
+                                                               "producer", "txn", "txn_log", "leader",
+                                                               "offsets_leader", "requests", "responses")},
+                     group=view.group._replace(offsets=(view.group.offsets[0]._replace(offset=0),)))
+    assert not check(rolled)
 
 
 @pytest.mark.parametrize(("name", "prop", "length"), PAIRS)

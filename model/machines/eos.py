@@ -39,6 +39,7 @@ from eoscheck.checker.compose import (
     Composed,
     Delivery,
     Network,
+    Part,
     Scalar,
     invariant,
     precondition,
@@ -50,12 +51,25 @@ from .. import properties as props
 from ..coordinator.handler import CoordinatorConfig, handle_init_producer_id
 from ..coordinator.txn_log import NO_LOG_VALUE, NO_METADATA, load_metadata, to_log_value
 from ..errors import Errors, error_name
+from ..group.metadata import NO_MEMBER_ID, GroupMeta, new_group
+from ..group.offset_fetch import (
+    offset_fetch,
+    on_offset_fetch_answer,
+    sends_require_stable,
+)
+from ..group.pending_offsets import (
+    complete_pending_txn_offset_commit,
+    on_txn_offset_commit_append,
+    prepare_txn_offset_commit,
+)
+from ..group.txn_offset_commit import validate_txn_offset_commit
 from ..partition.producer_state import (
     is_producer_expired,
     remove_expired_producers,
     truncate_head,
 )
 from ..partition.txn_produce import (
+    append_coordinator_batch,
     handle_txn_produce,
     needs_verification,
     producer_state_lso,
@@ -111,6 +125,8 @@ SUPPORT = Support(
 )
 
 ROUTE = ("partition", "client", "connection")
+#: the partition id of the group's __consumer_offsets partition in a transaction (output partitions are 0..2)
+OFFSETS = props.OFFSETS_PARTITION
 
 
 def _awaited(producer: tuple[TxnProducer, ...], m: Routed) -> bool:
@@ -174,6 +190,15 @@ def _show_messages(msgs: tuple[Routed, ...]) -> list[str]:
     return out
 
 
+def _show_group(g: GroupMeta) -> dict[str, Any]:
+    return {"committed": [o.offset for o in g.offsets],
+            "pending": [f"pid {e.producer_id}: input {e.partition} offset {e.offset}" for e in g.pending]}
+
+
+def _consumers(machine: Any) -> range:
+    return range(machine.n_producers) if machine.input_records else range(0)
+
+
 def _show_marker(m: TxnMarker) -> str:
     return (f"{TxnResult(m.result).name}(partition {m.partition}, pid {m.producer_id}, epoch {m.producer_epoch}, "
             f"coordinator epoch {m.coordinator_epoch})")
@@ -208,7 +233,7 @@ def _transition(name: str, check: Callable[..., bool], reads: tuple[str, ...], a
 #: the steps that can fail a producer, and those that change the coordinator's metadata
 _FAILING = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "HandleProduceResponse")
 _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOutTransaction", "WriteTxnMarker",
-                "TxnCoordinatorFailover")
+                "TxnCoordinatorFailover", "AddOffsetsToTxn", "WriteOffsetsMarker")
 
 
 class EosMachine(Composed):
@@ -226,6 +251,10 @@ class EosMachine(Composed):
     txn_log = Actors(count="producers", init=NO_LOG_VALUE, doc="the last __transaction_state record per id")
     leader = Actors(count="partitions", init=TxnPartitionState((), 0, ()), show=_show_leader,
                     doc="output partition leaders: log, log start offset, producer state")
+    offsets_leader = Part(init=TxnPartitionState((), 0, ()), show=_show_leader,
+                          doc="the leader of the group's __consumer_offsets partition (consume-transform-produce)")
+    group = Part(init=lambda m: new_group(m.n_producers), show=_show_group,
+                 doc="the group coordinator: committed and pending offsets per input partition")
     requests = Channel(network=Network(Delivery.ORDERED), connection=ROUTE, show=_show_messages,
                        doc="produce requests in flight")
     responses = Channel(network=Network(Delivery.ORDERED, loss="lost_responses"), connection=ROUTE,
@@ -246,6 +275,9 @@ class EosMachine(Composed):
         self.protocol = p = protocol
         self.bounds = dict(bounds)
         self.n_partitions, self.transactions, self.batches = bounds["partitions"], bounds["transactions"], bounds["batches"]
+        self.n_producers, self.input_records = bounds["producers"], bounds["input_records"]
+        self.consume = self.input_records > 0
+        self.require_stable = sends_require_stable(p.require_stable.value, read_committed=True)
         self.max_epoch = bounds["max_epoch"]
         self.tv2 = p.transaction_version == TransactionVersion.TV2
         self.cfg = ClientConfig(version=p.client_version.value, epoch_bump=p.client_epoch_bump.value,
@@ -265,7 +297,10 @@ class EosMachine(Composed):
         # at 0); they are not listed either, so coverage does not report them as never fired.
         idle = ({"RequestTimeout"} if not bounds["lost_responses"] else set()) | (
             {"ExpireProducerIds", "Tick"} if not bounds["max_ticks"] else set()) | (
-            {"StaleTxnMarkerArrives"} if not bounds["coordinator_failovers"] else set())
+            {"StaleTxnMarkerArrives", "StaleOffsetsMarkerArrives"} if not bounds["coordinator_failovers"] else set()) | (
+            set() if self.input_records and bounds["coordinator_failovers"] else {"StaleOffsetsMarkerArrives"}) | (
+            set() if self.input_records else {"OffsetFetch", "AddOffsetsToTxn", "TxnOffsetCommit",
+                                              "WriteOffsetsMarker"})
         listed: Mapping[str, tuple[str, ...]] = self._plan.actions
         self.actions = {name: params for name, params in listed.items() if name not in idle}
         base = self.slot("txn")
@@ -298,7 +333,9 @@ class EosMachine(Composed):
 
     def is_terminal(self, s: tuple) -> bool:
         v = self.view(s)
-        return not v.requests and not v.responses and all(tx.is_done(p, self.transactions) for p in v.producer)
+        settled = all(m.state not in (TxnState.ONGOING, TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT) for m in v.txn)
+        return (settled and not v.requests and not v.responses
+                and all(tx.is_done(p, self.transactions, self.input_records) for p in v.producer))
 
     # --- the producer client -----------------------------------------------------------------------
 
@@ -324,11 +361,82 @@ class EosMachine(Composed):
         return {**self._coordinator(out), "producer": client, "error": int(Errors.NONE),
                 "next_producer_id": next_producer_id + (1 if r.used_new_producer_id else 0)}
 
-    @precondition(lambda self, producer: producer.phase == TXN_READY and producer.txn < self.transactions)
+    @precondition(lambda self, producer: producer.phase == TXN_READY and producer.txn < self.transactions and (
+        not self.consume or 0 <= producer.position < self.input_records))
     @rule("BeginTransaction", params={"t": "producer"}, reads=("producer[t]", "now"), writes=("producer[t]",),
           results=("txn",))
     def begin_transaction(self, producer: TxnProducer, now: int) -> Any:
-        return {"producer": tx.begin_transaction(producer, self.batches, now), "txn": producer.txn}
+        """beginTransaction and the sends of one transaction (in a consume-transform-produce loop: the
+        output of the input record at the consumer's position)."""
+        return {"producer": tx.begin_transaction(producer, self.batches, now, self.consume), "txn": producer.txn}
+
+    # --- the consumer and the group coordinator (consume-transform-produce, ``input_records`` > 0) ----
+
+    @precondition(lambda self, producer: producer.phase == TXN_READY and producer.position < 0)
+    @rule("OffsetFetch", params={"t": _consumers}, reads=("producer[t]", "group"), writes=("producer[t]",),
+          results=("position",))
+    def offset_fetch_rule(self, t: int, producer: TxnProducer, group: GroupMeta) -> Any:
+        """The consumer learns its position in input partition ``t`` (require_stable: wait while a
+        transaction's offsets for it are pending)."""
+        reaction, position = on_offset_fetch_answer(offset_fetch(group, t, require_stable=self.require_stable))
+        client = tx.on_offset_fetch(producer, reaction, position)
+        return None if client is None else {"producer": client, "position": position}
+
+    @precondition(lambda self, producer: producer.phase == TXN_IN_TXN and producer.offsets == 0)
+    @rule("AddOffsetsToTxn", params={"t": _consumers}, reads=("producer[t]", "txn[t]"),
+          writes=("producer[t]", "txn[t]", "txn_log[t]"), results=("error",), show={"error": error_name})
+    def add_offsets(self, producer: TxnProducer, txn: TxnMetadata) -> Any:
+        out = add_partitions_to_txn(txn, producer.producer_id, producer.epoch, (OFFSETS,))
+        client = tx.on_add_offsets(producer, out.error)
+        if client is None:
+            return None
+        return {**(self._coordinator(out.meta) if out.wrote else {}), "producer": client, "error": int(out.error)}
+
+    @precondition(lambda self, producer: producer.phase == TXN_IN_TXN and producer.offsets == 1)
+    @rule("TxnOffsetCommit", params={"t": _consumers}, reads=("producer[t]", "txn[t]", "group", "offsets_leader"),
+          writes=("producer[t]", "group", "offsets_leader"), results=("offset", "error"), show={"error": error_name})
+    def txn_offset_commit(self, t: int, producer: TxnProducer, txn: TxnMetadata, group: GroupMeta,
+                          offsets_leader: TxnPartitionState) -> Any:
+        """The group coordinator validates the commit (no group metadata: the producer is alone on its
+        input partition) and appends the offset to __consumer_offsets as a transactional batch; it stays
+        pending until the marker."""
+        offset = producer.position + 1
+        error = validate_txn_offset_commit(group, check=self.protocol.txn_offset_commit_check.value,
+                                           generation_id=-1, member_id=NO_MEMBER_ID)
+        written = offsets_leader
+        if error == Errors.NONE:
+            verification = int(Errors.NONE)
+            if self.protocol.partition_verification and needs_verification(offsets_leader, producer.producer_id):
+                verification = verify_partition(txn, producer.producer_id, producer.epoch, OFFSETS)
+            out = append_coordinator_batch(offsets_leader, producer_id=producer.producer_id, epoch=producer.epoch,
+                                           value=offset, verification_error=verification)
+            error, written = out.error, out.partition
+            if error == Errors.NONE:
+                pid = producer.producer_id
+                group = on_txn_offset_commit_append(prepare_txn_offset_commit(group, pid, ((t, offset),)), pid, t,
+                                                    offset, out.offset)
+        return {"producer": tx.on_txn_offset_commit(producer, error), "group": group, "offsets_leader": written,
+                "offset": offset, "error": int(error)}
+
+    @rule("WriteOffsetsMarker", params={"t": _consumers},
+          reads=("txn[t]", "offsets_leader", "group", "coordinator_epoch", "now"),
+          writes=("txn[t]", "txn_log[t]", "offsets_leader", "group"), results=("result",))
+    def write_offsets_marker(self, txn: TxnMetadata, offsets_leader: TxnPartitionState, group: GroupMeta,
+                             coordinator_epoch: int, now: int) -> Any:
+        """The marker on __consumer_offsets: the group coordinator materialises (COMMIT) or drops
+        (ABORT) the producer's pending offsets."""
+        marker = next((m for m in self._markers(txn, coordinator_epoch) if m.partition == OFFSETS), None)
+        if marker is None:
+            return None
+        error, written = write_marker(offsets_leader, marker, timestamp=now,
+                                      check_coordinator_epoch=self.protocol.marker_coordinator_epoch_check)
+        if error != Errors.NONE:
+            return None
+        commit = marker.result == TxnResult.COMMIT
+        group = complete_pending_txn_offset_commit(group, marker.producer_id, commit)
+        done, wrote = complete_if_done(on_marker_response(txn, OFFSETS, int(Errors.NONE)).meta)
+        coordinator = self._coordinator(done) if wrote else {"txn": done}
+        return {**coordinator, "offsets_leader": written, "group": group, "result": TxnResult(marker.result).name}
 
     @rule("AddPartitionsToTxn", params={"t": "producer", "p": "partitions"}, reads=("producer[t]", "txn[t]"),
           writes=("producer[t]", "txn[t]", "txn_log[t]"), results=("error",), show={"error": error_name})
@@ -377,12 +485,12 @@ class EosMachine(Composed):
         """commitTransaction once every batch is acknowledged; abortTransaction after an abortable error
         once nothing is in flight (queued batches are aborted; with no partition added, locally)."""
         bump = self.protocol.client_epoch_bump_after_abort
-        if tx.ready_to_commit(producer):
+        if tx.ready_to_commit(producer, self.consume):
             commit = True
         elif tx.ready_to_abort(producer):
             commit = False
             producer = tx.abort_undrained(producer)
-            if not producer.added:
+            if not producer.added and not producer.offsets:
                 client = tx.finish_transaction(producer, False, producer.epoch, bump_after_abort=bump, cfg=self.cfg)
                 return {"producer": client, "result": "ABORT", "error": -1}
         else:
@@ -494,7 +602,19 @@ class EosMachine(Composed):
         return {"txn": tuple(load_metadata(value) for value in txn_log), "coordinator_epoch": coordinator_epoch + 1,
                 "stale_markers": stale}
 
-    @rule("StaleTxnMarkerArrives", receive="stale_markers", params=("partition", "producer_id"),
+    @rule("StaleOffsetsMarkerArrives", receive="stale_markers", match=lambda m: m.partition == OFFSETS,
+          params=("producer_id",), reads=("offsets_leader", "group", "now"), writes=("offsets_leader", "group"),
+          results=("result", "error"), show={"error": error_name})
+    def stale_offsets_marker(self, msg: TxnMarker, offsets_leader: TxnPartitionState, group: GroupMeta,
+                             now: int) -> Any:
+        error, written = write_marker(offsets_leader, msg, timestamp=now,
+                                      check_coordinator_epoch=self.protocol.marker_coordinator_epoch_check)
+        if error == Errors.NONE:
+            group = complete_pending_txn_offset_commit(group, msg.producer_id, msg.result == TxnResult.COMMIT)
+        return {"offsets_leader": written, "group": group, "result": TxnResult(msg.result).name, "error": int(error)}
+
+    @rule("StaleTxnMarkerArrives", receive="stale_markers", match=lambda m: m.partition != OFFSETS,
+          params=("partition", "producer_id"),
           reads=("leader[partition]", "now"), writes=("leader[partition]",), results=("result", "error"),
           show={"error": error_name})
     def stale_marker(self, msg: TxnMarker, leader: TxnPartitionState, now: int) -> Any:
@@ -513,7 +633,10 @@ class EosMachine(Composed):
     no_loss = _invariant("NoLoss", props.eos_no_loss, ("leader", "producer"), batches="batches")
     atomic = _invariant("AtomicTransactions", props.eos_atomic_transactions, ("leader",), batches="batches")
     no_aborted_read = _invariant("NoAbortedRead", props.eos_no_aborted_read, ("leader",))
-    no_hanging = _invariant("NoHangingTransaction", props.eos_no_hanging_transaction, ("leader", "txn"))
+    no_hanging = _invariant("NoHangingTransaction", props.eos_no_hanging_transaction,
+                            ("leader", "offsets_leader", "txn"))
+    exactly_once = _invariant("ExactlyOnce", props.eos_exactly_once, ("leader", "producer", "group", "txn"),
+                              batches="batches")
     order = _invariant("PerPartitionOrder", props.eos_per_partition_order, ("leader",))
     no_zombie_write = _invariant("NoZombieWrite", props.eos_no_zombie_write, ("leader",))
     epoch_in_range = _invariant("EpochInRange", props.eos_epoch_in_range, ("producer", "txn"), max_epoch="max_epoch")

@@ -15,6 +15,9 @@ BOUNDS: dict[str, Bound] = {
     "partitions": Bound("output partitions every transaction writes to", 2, 1, 3),
     "transactions": Bound("transactions each producer runs", 1, 1, 4),
     "batches": Bound("records (one per batch) each transaction writes to each partition", 1, 1, 3),
+    "input_records": Bound("consume-transform-produce: records in each producer's input partition; each transaction "
+                           "processes the next one and commits its offset with TxnOffsetCommit (0: producers only "
+                           "produce)", 0, 0, 3),
     "max_in_flight": Bound("max.in.flight.requests.per.connection (<= 5 with idempotence)", 1, 1, 5),
     "lost_responses": Bound("produce responses the network may lose (then request.timeout.ms and a retry)",
                             0, 0, 3),

@@ -22,6 +22,7 @@ from .producer_state import (
     begin_transaction,
     empty_entry,
     find_entry,
+    maybe_update_epoch,
     put_entry,
 )
 from .validation import (
@@ -65,6 +66,24 @@ def handle_txn_produce(partition: TxnPartitionState, *, producer_id: int, epoch:
         return TxnProduceOutcome(error, -1, partition)
     offset = len(partition.log)
     updated = begin_transaction(add_batch(entry, producer_id, epoch, seq, offset, timestamp, cache_size), offset)
+    log = partition.log + (LogEntry(producer_id, epoch, int(EntryKind.TXN_DATA), value),)
+    return TxnProduceOutcome(int(Errors.NONE), offset,
+                             partition._replace(log=log, producers=put_entry(partition.producers, updated)))
+
+
+def append_coordinator_batch(partition: TxnPartitionState, *, producer_id: int, epoch: int, value: int,
+                             verification_error: int = Errors.NONE) -> TxnProduceOutcome:
+    """A transactional batch the group coordinator writes for a producer (TxnOffsetCommit, origin
+    COORDINATOR: no sequence checks): the epoch check of ``appendDataBatch``, then the append that
+    opens the producer's transaction on the partition."""
+    if verification_error != Errors.NONE:
+        return TxnProduceOutcome(int(verification_error), -1, partition)
+    entry = find_entry(partition.producers, producer_id) or empty_entry(producer_id)
+    error = validate_data_batch(entry, epoch=epoch, transactional=True, origin=AppendOrigin.COORDINATOR)
+    if error != Errors.NONE:
+        return TxnProduceOutcome(error, -1, partition)
+    offset = len(partition.log)
+    updated = begin_transaction(maybe_update_epoch(entry, epoch), offset)
     log = partition.log + (LogEntry(producer_id, epoch, int(EntryKind.TXN_DATA), value),)
     return TxnProduceOutcome(int(Errors.NONE), offset,
                              partition._replace(log=log, producers=put_entry(partition.producers, updated)))

@@ -85,15 +85,42 @@ def _fatal(p: TxnProducer, error: int) -> TxnProducer:
     return p._replace(phase=TXN_FENCED if error in FENCING_ERRORS else TXN_FATAL, fatal_error=int(error))
 
 
-def begin_transaction(p: TxnProducer, batches: int, now: int) -> TxnProducer:
+def begin_transaction(p: TxnProducer, batches: int, now: int, consume: bool = False) -> TxnProducer:
     """beginTransaction and ``batches`` send() calls per output partition (accumulated, not drained
-    until the partition is added to the transaction)."""
+    until the partition is added to the transaction); a consume-transform-produce loop processes the
+    input record at its position."""
     parts = list(p.parts)
     for i, part in enumerate(parts):
         for _ in range(batches):
             part = cl.send(part, now)
         parts[i] = part
-    return p._replace(phase=TXN_IN_TXN, added=0, parts=tuple(parts))
+    inputs = p.inputs + (p.position,) if consume else p.inputs
+    return p._replace(phase=TXN_IN_TXN, added=0, parts=tuple(parts), inputs=inputs, offsets=0)
+
+
+def on_offset_fetch(p: TxnProducer, reaction: int, position: int) -> TxnProducer | None:
+    """The consumer's OffsetFetch answer: start at ``position``; None: retry (UNSTABLE_OFFSET_COMMIT)."""
+    from ..group.offset_fetch import FetchReaction
+    return p._replace(position=position) if reaction == FetchReaction.POSITION else None
+
+
+def on_add_offsets(p: TxnProducer, error: int) -> TxnProducer | None:
+    """The answer to AddOffsetsToTxn (the group's __consumer_offsets partition joins the transaction)."""
+    if error == Errors.NONE:
+        return p._replace(offsets=1)
+    if error in RETRIABLE:
+        return None
+    return _fatal(p, error)
+
+
+def on_txn_offset_commit(p: TxnProducer, error: int) -> TxnProducer:
+    """The answer to TxnOffsetCommit: written; a group fencing error is abortable (CommitFailedException);
+    an epoch error is fatal."""
+    if error == Errors.NONE:
+        return p._replace(offsets=2)
+    if error in FENCING_ERRORS:
+        return _fatal(p, error)
+    return _abortable(p, False)
 
 
 def partitions_to_add(p: TxnProducer) -> tuple[int, ...]:
@@ -185,9 +212,10 @@ def connection_closed(p: TxnProducer, partition: int) -> TxnProducer:
     return _set_part(p, partition, cl.connection_closed(p.parts[partition]))
 
 
-def ready_to_commit(p: TxnProducer) -> bool:
-    """commitTransaction's flush is done: every batch of the transaction was acknowledged."""
-    return p.phase == TXN_IN_TXN and not any(part.batches for part in p.parts)
+def ready_to_commit(p: TxnProducer, consume: bool = False) -> bool:
+    """commitTransaction's flush is done: every batch of the transaction was acknowledged (and, in a
+    consume-transform-produce loop, the input offset was sent to the transaction)."""
+    return p.phase == TXN_IN_TXN and not any(part.batches for part in p.parts) and (not consume or p.offsets == 2)
 
 
 def ready_to_abort(p: TxnProducer) -> bool:
@@ -224,8 +252,10 @@ def finish_transaction(p: TxnProducer, commit: bool, epoch: int, *, bump_after_a
     batch expired in flight) is resolved as ``maybeResolveSequences`` does: in order -> nothing lost;
     otherwise the KIP-360 client bumps its epoch and an older client cannot continue (fatal)."""
     bit = 1 << p.txn
+    # a consume-transform-produce loop moves past the input record, or re-reads its position after an abort
+    position = (p.position + 1 if p.position >= 0 else -1) if commit else -1
     p = p._replace(txn=p.txn + 1, added=0, committed=p.committed | bit if commit else p.committed,
-                   aborted=p.aborted if commit else p.aborted | bit)
+                   aborted=p.aborted if commit else p.aborted | bit, position=position, offsets=0)
     bump = not commit and p.bump_after_abort and bump_after_abort
     producer_id = p.producer_id if producer_id is None else producer_id
     if (producer_id, epoch) != (p.producer_id, p.epoch):
@@ -242,8 +272,11 @@ def finish_transaction(p: TxnProducer, commit: bool, epoch: int, *, bump_after_a
     return p._replace(parts=tuple(parts), phase=TXN_BUMP if bump else TXN_READY, bump_after_abort=False)
 
 
-def is_done(p: TxnProducer, transactions: int) -> bool:
-    return p.phase in (TXN_FENCED, TXN_FATAL) or (p.phase == TXN_READY and p.txn >= transactions)
+def is_done(p: TxnProducer, transactions: int, input_records: int = 0) -> bool:
+    """Fenced or fatal, or between transactions with none left to run (every transaction used, or in a
+    consume-transform-produce loop every input record processed)."""
+    return p.phase in (TXN_FENCED, TXN_FATAL) or (p.phase == TXN_READY and (
+        p.txn >= transactions or (input_records > 0 and p.position >= input_records)))
 
 
 __all__ = [
