@@ -268,9 +268,9 @@ def eos_per_partition_order(leader: Leaders) -> bool:
     return True
 
 
-def eos_no_zombie_write(leader: Leaders) -> bool:
-    """Once a producer id's epoch was superseded on a partition (by data or a marker), no batch of an older epoch is appended."""
-    for part in leader:
+def eos_no_zombie_write(leader: Leaders, offsets_leader: TxnPartitionState | None = None) -> bool:
+    """Once a producer id's epoch was superseded on a partition (by data or a marker), no batch or offset commit of an older epoch is appended."""
+    for part in leader + ((offsets_leader,) if offsets_leader is not None else ()):
         newest: dict[int, int] = {}
         for e in part.log:
             if e.kind == EntryKind.TXN_DATA and e.producer_epoch < newest.get(e.producer_id, -1):

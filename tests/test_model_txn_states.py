@@ -87,7 +87,7 @@ def test_one_transaction_metadata_record():
     from eoscheck.model.transactions.metadata import TxnMeta, new_metadata
 
     assert TxnMeta is TxnMetadata
-    assert TxnMetadata._fields[-2:] == ("pending_state", "partitions")
+    assert TxnMetadata._fields[-3:] == ("pending_state", "partitions", "next_producer_id")
     m = TxnMetadata(True, 3, -1, 0, -1, int(S.EMPTY), False)  # part 1's seven fields: not pending, no partitions
-    assert (m.pending_state, m.partitions) == (-1, ())
+    assert (m.pending_state, m.partitions, m.next_producer_id) == (-1, (), -1)  # no TV2 rotation under way
     assert new_metadata(3)._replace(epoch=0) == m

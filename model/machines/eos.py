@@ -638,7 +638,7 @@ class EosMachine(Composed):
     exactly_once = _invariant("ExactlyOnce", props.eos_exactly_once, ("leader", "producer", "group", "txn"),
                               batches="batches")
     order = _invariant("PerPartitionOrder", props.eos_per_partition_order, ("leader",))
-    no_zombie_write = _invariant("NoZombieWrite", props.eos_no_zombie_write, ("leader",))
+    no_zombie_write = _invariant("NoZombieWrite", props.eos_no_zombie_write, ("leader", "offsets_leader"))
     epoch_in_range = _invariant("EpochInRange", props.eos_epoch_in_range, ("producer", "txn"), max_epoch="max_epoch")
     oos_on_loss = _transition("OutOfOrderOnlyOnLoss", props.eos_out_of_order_only_on_loss, ("leader", "producer"),
                               ("HandleProduceResponse",))
