@@ -292,7 +292,10 @@ def eos_out_of_order_only_on_loss(step: tuple, before: Any, after: Any) -> bool:
 def eos_fenced_gets_fencing_error(step: tuple, before: Any, after: Any) -> bool:
     """A producer whose epoch the coordinator has superseded fails with a fencing error, never another one."""
     from .producer.transactional import FENCING_ERRORS
-    for i, (old, new) in enumerate(zip(before.producer, after.producer)):
+    pairs = list(enumerate(zip(before.producer, after.producer)))
+    pairs += [(i, (old, new)) for i, (old, new) in enumerate(zip(getattr(before, "zombie", ()),
+                                                               getattr(after, "zombie", ()))) if old and new]
+    for i, (old, new) in pairs:
         if new.fatal_error and not old.fatal_error:
             meta = after.txn[i]
             superseded = meta.exists and (meta.producer_id != new.producer_id or meta.epoch > new.epoch)

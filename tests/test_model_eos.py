@@ -27,6 +27,7 @@ from eoscheck.model.state import (
     TXN_ABORTABLE,
     TXN_FATAL,
     TXN_FENCED,
+    TXN_INIT,
     TXN_READY,
     ProduceResponse,
     TxnMetadata,
@@ -177,6 +178,21 @@ def test_a_batch_given_up_in_flight_fails_the_transaction_and_leaves_its_request
     assert not aborted.parts[0].batches
 
 
+def test_a_restarted_instance_keeps_numbering_and_leaves_its_requests_unread() -> None:
+    old = in_flight_producer()
+    new = tx.restart(old)
+    assert (new.phase, new.producer_id, new.txn, new.aborted) == (TXN_INIT, -1, 1, 1)
+    assert new.parts[0].sent == old.parts[0].sent and not new.parts[0].batches
+    assert new.parts[0].connection == old.parts[0].connection + 1
+    assert new.parts[0].failed == 0b11  # the in-flight and the queued record failed with the old instance
+
+
+def test_zombie_rules_fire_with_a_restart() -> None:
+    m = machine("kafka-3.0-3.5", restarts=1, input_records=1, transactions=2)
+    result = run(m, properties=(), check_deadlock=False)
+    assert all(result.stats.coverage[a].generated for a in ("Restart", "ZombieEndTxn", "ZombieTxnOffsetCommit"))
+
+
 def test_a_tv2_answer_restarts_sequences_under_the_bumped_epoch() -> None:
     p = tx.finish_transaction(in_flight_producer()._replace(parts=(tx.new_producer(1).parts[0]._replace(
         producer_id=3, epoch=0, next_seq=4, last_acked_seq=3),)), True, 1, bump_after_abort=False, cfg=cfg())
@@ -197,7 +213,8 @@ def test_every_declared_rule_fires() -> None:
                                               ("produce_timeouts", "DeliveryTimeout"),
                                               ("txn_timeouts", "AbortTimedOutTransaction"),
                                               ("delete_records", "DeleteRecords"),
-                                              ("coordinator_failovers", "TxnCoordinatorFailover")])
+                                              ("coordinator_failovers", "TxnCoordinatorFailover"),
+                                              ("restarts", "Restart")])
 def test_a_zero_budget_removes_its_rule(budget: str, rule: str) -> None:
     assert rule not in machine("kafka-3.0-3.5").actions
     assert rule in machine("kafka-3.0-3.5", **{budget: 1}).actions
@@ -250,6 +267,8 @@ PAIRS = [
     ("eos-stale-marker-two-partitions-kafka-3.0", None, None),
     ("eos-ctp-timeout-abort-kafka-0.11.0.0", "ExactlyOnce", 19), ("eos-ctp-timeout-abort-kafka-0.11.0.2", None, None),
     ("eos-ctp-kafka-4.0", None, None),
+    ("eos-zombie-instance-expired-state-kafka-3.0", "NoZombieWrite", 11),
+    ("eos-zombie-instance-expired-state-kafka-3.6", None, None),
 ]
 
 CTP_RULES = {"OffsetFetch", "AddOffsetsToTxn", "TxnOffsetCommit", "WriteOffsetsMarker"}

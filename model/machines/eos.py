@@ -116,8 +116,9 @@ from ..transactions.markers import (
 from ..transactions.states import is_valid_transition
 from ..transactions.timeout import abort_timed_out
 
-#: what kafka.eos models of the protocol (every value of these); decisions not listed (the group's,
-#: the deployment) do not change it and are ignored
+#: what kafka.eos models of the protocol: every decision, each with every value, except ``deployment``
+#: (no group membership yet: each producer owns its input partition, so it is ignored); the
+#: TxnOffsetCommit checks apply to requests without group metadata only
 SUPPORT = Support(
     machine="kafka.eos",
     honours={"client_version": frozenset(ClientVersion), "transaction_version": frozenset(TransactionVersion),
@@ -199,6 +200,10 @@ def _consumers(machine: Any) -> range:
     return range(machine.n_producers) if machine.input_records else range(0)
 
 
+def _zombies(machine: Any) -> range:
+    return range(machine.n_producers) if machine.bounds["restarts"] else range(0)
+
+
 def _show_marker(m: TxnMarker) -> str:
     return (f"{TxnResult(m.result).name}(partition {m.partition}, pid {m.producer_id}, epoch {m.producer_epoch}, "
             f"coordinator epoch {m.coordinator_epoch})")
@@ -231,9 +236,10 @@ def _transition(name: str, check: Callable[..., bool], reads: tuple[str, ...], a
 
 
 #: the steps that can fail a producer, and those that change the coordinator's metadata
-_FAILING = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "HandleProduceResponse")
+_FAILING = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "HandleProduceResponse", "TxnOffsetCommit",
+            "ZombieEndTxn", "ZombieTxnOffsetCommit")
 _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOutTransaction", "WriteTxnMarker",
-                "TxnCoordinatorFailover", "AddOffsetsToTxn", "WriteOffsetsMarker")
+                "TxnCoordinatorFailover", "AddOffsetsToTxn", "WriteOffsetsMarker", "ZombieEndTxn")
 
 
 class EosMachine(Composed):
@@ -246,6 +252,8 @@ class EosMachine(Composed):
     coordinator_epoch = Scalar(init=0, doc="the transaction coordinator's epoch")
     producer = Actors(count="producers", init=lambda m, i: tx.new_producer(m.n_partitions), show=_show_producer,
                       doc="transactional producers, one per transactional id")
+    zombie = Actors(count="producers", init=(), show=lambda z: _show_producer(z) if z else "none",
+                    doc="the previous instance of a transactional id's producer, after a restart (() if none)")
     txn = Actors(count="producers", init=NO_METADATA, show=_show_txn,
                  doc="the coordinator's metadata per transactional id")
     txn_log = Actors(count="producers", init=NO_LOG_VALUE, doc="the last __transaction_state record per id")
@@ -267,6 +275,7 @@ class EosMachine(Composed):
     txn_timeouts = Budget("txn_timeouts", doc="transactions aborted on transaction.timeout.ms")
     delete_records = Budget("delete_records", doc="log start offset moves (DeleteRecords, retention)")
     coordinator_failovers = Budget("coordinator_failovers", doc="transaction coordinator failovers")
+    restarts = Budget("restarts", doc="producer instances restarted (the old one lives on as a zombie)")
 
     def __init__(self, protocol: Protocol, bounds: Mapping[str, int], memoize: bool = True) -> None:
         why = refusal(protocol, SUPPORT)
@@ -291,7 +300,7 @@ class EosMachine(Composed):
         self._txn_slots: tuple[int, int] = (0, 0)
         config = {name: bounds[name] for name in ("producers", "partitions", "max_ticks", "lost_responses",
                                                   "produce_timeouts", "txn_timeouts", "delete_records",
-                                                  "coordinator_failovers")}
+                                                  "coordinator_failovers", "restarts")}
         super().__init__(config, memoize=memoize)
         # Rules that cannot fire without their fault or the clock have no bindings (or a clock stopped
         # at 0); they are not listed either, so coverage does not report them as never fired.
@@ -300,7 +309,9 @@ class EosMachine(Composed):
             {"StaleTxnMarkerArrives", "StaleOffsetsMarkerArrives"} if not bounds["coordinator_failovers"] else set()) | (
             set() if self.input_records and bounds["coordinator_failovers"] else {"StaleOffsetsMarkerArrives"}) | (
             set() if self.input_records else {"OffsetFetch", "AddOffsetsToTxn", "TxnOffsetCommit",
-                                              "WriteOffsetsMarker"})
+                                              "WriteOffsetsMarker"}) | (
+            set() if bounds["restarts"] else {"ZombieEndTxn"}) | (
+            set() if bounds["restarts"] and self.input_records else {"ZombieTxnOffsetCommit"})
         listed: Mapping[str, tuple[str, ...]] = self._plan.actions
         self.actions = {name: params for name, params in listed.items() if name not in idle}
         base = self.slot("txn")
@@ -509,6 +520,33 @@ class EosMachine(Composed):
         return {**(self._coordinator(out.meta) if out.wrote else {}), "producer": answered, "result": result.name,
                 "error": int(out.error), "next_producer_id": next_producer_id + (1 if rotated else 0)}
 
+    @precondition(lambda self, producer, zombie: producer.phase != TXN_INIT and zombie == ())
+    @rule("Restart", params={"t": "producer"}, reads=("producer[t]", "zombie[t]"), writes=("producer[t]", "zombie[t]"),
+          spends="restarts")
+    def restart(self, producer: TxnProducer, zombie: Any) -> Any:
+        """The application starts a new instance for the transactional id; the old one carries on as
+        a zombie, unaware, until something fences it."""
+        return {"producer": tx.restart(producer), "zombie": producer}
+
+    @precondition(lambda self, zombie: zombie != ())
+    @rule("ZombieEndTxn", params={"t": _zombies}, reads=("zombie[t]", "txn[t]", "next_producer_id"),
+          writes=("zombie[t]", "txn[t]", "txn_log[t]", "next_producer_id"), results=("result", "error"),
+          show={"error": lambda e: error_name(e) if e >= 0 else "no partition added: aborted locally"})
+    def zombie_end_transaction(self, zombie: TxnProducer, txn: TxnMetadata, next_producer_id: int) -> Any:
+        """The old instance ends its transaction as if it were still the only one."""
+        out = self.end_transaction(producer=zombie, txn=txn, next_producer_id=next_producer_id)
+        return None if out is None else {**{k: v for k, v in out.items() if k != "producer"}, "zombie": out["producer"]}
+
+    @precondition(lambda self, zombie: zombie != () and zombie.phase == TXN_IN_TXN and zombie.offsets == 1)
+    @rule("ZombieTxnOffsetCommit", params={"t": lambda m: _consumers(m) if m.bounds["restarts"] else range(0)},
+          reads=("zombie[t]", "txn[t]", "group", "offsets_leader"), writes=("zombie[t]", "group", "offsets_leader"),
+          results=("offset", "error"), show={"error": error_name})
+    def zombie_txn_offset_commit(self, t: int, zombie: TxnProducer, txn: TxnMetadata, group: GroupMeta,
+                                 offsets_leader: TxnPartitionState) -> Any:
+        """The old instance commits its input offset to its transaction."""
+        out = self.txn_offset_commit(t=t, producer=zombie, txn=txn, group=group, offsets_leader=offsets_leader)
+        return {**{k: v for k, v in out.items() if k != "producer"}, "zombie": out["producer"]}
+
     @rule("HandleProduceResponse", receive="responses", params=("partition", "client", "record"),
           reads=("producer[client]", "now"), writes=("producer[client]",), results=("error", "outcome"),
           show={"error": error_name, "outcome": tx.OUTCOME_NAMES.__getitem__})
@@ -642,8 +680,8 @@ class EosMachine(Composed):
     epoch_in_range = _invariant("EpochInRange", props.eos_epoch_in_range, ("producer", "txn"), max_epoch="max_epoch")
     oos_on_loss = _transition("OutOfOrderOnlyOnLoss", props.eos_out_of_order_only_on_loss, ("leader", "producer"),
                               ("HandleProduceResponse",))
-    fencing_error = _transition("FencedGetsFencingError", props.eos_fenced_gets_fencing_error, ("producer", "txn"),
-                                _FAILING)
+    fencing_error = _transition("FencedGetsFencingError", props.eos_fenced_gets_fencing_error,
+                                ("producer", "zombie", "txn"), _FAILING)
 
     @transition("ValidTxnTransitions", reads=("txn",), actions=_COORDINATOR)
     def valid_transitions(self, step: tuple, before: Any, after: Any) -> bool:

@@ -27,6 +27,8 @@ BOUNDS: dict[str, Bound] = {
     "delete_records": Bound("log start offset moves (retention or DeleteRecords)", 0, 0, 3),
     "coordinator_failovers": Bound("transaction coordinator failovers (reload from __transaction_state with a "
                                    "higher coordinator epoch; the old coordinator's markers stay in flight)", 0, 0, 2),
+    "restarts": Bound("producer instances started anew for a transactional id (the old instance lives on as a "
+                      "zombie that may still end its transaction or commit offsets)", 0, 0, 2),
     "max_ticks": Bound("the clock stops here; 0 removes time and producer-id expiry", 0, 0, 6),
     "producer_id_expiration": Bound("producer.id.expiration.ms in ticks (KIP-854)", 1, 1, 100),
     "max_seq": Bound("largest sequence number before the wrap to 0", 2**31 - 1, 1, 2**31 - 1),
@@ -48,9 +50,11 @@ def _property_docs() -> dict[str, str]:
 MODEL = ModelDef(
     name="kafka.eos",
     doc="One Kafka machine: transactional producers with sequences and an in-flight window, the transaction "
-        "coordinator (InitProducerId, EndTxn TV1/TV2, timeout abort, markers) and two or more output partition "
-        "leaders (5-batch cache, sequence and transactional validation, KIP-890 verification, markers, LSO, "
-        "DeleteRecords/retention and producer-id expiry); every mechanism switched on by its bounds.",
+        "coordinator (InitProducerId, EndTxn TV1/TV2 with producer-id rotation, timeout abort, markers, failover), "
+        "two or more output partition leaders (5-batch cache, sequence and transactional validation, KIP-890 "
+        "verification, markers, LSO, DeleteRecords/retention and producer-id expiry) and, with input_records, a "
+        "consume-transform-produce loop through the group coordinator; every mechanism switched on by its bounds. "
+        "Decisions it does not model yet: deployment (no group membership).",
     variants=protocol_variants(),
     default_variant=DEFAULT_VARIANT,
     switches=protocol_switches(),

@@ -272,6 +272,25 @@ def finish_transaction(p: TxnProducer, commit: bool, epoch: int, *, bump_after_a
     return p._replace(parts=tuple(parts), phase=TXN_BUMP if bump else TXN_READY, bump_after_abort=False)
 
 
+def restart(p: TxnProducer) -> TxnProducer:
+    """A new producer instance for the same transactional id (the application restarted it after a
+    crash, a fatal error or a long pause): no producer id yet, nothing queued or in flight (the old
+    instance's unsent records fail with it; its requests may still be in flight, on a connection the
+    new instance never reads), an open transaction counted as aborted by the application, record
+    numbering and the ghosts carried on so the properties still identify every record."""
+    open_txn = p.phase in (TXN_IN_TXN, TXN_ABORTABLE)
+    parts = []
+    for part in p.parts:
+        failed = part.failed
+        for b in part.batches:
+            failed |= 1 << b.record
+        parts.append(part._replace(batches=(), failed=failed, connection=part.connection + 1, producer_id=-1,
+                                   epoch=-1, next_seq=0, last_acked_seq=-1, epoch_bump_required=False, unresolved=-1))
+    return p._replace(phase=TXN_INIT, producer_id=-1, epoch=-1, added=0, parts=tuple(parts),
+                      txn=p.txn + 1 if open_txn else p.txn, aborted=p.aborted | (1 << p.txn if open_txn else 0),
+                      bump_after_abort=False, fatal_error=0, position=-1, offsets=0)
+
+
 def is_done(p: TxnProducer, transactions: int, input_records: int = 0) -> bool:
     """Fenced or fatal, or between transactions with none left to run (every transaction used, or in a
     consume-transform-produce loop every input record processed)."""
