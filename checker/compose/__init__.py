@@ -5,6 +5,10 @@ API summary (full reference: ``docs/compose.md``)::
     from eoscheck.checker.compose import (Composed, Scalar, Part, Actors, Channel, Clock, Budget,
                                           Network, Delivery, rule, precondition, invariant, transition)
 
+    class Msg(NamedTuple):
+        src: int
+        dst: int
+
     class Ping(Composed):
         # parts, in slot order: a state is a flat tuple of these (interned parts by id)
         node = Actors(count="nodes", init=0, interned=False)   # one int per node
@@ -50,21 +54,22 @@ API summary (full reference: ``docs/compose.md``)::
   loss=None | True | budget name, duplication=None | budget name)``.
 - Handled once: pickling (the compiled plan and memos stay behind), ``clear_caches``,
   ``export_states``/``import_states`` (each interned part once per batch), ``fields`` (every
-  part by name), ``view(state)`` (parts by name), ``state(**parts)`` (encode), and
-  ``property_docs()`` for ``ModelDef.properties``.
+  part by name), ``view(state)`` (parts by name), ``state(**parts)`` (encode), ``slot(name)`` and
+  ``part_values(name)`` (fast reads in ``within_bounds``/``canonical``), and ``property_docs()``
+  for ``ModelDef.properties``.
 """
 
 from __future__ import annotations
 
 from .declare import ComposeError, invariant, precondition, rule, transition
-from .machine import PARTS, Composed, View
+from .machine import TABLES, Composed, View
 from .network import DUPLICATING, ORDERED, UNORDERED, Delivery, Network
 from .parts import Actors, Budget, Channel, Clock, Part, Scalar
 
 __all__ = [
            "DUPLICATING",
            "ORDERED",
-           "PARTS",
+           "TABLES",
            "UNORDERED",
            "Actors",
            "Budget",

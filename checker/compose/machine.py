@@ -1,7 +1,7 @@
 """``Composed``: a ``Machine`` compiled from declared parts and guarded rules.
 
 The state is a plain flat tuple: one slot per scalar part (its value) and per interned part (the
-id of its value in the process-wide table ``PARTS``), actors one slot each. A rule is compiled into
+id of its value in that part's process-wide table, ``TABLES``), actors one slot each. A rule is compiled into
 *bindings*, one per combination of its parameters (and, for a receive rule, per message); a
 binding reads a fixed set of slots, and its outcomes -- the step, the slots it writes and the
 messages it sends -- are memoised on exactly those slots. A successor is then mostly one dict
@@ -23,16 +23,28 @@ from .declare import ComposeError, Domain, PropertySpec, RuleSpec
 from .network import ChannelOps, Delivery, Network
 from .parts import Actors, Budget, Channel, Clock, Decl
 
-#: every interned part of every composed machine of this process, by content-hash id. Process-wide,
-#: like ``model/machines/idempotent_packed``'s tables: a state stays readable after its machine is
-#: gone, and equal parts of two machines share one entry.
-PARTS: Interner[Any] = Interner("part")
+#: the interned values of each part of each composed machine class in this process, by
+#: ``"module.Class.part"``. Process-wide, like ``model/machines/idempotent_packed``'s tables: a state
+#: stays readable after its machine is gone. One table per part, not one for all: NamedTuples of two
+#: types with equal fields are equal values, and a shared table would hand one machine's rule a
+#: value of another machine's type.
+TABLES: dict[str, Interner[Any]] = {}
+
+
+def table(key: str) -> Interner[Any]:
+    """The process-wide table of the part named by ``key``, created on first use."""
+    t = TABLES.get(key)
+    if t is None:
+        t = TABLES[key] = Interner(key)
+    return t
 
 _NO_MSG = object()
-_REF = re.compile(r"^([A-Za-z_]\w*)(?:\[([A-Za-z_]\w*)\])?$")
+_REF = re.compile(r"^(?:([A-Za-z_]\w*)=)?([A-Za-z_]\w*)(?:\[([A-Za-z_]\w*)\])?$")
 
-#: one outcome of a binding: (step, ((slot, value), ...) written, ((slot, ops, msgs), ...) sent)
-Outcome = tuple[Step, tuple[tuple[int, Any], ...], tuple[tuple[int, ChannelOps, tuple[Any, ...]], ...]]
+#: how a part is read: (keyword name, slots, its table's values or None for a scalar, all actors?)
+ReadSlots = tuple[str, list[int], "dict[int, Any] | None", bool]
+#: one outcome of a binding: (step, ((slot, value), ...) written, ((slot, send, msgs), ...) sent)
+Outcome = tuple[Step, tuple[tuple[int, Any], ...], tuple[tuple[int, Callable[[int, Any], int], tuple[Any, ...]], ...]]
 
 
 class _NoMemo(dict):  # type: ignore[type-arg]
@@ -69,6 +81,15 @@ def _getter(slots: list[int]) -> Callable[[tuple], Hashable]:
     return itemgetter(*slots)
 
 
+def _key_source(slots: list[int], var: str = "s") -> str:
+    """Python source for ``_getter(slots)(var)``, to inline in generated code (the same key)."""
+    if not slots:
+        return "()"
+    if len(slots) == 1:
+        return f"{var}[{slots[0]}]"
+    return "(" + ", ".join(f"{var}[{k}]" for k in slots) + ")"
+
+
 def _jsonable(value: Any) -> Any:
     if hasattr(value, "_asdict"):
         return {k: _jsonable(v) for k, v in value._asdict().items()}
@@ -78,20 +99,24 @@ def _jsonable(value: Any) -> Any:
 
 
 class _Ref:
-    """A part as a rule names it: ``name`` (one slot, or all of an actor kind) or ``name[param]``."""
+    """A part as a rule names it: ``name`` (one slot, or all of an actor kind) or ``name[param]``,
+    optionally under an alias, ``alias=name[param]`` (to read two actors of one kind)."""
 
-    __slots__ = ("base", "count", "decl", "interned", "name", "param", "text")
+    __slots__ = ("base", "count", "decl", "key", "name", "param", "text", "values")
 
     def __init__(self, text: str, plan: _Plan, where: str, params: Iterable[str]) -> None:
         m = _REF.match(text)
         if not m:
-            raise ComposeError(f"{where}: {text!r} is not a part name or name[param]")
-        self.text, self.name, self.param = text, m.group(1), m.group(2)
+            raise ComposeError(f"{where}: {text!r} is not a part name, name[param] or alias=name[param]")
+        self.text, self.name, self.param = text, m.group(2), m.group(3)
+        #: the keyword argument (and returned key) the rule uses for it
+        self.key = m.group(1) or self.name
         if self.name not in plan.decls:
             raise ComposeError(f"{where}: no part named {self.name!r} (parts: {', '.join(plan.decls)})")
         self.decl = plan.decls[self.name]
         self.base, self.count = plan.slots[self.name]
-        self.interned = self.decl.interned
+        #: the part's table's values (id -> value), or None for a scalar part
+        self.values = plan.tables[self.name].values if self.name in plan.tables else None
         if self.param is not None:
             if not isinstance(self.decl, Actors):
                 raise ComposeError(f"{where}: {self.name!r} is not an Actors part and cannot be indexed")
@@ -119,22 +144,25 @@ class _Binding:
 
     def __init__(self, rule: _Rule, params: dict[str, Any]) -> None:
         self.params = params
-        self.reads: list[tuple[str, list[int], bool, bool]] = []
+        self.reads: list[ReadSlots] = []
         key_slots: list[int] = []
         for ref in rule.reads:
             slots = ref.slots(params)
             key_slots.extend(slots)
-            self.reads.append((ref.name, slots, ref.interned, ref.whole))
+            self.reads.append((ref.key, slots, ref.values, ref.whole))
         #: the memo key's slots (a test drops one to show the memo-equivalence check catches it)
         self.key_slots = key_slots
         self.getter = _getter(key_slots)
-        self.writes = {ref.name: (ref.slots(params), ref) for ref in rule.writes}
+        self.writes = {ref.key: (ref.slots(params), ref.whole, rule.plan.encoder(ref.decl)) for ref in rule.writes}
         self.prefix = (rule.action, *(params[p] for p in rule.param_names))
         self.memo: dict[Hashable, tuple[Outcome, ...]] = {} if rule.plan.memoize and rule.spec.memo else _NoMemo()
 
 
 class _Rule:
     """A compiled ``@rule``: its bindings and how to expand them on a state."""
+
+    #: appends this rule's steps from a state (generated by ``compile``)
+    expand: Callable[[tuple, list[tuple[Step, tuple]]], None]
 
     def __init__(self, plan: _Plan, fn: Callable[..., Any], spec: RuleSpec, guards: list[Callable[..., bool]]) -> None:
         self.plan, self.fn, self.spec, self.action = plan, fn, spec, spec.action
@@ -156,6 +184,8 @@ class _Rule:
         self.static = {p: plan.domain(d, f"{where}, parameter {p}") for p, d in spec.params.items() if d is not None}
         self.reads = [_Ref(r, plan, where, spec.params) for r in spec.reads]
         self.writes = [_Ref(w, plan, where, spec.params) for w in spec.writes]
+        #: the keyword under which a receive rule reads its own channel (None: it does not)
+        self.channel_key = next((r.key for r in self.reads if r.name == spec.receive), None)
         for ch in spec.sends:
             if ch not in plan.channels:
                 raise ComposeError(f"{where}: sends to {ch!r}, which is not a Channel")
@@ -165,11 +195,11 @@ class _Rule:
             if spec.spends not in plan.budgets:
                 raise ComposeError(f"{where}: spends {spec.spends!r}, which is not a Budget")
             self.budget_slot, self.budget_bound = plan.budgets[spec.spends]
-        names = [*spec.params, *(r.name for r in self.reads)] + (["msg"] if self.receive else [])
+        names = [*spec.params, *(r.key for r in self.reads)] + (["msg"] if self.receive else [])
         dupes = {n for n in names if names.count(n) > 1}
         if dupes:
             raise ComposeError(f"{where}: {', '.join(sorted(dupes))} named twice among parameters and reads")
-        self.allowed = {r.name for r in self.writes} | set(spec.sends) | set(spec.results)
+        self.allowed = {r.key for r in self.writes} | set(spec.sends) | set(spec.results)
         self.fn_args = _accepts(fn, names, where)
         self.guards = [(g, _accepts(g, names, f"precondition of {where}")) for g in guards]
         combos = [dict(zip(self.static, values)) for values in itertools.product(*self.static.values())]
@@ -185,6 +215,11 @@ class _Rule:
         if self.receive is None:
             self.bindings = [_Binding(self, combo) for combo in self.combos]
         self.by_msg = {}
+        #: channel id -> ((msg, rest id, ((binding, getter, memo), ...)), ...) for the messages this
+        #: rule handles
+        self.per_channel: dict[int, tuple[tuple[Any, int, tuple[Any, ...]], ...]] = (
+            {} if self.plan.memoize else _NoMemo())
+        self.compile()
 
     def _msg_bindings(self, msg: Any) -> list[_Binding]:
         bindings = self.by_msg.get(msg)
@@ -203,106 +238,122 @@ class _Rule:
             bindings = self.by_msg[msg] = [_Binding(self, {**values, **combo}) for combo in self.combos]
         return bindings
 
-    # ---- the hot path
+    def channel_plan(self, ident: int) -> tuple[tuple[Any, int, tuple[Any, ...]], ...]:
+        """What this rule can receive from the channel with id ``ident`` (memoised on it)."""
+        assert self.receive is not None
+        plan = []
+        for msg, rest in self.receive.deliverable(ident):
+            bindings = self._msg_bindings(msg)
+            if bindings:
+                plan.append((msg, rest, tuple((b, b.getter, b.memo) for b in bindings)))
+        out = self.per_channel[ident] = tuple(plan)
+        return out
 
-    def expand(self, s: tuple, out: list[tuple[Step, tuple]]) -> None:
+    # ---- the hot path: generated per rule, with its slots and bindings as constants
+
+    def compile(self) -> None:
+        """(Re)generate ``expand(state, out)``, which appends this rule's steps from ``state``."""
+        env: dict[str, Any] = {"compute": self.compute, "NO": _NO_MSG, "rule": self}
         bslot = self.budget_slot
-        if bslot >= 0 and s[bslot] >= self.budget_bound:
-            return
+        lines = ["def expand(s, out):"]
+        if bslot >= 0:
+            lines.append(f"    if s[{bslot}] >= {self.budget_bound}: return")
+        apply = ["t = list(s)"]
+        if self.receive is not None:
+            apply.append(f"t[{self.receive_slot}] = rest")
+        apply += ["for k, v in writes: t[k] = v",
+                  "if sends:",
+                  "    for k, send, msgs in sends:",
+                  "        i = t[k]",
+                  "        for m in msgs: i = send(i, m)",
+                  "        t[k] = i"]
+        if bslot >= 0:
+            apply.append(f"t[{bslot}] += 1")
+        apply.append("out.append((step, tuple(t)))")
         if self.receive is None:
-            for b in self.bindings:
-                outs = b.memo.get(b.getter(s))
-                if outs is None:
-                    outs = self.compute(b, s, _NO_MSG, 0)
-                for step, writes, sends in outs:
-                    t = list(s)
-                    for k, v in writes:
-                        t[k] = v
-                    for k, ops, msgs in sends:
-                        i = t[k]
-                        for m in msgs:
-                            i = ops.send(i, m)
-                        t[k] = i
-                    if bslot >= 0:
-                        t[bslot] += 1
-                    out.append((step, tuple(t)))
-            return
-        cslot = self.receive_slot
-        by_msg = self.by_msg
-        for msg, rest in self.receive.deliverable(s[cslot]):
-            bindings = by_msg.get(msg)
-            if bindings is None:
-                bindings = self._msg_bindings(msg)
-            for b in bindings:
-                outs = b.memo.get(b.getter(s))
-                if outs is None:
-                    outs = self.compute(b, s, msg, rest)
-                for step, writes, sends in outs:
-                    t = list(s)
-                    t[cslot] = rest
-                    for k, v in writes:
-                        t[k] = v
-                    for k, ops, msgs in sends:
-                        i = t[k]
-                        for m in msgs:
-                            i = ops.send(i, m)
-                        t[k] = i
-                    if bslot >= 0:
-                        t[bslot] += 1
-                    out.append((step, tuple(t)))
+            for n, b in enumerate(self.bindings):
+                env[f"b{n}"], env[f"m{n}"] = b, b.memo
+                lines += [f"    outs = m{n}.get({_key_source(b.key_slots)})",
+                          "    if outs is None:",
+                          f"        outs = compute(b{n}, s, NO, 0)",
+                          "    for step, writes, sends in outs:"]
+                lines += [" " * 8 + x for x in apply]
+        else:
+            env["per_channel"] = self.per_channel
+            env["channel_plan"] = self.channel_plan
+            lines += [f"    ident = s[{self.receive_slot}]",
+                      "    plan = per_channel.get(ident)",
+                      "    if plan is None:",
+                      "        plan = channel_plan(ident)",
+                      "    for msg, rest, bindings in plan:",
+                      "        for b, getter, memo in bindings:",
+                      "            outs = memo.get(getter(s))",
+                      "            if outs is None:",
+                      "                outs = compute(b, s, msg, rest)",
+                      "            for step, writes, sends in outs:"]
+            lines += [" " * 16 + x for x in apply]
+        lines.append("    return")  # a rule without bindings (zero actors) has no other body
+        exec(compile("\n".join(lines), f"<compose rule {self.action}>", "exec"), env)  # noqa: S102
+        self.expand = env["expand"]
 
     # ---- a memo miss: run the guard and the effect over the readable parts
 
     def compute(self, b: _Binding, s: tuple, msg: Any, rest: int) -> tuple[Outcome, ...]:
-        values = PARTS.values
         kwargs: dict[str, Any] = dict(b.params)
-        for name, slots, interned, whole in b.reads:
-            if slots[0] == self.receive_slot and msg is not _NO_MSG:
-                kwargs[name] = values[rest]  # the channel without the message being delivered
-            elif whole:
-                kwargs[name] = tuple(values[s[k]] for k in slots) if interned else tuple(s[k] for k in slots)
+        for name, slots, values, whole in b.reads:
+            if whole:
+                kwargs[name] = tuple([s[k] for k in slots] if values is None else [values[s[k]] for k in slots])
             else:
-                kwargs[name] = values[s[slots[0]]] if interned else s[slots[0]]
+                kwargs[name] = s[slots[0]] if values is None else values[s[slots[0]]]
         if msg is not _NO_MSG:
             kwargs["msg"] = msg
+            if self.channel_key is not None and self.receive is not None:
+                # a receive rule that reads its channel sees it without the message being delivered
+                kwargs[self.channel_key] = self.receive.table.values[rest]
+        machine = self.plan.machine
         outs: tuple[Outcome, ...] = ()
-        if all(g(self.plan.machine, **_pick(names, kwargs)) for g, names in self.guards):
-            result = self.fn(self.plan.machine, **_pick(self.fn_args, kwargs))
+        for guard, names in self.guards:
+            if not guard(machine, **(kwargs if names is None else {n: kwargs[n] for n in names})):
+                break
+        else:
+            names = self.fn_args
+            result = self.fn(machine, **(kwargs if names is None else {n: kwargs[n] for n in names}))
             if result is not None:
                 if isinstance(result, Mapping):
-                    result = [result]
-                elif not isinstance(result, list):
+                    outs = (self._outcome(b, result),)
+                elif isinstance(result, list):
+                    outs = tuple(self._outcome(b, d) for d in result)
+                else:
                     raise ComposeError(f"{self.where} returned a {type(result).__name__}; "
                                        "an effect returns None, a dict or a list of dicts")
-                outs = tuple(self._outcome(b, d) for d in result)
         b.memo[b.getter(s)] = outs
         return outs
 
     def _outcome(self, b: _Binding, d: Mapping[str, Any]) -> Outcome:
-        extra = set(d) - self.allowed
-        if extra:
+        if not self.allowed.issuperset(d):
+            extra = set(d) - self.allowed
             raise ComposeError(f"{self.where} returned {', '.join(sorted(extra))}, which it does not declare "
                                f"in writes, sends or results")
         try:
-            step = b.prefix + tuple(d[r] for r in self.spec.results)
+            step = b.prefix + tuple(d[r] for r in self.spec.results) if self.spec.results else b.prefix
         except KeyError as exc:
             raise ComposeError(f"{self.where} did not return its result {exc.args[0]!r}") from None
         writes: list[tuple[int, Any]] = []
-        for name, (slots, ref) in b.writes.items():
+        for name, (slots, whole, encode) in b.writes.items():
             if name not in d:
                 continue
             value = d[name]
-            if ref.whole:
+            if whole:
                 if not isinstance(value, tuple) or len(value) != len(slots):
                     raise ComposeError(f"{self.where}: {name} is {len(slots)} actors; write a tuple of that length")
-                writes.extend((k, self.plan.encode(ref.decl, v)) for k, v in zip(slots, value))
+                writes.extend((k, encode(v)) for k, v in zip(slots, value))
             else:
-                writes.append((slots[0], self.plan.encode(ref.decl, value)))
+                writes.append((slots[0], encode(value)))
         sends = []
         for ch, (slot, ops) in self.sends.items():
-            if ch in d and d[ch] is not None:
-                msgs = d[ch]
-                sends.append((slot, ops, tuple(msgs) if isinstance(msgs, list) else (msgs,)))
+            msgs = d.get(ch)
+            if msgs is not None:
+                sends.append((slot, ops.send, tuple(msgs) if isinstance(msgs, list) else (msgs,)))
         return step, tuple(writes), tuple(sends)
 
 
@@ -344,7 +395,9 @@ class _ChannelRule:
 
 
 class _Invariant:
-    """A compiled ``@invariant``: memoised per parameter combination on the slots it reads."""
+    """A compiled ``@invariant``: memoised per parameter combination on the slots it reads. Its
+    check is generated code with the key slots inlined (``compile``); memos are cleared in place,
+    so a check handed to an engine stays valid."""
 
     def __init__(self, plan: _Plan, fn: Callable[..., Any], spec: PropertySpec) -> None:
         self.plan, self.fn, self.spec = plan, fn, spec
@@ -354,32 +407,47 @@ class _Invariant:
                 raise ComposeError(f"{where}: parameter {p} has no domain")
         domains = {p: plan.domain(d, f"{where}, parameter {p}") for p, d in spec.params.items()}
         self.reads = [_Ref(r, plan, where, spec.params) for r in spec.reads]
-        self.fn_args = _accepts(fn, [*spec.params, *(r.name for r in self.reads)], where)
-        self.combos = [dict(zip(domains, values)) for values in itertools.product(*domains.values())]
-        self.clear()
+        self.fn_args = _accepts(fn, [*spec.params, *(r.key for r in self.reads)], where)
+        #: per parameter combination: (combo, reads, the memo key's slots, memo)
+        self.bindings: list[tuple[dict[str, Any], list[ReadSlots], list[int], dict[Hashable, bool]]] = []
+        for values in itertools.product(*domains.values()):
+            combo = dict(zip(domains, values))
+            reads = [(r.key, r.slots(combo), r.values, r.whole) for r in self.reads]
+            memo: dict[Hashable, bool] = {} if plan.memoize else _NoMemo()
+            self.bindings.append((combo, reads, [k for _, ks, _, _ in reads for k in ks], memo))
 
     def __repr__(self) -> str:
         return f"<invariant {self.spec.name}>"
 
     def clear(self) -> None:
-        self.bindings = []
-        for combo in self.combos:
-            reads = [(r.name, r.slots(combo), r.interned, r.whole) for r in self.reads]
-            slots = [k for _, ks, _, _ in reads for k in ks]
-            memo: dict[Hashable, bool] = {} if self.plan.memoize else _NoMemo()
-            self.bindings.append((combo, reads, _getter(slots), memo))
+        for _, _, _, memo in self.bindings:
+            memo.clear()
 
-    def __call__(self, s: tuple) -> bool:
-        for combo, reads, getter, memo in self.bindings:
-            key = getter(s)
-            ok = memo.get(key)
-            if ok is None:
-                kwargs = dict(combo)
-                kwargs.update(self.plan.decode_reads(s, reads))
-                ok = memo[key] = bool(self.fn(self.plan.machine, **_pick(self.fn_args, kwargs)))
-            if not ok:
-                return False
-        return True
+    def miss(self, i: int, s: tuple) -> bool:
+        combo, reads, key_slots, memo = self.bindings[i]
+        kwargs = dict(combo)
+        kwargs.update(self.plan.decode_reads(s, reads))
+        names = self.fn_args
+        ok = bool(self.fn(self.plan.machine, **(kwargs if names is None else {n: kwargs[n] for n in names})))
+        memo[_getter(key_slots)(s)] = ok
+        return ok
+
+    def compile(self) -> Callable[[tuple], bool]:
+        """Generate the check and register it as the machine's property."""
+        env: dict[str, Any] = {"miss": self.miss}
+        lines = ["def check(s):"]
+        for i, (_, _, key_slots, memo) in enumerate(self.bindings):
+            env[f"m{i}"] = memo
+            lines += [f"    ok = m{i}.get({_key_source(key_slots)})",
+                      "    if ok is None:",
+                      f"        ok = miss({i}, s)",
+                      "    if not ok:",
+                      "        return False"]
+        lines.append("    return True")
+        exec(compile("\n".join(lines), f"<compose invariant {self.spec.name}>", "exec"), env)  # noqa: S102
+        check: Callable[[tuple], bool] = env["check"]
+        self.plan.properties[self.spec.name] = Property(self.spec.name, self.spec.doc, "invariant", check)
+        return check
 
 
 class _Parts:
@@ -393,32 +461,43 @@ class _Parts:
 
 
 class _Transition:
+    """A compiled ``@transition``: memoised on (step, read slots before, read slots after)."""
+
     def __init__(self, plan: _Plan, fn: Callable[..., Any], spec: PropertySpec) -> None:
         self.plan, self.fn, self.spec = plan, fn, spec
         where = f"transition {spec.name}"
         refs = [_Ref(r, plan, where, ()) for r in spec.reads]
-        self.reads = [(r.name, r.slots({}), r.interned, r.whole) for r in refs]
-        self.getter = _getter([k for _, ks, _, _ in self.reads for k in ks])
+        self.reads = [(r.key, r.slots({}), r.values, r.whole) for r in refs]
+        self.key_slots = [k for _, ks, _, _ in self.reads for k in ks]
         self.actions = frozenset(spec.actions)
-        self.clear()
+        self.memo: dict[Hashable, bool] = {} if plan.memoize else _NoMemo()
 
     def __repr__(self) -> str:
         return f"<transition {self.spec.name}>"
 
     def clear(self) -> None:
-        self.memo: dict[Hashable, bool] = {} if self.plan.memoize else _NoMemo()
+        self.memo.clear()
 
-    def __call__(self, s: tuple, step: Step, t: tuple) -> bool:
-        if self.actions and step[0] not in self.actions:
-            return True
-        getter = self.getter
-        key = (step, getter(s), getter(t))
-        ok = self.memo.get(key)
-        if ok is None:
-            before = _Parts(self.plan.decode_reads(s, self.reads))
-            after = _Parts(self.plan.decode_reads(t, self.reads))
-            ok = self.memo[key] = bool(self.fn(self.plan.machine, step, before, after))
+    def miss(self, s: tuple, step: Step, t: tuple, key: Hashable) -> bool:
+        before = _Parts(self.plan.decode_reads(s, self.reads))
+        after = _Parts(self.plan.decode_reads(t, self.reads))
+        ok = self.memo[key] = bool(self.fn(self.plan.machine, step, before, after))
         return ok
+
+    def compile(self) -> Callable[[tuple, Step, tuple], bool]:
+        env: dict[str, Any] = {"miss": self.miss, "memo": self.memo, "actions": self.actions}
+        lines = ["def check(s, step, t):"]
+        if self.actions:
+            lines.append("    if step[0] not in actions: return True")
+        lines += [f"    key = (step, {_key_source(self.key_slots)}, {_key_source(self.key_slots, 't')})",
+                  "    ok = memo.get(key)",
+                  "    if ok is None:",
+                  "        ok = miss(s, step, t, key)",
+                  "    return ok"]
+        exec(compile("\n".join(lines), f"<compose transition {self.spec.name}>", "exec"), env)  # noqa: S102
+        check: Callable[[tuple, Step, tuple], bool] = env["check"]
+        self.plan.properties[self.spec.name] = Property(self.spec.name, self.spec.doc, "transition", check)
+        return check
 
 
 class _Plan:
@@ -438,8 +517,12 @@ class _Plan:
             self.slots[name] = (n, count)
             n += count
         self.width = n
-        self.interned_slots = [k for name, (base, count) in self.slots.items() if self.decls[name].interned
-                               for k in range(base, base + count)]
+        owner = f"{cls.__module__}.{cls.__qualname__}"
+        self.tables: dict[str, Interner[Any]] = {name: table(f"{owner}.{name}") for name, decl in self.decls.items()
+                                                 if decl.interned}
+        #: (slot, table) for every slot that holds an interned id
+        self.interned_slots = [(k, self.tables[name]) for name, (base, count) in self.slots.items()
+                               if name in self.tables for k in range(base, base + count)]
         self.budgets: dict[str, tuple[int, int]] = {}
         for name, decl in self.decls.items():
             if isinstance(decl, Budget):
@@ -453,7 +536,7 @@ class _Plan:
                 if not isinstance(net, Network):
                     raise ComposeError(f"channel {name}: network {decl.network!r} is not a Network "
                                        f"(give one, or a configuration entry holding one)")
-                self.channels[name] = ChannelOps(name, net, PARTS, decl.connection, self.memoize)
+                self.channels[name] = ChannelOps(name, net, self.tables[name], decl.connection, self.memoize)
         self.rules: list[_Rule | _ChannelRule] = []
         self.actions: dict[str, tuple[str, ...]] = {}
         self.show: dict[str, dict[str, Callable[[Any], str]]] = {}
@@ -465,9 +548,26 @@ class _Plan:
             if isinstance(decl, Channel):
                 self._add_channel_rules(decl)
         self.properties: dict[str, Property] = {}
+        #: the compiled properties, by name (their generated checks are in ``properties``)
+        self.property_objs: dict[str, _Invariant | _Transition] = {}
         for fn, pspec in cls.__compose_properties__:
-            check = _Invariant(self, fn, pspec) if pspec.kind == "invariant" else _Transition(self, fn, pspec)
-            self.properties[pspec.name] = Property(pspec.name, pspec.doc, pspec.kind, check)  # type: ignore[arg-type]
+            obj = _Invariant(self, fn, pspec) if pspec.kind == "invariant" else _Transition(self, fn, pspec)
+            self.property_objs[pspec.name] = obj
+            obj.compile()
+        self.compile()
+
+    def compile(self) -> None:
+        """(Re)generate ``successors``: every rule's ``expand`` in order, one call each."""
+        env: dict[str, Any] = {}
+        lines = ["def successors(s):", "    out = []"]
+        for n, rule in enumerate(self.rules):
+            if isinstance(rule, _Rule) and rule.receive is None and not rule.bindings:
+                continue  # no parameter values (e.g. zero actors): nothing to call
+            env[f"e{n}"] = rule.expand
+            lines.append(f"    e{n}(s, out)")
+        lines.append("    return out")
+        exec(compile("\n".join(lines), f"<compose {type(self.machine).__name__}>", "exec"), env)  # noqa: S102
+        self.successors: Callable[[tuple], list[tuple[Step, tuple]]] = env["successors"]
 
     def __repr__(self) -> str:  # stable: ``run_key`` hashes the machine's attributes as text
         return f"<compiled {type(self.machine).__name__}: {self.width} slots, {len(self.rules)} rules>"
@@ -546,23 +646,31 @@ class _Plan:
 
     # ---- values
 
+    def encoder(self, decl: Decl) -> Callable[[Any], Any]:
+        """``value -> slot content`` for part ``decl``: its id for an interned part."""
+        if isinstance(decl, Channel):
+            table, normalize = self.tables[decl.name], self.channels[decl.name].normalize
+            return lambda value: table.intern(normalize(tuple(value)))
+        if decl.interned:
+            return self.tables[decl.name].intern
+        return lambda value: self.encode(decl, value)
+
     def encode(self, decl: Decl, value: Any) -> Any:
         if isinstance(decl, Channel):
-            return PARTS.intern(self.channels[decl.name].normalize(tuple(value)))
+            return self.tables[decl.name].intern(self.channels[decl.name].normalize(tuple(value)))
         if decl.interned:
-            return PARTS.intern(value)
+            return self.tables[decl.name].intern(value)
         if not isinstance(value, int):  # bools are ints
             raise ComposeError(f"part {decl.name}: {value!r} is not an int or bool (declare it a Part to hold it)")
         return value
 
-    def decode_reads(self, s: tuple, reads: list[tuple[str, list[int], bool, bool]]) -> dict[str, Any]:
-        values = PARTS.values
+    def decode_reads(self, s: tuple, reads: list[ReadSlots]) -> dict[str, Any]:
         out = {}
-        for name, slots, interned, whole in reads:
+        for name, slots, values, whole in reads:
             if whole:
-                out[name] = tuple(values[s[k]] for k in slots) if interned else tuple(s[k] for k in slots)
+                out[name] = tuple([s[k] for k in slots] if values is None else [values[s[k]] for k in slots])
             else:
-                out[name] = values[s[slots[0]]] if interned else s[slots[0]]
+                out[name] = s[slots[0]] if values is None else values[s[slots[0]]]
         return out
 
     def clear(self) -> None:
@@ -570,8 +678,9 @@ class _Plan:
             ops.clear()
         for rule in self.rules:
             rule.clear()
-        for prop in self.properties.values():
-            prop.check.clear()  # type: ignore[attr-defined]
+        for obj in self.property_objs.values():
+            obj.clear()
+        self.compile()
 
 
 class View:
@@ -582,17 +691,22 @@ class View:
     def __init__(self, plan: _Plan, state: tuple) -> None:
         self._plan, self._state = plan, state
 
+    def __repr__(self) -> str:
+        return "View(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in self._plan.slots) + ")"
+
     def __getattr__(self, name: str) -> Any:
         plan = self._plan
         if name not in plan.slots:
             raise AttributeError(name)
         base, count = plan.slots[name]
         decl = plan.decls[name]
-        values = PARTS.values
         s = self._state
+        if not decl.interned:
+            return tuple(s[base:base + count]) if isinstance(decl, Actors) else s[base]
+        values = plan.tables[name].values
         if isinstance(decl, Actors):
-            return tuple(values[s[k]] if decl.interned else s[k] for k in range(base, base + count))
-        return values[s[base]] if decl.interned else s[base]
+            return tuple(values[s[k]] for k in range(base, base + count))
+        return values[s[base]]
 
 
 def _collect(cls: type) -> None:
@@ -669,6 +783,12 @@ class Composed(Machine):
         """The first slot of part ``name`` in the flat state."""
         return self._plan.slots[name][0]
 
+    def part_values(self, name: str) -> dict[int, Any]:
+        """Interned part ``name``'s table, id -> value: ``part_values("log")[s[slot("log")]]`` reads
+        the part in hot code. (Fetch it per call rather than keeping it on the machine, which would
+        pickle the table with it.)"""
+        return self._plan.tables[name].values
+
     def view(self, state: tuple) -> View:
         return View(self._plan, state)
 
@@ -701,32 +821,32 @@ class Composed(Machine):
             yield self.state(**parts)
 
     def successors(self, state: tuple) -> list[tuple[Step, tuple]]:
-        out: list[tuple[Step, tuple]] = []
-        for rule in self._plan.rules:
-            rule.expand(state, out)
-        return out
+        return self._plan.successors(state)
 
     def properties(self) -> dict[str, Property]:
         return dict(self._plan.properties)
 
     # ---- the parallel engine's batches: each interned part once per batch
 
-    def export_states(self, states: list[State]) -> tuple[list[tuple], dict[int, Any]]:
-        slots = self._plan.interned_slots
-        values = PARTS.values
-        ids = {s[k] for s in states for k in slots}
-        return [tuple(s) for s in states], {i: values[i] for i in ids}
+    def export_states(self, states: list[State]) -> tuple[list[tuple], dict[str, dict[int, Any]]]:
+        by_table: dict[str, set[int]] = {}
+        for k, t in self._plan.interned_slots:
+            by_table.setdefault(t.kind, set()).update(s[k] for s in states)
+        return [tuple(s) for s in states], {kind: {i: TABLES[kind].values[i] for i in ids}
+                                            for kind, ids in by_table.items()}
 
     def import_states(self, exported: Any) -> list[State]:
         flat, parts = exported
-        known = PARTS.values
-        for ident, value in parts.items():
-            old = known.get(ident)
-            if old is None:
-                if PARTS.intern(value) != ident:  # ids are content hashes: equal in every process
-                    raise InternCollision(f"part {value!r} hashes differently in this process")
-            elif old != value:
-                raise InternCollision(f"two different parts share the id {ident}: {old!r} and {value!r}")
+        for kind, values in parts.items():
+            t = table(kind)
+            known = t.values
+            for ident, value in values.items():
+                old = known.get(ident)
+                if old is None:
+                    if t.intern(value) != ident:  # ids are content hashes: equal in every process
+                        raise InternCollision(f"{kind} part {value!r} hashes differently in this process")
+                elif old != value:
+                    raise InternCollision(f"two different {kind} values share the id {ident}: {old!r} and {value!r}")
         return list(flat)
 
     # ---- presentation

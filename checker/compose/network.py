@@ -12,10 +12,11 @@
   delivered again at any later point (Stateright's ``UnorderedDuplicating``).
 - ``loss``: messages may be lost. ``None``: never; ``True``: any message, any number of times;
   the name of a ``Budget`` part: at most that many losses. A generated rule (``Channel.drop``,
-  default ``Drop<channel>``) removes one message.
+  default ``Drop_<channel>``) removes one message.
 - ``duplication``: the name of a ``Budget`` part: a generated rule (``Channel.duplicate``, default
-  ``Duplicate<channel>``) sends one more copy of a message in flight (a retransmission the
-  receiver cannot tell apart). Unbounded duplication is only finite as ``DUPLICATING``.
+  ``Duplicate_<channel>``) adds one more copy of a message in flight (a retransmission the
+  receiver cannot tell apart); under ``ORDERED`` the copy sits right behind its original, so the
+  connection's order is kept. Unbounded duplication is only finite as ``DUPLICATING``.
 
 The channel's messages are one interned tuple, and every operation on it (send, the deliverable
 messages, drops, copies) is memoised on the channel's id.
@@ -150,10 +151,14 @@ class ChannelOps:
             msgs = self.table.values[ident]
             seen: set[Any] = set()
             moves = []
-            for m in msgs:
+            ordered = self.net.delivery is Delivery.ORDERED
+            for i, m in enumerate(msgs):
                 if m not in seen:
                     seen.add(m)
-                    moves.append((m, intern(self.added(msgs, m))))
+                    # ordered: the copy right behind its original (a link that delivers twice keeps
+                    # the connection's order; a copy sent later would be a reordering)
+                    copy = msgs[:i + 1] + msgs[i:] if ordered else self.added(msgs, m)
+                    moves.append((m, intern(copy)))
             out = tuple(moves)
             if self.memoize:
                 self._dup[ident] = out
