@@ -7,7 +7,10 @@ transactional id ``t``; per-partition sequences and the in-flight window come fr
 ``producer.client``), ``txn[t]`` and ``txn_log[t]`` (the transaction coordinator's metadata and the
 last ``__transaction_state`` record of ``t``), ``leader[p]`` (the leader of output partition ``p``:
 ``partition.txn_produce``), the produce ``requests`` and ``responses`` (ordered per connection),
-the producer id allocator, the clock and the fault budgets.
+the producer id allocator, the clock and the fault budgets; with ``input_records`` the group
+coordinator (``group``: committed and pending offsets) and the ``__consumer_offsets`` leader, for a
+consume-transform-produce loop; with ``restarts`` a ``zombie[t]``: the previous instance of
+``t``'s producer, still able to end its transaction or commit offsets.
 
 Each rule is one ``@rule``: name, parameters, the parts it reads and writes, its guard
 (``@precondition``) and an effect that calls the room owning the decision. Compose memoises each
@@ -23,7 +26,10 @@ AddPartitionsToTxn and never sends EndTxn for a transaction with no partition (s
 from Empty does not arise); a TV2 EndTxn at the exhausted epoch rotates to a new producer id, but
 the coordinator's own timeout abort there is cut by ``max_epoch``; a coordinator failover reloads
 ``txn_log`` (nextProducerId is not persisted: a rotation in PrepareX across a failover is not
-faithful); no group coordinator or consumer offsets yet.
+faithful); the group has no membership or rebalances (each producer owns its input partition and
+commits offsets without group metadata); a zombie does not produce new batches (only its requests
+already in flight arrive); no leader failover, idempotent-only producers or read_committed
+consumers as actors (NoAbortedRead reads the leaders' LSO instead).
 """
 
 from __future__ import annotations
