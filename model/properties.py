@@ -25,7 +25,6 @@ from .transactions.log import (
     EntryKind,
     LogEntry,
     committed_values,
-    last_stable_offset,
     open_transactions,
     outcome_of,
 )
@@ -218,9 +217,13 @@ def eos_atomic_transactions(leader: Leaders, batches: int) -> bool:
 
 
 def eos_no_aborted_read(leader: Leaders) -> bool:
-    """read_committed never reads an undecided batch: the leader's LSO never passes an open transaction."""
+    """read_committed never reads an undecided batch: the leader's LSO never passes an open transaction's batch above the log start offset."""
     from .partition.txn_produce import producer_state_lso
-    return all(producer_state_lso(part) <= last_stable_offset(part.log) for part in leader)
+    for part in leader:
+        for off in range(part.log_start_offset, min(producer_state_lso(part), len(part.log))):
+            if part.log[off].kind == EntryKind.TXN_DATA and outcome_of(part.log, off) == EntryKind.TXN_DATA:
+                return False
+    return True
 
 
 def eos_no_hanging_transaction(leader: Leaders, txn: tuple[TxnMetadata, ...],

@@ -68,6 +68,15 @@ def produce(leader: TxnPartitionState, *, epoch: int = 0, seq: int = 0, value: i
                               verification_error=verification, **PRODUCE)
 
 
+def test_no_aborted_read_ignores_open_batches_below_the_log_start_offset() -> None:
+    from eoscheck.model.properties import eos_no_aborted_read
+    leader = produce(EMPTY).partition
+    forgotten = leader._replace(producers=())  # the producer state lost with its open transaction
+    assert not eos_no_aborted_read((forgotten,))
+    assert eos_no_aborted_read((forgotten._replace(log_start_offset=1),))
+    assert eos_no_aborted_read((leader,))
+
+
 def test_a_first_batch_opens_the_producers_transaction_and_holds_back_the_lso() -> None:
     out = produce(EMPTY)
     assert out.error == Errors.NONE and out.offset == 0
@@ -269,6 +278,8 @@ PAIRS = [
     ("eos-ctp-kafka-4.0", None, None),
     ("eos-zombie-instance-expired-state-kafka-3.0", "NoZombieWrite", 11),
     ("eos-zombie-instance-expired-state-kafka-3.6", None, None),
+    ("eos-open-txn-state-deleted-kafka-0.11.0.2", "OutOfOrderOnlyOnLoss", 11),
+    ("eos-open-txn-state-deleted-kafka-1.0.0", None, None),
 ]
 
 CTP_RULES = {"OffsetFetch", "AddOffsetsToTxn", "TxnOffsetCommit", "WriteOffsetsMarker"}
