@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from eoscheck.checker.explore import explore
 from eoscheck.checker.explore.options import ExploreOptions
+from eoscheck.checker.result import Result
 from eoscheck.checker.spec import build_machine, load_spec, spec_to_options
 from eoscheck.model import protocol as P
 from eoscheck.model.errors import Errors
@@ -57,7 +58,7 @@ def cfg(version: str = "kip360") -> ClientConfig:
                         max_seq=2**31 - 1, max_epoch=32767)
 
 
-def run(m: EosMachine, **options) -> object:
+def run(m: EosMachine, **options: object) -> Result:
     return explore(m, ExploreOptions(**options))
 
 
