@@ -712,4 +712,4 @@ def machine(variant: str = "kafka-3.0-3.5", **bounds: int) -> EosMachine:
     return EosMachine(VARIANTS[variant].protocol, values)
 
 
-__all__ = ["PROPERTY_DOCS", "SUPPORT", "TXN_IN_TXN", "EosMachine", "build", "machine"]
+__all__ = ["OFFSETS", "PROPERTY_DOCS", "SUPPORT", "EosMachine", "build", "machine"]

@@ -300,8 +300,8 @@ def is_done(p: TxnProducer, transactions: int, input_records: int = 0) -> bool:
 
 __all__ = [
     "FENCED",
+    "FENCING_ERRORS",
     "OUTCOME_NAMES",
-    "TXN_INIT",
     "abort_undrained",
     "begin_transaction",
     "connection_closed",
@@ -311,12 +311,16 @@ __all__ = [
     "init_request",
     "is_done",
     "new_producer",
+    "on_add_offsets",
     "on_add_partitions",
     "on_end_txn",
     "on_init_producer_id",
+    "on_offset_fetch",
     "on_produce_response",
+    "on_txn_offset_commit",
     "partitions_to_add",
     "ready_to_abort",
     "ready_to_commit",
+    "restart",
     "with_producer_id",
 ]
