@@ -352,6 +352,24 @@ class EosMachine(Composed):
             ok = self._epoch_ok[key] = all(m.epoch <= self.max_epoch for m in self.view(s).txn)
         return ok
 
+    def itf_fields(self, s: tuple) -> dict[str, Any]:
+        """``fields`` with the logs, producer-state entries, pending offsets and messages as records
+        (ITF consumers need the data, not the one-line descriptions ``fields`` shows people)."""
+        from .itf_data import record
+        v = self.view(s)
+        out = dict(self.fields(s))
+        leaders = [(f"leader[{p}]", part) for p, part in enumerate(v.leader)] + [("offsets_leader", v.offsets_leader)]
+        for name, part in leaders:
+            out[f"{name}.log"] = [record(e, kind=EntryKind(e.kind).name) for e in part.log]
+            out[f"{name}.producers"] = [record(e) for e in part.producers]
+        out["group.pending"] = [record(e) for e in v.group.pending]
+        for channel in ("requests", "responses"):
+            out[channel] = [record(m, message=record(m.message, error=error_name(m.message.error))
+                                   if isinstance(m.message, ProduceResponse) else record(m.message))
+                            for m in getattr(v, channel)]
+        out["stale_markers"] = [record(m, result=TxnResult(m.result).name) for m in v.stale_markers]
+        return out
+
     def is_terminal(self, s: tuple) -> bool:
         v = self.view(s)
         settled = all(m.state not in (TxnState.ONGOING, TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT) for m in v.txn)
