@@ -133,9 +133,8 @@ class Protocol:
     invalid_producer_epoch_abortable: bool = _decision(
         True,
         "a produce refused with INVALID_PRODUCER_EPOCH is an abortable error for the transactional client "
-        "(InvalidProducerEpochException; before, the producer was fenced). Honoured by kafka.eos_pipeline; "
-        "kafka.eos's client treats it as fencing whatever the value (not modelled there). 2.5-2.6 are "
-        "not told apart from 2.7+",
+        "(InvalidProducerEpochException, with an epoch bump after the abort where the client bumps; before, "
+        "the producer was fenced). 2.5-2.6 are not told apart from 2.7+",
         "KIP-588 (2.7); fidelity audit C6")
     client_tv_change: ClientTvChange = _decision(
         ClientTvChange.NONE,

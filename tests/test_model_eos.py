@@ -182,6 +182,12 @@ def test_sequence_errors_are_abortable_with_a_bump_for_kip360_and_fatal_before()
     assert p.phase == TXN_FENCED and p.fatal_error == Errors.INVALID_PRODUCER_EPOCH
 
 
+def test_invalid_producer_epoch_is_abortable_with_a_bump_for_the_kip588_client() -> None:
+    p, outcome = tx.on_produce_response(in_flight_producer(), 0, answer(Errors.INVALID_PRODUCER_EPOCH), 0, cfg(),
+                                        ipe_abortable=True)
+    assert (outcome, p.phase, p.bump_after_abort, p.fatal_error) == (FAILED, TXN_ABORTABLE, True, 0)
+
+
 def test_a_batch_given_up_in_flight_fails_the_transaction_and_leaves_its_request_behind() -> None:
     p = tx.give_up_in_flight(in_flight_producer(), 0, cfg())
     assert p is not None and p.phase == TXN_ABORTABLE and p.bump_after_abort

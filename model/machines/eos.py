@@ -583,7 +583,8 @@ class EosMachine(Composed):
         assert isinstance(resp, ProduceResponse)
         if msg.connection != producer.parts[partition].connection:
             return {"error": resp.error, "outcome": tx.cl.DROPPED}  # the connection was closed: never read
-        client, outcome = tx.on_produce_response(producer, partition, resp, now, self.cfg)
+        client, outcome = tx.on_produce_response(producer, partition, resp, now, self.cfg,
+                                                 ipe_abortable=self.protocol.invalid_producer_epoch_abortable)
         return {"producer": client, "error": resp.error, "outcome": outcome}
 
     # --- partition leaders -------------------------------------------------------------------------

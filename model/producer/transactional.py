@@ -162,8 +162,10 @@ def _abortable(p: TxnProducer, needs_bump: bool) -> TxnProducer:
 
 
 def on_produce_response(p: TxnProducer, partition: int, resp: ProduceResponse, now: int,
-                        cfg: ClientConfig) -> tuple[TxnProducer, int]:
-    """``Sender.completeBatch`` for a transactional producer: (producer, outcome)."""
+                        cfg: ClientConfig, *, ipe_abortable: bool = False) -> tuple[TxnProducer, int]:
+    """``Sender.completeBatch`` for a transactional producer: (producer, outcome).
+    ``ipe_abortable``: INVALID_PRODUCER_EPOCH is InvalidProducerEpochException (2.7+, KIP-588), an
+    abortable error that asks for an epoch bump; before, it fenced the producer."""
     part = p.parts[partition]
     index = next((i for i, b in enumerate(part.batches) if b.record == resp.record and b.status == INFLIGHT), -1)
     if index < 0:
@@ -186,6 +188,8 @@ def on_produce_response(p: TxnProducer, partition: int, resp: ProduceResponse, n
         if part.unresolved < 0 and (batch.sequence_reset or batch.seq != expected):
             return _set_part(p, partition, retry), cl.RETRIED
     failed = _set_part(p, partition, _fail(part, [index]))
+    if error == Errors.INVALID_PRODUCER_EPOCH and ipe_abortable:
+        return _abortable(failed, True), cl.FAILED
     if error in FENCING_ERRORS:
         return _fatal(failed, error), FENCED
     if error in (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, Errors.UNKNOWN_PRODUCER_ID):
