@@ -7,9 +7,11 @@ from collections.abc import Mapping
 from eoscheck.checker.machine import Machine
 from eoscheck.checker.registry import Bound, ModelDef, Switch, SwitchValue, Variant
 
+from .abp import ORDER_NAMES, ComposedAbp
 from .diehard import DieHard
 from .tcommit import TCommit
-from .twophase import PROPERTY_DOCS as TWOPHASE_PROPERTIES, RMS_BOUND, SymmetricTwoPhase, TwoPhase
+from .twophase import PROPERTY_DOCS as TWOPHASE_PROPERTIES
+from .twophase import RMS_BOUND, SymmetricTwoPhase, TwoPhase
 
 
 def _build_twophase(switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> Machine:
@@ -57,5 +59,25 @@ MODELS: list[ModelDef] = [
     ),
 ]
 
-from .symmetric import MODELS as _SYMMETRIC_MODELS  # noqa: E402 (symmetric variants for tests/bench)
+MODELS.append(ModelDef(
+    name="examples.abp",
+    doc="Alternating-bit protocol declared with checker.compose; holds only over an ordered network",
+    variants={"ordered": Variant("FIFO channels that lose and duplicate (ABP's assumption)"),
+              "unordered": Variant("channels that reorder: a stale Data is taken as new", {"network": "unordered"}),
+              "duplicating": Variant("a set of messages (TLA+ style): old messages stay deliverable",
+                                     {"network": "duplicating"})},
+    default_variant="ordered",
+    switches={"network": Switch("network semantics of both channels", "ordered", tuple(ORDER_NAMES))},
+    bounds={"records": Bound("values the sender transmits", 3, 1, 8),
+            "lost": Bound("messages the network may lose (fault budget; 0 removes the loss rules)", 1, 0, 5),
+            "copies": Bound("messages the network may duplicate (0 removes the copy rules)", 1, 0, 5),
+            "capacity": Bound("messages a channel holds at most (state constraint)", 2, 1, 6)},
+    properties=ComposedAbp.property_docs(),
+    build=lambda switches, bounds: ComposedAbp(
+        bounds["records"], ORDER_NAMES[str(switches["network"])], bounds["lost"],
+        0 if switches["network"] == "duplicating" else bounds["copies"], bounds["capacity"]),
+))
+
+from .symmetric import MODELS as _SYMMETRIC_MODELS
+
 MODELS += _SYMMETRIC_MODELS

@@ -5,8 +5,31 @@ Invariants take a state; transition properties take (state, step, next_state).
 
 from __future__ import annotations
 
+from typing import Any
+
 from .producer.client import RAISED_OUT_OF_ORDER
-from .state import INIT_FATAL, INIT_FENCED, INIT_INITIALIZING, INIT_IN_TXN, INIT_READY, IdempotentClient, IdempotentState, InitPidState, LogRecord
+from .state import (
+    INIT_FATAL,
+    INIT_FENCED,
+    INIT_IN_TXN,
+    INIT_INITIALIZING,
+    INIT_READY,
+    IdempotentClient,
+    IdempotentState,
+    InitPidState,
+    LogRecord,
+    TxnMetadata,
+    TxnPartitionState,
+    TxnProducer,
+)
+from .transactions.codes import TxnState
+from .transactions.log import (
+    EntryKind,
+    LogEntry,
+    committed_values,
+    open_transactions,
+    outcome_of,
+)
 
 # --- idempotent produce ------------------------------------------------------------------------
 
@@ -157,3 +180,164 @@ def init_pending(s: InitPidState) -> bool:
 def init_settled(s: InitPidState) -> bool:
     """Every producer instance that runs initTransactions eventually gets a producer id and epoch or is fenced (never stuck retrying, never failed fatally)."""
     return all(c.phase not in (INIT_INITIALIZING, INIT_FATAL) for c in s.clients)
+
+
+# --- kafka.eos: transactions with sequences across partitions ----------------------------------------
+# Each takes the parts it reads by their kafka.eos names: ``leader`` (every output partition's
+# leader), ``producer`` (every producer), ``txn`` (the coordinator's metadata per transactional id).
+# A data entry's value is record_value(producer, record); a producer's record r on a partition belongs
+# to its transaction r // batches.
+
+RECORD_BITS = 8
+#: the partition id kafka.eos gives the group's __consumer_offsets partition inside a transaction
+OFFSETS_PARTITION = 7
+
+Leaders = tuple[TxnPartitionState, ...]
+Producers = tuple[TxnProducer, ...]
+
+
+def record_value(producer: int, record: int) -> int:
+    """The payload kafka.eos writes for a producer's record (what the properties identify it by)."""
+    return producer << RECORD_BITS | record
+
+
+def record_of(value: int) -> tuple[int, int]:
+    return value >> RECORD_BITS, value & ((1 << RECORD_BITS) - 1)
+
+
+def _outcomes(log: tuple[LogEntry, ...]) -> list[tuple[int, int]]:
+    """(value, outcome kind) of every transactional data entry (outcome TXN_DATA while undecided)."""
+    return [(e.value, outcome_of(log, off)) for off, e in enumerate(log) if e.kind == EntryKind.TXN_DATA]
+
+
+def eos_no_duplicate(leader: Leaders) -> bool:
+    """No record is committed twice on a partition."""
+    for part in leader:
+        values = committed_values(part.log)
+        if len(values) != len(set(values)):
+            return False
+    return True
+
+
+def eos_no_loss(leader: Leaders, producer: Producers, batches: int) -> bool:
+    """Every record of a transaction the producer saw committed is in its partition's log and not aborted."""
+    for part in leader:
+        kept = {v for v, outcome in _outcomes(part.log) if outcome != EntryKind.ABORT}
+        for t, prod in enumerate(producer):
+            for txn in range(prod.txn):
+                if prod.committed >> txn & 1 and any(record_value(t, r) not in kept
+                                                     for r in range(txn * batches, (txn + 1) * batches)):
+                    return False
+    return True
+
+
+def eos_atomic_transactions(leader: Leaders, batches: int) -> bool:
+    """No transaction of the application is committed on one partition and aborted on another."""
+    committed: set[tuple[int, int]] = set()
+    aborted: set[tuple[int, int]] = set()
+    for part in leader:
+        for value, outcome in _outcomes(part.log):
+            t, r = record_of(value)
+            if outcome == EntryKind.COMMIT:
+                committed.add((t, r // batches))
+            elif outcome == EntryKind.ABORT:
+                aborted.add((t, r // batches))
+    return not committed & aborted
+
+
+def eos_no_aborted_read(leader: Leaders) -> bool:
+    """read_committed never reads an undecided batch: the leader's LSO never passes an open transaction's batch above the log start offset."""
+    from .partition.txn_produce import producer_state_lso
+    for part in leader:
+        for off in range(part.log_start_offset, min(producer_state_lso(part), len(part.log))):
+            if part.log[off].kind == EntryKind.TXN_DATA and outcome_of(part.log, off) == EntryKind.TXN_DATA:
+                return False
+    return True
+
+
+def eos_no_hanging_transaction(leader: Leaders, txn: tuple[TxnMetadata, ...],
+                               offsets_leader: TxnPartitionState | None = None) -> bool:
+    """Every transaction open on a partition is one its coordinator tracks there (Ongoing or PrepareX with the partition)."""
+    live = (TxnState.ONGOING, TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT)
+    partitions = list(enumerate(leader))
+    if offsets_leader is not None:
+        partitions.append((OFFSETS_PARTITION, offsets_leader))
+    for p, part in partitions:
+        for pid, _ in open_transactions(part.log):
+            if not any(m.exists and m.producer_id == pid and m.state in live and p in m.partitions for m in txn):
+                return False
+    return True
+
+
+def eos_exactly_once(leader: Leaders, producer: Producers, group: Any, txn: tuple[TxnMetadata, ...],
+                     batches: int) -> bool:
+    """Consume-transform-produce: once a producer's transaction is decided, the committed output is exactly that of the input records below its committed offset, once each."""
+    for t, prod in enumerate(producer):
+        if not prod.inputs or txn[t].state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+            continue
+        committed = max(group.offsets[t].offset, 0)
+        for part in leader:
+            counts: dict[int, int] = {}
+            for value in committed_values(part.log):
+                owner, r = record_of(value)
+                if owner == t:
+                    source = prod.inputs[r // batches]
+                    counts[source] = counts.get(source, 0) + 1
+            if counts != {i: batches for i in range(committed)}:
+                return False
+    return True
+
+
+def eos_per_partition_order(leader: Leaders) -> bool:
+    """On each partition a producer's committed records appear in the order it sent them."""
+    for part in leader:
+        last: dict[int, int] = {}
+        for value in committed_values(part.log):
+            t, r = record_of(value)
+            if r <= last.get(t, -1):
+                return False
+            last[t] = r
+    return True
+
+
+def eos_no_zombie_write(leader: Leaders, offsets_leader: TxnPartitionState | None = None) -> bool:
+    """Once a producer id's epoch was superseded on a partition (by data or a marker), no batch or offset commit of an older epoch is appended."""
+    for part in leader + ((offsets_leader,) if offsets_leader is not None else ()):
+        newest: dict[int, int] = {}
+        for e in part.log:
+            if e.kind == EntryKind.TXN_DATA and e.producer_epoch < newest.get(e.producer_id, -1):
+                return False
+            newest[e.producer_id] = max(newest.get(e.producer_id, -1), e.producer_epoch)
+    return True
+
+
+def eos_out_of_order_only_on_loss(step: tuple, before: Any, after: Any) -> bool:
+    """OutOfOrderSequenceException reaches the application only when one of its acknowledged records was lost."""
+    if step[0] != "HandleProduceResponse" or step[-1] != RAISED_OUT_OF_ORDER:
+        return True
+    partition, t = step[1], step[2]
+    logged = {e.value for e in after.leader[partition].log}
+    acked = after.producer[t].parts[partition].acked
+    return any(acked >> r & 1 and record_value(t, r) not in logged for r in range(acked.bit_length()))
+
+
+def eos_fenced_gets_fencing_error(step: tuple, before: Any, after: Any) -> bool:
+    """A producer whose epoch the coordinator has superseded fails with a fencing error, never another one."""
+    from .producer.transactional import FENCING_ERRORS
+    pairs = list(enumerate(zip(before.producer, after.producer)))
+    pairs += [(i, (old, new)) for i, (old, new) in enumerate(zip(getattr(before, "zombie", ()),
+                                                               getattr(after, "zombie", ()))) if old and new]
+    for i, (old, new) in pairs:
+        if new.fatal_error and not old.fatal_error:
+            meta = after.txn[i]
+            superseded = meta.exists and (meta.producer_id != new.producer_id or meta.epoch > new.epoch)
+            if superseded and new.fatal_error not in FENCING_ERRORS:
+                return False
+    return True
+
+
+def eos_epoch_in_range(producer: Producers, txn: tuple[TxnMetadata, ...], max_epoch: int) -> bool:
+    """Every epoch the coordinator or a producer holds is within range, and live producers hold distinct (producer id, epoch)."""
+    held = [(p.producer_id, p.epoch) for p in producer if p.producer_id >= 0 and not p.fatal_error]
+    return len(held) == len(set(held)) and all(m.epoch <= max_epoch for m in txn) and all(e <= max_epoch
+                                                                                      for _, e in held)

@@ -7,12 +7,18 @@ from collections.abc import Mapping
 from eoscheck.checker.machine import Machine
 from eoscheck.checker.registry import Bound, ModelDef, SwitchValue
 
+from .machines.eos_model import MODEL as EOS
+from .machines.eos_pipeline import MODEL as EOS_PIPELINE
 from .machines.idempotent_produce import PROPERTY_DOCS as IDEMPOTENT_PROPERTIES
 from .machines.idempotent_produce import TEMPORAL_DOCS as IDEMPOTENT_TEMPORAL
 from .machines.init_producer_id import PROPERTY_DOCS as INIT_PROPERTIES
 from .machines.init_producer_id import TEMPORAL_DOCS as INIT_TEMPORAL
-from .machines.eos_pipeline import MODEL as EOS_PIPELINE
-from .variants import IDEMPOTENT_SWITCHES, IDEMPOTENT_VARIANTS, INIT_SWITCHES, INIT_VARIANTS
+from .variants import (
+    IDEMPOTENT_SWITCHES,
+    IDEMPOTENT_VARIANTS,
+    INIT_SWITCHES,
+    INIT_VARIANTS,
+)
 
 
 def _build_idempotent(switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> Machine:
@@ -103,5 +109,5 @@ INIT_PRODUCER_ID = ModelDef(
     temporal=INIT_TEMPORAL,
 )
 
-MODELS: list[ModelDef] = [IDEMPOTENT_PRODUCE, INIT_PRODUCER_ID, EOS_PIPELINE]
+MODELS: list[ModelDef] = [IDEMPOTENT_PRODUCE, INIT_PRODUCER_ID, EOS_PIPELINE, EOS]
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from .transactions.log import LogEntry
+
 # --- the partition leader ------------------------------------------------------------------------
 
 
@@ -265,3 +267,59 @@ class InitPidState(NamedTuple):
     requests: tuple[InitPidRequest, ...]
     responses: tuple[InitPidResponse, ...]
     faults: InitPidFaults
+
+
+# --- kafka.eos: transactional producers, transaction coordinator, output partitions ----------------
+
+TXN_INIT, TXN_READY, TXN_IN_TXN, TXN_ABORTABLE, TXN_BUMP, TXN_FENCED, TXN_FATAL = 0, 1, 2, 3, 4, 5, 6
+TXN_PHASE_NAMES = {TXN_INIT: "initializing", TXN_READY: "ready", TXN_IN_TXN: "in-transaction",
+                   TXN_ABORTABLE: "abortable-error", TXN_BUMP: "bumping-epoch", TXN_FENCED: "fenced",
+                   TXN_FATAL: "fatal"}
+
+
+class TxnProducer(NamedTuple):
+    """A transactional producer instance (``KafkaProducer`` + ``TransactionManager``) with its own
+    transactional id. Its per-partition sequence state (``TxnPartitionEntry``: next sequence, last
+    acknowledged, batches queued and in flight) is an ``IdempotentClient`` per output partition, whose
+    record ids count the records sent to that partition (record r belongs to transaction r // batches)."""
+
+    phase: int  # TXN_*
+    producer_id: int
+    epoch: int
+    txn: int  # the application's current transaction (0, 1, ...): the next to begin when READY
+    added: int  # bitmask of the partitions AddPartitionsToTxn added to the open transaction
+    parts: tuple[IdempotentClient, ...]
+    committed: int  # ghost: transactions whose EndTxn(COMMIT) was answered NONE
+    aborted: int  # ghost: transactions the application aborted
+    #: the abortable error needs an epoch bump after the abort (KIP-360: a sent batch failed or timed out)
+    bump_after_abort: bool
+    #: ghost: the error that made the producer fenced or fatal (0 while it is neither)
+    fatal_error: int = 0
+    #: consume-transform-produce: the next input offset to process (-1: unknown, OffsetFetch first)
+    position: int = -1
+    #: consume-transform-produce, ghost: the input offset each transaction processed (by transaction)
+    inputs: tuple[int, ...] = ()
+    #: consume-transform-produce: 0 nothing yet, 1 AddOffsetsToTxn done, 2 TxnOffsetCommit written
+    offsets: int = 0
+
+
+class TxnPartitionState(NamedTuple):
+    """An output partition's leader in ``kafka.eos``: the log of data batches and markers
+    (``transactions.log.LogEntry``, so the LSO and read_committed rules read it), the log start offset
+    and the producer state table."""
+
+    log: tuple[LogEntry, ...]
+    log_start_offset: int
+    producers: tuple[ProducerStateEntry, ...]
+
+
+class Routed(NamedTuple):
+    """A produce request or response on its way between a producer and a partition leader: the
+    routing (partition, the producer as ``client``, its connection to the leader, the record) and the
+    message."""
+
+    partition: int
+    client: int
+    connection: int
+    record: int
+    message: ProduceRequest | ProduceResponse

@@ -241,3 +241,11 @@ def end_txn_tv2(meta: TxnMeta | None, producer_id: int, epoch: int, result: int,
     if st == S.EMPTY and current:
         return answer(E.INVALID_TXN_STATE) if commit else bump(S.PREPARE_ABORT)
     return answer(E.PRODUCER_FENCED)
+
+
+def answer_after_end_txn(meta: TxnMeta) -> tuple[int, int]:
+    """The producer id and epoch an accepted TV2 EndTxn answers with (EndTxn v5): the bumped pair, or
+    the next producer id at epoch 0 when the epoch overflowed."""
+    if meta.next_producer_id >= 0:
+        return meta.next_producer_id, 0
+    return meta.producer_id, meta.epoch

@@ -50,13 +50,19 @@ def marker_result(state: int) -> int:
     return int(TxnResult.COMMIT) if state == TxnState.PREPARE_COMMIT else int(TxnResult.ABORT)
 
 
-def markers_to_send(meta: TxnMeta, coordinator_epoch: int) -> tuple[TxnMarker, ...]:
-    """``addTxnMarkersToSend``: one marker per partition still in the transaction (none unless PrepareX)."""
+def markers_to_send(meta: TxnMeta, coordinator_epoch: int, *,
+                    rotation_markers_new_producer_id: bool = False) -> tuple[TxnMarker, ...]:
+    """``addTxnMarkersToSend``: one marker per partition still in the transaction (none unless PrepareX),
+    with the producer id and the (bumped) epoch of the PrepareX record, also when a TV2 transaction
+    rotates to a new producer id (KIP-890 part 2). ``rotation_markers_new_producer_id`` is the
+    counterfactual that writes a rotating transaction's markers under the new producer id (epoch 0)."""
     if meta.state not in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
         return ()
     res = marker_result(meta.state)
-    return tuple(TxnMarker(p, meta.producer_id, meta.epoch, res, coordinator_epoch)
-                 for p in meta.partitions)
+    pid, epoch = meta.producer_id, meta.epoch
+    if rotation_markers_new_producer_id and meta.next_producer_id >= 0:
+        pid, epoch = meta.next_producer_id, 0
+    return tuple(TxnMarker(p, pid, epoch, res, coordinator_epoch) for p in meta.partitions)
 
 
 class MarkerResponseOutcome(NamedTuple):

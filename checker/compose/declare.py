@@ -1,0 +1,138 @@
+"""The decorators that declare a composed machine's rules and properties (Hypothesis style).
+
+A rule's name, parameters, the parts it reads and writes, its guard and its effect sit in one
+place; the machine compiles them into a memoised successor function. See ``checker.compose``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: a parameter's domain: an int n (0..n-1), the name of a configuration entry holding one or of an
+#: ``Actors`` part (its indices), an explicit tuple/range of values, ``fn(machine) -> iterable``,
+#: or ``None`` for a receive rule's parameter read from the message (``getattr(msg, name)``)
+Domain = int | str | tuple[Any, ...] | range | Callable[[Any], Any] | None
+
+
+class ComposeError(ValueError):
+    """A declaration that cannot be compiled, or an effect that breaks its declaration."""
+
+
+def _params(params: Mapping[str, Domain] | tuple[str, ...] | None) -> dict[str, Domain]:
+    if params is None:
+        return {}
+    if isinstance(params, Mapping):
+        return dict(params)
+    return {p: None for p in params}
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    """What ``@rule`` records; see ``rule``."""
+
+    action: str
+    params: dict[str, Domain]
+    reads: tuple[str, ...]
+    writes: tuple[str, ...]
+    sends: tuple[str, ...]
+    receive: str | None
+    results: tuple[str, ...]
+    spends: str | None
+    show: dict[str, Callable[[Any], str]]
+    memo: bool
+    match: Callable[[Any], bool] | None = None
+
+
+@dataclass(frozen=True)
+class PropertySpec:
+    name: str
+    kind: str  # "invariant" or "transition"
+    reads: tuple[str, ...]
+    params: dict[str, Domain]
+    actions: tuple[str, ...]
+    doc: str = field(default="")
+
+
+def rule(action: str, *, params: Mapping[str, Domain] | tuple[str, ...] | None = None,
+         reads: tuple[str, ...] = (), writes: tuple[str, ...] = (), sends: tuple[str, ...] = (),
+         receive: str | None = None, results: tuple[str, ...] = (), spends: str | None = None,
+         show: Mapping[str, Callable[[Any], str]] | None = None, memo: bool = True,
+         match: Callable[[Any], bool] | None = None) -> Callable[[F], F]:
+    """Declare a method as a rule whose steps are ``(action, *params, *results)``.
+
+    - ``params``: name -> domain (see ``Domain``); the rule is tried for every combination, in
+      order. A receive rule's parameters default to attributes of the message.
+    - ``reads``: the parts the effect and its guard see, as keyword arguments named after the part:
+      ``"log"``, ``"client[c]"`` (actor ``c`` of ``client``, passed as ``client``), ``"client"``
+      (all actors, a tuple), ``"src=client[a]"`` (under another name, to read two actors of one
+      kind). The rule is memoised on exactly these parts (and its parameters).
+    - ``writes``: the parts the effect may replace (same syntax).
+    - ``sends``: channels the effect may add messages to (a message, or a list of messages).
+    - ``receive``: a channel; the rule runs once per deliverable message (passed as ``msg``), and
+      the message is consumed as the network semantics say. A read of that channel sees it
+      without the message. ``match(msg) -> bool`` picks the messages this rule handles (decided once
+      per message; the others are not offered to it).
+    - ``results``: further step fields the effect returns (e.g. an error code).
+    - ``spends``: a ``Budget`` part; see ``Budget``.
+    - ``show``: field name -> formatter for ``format_step``.
+    - ``memo=False``: recompute on every state (for a rule cheaper than a lookup).
+
+    The effect ``f(self, **params, **reads[, msg])`` returns ``None`` (not enabled), a dict of
+    {written part / channel sent to / result: value}, or a list of such dicts (a choice: one
+    successor each). It may name only some of its keyword arguments."""
+
+    def mark(fn: F) -> F:
+        specs = list(getattr(fn, "__compose_rules__", ()))
+        specs.append(RuleSpec(action, _params(params), tuple(reads), tuple(writes), tuple(sends), receive,
+                              tuple(results), spends, dict(show or {}), memo, match))
+        fn.__compose_rules__ = specs  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
+def precondition(guard: Callable[..., bool]) -> Callable[[F], F]:
+    """The rule is enabled only where ``guard(self, **some of the rule's arguments)`` holds.
+    Evaluated with the effect and memoised with it; may sit above or below ``@rule``."""
+
+    def mark(fn: F) -> F:
+        guards = list(getattr(fn, "__compose_guards__", ()))
+        guards.append(guard)
+        fn.__compose_guards__ = guards  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
+def invariant(name: str | None = None, *, reads: tuple[str, ...] = (),
+              params: Mapping[str, Domain] | None = None) -> Callable[[F], F]:
+    """Declare ``f(self, **reads[, **params]) -> bool`` as an invariant named ``name`` (default: the
+    function's name), documented by its docstring's first line, memoised on the parts it reads.
+    With ``params`` it must hold for every combination (e.g. every client), memoised on each."""
+
+    def mark(fn: F) -> F:
+        doc = (fn.__doc__ or "").strip().splitlines()
+        fn.__compose_property__ = PropertySpec(name or fn.__name__, "invariant", tuple(reads),  # type: ignore[attr-defined]
+                                               _params(params), (), doc[0] if doc else "")
+        return fn
+
+    return mark
+
+
+def transition(name: str | None = None, *, reads: tuple[str, ...] = (),
+               actions: tuple[str, ...] = ()) -> Callable[[F], F]:
+    """Declare ``f(self, step, before, after) -> bool`` as a transition property: ``before`` and
+    ``after`` have the parts in ``reads`` as attributes. Memoised on (step, those parts before and
+    after). With ``actions``, checked only on steps of those actions (others pass)."""
+
+    def mark(fn: F) -> F:
+        doc = (fn.__doc__ or "").strip().splitlines()
+        fn.__compose_property__ = PropertySpec(name or fn.__name__, "transition", tuple(reads),  # type: ignore[attr-defined]
+                                               {}, tuple(actions), doc[0] if doc else "")
+        return fn
+
+    return mark

@@ -1,0 +1,555 @@
+"""``Composed``: a ``Machine`` compiled from declared parts and guarded rules.
+
+The state is a plain flat tuple: one slot per scalar part (its value) and per interned part (the
+id of its value in that part's process-wide table, ``TABLES``), actors one slot each. ``_Plan``
+holds what one machine compiles from its class's declarations and its configuration: the slot
+layout, the channels, the rules (``rules.py``: bindings memoised on exactly the slots they read,
+applied by generated code), the properties (``properties.py``) and the declared symmetry. See
+``checker.compose`` for the API and ``docs/compose.md`` for the design.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+from ..fingerprint import check_state
+from ..intern import InternCollision, Interner
+from ..machine import Machine, Property, State, Step
+from ..symmetry import Scalarset, Symmetry, canonicalize
+from .declare import ComposeError, Domain, PropertySpec, RuleSpec
+from .network import ChannelOps, Delivery, Network
+from .parts import Actors, Budget, Channel, Clock, Decl
+from .properties import _Invariant, _Transition
+from .rules import ReadSlots, _ChannelRule, _Rule, _unknown_part
+
+#: the interned values of each part of each composed machine class in this process, by
+#: ``"module.Class.part"``. Process-wide, like ``model/machines/idempotent_packed``'s tables: a state
+#: stays readable after its machine is gone. One table per part, not one for all: NamedTuples of two
+#: types with equal fields are equal values, and a shared table would hand one machine's rule a
+#: value of another machine's type.
+TABLES: dict[str, Interner[Any]] = {}
+
+
+def table(key: str) -> Interner[Any]:
+    """The process-wide table of the part named by ``key``, created on first use."""
+    t = TABLES.get(key)
+    if t is None:
+        t = TABLES[key] = Interner(key)
+    return t
+
+#: how many values written to interned parts (and messages sent) are type-checked per machine
+CHECKED = 2000
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "_asdict"):
+        return {k: _jsonable(v) for k, v in value._asdict().items()}
+    if isinstance(value, (tuple, list, frozenset, set)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+class _Plan:
+    """Everything compiled from a machine's declarations and configuration (rebuilt, empty of
+    memos, after unpickling; never pickled itself)."""
+
+    def __init__(self, machine: Composed) -> None:
+        self.machine = machine
+        cls = type(machine)
+        self.memoize = machine.memoize
+        self.decls: dict[str, Decl] = dict(cls.__compose_parts__)
+        self.slots: dict[str, tuple[int, int]] = {}
+        self.sizes: dict[str, int] = {}
+        n = 0
+        for name, decl in self.decls.items():
+            count = self.size(decl.count, f"part {name}: count") if isinstance(decl, Actors) else 1
+            self.slots[name] = (n, count)
+            n += count
+        self.width = n
+        owner = f"{cls.__module__}.{cls.__qualname__}"
+        self.tables: dict[str, Interner[Any]] = {name: table(f"{owner}.{name}") for name, decl in self.decls.items()
+                                                 if decl.interned}
+        #: (slot, table) for every slot that holds an interned id
+        self.interned_slots = [(k, self.tables[name]) for name, (base, count) in self.slots.items()
+                               if name in self.tables for k in range(base, base + count)]
+        self.budgets: dict[str, tuple[int, int]] = {}
+        for name, decl in self.decls.items():
+            if isinstance(decl, Budget):
+                self.budgets[name] = (self.slots[name][0], self.size(decl.bound, f"budget {name}"))
+        self.channels: dict[str, ChannelOps] = {}
+        for name, decl in self.decls.items():
+            if isinstance(decl, Channel):
+                net: Any = decl.network
+                if isinstance(net, str):
+                    net = machine.config.get(net, getattr(machine, net, None))
+                if not isinstance(net, Network):
+                    raise ComposeError(f"channel {name}: network {decl.network!r} is not a Network "
+                                       f"(give one, or a configuration entry holding one)")
+                self.channels[name] = ChannelOps(name, net, self.tables[name], decl.connection, self.memoize)
+        self.rules: list[_Rule | _ChannelRule] = []
+        self.actions: dict[str, tuple[str, ...]] = {}
+        self.show: dict[str, dict[str, Callable[[Any], str]]] = {}
+        for fn, spec, guards in cls.__compose_rules__:
+            self._add_rule(_Rule(self, fn, spec, guards), spec.params, spec.results, spec.show)
+        for name, decl in self.decls.items():
+            if isinstance(decl, Clock) and decl.tick:
+                self._add_clock(decl)
+            if isinstance(decl, Channel):
+                self._add_channel_rules(decl)
+        #: values left to check with ``checked``
+        self.unchecked = CHECKED
+        self._symmetry_init()
+        self.properties: dict[str, Property] = {}
+        #: the compiled properties, by name (their generated checks are in ``properties``)
+        self.property_objs: dict[str, _Invariant | _Transition] = {}
+        for fn, pspec in cls.__compose_properties__:
+            obj = _Invariant(self, fn, pspec) if pspec.kind == "invariant" else _Transition(self, fn, pspec)
+            self.property_objs[pspec.name] = obj
+            obj.compile()
+        self.compile()
+
+    def compile(self) -> None:
+        """(Re)generate ``successors``: every rule's ``expand`` in order, one call each."""
+        env: dict[str, Any] = {}
+        lines = ["def successors(s):", "    out = []"]
+        for n, rule in enumerate(self.rules):
+            if isinstance(rule, _Rule) and rule.receive is None and not rule.bindings:
+                continue  # no parameter values (e.g. zero actors): nothing to call
+            env[f"e{n}"] = rule.expand
+            lines.append(f"    e{n}(s, out)")
+        lines.append("    return out")
+        exec(compile("\n".join(lines), f"<compose {type(self.machine).__name__}>", "exec"), env)  # noqa: S102
+        self.successors: Callable[[tuple], list[tuple[Step, tuple]]] = env["successors"]
+
+    def __repr__(self) -> str:  # stable: ``run_key`` hashes the machine's attributes as text
+        return f"<compiled {type(self.machine).__name__}: {self.width} slots, {len(self.rules)} rules>"
+
+    # ---- configuration
+
+    def size(self, value: Any, what: str) -> int:
+        if isinstance(value, str):
+            if value in self.machine.config:
+                value = self.machine.config[value]
+            elif isinstance(getattr(self.machine, value, None), int):
+                value = getattr(self.machine, value)
+            else:
+                raise ComposeError(f"{what}: no configuration entry {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ComposeError(f"{what}: {value!r} is not a non-negative int")
+        return value
+
+    def domain(self, d: Domain, what: str) -> tuple[Any, ...]:
+        if isinstance(d, str) and d in self.decls and isinstance(self.decls[d], Actors):
+            return tuple(range(self.slots[d][1]))
+        if isinstance(d, (int, str)) and not isinstance(d, bool):
+            return tuple(range(self.size(d, what)))
+        if isinstance(d, (tuple, range, list)):
+            return tuple(d)
+        if callable(d):
+            return tuple(d(self.machine))
+        raise ComposeError(f"{what}: {d!r} is not a domain (an int, a configuration name, an Actors part, "
+                           "a tuple or a function of the machine)")
+
+    def _add_rule(self, rule: _Rule | _ChannelRule, params: Iterable[str], results: Iterable[str],
+                  show: Mapping[str, Callable[[Any], str]]) -> None:
+        if rule.budget_slot >= 0 and rule.budget_bound == 0:
+            return  # a zero budget removes the rule
+        names = (*params, *results)
+        if rule.action in self.actions and self.actions[rule.action] != names:
+            raise ComposeError(f"action {rule.action} declared with fields {self.actions[rule.action]} and {names}")
+        self.actions[rule.action] = names
+        if show:
+            self.show.setdefault(rule.action, {}).update(show)
+        self.rules.append(rule)
+
+    def _add_clock(self, clock: Clock) -> None:
+        name = clock.name
+        top = self.size(clock.max, f"clock {name}: max")
+        when = clock.when
+
+        def tick(machine: Any, **parts: Any) -> dict[str, int] | None:
+            now = parts[name]
+            if now >= top or (when is not None and not when(machine, **{r: parts[r] for r in clock.reads})):
+                return None
+            return {name: now + 1, "now": now + 1}
+
+        reads = (name, *(r for r in clock.reads if r != name))
+        spec = RuleSpec(str(clock.tick), {}, reads, (name,), (), None, ("now",), None, {}, True)
+        self._add_rule(_Rule(self, tick, spec, []), (), ("now",), {})
+
+    def _add_channel_rules(self, ch: Channel) -> None:
+        net = self.channels[ch.name].net
+        if net.loss is not None and net.loss is not False:
+            budget = (-1, 0) if net.loss is True else self._budget(str(net.loss), f"channel {ch.name}: loss")
+            rule = _ChannelRule(self, ch, "drop", ch.drop or f"Drop_{ch.name}", budget)
+            self._add_rule(rule, ch.label or ("msg",), (), {})
+        if net.duplication is not None:
+            if net.delivery is Delivery.DUPLICATING:
+                raise ComposeError(f"channel {ch.name}: a DUPLICATING network already re-delivers; "
+                                   "drop the duplication budget")
+            budget = self._budget(net.duplication, f"channel {ch.name}: duplication")
+            rule = _ChannelRule(self, ch, "duplicate", ch.duplicate or f"Duplicate_{ch.name}", budget)
+            self._add_rule(rule, ch.label or ("msg",), (), {})
+
+    def _budget(self, name: str, what: str) -> tuple[int, int]:
+        if name not in self.budgets:
+            raise ComposeError(f"{what}: {name!r} is not a Budget part")
+        return self.budgets[name]
+
+    # ---- symmetry
+
+    def _symmetry_init(self) -> None:
+        #: scalarset -> the Actors parts whose indices are its identities
+        self.scalarsets: dict[str, list[str]] = {}
+        for name, decl in self.decls.items():
+            if isinstance(decl, Actors) and decl.symmetric:
+                self.scalarsets.setdefault(decl.symmetric, []).append(name)
+        self.scalarset_sizes: dict[str, int] = {}
+        for ss, names in self.scalarsets.items():
+            sizes = {self.slots[n][1] for n in names}
+            if len(sizes) != 1:
+                raise ComposeError(f"scalarset {ss}: its Actors parts {', '.join(names)} differ in count")
+            self.scalarset_sizes[ss] = sizes.pop()
+        #: scalarset -> (slots, decl, rename) of every part whose value mentions its identities
+        self.renames: dict[str, list[tuple[list[int], Decl, Callable[[Any, tuple[int, ...]], Any]]]] = {}
+        for name, decl in self.decls.items():
+            for ss, fn in (getattr(decl, "rename", None) or {}).items():
+                if ss not in self.scalarsets:
+                    raise ComposeError(f"part {name}: renames {ss!r}, which no Actors part declares symmetric")
+                base, count = self.slots[name]
+                self.renames.setdefault(ss, []).append((list(range(base, base + count)), decl, fn))
+        self.renamed: dict[tuple[str, Any, tuple[int, ...]], Any] = {}
+        self.permuters = {ss: self._permuter(ss) for ss in self.scalarsets}
+
+    def permute(self, s: tuple, ss: str, perm: tuple[int, ...]) -> tuple:
+        """``s`` with identity ``i`` of scalarset ``ss`` renamed ``perm[i]`` everywhere: the actors'
+        slots moved, and the parts that mention identities renamed (memoised per value)."""
+        t = list(s)
+        for name in self.scalarsets[ss]:
+            base, count = self.slots[name]
+            for i in range(count):
+                t[base + perm[i]] = s[base + i]
+        renamed = self.renamed
+        for slots, decl, fn in self.renames.get(ss, ()):
+            values = self.tables[decl.name].values if decl.interned else None
+            for k in slots:
+                key = (decl.name, t[k], perm)
+                new = renamed.get(key)
+                if new is None:
+                    value = t[k] if values is None else values[t[k]]
+                    new = self.encode(decl, fn(value, perm))
+                    if self.memoize:
+                        renamed[key] = new
+                t[k] = new
+        return tuple(t)
+
+    def canonical(self, s: tuple) -> tuple:
+        """One scalarset after another: sort its identities by their actors' slots and break ties
+        by the least image (``checker.symmetry.canonicalize``)."""
+        for ss, names in self.scalarsets.items():
+            cols = [self.slots[n][0] for n in names]
+            keys = [tuple(s[base + i] for base in cols) for i in range(self.scalarset_sizes[ss])]
+            s = canonicalize(s, keys, self.permuters[ss])
+        return s
+
+    def _permuter(self, ss: str) -> Callable[[tuple, tuple[int, ...]], tuple]:
+        def apply(state: tuple, perm: tuple[int, ...]) -> tuple:
+            return self.permute(state, ss, perm)
+        return apply
+
+    def exact_symmetry(self) -> bool:
+        """Whether ``canonical`` picks one state per orbit: one scalarset, and sort keys (the
+        actors' own slots) that renaming leaves alone (no actor of it mentions its identities)."""
+        if len(self.scalarsets) != 1:
+            return False
+        (ss, names), = self.scalarsets.items()
+        return not any(decl.name in names for _, decl, _ in self.renames.get(ss, ()))
+
+    # ---- values
+
+    def encoder(self, decl: Decl) -> Callable[[Any], Any]:
+        """``value -> slot content`` for part ``decl``: its id for an interned part."""
+        if isinstance(decl, Channel):
+            table, normalize = self.tables[decl.name], self.channels[decl.name].normalize
+            return lambda value: table.intern(normalize(tuple(self.checked(value, decl.name))))
+        if decl.interned:
+            intern = self.tables[decl.name].intern
+            return lambda value: intern(self.checked(value, decl.name))
+        return lambda value: self.encode(decl, value)
+
+    def checked(self, value: Any, where: str) -> Any:
+        """``value``, after checking (for the first ``CHECKED`` values written) that it holds only
+        values that hash alike in every process (``fingerprint.check_state``): an interned part's
+        id is its hash, and the engine only sees the id."""
+        if self.unchecked:
+            self.unchecked -= 1
+            check_state(value, where)
+        return value
+
+    def encode(self, decl: Decl, value: Any) -> Any:
+        if decl.interned:
+            self.checked(value, decl.name)
+        if isinstance(decl, Channel):
+            return self.tables[decl.name].intern(self.channels[decl.name].normalize(tuple(value)))
+        if decl.interned:
+            return self.tables[decl.name].intern(value)
+        if not isinstance(value, int):  # bools are ints
+            raise ComposeError(f"part {decl.name}: {value!r} is not an int or bool (declare it a Part to hold it)")
+        return value
+
+    def decode_reads(self, s: tuple, reads: list[ReadSlots]) -> dict[str, Any]:
+        out = {}
+        try:
+            for name, slots, values, whole in reads:
+                if whole:
+                    out[name] = tuple([s[k] for k in slots] if values is None else [values[s[k]] for k in slots])
+                else:
+                    out[name] = s[slots[0]] if values is None else values[s[slots[0]]]
+        except KeyError as exc:
+            raise _unknown_part(exc) from None
+        return out
+
+    def clear(self) -> None:
+        for ops in self.channels.values():
+            ops.clear()
+        for rule in self.rules:
+            rule.clear()
+        for obj in self.property_objs.values():
+            obj.clear()
+        self.renamed.clear()
+        self.compile()
+
+
+class View:
+    """A flat state read by part name: ``view.log``, ``view.client`` (a tuple of actors)."""
+
+    __slots__ = ("_plan", "_state")
+
+    def __init__(self, plan: _Plan, state: tuple) -> None:
+        self._plan, self._state = plan, state
+
+    def __repr__(self) -> str:
+        return "View(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in self._plan.slots) + ")"
+
+    def __getattr__(self, name: str) -> Any:
+        plan = self._plan
+        if name not in plan.slots:
+            raise AttributeError(name)
+        base, count = plan.slots[name]
+        decl = plan.decls[name]
+        s = self._state
+        if not decl.interned:
+            return tuple(s[base:base + count]) if isinstance(decl, Actors) else s[base]
+        values = plan.tables[name].values
+        if isinstance(decl, Actors):
+            return tuple(values[s[k]] for k in range(base, base + count))
+        return values[s[base]]
+
+
+def _collect(cls: type) -> None:
+    parts: dict[str, Decl] = {}
+    rules: dict[str, Callable[..., Any]] = {}
+    props: dict[str, Callable[..., Any]] = {}
+    for klass in reversed(cls.__mro__):
+        for attr, value in vars(klass).items():
+            # an override keeps the overridden declaration's place (slot order, successor order)
+            if isinstance(value, Decl):
+                parts[attr] = value
+            elif hasattr(value, "__compose_rules__"):
+                rules[attr] = value
+            elif hasattr(value, "__compose_property__"):
+                props[attr] = value
+            elif attr in rules or attr in props:  # overridden by a plain attribute: removed
+                rules.pop(attr, None)
+                props.pop(attr, None)
+    cls.__compose_parts__ = tuple(parts.items())  # type: ignore[attr-defined]
+    cls.__compose_rules__ = tuple((fn, spec, list(getattr(fn, "__compose_guards__", ())))  # type: ignore[attr-defined]
+                                  for fn in rules.values() for spec in fn.__compose_rules__)  # type: ignore[attr-defined]
+    cls.__compose_properties__ = tuple((fn, fn.__compose_property__) for fn in props.values())  # type: ignore[attr-defined]
+    names = [spec.name for _, spec in cls.__compose_properties__]  # type: ignore[attr-defined]
+    if len(names) != len(set(names)):
+        raise ComposeError(f"{cls.__name__}: two properties share a name: {sorted(names)}")
+
+
+class Composed(Machine):
+    """A machine declared as parts and guarded rules; see ``checker.compose``.
+
+    Subclasses declare parts as class attributes and rules/properties as decorated methods, set
+    their own attributes in ``__init__`` and then call ``super().__init__(config, memoize=...)``.
+    ``config`` holds what the declarations name: sizes, bounds, networks."""
+
+    __compose_parts__: tuple[tuple[str, Decl], ...] = ()
+    __compose_rules__: tuple[tuple[Callable[..., Any], RuleSpec, list[Callable[..., bool]]], ...] = ()
+    __compose_properties__: tuple[tuple[Callable[..., Any], PropertySpec], ...] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _collect(cls)
+
+    def __init__(self, config: Mapping[str, Any] | None = None, *, memoize: bool = True) -> None:
+        self.config = dict(config or {})
+        self.memoize = memoize
+        self._plan = _Plan(self)
+        self.actions = dict(self._plan.actions)
+
+    # ---- pickling: the compiled plan (and its memos) stays behind; it is rebuilt on arrival
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_plan"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._plan = _Plan(self)
+
+    def clear_caches(self) -> None:
+        """Forget every memoised rule, channel operation and property result."""
+        self._plan.clear()
+
+    # ---- declarations, for registries (no machine needed)
+
+    @classmethod
+    def property_docs(cls) -> dict[str, str]:
+        """Property name -> its doc (``ModelDef.properties``)."""
+        return {spec.name: spec.doc for _, spec in cls.__compose_properties__}
+
+    # ---- states
+
+    def slot(self, name: str) -> int:
+        """The first slot of part ``name`` in the flat state."""
+        return self._plan.slots[name][0]
+
+    def part_values(self, name: str) -> dict[int, Any]:
+        """Interned part ``name``'s table, id -> value: ``part_values("log")[s[slot("log")]]`` reads
+        the part in hot code. (Fetch it per call rather than keeping it on the machine, which would
+        pickle the table with it.)"""
+        return self._plan.tables[name].values
+
+    def view(self, state: tuple) -> View:
+        return View(self._plan, state)
+
+    def state(self, **parts: Any) -> tuple:
+        """The flat state with these part values (the others at their initial values)."""
+        plan = self._plan
+        unknown = set(parts) - set(plan.decls)
+        if unknown:
+            raise ComposeError(f"no parts named {', '.join(sorted(unknown))}")
+        t: list[Any] = [None] * plan.width
+        for name, decl in plan.decls.items():
+            base, count = plan.slots[name]
+            if isinstance(decl, Actors):
+                values = parts[name] if name in parts else tuple(decl.initial(self, i) for i in range(count))
+                if len(values) != count:
+                    raise ComposeError(f"part {name}: {count} actors, given {len(values)} values")
+                for i, v in enumerate(values):
+                    t[base + i] = plan.encode(decl, v)
+            else:
+                t[base] = plan.encode(decl, parts[name] if name in parts else decl.initial(self))
+        return tuple(t)
+
+    def init_parts(self) -> Iterable[Mapping[str, Any]]:
+        """The initial states as part values (parts left out take their declared ``init``).
+        Override for several initial states."""
+        return ({},)
+
+    def init_states(self) -> Iterator[tuple]:
+        for parts in self.init_parts():
+            yield self.state(**parts)
+
+    def successors(self, state: tuple) -> list[tuple[Step, tuple]]:
+        return self._plan.successors(state)
+
+    def properties(self) -> dict[str, Property]:
+        return dict(self._plan.properties)
+
+    # ---- symmetry (``Actors(symmetric=...)``, ``rename=``)
+
+    def has_symmetry(self) -> bool:
+        plan = self._plan
+        if type(self).canonical is not Composed.canonical:
+            return True  # the machine's own canonical form
+        return any(n > 1 for n in plan.scalarset_sizes.values())
+
+    def canonical(self, state: tuple) -> tuple:
+        """The representative of ``state``'s orbit under the declared scalarsets."""
+        return self._plan.canonical(state)
+
+    @property
+    def symmetry(self) -> Symmetry | None:
+        """The declared symmetry, for ``checker.symmetry.check_symmetry`` (None: none declared)."""
+        plan = self._plan
+        if not plan.scalarsets:
+            return None
+        names = list(plan.scalarsets)
+
+        def apply(state: tuple, perms: tuple[tuple[int, ...], ...]) -> tuple:
+            for ss, perm in zip(names, perms):
+                state = plan.permute(state, ss, perm)
+            return state
+
+        return Symmetry(tuple(Scalarset(ss, plan.scalarset_sizes[ss]) for ss in names), apply,
+                        exact=plan.exact_symmetry())
+
+    # ---- the parallel engine's batches: each interned part once per batch
+
+    def export_states(self, states: list[State]) -> tuple[list[tuple], dict[str, dict[int, Any]]]:
+        by_table: dict[str, set[int]] = {}
+        for k, t in self._plan.interned_slots:
+            by_table.setdefault(t.kind, set()).update(s[k] for s in states)
+        return [tuple(s) for s in states], {kind: {i: TABLES[kind].values[i] for i in ids}
+                                            for kind, ids in by_table.items()}
+
+    def import_states(self, exported: Any) -> list[State]:
+        flat, parts = exported
+        for kind, values in parts.items():
+            t = table(kind)
+            known = t.values
+            for ident, value in values.items():
+                old = known.get(ident)
+                if old is None:
+                    if t.intern(value) != ident:  # ids are content hashes: equal in every process
+                        raise InternCollision(f"{kind} part {value!r} hashes differently in this process")
+                elif old != value:
+                    raise InternCollision(f"two different {kind} values share the id {ident}: {old!r} and {value!r}")
+        return list(flat)
+
+    # ---- presentation
+
+    def format_step(self, step: Step) -> str:
+        shows = self._plan.show.get(step[0])
+        if not shows:
+            return super().format_step(step)
+        names = self.actions.get(step[0], ())
+        params = step[1:]
+        if len(names) != len(params):
+            return super().format_step(step)
+        inner = ", ".join(f"{n}={shows[n](v) if n in shows else v}" for n, v in zip(names, params))
+        return f"{step[0]}({inner})"
+
+    def fields(self, state: tuple) -> dict[str, Any]:
+        """Every part by name (actors as ``name[i]``; NamedTuple parts field by field), JSON-ready."""
+        plan = self._plan
+        view = self.view(state)
+        out: dict[str, Any] = {}
+        for name, decl in plan.decls.items():
+            show = getattr(decl, "show", None) or _jsonable
+            value = getattr(view, name)
+            prefix = "faults." if isinstance(decl, Budget) else ""
+            if isinstance(decl, Actors):
+                for i, v in enumerate(value):
+                    shown = show(v)
+                    if isinstance(shown, dict):
+                        out.update({f"{name}[{i}].{k}": x for k, x in shown.items()})
+                    else:
+                        out[f"{name}[{i}]"] = shown
+            else:
+                shown = show(value)
+                if isinstance(shown, dict):
+                    out.update({f"{name}.{k}": x for k, x in shown.items()})
+                else:
+                    out[prefix + name] = shown
+        return out
+
+
+
+

@@ -1,0 +1,120 @@
+"""Compiled properties: ``@invariant`` and ``@transition`` as generated checks memoised on the
+slots they read."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any
+
+from ..machine import Property, Step
+from .declare import ComposeError, PropertySpec
+from .rules import ReadSlots, _accepts, _getter, _key_source, _NoMemo, _Ref
+
+if TYPE_CHECKING:
+    from .machine import _Plan
+
+class _Invariant:
+    """A compiled ``@invariant``: memoised per parameter combination on the slots it reads. Its
+    check is generated code with the key slots inlined (``compile``); memos are cleared in place,
+    so a check handed to an engine stays valid."""
+
+    def __init__(self, plan: _Plan, fn: Callable[..., Any], spec: PropertySpec) -> None:
+        self.plan, self.fn, self.spec = plan, fn, spec
+        where = f"invariant {spec.name}"
+        for p, d in spec.params.items():
+            if d is None:
+                raise ComposeError(f"{where}: parameter {p} has no domain")
+        domains = {p: plan.domain(d, f"{where}, parameter {p}") for p, d in spec.params.items()}
+        self.reads = [_Ref(r, plan, where, spec.params) for r in spec.reads]
+        self.fn_args = _accepts(fn, [*spec.params, *(r.key for r in self.reads)], where)
+        #: per parameter combination: (combo, reads, the memo key's slots, memo)
+        self.bindings: list[tuple[dict[str, Any], list[ReadSlots], list[int], dict[Hashable, bool]]] = []
+        for values in itertools.product(*domains.values()):
+            combo = dict(zip(domains, values))
+            reads = [(r.key, r.slots(combo), r.values, r.whole) for r in self.reads]
+            memo: dict[Hashable, bool] = {} if plan.memoize else _NoMemo()
+            self.bindings.append((combo, reads, [k for _, ks, _, _ in reads for k in ks], memo))
+
+    def __repr__(self) -> str:
+        return f"<invariant {self.spec.name}>"
+
+    def clear(self) -> None:
+        for _, _, _, memo in self.bindings:
+            memo.clear()
+
+    def miss(self, i: int, s: tuple) -> bool:
+        combo, reads, key_slots, memo = self.bindings[i]
+        kwargs = dict(combo)
+        kwargs.update(self.plan.decode_reads(s, reads))
+        names = self.fn_args
+        ok = bool(self.fn(self.plan.machine, **(kwargs if names is None else {n: kwargs[n] for n in names})))
+        memo[_getter(key_slots)(s)] = ok
+        return ok
+
+    def compile(self) -> Callable[[tuple], bool]:
+        """Generate the check and register it as the machine's property."""
+        env: dict[str, Any] = {"miss": self.miss}
+        lines = ["def check(s):"]
+        for i, (_, _, key_slots, memo) in enumerate(self.bindings):
+            env[f"m{i}"] = memo
+            lines += [f"    ok = m{i}.get({_key_source(key_slots)})",
+                      "    if ok is None:",
+                      f"        ok = miss({i}, s)",
+                      "    if not ok:",
+                      "        return False"]
+        lines.append("    return True")
+        exec(compile("\n".join(lines), f"<compose invariant {self.spec.name}>", "exec"), env)  # noqa: S102
+        check: Callable[[tuple], bool] = env["check"]
+        self.plan.properties[self.spec.name] = Property(self.spec.name, self.spec.doc, "invariant", check)
+        return check
+
+
+class _Parts:
+    """The parts a transition property reads, as attributes."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.__dict__.update(values)
+
+    def __repr__(self) -> str:
+        return f"_Parts({self.__dict__!r})"
+
+
+class _Transition:
+    """A compiled ``@transition``: memoised on (step, read slots before, read slots after)."""
+
+    def __init__(self, plan: _Plan, fn: Callable[..., Any], spec: PropertySpec) -> None:
+        self.plan, self.fn, self.spec = plan, fn, spec
+        where = f"transition {spec.name}"
+        refs = [_Ref(r, plan, where, ()) for r in spec.reads]
+        self.reads = [(r.key, r.slots({}), r.values, r.whole) for r in refs]
+        self.key_slots = [k for _, ks, _, _ in self.reads for k in ks]
+        self.actions = frozenset(spec.actions)
+        self.memo: dict[Hashable, bool] = {} if plan.memoize else _NoMemo()
+
+    def __repr__(self) -> str:
+        return f"<transition {self.spec.name}>"
+
+    def clear(self) -> None:
+        self.memo.clear()
+
+    def miss(self, s: tuple, step: Step, t: tuple, key: Hashable) -> bool:
+        before = _Parts(self.plan.decode_reads(s, self.reads))
+        after = _Parts(self.plan.decode_reads(t, self.reads))
+        ok = self.memo[key] = bool(self.fn(self.plan.machine, step, before, after))
+        return ok
+
+    def compile(self) -> Callable[[tuple, Step, tuple], bool]:
+        env: dict[str, Any] = {"miss": self.miss, "memo": self.memo, "actions": self.actions}
+        lines = ["def check(s, step, t):"]
+        if self.actions:
+            lines.append("    if step[0] not in actions: return True")
+        lines += [f"    key = (step, {_key_source(self.key_slots)}, {_key_source(self.key_slots, 't')})",
+                  "    ok = memo.get(key)",
+                  "    if ok is None:",
+                  "        ok = miss(s, step, t, key)",
+                  "    return ok"]
+        exec(compile("\n".join(lines), f"<compose transition {self.spec.name}>", "exec"), env)  # noqa: S102
+        check: Callable[[tuple, Step, tuple], bool] = env["check"]
+        self.plan.properties[self.spec.name] = Property(self.spec.name, self.spec.doc, "transition", check)
+        return check

@@ -1,0 +1,379 @@
+"""Compiled rules: a declared ``@rule`` as bindings (one per parameter combination, or per message)
+with memoised outcomes, and the generated ``expand`` that applies them to a flat state; and the
+rules generated from a channel's network semantics (loss, duplication)."""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import re
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any
+
+from ..machine import Step
+from .declare import ComposeError, RuleSpec
+from .network import ChannelOps
+from .parts import Actors, Channel
+
+if TYPE_CHECKING:
+    from .machine import _Plan
+
+_NO_MSG = object()
+#: how many values written to interned parts (and messages sent) are type-checked per machine
+CHECKED = 2000
+_REF = re.compile(r"^(?:([A-Za-z_]\w*)=)?([A-Za-z_]\w*)(?:\[([A-Za-z_]\w*)\])?$")
+
+#: how a part is read: (keyword name, slots, its table's values or None for a scalar, all actors?)
+ReadSlots = tuple[str, list[int], "dict[int, Any] | None", bool]
+#: one outcome of a binding: (step, ((slot, value), ...) written, ((slot, send, msgs), ...) sent)
+Outcome = tuple[Step, tuple[tuple[int, Any], ...], tuple[tuple[int, Callable[[int, Any], int], tuple[Any, ...]], ...]]
+
+
+class _NoMemo(dict):  # type: ignore[type-arg]
+    """A memo that keeps nothing (``memoize=False``): every lookup misses."""
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return default
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
+
+
+def _accepts(fn: Callable[..., Any], available: Iterable[str], what: str, skip: int = 1) -> tuple[str, ...] | None:
+    """The keyword arguments ``fn`` takes out of ``available`` (None: all, it has ``**kwargs``)."""
+    available = set(available)
+    params = list(inspect.signature(fn).parameters.values())[skip:]
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return None
+    names = tuple(p.name for p in params if p.kind is not inspect.Parameter.VAR_POSITIONAL)
+    unknown = [n for n in names if n not in available]
+    if unknown:
+        raise ComposeError(f"{what} takes {', '.join(unknown)}, which it does not declare "
+                           f"(it may take: {', '.join(sorted(available)) or 'nothing'})")
+    return names
+
+
+def _pick(names: tuple[str, ...] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+    return kwargs if names is None else {n: kwargs[n] for n in names}
+
+
+def _getter(slots: list[int]) -> Callable[[tuple], Hashable]:
+    if not slots:
+        return lambda s: ()
+    return itemgetter(*slots)
+
+
+def _unknown_part(exc: KeyError) -> ComposeError:
+    return ComposeError(f"a state holds part id {exc.args[0]} that this process never interned: states of a "
+                        "composed machine cross processes only through export_states/import_states (the parallel "
+                        "engine does; the Spark engine pickles states and cannot run composed machines)")
+
+
+def _key_source(slots: list[int], var: str = "s") -> str:
+    """Python source for ``_getter(slots)(var)``, to inline in generated code (the same key)."""
+    if not slots:
+        return "()"
+    if len(slots) == 1:
+        return f"{var}[{slots[0]}]"
+    return "(" + ", ".join(f"{var}[{k}]" for k in slots) + ")"
+
+
+class _Ref:
+    """A part as a rule names it: ``name`` (one slot, or all of an actor kind) or ``name[param]``,
+    optionally under an alias, ``alias=name[param]`` (to read two actors of one kind)."""
+
+    __slots__ = ("base", "count", "decl", "key", "name", "param", "text", "values")
+
+    def __init__(self, text: str, plan: _Plan, where: str, params: Iterable[str]) -> None:
+        m = _REF.match(text)
+        if not m:
+            raise ComposeError(f"{where}: {text!r} is not a part name, name[param] or alias=name[param]")
+        self.text, self.name, self.param = text, m.group(2), m.group(3)
+        #: the keyword argument (and returned key) the rule uses for it
+        self.key = m.group(1) or self.name
+        if self.name not in plan.decls:
+            raise ComposeError(f"{where}: no part named {self.name!r} (parts: {', '.join(plan.decls)})")
+        self.decl = plan.decls[self.name]
+        self.base, self.count = plan.slots[self.name]
+        #: the part's table's values (id -> value), or None for a scalar part
+        self.values = plan.tables[self.name].values if self.name in plan.tables else None
+        if self.param is not None:
+            if not isinstance(self.decl, Actors):
+                raise ComposeError(f"{where}: {self.name!r} is not an Actors part and cannot be indexed")
+            if self.param not in params:
+                raise ComposeError(f"{where}: {text!r} indexes by {self.param!r}, which is not a parameter")
+
+    def slots(self, params: Mapping[str, Any]) -> list[int]:
+        if self.param is not None:
+            i = params[self.param]
+            if not 0 <= i < self.count:
+                raise ComposeError(f"{self.text}: index {i} out of range 0..{self.count - 1}")
+            return [self.base + i]
+        return list(range(self.base, self.base + self.count))
+
+    @property
+    def whole(self) -> bool:
+        """All the actors of a kind, as a tuple."""
+        return isinstance(self.decl, Actors) and self.param is None
+
+
+class _Binding:
+    """One rule at one combination of parameter values: the slots it reads, its memo."""
+
+    __slots__ = ("getter", "key_slots", "memo", "params", "prefix", "reads", "writes")
+
+    def __init__(self, rule: _Rule, params: dict[str, Any]) -> None:
+        self.params = params
+        self.reads: list[ReadSlots] = []
+        key_slots: list[int] = []
+        for ref in rule.reads:
+            slots = ref.slots(params)
+            key_slots.extend(slots)
+            self.reads.append((ref.key, slots, ref.values, ref.whole))
+        #: the memo key's slots (a test drops one to show the memo-equivalence check catches it)
+        self.key_slots = key_slots
+        self.getter = _getter(key_slots)
+        self.writes = {ref.key: (ref.slots(params), ref.whole, rule.plan.encoder(ref.decl)) for ref in rule.writes}
+        self.prefix = (rule.action, *(params[p] for p in rule.param_names))
+        self.memo: dict[Hashable, tuple[Outcome, ...]] = {} if rule.plan.memoize and rule.spec.memo else _NoMemo()
+
+
+class _Rule:
+    """A compiled ``@rule``: its bindings and how to expand them on a state."""
+
+    #: appends this rule's steps from a state (generated by ``compile``)
+    expand: Callable[[tuple, list[tuple[Step, tuple]]], None]
+
+    def __init__(self, plan: _Plan, fn: Callable[..., Any], spec: RuleSpec, guards: list[Callable[..., bool]]) -> None:
+        self.plan, self.fn, self.spec, self.action = plan, fn, spec, spec.action
+        where = f"rule {spec.action} ({getattr(fn, '__qualname__', fn)})"
+        self.where = where
+        self.receive: ChannelOps | None = None
+        self.receive_slot = -1
+        from_msg = [p for p, d in spec.params.items() if d is None]
+        if spec.receive is not None:
+            if spec.receive not in plan.channels:
+                raise ComposeError(f"{where}: receives from {spec.receive!r}, which is not a Channel")
+            self.receive = plan.channels[spec.receive]
+            self.receive_slot = plan.slots[spec.receive][0]
+        elif from_msg or spec.match is not None:
+            raise ComposeError(f"{where}: parameters without a domain ({', '.join(from_msg)}) or match= "
+                               "need receive= (only a receive rule reads its message)")
+        self.from_msg = tuple(from_msg)
+        self.param_names = tuple(spec.params)
+        self.static = {p: plan.domain(d, f"{where}, parameter {p}") for p, d in spec.params.items() if d is not None}
+        self.reads = [_Ref(r, plan, where, spec.params) for r in spec.reads]
+        self.writes = [_Ref(w, plan, where, spec.params) for w in spec.writes]
+        #: the keyword under which a receive rule reads its own channel (None: it does not)
+        self.channel_key = next((r.key for r in self.reads if r.name == spec.receive), None)
+        for ch in spec.sends:
+            if ch not in plan.channels:
+                raise ComposeError(f"{where}: sends to {ch!r}, which is not a Channel")
+        self.sends = {ch: (plan.slots[ch][0], plan.channels[ch]) for ch in spec.sends}
+        self.budget_slot, self.budget_bound = -1, 0
+        if spec.spends is not None:
+            if spec.spends not in plan.budgets:
+                raise ComposeError(f"{where}: spends {spec.spends!r}, which is not a Budget")
+            self.budget_slot, self.budget_bound = plan.budgets[spec.spends]
+        names = [*spec.params, *(r.key for r in self.reads)] + (["msg"] if self.receive else [])
+        dupes = {n for n in names if names.count(n) > 1}
+        if dupes:
+            raise ComposeError(f"{where}: {', '.join(sorted(dupes))} named twice among parameters and reads")
+        self.allowed = {r.key for r in self.writes} | set(spec.sends) | set(spec.results)
+        self.fn_args = _accepts(fn, names, where)
+        self.guards = [(g, _accepts(g, names, f"precondition of {where}")) for g in guards]
+        combos = [dict(zip(self.static, values)) for values in itertools.product(*self.static.values())]
+        self.combos = combos
+        self.bindings: list[_Binding] = []
+        self.by_msg: dict[Any, list[_Binding]] = {}
+        self.clear()
+
+    def __repr__(self) -> str:
+        return f"<rule {self.action}>"
+
+    def clear(self) -> None:
+        if self.receive is None:
+            self.bindings = [_Binding(self, combo) for combo in self.combos]
+        self.by_msg = {}
+        #: channel id -> ((msg, rest id, ((binding, getter, memo), ...)), ...) for the messages this
+        #: rule handles
+        self.per_channel: dict[int, tuple[tuple[Any, int, tuple[Any, ...]], ...]] = (
+            {} if self.plan.memoize else _NoMemo())
+        self.compile()
+
+    def _msg_bindings(self, msg: Any) -> list[_Binding]:
+        bindings = self.by_msg.get(msg)
+        if bindings is None:
+            match = self.spec.match
+            if match is not None and not match(msg):
+                bindings = self.by_msg[msg] = []
+                return bindings
+            if len(self.from_msg) == 1 and not hasattr(msg, self.from_msg[0]):
+                values = {self.from_msg[0]: msg}  # a message that is not a record: the value itself
+            else:
+                try:
+                    values = {p: getattr(msg, p) for p in self.from_msg}
+                except AttributeError as exc:
+                    raise ComposeError(f"{self.where}: message {msg!r} has no field {exc.name!r}") from None
+            bindings = self.by_msg[msg] = [_Binding(self, {**values, **combo}) for combo in self.combos]
+        return bindings
+
+    def channel_plan(self, ident: int) -> tuple[tuple[Any, int, tuple[Any, ...]], ...]:
+        """What this rule can receive from the channel with id ``ident`` (memoised on it)."""
+        assert self.receive is not None
+        plan = []
+        for msg, rest in self.receive.deliverable(ident):
+            bindings = self._msg_bindings(msg)
+            if bindings:
+                plan.append((msg, rest, tuple((b, b.getter, b.memo) for b in bindings)))
+        out = self.per_channel[ident] = tuple(plan)
+        return out
+
+    # ---- the hot path: generated per rule, with its slots and bindings as constants
+
+    def compile(self) -> None:
+        """(Re)generate ``expand(state, out)``, which appends this rule's steps from ``state``."""
+        env: dict[str, Any] = {"compute": self.compute, "NO": _NO_MSG, "rule": self}
+        bslot = self.budget_slot
+        lines = ["def expand(s, out):"]
+        if bslot >= 0:
+            lines.append(f"    if s[{bslot}] >= {self.budget_bound}: return")
+        apply = ["t = list(s)"]
+        if self.receive is not None:
+            apply.append(f"t[{self.receive_slot}] = rest")
+        apply += ["for k, v in writes: t[k] = v",
+                  "if sends:",
+                  "    for k, send, msgs in sends:",
+                  "        i = t[k]",
+                  "        for m in msgs: i = send(i, m)",
+                  "        t[k] = i"]
+        if bslot >= 0:
+            apply.append(f"t[{bslot}] += 1")
+        apply.append("out.append((step, tuple(t)))")
+        if self.receive is None:
+            for n, b in enumerate(self.bindings):
+                env[f"b{n}"], env[f"m{n}"] = b, b.memo
+                lines += [f"    outs = m{n}.get({_key_source(b.key_slots)})",
+                          "    if outs is None:",
+                          f"        outs = compute(b{n}, s, NO, 0)",
+                          "    for step, writes, sends in outs:"]
+                lines += [" " * 8 + x for x in apply]
+        else:
+            env["per_channel"] = self.per_channel
+            env["channel_plan"] = self.channel_plan
+            lines += [f"    ident = s[{self.receive_slot}]",
+                      "    plan = per_channel.get(ident)",
+                      "    if plan is None:",
+                      "        plan = channel_plan(ident)",
+                      "    for msg, rest, bindings in plan:",
+                      "        for b, getter, memo in bindings:",
+                      "            outs = memo.get(getter(s))",
+                      "            if outs is None:",
+                      "                outs = compute(b, s, msg, rest)",
+                      "            for step, writes, sends in outs:"]
+            lines += [" " * 16 + x for x in apply]
+        lines.append("    return")  # a rule without bindings (zero actors) has no other body
+        exec(compile("\n".join(lines), f"<compose rule {self.action}>", "exec"), env)  # noqa: S102
+        self.expand = env["expand"]
+
+    # ---- a memo miss: run the guard and the effect over the readable parts
+
+    def compute(self, b: _Binding, s: tuple, msg: Any, rest: int) -> tuple[Outcome, ...]:
+        kwargs: dict[str, Any] = dict(b.params)
+        try:
+            for name, slots, values, whole in b.reads:
+                if whole:
+                    kwargs[name] = tuple([s[k] for k in slots] if values is None else [values[s[k]] for k in slots])
+                else:
+                    kwargs[name] = s[slots[0]] if values is None else values[s[slots[0]]]
+        except KeyError as exc:
+            raise _unknown_part(exc) from None
+        if msg is not _NO_MSG:
+            kwargs["msg"] = msg
+            if self.channel_key is not None and self.receive is not None:
+                # a receive rule that reads its channel sees it without the message being delivered
+                kwargs[self.channel_key] = self.receive.table.values[rest]
+        machine = self.plan.machine
+        outs: tuple[Outcome, ...] = ()
+        for guard, names in self.guards:
+            if not guard(machine, **(kwargs if names is None else {n: kwargs[n] for n in names})):
+                break
+        else:
+            names = self.fn_args
+            result = self.fn(machine, **(kwargs if names is None else {n: kwargs[n] for n in names}))
+            if result is not None:
+                if isinstance(result, Mapping):
+                    outs = (self._outcome(b, result),)
+                elif isinstance(result, list):
+                    outs = tuple(self._outcome(b, d) for d in result)
+                else:
+                    raise ComposeError(f"{self.where} returned a {type(result).__name__}; "
+                                       "an effect returns None, a dict or a list of dicts")
+        b.memo[b.getter(s)] = outs
+        return outs
+
+    def _outcome(self, b: _Binding, d: Mapping[str, Any]) -> Outcome:
+        if not self.allowed.issuperset(d):
+            extra = set(d) - self.allowed
+            raise ComposeError(f"{self.where} returned {', '.join(sorted(extra))}, which it does not declare "
+                               f"in writes, sends or results")
+        try:
+            step = b.prefix + tuple(d[r] for r in self.spec.results) if self.spec.results else b.prefix
+        except KeyError as exc:
+            raise ComposeError(f"{self.where} did not return its result {exc.args[0]!r}") from None
+        writes: list[tuple[int, Any]] = []
+        for name, (slots, whole, encode) in b.writes.items():
+            if name not in d:
+                continue
+            value = d[name]
+            if whole:
+                if not isinstance(value, tuple) or len(value) != len(slots):
+                    raise ComposeError(f"{self.where}: {name} is {len(slots)} actors; write a tuple of that length")
+                writes.extend((k, encode(v)) for k, v in zip(slots, value))
+            else:
+                writes.append((slots[0], encode(value)))
+        sends = []
+        for ch, (slot, ops) in self.sends.items():
+            msgs = d.get(ch)
+            if msgs is not None:
+                msgs = tuple(msgs) if isinstance(msgs, list) else (msgs,)
+                sends.append((slot, ops.send, self.plan.checked(msgs, ch)))
+        return step, tuple(writes), tuple(sends)
+
+
+class _ChannelRule:
+    """A rule generated from a channel's network semantics: lose or duplicate one message."""
+
+    def __init__(self, plan: _Plan, ch: Channel, kind: str, action: str, budget: tuple[int, int]) -> None:
+        self.plan, self.kind, self.action = plan, kind, action
+        self.ops = plan.channels[ch.name]
+        self.slot = plan.slots[ch.name][0]
+        self.budget_slot, self.budget_bound = budget
+        self.label = tuple(ch.label)
+        self.steps: dict[Any, Step] = {}
+
+    def __repr__(self) -> str:
+        return f"<rule {self.action}>"
+
+    def clear(self) -> None:
+        self.steps = {}
+
+    def step(self, msg: Any) -> Step:
+        step = self.steps.get(msg)
+        if step is None:
+            label = self.label
+            step = self.steps[msg] = (self.action, *(getattr(msg, f) for f in label)) if label else (self.action, msg)
+        return step
+
+    def expand(self, s: tuple, out: list[tuple[Step, tuple]]) -> None:
+        bslot = self.budget_slot
+        if bslot >= 0 and s[bslot] >= self.budget_bound:
+            return
+        moves = self.ops.droppable(s[self.slot]) if self.kind == "drop" else self.ops.duplicable(s[self.slot])
+        for msg, new in moves:
+            t = list(s)
+            t[self.slot] = new
+            if bslot >= 0:
+                t[bslot] += 1
+            out.append((self.step(msg), tuple(t)))

@@ -1,0 +1,738 @@
+"""Machine ``kafka.eos``: transactional producers with sequence numbers, their transaction coordinator
+and two or more output partition leaders, in one machine, on one typed protocol (``model.protocol``),
+declared with ``checker.compose`` as parts and guarded rules.
+
+Parts: ``producer[t]`` (``producer.transactional``: a transactional producer with its own
+transactional id ``t``; per-partition sequences and the in-flight window come from
+``producer.client``), ``txn[t]`` and ``txn_log[t]`` (the transaction coordinator's metadata and the
+last ``__transaction_state`` record of ``t``), ``leader[p]`` (the leader of output partition ``p``:
+``partition.txn_produce``), the produce ``requests`` and ``responses`` (ordered per connection),
+the producer id allocator, the clock and the fault budgets; with ``input_records`` the group
+coordinator (``group``: committed and pending offsets) and the ``__consumer_offsets`` leader, for a
+consume-transform-produce loop; with ``restarts`` a ``zombie[t]``: the previous instance of
+``t``'s producer, still able to end its transaction or commit offsets.
+
+Each rule is one ``@rule``: name, parameters, the parts it reads and writes, its guard
+(``@precondition``) and an effect that calls the room owning the decision. Compose memoises each
+rule on exactly the parts it reads. A fault rule spends a ``Budget``; a zero budget removes it,
+and rules that only matter with a budget (request timeouts with lost responses, expiry with a
+clock) get no bindings, so a small spec stays small.
+
+Abstractions (beyond those of the rooms): requests to the coordinator (InitProducerId,
+AddPartitionsToTxn, EndTxn) and the coordinator's log appends are atomic with their answer; markers
+are written partition by partition and a refused marker is not retried; every transaction of a
+producer writes ``batches`` records to every output partition; a TV2 client still sends
+AddPartitionsToTxn and never sends EndTxn for a transaction with no partition (so the TV2 abort
+from Empty does not arise); a TV2 EndTxn at the exhausted epoch rotates to a new producer id, but
+the coordinator's own timeout abort there is cut by ``max_epoch``; a coordinator failover reloads
+``txn_log`` (nextProducerId is not persisted: a rotation in PrepareX across a failover is not
+faithful); the group has no membership or rebalances (each producer owns its input partition and
+commits offsets without group metadata); a zombie does not produce new batches (only its requests
+already in flight arrive); no leader failover, idempotent-only producers or read_committed
+consumers as actors (NoAbortedRead reads the leaders' LSO instead).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from eoscheck.checker.compose import (
+    Actors,
+    Budget,
+    Channel,
+    Clock,
+    Composed,
+    Delivery,
+    Network,
+    Part,
+    Scalar,
+    invariant,
+    precondition,
+    rule,
+    transition,
+)
+
+from .. import properties as props
+from ..coordinator.handler import CoordinatorConfig, handle_init_producer_id
+from ..coordinator.txn_log import NO_LOG_VALUE, NO_METADATA, load_metadata, to_log_value
+from ..errors import Errors, error_name
+from ..group.metadata import NO_MEMBER_ID, GroupMeta, new_group
+from ..group.offset_fetch import (
+    offset_fetch,
+    on_offset_fetch_answer,
+    sends_require_stable,
+)
+from ..group.pending_offsets import (
+    complete_pending_txn_offset_commit,
+    on_txn_offset_commit_append,
+    prepare_txn_offset_commit,
+)
+from ..group.txn_offset_commit import validate_txn_offset_commit
+from ..partition.producer_state import (
+    is_producer_expired,
+    remove_expired_producers,
+    truncate_head,
+)
+from ..partition.txn_produce import (
+    append_coordinator_batch,
+    handle_txn_produce,
+    needs_verification,
+    producer_state_lso,
+    write_marker,
+)
+from ..producer import transactional as tx
+from ..producer.config import ClientConfig
+from ..protocol import (
+    DECISIONS,
+    ClientTvChange,
+    ClientVersion,
+    InitProducerIdMode,
+    PreviousProducerIdUpdate,
+    Protocol,
+    Support,
+    TransactionVersion,
+    from_switches,
+    refusal,
+)
+from ..state import (
+    BATCH_STATUS_NAMES,
+    INFLIGHT,
+    TXN_BUMP,
+    TXN_IN_TXN,
+    TXN_INIT,
+    TXN_PHASE_NAMES,
+    TXN_READY,
+    ProduceRequest,
+    ProduceResponse,
+    Routed,
+    TxnLogValue,
+    TxnMetadata,
+    TxnPartitionState,
+    TxnProducer,
+)
+from ..transactions.add_partitions import add_partitions_to_txn, verify_partitions
+from ..transactions.codes import NO_PENDING, TxnResult, TxnState
+from ..transactions.end_txn import answer_after_end_txn, end_txn, end_txn_tv2
+from ..transactions.log import EntryKind, last_stable_offset
+from ..transactions.markers import (
+    TxnMarker,
+    complete_if_done,
+    markers_to_send,
+    on_marker_response,
+)
+from ..transactions.states import is_valid_transition
+from ..transactions.timeout import abort_timed_out
+
+#: what kafka.eos models of the protocol: every decision, each with every value, except ``deployment``
+#: (no group membership yet: each producer owns its input partition, so it is ignored); the
+#: TxnOffsetCommit checks apply to requests without group metadata only
+SUPPORT = Support(
+    machine="kafka.eos",
+    honours={"client_version": frozenset(ClientVersion), "transaction_version": frozenset(TransactionVersion),
+             "init_producer_id": frozenset(InitProducerIdMode), "client_tv_change": frozenset({ClientTvChange.NONE})},
+    why={"client_tv_change": "each of its producers keeps the transaction version of the variant"},
+)
+
+ROUTE = ("partition", "client", "connection")
+#: the partition id of the group's __consumer_offsets partition in a transaction (output partitions are 0..2)
+OFFSETS = props.OFFSETS_PARTITION
+
+
+def _awaited(producer: tuple[TxnProducer, ...], m: Routed) -> bool:
+    """The producer still waits for this request's answer (the batch is in flight on that connection)."""
+    part = producer[m.client].parts[m.partition]
+    return m.connection == part.connection and any(b.record == m.record and b.status == INFLIGHT
+                                                   for b in part.batches)
+
+
+def _quiet(machine: Any, requests: tuple[Routed, ...], responses: tuple[Routed, ...],
+           producer: tuple[TxnProducer, ...]) -> bool:
+    """Time passes only while nothing a client waits for is in flight (a late request may be)."""
+    return not responses and not any(_awaited(producer, m) for m in requests)
+
+
+def _show_producer(p: TxnProducer) -> dict[str, Any]:
+    out: dict[str, Any] = {"phase": TXN_PHASE_NAMES[p.phase], "producer_id": p.producer_id, "epoch": p.epoch,
+                           "txn": p.txn, "added": [i for i in range(len(p.parts)) if p.added >> i & 1],
+                           "committed": [x for x in range(p.txn) if p.committed >> x & 1],
+                           "aborted": [x for x in range(p.txn) if p.aborted >> x & 1]}
+    if p.fatal_error:
+        out["error"] = error_name(p.fatal_error)
+    for i, part in enumerate(p.parts):
+        out[f"partition[{i}]"] = (f"next seq {part.next_seq}, last acked seq {part.last_acked_seq}, batches "
+                                  + str([f"r{b.record} {BATCH_STATUS_NAMES[b.status]} seq {b.seq}"
+                                         for b in part.batches]))
+    return out
+
+
+def _show_leader(leader: TxnPartitionState) -> dict[str, Any]:
+    log = []
+    for e in leader.log:
+        if e.kind == EntryKind.TXN_DATA:
+            t, r = props.record_of(e.value)
+            log.append(f"data producer{t}/r{r} (pid {e.producer_id}, epoch {e.producer_epoch})")
+        else:
+            log.append(f"{EntryKind(e.kind).name} (pid {e.producer_id}, epoch {e.producer_epoch}, coordinator "
+                       f"epoch {e.value})")
+    return {"log": log, "log_start_offset": leader.log_start_offset, "lso": last_stable_offset(leader.log),
+            "producer_state_lso": producer_state_lso(leader),
+            "producers": [f"pid {e.producer_id}: epoch {e.epoch}, batches {[(b.seq, b.offset) for b in e.batches]} "
+                          f"(seq, offset), txn first offset {e.current_txn_first_offset}, coordinator epoch "
+                          f"{e.coordinator_epoch}, lastTimestamp {e.last_timestamp}" for e in leader.producers]}
+
+
+def _show_txn(m: TxnMetadata) -> dict[str, Any]:
+    return {"state": TxnState(m.state).name if m.exists else "none", "producer_id": m.producer_id,
+            "epoch": m.epoch, "partitions": list(m.partitions)}
+
+
+def _show_messages(msgs: tuple[Routed, ...]) -> list[str]:
+    out = []
+    for m in msgs:
+        x = m.message
+        if isinstance(x, ProduceResponse):
+            out.append(f"ProduceResponse(partition {m.partition}, producer{m.client}/r{m.record}, "
+                       f"{error_name(x.error)}, offset {x.base_offset}, conn {m.connection})")
+        else:
+            out.append(f"Produce(partition {m.partition}, producer{m.client}/r{m.record}, pid {x.producer_id}, "
+                       f"epoch {x.epoch}, seq {x.seq}, conn {m.connection})")
+    return out
+
+
+def _show_group(g: GroupMeta) -> dict[str, Any]:
+    return {"committed": [o.offset for o in g.offsets],
+            "pending": [f"pid {e.producer_id}: input {e.partition} offset {e.offset}" for e in g.pending]}
+
+
+def _consumers(machine: Any) -> range:
+    return range(machine.n_producers) if machine.input_records else range(0)
+
+
+def _zombies(machine: Any) -> range:
+    return range(machine.n_producers) if machine.bounds["restarts"] else range(0)
+
+
+def _show_marker(m: TxnMarker) -> str:
+    return (f"{TxnResult(m.result).name}(partition {m.partition}, pid {m.producer_id}, epoch {m.producer_epoch}, "
+            f"coordinator epoch {m.coordinator_epoch})")
+
+
+def _with_time(machine: Any) -> range:
+    return range(machine.n_partitions) if machine.bounds["max_ticks"] else range(0)
+
+
+def _with_losses(machine: Any) -> range:
+    return range(machine.n_partitions) if machine.bounds["lost_responses"] else range(0)
+
+
+def _invariant(name: str, check: Callable[..., bool], reads: tuple[str, ...], **fixed: str) -> Any:
+    """A property of ``model.properties`` as a composed invariant on the parts it reads; ``fixed`` maps
+    the check's other arguments to machine attributes."""
+    def holds(self: Any, **parts: Any) -> bool:
+        return check(**parts, **{k: getattr(self, a) for k, a in fixed.items()})
+    holds.__doc__ = check.__doc__
+    return invariant(name, reads=reads)(holds)
+
+
+def _transition(name: str, check: Callable[..., bool], reads: tuple[str, ...], actions: tuple[str, ...]) -> Any:
+    """A transition property of ``model.properties``, checked on the steps of ``actions`` only (the
+    others cannot break it)."""
+    def holds(self: Any, step: tuple, before: Any, after: Any) -> bool:
+        return check(step, before, after)
+    holds.__doc__ = check.__doc__
+    return transition(name, reads=reads, actions=actions)(holds)
+
+
+#: the steps that can fail a producer, and those that change the coordinator's metadata
+_FAILING = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "HandleProduceResponse", "TxnOffsetCommit",
+            "ZombieEndTxn", "ZombieTxnOffsetCommit")
+_COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOutTransaction", "WriteTxnMarker",
+                "TxnCoordinatorFailover", "AddOffsetsToTxn", "WriteOffsetsMarker", "ZombieEndTxn")
+
+
+class EosMachine(Composed):
+    """``kafka.eos``; see the module doc."""
+
+    # --- parts, in slot order
+    now = Clock(max="max_ticks", tick="Tick", reads=("requests", "responses", "producer"), when=_quiet,
+                doc="abstract time in ticks (producer-id expiry)")
+    next_producer_id = Scalar(init=0, doc="the producer id allocator's next id")
+    coordinator_epoch = Scalar(init=0, doc="the transaction coordinator's epoch")
+    producer = Actors(count="producers", init=lambda m, i: tx.new_producer(m.n_partitions), show=_show_producer,
+                      doc="transactional producers, one per transactional id")
+    zombie = Actors(count="producers", init=(), show=lambda z: _show_producer(z) if z else "none",
+                    doc="the previous instance of a transactional id's producer, after a restart (() if none)")
+    txn = Actors(count="producers", init=NO_METADATA, show=_show_txn,
+                 doc="the coordinator's metadata per transactional id")
+    txn_log = Actors(count="producers", init=NO_LOG_VALUE, doc="the last __transaction_state record per id")
+    leader = Actors(count="partitions", init=TxnPartitionState((), 0, ()), show=_show_leader,
+                    doc="output partition leaders: log, log start offset, producer state")
+    offsets_leader = Part(init=TxnPartitionState((), 0, ()), show=_show_leader,
+                          doc="the leader of the group's __consumer_offsets partition (consume-transform-produce)")
+    group = Part(init=lambda m: new_group(m.n_producers), show=_show_group,
+                 doc="the group coordinator: committed and pending offsets per input partition")
+    requests = Channel(network=Network(Delivery.ORDERED), connection=ROUTE, show=_show_messages,
+                       doc="produce requests in flight")
+    responses = Channel(network=Network(Delivery.ORDERED, loss="lost_responses"), connection=ROUTE,
+                        label=("partition", "client", "record"), drop="LoseResponse", show=_show_messages,
+                        doc="produce responses in flight")
+    stale_markers = Channel(network=Network(Delivery.UNORDERED), show=lambda ms: [_show_marker(m) for m in ms],
+                            doc="WriteTxnMarkers entries of a coordinator that failed over, still in flight")
+    lost_responses = Budget("lost_responses", doc="produce responses lost")
+    produce_timeouts = Budget("produce_timeouts", doc="in-flight batches given up on (delivery.timeout.ms)")
+    txn_timeouts = Budget("txn_timeouts", doc="transactions aborted on transaction.timeout.ms")
+    delete_records = Budget("delete_records", doc="log start offset moves (DeleteRecords, retention)")
+    coordinator_failovers = Budget("coordinator_failovers", doc="transaction coordinator failovers")
+    restarts = Budget("restarts", doc="producer instances restarted (the old one lives on as a zombie)")
+
+    def __init__(self, protocol: Protocol, bounds: Mapping[str, int], memoize: bool = True) -> None:
+        why = refusal(protocol, SUPPORT)
+        if why is not None:
+            raise ValueError(why)
+        self.protocol = p = protocol
+        self.bounds = dict(bounds)
+        self.n_partitions, self.transactions, self.batches = bounds["partitions"], bounds["transactions"], bounds["batches"]
+        self.n_producers, self.input_records = bounds["producers"], bounds["input_records"]
+        self.consume = self.input_records > 0
+        self.require_stable = sends_require_stable(p.require_stable.value, read_committed=True)
+        self.max_epoch = bounds["max_epoch"]
+        self.tv2 = p.transaction_version == TransactionVersion.TV2
+        self.cfg = ClientConfig(version=p.client_version.value, epoch_bump=p.client_epoch_bump.value,
+                                max_in_flight=bounds["max_in_flight"], delivery_timeout=1 << 30,
+                                max_seq=bounds["max_seq"], max_epoch=self.max_epoch)
+        self.coordinator = CoordinatorConfig(
+            kip360=p.init_producer_id != InitProducerIdMode.PRE_KIP360,
+            shipped=p.init_producer_id == InitProducerIdMode.KIP360_SHIPPED, max_epoch=self.max_epoch,
+            persist_last_epoch=p.persist_last_epoch, persist_prev_producer_id=p.persist_prev_producer_id,
+            tv2=self.tv2, tv2_fence_double_bump=p.tv2_fence_double_bump,
+            prev_pid_every_transition=p.previous_producer_id_update == PreviousProducerIdUpdate.EVERY_TRANSITION)
+        self._txn_slots: tuple[int, int] = (0, 0)
+        config = {name: bounds[name] for name in ("producers", "partitions", "max_ticks", "lost_responses",
+                                                  "produce_timeouts", "txn_timeouts", "delete_records",
+                                                  "coordinator_failovers", "restarts")}
+        super().__init__(config, memoize=memoize)
+        # Rules that cannot fire without their fault or the clock have no bindings (or a clock stopped
+        # at 0); they are not listed either, so coverage does not report them as never fired.
+        idle = ({"RequestTimeout"} if not bounds["lost_responses"] else set()) | (
+            {"ExpireProducerIds", "Tick"} if not bounds["max_ticks"] else set()) | (
+            {"StaleTxnMarkerArrives", "StaleOffsetsMarkerArrives"} if not bounds["coordinator_failovers"] else set()) | (
+            set() if self.input_records and bounds["coordinator_failovers"] else {"StaleOffsetsMarkerArrives"}) | (
+            set() if self.input_records else {"OffsetFetch", "AddOffsetsToTxn", "TxnOffsetCommit",
+                                              "WriteOffsetsMarker"}) | (
+            set() if bounds["restarts"] else {"ZombieEndTxn"}) | (
+            set() if bounds["restarts"] and self.input_records else {"ZombieTxnOffsetCommit"})
+        listed: Mapping[str, tuple[str, ...]] = self._plan.actions
+        self.actions = {name: params for name, params in listed.items() if name not in idle}
+        base = self.slot("txn")
+        self._txn_slots = (base, base + bounds["producers"])
+        self._epoch_ok: dict[tuple, bool] = {}
+
+    def clear_caches(self) -> None:
+        super().clear_caches()
+        self._epoch_ok = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state["_epoch_ok"] = {}
+        return state
+
+    def _coordinator(self, meta: TxnMetadata) -> dict[str, Any]:
+        """The coordinator's new metadata, appended to __transaction_state (what a load would see)."""
+        return {"txn": meta, "txn_log": to_log_value(meta, persist_last_epoch=self.protocol.persist_last_epoch,
+                                                     persist_prev_producer_id=self.protocol.persist_prev_producer_id)}
+
+    # --- structure ---------------------------------------------------------------------------------
+
+    def within_bounds(self, s: tuple) -> bool:
+        lo, hi = self._txn_slots
+        key = s[lo:hi]
+        ok = self._epoch_ok.get(key)
+        if ok is None:
+            ok = self._epoch_ok[key] = all(m.epoch <= self.max_epoch for m in self.view(s).txn)
+        return ok
+
+    def itf_fields(self, s: tuple) -> dict[str, Any]:
+        """``fields`` with the logs, producer-state entries, pending offsets and messages as records
+        (ITF consumers need the data, not the one-line descriptions ``fields`` shows people)."""
+        from .itf_data import record
+        v = self.view(s)
+        out = dict(self.fields(s))
+        leaders = [(f"leader[{p}]", part) for p, part in enumerate(v.leader)] + [("offsets_leader", v.offsets_leader)]
+        for name, part in leaders:
+            out[f"{name}.log"] = [record(e, kind=EntryKind(e.kind).name) for e in part.log]
+            out[f"{name}.producers"] = [record(e) for e in part.producers]
+        out["group.pending"] = [record(e) for e in v.group.pending]
+        for channel in ("requests", "responses"):
+            out[channel] = [record(m, message=record(m.message, error=error_name(m.message.error))
+                                   if isinstance(m.message, ProduceResponse) else record(m.message))
+                            for m in getattr(v, channel)]
+        out["stale_markers"] = [record(m, result=TxnResult(m.result).name) for m in v.stale_markers]
+        return out
+
+    def is_terminal(self, s: tuple) -> bool:
+        v = self.view(s)
+        settled = all(m.state not in (TxnState.ONGOING, TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT) for m in v.txn)
+        return (settled and not v.requests and not v.responses
+                and all(tx.is_done(p, self.transactions, self.input_records) for p in v.producer))
+
+    # --- the producer client -----------------------------------------------------------------------
+
+    @precondition(lambda self, producer: producer.phase in (TXN_INIT, TXN_BUMP))
+    @rule("InitProducerId", params={"t": "producer"}, reads=("producer[t]", "txn[t]", "next_producer_id"),
+          writes=("producer[t]", "txn[t]", "txn_log[t]", "next_producer_id"), results=("error",),
+          show={"error": error_name})
+    def init_producer_id(self, producer: TxnProducer, txn: TxnMetadata, next_producer_id: int) -> Any:
+        """initTransactions, or the KIP-360 bump after an abort (the coordinator's handler)."""
+        req_pid, req_epoch = tx.init_request(producer)
+        r = handle_init_producer_id(txn, txn.pending_state != NO_PENDING, req_pid, req_epoch, next_producer_id,
+                                    self.coordinator)
+        if r.fenced is not None:  # an Ongoing transaction is fenced and aborted; the client retries
+            return {**self._coordinator(r.fenced), "error": int(r.error)}
+        if r.transit is None:
+            client = tx.on_init_producer_id(producer, r.error, -1, -1)
+            return None if client is None else {"producer": client, "error": int(r.error)}
+        out = r.transit
+        if txn.exists:
+            out = txn._replace(producer_id=out.producer_id, epoch=out.epoch, last_epoch=out.last_epoch,
+                               prev_producer_id=out.prev_producer_id, state=int(TxnState.EMPTY), partitions=())
+        client = tx.on_init_producer_id(producer, int(Errors.NONE), out.producer_id, out.epoch)
+        return {**self._coordinator(out), "producer": client, "error": int(Errors.NONE),
+                "next_producer_id": next_producer_id + (1 if r.used_new_producer_id else 0)}
+
+    @precondition(lambda self, producer: producer.phase == TXN_READY and producer.txn < self.transactions and (
+        not self.consume or 0 <= producer.position < self.input_records))
+    @rule("BeginTransaction", params={"t": "producer"}, reads=("producer[t]", "now"), writes=("producer[t]",),
+          results=("txn",))
+    def begin_transaction(self, producer: TxnProducer, now: int) -> Any:
+        """beginTransaction and the sends of one transaction (in a consume-transform-produce loop: the
+        output of the input record at the consumer's position)."""
+        return {"producer": tx.begin_transaction(producer, self.batches, now, self.consume), "txn": producer.txn}
+
+    # --- the consumer and the group coordinator (consume-transform-produce, ``input_records`` > 0) ----
+
+    @precondition(lambda self, producer: producer.phase == TXN_READY and producer.position < 0)
+    @rule("OffsetFetch", params={"t": _consumers}, reads=("producer[t]", "group"), writes=("producer[t]",),
+          results=("position",))
+    def offset_fetch_rule(self, t: int, producer: TxnProducer, group: GroupMeta) -> Any:
+        """The consumer learns its position in input partition ``t`` (require_stable: wait while a
+        transaction's offsets for it are pending)."""
+        reaction, position = on_offset_fetch_answer(offset_fetch(group, t, require_stable=self.require_stable))
+        client = tx.on_offset_fetch(producer, reaction, position)
+        return None if client is None else {"producer": client, "position": position}
+
+    @precondition(lambda self, producer: producer.phase == TXN_IN_TXN and producer.offsets == 0)
+    @rule("AddOffsetsToTxn", params={"t": _consumers}, reads=("producer[t]", "txn[t]"),
+          writes=("producer[t]", "txn[t]", "txn_log[t]"), results=("error",), show={"error": error_name})
+    def add_offsets(self, producer: TxnProducer, txn: TxnMetadata) -> Any:
+        out = add_partitions_to_txn(txn, producer.producer_id, producer.epoch, (OFFSETS,))
+        client = tx.on_add_offsets(producer, out.error)
+        if client is None:
+            return None
+        return {**(self._coordinator(out.meta) if out.wrote else {}), "producer": client, "error": int(out.error)}
+
+    @precondition(lambda self, producer: producer.phase == TXN_IN_TXN and producer.offsets == 1)
+    @rule("TxnOffsetCommit", params={"t": _consumers}, reads=("producer[t]", "txn[t]", "group", "offsets_leader"),
+          writes=("producer[t]", "group", "offsets_leader"), results=("offset", "error"), show={"error": error_name})
+    def txn_offset_commit(self, t: int, producer: TxnProducer, txn: TxnMetadata, group: GroupMeta,
+                          offsets_leader: TxnPartitionState) -> Any:
+        """The group coordinator validates the commit (no group metadata: the producer is alone on its
+        input partition) and appends the offset to __consumer_offsets as a transactional batch; it stays
+        pending until the marker."""
+        offset = producer.position + 1
+        error = validate_txn_offset_commit(group, check=self.protocol.txn_offset_commit_check.value,
+                                           generation_id=-1, member_id=NO_MEMBER_ID)
+        written = offsets_leader
+        if error == Errors.NONE:
+            verification = int(Errors.NONE)
+            if self.protocol.partition_verification and needs_verification(offsets_leader, producer.producer_id):
+                verification = verify_partitions(txn, producer.producer_id, producer.epoch, (OFFSETS,))[0][1]
+            out = append_coordinator_batch(offsets_leader, producer_id=producer.producer_id, epoch=producer.epoch,
+                                           value=offset, verification_error=verification)
+            error, written = out.error, out.partition
+            if error == Errors.NONE:
+                pid = producer.producer_id
+                group = on_txn_offset_commit_append(prepare_txn_offset_commit(group, pid, ((t, offset),)), pid, t,
+                                                    offset, out.offset)
+        return {"producer": tx.on_txn_offset_commit(producer, error), "group": group, "offsets_leader": written,
+                "offset": offset, "error": int(error)}
+
+    @rule("WriteOffsetsMarker", params={"t": _consumers},
+          reads=("txn[t]", "offsets_leader", "group", "coordinator_epoch", "now"),
+          writes=("txn[t]", "txn_log[t]", "offsets_leader", "group"), results=("result",))
+    def write_offsets_marker(self, txn: TxnMetadata, offsets_leader: TxnPartitionState, group: GroupMeta,
+                             coordinator_epoch: int, now: int) -> Any:
+        """The marker on __consumer_offsets: the group coordinator materialises (COMMIT) or drops
+        (ABORT) the producer's pending offsets."""
+        marker = next((m for m in self._markers(txn, coordinator_epoch) if m.partition == OFFSETS), None)
+        if marker is None:
+            return None
+        error, written = write_marker(offsets_leader, marker, timestamp=now,
+                                      check_coordinator_epoch=self.protocol.marker_coordinator_epoch_check)
+        if error != Errors.NONE:
+            return None
+        commit = marker.result == TxnResult.COMMIT
+        group = complete_pending_txn_offset_commit(group, marker.producer_id, commit)
+        done, wrote = complete_if_done(on_marker_response(txn, OFFSETS, int(Errors.NONE)).meta)
+        coordinator = self._coordinator(done) if wrote else {"txn": done}
+        return {**coordinator, "offsets_leader": written, "group": group, "result": TxnResult(marker.result).name}
+
+    @rule("AddPartitionsToTxn", params={"t": "producer", "p": "partitions"}, reads=("producer[t]", "txn[t]"),
+          writes=("producer[t]", "txn[t]", "txn_log[t]"), results=("error",), show={"error": error_name})
+    def add_partitions(self, p: int, producer: TxnProducer, txn: TxnMetadata) -> Any:
+        if p not in tx.partitions_to_add(producer):
+            return None
+        out = add_partitions_to_txn(txn, producer.producer_id, producer.epoch, (p,))
+        client = tx.on_add_partitions(producer, p, out.error)
+        if client is None:
+            return None  # CONCURRENT_TRANSACTIONS: retried later, nothing changes
+        return {**(self._coordinator(out.meta) if out.wrote else {}), "producer": client, "error": int(out.error)}
+
+    @rule("Drain", params={"t": "producer", "p": "partitions"}, reads=("producer[t]", "now"),
+          writes=("producer[t]",), sends=("requests",), results=("record", "seq", "epoch"))
+    def drain(self, t: int, p: int, producer: TxnProducer, now: int) -> Any:
+        drained = tx.drain(producer, t, p, now, self.cfg)
+        if drained is None:
+            return None
+        client, req = drained
+        return {"producer": client, "requests": Routed(p, t, req.connection, req.record, req),
+                "record": req.record, "seq": req.seq, "epoch": req.epoch}
+
+    @rule("DeliveryTimeout", params={"t": "producer", "p": "partitions"}, reads=("producer[t]",),
+          writes=("producer[t]",), spends="produce_timeouts")
+    def delivery_timeout(self, p: int, producer: TxnProducer) -> Any:
+        """delivery.timeout.ms passes for an in-flight batch; its request stays on the network."""
+        client = tx.give_up_in_flight(producer, p, self.cfg)
+        return None if client is None else {"producer": client}
+
+    @rule("RequestTimeout", params={"t": "producer", "p": _with_losses},
+          reads=("producer[t]", "requests", "responses"), writes=("producer[t]",))
+    def request_timeout(self, t: int, p: int, producer: TxnProducer, requests: tuple[Routed, ...],
+                        responses: tuple[Routed, ...]) -> Any:
+        """request.timeout.ms for a batch whose request and response are both gone (a lost response)."""
+        part = producer.parts[p]
+        waiting = {m.record for m in requests + responses
+                   if m.partition == p and m.client == t and m.connection == part.connection}
+        if not any(b.status == INFLIGHT and b.record not in waiting for b in part.batches):
+            return None
+        return {"producer": tx.connection_closed(producer, p)}
+
+    @rule("EndTxn", params={"t": "producer"}, reads=("producer[t]", "txn[t]", "next_producer_id"),
+          writes=("producer[t]", "txn[t]", "txn_log[t]", "next_producer_id"), results=("result", "error"),
+          show={"error": lambda e: error_name(e) if e >= 0 else "no partition added: aborted locally"})
+    def end_transaction(self, producer: TxnProducer, txn: TxnMetadata, next_producer_id: int) -> Any:
+        """commitTransaction once every batch is acknowledged; abortTransaction after an abortable error
+        once nothing is in flight (queued batches are aborted; with no partition added, locally)."""
+        bump = self.protocol.client_epoch_bump_after_abort
+        if tx.ready_to_commit(producer, self.consume):
+            commit = True
+        elif tx.ready_to_abort(producer):
+            commit = False
+            producer = tx.abort_undrained(producer)
+            if not producer.added and not producer.offsets:
+                client = tx.finish_transaction(producer, False, producer.epoch, bump_after_abort=bump, cfg=self.cfg)
+                return {"producer": client, "result": "ABORT", "error": -1}
+        else:
+            return None
+        result = TxnResult.COMMIT if commit else TxnResult.ABORT
+        if self.tv2:  # an exhausted epoch rotates to the allocator's next producer id (KIP-890 part 2)
+            out = end_txn_tv2(txn, producer.producer_id, producer.epoch, int(result), new_producer_id=next_producer_id,
+                              max_epoch=self.max_epoch)
+        else:
+            out = end_txn(txn, producer.producer_id, producer.epoch, int(result))
+        answered = tx.on_end_txn(producer, commit, out.error, answer_after_end_txn(out.meta), tv2=self.tv2,
+                                 bump_after_abort=bump, cfg=self.cfg)
+        if answered is None:
+            return None  # CONCURRENT_TRANSACTIONS: retried
+        rotated = out.wrote and out.meta.next_producer_id >= 0
+        return {**(self._coordinator(out.meta) if out.wrote else {}), "producer": answered, "result": result.name,
+                "error": int(out.error), "next_producer_id": next_producer_id + (1 if rotated else 0)}
+
+    @precondition(lambda self, producer, zombie: producer.phase != TXN_INIT and zombie == ())
+    @rule("Restart", params={"t": "producer"}, reads=("producer[t]", "zombie[t]"), writes=("producer[t]", "zombie[t]"),
+          spends="restarts")
+    def restart(self, producer: TxnProducer, zombie: Any) -> Any:
+        """The application starts a new instance for the transactional id; the old one carries on as
+        a zombie, unaware, until something fences it."""
+        return {"producer": tx.restart(producer), "zombie": producer}
+
+    @precondition(lambda self, zombie: zombie != ())
+    @rule("ZombieEndTxn", params={"t": _zombies}, reads=("zombie[t]", "txn[t]", "next_producer_id"),
+          writes=("zombie[t]", "txn[t]", "txn_log[t]", "next_producer_id"), results=("result", "error"),
+          show={"error": lambda e: error_name(e) if e >= 0 else "no partition added: aborted locally"})
+    def zombie_end_transaction(self, zombie: TxnProducer, txn: TxnMetadata, next_producer_id: int) -> Any:
+        """The old instance ends its transaction as if it were still the only one."""
+        out = self.end_transaction(producer=zombie, txn=txn, next_producer_id=next_producer_id)
+        return None if out is None else {**{k: v for k, v in out.items() if k != "producer"}, "zombie": out["producer"]}
+
+    @precondition(lambda self, zombie: zombie != () and zombie.phase == TXN_IN_TXN and zombie.offsets == 1)
+    @rule("ZombieTxnOffsetCommit", params={"t": lambda m: _consumers(m) if m.bounds["restarts"] else range(0)},
+          reads=("zombie[t]", "txn[t]", "group", "offsets_leader"), writes=("zombie[t]", "group", "offsets_leader"),
+          results=("offset", "error"), show={"error": error_name})
+    def zombie_txn_offset_commit(self, t: int, zombie: TxnProducer, txn: TxnMetadata, group: GroupMeta,
+                                 offsets_leader: TxnPartitionState) -> Any:
+        """The old instance commits its input offset to its transaction."""
+        out = self.txn_offset_commit(t=t, producer=zombie, txn=txn, group=group, offsets_leader=offsets_leader)
+        return {**{k: v for k, v in out.items() if k != "producer"}, "zombie": out["producer"]}
+
+    @rule("HandleProduceResponse", receive="responses", params=("partition", "client", "record"),
+          reads=("producer[client]", "now"), writes=("producer[client]",), results=("error", "outcome"),
+          show={"error": error_name, "outcome": tx.OUTCOME_NAMES.__getitem__})
+    def handle_response(self, partition: int, msg: Routed, producer: TxnProducer, now: int) -> Any:
+        resp = msg.message
+        assert isinstance(resp, ProduceResponse)
+        if msg.connection != producer.parts[partition].connection:
+            return {"error": resp.error, "outcome": tx.cl.DROPPED}  # the connection was closed: never read
+        client, outcome = tx.on_produce_response(producer, partition, resp, now, self.cfg,
+                                                 ipe_abortable=self.protocol.invalid_producer_epoch_abortable)
+        return {"producer": client, "error": resp.error, "outcome": outcome}
+
+    # --- partition leaders -------------------------------------------------------------------------
+
+    @rule("HandleProduce", receive="requests", params=("partition", "client", "record"),
+          reads=("leader[partition]", "txn[client]"), writes=("leader[partition]",), sends=("responses",),
+          results=("seq", "epoch", "error"), show={"error": error_name})
+    def handle_produce(self, partition: int, client: int, msg: Routed, leader: TxnPartitionState,
+                       txn: TxnMetadata) -> Any:
+        """The leader handles the oldest request of a connection: KIP-890 verification with the
+        coordinator when switched on, then the produce checks and the append."""
+        req = msg.message
+        assert isinstance(req, ProduceRequest)
+        verification = int(Errors.NONE)
+        if self.protocol.partition_verification and needs_verification(leader, req.producer_id):
+            verification = verify_partitions(txn, req.producer_id, req.epoch, (partition,))[0][1]
+        out = handle_txn_produce(leader, producer_id=req.producer_id, epoch=req.epoch, seq=req.seq,
+                                 value=props.record_value(client, req.record), timestamp=req.created,
+                                 max_seq=self.cfg.max_seq, cache_size=self.protocol.broker_batch_cache,
+                                 unknown_producer=self.protocol.broker_unknown_producer.value,
+                                 old_duplicate_error=self.protocol.broker_duplicate_sequence_error,
+                                 verification_error=verification)
+        resp = ProduceResponse(client, msg.connection, req.record, out.error, out.offset,
+                               out.partition.log_start_offset)
+        return {"leader": out.partition, "responses": msg._replace(message=resp), "seq": req.seq,
+                "epoch": req.epoch, "error": out.error}
+
+    @rule("DeleteRecords", params={"p": "partitions"}, reads=("leader[p]",), writes=("leader[p]",),
+          results=("offset",), spends="delete_records")
+    def delete_records_rule(self, leader: TxnPartitionState) -> Any:
+        """Retention or DeleteRecords moves the log start offset (up to the high watermark); before
+        KAFKA-7190 producers whose last batch falls below it are evicted."""
+        moves = []
+        for offset in range(leader.log_start_offset + 1, len(leader.log) + 1):
+            producers = (leader.producers if self.protocol.broker_retain_producer_state
+                         else truncate_head(leader.producers, offset))
+            moves.append({"leader": leader._replace(log_start_offset=offset, producers=producers), "offset": offset})
+        return moves or None
+
+    @rule("ExpireProducerIds", params={"p": _with_time}, reads=("leader[p]", "now"), writes=("leader[p]",))
+    def expire_producer_ids(self, leader: TxnPartitionState, now: int) -> Any:
+        """producer.id.expiration.ms (KIP-854): idle producers with no open transaction are forgotten."""
+        expiration = self.bounds["producer_id_expiration"]
+        if not any(is_producer_expired(e, now, expiration) for e in leader.producers):
+            return None
+        return {"leader": leader._replace(producers=remove_expired_producers(leader.producers, now, expiration))}
+
+    # --- the transaction coordinator ---------------------------------------------------------------
+
+    @rule("AbortTimedOutTransaction", params={"t": "producer"}, reads=("txn[t]",), writes=("txn[t]", "txn_log[t]"),
+          spends="txn_timeouts")
+    def timeout_abort(self, txn: TxnMetadata) -> Any:
+        out = abort_timed_out(txn, max_epoch=self.max_epoch, bump_epoch=self.protocol.timeout_abort_bumps_epoch,
+                              tv2=self.tv2, tv2_double_bump=self.protocol.tv2_fence_double_bump)
+        return self._coordinator(out.meta) if out.wrote else None
+
+    @rule("WriteTxnMarker", params={"t": "producer", "p": "partitions"},
+          reads=("txn[t]", "leader[p]", "coordinator_epoch", "now"), writes=("txn[t]", "txn_log[t]", "leader[p]"),
+          results=("result",))
+    def write_txn_marker(self, p: int, txn: TxnMetadata, leader: TxnPartitionState, coordinator_epoch: int,
+                         now: int) -> Any:
+        """The coordinator's marker reaches the leader and is appended; the coordinator completes the
+        transaction once every partition acknowledged (a refused marker is abandoned)."""
+        marker = next((m for m in self._markers(txn, coordinator_epoch) if m.partition == p), None)
+        if marker is None:
+            return None
+        error, written = write_marker(leader, marker, timestamp=now,
+                                      check_coordinator_epoch=self.protocol.marker_coordinator_epoch_check)
+        if error != Errors.NONE:
+            return None
+        done, wrote = complete_if_done(on_marker_response(txn, p, int(Errors.NONE)).meta)
+        coordinator = self._coordinator(done) if wrote else {"txn": done}
+        return {**coordinator, "leader": written, "result": TxnResult(marker.result).name}
+
+    @rule("TxnCoordinatorFailover", reads=("txn", "txn_log", "coordinator_epoch"),
+          writes=("txn", "coordinator_epoch"), sends=("stale_markers",), spends="coordinator_failovers")
+    def coordinator_failover(self, txn: tuple[TxnMetadata, ...], txn_log: tuple[TxnLogValue, ...],
+                             coordinator_epoch: int) -> Any:
+        """A new coordinator loads __transaction_state with a higher coordinator epoch (in-memory fields
+        are lost; a loaded PrepareX resends every marker); the old one's markers stay in flight."""
+        stale = [m for meta in txn for m in self._markers(meta, coordinator_epoch)]
+        return {"txn": tuple(load_metadata(value) for value in txn_log), "coordinator_epoch": coordinator_epoch + 1,
+                "stale_markers": stale}
+
+    @rule("StaleOffsetsMarkerArrives", receive="stale_markers", match=lambda m: m.partition == OFFSETS,
+          params=("producer_id",), reads=("offsets_leader", "group", "now"), writes=("offsets_leader", "group"),
+          results=("result", "error"), show={"error": error_name})
+    def stale_offsets_marker(self, msg: TxnMarker, offsets_leader: TxnPartitionState, group: GroupMeta,
+                             now: int) -> Any:
+        error, written = write_marker(offsets_leader, msg, timestamp=now,
+                                      check_coordinator_epoch=self.protocol.marker_coordinator_epoch_check)
+        if error == Errors.NONE:
+            group = complete_pending_txn_offset_commit(group, msg.producer_id, msg.result == TxnResult.COMMIT)
+        return {"offsets_leader": written, "group": group, "result": TxnResult(msg.result).name, "error": int(error)}
+
+    @rule("StaleTxnMarkerArrives", receive="stale_markers", match=lambda m: m.partition != OFFSETS,
+          params=("partition", "producer_id"),
+          reads=("leader[partition]", "now"), writes=("leader[partition]",), results=("result", "error"),
+          show={"error": error_name})
+    def stale_marker(self, msg: TxnMarker, leader: TxnPartitionState, now: int) -> Any:
+        """A marker of the old coordinator reaches the leader; nobody handles the answer."""
+        error, written = write_marker(leader, msg, timestamp=now,
+                                      check_coordinator_epoch=self.protocol.marker_coordinator_epoch_check)
+        return {"leader": written, "result": TxnResult(msg.result).name, "error": int(error)}
+
+    def _markers(self, meta: TxnMetadata, coordinator_epoch: int) -> tuple[TxnMarker, ...]:
+        return markers_to_send(meta, coordinator_epoch,
+                               rotation_markers_new_producer_id=self.protocol.rotation_markers_new_producer_id)
+
+    # --- properties (each one function of ``model.properties`` with its one-line doc) --------------
+
+    no_duplicate = _invariant("NoDuplicate", props.eos_no_duplicate, ("leader",))
+    no_loss = _invariant("NoLoss", props.eos_no_loss, ("leader", "producer"), batches="batches")
+    atomic = _invariant("AtomicTransactions", props.eos_atomic_transactions, ("leader",), batches="batches")
+    no_aborted_read = _invariant("NoAbortedRead", props.eos_no_aborted_read, ("leader",))
+    no_hanging = _invariant("NoHangingTransaction", props.eos_no_hanging_transaction,
+                            ("leader", "offsets_leader", "txn"))
+    exactly_once = _invariant("ExactlyOnce", props.eos_exactly_once, ("leader", "producer", "group", "txn"),
+                              batches="batches")
+    order = _invariant("PerPartitionOrder", props.eos_per_partition_order, ("leader",))
+    no_zombie_write = _invariant("NoZombieWrite", props.eos_no_zombie_write, ("leader", "offsets_leader"))
+    epoch_in_range = _invariant("EpochInRange", props.eos_epoch_in_range, ("producer", "txn"), max_epoch="max_epoch")
+    oos_on_loss = _transition("OutOfOrderOnlyOnLoss", props.eos_out_of_order_only_on_loss, ("leader", "producer"),
+                              ("HandleProduceResponse",))
+    fencing_error = _transition("FencedGetsFencingError", props.eos_fenced_gets_fencing_error,
+                                ("producer", "zombie", "txn"), _FAILING)
+
+    @transition("ValidTxnTransitions", reads=("txn",), actions=_COORDINATOR)
+    def valid_transitions(self, step: tuple, before: Any, after: Any) -> bool:
+        """The transaction coordinator only makes transitions Kafka's state table allows."""
+        return all(a.state == b.state or not a.exists or is_valid_transition(a.state, b.state, tv2=self.tv2)
+                   for a, b in zip(before.txn, after.txn))
+
+
+PROPERTY_DOCS: dict[str, str] = EosMachine.property_docs()
+
+
+def build(switches: Mapping[str, Any], bounds: Mapping[str, int]) -> EosMachine:
+    return EosMachine(from_switches({k: v for k, v in switches.items() if k in DECISIONS}), bounds)
+
+
+def machine(variant: str = "kafka-3.0-3.5", **bounds: int) -> EosMachine:
+    """A kafka.eos machine for tests and tools: a named variant and bounds over the defaults."""
+    from ..protocol import VARIANTS
+    from .eos_model import BOUNDS
+    values = {name: b.default for name, b in BOUNDS.items()}
+    values.update(bounds)
+    return EosMachine(VARIANTS[variant].protocol, values)
+
+
+__all__ = ["OFFSETS", "PROPERTY_DOCS", "SUPPORT", "EosMachine", "build", "machine"]

@@ -1,0 +1,64 @@
+"""The ``kafka.eos`` model definition: its switches are the protocol decisions (``model.protocol``),
+its variants the named ``Protocol`` values, and its bounds switch each mechanism on."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from eoscheck.checker.machine import Machine
+from eoscheck.checker.registry import Bound, ModelDef, SwitchValue
+
+from ..protocol import DEFAULT_VARIANT, protocol_switches, protocol_variants
+
+BOUNDS: dict[str, Bound] = {
+    "producers": Bound("transactional producers, each with its own transactional id", 1, 1, 3),
+    "partitions": Bound("output partitions every transaction writes to", 2, 1, 3),
+    "transactions": Bound("transactions each producer runs", 1, 1, 4),
+    "batches": Bound("records (one per batch) each transaction writes to each partition", 1, 1, 3),
+    "input_records": Bound("consume-transform-produce: records in each producer's input partition; each transaction "
+                           "processes the next one and commits its offset with TxnOffsetCommit (0: producers only "
+                           "produce)", 0, 0, 3),
+    "max_in_flight": Bound("max.in.flight.requests.per.connection (<= 5 with idempotence)", 1, 1, 5),
+    "lost_responses": Bound("produce responses the network may lose (then request.timeout.ms and a retry)",
+                            0, 0, 3),
+    "produce_timeouts": Bound("in-flight batches whose delivery.timeout.ms passes while the request is still "
+                              "on the network (it may arrive late)", 0, 0, 2),
+    "txn_timeouts": Bound("transactions the coordinator aborts on transaction.timeout.ms", 0, 0, 2),
+    "delete_records": Bound("log start offset moves (retention or DeleteRecords)", 0, 0, 3),
+    "coordinator_failovers": Bound("transaction coordinator failovers (reload from __transaction_state with a "
+                                   "higher coordinator epoch; the old coordinator's markers stay in flight)", 0, 0, 2),
+    "restarts": Bound("producer instances started anew for a transactional id (the old instance lives on as a "
+                      "zombie that may still end its transaction or commit offsets)", 0, 0, 2),
+    "max_ticks": Bound("the clock stops here; 0 removes time and producer-id expiry", 0, 0, 6),
+    "producer_id_expiration": Bound("producer.id.expiration.ms in ticks (KIP-854)", 1, 1, 100),
+    "max_seq": Bound("largest sequence number before the wrap to 0", 2**31 - 1, 1, 2**31 - 1),
+    "max_epoch": Bound("largest producer epoch (Short.MAX_VALUE); states beyond it are not explored",
+                       32767, 3, 32767),
+}
+
+
+def _build(switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> Machine:
+    from .eos import build
+    return build(switches, bounds)
+
+
+def _property_docs() -> dict[str, str]:
+    from .eos import PROPERTY_DOCS
+    return PROPERTY_DOCS
+
+
+MODEL = ModelDef(
+    name="kafka.eos",
+    doc="One Kafka machine: transactional producers with sequences and an in-flight window, the transaction "
+        "coordinator (InitProducerId, EndTxn TV1/TV2 with producer-id rotation, timeout abort, markers, failover), "
+        "two or more output partition leaders (5-batch cache, sequence and transactional validation, KIP-890 "
+        "verification, markers, LSO, DeleteRecords/retention and producer-id expiry) and, with input_records, a "
+        "consume-transform-produce loop through the group coordinator; every mechanism switched on by its bounds. "
+        "Decisions it does not model yet: deployment (no group membership).",
+    variants=protocol_variants(),
+    default_variant=DEFAULT_VARIANT,
+    switches=protocol_switches(),
+    bounds=BOUNDS,
+    properties=_property_docs(),
+    build=_build,
+)

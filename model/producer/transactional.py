@@ -1,0 +1,330 @@
+"""The transactional producer client (``KafkaProducer`` + ``TransactionManager`` + ``Sender``) as pure
+functions over ``TxnProducer``: initTransactions, beginTransaction with one batch stream per output
+partition, AddPartitionsToTxn per partition before its first drain, produce with sequences (the
+per-partition state is the idempotent client's, ``producer.client``), the reactions to produce errors
+per client version, the delivery timeout of an in-flight batch, abortUndrainedBatches, EndTxn and
+the KIP-360 epoch bump after an abortable error.
+
+Reactions to a failed produce (``TransactionManager.canRetry`` / ``handleFailedBatch``, 2.5+):
+UNKNOWN_PRODUCER_ID with no log start offset or on a re-sequenced batch -> retry; with the last
+acknowledged offset below the log start offset (state lost to retention) -> restart the partition's
+sequences at 0 under the same epoch and retry; otherwise the batch fails and the transaction gets an
+abortable error that needs an epoch bump. OUT_OF_ORDER_SEQUENCE_NUMBER for a batch that is not the
+next one (and no unresolved sequence) -> retry; otherwise as UNKNOWN_PRODUCER_ID. Before KIP-360
+(0.11, 1.0-2.4) both are fatal for a transactional producer (an OutOfOrderSequenceException).
+INVALID_PRODUCER_EPOCH / PRODUCER_FENCED -> fenced (fatal). Anything else -> abortable.
+"""
+
+from __future__ import annotations
+
+from eoscheck.checker.ops import CONCRETE
+
+from ..errors import RETRIABLE, Errors
+from ..partition.sequence import increment_sequence
+from ..state import (
+    INFLIGHT,
+    QUEUED,
+    RETRY,
+    TXN_ABORTABLE,
+    TXN_BUMP,
+    TXN_FATAL,
+    TXN_FENCED,
+    TXN_IN_TXN,
+    TXN_INIT,
+    TXN_READY,
+    IdempotentClient,
+    ProduceRequest,
+    ProduceResponse,
+    TxnProducer,
+)
+from . import client as cl
+from .client import _fail, _restart_sequences
+from .config import ClientConfig
+
+#: a produce response outcome beyond the idempotent client's (``client.ACKED`` ... ``DROPPED``)
+FENCED = 5
+OUTCOME_NAMES = {**cl.OUTCOME_NAMES, cl.FAILED: "failed (abortable)", FENCED: "fenced"}
+
+#: errors that mean "another instance or the coordinator fenced this producer epoch"
+FENCING_ERRORS = frozenset({Errors.PRODUCER_FENCED, Errors.INVALID_PRODUCER_EPOCH})
+
+
+def new_producer(partitions: int) -> TxnProducer:
+    """A producer before initTransactions: no producer id, nothing sent."""
+    part = cl.new_client(-1)._replace(epoch=-1)
+    return TxnProducer(TXN_INIT, -1, -1, 0, 0, (part,) * partitions, 0, 0, False)
+
+
+def _with_epoch(part: IdempotentClient, producer_id: int, epoch: int) -> IdempotentClient:
+    """A new producer id or epoch starts every partition's sequences at 0."""
+    return part._replace(producer_id=producer_id, epoch=epoch, next_seq=0, last_acked_seq=-1,
+                         epoch_bump_required=False, unresolved=-1)
+
+
+def with_producer_id(p: TxnProducer, producer_id: int, epoch: int) -> TxnProducer:
+    return p._replace(producer_id=producer_id, epoch=epoch,
+                      parts=tuple(_with_epoch(part, producer_id, epoch) for part in p.parts))
+
+
+def init_request(p: TxnProducer) -> tuple[int, int]:
+    """The (producer id, epoch) InitProducerId carries: none for initTransactions, the current pair
+    for the KIP-360 bump after an abort."""
+    return (p.producer_id, p.epoch) if p.phase == TXN_BUMP else (-1, -1)
+
+
+def on_init_producer_id(p: TxnProducer, error: int, producer_id: int, epoch: int) -> TxnProducer | None:
+    """``InitProducerIdHandler``; None: retry the request (CONCURRENT_TRANSACTIONS, coordinator errors)."""
+    if error == Errors.NONE:
+        return with_producer_id(p, producer_id, epoch)._replace(phase=TXN_READY, bump_after_abort=False)
+    if error in RETRIABLE:
+        return None
+    return _fatal(p, error)
+
+
+def _fatal(p: TxnProducer, error: int) -> TxnProducer:
+    return p._replace(phase=TXN_FENCED if error in FENCING_ERRORS else TXN_FATAL, fatal_error=int(error))
+
+
+def begin_transaction(p: TxnProducer, batches: int, now: int, consume: bool = False) -> TxnProducer:
+    """beginTransaction and ``batches`` send() calls per output partition (accumulated, not drained
+    until the partition is added to the transaction); a consume-transform-produce loop processes the
+    input record at its position."""
+    parts = list(p.parts)
+    for i, part in enumerate(parts):
+        for _ in range(batches):
+            part = cl.send(part, now)
+        parts[i] = part
+    inputs = p.inputs + (p.position,) if consume else p.inputs
+    return p._replace(phase=TXN_IN_TXN, added=0, parts=tuple(parts), inputs=inputs, offsets=0)
+
+
+def on_offset_fetch(p: TxnProducer, reaction: int, position: int) -> TxnProducer | None:
+    """The consumer's OffsetFetch answer: start at ``position``; None: retry (UNSTABLE_OFFSET_COMMIT)."""
+    from ..group.offset_fetch import FetchReaction
+    return p._replace(position=position) if reaction == FetchReaction.POSITION else None
+
+
+def on_add_offsets(p: TxnProducer, error: int) -> TxnProducer | None:
+    """The answer to AddOffsetsToTxn (the group's __consumer_offsets partition joins the transaction)."""
+    if error == Errors.NONE:
+        return p._replace(offsets=1)
+    if error in RETRIABLE:
+        return None
+    return _fatal(p, error)
+
+
+def on_txn_offset_commit(p: TxnProducer, error: int) -> TxnProducer:
+    """The answer to TxnOffsetCommit: written; a group fencing error is abortable (CommitFailedException);
+    an epoch error is fatal."""
+    if error == Errors.NONE:
+        return p._replace(offsets=2)
+    if error in FENCING_ERRORS:
+        return _fatal(p, error)
+    return _abortable(p, False)
+
+
+def partitions_to_add(p: TxnProducer) -> tuple[int, ...]:
+    """Partitions with records in the open transaction that AddPartitionsToTxn has not added yet."""
+    if p.phase != TXN_IN_TXN:
+        return ()
+    return tuple(i for i, part in enumerate(p.parts) if part.batches and not p.added >> i & 1)
+
+
+def on_add_partitions(p: TxnProducer, partition: int, error: int) -> TxnProducer | None:
+    """The answer to AddPartitionsToTxn; None: retry (CONCURRENT_TRANSACTIONS)."""
+    if error == Errors.NONE:
+        return p._replace(added=p.added | 1 << partition)
+    if error in RETRIABLE:
+        return None
+    return _fatal(p, error)
+
+
+def drain(p: TxnProducer, index: int, partition: int, now: int,
+          cfg: ClientConfig) -> tuple[TxnProducer, ProduceRequest] | None:
+    """The Sender drains the partition's next batch once the partition is in the transaction."""
+    if p.phase != TXN_IN_TXN or not p.added >> partition & 1:
+        return None
+    drained = cl.drain(p.parts[partition], index, now, cfg)
+    if drained is None:
+        return None
+    part, request = drained
+    return _set_part(p, partition, part), request
+
+
+def _set_part(p: TxnProducer, partition: int, part: IdempotentClient) -> TxnProducer:
+    return p._replace(parts=p.parts[:partition] + (part,) + p.parts[partition + 1:])
+
+
+def _abortable(p: TxnProducer, needs_bump: bool) -> TxnProducer:
+    if p.phase in (TXN_FENCED, TXN_FATAL):
+        return p
+    return p._replace(phase=TXN_ABORTABLE, bump_after_abort=p.bump_after_abort or needs_bump)
+
+
+def on_produce_response(p: TxnProducer, partition: int, resp: ProduceResponse, now: int,
+                        cfg: ClientConfig, *, ipe_abortable: bool = False) -> tuple[TxnProducer, int]:
+    """``Sender.completeBatch`` for a transactional producer: (producer, outcome).
+    ``ipe_abortable``: INVALID_PRODUCER_EPOCH is InvalidProducerEpochException (2.7+, KIP-588), an
+    abortable error that asks for an epoch bump; before, it fenced the producer."""
+    part = p.parts[partition]
+    index = next((i for i, b in enumerate(part.batches) if b.record == resp.record and b.status == INFLIGHT), -1)
+    if index < 0:
+        return p, cl.DROPPED  # the batch completed already (expired in flight): the answer is ignored
+    error = resp.error
+    if error in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER) or error in RETRIABLE:
+        part, outcome = cl.handle_produce_response(part, resp, now, cfg)
+        return _set_part(p, partition, part), outcome
+    batch = part.batches[index]
+    retry = part._replace(batches=part.batches[:index] + (batch._replace(status=RETRY),) + part.batches[index + 1:])
+    if error == Errors.UNKNOWN_PRODUCER_ID and cfg.version != "0.11":
+        if resp.log_start_offset < 0 or batch.sequence_reset:
+            return _set_part(p, partition, retry), cl.RETRIED
+        if part.last_acked_offset < resp.log_start_offset:
+            # the head of the log was removed (retention): restart the sequences, same producer id/epoch
+            restarted = _restart_sequences(retry, cfg, part.producer_id, part.epoch)
+            return _set_part(p, partition, restarted), cl.RETRIED
+    if error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and cfg.version != "0.11":
+        expected = increment_sequence(CONCRETE, max_seq=cfg.max_seq, seq=part.last_acked_seq, inc=1)
+        if part.unresolved < 0 and (batch.sequence_reset or batch.seq != expected):
+            return _set_part(p, partition, retry), cl.RETRIED
+    failed = _set_part(p, partition, _fail(part, [index]))
+    if error == Errors.INVALID_PRODUCER_EPOCH and ipe_abortable:
+        return _abortable(failed, True), cl.FAILED
+    if error in FENCING_ERRORS:
+        return _fatal(failed, error), FENCED
+    if error in (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, Errors.UNKNOWN_PRODUCER_ID):
+        if cfg.version != "kip360":
+            # before KIP-360 an OutOfOrderSequenceException (UnknownProducerIdException is one) is fatal
+            return _fatal(failed, error), cl.RAISED_OUT_OF_ORDER
+        return _abortable(failed, True), cl.FAILED
+    return _abortable(failed, False), cl.FAILED
+
+
+def give_up_in_flight(p: TxnProducer, partition: int, cfg: ClientConfig) -> TxnProducer | None:
+    """delivery.timeout.ms passes for the partition's oldest in-flight batch while its request is still
+    outstanding (KIP-91): the batch fails, its sequence is unresolved, the transaction gets an abortable
+    error, and a KIP-360 client will bump its epoch after the abort. The request may still arrive."""
+    part = p.parts[partition]
+    index = next((i for i, b in enumerate(part.batches) if b.status == INFLIGHT), -1)
+    if p.phase not in (TXN_IN_TXN, TXN_ABORTABLE) or index < 0:
+        return None
+    return _abortable(_set_part(p, partition, cl.expire_batch(part, index, cfg)), True)
+
+
+def connection_closed(p: TxnProducer, partition: int) -> TxnProducer:
+    """request.timeout.ms on the partition's connection: in-flight batches will be retried."""
+    return _set_part(p, partition, cl.connection_closed(p.parts[partition]))
+
+
+def ready_to_commit(p: TxnProducer, consume: bool = False) -> bool:
+    """commitTransaction's flush is done: every batch of the transaction was acknowledged (and, in a
+    consume-transform-produce loop, the input offset was sent to the transaction)."""
+    return p.phase == TXN_IN_TXN and not any(part.batches for part in p.parts) and (not consume or p.offsets == 2)
+
+
+def ready_to_abort(p: TxnProducer) -> bool:
+    """abortTransaction may send EndTxn: nothing is in flight (the rest is aborted first)."""
+    return p.phase == TXN_ABORTABLE and not any(b.status == INFLIGHT for part in p.parts for b in part.batches)
+
+
+def abort_undrained(p: TxnProducer) -> TxnProducer:
+    """``abortUndrainedBatches``: batches waiting in the accumulator (never sent, or re-enqueued for a
+    retry) fail with the transaction."""
+    parts = tuple(_fail(part, [i for i, b in enumerate(part.batches) if b.status in (QUEUED, RETRY)])
+                  for part in p.parts)
+    return p._replace(parts=parts)
+
+
+def on_end_txn(p: TxnProducer, commit: bool, error: int, answer: tuple[int, int], *, tv2: bool,
+               bump_after_abort: bool, cfg: ClientConfig) -> TxnProducer | None:
+    """The answer to EndTxn (None: retry, CONCURRENT_TRANSACTIONS). A TV2 answer carries the producer
+    id and bumped epoch the producer continues with (a new producer id at epoch 0 after an overflow;
+    sequences restart); a KIP-360 client bumps its epoch with InitProducerId after aborting on an
+    error that needs it (``bump_after_abort``)."""
+    if error in RETRIABLE:
+        return None
+    if error != Errors.NONE:
+        return _fatal(p, error)
+    producer_id, epoch = answer if tv2 else (p.producer_id, p.epoch)
+    return finish_transaction(p, commit, epoch, bump_after_abort=bump_after_abort, cfg=cfg, producer_id=producer_id)
+
+
+def finish_transaction(p: TxnProducer, commit: bool, epoch: int, *, bump_after_abort: bool,
+                       cfg: ClientConfig, producer_id: int | None = None) -> TxnProducer:
+    """The application's transaction is over (committed, or aborted with or without an EndTxn). A new
+    epoch restarts the sequences; under the same epoch a partition whose sequence is unresolved (a
+    batch expired in flight) is resolved as ``maybeResolveSequences`` does: in order -> nothing lost;
+    otherwise the KIP-360 client bumps its epoch and an older client cannot continue (fatal)."""
+    bit = 1 << p.txn
+    # a consume-transform-produce loop moves past the input record, or re-reads its position after an abort
+    position = (p.position + 1 if p.position >= 0 else -1) if commit else -1
+    p = p._replace(txn=p.txn + 1, added=0, committed=p.committed | bit if commit else p.committed,
+                   aborted=p.aborted if commit else p.aborted | bit, position=position, offsets=0)
+    bump = not commit and p.bump_after_abort and bump_after_abort
+    producer_id = p.producer_id if producer_id is None else producer_id
+    if (producer_id, epoch) != (p.producer_id, p.epoch):
+        return with_producer_id(p, producer_id, epoch)._replace(phase=TXN_READY, bump_after_abort=False)
+    parts = list(p.parts)
+    for i, part in enumerate(parts):
+        if part.unresolved >= 0:
+            resolved = cl.resolve_sequences(part, cfg)
+            if resolved.epoch_bump_required or resolved.producer_id != part.producer_id:
+                if cfg.version != "kip360":
+                    return _fatal(p, int(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER))
+                bump = True
+            parts[i] = resolved._replace(epoch_bump_required=False)
+    return p._replace(parts=tuple(parts), phase=TXN_BUMP if bump else TXN_READY, bump_after_abort=False)
+
+
+def restart(p: TxnProducer) -> TxnProducer:
+    """A new producer instance for the same transactional id (the application restarted it after a
+    crash, a fatal error or a long pause): no producer id yet, nothing queued or in flight (the old
+    instance's unsent records fail with it; its requests may still be in flight, on a connection the
+    new instance never reads), an open transaction counted as aborted by the application, record
+    numbering and the ghosts carried on so the properties still identify every record."""
+    open_txn = p.phase in (TXN_IN_TXN, TXN_ABORTABLE)
+    parts = []
+    for part in p.parts:
+        failed = part.failed
+        for b in part.batches:
+            failed |= 1 << b.record
+        parts.append(part._replace(batches=(), failed=failed, connection=part.connection + 1, producer_id=-1,
+                                   epoch=-1, next_seq=0, last_acked_seq=-1, epoch_bump_required=False, unresolved=-1))
+    return p._replace(phase=TXN_INIT, producer_id=-1, epoch=-1, added=0, parts=tuple(parts),
+                      txn=p.txn + 1 if open_txn else p.txn, aborted=p.aborted | (1 << p.txn if open_txn else 0),
+                      bump_after_abort=False, fatal_error=0, position=-1, offsets=0)
+
+
+def is_done(p: TxnProducer, transactions: int, input_records: int = 0) -> bool:
+    """Fenced or fatal, or between transactions with none left to run (every transaction used, or in a
+    consume-transform-produce loop every input record processed)."""
+    return p.phase in (TXN_FENCED, TXN_FATAL) or (p.phase == TXN_READY and (
+        p.txn >= transactions or (input_records > 0 and p.position >= input_records)))
+
+
+__all__ = [
+    "FENCED",
+    "FENCING_ERRORS",
+    "OUTCOME_NAMES",
+    "abort_undrained",
+    "begin_transaction",
+    "connection_closed",
+    "drain",
+    "finish_transaction",
+    "give_up_in_flight",
+    "init_request",
+    "is_done",
+    "new_producer",
+    "on_add_offsets",
+    "on_add_partitions",
+    "on_end_txn",
+    "on_init_producer_id",
+    "on_offset_fetch",
+    "on_produce_response",
+    "on_txn_offset_commit",
+    "partitions_to_add",
+    "ready_to_abort",
+    "ready_to_commit",
+    "restart",
+    "with_producer_id",
+]

@@ -1,0 +1,538 @@
+# ruff: noqa: RUF009 - _decision is dataclasses.field with the doc and reference as metadata
+"""One typed protocol switch set for every Kafka machine: each decision declared once, with its doc
+and its KIP or KAFKA reference, and named variants (Kafka releases, KIPs as designed and as
+shipped, counterfactuals) as ``Protocol`` values that every configuration can take.
+
+A field of ``Protocol`` is one protocol decision. Multi-way decisions are ``str`` Enums (the
+value is what a spec writes), yes/no decisions are bools; each field's metadata carries ``doc``
+and ``ref``. ``Protocol`` is frozen and hashable, so a machine can hold it and memoise on it.
+
+A machine declares which decisions it models and which values it can honour (``Support``). A
+variant that sets a modelled decision to a value the machine cannot honour is refused with one
+line (``refusal``); a decision the machine does not model is ignored (a Kafka release sets every
+decision, and the group-coordinator ones mean nothing to a machine without a group).
+
+Today's machines keep their own string switches (``model/variants.py``, ``eos_pipeline``);
+``legacy_switches`` derives them from a ``Protocol`` and ``LEGACY_ALIASES`` maps each of today's
+variant names to the ``Protocol`` value that reproduces it exactly, so every old name keeps
+resolving. Version claims follow ``/work/shared/reference/fidelity-audit-2026-11.md``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from enum import Enum
+from typing import Any
+
+from eoscheck.checker.registry import Switch, SwitchValue, Variant
+
+
+def _decision(default: Any, doc: str, ref: str) -> Any:
+    return field(default=default, metadata={"doc": doc, "ref": ref})
+
+
+class ClientVersion(str, Enum):
+    """How the producer client reacts to sequence errors."""
+
+    V0_11 = "0.11"
+    PRE_KIP360 = "pre-kip360"
+    KIP360 = "kip360"
+
+
+class EpochBumpMode(str, Enum):
+    """What the KIP-360 client's epoch bump does to batches that already carry a sequence."""
+
+    RESEQUENCE_INFLIGHT = "resequence_inflight"
+    FAIL_INFLIGHT = "fail_inflight"
+
+
+class UnknownProducerMode(str, Enum):
+    """The leader's answer to a producer it has no state for, sending a sequence other than 0."""
+
+    OUT_OF_ORDER = "out_of_order"
+    UNKNOWN_PRODUCER_ID = "unknown_producer_id"
+    ACCEPT = "accept"
+
+
+class InitProducerIdMode(str, Enum):
+    """The transaction coordinator's InitProducerId."""
+
+    PRE_KIP360 = "pre-kip360"
+    KIP360_DESIGNED = "kip360-designed"
+    KIP360_SHIPPED = "kip360-shipped"
+
+
+class TransactionVersion(str, Enum):
+    """The transaction protocol a transaction runs with (KIP-890 part 2's transaction.version)."""
+
+    TV1 = "tv1"
+    TV2 = "tv2"
+
+
+class PreviousProducerIdUpdate(str, Enum):
+    """Which completed coordinator transitions set previousProducerId := the producer id they start from."""
+
+    SCALA = "scala"
+    EVERY_TRANSITION = "every-transition"
+
+
+class ClientTvChange(str, Enum):
+    """Whether a transactional client switches its transaction version once, between two transactions."""
+
+    NONE = "none"
+    UPGRADE = "upgrade"
+    DOWNGRADE = "downgrade"
+
+
+class TxnOffsetCommitCheck(str, Enum):
+    """The group coordinator's checks of a TxnOffsetCommit (KIP-447's zombie fencing)."""
+
+    PRE_KIP447 = "pre-kip447"
+    V2_5 = "2.5"
+    CURRENT = "current"
+
+
+class RequireStable(str, Enum):
+    """When the consumer's OffsetFetch sets require_stable."""
+
+    ALWAYS = "always"
+    READ_COMMITTED = "read_committed"
+    NEVER = "never"
+
+
+class Deployment(str, Enum):
+    """How an exactly-once application maps producers to input partitions (an application decision)."""
+
+    PER_PARTITION = "per-partition"
+    PER_THREAD = "per-thread"
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """Every protocol decision of the Kafka model; the defaults are Kafka 3.x as shipped (3.0-3.5)."""
+
+    # --- the producer client ---------------------------------------------------------------------
+    client_version: ClientVersion = _decision(
+        ClientVersion.KIP360,
+        "producer client: 0.11 (OutOfOrderSequence raised to the application), pre-kip360 (1.0-2.4: "
+        "sequences restarted at 0 under the same epoch when the log start offset passed the last ack), "
+        "kip360 (2.5+: local epoch bump; a transactional producer aborts and bumps)",
+        "KIP-98; KIP-360 (2.5); fidelity audit C4/B2")
+    client_epoch_bump: EpochBumpMode = _decision(
+        EpochBumpMode.RESEQUENCE_INFLIGHT,
+        "KIP-360 client's epoch bump: resequence_inflight (shipped: startSequencesAtBeginning) or "
+        "fail_inflight (the KIP's text: a sequence never changes once assigned)",
+        "KIP-360")
+    client_epoch_bump_after_abort: bool = _decision(
+        True,
+        "after aborting a transaction that failed with an abortable error, the transactional client "
+        "bumps its epoch with InitProducerId(producer id, epoch) (2.5-3.9; a TV2 client does not)",
+        "KIP-360 (2.5); KAFKA-17898 (4.0 TV2 client)")
+    invalid_producer_epoch_abortable: bool = _decision(
+        True,
+        "a produce refused with INVALID_PRODUCER_EPOCH is an abortable error for the transactional client "
+        "(InvalidProducerEpochException, with an epoch bump after the abort where the client bumps; before, "
+        "the producer was fenced). 2.5-2.6 are not told apart from 2.7+",
+        "KIP-588 (2.7); fidelity audit C6")
+    client_tv_change: ClientTvChange = _decision(
+        ClientTvChange.NONE,
+        "a transactional client switches its transaction version once between two transactions: none, "
+        "upgrade (TV0 -> TV2) or downgrade (TV2 -> TV0); with a change the broker runs TV2 and each "
+        "transaction records the version it was ended with (kafka.eos_pipeline only)",
+        "KIP-890 part 2 (4.0, rolling client upgrades)")
+    # --- the partition leader ----------------------------------------------------------------------
+    broker_unknown_producer: UnknownProducerMode = _decision(
+        UnknownProducerMode.ACCEPT,
+        "a sequence other than 0 from a producer without state: out_of_order (0.11), "
+        "unknown_producer_id with the log start offset (1.0-2.4), accept (2.5+)",
+        "KIP-98; design 'spurious OutOfOrderSequence' (1.0); KIP-360 (2.5)")
+    broker_retain_producer_state: bool = _decision(
+        True,
+        "moving the log start offset keeps the producer state (before: producers whose last batch fell "
+        "below it were evicted)",
+        "KAFKA-7190 (2.4.0, cherry-picked; KIP-360 'prolonged retention'); fidelity audit A2")
+    broker_batch_cache: int = _decision(
+        5, "batches cached per producer for duplicate detection (NUM_BATCHES_TO_RETAIN; 1 in 0.11)",
+        "KAFKA-5494 (1.0)")
+    broker_duplicate_sequence_error: bool = _decision(
+        False,
+        "a same-epoch batch older than every cached batch gets DUPLICATE_SEQUENCE_NUMBER (1.0.0-1.0.1) "
+        "instead of OUT_OF_ORDER_SEQUENCE_NUMBER",
+        "KAFKA-6683 (removed in 1.0.2 and 1.1.0); fidelity audit A3")
+    partition_verification: bool = _decision(
+        False,
+        "the leader verifies with the transaction coordinator that a producer's first transactional batch "
+        "on the partition belongs to its ongoing transaction (transaction.partition.verification.enable)",
+        "KIP-890 part 1 (3.6)")
+    marker_coordinator_epoch_check: bool = _decision(
+        True,
+        "leaders refuse a marker with an older coordinator epoch (TRANSACTION_COORDINATOR_FENCED); False is "
+        "a counterfactual",
+        "KIP-98 (0.11)")
+    # --- the transaction coordinator ---------------------------------------------------------------
+    init_producer_id: InitProducerIdMode = _decision(
+        InitProducerIdMode.KIP360_SHIPPED,
+        "InitProducerId: pre-kip360 (no producer id/epoch in the request), kip360-designed (the KIP's cases "
+        "1a-2c), kip360-shipped (validPid, lastProducerEpoch, the exhaustion precondition)",
+        "KIP-98; KIP-360 (2.5)")
+    persist_last_epoch: bool = _decision(
+        False,
+        "the __transaction_state record carries LastProducerEpoch (the KIP's design; never written by Kafka "
+        "before KAFKA-20357)",
+        "KIP-360; KAFKA-20357 (trunk, 2026-04)")
+    persist_prev_producer_id: bool = _decision(
+        False,
+        "the __transaction_state record carries PreviousProducerId (the KIP's design; later trunk with "
+        "transaction.version >= 1)",
+        "KIP-360; KIP-890 part 2")
+    previous_producer_id_update: PreviousProducerIdUpdate = _decision(
+        PreviousProducerIdUpdate.SCALA,
+        "which completed transitions set previousProducerId: scala (the Scala TransactionMetadata, 2.5 .. "
+        "2025: only InitProducerId's transition to Empty and a TV2 CompleteX) or every-transition (the Java "
+        "TransactionMetadata, August 2025)",
+        "KAFKA-18884; fidelity audit B1")
+    timeout_abort_bumps_epoch: bool = _decision(
+        True,
+        "the coordinator's timeout abort fences the producer with an epoch bump (False: 0.11.0.0-0.11.0.1)",
+        "KAFKA-6119 (0.11.0.2); fidelity audit C1")
+    transaction_version: TransactionVersion = _decision(
+        TransactionVersion.TV1,
+        "tv2: every EndTxn bumps the epoch, the client continues with the bumped epoch, EndTxn retries are "
+        "recognised by the epoch one below, and an abort may start from Empty/CompleteX",
+        "KIP-890 part 2 (4.0)")
+    tv2_fence_double_bump: bool = _decision(
+        True,
+        "with tv2: the coordinator's fence-abort (transaction timeout, InitProducerId on Ongoing) bumps the "
+        "epoch twice, the fence and the TV2 abort (4.0.0); False bumps once (4.1+), so the fenced "
+        "producer's EndTxn(ABORT) is a retry",
+        "KAFKA-19367 (June 2025); fidelity audit B3")
+    rotation_markers_new_producer_id: bool = _decision(
+        False,
+        "counterfactual: a TV2 transaction whose epoch overflowed writes its markers under the new producer "
+        "id at epoch 0 (KIP-890 writes them under the old producer id with the bumped epoch)",
+        "KIP-890 part 2 (4.0)")
+    # --- the group coordinator and the application -------------------------------------------------
+    txn_offset_commit_check: TxnOffsetCommitCheck = _decision(
+        TxnOffsetCommitCheck.CURRENT,
+        "TxnOffsetCommit group fencing: none (before 2.5), 2.5-2.8, or current (3.0+)",
+        "KIP-447 (2.5); KAFKA-9365")
+    require_stable: RequireStable = _decision(
+        RequireStable.ALWAYS,
+        "when OffsetFetch sets require_stable: always (the shipped consumer), read_committed (KIP text), "
+        "never (before KIP-447)",
+        "KIP-447 (2.5)")
+    deployment: Deployment = _decision(
+        Deployment.PER_THREAD,
+        "one producer per input partition (static transactional id, Streams exactly_once) or one per "
+        "instance/thread (exactly_once_v2)",
+        "KIP-447 (Streams 2.6)")
+
+    def with_(self, **changes: Any) -> Protocol:
+        """A copy with ``changes`` (decision name -> value, enum or its spec string)."""
+        return replace(self, **{k: _coerce(k, v) for k, v in changes.items()})
+
+    def as_switches(self) -> dict[str, SwitchValue]:
+        """The decisions as spec switch values (enum -> its string)."""
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+
+    def consistency_error(self) -> str | None:
+        """One line if the decisions contradict each other (no Kafka, KIP or counterfactual has them)."""
+        if self.client_epoch_bump == EpochBumpMode.FAIL_INFLIGHT and self.client_version != ClientVersion.KIP360:
+            return "client_epoch_bump=fail_inflight needs client_version=kip360 (only the KIP-360 client bumps)"
+        if (self.transaction_version == TransactionVersion.TV2
+                and self.init_producer_id == InitProducerIdMode.PRE_KIP360):
+            return "transaction_version=tv2 needs a KIP-360 coordinator (init_producer_id is pre-kip360)"
+        if self.transaction_version == TransactionVersion.TV2 and self.client_version != ClientVersion.KIP360:
+            return "transaction_version=tv2 needs client_version=kip360"
+        if self.client_tv_change != ClientTvChange.NONE and self.client_version != ClientVersion.KIP360:
+            return "client_tv_change needs client_version=kip360 (a client that knows transaction versions)"
+        if self.broker_batch_cache < 1:
+            return "broker_batch_cache must be at least 1"
+        return None
+
+
+DECISIONS: tuple[str, ...] = tuple(f.name for f in fields(Protocol))
+
+
+def _field(name: str) -> dataclasses.Field[Any]:
+    for f in fields(Protocol):
+        if f.name == name:
+            return f
+    raise ValueError(f"unknown protocol decision {name!r}; one of {', '.join(DECISIONS)}")
+
+
+def _coerce(name: str, value: Any) -> Any:
+    kind = type(_field(name).default)
+    if issubclass(kind, Enum):
+        try:
+            return kind(value)
+        except ValueError:
+            choices = ", ".join(e.value for e in kind)  # type: ignore[attr-defined]
+            raise ValueError(f"{name}={value!r} is not one of {choices}") from None
+    if kind is bool and not isinstance(value, bool):
+        raise ValueError(f"{name} must be true or false, got {value!r}")
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    return value
+
+
+def _plain(value: Any) -> SwitchValue:
+    return value.value if isinstance(value, Enum) else value
+
+
+def decision_doc(name: str) -> str:
+    f = _field(name)
+    return f"{f.metadata['doc']} [{f.metadata['ref']}]"
+
+
+def from_switches(values: Mapping[str, SwitchValue]) -> Protocol:
+    """A ``Protocol`` from spec switch values (unknown names and bad values: ValueError, one line)."""
+    return Protocol().with_(**dict(values))
+
+
+def protocol_switches() -> dict[str, Switch]:
+    """The ``ModelDef`` switches, generated from the dataclass (doc + reference, default, choices)."""
+    out: dict[str, Switch] = {}
+    for f in fields(Protocol):
+        default = f.default
+        choices: tuple[SwitchValue, ...] = ()
+        if isinstance(default, Enum):
+            choices = tuple(e.value for e in type(default))
+        out[f.name] = Switch(decision_doc(f.name), _plain(default), choices)
+    return out
+
+
+# --- named variants ---------------------------------------------------------------------------------
+
+_P = Protocol()
+
+#: Kafka 0.11.0.0-0.11.0.1 as released
+KAFKA_0_11_0_0 = _P.with_(
+    client_version="0.11", client_epoch_bump_after_abort=False, broker_unknown_producer="out_of_order",
+    broker_retain_producer_state=False, broker_batch_cache=1, init_producer_id="pre-kip360",
+    timeout_abort_bumps_epoch=False, txn_offset_commit_check="pre-kip447", require_stable="never",
+    deployment="per-partition", invalid_producer_epoch_abortable=False)
+KAFKA_0_11_0_2 = KAFKA_0_11_0_0.with_(timeout_abort_bumps_epoch=True)
+KAFKA_1_0_0 = KAFKA_0_11_0_2.with_(client_version="pre-kip360", broker_unknown_producer="unknown_producer_id",
+                                   broker_batch_cache=5, broker_duplicate_sequence_error=True)
+KAFKA_1_0_2 = KAFKA_1_0_0.with_(broker_duplicate_sequence_error=False)
+KAFKA_2_4 = KAFKA_1_0_2.with_(broker_retain_producer_state=True)
+KAFKA_2_5 = KAFKA_2_4.with_(client_version="kip360", client_epoch_bump_after_abort=True,
+                            invalid_producer_epoch_abortable=True,
+                            broker_unknown_producer="accept", init_producer_id="kip360-shipped",
+                            txn_offset_commit_check="2.5", require_stable="always", deployment="per-thread")
+KAFKA_3_0 = KAFKA_2_5.with_(txn_offset_commit_check="current")
+KAFKA_3_6 = KAFKA_3_0.with_(partition_verification=True)
+KAFKA_4_0 = KAFKA_3_6.with_(transaction_version="tv2", client_epoch_bump_after_abort=False)
+#: a what-if of two switches, never released as such (fidelity audit C7)
+KAFKA_LATER_TRUNK = KAFKA_4_0.with_(persist_prev_producer_id=True)
+#: trunk after KAFKA-19367 (one bump per fence-abort) and the Java TransactionMetadata (KAFKA-18884),
+#: before KAFKA-20310 / KAFKA-20357 persisted PreviousProducerId and lastProducerEpoch
+KAFKA_JAVA_COORDINATOR = KAFKA_4_0.with_(tv2_fence_double_bump=False, previous_producer_id_update="every-transition")
+KAFKA_TRUNK_2026 = KAFKA_JAVA_COORDINATOR.with_(persist_prev_producer_id=True, persist_last_epoch=True)
+
+
+@dataclass(frozen=True)
+class NamedProtocol:
+    doc: str
+    protocol: Protocol
+
+
+VARIANTS: dict[str, NamedProtocol] = {
+    # Kafka releases
+    "kafka-0.11.0.0": NamedProtocol("Kafka 0.11.0.0-0.11.0.1: the first EOS release; the timeout abort keeps the "
+                                    "epoch, one cached batch, unknown producers get OUT_OF_ORDER_SEQUENCE_NUMBER",
+                                    KAFKA_0_11_0_0),
+    "kafka-0.11.0.2": NamedProtocol("Kafka 0.11.0.2: the timeout abort fences with an epoch bump (KAFKA-6119)",
+                                    KAFKA_0_11_0_2),
+    "kafka-1.0.0": NamedProtocol("Kafka 1.0.0-1.0.1: UNKNOWN_PRODUCER_ID with the log start offset, five cached "
+                                 "batches, DUPLICATE_SEQUENCE_NUMBER for an old duplicate, the pre-KIP-360 client",
+                                 KAFKA_1_0_0),
+    "kafka-1.0.2-2.3": NamedProtocol("Kafka 1.0.2, 1.1 and 2.0-2.3: as 1.0.0 without the duplicate error "
+                                     "(KAFKA-6683); producer state evicted when the log start offset passes it",
+                                     KAFKA_1_0_2),
+    "kafka-2.4": NamedProtocol("Kafka 2.4: as 2.3, but producer state survives log start offset moves "
+                               "(KAFKA-7190, cherry-picked into 2.4.0)", KAFKA_2_4),
+    "kafka-2.5-2.8": NamedProtocol("Kafka 2.5-2.8: KIP-360 (client bump, retry-safe InitProducerId, unknown "
+                                   "producers accepted), KIP-447 with the 2.5 TxnOffsetCommit checks", KAFKA_2_5),
+    "kafka-3.0-3.5": NamedProtocol("Kafka 3.0-3.5: KIP-447 with the current TxnOffsetCommit checks", KAFKA_3_0),
+    "kafka-3.6-3.9": NamedProtocol("Kafka 3.6-3.9: KIP-890 part 1 (leaders verify a first transactional batch "
+                                   "with the coordinator)", KAFKA_3_6),
+    "kafka-4.0": NamedProtocol("Kafka 4.0 with transaction.version 2: KIP-890 parts 1 and 2 (an epoch bump per "
+                               "transaction); the TV2 client does not bump after an abort", KAFKA_4_0),
+    "kafka-later-trunk": NamedProtocol("what-if, never released as such: 4.0 with PreviousProducerId persisted "
+                                       "and lastProducerEpoch not (fidelity audit C7)", KAFKA_LATER_TRUNK),
+    "kafka-java-coordinator": NamedProtocol("trunk August 2025 - March 2026: the Java TransactionMetadata "
+                                            "(KAFKA-18884: every transition sets previousProducerId), one bump "
+                                            "per TV2 fence-abort (KAFKA-19367), nothing extra persisted",
+                                            KAFKA_JAVA_COORDINATOR),
+    "kafka-trunk-2026": NamedProtocol("trunk after KAFKA-20310 / KAFKA-20357 (2026-03/04): the Java coordinator "
+                                      "with PreviousProducerId and lastProducerEpoch persisted", KAFKA_TRUNK_2026),
+    # KIPs as designed
+    "kip360-designed": NamedProtocol("KIP-360 as its text designs it: retry-safe InitProducerId with the last "
+                                     "producer id/epoch persisted, sequences permanent once assigned",
+                                     KAFKA_2_5.with_(init_producer_id="kip360-designed", persist_last_epoch=True,
+                                                     persist_prev_producer_id=True, client_epoch_bump="fail_inflight")),
+    "kip447-designed": NamedProtocol("KIP-447 as its text designs it: require_stable only for read_committed "
+                                     "consumers", KAFKA_3_0.with_(require_stable="read_committed")),
+    # counterfactuals
+    "timeout-abort-no-bump": NamedProtocol("counterfactual: 3.x with the 0.11.0.0 timeout abort (no epoch bump)",
+                                           KAFKA_3_0.with_(timeout_abort_bumps_epoch=False)),
+    "no-coordinator-epoch-check": NamedProtocol("counterfactual: leaders accept markers of an old coordinator",
+                                                KAFKA_3_0.with_(marker_coordinator_epoch_check=False)),
+    "tv2-rotation-markers-new-producer-id": NamedProtocol(
+        "counterfactual: 4.0, but a transaction that rotates the producer id at epoch overflow writes its "
+        "markers under the new producer id", KAFKA_4_0.with_(rotation_markers_new_producer_id=True)),
+    "tv2-without-verification": NamedProtocol("counterfactual: 4.0's per-transaction epoch bump without KIP-890 "
+                                              "part 1's verification", KAFKA_4_0.with_(partition_verification=False)),
+}
+
+DEFAULT_VARIANT = "kafka-3.0-3.5"
+
+
+def protocol_variants() -> dict[str, Variant]:
+    """The named variants as ``ModelDef`` variants (every decision spelled out)."""
+    return {name: Variant(v.doc, v.protocol.as_switches()) for name, v in VARIANTS.items()}
+
+
+# --- what a machine can honour ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Support:
+    """The decisions a machine models, each with the values it can honour; unlisted decisions are not
+    modelled and are ignored (they cannot change its behaviour)."""
+
+    machine: str
+    honours: Mapping[str, frozenset[Any]]
+    #: why a value is missing, per decision (shown in the refusal)
+    why: Mapping[str, str] = field(default_factory=dict)
+
+
+def refusal(protocol: Protocol, support: Support) -> str | None:
+    """One line if ``support.machine`` cannot honour ``protocol``; None if it can."""
+    error = protocol.consistency_error()
+    if error is not None:
+        return error
+    for name, allowed in support.honours.items():
+        value = getattr(protocol, name)
+        if value not in allowed:
+            reason = support.why.get(name, "")
+            return (f"{support.machine} cannot honour {name}={_plain(value)}"
+                    + (f" ({reason})" if reason else "")
+                    + f"; it honours {', '.join(sorted(str(_plain(v)) for v in allowed))}")
+    return None
+
+
+# --- today's machines: their string switches and variant names ---------------------------------------
+
+IDEMPOTENT, INIT, PIPELINE = "kafka.idempotent_produce", "kafka.init_producer_id", "kafka.eos_pipeline"
+
+#: the decisions each of today's machines reads, under its switch names (decision -> legacy switch)
+_LEGACY_NAMES: dict[str, dict[str, str]] = {
+    IDEMPOTENT: {"broker_unknown_producer": "broker_unknown_producer",
+                 "broker_retain_producer_state": "broker_retain_producer_state",
+                 "broker_batch_cache": "broker_batch_cache",
+                 "broker_duplicate_sequence_error": "broker_duplicate_sequence_error",
+                 "client_version": "client_version", "client_epoch_bump": "client_epoch_bump"},
+    INIT: {"init_producer_id": "init_producer_id", "persist_last_epoch": "persist_last_epoch",
+           "persist_prev_producer_id": "persist_prev_producer_id",
+           "previous_producer_id_update": "previous_producer_id_update"},
+    PIPELINE: {"deployment": "deployment", "txn_offset_commit_check": "txn_offset_commit_check",
+               "require_stable": "require_stable", "timeout_abort_bumps_epoch": "timeout_abort_bumps_epoch",
+               "partition_verification": "kip890_verification",
+               "client_epoch_bump_after_abort": "client_epoch_bump_after_abort",
+               "transaction_version": "tv2_epoch_bump",
+               "client_tv_change": "client_tv_change",
+               "tv2_fence_double_bump": "tv2_fence_double_bump",
+               "invalid_producer_epoch_abortable": "invalid_producer_epoch_abortable",
+               "marker_coordinator_epoch_check": "marker_coordinator_epoch_check"},
+}
+
+
+def legacy_switches(protocol: Protocol, machine: str) -> dict[str, SwitchValue]:
+    """The string switches of one of today's machines for ``protocol`` (the thin adapter)."""
+    out: dict[str, SwitchValue] = {}
+    for decision, legacy in _LEGACY_NAMES[machine].items():
+        value = getattr(protocol, decision)
+        if decision == "transaction_version":
+            out[legacy] = value == TransactionVersion.TV2
+        else:
+            out[legacy] = _plain(value)
+    return out
+
+
+_SHIPPED = KAFKA_3_0  # the shipped 2.5+ choices of the part-1 machines
+
+#: (machine, today's variant name) -> the Protocol that reproduces that variant's switches exactly
+LEGACY_ALIASES: dict[tuple[str, str], Protocol] = {
+    (IDEMPOTENT, "broker-0.11"): KAFKA_0_11_0_0,
+    (IDEMPOTENT, "broker-1.0.0-1.0.1"): KAFKA_1_0_0,
+    (IDEMPOTENT, "broker-1.0.2-1.1"): KAFKA_1_0_2,
+    (IDEMPOTENT, "broker-2.0-2.3"): KAFKA_1_0_2,
+    (IDEMPOTENT, "broker-2.4"): KAFKA_2_4,
+    (IDEMPOTENT, "kip360-client-old-broker"): KAFKA_1_0_2.with_(client_version="kip360"),
+    (IDEMPOTENT, "kip360-designed"): VARIANTS["kip360-designed"].protocol,
+    (IDEMPOTENT, "kafka-shipped"): _SHIPPED,
+    (INIT, "pre-kip360"): KAFKA_2_4,
+    (INIT, "kip360-designed"): VARIANTS["kip360-designed"].protocol,
+    (INIT, "kafka-shipped"): _SHIPPED,
+    (INIT, "kafka-later-trunk"): _SHIPPED.with_(persist_prev_producer_id=True),
+    # the init machine has no TV2, so its trunk names are the shipped TV1 coordinator with their changes
+    (INIT, "kafka-java-coordinator"): _SHIPPED.with_(previous_producer_id_update="every-transition"),
+    (INIT, "kafka-2026-trunk"): _SHIPPED.with_(previous_producer_id_update="every-transition",
+                                               persist_prev_producer_id=True, persist_last_epoch=True),
+    (PIPELINE, "eos-beta-kip447"): _SHIPPED,
+    (PIPELINE, "eos-beta-2.5"): KAFKA_2_5,
+    (PIPELINE, "eos-beta-pre-kip447"): _SHIPPED.with_(txn_offset_commit_check="pre-kip447", require_stable="never"),
+    (PIPELINE, "eos-alpha-pre-kip447"): _SHIPPED.with_(deployment="per-partition",
+                                                       txn_offset_commit_check="pre-kip447", require_stable="never"),
+    (PIPELINE, "eos-alpha-kip447"): _SHIPPED.with_(deployment="per-partition"),
+    (PIPELINE, "kafka-2.4-eos-alpha"): KAFKA_2_4,
+    (PIPELINE, "kafka-0.11-eos-alpha"): KAFKA_0_11_0_0,
+    (PIPELINE, "timeout-abort-no-bump"): VARIANTS["timeout-abort-no-bump"].protocol,
+    (PIPELINE, "no-coordinator-epoch-check"): VARIANTS["no-coordinator-epoch-check"].protocol,
+    (PIPELINE, "kip890-verification"): KAFKA_3_6,
+    (PIPELINE, "kip890-tv2"): KAFKA_3_6.with_(transaction_version="tv2"),
+    (PIPELINE, "kip890-tv2-kafka-19367"): KAFKA_3_6.with_(transaction_version="tv2", tv2_fence_double_bump=False),
+    (PIPELINE, "tv2-client-upgrade"): KAFKA_3_6.with_(client_tv_change="upgrade"),
+    (PIPELINE, "tv2-client-downgrade"): KAFKA_3_6.with_(transaction_version="tv2", client_tv_change="downgrade"),
+    (PIPELINE, "tv2-without-verification"): _SHIPPED.with_(transaction_version="tv2"),
+    (PIPELINE, "timeout-abort-no-bump-kip890"): KAFKA_3_6.with_(timeout_abort_bumps_epoch=False),
+}
+
+
+#: what today's machines can honour (refusal): the pipeline's coordinator is hard-wired to KIP-360 as
+#: shipped without persistence; the init machine has no TV2; the idempotent machine has no
+#: transactions (its decisions are all of its switches, every value honoured)
+LEGACY_SUPPORT: dict[str, Support] = {
+    IDEMPOTENT: Support(IDEMPOTENT, {"transaction_version": frozenset({TransactionVersion.TV1}),
+                                     "partition_verification": frozenset({False})},
+                        {"transaction_version": "no transactions", "partition_verification": "no transactions"}),
+    INIT: Support(INIT, {"transaction_version": frozenset({TransactionVersion.TV1})},
+                  {"transaction_version": "its EndTxn is the TV1 rule"}),
+    PIPELINE: Support(PIPELINE, {"init_producer_id": frozenset({InitProducerIdMode.KIP360_SHIPPED}),
+                                 "persist_last_epoch": frozenset({False}),
+                                 "persist_prev_producer_id": frozenset({False})},
+                      {"init_producer_id": "its coordinator is hard-wired to KIP-360 as shipped",
+                       "persist_last_epoch": "its transaction log is hard-wired",
+                       "persist_prev_producer_id": "its transaction log is hard-wired"}),
+}
+
+
+def resolve(name: str, machine: str | None = None) -> Protocol:
+    """A variant by name: with ``machine``, that machine's own (today's) name first; then a named
+    ``Protocol``; then a legacy name of any machine when it is unambiguous. Unknown: ValueError, one line."""
+    if machine is not None and (machine, name) in LEGACY_ALIASES:
+        return LEGACY_ALIASES[(machine, name)]
+    if name in VARIANTS:
+        return VARIANTS[name].protocol
+    found = {p for (m, n), p in LEGACY_ALIASES.items() if n == name}
+    if len(found) == 1:
+        return found.pop()
+    if found:
+        raise ValueError(f"variant {name!r} means different things for different machines; name the machine")
+    raise ValueError(f"unknown variant {name!r}; one of {', '.join(sorted(VARIANTS))} "
+                     f"(or a legacy name: {', '.join(sorted({n for _, n in LEGACY_ALIASES}))})")

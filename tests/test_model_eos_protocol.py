@@ -1,0 +1,138 @@
+"""model/protocol.py: the typed protocol switch set, its named variants, refusals and the legacy aliases."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from enum import Enum
+
+import pytest
+from eoscheck.checker.cli import main
+from eoscheck.model import protocol as P
+from eoscheck.model.machines import eos_pipeline
+from eoscheck.model.machines.eos import SUPPORT, EosMachine
+from eoscheck.model.machines.eos_model import BOUNDS
+from eoscheck.model.variants import (
+    IDEMPOTENT_SWITCHES,
+    IDEMPOTENT_VARIANTS,
+    INIT_SWITCHES,
+    INIT_VARIANTS,
+)
+
+LEGACY = {P.IDEMPOTENT: (IDEMPOTENT_SWITCHES, IDEMPOTENT_VARIANTS), P.INIT: (INIT_SWITCHES, INIT_VARIANTS),
+          P.PIPELINE: (eos_pipeline.SWITCHES, eos_pipeline.VARIANTS)}
+
+
+@pytest.mark.parametrize(("machine", "name"), sorted(P.LEGACY_ALIASES))
+def test_legacy_alias_reproduces_the_old_variant_exactly(machine: str, name: str) -> None:
+    switches, variants = LEGACY[machine]
+    expected = {k: s.default for k, s in switches.items()}
+    expected.update(variants[name].switches)
+    assert P.legacy_switches(P.resolve(name, machine), machine) == expected
+
+
+def test_every_old_variant_name_has_an_alias() -> None:
+    for machine, (_, variants) in LEGACY.items():
+        assert set(variants) == {n for m, n in P.LEGACY_ALIASES if m == machine}, machine
+
+
+def test_every_decision_is_typed_documented_and_referenced() -> None:
+    switches = P.protocol_switches()
+    assert set(switches) == {f.name for f in fields(P.Protocol)}
+    for f in fields(P.Protocol):
+        assert f.metadata["doc"] and f.metadata["ref"], f.name
+        assert f.metadata["ref"] in switches[f.name].doc
+        if isinstance(f.default, Enum):
+            assert switches[f.name].choices == tuple(e.value for e in type(f.default))
+        else:
+            assert isinstance(f.default, (bool, int)) and not switches[f.name].choices
+
+
+def test_switch_values_round_trip_through_the_dataclass() -> None:
+    for name, v in P.VARIANTS.items():
+        assert P.from_switches(v.protocol.as_switches()) == v.protocol, name
+        assert v.protocol.consistency_error() is None, name
+
+
+def test_kafka_releases_differ_by_the_fixes_they_shipped() -> None:
+    def diff(a: P.Protocol, b: P.Protocol) -> set[str]:
+        return {f.name for f in fields(P.Protocol) if getattr(a, f.name) != getattr(b, f.name)}
+    assert diff(P.KAFKA_0_11_0_0, P.KAFKA_0_11_0_2) == {"timeout_abort_bumps_epoch"}  # KAFKA-6119
+    assert diff(P.KAFKA_1_0_0, P.KAFKA_1_0_2) == {"broker_duplicate_sequence_error"}  # KAFKA-6683
+    assert diff(P.KAFKA_1_0_2, P.KAFKA_2_4) == {"broker_retain_producer_state"}  # KAFKA-7190
+    assert diff(P.KAFKA_3_0, P.KAFKA_3_6) == {"partition_verification"}  # KIP-890 part 1
+    assert diff(P.KAFKA_3_6, P.KAFKA_4_0) == {"transaction_version", "client_epoch_bump_after_abort"}
+    assert diff(P.KAFKA_4_0, P.KAFKA_JAVA_COORDINATOR) == {"tv2_fence_double_bump",  # KAFKA-19367
+                                                           "previous_producer_id_update"}  # KAFKA-18884
+    assert diff(P.KAFKA_JAVA_COORDINATOR, P.KAFKA_TRUNK_2026) == {"persist_prev_producer_id", "persist_last_epoch"}
+    assert not P.KAFKA_2_4.invalid_producer_epoch_abortable and P.KAFKA_2_5.invalid_producer_epoch_abortable
+
+
+def test_kafka_eos_passes_the_fence_bump_decision_to_the_timeout_abort() -> None:
+    from eoscheck.model.state import TxnMetadata
+    from eoscheck.model.transactions.codes import TxnState
+    bounds = {n: b.default for n, b in BOUNDS.items()}
+    ongoing = TxnMetadata(True, 3, -1, 1, 0, int(TxnState.ONGOING), False, -1, (0,), -1, 2)
+    epochs = {name: EosMachine(P.VARIANTS[name].protocol, bounds).timeout_abort(ongoing)["txn"].epoch
+              for name in ("kafka-4.0", "kafka-java-coordinator")}
+    assert epochs == {"kafka-4.0": 3, "kafka-java-coordinator": 2}  # two bumps before KAFKA-19367, one after
+
+
+def test_kafka_eos_refuses_a_client_transaction_version_change_in_one_line() -> None:
+    bounds = {n: b.default for n, b in BOUNDS.items()}
+    with pytest.raises(ValueError, match="^kafka.eos cannot honour client_tv_change=upgrade"):
+        EosMachine(P.KAFKA_4_0.with_(client_tv_change="upgrade"), bounds)
+
+
+def test_bad_values_are_refused_in_one_line() -> None:
+    with pytest.raises(ValueError, match=r"^client_version='1\.0' is not one of 0\.11, pre-kip360, kip360$"):
+        P.Protocol().with_(client_version="1.0")
+    with pytest.raises(ValueError, match="unknown protocol decision 'tv3'"):
+        P.Protocol().with_(tv3=True)
+    with pytest.raises(ValueError, match="must be true or false"):
+        P.Protocol().with_(partition_verification="yes")
+    with pytest.raises(ValueError, match="unknown variant 'kafka-9'"):
+        P.resolve("kafka-9")
+
+
+def test_resolve_prefers_the_machines_own_name_then_a_named_protocol(monkeypatch) -> None:
+    assert P.resolve("tv2-without-verification", P.PIPELINE).client_epoch_bump_after_abort is True
+    assert P.resolve("tv2-without-verification").client_epoch_bump_after_abort is False
+    assert P.resolve("broker-2.0-2.3") == P.KAFKA_1_0_2  # unambiguous legacy name, any machine
+    assert P.resolve("broker-2.4") == P.KAFKA_2_4
+    assert P.resolve("kafka-shipped") == P.resolve("kafka-shipped", P.INIT) == P.KAFKA_3_0
+    monkeypatch.setitem(P.LEGACY_ALIASES, ("kafka.other", "kafka-shipped"), P.KAFKA_2_4)
+    with pytest.raises(ValueError, match="different things for different machines"):
+        P.resolve("kafka-shipped")
+
+
+def test_a_machine_refuses_what_it_cannot_honour_in_one_line() -> None:
+    designed = P.VARIANTS["kip360-designed"].protocol
+    why = P.refusal(designed, P.LEGACY_SUPPORT[P.PIPELINE])
+    assert why is not None and "\n" not in why
+    assert why.startswith("kafka.eos_pipeline cannot honour init_producer_id=kip360-designed")
+    assert P.refusal(designed, P.LEGACY_SUPPORT[P.INIT]) is None
+    assert "transaction_version=tv2" in (P.refusal(P.KAFKA_4_0, P.LEGACY_SUPPORT[P.INIT]) or "")
+
+
+def test_the_pipelines_old_release_variants_are_the_ones_it_cannot_honour() -> None:
+    refused = {n for (m, n), p in P.LEGACY_ALIASES.items() if P.refusal(p, P.LEGACY_SUPPORT[m])}
+    # its coordinator is hard-wired to KIP-360 as shipped, so "Kafka 2.4" / "0.11" there are approximate
+    assert refused == {"kafka-2.4-eos-alpha", "kafka-0.11-eos-alpha"}
+
+
+def test_kafka_eos_honours_every_named_variant_and_refuses_contradictions() -> None:
+    bounds = {n: b.default for n, b in BOUNDS.items()}
+    for name, v in P.VARIANTS.items():
+        assert P.refusal(v.protocol, SUPPORT) is None, name
+        EosMachine(v.protocol, bounds)
+    with pytest.raises(ValueError, match="^transaction_version=tv2 needs a KIP-360 coordinator"):
+        EosMachine(P.KAFKA_4_0.with_(init_producer_id="pre-kip360"), bounds)
+
+
+def test_cli_refuses_an_impossible_variant_in_one_line(tmp_path, capsys) -> None:
+    spec = tmp_path / "bad.toml"
+    spec.write_text('model = "kafka.eos"\nvariant = "kafka-4.0"\n[switches]\nclient_version = "0.11"\n')
+    code = main(["check", str(spec), "--out", str(tmp_path), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert "transaction_version=tv2 needs client_version=kip360" in err
