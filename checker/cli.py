@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from .adhoc import resolve_specs
 from .counterexample import (
     CounterexampleError,
     counterexample_from_violation,
@@ -78,6 +79,18 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def add_adhoc_arguments(parser: argparse.ArgumentParser, with_model: bool = False) -> None:
+    what = parser.add_argument_group("what if (no file needed; validated like a spec's tables)")
+    if with_model:
+        what.add_argument("--model", metavar="MODEL",
+                          help="run MODEL with its defaults, without a spec file")
+        what.add_argument("--variant", metavar="NAME", help="run this variant of the model")
+    what.add_argument("--set", action="append", metavar="SWITCH=VALUE",
+                      help="override one switch (repeatable)")
+    what.add_argument("--bound", action="append", metavar="NAME=VALUE",
+                      help="set one bound (repeatable)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from eoscheck import __version__
 
@@ -90,9 +103,13 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="run specs and compare with their expected verdicts",
                            description="Run specs (a directory means its *.toml files) and print a "
                            "verdict table. Exit 0 when every spec meets its expected verdict, 1 "
-                           "when one does not, 2 for bad input.")
-    check.add_argument("paths", nargs="+", metavar="SPEC|DIR",
+                           "when one does not, 2 for bad input. An ad hoc run (--model, --variant, "
+                           "--set, --bound) expects every property to hold and is named after its "
+                           "configuration (SPEC+variant+key=value): its counterexample files never "
+                           "overwrite the spec's.")
+    check.add_argument("paths", nargs="*", metavar="SPEC|DIR",
                        help="spec files, or directories of *.toml specs (not recursive)")
+    add_adhoc_arguments(check, with_model=True)
     eng = check.add_argument_group("engine (override the spec's [check] table)")
     eng.add_argument("--engine", choices=ENGINES, help="exploration strategy")
     eng.add_argument("--continue", dest="continue_", action="store_true",
@@ -248,7 +265,7 @@ def cli_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_check(args: argparse.Namespace) -> int:
     # Validate every spec, option and output path before importing the engine or running anything.
-    specs = load_specs(args.paths)
+    specs = resolve_specs(args, load_specs)
     check_options(args, specs)
     check_outputs(args, specs)
 
