@@ -148,6 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     check.set_defaults(func=cmd_check)
 
+    from .cli_compare import add_compare_parser, cmd_compare
+    add_compare_parser(sub, cmd_compare, _positive_int, _positive_float)
+
     lst = sub.add_parser("list", help="list models (variants, switches, bounds, properties) and specs")
     lst.add_argument("model", nargs="?", help="show only this model")
     lst.add_argument("--specs", default="specs", metavar="DIR",
@@ -208,6 +211,7 @@ def _run(argv: list[str]) -> int:
         return run_conform(argv[1:], _Parser, BadInput)
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = argv  # the command line, for outputs that say how to reproduce them
     return int(args.func(args))
 
 
