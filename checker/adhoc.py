@@ -29,6 +29,7 @@ from .spec import (
     _switches,
     _Validator,
 )
+from .sweep import Sweep, split_sweep
 
 
 @dataclass(frozen=True)
@@ -156,8 +157,18 @@ def resolve_specs(args: Any, load: Callable[[Sequence[str]], list[Spec]]) -> lis
                         "SPEC paths, not both")
     if model is None and not args.paths:
         raise SpecError("the following arguments are required: SPEC|DIR (or --model MODEL)")
+    fixed, sweep = split_sweep(adhoc.bounds)
     specs = [model_spec(model)] if model is not None else load(args.paths)
     if adhoc and len(specs) > 1:
         raise SpecError(f"--variant, --set and --bound apply to one spec; {len(specs)} were given")
-    return [apply_adhoc(s, adhoc) for s in specs]
+    if sweep is None:
+        return [apply_adhoc(s, adhoc) for s in specs]
+    # one run per value, each validated as if given alone (so 0 or 99 is refused up front)
+    return [apply_adhoc(specs[0], replace(adhoc, bounds=(*fixed, f"{sweep.bound}={value}")))
+            for value in sweep.values]
 
+
+
+def sweep_of(args: Any) -> Sweep | None:
+    """The ``--bound NAME=LO..HI`` of a ``check`` run, if any (already validated)."""
+    return split_sweep(adhoc_from_args(args).bounds)[1]

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .adhoc import resolve_specs
+from .adhoc import resolve_specs, sweep_of
 from .counterexample import (
     CounterexampleError,
     counterexample_from_violation,
@@ -34,6 +34,7 @@ from .spec import (
     load_spec,
     spec_to_options,
 )
+from .sweep import print_sweep
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 ENGINES = tuple(STRATEGIES)
@@ -88,7 +89,9 @@ def add_adhoc_arguments(parser: argparse.ArgumentParser, with_model: bool = Fals
     what.add_argument("--set", action="append", metavar="SWITCH=VALUE",
                       help="override one switch (repeatable)")
     what.add_argument("--bound", action="append", metavar="NAME=VALUE",
-                      help="set one bound (repeatable)")
+                      help="set one bound (repeatable)" + ("; NAME=LO..HI runs once per value "
+                                                            "and shows how the counts grow"
+                                                            if with_model else ""))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -316,6 +319,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             console.print()
         outcomes.append(outcome)
     print_table(console, outcomes)
+    sweep = sweep_of(args)
+    if sweep is not None:
+        print_sweep(console, sweep, outcomes)
     traces = sum(len(o.counterexamples) for o in outcomes)
     if traces and not args.quiet and not args.verbose:
         # the shortest path as the example: a path cannot wrap, and 80 columns should hold it

@@ -117,3 +117,44 @@ def test_nothing_to_check_and_unknown_model(capsys) -> None:
 def test_adhoc_options_refuse_several_specs(capsys) -> None:
     code, _, err = run(capsys, "check", str(REPO / "specs"), "--bound", "records=2")
     one_line_error(code, err, "apply to one spec")
+
+
+# ------------------------------------------------------------------------------- bound sweeps
+
+
+def test_bound_sweep_shows_growth_and_where_the_verdict_flips(tmp_path: Path, capsys) -> None:
+    code, out, _ = run(capsys, "check", REORDER, "--bound", "records=1..3", "--out", str(tmp_path),
+                       "--no-progress", "--quiet")
+    assert code == 1, out  # records=2 and 3 violate NoDuplicates; an ad hoc run expects holds
+    sweep = out[out.index("sweep of records:"):].splitlines()
+    rows = {line.split()[0]: line.split() for line in sweep[2:5]}
+    assert rows["1"][1] == "24" and rows["1"][-1] == "holds"
+    assert rows["2"][1] == "188" and rows["2"][2] == "x7.83" and "<-" in sweep[3]
+    assert rows["3"][1] == "574" and "flips" not in sweep[4]
+    assert "the verdict flips at records = 2" in out
+    # each value is its own run with its own counterexample files
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".itf.json")) == [
+        "first-write-reorder-duplicate-shipped_records_2.NoDuplicates.json",
+        "first-write-reorder-duplicate-shipped_records_3.NoDuplicates.json"]
+
+
+def test_sweep_with_no_flip_says_so(tmp_path: Path, capsys) -> None:
+    code, out, _ = run(capsys, "check", REORDER, "--variant", "kip360-designed", "--bound",
+                       "records=1..2", "--out", str(tmp_path), "--no-progress", "--quiet")
+    assert code == 0, out
+    assert "the verdict is the same for every value of records" in out
+
+
+@pytest.mark.parametrize(("bounds", "fragment"), [
+    (["records=0..3"], "bound 'records' = 0 is out of range"),
+    (["records=3..1"], "is empty"),
+    (["records=1..x"], "a sweep is NAME=LO..HI"),
+    (["records=1..2", "max_in_flight=1..2"], "sweep one bound at a time"),
+    (["nope=1..2"], "unknown bound 'nope'"),
+])
+def test_bad_sweeps_are_one_line_exit_2(tmp_path: Path, capsys, bounds: list[str],
+                                        fragment: str) -> None:
+    argv = [a for b in bounds for a in ("--bound", b)]
+    code, _, err = run(capsys, "check", REORDER, *argv, "--out", str(tmp_path))
+    one_line_error(code, err, fragment)
+    assert not list(tmp_path.iterdir())
