@@ -139,7 +139,8 @@ def render(console: Any, comparison: Comparison) -> None:
     defaults = {n: b.default for n, b in find_model(spec.model).bounds.items()}
     # the bounds the spec sets; the rest are the model's defaults (eoscheck list MODEL)
     bounds = ", ".join(f"{k}={v}" for k, v in comparison.columns[0].spec.bounds.items()
-                       if defaults.get(k) != v) or "default bounds"
+                       if defaults.get(k) != v)
+    bounds = f"bounds {bounds}, others default" if bounds else "default bounds"
     say(f"compare {spec.name} ({spec.model}; {bounds})", style="bold")
     say("")
     header = ["property", *(c.label for c in comparison.columns)]
