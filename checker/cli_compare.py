@@ -19,7 +19,7 @@ from .compare import Column, Comparison, Divergence, divergences, properties_of,
 from .registry import find_model
 from .spec import Spec, SpecError, build_machine, load_spec, spec_to_options
 
-DESCRIPTION = __doc__.split("\n\n", 1)[1].replace("\n", " ") if __doc__ else ""
+DESCRIPTION = __doc__.split("\n\n", 1)[1].replace("\n", " ").replace("``", "") if __doc__ else ""
 #: fields of a "differs" divergence shown before "... and N more"
 DIFF_SHOWN = 12
 
@@ -166,7 +166,8 @@ def render(console: Any, comparison: Comparison) -> None:
     differing = comparison.differing()
     if not differing:
         say("")
-        say("every property has the same verdict in every column")
+        say("every property has the same verdict in every column"
+            + (" (an incomplete run proves nothing)" if incomplete else ""))
     for d in comparison.divergences:
         say("")
         _render_divergence(say, comparison, d)

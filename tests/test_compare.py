@@ -161,3 +161,14 @@ def test_replay_refused_differs_initial_and_none() -> None:
 
     same = replay(trace, failing, Counter(), "Small", "f", "p")
     assert same.kind == "none" and "replays all 3 steps alike" in same.summary()
+
+
+def test_incomplete_columns_are_not_replayed(tmp_path: Path, capsys) -> None:
+    summary = tmp_path / "c.json"
+    code, out, _ = run(capsys, "compare", REORDER, "--variants", "kafka-shipped,kip360-designed",
+                       "--max-states", "100", "--no-progress", "--json", str(summary))
+    assert code == 1, out  # the spec's own column did not find its expected violation
+    data = json.loads(summary.read_text())
+    assert {c["verdict"] for c in data["properties"][0]["cells"].values()} == {"incomplete"}
+    assert data["divergences"] == [] and data["met"] is False
+    assert "an incomplete run proves nothing" in " ".join(out.split())
