@@ -42,6 +42,9 @@ def add_compare_parser(sub: Any, func: Any, positive_int: Any, positive_float: A
                      help="stop each run after S seconds")
     cmp.add_argument("--no-symmetry", action="store_true", help="do not reduce by symmetry")
     cmp.add_argument("--json", metavar="FILE", help="write the comparison as JSON")
+    cmp.add_argument("--out", metavar="DIR",
+                     help="also write the counterexamples of the properties whose verdicts differ "
+                          "(named SPEC+column.PROPERTY.json) into DIR")
     cmp.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     cmp.set_defaults(func=func)
 
@@ -87,15 +90,17 @@ def build_columns(args: argparse.Namespace, spec: Spec) -> list[tuple[str, Spec,
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from .cli import EXIT_FAILED, EXIT_OK, _explore
-    from .outfile import OutputError, check_output
+    from .outfile import OutputError, check_directory, check_output
 
     spec = load_spec(args.spec)
     configured = build_columns(args, spec)
-    if args.json is not None:
-        try:
+    try:
+        if args.json is not None:
             check_output(args.json, "--json")
-        except OutputError as exc:
-            raise SpecError(str(exc)) from None
+        if args.out is not None:
+            check_directory(args.out, "--out")
+    except OutputError as exc:
+        raise SpecError(str(exc)) from None
 
     from rich.console import Console
 
@@ -119,6 +124,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     comparison = Comparison(spec, columns, props, divergences(columns, props))
     console = Console(highlight=False)
     render(console, comparison)
+    if args.out is not None:
+        write_counterexamples(console, comparison, args.out)
     if args.json is not None:
         import json
 
@@ -128,6 +135,24 @@ def cmd_compare(args: argparse.Namespace) -> int:
         write_output(args.json, json.dumps(to_json(comparison, command), indent=2,
                                            ensure_ascii=False, default=str) + "\n")
     return EXIT_OK if comparison.met else EXIT_FAILED
+
+
+def write_counterexamples(console: Any, comparison: Comparison, directory: str) -> None:
+    """The failing columns' traces of the differing properties, for ``eoscheck show``."""
+    from .counterexample import counterexample_from_violation, write_counterexample
+
+    differing = set(comparison.differing())
+    for c in comparison.columns:
+        named = replace(c.spec, name=f"{comparison.spec.name}+{c.label}")
+        for v in c.result.violations:
+            if v.property in differing:
+                cex = counterexample_from_violation(c.machine, named, v, c.result)
+                path = write_counterexample(cex, directory)[0]
+                # unwrapped: a path cut over two lines cannot be pasted
+                console.print()
+                console.print(f"counterexample of {v.property} under {c.label}: {path}",
+                              soft_wrap=True, highlight=False)
+                console.print(f"  view it: eoscheck show {path}", soft_wrap=True, highlight=False)
 
 
 # ------------------------------------------------------------------------------ terminal output

@@ -172,3 +172,18 @@ def test_incomplete_columns_are_not_replayed(tmp_path: Path, capsys) -> None:
     assert {c["verdict"] for c in data["properties"][0]["cells"].values()} == {"incomplete"}
     assert data["divergences"] == [] and data["met"] is False
     assert "an incomplete run proves nothing" in " ".join(out.split())
+
+
+def test_out_writes_the_failing_columns_counterexample(tmp_path: Path, capsys) -> None:
+    from eoscheck.checker.counterexample import load_counterexample
+
+    code, out, _ = run(capsys, "compare", REORDER, "--variants", "kafka-shipped,kip360-designed",
+                       "--no-progress", "--out", str(tmp_path))
+    assert code == 0, out
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == [
+        "first-write-reorder-duplicate-shipped_kafka-shipped.NoDuplicates.itf.json",
+        "first-write-reorder-duplicate-shipped_kafka-shipped.NoDuplicates.json"], names
+    cex = load_counterexample(tmp_path / names[1])
+    assert (cex.variant, cex.property, cex.length) == ("kafka-shipped", "NoDuplicates", 18)
+    assert "eoscheck show" in out
