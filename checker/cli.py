@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from .adhoc import resolve_specs, sweep_of
 from .counterexample import (
     CounterexampleError,
     counterexample_from_violation,
@@ -33,6 +34,7 @@ from .spec import (
     load_spec,
     spec_to_options,
 )
+from .sweep import print_sweep
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 ENGINES = tuple(STRATEGIES)
@@ -78,6 +80,20 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def add_adhoc_arguments(parser: argparse.ArgumentParser, with_model: bool = False) -> None:
+    what = parser.add_argument_group("what if (no file needed; validated like a spec's tables)")
+    if with_model:
+        what.add_argument("--model", metavar="MODEL",
+                          help="run MODEL with its defaults, without a spec file")
+        what.add_argument("--variant", metavar="NAME", help="run this variant of the model")
+    what.add_argument("--set", action="append", metavar="SWITCH=VALUE",
+                      help="override one switch (repeatable)")
+    what.add_argument("--bound", action="append", metavar="NAME=VALUE",
+                      help="set one bound (repeatable)" + ("; NAME=LO..HI runs once per value "
+                                                            "and shows how the counts grow"
+                                                            if with_model else ""))
+
+
 def build_parser() -> argparse.ArgumentParser:
     from eoscheck import __version__
 
@@ -90,9 +106,13 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="run specs and compare with their expected verdicts",
                            description="Run specs (a directory means its *.toml files) and print a "
                            "verdict table. Exit 0 when every spec meets its expected verdict, 1 "
-                           "when one does not, 2 for bad input.")
-    check.add_argument("paths", nargs="+", metavar="SPEC|DIR",
+                           "when one does not, 2 for bad input. An ad hoc run (--model, --variant, "
+                           "--set, --bound) expects every property to hold and is named after its "
+                           "configuration (SPEC+variant+key=value): its counterexample files never "
+                           "overwrite the spec's.")
+    check.add_argument("paths", nargs="*", metavar="SPEC|DIR",
                        help="spec files, or directories of *.toml specs (not recursive)")
+    add_adhoc_arguments(check, with_model=True)
     eng = check.add_argument_group("engine (override the spec's [check] table)")
     eng.add_argument("--engine", choices=ENGINES, help="exploration strategy")
     eng.add_argument("--continue", dest="continue_", action="store_true",
@@ -130,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="only the verdict table and failures; no progress")
     out.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
     check.set_defaults(func=cmd_check)
+
+    from .cli_compare import add_compare_parser, cmd_compare
+    add_compare_parser(sub, cmd_compare, _positive_int, _positive_float)
 
     lst = sub.add_parser("list", help="list models (variants, switches, bounds, properties) and specs")
     lst.add_argument("model", nargs="?", help="show only this model")
@@ -191,6 +214,7 @@ def _run(argv: list[str]) -> int:
         return run_conform(argv[1:], _Parser, BadInput)
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = argv  # the command line, for outputs that say how to reproduce them
     return int(args.func(args))
 
 
@@ -248,7 +272,7 @@ def cli_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_check(args: argparse.Namespace) -> int:
     # Validate every spec, option and output path before importing the engine or running anything.
-    specs = load_specs(args.paths)
+    specs = resolve_specs(args, load_specs)
     check_options(args, specs)
     check_outputs(args, specs)
 
@@ -295,6 +319,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             console.print()
         outcomes.append(outcome)
     print_table(console, outcomes)
+    sweep = sweep_of(args)
+    if sweep is not None:
+        print_sweep(console, sweep, outcomes)
     traces = sum(len(o.counterexamples) for o in outcomes)
     if traces and not args.quiet and not args.verbose:
         # the shortest path as the example: a path cannot wrap, and 80 columns should hold it
