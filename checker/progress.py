@@ -8,6 +8,7 @@ Nothing goes to stdout, which belongs to results (tables, JSON).
 from __future__ import annotations
 
 import sys
+import textwrap
 import time
 from typing import IO, Any
 
@@ -44,7 +45,9 @@ def _summary(label: str, stats: Stats, level: int | None, note: str) -> str:
         parts.append(f"level {level}")
     if note:
         parts.append(note)
-    return " ".join(parts[:1]) + " " + ", ".join(parts[1:])
+    # a log line stays within 80 columns: what does not fit goes on indented continuation lines
+    return textwrap.fill(" ".join(parts[:1]) + " " + ", ".join(parts[1:]), width=80,
+                         subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)
 
 
 class PlainProgress(Progress):

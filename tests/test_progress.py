@@ -108,3 +108,13 @@ def test_live_progress_puts_a_long_label_on_its_own_line():
     lines = text.getvalue().splitlines()
     assert lines[0].startswith("zombie-reinit-fences-live-instance-shipped (parallel")
     assert all(len(line) <= 60 for line in lines)
+
+
+def test_plain_progress_lines_fit_80_columns():
+    out = io.StringIO()
+    progress = PlainProgress(out, interval=0.0)
+    progress.start("kip360-two-producers-shipped (bfs)")
+    progress.update(Stats(distinct=340_032, generated=1_013_647, depth=21, queue=19_929, elapsed=5.1), 21)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2 and all(len(line) <= 80 for line in lines)
+    assert lines[0].startswith("kip360-two-producers-shipped (bfs): 340,032 distinct")
