@@ -3,6 +3,9 @@ the explored graph (liveness), and stores swapped behind their interfaces."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 import pytest
 from eoscheck.checker.explore import ExploreOptions, explore
 from eoscheck.checker.explore import bfs as bfs_module
@@ -16,7 +19,7 @@ from eoscheck.checker.registry import find_model
 class Mod(Machine):
     """x in 0..n-1; +1 and +2 (mod n), and a step to n (outside the constraint)."""
 
-    actions = {"One": (), "Two": (), "Out": ()}
+    actions: Mapping[str, tuple[str, ...]] = MappingProxyType({"One": (), "Two": (), "Out": ()})
 
     def __init__(self, n: int = 7) -> None:
         self.n = n
