@@ -1,7 +1,7 @@
 """Liveness benchmark: the cost of a temporal check against the safety run on the same space.
 
 Per configuration, two fresh processes: the safety BFS (``explore``, the spec's safety properties)
-and the liveness check alone (``check_liveness``: its own graph-recording BFS, then the SCC search
+and the liveness check alone (``check_liveness``: its graph-recording BFS over the expansion core, then the SCC search
 and, for a violation, the lasso). Each records wall and CPU seconds and peak RSS
 (``ru_maxrss``); the liveness run also reports the graph's own arrays in bytes per state (from its
 note). ``net_rss_per_state`` subtracts the peak measured after imports and model construction.

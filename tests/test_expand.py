@@ -3,6 +3,9 @@ the explored graph (liveness), and stores swapped behind their interfaces."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 import pytest
 from eoscheck.checker.explore import ExploreOptions, explore
 from eoscheck.checker.explore import bfs as bfs_module
@@ -16,7 +19,7 @@ from eoscheck.checker.registry import find_model
 class Mod(Machine):
     """x in 0..n-1; +1 and +2 (mod n), and a step to n (outside the constraint)."""
 
-    actions = {"One": (), "Two": (), "Out": ()}
+    actions: Mapping[str, tuple[str, ...]] = MappingProxyType({"One": (), "Two": (), "Out": ()})
 
     def __init__(self, n: int = 7) -> None:
         self.n = n
@@ -60,6 +63,20 @@ def test_chunk_counts_checks_dedups_and_records_edges():
     (p,) = ex.found
     assert (p.name, p.kind, p.ref, p.level, p.step, p.state, p.length) == \
         ("NoBigJump", "transition", 22, 4, ("Two",), (0,), 5)
+
+
+def test_expand_one_hands_out_steps_leaving_the_constraint_only_when_asked():
+    ex = Expander(Mod(), stop_at_first=False)
+    inside = [(step[0], nxt, h) for step, nxt, h in ex.expand_one((3,))]
+    assert inside == [("One", (4,), ex.fp.fn((4,))), ("Two", (5,), ex.fp.fn((5,)))]
+    # liveness counts an action enabled where its step leaves the constraint: the step comes in the
+    # machine's order among the others, unfingerprinted, and no transition check sees it
+    every = [(step[0], nxt, h) for step, nxt, h in ex.expand_one((3,), out_of_bounds=True)]
+    assert every == inside + [("Out", (7,), None)]
+    cov: dict[str, int] = {}
+    assert [step[0] for step, _, _ in ex.expand_one((5,), gen_cov=cov, out_of_bounds=True)] == ["One", "Two", "Out"]
+    assert cov == {"One": 1, "Two": 1, "Out": 1}
+    assert [p.name for p in ex.found] == ["NoBigJump"]  # 5 -> 0, still checked inside the constraint
 
 
 def test_stop_at_first_stops_at_the_violating_step():

@@ -119,6 +119,27 @@ def test_a_fairness_action_enabled_only_outside_the_bounds_still_counts_as_enabl
     assert result.verdict == "holds"
 
 
+def test_graph_and_lasso_take_their_successors_from_the_expansion_core(monkeypatch):
+    from eoscheck.checker.explore.expand import Expander
+
+    calls: list[tuple] = []
+    real = Expander.expand_one
+
+    def spy(self, state, *args, **kwargs):
+        calls.append((state, kwargs.get("out_of_bounds", False)))
+        return real(self, state, *args, **kwargs)
+
+    monkeypatch.setattr(Expander, "expand_one", spy)
+    edges = {0: [("Go", 1), ("Spin", 2)], 2: [("Back", 0)], 1: []}
+    m = GraphMachine(edges, fair=[WF("Go"), WF("Spin", "Back")], temporal=[eventually("P", "reach 1", at(1))])
+    v = check_liveness(m, ["P"]).violations[0]
+    assert [t.state[0] for t in v.trace] == [0, 2, 0]
+    # every state of the graph expanded once with the out-of-bounds steps (enabledness), then the
+    # lasso re-executed step by step without them
+    assert sorted(s[0] for s, oob in calls if oob) == [0, 1, 2]
+    assert [s[0] for s, oob in calls if not oob] == [0, 2]
+
+
 def test_unknown_name_is_one_line():
     m = GraphMachine({0: []}, temporal=[eventually("P", "", at(0))])
     with pytest.raises(LivenessError, match="unknown temporal property 'Q'; valid temporal properties: P"):

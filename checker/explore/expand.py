@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, overload
 
 from ..fingerprint import Fingerprinter, fingerprint_fn
 from ..machine import Machine
@@ -252,12 +252,25 @@ class Expander:
 
     # ------------------------------------------------------------------ one state at a time
 
+    @overload
+    def expand_one(self, state: Any, ref: int = 0, level: int = 0, gen_cov: dict[str, int] | None = None,
+                   out_of_bounds: Literal[False] = False) -> Iterator[tuple[Any, Any, int]]: ...
+
+    @overload
+    def expand_one(self, state: Any, ref: int = 0, level: int = 0, gen_cov: dict[str, int] | None = None,
+                   *, out_of_bounds: Literal[True]) -> Iterator[tuple[Any, Any, int | None]]: ...
+
     def expand_one(self, state: Any, ref: int = 0, level: int = 0,
-                   gen_cov: dict[str, int] | None = None) -> Iterator[tuple[Any, Any, int]]:
+                   gen_cov: dict[str, int] | None = None, out_of_bounds: bool = False
+                   ) -> Iterator[tuple[Any, Any, int | None]]:
         """(step, successor, fingerprint) for each successor of ``state`` inside the constraint,
         lazily, checking transition properties on the way and deadlock at the end. Generated
         steps are counted into ``gen_cov``. Stops early once ``stopped``: callers check ``found``
-        after each item (a transition's finding comes before its successor would be yielded)."""
+        after each item (a transition's finding comes before its successor would be yielded).
+
+        ``out_of_bounds`` also yields the successors outside the state constraint, in the machine's
+        order among the others, with fingerprint None (neither checked nor fingerprinted): liveness
+        counts an action whose step leaves the constraint as enabled."""
         machine = self.machine
         within = machine.within_bounds
         bounded = self.bounded
@@ -271,6 +284,8 @@ class Expander:
                 action = step[0]
                 gen_cov[action] = gen_cov.get(action, 0) + 1
             if bounded and not within(nxt):
+                if out_of_bounds:
+                    yield step, nxt, None
                 continue
             stop = False
             for name, check in trans:

@@ -12,7 +12,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..fingerprint import fingerprint_fn
+from ..explore.expand import Expander
+from ..fingerprint import MASK64, fingerprint_fn
 from ..machine import Machine
 from ..result import ActionCoverage, Result, Stats, TraceStep, Violation
 from .check import Lasso, find_lasso
@@ -114,12 +115,12 @@ def lasso_trace(machine: Machine, g: StateGraph, lasso: Lasso) -> tuple[list[Tra
     cycle may come back to another state of the loop state's orbit: it is then followed again until
     a concrete state recurs at a round's end, and the loop starts there.
     """
-    within = machine.within_bounds
-
-    fp = fingerprint_fn(machine, g.symmetry).unsigned
-
+    # re-execution through the expansion core, as ``checker.trace.rebuild_trace`` does
+    walker = Expander(machine, fingerprinter=fingerprint_fn(machine, g.symmetry), check_deadlock=False,
+                      no_properties=True)
     first = g.fps[lasso.stem_nodes[0]]
-    state = next((s for s in machine.init_states() if within(s) and fp(s) == first), None)
+    _, inits, init_fps = walker.init_states()
+    state = next((s for s, h in zip(inits, init_fps) if h & MASK64 == first), None)
     if state is None:
         raise LivenessError("the lasso's initial state is not an initial state of the machine "
                             "(is init_states() deterministic?)")
@@ -128,8 +129,8 @@ def lasso_trace(machine: Machine, g: StateGraph, lasso: Lasso) -> tuple[list[Tra
     def follow(edge: int) -> None:
         target, label = g.fps[g.targets[edge]], g.labels[edge]
         current = trace[-1].state
-        for step, nxt in machine.successors(current):
-            if within(nxt) and fp(nxt) == target and g.label_of(step) == label:
+        for step, nxt, h in walker.expand_one(current):
+            if h & MASK64 == target and g.label_of(step) == label:
                 trace.append(TraceStep(step, nxt))
                 return
         raise LivenessError(f"state {len(trace)} of the lasso is not reproduced by re-execution "

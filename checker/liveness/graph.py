@@ -1,4 +1,6 @@
-"""The explored state graph in flat arrays, built by a BFS of its own for the liveness check.
+"""The explored state graph in flat arrays, built for the liveness check by a BFS over the
+engines' expansion core (``checker.explore.expand.Expander.expand_one``: the state constraint and
+the run's fingerprint are applied there, as for every engine).
 
 Node ids are BFS discovery order (so node ``u``'s out-edges are appended while ``u`` is expanded
 and the edge arrays come out in CSR form without sorting). Per node: its fingerprint (8 bytes),
@@ -9,6 +11,9 @@ target id (4 bytes) and the action's index (2). The states themselves live only 
 Enabledness counts every step the machine yields, also those leading outside the state constraint:
 the action is enabled in the real system even where the model stops exploring. So a behaviour
 cannot be starved at the edge of the bounds and reported as a livelock; it is simply not followed.
+The core hands those steps out on request (``expand_one(..., out_of_bounds=True)`` yields them with
+no fingerprint), in the machine's order among the others, so labels and fairness instances are
+numbered in the order the steps are generated.
 
 With symmetry on, the graph is the quotient: one node per orbit, whose representative (the first
 concrete state met) is the one expanded and whose predicates are evaluated. That is sound when the
@@ -20,7 +25,8 @@ predicates and enabled constraints of every image under the machine's declared `
 violated check, or fairness split per instance (which names identities) stops the run with a
 one-line reason: run with ``symmetry = false``.
 
-To be rebased on the engines' shared expansion core; kept as simple as the check needs.
+``expand_one`` rather than the batch ``expand_chunk``: the orbit check needs every generated
+concrete state, including those whose orbit already has a node, which the batch form drops.
 """
 
 from __future__ import annotations
@@ -32,7 +38,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..fingerprint import fingerprint_fn
+from ..explore.expand import Expander
+from ..fingerprint import MASK64
 from ..machine import Machine
 from ..symmetry import machine_symmetry
 from .temporal import Fairness, Predicate
@@ -94,10 +101,10 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
     start = time.perf_counter()
     deadline = start + max_seconds if max_seconds is not None else None
     symmetry = symmetry and machine.has_symmetry()
-    # the run's one fingerprint spelling: the machine's kind (sound digest, or hash on its domain)
-    fingerprint = fingerprint_fn(machine, symmetry).unsigned
-    within = machine.within_bounds
-    successors = machine.successors
+    # nothing to check here (the safety engine did): successors and the run's fingerprint only
+    expander = Expander(machine, symmetry=symmetry, check_deadlock=False, stop_at_first=False,
+                        no_properties=True)
+    expand = expander.expand_one
     if symmetry and any(f.per is not None for f in fairness):
         raise LivenessError("fairness split per instance names identities that symmetry renames, so the "
                             "symmetry-reduced graph cannot check it; run with symmetry = false")
@@ -168,7 +175,7 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
     def add(state: Any, key: int) -> int:
         node = len(g.fps)
         ids[key] = node
-        fps_append(key)
+        fps_append(key & MASK64)
         queue.append(state)
         for k in range(npred):
             marks[k].append(1 if preds[k](state) else 0)
@@ -182,20 +189,17 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
                     "two states of one symmetry orbit, so the symmetry-reduced graph cannot check it; run with "
                     "symmetry = false")
 
-    for state in machine.init_states():
-        g.generated += 1
-        if not within(state):
-            continue
-        key = fingerprint(state)
+    check_sym = symmetry and npred > 0
+    g.generated, inits, init_fps = expander.init_states()
+    for state, key in zip(inits, init_fps):
         node = ids.get(key)
         if node is None:
             g.init.append(add(state, key))
-        elif symmetry and npred:
+        elif check_sym:
             check_orbit(state, node)
     level_end = len(g.fps)
     g.depth = 1 if g.fps else 0
     u = 0
-    check_sym = symmetry and npred > 0
     try:
         while queue:
             if u == level_end:
@@ -206,9 +210,9 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
                 g.depth += 1
             state = queue.popleft()
             if declared is not None and u < SYMMETRY_SAMPLE:
-                _check_images(machine, declared, state, preds, fair_of, per_of)
+                _check_images(expander, declared, state, preds, fair_of)
             en = 0
-            for step, nxt in successors(state):
+            for step, nxt, h in expand(state, out_of_bounds=True):
                 name = step[0]
                 a = action_index.get(name)
                 if a is None:
@@ -218,15 +222,14 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
                         a = action_index[name] = new_label(name, fair_of.get(name, 0), ())
                 en |= g.action_bits[a]
                 counts[a] += 1
-                if not within(nxt):
+                if h is None:  # outside the constraint: it only made ``a`` enabled here
                     continue
-                key = fingerprint(nxt)
-                v = ids.get(key)
+                v = ids.get(h)
                 if v is None:
                     if max_states is not None and len(g.fps) >= max_states:
                         g.complete, g.limit_hit = False, "states"
                         raise _Stop
-                    v = add(nxt, key)
+                    v = add(nxt, h)
                 elif check_sym:
                     check_orbit(nxt, v)
                 t_append(v)
@@ -250,13 +253,13 @@ class _Stop(Exception):
     pass
 
 
-def _check_images(machine: Machine, declared: Any, state: Any, preds: list[Predicate],
-                  fair_of: dict[str, int], per_of: dict[str, Any]) -> None:
+def _check_images(expander: Expander, declared: Any, state: Any, preds: list[Predicate],
+                  fair_of: dict[str, int]) -> None:
     """Every image of ``state`` under the symmetry group has the same predicate values and the same
-    enabled fairness constraints."""
+    enabled fairness constraints (steps leaving the constraint included, as in the graph)."""
     def enabled(s: Any) -> int:
         bits = 0
-        for step, _ in machine.successors(s):
+        for step, _, _ in expander.expand_one(s, out_of_bounds=True):
             bits |= fair_of.get(step[0], 0)
         return bits
 
