@@ -254,6 +254,12 @@ _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOut
 class EosMachine(Composed):
     """``kafka.eos``; see the module doc."""
 
+    # Every slot is an interned id (``checker.intern`` reduces ids below 2**61-1), the clock, a budget
+    # counter or one of the two scalars (the producer id allocator and the coordinator epoch), which
+    # start at 0 and only grow: the domain where ``hash`` is injective (``checker.fingerprint``; no
+    # slot ever holds -2). The engines sample-check it; tests/test_fingerprint.py walks whole specs.
+    fingerprint_kind = "hash"
+
     # --- parts, in slot order
     now = Clock(max="max_ticks", tick="Tick", reads=("requests", "responses", "producer"), when=_quiet,
                 doc="abstract time in ticks (producer-id expiry)")
