@@ -244,6 +244,18 @@ def _transition(name: str, check: Callable[..., bool], reads: tuple[str, ...], a
     return transition(name, reads=reads, actions=actions)(holds)
 
 
+def _no_loss(self: Any, t: int, leader: TxnPartitionState, producer: TxnProducer) -> bool:
+    return props.eos_no_loss_at(t, leader, producer, self.batches)
+
+
+def _exactly_once(self: Any, t: int, leader: TxnPartitionState, producer: TxnProducer, group: GroupMeta,
+                  txn: TxnMetadata) -> bool:
+    return props.eos_exactly_once_at(t, leader, producer, group, txn, self.batches)
+
+
+_no_loss.__doc__ = props.eos_no_loss.__doc__
+_exactly_once.__doc__ = props.eos_exactly_once.__doc__
+
 #: the steps that can fail a producer, and those that change the coordinator's metadata
 _FAILING = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "HandleProduceResponse", "TxnOffsetCommit",
             "ZombieEndTxn", "ZombieTxnOffsetCommit")
@@ -703,13 +715,17 @@ class EosMachine(Composed):
     # --- properties (each one function of ``model.properties`` with its one-line doc) --------------
 
     no_duplicate = _invariant("NoDuplicate", props.eos_no_duplicate, ("leader",))
-    no_loss = _invariant("NoLoss", props.eos_no_loss, ("leader", "producer"), batches="batches")
+    # NoLoss and ExactlyOnce are conjunctions over (producer, partition) pairs: memoised per pair, a
+    # miss comes with a new (leader, producer) pair rather than a new pair of leaders and producers
+    # (ExactlyOnce has no bindings without input_records: a producer's inputs then stay empty).
+    no_loss = invariant("NoLoss", params={"t": "producer", "p": "partitions"},
+                        reads=("leader[p]", "producer[t]"))(_no_loss)
     atomic = _invariant("AtomicTransactions", props.eos_atomic_transactions, ("leader",), batches="batches")
     no_aborted_read = _invariant("NoAbortedRead", props.eos_no_aborted_read, ("leader",))
     no_hanging = _invariant("NoHangingTransaction", props.eos_no_hanging_transaction,
                             ("leader", "offsets_leader", "txn"))
-    exactly_once = _invariant("ExactlyOnce", props.eos_exactly_once, ("leader", "producer", "group", "txn"),
-                              batches="batches")
+    exactly_once = invariant("ExactlyOnce", params={"t": _consumers, "p": "partitions"},
+                             reads=("leader[p]", "producer[t]", "group", "txn[t]"))(_exactly_once)
     order = _invariant("PerPartitionOrder", props.eos_per_partition_order, ("leader",))
     no_zombie_write = _invariant("NoZombieWrite", props.eos_no_zombie_write, ("leader", "offsets_leader"))
     epoch_in_range = _invariant("EpochInRange", props.eos_epoch_in_range, ("producer", "txn"), max_epoch="max_epoch")
