@@ -82,6 +82,7 @@ from ..partition.txn_produce import (
     write_marker,
 )
 from ..producer import transactional as tx
+from ..producer.client import RAISED_OUT_OF_ORDER
 from ..producer.config import ClientConfig
 from ..protocol import (
     DECISIONS,
@@ -235,13 +236,14 @@ def _invariant(name: str, check: Callable[..., bool], reads: tuple[str, ...], **
     return invariant(name, reads=reads)(holds)
 
 
-def _transition(name: str, check: Callable[..., bool], reads: tuple[str, ...], actions: tuple[str, ...]) -> Any:
-    """A transition property of ``model.properties``, checked on the steps of ``actions`` only (the
-    others cannot break it)."""
+def _transition(name: str, check: Callable[..., bool], reads: tuple[str, ...], actions: tuple[str, ...],
+                when: Callable[[tuple], bool] | None = None) -> Any:
+    """A transition property of ``model.properties``, checked on the steps of ``actions`` (and
+    ``when``) only (the others cannot break it)."""
     def holds(self: Any, step: tuple, before: Any, after: Any) -> bool:
         return check(step, before, after)
     holds.__doc__ = check.__doc__
-    return transition(name, reads=reads, actions=actions)(holds)
+    return transition(name, reads=reads, actions=actions, when=when)(holds)
 
 
 def _no_loss(self: Any, t: int, leader: TxnPartitionState, producer: TxnProducer) -> bool:
@@ -729,8 +731,9 @@ class EosMachine(Composed):
     order = _invariant("PerPartitionOrder", props.eos_per_partition_order, ("leader",))
     no_zombie_write = _invariant("NoZombieWrite", props.eos_no_zombie_write, ("leader", "offsets_leader"))
     epoch_in_range = _invariant("EpochInRange", props.eos_epoch_in_range, ("producer", "txn"), max_epoch="max_epoch")
+    # it holds on every response that did not raise OutOfOrderSequence (its first test)
     oos_on_loss = _transition("OutOfOrderOnlyOnLoss", props.eos_out_of_order_only_on_loss, ("leader", "producer"),
-                              ("HandleProduceResponse",))
+                              ("HandleProduceResponse",), when=lambda step: step[-1] == RAISED_OUT_OF_ORDER)
     fencing_error = _transition("FencedGetsFencingError", props.eos_fenced_gets_fencing_error,
                                 ("producer", "zombie", "txn"), _FAILING)
 
