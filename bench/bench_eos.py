@@ -25,6 +25,8 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 
 PLAN = [
+    # issue 12's yardstick: about a million states (a restart, consume-transform-produce, a clock)
+    ("kafka-4.0", {"restarts": 1, "transactions": 2, "input_records": 1, "max_ticks": 2}),
     ("kafka-4.0", {"producers": 2, "lost_responses": 1, "produce_timeouts": 1}),
     ("kafka-3.0-3.5", {"producers": 2, "lost_responses": 1, "txn_timeouts": 1}),
 ]

@@ -221,13 +221,18 @@ def eos_no_duplicate(leader: Leaders) -> bool:
 
 def eos_no_loss(leader: Leaders, producer: Producers, batches: int) -> bool:
     """Every record of a transaction the producer saw committed is in its partition's log and not aborted."""
-    for part in leader:
-        kept = {v for v, outcome in _outcomes(part.log) if outcome != EntryKind.ABORT}
-        for t, prod in enumerate(producer):
-            for txn in range(prod.txn):
-                if prod.committed >> txn & 1 and any(record_value(t, r) not in kept
-                                                     for r in range(txn * batches, (txn + 1) * batches)):
-                    return False
+    return all(eos_no_loss_at(t, part, prod, batches) for part in leader for t, prod in enumerate(producer))
+
+
+def eos_no_loss_at(t: int, part: TxnPartitionState, prod: TxnProducer, batches: int) -> bool:
+    """``eos_no_loss`` for producer ``t`` on one partition (kafka.eos memoises it per pair)."""
+    if not prod.committed:
+        return True
+    kept = {v for v, outcome in _outcomes(part.log) if outcome != EntryKind.ABORT}
+    for txn in range(prod.txn):
+        if prod.committed >> txn & 1 and any(record_value(t, r) not in kept
+                                             for r in range(txn * batches, (txn + 1) * batches)):
+            return False
     return True
 
 
@@ -272,20 +277,23 @@ def eos_no_hanging_transaction(leader: Leaders, txn: tuple[TxnMetadata, ...],
 def eos_exactly_once(leader: Leaders, producer: Producers, group: Any, txn: tuple[TxnMetadata, ...],
                      batches: int) -> bool:
     """Consume-transform-produce: once a producer's transaction is decided, the committed output is exactly that of the input records below its committed offset, once each."""
-    for t, prod in enumerate(producer):
-        if not prod.inputs or txn[t].state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
-            continue
-        committed = max(group.offsets[t].offset, 0)
-        for part in leader:
-            counts: dict[int, int] = {}
-            for value in committed_values(part.log):
-                owner, r = record_of(value)
-                if owner == t:
-                    source = prod.inputs[r // batches]
-                    counts[source] = counts.get(source, 0) + 1
-            if counts != {i: batches for i in range(committed)}:
-                return False
-    return True
+    return all(eos_exactly_once_at(t, part, prod, group, txn[t], batches)
+               for t, prod in enumerate(producer) for part in leader)
+
+
+def eos_exactly_once_at(t: int, part: TxnPartitionState, prod: TxnProducer, group: Any, meta: TxnMetadata,
+                        batches: int) -> bool:
+    """``eos_exactly_once`` for producer ``t`` on one partition (kafka.eos memoises it per pair)."""
+    if not prod.inputs or meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+        return True
+    committed = max(group.offsets[t].offset, 0)
+    counts: dict[int, int] = {}
+    for value in committed_values(part.log):
+        owner, r = record_of(value)
+        if owner == t:
+            source = prod.inputs[r // batches]
+            counts[source] = counts.get(source, 0) + 1
+    return counts == {i: batches for i in range(committed)}
 
 
 def eos_per_partition_order(leader: Leaders) -> bool:

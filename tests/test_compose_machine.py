@@ -283,6 +283,29 @@ def test_fields_view_and_state_agree():
                            "requests": [{"client": 1, "seq": 0}], "faults.lost": 0, "faults.copies": 0, "now": 0}
 
 
+class StoreWithFreshAppends(Store):
+    """Store with a transition property that only duplicate appends can fail (``when=``)."""
+
+    calls: list[tuple] = []  # noqa: RUF012 (the steps the property was evaluated on, per test)
+
+    @transition("AppendsAreFresh", reads=("log",), actions=("Append",), when=lambda step: step[-1] is True)
+    def appends_are_fresh(self, step: tuple, before: Any, after: Any) -> bool:
+        """no request is appended again"""
+        StoreWithFreshAppends.calls.append(step)
+        return after.log[-1] not in before.log
+
+
+def test_transition_when_skips_the_steps_it_refuses():
+    StoreWithFreshAppends.calls = []
+    clean = explore(StoreWithFreshAppends(), ExploreOptions(check_deadlock=False))
+    # Append steps happen, but none is a duplicate: the property is never evaluated
+    assert clean.verdict == "holds" and StoreWithFreshAppends.calls == []
+    dup = explore(StoreWithFreshAppends(max_copies=1), ExploreOptions(check_deadlock=False, stop_at_first=False))
+    assert {v.property for v in dup.violations} == {"NoDuplicates", "AppendsAreFresh"}
+    assert StoreWithFreshAppends.calls and all(step[0] == "Append" and step[-1] is True
+                                               for step in StoreWithFreshAppends.calls)
+
+
 def test_clock_ticks_only_when_allowed_and_up_to_its_max():
     m = Store(max_ticks=2, max_lost=0)
     nows = {m.view(s).now for s in reachable(m)}

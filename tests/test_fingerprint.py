@@ -173,7 +173,9 @@ def test_interned_ids_lie_in_the_hash_domain_and_collisions_name_the_field():
 #: is walked and every state checked against the domain, with each NamedTuple field holding
 #: either bools or ints, never both
 HASH_KIND_SPECS = ["spurious-oos-broker-0.11", "kip890-tv2", "zombie-reinit-pre-kip360",
-                   "late-produce-kip447", "examples/twophase-3rm-consistent"]
+                   "late-produce-kip447", "examples/twophase-3rm-consistent",
+                   "eos-ctp-timeout-abort-kafka-0.11.0.2", "eos-zombie-instance-expired-state-kafka-3.0",
+                   "eos-stale-marker-two-partitions-kafka-3.0"]
 
 
 def _leaf_types(state, where, types):

@@ -55,6 +55,8 @@ class PropertySpec:
     params: dict[str, Domain]
     actions: tuple[str, ...]
     doc: str = field(default="")
+    #: transition properties: a predicate on the step alone; steps it refuses pass without a lookup
+    when: Callable[[tuple], bool] | None = None
 
 
 def rule(action: str, *, params: Mapping[str, Domain] | tuple[str, ...] | None = None,
@@ -124,15 +126,17 @@ def invariant(name: str | None = None, *, reads: tuple[str, ...] = (),
 
 
 def transition(name: str | None = None, *, reads: tuple[str, ...] = (),
-               actions: tuple[str, ...] = ()) -> Callable[[F], F]:
+               actions: tuple[str, ...] = (), when: Callable[[tuple], bool] | None = None) -> Callable[[F], F]:
     """Declare ``f(self, step, before, after) -> bool`` as a transition property: ``before`` and
     ``after`` have the parts in ``reads`` as attributes. Memoised on (step, those parts before and
-    after). With ``actions``, checked only on steps of those actions (others pass)."""
+    after). With ``actions``, checked only on steps of those actions (others pass); with ``when``,
+    only on steps for which ``when(step)`` holds (the others pass without building a memo key: ``f``
+    must hold on every step ``when`` refuses)."""
 
     def mark(fn: F) -> F:
         doc = (fn.__doc__ or "").strip().splitlines()
         fn.__compose_property__ = PropertySpec(name or fn.__name__, "transition", tuple(reads),  # type: ignore[attr-defined]
-                                               {}, tuple(actions), doc[0] if doc else "")
+                                               {}, tuple(actions), doc[0] if doc else "", when)
         return fn
 
     return mark

@@ -116,8 +116,13 @@ class _Plan:
         for n, rule in enumerate(self.rules):
             if isinstance(rule, _Rule) and rule.receive is None and not rule.bindings:
                 continue  # no parameter values (e.g. zero actors): nothing to call
-            env[f"e{n}"] = rule.expand
-            lines.append(f"    e{n}(s, out)")
+            if isinstance(rule, _Rule):  # pasted in: one call per state, not one per rule and state
+                body, names = rule.inline
+                env.update(names)
+                lines += ["    " + x for x in body]
+            else:
+                env[f"e{n}"] = rule.expand
+                lines.append(f"    e{n}(s, out)")
         lines.append("    return out")
         exec(compile("\n".join(lines), f"<compose {type(self.machine).__name__}>", "exec"), env)  # noqa: S102
         self.successors: Callable[[tuple], list[tuple[Step, tuple]]] = env["successors"]

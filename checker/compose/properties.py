@@ -105,10 +105,12 @@ class _Transition:
         return ok
 
     def compile(self) -> Callable[[tuple, Step, tuple], bool]:
-        env: dict[str, Any] = {"miss": self.miss, "memo": self.memo, "actions": self.actions}
+        env: dict[str, Any] = {"miss": self.miss, "memo": self.memo, "actions": self.actions, "when": self.spec.when}
         lines = ["def check(s, step, t):"]
         if self.actions:
             lines.append("    if step[0] not in actions: return True")
+        if self.spec.when is not None:
+            lines.append("    if not when(step): return True")
         lines += [f"    key = (step, {_key_source(self.key_slots)}, {_key_source(self.key_slots, 't')})",
                   "    ok = memo.get(key)",
                   "    if ok is None:",

@@ -233,12 +233,21 @@ class _Rule:
     # ---- the hot path: generated per rule, with its slots and bindings as constants
 
     def compile(self) -> None:
-        """(Re)generate ``expand(state, out)``, which appends this rule's steps from ``state``."""
-        env: dict[str, Any] = {"compute": self.compute, "NO": _NO_MSG, "rule": self}
+        """(Re)generate ``expand(state, out)``, which appends this rule's steps from ``state``, and
+        ``inline``: the same body as (source lines, names) for ``_Plan.compile`` to paste into the
+        machine's one ``successors`` function (no call per rule and state)."""
+        tag = f"r{id(self)}_"
+        body, env = self.body(tag)
+        lines = ["def expand(s, out):", *("    " + x for x in body), "    return"]
+        exec(compile("\n".join(lines), f"<compose rule {self.action}>", "exec"), env)  # noqa: S102
+        self.expand = env["expand"]
+        self.inline: tuple[list[str], dict[str, Any]] = (body, env)
+
+    def body(self, tag: str) -> tuple[list[str], dict[str, Any]]:
+        """The statements of ``expand`` (reading ``s``, appending to ``out``, not returning) and the
+        names they use, each prefixed with ``tag``."""
+        env: dict[str, Any] = {f"{tag}compute": self.compute, f"{tag}NO": _NO_MSG}
         bslot = self.budget_slot
-        lines = ["def expand(s, out):"]
-        if bslot >= 0:
-            lines.append(f"    if s[{bslot}] >= {self.budget_bound}: return")
         apply = ["t = list(s)"]
         if self.receive is not None:
             apply.append(f"t[{self.receive_slot}] = rest")
@@ -251,31 +260,33 @@ class _Rule:
         if bslot >= 0:
             apply.append(f"t[{bslot}] += 1")
         apply.append("out.append((step, tuple(t)))")
+        lines: list[str] = []
         if self.receive is None:
             for n, b in enumerate(self.bindings):
-                env[f"b{n}"], env[f"m{n}"] = b, b.memo
-                lines += [f"    outs = m{n}.get({_key_source(b.key_slots)})",
-                          "    if outs is None:",
-                          f"        outs = compute(b{n}, s, NO, 0)",
-                          "    for step, writes, sends in outs:"]
-                lines += [" " * 8 + x for x in apply]
+                env[f"{tag}b{n}"], env[f"{tag}m{n}"] = b, b.memo
+                lines += [f"outs = {tag}m{n}.get({_key_source(b.key_slots)})",
+                          "if outs is None:",
+                          f"    outs = {tag}compute({tag}b{n}, s, {tag}NO, 0)",
+                          "for step, writes, sends in outs:"]
+                lines += [" " * 4 + x for x in apply]
         else:
-            env["per_channel"] = self.per_channel
-            env["channel_plan"] = self.channel_plan
-            lines += [f"    ident = s[{self.receive_slot}]",
-                      "    plan = per_channel.get(ident)",
-                      "    if plan is None:",
-                      "        plan = channel_plan(ident)",
-                      "    for msg, rest, bindings in plan:",
-                      "        for b, getter, memo in bindings:",
-                      "            outs = memo.get(getter(s))",
-                      "            if outs is None:",
-                      "                outs = compute(b, s, msg, rest)",
-                      "            for step, writes, sends in outs:"]
-            lines += [" " * 16 + x for x in apply]
-        lines.append("    return")  # a rule without bindings (zero actors) has no other body
-        exec(compile("\n".join(lines), f"<compose rule {self.action}>", "exec"), env)  # noqa: S102
-        self.expand = env["expand"]
+            env[f"{tag}per_channel"] = self.per_channel
+            env[f"{tag}channel_plan"] = self.channel_plan
+            lines += [f"plan = {tag}per_channel.get(s[{self.receive_slot}])",
+                      "if plan is None:",
+                      f"    plan = {tag}channel_plan(s[{self.receive_slot}])",
+                      "for msg, rest, bindings in plan:",
+                      "    for b, getter, memo in bindings:",
+                      "        outs = memo.get(getter(s))",
+                      "        if outs is None:",
+                      f"            outs = {tag}compute(b, s, msg, rest)",
+                      "        for step, writes, sends in outs:"]
+            lines += [" " * 12 + x for x in apply]
+        if not lines:
+            return ["pass"], env  # a rule without bindings (zero actors) has no body
+        if bslot >= 0:
+            lines = [f"if s[{bslot}] < {self.budget_bound}:", *("    " + x for x in lines)]
+        return lines, env
 
     # ---- a memo miss: run the guard and the effect over the readable parts
 

@@ -82,6 +82,7 @@ from ..partition.txn_produce import (
     write_marker,
 )
 from ..producer import transactional as tx
+from ..producer.client import RAISED_OUT_OF_ORDER
 from ..producer.config import ClientConfig
 from ..protocol import (
     DECISIONS,
@@ -235,14 +236,27 @@ def _invariant(name: str, check: Callable[..., bool], reads: tuple[str, ...], **
     return invariant(name, reads=reads)(holds)
 
 
-def _transition(name: str, check: Callable[..., bool], reads: tuple[str, ...], actions: tuple[str, ...]) -> Any:
-    """A transition property of ``model.properties``, checked on the steps of ``actions`` only (the
-    others cannot break it)."""
+def _transition(name: str, check: Callable[..., bool], reads: tuple[str, ...], actions: tuple[str, ...],
+                when: Callable[[tuple], bool] | None = None) -> Any:
+    """A transition property of ``model.properties``, checked on the steps of ``actions`` (and
+    ``when``) only (the others cannot break it)."""
     def holds(self: Any, step: tuple, before: Any, after: Any) -> bool:
         return check(step, before, after)
     holds.__doc__ = check.__doc__
-    return transition(name, reads=reads, actions=actions)(holds)
+    return transition(name, reads=reads, actions=actions, when=when)(holds)
 
+
+def _no_loss(self: Any, t: int, leader: TxnPartitionState, producer: TxnProducer) -> bool:
+    return props.eos_no_loss_at(t, leader, producer, self.batches)
+
+
+def _exactly_once(self: Any, t: int, leader: TxnPartitionState, producer: TxnProducer, group: GroupMeta,
+                  txn: TxnMetadata) -> bool:
+    return props.eos_exactly_once_at(t, leader, producer, group, txn, self.batches)
+
+
+_no_loss.__doc__ = props.eos_no_loss.__doc__
+_exactly_once.__doc__ = props.eos_exactly_once.__doc__
 
 #: the steps that can fail a producer, and those that change the coordinator's metadata
 _FAILING = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "HandleProduceResponse", "TxnOffsetCommit",
@@ -253,6 +267,12 @@ _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOut
 
 class EosMachine(Composed):
     """``kafka.eos``; see the module doc."""
+
+    # Every slot is an interned id (``checker.intern`` reduces ids below 2**61-1), the clock, a budget
+    # counter or one of the two scalars (the producer id allocator and the coordinator epoch), which
+    # start at 0 and only grow: the domain where ``hash`` is injective (``checker.fingerprint``; no
+    # slot ever holds -2). The engines sample-check it; tests/test_fingerprint.py walks whole specs.
+    fingerprint_kind = "hash"
 
     # --- parts, in slot order
     now = Clock(max="max_ticks", tick="Tick", reads=("requests", "responses", "producer"), when=_quiet,
@@ -697,18 +717,23 @@ class EosMachine(Composed):
     # --- properties (each one function of ``model.properties`` with its one-line doc) --------------
 
     no_duplicate = _invariant("NoDuplicate", props.eos_no_duplicate, ("leader",))
-    no_loss = _invariant("NoLoss", props.eos_no_loss, ("leader", "producer"), batches="batches")
+    # NoLoss and ExactlyOnce are conjunctions over (producer, partition) pairs: memoised per pair, a
+    # miss comes with a new (leader, producer) pair rather than a new pair of leaders and producers
+    # (ExactlyOnce has no bindings without input_records: a producer's inputs then stay empty).
+    no_loss = invariant("NoLoss", params={"t": "producer", "p": "partitions"},
+                        reads=("leader[p]", "producer[t]"))(_no_loss)
     atomic = _invariant("AtomicTransactions", props.eos_atomic_transactions, ("leader",), batches="batches")
     no_aborted_read = _invariant("NoAbortedRead", props.eos_no_aborted_read, ("leader",))
     no_hanging = _invariant("NoHangingTransaction", props.eos_no_hanging_transaction,
                             ("leader", "offsets_leader", "txn"))
-    exactly_once = _invariant("ExactlyOnce", props.eos_exactly_once, ("leader", "producer", "group", "txn"),
-                              batches="batches")
+    exactly_once = invariant("ExactlyOnce", params={"t": _consumers, "p": "partitions"},
+                             reads=("leader[p]", "producer[t]", "group", "txn[t]"))(_exactly_once)
     order = _invariant("PerPartitionOrder", props.eos_per_partition_order, ("leader",))
     no_zombie_write = _invariant("NoZombieWrite", props.eos_no_zombie_write, ("leader", "offsets_leader"))
     epoch_in_range = _invariant("EpochInRange", props.eos_epoch_in_range, ("producer", "txn"), max_epoch="max_epoch")
+    # it holds on every response that did not raise OutOfOrderSequence (its first test)
     oos_on_loss = _transition("OutOfOrderOnlyOnLoss", props.eos_out_of_order_only_on_loss, ("leader", "producer"),
-                              ("HandleProduceResponse",))
+                              ("HandleProduceResponse",), when=lambda step: step[-1] == RAISED_OUT_OF_ORDER)
     fencing_error = _transition("FencedGetsFencingError", props.eos_fenced_gets_fencing_error,
                                 ("producer", "zombie", "txn"), _FAILING)
 
