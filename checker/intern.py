@@ -25,7 +25,7 @@ read as they were on the driver.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from typing import Any, Generic, TypeVar
 
 from .fingerprint import P
@@ -54,6 +54,20 @@ class Interner(Generic[T]):
             raise InternCollision(f"two different {self.kind} values share the id {h}: they differ at "
                                   f"{_first_difference(old, value, self.kind)}")
         return h
+
+    def adopt(self, values: Mapping[int, T]) -> None:
+        """Take parts another process interned, by their ids (a batch of moved states): a new value
+        is interned here and must land on the same id (ids are content hashes, equal in every
+        process); a known id must hold an equal value."""
+        known = self.values
+        for ident, value in values.items():
+            old = known.get(ident)
+            if old is None:
+                if self.intern(value) != ident:
+                    raise InternCollision(f"{self.kind} part {value!r} hashes differently in this process")
+            elif old != value:
+                raise InternCollision(f"two different {self.kind} values share the id {ident}: "
+                                      f"{old!r} and {value!r}")
 
     def __getitem__(self, ident: int) -> T:
         return self.values[ident]

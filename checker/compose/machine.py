@@ -14,14 +14,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from ..fingerprint import check_state
-from ..intern import InternCollision, Interner
+from ..intern import Interner
 from ..machine import Machine, Property, State, Step
 from ..symmetry import Scalarset, Symmetry, canonicalize
 from .declare import ComposeError, Domain, PropertySpec, RuleSpec
 from .network import ChannelOps, Delivery, Network
 from .parts import Actors, Budget, Channel, Clock, Decl
 from .properties import _Invariant, _Transition
-from .rules import ReadSlots, _ChannelRule, _Rule, _unknown_part
+from .rules import ReadSlots, _ChannelRule, _Rule, read_parts
 
 #: the interned values of each part of each composed machine class in this process, by
 #: ``"module.Class.part"``. Process-wide, like ``model/machines/idempotent_packed``'s tables: a state
@@ -304,16 +304,7 @@ class _Plan:
         return value
 
     def decode_reads(self, s: tuple, reads: list[ReadSlots]) -> dict[str, Any]:
-        out = {}
-        try:
-            for name, slots, values, whole in reads:
-                if whole:
-                    out[name] = tuple([s[k] for k in slots] if values is None else [values[s[k]] for k in slots])
-                else:
-                    out[name] = s[slots[0]] if values is None else values[s[slots[0]]]
-        except KeyError as exc:
-            raise _unknown_part(exc) from None
-        return out
+        return read_parts(s, reads, {})
 
     def clear(self) -> None:
         for ops in self.channels.values():
@@ -507,15 +498,7 @@ class Composed(Machine):
     def import_states(self, exported: Any) -> list[State]:
         flat, parts = exported
         for kind, values in parts.items():
-            t = table(kind)
-            known = t.values
-            for ident, value in values.items():
-                old = known.get(ident)
-                if old is None:
-                    if t.intern(value) != ident:  # ids are content hashes: equal in every process
-                        raise InternCollision(f"{kind} part {value!r} hashes differently in this process")
-                elif old != value:
-                    raise InternCollision(f"two different {kind} values share the id {ident}: {old!r} and {value!r}")
+            table(kind).adopt(values)
         return list(flat)
 
     # ---- presentation

@@ -70,6 +70,21 @@ def _unknown_part(exc: KeyError) -> ComposeError:
                         "engine does; the Spark engine pickles states and cannot run composed machines)")
 
 
+def read_parts(s: tuple, reads: Iterable[ReadSlots], into: dict[str, Any]) -> dict[str, Any]:
+    """Decode the parts a rule or property reads from the flat state ``s`` into ``into`` (by
+    name): a scalar slot as it is, an interned slot through its table, a whole actor kind as a
+    tuple."""
+    try:
+        for name, slots, values, whole in reads:
+            if whole:
+                into[name] = tuple([s[k] for k in slots] if values is None else [values[s[k]] for k in slots])
+            else:
+                into[name] = s[slots[0]] if values is None else values[s[slots[0]]]
+    except KeyError as exc:
+        raise _unknown_part(exc) from None
+    return into
+
+
 def _key_source(slots: list[int], var: str = "s") -> str:
     """Python source for ``_getter(slots)(var)``, to inline in generated code (the same key)."""
     if not slots:
@@ -292,14 +307,7 @@ class _Rule:
 
     def compute(self, b: _Binding, s: tuple, msg: Any, rest: int) -> tuple[Outcome, ...]:
         kwargs: dict[str, Any] = dict(b.params)
-        try:
-            for name, slots, values, whole in b.reads:
-                if whole:
-                    kwargs[name] = tuple([s[k] for k in slots] if values is None else [values[s[k]] for k in slots])
-                else:
-                    kwargs[name] = s[slots[0]] if values is None else values[s[slots[0]]]
-        except KeyError as exc:
-            raise _unknown_part(exc) from None
+        read_parts(s, b.reads, kwargs)
         if msg is not _NO_MSG:
             kwargs["msg"] = msg
             if self.channel_key is not None and self.receive is not None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from eoscheck.checker.intern import InternCollision, Interner
+from eoscheck.checker.intern import Interner
 
 from ..state import (FollowerState, IdempotentClient, IdempotentFaults, IdempotentState, PartitionState,
                      ProduceRequest, ProduceResponse)
@@ -127,13 +127,5 @@ def import_batch(exported: Exported) -> list[PackedIdempotentState]:
     """The states of ``export_batch``, their parts interned in this process's tables."""
     flat, parts = exported
     for table, values in zip((*(t for t, _ in _PART_TABLES), CLIENTS), parts):
-        known = table.values
-        for ident, value in values.items():
-            old = known.get(ident)
-            if old is None:
-                if table.intern(value) != ident:  # ids are content hashes: equal in every process
-                    raise InternCollision(f"{table.kind} part {value!r} hashes differently in this process")
-            elif old != value:
-                raise InternCollision(f"two different {table.kind} values share the hash {ident}: "
-                                      f"{old!r} and {value!r}")
+        table.adopt(values)
     return [_new(PackedIdempotentState, s) for s in flat]
