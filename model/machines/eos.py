@@ -124,6 +124,7 @@ from ..transactions.markers import (
 )
 from ..transactions.states import is_valid_transition
 from ..transactions.timeout import abort_timed_out
+from .eos_instances import InstancesMixin
 
 #: what kafka.eos models of the protocol: every decision, each with every value, except ``deployment``
 #: (no group membership yet: each producer owns its input partition, so it is ignored); the
@@ -265,7 +266,7 @@ _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOut
                 "TxnCoordinatorFailover", "AddOffsetsToTxn", "WriteOffsetsMarker", "ZombieEndTxn")
 
 
-class EosMachine(Composed):
+class EosMachine(InstancesMixin, Composed):
     """``kafka.eos``; see the module doc."""
 
     # Every slot is an interned id (``checker.intern`` reduces ids below 2**61-1), the clock, a budget
@@ -331,7 +332,9 @@ class EosMachine(Composed):
         config = {name: bounds[name] for name in ("producers", "partitions", "max_ticks", "lost_responses",
                                                   "produce_timeouts", "txn_timeouts", "delete_records",
                                                   "coordinator_failovers", "restarts")}
+        self._instances_setup(bounds, config)
         super().__init__(config, memoize=memoize)
+        self._instances_compiled()
         # Rules that cannot fire without their fault or the clock have no bindings (or a clock stopped
         # at 0); they are not listed either, so coverage does not report them as never fired.
         idle = ({"RequestTimeout"} if not bounds["lost_responses"] else set()) | (
@@ -343,6 +346,7 @@ class EosMachine(Composed):
             set() if bounds["restarts"] else {"ZombieEndTxn"}) | (
             set() if bounds["restarts"] and self.input_records else {"ZombieTxnOffsetCommit"})
         listed: Mapping[str, tuple[str, ...]] = self._plan.actions
+        idle |= self._instances_idle(listed)
         self.actions = {name: params for name, params in listed.items() if name not in idle}
         base = self.slot("txn")
         self._txn_slots = (base, base + bounds["producers"])
@@ -370,7 +374,7 @@ class EosMachine(Composed):
         ok = self._epoch_ok.get(key)
         if ok is None:
             ok = self._epoch_ok[key] = all(m.epoch <= self.max_epoch for m in self.view(s).txn)
-        return ok
+        return ok and self._instances_within_bounds(s)
 
     def itf_fields(self, s: tuple) -> dict[str, Any]:
         """``fields`` with the logs, producer-state entries, pending offsets and messages as records
@@ -394,7 +398,8 @@ class EosMachine(Composed):
         v = self.view(s)
         settled = all(m.state not in (TxnState.ONGOING, TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT) for m in v.txn)
         return (settled and not v.requests and not v.responses
-                and all(tx.is_done(p, self.transactions, self.input_records) for p in v.producer))
+                and all(tx.is_done(p, self.transactions, self.input_records) for p in v.producer)
+                and self._instances_terminal(s))
 
     # --- the producer client -----------------------------------------------------------------------
 
@@ -679,15 +684,17 @@ class EosMachine(Composed):
         coordinator = self._coordinator(done) if wrote else {"txn": done}
         return {**coordinator, "leader": written, "result": TxnResult(marker.result).name}
 
-    @rule("TxnCoordinatorFailover", reads=("txn", "txn_log", "coordinator_epoch"),
-          writes=("txn", "coordinator_epoch"), sends=("stale_markers",), spends="coordinator_failovers")
+    @rule("TxnCoordinatorFailover", reads=("txn", "txn_log", "coordinator_epoch", "instances_txn_log"),
+          writes=("txn", "coordinator_epoch", "instances_txn", "init_pending"), sends=("stale_markers",),
+          spends="coordinator_failovers")
     def coordinator_failover(self, txn: tuple[TxnMetadata, ...], txn_log: tuple[TxnLogValue, ...],
-                             coordinator_epoch: int) -> Any:
+                             coordinator_epoch: int, instances_txn_log: TxnLogValue) -> Any:
         """A new coordinator loads __transaction_state with a higher coordinator epoch (in-memory fields
-        are lost; a loaded PrepareX resends every marker); the old one's markers stay in flight."""
+        are lost; a loaded PrepareX resends every marker; an append in progress is lost); the old one's
+        markers stay in flight."""
         stale = [m for meta in txn for m in self._markers(meta, coordinator_epoch)]
         return {"txn": tuple(load_metadata(value) for value in txn_log), "coordinator_epoch": coordinator_epoch + 1,
-                "stale_markers": stale}
+                "stale_markers": stale, "instances_txn": load_metadata(instances_txn_log), "init_pending": ()}
 
     @rule("StaleOffsetsMarkerArrives", receive="stale_markers", match=lambda m: m.partition == OFFSETS,
           params=("producer_id",), reads=("offsets_leader", "group", "now"), writes=("offsets_leader", "group"),
