@@ -100,6 +100,9 @@ TEMPORAL_DOCS: dict[str, str] = {"InitEventuallyCompletes": props.init_settled._
 #: ``fields`` keys of the mechanism's non-actor parts, hidden while it is off
 _HIDDEN = frozenset({"instances_txn", "instances_txn_log", "init_pending", "init_requests", "init_responses",
                      "faults.abortable_errors", "faults.instance_transactions", "faults.txn_id_expirations"})
+#: ``fields`` prefixes of the data mechanisms, constant (hidden) without data producers
+_DATA = ("leader[", "offsets_leader", "group", "requests", "responses", "stale_markers", "now", "faults.produce_timeouts",
+         "faults.txn_timeouts", "faults.delete_records")
 
 
 def _doc_of(check: Any) -> Any:
@@ -243,9 +246,14 @@ class InstancesMixin:
             c.phase != INIT_INITIALIZING for c in v.instance)
 
     def fields(self, s: tuple) -> dict[str, Any]:
-        """Every part by name, without the mechanism's while it is off (``Composed.fields``)."""
+        """Every part by name (``Composed.fields``), without the parts of a mechanism that is off: the
+        instances' while there are none, the data producers' (constant) while there are none."""
         out: dict[str, Any] = super().fields(s)  # type: ignore[misc]
-        return out if self.n_instances else {k: v for k, v in out.items() if k not in _HIDDEN}
+        if not self.n_instances:
+            out = {k: v for k, v in out.items() if k not in _HIDDEN}
+        if not self.bounds.get("producers"):
+            out = {k: v for k, v in out.items() if not k.startswith(_DATA)}
+        return out
 
     def _log(self, meta: TxnMetadata) -> TxnLogValue:
         return to_log_value(meta, persist_last_epoch=self.protocol.persist_last_epoch,
