@@ -101,8 +101,8 @@ TEMPORAL_DOCS: dict[str, str] = {"InitEventuallyCompletes": props.init_settled._
 _HIDDEN = frozenset({"instances_txn", "instances_txn_log", "init_pending", "init_requests", "init_responses",
                      "faults.abortable_errors", "faults.instance_transactions", "faults.txn_id_expirations"})
 #: ``fields`` prefixes of the data mechanisms, constant (hidden) without data producers
-_DATA = ("leader[", "offsets_leader", "group", "requests", "responses", "stale_markers", "now", "faults.produce_timeouts",
-         "faults.txn_timeouts", "faults.delete_records")
+_DATA = ("leader[", "offsets_leader", "group", "requests", "responses", "stale_markers", "now",
+         "faults.produce_timeouts", "faults.txn_timeouts", "faults.delete_records")
 
 
 def _doc_of(check: Any) -> Any:
@@ -216,6 +216,8 @@ class InstancesMixin:
 
     def _instances_setup(self, bounds: Mapping[str, int], config: dict[str, Any]) -> None:
         self.n_instances = bounds.get("instances", 0)
+        if not self.n_instances and not bounds.get("producers", 1):
+            raise ValueError("producers = 0 needs instances > 0 (nothing would run)")
         self.max_producer_ids = bounds.get("new_producer_ids", 2**31 - 1)
         config.update({name: bounds.get(name, 0) for name in BOUND_NAMES})
 
@@ -462,7 +464,7 @@ class InstancesMixin:
     @_doc_of(props.coordinator_epoch_monotonic)
     def epoch_monotonic(self, step: tuple, before: Any, after: Any) -> bool:
         check = props.coordinator_epoch_monotonic_within(self.coordinator.max_epoch)
-        return bool(check(self._as_init((), before.instances_txn, before.instances_txn_log), step,  # type: ignore[arg-type]
+        return bool(check(self._as_init((), before.instances_txn, before.instances_txn_log), step,
                           self._as_init((), after.instances_txn, after.instances_txn_log)))
 
     @transition("CoordinatorLegalState", reads=("instances_txn",), actions=COORDINATOR_ACTIONS)
