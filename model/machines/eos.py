@@ -124,6 +124,7 @@ from ..transactions.markers import (
 )
 from ..transactions.states import is_valid_transition
 from ..transactions.timeout import abort_timed_out
+from . import eos_symmetry
 from .eos_instances import InstancesMixin
 
 #: what kafka.eos models of the protocol: every decision, each with every value, except ``deployment``
@@ -281,22 +282,27 @@ class EosMachine(InstancesMixin, Composed):
     next_producer_id = Scalar(init=0, doc="the producer id allocator's next id")
     coordinator_epoch = Scalar(init=0, doc="the transaction coordinator's epoch")
     producer = Actors(count="producers", init=lambda m, i: tx.new_producer(m.n_partitions), show=_show_producer,
-                      doc="transactional producers, one per transactional id")
-    zombie = Actors(count="producers", init=(), show=lambda z: _show_producer(z) if z else "none",
+                      symmetric="producer", doc="transactional producers, one per transactional id")
+    zombie = Actors(count="producers", init=(), show=lambda z: _show_producer(z) if z else "none", symmetric="producer",
                     doc="the previous instance of a transactional id's producer, after a restart (() if none)")
-    txn = Actors(count="producers", init=NO_METADATA, show=_show_txn,
+    txn = Actors(count="producers", init=NO_METADATA, show=_show_txn, symmetric="producer",
                  doc="the coordinator's metadata per transactional id")
-    txn_log = Actors(count="producers", init=NO_LOG_VALUE, doc="the last __transaction_state record per id")
+    txn_log = Actors(count="producers", init=NO_LOG_VALUE, symmetric="producer",
+                     doc="the last __transaction_state record per id")
     leader = Actors(count="partitions", init=TxnPartitionState((), 0, ()), show=_show_leader,
+                    rename={"producer": eos_symmetry.rename_leader},
                     doc="output partition leaders: log, log start offset, producer state")
     offsets_leader = Part(init=TxnPartitionState((), 0, ()), show=_show_leader,
                           doc="the leader of the group's __consumer_offsets partition (consume-transform-produce)")
     group = Part(init=lambda m: new_group(m.n_producers), show=_show_group,
+                 rename={"producer": eos_symmetry.rename_group},
                  doc="the group coordinator: committed and pending offsets per input partition")
     requests = Channel(network=Network(Delivery.ORDERED), connection=ROUTE, show=_show_messages,
+                       rename={"producer": eos_symmetry.rename_routed},
                        doc="produce requests in flight")
     responses = Channel(network=Network(Delivery.ORDERED, loss="lost_responses"), connection=ROUTE,
                         label=("partition", "client", "record"), drop="LoseResponse", show=_show_messages,
+                        rename={"producer": eos_symmetry.rename_routed},
                         doc="produce responses in flight")
     stale_markers = Channel(network=Network(Delivery.UNORDERED), show=lambda ms: [_show_marker(m) for m in ms],
                             doc="WriteTxnMarkers entries of a coordinator that failed over, still in flight")
