@@ -184,7 +184,7 @@ def _base() -> ModelDef:
 
 def test_derive_model_adds_switches_and_variants_and_refuses_clashes() -> None:
     base = _base()
-    seen = {}
+    seen: dict[str, object] = {}
     derived = derive_model(base, name="d", doc="d", switches={"t": Switch("", 0)},
                            variants={"w": Variant("", {"s": True, "t": 2})},
                            build=lambda sw, b: seen.update(sw))  # type: ignore[arg-type,return-value]
