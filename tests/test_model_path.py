@@ -146,6 +146,7 @@ def test_parallel_engine_runs_a_model_file(tree: Path, capsys) -> None:
         out = capsys.readouterr().out
         counts.append([line for line in out.splitlines() if "by-path" in line and "Few (31)" in line])
         assert counts[-1], out
+        assert ("2 worker processes" in out) == ("parallel" in engine), out  # the workers did run
     assert counts[0][0].split()[3] == counts[1][0].split()[3]  # the same number of distinct states
 
 
