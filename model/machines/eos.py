@@ -402,6 +402,7 @@ class EosMachine(InstancesMixin, Composed):
                                    if isinstance(m.message, ProduceResponse) else record(m.message))
                             for m in getattr(v, channel)]
         out["stale_markers"] = [record(m, result=TxnResult(m.result).name) for m in v.stale_markers]
+        out.update(self._instances_itf(s))
         return out
 
     def is_terminal(self, s: tuple) -> bool:

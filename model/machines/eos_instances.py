@@ -257,6 +257,25 @@ class InstancesMixin:
             out = {k: v for k, v in out.items() if not k.startswith(_DATA)}
         return out
 
+    def _instances_itf(self, s: tuple) -> dict[str, Any]:
+        """``itf_fields``' records for the instances' parts (ITF consumers need the data)."""
+        if not self.n_instances:
+            return {}
+        from .itf_data import record
+        v = self.view(s)  # type: ignore[attr-defined]
+
+        def meta(m: Any) -> Any:
+            return record(m, state=TxnState(m.state).name) if m.exists else {"exists": False}
+
+        out: dict[str, Any] = {
+            "instances_txn": meta(v.instances_txn), "instances_txn_log": meta(v.instances_txn_log),
+            "init_pending": [record(p, metadata=meta(p.metadata)) for p in v.init_pending],
+            "init_requests": [record(r) for r in v.init_requests],
+            "init_responses": [record(r, error=error_name(r.error)) for r in v.init_responses]}
+        for c, client in enumerate(v.instance):
+            out[f"instance[{c}].request"] = {"producer_id": client.req_producer_id, "epoch": client.req_epoch}
+        return out
+
     def _log(self, meta: TxnMetadata) -> TxnLogValue:
         return to_log_value(meta, persist_last_epoch=self.protocol.persist_last_epoch,
                             persist_prev_producer_id=self.protocol.persist_prev_producer_id)
