@@ -223,9 +223,10 @@ def short(value: Any, limit: int = 24) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def change_label(name: str, old: Any, new: Any) -> str:
-    """``field: old -> new``; a list that grew or shrank says what was added or removed."""
-    local = name.split(".", 1)[1] if "." in name else name
+def change_label(name: str, old: Any, new: Any, whole: bool = False) -> str:
+    """``field: old -> new``; a list that grew or shrank says what was added or removed. The
+    field is named without its lane (``epoch`` for ``client[0].epoch``) unless ``whole``."""
+    local = name.split(".", 1)[1] if "." in name and not whole else name
     if isinstance(old, list) and isinstance(new, list):
         added = [x for x in new if x not in old]
         removed = [x for x in old if x not in new]

@@ -143,10 +143,11 @@ def step_events(machine: Composed, st: tuple, before: tuple, after: tuple) -> li
     assert isinstance(rule, _Rule)
     lane = rule_lane(machine, rule, params)
     events: list[ChartEvent] = []
+    # the step's title carries its whole label; the mark names the action on its lane
     if rule.spec.spends is not None:
-        events.append(fault(lane, label))
+        events.append(fault(lane, st[0]))
     else:
-        events.append(step(lane, label))
+        events.append(step(lane, st[0]))
     channels = [n for n, d in plan.decls.items() if isinstance(d, Channel)]
     if rule.spec.receive is not None:
         ch = rule.spec.receive
@@ -189,15 +190,19 @@ def _state_changes(machine: Composed, before: tuple, after: tuple) -> list[Chart
     for name, (old, new) in changed_fields(machine.fields(before), machine.fields(after)).items():
         lane = field_lane(machine, name)
         if lane is not None:
-            out.append(state(lane, change_label(name, old, new)))
+            # a lane of several parts names the part a field belongs to
+            shared = not name.startswith(lane)
+            out.append(state(lane, change_label(name, old, new, whole=shared)))
     return out
 
 
 def lanes(machine: Composed) -> Sequence[str]:
-    """Lanes in the order the parts are declared (mapped lanes at their first part)."""
+    """Lanes in the order of ``chart_parts``, then the other parts in declaration order."""
     plan = machine._plan
     order: list[str] = []
-    for name, decl in plan.decls.items():
+    names = [*(p for p in machine.chart_parts if p in plan.decls), *plan.decls]
+    for name in dict.fromkeys(names):
+        decl = plan.decls[name]
         if isinstance(decl, (Channel, Budget)):
             continue
         if isinstance(decl, Actors):

@@ -274,6 +274,12 @@ class EosMachine(Composed):
     # slot ever holds -2). The engines sample-check it; tests/test_fingerprint.py walks whole specs.
     fingerprint_kind = "hash"
 
+    #: the chart's lanes (``checker.compose.chart``): Kafka's actors, not the state's parts
+    chart_parts = {"producer": "producer[]", "zombie": "zombie[]", "next_producer_id": "txn coordinator",
+                   "coordinator_epoch": "txn coordinator", "txn": "txn coordinator",
+                   "txn_log": "txn coordinator", "leader": "leader[]", "offsets_leader": "group coordinator",
+                   "group": "group coordinator", "now": "clock"}
+
     # --- parts, in slot order
     now = Clock(max="max_ticks", tick="Tick", reads=("requests", "responses", "producer"), when=_quiet,
                 doc="abstract time in ticks (producer-id expiry)")
