@@ -39,7 +39,7 @@ def render_svg(chart: Chart, marks: dict[int, str] | None = None) -> str:
     marks = marks or {}
     lanes = chart.lanes or ["(no actor)"]
     x = {lane: LEFT + i * LANE_GAP for i, lane in enumerate(lanes)}
-    width = LEFT + (len(lanes) - 1) * LANE_GAP + 460
+    width = LEFT + (len(lanes) - 1) * LANE_GAP + 600
     # y of every event slot, and of every step band
     y = TOP + 10
     band_y: list[int] = []

@@ -24,8 +24,8 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 def external_references(html: str) -> list[str]:
     """Anything the document would fetch: src/href attributes, CSS url(), @import, scripts."""
-    found = re.findall(r"""(?:src|href)\s*=\s*["'][^"']*["']""", html, flags=re.I)
-    found += re.findall(r"url\((?!#)", html) + re.findall(r"@import", html) + re.findall(r"<script", html, re.I)
+    found = re.findall(r"""(?:src|href)\s*=\s*["'][^"']*["']""", html, flags=re.IGNORECASE)
+    found += re.findall(r"url\((?!#)", html) + re.findall(r"@import", html) + re.findall(r"<script", html, re.IGNORECASE)
     found += [u for u in re.findall(r"https?://[^\s\"'<>]+", html) if u != "http://www.w3.org/2000/svg"]
     return found
 
@@ -100,7 +100,7 @@ def _bad_paths(tmp_path: Path) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("command", ["check", "compare"])
 def test_bad_report_paths_are_one_line_exit_2_before_the_run(command: str, tmp_path: Path, capsys,
                                                              monkeypatch) -> None:
-    import eoscheck.checker.explore as explore
+    from eoscheck.checker import explore
 
     def no_run(*args: object, **kwargs: object) -> None:
         raise AssertionError("the run started before --report was checked")
