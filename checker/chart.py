@@ -26,7 +26,8 @@ of its own and no arrow tail.
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -245,15 +246,34 @@ def changed_fields(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[
 def state_events(before: Mapping[str, Any], after: Mapping[str, Any],
                  lanes: Mapping[str, str] | None = None, skip: Sequence[str] = ()) -> list[ChartEvent]:
     """A state change per changed field. ``lanes`` renames a field's lane (``client[0]`` ->
-    ``producer[0]``); fields whose name starts with one of ``skip`` are left out (the messages in
-    flight, which the arrows show)."""
+    ``producer[0]``; a lane that several are renamed to names each field whole); fields whose name
+    starts with one of ``skip`` are left out (the messages in flight, which the arrows show)."""
+    rename = dict(lanes or {})
+    targets = Counter(rename.values())
     out = []
     for name, (old, new) in changed_fields(before, after).items():
         if any(name.startswith(p) for p in skip):
             continue
         lane = lane_of(name)
-        out.append(state((lanes or {}).get(lane, lane), change_label(name, old, new)))
+        drawn = rename.get(lane, lane)
+        shared = targets[drawn] > 1 or (lane in rename and drawn in before and drawn != lane)
+        out.append(state(drawn, change_label(name, old, new, whole=shared)))
     return out
+
+
+def message_events(action: str, before: Sequence[Hashable], after: Sequence[Hashable],
+                   ends: Callable[[Any], tuple[str, str]], label: Callable[[Any], str],
+                   received_by: Collection[str]) -> tuple[list[ChartEvent], list[ChartEvent]]:
+    """The messages a step took from and added to one channel (the messages in flight before and
+    after it), as (receives and losses, sends). A message taken by one of the ``received_by``
+    actions is received by its destination; taken by any other step, it is lost (named after the
+    step). ``ends(msg)`` is (sender lane, receiver lane)."""
+    taken = Counter(before) - Counter(after)
+    added = Counter(after) - Counter(before)
+    gone = [receive(ends(m)[1], label(m), m) if action in received_by
+            else lost(f"{label(m)} ({action})", m) for m in taken.elements()]
+    sent = [send(*ends(m), label(m), m) for m in added.elements()]
+    return gone, sent
 
 
 def generic_events(label: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[ChartEvent]:
@@ -276,18 +296,26 @@ def chart_of_trace(machine: Machine, trace: Sequence[TraceStep], title: str,
     """The chart of a trace of ``machine`` (the machine's own events where it describes its steps)."""
     steps: list[tuple[int, str, Sequence[ChartEvent]]] = [(0, "Initial state", [])]
     source = "fields"
+    notes: list[str] = []
     for i in range(1, len(trace)):
         st = trace[i].step
         assert st is not None
         label = machine.format_step(st)
-        events = machine.chart_step(st, trace[i - 1].state, trace[i].state)
+        try:
+            events = machine.chart_step(st, trace[i - 1].state, trace[i].state)
+        except Exception as exc:  # noqa: BLE001 - a broken hook costs its steps, not the chart
+            notes.append(f"step {i}: the model's chart hook failed ({type(exc).__name__}: {exc}); "
+                         "drawn from the state fields")
+            events = None
         if events is None:
             events = generic_events(label, machine.fields(trace[i - 1].state),
                                     machine.fields(trace[i].state))
         else:
             source = getattr(machine, "chart_source", "machine")
         steps.append((i, label, events))
-    return build_chart(title, steps, machine.chart_lanes(), loop=loop, source=source)
+    chart = build_chart(title, steps, machine.chart_lanes(), loop=loop, source=source)
+    chart.notes.extend(notes)
+    return chart
 
 
 def chart_of_fields(cex: Counterexample, title: str) -> Chart:
@@ -372,7 +400,13 @@ def _same(machine: Machine, s: Any, want: Mapping[str, Any]) -> bool:
     if typed is None:
         return False
     from .itf import ITFValueError, encode
-    try:
-        return bool(encode(typed) == encode(dict(want)))
+    # an ITF state defines every variable: one a state leaves out (None) is written "undefined"
+    ours = {k: v for k, v in typed.items() if v is not None}
+    theirs = {k: v for k, v in want.items()
+              if not (isinstance(v, str) and v.startswith("undefined:") and typed.get(k) is None)}
+    if ours.keys() != theirs.keys():
+        return False
+    try:  # field by field: the file's order of fields is not ours
+        return all(encode(v) == encode(theirs[k]) for k, v in ours.items())
     except (ITFValueError, TypeError, ValueError):
         return False

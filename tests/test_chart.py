@@ -233,3 +233,39 @@ def test_svg_draws_one_arrow_per_message_and_crosses_for_losses() -> None:
     assert "stroke-dasharray" in svg  # the response still in flight at the end
     assert "\u2190 diverges" in svg
     assert "http://" not in svg.replace('xmlns="http://www.w3.org/2000/svg"', "")
+
+
+# ------------------------------------------------------------------ every committed counterexample
+
+COMMITTED = sorted(p for p in CEX.glob("*.json"))
+
+
+def test_every_committed_counterexample_draws_from_its_model_within_80_columns() -> None:
+    """Each file replays on its model (JSON by fields, ITF by typed fields), no hook fails, and the
+    chart fits 80 columns: the charts the Kafka models describe stay true as the models change."""
+    sources: dict[str, set[str]] = {}
+    for path in COMMITTED:
+        cex = load_counterexample(path)
+        chart = chart_of_counterexample(cex)
+        assert chart.notes == [], (path.name, chart.notes)
+        sources.setdefault(cex.model, set()).add(chart.source)
+        assert all(len(line) <= 80 for line in lines(chart)), path.name
+        sends = [e for r in chart.rows for e in r.events if e.kind == "send"]
+        for e in sends:  # every paired end points back
+            if e.partner is not None:
+                other = chart.rows[e.partner[0]].events[e.partner[1]]
+                assert other.msg == e.msg and other.kind in ("receive", "lost")
+    assert sources["kafka.idempotent_produce"] == {"machine"}
+    assert sources["kafka.init_producer_id"] == {"machine"}
+    assert sources["kafka.eos_pipeline"] == {"machine"}
+    assert sources["kafka.eos"] == {"compose"}
+
+
+def test_kafka_lanes_per_model() -> None:
+    def lanes_of(name: str) -> list[str]:
+        return chart_of_counterexample(load_counterexample(CEX / name)).lanes
+
+    assert lanes_of("init-pid-retry-failover-shipped.SoleInstanceNeverFenced.json") == \
+        ["producer[0]", "coordinator"]
+    assert lanes_of("late-produce-kip447.NoDuplicateOutput.json") == \
+        ["app[0]", "txn coordinator", "output leader", "group coordinator"]

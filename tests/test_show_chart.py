@@ -31,7 +31,7 @@ def test_json_and_itf_draw_the_same_chart_within_80_columns(path: Path, capsys) 
     assert "producer[0]" in lines[3] and "leader" in lines[3]
     assert "|--#1 Produce r0 epoch 0 seq 0" in out
     assert "* #1 Produce r0 epoch 0 seq 0" in out
-    assert "X #3 lost: NOT_ENOUGH_REPLICAS r0 (lost)" in out
+    assert "X #3 lost: NOT_ENOUGH_REPLICAS r0 (LoseResponse)" in out
     assert "still in flight at the end: #10" in out
 
 

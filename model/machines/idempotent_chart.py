@@ -11,16 +11,13 @@ changes.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 from eoscheck.checker.chart import (
     ChartEvent,
     fault,
-    lost,
-    receive,
-    send,
+    message_events,
     state,
     state_events,
     step,
@@ -55,16 +52,11 @@ def lanes(clients: int) -> list[str]:
 
 def chart_step(machine: Any, st: tuple, before: Any, after: Any) -> Sequence[ChartEvent]:
     name = st[0]
-    events: list[ChartEvent] = []
-    sent_reqs = Counter(after.requests) - Counter(before.requests)
-    taken_reqs = Counter(before.requests) - Counter(after.requests)
-    sent_resps = Counter(after.responses) - Counter(before.responses)
-    taken_resps = Counter(before.responses) - Counter(after.responses)
-    for req in taken_reqs.elements():
-        if name == "HandleProduce":
-            events.append(receive(LEADER, request_label(req), ("req", req)))
-        else:
-            events.append(lost(f"{request_label(req)} ({name})", ("req", req)))
+    requests = message_events(name, before.requests, after.requests, lambda r: (producer(r.client), LEADER),
+                              request_label, ("HandleProduce",))
+    responses = message_events(name, before.responses, after.responses,
+                               lambda r: (LEADER, producer(r.client)), response_label, ("HandleProduceResponse",))
+    events: list[ChartEvent] = [*requests[0]]
     old_faults, new_faults = before.faults, after.faults
     if new_faults.transient_errors > old_faults.transient_errors:
         events.append(fault(LEADER, "transient error injected (NOT_ENOUGH_REPLICAS)"))
@@ -77,16 +69,7 @@ def chart_step(machine: Any, st: tuple, before: Any, after: Any) -> Sequence[Cha
         events.append(fault(producer(st[1]), "request timeout: closes the connection"))
     if name == "ExpireBatch":
         events.append(fault(producer(st[1]), f"r{st[2]} expires (delivery.timeout.ms)"))
-    for resp in taken_resps.elements():
-        if name == "HandleProduceResponse":
-            events.append(receive(producer(resp.client), response_label(resp), ("resp", resp)))
-        else:
-            why = "lost" if name == "LoseResponse" else f"dropped: {name}"
-            events.append(lost(f"{response_label(resp)} ({why})", ("resp", resp)))
-    for req in sent_reqs.elements():
-        events.append(send(producer(req.client), LEADER, request_label(req), ("req", req)))
-    for resp in sent_resps.elements():
-        events.append(send(LEADER, producer(resp.client), response_label(resp), ("resp", resp)))
+    events += [*responses[0], *requests[1], *responses[1]]
     if name == "Send":
         events.append(state(producer(st[1]), f"the application hands it r{before.clients[st[1]].sent}"))
     if name == "HandleProduceResponse":
