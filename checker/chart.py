@@ -329,7 +329,9 @@ def chart_of_fields(cex: Counterexample, title: str) -> Chart:
 
 def title_of(cex: Counterexample) -> str:
     kind = "loops" if cex.loop is not None else "violated"
-    return f"{cex.spec}: {cex.property} {kind} ({cex.length} states; {cex.model}, {cex.variant})"
+    known = [x for x in (cex.model, cex.variant) if x and x != "?"]
+    where = f"; {', '.join(known)}" if known else ""
+    return f"{cex.spec}: {cex.property} {kind} ({cex.length} states{where})"
 
 
 def chart_of_counterexample(cex: Counterexample) -> Chart:

@@ -97,3 +97,19 @@ def test_bad_files_are_one_line_and_exit_2(content: str | None, message: str, tm
     code, out, err = run(capsys, "show", "--chart", str(path))
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and message in err and "Traceback" not in err
+
+
+def test_another_tools_itf_trace_gets_a_chart_from_its_variables(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "apalache.itf.json"
+    path.write_text(json.dumps({
+        "#meta": {"source": "Spec.tla"}, "vars": ["x", "y"], "loop": 1,
+        "states": [{"#meta": {"index": 0}, "x": {"#bigint": "0"}, "y": "a"},
+                   {"#meta": {"index": 1}, "x": {"#bigint": "1"}, "y": "a"},
+                   {"#meta": {"index": 2}, "x": {"#bigint": "1"}, "y": "b"}]}))
+    code, out, err = run(capsys, "show", "--chart", str(path))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert ["x", "y"] in [line.split() for line in lines[:4]]  # one lane per variable that changes
+    assert "~ x: 0 -> 1" in out and "~ y: a -> b" in out
+    assert "the loop: from state 1 to the last, forever" in out and "back to state 1" in out
+    assert "note: drawn from the state fields" in out
