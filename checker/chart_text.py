@@ -91,10 +91,12 @@ def _arrow(layout: Layout, ev: Placed) -> str:
     text = f"#{ev.msg} {ev.label}"
     head = "X" if ev.lost else ">"
     if a is None or b is None or a == b:
+        # an end not drawn (no room for its lane): the text names it
         x = a if a is not None else b if b is not None else GUTTER
         _put(line, x, "o")
         room = layout.width - x - 2
-        _put(line, x + 2, _fit(f"{text} (to {ev.peer})", room))
+        other = f"to {ev.peer}" if a is not None else f"from {ev.lane}"
+        _put(line, x + 2, _fit(f"{text} ({other})", room))
         return "".join(line).rstrip()
     if a < b:
         body = "-" * (b - a - 1)
@@ -121,6 +123,8 @@ def _mark(layout: Layout, ev: Placed) -> str:
         x = layout.x.get(ev.lane, GUTTER)
     _put(line, x, MARKS.get(ev.kind, "@"))
     text = _event_text(ev)
+    if ev.lane not in layout.x:
+        text = f"[{ev.lane}] {text}"
     right = layout.width - (x + 2)
     left = x - GUTTER - 1
     if len(text) <= right or right >= left:

@@ -117,6 +117,8 @@ def test_lanes_are_bars_at_fixed_columns_and_arrows_join_them() -> None:
 def test_too_many_lanes_say_which_are_not_drawn() -> None:
     text = lines(_many_lanes_chart(), 40)
     assert any(line.startswith("(not drawn") for line in text)
+    # events on a lane not drawn name it
+    assert any("[lane8] crash" in line for line in text)
 
 
 def test_a_lasso_marks_where_its_loop_starts_and_returns() -> None:
