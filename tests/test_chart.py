@@ -271,3 +271,13 @@ def test_kafka_lanes_per_model() -> None:
         ["producer[0]", "coordinator"]
     assert lanes_of("late-produce-kip447.NoDuplicateOutput.json") == \
         ["app[0]", "txn coordinator", "output leader", "group coordinator"]
+
+
+def test_compose_rules_without_an_indexed_actor_take_the_part_they_write() -> None:
+    chart = chart_of_counterexample(load_counterexample(
+        CEX / "eos-zombie-instance-expired-state-kafka-3.0.NoZombieWrite.json"))
+    marks = {(r.label.split("(")[0], e.lane) for r in chart.rows for e in r.events
+             if e.kind in ("step", "fault")}
+    assert ("Tick", "clock") in marks  # the clock it advances, not the producers it reads
+    assert ("Restart", "producer[0]") in marks and ("ExpireProducerIds", "leader[0]") in marks
+    assert "producer" not in chart.lanes

@@ -35,7 +35,7 @@ from ..chart import (
     step,
 )
 from ..chart import duplicate as duplicated
-from .parts import Actors, Budget, Channel, Clock
+from .parts import Actors, Budget, Channel
 
 if TYPE_CHECKING:
     from .machine import Composed
@@ -67,15 +67,17 @@ def field_lane(machine: Composed, name: str) -> str | None:
 
 
 def rule_lane(machine: Composed, rule: _Rule, params: Mapping[str, Any]) -> str:
+    """The actor a rule's step belongs to: an actor its parameters index (written, else read),
+    else the first part it writes (a clock included), else the first part it reads."""
     refs = [*rule.writes, *rule.reads]
-    usable = [r for r in refs if not isinstance(r.decl, (Channel, Budget, Clock))]
-    for ref in usable:
-        if ref.param is not None and isinstance(params.get(ref.param), int):
+    for ref in refs:
+        if isinstance(ref.decl, Actors) and ref.param is not None and isinstance(params.get(ref.param), int):
             return part_lane(machine, ref.name, params[ref.param])
-    for ref in usable:
-        return part_lane(machine, ref.name, None)
-    clocks = [r for r in refs if isinstance(r.decl, Clock)]
-    return part_lane(machine, clocks[0].name, None) if clocks else rule.action
+    for group in (rule.writes, rule.reads):
+        for ref in group:
+            if not isinstance(ref.decl, (Channel, Budget)):
+                return part_lane(machine, ref.name, None)
+    return rule.action
 
 
 def message_label(machine: Composed, channel: str, msg: Any) -> str:
