@@ -126,7 +126,7 @@ from ..transactions.markers import (
 from ..transactions.states import is_valid_transition
 from ..transactions.timeout import abort_timed_out
 from . import eos_symmetry
-from .eos_instances import InstancesMixin
+from .eos_instances import INSTANCE_CHART_PARTS, InstancesMixin
 
 #: what kafka.eos models of the protocol: every decision, each with every value, except ``deployment``
 #: (no group membership yet: each producer owns its input partition, so it is ignored); the
@@ -282,7 +282,7 @@ class EosMachine(InstancesMixin, Composed):
         "producer": "producer[]", "zombie": "zombie[]", "next_producer_id": "txn coordinator",
         "coordinator_epoch": "txn coordinator", "txn": "txn coordinator", "txn_log": "txn coordinator",
         "leader": "leader[]", "offsets_leader": "group coordinator", "group": "group coordinator",
-        "now": "clock"}
+        "now": "clock", **INSTANCE_CHART_PARTS}
 
     # --- parts, in slot order
     now = Clock(max="max_ticks", tick="Tick", reads=("requests", "responses", "producer"), when=_quiet,

@@ -84,6 +84,10 @@ ACTIONS = frozenset({"StartInstance", "RestartInstance", "InstanceAddPartitionsT
 COORDINATOR_ACTIONS = ("HandleInitProducerId", "CompleteAppend", "CompleteTransaction", "InstanceAddPartitionsToTxn",
                        "InstanceEndTxn", "AbortableError", "TxnCoordinatorFailover", "ExpireTransactionalId")
 
+#: the instances' parts on the chart's lanes (``checker.compose.chart``): the coordinator's, and one per instance
+INSTANCE_CHART_PARTS = {"instance": "instance[]", "instances_txn": "txn coordinator",
+                        "instances_txn_log": "txn coordinator", "init_pending": "txn coordinator"}
+
 IDLE = TxnClient(INIT_IDLE, -1, -1, 0, -1, -1, 0)
 
 #: The coordinator handles every request it holds, completes its log appends and transactions; the
@@ -402,7 +406,7 @@ class InstancesMixin:
 
     @rule("HandleInitProducerId", receive="init_requests", params=("client", "attempt", "producer_id", "epoch"),
           reads=("instance", "instances_txn", "init_pending", "next_producer_id"),
-          writes=("instance", "instances_txn", "instances_txn_log", "init_pending", "next_producer_id"),
+          writes=("instances_txn", "instances_txn_log", "init_pending", "next_producer_id", "instance"),
           sends=("init_responses",), results=("error",), show={"error": error_name})
     def coordinator_init_producer_id(self, client: int, msg: InitPidRequest, instance: tuple[TxnClient, ...],
                                 instances_txn: TxnMetadata, init_pending: tuple[PendingAppend, ...],
@@ -512,4 +516,4 @@ class InstancesMixin:
         return FAIRNESS if self.n_instances else ()
 
 
-__all__ = ["ACTIONS", "BOUND_NAMES", "FAIRNESS", "TEMPORAL_DOCS", "InstancesMixin", "InstancesView", "arrived"]
+__all__ = ["ACTIONS", "BOUND_NAMES", "FAIRNESS", "INSTANCE_CHART_PARTS", "TEMPORAL_DOCS", "InstancesMixin", "InstancesView", "arrived"]
