@@ -516,4 +516,13 @@ class InstancesMixin:
         return FAIRNESS if self.n_instances else ()
 
 
-__all__ = ["ACTIONS", "BOUND_NAMES", "FAIRNESS", "INSTANCE_CHART_PARTS", "TEMPORAL_DOCS", "InstancesMixin", "InstancesView", "arrived"]
+__all__ = [
+    "ACTIONS",
+    "BOUND_NAMES",
+    "FAIRNESS",
+    "INSTANCE_CHART_PARTS",
+    "TEMPORAL_DOCS",
+    "InstancesMixin",
+    "InstancesView",
+    "arrived",
+]
