@@ -205,7 +205,7 @@ class IdempotentProducers:
                     doc="idempotent producers (no transactional id), each with the producer id of its index")
     idem_leader = Part(init=PartitionState((), 0, ()), show=_show_leader,
                        doc="the leader of the idempotent producers' partition: log, log start offset, producer state")
-    idem_follower = Part(init=(), show=_show_follower,
+    idem_follower = Part(init=lambda m: (FollowerState(0, ()),) if m.has_follower else (), show=_show_follower,
                          doc="its in-sync follower (log start offset, producer state), when leaderships may move")
     leader_epoch = Scalar(init=0, doc="the idempotent partition's leader epoch")
     idem_requests = Channel(network=Network(Delivery.ORDERED), connection=ROUTE, show=_show_messages,
@@ -454,6 +454,8 @@ class IdempotentProducers:
           writes=("idem_follower",), results=("offset",))
     def propagate_log_start_offset(self, idem_leader: PartitionState, idem_follower: tuple[FollowerState, ...]) -> Any:
         """A fetch response carries the leader's log start offset to the follower."""
+        if not idem_follower:
+            return None
         f = idem_follower[0]
         lso = idem_leader.log_start_offset
         if f.log_start_offset >= lso:
@@ -473,6 +475,8 @@ class IdempotentProducers:
     def leader_failover(self, idem_leader: PartitionState, idem_follower: tuple[FollowerState, ...],
                         leader_epoch: int) -> Any:
         """Leadership moves to the in-sync follower, with the producer state it built by replication."""
+        if not idem_follower:
+            return None
         f = idem_follower[0]
         return self._failover(idem_leader, f, f.producers, IN_SYNC, leader_epoch)
 
@@ -483,6 +487,8 @@ class IdempotentProducers:
                                    leader_epoch: int) -> Any:
         """Leadership moves to a replica that restarted without its producer-state snapshots: it
         rebuilt the state from its log above its log start offset."""
+        if not idem_follower:
+            return None
         f = idem_follower[0]
         producers = rebuild_producer_state(idem_leader.log, f.log_start_offset, self.broker_cache)
         return self._failover(idem_leader, f, producers, REBUILT, leader_epoch)
@@ -494,6 +500,8 @@ class IdempotentProducers:
                                    leader_epoch: int) -> Any:
         """Leadership moves to a replica restarted from the snapshot it took at its log end (clean
         shutdown): a snapshot keeps one batch per producer (fidelity audit B4)."""
+        if not idem_follower:
+            return None
         f = idem_follower[0]
         producers = tuple(e._replace(batches=e.batches[-1:]) for e in f.producers)
         return self._failover(idem_leader, f, producers, SNAPSHOT, leader_epoch)
@@ -512,6 +520,8 @@ class IdempotentProducers:
     def follower_expire_producer_ids(self, idem_follower: tuple[FollowerState, ...], now: int) -> Any:
         """The follower runs its own expiry check, in a step of its own (review finding 22)."""
         now += self.clock_skew
+        if not idem_follower:
+            return None
         f = idem_follower[0]
         if not any(is_producer_expired(e, now, self.expiration) for e in f.producers):
             return None

@@ -1,10 +1,15 @@
-"""The ``kafka.eos`` bounds of its idempotent-only producers (``eos_idempotent``): each switches a
+"""The ``kafka.eos`` bounds and liveness docs of its idempotent-only producers (``eos_idempotent``): each switches a
 mechanism of the older ``kafka.idempotent_produce`` on; ``idempotent_producers = 0`` switches them
 all off."""
 
 from __future__ import annotations
 
 from eoscheck.checker.registry import Bound
+
+from ..properties import sends_completed
+
+#: the liveness property of the idempotent producers (``IdempotentProducers.temporal_properties``)
+TEMPORAL_DOCS: dict[str, str] = {"IdempotentSendsEventuallyComplete": sends_completed.__doc__ or ""}
 
 IDEMPOTENT_BOUNDS: dict[str, Bound] = {
     "idempotent_producers": Bound("idempotent producers without a transactional id (each with its own producer "

@@ -9,7 +9,7 @@ from eoscheck.checker.machine import Machine
 from eoscheck.checker.registry import Bound, ModelDef, SwitchValue
 
 from ..protocol import DEFAULT_VARIANT, protocol_switches, protocol_variants
-from .eos_idempotent_bounds import IDEMPOTENT_BOUNDS
+from .eos_idempotent_bounds import IDEMPOTENT_BOUNDS, TEMPORAL_DOCS
 
 BOUNDS: dict[str, Bound] = {
     "producers": Bound("transactional producers, each with its own transactional id", 1, 0, 3),
@@ -63,4 +63,5 @@ MODEL = ModelDef(
     bounds=BOUNDS,
     properties=_property_docs(),
     build=_build,
+    temporal=TEMPORAL_DOCS,
 )
