@@ -87,6 +87,12 @@ IDEMPOTENT_BOUND_DEFAULTS: dict[str, int] = {
     "transient_errors": 0, "leader_failovers": 0, "restarted_replica_failovers": 0,
     "snapshot_restored_failovers": 0, "late_delivery": 0, "clock_skew": 0, "new_producer_ids": 1,
 }
+#: kafka.eos's steps of transactional producers and their coordinator (none with ``producers = 0``)
+_TRANSACTIONAL_ONLY = frozenset({
+    "InitProducerId", "BeginTransaction", "OffsetFetch", "AddOffsetsToTxn", "TxnOffsetCommit", "WriteOffsetsMarker",
+    "AddPartitionsToTxn", "Drain", "DeliveryTimeout", "RequestTimeout", "EndTxn", "Restart", "ZombieEndTxn",
+    "ZombieTxnOffsetCommit", "AbortTimedOutTransaction", "WriteTxnMarker", "TxnCoordinatorFailover",
+    "StaleTxnMarkerArrives", "StaleOffsetsMarkerArrives"})
 #: the replica kinds a leadership moves to, each with its budget (``LeaderFailover``'s ``rebuilt``)
 IN_SYNC, REBUILT, SNAPSHOT = 0, 1, 2
 
@@ -249,6 +255,8 @@ class IdempotentProducers:
             return {"Send", "IdempotentDrain", "ExpireBatch", "IdempotentRequestTimeout", "IdempotentInitProducerId",
                     "ResolveSequences", "BumpEpoch", "PropagateLogStartOffset", "ExpireFollowerProducerIds"}
         idle = set() if self.bounds.get("lost_responses", 0) else {"IdempotentRequestTimeout"}
+        if not self.bounds.get("producers", 1):  # idempotent producers only: the transactional steps have no bindings
+            idle |= _TRANSACTIONAL_ONLY
         return idle | (set() if self.has_follower else {"PropagateLogStartOffset", "ExpireFollowerProducerIds"})
 
     def disabled_actions(self) -> frozenset[str]:
@@ -259,8 +267,10 @@ class IdempotentProducers:
             off.add("IdempotentInitProducerId")
         if self.protocol.client_version != ClientVersion.KIP360:
             off.add("BumpEpoch")
-        if self.bounds.get("max_ticks", 0) == 0 and self.idem_cfg.delivery_timeout > 0:
-            off |= {"ExpireBatch", "ResolveSequences"}  # unresolved sequences come from expiry
+        if self.bounds.get("max_ticks", 0) == 0:
+            off.add("ExpireFollowerProducerIds")
+            if self.idem_cfg.delivery_timeout > 0:
+                off |= {"ExpireBatch", "ResolveSequences"}  # unresolved sequences come from expiry
         return frozenset(off)
 
     def init_parts(self) -> Iterable[Mapping[str, Any]]:

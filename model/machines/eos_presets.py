@@ -104,7 +104,12 @@ class Preset:
         def overrides(p: Protocol) -> dict[str, SwitchValue]:
             have, want = p.as_switches(), wanted.as_switches()
             return {d: want[d] for d in decisions if have[d] != want[d]}
-        name = min(VARIANTS, key=lambda n: (len(overrides(VARIANTS[n].protocol)), n))
+        def distance(n: str) -> tuple[int, int, str]:
+            # fewest overrides; then the variant closest on every decision (the preset's others are kafka.eos's
+            # defaults), so Kafka as shipped is kafka-3.0-3.5, not an older release with the same producer
+            have, want = VARIANTS[n].protocol.as_switches(), wanted.as_switches()
+            return len(overrides(VARIANTS[n].protocol)), sum(have[d] != want[d] for d in have), n
+        name = min(VARIANTS, key=distance)
         return name, overrides(VARIANTS[name].protocol)
 
     def eos_spec(self, switches: Mapping[str, SwitchValue], bounds: Mapping[str, int],
