@@ -195,3 +195,14 @@ def test_idempotent_and_transactional_producers_run_side_by_side() -> None:
     assert {v.txn[0].producer_id for v in views if v.txn[0].exists} == {1}
     props = m.properties()
     assert all(props[name].check(s) for s in states for name in ("NoDuplicate", "IdempotentNoDuplicates"))
+
+
+@pytest.mark.parametrize("variant", ["kafka-3.0-3.5", "kafka-1.0.0"])
+def test_idempotent_producers_are_interchangeable(variant: str) -> None:
+    from eoscheck.checker.explore.options import ExploreOptions
+    from eoscheck.checker.symmetry import check_symmetry
+    m = idem(variant, idempotent_producers=2, acked_prefix=1, idempotent_records=1, lost_responses=1,
+             delete_records=1, transient_errors=1)
+    assert m.has_symmetry()
+    report = check_symmetry(m, ExploreOptions(check_deadlock=False))
+    assert report.ok and report.orbit_check and report.reduction > 1.9, report.summary()

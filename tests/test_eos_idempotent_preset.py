@@ -31,7 +31,7 @@ def legacy_specs(folder: Path) -> list[Path]:
 
 SPECS = legacy_specs(REPO / "specs")
 LARGE = legacy_specs(REPO / "specs" / "large")
-#: the agreement runs that take longer than a few seconds (two clients: the preset has no symmetry yet)
+#: the agreement runs that take longer than a few seconds
 SLOW = {"kip360-two-producers-shipped", "kip854-expiry-at-least-delivery-timeout", "kip854-expiry-covers-clock-skew"}
 
 

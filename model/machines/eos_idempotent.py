@@ -62,6 +62,7 @@ from ..partition.validation import validate_produce
 from ..producer import client as cl
 from ..producer.config import ClientConfig
 from ..protocol import ClientVersion, Protocol
+from .idempotent_symmetry import rename_client, rename_follower, rename_partition, rename_pid
 from ..state import (
     BATCH_STATUS_NAMES,
     INFLIGHT,
@@ -80,6 +81,8 @@ from ..state import (
 IDEMPOTENT_PARTITION = 3
 _P = IDEMPOTENT_PARTITION
 ROUTE = ("partition", "client", "connection")
+#: the scalarset of the idempotent producers
+CLIENTS = "idempotent_client"
 
 #: the bounds of this module (name -> default when a caller leaves it out)
 IDEMPOTENT_BOUND_DEFAULTS: dict[str, int] = {
@@ -168,6 +171,19 @@ def _show_messages(msgs: tuple[Routed, ...]) -> list[str]:
     return out
 
 
+def rename_routed(msgs: tuple[Routed, ...], perm: tuple[int, ...]) -> tuple[Routed, ...]:
+    """Messages with client ``i`` renamed ``perm[i]`` (and its initial producer id in a request)."""
+    out = []
+    for m in msgs:
+        x = m.message
+        if isinstance(x, ProduceRequest):
+            x = x._replace(client=perm[x.client], producer_id=rename_pid(x.producer_id, perm))
+        else:
+            x = x._replace(client=perm[x.client])
+        out.append(m._replace(client=perm[m.client], message=x))
+    return tuple(out)
+
+
 def _idempotent(machine: Any) -> range:
     """The idempotent partition as a parameter domain: bound only when there are idempotent producers."""
     return range(_P, _P + 1) if machine.n_idempotent else range(0)
@@ -207,18 +223,22 @@ class IdempotentProducers:
     protocol: Protocol
 
     # --- parts
+    # the idempotent producers are interchangeable (``idempotent_symmetry``): a client's slot moves, and
+    # every mention of it (records, messages, its initial producer id) is renamed with it
     client = Actors(count="idempotent_producers", init=lambda m, i: cl.new_client(i), show=_show_client,
+                    symmetric=CLIENTS, rename={CLIENTS: rename_client},
                     doc="idempotent producers (no transactional id), each with the producer id of its index")
-    idem_leader = Part(init=PartitionState((), 0, ()), show=_show_leader,
+    idem_leader = Part(init=PartitionState((), 0, ()), show=_show_leader, rename={CLIENTS: rename_partition},
                        doc="the leader of the idempotent producers' partition: log, log start offset, producer state")
     idem_follower = Part(init=lambda m: (FollowerState(0, ()),) if m.has_follower else (), show=_show_follower,
+                         rename={CLIENTS: rename_follower},
                          doc="its in-sync follower (log start offset, producer state), when leaderships may move")
     leader_epoch = Scalar(init=0, doc="the idempotent partition's leader epoch")
     idem_requests = Channel(network=Network(Delivery.ORDERED), connection=ROUTE, show=_show_messages,
-                            doc="idempotent produce requests in flight")
+                            rename={CLIENTS: rename_routed}, doc="idempotent produce requests in flight")
     idem_responses = Channel(network=Network(Delivery.ORDERED, loss="lost_responses"), connection=ROUTE,
                              label=("partition", "client", "record"), drop="LoseResponse", show=_show_messages,
-                             doc="idempotent produce responses in flight")
+                             rename={CLIENTS: rename_routed}, doc="idempotent produce responses in flight")
     transient_errors = Budget("transient_errors", doc="produce requests refused with NOT_ENOUGH_REPLICAS")
     leader_failovers = Budget("leader_failovers", doc="leaderships moved to the in-sync follower")
     restarted_replica_failovers = Budget("restarted_replica_failovers",
