@@ -30,9 +30,9 @@ PLAN = [
     ("kafka-4.0", {"producers": 2, "lost_responses": 1, "produce_timeouts": 1}),
     ("kafka-3.0-3.5", {"producers": 2, "lost_responses": 1, "txn_timeouts": 1}),
     # the kafka.idempotent_produce preset (the older machine's bounds and variant; its four properties)
-    ("preset.idempotent_produce/kafka-shipped", {"records": 4, "max_in_flight": 3, "lost_responses": 2,
-                                                 "delivery_timeout": 3, "producer_id_expiration": 3,
-                                                 "max_ticks": 5}),
+    ("preset.idempotent_produce/kafka-shipped", {"records": 5, "max_in_flight": 3, "lost_responses": 1,
+                                                 "delivery_timeout": 4, "producer_id_expiration": 4,
+                                                 "max_ticks": 6}),
 ]
 
 

@@ -11,7 +11,7 @@ from eoscheck.checker.compose.testing import compare_memo
 from eoscheck.model.errors import Errors
 from eoscheck.model.machines.eos import EosMachine, machine
 from eoscheck.model.machines.eos_idempotent import IDEMPOTENT_PARTITION as P
-from eoscheck.model.machines.eos_idempotent import IN_SYNC, REBUILT, SNAPSHOT
+from eoscheck.model.machines.eos_idempotent import IN_SYNC, REBUILT, SNAPSHOT, closed
 from eoscheck.model.partition.producer_state import find_entry
 from eoscheck.model.producer import client as cl
 from eoscheck.model.state import INFLIGHT, RETRY, FollowerState, LogRecord, PartitionState, ProduceRequest, Routed
@@ -82,8 +82,8 @@ def test_a_request_to_an_old_leader_is_refused_and_a_closed_connection_gets_no_a
                 idem_requests=(request(0, 0, 0),))
     [(step, v)] = steps(m, s, "HandleProduce")
     assert step[-1] == int(Errors.NOT_LEADER_OR_FOLLOWER) and v.idem_leader.log == ()
-    closed = cl.new_client(0)._replace(connection=1)
-    s = m.state(client=(closed,), idem_requests=(request(0, 0, 0),))
+    s = m.state(client=(cl.new_client(0)._replace(connection=1),),
+                idem_requests=(request(0, 0, 0)._replace(connection=closed(0)),))
     [(step, v)] = steps(m, s, "HandleProduce")
     assert step[-1] == int(Errors.NONE) and len(v.idem_leader.log) == 1 and v.idem_responses == ()
 
@@ -108,6 +108,10 @@ def test_request_timeout_closes_the_connection_and_drops_its_responses() -> None
     assert v.client[0].batches[0].status == RETRY
     # while its request is still on the wire the client waits
     assert not steps(m, m.state(client=(client,), idem_requests=(request(0, 0, 0),)), "IdempotentRequestTimeout")
+    # a request of the closed connection still in flight is marked closed: its answer will not be sent
+    s = m.state(client=(client,), idem_requests=(request(0, 1, 1),))
+    [(_, v)] = steps(m, s, "IdempotentRequestTimeout")
+    assert v.idem_requests == (request(0, 1, 1)._replace(connection=closed(0)),)
     assert "IdempotentRequestTimeout" not in idem().actions  # no loss, no timeout
 
 

@@ -167,8 +167,15 @@ def _show_messages(msgs: tuple[Routed, ...]) -> list[str]:
                        f"{x.base_offset}, logStartOffset {x.log_start_offset})")
         else:
             out.append(f"Produce(client{m.client}/r{m.record}, pid {x.producer_id}, epoch {x.epoch}, seq {x.seq}, "
-                       f"conn {x.connection}, leader epoch {x.leader_epoch})")
+                       f"conn {x.connection}{' (closed)' if m.connection < 0 else ''}, leader epoch "
+                       f"{x.leader_epoch})")
     return out
+
+
+def closed(connection: int) -> int:
+    """The routing connection of a request whose connection the client closed: negative, one value
+    per closed connection (so each keeps its own order), and the leader needs no client to know it."""
+    return -1 - connection
 
 
 def rename_routed(msgs: tuple[Routed, ...], perm: tuple[int, ...]) -> tuple[Routed, ...]:
@@ -370,16 +377,20 @@ class IdempotentProducers:
         return moves
 
     @rule("IdempotentRequestTimeout", params={"c": _lossy}, reads=("client[c]", "idem_requests", "idem_responses"),
-          writes=("client[c]", "idem_responses"))
+          writes=("client[c]", "idem_requests", "idem_responses"))
     def idempotent_request_timeout(self, c: int, client: IdempotentClient, idem_requests: tuple[Routed, ...],
                                    idem_responses: tuple[Routed, ...]) -> Any:
         """request.timeout.ms once a request went unanswered (its response lost): the connection is
-        closed with the client's responses still on it."""
+        closed with the client's responses still on it; its requests still in flight are marked closed
+        (the leader handles them, nobody reads the answer)."""
         waiting = {m.record for m in idem_requests + idem_responses
                    if m.client == c and m.connection == client.connection}
         if not any(b.status == INFLIGHT and b.record not in waiting for b in client.batches):
             return None
         return {"client": cl.connection_closed(client, self.late_delivery),
+                "idem_requests": tuple(m._replace(connection=closed(m.connection))
+                                       if m.client == c and m.connection == client.connection else m
+                                       for m in idem_requests),
                 "idem_responses": tuple(m for m in idem_responses if m.client != c)}
 
     @precondition(lambda self, client: client.producer_id < 0 and not client.fatal)
@@ -422,12 +433,11 @@ class IdempotentProducers:
     # --- the idempotent partition's leader and follower ------------------------------------------------
 
     @rule("HandleProduce", receive="idem_requests", params=("partition", "client", "record"),
-          reads=("idem_leader", "idem_follower", "leader_epoch", "sender=client[client]"),
+          reads=("idem_leader", "idem_follower", "leader_epoch"),
           writes=("idem_leader", "idem_follower"), sends=("idem_responses",), results=("seq", "epoch", "error"),
           show={"error": error_name})
     def idempotent_handle_produce(self, msg: Routed, idem_leader: PartitionState,
-                                  idem_follower: tuple[FollowerState, ...], leader_epoch: int,
-                                  sender: IdempotentClient) -> Any:
+                                  idem_follower: tuple[FollowerState, ...], leader_epoch: int) -> Any:
         """The leader validates and appends (replicated to the follower before the ack, acks=all); a
         request sent to an earlier leader gets NOT_LEADER_OR_FOLLOWER; the answer is lost if the
         client closed that connection."""
@@ -453,21 +463,21 @@ class IdempotentProducers:
             resp = ProduceResponse(req.client, req.connection, req.record, int(decision.error), offset,
                                    idem_leader.log_start_offset)
         out["error"] = resp.error
-        if req.connection == sender.connection:
+        if msg.connection >= 0:
             out["idem_responses"] = msg._replace(message=resp)
         return out
 
     @precondition(lambda self, msg, leader_epoch: msg.message.leader_epoch == leader_epoch)
     @rule("HandleProduce", receive="idem_requests", params=("partition", "client", "record"),
-          reads=("idem_leader", "leader_epoch", "sender=client[client]"), sends=("idem_responses",),
+          reads=("idem_leader", "leader_epoch"), sends=("idem_responses",),
           results=("seq", "epoch", "error"), spends="transient_errors", show={"error": error_name})
-    def idempotent_transient_error(self, msg: Routed, idem_leader: PartitionState, sender: IdempotentClient) -> Any:
+    def idempotent_transient_error(self, msg: Routed, idem_leader: PartitionState) -> Any:
         """The leader refuses the batch with a retriable error (NOT_ENOUGH_REPLICAS while the ISR is
         too small): nothing is appended, and a later batch may overtake it."""
         req = msg.message
         error = int(Errors.NOT_ENOUGH_REPLICAS)
         out: dict[str, Any] = {"seq": req.seq, "epoch": req.epoch, "error": error}
-        if req.connection == sender.connection:
+        if msg.connection >= 0:
             out["idem_responses"] = msg._replace(message=ProduceResponse(req.client, req.connection, req.record, error,
                                                                          -1, idem_leader.log_start_offset))
         return out
