@@ -14,7 +14,15 @@ from eoscheck.model.machines.eos_idempotent import IDEMPOTENT_PARTITION as P
 from eoscheck.model.machines.eos_idempotent import IN_SYNC, REBUILT, SNAPSHOT, closed
 from eoscheck.model.partition.producer_state import find_entry
 from eoscheck.model.producer import client as cl
-from eoscheck.model.state import INFLIGHT, RETRY, FollowerState, LogRecord, PartitionState, ProduceRequest, Routed
+from eoscheck.model.state import (
+    INFLIGHT,
+    RETRY,
+    FollowerState,
+    LogRecord,
+    PartitionState,
+    ProduceRequest,
+    Routed,
+)
 from reachable_states import reachable
 
 #: kafka.eos with idempotent producers only (the preset's fixed bounds)

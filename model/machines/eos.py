@@ -28,8 +28,12 @@ the coordinator's own timeout abort there is cut by ``max_epoch``; a coordinator
 ``txn_log`` (nextProducerId is not persisted: a rotation in PrepareX across a failover is not
 faithful); the group has no membership or rebalances (each producer owns its input partition and
 commits offsets without group metadata); a zombie does not produce new batches (only its requests
-already in flight arrive); no leader failover, idempotent-only producers or read_committed
+already in flight arrive); no leader failover of the transactional leaders, and no read_committed
 consumers as actors (NoAbortedRead reads the leaders' LSO instead).
+
+Idempotent-only producers (no transactional id), their partition's leader and follower, leader
+failover and the older ``kafka.idempotent_produce``'s faults are the mixin ``eos_idempotent``
+(``idempotent_producers`` > 0); ``eos_presets`` runs that machine's specs on this one.
 """
 
 from __future__ import annotations

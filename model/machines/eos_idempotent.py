@@ -31,9 +31,8 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
-from eoscheck.checker.liveness.temporal import SF, WF, Fairness, TemporalProperty, leads_to
 from eoscheck.checker.compose import (
     Actors,
     Budget,
@@ -47,6 +46,13 @@ from eoscheck.checker.compose import (
     rule,
     transition,
 )
+from eoscheck.checker.liveness.temporal import (
+    SF,
+    WF,
+    Fairness,
+    TemporalProperty,
+    leads_to,
+)
 
 from .. import properties as props
 from ..errors import Errors, error_name
@@ -57,23 +63,34 @@ from ..partition.log import (
     rebuild_producer_state,
     record_batch,
 )
-from ..partition.producer_state import find_entry, is_producer_expired, remove_expired_producers, truncate_head
+from ..partition.producer_state import (
+    find_entry,
+    is_producer_expired,
+    remove_expired_producers,
+    truncate_head,
+)
 from ..partition.validation import validate_produce
 from ..producer import client as cl
 from ..producer.config import ClientConfig
 from ..protocol import ClientVersion, Protocol
-from .idempotent_symmetry import rename_client, rename_follower, rename_partition, rename_pid
 from ..state import (
     BATCH_STATUS_NAMES,
     INFLIGHT,
     QUEUED,
     FollowerState,
     IdempotentClient,
+    IdempotentState,
     LogRecord,
     PartitionState,
     ProduceRequest,
     ProduceResponse,
     Routed,
+)
+from .idempotent_symmetry import (
+    rename_client,
+    rename_follower,
+    rename_partition,
+    rename_pid,
 )
 
 #: the idempotent producers' partition (the transactional output partitions are 0..2, the group's
@@ -131,6 +148,11 @@ class _LogView(NamedTuple):
 
     partition: PartitionState
     clients: tuple[IdempotentClient, ...]
+
+
+def _state(partition: PartitionState, clients: tuple[IdempotentClient, ...] = ()) -> IdempotentState:
+    # the idempotent checks of ``model.properties`` read only these two fields of the older state
+    return cast(IdempotentState, _LogView(partition, clients))
 
 
 def _show_client(c: IdempotentClient) -> dict[str, Any]:
@@ -225,9 +247,11 @@ class IdempotentProducers:
     ``idempotent_setup`` before compiling and ``idempotent_within_bounds`` / ``idempotent_quiet`` /
     ``idempotent_done`` from its own constraint, clock and terminal test."""
 
-    # attributes ``EosMachine`` sets (declared for the type checker)
+    # attributes ``EosMachine`` sets, and ``Composed``'s decoder (declared for the type checker)
     bounds: dict[str, int]
     protocol: Protocol
+    if TYPE_CHECKING:
+        def view(self, state: tuple) -> Any: ...
 
     # --- parts
     # the idempotent producers are interchangeable (``idempotent_symmetry``): a client's slot moves, and
@@ -331,7 +355,7 @@ class IdempotentProducers:
         return IDEMPOTENT_FAIRNESS if self.n_idempotent else ()
 
     def _sends_completed(self, s: tuple) -> bool:
-        return props.sends_completed(_LogView(PartitionState((), 0, ()), self.view(s).client))  # type: ignore[attr-defined]
+        return props.sends_completed(_state(PartitionState((), 0, ()), self.view(s).client))
 
     def _sends_outstanding(self, s: tuple) -> bool:
         return not self._sends_completed(s)
@@ -475,6 +499,7 @@ class IdempotentProducers:
         """The leader refuses the batch with a retriable error (NOT_ENOUGH_REPLICAS while the ISR is
         too small): nothing is appended, and a later batch may overtake it."""
         req = msg.message
+        assert isinstance(req, ProduceRequest)
         error = int(Errors.NOT_ENOUGH_REPLICAS)
         out: dict[str, Any] = {"seq": req.seq, "epoch": req.epoch, "error": error}
         if msg.connection >= 0:
@@ -572,7 +597,7 @@ class IdempotentProducers:
     @invariant("IdempotentNoDuplicates", params={"p": _idempotent}, reads=("idem_leader",))
     def idempotent_no_duplicates(self, idem_leader: PartitionState) -> bool:
         """No record is appended to the idempotent partition's log twice."""
-        return props.no_duplicates(_LogView(idem_leader, ()))
+        return props.no_duplicates(_state(idem_leader))
 
     @invariant("IdempotentSendOrderNoLoss", params={"c": "client"}, reads=("idem_leader", "client[c]"))
     def idempotent_send_order_no_loss(self, c: int, idem_leader: PartitionState, client: IdempotentClient) -> bool:
@@ -586,13 +611,13 @@ class IdempotentProducers:
         if step[1] != _P:
             return True
         return props.out_of_order_only_on_data_loss(
-            _LogView(before.idem_leader, before.client), ("HandleProduceResponse", *step[2:]),
-            _LogView(after.idem_leader, after.client))
+            _state(before.idem_leader, before.client), ("HandleProduceResponse", *step[2:]),
+            _state(after.idem_leader, after.client))
 
     @invariant("IdempotentFencedEpochNeverWrites", params={"p": _idempotent}, reads=("idem_leader",))
     def idempotent_fenced_epoch_never_writes(self, idem_leader: PartitionState) -> bool:
         """Once an idempotent producer id wrote with a newer epoch, no batch with an older epoch is appended."""
-        return props.fenced_epoch_never_writes(_LogView(idem_leader, ()))
+        return props.fenced_epoch_never_writes(_state(idem_leader))
 
 
 __all__ = ["IDEMPOTENT_BOUND_DEFAULTS", "IDEMPOTENT_PARTITION", "IdempotentProducers"]

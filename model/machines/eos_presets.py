@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from eoscheck.checker.liveness.temporal import TemporalProperty
 from eoscheck.checker.machine import Property
 from eoscheck.checker.registry import ModelDef, SwitchValue
-from eoscheck.checker.liveness.temporal import TemporalProperty
 
 from ..protocol import _LEGACY_NAMES, IDEMPOTENT, VARIANTS, Protocol
 from .eos import EosMachine
