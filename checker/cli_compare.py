@@ -91,9 +91,14 @@ def build_columns(args: argparse.Namespace, spec: Spec) -> list[tuple[str, Spec,
 def cmd_compare(args: argparse.Namespace) -> int:
     from .cli import EXIT_FAILED, EXIT_OK, _explore
     from .outfile import OutputError, check_directory, check_output
+    from .preflight import PreflightError, refuse_path_models_on_spark
 
     spec = load_spec(args.spec)
     configured = build_columns(args, spec)
+    try:
+        refuse_path_models_on_spark([spec], None)
+    except PreflightError as exc:
+        raise SpecError(str(exc)) from None
     try:
         if args.json is not None:
             check_output(args.json, "--json")
