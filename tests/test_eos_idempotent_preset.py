@@ -150,3 +150,31 @@ def test_bad_preset_input_is_one_line_exit_2(tmp_path: Path, capsys, text: str, 
     code = main(["check", str(spec), "--out", str(tmp_path / "out"), *argv])
     out, err = capsys.readouterr()
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in out + err and fragment in err, err
+
+
+#: configurations no committed spec covers (sequence and epoch wrap, late delivery, the replica kinds, every
+#: client version): with one client the two machines' state graphs are the same, state for state
+ADHOC = [
+    ("kafka-shipped", {"records": 4, "max_seq": 2, "lost_responses": 1, "transient_errors": 1}),
+    ("kafka-shipped", {"records": 3, "max_epoch": 2, "lost_responses": 2, "delete_records": 1, "new_producer_ids": 2}),
+    ("kafka-shipped", {"records": 3, "late_delivery": 1, "max_ticks": 3, "delivery_timeout": 2,
+                       "producer_id_expiration": 2, "clock_skew": 1}),
+    ("kafka-shipped", {"acked_prefix": 1, "records": 2, "snapshot_restored_failovers": 1,
+                       "restarted_replica_failovers": 1, "leader_failovers": 1, "delete_records": 1}),
+    ("broker-0.11", {"records": 3, "max_in_flight": 1, "lost_responses": 1, "delete_records": 1}),
+    ("broker-1.0.0-1.0.1", {"acked_prefix": 1, "records": 2, "delete_records": 2, "lost_responses": 2}),
+    ("kip360-designed", {"records": 3, "lost_responses": 2, "delete_records": 1, "max_ticks": 2,
+                         "delivery_timeout": 1}),
+]
+
+
+@pytest.mark.parametrize(("variant", "bounds"), ADHOC, ids=[f"{v}-{i}" for i, (v, _) in enumerate(ADHOC)])
+def test_same_state_graph_as_the_older_machine_off_the_specs(variant: str, bounds: dict[str, int]) -> None:
+    from eoscheck.checker.explore.options import ExploreOptions
+    options = ExploreOptions(stop_at_first=False, check_deadlock=False)
+    switches = OLD.resolve_switches(variant, {})
+    full = {name: b.default for name, b in OLD.bounds.items()} | bounds
+    old = explore(OLD.build(switches, full), options)
+    new = explore(PRESET.build(switches, full), options)
+    assert outcome(new) == outcome(old)
+    assert new.stats.distinct == old.stats.distinct > 50
