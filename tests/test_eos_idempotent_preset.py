@@ -107,6 +107,12 @@ def test_every_old_spec_in_specs_was_compared() -> None:
     assert len(SPECS) == 24 and len(LARGE) == 4
 
 
+def test_every_twin_has_its_original() -> None:
+    for folder, originals in ((REPO / "specs", SPECS), (REPO / "specs" / "large", LARGE)):
+        twins = sorted(p.name for p in folder.glob("eos-idempotent-*.toml"))
+        assert twins == sorted(twin_name(p) + ".toml" for p in originals)
+
+
 # --- the kafka.eos twins ------------------------------------------------------------------------------
 
 
