@@ -403,6 +403,7 @@ class EosMachine(IdempotentProducers, Composed):
                                    if isinstance(m.message, ProduceResponse) else record(m.message))
                             for m in getattr(v, channel)]
         out["stale_markers"] = [record(m, result=TxnResult(m.result).name) for m in v.stale_markers]
+        out.update(self.idempotent_itf_fields(v))
         return out
 
     def is_terminal(self, s: tuple) -> bool:

@@ -360,6 +360,21 @@ class IdempotentProducers:
     def _sends_outstanding(self, s: tuple) -> bool:
         return not self._sends_completed(s)
 
+    def idempotent_itf_fields(self, v: Any) -> dict[str, Any]:
+        """This module's parts for ITF: logs, producer-state entries, batches and messages as records."""
+        from .itf_data import record
+        out: dict[str, Any] = {}
+        for c, client in enumerate(v.client):
+            out[f"client[{c}].batches"] = [record(b, status=BATCH_STATUS_NAMES[b.status]) for b in client.batches]
+        out["idem_leader.log"] = [record(r) for r in v.idem_leader.log]
+        out["idem_leader.producers"] = [record(e) for e in v.idem_leader.producers]
+        if v.idem_follower:
+            out["idem_follower.producers"] = [record(e) for e in v.idem_follower[0].producers]
+        out["idem_requests"] = [record(m, message=record(m.message)) for m in v.idem_requests]
+        out["idem_responses"] = [record(m, message=record(m.message, error=error_name(m.message.error)))
+                                 for m in v.idem_responses]
+        return out
+
     # --- the idempotent producer (application, accumulator, Sender, TransactionManager) ---------------
 
     @precondition(lambda self, client: client.sent < self.idem_records and not client.fatal)
