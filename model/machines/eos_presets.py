@@ -22,7 +22,8 @@ from eoscheck.checker.machine import Property
 from eoscheck.checker.registry import ModelDef, SwitchValue
 
 from ..protocol import _LEGACY_NAMES, IDEMPOTENT, VARIANTS, Protocol
-from .eos import EosMachine
+from .eos import PROPERTY_DOCS, EosMachine
+from .eos_idempotent_bounds import TEMPORAL_DOCS
 from .eos_model import BOUNDS as EOS_BOUNDS
 
 
@@ -89,11 +90,12 @@ class Preset:
         return PresetMachine(self.protocol(switches), self.eos_bounds(bounds), self.properties, self.temporal)
 
     def model_def(self, legacy: ModelDef) -> ModelDef:
-        """The preset as a model: the older machine's variants, switches, bounds and property names."""
+        """The preset as a model: the older machine's variants, switches, bounds and property names (with
+        the docs of the kafka.eos properties they name)."""
         return ModelDef(name=self.model_name, doc=f"{self.doc} (kafka.eos preset of {legacy.name})",
                         variants=legacy.variants, default_variant=legacy.default_variant, switches=legacy.switches,
-                        bounds=legacy.bounds, properties={k: legacy.properties[k] for k in self.properties},
-                        build=self.build, temporal={k: legacy.temporal[k] for k in self.temporal})
+                        bounds=legacy.bounds, properties={k: PROPERTY_DOCS[v] for k, v in self.properties.items()},
+                        build=self.build, temporal={k: TEMPORAL_DOCS[v] for k, v in self.temporal.items()})
 
     def eos_variant(self, switches: Mapping[str, SwitchValue]) -> tuple[str, dict[str, SwitchValue]]:
         """The named kafka.eos variant closest to ``switches`` on the decisions the older machine
