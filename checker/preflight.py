@@ -89,10 +89,13 @@ def _check_outputs(args: argparse.Namespace, specs: Sequence[Spec]) -> None:
     named: list[tuple[str, Path]] = []  # (what, path) for every output file
     if args.graph and Path(args.graph).suffix.lower() not in GRAPH_SUFFIXES:
         raise PreflightError(f"{args.graph}: --graph writes .graphml or .dot files")
+    report = getattr(args, "report", None)
+    if report is not None:
+        check_report(report)
     for flag, value in (("--json", args.json), ("--junit", args.junit), ("--graph", args.graph)):
         if value == "":
             raise PreflightError(f"{flag}: the file name is empty")
-    for flag, value in (("--json", args.json), ("--junit", args.junit)):
+    for flag, value in (("--json", args.json), ("--junit", args.junit), ("--report", report)):
         if value is not None:
             named.append((flag, Path(value)))
     if args.graph:
@@ -114,6 +117,16 @@ def _check_outputs(args: argparse.Namespace, specs: Sequence[Spec]) -> None:
         check_output(path, what)
         if what.startswith("the counterexample"):
             refuse_foreign(path)
+
+
+def check_report(path: str) -> None:
+    """--report: a .md or .html file that can be written."""
+    from .review import ReportPathError, check_report_path
+
+    try:
+        check_report_path(path)
+    except ReportPathError as exc:
+        raise PreflightError(str(exc)) from None
 
 
 def refuse_foreign(path: Path) -> None:

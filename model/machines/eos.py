@@ -39,7 +39,7 @@ failover and the older ``kafka.idempotent_produce``'s faults are the mixin ``eos
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from eoscheck.checker.compose import (
     Actors,
@@ -281,6 +281,13 @@ class EosMachine(IdempotentProducers, Composed):
     # start at 0 and only grow: the domain where ``hash`` is injective (``checker.fingerprint``; no
     # slot ever holds -2). The engines sample-check it; tests/test_fingerprint.py walks whole specs.
     fingerprint_kind = "hash"
+
+    #: the chart's lanes (``checker.compose.chart``): Kafka's actors, not the state's parts
+    chart_parts: ClassVar[Mapping[str, str]] = {
+        "producer": "producer[]", "zombie": "zombie[]", "next_producer_id": "txn coordinator",
+        "coordinator_epoch": "txn coordinator", "txn": "txn coordinator", "txn_log": "txn coordinator",
+        "leader": "leader[]", "offsets_leader": "group coordinator", "group": "group coordinator",
+        "now": "clock"}
 
     # --- parts, in slot order
     now = Clock(max="max_ticks", tick="Tick", reads=("requests", "responses", "producer", "idem_requests",
