@@ -218,3 +218,13 @@ def test_idempotent_producers_are_interchangeable(variant: str) -> None:
     assert m.has_symmetry()
     report = check_symmetry(m, ExploreOptions(check_deadlock=False))
     assert report.ok and report.orbit_check and report.reduction > 1.9, report.summary()
+
+
+def test_fields_show_the_idempotent_parts_only_when_there_are_idempotent_producers() -> None:
+    off = machine("kafka-3.0-3.5", partitions=1)
+    names = set(off.fields(next(iter(off.init_states()))))
+    assert not {n for n in names if n.startswith(("idem_", "client[", "leader_epoch", "faults.leader_failovers"))}
+    assert "leader[0].log" in names or any(n.startswith("leader[0]") for n in names)
+    on = idem(leader_failovers=1)
+    names = set(on.fields(next(iter(on.init_states()))))
+    assert {"idem_leader.log", "leader_epoch", "faults.leader_failovers", "client[0].batches"} <= names

@@ -113,6 +113,10 @@ _TRANSACTIONAL_ONLY = frozenset({
     "AddPartitionsToTxn", "Drain", "DeliveryTimeout", "RequestTimeout", "EndTxn", "Restart", "ZombieEndTxn",
     "ZombieTxnOffsetCommit", "AbortTimedOutTransaction", "WriteTxnMarker", "TxnCoordinatorFailover",
     "StaleTxnMarkerArrives", "StaleOffsetsMarkerArrives"})
+#: this module's parts (as ``fields`` names them) and budgets (``faults.<name>``)
+_PARTS = frozenset({"client", "idem_leader", "idem_follower", "leader_epoch", "idem_requests", "idem_responses"})
+_BUDGETS = frozenset(f"faults.{b}" for b in ("transient_errors", "leader_failovers", "restarted_replica_failovers",
+                                             "snapshot_restored_failovers"))
 #: the replica kinds a leadership moves to, each with its budget (``LeaderFailover``'s ``rebuilt``)
 IN_SYNC, REBUILT, SNAPSHOT = 0, 1, 2
 
@@ -360,10 +364,20 @@ class IdempotentProducers:
     def _sends_outstanding(self, s: tuple) -> bool:
         return not self._sends_completed(s)
 
+    def fields(self, state: tuple) -> dict[str, Any]:
+        """Every part by name; without idempotent producers, none of this module's (they never move)."""
+        out: dict[str, Any] = super().fields(state)  # type: ignore[misc]
+        if not self.n_idempotent:
+            for key in [k for k in out if k.split(".")[0].split("[")[0] in _PARTS or k in _BUDGETS]:
+                del out[key]
+        return out
+
     def idempotent_itf_fields(self, v: Any) -> dict[str, Any]:
         """This module's parts for ITF: logs, producer-state entries, batches and messages as records."""
         from .itf_data import record
         out: dict[str, Any] = {}
+        if not self.n_idempotent:
+            return out
         for c, client in enumerate(v.client):
             out[f"client[{c}].batches"] = [record(b, status=BATCH_STATUS_NAMES[b.status]) for b in client.batches]
         out["idem_leader.log"] = [record(r) for r in v.idem_leader.log]
