@@ -220,9 +220,11 @@ class InstancesMixin:
 
     def _instances_setup(self, bounds: Mapping[str, int], config: dict[str, Any]) -> None:
         self.n_instances = bounds.get("instances", 0)
-        if not self.n_instances and not bounds.get("producers", 1):
-            raise ValueError("producers = 0 needs instances > 0 (nothing would run)")
-        self.max_producer_ids = bounds.get("new_producer_ids", 2**31 - 1)
+        #: no data producers at all (transactional or idempotent): their parts never change
+        self.no_data = not bounds.get("producers", 1) and not bounds.get("idempotent_producers", 0)
+        if not self.n_instances and self.no_data:
+            raise ValueError("producers = 0 needs instances > 0 or idempotent producers (nothing would run)")
+        self.max_producer_ids = bounds.get("instance_producer_ids", 2**31 - 1)
         config.update({name: bounds.get(name, 0) for name in BOUND_NAMES})
 
     def _instances_idle(self, listed: Mapping[str, tuple[str, ...]]) -> set[str]:
@@ -235,7 +237,7 @@ class InstancesMixin:
             idle.add("AbortableError")
         if not self.bounds.get("lost_responses") and not self.bounds.get("coordinator_failovers"):
             idle.add("InitProducerIdTimeout")  # nothing else leaves a request unanswered
-        if not self.bounds.get("producers"):
+        if self.no_data:
             idle |= set(listed) - ACTIONS - {"TxnCoordinatorFailover"}
         return idle
 
@@ -243,8 +245,8 @@ class InstancesMixin:
         self._pid_slot = self.slot("next_producer_id")  # type: ignore[attr-defined]
 
     def _instances_within_bounds(self, s: tuple) -> bool:
-        """The producer ids the allocator may hand out (``new_producer_ids``)."""
-        return s[self._pid_slot] <= self.max_producer_ids  # type: ignore[attr-defined]
+        """The producer ids the allocator may hand out (``instance_producer_ids``)."""
+        return not self.n_instances or s[self._pid_slot] <= self.max_producer_ids  # type: ignore[attr-defined]
 
     def _instances_terminal(self, s: tuple) -> bool:
         v = self.view(s)  # type: ignore[attr-defined]
@@ -257,7 +259,7 @@ class InstancesMixin:
         out: dict[str, Any] = super().fields(s)  # type: ignore[misc]
         if not self.n_instances:
             out = {k: v for k, v in out.items() if k not in _HIDDEN}
-        if not self.bounds.get("producers"):
+        if self.no_data:
             out = {k: v for k, v in out.items() if not k.startswith(_DATA)}
         return out
 
@@ -499,8 +501,9 @@ class InstancesMixin:
     # --- liveness (``kafka.init_producer_id``'s, under ``FAIRNESS``) ---------------------------------
 
     def temporal_properties(self) -> dict[str, TemporalProperty]:
+        others: dict[str, TemporalProperty] = super().temporal_properties()  # type: ignore[misc]
         if not self.n_instances:
-            return {}
+            return others
         view = self.view  # type: ignore[attr-defined]
 
         def pending(s: tuple) -> bool:
@@ -509,11 +512,12 @@ class InstancesMixin:
         def settled(s: tuple) -> bool:
             return bool(props.init_settled(self._as_init(view(s).instance)))  # type: ignore[arg-type]
 
-        return {"InitEventuallyCompletes": leads_to("InitEventuallyCompletes", TEMPORAL_DOCS["InitEventuallyCompletes"],
+        return {**others, "InitEventuallyCompletes": leads_to("InitEventuallyCompletes", TEMPORAL_DOCS["InitEventuallyCompletes"],
                                                     pending, settled)}
 
     def fairness(self) -> tuple[Fairness, ...]:
-        return FAIRNESS if self.n_instances else ()
+        others: tuple[Fairness, ...] = super().fairness()  # type: ignore[misc]
+        return others + (FAIRNESS if self.n_instances else ())
 
 
 __all__ = [

@@ -9,11 +9,12 @@ from eoscheck.checker.machine import Machine
 from eoscheck.checker.registry import Bound, ModelDef, SwitchValue
 
 from ..protocol import DEFAULT_VARIANT, protocol_switches, protocol_variants
+from .eos_idempotent_bounds import IDEMPOTENT_BOUNDS, TEMPORAL_DOCS
 
 BOUNDS: dict[str, Bound] = {
     "producers": Bound("transactional producers, each with its own transactional id (0: none; with instances, "
                        "the instances' transactional id alone)", 1, 0, 3),
-    "partitions": Bound("output partitions every transaction writes to", 2, 1, 3),
+    "partitions": Bound("output partitions every transaction writes to", 2, 0, 3),
     "transactions": Bound("transactions each producer runs", 1, 1, 4),
     "batches": Bound("records (one per batch) each transaction writes to each partition", 1, 1, 3),
     "input_records": Bound("consume-transform-produce: records in each producer's input partition; each transaction "
@@ -41,10 +42,12 @@ BOUNDS: dict[str, Bound] = {
                               0, 0, 4),
     "txn_id_expirations": Bound("expirations of the instances' transactional id (transactional.id.expiration.ms)",
                                 0, 0, 2),
-    "new_producer_ids": Bound("producer ids the allocator may hand out; states beyond are not explored",
+    "instance_producer_ids": Bound("with instances: producer ids the allocator may hand out; states beyond are not "
+                                   "explored",
                               2**31 - 1, 1, 2**31 - 1),
     "max_epoch": Bound("largest producer epoch (Short.MAX_VALUE); states beyond it are not explored",
                        32767, 3, 32767),
+    **IDEMPOTENT_BOUNDS,
 }
 
 
@@ -79,5 +82,5 @@ MODEL = ModelDef(
     bounds=BOUNDS,
     properties=_property_docs(),
     build=_build,
-    temporal=_temporal_docs(),
+    temporal={**TEMPORAL_DOCS, **_temporal_docs()},
 )

@@ -103,7 +103,7 @@ _INIT_BOUNDS: dict[str, tuple[Bound, str]] = {
     "expirations": (Bound("transactional-id expirations (transactional.id.expiration.ms)", 0, 0, 2),
                     "txn_id_expirations"),
     "transactions": (Bound("transactions begun (AddPartitionsToTxn) in total", 0, 0, 3), "instance_transactions"),
-    "new_producer_ids": (Bound("producer ids the allocator may hand out", 3, 1, 6), "new_producer_ids"),
+    "new_producer_ids": (Bound("producer ids the allocator may hand out", 3, 1, 6), "instance_producer_ids"),
 }
 
 #: ``kafka.init_producer_id`` as a preset of ``kafka.eos``: no data producers, one partition (idle:
