@@ -3,6 +3,12 @@ fresh subprocess, every property checked (as a spec would).
 
     python bench/bench_eos.py                     # the default plan, 3 repeats
     python bench/bench_eos.py --repeat 1 --plan kafka-4.0:producers=2,lost_responses=1
+    python bench/bench_eos.py --repeat 1 --plan kafka.init_producer_id@kafka-shipped:clients=2 --md presets.md
+
+A plan entry is ``[model@]variant:bound=value,...[/symmetry]``: the model is ``kafka.eos`` or one of its
+presets (``kafka.init_producer_id``: its own bound names), run on kafka.eos; ``/symmetry`` runs it with
+the declared symmetry, which is off otherwise (the figures stay comparable with the runs before
+kafka.eos declared any).
 
 Appends one JSON record per run to ``bench/results/eos.jsonl`` and writes the medians as a markdown
 table to ``bench/results/eos.md``. Figures are wall clock on a shared machine; each record carries
@@ -24,59 +30,80 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 
-PLAN = [
+EOS = "kafka.eos"
+#: (model, variant, bounds, symmetry)
+PLAN: list[tuple[str, str, dict[str, int], bool]] = [
     # issue 12's yardstick: about a million states (a restart, consume-transform-produce, a clock)
-    ("kafka-4.0", {"restarts": 1, "transactions": 2, "input_records": 1, "max_ticks": 2}),
-    ("kafka-4.0", {"producers": 2, "lost_responses": 1, "produce_timeouts": 1}),
-    ("kafka-3.0-3.5", {"producers": 2, "lost_responses": 1, "txn_timeouts": 1}),
+    (EOS, "kafka-4.0", {"restarts": 1, "transactions": 2, "input_records": 1, "max_ticks": 2}, False),
+    (EOS, "kafka-4.0", {"producers": 2, "lost_responses": 1, "produce_timeouts": 1}, False),
+    (EOS, "kafka-4.0", {"producers": 2, "lost_responses": 1, "produce_timeouts": 1}, True),
+    (EOS, "kafka-3.0-3.5", {"producers": 2, "lost_responses": 1, "txn_timeouts": 1}, False),
+    # the kafka.init_producer_id preset at specs/large/epoch-overflow-large.toml's bounds
+    ("kafka.init_producer_id", "kafka-shipped", {"clients": 2, "max_epoch": 3, "lost_responses": 1, "failovers": 1,
+                                                 "abortable_errors": 2, "transactions": 2, "restarts": 1,
+                                                 "new_producer_ids": 3}, True),
     # the kafka.idempotent_produce preset (the older machine's bounds and variant; its four properties)
-    ("preset.idempotent_produce/kafka-shipped", {"records": 5, "max_in_flight": 3, "lost_responses": 1,
-                                                 "delivery_timeout": 4, "producer_id_expiration": 4,
-                                                 "max_ticks": 6}),
+    ("kafka.eos.idempotent_produce", "kafka-shipped", {"records": 5, "max_in_flight": 3, "lost_responses": 1,
+                                                       "delivery_timeout": 4, "producer_id_expiration": 4,
+                                                       "max_ticks": 6}, False),
 ]
 
 
-def run_one(variant: str, bounds: dict[str, int]) -> dict[str, Any]:
+def run_one(model: str, variant: str, bounds: dict[str, int], symmetry: bool) -> dict[str, Any]:
     from eoscheck.checker.explore import explore
     from eoscheck.checker.explore.options import ExploreOptions
     from eoscheck.checker.registry import find_model
     from eoscheck.model.machines.eos import machine
 
-    if variant.startswith("preset."):  # preset.<name>/<the older machine's variant>: the older machine's bounds
-        preset, _, legacy_variant = variant.removeprefix("preset.").partition("/")
-        m = find_model(f"kafka.eos.{preset}").machine(legacy_variant, bounds=bounds)
-    else:
-        m = machine(variant, **bounds)
+    m = machine(variant, **bounds) if model == EOS else find_model(model).machine(variant, bounds=bounds)
     start = time.perf_counter()
-    result = explore(m, ExploreOptions(stop_at_first=False))
+    result = explore(m, ExploreOptions(stop_at_first=False, symmetry=symmetry))
     elapsed = time.perf_counter() - start
-    return {"variant": variant, "bounds": bounds, "distinct": result.stats.distinct,
+    return {"model": model, "variant": variant, "bounds": bounds, "symmetry": symmetry,
+            "distinct": result.stats.distinct,
             "generated": result.stats.generated, "depth": result.stats.depth, "seconds": round(elapsed, 3),
             "distinct_per_s": round(result.stats.distinct / elapsed), "verdict": result.verdict,
             "violated": sorted({v.property for v in result.violations})}
 
 
-def parse(text: str) -> tuple[str, dict[str, int]]:
+def parse(text: str) -> tuple[str, str, dict[str, int], bool]:
+    if text.startswith("preset."):  # preset.<name>/<variant>:bounds, the earlier spelling of kafka.eos.<name>@
+        name, _, text = text.removeprefix("preset.").partition("/")
+        text = f"kafka.eos.{name}@{text}"
+    text, slash, flag = text.partition("/")
+    if slash and flag != "symmetry":
+        raise SystemExit(f"bench_eos: unknown flag /{flag} (only /symmetry)")
+    model, at, text = text.partition("@")
+    if not at:
+        model, text = EOS, model
     variant, _, rest = text.partition(":")
-    bounds = {k: int(v) for k, v in (kv.split("=") for kv in rest.split(",") if kv)}
-    return variant, bounds
+    try:
+        bounds = {k: int(v) for k, v in (kv.split("=") for kv in rest.split(",") if kv)}
+    except ValueError:
+        raise SystemExit(f"bench_eos: bounds must be name=int,...: {rest!r}") from None
+    return model, variant, bounds, bool(slash)
+
+
+def show(model: str, variant: str, bounds: dict[str, int], symmetry: bool) -> str:
+    text = ("" if model == EOS else model + "@") + variant + ":" + ",".join(f"{k}={v}" for k, v in bounds.items())
+    return text + ("/symmetry" if symmetry else "")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--plan", action="append", help="variant:bound=value,...")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--md", default="eos.md", help="the markdown table to write in bench/results/")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        variant, bounds = parse(args.child)
-        print(json.dumps(run_one(variant, bounds)))
+        print(json.dumps(run_one(*parse(args.child))))
         return 0
     plan = [parse(p) for p in args.plan] if args.plan else PLAN
     RESULTS.mkdir(exist_ok=True)
     rows = []
-    for variant, bounds in plan:
-        text = variant + ":" + ",".join(f"{k}={v}" for k, v in bounds.items())
+    for entry in plan:
+        text = show(*entry)
         runs = []
         for _ in range(args.repeat):
             load = os.getloadavg()[0]
@@ -89,7 +116,8 @@ def main() -> int:
             runs.append(record)
             print(json.dumps(record), flush=True)
         rows.append((text, runs))
-    lines = ["| kafka.eos configuration | distinct | generated | depth | median s | median distinct/s | runs |",
+    lines = [("| kafka.eos configuration ([preset@]variant:bounds[/symmetry]) | distinct | generated | depth | median s "
+             "| median distinct/s | runs |"),
              "|---|---:|---:|---:|---:|---:|---:|"]
     # rows of configurations not run this time stay as they were
     fresh = {}
@@ -98,7 +126,7 @@ def main() -> int:
         fresh[text] = (f"| {text} | {r['distinct']:,} | {r['generated']:,} | {r['depth']} | "
                        f"{statistics.median(x['seconds'] for x in runs):.1f} | "
                        f"{statistics.median(x['distinct_per_s'] for x in runs):,.0f} | {len(runs)} |")
-    table = RESULTS / "eos.md"
+    table = RESULTS / args.md
     old = table.read_text().splitlines()[2:] if table.exists() else []
     for line in old:
         text = line.split("|")[1].strip()

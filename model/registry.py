@@ -14,6 +14,7 @@ from .machines.idempotent_produce import PROPERTY_DOCS as IDEMPOTENT_PROPERTIES
 from .machines.idempotent_produce import TEMPORAL_DOCS as IDEMPOTENT_TEMPORAL
 from .machines.init_producer_id import PROPERTY_DOCS as INIT_PROPERTIES
 from .machines.init_producer_id import TEMPORAL_DOCS as INIT_TEMPORAL
+from .machines.preset_init_pid import INIT_PRODUCER_ID as INIT_PRESET
 from .variants import (
     IDEMPOTENT_SWITCHES,
     IDEMPOTENT_VARIANTS,
@@ -84,7 +85,10 @@ IDEMPOTENT_PRODUCE = ModelDef(
     temporal=IDEMPOTENT_TEMPORAL,
 )
 
-INIT_PRODUCER_ID = ModelDef(
+#: the hand-written machine that was ``kafka.init_producer_id`` before it became a preset of ``kafka.eos``
+#: (kept for the agreement tests, and for the Spark engine, which runs no composed machine: a spec may
+#: name it as ``model = "eoscheck.model.registry:INIT_PRODUCER_ID_MACHINE"``)
+INIT_PRODUCER_ID_MACHINE = ModelDef(
     name="kafka.init_producer_id",
     doc="Transactional producer instances sharing one transactional id and its coordinator: InitProducerId "
         "(every KIP-360 case), epoch overflow to a new producer id, retries, lost responses, the transaction "
@@ -109,6 +113,11 @@ INIT_PRODUCER_ID = ModelDef(
     build=_build_init,
     temporal=INIT_TEMPORAL,
 )
+
+#: ``kafka.init_producer_id`` is the preset of ``kafka.eos`` (``machines.preset_init_pid``): its specs,
+#: variants, switches, bounds and properties are the old machine's, and each gives the old machine's
+#: verdict and trace length (tests/test_preset_init_pid.py)
+INIT_PRODUCER_ID = INIT_PRESET.model_def("kafka.init_producer_id")
 
 #: kafka.eos under the preset reproducing kafka.idempotent_produce: the older machine's specs run on it with
 #: ``model = "kafka.eos.idempotent_produce"`` (the old name stays the older machine's: it runs on Spark)

@@ -258,7 +258,7 @@ def test_every_committed_counterexample_draws_from_its_model_within_80_columns()
                 other = chart.rows[e.partner[0]].events[e.partner[1]]
                 assert other.msg == e.msg and other.kind in ("receive", "lost")
     assert sources["kafka.idempotent_produce"] == {"machine"}
-    assert sources["kafka.init_producer_id"] == {"machine"}
+    assert sources["kafka.init_producer_id"] == {"compose"}  # the preset of kafka.eos
     assert sources["kafka.eos_pipeline"] == {"machine"}
     assert sources["kafka.eos"] == {"compose"}
 
@@ -268,7 +268,7 @@ def test_kafka_lanes_per_model() -> None:
         return chart_of_counterexample(load_counterexample(CEX / name)).lanes
 
     assert lanes_of("init-pid-retry-failover-shipped.SoleInstanceNeverFenced.json") == \
-        ["producer[0]", "coordinator"]
+        ["txn coordinator", "instance[0]"]
     assert lanes_of("late-produce-kip447.NoDuplicateOutput.json") == \
         ["app[0]", "txn coordinator", "output leader", "group coordinator"]
 

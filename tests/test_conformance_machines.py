@@ -6,12 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from eoscheck.checker.explore import ExploreOptions, explore
 from eoscheck.model.errors import Errors
 from eoscheck.model.registry import IDEMPOTENT_PRODUCE
-from eoscheck.model.state import INFLIGHT, ProduceResponse
+from eoscheck.model.state import INFLIGHT
 
 
 def machine(variant: str = "kafka-shipped", **bounds: int) -> Any:
@@ -126,7 +124,9 @@ def test_trunk_delete_records_keeps_state_no_duplicates() -> None:
 # --- kafka.init_producer_id: every transition records previousProducerId (§1.3) ----------------------------
 
 def init_machine(variant: str = "kafka-shipped", **bounds: int) -> Any:
-    from eoscheck.model.registry import INIT_PRODUCER_ID
+    from eoscheck.model.registry import (
+        INIT_PRODUCER_ID_MACHINE as INIT_PRODUCER_ID,  # the hand-written machine
+    )
     switches = {k: v.default for k, v in INIT_PRODUCER_ID.switches.items()}
     switches.update(INIT_PRODUCER_ID.variants[variant].switches)
     b = {k: v.default for k, v in INIT_PRODUCER_ID.bounds.items()}

@@ -13,7 +13,8 @@ from reachable_states import reachable
 from eoscheck.checker.explore import ExploreOptions
 from eoscheck.checker.machine import Machine
 from eoscheck.checker.symmetry import check_symmetry
-from eoscheck.model.registry import INIT_PRODUCER_ID
+# the hand-written machine (kafka.init_producer_id is now a preset of kafka.eos: test_preset_init_pid.py)
+from eoscheck.model.registry import INIT_PRODUCER_ID_MACHINE as INIT_PRODUCER_ID
 
 VARIANTS: list[str] = list(INIT_PRODUCER_ID.variants)
 # every fault of the model, small epochs so that overflow and new producer ids are reached

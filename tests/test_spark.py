@@ -148,8 +148,11 @@ def test_textbook_models_match_local_bfs(spark, name, bounds):
 
 
 @pytest.mark.parametrize("name, variant, bounds, violated", [
-    # an abortable error happens inside a transaction (KIP-360 client), so one is allowed
-    ("kafka.init_producer_id", "kafka-shipped", {"transactions": 1}, "SoleInstanceNeverFenced"),
+    # an abortable error happens inside a transaction (KIP-360 client), so one is allowed; the
+    # hand-written machine (kafka.init_producer_id is a preset of the composed kafka.eos, which Spark
+    # cannot run)
+    ("eoscheck.model.registry:INIT_PRODUCER_ID_MACHINE", "kafka-shipped", {"transactions": 1},
+     "SoleInstanceNeverFenced"),
     ("kafka.idempotent_produce", "broker-0.11", {}, "OutOfOrderOnlyOnDataLoss"),
 ])
 def test_kafka_specs_match_local_bfs(spark, name, variant, bounds, violated):

@@ -256,6 +256,8 @@ class _Plan:
         """One scalarset after another: sort its identities by their actors' slots and break ties
         by the least image (``checker.symmetry.canonicalize``)."""
         for ss, names in self.scalarsets.items():
+            if self.scalarset_sizes[ss] < 2:
+                continue  # nothing to rename
             cols = [self.slots[n][0] for n in names]
             keys = [tuple(s[base + i] for base in cols) for i in range(self.scalarset_sizes[ss])]
             s = canonicalize(s, keys, self.permuters[ss])
@@ -267,12 +269,14 @@ class _Plan:
         return apply
 
     def exact_symmetry(self) -> bool:
-        """Whether ``canonical`` picks one state per orbit: one scalarset, and sort keys (the
-        actors' own slots) that renaming leaves alone (no actor of it mentions its identities)."""
-        if len(self.scalarsets) != 1:
-            return False
-        (ss, names), = self.scalarsets.items()
-        return not any(decl.name in names for _, decl, _ in self.renames.get(ss, ()))
+        """Whether ``canonical`` picks one state per orbit: one scalarset with two or more identities,
+        and sort keys (the actors' own slots) that renaming leaves alone (no actor of it mentions its
+        identities)."""
+        active = [ss for ss, size in self.scalarset_sizes.items() if size > 1]  # a smaller one renames nothing
+        if len(active) != 1:
+            return not active
+        ss = active[0]
+        return not any(decl.name in self.scalarsets[ss] for _, decl, _ in self.renames.get(ss, ()))
 
     # ---- values
 

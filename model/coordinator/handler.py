@@ -24,6 +24,7 @@ from ..errors import Errors
 from ..state import TxnMetadata
 from ..transactions.codes import TxnState
 from ..transactions.markers import complete_if_done
+from ..transactions.metadata import transit
 from ..transactions.timeout import init_producer_id_on_ongoing
 from .init_producer_id import init_producer_id_decision, valid_producer_id
 
@@ -104,3 +105,13 @@ def complete_transaction(meta: TxnMetadata, *, shipped: bool = True) -> TxnMetad
     if not wrote:
         raise ValueError(f"transaction in state {meta.state} with partitions {meta.partitions} cannot complete")
     return done if shipped else done._replace(prev_producer_id=meta.prev_producer_id)
+
+
+def transaction_transition(meta: TxnMetadata, state: int, *, every_transition: bool) -> TxnMetadata:
+    """A transaction transition of a client request (AddPartitionsToTxn, EndTxn; TV0/TV1):
+    ``every_transition`` is the Java coordinator (KAFKA-18884), which records the producer id it starts
+    from as previousProducerId; the Scala coordinator's ``completeTransitionTo`` keeps it for Ongoing
+    and PrepareX, and so does the KIP's design (fidelity audit B1)."""
+    if every_transition:
+        return transit(meta, state=int(state))
+    return meta._replace(state=int(state))

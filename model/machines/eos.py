@@ -129,7 +129,9 @@ from ..transactions.markers import (
 )
 from ..transactions.states import is_valid_transition
 from ..transactions.timeout import abort_timed_out
+from . import eos_symmetry
 from .eos_idempotent import IDEMPOTENT_PARTITION, IdempotentProducers
+from .eos_instances import INSTANCE_CHART_PARTS, InstancesMixin
 
 #: what kafka.eos models of the protocol: every decision, each with every value, except ``deployment``
 #: (no group membership yet: each producer owns its input partition, so it is ignored); the
@@ -273,7 +275,7 @@ _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOut
                 "TxnCoordinatorFailover", "AddOffsetsToTxn", "WriteOffsetsMarker", "ZombieEndTxn")
 
 
-class EosMachine(IdempotentProducers, Composed):
+class EosMachine(InstancesMixin, IdempotentProducers, Composed):
     """``kafka.eos``; see the module doc."""
 
     # Every slot is an interned id (``checker.intern`` reduces ids below 2**61-1), the clock, a budget
@@ -287,7 +289,7 @@ class EosMachine(IdempotentProducers, Composed):
         "producer": "producer[]", "zombie": "zombie[]", "next_producer_id": "txn coordinator",
         "coordinator_epoch": "txn coordinator", "txn": "txn coordinator", "txn_log": "txn coordinator",
         "leader": "leader[]", "offsets_leader": "group coordinator", "group": "group coordinator",
-        "now": "clock"}
+        "now": "clock", **INSTANCE_CHART_PARTS}
 
     # --- parts, in slot order
     now = Clock(max="max_ticks", tick="Tick", reads=("requests", "responses", "producer", "idem_requests",
@@ -297,22 +299,27 @@ class EosMachine(IdempotentProducers, Composed):
                               doc="the producer id allocator's next id (idempotent producers start with ids 0..n-1)")
     coordinator_epoch = Scalar(init=0, doc="the transaction coordinator's epoch")
     producer = Actors(count="producers", init=lambda m, i: tx.new_producer(m.n_partitions), show=_show_producer,
-                      doc="transactional producers, one per transactional id")
-    zombie = Actors(count="producers", init=(), show=lambda z: _show_producer(z) if z else "none",
+                      symmetric="producer", doc="transactional producers, one per transactional id")
+    zombie = Actors(count="producers", init=(), show=lambda z: _show_producer(z) if z else "none", symmetric="producer",
                     doc="the previous instance of a transactional id's producer, after a restart (() if none)")
-    txn = Actors(count="producers", init=NO_METADATA, show=_show_txn,
+    txn = Actors(count="producers", init=NO_METADATA, show=_show_txn, symmetric="producer",
                  doc="the coordinator's metadata per transactional id")
-    txn_log = Actors(count="producers", init=NO_LOG_VALUE, doc="the last __transaction_state record per id")
+    txn_log = Actors(count="producers", init=NO_LOG_VALUE, symmetric="producer",
+                     doc="the last __transaction_state record per id")
     leader = Actors(count="partitions", init=TxnPartitionState((), 0, ()), show=_show_leader,
+                    rename={"producer": eos_symmetry.rename_leader},
                     doc="output partition leaders: log, log start offset, producer state")
     offsets_leader = Part(init=TxnPartitionState((), 0, ()), show=_show_leader,
                           doc="the leader of the group's __consumer_offsets partition (consume-transform-produce)")
     group = Part(init=lambda m: new_group(m.n_producers), show=_show_group,
+                 rename={"producer": eos_symmetry.rename_group},
                  doc="the group coordinator: committed and pending offsets per input partition")
     requests = Channel(network=Network(Delivery.ORDERED), connection=ROUTE, show=_show_messages,
+                       rename={"producer": eos_symmetry.rename_routed},
                        doc="produce requests in flight")
     responses = Channel(network=Network(Delivery.ORDERED, loss="lost_responses"), connection=ROUTE,
                         label=("partition", "client", "record"), drop="LoseResponse", show=_show_messages,
+                        rename={"producer": eos_symmetry.rename_routed},
                         doc="produce responses in flight")
     stale_markers = Channel(network=Network(Delivery.UNORDERED), show=lambda ms: [_show_marker(m) for m in ms],
                             doc="WriteTxnMarkers entries of a coordinator that failed over, still in flight")
@@ -351,8 +358,10 @@ class EosMachine(IdempotentProducers, Composed):
         config = {name: bounds[name] for name in ("producers", "partitions", "max_ticks", "lost_responses",
                                                   "produce_timeouts", "txn_timeouts", "delete_records",
                                                   "coordinator_failovers", "restarts")}
+        self._instances_setup(bounds, config)
         config.update(self.idempotent_setup(p, bounds))
         super().__init__(config, memoize=memoize)
+        self._instances_compiled()
         # Rules that cannot fire without their fault or the clock have no bindings (or a clock stopped
         # at 0); they are not listed either, so coverage does not report them as never fired.
         idle = ({"RequestTimeout"} if not bounds["lost_responses"] else set()) | (
@@ -364,6 +373,7 @@ class EosMachine(IdempotentProducers, Composed):
             set() if bounds["restarts"] else {"ZombieEndTxn"}) | (
             set() if bounds["restarts"] and self.input_records else {"ZombieTxnOffsetCommit"}) | self.idempotent_idle()
         listed: Mapping[str, tuple[str, ...]] = self._plan.actions
+        idle |= self._instances_idle(listed)
         self.actions = {name: params for name, params in listed.items() if name not in idle}
         base = self.slot("txn")
         self._txn_slots = (base, base + bounds["producers"])
@@ -392,7 +402,7 @@ class EosMachine(IdempotentProducers, Composed):
         ok = self._epoch_ok.get(key)
         if ok is None:
             ok = self._epoch_ok[key] = all(m.epoch <= self.max_epoch for m in self.view(s).txn)
-        return ok and self.idempotent_within_bounds(s[self._pid_slot])
+        return ok and self.idempotent_within_bounds(s[self._pid_slot]) and self._instances_within_bounds(s)
 
     def itf_fields(self, s: tuple) -> dict[str, Any]:
         """``fields`` with the logs, producer-state entries, pending offsets and messages as records
@@ -411,6 +421,7 @@ class EosMachine(IdempotentProducers, Composed):
                             for m in getattr(v, channel)]
         out["stale_markers"] = [record(m, result=TxnResult(m.result).name) for m in v.stale_markers]
         out.update(self.idempotent_itf_fields(v))
+        out.update(self._instances_itf(s))
         return out
 
     def is_terminal(self, s: tuple) -> bool:
@@ -418,7 +429,8 @@ class EosMachine(IdempotentProducers, Composed):
         settled = all(m.state not in (TxnState.ONGOING, TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT) for m in v.txn)
         return (settled and not v.requests and not v.responses
                 and all(tx.is_done(p, self.transactions, self.input_records) for p in v.producer)
-                and self.idempotent_done(v.client, v.idem_requests, v.idem_responses))
+                and self.idempotent_done(v.client, v.idem_requests, v.idem_responses)
+                and self._instances_terminal(s))
 
     # --- the producer client -----------------------------------------------------------------------
 
@@ -714,15 +726,17 @@ class EosMachine(IdempotentProducers, Composed):
         coordinator = self._coordinator(done) if wrote else {"txn": done}
         return {**coordinator, "leader": written, "result": TxnResult(marker.result).name}
 
-    @rule("TxnCoordinatorFailover", reads=("txn", "txn_log", "coordinator_epoch"),
-          writes=("txn", "coordinator_epoch"), sends=("stale_markers",), spends="coordinator_failovers")
+    @rule("TxnCoordinatorFailover", reads=("txn", "txn_log", "coordinator_epoch", "instances_txn_log"),
+          writes=("txn", "coordinator_epoch", "instances_txn", "init_pending"), sends=("stale_markers",),
+          spends="coordinator_failovers")
     def coordinator_failover(self, txn: tuple[TxnMetadata, ...], txn_log: tuple[TxnLogValue, ...],
-                             coordinator_epoch: int) -> Any:
+                             coordinator_epoch: int, instances_txn_log: TxnLogValue) -> Any:
         """A new coordinator loads __transaction_state with a higher coordinator epoch (in-memory fields
-        are lost; a loaded PrepareX resends every marker); the old one's markers stay in flight."""
+        are lost; a loaded PrepareX resends every marker; an append in progress is lost); the old one's
+        markers stay in flight."""
         stale = [m for meta in txn for m in self._markers(meta, coordinator_epoch)]
         return {"txn": tuple(load_metadata(value) for value in txn_log), "coordinator_epoch": coordinator_epoch + 1,
-                "stale_markers": stale}
+                "stale_markers": stale, "instances_txn": load_metadata(instances_txn_log), "init_pending": ()}
 
     @rule("StaleOffsetsMarkerArrives", receive="stale_markers", match=lambda m: m.partition == OFFSETS,
           params=("producer_id",), reads=("offsets_leader", "group", "now"), writes=("offsets_leader", "group"),

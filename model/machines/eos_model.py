@@ -12,7 +12,8 @@ from ..protocol import DEFAULT_VARIANT, protocol_switches, protocol_variants
 from .eos_idempotent_bounds import IDEMPOTENT_BOUNDS, TEMPORAL_DOCS
 
 BOUNDS: dict[str, Bound] = {
-    "producers": Bound("transactional producers, each with its own transactional id", 1, 0, 3),
+    "producers": Bound("transactional producers, each with its own transactional id (0: none; with instances, "
+                       "the instances' transactional id alone)", 1, 0, 3),
     "partitions": Bound("output partitions every transaction writes to", 2, 0, 3),
     "transactions": Bound("transactions each producer runs", 1, 1, 4),
     "batches": Bound("records (one per batch) each transaction writes to each partition", 1, 1, 3),
@@ -33,6 +34,17 @@ BOUNDS: dict[str, Bound] = {
     "max_ticks": Bound("the clock stops here; 0 removes time and producer-id expiry", 0, 0, 6),
     "producer_id_expiration": Bound("producer.id.expiration.ms in ticks (KIP-854)", 1, 1, 100),
     "max_seq": Bound("largest sequence number before the wrap to 0", 2**31 - 1, 1, 2**31 - 1),
+    "instances": Bound("producer instances sharing one more transactional id, racing InitProducerId (KIP-360 "
+                       "cases 1a-2c) with retries, lost responses and transactions without data (0: none)", 0, 0, 3),
+    "instance_transactions": Bound("transactions (AddPartitionsToTxn) the instances begin in total", 0, 0, 3),
+    "abortable_errors": Bound("abortable errors inside an instance's transaction (a failed batch): EndTxn(ABORT), "
+                              "then InitProducerId with its producer id/epoch (KIP-360); each needs a transaction",
+                              0, 0, 4),
+    "txn_id_expirations": Bound("expirations of the instances' transactional id (transactional.id.expiration.ms)",
+                                0, 0, 2),
+    "instance_producer_ids": Bound("with instances: producer ids the allocator may hand out; states beyond are not "
+                                   "explored",
+                              2**31 - 1, 1, 2**31 - 1),
     "max_epoch": Bound("largest producer epoch (Short.MAX_VALUE); states beyond it are not explored",
                        32767, 3, 32767),
     **IDEMPOTENT_BOUNDS,
@@ -42,6 +54,11 @@ BOUNDS: dict[str, Bound] = {
 def _build(switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> Machine:
     from .eos import build
     return build(switches, bounds)
+
+
+def _temporal_docs() -> dict[str, str]:
+    from .eos_instances import TEMPORAL_DOCS
+    return TEMPORAL_DOCS
 
 
 def _property_docs() -> dict[str, str]:
@@ -55,7 +72,9 @@ MODEL = ModelDef(
         "coordinator (InitProducerId, EndTxn TV1/TV2 with producer-id rotation, timeout abort, markers, failover), "
         "two or more output partition leaders (5-batch cache, sequence and transactional validation, KIP-890 "
         "verification, markers, LSO, DeleteRecords/retention and producer-id expiry) and, with input_records, a "
-        "consume-transform-produce loop through the group coordinator; every mechanism switched on by its bounds. "
+        "consume-transform-produce loop through the group coordinator; with instances, producer instances of one more "
+        "transactional id racing InitProducerId (retries, lost responses, expiry, epoch overflow); every mechanism "
+        "switched on by its bounds. "
         "Decisions it does not model yet: deployment (no group membership).",
     variants=protocol_variants(),
     default_variant=DEFAULT_VARIANT,
@@ -63,5 +82,5 @@ MODEL = ModelDef(
     bounds=BOUNDS,
     properties=_property_docs(),
     build=_build,
-    temporal=TEMPORAL_DOCS,
+    temporal={**TEMPORAL_DOCS, **_temporal_docs()},
 )

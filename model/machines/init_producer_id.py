@@ -28,17 +28,32 @@ from eoscheck.checker.machine import Machine, Property
 from eoscheck.checker.ops import CONCRETE
 
 from .. import properties as props
-from ..coordinator.handler import CoordinatorConfig, complete_transaction, handle_init_producer_id
+from ..coordinator.handler import (
+    CoordinatorConfig,
+    complete_transaction,
+    handle_init_producer_id,
+    transaction_transition,
+)
 from ..coordinator.txn_log import NO_LOG_VALUE, NO_METADATA, load_metadata, to_log_value
 from ..errors import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, Errors, error_name
 from ..network import remove_at
 from ..producer import txn_client as tc
-from ..state import (CLIENT_PHASE_NAMES, INIT_FATAL, INIT_FENCED, INIT_IDLE, INIT_IN_TXN, INIT_INITIALIZING,
-                     INIT_READY, InitPidFaults, InitPidResponse, InitPidState, PendingAppend, TxnClient, TxnMetadata)
+from ..state import (
+    CLIENT_PHASE_NAMES,
+    INIT_IDLE,
+    INIT_IN_TXN,
+    INIT_INITIALIZING,
+    INIT_READY,
+    InitPidFaults,
+    InitPidResponse,
+    InitPidState,
+    PendingAppend,
+    TxnClient,
+    TxnMetadata,
+)
 from ..transactions.add_partitions import add_partitions_error
 from ..transactions.codes import NO_PENDING, TxnResult, TxnState
 from ..transactions.end_txn import end_txn_decision
-from ..transactions.metadata import transit
 from ..transactions.states import EXPIRATION_ALLOWED
 from . import init_pid_symmetry
 from .pure_rule import PureRule
@@ -166,13 +181,7 @@ class InitProducerIdMachine(Machine):
     # --- helpers ---------------------------------------------------------------------------------
 
     def _transition(self, meta: TxnMetadata, state: TxnState) -> TxnMetadata:
-        """A transaction transition (AddPartitionsToTxn, EndTxn; TV0/TV1 in this machine): the Java
-        coordinator (KAFKA-18884) records the producer id before the transition as previousProducerId;
-        the Scala coordinator's ``completeTransitionTo`` leaves it for Ongoing and PrepareX, and so does
-        the KIP's design (fidelity audit B1)."""
-        if self.cfg.shipped and self.cfg.prev_pid_every_transition:
-            return transit(meta, state=int(state))
-        return meta._replace(state=int(state))
+        return transaction_transition(meta, state, every_transition=self.cfg.shipped and self.cfg.prev_pid_every_transition)
 
     def _persist(self, meta: TxnMetadata) -> Any:
         return self._to_log_value(meta)
@@ -226,14 +235,7 @@ class InitProducerIdMachine(Machine):
                     yield ("RequestTimeout", c), self._with_client(s, c, new, requests=s.requests + (req,))
 
     def _txn_error_reaction(self, s: InitPidState, c: int, client: TxnClient, error: int) -> tuple[TxnClient, Any]:
-        """The client after an AddPartitionsToTxn/EndTxn error: KIP-360 re-initialises with its pair on
-        INVALID_PRODUCER_ID_MAPPING; fenced on PRODUCER_FENCED; otherwise fatal. This is the 2.5-3.9
-        client (fidelity audit C3): since 4.0 INVALID_PRODUCER_ID_MAPPING is fatal (KAFKA-18019) and a
-        TV2 client does not re-initialise after an abortable error (KAFKA-17898); not modelled."""
-        if error == Errors.INVALID_PRODUCER_ID_MAPPING and self.cfg.kip360:
-            return tc.begin_init(client, c, client.producer_id, client.epoch)
-        phase = INIT_FENCED if error == Errors.PRODUCER_FENCED else INIT_FATAL
-        return client._replace(phase=phase), None
+        return tc.on_txn_error(client, c, error, kip360=self.cfg.kip360)
 
     def _add_partitions(self, s: InitPidState, c: int, client: TxnClient) -> Iterator[tuple[tuple, InitPidState]]:
         meta = s.metadata

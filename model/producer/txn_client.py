@@ -8,7 +8,14 @@ anything else (UNKNOWN_SERVER_ERROR, INVALID_REQUEST) -> fatal.
 from __future__ import annotations
 
 from ..errors import RETRIABLE, Errors
-from ..state import INIT_FATAL, INIT_FENCED, INIT_INITIALIZING, INIT_READY, InitPidRequest, TxnClient
+from ..state import (
+    INIT_FATAL,
+    INIT_FENCED,
+    INIT_INITIALIZING,
+    INIT_READY,
+    InitPidRequest,
+    TxnClient,
+)
 
 HANDLED, RETRYING, DROPPED_STALE = 0, 1, 2
 
@@ -40,3 +47,14 @@ def on_init_response(client: TxnClient, error: int, producer_id: int, epoch: int
     if error in (Errors.PRODUCER_FENCED, Errors.INVALID_PRODUCER_EPOCH):
         return client._replace(phase=INIT_FENCED)
     return client._replace(phase=INIT_FATAL)
+
+
+def on_txn_error(client: TxnClient, client_id: int, error: int, *,
+                 kip360: bool) -> tuple[TxnClient, InitPidRequest | None]:
+    """The client after an AddPartitionsToTxn/EndTxn error: a KIP-360 client re-initialises with its
+    pair on INVALID_PRODUCER_ID_MAPPING; PRODUCER_FENCED fences it; anything else is fatal. This is
+    the 2.5-3.9 client (fidelity audit C3): since 4.0 INVALID_PRODUCER_ID_MAPPING is fatal
+    (KAFKA-18019) and a TV2 client does not re-initialise after an abortable error (KAFKA-17898)."""
+    if error == Errors.INVALID_PRODUCER_ID_MAPPING and kip360:
+        return begin_init(client, client_id, client.producer_id, client.epoch)
+    return client._replace(phase=INIT_FENCED if error == Errors.PRODUCER_FENCED else INIT_FATAL), None

@@ -1,0 +1,66 @@
+"""Symmetry of ``kafka.eos``: the transactional producers (each with its own transactional id, and with
+``input_records`` the consumer of its own input partition) are interchangeable identities, the
+scalarset ``producer``; the producer instances of ``eos_instances`` are another, ``instance``.
+
+Every producer starts alike and runs the same rules; producer ids and epochs come from the
+coordinator's allocator, not from the index. What names a producer's index besides its own actors
+(``producer``, ``zombie``, ``txn``, ``txn_log``, all permuted together):
+
+- the value of a data entry in a leader's log, ``properties.record_value(t, r)``;
+- the produce requests and responses in flight (``Routed.client`` and the message's ``client``);
+- the group's committed offsets (one per input partition, indexed by ``t``) and its pending
+  offsets' ``partition``.
+
+Markers, the transaction log, ``__consumer_offsets`` entries and producer-state entries name
+producer ids, not indices. Renaming by a permutation therefore maps a run to a run and keeps every
+property's verdict (NoLoss and ExactlyOnce hold per producer, the others over all of them).
+
+Partitions are not a scalarset: a producer's partitions are a tuple and a bit set inside its
+own state, so renaming them would touch the actors the canonical form sorts by (a normal form, not
+an exact one), and the Drain/AddPartitionsToTxn order is per partition index.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import properties as props
+from ..group.metadata import GroupMeta
+from ..state import TxnPartitionState
+from ..transactions.log import EntryKind
+
+Permutation = tuple[int, ...]
+
+
+def rename_leader(leader: TxnPartitionState, perm: Permutation) -> TxnPartitionState:
+    """A leader whose log holds producer ``t``'s records holds ``perm[t]``'s."""
+    log = []
+    for e in leader.log:
+        if e.kind == EntryKind.TXN_DATA:
+            t, r = props.record_of(e.value)
+            e = e._replace(value=props.record_value(perm[t], r))
+        log.append(e)
+    return leader._replace(log=tuple(log))
+
+
+def rename_routed(messages: tuple[Any, ...], perm: Permutation) -> tuple[Any, ...]:
+    """Produce requests and responses name their producer in the routing and in the message."""
+    return tuple(m._replace(client=perm[m.client], message=m.message._replace(client=perm[m.client]))
+                 for m in messages)
+
+
+def rename_group(group: GroupMeta, perm: Permutation) -> GroupMeta:
+    """Input partition ``t`` (producer ``t``'s) becomes ``perm[t]``: committed offsets and the
+    assignment move, pending offsets are renamed and kept sorted by (producer id, partition)."""
+    def moved(values: tuple[Any, ...]) -> tuple[Any, ...]:
+        out: list[Any] = list(values)
+        for t, v in enumerate(values):
+            out[perm[t]] = v
+        return tuple(out)
+
+    pending = tuple(sorted((e._replace(partition=perm[e.partition]) for e in group.pending),
+                           key=lambda e: (e.producer_id, e.partition)))
+    return group._replace(offsets=moved(group.offsets), assignment=moved(group.assignment), pending=pending)
+
+
+__all__ = ["rename_group", "rename_leader", "rename_routed"]
