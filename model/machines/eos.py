@@ -124,6 +124,7 @@ from ..transactions.markers import (
 )
 from ..transactions.states import is_valid_transition
 from ..transactions.timeout import abort_timed_out
+from .eos_group import EosGroup, show_membership
 
 #: what kafka.eos models of the protocol: every decision, each with every value, except ``deployment``
 #: (no group membership yet: each producer owns its input partition, so it is ignored); the
@@ -202,12 +203,22 @@ def _show_messages(msgs: tuple[Routed, ...]) -> list[str]:
 
 
 def _show_group(g: GroupMeta) -> dict[str, Any]:
-    return {"committed": [o.offset for o in g.offsets],
+    # a group with membership starts at generation 1 (eos_group); without, it stays at 0 and shows as before
+    return {**(show_membership(g) if g.generation_id else {}), "committed": [o.offset for o in g.offsets],
             "pending": [f"pid {e.producer_id}: input {e.partition} offset {e.offset}" for e in g.pending]}
 
 
 def _consumers(machine: Any) -> range:
     return range(machine.n_producers) if machine.input_records else range(0)
+
+
+def _solo(machine: Any) -> range:
+    """Producers that each keep their own input partition (no group: ``eos_group`` has the group's rules)."""
+    return range(0) if machine.members else range(machine.n_producers)
+
+
+def _solo_consumers(machine: Any) -> range:
+    return range(0) if machine.members else _consumers(machine)
 
 
 def _zombies(machine: Any) -> range:
@@ -265,7 +276,7 @@ _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOut
                 "TxnCoordinatorFailover", "AddOffsetsToTxn", "WriteOffsetsMarker", "ZombieEndTxn")
 
 
-class EosMachine(Composed):
+class EosMachine(EosGroup, Composed):
     """``kafka.eos``; see the module doc."""
 
     # Every slot is an interned id (``checker.intern`` reduces ids below 2**61-1), the clock, a budget
@@ -290,7 +301,7 @@ class EosMachine(Composed):
                     doc="output partition leaders: log, log start offset, producer state")
     offsets_leader = Part(init=TxnPartitionState((), 0, ()), show=_show_leader,
                           doc="the leader of the group's __consumer_offsets partition (consume-transform-produce)")
-    group = Part(init=lambda m: new_group(m.n_producers), show=_show_group,
+    group = Part(init=lambda m: m._initial_group or new_group(m.n_producers), show=_show_group,
                  doc="the group coordinator: committed and pending offsets per input partition")
     requests = Channel(network=Network(Delivery.ORDERED), connection=ROUTE, show=_show_messages,
                        doc="produce requests in flight")
@@ -331,6 +342,7 @@ class EosMachine(Composed):
         config = {name: bounds[name] for name in ("producers", "partitions", "max_ticks", "lost_responses",
                                                   "produce_timeouts", "txn_timeouts", "delete_records",
                                                   "coordinator_failovers", "restarts")}
+        config.update(self._group_setup(bounds))
         super().__init__(config, memoize=memoize)
         # Rules that cannot fire without their fault or the clock have no bindings (or a clock stopped
         # at 0); they are not listed either, so coverage does not report them as never fired.
@@ -341,7 +353,8 @@ class EosMachine(Composed):
             set() if self.input_records else {"OffsetFetch", "AddOffsetsToTxn", "TxnOffsetCommit",
                                               "WriteOffsetsMarker"}) | (
             set() if bounds["restarts"] else {"ZombieEndTxn"}) | (
-            set() if bounds["restarts"] and self.input_records else {"ZombieTxnOffsetCommit"})
+            set() if bounds["restarts"] and self.input_records else {"ZombieTxnOffsetCommit"}) | (
+            self.group_idle_actions())
         listed: Mapping[str, tuple[str, ...]] = self._plan.actions
         self.actions = {name: params for name, params in listed.items() if name not in idle}
         base = self.slot("txn")
@@ -370,6 +383,9 @@ class EosMachine(Composed):
         ok = self._epoch_ok.get(key)
         if ok is None:
             ok = self._epoch_ok[key] = all(m.epoch <= self.max_epoch for m in self.view(s).txn)
+        if ok and self.members:
+            v = self.view(s)
+            return self.group_within_bounds(v.group, v.member)
         return ok
 
     def itf_fields(self, s: tuple) -> dict[str, Any]:
@@ -392,6 +408,9 @@ class EosMachine(Composed):
 
     def is_terminal(self, s: tuple) -> bool:
         v = self.view(s)
+        if self.members:
+            return (self.group_done(v.group, v.txn) and not v.requests and not v.responses) or self.group_stopped(
+                v.group, v.member, v.producer)
         settled = all(m.state not in (TxnState.ONGOING, TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT) for m in v.txn)
         return (settled and not v.requests and not v.responses
                 and all(tx.is_done(p, self.transactions, self.input_records) for p in v.producer))
@@ -422,7 +441,7 @@ class EosMachine(Composed):
 
     @precondition(lambda self, producer: producer.phase == TXN_READY and producer.txn < self.transactions and (
         not self.consume or 0 <= producer.position < self.input_records))
-    @rule("BeginTransaction", params={"t": "producer"}, reads=("producer[t]", "now"), writes=("producer[t]",),
+    @rule("BeginTransaction", params={"t": _solo}, reads=("producer[t]", "now"), writes=("producer[t]",),
           results=("txn",))
     def begin_transaction(self, producer: TxnProducer, now: int) -> Any:
         """beginTransaction and the sends of one transaction (in a consume-transform-produce loop: the
@@ -432,7 +451,7 @@ class EosMachine(Composed):
     # --- the consumer and the group coordinator (consume-transform-produce, ``input_records`` > 0) ----
 
     @precondition(lambda self, producer: producer.phase == TXN_READY and producer.position < 0)
-    @rule("OffsetFetch", params={"t": _consumers}, reads=("producer[t]", "group"), writes=("producer[t]",),
+    @rule("OffsetFetch", params={"t": _solo_consumers}, reads=("producer[t]", "group"), writes=("producer[t]",),
           results=("position",))
     def offset_fetch_rule(self, t: int, producer: TxnProducer, group: GroupMeta) -> Any:
         """The consumer learns its position in input partition ``t`` (require_stable: wait while a
@@ -452,16 +471,23 @@ class EosMachine(Composed):
         return {**(self._coordinator(out.meta) if out.wrote else {}), "producer": client, "error": int(out.error)}
 
     @precondition(lambda self, producer: producer.phase == TXN_IN_TXN and producer.offsets == 1)
-    @rule("TxnOffsetCommit", params={"t": _consumers}, reads=("producer[t]", "txn[t]", "group", "offsets_leader"),
+    @rule("TxnOffsetCommit", params={"t": _solo_consumers}, reads=("producer[t]", "txn[t]", "group", "offsets_leader"),
           writes=("producer[t]", "group", "offsets_leader"), results=("offset", "error"), show={"error": error_name})
     def txn_offset_commit(self, t: int, producer: TxnProducer, txn: TxnMetadata, group: GroupMeta,
                           offsets_leader: TxnPartitionState) -> Any:
         """The group coordinator validates the commit (no group metadata: the producer is alone on its
         input partition) and appends the offset to __consumer_offsets as a transactional batch; it stays
         pending until the marker."""
+        return self._offsets_commit(t, producer, txn, group, offsets_leader, generation_id=-1, member_id=NO_MEMBER_ID)
+
+    def _offsets_commit(self, partition: int, producer: TxnProducer, txn: TxnMetadata, group: GroupMeta,
+                        offsets_leader: TxnPartitionState, *, generation_id: int, member_id: int) -> dict[str, Any]:
+        """TxnOffsetCommit of ``producer``'s next input offset of ``partition`` with this group metadata:
+        the group coordinator's checks, then the transactional append to __consumer_offsets (pending
+        until the marker)."""
         offset = producer.position + 1
         error = validate_txn_offset_commit(group, check=self.protocol.txn_offset_commit_check.value,
-                                           generation_id=-1, member_id=NO_MEMBER_ID)
+                                           generation_id=generation_id, member_id=member_id)
         written = offsets_leader
         if error == Errors.NONE:
             verification = int(Errors.NONE)
@@ -472,8 +498,8 @@ class EosMachine(Composed):
             error, written = out.error, out.partition
             if error == Errors.NONE:
                 pid = producer.producer_id
-                group = on_txn_offset_commit_append(prepare_txn_offset_commit(group, pid, ((t, offset),)), pid, t,
-                                                    offset, out.offset)
+                group = on_txn_offset_commit_append(prepare_txn_offset_commit(group, pid, ((partition, offset),)),
+                                                    pid, partition, offset, out.offset)
         return {"producer": tx.on_txn_offset_commit(producer, error), "group": group, "offsets_leader": written,
                 "offset": offset, "error": int(error)}
 
@@ -726,7 +752,7 @@ class EosMachine(Composed):
     no_aborted_read = _invariant("NoAbortedRead", props.eos_no_aborted_read, ("leader",))
     no_hanging = _invariant("NoHangingTransaction", props.eos_no_hanging_transaction,
                             ("leader", "offsets_leader", "txn"))
-    exactly_once = invariant("ExactlyOnce", params={"t": _consumers, "p": "partitions"},
+    exactly_once = invariant("ExactlyOnce", params={"t": _solo_consumers, "p": "partitions"},
                              reads=("leader[p]", "producer[t]", "group", "txn[t]"))(_exactly_once)
     order = _invariant("PerPartitionOrder", props.eos_per_partition_order, ("leader",))
     no_zombie_write = _invariant("NoZombieWrite", props.eos_no_zombie_write, ("leader", "offsets_leader"))
