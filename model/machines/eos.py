@@ -125,6 +125,7 @@ from ..transactions.markers import (
 from ..transactions.states import is_valid_transition
 from ..transactions.timeout import abort_timed_out
 from .eos_group import EosGroup, show_membership
+from .eos_readers import EosReaders
 
 #: what kafka.eos models of the protocol: every decision, each with every value, except ``deployment``
 #: (no group membership yet: each producer owns its input partition, so it is ignored); the
@@ -276,7 +277,7 @@ _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOut
                 "TxnCoordinatorFailover", "AddOffsetsToTxn", "WriteOffsetsMarker", "ZombieEndTxn")
 
 
-class EosMachine(EosGroup, Composed):
+class EosMachine(EosGroup, EosReaders, Composed):
     """``kafka.eos``; see the module doc."""
 
     # Every slot is an interned id (``checker.intern`` reduces ids below 2**61-1), the clock, a budget
@@ -343,6 +344,7 @@ class EosMachine(EosGroup, Composed):
                                                   "produce_timeouts", "txn_timeouts", "delete_records",
                                                   "coordinator_failovers", "restarts")}
         config.update(self._group_setup(bounds))
+        config.update(self._readers_setup(bounds))
         super().__init__(config, memoize=memoize)
         # Rules that cannot fire without their fault or the clock have no bindings (or a clock stopped
         # at 0); they are not listed either, so coverage does not report them as never fired.
@@ -354,7 +356,7 @@ class EosMachine(EosGroup, Composed):
                                               "WriteOffsetsMarker"}) | (
             set() if bounds["restarts"] else {"ZombieEndTxn"}) | (
             set() if bounds["restarts"] and self.input_records else {"ZombieTxnOffsetCommit"}) | (
-            self.group_idle_actions())
+            self.group_idle_actions()) | (set() if self.n_readers else {"Fetch"})
         listed: Mapping[str, tuple[str, ...]] = self._plan.actions
         self.actions = {name: params for name, params in listed.items() if name not in idle}
         base = self.slot("txn")
@@ -749,7 +751,12 @@ class EosMachine(EosGroup, Composed):
     no_loss = invariant("NoLoss", params={"t": "producer", "p": "partitions"},
                         reads=("leader[p]", "producer[t]"))(_no_loss)
     atomic = _invariant("AtomicTransactions", props.eos_atomic_transactions, ("leader",), batches="batches")
-    no_aborted_read = _invariant("NoAbortedRead", props.eos_no_aborted_read, ("leader",))
+    @invariant("NoAbortedRead", reads=("leader", "reader"))
+    def no_aborted_read(self, leader: tuple[TxnPartitionState, ...], reader: tuple[Any, ...]) -> bool:
+        """read_committed never reads an aborted record: what the consumers delivered (with readers), else what the leaders' LSO exposes."""
+        if reader:
+            return props.eos_no_aborted_delivery(leader, reader)
+        return props.eos_no_aborted_read(leader)
     no_hanging = _invariant("NoHangingTransaction", props.eos_no_hanging_transaction,
                             ("leader", "offsets_leader", "txn"))
     exactly_once = invariant("ExactlyOnce", params={"t": _solo_consumers, "p": "partitions"},

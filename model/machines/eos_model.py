@@ -26,6 +26,9 @@ BOUNDS: dict[str, Bound] = {
                         "partition); 0 removes session timeouts and rebalances", 0, 0, 3),
     "rejoins": Bound("times each member may rejoin with a new member id (after it learned it left the group, or "
                      "with a new producer after its producer was fenced); 0 removes Rejoin", 0, 0, 3),
+    "readers": Bound("1: a read_committed consumer on each output partition fetches up to the LSO, skips aborted "
+                     "data, and NoAbortedRead checks what it delivered (0: NoAbortedRead reads the leaders' LSO)",
+                     0, 0, 1),
     "max_in_flight": Bound("max.in.flight.requests.per.connection (<= 5 with idempotence)", 1, 1, 5),
     "lost_responses": Bound("produce responses the network may lose (then request.timeout.ms and a retry)",
                             0, 0, 3),
