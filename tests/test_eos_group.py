@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
 from eoscheck.checker.compose.testing import compare_memo
 from eoscheck.model.errors import Errors
 from eoscheck.model.group.member import (

@@ -5,11 +5,9 @@ they agree (bench/compare_presets.py measures every spec)."""
 from __future__ import annotations
 
 import dataclasses
-
 from pathlib import Path
 
 import pytest
-
 from eoscheck.checker.explore import explore
 from eoscheck.checker.spec import build_machine, load_spec, spec_to_options
 from eoscheck.model.machines.eos_pipeline import MODEL as PIPELINE_MODEL
@@ -94,13 +92,25 @@ def _outcome(spec_path: Path, model: str | None = None) -> tuple[str, str | None
 AGREEING = [
     ("eos-beta-pre-kip447-zombie", 10, 13),
     ("eos-beta-pre-kip447-stale-offset", 20, 26),
+    ("late-produce-hanging-kip447", 8, 10),
+    ("late-produce-kip447", 17, 22),
+    ("stale-marker-no-coordinator-epoch-check", 15, 18),
+    ("timeout-abort-no-bump-hanging", 7, 8),
+    ("timeout-abort-no-bump", 11, 14),
+    ("late-produce-kip890-verification", None, None),
 ]
 
 
 @pytest.mark.parametrize(("name", "old_length", "preset_length"), AGREEING)
-def test_preset_agrees_with_the_older_machine(name: str, old_length: int, preset_length: int) -> None:
+def test_preset_agrees_with_the_older_machine(name: str, old_length: int | None, preset_length: int | None) -> None:
     path = SPECS / f"{name}.toml"
     old = _outcome(path)
     new = _outcome(path, "eoscheck.model.machines.eos_presets:EOS_PIPELINE")
-    assert old[:2] == new[:2] and old[0] == "violated"
+    assert old[:2] == new[:2] and old[0] == ("holds" if old_length is None else "violated")
     assert (old[2], new[2]) == (old_length, preset_length)
+
+
+def test_every_agreeing_spec_has_a_kafka_eos_twin() -> None:
+    for name, _, preset_length in AGREEING:
+        twin = load_spec(SPECS / f"eos-group-twin-{name}.toml")
+        assert twin.model == "kafka.eos" and twin.expect.length == preset_length
