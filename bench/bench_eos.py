@@ -29,6 +29,10 @@ PLAN = [
     ("kafka-4.0", {"restarts": 1, "transactions": 2, "input_records": 1, "max_ticks": 2}),
     ("kafka-4.0", {"producers": 2, "lost_responses": 1, "produce_timeouts": 1}),
     ("kafka-3.0-3.5", {"producers": 2, "lost_responses": 1, "txn_timeouts": 1}),
+    # the kafka.eos_pipeline preset's shape (model/machines/eos_presets.py): a group of two per-thread
+    # producers, one input record, one output partition, two rebalances
+    ("kafka-3.0-3.5", {"producers": 2, "members": 2, "input_records": 1, "partitions": 1, "transactions": 2,
+                       "rebalances": 2, "max_epoch": 4}),
 ]
 
 

@@ -362,14 +362,19 @@ class EosMachine(EosGroup, EosReaders, Composed):
         base = self.slot("txn")
         self._txn_slots = (base, base + bounds["producers"])
         self._epoch_ok: dict[tuple, bool] = {}
+        self._group_slot = self.slot("group")
+        first = self.slot("member") if self.members else 0
+        self._member_slots = (first, first + self.members)
 
     def clear_caches(self) -> None:
         super().clear_caches()
         self._epoch_ok = {}
+        self._group_ok = {}
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
         state["_epoch_ok"] = {}
+        state["_group_ok"] = {}
         return state
 
     def _coordinator(self, meta: TxnMetadata) -> dict[str, Any]:
@@ -386,8 +391,7 @@ class EosMachine(EosGroup, EosReaders, Composed):
         if ok is None:
             ok = self._epoch_ok[key] = all(m.epoch <= self.max_epoch for m in self.view(s).txn)
         if ok and self.members:
-            v = self.view(s)
-            return self.group_within_bounds(v.group, v.member)
+            return self.group_within_bounds_at(s)
         return ok
 
     def itf_fields(self, s: tuple) -> dict[str, Any]:

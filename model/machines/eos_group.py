@@ -159,14 +159,21 @@ class EosGroup:
         return (set() if self.rebalances else {"SessionTimeout", "Rebalance", "OnAssignment"}) | (
             set() if self.rejoins else {"Rejoin"})
 
-    def group_within_bounds(self, group: GroupMeta, members: tuple[Member, ...]) -> bool:
-        """States past the last generation or rejoin are not explored."""
-        key = (group.generation_id, tuple(m.incarnation for m in members))
+    def group_within_bounds_at(self, s: tuple) -> bool:
+        """States past the last generation or rejoin are not explored (memoised on the group's and the
+        members' slots: the hot path decodes nothing on a hit)."""
+        lo, hi = self._member_slots
+        key = (s[self._group_slot], s[lo:hi])
         ok = self._group_ok.get(key)
         if ok is None:
-            ok = self._group_ok[key] = (group.generation_id <= 1 + self.rebalances
-                                        and all(m.incarnation <= self.rejoins for m in members))
+            v = self.view(s)  # type: ignore[attr-defined]
+            ok = self._group_ok[key] = self.group_within_bounds(v.group, v.member)
         return ok
+
+    def group_within_bounds(self, group: GroupMeta, members: tuple[Member, ...]) -> bool:
+        """States past the last generation or rejoin are not explored."""
+        return (group.generation_id <= 1 + self.rebalances
+                and all(m.incarnation <= self.rejoins for m in members))
 
     def group_done(self, group: GroupMeta, txn: tuple[Any, ...]) -> bool:
         """Every input record's transaction committed and nothing is left pending."""
