@@ -416,6 +416,8 @@ class EosMachine(EosGroup, EosReaders, Composed):
             out[f"{name}.log"] = [record(e, kind=EntryKind(e.kind).name) for e in part.log]
             out[f"{name}.producers"] = [record(e) for e in part.producers]
         out["group.pending"] = [record(e) for e in v.group.pending]
+        if v.zombie_offsets:
+            out["zombie_offsets.entries"] = [record(e) for e in v.zombie_offsets]
         for channel in ("requests", "responses"):
             out[channel] = [record(m, message=record(m.message, error=error_name(m.message.error))
                                    if isinstance(m.message, ProduceResponse) else record(m.message))
