@@ -5,6 +5,8 @@ they agree (bench/compare_presets.py measures every spec)."""
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -114,3 +116,29 @@ def test_every_agreeing_spec_has_a_kafka_eos_twin() -> None:
     for name, _, preset_length in AGREEING:
         twin = load_spec(SPECS / f"eos-group-twin-{name}.toml")
         assert twin.model == "kafka.eos" and twin.expect.length == preset_length
+
+
+def test_a_spec_on_the_preset_with_an_inexpressible_bound_is_one_line(tmp_path: Path) -> None:
+    spec = tmp_path / "late-endtxn.toml"
+    spec.write_text('model = "eoscheck.model.machines.eos_presets:EOS_PIPELINE"\nvariant = "kip890-tv2"\n'
+                    '[bounds]\nendtxn_timeouts = 1\n')
+    before = sorted(p.name for p in tmp_path.iterdir())
+    done = subprocess.run([sys.executable, "-m", "eoscheck.checker.cli", "check", str(spec), "--no-progress",
+                           "--out", str(tmp_path / "ce")], capture_output=True, text=True, check=False, timeout=120)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and "endtxn_timeouts" in lines[0]
+    assert "Traceback" not in done.stderr and sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_the_comparison_counts_only_complete_runs_as_agreeing() -> None:
+    sys.path.insert(0, str(SPECS.parent / "bench"))
+    try:
+        from compare_presets import Outcome, Row
+    finally:
+        sys.path.pop(0)
+    cut = Outcome("incomplete (time)")
+    assert not Row("x", cut, cut).agrees and not Row("x", cut, cut).verdict_agrees
+    longer = Row("y", Outcome("violated", "P", 10), Outcome("violated", "P", 13))
+    assert longer.verdict_agrees and not longer.agrees
+    assert Row("z", Outcome("holds"), Outcome("holds")).agrees
+    assert not Row("r", Outcome("holds"), Outcome("refused: no")).verdict_agrees
