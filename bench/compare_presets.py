@@ -5,7 +5,7 @@ trace length with the older machine.
 
 Each spec runs twice through ``eoscheck check --json`` in a temporary directory (nothing in the
 repository is written): as committed, and with ``model`` naming the preset's ``ModelDef``
-(``eoscheck.model.machines.eos_presets:EOS_PIPELINE``). A row agrees when both runs give the same
+(``eoscheck.model.machines.eos_pipeline_preset:EOS_PIPELINE``). A row agrees when both runs give the same
 verdict (holds / the same property violated) and, for a violation, the same shortest trace length.
 A preset run refused (a bound it cannot express, a liveness property kafka.eos does not declare) or
 cut by ``--max-seconds`` is a disagreement with its reason. Exit 0 always; the table is the output
@@ -23,7 +23,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-PRESET_MODELS = {"kafka.eos_pipeline": "eoscheck.model.machines.eos_presets:EOS_PIPELINE"}
+PRESET_MODELS = {"kafka.eos_pipeline": "eoscheck.model.machines.eos_pipeline_preset:EOS_PIPELINE"}
 ROOT = Path(__file__).resolve().parent.parent
 EOSCHECK = [sys.executable, "-m", "eoscheck.checker.cli"]
 

@@ -1,139 +1,151 @@
-"""Presets of ``kafka.eos``: an older machine's configuration space (its switches, variants, bounds and
-properties, under its own names) mapped onto one configuration of ``kafka.eos``.
+"""Presets of ``kafka.eos``: an older machine's configuration space (its variants, switches, bounds and
+properties, as its specs write them) mapped onto ``kafka.eos``'s, so that a spec of the older machine
+runs on ``kafka.eos``.
 
-A ``Preset`` says how: the older switches become a ``Protocol`` (``protocol._LEGACY_NAMES`` read
-backwards, over the protocol the older machine hard-wires), the older bounds become ``kafka.eos``
-bounds (``bounds``; a bound the preset cannot express is refused in one line), and the older
-property names are ``kafka.eos`` properties of the same meaning (``properties``). ``preset_model``
-gives the result as a ``ModelDef`` so a spec of the older model runs on ``kafka.eos`` by naming it,
-``model = "eoscheck.model.machines.eos_presets:EOS_PIPELINE"``; ``tests/test_eos_presets.py`` compares
-verdicts and trace lengths with the older machine (``bench/compare_presets.py`` prints the table).
-
-Only ``kafka.eos_pipeline`` is a preset here; the name stays the older machine's until every
-committed spec agrees (see ``docs/eos-pipeline-preset.md``).
+A ``Preset`` names the ``kafka.eos`` bounds it pins (``fixed``: e.g. no transactional producers),
+maps each of the older machine's bounds and properties to ``kafka.eos``'s, and takes the older
+machine's switches as ``model.protocol`` decisions (the idempotent machine's switch names are
+decision names). ``Preset.model_def`` publishes it as a model of its own (``kafka.eos.<preset>``)
+with the older machine's variants, defaults and property names: the same spec text, with
+``model`` changed, runs on ``kafka.eos``; ``eos_spec`` writes the same configuration as a plain
+``kafka.eos`` spec (its twin).
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
+from eoscheck.checker.liveness.temporal import TemporalProperty
 from eoscheck.checker.machine import Property
 from eoscheck.checker.registry import ModelDef, SwitchValue
 
-from ..protocol import _LEGACY_NAMES, KAFKA_3_0, PIPELINE, Protocol, TransactionVersion
-from .eos import EosMachine
+from ..protocol import _LEGACY_NAMES, IDEMPOTENT, VARIANTS, Protocol
+from .eos import PROPERTY_DOCS, EosMachine
+from .eos_idempotent_bounds import TEMPORAL_DOCS
 from .eos_model import BOUNDS as EOS_BOUNDS
+
+
+class PresetMachine(EosMachine):
+    """``kafka.eos`` under a preset: its properties under the older machine's names, and only those."""
+
+    def __init__(self, protocol: Protocol, bounds: Mapping[str, int], properties: Mapping[str, str],
+                 temporal: Mapping[str, str], memoize: bool = True) -> None:
+        self.preset_properties = dict(properties)
+        self.preset_temporal = dict(temporal)
+        super().__init__(protocol, bounds, memoize=memoize)
+
+    def properties(self) -> dict[str, Property]:
+        own = super().properties()
+        return {old: replace(own[new], name=old) for old, new in self.preset_properties.items()}
+
+    def temporal_properties(self) -> dict[str, TemporalProperty]:
+        own = super().temporal_properties()
+        return {old: replace(own[new], name=old) for old, new in self.preset_temporal.items()}
 
 
 @dataclass(frozen=True)
 class Preset:
-    """A named configuration of ``kafka.eos`` standing for an older machine."""
+    """A named configuration of ``kafka.eos`` reproducing the older machine ``legacy``."""
 
     name: str
+    legacy: str
     doc: str
-    #: the protocol the older machine hard-wires (its switches change the rest)
-    base: Protocol
-    #: kafka.eos bounds the preset fixes (the rest are kafka.eos's defaults or mapped)
+    #: kafka.eos bounds the preset pins, whatever the spec says
     fixed: Mapping[str, int]
-    #: older bounds -> kafka.eos bounds; ValueError (one line) for one it cannot express
-    bounds: Callable[[Mapping[str, int]], dict[str, int]]
-    #: older property name -> the kafka.eos property that checks the same thing
-    properties: Mapping[str, str] = field(default_factory=dict)
+    #: the older machine's bound -> kafka.eos's
+    bounds: Mapping[str, str]
+    #: the older machine's property -> kafka.eos's
+    properties: Mapping[str, str]
+    #: the older machine's temporal property -> kafka.eos's
+    temporal: Mapping[str, str]
+
+    @property
+    def model_name(self) -> str:
+        return f"kafka.eos.{self.name}"
+
+    def eos_bounds(self, bounds: Mapping[str, int]) -> dict[str, int]:
+        """Complete kafka.eos bounds for the older machine's ``bounds`` (an unknown one: ValueError)."""
+        unknown = sorted(set(bounds) - set(self.bounds))
+        if unknown:
+            raise ValueError(f"preset {self.name} has no bound {unknown[0]!r}; its bounds: "
+                             f"{', '.join(sorted(self.bounds))}")
+        out = {name: b.default for name, b in EOS_BOUNDS.items()}
+        out.update({self.bounds[k]: v for k, v in bounds.items()})
+        out.update(self.fixed)
+        return out
+
+    def protocol(self, switches: Mapping[str, SwitchValue]) -> Protocol:
+        """The ``Protocol`` of the older machine's switch values (the decisions it does not read keep
+        kafka.eos's defaults, which do not reach its mechanisms)."""
+        names = {legacy: decision for decision, legacy in _LEGACY_NAMES[self.legacy].items()}
+        unknown = sorted(set(switches) - set(names))
+        if unknown:
+            raise ValueError(f"preset {self.name} has no switch {unknown[0]!r}; its switches: "
+                             f"{', '.join(sorted(names))}")
+        return Protocol().with_(**{names[k]: v for k, v in switches.items()})
+
+    def build(self, switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> PresetMachine:
+        return PresetMachine(self.protocol(switches), self.eos_bounds(bounds), self.properties, self.temporal)
+
+    def model_def(self, legacy: ModelDef) -> ModelDef:
+        """The preset as a model: the older machine's variants, switches, bounds and property names (with
+        the docs of the kafka.eos properties they name)."""
+        return ModelDef(name=self.model_name, doc=f"{self.doc} (kafka.eos preset of {legacy.name})",
+                        variants=legacy.variants, default_variant=legacy.default_variant, switches=legacy.switches,
+                        bounds=legacy.bounds, properties={k: PROPERTY_DOCS[v] for k, v in self.properties.items()},
+                        build=self.build, temporal={k: TEMPORAL_DOCS[v] for k, v in self.temporal.items()})
+
+    def eos_variant(self, switches: Mapping[str, SwitchValue]) -> tuple[str, dict[str, SwitchValue]]:
+        """The named kafka.eos variant closest to ``switches`` on the decisions the older machine
+        reads, with the overrides that make it exact."""
+        wanted = self.protocol(switches)
+        decisions = list(_LEGACY_NAMES[self.legacy])
+
+        def overrides(p: Protocol) -> dict[str, SwitchValue]:
+            have, want = p.as_switches(), wanted.as_switches()
+            return {d: want[d] for d in decisions if have[d] != want[d]}
+        def distance(n: str) -> tuple[int, int, str]:
+            # fewest overrides; then the variant closest on every decision (the preset's others are kafka.eos's
+            # defaults), so Kafka as shipped is kafka-3.0-3.5, not an older release with the same producer
+            have, want = VARIANTS[n].protocol.as_switches(), wanted.as_switches()
+            return len(overrides(VARIANTS[n].protocol)), sum(have[d] != want[d] for d in have), n
+        name = min(VARIANTS, key=distance)
+        return name, overrides(VARIANTS[name].protocol)
+
+    def eos_spec(self, switches: Mapping[str, SwitchValue], bounds: Mapping[str, int],
+                 properties: tuple[str, ...] | None) -> dict[str, Any]:
+        """The same configuration as a plain ``kafka.eos`` spec: variant, switch overrides, the bounds
+        that differ from kafka.eos's defaults, and the property names."""
+        variant, overrides = self.eos_variant(switches)
+        eos = self.eos_bounds(bounds)
+        named = {k: v for k, v in eos.items() if v != EOS_BOUNDS[k].default}
+        props = None if properties is None else [self.properties.get(p, self.temporal.get(p, p)) for p in properties]
+        return {"variant": variant, "switches": overrides, "bounds": named, "properties": props}
 
 
-def protocol_of(preset: Preset, switches: Mapping[str, SwitchValue]) -> Protocol:
-    """The ``Protocol`` an older machine's switch values stand for."""
-    decisions: dict[str, Any] = {}
-    for decision, legacy in _LEGACY_NAMES[preset.name].items():
-        if legacy not in switches:
-            continue
-        value = switches[legacy]
-        if decision == "transaction_version":
-            value = TransactionVersion.TV2 if value else TransactionVersion.TV1
-        decisions[decision] = value
-    return preset.base.with_(**decisions)
-
-
-def eos_bounds(preset: Preset, bounds: Mapping[str, int]) -> dict[str, int]:
-    """The complete kafka.eos bounds for an older machine's bounds (ValueError: not expressible)."""
-    out = {name: b.default for name, b in EOS_BOUNDS.items()}
-    out.update(preset.fixed)
-    out.update(preset.bounds(bounds))
-    for name, value in out.items():
-        b = EOS_BOUNDS[name]
-        if not b.min <= value <= b.max:
-            raise ValueError(f"preset {preset.name}: kafka.eos bound {name}={value} is outside {b.min}..{b.max}")
-    return out
-
-
-class PresetMachine(EosMachine):
-    """``kafka.eos`` checking only the properties its preset maps, under the older names."""
-
-    def __init__(self, protocol: Protocol, bounds: Mapping[str, int], properties: Mapping[str, str],
-                 memoize: bool = True) -> None:
-        self.preset_properties = dict(properties)
-        super().__init__(protocol, bounds, memoize=memoize)
-
-    def properties(self) -> dict[str, Property]:
-        mine = super().properties()
-        return {old: dataclasses.replace(mine[new], name=old) for old, new in self.preset_properties.items()}
-
-
-def build_preset(preset: Preset, switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> PresetMachine:
-    return PresetMachine(protocol_of(preset, switches), eos_bounds(preset, bounds), preset.properties)
-
-
-def preset_model(preset: Preset, older: ModelDef) -> ModelDef:
-    """The older model's configuration space, built as ``kafka.eos``."""
-    return ModelDef(name=preset.name, doc=f"{older.doc} (as a preset of kafka.eos: {preset.doc})",
-                    variants=older.variants, default_variant=older.default_variant, switches=older.switches,
-                    bounds=older.bounds, properties={k: older.properties[k] for k in preset.properties},
-                    build=lambda switches, bounds: build_preset(preset, switches, bounds))
-
-
-# --- kafka.eos_pipeline ---------------------------------------------------------------------------------
-
-def _pipeline_bounds(b: Mapping[str, int]) -> dict[str, int]:
-    if b.get("endtxn_timeouts", 0):
-        raise ValueError("preset kafka.eos_pipeline cannot express endtxn_timeouts > 0 (kafka.eos's EndTxn is "
-                         "atomic with its answer: no late EndTxn)")
-    if b["max_epoch"] - 2 < EOS_BOUNDS["max_epoch"].min:
-        raise ValueError(f"preset kafka.eos_pipeline cannot express max_epoch={b['max_epoch']} (kafka.eos explores "
-                         f"epochs up to max_epoch - 2 = {b['max_epoch'] - 2}, at least {EOS_BOUNDS['max_epoch'].min})")
-    # a transaction per record plus one retry (the pipeline's are unbounded, cut by its epochs)
-    return {"input_records": b["records"], "transactions": b["records"] + 1,
-            "members": b["instances"], "producers": b["instances"],
-            "rebalances": b["max_generation"] - 1, "rejoins": b["rejoins"],
-            # the pipeline explores epochs below max_epoch - 1 (its within_bounds)
-            "max_epoch": b["max_epoch"] - 2,
-            "coordinator_failovers": b["failovers"], "produce_timeouts": b["produce_timeouts"]}
-
-
-PIPELINE_PRESET = Preset(
-    name=PIPELINE,
-    doc="one output partition, one batch per transaction and one in flight, a group of `instances` members with "
-        "per-thread producers, records + 1 transactions per producer and one timeout abort",
-    # the pipeline's coordinator is hard-wired to KIP-360 as shipped, its clients to KIP-360
-    base=KAFKA_3_0,
-    fixed={"partitions": 1, "batches": 1, "max_in_flight": 1, "txn_timeouts": 1},
-    bounds=_pipeline_bounds,
-    properties={name: name for name in ("NoDuplicateOutput", "OffsetsAgreeWithOutput", "NoHangingTransaction",
-                                        "ZombieNeverCommitsOffsets", "ValidTxnTransitions")},
+IDEMPOTENT_PRODUCE = Preset(
+    name="idempotent_produce",
+    legacy=IDEMPOTENT,
+    doc="Idempotent producers writing to one partition, with its follower: kafka.eos without transactional "
+        "producers",
+    fixed={"producers": 0, "partitions": 0, "input_records": 0, "produce_timeouts": 0, "txn_timeouts": 0,
+           "coordinator_failovers": 0, "restarts": 0},
+    bounds={"clients": "idempotent_producers", "records": "idempotent_records", "acked_prefix": "acked_prefix",
+            "max_in_flight": "max_in_flight", "delivery_timeout": "delivery_timeout",
+            "producer_id_expiration": "producer_id_expiration", "max_ticks": "max_ticks", "max_seq": "max_seq",
+            "max_epoch": "max_epoch", "lost_responses": "lost_responses", "transient_errors": "transient_errors",
+            "delete_records": "delete_records", "leader_failovers": "leader_failovers",
+            "restarted_replica_failovers": "restarted_replica_failovers",
+            "snapshot_restored_failovers": "snapshot_restored_failovers", "late_delivery": "late_delivery",
+            "clock_skew": "clock_skew", "new_producer_ids": "new_producer_ids"},
+    properties={"NoDuplicates": "IdempotentNoDuplicates", "SendOrderNoLoss": "IdempotentSendOrderNoLoss",
+                "OutOfOrderOnlyOnDataLoss": "IdempotentOutOfOrderOnlyOnDataLoss",
+                "FencedEpochNeverWrites": "IdempotentFencedEpochNeverWrites"},
+    temporal={"SendsEventuallyComplete": "IdempotentSendsEventuallyComplete"},
 )
 
-PRESETS: dict[str, Preset] = {PIPELINE_PRESET.name: PIPELINE_PRESET}
+PRESETS: dict[str, Preset] = {p.name: p for p in (IDEMPOTENT_PRODUCE,)}
 
-
-def _pipeline_model() -> ModelDef:
-    from .eos_pipeline import MODEL
-    return preset_model(PIPELINE_PRESET, MODEL)
-
-
-#: ``kafka.eos_pipeline``'s configuration space on kafka.eos (``model = "<this module>:EOS_PIPELINE"``)
-EOS_PIPELINE = _pipeline_model()
-
-__all__ = ["EOS_PIPELINE", "PIPELINE_PRESET", "PRESETS", "Preset", "PresetMachine", "build_preset", "eos_bounds",
-           "preset_model", "protocol_of"]
+__all__ = ["IDEMPOTENT_PRODUCE", "PRESETS", "Preset", "PresetMachine"]

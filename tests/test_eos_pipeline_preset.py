@@ -1,4 +1,4 @@
-"""kafka.eos presets (model/machines/eos_presets.py): the kafka.eos_pipeline mapping of switches,
+"""kafka.eos presets (model/machines/eos_pipeline_preset.py): the kafka.eos_pipeline mapping of switches,
 bounds and properties, its refusals, and its agreement with the older machine on the specs where
 they agree (bench/compare_presets.py measures every spec)."""
 
@@ -13,14 +13,14 @@ import pytest
 from eoscheck.checker.explore import explore
 from eoscheck.checker.spec import build_machine, load_spec, spec_to_options
 from eoscheck.model.machines.eos_pipeline import MODEL as PIPELINE_MODEL
-from eoscheck.model.machines.eos_presets import (
+from eoscheck.model.machines.eos_pipeline_preset import (
     EOS_PIPELINE,
     PIPELINE_PRESET,
-    PresetMachine,
     build_preset,
     eos_bounds,
     protocol_of,
 )
+from eoscheck.model.machines.eos_presets import PresetMachine
 from eoscheck.model.protocol import LEGACY_ALIASES, PIPELINE, legacy_switches
 
 SPECS = Path(__file__).resolve().parent.parent / "specs"
@@ -107,7 +107,7 @@ AGREEING = [
 def test_preset_agrees_with_the_older_machine(name: str, old_length: int | None, preset_length: int | None) -> None:
     path = SPECS / f"{name}.toml"
     old = _outcome(path)
-    new = _outcome(path, "eoscheck.model.machines.eos_presets:EOS_PIPELINE")
+    new = _outcome(path, "eoscheck.model.machines.eos_pipeline_preset:EOS_PIPELINE")
     assert old[:2] == new[:2] and old[0] == ("holds" if old_length is None else "violated")
     assert (old[2], new[2]) == (old_length, preset_length)
 
@@ -120,7 +120,7 @@ def test_every_agreeing_spec_has_a_kafka_eos_twin() -> None:
 
 def test_a_spec_on_the_preset_with_an_inexpressible_bound_is_one_line(tmp_path: Path) -> None:
     spec = tmp_path / "late-endtxn.toml"
-    spec.write_text('model = "eoscheck.model.machines.eos_presets:EOS_PIPELINE"\nvariant = "kip890-tv2"\n'
+    spec.write_text('model = "eoscheck.model.machines.eos_pipeline_preset:EOS_PIPELINE"\nvariant = "kip890-tv2"\n'
                     '[bounds]\nendtxn_timeouts = 1\n')
     before = sorted(p.name for p in tmp_path.iterdir())
     done = subprocess.run([sys.executable, "-m", "eoscheck.checker.cli", "check", str(spec), "--no-progress",
