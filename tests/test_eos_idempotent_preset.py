@@ -184,3 +184,14 @@ def test_same_state_graph_as_the_older_machine_off_the_specs(variant: str, bound
     new = explore(PRESET.build(switches, full), options)
     assert outcome(new) == outcome(old)
     assert new.stats.distinct == old.stats.distinct > 50
+
+
+def test_a_twins_chart_draws_the_idempotent_actors() -> None:
+    # HandleProduce is both a transactional and an idempotent rule: the chart takes the one that made the step
+    from eoscheck.checker.chart import chart_of_counterexample
+    from eoscheck.checker.counterexample import load_counterexample
+    chart = chart_of_counterexample(load_counterexample(
+        REPO / "counterexamples" / "eos-idempotent-first-write-reorder-duplicate-shipped.IdempotentNoDuplicates.json"))
+    assert chart.lanes == ["client[0]", "idem_leader"]
+    kinds = {(e.kind, e.lane) for r in chart.rows for e in r.events}
+    assert {("send", "client[0]"), ("receive", "idem_leader"), ("send", "idem_leader"), ("receive", "client[0]")} <= kinds
