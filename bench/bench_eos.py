@@ -46,6 +46,10 @@ PLAN: list[tuple[str, str, dict[str, int], bool]] = [
     ("kafka.eos.idempotent_produce", "kafka-shipped", {"records": 5, "max_in_flight": 3, "lost_responses": 1,
                                                        "delivery_timeout": 4, "producer_id_expiration": 4,
                                                        "max_ticks": 6}, False),
+    # the kafka.eos_pipeline preset's shape (model/machines/eos_pipeline_preset.py): a group of two
+    # per-thread producers, one input record, one output partition, two rebalances
+    (EOS, "kafka-3.0-3.5", {"producers": 2, "members": 2, "input_records": 1, "partitions": 1, "transactions": 2,
+                            "rebalances": 2, "max_epoch": 4}, False),
 ]
 
 

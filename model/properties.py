@@ -260,6 +260,12 @@ def eos_no_aborted_read(leader: Leaders) -> bool:
     return True
 
 
+def eos_no_aborted_delivery(leader: Leaders, reader: tuple[tuple[int, tuple[int, ...]], ...]) -> bool:
+    """No read_committed consumer delivered a record whose transaction is aborted."""
+    return all(outcome_of(part.log, off) != EntryKind.ABORT for part, (_, delivered) in zip(leader, reader)
+               for off in delivered)
+
+
 def eos_no_hanging_transaction(leader: Leaders, txn: tuple[TxnMetadata, ...],
                                offsets_leader: TxnPartitionState | None = None) -> bool:
     """Every transaction open on a partition is one its coordinator tracks there (Ongoing or PrepareX with the partition)."""

@@ -130,8 +130,10 @@ from ..transactions.markers import (
 from ..transactions.states import is_valid_transition
 from ..transactions.timeout import abort_timed_out
 from . import eos_symmetry
+from .eos_group import EosGroup, show_membership
 from .eos_idempotent import IDEMPOTENT_PARTITION, IdempotentProducers
 from .eos_instances import INSTANCE_CHART_PARTS, InstancesMixin
+from .eos_readers import EosReaders
 
 #: what kafka.eos models of the protocol: every decision, each with every value, except ``deployment``
 #: (no group membership yet: each producer owns its input partition, so it is ignored); the
@@ -212,12 +214,22 @@ def _show_messages(msgs: tuple[Routed, ...]) -> list[str]:
 
 
 def _show_group(g: GroupMeta) -> dict[str, Any]:
-    return {"committed": [o.offset for o in g.offsets],
+    # a group with membership starts at generation 1 (eos_group); without, it stays at 0 and shows as before
+    return {**(show_membership(g) if g.generation_id else {}), "committed": [o.offset for o in g.offsets],
             "pending": [f"pid {e.producer_id}: input {e.partition} offset {e.offset}" for e in g.pending]}
 
 
 def _consumers(machine: Any) -> range:
     return range(machine.n_producers) if machine.input_records else range(0)
+
+
+def _solo(machine: Any) -> range:
+    """Producers that each keep their own input partition (no group: ``eos_group`` has the group's rules)."""
+    return range(0) if machine.members else range(machine.n_producers)
+
+
+def _solo_consumers(machine: Any) -> range:
+    return range(0) if machine.members else _consumers(machine)
 
 
 def _zombies(machine: Any) -> range:
@@ -275,7 +287,7 @@ _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOut
                 "TxnCoordinatorFailover", "AddOffsetsToTxn", "WriteOffsetsMarker", "ZombieEndTxn")
 
 
-class EosMachine(InstancesMixin, IdempotentProducers, Composed):
+class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, Composed):
     """``kafka.eos``; see the module doc."""
 
     # Every slot is an interned id (``checker.intern`` reduces ids below 2**61-1), the clock, a budget
@@ -311,7 +323,7 @@ class EosMachine(InstancesMixin, IdempotentProducers, Composed):
                     doc="output partition leaders: log, log start offset, producer state")
     offsets_leader = Part(init=TxnPartitionState((), 0, ()), show=_show_leader,
                           doc="the leader of the group's __consumer_offsets partition (consume-transform-produce)")
-    group = Part(init=lambda m: new_group(m.n_producers), show=_show_group,
+    group = Part(init=lambda m: m._initial_group or new_group(m.n_producers), show=_show_group,
                  rename={"producer": eos_symmetry.rename_group},
                  doc="the group coordinator: committed and pending offsets per input partition")
     requests = Channel(network=Network(Delivery.ORDERED), connection=ROUTE, show=_show_messages,
@@ -360,6 +372,8 @@ class EosMachine(InstancesMixin, IdempotentProducers, Composed):
                                                   "coordinator_failovers", "restarts")}
         self._instances_setup(bounds, config)
         config.update(self.idempotent_setup(p, bounds))
+        config.update(self._group_setup(bounds))
+        config.update(self._readers_setup(bounds))
         super().__init__(config, memoize=memoize)
         self._instances_compiled()
         # Rules that cannot fire without their fault or the clock have no bindings (or a clock stopped
@@ -371,7 +385,8 @@ class EosMachine(InstancesMixin, IdempotentProducers, Composed):
             set() if self.input_records else {"OffsetFetch", "AddOffsetsToTxn", "TxnOffsetCommit",
                                               "WriteOffsetsMarker"}) | (
             set() if bounds["restarts"] else {"ZombieEndTxn"}) | (
-            set() if bounds["restarts"] and self.input_records else {"ZombieTxnOffsetCommit"}) | self.idempotent_idle()
+            set() if bounds["restarts"] and self.input_records else {"ZombieTxnOffsetCommit"}) | self.idempotent_idle() | (
+            self.group_idle_actions()) | (set() if self.n_readers else {"Fetch"})
         listed: Mapping[str, tuple[str, ...]] = self._plan.actions
         idle |= self._instances_idle(listed)
         self.actions = {name: params for name, params in listed.items() if name not in idle}
@@ -379,14 +394,19 @@ class EosMachine(InstancesMixin, IdempotentProducers, Composed):
         self._txn_slots = (base, base + bounds["producers"])
         self._epoch_ok: dict[tuple, bool] = {}
         self._pid_slot = self.slot("next_producer_id")
+        self._group_slot = self.slot("group")
+        first = self.slot("member") if self.members else 0
+        self._member_slots = (first, first + self.members)
 
     def clear_caches(self) -> None:
         super().clear_caches()
         self._epoch_ok = {}
+        self._group_ok = {}
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
         state["_epoch_ok"] = {}
+        state["_group_ok"] = {}
         return state
 
     def _coordinator(self, meta: TxnMetadata) -> dict[str, Any]:
@@ -402,7 +422,10 @@ class EosMachine(InstancesMixin, IdempotentProducers, Composed):
         ok = self._epoch_ok.get(key)
         if ok is None:
             ok = self._epoch_ok[key] = all(m.epoch <= self.max_epoch for m in self.view(s).txn)
-        return ok and self.idempotent_within_bounds(s[self._pid_slot]) and self._instances_within_bounds(s)
+        ok = ok and self.idempotent_within_bounds(s[self._pid_slot]) and self._instances_within_bounds(s)
+        if ok and self.members:
+            return self.group_within_bounds_at(s)
+        return ok
 
     def itf_fields(self, s: tuple) -> dict[str, Any]:
         """``fields`` with the logs, producer-state entries, pending offsets and messages as records
@@ -415,6 +438,8 @@ class EosMachine(InstancesMixin, IdempotentProducers, Composed):
             out[f"{name}.log"] = [record(e, kind=EntryKind(e.kind).name) for e in part.log]
             out[f"{name}.producers"] = [record(e) for e in part.producers]
         out["group.pending"] = [record(e) for e in v.group.pending]
+        if v.zombie_offsets:
+            out["zombie_offsets.entries"] = [record(e) for e in v.zombie_offsets]
         for channel in ("requests", "responses"):
             out[channel] = [record(m, message=record(m.message, error=error_name(m.message.error))
                                    if isinstance(m.message, ProduceResponse) else record(m.message))
@@ -424,8 +449,23 @@ class EosMachine(InstancesMixin, IdempotentProducers, Composed):
         out.update(self._instances_itf(s))
         return out
 
+    def has_symmetry(self) -> bool:
+        # Group members and read_committed consumers hold producers' records and input partitions by
+        # index, and their parts declare no renaming: permuting producers alone would map a run to a
+        # state that is not one, so their configurations are explored without reduction.
+        if self.members or self.n_readers:
+            return False
+        return super().has_symmetry()
+
+    @property
+    def symmetry(self) -> Any:
+        return None if self.members or self.n_readers else super().symmetry
+
     def is_terminal(self, s: tuple) -> bool:
         v = self.view(s)
+        if self.members:
+            return ((self.group_done(v.group, v.txn) and not v.requests and not v.responses) or self.group_stopped(
+                v.group, v.member, v.producer)) and self.idempotent_done(v.client, v.idem_requests, v.idem_responses)
         settled = all(m.state not in (TxnState.ONGOING, TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT) for m in v.txn)
         return (settled and not v.requests and not v.responses
                 and all(tx.is_done(p, self.transactions, self.input_records) for p in v.producer)
@@ -458,7 +498,7 @@ class EosMachine(InstancesMixin, IdempotentProducers, Composed):
 
     @precondition(lambda self, producer: producer.phase == TXN_READY and producer.txn < self.transactions and (
         not self.consume or 0 <= producer.position < self.input_records))
-    @rule("BeginTransaction", params={"t": "producer"}, reads=("producer[t]", "now"), writes=("producer[t]",),
+    @rule("BeginTransaction", params={"t": _solo}, reads=("producer[t]", "now"), writes=("producer[t]",),
           results=("txn",))
     def begin_transaction(self, producer: TxnProducer, now: int) -> Any:
         """beginTransaction and the sends of one transaction (in a consume-transform-produce loop: the
@@ -468,7 +508,7 @@ class EosMachine(InstancesMixin, IdempotentProducers, Composed):
     # --- the consumer and the group coordinator (consume-transform-produce, ``input_records`` > 0) ----
 
     @precondition(lambda self, producer: producer.phase == TXN_READY and producer.position < 0)
-    @rule("OffsetFetch", params={"t": _consumers}, reads=("producer[t]", "group"), writes=("producer[t]",),
+    @rule("OffsetFetch", params={"t": _solo_consumers}, reads=("producer[t]", "group"), writes=("producer[t]",),
           results=("position",))
     def offset_fetch_rule(self, t: int, producer: TxnProducer, group: GroupMeta) -> Any:
         """The consumer learns its position in input partition ``t`` (require_stable: wait while a
@@ -488,16 +528,23 @@ class EosMachine(InstancesMixin, IdempotentProducers, Composed):
         return {**(self._coordinator(out.meta) if out.wrote else {}), "producer": client, "error": int(out.error)}
 
     @precondition(lambda self, producer: producer.phase == TXN_IN_TXN and producer.offsets == 1)
-    @rule("TxnOffsetCommit", params={"t": _consumers}, reads=("producer[t]", "txn[t]", "group", "offsets_leader"),
+    @rule("TxnOffsetCommit", params={"t": _solo_consumers}, reads=("producer[t]", "txn[t]", "group", "offsets_leader"),
           writes=("producer[t]", "group", "offsets_leader"), results=("offset", "error"), show={"error": error_name})
     def txn_offset_commit(self, t: int, producer: TxnProducer, txn: TxnMetadata, group: GroupMeta,
                           offsets_leader: TxnPartitionState) -> Any:
         """The group coordinator validates the commit (no group metadata: the producer is alone on its
         input partition) and appends the offset to __consumer_offsets as a transactional batch; it stays
         pending until the marker."""
+        return self._offsets_commit(t, producer, txn, group, offsets_leader, generation_id=-1, member_id=NO_MEMBER_ID)
+
+    def _offsets_commit(self, partition: int, producer: TxnProducer, txn: TxnMetadata, group: GroupMeta,
+                        offsets_leader: TxnPartitionState, *, generation_id: int, member_id: int) -> dict[str, Any]:
+        """TxnOffsetCommit of ``producer``'s next input offset of ``partition`` with this group metadata:
+        the group coordinator's checks, then the transactional append to __consumer_offsets (pending
+        until the marker)."""
         offset = producer.position + 1
         error = validate_txn_offset_commit(group, check=self.protocol.txn_offset_commit_check.value,
-                                           generation_id=-1, member_id=NO_MEMBER_ID)
+                                           generation_id=generation_id, member_id=member_id)
         written = offsets_leader
         if error == Errors.NONE:
             verification = int(Errors.NONE)
@@ -508,8 +555,8 @@ class EosMachine(InstancesMixin, IdempotentProducers, Composed):
             error, written = out.error, out.partition
             if error == Errors.NONE:
                 pid = producer.producer_id
-                group = on_txn_offset_commit_append(prepare_txn_offset_commit(group, pid, ((t, offset),)), pid, t,
-                                                    offset, out.offset)
+                group = on_txn_offset_commit_append(prepare_txn_offset_commit(group, pid, ((partition, offset),)),
+                                                    pid, partition, offset, out.offset)
         return {"producer": tx.on_txn_offset_commit(producer, error), "group": group, "offsets_leader": written,
                 "offset": offset, "error": int(error)}
 
@@ -772,10 +819,15 @@ class EosMachine(InstancesMixin, IdempotentProducers, Composed):
     no_loss = invariant("NoLoss", params={"t": "producer", "p": "partitions"},
                         reads=("leader[p]", "producer[t]"))(_no_loss)
     atomic = _invariant("AtomicTransactions", props.eos_atomic_transactions, ("leader",), batches="batches")
-    no_aborted_read = _invariant("NoAbortedRead", props.eos_no_aborted_read, ("leader",))
+    @invariant("NoAbortedRead", reads=("leader", "reader"))
+    def no_aborted_read(self, leader: tuple[TxnPartitionState, ...], reader: tuple[Any, ...]) -> bool:
+        """read_committed never reads an aborted record: what the consumers delivered (with readers), else what the leaders' LSO exposes."""
+        if reader:
+            return props.eos_no_aborted_delivery(leader, reader)
+        return props.eos_no_aborted_read(leader)
     no_hanging = _invariant("NoHangingTransaction", props.eos_no_hanging_transaction,
                             ("leader", "offsets_leader", "txn"))
-    exactly_once = invariant("ExactlyOnce", params={"t": _consumers, "p": "partitions"},
+    exactly_once = invariant("ExactlyOnce", params={"t": _solo_consumers, "p": "partitions"},
                              reads=("leader[p]", "producer[t]", "group", "txn[t]"))(_exactly_once)
     order = _invariant("PerPartitionOrder", props.eos_per_partition_order, ("leader",))
     no_zombie_write = _invariant("NoZombieWrite", props.eos_no_zombie_write, ("leader", "offsets_leader"))

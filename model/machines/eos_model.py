@@ -20,6 +20,17 @@ BOUNDS: dict[str, Bound] = {
     "input_records": Bound("consume-transform-produce: records in each producer's input partition; each transaction "
                            "processes the next one and commits its offset with TxnOffsetCommit (0: producers only "
                            "produce)", 0, 0, 3),
+    "members": Bound("consumer group members, each an application instance with its own transactional producer "
+                     "(deployment=per-thread, KIP-447): one input partition of input_records records moves between "
+                     "them; needs producers = members (0: no group, each producer keeps its own input partition)",
+                     0, 0, 3),
+    "rebalances": Bound("group generations after the first (session timeouts and rejoins move the input "
+                        "partition); 0 removes session timeouts and rebalances", 0, 0, 3),
+    "rejoins": Bound("times each member may rejoin with a new member id (after it learned it left the group, or "
+                     "with a new producer after its producer was fenced); 0 removes Rejoin", 0, 0, 3),
+    "readers": Bound("1: a read_committed consumer on each output partition fetches up to the LSO, skips aborted "
+                     "data, and NoAbortedRead checks what it delivered (0: NoAbortedRead reads the leaders' LSO)",
+                     0, 0, 1),
     "max_in_flight": Bound("max.in.flight.requests.per.connection (<= 5 with idempotence)", 1, 1, 5),
     "lost_responses": Bound("produce responses the network may lose (then request.timeout.ms and a retry)",
                             0, 0, 3),
@@ -72,10 +83,10 @@ MODEL = ModelDef(
         "coordinator (InitProducerId, EndTxn TV1/TV2 with producer-id rotation, timeout abort, markers, failover), "
         "two or more output partition leaders (5-batch cache, sequence and transactional validation, KIP-890 "
         "verification, markers, LSO, DeleteRecords/retention and producer-id expiry) and, with input_records, a "
-        "consume-transform-produce loop through the group coordinator; with instances, producer instances of one more "
-        "transactional id racing InitProducerId (retries, lost responses, expiry, epoch overflow); every mechanism "
-        "switched on by its bounds. "
-        "Decisions it does not model yet: deployment (no group membership).",
+        "consume-transform-produce loop through the group coordinator, with members a consumer group with generations, "
+        "rebalances and KIP-447 fencing; with instances, producer instances of one more transactional id racing "
+        "InitProducerId (retries, lost responses, expiry, epoch overflow); every mechanism switched on by its bounds. "
+        "deployment=per-partition is modelled only without a group (each producer keeps its input partition).",
     variants=protocol_variants(),
     default_variant=DEFAULT_VARIANT,
     switches=protocol_switches(),

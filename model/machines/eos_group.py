@@ -1,0 +1,300 @@
+"""``kafka.eos``'s consumer group: members with generations and rebalances, the consume-transform-produce
+loop gated by the member's assignment, TxnOffsetCommit with the member's group metadata (KIP-447),
+and the properties of the loop across instances.
+
+A mixin of ``EosMachine`` (compose collects parts, rules and properties over the MRO); every rule
+has no bindings while ``members`` is 0, so the machine without a group is unchanged. With
+``members`` > 0 the group has one input partition with ``input_records`` records, and each member
+is an application instance with its own transactional producer (``deployment=per-thread``, KIP-447,
+Streams ``exactly_once_v2``): ``producer[i]`` is instance ``i``'s. The group moves the input
+partition when a member's session times out (a paused process keeps running its loop as a zombie
+until it learns it) and when a member rejoins.
+
+Rules here (the decisions are in ``model.group.member``, ``model.group.membership``,
+``model.group.offset_fetch`` and ``model.group.txn_offset_commit``): SessionTimeout, Rebalance
+(JoinGroup + SyncGroup in one step once every live member is between transactions), OnAssignment,
+Rejoin, and the group versions of OffsetFetch (input partition 0, only for its owner),
+BeginTransaction (only while the member believes it owns the partition) and TxnOffsetCommit (with
+the member's generation and member id).
+
+Bounds: ``members`` (0 removes the group), ``rebalances`` (generations after the first; states past
+it are not explored, as ``kafka.eos_pipeline``'s ``max_generation``; 0 removes session timeouts,
+rebalances and assignments), ``rejoins`` (new member ids per instance; states past it are not
+explored; 0 removes Rejoin).
+
+Not modelled here: ``deployment=per-partition`` with a group (one producer per input partition
+re-created by each owner), static membership, several input partitions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from eoscheck.checker.compose import Actors, Part, invariant, precondition, rule
+
+from .. import properties as props
+from ..group.member import (
+    INPUT_PARTITION,
+    Member,
+    can_rebalance,
+    commit_metadata,
+    initial_group,
+    is_current_owner,
+    must_rejoin,
+    on_assignment,
+    rejoin,
+    session_timeout,
+)
+from ..group.membership import rebalance
+from ..group.metadata import CommittedOffset, GroupMeta, GroupState, PendingTxnOffset
+from ..group.offset_fetch import offset_fetch, on_offset_fetch_answer
+from ..producer import transactional as tx
+from ..protocol import Deployment
+from ..state import (
+    TXN_FATAL,
+    TXN_FENCED,
+    TXN_INIT,
+    TXN_READY,
+    TxnPartitionState,
+    TxnProducer,
+)
+from ..transactions.codes import TxnState
+from ..transactions.log import committed_values
+
+#: the group's bounds, in ``kafka.eos``'s bound table (``eos_model.BOUNDS``)
+GROUP_BOUNDS = ("members", "rebalances", "rejoins")
+#: the actions of this mixin (listed only with a group)
+GROUP_ACTIONS = frozenset({"SessionTimeout", "Rebalance", "OnAssignment", "Rejoin"})
+
+
+def _members(machine: Any) -> range:
+    return range(machine.members)
+
+
+def _with_rebalances(machine: Any) -> range:
+    return range(machine.members) if machine.rebalances else range(0)
+
+
+def _with_rejoins(machine: Any) -> range:
+    return range(machine.members) if machine.rejoins else range(0)
+
+
+def _the_group(machine: Any) -> range:
+    return range(1) if machine.members and machine.rebalances else range(0)
+
+
+def _grouped_partitions(machine: Any) -> range:
+    return range(machine.n_partitions) if machine.members else range(0)
+
+
+def between_transactions(p: TxnProducer) -> bool:
+    """The instance's producer has no open transaction (a rebalance may complete, an assignment apply)."""
+    return p.phase in (TXN_INIT, TXN_READY)
+
+
+def _show_member(m: Member) -> dict[str, Any]:
+    return {"member_id": m.member_id, "generation": m.generation, "owns": m.owns, "incarnation": m.incarnation}
+
+
+def _show_zombie_offsets(entries: tuple[PendingTxnOffset, ...]) -> dict[str, Any]:
+    # hidden while empty: machines without a group show no trace of it
+    return {"entries": [f"pid {e.producer_id}: input {e.partition} offset {e.offset} at {e.appended_at}"
+                        for e in entries]} if entries else {}
+
+
+def _sources(part: TxnPartitionState, producer: tuple[TxnProducer, ...], batches: int) -> dict[int, int]:
+    """How many committed records of ``part`` each input offset produced (across every instance)."""
+    counts: dict[int, int] = {}
+    for value in committed_values(part.log):
+        t, r = props.record_of(value)
+        source = producer[t].inputs[r // batches]
+        counts[source] = counts.get(source, 0) + 1
+    return counts
+
+
+class EosGroup:
+    """The consumer group of ``kafka.eos`` (see the module doc); mixed into ``EosMachine``."""
+
+    members: int
+    rebalances: int
+    rejoins: int
+    n_partitions: int
+    n_producers: int
+    input_records: int
+    batches: int
+    transactions: int
+    protocol: Any
+    require_stable: bool
+
+    # --- parts (slots before EosMachine's: a base class's parts come first)
+    member = Actors(count="members", init=lambda m, i: m._initial_members[i], show=_show_member,
+                    doc="each application instance's consumer: member id, generation and assignment it believes")
+    zombie_offsets = Part(init=(), show=_show_zombie_offsets,
+                          doc="ghost: offsets written by a member that was not the partition's current owner")
+
+    def _group_setup(self, bounds: Mapping[str, int]) -> dict[str, int]:
+        """The group's attributes and configuration entries; ValueError (one line) for what it cannot model."""
+        self.members, self.rebalances, self.rejoins = (bounds.get(k, 0) for k in GROUP_BOUNDS)
+        self._group_ok: dict[tuple, bool] = {}
+        if self.members:
+            if not self.input_records:
+                raise ValueError("members > 0 needs input_records > 0 (a group consumes an input partition)")
+            if self.protocol.deployment != Deployment.PER_THREAD:
+                raise ValueError("kafka.eos models a group only with deployment=per-thread (one producer per "
+                                 "member); per-partition producers re-created by each owner are not modelled")
+            if self.n_producers != self.members:
+                raise ValueError(f"deployment=per-thread gives each member its own producer: producers must equal "
+                                 f"members ({self.n_producers} != {self.members})")
+            if bounds.get("restarts", 0):
+                raise ValueError("restarts needs members=0 (a restarted instance's group membership is not modelled)")
+        group, members = initial_group(self.members) if self.members else (None, ())
+        self._initial_group, self._initial_members = group, members
+        return {name: getattr(self, name) for name in GROUP_BOUNDS}
+
+    def group_idle_actions(self) -> set[str]:
+        """Actions with no bindings in this configuration (not listed)."""
+        if not self.members:
+            return set(GROUP_ACTIONS)
+        return (set() if self.rebalances else {"SessionTimeout", "Rebalance", "OnAssignment"}) | (
+            set() if self.rejoins else {"Rejoin"})
+
+    def group_within_bounds_at(self, s: tuple) -> bool:
+        """States past the last generation or rejoin are not explored (memoised on the group's and the
+        members' slots: the hot path decodes nothing on a hit)."""
+        lo, hi = self._member_slots
+        key = (s[self._group_slot], s[lo:hi])
+        ok = self._group_ok.get(key)
+        if ok is None:
+            v = self.view(s)  # type: ignore[attr-defined]
+            ok = self._group_ok[key] = self.group_within_bounds(v.group, v.member)
+        return ok
+
+    def group_within_bounds(self, group: GroupMeta, members: tuple[Member, ...]) -> bool:
+        """States past the last generation or rejoin are not explored."""
+        return (group.generation_id <= 1 + self.rebalances
+                and all(m.incarnation <= self.rejoins for m in members))
+
+    def group_done(self, group: GroupMeta, txn: tuple[Any, ...]) -> bool:
+        """Every input record's transaction committed and nothing is left pending."""
+        return (group.offsets[INPUT_PARTITION].offset == self.input_records and not group.pending
+                and all(m.state not in (TxnState.ONGOING, TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT)
+                        for m in txn))
+
+    def group_stopped(self, group: GroupMeta, members: tuple[Member, ...], producer: tuple[TxnProducer, ...]) -> bool:
+        """Every instance is out for good: fenced or out of the group, with no rejoin left (the run ends
+        there; ``kafka.eos_pipeline`` cuts its Rejoin by the bound instead, which is not a deadlock either)."""
+        return all((p.phase in (TXN_FENCED, TXN_FATAL) or m.member_id not in group.members)
+                   and m.incarnation >= self.rejoins for m, p in zip(members, producer))
+
+    # --- membership ---------------------------------------------------------------------------------
+
+    @rule("SessionTimeout", params={"i": _with_rebalances}, reads=("member[i]", "group"), writes=("group",))
+    def session_timeout_rule(self, member: Member, group: GroupMeta) -> Any:
+        """The member's session expires (a paused process); the coordinator removes it and prepares a
+        rebalance. The process does not know yet."""
+        removed = session_timeout(group, member)
+        return None if removed is None else {"group": removed}
+
+    @rule("Rebalance", params={"g": _the_group}, reads=("group", "member", "producer"), writes=("group",),
+          results=("generation",))
+    def rebalance_rule(self, group: GroupMeta, member: tuple[Member, ...], producer: tuple[TxnProducer, ...]) -> Any:
+        """JoinGroup and SyncGroup complete: a new generation and assignment."""
+        if not can_rebalance(group, member, tuple(between_transactions(p) for p in producer)):
+            return None
+        done = rebalance(group)
+        return {"group": done, "generation": done.generation_id}
+
+    @rule("OnAssignment", params={"i": _with_rebalances}, reads=("member[i]", "group", "producer[i]"),
+          writes=("member[i]", "producer[i]"), results=("owns",))
+    def on_assignment_rule(self, member: Member, group: GroupMeta, producer: TxnProducer) -> Any:
+        """Between transactions, the member learns the new generation's assignment; its position is
+        fetched again (a revoked or newly assigned partition)."""
+        if not between_transactions(producer):
+            return None
+        learned = on_assignment(member, group)
+        if learned is None:
+            return None
+        return {"member": learned, "producer": producer._replace(position=-1), "owns": learned.owns}
+
+    @rule("Rejoin", params={"i": _with_rejoins}, reads=("member[i]", "group", "producer[i]"),
+          writes=("member[i]", "group", "producer[i]"))
+    def rejoin_rule(self, i: int, member: Member, group: GroupMeta, producer: TxnProducer) -> Any:
+        """A member that learned it left the group (between transactions), or whose producer was fenced,
+        joins again with a new member id; a fenced producer is replaced by a new instance."""
+        fenced = producer.phase in (TXN_FENCED, TXN_FATAL)
+        if not fenced and not (must_rejoin(member, group) and between_transactions(producer)):
+            return None
+        joined, group = rejoin(member, group, i, self.members)
+        return {"member": joined, "group": group,
+                "producer": tx.restart(producer) if fenced else producer._replace(position=-1)}
+
+    # --- the loop, gated by the member's assignment -------------------------------------------------
+
+    @precondition(lambda self, producer, member: producer.phase == TXN_READY and producer.position < 0 and member.owns)
+    @rule("OffsetFetch", params={"t": _members}, reads=("producer[t]", "member[t]", "group"), writes=("producer[t]",),
+          results=("position",))
+    def group_offset_fetch(self, producer: TxnProducer, group: GroupMeta) -> Any:
+        """The owner learns its position in the input partition (require_stable: wait while a
+        transaction's offsets for it are pending)."""
+        reaction, position = on_offset_fetch_answer(offset_fetch(group, INPUT_PARTITION,
+                                                                 require_stable=self.require_stable))
+        client = tx.on_offset_fetch(producer, reaction, position)
+        return None if client is None else {"producer": client, "position": position}
+
+    @precondition(lambda self, producer, member: producer.phase == TXN_READY and member.owns
+                  and producer.txn < self.transactions and 0 <= producer.position < self.input_records)
+    @rule("BeginTransaction", params={"t": _members}, reads=("producer[t]", "member[t]", "now"),
+          writes=("producer[t]",), results=("txn",))
+    def group_begin_transaction(self, producer: TxnProducer, now: int) -> Any:
+        """The member processes the input record at its position in a new transaction."""
+        return {"producer": tx.begin_transaction(producer, self.batches, now, True), "txn": producer.txn}
+
+    @precondition(lambda self, producer: producer.phase == 2 and producer.offsets == 1)  # TXN_IN_TXN
+    @rule("TxnOffsetCommit", params={"t": _members},
+          reads=("producer[t]", "member[t]", "txn[t]", "group", "offsets_leader", "zombie_offsets"),
+          writes=("producer[t]", "group", "offsets_leader", "zombie_offsets"), results=("offset", "error"))
+    def group_txn_offset_commit(self, producer: TxnProducer, member: Member, txn: Any, group: GroupMeta,
+                                offsets_leader: TxnPartitionState,
+                                zombie_offsets: tuple[PendingTxnOffset, ...]) -> Any:
+        """TxnOffsetCommit with the member's group metadata (generation, member id): a KIP-447 coordinator
+        refuses a zombie's; an accepted commit by a member that is not the current owner is remembered
+        (ghost) so ZombieNeverCommitsOffsets can see it materialise."""
+        generation, member_id = commit_metadata(member)
+        out = self._offsets_commit(INPUT_PARTITION, producer, txn, group, offsets_leader,  # type: ignore[attr-defined]
+                                   generation_id=generation, member_id=member_id)
+        if out["error"] == 0 and not is_current_owner(member, group):
+            mine = [e for e in out["group"].pending if e.producer_id == producer.producer_id]
+            out["zombie_offsets"] = tuple(sorted(set(zombie_offsets) | set(mine)))
+        return out
+
+    # --- properties of the loop across instances (no bindings without a group) ----------------------
+
+    @invariant("NoDuplicateOutput", params={"p": _grouped_partitions}, reads=("leader[p]", "producer"))
+    def no_duplicate_output(self, leader: TxnPartitionState, producer: tuple[TxnProducer, ...]) -> bool:
+        """No input record's output is committed twice on an output partition, whichever instance produced it."""
+        return all(n <= self.batches for n in _sources(leader, producer, self.batches).values())
+
+    @invariant("OffsetsAgreeWithOutput", params={"p": _grouped_partitions},
+               reads=("leader[p]", "producer", "group", "txn"))
+    def offsets_agree(self, leader: TxnPartitionState, producer: tuple[TxnProducer, ...], group: GroupMeta,
+                      txn: tuple[Any, ...]) -> bool:
+        """When no transaction is completing, the committed input offset c and the committed output agree: exactly the outputs of records 0..c-1, once each."""
+        if any(m.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT) for m in txn):
+            return True
+        c = max(group.offsets[INPUT_PARTITION].offset, 0)
+        return _sources(leader, producer, self.batches) == {i: self.batches for i in range(c)}
+
+    @invariant("ZombieNeverCommitsOffsets", reads=("group", "zombie_offsets"))
+    def zombie_never_commits(self, group: GroupMeta, zombie_offsets: tuple[PendingTxnOffset, ...]) -> bool:
+        """No offset written by a zombie (not the input partition's owner in the current generation) becomes committed."""
+        return not any(group.offsets[e.partition] == CommittedOffset(e.offset, e.appended_at) for e in zombie_offsets)
+
+
+def show_membership(group: GroupMeta) -> dict[str, Any]:
+    """The group's membership fields (shown only for a group with members)."""
+    return {"state": GroupState(group.state).name, "generation": group.generation_id, "members": list(group.members),
+            "owner": list(group.assignment)}
+
+
+__all__ = ["GROUP_ACTIONS", "GROUP_BOUNDS", "EosGroup", "between_transactions", "show_membership"]

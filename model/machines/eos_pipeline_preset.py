@@ -1,0 +1,123 @@
+"""The ``kafka.eos_pipeline`` preset of ``kafka.eos`` (beside ``eos_presets``, whose ``Preset`` maps
+bounds by name: this one needs arithmetic and refusals). An older machine's configuration space (its switches, variants, bounds and
+properties, under its own names) mapped onto one configuration of ``kafka.eos``.
+
+A ``Preset`` says how: the older switches become a ``Protocol`` (``protocol._LEGACY_NAMES`` read
+backwards, over the protocol the older machine hard-wires), the older bounds become ``kafka.eos``
+bounds (``bounds``; a bound the preset cannot express is refused in one line), and the older
+property names are ``kafka.eos`` properties of the same meaning (``properties``). ``preset_model``
+gives the result as a ``ModelDef`` so a spec of the older model runs on ``kafka.eos`` by naming it,
+``model = "eoscheck.model.machines.eos_pipeline_preset:EOS_PIPELINE"``; ``tests/test_eos_presets.py`` compares
+verdicts and trace lengths with the older machine (``bench/compare_presets.py`` prints the table).
+
+Only ``kafka.eos_pipeline`` is a preset here; the name stays the older machine's until every
+committed spec agrees (see ``docs/eos-pipeline-preset.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from eoscheck.checker.registry import ModelDef, SwitchValue
+
+from ..protocol import _LEGACY_NAMES, KAFKA_3_0, PIPELINE, Protocol, TransactionVersion
+from .eos_model import BOUNDS as EOS_BOUNDS
+from .eos_presets import PresetMachine
+
+
+@dataclass(frozen=True)
+class PipelinePreset:
+    """A named configuration of ``kafka.eos`` standing for an older machine."""
+
+    name: str
+    doc: str
+    #: the protocol the older machine hard-wires (its switches change the rest)
+    base: Protocol
+    #: kafka.eos bounds the preset fixes (the rest are kafka.eos's defaults or mapped)
+    fixed: Mapping[str, int]
+    #: older bounds -> kafka.eos bounds; ValueError (one line) for one it cannot express
+    bounds: Callable[[Mapping[str, int]], dict[str, int]]
+    #: older property name -> the kafka.eos property that checks the same thing
+    properties: Mapping[str, str] = field(default_factory=dict)
+
+
+def protocol_of(preset: PipelinePreset, switches: Mapping[str, SwitchValue]) -> Protocol:
+    """The ``Protocol`` an older machine's switch values stand for."""
+    decisions: dict[str, Any] = {}
+    for decision, legacy in _LEGACY_NAMES[preset.name].items():
+        if legacy not in switches:
+            continue
+        value = switches[legacy]
+        if decision == "transaction_version":
+            value = TransactionVersion.TV2 if value else TransactionVersion.TV1
+        decisions[decision] = value
+    return preset.base.with_(**decisions)
+
+
+def eos_bounds(preset: PipelinePreset, bounds: Mapping[str, int]) -> dict[str, int]:
+    """The complete kafka.eos bounds for an older machine's bounds (ValueError: not expressible)."""
+    out = {name: b.default for name, b in EOS_BOUNDS.items()}
+    out.update(preset.fixed)
+    out.update(preset.bounds(bounds))
+    for name, value in out.items():
+        b = EOS_BOUNDS[name]
+        if not b.min <= value <= b.max:
+            raise ValueError(f"preset {preset.name}: kafka.eos bound {name}={value} is outside {b.min}..{b.max}")
+    return out
+
+
+def build_preset(preset: PipelinePreset, switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> PresetMachine:
+    return PresetMachine(protocol_of(preset, switches), eos_bounds(preset, bounds), preset.properties, {})
+
+
+def preset_model(preset: PipelinePreset, older: ModelDef) -> ModelDef:
+    """The older model's configuration space, built as ``kafka.eos``."""
+    return ModelDef(name=preset.name, doc=f"{older.doc} (as a preset of kafka.eos: {preset.doc})",
+                    variants=older.variants, default_variant=older.default_variant, switches=older.switches,
+                    bounds=older.bounds, properties={k: older.properties[k] for k in preset.properties},
+                    build=lambda switches, bounds: build_preset(preset, switches, bounds))
+
+
+# --- kafka.eos_pipeline ---------------------------------------------------------------------------------
+
+def _pipeline_bounds(b: Mapping[str, int]) -> dict[str, int]:
+    if b.get("endtxn_timeouts", 0):
+        raise ValueError("preset kafka.eos_pipeline cannot express endtxn_timeouts > 0 (kafka.eos's EndTxn is "
+                         "atomic with its answer: no late EndTxn)")
+    if b["max_epoch"] - 2 < EOS_BOUNDS["max_epoch"].min:
+        raise ValueError(f"preset kafka.eos_pipeline cannot express max_epoch={b['max_epoch']} (kafka.eos explores "
+                         f"epochs up to max_epoch - 2 = {b['max_epoch'] - 2}, at least {EOS_BOUNDS['max_epoch'].min})")
+    # a transaction per record plus one retry (the pipeline's are unbounded, cut by its epochs)
+    return {"input_records": b["records"], "transactions": b["records"] + 1,
+            "members": b["instances"], "producers": b["instances"],
+            "rebalances": b["max_generation"] - 1, "rejoins": b["rejoins"],
+            # the pipeline explores epochs below max_epoch - 1 (its within_bounds)
+            "max_epoch": b["max_epoch"] - 2,
+            "coordinator_failovers": b["failovers"], "produce_timeouts": b["produce_timeouts"]}
+
+
+PIPELINE_PRESET = PipelinePreset(
+    name=PIPELINE,
+    doc="one output partition, one batch per transaction and one in flight, a group of `instances` members with "
+        "per-thread producers, records + 1 transactions per producer and one timeout abort",
+    # the pipeline's coordinator is hard-wired to KIP-360 as shipped, its clients to KIP-360
+    base=KAFKA_3_0,
+    fixed={"partitions": 1, "batches": 1, "max_in_flight": 1, "txn_timeouts": 1},
+    bounds=_pipeline_bounds,
+    properties={name: name for name in ("NoDuplicateOutput", "OffsetsAgreeWithOutput", "NoHangingTransaction",
+                                        "ZombieNeverCommitsOffsets", "ValidTxnTransitions")},
+)
+
+
+def _pipeline_model() -> ModelDef:
+    from .eos_pipeline import MODEL
+    return preset_model(PIPELINE_PRESET, MODEL)
+
+
+#: ``kafka.eos_pipeline``'s configuration space on kafka.eos (``model = "<this module>:EOS_PIPELINE"``)
+EOS_PIPELINE = _pipeline_model()
+
+__all__ = ["EOS_PIPELINE", "PIPELINE_PRESET", "PipelinePreset", "build_preset", "eos_bounds", "preset_model",
+           "protocol_of"]

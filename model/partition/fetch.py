@@ -1,0 +1,34 @@
+"""A read_committed consumer's fetch from a partition leader (``Log.read`` with
+``FetchIsolation.TXN_COMMITTED`` and the consumer's ``Fetcher`` / ``CompletedFetch``).
+
+The leader returns the records from the fetch offset (at least the log start offset) up to the last
+stable offset, with the aborted transactions whose ABORT marker lies below it (the aborted
+transaction index). The consumer skips control records and the data of those aborted transactions
+and delivers the rest: data below the LSO whose outcome it cannot see is delivered, which is what
+a correct LSO never allows (every transaction below it is decided).
+"""
+
+from __future__ import annotations
+
+from ..state import TxnPartitionState
+from ..transactions.log import EntryKind
+from .txn_produce import producer_state_lso
+
+
+def read_committed_fetch(partition: TxnPartitionState, position: int) -> tuple[int, tuple[int, ...]]:
+    """(the consumer's next position, the log offsets of the data records it delivers)."""
+    log = partition.log
+    start = max(position, partition.log_start_offset)
+    end = producer_state_lso(partition)
+    delivered = []
+    for off in range(start, end):
+        e = log[off]
+        if e.kind != EntryKind.TXN_DATA:
+            continue
+        # the first marker of this producer after the record, below the LSO, closes its transaction
+        closing = next((later for later in log[off + 1:end] if later.producer_id == e.producer_id
+                        and later.kind in (EntryKind.COMMIT, EntryKind.ABORT)), None)
+        if closing is not None and closing.kind == EntryKind.ABORT:
+            continue
+        delivered.append(off)
+    return max(end, position), tuple(delivered)

@@ -1,0 +1,144 @@
+"""kafka.eos presets (model/machines/eos_pipeline_preset.py): the kafka.eos_pipeline mapping of switches,
+bounds and properties, its refusals, and its agreement with the older machine on the specs where
+they agree (bench/compare_presets.py measures every spec)."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from eoscheck.checker.explore import explore
+from eoscheck.checker.spec import build_machine, load_spec, spec_to_options
+from eoscheck.model.machines.eos_pipeline import MODEL as PIPELINE_MODEL
+from eoscheck.model.machines.eos_pipeline_preset import (
+    EOS_PIPELINE,
+    PIPELINE_PRESET,
+    build_preset,
+    eos_bounds,
+    protocol_of,
+)
+from eoscheck.model.machines.eos_presets import PresetMachine
+from eoscheck.model.protocol import LEGACY_ALIASES, PIPELINE, legacy_switches
+
+SPECS = Path(__file__).resolve().parent.parent / "specs"
+PIPELINE_DEFAULTS = {name: b.default for name, b in PIPELINE_MODEL.bounds.items()}
+
+
+@pytest.mark.parametrize("variant", sorted(PIPELINE_MODEL.variants))
+def test_switches_map_to_the_protocol_and_back(variant: str) -> None:
+    switches = PIPELINE_MODEL.resolve_switches(variant, {})
+    protocol = protocol_of(PIPELINE_PRESET, switches)
+    assert legacy_switches(protocol, PIPELINE) == switches
+    # the same decisions as the legacy alias of that variant name, where the pipeline reads them
+    alias = LEGACY_ALIASES[(PIPELINE, variant)]
+    assert legacy_switches(alias, PIPELINE) == legacy_switches(protocol, PIPELINE)
+
+
+def test_default_bounds_map_onto_kafka_eos() -> None:
+    out = eos_bounds(PIPELINE_PRESET, PIPELINE_DEFAULTS)
+    assert {k: out[k] for k in ("input_records", "transactions", "members", "producers", "rebalances", "rejoins",
+                                "max_epoch", "partitions", "batches", "max_in_flight", "txn_timeouts",
+                                "coordinator_failovers", "produce_timeouts", "restarts", "lost_responses")} == {
+        "input_records": 1, "transactions": 2, "members": 2, "producers": 2, "rebalances": 1, "rejoins": 0,
+        "max_epoch": 4, "partitions": 1, "batches": 1, "max_in_flight": 1, "txn_timeouts": 1,
+        "coordinator_failovers": 0, "produce_timeouts": 0, "restarts": 0, "lost_responses": 0}
+    bigger = eos_bounds(PIPELINE_PRESET, {**PIPELINE_DEFAULTS, "records": 3, "max_generation": 4, "rejoins": 2,
+                                          "instances": 1, "failovers": 2, "produce_timeouts": 1})
+    assert (bigger["input_records"], bigger["transactions"], bigger["rebalances"], bigger["rejoins"],
+            bigger["members"], bigger["coordinator_failovers"], bigger["produce_timeouts"]) == (3, 4, 3, 2, 1, 2, 1)
+
+
+@pytest.mark.parametrize(("changes", "needle"), [
+    ({"endtxn_timeouts": 1}, "endtxn_timeouts"),
+    ({"max_epoch": 3}, "max_epoch=3"),
+    ({"max_generation": 10}, "rebalances=9 is outside"),
+])
+def test_bounds_the_preset_cannot_express_are_refused(changes: dict[str, int], needle: str) -> None:
+    with pytest.raises(ValueError, match=needle):
+        eos_bounds(PIPELINE_PRESET, {**PIPELINE_DEFAULTS, **changes})
+
+
+def test_per_partition_variants_are_refused_in_one_line() -> None:
+    switches = PIPELINE_MODEL.resolve_switches("eos-alpha-kip447", {})
+    with pytest.raises(ValueError, match="deployment=per-thread") as info:
+        build_preset(PIPELINE_PRESET, switches, PIPELINE_DEFAULTS)
+    assert "\n" not in str(info.value)
+
+
+def test_the_preset_checks_exactly_the_pipelines_properties() -> None:
+    m = EOS_PIPELINE.machine()
+    assert isinstance(m, PresetMachine)
+    assert set(m.properties()) == set(EOS_PIPELINE.properties) == set(PIPELINE_MODEL.properties)
+    assert all(p.name == name for name, p in m.properties().items())
+    assert EOS_PIPELINE.variants == PIPELINE_MODEL.variants and EOS_PIPELINE.bounds == PIPELINE_MODEL.bounds
+
+
+def _outcome(spec_path: Path, model: str | None = None) -> tuple[str, str | None, int | None]:
+    spec = load_spec(spec_path)
+    if model is not None:
+        spec = dataclasses.replace(spec, model=model)
+    result = explore(build_machine(spec), spec_to_options(spec))
+    if not result.violations:
+        return result.verdict, None, None
+    v = result.violations[0]
+    return result.verdict, v.property, len(v.trace)
+
+
+#: specs where the preset and the older machine agree in verdict (bench/results/presets.md has every
+#: spec): (spec, older trace length, preset trace length). kafka.eos's steps are finer (InitProducerId
+#: before the first transaction, Drain / HandleProduce / HandleProduceResponse for one produce), so a
+#: violation's shortest trace is longer; the verdict is the same.
+AGREEING = [
+    ("eos-beta-pre-kip447-zombie", 10, 13),
+    ("eos-beta-pre-kip447-stale-offset", 20, 26),
+    ("late-produce-hanging-kip447", 8, 10),
+    ("late-produce-kip447", 17, 22),
+    ("stale-marker-no-coordinator-epoch-check", 15, 18),
+    ("timeout-abort-no-bump-hanging", 7, 8),
+    ("timeout-abort-no-bump", 11, 14),
+    ("late-produce-kip890-verification", None, None),
+]
+
+
+@pytest.mark.parametrize(("name", "old_length", "preset_length"), AGREEING)
+def test_preset_agrees_with_the_older_machine(name: str, old_length: int | None, preset_length: int | None) -> None:
+    path = SPECS / f"{name}.toml"
+    old = _outcome(path)
+    new = _outcome(path, "eoscheck.model.machines.eos_pipeline_preset:EOS_PIPELINE")
+    assert old[:2] == new[:2] and old[0] == ("holds" if old_length is None else "violated")
+    assert (old[2], new[2]) == (old_length, preset_length)
+
+
+def test_every_agreeing_spec_has_a_kafka_eos_twin() -> None:
+    for name, _, preset_length in AGREEING:
+        twin = load_spec(SPECS / f"eos-group-twin-{name}.toml")
+        assert twin.model == "kafka.eos" and twin.expect.length == preset_length
+
+
+def test_a_spec_on_the_preset_with_an_inexpressible_bound_is_one_line(tmp_path: Path) -> None:
+    spec = tmp_path / "late-endtxn.toml"
+    spec.write_text('model = "eoscheck.model.machines.eos_pipeline_preset:EOS_PIPELINE"\nvariant = "kip890-tv2"\n'
+                    '[bounds]\nendtxn_timeouts = 1\n')
+    before = sorted(p.name for p in tmp_path.iterdir())
+    done = subprocess.run([sys.executable, "-m", "eoscheck.checker.cli", "check", str(spec), "--no-progress",
+                           "--out", str(tmp_path / "ce")], capture_output=True, text=True, check=False, timeout=120)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and "endtxn_timeouts" in lines[0]
+    assert "Traceback" not in done.stderr and sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_the_comparison_counts_only_complete_runs_as_agreeing() -> None:
+    sys.path.insert(0, str(SPECS.parent / "bench"))
+    try:
+        from compare_presets import Outcome, Row
+    finally:
+        sys.path.pop(0)
+    cut = Outcome("incomplete (time)")
+    assert not Row("x", cut, cut).agrees and not Row("x", cut, cut).verdict_agrees
+    longer = Row("y", Outcome("violated", "P", 10), Outcome("violated", "P", 13))
+    assert longer.verdict_agrees and not longer.agrees
+    assert Row("z", Outcome("holds"), Outcome("holds")).agrees
+    assert not Row("r", Outcome("holds"), Outcome("refused: no")).verdict_agrees
