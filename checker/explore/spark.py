@@ -46,11 +46,14 @@ two actions in the same level.
 
 from __future__ import annotations
 
+import contextlib
 import re
+import signal
 import sys
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -60,29 +63,59 @@ import numpy as np
 from ..fingerprint import MASK64, observed_collision_probability
 from ..machine import Machine
 from ..result import Result, Stats, TraceStep, Violation
+from ..signals import Terminated
 from ..trace import rebuild_trace
-from .errors import EngineSetupError
 from .common import build_coverage, limit_notes, select_properties, verdict_of
+from .errors import EngineSetupError
 from .expand import Expander
 from .options import ExploreOptions
-from .spark_checkpoint import (FORMAT, CheckpointError, CheckpointStore, decode_found, encode_found,
-                               run_key)
-from .spark_level import (EMPTY, LevelArgs, Plan, antijoin_partition, decode_states,
-                          expand_partition, Overwrite, identity_partition, load_partition,
-                          make_chunk)
+from .spark_checkpoint import (
+    FORMAT,
+    CheckpointError,
+    CheckpointStore,
+    decode_found,
+    encode_found,
+    run_key,
+)
 from .spark_config import DEFAULT_EXECUTOR_TIMEOUT
-from .spark_session import (SessionSettings, SparkUnavailableError, default_partitions,
-                            is_local_master, spark_class, spark_session)
+from .spark_level import (
+    EMPTY,
+    LevelArgs,
+    Overwrite,
+    Plan,
+    antijoin_partition,
+    decode_states,
+    expand_partition,
+    identity_partition,
+    load_partition,
+    make_chunk,
+)
+from .spark_session import (
+    SessionSettings,
+    SparkUnavailableError,
+    default_partitions,
+    is_local_master,
+    spark_class,
+    spark_session,
+)
 
 if TYPE_CHECKING:
     from ..progress import Progress
 
-__all__ = ["explore_spark", "SparkUnavailableError", "CheckpointError", "SparkJobError"]
+__all__ = ["CheckpointError", "SparkJobError", "SparkUnavailableError", "explore_spark"]
 
 #: a violation seen during the run: (property, kind, level of the fingerprint, fingerprint,
 #: step, next state encoded by ``spark_level.encode_states``); for "transition" the fingerprint is
 #: the parent's and the trace ends with (step, next state)
 Found = tuple[str, str, int, int, Any, Any]
+
+def _unwind(signum: int) -> BaseException:
+    """What a signal becomes once the JVM call has returned: KeyboardInterrupt for Ctrl-C (the
+    CLI exits 130), ``Terminated`` for SIGTERM/SIGHUP (exit 128 + signal)."""
+    if signum == signal.SIGINT:
+        return KeyboardInterrupt()
+    return Terminated(signum)
+
 
 #: resumptions from the checkpoint after lost executors before a run gives up
 MAX_RECOVERIES = 3
@@ -181,6 +214,7 @@ class _SparkBFS:
         self.executor_timeout = DEFAULT_EXECUTOR_TIMEOUT if timeout is None else timeout
         self.no_executors = False  # the watchdog gave up waiting (exit 2)
         self.executors_alive = 0  # as the watchdog last saw them
+        self.interrupted: int | None = None  # the signal that asked the run to stop
         self.recoveries = 0
         self.persisted: list[Any] = []  # level datasets this run cached (freed on a recovery)
         self.store = CheckpointStore(options.checkpoint_dir) if options.checkpoint_dir else None
@@ -354,6 +388,41 @@ class _SparkBFS:
 
     # ------------------------------------------------------------ jobs
 
+    @contextlib.contextmanager
+    def interruptible(self) -> Iterator[None]:
+        """Ctrl-C, SIGTERM and SIGHUP during the run: cancel the running job from another thread
+        and unwind once the driver's JVM call has returned. Raising inside the call (what Python
+        and PySpark's own SIGINT handler do) leaves py4j's connection half-read: PySpark's handler
+        then calls into the JVM on that same connection, and the way out prints dozens of lines of
+        py4j tracebacks. The checkpoint stays consistent either way: a level is listed in its
+        manifest only once complete."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def on_signal(signum: int, frame: Any) -> None:
+            if self.interrupted is not None:  # a second signal: stop waiting for the JVM
+                raise _unwind(signum)
+            self.interrupted = signum
+            threading.Thread(target=self._cancel, name="eoscheck-cancel", daemon=True).start()
+
+        signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+        previous = {sig: signal.signal(sig, on_signal) for sig in signals}
+        try:
+            yield
+            self._check_interrupted()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def _cancel(self) -> None:
+        with contextlib.suppress(Exception):
+            self.sc.cancelJobGroup(self.group)
+
+    def _check_interrupted(self) -> None:
+        if self.interrupted is not None:
+            raise _unwind(self.interrupted)
+
     def _run_job(self, action: Any, level: int) -> None:
         """Run one Spark job under the time limit (a timer cancels it at the deadline) and, on a
         cluster, under the executor watchdog."""
@@ -371,8 +440,10 @@ class _SparkBFS:
             watchdog = threading.Thread(target=self._watch_executors, args=(done, lost),
                                         name="eoscheck-executor-watchdog", daemon=True)
             watchdog.start()
+        self._check_interrupted()
         try:
             action()
+            self._check_interrupted()
             if lost:
                 # Spark recomputed the lost partitions from their lineage (the level's job never
                 # truncates it: submitMapStage does not checkpoint); the counts are unaffected
@@ -380,6 +451,7 @@ class _SparkBFS:
                 self.notes.append(f"level {level}: {', '.join(lost)} during the run; Spark "
                                   "recomputed their partitions")
         except Exception as exc:
+            self._check_interrupted()
             if self.deadline is not None and time.perf_counter() >= self.deadline:
                 raise  # cancelled by the timer: the caller turns it into limit "time"
             if self.no_executors:
@@ -568,7 +640,7 @@ class _SparkBFS:
                 args = self._args(last=True)
                 last = self.antijoin(out, shuffled, args)
                 try:
-                    self._run_job(lambda: last._jrdd.count(), self.level)
+                    self._run_job(lambda last=last: last._jrdd.count(), self.level)
                 except Exception:
                     if self._timed_out():
                         break
@@ -671,6 +743,7 @@ def explore_spark(machine: Machine, options: ExploreOptions, progress: Progress 
             run.notes.append(f"Spark ({sc.master}) started in {started:.1f} s, not counted in the "
                              "exploration time")
         try:
-            return run.run()
+            with run.interruptible():
+                return run.run()
         finally:
             run.close()
