@@ -315,7 +315,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     overrides = cli_overrides(args)
     console = Console(highlight=False)
-    outcomes = []
+    outcomes: list[Any] = []
     with _one_spark_session(specs, overrides):
         _check_specs(args, specs, overrides, console, outcomes, explore, write_graph, make_progress,
                      make_outcome, print_stats, print_warnings)
@@ -378,7 +378,7 @@ def _one_spark_session(specs: Sequence[Spec], overrides: dict[str, Any]) -> Any:
 
 
 def _check_specs(args: argparse.Namespace, specs: Sequence[Spec], overrides: dict[str, Any],
-                 console: Any, outcomes: list, explore: Any, write_graph: Any, make_progress: Any,
+                 console: Any, outcomes: list[Any], explore: Any, write_graph: Any, make_progress: Any,
                  make_outcome: Any, print_stats: Any, print_warnings: Any) -> None:
     for spec in specs:
         options = spec_to_options(spec, overrides)

@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from eoscheck.checker.explore import explore
 from eoscheck.checker.spec import build_machine, load_spec, spec_to_options
 

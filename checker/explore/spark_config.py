@@ -74,10 +74,12 @@ def parse_table(table: dict[str, Any], prefix: str = "check.spark") -> SparkSett
     if unknown:
         raise SparkConfigError(f"unknown key {prefix}.{unknown[0]}; valid keys: {', '.join(SPARK_KEYS)}")
     values: dict[str, Any] = {}
+    value: Any
     for key, value in table.items():
         types, described = SPARK_KEYS[key]
         where = f"{prefix}.{key}"
-        if isinstance(value, bool) or not isinstance(value, types):
+        ok = not isinstance(value, bool) and isinstance(value, types)  # (a bool var: no narrowing to object)
+        if not ok:
             raise SparkConfigError(f"{where} must be {described}, got {value!r}")
         if key == "master":
             check_master(value, where)
