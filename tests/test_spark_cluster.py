@@ -102,10 +102,11 @@ def test_worker_lost_mid_run_resumes_with_the_bfs_counts(cluster, tmp_path):
     got = json.loads(out.read_text())
     assert (got["distinct"], got["generated"], got["depth"], got["verdict"]) == \
         (local.stats.distinct, local.stats.generated, local.stats.depth, local.verdict)
-    # Spark recomputes the lost partitions from their lineage, or (when it cannot) the engine
-    # resumes from the checkpoint; either way the loss is reported and the counts are the BFS's.
-    assert any("lost" in n for n in got["notes"]), got["notes"]
+    # The level data lived on the lost executor only (each level's lineage is truncated): the
+    # engine resumed from the checkpoint's last complete level, said so, and ended with the BFS's counts.
+    assert any("executor was lost" in n for n in got["notes"]), got["notes"]
     assert "eoscheck: spark: waiting for executors: none alive" in err, err
+    assert "resuming from the last complete level" in err, err
     assert "Traceback" not in err
     manifest = json.loads((tmp_path / "ck" / "manifest.json").read_text())
     assert manifest["final"] is not None

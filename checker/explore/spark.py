@@ -215,6 +215,7 @@ class _SparkBFS:
         self.no_executors = False  # the watchdog gave up waiting (exit 2)
         self.executors_alive = 0  # as the watchdog last saw them
         self.interrupted: int | None = None  # the signal that asked the run to stop
+        self.key: str | None = None  # the checkpoint's run key
         self.recoveries = 0
         self.persisted: list[Any] = []  # level datasets this run cached (freed on a recovery)
         self.store = CheckpointStore(options.checkpoint_dir) if options.checkpoint_dir else None
@@ -346,8 +347,12 @@ class _SparkBFS:
         """The level dataset to continue from; None when a stored run has nothing left to do."""
         if self.store is None:
             return self.initial()
-        key = run_key(self.machine, self.symmetry, self.checked, self.options.check_deadlock,
-                      view=self.options.view)
+        if self.key is None:
+            # Once, before exploring: the machine's attributes include memo tables that grow
+            # during a run, so a recovery in the same process would not recognise its own run.
+            self.key = run_key(self.machine, self.symmetry, self.checked,
+                               self.options.check_deadlock, view=self.options.view)
+        key = self.key
         manifest = self.store.load_manifest()
         if manifest is not None and manifest.get("run_key") != key:
             raise CheckpointError(
@@ -553,6 +558,14 @@ class _SparkBFS:
         dependency = jrdd.dependencies().head().rdd().dependencies().head()
         self._run_job(lambda: self.sc._jsc.sc().submitMapStage(dependency).get(), level)
 
+    def _truncate(self, rdd: Any) -> None:
+        """Make the level dataset's ``localCheckpoint`` take effect now that the map stage has
+        cached all its partitions. Spark truncates a lineage only after a ``runJob`` action, and
+        ``submitMapStage`` is not one: without this, every level's tasks carried the RDDs of all
+        the levels before it (the lineage printed 180,000 lines at level 15 of TwoPhase 4) and a
+        lost executor made Spark recompute everything from level 1."""
+        rdd._jrdd.rdd().doCheckpoint()
+
     # ------------------------------------------------------------ the run
 
     def _absorb_expansion(self, reports: list[dict]) -> None:
@@ -618,6 +631,7 @@ class _SparkBFS:
         try:
             shuffled = self.expand(out, self._args(last=False))
             self.run_map_stage(shuffled, self.level)
+            self._truncate(out)
         except Exception:
             if self._timed_out():
                 return self.result(out)
@@ -660,6 +674,7 @@ class _SparkBFS:
                                                            args.violated, args.stop_at_first))
             try:
                 self.run_map_stage(next_shuffled, self.level + 1)
+                self._truncate(new_out)
             except Exception:
                 new_out.unpersist(blocking=False)
                 if self._timed_out():
