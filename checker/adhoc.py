@@ -18,6 +18,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from .pathmodel import is_path_model
+from .pathmodel import resolve as resolve_model_path
 from .registry import ModelDef, SwitchValue, UnknownModelError, find_model
 from .spec import (
     CheckOptions,
@@ -101,13 +103,16 @@ def check_variant(md: ModelDef, variant: str) -> str:
 
 def model_spec(model: str) -> Spec:
     """A spec for ``--model M``: the model's defaults, every property, deadlock checked."""
+    model = resolve_model_path(model, Path.cwd())
     try:
         md = find_model(model)
     except UnknownModelError as exc:
         raise SpecError(f"--model: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - a broken model package, named in one line
         raise SpecError(f"--model: loading models failed ({type(exc).__name__}: {exc})") from None
-    return Spec(path=Path(f"(--model {model})"), name=model, description=md.doc, model=model,
+    # a spec name names files: a model file's reference (with its '/' and ':') gives way to its name
+    name = md.name if is_path_model(model) else model
+    return Spec(path=Path(f"(--model {model})"), name=name, description=md.doc, model=model,
                 variant=md.default_variant, switches=md.resolve_switches(md.default_variant, {}),
                 switch_overrides={}, bounds={n: b.default for n, b in md.bounds.items()},
                 check=CheckOptions(), expect=Expect())

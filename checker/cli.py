@@ -164,6 +164,9 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--junit", metavar="FILE", help="write JUnit XML (one test case per spec)")
     out.add_argument("--graph", metavar="FILE",
                      help="write the explored state graph (.graphml or .dot; small runs only)")
+    out.add_argument("--report", metavar="FILE.md|FILE.html",
+                     help="write a self-contained review report: configuration, command line, "
+                          "verdicts, counterexamples as message sequence charts")
     out.add_argument("-v", "--verbose", action="store_true",
                      help="statistics and coverage for every spec (failures always get them)")
     out.add_argument("--quiet", action="store_true",
@@ -186,6 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--actor", metavar="PREFIX",
                       help="only fields whose name starts with PREFIX, e.g. client[0] or broker")
     show.add_argument("--width", type=_positive_int, metavar="N", help="output width in columns")
+    show.add_argument("--chart", action="store_true",
+                      help="draw the trace as a message sequence chart (lanes = actors, arrows = "
+                           "messages; within 80 columns unless --width says otherwise)")
     show.set_defaults(func=cmd_show)
 
     prove = sub.add_parser("prove", help="discharge a spec's [prove] obligations with Z3",
@@ -316,9 +322,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     overrides = cli_overrides(args)
     console = Console(highlight=False)
     outcomes: list[Any] = []
+    machines: list[Any] = []
     with _one_spark_session(specs, overrides):
-        _check_specs(args, specs, overrides, console, outcomes, explore, write_graph, make_progress,
-                     make_outcome, print_stats, print_warnings)
+        _check_specs(args, specs, overrides, console, outcomes, machines, explore, write_graph,
+                     make_progress, make_outcome, print_stats, print_warnings)
     print_table(console, outcomes)
     sweep = sweep_of(args)
     if sweep is not None:
@@ -334,6 +341,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         write_summary(args.json, outcomes)
     if args.junit:
         write_junit(args.junit, outcomes)
+    if args.report:
+        from .review import review_of_check, write_review
+        write_review(args.report, review_of_check(outcomes, machines, getattr(args, "argv", None)))
     return EXIT_OK if all(o.met for o in outcomes) else EXIT_FAILED
 
 
@@ -378,7 +388,7 @@ def _one_spark_session(specs: Sequence[Spec], overrides: dict[str, Any]) -> Any:
 
 
 def _check_specs(args: argparse.Namespace, specs: Sequence[Spec], overrides: dict[str, Any],
-                 console: Any, outcomes: list[Any], explore: Any, write_graph: Any, make_progress: Any,
+                 console: Any, outcomes: list[Any], machines: list[Any], explore: Any, write_graph: Any, make_progress: Any,
                  make_outcome: Any, print_stats: Any, print_warnings: Any) -> None:
     for spec in specs:
         options = spec_to_options(spec, overrides)
@@ -386,6 +396,7 @@ def _check_specs(args: argparse.Namespace, specs: Sequence[Spec], overrides: dic
             # one checkpoint per spec: a directory holds one run
             options = replace(options, checkpoint_dir=f"{args.checkpoint.rstrip('/')}/{spec.name}")
         machine = build_machine(spec)
+        machines.append(machine)
         progress = make_progress(enabled=not (args.no_progress or args.quiet), subject=spec.name)
         result = _explore(explore, spec, machine, options, progress)
         outcome = make_outcome(spec, result, list(machine.actions), machine.disabled_actions())
@@ -556,7 +567,12 @@ def _toml(value: Any) -> str:
 def cmd_show(args: argparse.Namespace) -> int:
     from .view import ViewError, make_console, render
 
+    if args.chart and (args.full or args.actor):
+        raise BadInput("--chart draws every actor at every step; --full and --actor apply to the "
+                       "step-by-step view")
     cex = load_counterexample(args.file)
+    if args.chart:
+        return _show_chart(cex, args.width)
     console = make_console(width=args.width)
     try:
         render(cex, console, full=args.full, actor=args.actor)
@@ -564,6 +580,22 @@ def cmd_show(args: argparse.Namespace) -> int:
         raise BadInput(f"{args.file}: {exc}") from None
     except RecursionError:
         raise BadInput(f"{args.file}: a value is nested too deeply to show") from None
+    return EXIT_OK
+
+
+def _show_chart(cex: Any, width: int | None) -> int:
+    from rich.text import Text
+
+    from .chart import chart_of_counterexample
+    from .chart_text import lines_styled
+    from .view import make_console
+
+    width = width or 80
+    if width < 40:
+        raise BadInput(f"--width {width}: a chart needs at least 40 columns")
+    console = make_console(width=max(width, 40))
+    for line, style in lines_styled(chart_of_counterexample(cex), width):
+        console.print(Text(line, style=style or ""), soft_wrap=True)
     return EXIT_OK
 
 

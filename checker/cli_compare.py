@@ -42,6 +42,9 @@ def add_compare_parser(sub: Any, func: Any, positive_int: Any, positive_float: A
                      help="stop each run after S seconds")
     cmp.add_argument("--no-symmetry", action="store_true", help="do not reduce by symmetry")
     cmp.add_argument("--json", metavar="FILE", help="write the comparison as JSON")
+    cmp.add_argument("--report", metavar="FILE.md|FILE.html",
+                     help="write a self-contained review report: configuration, command line, the "
+                          "table, the diverging step, counterexamples as message sequence charts")
     cmp.add_argument("--out", metavar="DIR",
                      help="also write the counterexamples of the properties whose verdicts differ "
                           "(named SPEC+column.PROPERTY.json) into DIR")
@@ -90,11 +93,24 @@ def build_columns(args: argparse.Namespace, spec: Spec) -> list[tuple[str, Spec,
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from .cli import EXIT_FAILED, EXIT_OK, _explore
-    from .outfile import OutputError, check_directory, check_output
+    from .outfile import OutputError, check_directory, check_output, same_file
+    from .preflight import PreflightError, refuse_path_models_on_spark
 
     spec = load_spec(args.spec)
     configured = build_columns(args, spec)
     try:
+        refuse_path_models_on_spark([spec], None)
+    except PreflightError as exc:
+        raise SpecError(str(exc)) from None
+    try:
+        if args.report is not None:
+            from .preflight import check_report
+            check_report(args.report)
+            others = [(f, p) for f, p in (("--json", args.json), ("the spec", args.spec)) if p]
+            for flag, other in others:
+                if same_file(args.report, other):
+                    raise OutputError(f"{args.report}: named for --report and {flag}; give each "
+                                      "its own file")
         if args.json is not None:
             check_output(args.json, "--json")
         if args.out is not None:
@@ -134,6 +150,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         command = "eoscheck " + shlex.join(getattr(args, "argv", None) or ["compare", args.spec])
         write_output(args.json, json.dumps(to_json(comparison, command), indent=2,
                                            ensure_ascii=False, default=str) + "\n")
+    if args.report is not None:
+        from .review import review_of_compare, write_review
+        write_review(args.report, review_of_compare(comparison, getattr(args, "argv", None)))
     return EXIT_OK if comparison.met else EXIT_FAILED
 
 

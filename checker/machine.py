@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 if TYPE_CHECKING:
+    from .chart import ChartEvent
     from .liveness.temporal import Fairness, TemporalProperty
     from .state_view import View
 
@@ -135,6 +136,17 @@ class Machine(ABC):
         keys, tuples, sets, ints), or None to write ``fields`` as they are. A machine whose
         ``fields`` describes parts in one-line strings for people gives the data here."""
         return None
+
+    def chart_step(self, step: Step, before: State, after: State) -> Sequence[ChartEvent] | None:
+        """The step as message sequence chart events (``checker.chart``: sends, receives, lost
+        messages, faults, state changes on lanes), or None: the chart then derives them from the
+        fields that change. Only for presentation; never called while exploring."""
+        return None
+
+    def chart_lanes(self) -> Sequence[str]:
+        """The chart's lanes in the order to draw them, left to right (lanes not named here
+        follow in the order they first appear)."""
+        return ()
 
     def format_step(self, step: Step) -> str:
         """A human label such as ``InitProducerId(client=0, tid=1)``."""

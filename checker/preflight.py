@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .counterexample import counterexample_paths, is_ours
 from .outfile import OutputError, check_directory, check_output, same_file
+from .pathmodel import is_path_model
 from .spec import DEADLOCK, Spec, model_of
 
 GRAPH_SUFFIXES = (".graphml", ".dot", ".gv")
@@ -58,8 +59,18 @@ def check_options(args: argparse.Namespace, specs: Sequence[Spec]) -> None:
             check_memory(args.executor_memory, "--executor-memory")
     except SparkConfigError as exc:
         raise PreflightError(str(exc)) from None
+    refuse_path_models_on_spark(specs, args.engine)
     if args.quiet and getattr(args, "verbose", False):
         raise PreflightError("--quiet and --verbose contradict each other; choose one")
+
+
+def refuse_path_models_on_spark(specs: Sequence[Spec], engine: str | None) -> None:
+    """Spark executors import a model by its module name on other machines, where a model file
+    given by path is not; such a run is refused before anything starts."""
+    for spec in specs:
+        if is_path_model(spec.model) and (engine or spec.check.strategy) == "spark":
+            raise PreflightError(f"{spec.path}: model {spec.model} is loaded from a file, which Spark "
+                                 "executors cannot import; run it with --engine bfs or parallel")
 
 
 def graph_paths(target: str, specs: Sequence[Spec]) -> list[Path]:
@@ -89,10 +100,13 @@ def _check_outputs(args: argparse.Namespace, specs: Sequence[Spec]) -> None:
     named: list[tuple[str, Path]] = []  # (what, path) for every output file
     if args.graph and Path(args.graph).suffix.lower() not in GRAPH_SUFFIXES:
         raise PreflightError(f"{args.graph}: --graph writes .graphml or .dot files")
+    report = getattr(args, "report", None)
+    if report is not None:
+        check_report(report)
     for flag, value in (("--json", args.json), ("--junit", args.junit), ("--graph", args.graph)):
         if value == "":
             raise PreflightError(f"{flag}: the file name is empty")
-    for flag, value in (("--json", args.json), ("--junit", args.junit)):
+    for flag, value in (("--json", args.json), ("--junit", args.junit), ("--report", report)):
         if value is not None:
             named.append((flag, Path(value)))
     if args.graph:
@@ -114,6 +128,16 @@ def _check_outputs(args: argparse.Namespace, specs: Sequence[Spec]) -> None:
         check_output(path, what)
         if what.startswith("the counterexample"):
             refuse_foreign(path)
+
+
+def check_report(path: str) -> None:
+    """--report: a .md or .html file that can be written."""
+    from .review import ReportPathError, check_report_path
+
+    try:
+        check_report_path(path)
+    except ReportPathError as exc:
+        raise PreflightError(str(exc)) from None
 
 
 def refuse_foreign(path: Path) -> None:

@@ -2,7 +2,8 @@
 
 A model package publishes ``ModelDef`` objects, either through the ``eoscheck.models`` entry-point
 group (an entry point names a module attribute holding a list of ModelDefs) or through an import
-path ``"package.module:ATTR"`` written in the spec's ``model`` field. A ModelDef declares its
+path ``"package.module:ATTR"`` written in the spec's ``model`` field, or from a file
+``"path/to/file.py:ATTR"`` (``checker.pathmodel``: no PYTHONPATH, no installation). A ModelDef declares its
 variants, switches, bounds and properties up front, so specs are validated and ``eoscheck list``
 works without building a machine.
 
@@ -88,8 +89,46 @@ def installed_models() -> dict[str, ModelDef]:
     return found
 
 
+def derive_model(base: ModelDef, *, name: str, doc: str, switches: Mapping[str, Switch],
+                 variants: Mapping[str, Variant],
+                 build: Callable[[Mapping[str, SwitchValue], Mapping[str, int]], Machine],
+                 properties: Mapping[str, str] | None = None) -> ModelDef:
+    """``base`` with extra switches and variants, built by ``build`` (which gets the base's switches
+    and the new ones): how a design review declares a proposed change without editing the model.
+
+    Every variant of ``base`` keeps its meaning (the new switches take their defaults in it); a new
+    variant lists the switches it sets, new and old. Bounds are the base's. ``properties`` defaults
+    to the base's (give them when the new machine declares more)."""
+    clash = sorted(set(switches) & set(base.switches))
+    if clash:
+        raise ValueError(f"{name}: switch {clash[0]!r} is already a switch of {base.name}")
+    taken = sorted(set(variants) & set(base.variants))
+    if taken:
+        raise ValueError(f"{name}: variant {taken[0]!r} is already a variant of {base.name}")
+    every = {**base.switches, **switches}
+    for vname, variant in variants.items():
+        unknown = sorted(set(variant.switches) - set(every))
+        if unknown:
+            raise ValueError(f"{name}: variant {vname!r} sets unknown switch {unknown[0]!r}")
+    return ModelDef(name=name, doc=doc, variants={**base.variants, **variants},
+                    default_variant=base.default_variant, switches=every, bounds=base.bounds,
+                    properties=dict(base.properties if properties is None else properties),
+                    build=build, temporal=base.temporal)
+
+
 def find_model(name: str) -> ModelDef:
-    """A model by registered name, or by import path ``module:ATTR`` (a ModelDef or a list)."""
+    """A model by registered name, by import path ``module:ATTR`` (a ModelDef or a list of one), or
+    by file ``path/file.py:ATTR`` (relative to the working directory; a spec resolves its own
+    relative paths first, ``checker.pathmodel.resolve``)."""
+    from .pathmodel import PathModelError, is_file_reference, lookup
+
+    if is_file_reference(name):
+        try:
+            found = lookup(name)
+        except PathModelError as exc:
+            raise UnknownModelError(str(exc)) from None
+        assert isinstance(found, ModelDef)
+        return found
     if ":" in name:
         module_name, _, attr = name.partition(":")
         try:

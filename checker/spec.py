@@ -19,6 +19,8 @@ from typing import Any
 from .explore.options import STRATEGIES, ExploreOptions
 from .explore.spark_config import SparkConfigError, SparkSettings, parse_table
 from .machine import Machine
+from .pathmodel import is_path_model
+from .pathmodel import resolve as resolve_model_path
 from .registry import ModelDef, SwitchValue, UnknownModelError, find_model
 
 VERDICTS = ("holds", "violates")
@@ -210,10 +212,13 @@ def load_spec(path: str | Path) -> Spec:
         raise v.error("description must be a string", None, "description")
 
     if "model" not in data:
-        raise v.error("missing 'model' (a registered model name or 'module:ATTR'; see eoscheck list)")
+        raise v.error("missing 'model' (a registered model name, 'module:ATTR' or 'file.py:ATTR'; see "
+                      "eoscheck list)")
     model_name = data["model"]
     if not isinstance(model_name, str):
         raise v.error("model must be a string", None, "model")
+    # a model file is named relative to the spec; from here on it is named independently of it
+    model_name = resolve_model_path(model_name, path.parent)
     try:
         md = find_model(model_name)
     except UnknownModelError as exc:
@@ -440,6 +445,12 @@ def build_machine(spec: Spec) -> Machine:
     except ValueError as exc:
         # A model may reject a combination its declaration cannot express (e.g. two bounds).
         raise SpecError(f"{spec.path}: model {md.name} rejected this configuration: {exc}") from None
+    except Exception as exc:
+        if not is_path_model(spec.model):
+            raise  # an installed model's bug keeps its traceback
+        # the user's own model file: its failure is their input, named in one line
+        raise SpecError(f"{spec.path}: model {spec.model} failed to build its machine: "
+                        f"{type(exc).__name__}: {exc}") from None
 
 
 def model_of(spec: Spec) -> ModelDef:

@@ -61,6 +61,10 @@ def network(delivery: Delivery, lost: int, copies: int) -> Network:
 
 
 class ComposedAbp(Composed):
+    #: the chart's lanes: the two ends of the protocol
+    chart_parts: ClassVar[Mapping[str, str]] = {"next_value": "sender", "expected": "receiver",
+                                                "log": "receiver"}
+
     next_value = Scalar(init=0, doc="the sender's current value (its bit is value % 2)")
     expected = Scalar(init=0, doc="the bit the receiver expects")
     log = Part(init=(), doc="the values the receiver accepted, in order")

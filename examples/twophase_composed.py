@@ -11,7 +11,8 @@ message is consumed by the one action that receives it.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from collections.abc import Mapping
+from typing import Any, ClassVar, NamedTuple
 
 from eoscheck.checker.compose import (
     DUPLICATING,
@@ -52,6 +53,9 @@ _KINDS = ("Prepared", "Commit", "Abort")
 
 
 class ComposedTwoPhase(Composed):
+    #: the chart's lanes: the transaction manager and each resource manager
+    chart_parts: ClassVar[Mapping[str, str]] = {"tm_state": "tm", "tm_prepared": "tm", "rm_state": "rm[]"}
+
     rm_state = Actors(count="rms", init=WORKING, interned=False, show=RM_NAMES.__getitem__,
                       doc="each resource manager's state")
     tm_state = Scalar(init=TM_INIT, doc="the transaction manager's state")

@@ -127,6 +127,43 @@ def test_malformed_spec(ws, capsys, name, text, fragment):
     assert_promise(capsys, ws, ["check", str(path), "--out", str(ws / "cx"), "--no-progress"], fragment)
 
 
+# A model file next to the spec (checker.pathmodel): each broken kind is one line naming the file.
+ONE_MODEL = ("from eoscheck.examples.registry import MODELS as _ALL\n"
+             "MODEL = _ALL[2]\n")  # examples.diehard
+MODEL_FILES: list[tuple[str, str, str, str]] = [
+    # (case, file text or "" for no file, the spec's model value, fragment)
+    ("missing-file", "", "nothere.py:MODEL", "nothere.py: no such file"),
+    ("directory", "", "sub.py:MODEL", "sub.py: not a file"),
+    ("syntax-error", "MODEL = (\n", "m.py:MODEL", "m.py:1"),
+    ("import-fails", "import nosuchmodule_xyz\n", "m.py:MODEL", "ModuleNotFoundError"),
+    ("raises-on-import", "x = 1\nraise RuntimeError('boom')\n", "m.py:MODEL", "m.py:2 failed to import"),
+    ("no-such-attribute", ONE_MODEL, "m.py:NOPE", "no attribute 'NOPE'"),
+    ("no-models-list", ONE_MODEL, "m.py", "no MODELS list"),
+    ("not-a-model", ONE_MODEL + "X = 3\n", "m.py:X", "not a ModelDef"),
+    ("list-of-several", "from eoscheck.examples.registry import MODELS\n", "m.py:MODELS", "name one"),
+    ("build-fails", ONE_MODEL + "import dataclasses\nMODEL = dataclasses.replace(MODEL, build=lambda s, b: 1 / 0)\n",
+     "m.py:MODEL", "ZeroDivisionError"),
+]
+
+
+@pytest.mark.parametrize("case,text,model,fragment", MODEL_FILES, ids=[c[0] for c in MODEL_FILES])
+def test_broken_model_file(ws, capsys, case, text, model, fragment):
+    if text:
+        (ws / "specs" / "m.py").write_text(text)
+    if case == "directory":
+        (ws / "specs" / "sub.py").mkdir()
+    path = ws / "specs" / "bad.toml"
+    path.write_text(f'model = "{model}"\n')
+    assert_promise(capsys, ws, ["check", str(path), "--out", str(ws / "cx"), "--no-progress"], fragment)
+    if not text:
+        return
+    # the same file through --model (relative to the working directory) and through list
+    flag = model.replace("m.py", str(ws / "specs" / "m.py"))
+    assert_promise(capsys, ws, ["check", "--model", flag, "--out", str(ws / "cx")], fragment)
+    if case != "build-fails":  # list builds no machine
+        assert_promise(capsys, ws, ["list", flag], fragment)
+
+
 def _models() -> list[tuple[str, Any]]:
     return sorted(installed_models().items())
 

@@ -118,3 +118,12 @@ def test_depth_bounds_agree_with_networkx(case, bound):
         assert r.stats.distinct == within, strategy
         assert r.verdict == ("incomplete" if cut else "holds"), strategy
         assert r.limit_hit == ("depth" if cut else None), strategy
+
+
+def test_depth_bound_reexpands_an_initial_state_first_reached_deeper():
+    """Initial state 1 is first reached at depth 3 from initial state 0; as an initial state it is at
+    depth 1, so its successor 3 (depth 2) is within a bound of 3 (Hypothesis found this)."""
+    edges = [(0, 2), (2, 1), (1, 3)]
+    machine = GraphMachine(4, edges, [0, 1], frozenset())
+    r = explore(machine, ExploreOptions(strategy="dfs", properties=(), check_deadlock=False, max_depth=3))
+    assert r.stats.distinct == 4 and r.verdict == "holds"

@@ -10,8 +10,8 @@ applied by generated code), the properties (``properties.py``) and the declared 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..fingerprint import check_state
 from ..intern import Interner
@@ -22,6 +22,9 @@ from .network import ChannelOps, Delivery, Network
 from .parts import Actors, Budget, Channel, Clock, Decl
 from .properties import _Invariant, _Transition
 from .rules import ReadSlots, _ChannelRule, _Rule, read_parts
+
+if TYPE_CHECKING:
+    from ..chart import ChartEvent
 
 #: the interned values of each part of each composed machine class in this process, by
 #: ``"module.Class.part"``. Process-wide, like ``model/machines/idempotent_packed``'s tables: a state
@@ -379,6 +382,12 @@ class Composed(Machine):
     __compose_rules__: tuple[tuple[Callable[..., Any], RuleSpec, list[Callable[..., bool]]], ...] = ()
     __compose_properties__: tuple[tuple[Callable[..., Any], PropertySpec], ...] = ()
 
+    #: part -> the chart lane it is drawn on (``checker.compose.chart``): ``"coordinator"`` puts
+    #: every actor of the part on one lane, ``"producer[]"`` actor i on lane ``producer[i]``;
+    #: an unmapped part is a lane of its own
+    chart_parts: ClassVar[Mapping[str, str]] = {}
+    chart_source: ClassVar[str] = "compose"
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         _collect(cls)
@@ -502,6 +511,14 @@ class Composed(Machine):
         return list(flat)
 
     # ---- presentation
+
+    def chart_step(self, step: Step, before: State, after: State) -> list[ChartEvent] | None:
+        from .chart import step_events
+        return step_events(self, step, before, after)
+
+    def chart_lanes(self) -> Sequence[str]:
+        from .chart import lanes
+        return lanes(self)
 
     def format_step(self, step: Step) -> str:
         shows = self._plan.show.get(step[0])

@@ -73,17 +73,21 @@ def explore_dfs(machine: Machine, options: ExploreOptions, progress: Progress | 
     for init, h in zip(inits, init_fps):
         if stop:
             break
-        if h in seen:
+        # an initial state already reached deeper, as another initial state's successor, is
+        # expanded again from depth 1: the bound allows more below it from here
+        first = h not in seen
+        if not first and (bound is None or seen[h] <= 1):
             continue
         fpr.check(init)
-        if max_states is not None and len(seen) >= max_states:
+        if first and max_states is not None and len(seen) >= max_states:
             limit_hit = "states"
             break
         seen[h] = 1
         stack.append([init, None, expander.expand_one(init, h, 1, gen_cov), 1])
         max_seen_depth = max(max_seen_depth, 1)
-        expander.check_invariants([init], [h], 1)
-        stop = take_findings()
+        if first:
+            expander.check_invariants([init], [h], 1)
+            stop = take_findings()
         steps = 0
         while stack and not stop:
             frame = stack[-1]

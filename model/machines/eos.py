@@ -35,7 +35,7 @@ consumers as actors (NoAbortedRead reads the leaders' LSO instead).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from eoscheck.checker.compose import (
     Actors,
@@ -52,6 +52,7 @@ from eoscheck.checker.compose import (
     rule,
     transition,
 )
+from eoscheck.checker.registry import SwitchValue
 
 from .. import properties as props
 from ..coordinator.handler import CoordinatorConfig, handle_init_producer_id
@@ -274,6 +275,13 @@ class EosMachine(Composed):
     # slot ever holds -2). The engines sample-check it; tests/test_fingerprint.py walks whole specs.
     fingerprint_kind = "hash"
 
+    #: the chart's lanes (``checker.compose.chart``): Kafka's actors, not the state's parts
+    chart_parts: ClassVar[Mapping[str, str]] = {
+        "producer": "producer[]", "zombie": "zombie[]", "next_producer_id": "txn coordinator",
+        "coordinator_epoch": "txn coordinator", "txn": "txn coordinator", "txn_log": "txn coordinator",
+        "leader": "leader[]", "offsets_leader": "group coordinator", "group": "group coordinator",
+        "now": "clock"}
+
     # --- parts, in slot order
     now = Clock(max="max_ticks", tick="Tick", reads=("requests", "responses", "producer"), when=_quiet,
                 doc="abstract time in ticks (producer-id expiry)")
@@ -306,11 +314,14 @@ class EosMachine(Composed):
     coordinator_failovers = Budget("coordinator_failovers", doc="transaction coordinator failovers")
     restarts = Budget("restarts", doc="producer instances restarted (the old one lives on as a zombie)")
 
-    def __init__(self, protocol: Protocol, bounds: Mapping[str, int], memoize: bool = True) -> None:
+    def __init__(self, protocol: Protocol, bounds: Mapping[str, int], memoize: bool = True,
+                 extensions: Mapping[str, SwitchValue] | None = None) -> None:
         why = refusal(protocol, SUPPORT)
         if why is not None:
             raise ValueError(why)
         self.protocol = p = protocol
+        #: the values of switches a derived model adds (``model.extend``); {} for kafka.eos itself
+        self.extensions: dict[str, SwitchValue] = dict(extensions or {})
         self.bounds = dict(bounds)
         self.n_partitions, self.transactions, self.batches = bounds["partitions"], bounds["transactions"], bounds["batches"]
         self.n_producers, self.input_records = bounds["producers"], bounds["input_records"]
@@ -618,9 +629,7 @@ class EosMachine(Composed):
         coordinator when switched on, then the produce checks and the append."""
         req = msg.message
         assert isinstance(req, ProduceRequest)
-        verification = int(Errors.NONE)
-        if self.protocol.partition_verification and needs_verification(leader, req.producer_id):
-            verification = verify_partitions(txn, req.producer_id, req.epoch, (partition,))[0][1]
+        verification = self.produce_verification(partition, leader, txn, req.producer_id, req.epoch)
         out = handle_txn_produce(leader, producer_id=req.producer_id, epoch=req.epoch, seq=req.seq,
                                  value=props.record_value(client, req.record), timestamp=req.created,
                                  max_seq=self.cfg.max_seq, cache_size=self.protocol.broker_batch_cache,
@@ -631,6 +640,19 @@ class EosMachine(Composed):
                                out.partition.log_start_offset)
         return {"leader": out.partition, "responses": msg._replace(message=resp), "seq": req.seq,
                 "epoch": req.epoch, "error": out.error}
+
+    def produce_verification(self, partition: int, leader: TxnPartitionState, txn: TxnMetadata, producer_id: int,
+                             epoch: int) -> int:
+        """The error of the leader's check with the coordinator before a transactional batch is
+        appended (NONE: append it): KIP-890 part 1 when ``partition_verification`` is on.
+
+        The extension point of a design review (``model.extend``): a derived machine overrides this
+        to try another rule. It sees what HandleProduce reads (the partition's leader and the
+        producer's coordinator metadata), so the rule's memo stays exact; machine attributes such as
+        ``self.protocol`` and ``self.extensions`` are constants of the run."""
+        if self.protocol.partition_verification and needs_verification(leader, producer_id):
+            return verify_partitions(txn, producer_id, epoch, (partition,))[0][1]
+        return int(Errors.NONE)
 
     @rule("DeleteRecords", params={"p": "partitions"}, reads=("leader[p]",), writes=("leader[p]",),
           results=("offset",), spends="delete_records")
@@ -751,6 +773,15 @@ def build(switches: Mapping[str, Any], bounds: Mapping[str, int]) -> EosMachine:
     return EosMachine(from_switches({k: v for k, v in switches.items() if k in DECISIONS}), bounds)
 
 
+def build_for(cls: type[EosMachine]) -> Callable[[Mapping[str, SwitchValue], Mapping[str, int]], EosMachine]:
+    """A ``ModelDef.build`` for a derived machine class: the protocol decisions go to ``Protocol``,
+    every other switch (the derived model's own) to ``extensions``."""
+    def build_derived(switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> EosMachine:
+        protocol = from_switches({k: v for k, v in switches.items() if k in DECISIONS})
+        return cls(protocol, bounds, extensions={k: v for k, v in switches.items() if k not in DECISIONS})
+    return build_derived
+
+
 def machine(variant: str = "kafka-3.0-3.5", **bounds: int) -> EosMachine:
     """A kafka.eos machine for tests and tools: a named variant and bounds over the defaults."""
     from ..protocol import VARIANTS
@@ -760,4 +791,4 @@ def machine(variant: str = "kafka-3.0-3.5", **bounds: int) -> EosMachine:
     return EosMachine(VARIANTS[variant].protocol, values)
 
 
-__all__ = ["OFFSETS", "PROPERTY_DOCS", "SUPPORT", "EosMachine", "build", "machine"]
+__all__ = ["OFFSETS", "PROPERTY_DOCS", "SUPPORT", "EosMachine", "build", "build_for", "machine"]

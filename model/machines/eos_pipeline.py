@@ -696,6 +696,14 @@ class EosPipeline(Machine):
         return True
 
     # --- presentation ------------------------------------------------------------------------------
+    def chart_step(self, step: tuple, before: PipelineState, after: PipelineState) -> Any:
+        from .pipeline_chart import chart_step
+        return chart_step(self, step, before, after)
+
+    def chart_lanes(self) -> list[str]:
+        from .pipeline_chart import lanes
+        return lanes(self.instances)
+
     def itf_fields(self, s: PipelineState) -> dict[str, Any]:
         from .itf_data import pipeline_fields
         return pipeline_fields(self, s, PARTITION_NAMES, EntryKind)

@@ -614,6 +614,14 @@ class IdempotentProduceMachine(Machine):
             return f"HandleProduceResponse(client={c}, record={r}, {error_name(err)}) -> {cl.OUTCOME_NAMES[outcome]}"
         return super().format_step(step)
 
+    def chart_step(self, step: tuple, before: PackedIdempotentState, after: PackedIdempotentState) -> Any:
+        from .idempotent_chart import chart_step
+        return chart_step(self, step, before, after)
+
+    def chart_lanes(self) -> list[str]:
+        from .idempotent_chart import lanes
+        return lanes(self.n_clients)
+
     def itf_fields(self, s: IdempotentState) -> dict[str, Any]:
         from .itf_data import idempotent_fields
         return idempotent_fields(self, s)

@@ -377,6 +377,14 @@ class InitProducerIdMachine(Machine):
             return f"AbortableError(client={step[1]}): failed batch, EndTxn(ABORT) -> {error_name(step[2])}{then}"
         return super().format_step(step)
 
+    def chart_step(self, step: tuple, before: InitPidState, after: InitPidState) -> Any:
+        from .init_pid_chart import chart_step
+        return chart_step(self, step, before, after)
+
+    def chart_lanes(self) -> list[str]:
+        from .init_pid_chart import lanes
+        return lanes(self.n_clients)
+
     def itf_fields(self, s: InitPidState) -> dict[str, Any]:
         from .itf_data import init_pid_fields
         return init_pid_fields(self, s)
