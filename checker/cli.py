@@ -348,17 +348,16 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _one_spark_session(specs: Sequence[Spec], overrides: dict[str, Any]) -> Any:
-    """One Spark session for every spec of the run that uses the Spark engine (started before
-    the first, stopped after the last); the specs must agree on the session's settings."""
+    """One Spark session for every spec of the run that uses the Spark engine (started by the
+    first, stopped after the last); the specs must agree on the session's settings."""
     import contextlib
 
-    from .explore.errors import EngineSetupError
     from .explore.spark_config import SparkConfigError
     spark_runs = [(spec, spec_to_options(spec, overrides)) for spec in specs]
     spark_runs = [(spec, o) for spec, o in spark_runs if o.strategy == "spark"]
     if not spark_runs:
         return contextlib.nullcontext()
-    from .explore.spark_session import SessionSettings, spark_session
+    from .explore.spark_session import SessionSettings, one_session_for_all
     try:
         wanted = {spec.path: SessionSettings.of(o) for spec, o in spark_runs}
     except SparkConfigError as exc:
@@ -370,21 +369,7 @@ def _one_spark_session(specs: Sequence[Spec], overrides: dict[str, Any]) -> Any:
                            f"differs from {first_path}'s ({first.master}, {dict(first.conf)}); one "
                            "Spark session serves a whole run: run them separately or give --master")
 
-    @contextlib.contextmanager
-    def session() -> Any:
-        try:
-            manager = spark_session(first, [])
-            manager.__enter__()
-        except EngineSetupError as exc:
-            raise BadInput(f"{first_path}: spark engine: {_one_line(exc)}") from None
-        try:
-            yield
-        except BaseException:
-            if not manager.__exit__(*sys.exc_info()):
-                raise
-        else:
-            manager.__exit__(None, None, None)
-    return session()
+    return one_session_for_all()
 
 
 def _check_specs(args: argparse.Namespace, specs: Sequence[Spec], overrides: dict[str, Any],

@@ -113,7 +113,7 @@ class CheckpointStore:
         return self._fs
 
     def path(self, *parts: str) -> str:
-        self.fs  # resolves _base
+        _ = self.fs  # resolves _base
         return "/".join([self._base.rstrip("/"), *parts])
 
     def level_dir(self, level: int) -> str:

@@ -261,7 +261,7 @@ def antijoin_partition(broadcast: Any, token: str, args: LevelArgs, report: Any,
     else:
         fps, uniq, order = EMPTY, EMPTY, np.empty(0, dtype=np.int64)
 
-    stats: dict[str, Any] = {"new": int(len(order)), "new_cov": {}, "invariants": []}
+    stats: dict[str, Any] = {"new": len(order), "new_cov": {}, "invariants": []}
     if args.last:
         # Depth limit: new successors are neither kept nor checked; the driver only needs to know
         # whether there were any (then the run is incomplete).

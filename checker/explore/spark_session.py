@@ -60,7 +60,7 @@ def verbose() -> bool:
 
 
 def is_local_master(master: str) -> bool:
-    return master == "local" or master.startswith("local[") or master.startswith("local-cluster")
+    return master == "local" or master.startswith(("local[", "local-cluster"))
 
 
 # ---------------------------------------------------------------- pre-flight checks
@@ -79,7 +79,7 @@ def find_java() -> tuple[str, int]:
             raise SparkUnavailableError(f"Java not found: {JAVA_FIX}")
         java = found
     try:
-        proc = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise SparkUnavailableError(f"Java at {java} does not run ({exc}); {JAVA_FIX}") from None
     match = re.search(r'version "(\d+)(?:\.(\d+))?', proc.stderr + proc.stdout)
@@ -362,7 +362,7 @@ def start_session(master: str = DEFAULT_MASTER, app_name: str = "eoscheck",
     try:
         with _jvm_output_to(_log_path):
             spark = builder.getOrCreate()
-    except Exception as exc:  # PySpark raises plain Exceptions/RuntimeErrors from the launcher
+    except Exception as exc:  # noqa: BLE001  (PySpark raises plain Exceptions/RuntimeErrors from the launcher)
         where = f" (details in {_log_path})" if _log_path else ""
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         stop_session(None)
@@ -416,6 +416,27 @@ def _check_joined(active: Any, settings: SessionSettings) -> None:
                 "(one Spark session serves a whole run: give every spec the same [check.spark] settings)")
 
 
+_held: list[Any] | None = None
+
+
+@contextlib.contextmanager
+def one_session_for_all() -> Iterator[None]:
+    """Keep the first Spark session that an exploration starts inside this block running for the
+    next ones (a CLI run of several specs), and stop it on the way out. The session still starts
+    lazily, so a spec that fails its own checks (properties, views) does so before any JVM."""
+    global _held
+    if _held is not None:  # nested: the outer block stops it
+        yield
+        return
+    _held = []
+    try:
+        yield
+    finally:
+        held, _held = _held, None
+        for spark in held:
+            stop_session(spark)
+
+
 @contextlib.contextmanager
 def spark_session(settings: SessionSettings, machines: list[Any]) -> Iterator[Any]:
     """The SparkContext for one or more explorations: joins a running one (the CLI starts one for
@@ -443,6 +464,8 @@ def spark_session(settings: SessionSettings, machines: list[Any]) -> Iterator[An
     spark = None
     try:
         spark = start_session(settings.master, conf=dict(settings.conf))
+        if _held is not None:
+            _held.append(spark)  # a run of several specs: stopped by one_session_for_all
         sc = spark.sparkContext
         _ship(sc, machines)
         try:
@@ -456,4 +479,5 @@ def spark_session(settings: SessionSettings, machines: list[Any]) -> Iterator[An
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        stop_session(spark)
+        if _held is None or spark is None:
+            stop_session(spark)
