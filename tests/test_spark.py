@@ -13,7 +13,6 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
-
 from eoscheck.checker.explore import ExploreOptions, explore
 from eoscheck.checker.explore.common import UnknownPropertyError
 from eoscheck.checker.machine import Machine, Property
@@ -416,7 +415,11 @@ def test_missing_java_is_one_clear_line(tmp_path):
 
 def test_unreachable_master_is_one_clear_line():
     import socket
-    from eoscheck.checker.explore.spark_session import SparkUnavailableError, check_master
+
+    from eoscheck.checker.explore.spark_session import (
+        SparkUnavailableError,
+        check_master,
+    )
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

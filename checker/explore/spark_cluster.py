@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import Self
 
 from .spark_session import find_java, spark_class
 
@@ -158,8 +159,9 @@ class LocalCluster:
             daemon.kill(signal.SIGTERM)
         shutil.rmtree(self.root, ignore_errors=True)
 
-    def __enter__(self) -> LocalCluster:
-        return self.start()
+    def __enter__(self) -> Self:
+        self.start()
+        return self
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
                  tb: TracebackType | None) -> None:
