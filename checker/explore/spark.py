@@ -64,6 +64,7 @@ from ..fingerprint import MASK64, observed_collision_probability
 from ..machine import Machine
 from ..result import Result, Stats, TraceStep, Violation
 from ..signals import Terminated
+from ..signals import _raise as _raise_terminated
 from ..trace import rebuild_trace
 from .common import build_coverage, limit_notes, select_properties, verdict_of
 from .errors import EngineSetupError
@@ -109,12 +110,15 @@ __all__ = ["CheckpointError", "SparkJobError", "SparkUnavailableError", "explore
 #: the parent's and the trace ends with (step, next state)
 Found = tuple[str, str, int, int, Any, Any]
 
-def _unwind(signum: int) -> BaseException:
+def _unwind(signum: int, previous: Any = None) -> BaseException:
     """What a signal becomes once the JVM call has returned: KeyboardInterrupt for Ctrl-C (the
-    CLI exits 130), ``Terminated`` for SIGTERM/SIGHUP (exit 128 + signal)."""
+    CLI exits 130); for SIGTERM/SIGHUP ``Terminated`` where the CLI's handler was installed (it
+    prints one line and exits 128 + signal), else SystemExit(128 + signal), as the shell reports."""
     if signum == signal.SIGINT:
         return KeyboardInterrupt()
-    return Terminated(signum)
+    if previous is _raise_terminated:
+        return Terminated(signum)
+    return SystemExit(128 + signum)
 
 
 #: resumptions from the checkpoint after lost executors before a run gives up
@@ -216,6 +220,7 @@ class _SparkBFS:
         self.executors_alive = 0  # as the watchdog last saw them
         self.interrupted: int | None = None  # the signal that asked the run to stop
         self.key: str | None = None  # the checkpoint's run key
+        self.previous_handlers: dict[int, Any] = {}  # signal handlers before the run's own
         self.recoveries = 0
         self.persisted: list[Any] = []  # level datasets this run cached (freed on a recovery)
         self.store = CheckpointStore(options.checkpoint_dir) if options.checkpoint_dir else None
@@ -407,12 +412,13 @@ class _SparkBFS:
 
         def on_signal(signum: int, frame: Any) -> None:
             if self.interrupted is not None:  # a second signal: stop waiting for the JVM
-                raise _unwind(signum)
+                raise _unwind(signum, previous.get(signum))
             self.interrupted = signum
             threading.Thread(target=self._cancel, name="eoscheck-cancel", daemon=True).start()
 
         signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
         previous = {sig: signal.signal(sig, on_signal) for sig in signals}
+        self.previous_handlers = previous
         try:
             yield
             self._check_interrupted()
@@ -426,7 +432,7 @@ class _SparkBFS:
 
     def _check_interrupted(self) -> None:
         if self.interrupted is not None:
-            raise _unwind(self.interrupted)
+            raise _unwind(self.interrupted, self.previous_handlers.get(self.interrupted))
 
     def _run_job(self, action: Any, level: int) -> None:
         """Run one Spark job under the time limit (a timer cancels it at the deadline) and, on a
