@@ -9,6 +9,7 @@ from eoscheck.checker.registry import Bound, ModelDef, SwitchValue
 
 from .machines.eos_model import MODEL as EOS
 from .machines.eos_pipeline import MODEL as EOS_PIPELINE
+from .machines.eos_presets import IDEMPOTENT_PRODUCE as IDEMPOTENT_PRESET
 from .machines.idempotent_produce import PROPERTY_DOCS as IDEMPOTENT_PROPERTIES
 from .machines.idempotent_produce import TEMPORAL_DOCS as IDEMPOTENT_TEMPORAL
 from .machines.init_producer_id import PROPERTY_DOCS as INIT_PROPERTIES
@@ -109,5 +110,9 @@ INIT_PRODUCER_ID = ModelDef(
     temporal=INIT_TEMPORAL,
 )
 
-MODELS: list[ModelDef] = [IDEMPOTENT_PRODUCE, INIT_PRODUCER_ID, EOS_PIPELINE, EOS]
+#: kafka.eos under the preset reproducing kafka.idempotent_produce: the older machine's specs run on it with
+#: ``model = "kafka.eos.idempotent_produce"`` (the old name stays the older machine's: it runs on Spark)
+IDEMPOTENT_PRODUCE_ON_EOS = IDEMPOTENT_PRESET.model_def(IDEMPOTENT_PRODUCE)
+
+MODELS: list[ModelDef] = [IDEMPOTENT_PRODUCE, INIT_PRODUCER_ID, EOS_PIPELINE, EOS, IDEMPOTENT_PRODUCE_ON_EOS]
 

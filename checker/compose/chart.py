@@ -35,6 +35,7 @@ from ..chart import (
     step,
 )
 from ..chart import duplicate as duplicated
+from .declare import ComposeError
 from .parts import Actors, Budget, Channel
 
 if TYPE_CHECKING:
@@ -137,9 +138,9 @@ def step_events(machine: Composed, st: tuple, before: tuple, after: tuple) -> li
     rules = [r for r in plan.rules if r.action == st[0]]
     if not rules:
         return [ChartEvent("step", None, label)]
-    rule = rules[0]
     names = machine.actions.get(st[0], ())
     params = dict(zip(names, st[1:]))
+    rule = rules[0] if len(rules) == 1 else _rule_of(rules, params, before, after)
     if isinstance(rule, _ChannelRule):
         return _channel_rule_events(machine, rule, label, before, after)
     assert isinstance(rule, _Rule)
@@ -169,6 +170,30 @@ def step_events(machine: Composed, st: tuple, before: tuple, after: tuple) -> li
                 events.append(send(lane, dst, text, _msg_key(ch, msg, dst)))
     events.extend(_state_changes(machine, before, after))
     return events
+
+
+def _rule_of(rules: Sequence[_Rule | _ChannelRule], params: Mapping[str, Any], before: tuple,
+             after: tuple) -> _Rule | _ChannelRule:
+    """Of several rules sharing the step's action, the one that made it: the first whose received
+    channel and written parts changed the most slots (a rule indexed out of range by the step's
+    parameters cannot have made it)."""
+    from .rules import _Rule
+
+    changed = {i for i, (a, b) in enumerate(zip(before, after)) if a != b}
+
+    def score(rule: _Rule | _ChannelRule) -> int:
+        if not isinstance(rule, _Rule):
+            return 0
+        try:
+            slots = {k for ref in rule.writes for k in ref.slots(params)}
+        except (KeyError, ComposeError):
+            return -1
+        if rule.receive is not None:
+            if rule.receive_slot not in changed:
+                return -1
+            slots.add(rule.receive_slot)
+        return len(slots & changed)
+    return max(rules, key=score)  # the first of the best: max keeps the earliest on ties
 
 
 def _channel_rule_events(machine: Composed, rule: _ChannelRule, label: str, before: tuple,

@@ -28,8 +28,12 @@ the coordinator's own timeout abort there is cut by ``max_epoch``; a coordinator
 ``txn_log`` (nextProducerId is not persisted: a rotation in PrepareX across a failover is not
 faithful); the group has no membership or rebalances (each producer owns its input partition and
 commits offsets without group metadata); a zombie does not produce new batches (only its requests
-already in flight arrive); no leader failover, idempotent-only producers or read_committed
+already in flight arrive); no leader failover of the transactional leaders, and no read_committed
 consumers as actors (NoAbortedRead reads the leaders' LSO instead).
+
+Idempotent-only producers (no transactional id), their partition's leader and follower, leader
+failover and the older ``kafka.idempotent_produce``'s faults are the mixin ``eos_idempotent``
+(``idempotent_producers`` > 0); ``eos_presets`` runs that machine's specs on this one.
 """
 
 from __future__ import annotations
@@ -125,6 +129,7 @@ from ..transactions.markers import (
 )
 from ..transactions.states import is_valid_transition
 from ..transactions.timeout import abort_timed_out
+from .eos_idempotent import IDEMPOTENT_PARTITION, IdempotentProducers
 
 #: what kafka.eos models of the protocol: every decision, each with every value, except ``deployment``
 #: (no group membership yet: each producer owns its input partition, so it is ignored); the
@@ -149,9 +154,11 @@ def _awaited(producer: tuple[TxnProducer, ...], m: Routed) -> bool:
 
 
 def _quiet(machine: Any, requests: tuple[Routed, ...], responses: tuple[Routed, ...],
-           producer: tuple[TxnProducer, ...]) -> bool:
+           producer: tuple[TxnProducer, ...], idem_requests: tuple[Routed, ...],
+           idem_responses: tuple[Routed, ...]) -> bool:
     """Time passes only while nothing a client waits for is in flight (a late request may be)."""
-    return not responses and not any(_awaited(producer, m) for m in requests)
+    return (not responses and not any(_awaited(producer, m) for m in requests)
+            and machine.idempotent_quiet(idem_requests, idem_responses))
 
 
 def _show_producer(p: TxnProducer) -> dict[str, Any]:
@@ -266,7 +273,7 @@ _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOut
                 "TxnCoordinatorFailover", "AddOffsetsToTxn", "WriteOffsetsMarker", "ZombieEndTxn")
 
 
-class EosMachine(Composed):
+class EosMachine(IdempotentProducers, Composed):
     """``kafka.eos``; see the module doc."""
 
     # Every slot is an interned id (``checker.intern`` reduces ids below 2**61-1), the clock, a budget
@@ -283,9 +290,11 @@ class EosMachine(Composed):
         "now": "clock"}
 
     # --- parts, in slot order
-    now = Clock(max="max_ticks", tick="Tick", reads=("requests", "responses", "producer"), when=_quiet,
+    now = Clock(max="max_ticks", tick="Tick", reads=("requests", "responses", "producer", "idem_requests",
+                                                     "idem_responses"), when=_quiet,
                 doc="abstract time in ticks (producer-id expiry)")
-    next_producer_id = Scalar(init=0, doc="the producer id allocator's next id")
+    next_producer_id = Scalar(init=lambda m: m.n_idempotent,
+                              doc="the producer id allocator's next id (idempotent producers start with ids 0..n-1)")
     coordinator_epoch = Scalar(init=0, doc="the transaction coordinator's epoch")
     producer = Actors(count="producers", init=lambda m, i: tx.new_producer(m.n_partitions), show=_show_producer,
                       doc="transactional producers, one per transactional id")
@@ -342,6 +351,7 @@ class EosMachine(Composed):
         config = {name: bounds[name] for name in ("producers", "partitions", "max_ticks", "lost_responses",
                                                   "produce_timeouts", "txn_timeouts", "delete_records",
                                                   "coordinator_failovers", "restarts")}
+        config.update(self.idempotent_setup(p, bounds))
         super().__init__(config, memoize=memoize)
         # Rules that cannot fire without their fault or the clock have no bindings (or a clock stopped
         # at 0); they are not listed either, so coverage does not report them as never fired.
@@ -352,12 +362,13 @@ class EosMachine(Composed):
             set() if self.input_records else {"OffsetFetch", "AddOffsetsToTxn", "TxnOffsetCommit",
                                               "WriteOffsetsMarker"}) | (
             set() if bounds["restarts"] else {"ZombieEndTxn"}) | (
-            set() if bounds["restarts"] and self.input_records else {"ZombieTxnOffsetCommit"})
+            set() if bounds["restarts"] and self.input_records else {"ZombieTxnOffsetCommit"}) | self.idempotent_idle()
         listed: Mapping[str, tuple[str, ...]] = self._plan.actions
         self.actions = {name: params for name, params in listed.items() if name not in idle}
         base = self.slot("txn")
         self._txn_slots = (base, base + bounds["producers"])
         self._epoch_ok: dict[tuple, bool] = {}
+        self._pid_slot = self.slot("next_producer_id")
 
     def clear_caches(self) -> None:
         super().clear_caches()
@@ -381,7 +392,7 @@ class EosMachine(Composed):
         ok = self._epoch_ok.get(key)
         if ok is None:
             ok = self._epoch_ok[key] = all(m.epoch <= self.max_epoch for m in self.view(s).txn)
-        return ok
+        return ok and self.idempotent_within_bounds(s[self._pid_slot])
 
     def itf_fields(self, s: tuple) -> dict[str, Any]:
         """``fields`` with the logs, producer-state entries, pending offsets and messages as records
@@ -399,13 +410,15 @@ class EosMachine(Composed):
                                    if isinstance(m.message, ProduceResponse) else record(m.message))
                             for m in getattr(v, channel)]
         out["stale_markers"] = [record(m, result=TxnResult(m.result).name) for m in v.stale_markers]
+        out.update(self.idempotent_itf_fields(v))
         return out
 
     def is_terminal(self, s: tuple) -> bool:
         v = self.view(s)
         settled = all(m.state not in (TxnState.ONGOING, TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT) for m in v.txn)
         return (settled and not v.requests and not v.responses
-                and all(tx.is_done(p, self.transactions, self.input_records) for p in v.producer))
+                and all(tx.is_done(p, self.transactions, self.input_records) for p in v.producer)
+                and self.idempotent_done(v.client, v.idem_requests, v.idem_responses))
 
     # --- the producer client -----------------------------------------------------------------------
 
@@ -755,7 +768,8 @@ class EosMachine(Composed):
     epoch_in_range = _invariant("EpochInRange", props.eos_epoch_in_range, ("producer", "txn"), max_epoch="max_epoch")
     # it holds on every response that did not raise OutOfOrderSequence (its first test)
     oos_on_loss = _transition("OutOfOrderOnlyOnLoss", props.eos_out_of_order_only_on_loss, ("leader", "producer"),
-                              ("HandleProduceResponse",), when=lambda step: step[-1] == RAISED_OUT_OF_ORDER)
+                              ("HandleProduceResponse",),
+                              when=lambda step: step[-1] == RAISED_OUT_OF_ORDER and step[1] != IDEMPOTENT_PARTITION)
     fencing_error = _transition("FencedGetsFencingError", props.eos_fenced_gets_fencing_error,
                                 ("producer", "zombie", "txn"), _FAILING)
 

@@ -9,10 +9,11 @@ from eoscheck.checker.machine import Machine
 from eoscheck.checker.registry import Bound, ModelDef, SwitchValue
 
 from ..protocol import DEFAULT_VARIANT, protocol_switches, protocol_variants
+from .eos_idempotent_bounds import IDEMPOTENT_BOUNDS, TEMPORAL_DOCS
 
 BOUNDS: dict[str, Bound] = {
-    "producers": Bound("transactional producers, each with its own transactional id", 1, 1, 3),
-    "partitions": Bound("output partitions every transaction writes to", 2, 1, 3),
+    "producers": Bound("transactional producers, each with its own transactional id", 1, 0, 3),
+    "partitions": Bound("output partitions every transaction writes to", 2, 0, 3),
     "transactions": Bound("transactions each producer runs", 1, 1, 4),
     "batches": Bound("records (one per batch) each transaction writes to each partition", 1, 1, 3),
     "input_records": Bound("consume-transform-produce: records in each producer's input partition; each transaction "
@@ -34,6 +35,7 @@ BOUNDS: dict[str, Bound] = {
     "max_seq": Bound("largest sequence number before the wrap to 0", 2**31 - 1, 1, 2**31 - 1),
     "max_epoch": Bound("largest producer epoch (Short.MAX_VALUE); states beyond it are not explored",
                        32767, 3, 32767),
+    **IDEMPOTENT_BOUNDS,
 }
 
 
@@ -61,4 +63,5 @@ MODEL = ModelDef(
     bounds=BOUNDS,
     properties=_property_docs(),
     build=_build,
+    temporal=TEMPORAL_DOCS,
 )

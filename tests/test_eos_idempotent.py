@@ -1,0 +1,230 @@
+"""kafka.eos's idempotent-only producers (``model/machines/eos_idempotent.py``): each rule's wiring to
+the rooms, budgets and bounds that remove rules, memoisation, and that transactional kafka.eos
+configurations are untouched by the mixin."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from eoscheck.checker.compose.testing import compare_memo
+from eoscheck.model.errors import Errors
+from eoscheck.model.machines.eos import EosMachine, machine
+from eoscheck.model.machines.eos_idempotent import IDEMPOTENT_PARTITION as P
+from eoscheck.model.machines.eos_idempotent import IN_SYNC, REBUILT, SNAPSHOT, closed
+from eoscheck.model.partition.producer_state import find_entry
+from eoscheck.model.producer import client as cl
+from eoscheck.model.state import (
+    INFLIGHT,
+    RETRY,
+    FollowerState,
+    LogRecord,
+    PartitionState,
+    ProduceRequest,
+    Routed,
+)
+from reachable_states import reachable
+
+#: kafka.eos with idempotent producers only (the preset's fixed bounds)
+ONLY = {"producers": 0, "partitions": 0, "idempotent_producers": 1, "max_in_flight": 2,
+        "producer_id_expiration": 100}
+
+
+def idem(variant: str = "kafka-3.0-3.5", memoize: bool = True, **bounds: int) -> EosMachine:
+    m = machine(variant, **{**ONLY, **bounds})
+    if not memoize:
+        return EosMachine(m.protocol, m.bounds, memoize=False)
+    return m
+
+
+def steps(m: EosMachine, s: tuple, action: str) -> list[tuple[tuple, Any]]:
+    return [(step, m.view(t)) for step, t in m.successors(s) if step[0] == action]
+
+
+def request(client: int, record: int, seq: int, *, pid: int = 0, epoch: int = 0, conn: int = 0,
+            leader_epoch: int = 0) -> Routed:
+    return Routed(P, client, conn, record, ProduceRequest(client, conn, record, pid, epoch, seq, 0, leader_epoch))
+
+
+def test_no_idempotent_producers_compiles_nothing_of_the_mixin() -> None:
+    m = machine("kafka-3.0-3.5", partitions=1)
+    assert not {"Send", "IdempotentDrain", "ExpireBatch", "LeaderFailover", "PropagateLogStartOffset"} & set(m.actions)
+    assert m.view(next(iter(m.init_states()))).client == ()
+    assert m.fairness() == ()
+
+
+def test_transactional_state_counts_are_unchanged_by_the_mixin() -> None:
+    # tests/test_model_eos.py's EVERYTHING configuration: 99,775 reachable states before the mixin too
+    everything = {"partitions": 1, "batches": 2, "max_in_flight": 2, "lost_responses": 1, "produce_timeouts": 1,
+                  "txn_timeouts": 1, "delete_records": 1, "max_ticks": 1, "coordinator_failovers": 1}
+    m = machine("kafka-3.0-3.5", **everything)
+    assert len(reachable(m, 200_000)) == 99_775
+
+
+def test_send_and_drain_use_the_client_room() -> None:
+    m = idem()
+    s = next(iter(m.init_states()))
+    [(step, v)] = steps(m, s, "Send")
+    assert step == ("Send", 0) and v.client[0] == cl.send(cl.new_client(0), 0)
+    s = m.state(client=(v.client[0],))
+    [(step, v)] = steps(m, s, "IdempotentDrain")
+    assert step == ("IdempotentDrain", 0, 0, 0, 0)
+    assert v.idem_requests == (request(0, 0, 0),)
+    assert v.client[0].batches[0].status == INFLIGHT
+
+
+def test_handle_produce_appends_replicates_and_answers() -> None:
+    m = idem(leader_failovers=1)
+    follower = (FollowerState(0, ()),)
+    s = m.state(client=(cl.new_client(0),), idem_follower=follower, idem_requests=(request(0, 0, 0),))
+    [(step, v)] = steps(m, s, "HandleProduce")
+    assert step == ("HandleProduce", P, 0, 0, 0, 0, int(Errors.NONE))
+    assert v.idem_leader.log == (LogRecord(0, 0, 0, 0, 0, 0),)
+    assert find_entry(v.idem_follower[0].producers, 0) == find_entry(v.idem_leader.producers, 0)
+    assert v.idem_responses[0].message.base_offset == 0 and not v.idem_requests
+
+
+def test_a_request_to_an_old_leader_is_refused_and_a_closed_connection_gets_no_answer() -> None:
+    m = idem(leader_failovers=1)
+    s = m.state(client=(cl.new_client(0),), idem_follower=(FollowerState(0, ()),), leader_epoch=1,
+                idem_requests=(request(0, 0, 0),))
+    [(step, v)] = steps(m, s, "HandleProduce")
+    assert step[-1] == int(Errors.NOT_LEADER_OR_FOLLOWER) and v.idem_leader.log == ()
+    s = m.state(client=(cl.new_client(0)._replace(connection=1),),
+                idem_requests=(request(0, 0, 0)._replace(connection=closed(0)),))
+    [(step, v)] = steps(m, s, "HandleProduce")
+    assert step[-1] == int(Errors.NONE) and len(v.idem_leader.log) == 1 and v.idem_responses == ()
+
+
+def test_transient_error_spends_its_budget_and_appends_nothing() -> None:
+    assert len(steps(idem(), idem().state(idem_requests=(request(0, 0, 0),)), "HandleProduce")) == 1
+    m = idem(transient_errors=1)
+    s = m.state(idem_requests=(request(0, 0, 0),))
+    refused = [(step, v) for step, v in steps(m, s, "HandleProduce") if step[-1] == int(Errors.NOT_ENOUGH_REPLICAS)]
+    [(_, v)] = refused
+    assert v.idem_leader.log == () and v.transient_errors == 1
+    assert not [st for st, _ in steps(m, m.state(idem_requests=(request(0, 0, 0),), transient_errors=1),
+                                      "HandleProduce") if st[-1] == int(Errors.NOT_ENOUGH_REPLICAS)]
+
+
+def test_request_timeout_closes_the_connection_and_drops_its_responses() -> None:
+    m = idem(lost_responses=1)
+    client = cl.drain(cl.send(cl.new_client(0), 0), 0, 0, m.idem_cfg)[0]  # type: ignore[index]
+    s = m.state(client=(client,))
+    [(step, v)] = steps(m, s, "IdempotentRequestTimeout")
+    assert step == ("IdempotentRequestTimeout", 0) and v.client[0].connection == 1
+    assert v.client[0].batches[0].status == RETRY
+    # while its request is still on the wire the client waits
+    assert not steps(m, m.state(client=(client,), idem_requests=(request(0, 0, 0),)), "IdempotentRequestTimeout")
+    # a request of the closed connection still in flight is marked closed: its answer will not be sent
+    s = m.state(client=(client,), idem_requests=(request(0, 1, 1),))
+    [(_, v)] = steps(m, s, "IdempotentRequestTimeout")
+    assert v.idem_requests == (request(0, 1, 1)._replace(connection=closed(0)),)
+    assert "IdempotentRequestTimeout" not in idem().actions  # no loss, no timeout
+
+
+def test_init_producer_id_takes_the_allocators_next_id() -> None:
+    m = idem(new_producer_ids=1)
+    reset = cl.new_client(0)._replace(producer_id=-1, epoch=-1)
+    s = m.state(client=(reset,))
+    [(step, v)] = steps(m, s, "IdempotentInitProducerId")
+    assert step == ("IdempotentInitProducerId", 0, 1) and v.client[0].producer_id == 1 and v.next_producer_id == 2
+    assert m.within_bounds(m.state(next_producer_id=2)) and not m.within_bounds(m.state(next_producer_id=3))
+
+
+def test_the_three_failovers_each_spend_their_budget() -> None:
+    m = idem(leader_failovers=1, restarted_replica_failovers=1, snapshot_restored_failovers=1)
+    log = tuple(LogRecord(0, r, 0, 0, r, 0) for r in range(3))
+    leader = PartitionState(log, 1, ())
+    from eoscheck.model.partition.log import rebuild_producer_state
+    full = rebuild_producer_state(log, 0, 5)
+    s = m.state(idem_leader=leader._replace(producers=full), idem_follower=(FollowerState(0, full),))
+    moves = {step[-1]: v for step, v in steps(m, s, "LeaderFailover")}
+    assert set(moves) == {IN_SYNC, REBUILT, SNAPSHOT}
+    assert all(v.leader_epoch == 1 and v.idem_leader.log_start_offset == 0 for v in moves.values())
+    assert moves[IN_SYNC].idem_leader.producers == full
+    assert len(moves[SNAPSHOT].idem_leader.producers[0].batches) == 1
+    assert moves[IN_SYNC].leader_failovers == 1 and moves[REBUILT].restarted_replica_failovers == 1
+    assert moves[IN_SYNC].idem_follower == (FollowerState(1, full),)  # the old leader follows
+    [(step, v)] = steps(m, s, "PropagateLogStartOffset")
+    assert step == ("PropagateLogStartOffset", P, 1) and v.idem_follower[0].log_start_offset == 1
+    assert "LeaderFailover" not in idem().actions
+
+
+def test_expiry_reads_the_broker_clock_ahead_by_the_skew() -> None:
+    entry_log = (LogRecord(0, 0, 0, 0, 0, 0),)
+    from eoscheck.model.partition.log import rebuild_producer_state
+    leader = PartitionState(entry_log, 0, rebuild_producer_state(entry_log, 0, 5))
+    plain = idem(producer_id_expiration=2, max_ticks=2)
+    assert not steps(plain, plain.state(idem_leader=leader, now=1), "ExpireProducerIds")
+    skewed = idem(producer_id_expiration=2, max_ticks=2, clock_skew=1)
+    [(step, v)] = steps(skewed, skewed.state(idem_leader=leader, now=1), "ExpireProducerIds")
+    assert step == ("ExpireProducerIds", P) and v.idem_leader.producers == ()
+
+
+def test_time_waits_for_messages_unless_late_delivery() -> None:
+    busy = {"idem_requests": (request(0, 0, 0),)}
+    assert not steps(idem(max_ticks=2), idem(max_ticks=2).state(**busy), "Tick")
+    late = idem(max_ticks=2, late_delivery=1)
+    assert steps(late, late.state(**busy), "Tick")
+
+
+def test_acked_prefix_starts_in_every_order_of_the_clients() -> None:
+    m = idem(idempotent_producers=2, acked_prefix=1)
+    starts = [m.view(s) for s in m.init_states()]
+    assert len(starts) == 2 and {tuple(r.client for r in v.idem_leader.log) for v in starts} == {(0, 1), (1, 0)}
+    assert all(v.client[c].last_acked_seq == 0 and v.client[c].sent == 1 for v in starts for c in range(2))
+    assert all(v.next_producer_id == 2 for v in starts)
+
+
+def test_properties_see_the_idempotent_log() -> None:
+    m = idem()
+    props = m.properties()
+    dup = (LogRecord(0, 0, 0, 0, 0, 0), LogRecord(0, 0, 0, 0, 1, 0))
+    assert not props["IdempotentNoDuplicates"].check(m.state(idem_leader=PartitionState(dup, 0, ())))
+    fenced = (LogRecord(0, 0, 0, 1, 0, 0), LogRecord(0, 1, 0, 0, 1, 0))
+    assert not props["IdempotentFencedEpochNeverWrites"].check(m.state(idem_leader=PartitionState(fenced, 0, ())))
+    acked = cl.new_client(0)._replace(sent=1, acked=1)
+    assert not props["IdempotentSendOrderNoLoss"].check(m.state(client=(acked,)))
+    assert props["IdempotentSendOrderNoLoss"].check(m.state(client=(acked,),
+                                                          idem_leader=PartitionState(dup[:1], 0, ())))
+
+
+@pytest.mark.parametrize("variant", ["kafka-3.0-3.5", "kafka-1.0.0", "kafka-0.11.0.0", "kip360-designed"])
+def test_memo_keys_are_complete(variant: str) -> None:
+    bounds = {"lost_responses": 1, "transient_errors": 1, "delete_records": 1, "leader_failovers": 1,
+              "restarted_replica_failovers": 1, "acked_prefix": 1, "idempotent_records": 2}
+    report = compare_memo(lambda memo: idem(variant, memoize=memo, **bounds), max_states=3_000)
+    assert report.states >= 1_000
+
+
+def test_idempotent_and_transactional_producers_run_side_by_side() -> None:
+    m = machine("kafka-3.0-3.5", partitions=1, idempotent_producers=1, idempotent_records=1)
+    states = reachable(m, 200_000)
+    views = [m.view(s) for s in states]
+    assert any(v.idem_leader.log and v.leader[0].log for v in views)
+    # the allocator is shared: the transactional producer's id follows the idempotent producer's
+    assert {v.txn[0].producer_id for v in views if v.txn[0].exists} == {1}
+    props = m.properties()
+    assert all(props[name].check(s) for s in states for name in ("NoDuplicate", "IdempotentNoDuplicates"))
+
+
+@pytest.mark.parametrize("variant", ["kafka-3.0-3.5", "kafka-1.0.0"])
+def test_idempotent_producers_are_interchangeable(variant: str) -> None:
+    from eoscheck.checker.explore.options import ExploreOptions
+    from eoscheck.checker.symmetry import check_symmetry
+    m = idem(variant, idempotent_producers=2, acked_prefix=1, idempotent_records=1, lost_responses=1,
+             delete_records=1, transient_errors=1)
+    assert m.has_symmetry()
+    report = check_symmetry(m, ExploreOptions(check_deadlock=False))
+    assert report.ok and report.orbit_check and report.reduction > 1.9, report.summary()
+
+
+def test_fields_show_the_idempotent_parts_only_when_there_are_idempotent_producers() -> None:
+    off = machine("kafka-3.0-3.5", partitions=1)
+    names = set(off.fields(next(iter(off.init_states()))))
+    assert not {n for n in names if n.startswith(("idem_", "client[", "leader_epoch", "faults.leader_failovers"))}
+    assert "leader[0].log" in names or any(n.startswith("leader[0]") for n in names)
+    on = idem(leader_failovers=1)
+    names = set(on.fields(next(iter(on.init_states()))))
+    assert {"idem_leader.log", "leader_epoch", "faults.leader_failovers", "client[0].batches"} <= names
