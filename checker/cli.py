@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -80,6 +81,16 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{text} must not be negative")
+    return value
+
+
 def add_adhoc_arguments(parser: argparse.ArgumentParser, with_model: bool = False) -> None:
     what = parser.add_argument_group("what if (no file needed; validated like a spec's tables)")
     if with_model:
@@ -135,8 +146,17 @@ def build_parser() -> argparse.ArgumentParser:
                      help="also run without symmetry reduction and compare verdicts, shortest trace "
                           "lengths and (where computable) orbit sizes; a mismatch fails the spec")
     eng.add_argument("--workers", type=_positive_int, metavar="N", help="parallel: processes")
-    eng.add_argument("--master", metavar="URL", help="spark: master URL")
-    eng.add_argument("--checkpoint", metavar="DIR", help="spark: checkpoint directory")
+    eng.add_argument("--master", metavar="URL",
+                     help="spark: master URL (default: [check.spark] master, SPARK_MASTER, "
+                          "spark.master in spark-defaults.conf, local[*])")
+    eng.add_argument("--checkpoint", metavar="DIR",
+                     help="spark: checkpoint directory or URI (file://, hdfs://, s3a://)")
+    eng.add_argument("--partitions", type=_positive_int, metavar="N",
+                     help="spark: partitions of the state space (default: one per executor core)")
+    eng.add_argument("--executor-memory", metavar="SIZE", help="spark: spark.executor.memory, e.g. 4g")
+    eng.add_argument("--executor-timeout", type=_non_negative_float, metavar="S",
+                     help="spark: seconds without a live executor before the run stops with exit 2 "
+                          "(0: wait for ever; default 120)")
     out = check.add_argument_group("output")
     out.add_argument("--out", default="counterexamples", metavar="DIR",
                      help="directory for counterexample files (default ./counterexamples)")
@@ -272,6 +292,9 @@ def cli_overrides(args: argparse.Namespace) -> dict[str, Any]:
         "workers": args.workers,
         "spark_master": args.master,
         "checkpoint_dir": args.checkpoint,
+        "spark_partitions": args.partitions,
+        "spark_executor_memory": args.executor_memory,
+        "spark_executor_timeout": args.executor_timeout,
         "record_graph": True if args.graph else None,
     }
 
@@ -298,10 +321,65 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     overrides = cli_overrides(args)
     console = Console(highlight=False)
-    outcomes = []
-    machines = []
+    outcomes: list[Any] = []
+    machines: list[Any] = []
+    with _one_spark_session(specs, overrides):
+        _check_specs(args, specs, overrides, console, outcomes, machines, explore, write_graph,
+                     make_progress, make_outcome, print_stats, print_warnings)
+    print_table(console, outcomes)
+    sweep = sweep_of(args)
+    if sweep is not None:
+        print_sweep(console, sweep, outcomes)
+    traces = sum(len(o.counterexamples) for o in outcomes)
+    if traces and not args.quiet and not args.verbose:
+        # the shortest path as the example: a path cannot wrap, and 80 columns should hold it
+        example = min((files[0] for o in outcomes for files in o.counterexamples.values()),
+                      key=lambda p: len(str(p)))
+        console.print(f"{traces} counterexample(s) in {args.out}/ (.json and .itf.json); view one:")
+        console.print(f"  eoscheck show {example}", soft_wrap=True)
+    if args.json:
+        write_summary(args.json, outcomes)
+    if args.junit:
+        write_junit(args.junit, outcomes)
+    if args.report:
+        from .review import review_of_check, write_review
+        write_review(args.report, review_of_check(outcomes, machines, getattr(args, "argv", None)))
+    return EXIT_OK if all(o.met for o in outcomes) else EXIT_FAILED
+
+
+def _one_spark_session(specs: Sequence[Spec], overrides: dict[str, Any]) -> Any:
+    """One Spark session for every spec of the run that uses the Spark engine (started by the
+    first, stopped after the last); the specs must agree on the session's settings."""
+    import contextlib
+
+    from .explore.spark_config import SparkConfigError
+    spark_runs = [(spec, spec_to_options(spec, overrides)) for spec in specs]
+    spark_runs = [(spec, o) for spec, o in spark_runs if o.strategy == "spark"]
+    if not spark_runs:
+        return contextlib.nullcontext()
+    from .explore.spark_session import SessionSettings, one_session_for_all
+    try:
+        wanted = {spec.path: SessionSettings.of(o) for spec, o in spark_runs}
+    except SparkConfigError as exc:
+        raise BadInput(_one_line(exc)) from None
+    first_path, first = next(iter(wanted.items()))
+    for path, settings in wanted.items():
+        if (settings.master, settings.conf) != (first.master, first.conf):
+            raise BadInput(f"{path}: its Spark session ({settings.master}, {dict(settings.conf)}) "
+                           f"differs from {first_path}'s ({first.master}, {dict(first.conf)}); one "
+                           "Spark session serves a whole run: run them separately or give --master")
+
+    return one_session_for_all()
+
+
+def _check_specs(args: argparse.Namespace, specs: Sequence[Spec], overrides: dict[str, Any],
+                 console: Any, outcomes: list[Any], machines: list[Any], explore: Any, write_graph: Any, make_progress: Any,
+                 make_outcome: Any, print_stats: Any, print_warnings: Any) -> None:
     for spec in specs:
         options = spec_to_options(spec, overrides)
+        if args.checkpoint and len(specs) > 1:
+            # one checkpoint per spec: a directory holds one run
+            options = replace(options, checkpoint_dir=f"{args.checkpoint.rstrip('/')}/{spec.name}")
         machine = build_machine(spec)
         machines.append(machine)
         progress = make_progress(enabled=not (args.no_progress or args.quiet), subject=spec.name)
@@ -326,25 +404,6 @@ def cmd_check(args: argparse.Namespace) -> int:
         if detailed:
             console.print()
         outcomes.append(outcome)
-    print_table(console, outcomes)
-    sweep = sweep_of(args)
-    if sweep is not None:
-        print_sweep(console, sweep, outcomes)
-    traces = sum(len(o.counterexamples) for o in outcomes)
-    if traces and not args.quiet and not args.verbose:
-        # the shortest path as the example: a path cannot wrap, and 80 columns should hold it
-        example = min((files[0] for o in outcomes for files in o.counterexamples.values()),
-                      key=lambda p: len(str(p)))
-        console.print(f"{traces} counterexample(s) in {args.out}/ (.json and .itf.json); view one:")
-        console.print(f"  eoscheck show {example}", soft_wrap=True)
-    if args.json:
-        write_summary(args.json, outcomes)
-    if args.junit:
-        write_junit(args.junit, outcomes)
-    if args.report:
-        from .review import review_of_check, write_review
-        write_review(args.report, review_of_check(outcomes, machines, getattr(args, "argv", None)))
-    return EXIT_OK if all(o.met for o in outcomes) else EXIT_FAILED
 
 
 def _explore(explore: Any, spec: Spec, machine: Any, options: Any, progress: Any) -> Any:

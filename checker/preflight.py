@@ -23,6 +23,9 @@ GRAPH_SUFFIXES = (".graphml", ".dot", ".gv")
 ENGINE_FLAGS = {
     "--master": ("master", "spark"),
     "--checkpoint": ("checkpoint", "spark"),
+    "--partitions": ("partitions", "spark"),
+    "--executor-memory": ("executor_memory", "spark"),
+    "--executor-timeout": ("executor_timeout", "spark"),
     "--workers": ("workers", "parallel"),
     "--walks": ("walks", "simulate"),
     "--walk-depth": ("walk_depth", "simulate"),
@@ -48,6 +51,14 @@ def check_options(args: argparse.Namespace, specs: Sequence[Spec]) -> None:
                 raise PreflightError(f"{flag} applies only to the {engine} engine, but "
                                      f"{other.path} runs {other.check.strategy} (add --engine "
                                      f"{engine})")
+    from .explore.spark_config import SparkConfigError, check_master, check_memory
+    try:
+        if getattr(args, "master", None) is not None:
+            check_master(args.master, "--master")
+        if getattr(args, "executor_memory", None) is not None:
+            check_memory(args.executor_memory, "--executor-memory")
+    except SparkConfigError as exc:
+        raise PreflightError(str(exc)) from None
     refuse_path_models_on_spark(specs, args.engine)
     if args.quiet and getattr(args, "verbose", False):
         raise PreflightError("--quiet and --verbose contradict each other; choose one")

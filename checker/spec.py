@@ -12,11 +12,12 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from .explore.options import STRATEGIES, ExploreOptions
+from .explore.spark_config import SparkConfigError, SparkSettings, parse_table
 from .machine import Machine
 from .pathmodel import is_path_model
 from .pathmodel import resolve as resolve_model_path
@@ -54,6 +55,8 @@ class CheckOptions:
     walk_depth: int | None = None
     seed: int | None = None
     workers: int | None = None
+    #: the ``[check.spark]`` table (read by the Spark engine only)
+    spark: SparkSettings = field(default_factory=SparkSettings)
 
 
 @dataclass(frozen=True)
@@ -280,8 +283,18 @@ def _bounds(v: _Validator, md: ModelDef, table: dict[str, Any]) -> dict[str, int
 
 
 def _check(v: _Validator, md: ModelDef, table: dict[str, Any]) -> CheckOptions:
-    v.no_unknown(table, _CHECK_KEYS, "check")
+    table = dict(table)
+    spark_table = table.pop("spark", None)
+    v.no_unknown(table, [*_CHECK_KEYS, "spark"], "check")
     values: dict[str, Any] = {}
+    if spark_table is not None:
+        if not isinstance(spark_table, dict):
+            raise v.error("'check.spark' must be a table ([check.spark])", "check", "spark")
+        try:
+            values["spark"] = parse_table(spark_table)
+        except SparkConfigError as exc:
+            named = re.search(r"check\.spark\.(\w+)", str(exc))
+            raise v.error(str(exc), "check.spark", named.group(1) if named else None) from None
     for key, value in table.items():
         attr, types, described, minimum = _CHECK_KEYS[key]
         if not _type_ok(value, types):
@@ -403,6 +416,16 @@ def spec_to_options(spec: Spec, cli_overrides: Mapping[str, Any] | None = None) 
     for attr in ("walks", "walk_depth", "seed", "workers"):
         if getattr(c, attr) is not None:
             from_spec[attr] = getattr(c, attr)
+    sp = c.spark
+    for attr, value in (("spark_master", sp.master), ("checkpoint_dir", sp.checkpoint),
+                        ("spark_partitions", sp.partitions),
+                        ("spark_executor_memory", sp.executor_memory),
+                        ("spark_driver_memory", sp.driver_memory),
+                        ("spark_executor_timeout", sp.executor_timeout)):
+        if value is not None:
+            from_spec[attr] = value
+    if sp.conf:
+        from_spec["spark_conf"] = sp.conf
     options = replace(ExploreOptions(), **from_spec)
     overrides = {k: val for k, val in (cli_overrides or {}).items() if val is not None}
     unknown = set(overrides) - _OPTION_NAMES

@@ -13,7 +13,6 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
-
 from eoscheck.checker.explore import ExploreOptions, explore
 from eoscheck.checker.explore.common import UnknownPropertyError
 from eoscheck.checker.machine import Machine, Property
@@ -182,6 +181,23 @@ def test_kafka_packed_states_and_memoised_invariants_on_executors(spark):
     assert proc.returncode == 0, proc.stderr.strip().splitlines()[-1:]
     lines = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if line.startswith(("bfs", "spark")))
     assert lines["bfs"].startswith("holds ") and lines["spark"] == lines["bfs"]
+
+
+def test_composed_machine_matches_local_bfs(spark):
+    """kafka.eos (declared with checker.compose) holds ids of interned parts in its states: they
+    cross to executors through export_states/import_states, each part once per batch. Same counts
+    and the same shortest violation length as the BFS."""
+    root = Path(__file__).resolve().parent.parent
+    from eoscheck.checker.spec import build_machine, load_spec, spec_to_options
+    spec = load_spec(root / "specs" / "eos-ctp-timeout-abort-kafka-0.11.0.0.toml")
+    machine = build_machine(spec)
+    options = spec_to_options(spec)
+    local = explore(machine, options)
+    from dataclasses import replace
+    result = explore(machine, replace(options, strategy="spark"))
+    assert_same(local, result)
+    assert [v.property for v in result.violations] == ["ExactlyOnce"]
+    assert_replays(machine, result)
 
 
 def test_symmetry_matches_local_bfs(spark):
@@ -402,7 +418,11 @@ def test_missing_java_is_one_clear_line(tmp_path):
 
 def test_unreachable_master_is_one_clear_line():
     import socket
-    from eoscheck.checker.explore.spark_session import SparkUnavailableError, check_master
+
+    from eoscheck.checker.explore.spark_session import (
+        SparkUnavailableError,
+        check_master,
+    )
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

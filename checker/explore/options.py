@@ -47,5 +47,10 @@ class ExploreOptions:
     record_graph: bool = False       # keep the explored graph (networkx MultiDiGraph) in result.graph
     record_edges: bool = False       # bfs: keep every explored edge in flat arrays (stores.EdgeStore) in result.edges
     spark_master: str | None = None  # spark
-    checkpoint_dir: str | None = None  # spark
+    checkpoint_dir: str | None = None  # spark: a directory or Hadoop-compatible URI
+    spark_partitions: int | None = None  # spark: None = EOSCHECK_SPARK_PARTITIONS or one per core
+    spark_executor_memory: str | None = None  # spark: spark.executor.memory
+    spark_driver_memory: str | None = None  # spark: spark.driver.memory
+    spark_executor_timeout: float | None = None  # spark: seconds without executors before exit 2 (0: wait)
+    spark_conf: tuple[tuple[str, str], ...] = ()  # spark: further spark.* settings
     temporal: tuple[str, ...] = ()   # temporal properties to check on the state graph (checker.liveness)

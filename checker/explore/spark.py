@@ -46,10 +46,14 @@ two actions in the same level.
 
 from __future__ import annotations
 
+import contextlib
 import re
+import signal
+import sys
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -59,33 +63,88 @@ import numpy as np
 from ..fingerprint import MASK64, observed_collision_probability
 from ..machine import Machine
 from ..result import Result, Stats, TraceStep, Violation
+from ..signals import Terminated
+from ..signals import _raise as _raise_terminated
 from ..trace import rebuild_trace
-from .errors import EngineSetupError
 from .common import build_coverage, limit_notes, select_properties, verdict_of
+from .errors import EngineSetupError
 from .expand import Expander
 from .options import ExploreOptions
-from .spark_checkpoint import CheckpointError, CheckpointStore, decode_found, encode_found, run_key
-from .spark_level import (EMPTY, LevelArgs, Plan, antijoin_partition, expand_partition,
-                          Overwrite, identity_partition, load_partition, make_chunk)
-from .spark_session import SparkUnavailableError, default_partitions, spark_session
+from .spark_checkpoint import (
+    FORMAT,
+    CheckpointError,
+    CheckpointStore,
+    decode_found,
+    encode_found,
+    run_key,
+)
+from .spark_config import DEFAULT_EXECUTOR_TIMEOUT
+from .spark_level import (
+    EMPTY,
+    LevelArgs,
+    Overwrite,
+    Plan,
+    antijoin_partition,
+    decode_states,
+    expand_partition,
+    identity_partition,
+    load_partition,
+    make_chunk,
+)
+from .spark_session import (
+    SessionSettings,
+    SparkUnavailableError,
+    default_partitions,
+    is_local_master,
+    spark_class,
+    spark_session,
+)
 
 if TYPE_CHECKING:
     from ..progress import Progress
 
-__all__ = ["explore_spark", "SparkUnavailableError", "CheckpointError", "SparkJobError"]
+__all__ = ["CheckpointError", "SparkJobError", "SparkUnavailableError", "explore_spark"]
 
 #: a violation seen during the run: (property, kind, level of the fingerprint, fingerprint,
-#: step, next state); for "transition" the fingerprint is the parent's and the trace ends with
-#: (step, next state)
+#: step, next state encoded by ``spark_level.encode_states``); for "transition" the fingerprint is
+#: the parent's and the trace ends with (step, next state)
 Found = tuple[str, str, int, int, Any, Any]
+
+def _unwind(signum: int, previous: Any = None) -> BaseException:
+    """What a signal becomes once the JVM call has returned: KeyboardInterrupt for Ctrl-C (the
+    CLI exits 130); for SIGTERM/SIGHUP ``Terminated`` where the CLI's handler was installed (it
+    prints one line and exits 128 + signal), else SystemExit(128 + signal), as the shell reports."""
+    if signum == signal.SIGINT:
+        return KeyboardInterrupt()
+    if previous is _raise_terminated:
+        return Terminated(signum)
+    return SystemExit(128 + signum)
+
+
+#: resumptions from the checkpoint after lost executors before a run gives up
+MAX_RECOVERIES = 3
+
+
+#: how Spark reports a task or stage that failed because an executor (and the level data cached
+#: on it, which ``localCheckpoint`` does not replicate) went away
+_LOST = re.compile(r"Checkpoint block \S+ not found|ExecutorLostFailure|FetchFailed|"
+                   r"[Ee]xecutor \S+ (?:was )?lost|Worker lost|BlockManagerId.*(?:lost|removed)")
 
 
 class SparkJobError(EngineSetupError, RuntimeError):
     """A Spark job failed; usually the model raised on an executor. The message is the Python
-    error's last line; ``details`` keeps Spark's whole report."""
+    error's last line; ``details`` keeps Spark's whole report. ``lost``: it failed because an
+    executor was lost (its part of the visited set with it)."""
 
-    def __init__(self, level: int, details: str):
+    def __init__(self, level: int, details: str, lost: bool = False):
         self.details = details
+        self.lost = lost or bool(_LOST.search(details))
+        if self.lost:
+            super().__init__(
+                f"Spark job for BFS level {level} failed: an executor was lost, and with it its part "
+                "of the visited set; rerun with a checkpoint (--checkpoint or [check.spark] "
+                "checkpoint) to resume from the last complete level")
+            return
         errors = re.findall(r"^(?:[\w.]+(?:Error|Exception|Interrupt)\b.*)$", details, re.MULTILINE)
         python = [e for e in errors if not e.startswith(("org.apache", "py4j", "java."))]
         cause = (python or errors or [details.strip().splitlines()[0] if details.strip() else "?"])[-1]
@@ -153,7 +212,17 @@ class _SparkBFS:
         invariants, transitions = select_properties(machine, options.properties)  # validates names
         self.checked = [n for n, _ in invariants + transitions]
         self.symmetry = options.symmetry and machine.has_symmetry()
-        self.partitions = default_partitions(sc)
+        self.partitions = default_partitions(sc, options.spark_partitions)
+        self.cluster = not is_local_master(sc.master)
+        timeout = options.spark_executor_timeout
+        self.executor_timeout = DEFAULT_EXECUTOR_TIMEOUT if timeout is None else timeout
+        self.no_executors = False  # the watchdog gave up waiting (exit 2)
+        self.executors_alive = 0  # as the watchdog last saw them
+        self.interrupted: int | None = None  # the signal that asked the run to stop
+        self.key: str | None = None  # the checkpoint's run key
+        self.previous_handlers: dict[int, Any] = {}  # signal handlers before the run's own
+        self.recoveries = 0
+        self.persisted: list[Any] = []  # level datasets this run cached (freed on a recovery)
         self.store = CheckpointStore(options.checkpoint_dir) if options.checkpoint_dir else None
         plan = Plan(machine, options.properties, options.symmetry, options.check_deadlock,
                     self.partitions, collect_links=self.store is None, checkpoint=self.store,
@@ -169,7 +238,17 @@ class _SparkBFS:
         self.links = _Links(self.store)
         self.start = time.perf_counter()
         self.deadline = (self.start + options.max_seconds) if options.max_seconds is not None else None
-        # running totals
+        self.timings: list[LevelTiming] = []
+        self._reset()
+        self.notes: list[str] = []
+        self.manifest: dict | None = None
+        self.resumed_from = 0
+
+    # ------------------------------------------------------------ helpers
+
+    def _reset(self) -> None:
+        """The running totals of a run starting afresh (a recovery then reads them back from the
+        checkpoint's manifest)."""
         self.level = 1
         self.distinct = 0
         self.generated = 0
@@ -179,12 +258,6 @@ class _SparkBFS:
         self.found: list[Found] = []
         self.violated: set[str] = set()
         self.limit_hit: str | None = None
-        self.timings: list[LevelTiming] = []
-        self.notes: list[str] = []
-        self.manifest: dict | None = None
-        self.resumed_from = 0
-
-    # ------------------------------------------------------------ helpers
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
@@ -247,17 +320,18 @@ class _SparkBFS:
             p_fps = [fps[i] for i in idx]
             p_states = [states[i] for i in idx]
             records.append((pid, ("V", np.sort(np.asarray(p_fps, dtype=np.uint64)))))
-            records.append((pid, ("F", make_chunk(p_fps, p_states, [0] * len(idx), [-1] * len(idx), pid))))
+            records.append((pid, ("F", make_chunk(self.machine, p_fps, p_states, [0] * len(idx), [-1] * len(idx), pid))))
             if self.store is not None:
                 self.store.write_part(1, pid, np.asarray(p_fps, dtype=np.uint64),
                                       np.zeros(len(idx), np.uint64), np.full(len(idx), -1, np.int16),
-                                      p_states)
+                                      p_states, self.machine)
         rdd = self.sc.parallelize(records, P).partitionBy(P, identity_partition)
         return self._materialize(rdd)
 
     def _materialize(self, rdd: Any) -> Any:
         from pyspark import StorageLevel
         rdd.persist(StorageLevel.MEMORY_AND_DISK)
+        self.persisted = [r for r in self.persisted if r.is_cached][-4:] + [rdd]
         rdd.localCheckpoint()
         return rdd
 
@@ -278,15 +352,19 @@ class _SparkBFS:
         """The level dataset to continue from; None when a stored run has nothing left to do."""
         if self.store is None:
             return self.initial()
-        key = run_key(self.machine, self.symmetry, self.checked, self.options.check_deadlock,
-                      view=self.options.view)
+        if self.key is None:
+            # Once, before exploring: the machine's attributes include memo tables that grow
+            # during a run, so a recovery in the same process would not recognise its own run.
+            self.key = run_key(self.machine, self.symmetry, self.checked,
+                               self.options.check_deadlock, view=self.options.view)
+        key = self.key
         manifest = self.store.load_manifest()
         if manifest is not None and manifest.get("run_key") != key:
             raise CheckpointError(
                 f"checkpoint directory {self.store.uri} holds a different run (model, bounds or "
                 "checked properties differ); use a new --checkpoint directory or delete it")
         if manifest is None or not manifest["levels"]:
-            self.manifest = {"format": 1, "run_key": key, "partitions": self.partitions,
+            self.manifest = {"format": FORMAT, "run_key": key, "partitions": self.partitions,
                              "model": f"{type(self.machine).__module__}.{type(self.machine).__qualname__}",
                              "levels": [], "found": encode_found([]), "final": None}
             t0 = time.perf_counter()
@@ -301,6 +379,7 @@ class _SparkBFS:
         self.found = decode_found(manifest["found"])
         self.violated = {f[0] for f in self.found}
         self.resumed_from = self.level
+        self.timings = [t for t in self.timings if t.level < self.level]
         self.notes.append(f"resumed from checkpoint {self.store.uri} at level {self.level}")
         final = manifest.get("final")
         if final is not None:  # the stored run explored everything
@@ -314,13 +393,50 @@ class _SparkBFS:
         stored = {e["level"]: e.get("partitions", manifest["partitions"]) for e in manifest["levels"]}
         seeds = self.sc.parallelize([(p, p) for p in range(P)], P).partitionBy(P, identity_partition)
         rdd = seeds.mapPartitionsWithIndex(
-            partial(load_partition, self.store, self.level, P, stored), preservesPartitioning=True)
+            partial(load_partition, self.machine, self.store, self.level, P, stored), preservesPartitioning=True)
         return self._materialize(rdd)  # computed by the first level's job
 
     # ------------------------------------------------------------ jobs
 
+    @contextlib.contextmanager
+    def interruptible(self) -> Iterator[None]:
+        """Ctrl-C, SIGTERM and SIGHUP during the run: cancel the running job from another thread
+        and unwind once the driver's JVM call has returned. Raising inside the call (what Python
+        and PySpark's own SIGINT handler do) leaves py4j's connection half-read: PySpark's handler
+        then calls into the JVM on that same connection, and the way out prints dozens of lines of
+        py4j tracebacks. The checkpoint stays consistent either way: a level is listed in its
+        manifest only once complete."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def on_signal(signum: int, frame: Any) -> None:
+            if self.interrupted is not None:  # a second signal: stop waiting for the JVM
+                raise _unwind(signum, previous.get(signum))
+            self.interrupted = signum
+            threading.Thread(target=self._cancel, name="eoscheck-cancel", daemon=True).start()
+
+        signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+        previous = {sig: signal.signal(sig, on_signal) for sig in signals}
+        self.previous_handlers = previous
+        try:
+            yield
+            self._check_interrupted()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def _cancel(self) -> None:
+        with contextlib.suppress(Exception):
+            self.sc.cancelJobGroup(self.group)
+
+    def _check_interrupted(self) -> None:
+        if self.interrupted is not None:
+            raise _unwind(self.interrupted, self.previous_handlers.get(self.interrupted))
+
     def _run_job(self, action: Any, level: int) -> None:
-        """Run one Spark job under the time limit (a timer cancels it at the deadline)."""
+        """Run one Spark job under the time limit (a timer cancels it at the deadline) and, on a
+        cluster, under the executor watchdog."""
         self.sc.setJobGroup(self.group, f"eoscheck level {level}", True)
         timer = None
         if self.deadline is not None:
@@ -328,15 +444,88 @@ class _SparkBFS:
                                     self.sc.cancelJobGroup, [self.group])
             timer.daemon = True
             timer.start()
+        done = threading.Event()
+        lost: list[str] = []
+        watchdog = None
+        if self.cluster:
+            watchdog = threading.Thread(target=self._watch_executors, args=(done, lost),
+                                        name="eoscheck-executor-watchdog", daemon=True)
+            watchdog.start()
+        self._check_interrupted()
         try:
             action()
+            self._check_interrupted()
+            if lost:
+                # Spark recomputed the lost partitions from their lineage (the level's job never
+                # truncates it: submitMapStage does not checkpoint); the counts are unaffected
+                # since every report is keyed by (level, partition).
+                self.notes.append(f"level {level}: {', '.join(lost)} during the run; Spark "
+                                  "recomputed their partitions")
         except Exception as exc:
+            self._check_interrupted()
             if self.deadline is not None and time.perf_counter() >= self.deadline:
                 raise  # cancelled by the timer: the caller turns it into limit "time"
-            raise SparkJobError(level, str(exc)) from None
+            if self.no_executors:
+                raise SparkUnavailableError(self._no_executor_message()) from None
+            raise SparkJobError(level, str(exc), lost=bool(lost)) from None
         finally:
+            done.set()
             if timer is not None:
                 timer.cancel()
+            if watchdog is not None:
+                watchdog.join(timeout=5)
+
+    def _live_executors(self) -> int:
+        # The driver's block manager is always listed.
+        return max(0, int(self.sc._jsc.sc().getExecutorMemoryStatus().size()) - 1)
+
+    def _say(self, message: str) -> None:
+        print(f"eoscheck: spark: {message}", file=sys.stderr, flush=True)
+
+    def _no_executor_message(self) -> str:
+        master = self.sc.master
+        return (f"no Spark executor alive on {master} for {self.executor_timeout:.0f} s: start a "
+                f"worker ({spark_class()} org.apache.spark.deploy.worker.Worker {master}) or raise "
+                "[check.spark] executor_timeout / --executor-timeout (0 waits for ever)")
+
+    def _watch_executors(self, done: threading.Event, lost: list[str]) -> None:
+        """While a job runs: notice executors that go away (so a failure is known to be a loss)
+        and, with none alive, say so within seconds and then keep waiting (executor_timeout 0) or
+        cancel the job after executor_timeout seconds (exit 2)."""
+        notice = 10.0 if self.executor_timeout == 0 else min(10.0, self.executor_timeout)
+        without: float | None = None
+        said = 0.0
+        while not done.wait(1.0):
+            try:
+                alive = self._live_executors()
+            except Exception:  # noqa: BLE001  (py4j's errors: the gateway is going away, nothing to watch)
+                return
+            # (across jobs: an executor may go between two levels)
+            if self.executors_alive > alive:
+                lost.append(f"{self.executors_alive - alive} executor(s) lost")
+            self.executors_alive = alive
+            now = time.perf_counter()
+            if alive:
+                if without is not None and said:
+                    self._say(f"{alive} executor(s) back on {self.sc.master}; continuing")
+                without, said = None, 0.0
+                continue
+            if without is None:
+                without = now
+            waited = now - without
+            if waited >= notice and now - said >= 30.0:
+                said = now
+                limit = ("waiting for ever (executor_timeout 0)" if self.executor_timeout == 0
+                         else f"stopping after {self.executor_timeout:.0f} s")
+                self._say(f"waiting for executors: none alive on {self.sc.master} for {waited:.0f} s "
+                          f"(level {self.level}; {limit}); start a worker: {spark_class()} "
+                          f"org.apache.spark.deploy.worker.Worker {self.sc.master}")
+                if self.progress is not None:
+                    self.progress.update(self.stats(), self.level, "waiting for executors")
+            if self.executor_timeout and waited >= self.executor_timeout:
+                self.no_executors = True
+                self.sc.cancelJobGroup(self.group)
+                return
 
     def _reports(self, kind: str, level: int) -> list[dict]:
         reports = self.report.value
@@ -375,6 +564,14 @@ class _SparkBFS:
         dependency = jrdd.dependencies().head().rdd().dependencies().head()
         self._run_job(lambda: self.sc._jsc.sc().submitMapStage(dependency).get(), level)
 
+    def _truncate(self, rdd: Any) -> None:
+        """Make the level dataset's ``localCheckpoint`` take effect now that the map stage has
+        cached all its partitions. Spark truncates a lineage only after a ``runJob`` action, and
+        ``submitMapStage`` is not one: without this, every level's tasks carried the RDDs of all
+        the levels before it (the lineage printed 180,000 lines at level 15 of TwoPhase 4) and a
+        lost executor made Spark recompute everything from level 1."""
+        rdd._jrdd.rdd().doCheckpoint()
+
     # ------------------------------------------------------------ the run
 
     def _absorb_expansion(self, reports: list[dict]) -> None:
@@ -407,6 +604,26 @@ class _SparkBFS:
             self.store.write_manifest(self.manifest)
 
     def run(self) -> Result:
+        """Explore; after an executor loss, resume from the checkpoint's last complete level
+        (when there is a checkpoint; without one the loss is a one-line error)."""
+        while True:
+            try:
+                return self._run_once()
+            except SparkJobError as exc:
+                if not exc.lost or self.store is None or self.recoveries >= MAX_RECOVERIES:
+                    raise
+                self.recoveries += 1
+                for rdd in self.persisted:
+                    rdd.unpersist(blocking=False)
+                self.persisted.clear()
+                self._say(f"an executor was lost during level {self.level}; resuming from the last "
+                          f"complete level in {self.store.uri} (recovery {self.recoveries} of "
+                          f"{MAX_RECOVERIES})")
+                self.notes.append(f"an executor was lost during level {self.level}: resumed from "
+                                  "the checkpoint")
+                self._reset()
+
+    def _run_once(self) -> Result:
         opts = self.options
         if self.progress is not None:
             self.progress.start(f"spark {self.sc.master} ({self.partitions} partitions)")
@@ -420,6 +637,7 @@ class _SparkBFS:
         try:
             shuffled = self.expand(out, self._args(last=False))
             self.run_map_stage(shuffled, self.level)
+            self._truncate(out)
         except Exception:
             if self._timed_out():
                 return self.result(out)
@@ -442,7 +660,7 @@ class _SparkBFS:
                 args = self._args(last=True)
                 last = self.antijoin(out, shuffled, args)
                 try:
-                    self._run_job(lambda: last._jrdd.count(), self.level)
+                    self._run_job(lambda last=last: last._jrdd.count(), self.level)
                 except Exception:
                     if self._timed_out():
                         break
@@ -462,6 +680,7 @@ class _SparkBFS:
                                                            args.violated, args.stop_at_first))
             try:
                 self.run_map_stage(next_shuffled, self.level + 1)
+                self._truncate(new_out)
             except Exception:
                 new_out.unpersist(blocking=False)
                 if self._timed_out():
@@ -528,7 +747,7 @@ class _SparkBFS:
         name, kind, level, fp, step, nxt = f
         trace = rebuild_trace(self.machine, self.links.chain(level, fp), self.expander.fp)
         if kind == "transition":
-            trace.append(TraceStep(step, nxt))
+            trace.append(TraceStep(step, decode_states(self.machine, nxt)[0]))
         return Violation(property=name, kind=kind, trace=trace, found_length=len(trace),
                          shortened_by="bfs (shortest)")
 
@@ -538,13 +757,14 @@ def explore_spark(machine: Machine, options: ExploreOptions, progress: Progress 
     and CheckpointError (a checkpoint directory of another run), each with a one-line message."""
     select_properties(machine, options.properties)  # bad property names fail before Spark starts
     t0 = time.perf_counter()
-    with spark_session(options.spark_master, machine) as sc:
+    with spark_session(SessionSettings.of(options), [machine]) as sc:
         started = time.perf_counter() - t0
         run = _SparkBFS(sc, machine, options, progress)
         if started > 1.0:  # not a session someone else had already started
             run.notes.append(f"Spark ({sc.master}) started in {started:.1f} s, not counted in the "
                              "exploration time")
         try:
-            return run.run()
+            with run.interruptible():
+                return run.run()
         finally:
             run.close()

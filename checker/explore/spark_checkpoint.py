@@ -40,7 +40,8 @@ from ..machine import Machine
 from .errors import EngineSetupError
 
 STATE_PROTOCOL = 5
-FORMAT = 1
+#: 2: states stored through ``Machine.export_states`` (format 1 pickled them as they are)
+FORMAT = 2
 MANIFEST = "manifest.json"
 
 
@@ -112,7 +113,7 @@ class CheckpointStore:
         return self._fs
 
     def path(self, *parts: str) -> str:
-        self.fs  # resolves _base
+        _ = self.fs  # resolves _base
         return "/".join([self._base.rstrip("/"), *parts])
 
     def level_dir(self, level: int) -> str:
@@ -140,7 +141,7 @@ class CheckpointStore:
             with self.fs.open_input_stream(self.path(MANIFEST)) as f:
                 data = json.loads(f.read().decode())
             if data.get("format") != FORMAT or not isinstance(data.get("levels"), list):
-                raise ValueError("unknown format")
+                raise ValueError(f"format {data.get('format')!r}, this version reads {FORMAT}")
         except (ValueError, UnicodeDecodeError) as exc:
             raise CheckpointError(
                 f"checkpoint manifest {self.path(MANIFEST)} is corrupt ({exc}); delete the directory "
@@ -158,22 +159,24 @@ class CheckpointStore:
     # -- level parts (executor side)
 
     def write_part(self, level: int, pid: int, fps: np.ndarray, parents: np.ndarray,
-                   actions: np.ndarray, states: list) -> None:
+                   actions: np.ndarray, states: list, machine: Machine) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
         table = pa.table({
             "fp": pa.array(fps, type=pa.uint64()),
             "parent": pa.array(parents, type=pa.uint64()),
             "action": pa.array(actions, type=pa.int16()),
-            "state": pa.array([pickle.dumps(s, protocol=STATE_PROTOCOL) for s in states],
-                              type=pa.binary()),
+            # one state per row, each exported on its own so a row decodes without the others
+            "state": pa.array([pickle.dumps(machine.export_states([s]), protocol=STATE_PROTOCOL)
+                               for s in states], type=pa.binary()),
         })
         directory = self.level_dir(level)
         self.fs.create_dir(directory, recursive=True)
         pq.write_table(table, f"{directory}/part-{pid:05d}.parquet", filesystem=self.fs)
 
     def read_level(self, level: int, columns: list[str], pid: int | None = None,
-                   partitions: int | None = None, stored_partitions: int | None = None) -> dict:
+                   partitions: int | None = None, stored_partitions: int | None = None,
+                   machine: Machine | None = None) -> dict:
         """Columns of a level as numpy arrays / lists. With ``pid``: only the states that belong to
         partition ``pid`` of ``partitions`` (reads one part file when the partitioning is the
         stored one, every part file otherwise)."""
@@ -207,7 +210,8 @@ class CheckpointStore:
         result: dict[str, Any] = {}
         for c in cols:
             if c == "state":
-                result[c] = [pickle.loads(b) for b in out[c]]
+                assert machine is not None, "decoding states needs the machine"
+                result[c] = [machine.import_states(pickle.loads(b))[0] for b in out[c]]
             else:
                 dtype = np.int16 if c == "action" else np.uint64
                 result[c] = np.concatenate(out[c]).astype(dtype) if out[c] else np.empty(0, dtype)

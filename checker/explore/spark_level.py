@@ -94,20 +94,32 @@ class Chunk:
     #: (property, fingerprint) of rows that break an invariant (checked where they were generated)
     broken: list[tuple[str, int]] = field(default_factory=list)
 
-    def states(self) -> list:
+    def states(self, machine: Machine) -> list:
         out: list = []
         for blob, rows in self.segments:
-            decoded = pickle.loads(blob)
+            decoded = decode_states(machine, blob)
             out.extend(decoded if rows is None else [decoded[i] for i in rows.tolist()])
         return out
 
 
-def make_chunk(fps: list[int] | np.ndarray, states: list, parents: list[int] | np.ndarray,
-               actions: list[int] | np.ndarray, source: int = 0,
+def encode_states(machine: Machine, states: list) -> bytes:
+    """A batch of states as bytes, through ``Machine.export_states``: a machine whose states hold
+    ids of interned parts (the packed Kafka machines, ``checker.compose``) sends each part once per
+    batch instead of once per state; pickling such states one by one unpacked and re-interned
+    every part, which was most of a level's time on the Kafka specs."""
+    return pickle.dumps(machine.export_states(states), protocol=STATE_PROTOCOL)
+
+
+def decode_states(machine: Machine, blob: bytes) -> list:
+    return list(machine.import_states(pickle.loads(blob)))
+
+
+def make_chunk(machine: Machine, fps: list[int] | np.ndarray, states: list,
+               parents: list[int] | np.ndarray, actions: list[int] | np.ndarray, source: int = 0,
                undeclared: dict[int, str] | None = None,
                broken: list[tuple[str, int]] | None = None) -> Chunk:
     return Chunk(np.asarray(fps, dtype=np.uint64),
-                 [(pickle.dumps(states, protocol=STATE_PROTOCOL), None)],
+                 [(encode_states(machine, states), None)],
                  np.asarray(parents, dtype=np.uint64),
                  np.asarray(actions, dtype=np.int16), source, undeclared or {}, broken or [])
 
@@ -179,7 +191,7 @@ def expand_partition(broadcast: Any, token: str, args: LevelArgs, report: Any, p
     for _, (tag, chunk) in records:
         if tag != "F":
             continue
-        states = chunk.states()
+        states = chunk.states(ctx.machine)
         expander.check_sample(states[:8], 64)
         cand = expander.expand_chunk(states, chunk.fps.tolist(), args.level, seen=seen)
         generated += cand.generated
@@ -208,11 +220,13 @@ def expand_partition(broadcast: Any, token: str, args: LevelArgs, report: Any, p
                 pass           # Python worker that leaves input unread is not reused)
             break
     deadlocks = [p.ref for p in expander.found if p.kind == "deadlock"]
-    trans_found = [(p.name, p.ref, p.step, p.state) for p in expander.found if p.kind == "transition"]
+    # the next state travels encoded (a composed machine's states cannot be pickled as they are)
+    trans_found = [(p.name, p.ref, p.step, encode_states(ctx.machine, [p.state]))
+                   for p in expander.found if p.kind == "transition"]
 
     for b in range(parts):
         if b_fps[b]:
-            yield b, ("C", make_chunk(b_fps[b], b_states[b], b_parents[b], b_actions[b], pid,
+            yield b, ("C", make_chunk(ctx.machine, b_fps[b], b_states[b], b_parents[b], b_actions[b], pid,
                                       b_undeclared[b], b_broken[b]))
     report.add({("x", args.level, pid): {"generated": generated, "gen_cov": gen_cov,
                                          "deadlocks": deadlocks, "transitions": trans_found}})
@@ -247,7 +261,7 @@ def antijoin_partition(broadcast: Any, token: str, args: LevelArgs, report: Any,
     else:
         fps, uniq, order = EMPTY, EMPTY, np.empty(0, dtype=np.int64)
 
-    stats: dict[str, Any] = {"new": int(len(order)), "new_cov": {}, "invariants": []}
+    stats: dict[str, Any] = {"new": len(order), "new_cov": {}, "invariants": []}
     if args.last:
         # Depth limit: new successors are neither kept nor checked; the driver only needs to know
         # whether there were any (then the run is incomplete).
@@ -287,7 +301,8 @@ def antijoin_partition(broadcast: Any, token: str, args: LevelArgs, report: Any,
     level = args.level + 1
     frontier = Chunk(new_fps, segments, parents, actions, pid)
     if ctx.plan.checkpoint is not None:
-        ctx.plan.checkpoint.write_part(level, pid, new_fps, parents, actions, frontier.states())
+        ctx.plan.checkpoint.write_part(level, pid, new_fps, parents, actions,
+                                          frontier.states(ctx.machine), ctx.machine)
     merged = np.insert(visited, np.searchsorted(visited, uniq), uniq) if len(uniq) else visited
     yield pid, ("V", merged)
     yield pid, ("F", frontier)
@@ -298,7 +313,7 @@ def antijoin_partition(broadcast: Any, token: str, args: LevelArgs, report: Any,
 
 # ---------------------------------------------------------------- resuming from a checkpoint
 
-def load_partition(store: CheckpointStore, last_level: int, partitions: int,
+def load_partition(machine: Machine, store: CheckpointStore, last_level: int, partitions: int,
                    stored_partitions: dict[int, int], pid: int, records: Iterator
                    ) -> Iterator[tuple[int, tuple[str, Any]]]:
     """Rebuild partition ``pid`` (V and F) of the level dataset from the checkpoint files;
@@ -309,6 +324,6 @@ def load_partition(store: CheckpointStore, last_level: int, partitions: int,
              for lvl in range(1, last_level + 1)]
     visited = np.sort(np.concatenate(parts)) if parts else EMPTY
     top = store.read_level(last_level, ["fp", "parent", "action", "state"], pid, partitions,
-                           stored_partitions[last_level])
+                           stored_partitions[last_level], machine=machine)
     yield pid, ("V", visited)
-    yield pid, ("F", make_chunk(top["fp"], top["state"], top["parent"], top["action"], pid))
+    yield pid, ("F", make_chunk(machine, top["fp"], top["state"], top["parent"], top["action"], pid))

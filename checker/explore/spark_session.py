@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import importlib
+import logging
 import os
 import re
 import shutil
@@ -43,8 +45,8 @@ from typing import Any
 from urllib.parse import urlparse
 
 from .errors import EngineSetupError
+from .spark_config import DEFAULT_MASTER, resolve_master
 
-DEFAULT_MASTER = "local[*]"
 MIN_JAVA = 17
 JAVA_FIX = "install a JDK 17 (apt-get install openjdk-17-jre-headless) or set JAVA_HOME"
 
@@ -58,7 +60,7 @@ def verbose() -> bool:
 
 
 def is_local_master(master: str) -> bool:
-    return master == "local" or master.startswith("local[") or master.startswith("local-cluster")
+    return master == "local" or master.startswith(("local[", "local-cluster"))
 
 
 # ---------------------------------------------------------------- pre-flight checks
@@ -77,7 +79,7 @@ def find_java() -> tuple[str, int]:
             raise SparkUnavailableError(f"Java not found: {JAVA_FIX}")
         java = found
     try:
-        proc = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise SparkUnavailableError(f"Java at {java} does not run ({exc}); {JAVA_FIX}") from None
     match = re.search(r'version "(\d+)(?:\.(\d+))?', proc.stderr + proc.stdout)
@@ -90,6 +92,14 @@ def find_java() -> tuple[str, int]:
         raise SparkUnavailableError(
             f"Java {major} found at {java}; Spark 4 needs Java {MIN_JAVA} or newer: {JAVA_FIX}")
     return java, major
+
+
+def loopback_master(master: str) -> bool:
+    """A spark:// master on a loopback address (a cluster on this machine only)."""
+    if not master.startswith("spark://"):
+        return False
+    hosts = [h.rpartition(":")[0] for h in master[len("spark://"):].split(",")]
+    return all(h == "localhost" or h.startswith("127.") for h in hosts)
 
 
 def _tcp_reachable(host: str, port: int, timeout: float = 5.0) -> bool:
@@ -114,7 +124,10 @@ def check_master(master: str) -> None:
             if _tcp_reachable(host, int(port)):
                 return
         raise SparkUnavailableError(
-            f"Spark master {master} is unreachable: start it (sbin/start-master.sh) or fix --master")
+            f"Spark master {master} is unreachable: start one with the pip package's spark-class "
+            f"({spark_class()} org.apache.spark.deploy.master.Master --host HOST --port PORT, then "
+            f"... org.apache.spark.deploy.worker.Worker {master}) or fix the master "
+            "(--master, [check.spark] master, SPARK_MASTER)")
     if master.startswith("k8s://"):
         url = urlparse(master[len("k8s://"):])
         host, port = url.hostname, url.port or (443 if url.scheme == "https" else 80)
@@ -129,6 +142,16 @@ def check_master(master: str) -> None:
         return
     raise SparkUnavailableError(
         f"unknown Spark master {master!r}: use local[*], spark://HOST:PORT, yarn or k8s://https://HOST:PORT")
+
+
+def spark_class() -> str:
+    """The launcher of Spark's Java classes in the installed PySpark (the pip package ships
+    ``bin/spark-class``, not the ``sbin/start-*.sh`` scripts of a Spark download)."""
+    try:
+        import pyspark
+        return str(Path(pyspark.__file__).parent / "bin" / "spark-class")
+    except ImportError:
+        return "spark-class"
 
 
 # ---------------------------------------------------------------- code shipping
@@ -171,7 +194,7 @@ def _zip_package(name: str, out_dir: Path) -> Path | None:
     return target
 
 
-def ship_code(sc: Any, machine: Any, workdir: Path) -> list[str]:
+def ship_code(sc: Any, machine: Any, workdir: Path, skip: set[str] | frozenset[str] = frozenset()) -> list[str]:
     """addPyFile the eoscheck package, and the machine's top-level package when it is not
     installed (a user model given as module:ATTR), so executors can unpickle the machine."""
     names = ["eoscheck"]
@@ -183,6 +206,8 @@ def ship_code(sc: Any, machine: Any, workdir: Path) -> list[str]:
             names.append(top)
     shipped = []
     for name in names:
+        if name in skip:
+            continue
         path = _zip_package(name, workdir)
         if path is not None:
             sc.addPyFile(str(path))
@@ -231,18 +256,53 @@ def _jvm_output_to(path: Path | None) -> Iterator[None]:
             os.close(f)
 
 
-def default_partitions(sc: Any) -> int:
-    """Partitions per level: one per core (fewer were faster on 2 cores; see performance notes)."""
-    env = os.environ.get("EOSCHECK_SPARK_PARTITIONS")
-    if env:
-        return max(1, int(env))
-    return max(1, int(sc.defaultParallelism))
+def default_partitions(sc: Any, explicit: int | None = None) -> int:
+    """Partitions per level: ``explicit`` ([check.spark] partitions, --partitions), else
+    EOSCHECK_SPARK_PARTITIONS, else one per core (fewer were faster on 2 cores; see performance
+    notes)."""
+    from .spark_config import resolve_partitions
+    return resolve_partitions(explicit, max(1, int(sc.defaultParallelism)))
+
+
+@dataclasses.dataclass(frozen=True)
+class SessionSettings:
+    """What a Spark session is started with; one session serves every spec of a run."""
+
+    master: str
+    conf: tuple[tuple[str, str], ...] = ()
+    #: the master was named (command line or spec), not found in SPARK_MASTER, the conf file or
+    #: the default: a running session on another master is then an error, not a fallback
+    explicit: bool = False
+
+    @staticmethod
+    def of(options: Any) -> SessionSettings:
+        """The session an ExploreOptions asks for (master resolved through SPARK_MASTER and
+        spark-defaults.conf when neither the command line nor the spec names one)."""
+        master, _ = resolve_master(options.spark_master)
+        conf = dict(options.spark_conf)
+        if options.spark_executor_memory:
+            conf["spark.executor.memory"] = options.spark_executor_memory
+        if options.spark_driver_memory:
+            conf["spark.driver.memory"] = options.spark_driver_memory
+        return SessionSettings(master, tuple(sorted(conf.items())), options.spark_master is not None)
+
+
+def quiet_py4j() -> None:
+    """py4j logs every broken gateway call (a Ctrl-C inside a JVM call, the JVM going away) with a
+    traceback through Python's last-resort handler: dozens of lines on an interrupt. The CLI
+    prints one line instead; EOSCHECK_SPARK_VERBOSE=1 keeps them."""
+    if verbose():
+        return
+    for name in ("py4j", "py4j.java_gateway", "py4j.clientserver"):
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.CRITICAL + 1)
+        logger.propagate = False
 
 
 def start_session(master: str = DEFAULT_MASTER, app_name: str = "eoscheck",
                   conf: dict[str, str] | None = None) -> Any:
     """Start (or join) a SparkSession with the settings the engine needs; raises SparkUnavailableError."""
-    global _log_path
+    global _log_path, _workdir
     from pyspark import SparkContext
 
     active = SparkContext._active_spark_context
@@ -252,15 +312,18 @@ def start_session(master: str = DEFAULT_MASTER, app_name: str = "eoscheck",
 
     find_java()
     check_master(master)
+    quiet_py4j()
     local = is_local_master(master)
-    if local:
+    if local or loopback_master(master):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        # Workers must run this interpreter (same version, same installed packages).
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    # Executors must run this interpreter (same version, same installed packages); on a cluster
+    # whose nodes have another Python, PYSPARK_PYTHON set by the user wins.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     workdir = Path(tempfile.mkdtemp(prefix="eoscheck-spark-"))
-    # The JVM reads its log settings from here and logs into it until it stops: removed when this
-    # process exits (normally, on an error, or on a signal the CLI turns into an exit).
+    _workdir = workdir
+    # The JVM reads its log settings from here and logs into it until it stops: removed when the
+    # session stops (stop_session), and at exit as a last resort.
     atexit.register(shutil.rmtree, workdir, True)
     log4j = workdir / "log4j2.properties"
     log4j.write_text(_LOG4J.format(level="warn" if verbose() else "error"))
@@ -274,6 +337,9 @@ def start_session(master: str = DEFAULT_MASTER, app_name: str = "eoscheck",
                # Small levels: many tiny tasks cost more than they parallelise.
                .config("spark.sql.shuffle.partitions", "4")
                .config("spark.sql.adaptive.enabled", "true")
+               # Spark's own scratch space (shuffle files, block manager) under our workdir, so
+               # that nothing of the driver's outlives the run.
+               .config("spark.local.dir", str(workdir))
                .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile=file:{log4j}")
                .config("spark.executor.extraJavaOptions", f"-Dlog4j.configurationFile=file:{log4j}"))
     if local:
@@ -285,31 +351,103 @@ def start_session(master: str = DEFAULT_MASTER, app_name: str = "eoscheck",
                    # Python workers import what the driver imports (models outside the package).
                    .config("spark.executorEnv.PYTHONPATH",
                            os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))))
+    elif loopback_master(master) or os.environ.get("SPARK_LOCAL_IP", "").startswith("127."):
+        # A cluster on this machine only (a master on loopback can only have workers here): the
+        # driver listens on loopback too, not on the machine's other addresses.
+        ip = os.environ.get("SPARK_LOCAL_IP", "127.0.0.1")
+        ip = ip if ip.startswith("127.") else "127.0.0.1"
+        builder = builder.config("spark.driver.host", ip).config("spark.driver.bindAddress", ip)
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     try:
         with _jvm_output_to(_log_path):
             spark = builder.getOrCreate()
-    except Exception as exc:  # PySpark raises plain Exceptions/RuntimeErrors from the launcher
+    except Exception as exc:  # noqa: BLE001  (PySpark raises plain Exceptions/RuntimeErrors from the launcher)
         where = f" (details in {_log_path})" if _log_path else ""
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        stop_session(None)
         raise SparkUnavailableError(f"Spark did not start on {master}: {first}{where}") from None
     spark.sparkContext.setLogLevel("WARN" if verbose() else "ERROR")
     return spark
 
 
+_workdir: Path | None = None
+_shipped: set[str] = set()
+
+
+def stop_session(spark: Any) -> None:
+    """Stop the JVM and remove this process's Spark scratch directory."""
+    global _workdir, _log_path
+    if spark is not None:
+        with contextlib.suppress(Exception):
+            spark.stop()
+    if _workdir is not None:
+        shutil.rmtree(_workdir, ignore_errors=True)
+        _workdir = None
+        _log_path = None
+    _shipped.clear()
+
+
+def _ship(sc: Any, machines: list[Any]) -> None:
+    """addPyFile what executors of a cluster need to unpickle ``machines`` (once per session)."""
+    if is_local_master(sc.master) or _workdir is None:
+        return
+    for machine in machines:
+        key = type(machine).__module__.split(".")[0]
+        if key in _shipped:
+            continue
+        for name in ship_code(sc, machine, _workdir, skip=_shipped):
+            _shipped.add(name)
+        _shipped.add(key)
+
+
+def _check_joined(active: Any, settings: SessionSettings) -> None:
+    """A run may join the running session only if it asks for nothing that session lacks."""
+    if settings.explicit and settings.master != active.master:
+        raise SparkUnavailableError(
+            f"this process already runs Spark on {active.master}; cannot also use {settings.master} "
+            "(one Spark session serves a whole run: give every spec the same [check.spark] master)")
+    conf = active.getConf()
+    for key, value in settings.conf:
+        have = conf.get(key, None)
+        if have is not None and have != value:
+            raise SparkUnavailableError(
+                f"this process already runs Spark with {key}={have}; cannot also use {value} "
+                "(one Spark session serves a whole run: give every spec the same [check.spark] settings)")
+
+
+_held: list[Any] | None = None
+
+
 @contextlib.contextmanager
-def spark_session(master: str | None, machine: Any) -> Iterator[Any]:
-    """The SparkContext for one exploration: reuses a running one, else starts one and stops it
-    on the way out (normal return, exception, SIGTERM or SIGHUP)."""
+def one_session_for_all() -> Iterator[None]:
+    """Keep the first Spark session that an exploration starts inside this block running for the
+    next ones (a CLI run of several specs), and stop it on the way out. The session still starts
+    lazily, so a spec that fails its own checks (properties, views) does so before any JVM."""
+    global _held
+    if _held is not None:  # nested: the outer block stops it
+        yield
+        return
+    _held = []
+    try:
+        yield
+    finally:
+        held, _held = _held, None
+        for spark in held:
+            stop_session(spark)
+
+
+@contextlib.contextmanager
+def spark_session(settings: SessionSettings, machines: list[Any]) -> Iterator[Any]:
+    """The SparkContext for one or more explorations: joins a running one (the CLI starts one for
+    all specs of a run; the tests share one), else starts one and stops it on the way out (normal
+    return, exception, SIGTERM or SIGHUP)."""
     from pyspark import SparkContext
 
-    wanted = master or DEFAULT_MASTER
     active = SparkContext._active_spark_context
     if active is not None:
-        if master is not None and active.master != master:
-            raise SparkUnavailableError(
-                f"this process already runs Spark on {active.master}; cannot also use {master}")
+        _check_joined(active, settings)
+        _ship(active, machines)
         yield active
         return
     previous: dict[int, Any] = {}
@@ -324,12 +462,12 @@ def spark_session(master: str | None, machine: Any) -> Iterator[Any]:
         for sig in (signal.SIGTERM, signal.SIGHUP):
             previous[sig] = signal.signal(sig, on_signal)
     spark = None
-    workdir = Path(tempfile.mkdtemp(prefix="eoscheck-ship-"))
     try:
-        spark = start_session(wanted)
+        spark = start_session(settings.master, conf=dict(settings.conf))
+        if _held is not None:
+            _held.append(spark)  # a run of several specs: stopped by one_session_for_all
         sc = spark.sparkContext
-        if not is_local_master(wanted):
-            ship_code(sc, machine, workdir)
+        _ship(sc, machines)
         try:
             yield sc
         except BaseException:
@@ -341,7 +479,5 @@ def spark_session(master: str | None, machine: Any) -> Iterator[Any]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        if spark is not None:
-            with contextlib.suppress(Exception):
-                spark.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
+        if _held is None or spark is None:
+            stop_session(spark)
