@@ -7,12 +7,11 @@ counterexample lengths are computed by networkx and must match the engines exact
 from __future__ import annotations
 
 import networkx as nx
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from eoscheck.checker.explore import ExploreOptions, explore
 from eoscheck.checker.machine import Machine, Property
 from eoscheck.checker.trace import trace_is_valid
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 
 class GraphMachine(Machine):

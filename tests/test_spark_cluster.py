@@ -92,7 +92,13 @@ def test_worker_lost_mid_run_resumes_with_the_bfs_counts(cluster, tmp_path):
             if line.startswith("level ") and line.split()[1].isdigit():
                 level = int(line.split()[1])
         cluster.kill_worker(0)  # the worker, its executor and its Python workers: gone
-        time.sleep(3)
+        # The replacement starts only once the driver has said it waits for one (10 s after the last
+        # executor went): started sooner, on an idle machine it registers before that notice is due.
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            assert line, f"driver ended early: {proc.wait()} {proc.stderr.read() if proc.stderr else ''}"
+            if "waiting for executors" in line:
+                break
         cluster.add_worker()
         code = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
         err = proc.stderr.read() if proc.stderr else ""

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..machine import Machine
 from ..fingerprint import observed_collision_probability
+from ..machine import Machine
 from ..result import Result, Stats, TraceStep
 from .common import Ticker, build_coverage, limit_notes, shortened_violation, verdict_of
 from .expand import Expander
