@@ -129,7 +129,7 @@ from ..transactions.markers import (
 )
 from ..transactions.states import is_valid_transition
 from ..transactions.timeout import abort_timed_out
-from . import eos_symmetry
+from . import eos_fast, eos_symmetry
 from .eos_group import EosGroup, show_membership
 from .eos_idempotent import IDEMPOTENT_PARTITION, IdempotentProducers
 from .eos_instances import INSTANCE_CHART_PARTS, InstancesMixin
@@ -283,6 +283,9 @@ _exactly_once.__doc__ = props.eos_exactly_once.__doc__
 #: the steps that can fail a producer, and those that change the coordinator's metadata
 _FAILING = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "HandleProduceResponse", "TxnOffsetCommit",
             "ZombieEndTxn", "ZombieTxnOffsetCommit")
+#: the steps FencedGetsFencingError looks at (TxnOffsetCommit's fatal errors are fencing errors:
+#: ``producer.transactional.on_txn_offset_commit``)
+_FENCING_CHECKED = tuple(a for a in _FAILING if a not in ("TxnOffsetCommit", "ZombieTxnOffsetCommit"))
 _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOutTransaction", "WriteTxnMarker",
                 "TxnCoordinatorFailover", "AddOffsetsToTxn", "WriteOffsetsMarker", "ZombieEndTxn")
 
@@ -397,17 +400,35 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, Comp
         self._group_slot = self.slot("group")
         first = self.slot("member") if self.members else 0
         self._member_slots = (first, first + self.members)
+        self._fast_paths()
+
+    def _fast_paths(self) -> None:
+        """The per-configuration hot paths (``eos_fast``): the constraint and the canonical form as
+        generated functions on the instance (they shadow the class's methods, which stay the
+        reference), and no memo lookups for rules that cannot fire."""
+        eos_fast.prune_idle_rules(self)
+        if type(self).within_bounds is EosMachine.within_bounds:
+            self.within_bounds = eos_fast.constraint(self)  # type: ignore[method-assign]
+        if type(self).canonical is Composed.canonical:  # a derived machine's own form stays; ``Composed``'s
+            self.canonical = eos_fast.canonical_form(self)  # type: ignore[method-assign]
 
     def clear_caches(self) -> None:
         super().clear_caches()
         self._epoch_ok = {}
         self._group_ok = {}
+        self._fast_paths()
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
         state["_epoch_ok"] = {}
         state["_group_ok"] = {}
+        state.pop("within_bounds", None)  # closures over the compiled plan: rebuilt on arrival
+        state.pop("canonical", None)
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        self._fast_paths()
 
     def _coordinator(self, meta: TxnMetadata) -> dict[str, Any]:
         """The coordinator's new metadata, appended to __transaction_state (what a load would see)."""
@@ -416,12 +437,18 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, Comp
 
     # --- structure ---------------------------------------------------------------------------------
 
+    def _epochs_within(self, key: Any, s: tuple) -> bool:
+        """Every coordinator epoch is within ``max_epoch`` (memoised on the ``txn`` slots, ``key``)."""
+        ok = self._epoch_ok[key] = all(m.epoch <= self.max_epoch for m in self.view(s).txn)
+        return ok
+
     def within_bounds(self, s: tuple) -> bool:
+        # the reference form; ``eos_fast.constraint`` generates the one the engines call
         lo, hi = self._txn_slots
         key = s[lo:hi]
         ok = self._epoch_ok.get(key)
         if ok is None:
-            ok = self._epoch_ok[key] = all(m.epoch <= self.max_epoch for m in self.view(s).txn)
+            ok = self._epochs_within(key, s)
         ok = ok and self.idempotent_within_bounds(s[self._pid_slot]) and self._instances_within_bounds(s)
         if ok and self.members:
             return self.group_within_bounds_at(s)
@@ -836,8 +863,12 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, Comp
     oos_on_loss = _transition("OutOfOrderOnlyOnLoss", props.eos_out_of_order_only_on_loss, ("leader", "producer"),
                               ("HandleProduceResponse",),
                               when=lambda step: step[-1] == RAISED_OUT_OF_ORDER and step[1] != IDEMPOTENT_PARTITION)
+    # only a new fatal error that is not a fencing one can break it: TxnOffsetCommit fails a producer
+    # with fencing errors only, and a produce response does so with another error only when it
+    # raises OutOfOrderSequence (``on_produce_response``); the other steps pass without a memo key
     fencing_error = _transition("FencedGetsFencingError", props.eos_fenced_gets_fencing_error,
-                                ("producer", "zombie", "txn"), _FAILING)
+                                ("producer", "zombie", "txn"), _FENCING_CHECKED,
+                                when=lambda step: step[0] != "HandleProduceResponse" or step[-1] == RAISED_OUT_OF_ORDER)
 
     @transition("ValidTxnTransitions", reads=("txn",), actions=_COORDINATOR)
     def valid_transitions(self, step: tuple, before: Any, after: Any) -> bool:

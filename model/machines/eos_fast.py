@@ -1,0 +1,123 @@
+"""The hot paths ``kafka.eos`` builds per configuration: its state constraint and its symmetry's
+canonical form, as generated code with the configuration's slots as constants, and the removal of
+rules that cannot fire in a configuration.
+
+Both functions run once per generated successor (about three per distinct state), so the
+generic versions' per-call work (method lookups, calls into the mixins' parts of the
+constraint, building every identity's sort key in a generator) was a sizeable part of a
+profile: ``bench/profile_eos.py`` counts the calls. The generated functions compute the same
+values: ``tests/test_eos_fast.py`` compares them with the generic ones on whole explorations.
+
+They are closures over the machine's compiled plan, so they are rebuilt rather than pickled
+(``EosMachine.__getstate__``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from operator import itemgetter
+from typing import Any
+
+from eoscheck.checker.symmetry import canonicalize
+
+
+def constraint(machine: Any) -> Callable[[tuple], bool]:
+    """``machine.within_bounds`` as one generated function of the flat state: the coordinator's
+    epochs (memoised on the ``txn`` slots), the producer id allocator for the idempotent producers
+    and the instances, and the group's generations and rejoins, each only when its mechanism is on."""
+    lo, hi = machine._txn_slots
+    env: dict[str, Any] = {"epoch_ok": machine._epoch_ok, "epochs_miss": machine._epochs_within}
+    lines = ["def within_bounds(s):"]
+    if hi > lo:
+        key = f"s[{lo}]" if hi - lo == 1 else f"s[{lo}:{hi}]"
+        lines += [f"    ok = epoch_ok.get({key})",
+                  "    if ok is None:",
+                  f"        ok = epochs_miss({key}, s)",
+                  "    if not ok:",
+                  "        return False"]
+    pid = machine._pid_slot
+    if machine.n_idempotent:
+        lines += [f"    if s[{pid}] > {int(machine.max_pids)}:", "        return False"]
+    if machine.n_instances:
+        lines += [f"    if s[{pid}] > {int(machine.max_producer_ids)}:", "        return False"]
+    if machine.members:
+        env["group_ok"] = machine.group_within_bounds_at
+        lines.append("    return group_ok(s)")
+    else:
+        lines.append("    return True")
+    exec(compile("\n".join(lines), "<kafka.eos within_bounds>", "exec"), env)  # noqa: S102
+    fn: Callable[[tuple], bool] = env["within_bounds"]
+    return fn
+
+
+def canonical_form(machine: Any) -> Callable[[tuple], tuple]:
+    """``Composed.canonical`` for ``machine``'s declared scalarsets with the same result: each
+    identity's sort key read by one ``itemgetter``, and each permutation applied by moving the
+    actors' slots and renaming the parts that mention identities through one memo per (part,
+    permutation), keyed by the part's id."""
+    plan = machine._plan
+    steps: list[tuple[list[Callable[[tuple], Any]], Callable[[tuple, tuple[int, ...]], tuple]]] = []
+    for ss, names in plan.scalarsets.items():
+        size = plan.scalarset_sizes[ss]
+        if size < 2:
+            continue  # nothing to rename
+        cols = [plan.slots[n][0] for n in names]
+        # a tuple even for one column: the generic form's keys are tuples, and the ties it breaks
+        # compare them
+        getters = [itemgetter(*(base + i for base in cols)) if len(cols) > 1
+                   else (lambda s, k=cols[0] + i: (s[k],)) for i in range(size)]
+        steps.append((getters, _permuter(plan, ss)))
+
+    def canonical(s: tuple) -> tuple:
+        for getters, apply in steps:
+            s = canonicalize(s, [g(s) for g in getters], apply)
+        return s
+    return canonical
+
+
+def _permuter(plan: Any, ss: str) -> Callable[[tuple, tuple[int, ...]], tuple]:
+    """``plan.permute(state, ss, perm)`` with the slot moves and the renaming memos per permutation."""
+    moves: list[tuple[int, int]] = []  # (base, count) of the actors that move
+    for name in plan.scalarsets[ss]:
+        moves.append(plan.slots[name])
+    renames = []
+    for slots, decl, fn in plan.renames.get(ss, ()):
+        values = plan.tables[decl.name].values if decl.interned else None
+        renames.append((slots, decl, fn, values))
+    per_perm: dict[tuple[int, ...], list[tuple[list[int], dict[Any, Any], Any, Any, Any]]] = {}
+    memoize = plan.memoize
+
+    def apply(s: tuple, perm: tuple[int, ...]) -> tuple:
+        todo = per_perm.get(perm)
+        if todo is None:
+            todo = per_perm[perm] = [(slots, {}, decl, fn, values) for slots, decl, fn, values in renames]
+        t = list(s)
+        for base, count in moves:
+            for i in range(count):
+                t[base + perm[i]] = s[base + i]
+        for slots, memo, decl, fn, values in todo:
+            for k in slots:
+                old = t[k]
+                new = memo.get(old)
+                if new is None:
+                    new = plan.encode(decl, fn(old if values is None else values[old], perm))
+                    if memoize:
+                        memo[old] = new
+                t[k] = new
+        return tuple(t)
+    return apply
+
+
+def prune_idle_rules(machine: Any) -> None:
+    """Drop the compiled rules that cannot fire in this configuration, so that no state looks up
+    their memo: the clock's Tick when the clock stops at 0 (``max_ticks`` = 0; its guard
+    ``now < max`` never holds). The rules' actions are already left out of ``machine.actions``."""
+    plan = machine._plan
+    if machine.bounds.get("max_ticks", 0) == 0:
+        kept = [r for r in plan.rules if r.action != "Tick"]
+        if len(kept) != len(plan.rules):
+            plan.rules = kept
+            plan.compile()
+
+
+__all__ = ["canonical_form", "constraint", "prune_idle_rules"]
