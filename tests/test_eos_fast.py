@@ -8,12 +8,11 @@ import pickle
 from typing import Any
 
 import pytest
-
 from eoscheck.checker.compose import Composed
 from eoscheck.checker.explore import explore
 from eoscheck.checker.explore.options import ExploreOptions
-from eoscheck.model.machines.eos import EosMachine, machine
 from eoscheck.checker.registry import find_model
+from eoscheck.model.machines.eos import EosMachine, machine
 
 CONFIGS: list[tuple[str, dict[str, int]]] = [
     ("kafka-4.0", {"producers": 2, "txn_timeouts": 1, "max_epoch": 1, "transactions": 2}),

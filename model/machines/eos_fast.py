@@ -110,14 +110,46 @@ def _permuter(plan: Any, ss: str) -> Callable[[tuple, tuple[int, ...]], tuple]:
 
 def prune_idle_rules(machine: Any) -> None:
     """Drop the compiled rules that cannot fire in this configuration, so that no state looks up
-    their memo: the clock's Tick when the clock stops at 0 (``max_ticks`` = 0; its guard
-    ``now < max`` never holds). The rules' actions are already left out of ``machine.actions``."""
+    their memos:
+
+    - the clock's Tick when the clock stops at 0 (``max_ticks`` = 0: its guard ``now < max`` never
+      holds);
+    - the rules that receive from, lose or copy messages of a channel nothing can put a message
+      in: empty in every initial state, and no rule that can fire sends to it or writes it (the
+      idempotent producers' channels without idempotent producers, the instances' without
+      instances, the stale markers without coordinator failovers).
+
+    Their actions are already left out of ``machine.actions`` (``EosMachine.__init__``)."""
+    from eoscheck.checker.compose.rules import _Rule
+
     plan = machine._plan
+    rules = list(plan.rules)
     if machine.bounds.get("max_ticks", 0) == 0:
-        kept = [r for r in plan.rules if r.action != "Tick"]
-        if len(kept) != len(plan.rules):
-            plan.rules = kept
-            plan.compile()
+        rules = [r for r in rules if r.action != "Tick"]
+    channels = plan.channels
+    live = set()
+    for s in machine.init_states():
+        live.update(name for name in channels if plan.tables[name].values[s[plan.slots[name][0]]])
+
+    def feeds(r: Any) -> set[str]:
+        if not isinstance(r, _Rule):
+            return set()
+        return set(r.sends) | {ref.name for ref in r.writes if ref.name in channels}
+
+    def can_fire(r: Any) -> bool:
+        if isinstance(r, _Rule):
+            return bool(r.bindings) if r.receive is None else r.receive.name in live
+        return r.ops.name in live  # a loss or duplication rule
+
+    while True:
+        more = set().union(*(feeds(r) for r in rules if can_fire(r))) - live
+        if not more:
+            break
+        live |= more
+    kept = [r for r in rules if can_fire(r)]
+    if len(kept) != len(plan.rules):
+        plan.rules = kept
+        plan.compile()
 
 
 __all__ = ["canonical_form", "constraint", "prune_idle_rules"]
