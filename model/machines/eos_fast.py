@@ -52,9 +52,10 @@ def constraint(machine: Any) -> Callable[[tuple], bool]:
 
 def canonical_form(machine: Any) -> Callable[[tuple], tuple]:
     """``Composed.canonical`` for ``machine``'s declared scalarsets with the same result: each
-    identity's sort key read by one ``itemgetter``, and each permutation applied by moving the
-    actors' slots and renaming the parts that mention identities through one memo per (part,
-    permutation), keyed by the part's id."""
+    identity's sort key read by one ``itemgetter``, and each permutation applied by generated code
+    that moves the actors' slots and renames the parts that mention identities through one memo
+    per (part, permutation), keyed by the part's id. The usual case, one scalarset of two
+    identities, is one generated function (``checker.symmetry.canonicalize``'s two-identity case)."""
     plan = machine._plan
     steps: list[tuple[list[Callable[[tuple], Any]], Callable[[tuple, tuple[int, ...]], tuple]]] = []
     for ss, names in plan.scalarsets.items():
@@ -67,6 +68,21 @@ def canonical_form(machine: Any) -> Callable[[tuple], tuple]:
         getters = [itemgetter(*(base + i for base in cols)) if len(cols) > 1
                    else (lambda s, k=cols[0] + i: (s[k],)) for i in range(size)]
         steps.append((getters, _permuter(plan, ss)))
+    if not steps:
+        return lambda s: s
+    if len(steps) == 1 and len(steps[0][0]) == 2:
+        (first, second), apply = steps[0]
+        swap = apply.for_perm((1, 0))  # type: ignore[attr-defined]
+
+        def canonical_pair(s: tuple) -> tuple:
+            a, b = first(s), second(s)
+            if a < b:
+                return s
+            swapped = swap(s)
+            if a > b:
+                return swapped
+            return min(s, swapped)  # a tie: the least image
+        return canonical_pair
 
     def canonical(s: tuple) -> tuple:
         for getters, apply in steps:
@@ -76,36 +92,66 @@ def canonical_form(machine: Any) -> Callable[[tuple], tuple]:
 
 
 def _permuter(plan: Any, ss: str) -> Callable[[tuple, tuple[int, ...]], tuple]:
-    """``plan.permute(state, ss, perm)`` with the slot moves and the renaming memos per permutation."""
-    moves: list[tuple[int, int]] = []  # (base, count) of the actors that move
+    """``plan.permute(state, ss, perm)`` as generated code per permutation: the slot moves as
+    constants, and the renaming memos per (part, permutation) keyed by the part's id."""
+    moved: list[tuple[int, int]] = []  # (base, count) of the actors that move
     for name in plan.scalarsets[ss]:
-        moves.append(plan.slots[name])
+        moved.append(plan.slots[name])
     renames = []
     for slots, decl, fn in plan.renames.get(ss, ()):
         values = plan.tables[decl.name].values if decl.interned else None
         renames.append((slots, decl, fn, values))
-    per_perm: dict[tuple[int, ...], list[tuple[list[int], dict[Any, Any], Any, Any, Any]]] = {}
-    memoize = plan.memoize
+    compiled: dict[tuple[int, ...], Callable[[tuple], tuple]] = {}
+
+    def for_perm(perm: tuple[int, ...]) -> Callable[[tuple], tuple]:
+        fn = compiled.get(perm)
+        if fn is None:
+            fn = compiled[perm] = _compile_perm(plan, moved, renames, perm)
+        return fn
 
     def apply(s: tuple, perm: tuple[int, ...]) -> tuple:
-        todo = per_perm.get(perm)
-        if todo is None:
-            todo = per_perm[perm] = [(slots, {}, decl, fn, values) for slots, decl, fn, values in renames]
-        t = list(s)
-        for base, count in moves:
-            for i in range(count):
-                t[base + perm[i]] = s[base + i]
-        for slots, memo, decl, fn, values in todo:
-            for k in slots:
-                old = t[k]
-                new = memo.get(old)
-                if new is None:
-                    new = plan.encode(decl, fn(old if values is None else values[old], perm))
-                    if memoize:
-                        memo[old] = new
-                t[k] = new
-        return tuple(t)
+        fn = compiled.get(perm)
+        if fn is None:
+            fn = for_perm(perm)
+        return fn(s)
+    apply.for_perm = for_perm  # type: ignore[attr-defined]
     return apply
+
+
+def _compile_perm(plan: Any, moved: list[tuple[int, int]], renames: list[Any],
+                  perm: tuple[int, ...]) -> Callable[[tuple], tuple]:
+    source = list(range(plan.width))  # slot -> the slot of ``s`` its value comes from
+    for base, count in moved:
+        for i in range(count):
+            source[base + perm[i]] = base + i
+    env: dict[str, Any] = {}
+    memoize = plan.memoize
+    renamed: dict[int, int] = {}  # slot -> the index of its renaming memo
+    for n, (slots, decl, fn, values) in enumerate(renames):
+        memo: dict[Any, Any] = {}
+
+        def miss(old: Any, memo: dict[Any, Any] = memo, decl: Any = decl, fn: Any = fn, values: Any = values) -> Any:
+            new = plan.encode(decl, fn(old if values is None else values[old], perm))
+            if memoize:
+                memo[old] = new
+            return new
+        env[f"m{n}"], env[f"miss{n}"] = memo, miss
+        for k in slots:
+            renamed[k] = n
+    lines = ["def permuted(s):"]
+    items = []
+    for k in range(plan.width):
+        if k in renamed:
+            n = renamed[k]
+            lines += [f"    x = s[{source[k]}]", f"    v{k} = m{n}.get(x)", f"    if v{k} is None:",
+                      f"        v{k} = miss{n}(x)"]
+            items.append(f"v{k}")
+        else:
+            items.append(f"s[{source[k]}]")
+    lines.append("    return (" + ", ".join(items) + ",)")
+    exec(compile("\n".join(lines), f"<kafka.eos permutation {perm}>", "exec"), env)  # noqa: S102
+    out: Callable[[tuple], tuple] = env["permuted"]
+    return out
 
 
 def prune_idle_rules(machine: Any) -> None:
