@@ -607,45 +607,62 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, Comp
         coordinator = self._coordinator(done) if wrote else {"txn": done}
         return {**coordinator, "offsets_leader": written, "group": group, "result": TxnResult(marker.result).name}
 
-    @rule("AddPartitionsToTxn", params={"t": "producer", "p": "partitions"}, reads=("producer[t]", "txn[t]"),
-          writes=("producer[t]", "txn[t]", "txn_log[t]"), results=("error",), show={"error": error_name})
-    def add_partitions(self, p: int, producer: TxnProducer, txn: TxnMetadata) -> Any:
-        if p not in tx.partitions_to_add(producer):
-            return None
-        out = add_partitions_to_txn(txn, producer.producer_id, producer.epoch, (p,))
-        client = tx.on_add_partitions(producer, p, out.error)
-        if client is None:
-            return None  # CONCURRENT_TRANSACTIONS: retried later, nothing changes
-        return {**(self._coordinator(out.meta) if out.wrote else {}), "producer": client, "error": int(out.error)}
+    # The per-partition rules of a producer are one binding per producer that yields the steps of
+    # every partition in partition order (``p`` is the step's first result, so steps and their order
+    # are those of a binding per (t, p)): they read the producer only, and a binding per partition
+    # looked its memo up, and missed, once per partition on the same key.
 
-    @rule("Drain", params={"t": "producer", "p": "partitions"}, reads=("producer[t]", "now"),
-          writes=("producer[t]",), sends=("requests",), results=("record", "seq", "epoch"))
-    def drain(self, t: int, p: int, producer: TxnProducer, now: int) -> Any:
-        drained = tx.drain(producer, t, p, now, self.cfg)
-        if drained is None:
-            return None
-        client, req = drained
-        return {"producer": client, "requests": Routed(p, t, req.connection, req.record, req),
-                "record": req.record, "seq": req.seq, "epoch": req.epoch}
+    @rule("AddPartitionsToTxn", params={"t": "producer"}, reads=("producer[t]", "txn[t]"),
+          writes=("producer[t]", "txn[t]", "txn_log[t]"), results=("p", "error"), show={"error": error_name})
+    def add_partitions(self, producer: TxnProducer, txn: TxnMetadata) -> Any:
+        moves = []
+        for p in tx.partitions_to_add(producer):
+            out = add_partitions_to_txn(txn, producer.producer_id, producer.epoch, (p,))
+            client = tx.on_add_partitions(producer, p, out.error)
+            if client is None:
+                continue  # CONCURRENT_TRANSACTIONS: retried later, nothing changes
+            moves.append({**(self._coordinator(out.meta) if out.wrote else {}), "producer": client, "p": p,
+                          "error": int(out.error)})
+        return moves
 
-    @rule("DeliveryTimeout", params={"t": "producer", "p": "partitions"}, reads=("producer[t]",),
-          writes=("producer[t]",), spends="produce_timeouts")
-    def delivery_timeout(self, p: int, producer: TxnProducer) -> Any:
+    @rule("Drain", params={"t": "producer"}, reads=("producer[t]", "now"),
+          writes=("producer[t]",), sends=("requests",), results=("p", "record", "seq", "epoch"))
+    def drain(self, t: int, producer: TxnProducer, now: int) -> Any:
+        moves = []
+        for p in range(self.n_partitions):
+            drained = tx.drain(producer, t, p, now, self.cfg)
+            if drained is None:
+                continue
+            client, req = drained
+            moves.append({"producer": client, "requests": Routed(p, t, req.connection, req.record, req), "p": p,
+                          "record": req.record, "seq": req.seq, "epoch": req.epoch})
+        return moves
+
+    @rule("DeliveryTimeout", params={"t": "producer"}, reads=("producer[t]",),
+          writes=("producer[t]",), results=("p",), spends="produce_timeouts")
+    def delivery_timeout(self, producer: TxnProducer) -> Any:
         """delivery.timeout.ms passes for an in-flight batch; its request stays on the network."""
-        client = tx.give_up_in_flight(producer, p, self.cfg)
-        return None if client is None else {"producer": client}
+        moves = []
+        for p in range(self.n_partitions):
+            client = tx.give_up_in_flight(producer, p, self.cfg)
+            if client is not None:
+                moves.append({"producer": client, "p": p})
+        return moves
 
-    @rule("RequestTimeout", params={"t": "producer", "p": _with_losses},
-          reads=("producer[t]", "requests", "responses"), writes=("producer[t]",))
-    def request_timeout(self, t: int, p: int, producer: TxnProducer, requests: tuple[Routed, ...],
+    @rule("RequestTimeout", params={"t": lambda m: range(m.n_producers) if m.bounds["lost_responses"] else range(0)},
+          reads=("producer[t]", "requests", "responses"), writes=("producer[t]",), results=("p",))
+    def request_timeout(self, t: int, producer: TxnProducer, requests: tuple[Routed, ...],
                         responses: tuple[Routed, ...]) -> Any:
         """request.timeout.ms for a batch whose request and response are both gone (a lost response)."""
-        part = producer.parts[p]
-        waiting = {m.record for m in requests + responses
-                   if m.partition == p and m.client == t and m.connection == part.connection}
-        if not any(b.status == INFLIGHT and b.record not in waiting for b in part.batches):
-            return None
-        return {"producer": tx.connection_closed(producer, p)}
+        moves = []
+        for p, part in enumerate(producer.parts):
+            if not any(b.status == INFLIGHT for b in part.batches):
+                continue
+            waiting = {m.record for m in requests + responses
+                       if m.partition == p and m.client == t and m.connection == part.connection}
+            if any(b.status == INFLIGHT and b.record not in waiting for b in part.batches):
+                moves.append({"producer": tx.connection_closed(producer, p), "p": p})
+        return moves
 
     @rule("EndTxn", params={"t": "producer"}, reads=("producer[t]", "txn[t]", "next_producer_id"),
           writes=("producer[t]", "txn[t]", "txn_log[t]", "next_producer_id"), results=("result", "error"),
