@@ -78,3 +78,19 @@ def test_pickled_and_cleared_machine_keeps_its_fast_paths() -> None:
     opts = ExploreOptions(stop_at_first=False)
     a, b = explore(m, opts).stats, explore(copy, opts).stats
     assert (a.distinct, a.generated, a.depth) == (b.distinct, b.generated, b.depth)
+
+
+def test_per_producer_rules_keep_their_step_fields() -> None:
+    """AddPartitionsToTxn, Drain, DeliveryTimeout and RequestTimeout are one binding per producer; their
+    steps still name the partition right after the producer, and every partition gets its step."""
+    m = machine("kafka-4.0", partitions=3, lost_responses=1, produce_timeouts=1)
+    assert m.actions["Drain"] == ("t", "p", "record", "seq", "epoch")
+    assert m.actions["AddPartitionsToTxn"] == ("t", "p", "error")
+    assert m.actions["DeliveryTimeout"] == ("t", "p")
+    assert m.actions["RequestTimeout"] == ("t", "p")
+    seen: dict[str, set[int]] = {}
+    for s in _walk(m, 2000):
+        for step, _ in m.successors(s):
+            if step[0] in ("Drain", "AddPartitionsToTxn", "DeliveryTimeout", "RequestTimeout"):
+                seen.setdefault(step[0], set()).add(step[2])
+    assert seen == {a: {0, 1, 2} for a in ("Drain", "AddPartitionsToTxn", "DeliveryTimeout", "RequestTimeout")}
