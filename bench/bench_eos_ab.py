@@ -34,7 +34,7 @@ from eoscheck.model.machines.eos import machine
 model, variant, bounds, symmetry = parse({plan!r})
 m = machine(variant, **bounds) if model == EOS else find_model(model).machine(variant, bounds=bounds)
 wall, cpu = time.perf_counter(), time.process_time()
-r = explore(m, ExploreOptions(stop_at_first=False, symmetry=symmetry))
+r = explore(m, ExploreOptions(stop_at_first=False, symmetry=symmetry, max_states={max_states}))
 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
 print(json.dumps({{"distinct": r.stats.distinct, "generated": r.stats.generated, "depth": r.stats.depth,
                   "verdict": r.verdict, "violated": sorted({{v.property for v in r.violations}}),
@@ -42,12 +42,13 @@ print(json.dumps({{"distinct": r.stats.distinct, "generated": r.stats.generated,
 """
 
 
-def run(python: str, plan: str) -> dict[str, object]:
+def run(python: str, plan: str, max_states: int | None = None) -> dict[str, object]:
     load = os.getloadavg()[0]
-    out = subprocess.run([python, "-c", CHILD.format(bench=str(HERE), plan=plan)], check=True,
+    out = subprocess.run([python, "-c", CHILD.format(bench=str(HERE), plan=plan, max_states=max_states)], check=True,
                          capture_output=True, text=True, cwd="/tmp").stdout
     rec = json.loads(out)
     rec.update(load_before=round(load, 2), load_after=round(os.getloadavg()[0], 2), python=python, plan=plan,
+               max_states=max_states,
                utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     with open(RESULTS / "eos-ab.jsonl", "a") as f:
         f.write(json.dumps(rec) + "\n")
@@ -60,16 +61,22 @@ def main() -> int:
     parser.add_argument("--after", required=True)
     parser.add_argument("--plan", action="append")
     parser.add_argument("--md", default="eos-ab.md")
+    parser.add_argument("--max-states", type=int, default=None,
+                        help="stop each run there (a loaded machine: the rate of the first N states)")
+    parser.add_argument("--append", action="store_true", help="add the rows to the --md table")
     args = parser.parse_args()
     plans = args.plan or [show(*entry) for entry in PLAN]
     rows = []
     for plan in plans:
-        before, after = run(args.before, plan), run(args.after, plan)
+        before, after = run(args.before, plan, args.max_states), run(args.after, plan, args.max_states)
         same = all(before[k] == after[k] for k in ("distinct", "generated", "depth", "verdict", "violated"))
         rows.append((plan, before, after, same))
         print(plan, before, after, flush=True)
+    md = RESULTS / args.md
     lines = ["| configuration | states | before: /s wall, /cpu-s | after: /s wall, /cpu-s | cpu speed-up | counts equal | load |",
              "|---|---:|---:|---:|---:|---|---|"]
+    if args.append and md.exists():
+        lines = md.read_text().splitlines()
     for plan, b, a, same in rows:
         def rate(r: dict[str, object]) -> str:
             d = float(r["distinct"])  # type: ignore[arg-type]
@@ -77,7 +84,7 @@ def main() -> int:
         speed = float(b["cpu"]) / float(a["cpu"])  # type: ignore[arg-type]
         lines.append(f"| `{plan}` | {a['distinct']:,} | {rate(b)} | {rate(a)} | {speed:.2f}x | {'yes' if same else 'NO'} "
                      f"| {b['load_before']}-{a['load_after']} |")
-    (RESULTS / args.md).write_text("\n".join(lines) + "\n")
+    md.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
 
