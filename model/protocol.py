@@ -166,6 +166,13 @@ class Protocol:
         "the leader verifies with the transaction coordinator that a producer's first transactional batch "
         "on the partition belongs to its ongoing transaction (transaction.partition.verification.enable)",
         "KIP-890 part 1 (3.6)")
+    marker_sets_producer_timestamp: bool = _decision(
+        True,
+        "a written COMMIT/ABORT marker sets its producer's lastTimestamp, and a producer-state snapshot keeps "
+        "it (False, 0.11.0.0-2.4.0: lastTimestamp is the last cached data batch's, NO_TIMESTAMP once a marker "
+        "with a new epoch cleared the cache, so such an entry counts as expired at once, also when a "
+        "replica loads it from a snapshot)",
+        "KAFKA-9144 (2.4.1, 2.5.0)")
     marker_coordinator_epoch_check: bool = _decision(
         True,
         "leaders refuse a marker with an older coordinator epoch (TRANSACTION_COORDINATOR_FENCED); False is "
@@ -313,13 +320,15 @@ KAFKA_0_11_0_0 = _P.with_(
     client_version="0.11", client_epoch_bump_after_abort=False, broker_unknown_producer="out_of_order",
     broker_retain_producer_state=False, broker_batch_cache=1, init_producer_id="pre-kip360",
     timeout_abort_bumps_epoch=False, txn_offset_commit_check="pre-kip447", require_stable="never",
-    deployment="per-partition", invalid_producer_epoch_abortable=False)
+    deployment="per-partition", invalid_producer_epoch_abortable=False, marker_sets_producer_timestamp=False)
 KAFKA_0_11_0_2 = KAFKA_0_11_0_0.with_(timeout_abort_bumps_epoch=True)
 KAFKA_1_0_0 = KAFKA_0_11_0_2.with_(client_version="pre-kip360", broker_unknown_producer="unknown_producer_id",
                                    broker_batch_cache=5, broker_duplicate_sequence_error=True)
 KAFKA_1_0_2 = KAFKA_1_0_0.with_(broker_duplicate_sequence_error=False)
 KAFKA_2_4 = KAFKA_1_0_2.with_(broker_retain_producer_state=True)
-KAFKA_2_5 = KAFKA_2_4.with_(client_version="kip360", client_epoch_bump_after_abort=True,
+#: 2.4.1: KAFKA-9144 (markers keep their producer alive; snapshots keep a marker-only producer)
+KAFKA_2_4_1 = KAFKA_2_4.with_(marker_sets_producer_timestamp=True)
+KAFKA_2_5 = KAFKA_2_4_1.with_(client_version="kip360", client_epoch_bump_after_abort=True,
                             invalid_producer_epoch_abortable=True,
                             broker_unknown_producer="accept", init_producer_id="kip360-shipped",
                             txn_offset_commit_check="2.5", require_stable="always", deployment="per-thread")
@@ -353,8 +362,10 @@ VARIANTS: dict[str, NamedProtocol] = {
     "kafka-1.0.2-2.3": NamedProtocol("Kafka 1.0.2, 1.1 and 2.0-2.3: as 1.0.0 without the duplicate error "
                                      "(KAFKA-6683); producer state evicted when the log start offset passes it",
                                      KAFKA_1_0_2),
-    "kafka-2.4": NamedProtocol("Kafka 2.4: as 2.3, but producer state survives log start offset moves "
+    "kafka-2.4": NamedProtocol("Kafka 2.4.0: as 2.3, but producer state survives log start offset moves "
                                "(KAFKA-7190, cherry-picked into 2.4.0)", KAFKA_2_4),
+    "kafka-2.4.1": NamedProtocol("Kafka 2.4.1: as 2.4.0, with markers setting their producer's lastTimestamp "
+                                 "and snapshots keeping marker-only producers (KAFKA-9144)", KAFKA_2_4_1),
     "kafka-2.5-2.8": NamedProtocol("Kafka 2.5-2.8: KIP-360 (client bump, retry-safe InitProducerId, unknown "
                                    "producers accepted), KIP-447 with the 2.5 TxnOffsetCommit checks", KAFKA_2_5),
     "kafka-3.0-3.5": NamedProtocol("Kafka 3.0-3.5: KIP-447 with the current TxnOffsetCommit checks", KAFKA_3_0),

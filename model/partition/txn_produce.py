@@ -17,6 +17,7 @@ from ..state import ProducerStateEntry, TxnPartitionState
 from ..transactions.codes import TxnResult
 from ..transactions.log import EntryKind, LogEntry
 from ..transactions.markers import TxnMarker
+from .replica import marker_timestamp
 from .producer_state import (
     add_batch,
     begin_transaction,
@@ -90,13 +91,16 @@ def append_coordinator_batch(partition: TxnPartitionState, *, producer_id: int, 
 
 
 def write_marker(partition: TxnPartitionState, marker: TxnMarker, *, timestamp: int,
-                 check_coordinator_epoch: bool) -> tuple[int, TxnPartitionState]:
+                 check_coordinator_epoch: bool, sets_timestamp: bool = True) -> tuple[int, TxnPartitionState]:
     """WriteTxnMarkers on the leader: ``append_marker``'s checks on the producer's entry (a fresh one
-    if the producer has no state, as ``appendEndTxnMarker`` creates it), then the control batch."""
-    entry: ProducerStateEntry = find_entry(partition.producers, marker.producer_id) or empty_entry(marker.producer_id)
+    if the producer has no state, as ``appendEndTxnMarker`` creates it), then the control batch.
+    ``sets_timestamp=False`` is the entry's lastTimestamp before KAFKA-9144 (``replica.marker_timestamp``)."""
+    found = find_entry(partition.producers, marker.producer_id)
+    entry: ProducerStateEntry = found or empty_entry(marker.producer_id)
     decision = append_marker(entry, marker, timestamp=timestamp, check_coordinator_epoch=check_coordinator_epoch)
     if decision.error != Errors.NONE:
         return decision.error, partition
+    decision = decision._replace(entry=marker_timestamp(found, decision.entry, sets_timestamp))
     kind = EntryKind.COMMIT if marker.result == TxnResult.COMMIT else EntryKind.ABORT
     control = LogEntry(marker.producer_id, marker.producer_epoch, int(kind), marker.coordinator_epoch)
     log = partition.log + (control,)

@@ -1,0 +1,162 @@
+"""Leader failover of ``kafka.eos``'s transactional output partitions, a mixin of ``EosMachine``.
+
+``TxnLeaderFailover(p, rebuilt, snapshot)`` moves the leadership of output partition ``p`` to another
+replica, spending one of three budgets, one per kind of replica (``partition.replica``):
+
+- ``output_leader_failovers``: the in-sync follower (its producer state is the leader's: it
+  replicated the same appends);
+- ``output_restarted_replica_failovers``: a replica restarted without producer-state snapshots,
+  which rebuilt its table from its log above the log start offset;
+- ``output_snapshot_restored_failovers``: a replica restored from the producer-state snapshot it took
+  at offset ``snapshot`` (any offset from the log start offset to the log end: one successor each),
+  then the log above it replayed.
+
+Produce requests still in flight to the old leader are answered NOT_LEADER_OR_FOLLOWER (the broker
+that lost the leadership answers what it has not appended), and the producer retries them to the
+new leader with their sequences. The replicas' logs are equal: a batch or marker is acknowledged
+only once replicated (acks=all, markers with required acks -1), so the new leader has every
+acknowledged entry, and an append the old leader made but whose answer the failover cut (a lost
+response, ``lost_responses``) is on the new leader too.
+
+Abstractions: WriteTxnMarkers stays one atomic step of the coordinator and the leader of the
+moment, so a marker request to the old leader that failed with NOT_LEADER_OR_FOLLOWER and was
+retried to the new leader is a marker written to the new leader later; KIP-890's verification is
+part of HandleProduce (atomic), so no verification state survives a failover and the new leader
+verifies a producer again whenever its own table shows no open transaction for it; the old leader
+becomes an in-sync follower at once (a later in-sync failover hands back the current table); a
+snapshot's table is rebuilt from the log below its offset, without the expiry checks the replica
+ran before taking it (only the expiry check at load is modelled); the log start offset moves with
+the leadership.
+
+Every budget at 0 (the default) compiles no rule, adds no action, and hides the three budgets in
+``fields``: existing specs keep their counts. With a budget, log entries carry their sequence and
+timestamp (``replica.StampedEntry``) so that a replica can replay them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from eoscheck.checker.compose import Budget, rule
+from eoscheck.checker.registry import Bound
+
+from ..errors import Errors
+from ..partition.replica import rebuilt_from_log, restored_from_snapshot, snapshot_offsets, stamp
+from ..protocol import Protocol
+from ..state import ProduceRequest, ProduceResponse, Routed, TxnPartitionState
+
+#: the kinds of replica a leadership moves to (``TxnLeaderFailover``'s ``rebuilt``)
+IN_SYNC, REBUILT, SNAPSHOT = 0, 1, 2
+KIND_NAMES = ("in-sync follower", "restarted from its log", "restored from a snapshot")
+
+#: this module's bounds (name -> its ``eoscheck list`` entry)
+TXN_FAILOVER_BOUNDS: dict[str, Bound] = {
+    "output_leader_failovers": Bound(
+        "leaderships of a transactional output partition moved to its in-sync follower; produce requests in "
+        "flight to the old leader get NOT_LEADER_OR_FOLLOWER and are retried (0 removes TxnLeaderFailover)",
+        0, 0, 3),
+    "output_restarted_replica_failovers": Bound(
+        "leaderships of an output partition moved to a replica restarted without producer-state snapshots: its "
+        "producers, open transactions (the LSO) and markers rebuilt from the log above the log start offset",
+        0, 0, 3),
+    "output_snapshot_restored_failovers": Bound(
+        "leaderships of an output partition moved to a replica restored from a producer-state snapshot taken at "
+        "any offset from the log start offset to the log end (one batch per producer, expired entries skipped at "
+        "load), with the log above it replayed",
+        0, 0, 3),
+}
+_BUDGETS = frozenset(f"faults.{b}" for b in TXN_FAILOVER_BOUNDS)
+
+
+def _failing_over(machine: Any) -> range:
+    return range(machine.n_partitions) if machine.txn_failover else range(0)
+
+
+class TxnLeaderFailover:
+    """Leader failover of the transactional output partitions (see the module doc)."""
+
+    bounds: dict[str, int]
+    protocol: Protocol
+    n_partitions: int
+    txn_failover: bool
+
+    output_leader_failovers = Budget("output_leader_failovers",
+                                     doc="output partition leaderships moved to the in-sync follower")
+    output_restarted_replica_failovers = Budget(
+        "output_restarted_replica_failovers",
+        doc="output partition leaderships moved to a replica that rebuilt its producer state from its log")
+    output_snapshot_restored_failovers = Budget(
+        "output_snapshot_restored_failovers",
+        doc="output partition leaderships moved to a replica restored from a producer-state snapshot")
+
+    def txn_failover_setup(self, bounds: Mapping[str, int]) -> dict[str, int]:
+        """Read this module's bounds (0 when left out); return the configuration its budgets name."""
+        values = {name: bounds.get(name, 0) for name in TXN_FAILOVER_BOUNDS}
+        self.txn_failover = any(values.values()) and bounds.get("partitions", 0) > 0
+        return values
+
+    def txn_failover_idle(self) -> set[str]:
+        return set() if self.txn_failover else {"TxnLeaderFailover"}
+
+    def stamped(self, before: TxnPartitionState, after: TxnPartitionState, seq: int, timestamp: int) -> TxnPartitionState:
+        """A leader after an append, its new entry stamped for replay when leaderships can move."""
+        return stamp(before, after, seq, timestamp) if self.txn_failover else after
+
+    def fields(self, state: tuple) -> dict[str, Any]:
+        out: dict[str, Any] = super().fields(state)  # type: ignore[misc]
+        if not self.txn_failover:
+            for key in _BUDGETS:
+                out.pop(key, None)
+        return out
+
+    def _moved(self, p: int, leader: TxnPartitionState, producers: tuple, kind: int, snapshot: int,
+               requests: tuple[Routed, ...], responses: tuple[Routed, ...]) -> dict[str, Any]:
+        """The new leader with ``producers``; the old one answers its pending requests NOT_LEADER_OR_FOLLOWER."""
+        bounced = []
+        for m in requests:
+            if m.partition == p:
+                req = m.message
+                assert isinstance(req, ProduceRequest)
+                bounced.append(m._replace(message=ProduceResponse(req.client, m.connection, req.record,
+                                                                  int(Errors.NOT_LEADER_OR_FOLLOWER), -1, -1)))
+        out: dict[str, Any] = {"leader": leader._replace(producers=producers), "rebuilt": kind, "snapshot": snapshot}
+        if bounced:
+            out["requests"] = tuple(m for m in requests if m.partition != p)
+            out["responses"] = responses + tuple(bounced)
+        return out
+
+    @rule("TxnLeaderFailover", params={"p": _failing_over}, reads=("leader[p]", "requests", "responses"),
+          writes=("leader[p]", "requests", "responses"), results=("rebuilt", "snapshot"),
+          spends="output_leader_failovers", show={"rebuilt": KIND_NAMES.__getitem__})
+    def txn_in_sync_failover(self, p: int, leader: TxnPartitionState, requests: tuple[Routed, ...],
+                             responses: tuple[Routed, ...]) -> Any:
+        """The in-sync follower leads with the producer state it built by replication."""
+        return self._moved(p, leader, leader.producers, IN_SYNC, -1, requests, responses)
+
+    @rule("TxnLeaderFailover", params={"p": _failing_over}, reads=("leader[p]", "requests", "responses"),
+          writes=("leader[p]", "requests", "responses"), results=("rebuilt", "snapshot"),
+          spends="output_restarted_replica_failovers", show={"rebuilt": KIND_NAMES.__getitem__})
+    def txn_restarted_failover(self, p: int, leader: TxnPartitionState, requests: tuple[Routed, ...],
+                               responses: tuple[Routed, ...]) -> Any:
+        """A replica that restarted without snapshots leads with the state it rebuilt from its log."""
+        producers = rebuilt_from_log(leader, cache_size=self.protocol.broker_batch_cache,
+                                     sets_timestamp=self.protocol.marker_sets_producer_timestamp)
+        return self._moved(p, leader, producers, REBUILT, -1, requests, responses)
+
+    @rule("TxnLeaderFailover", params={"p": _failing_over}, reads=("leader[p]", "requests", "responses", "now"),
+          writes=("leader[p]", "requests", "responses"), results=("rebuilt", "snapshot"),
+          spends="output_snapshot_restored_failovers", show={"rebuilt": KIND_NAMES.__getitem__})
+    def txn_snapshot_failover(self, p: int, leader: TxnPartitionState, requests: tuple[Routed, ...],
+                              responses: tuple[Routed, ...], now: int) -> Any:
+        """A replica restored from the snapshot it took at some offset leads with that state and the log
+        above it replayed."""
+        protocol = self.protocol
+        return [self._moved(p, leader, restored_from_snapshot(
+            leader, offset, now=now, expiration=self.bounds["producer_id_expiration"],
+            cache_size=protocol.broker_batch_cache, sets_timestamp=protocol.marker_sets_producer_timestamp,
+            retain_producer_state=protocol.broker_retain_producer_state), SNAPSHOT, offset, requests, responses)
+            for offset in snapshot_offsets(leader)]
+
+
+__all__ = ["IN_SYNC", "REBUILT", "SNAPSHOT", "TXN_FAILOVER_BOUNDS", "TxnLeaderFailover"]
