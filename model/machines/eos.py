@@ -575,7 +575,8 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnL
             return None
         error, written = write_marker(offsets_leader, marker, timestamp=now,
                                       check_coordinator_epoch=self.protocol.marker_coordinator_epoch_check,
-                                      sets_timestamp=self.protocol.marker_sets_producer_timestamp)
+                                      sets_timestamp=self.protocol.marker_sets_producer_timestamp,
+                                      tv2_epoch_check=self.tv2_marker_check)
         if error != Errors.NONE:
             return None
         commit = marker.result == TxnResult.COMMIT
@@ -771,7 +772,8 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnL
             return None
         error, written = write_marker(leader, marker, timestamp=now,
                                       check_coordinator_epoch=self.protocol.marker_coordinator_epoch_check,
-                                      sets_timestamp=self.protocol.marker_sets_producer_timestamp)
+                                      sets_timestamp=self.protocol.marker_sets_producer_timestamp,
+                                      tv2_epoch_check=self.tv2_marker_check)
         if error != Errors.NONE:
             return None
         done, wrote = complete_if_done(on_marker_response(txn, p, int(Errors.NONE)).meta)
@@ -797,7 +799,8 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnL
                              now: int) -> Any:
         error, written = write_marker(offsets_leader, msg, timestamp=now,
                                       check_coordinator_epoch=self.protocol.marker_coordinator_epoch_check,
-                                      sets_timestamp=self.protocol.marker_sets_producer_timestamp)
+                                      sets_timestamp=self.protocol.marker_sets_producer_timestamp,
+                                      tv2_epoch_check=self.tv2_marker_check)
         if error == Errors.NONE:
             group = complete_pending_txn_offset_commit(group, msg.producer_id, msg.result == TxnResult.COMMIT)
         return {"offsets_leader": written, "group": group, "result": TxnResult(msg.result).name, "error": int(error)}
@@ -810,7 +813,8 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnL
         """A marker of the old coordinator reaches the leader; nobody handles the answer."""
         error, written = write_marker(leader, msg, timestamp=now,
                                       check_coordinator_epoch=self.protocol.marker_coordinator_epoch_check,
-                                      sets_timestamp=self.protocol.marker_sets_producer_timestamp)
+                                      sets_timestamp=self.protocol.marker_sets_producer_timestamp,
+                                      tv2_epoch_check=self.tv2_marker_check)
         return {"leader": self.stamped(leader, written, -1, now), "result": TxnResult(msg.result).name, "error": int(error)}
 
     def _markers(self, meta: TxnMetadata, coordinator_epoch: int) -> tuple[TxnMarker, ...]:

@@ -36,15 +36,28 @@ timestamp (``replica.StampedEntry``) so that a replica can replay them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eoscheck.checker.compose import Budget, rule
 from eoscheck.checker.registry import Bound
 
 from ..errors import Errors
-from ..partition.replica import rebuilt_from_log, restored_from_snapshot, snapshot_offsets, stamp
-from ..protocol import Protocol
-from ..state import ProduceRequest, ProduceResponse, Routed, TxnPartitionState
+from ..partition.replica import (
+    rebuilt_from_log,
+    restored_from_snapshot,
+    snapshot_offsets,
+    stamp,
+)
+from ..partition.txn_produce import write_marker
+from ..protocol import Protocol, TransactionVersion
+from ..state import (
+    ProduceRequest,
+    ProduceResponse,
+    Routed,
+    TxnMetadata,
+    TxnPartitionState,
+)
+from ..transactions.markers import TxnMarker
 
 #: the kinds of replica a leadership moves to (``TxnLeaderFailover``'s ``rebuilt``)
 IN_SYNC, REBUILT, SNAPSHOT = 0, 1, 2
@@ -80,6 +93,9 @@ class TxnLeaderFailover:
     protocol: Protocol
     n_partitions: int
     txn_failover: bool
+    tv2_marker_check: str
+    if TYPE_CHECKING:
+        def _markers(self, meta: TxnMetadata, coordinator_epoch: int) -> tuple[TxnMarker, ...]: ...
 
     output_leader_failovers = Budget("output_leader_failovers",
                                      doc="output partition leaderships moved to the in-sync follower")
@@ -94,6 +110,8 @@ class TxnLeaderFailover:
         """Read this module's bounds (0 when left out); return the configuration its budgets name."""
         values = {name: bounds.get(name, 0) for name in TXN_FAILOVER_BOUNDS}
         self.txn_failover = any(values.values()) and bounds.get("partitions", 0) > 0
+        tv2 = self.protocol.transaction_version == TransactionVersion.TV2
+        self.tv2_marker_check = self.protocol.tv2_marker_epoch_check.value if tv2 else "lenient"
         return values
 
     def txn_failover_idle(self) -> set[str]:
@@ -110,7 +128,7 @@ class TxnLeaderFailover:
                 out.pop(key, None)
         return out
 
-    def _moved(self, p: int, leader: TxnPartitionState, producers: tuple, kind: int, snapshot: int,
+    def _moved(self, p: int, leader: TxnPartitionState, producers: tuple, kind: int, snapshot: int, marker_of: int,
                requests: tuple[Routed, ...], responses: tuple[Routed, ...]) -> dict[str, Any]:
         """The new leader with ``producers``; the old one answers its pending requests NOT_LEADER_OR_FOLLOWER."""
         bounced = []
@@ -120,43 +138,72 @@ class TxnLeaderFailover:
                 assert isinstance(req, ProduceRequest)
                 bounced.append(m._replace(message=ProduceResponse(req.client, m.connection, req.record,
                                                                   int(Errors.NOT_LEADER_OR_FOLLOWER), -1, -1)))
-        out: dict[str, Any] = {"leader": leader._replace(producers=producers), "rebuilt": kind, "snapshot": snapshot}
+        out: dict[str, Any] = {"leader": leader._replace(producers=producers), "rebuilt": kind, "snapshot": snapshot,
+                               "marker_of": marker_of}
         if bounced:
             out["requests"] = tuple(m for m in requests if m.partition != p)
             out["responses"] = responses + tuple(bounced)
         return out
 
-    @rule("TxnLeaderFailover", params={"p": _failing_over}, reads=("leader[p]", "requests", "responses"),
-          writes=("leader[p]", "requests", "responses"), results=("rebuilt", "snapshot"),
+    def _before_failover(self, p: int, leader: TxnPartitionState, txn: tuple[TxnMetadata, ...],
+                         coordinator_epoch: int, now: int) -> list[tuple[int, TxnPartitionState]]:
+        """The old leader's log as the failover finds it: as it is, or with a marker the coordinator sent
+        for ``p`` appended (and replicated) but its answer cut by the failover, so the coordinator still
+        waits for ``p`` and will send the marker again to the new leader."""
+        logs: list[tuple[int, TxnPartitionState]] = [(-1, leader)]
+        for t, meta in enumerate(txn):
+            marker = next((m for m in self._markers(meta, coordinator_epoch) if m.partition == p), None)
+            if marker is None:
+                continue
+            error, written = write_marker(leader, marker, timestamp=now,
+                                          check_coordinator_epoch=self.protocol.marker_coordinator_epoch_check,
+                                          sets_timestamp=self.protocol.marker_sets_producer_timestamp,
+                                          tv2_epoch_check=self.tv2_marker_check)
+            if error == Errors.NONE:
+                logs.append((t, self.stamped(leader, written, -1, now)))
+        return logs
+
+    @rule("TxnLeaderFailover", params={"p": _failing_over},
+          reads=("leader[p]", "requests", "responses", "txn", "coordinator_epoch", "now"),
+          writes=("leader[p]", "requests", "responses"), results=("rebuilt", "snapshot", "marker_of"),
           spends="output_leader_failovers", show={"rebuilt": KIND_NAMES.__getitem__})
     def txn_in_sync_failover(self, p: int, leader: TxnPartitionState, requests: tuple[Routed, ...],
-                             responses: tuple[Routed, ...]) -> Any:
+                             responses: tuple[Routed, ...], txn: tuple[TxnMetadata, ...], coordinator_epoch: int,
+                             now: int) -> Any:
         """The in-sync follower leads with the producer state it built by replication."""
-        return self._moved(p, leader, leader.producers, IN_SYNC, -1, requests, responses)
+        return [self._moved(p, old, old.producers, IN_SYNC, -1, t, requests, responses)
+                for t, old in self._before_failover(p, leader, txn, coordinator_epoch, now)]
 
-    @rule("TxnLeaderFailover", params={"p": _failing_over}, reads=("leader[p]", "requests", "responses"),
-          writes=("leader[p]", "requests", "responses"), results=("rebuilt", "snapshot"),
+    @rule("TxnLeaderFailover", params={"p": _failing_over},
+          reads=("leader[p]", "requests", "responses", "txn", "coordinator_epoch", "now"),
+          writes=("leader[p]", "requests", "responses"), results=("rebuilt", "snapshot", "marker_of"),
           spends="output_restarted_replica_failovers", show={"rebuilt": KIND_NAMES.__getitem__})
     def txn_restarted_failover(self, p: int, leader: TxnPartitionState, requests: tuple[Routed, ...],
-                               responses: tuple[Routed, ...]) -> Any:
+                               responses: tuple[Routed, ...], txn: tuple[TxnMetadata, ...], coordinator_epoch: int,
+                               now: int) -> Any:
         """A replica that restarted without snapshots leads with the state it rebuilt from its log."""
-        producers = rebuilt_from_log(leader, cache_size=self.protocol.broker_batch_cache,
-                                     sets_timestamp=self.protocol.marker_sets_producer_timestamp)
-        return self._moved(p, leader, producers, REBUILT, -1, requests, responses)
+        protocol = self.protocol
+        return [self._moved(p, old, rebuilt_from_log(old, cache_size=protocol.broker_batch_cache,
+                                                     sets_timestamp=protocol.marker_sets_producer_timestamp),
+                            REBUILT, -1, t, requests, responses)
+                for t, old in self._before_failover(p, leader, txn, coordinator_epoch, now)]
 
-    @rule("TxnLeaderFailover", params={"p": _failing_over}, reads=("leader[p]", "requests", "responses", "now"),
-          writes=("leader[p]", "requests", "responses"), results=("rebuilt", "snapshot"),
+    @rule("TxnLeaderFailover", params={"p": _failing_over},
+          reads=("leader[p]", "requests", "responses", "txn", "coordinator_epoch", "now"),
+          writes=("leader[p]", "requests", "responses"), results=("rebuilt", "snapshot", "marker_of"),
           spends="output_snapshot_restored_failovers", show={"rebuilt": KIND_NAMES.__getitem__})
     def txn_snapshot_failover(self, p: int, leader: TxnPartitionState, requests: tuple[Routed, ...],
-                              responses: tuple[Routed, ...], now: int) -> Any:
+                              responses: tuple[Routed, ...], txn: tuple[TxnMetadata, ...], coordinator_epoch: int,
+                              now: int) -> Any:
         """A replica restored from the snapshot it took at some offset leads with that state and the log
         above it replayed."""
         protocol = self.protocol
-        return [self._moved(p, leader, restored_from_snapshot(
-            leader, offset, now=now, expiration=self.bounds["producer_id_expiration"],
+        return [self._moved(p, old, restored_from_snapshot(
+            old, offset, now=now, expiration=self.bounds["producer_id_expiration"],
             cache_size=protocol.broker_batch_cache, sets_timestamp=protocol.marker_sets_producer_timestamp,
-            retain_producer_state=protocol.broker_retain_producer_state), SNAPSHOT, offset, requests, responses)
-            for offset in snapshot_offsets(leader)]
+            retain_producer_state=protocol.broker_retain_producer_state), SNAPSHOT, offset, t, requests, responses)
+            for t, old in self._before_failover(p, leader, txn, coordinator_epoch, now)
+            for offset in snapshot_offsets(old)]
 
 
 __all__ = ["IN_SYNC", "REBUILT", "SNAPSHOT", "TXN_FAILOVER_BOUNDS", "TxnLeaderFailover"]
