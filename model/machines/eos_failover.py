@@ -1,6 +1,6 @@
 """Leader failover of ``kafka.eos``'s transactional output partitions, a mixin of ``EosMachine``.
 
-``TxnLeaderFailover(p, rebuilt, snapshot)`` moves the leadership of output partition ``p`` to another
+``TxnLeaderFailover(p, rebuilt, snapshot, marker_of)`` moves the leadership of output partition ``p`` to another
 replica, spending one of three budgets, one per kind of replica (``partition.replica``):
 
 - ``output_leader_failovers``: the in-sync follower (its producer state is the leader's: it
@@ -13,7 +13,10 @@ replica, spending one of three budgets, one per kind of replica (``partition.rep
 
 Produce requests still in flight to the old leader are answered NOT_LEADER_OR_FOLLOWER (the broker
 that lost the leadership answers what it has not appended), and the producer retries them to the
-new leader with their sequences. The replicas' logs are equal: a batch or marker is acknowledged
+new leader with their sequences. A failover may also cut the answer to a WriteTxnMarkers request
+the old leader had appended (``marker_of``: the transactional id whose marker it was, -1 if none):
+the coordinator still waits for the partition and sends the marker again, now to the new leader,
+which already has it (a retry its epoch check must let through: KAFKA-19999). The replicas' logs are equal: a batch or marker is acknowledged
 only once replicated (acks=all, markers with required acks -1), so the new leader has every
 acknowledged entry, and an append the old leader made but whose answer the failover cut (a lost
 response, ``lost_responses``) is on the new leader too.
