@@ -41,7 +41,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from eoscheck.checker.compose import Budget, rule
+from eoscheck.checker.compose import Scalar, precondition, rule
 from eoscheck.checker.registry import Bound
 
 from ..errors import Errors
@@ -82,11 +82,19 @@ TXN_FAILOVER_BOUNDS: dict[str, Bound] = {
         "load), with the log above it replayed",
         0, 0, 3),
 }
-_BUDGETS = frozenset(f"faults.{b}" for b in TXN_FAILOVER_BOUNDS)
+_KINDS = tuple(TXN_FAILOVER_BOUNDS)  # the bound of each kind, in kind order
 
 
-def _failing_over(machine: Any) -> range:
-    return range(machine.n_partitions) if machine.txn_failover else range(0)
+def spent(packed: int, kind: int) -> int:
+    """Failovers of ``kind`` spent, from the packed ``output_failovers``."""
+    return packed >> 2 * kind & 3
+
+
+def _failing_over(kind: int) -> Any:
+    """The partitions as a domain: bound only when the kind's budget is not 0."""
+    def domain(machine: Any) -> range:
+        return range(machine.n_partitions) if machine.txn_failover and machine.bounds.get(_KINDS[kind]) else range(0)
+    return domain
 
 
 class TxnLeaderFailover:
@@ -100,14 +108,10 @@ class TxnLeaderFailover:
     if TYPE_CHECKING:
         def _markers(self, meta: TxnMetadata, coordinator_epoch: int) -> tuple[TxnMarker, ...]: ...
 
-    output_leader_failovers = Budget("output_leader_failovers",
-                                     doc="output partition leaderships moved to the in-sync follower")
-    output_restarted_replica_failovers = Budget(
-        "output_restarted_replica_failovers",
-        doc="output partition leaderships moved to a replica that rebuilt its producer state from its log")
-    output_snapshot_restored_failovers = Budget(
-        "output_snapshot_restored_failovers",
-        doc="output partition leaderships moved to a replica restored from a producer-state snapshot")
+    # One slot for the three budgets (2 bits each; every bound is at most 3): a state is a slot wider,
+    # not three, whatever the configuration. ``fields`` shows them as three budgets.
+    output_failovers = Scalar(init=0, doc="output leader failovers spent: 2 bits per kind (in-sync, restarted, "
+                                          "snapshot-restored)")
 
     def txn_failover_setup(self, bounds: Mapping[str, int]) -> dict[str, int]:
         """Read this module's bounds (0 when left out); return the configuration its budgets name."""
@@ -126,13 +130,16 @@ class TxnLeaderFailover:
 
     def fields(self, state: tuple) -> dict[str, Any]:
         out: dict[str, Any] = super().fields(state)  # type: ignore[misc]
-        if not self.txn_failover:
-            for key in _BUDGETS:
-                out.pop(key, None)
+        packed = out.pop("output_failovers", 0)
+        if self.txn_failover:
+            out.update({f"faults.{bound}": spent(packed, kind) for kind, bound in enumerate(_KINDS)})
         return out
 
+    def _left(self, kind: int, output_failovers: int) -> bool:
+        return spent(output_failovers, kind) < self.bounds.get(_KINDS[kind], 0)
+
     def _moved(self, p: int, leader: TxnPartitionState, producers: tuple, kind: int, snapshot: int, marker_of: int,
-               requests: tuple[Routed, ...], responses: tuple[Routed, ...]) -> dict[str, Any]:
+               requests: tuple[Routed, ...], responses: tuple[Routed, ...], output_failovers: int) -> dict[str, Any]:
         """The new leader with ``producers``; the old one answers its pending requests NOT_LEADER_OR_FOLLOWER."""
         bounced = []
         for m in requests:
@@ -142,7 +149,7 @@ class TxnLeaderFailover:
                 bounced.append(m._replace(message=ProduceResponse(req.client, m.connection, req.record,
                                                                   int(Errors.NOT_LEADER_OR_FOLLOWER), -1, -1)))
         out: dict[str, Any] = {"leader": leader._replace(producers=producers), "rebuilt": kind, "snapshot": snapshot,
-                               "marker_of": marker_of}
+                               "marker_of": marker_of, "output_failovers": output_failovers + (1 << 2 * kind)}
         if bounced:
             out["requests"] = tuple(m for m in requests if m.partition != p)
             out["responses"] = responses + tuple(bounced)
@@ -166,45 +173,49 @@ class TxnLeaderFailover:
                 logs.append((t, self.stamped(leader, written, -1, now)))
         return logs
 
-    @rule("TxnLeaderFailover", params={"p": _failing_over},
-          reads=("leader[p]", "requests", "responses", "txn", "coordinator_epoch", "now"),
-          writes=("leader[p]", "requests", "responses"), results=("rebuilt", "snapshot", "marker_of"),
-          spends="output_leader_failovers", show={"rebuilt": KIND_NAMES.__getitem__})
+    @rule("TxnLeaderFailover", params={"p": _failing_over(IN_SYNC)},
+          reads=("leader[p]", "requests", "responses", "txn", "coordinator_epoch", "now", "output_failovers"),
+          writes=("leader[p]", "requests", "responses", "output_failovers"), results=("rebuilt", "snapshot", "marker_of"),
+          show={"rebuilt": KIND_NAMES.__getitem__})
+    @precondition(lambda self, output_failovers: self._left(IN_SYNC, output_failovers))
     def txn_in_sync_failover(self, p: int, leader: TxnPartitionState, requests: tuple[Routed, ...],
                              responses: tuple[Routed, ...], txn: tuple[TxnMetadata, ...], coordinator_epoch: int,
-                             now: int) -> Any:
+                             now: int, output_failovers: int) -> Any:
         """The in-sync follower leads with the producer state it built by replication."""
-        return [self._moved(p, old, old.producers, IN_SYNC, -1, t, requests, responses)
+        return [self._moved(p, old, old.producers, IN_SYNC, -1, t, requests, responses, output_failovers)
                 for t, old in self._before_failover(p, leader, txn, coordinator_epoch, now)]
 
-    @rule("TxnLeaderFailover", params={"p": _failing_over},
-          reads=("leader[p]", "requests", "responses", "txn", "coordinator_epoch", "now"),
-          writes=("leader[p]", "requests", "responses"), results=("rebuilt", "snapshot", "marker_of"),
-          spends="output_restarted_replica_failovers", show={"rebuilt": KIND_NAMES.__getitem__})
+    @rule("TxnLeaderFailover", params={"p": _failing_over(REBUILT)},
+          reads=("leader[p]", "requests", "responses", "txn", "coordinator_epoch", "now", "output_failovers"),
+          writes=("leader[p]", "requests", "responses", "output_failovers"), results=("rebuilt", "snapshot", "marker_of"),
+          show={"rebuilt": KIND_NAMES.__getitem__})
+    @precondition(lambda self, output_failovers: self._left(REBUILT, output_failovers))
     def txn_restarted_failover(self, p: int, leader: TxnPartitionState, requests: tuple[Routed, ...],
                                responses: tuple[Routed, ...], txn: tuple[TxnMetadata, ...], coordinator_epoch: int,
-                               now: int) -> Any:
+                               now: int, output_failovers: int) -> Any:
         """A replica that restarted without snapshots leads with the state it rebuilt from its log."""
         protocol = self.protocol
         return [self._moved(p, old, rebuilt_from_log(old, cache_size=protocol.broker_batch_cache,
                                                      sets_timestamp=protocol.marker_sets_producer_timestamp),
-                            REBUILT, -1, t, requests, responses)
+                            REBUILT, -1, t, requests, responses, output_failovers)
                 for t, old in self._before_failover(p, leader, txn, coordinator_epoch, now)]
 
-    @rule("TxnLeaderFailover", params={"p": _failing_over},
-          reads=("leader[p]", "requests", "responses", "txn", "coordinator_epoch", "now"),
-          writes=("leader[p]", "requests", "responses"), results=("rebuilt", "snapshot", "marker_of"),
-          spends="output_snapshot_restored_failovers", show={"rebuilt": KIND_NAMES.__getitem__})
+    @rule("TxnLeaderFailover", params={"p": _failing_over(SNAPSHOT)},
+          reads=("leader[p]", "requests", "responses", "txn", "coordinator_epoch", "now", "output_failovers"),
+          writes=("leader[p]", "requests", "responses", "output_failovers"), results=("rebuilt", "snapshot", "marker_of"),
+          show={"rebuilt": KIND_NAMES.__getitem__})
+    @precondition(lambda self, output_failovers: self._left(SNAPSHOT, output_failovers))
     def txn_snapshot_failover(self, p: int, leader: TxnPartitionState, requests: tuple[Routed, ...],
                               responses: tuple[Routed, ...], txn: tuple[TxnMetadata, ...], coordinator_epoch: int,
-                              now: int) -> Any:
+                              now: int, output_failovers: int) -> Any:
         """A replica restored from the snapshot it took at some offset leads with that state and the log
         above it replayed."""
         protocol = self.protocol
         return [self._moved(p, old, restored_from_snapshot(
             old, offset, now=now, expiration=self.bounds["producer_id_expiration"],
             cache_size=protocol.broker_batch_cache, sets_timestamp=protocol.marker_sets_producer_timestamp,
-            retain_producer_state=protocol.broker_retain_producer_state), SNAPSHOT, offset, t, requests, responses)
+            retain_producer_state=protocol.broker_retain_producer_state), SNAPSHOT, offset, t, requests, responses,
+            output_failovers)
             for t, old in self._before_failover(p, leader, txn, coordinator_epoch, now)
             for offset in snapshot_offsets(old)]
 
