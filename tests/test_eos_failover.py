@@ -229,3 +229,12 @@ def test_spec_pairs_meet_their_verdicts(spec: str, verdict: str, tmp_path: Path,
     assert verdict.split(" (")[0] in out
     if "(" in verdict:
         assert (tmp_path / f"{spec}.{verdict.split(' ')[0]}.json").exists()
+
+
+def test_a_bound_beyond_the_packed_budget_is_refused_in_one_line(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    # each kind's counter has 2 bits of the packed slot: 3 is the most a bound may ask for
+    code = main(["check", "--model", "kafka.eos", "--bound", "output_snapshot_restored_failovers=4",
+                 "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "out of range 0..3" in err
