@@ -114,12 +114,12 @@ class TxnLeaderFailover:
                                           "snapshot-restored)")
 
     def txn_failover_setup(self, bounds: Mapping[str, int]) -> dict[str, int]:
-        """Read this module's bounds (0 when left out); return the configuration its budgets name."""
-        values = {name: bounds.get(name, 0) for name in TXN_FAILOVER_BOUNDS}
-        self.txn_failover = any(values.values()) and bounds.get("partitions", 0) > 0
+        """Read this module's bounds (0 when left out) and the marker check; its parts name no configuration."""
+        self.txn_failover = any(bounds.get(name, 0) for name in TXN_FAILOVER_BOUNDS) and bounds.get("partitions", 0) > 0
         tv2 = self.protocol.transaction_version == TransactionVersion.TV2
+        # every leader's marker check, failovers or not: a coordinator failover resends markers too
         self.tv2_marker_check = self.protocol.tv2_marker_epoch_check.value if tv2 else "lenient"
-        return values
+        return {}
 
     def txn_failover_idle(self) -> set[str]:
         return set() if self.txn_failover else {"TxnLeaderFailover"}
