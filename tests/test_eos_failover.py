@@ -218,6 +218,8 @@ def test_memoised_and_unmemoised_agree_with_failovers() -> None:
     ("eos-snapshot-restore-fenced-producer-kafka-2.4.1", "holds"),
     ("eos-marker-retry-new-leader-tv2-kafka-trunk-2025-12", "deadlock (14)"),
     ("eos-marker-retry-new-leader-tv2-kafka-trunk-2026-01", "holds"),
+    ("eos-marker-retry-coordinator-failover-tv2-kafka-trunk-2025-12", "deadlock (15)"),
+    ("eos-marker-retry-coordinator-failover-tv2-kafka-trunk-2026-01", "holds"),
     ("eos-early-expiry-fenced-producer-kafka-2.4.0", "NoHangingTransaction (10)"),
     ("eos-early-expiry-fenced-producer-kafka-2.4.1", "holds"),
     ("eos-restarted-replica-deleted-state-kafka-3.0", "NoHangingTransaction (10)"),
