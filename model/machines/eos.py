@@ -130,6 +130,7 @@ from ..transactions.markers import (
 from ..transactions.states import is_valid_transition
 from ..transactions.timeout import abort_timed_out
 from . import eos_symmetry
+from .eos_alpha import EosAlpha
 from .eos_group import EosGroup, show_membership
 from .eos_idempotent import IDEMPOTENT_PARTITION, IdempotentProducers
 from .eos_instances import INSTANCE_CHART_PARTS, InstancesMixin
@@ -287,7 +288,7 @@ _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOut
                 "TxnCoordinatorFailover", "AddOffsetsToTxn", "WriteOffsetsMarker", "ZombieEndTxn")
 
 
-class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, Composed):
+class EosMachine(EosAlpha, InstancesMixin, IdempotentProducers, EosGroup, EosReaders, Composed):
     """``kafka.eos``; see the module doc."""
 
     # Every slot is an interned id (``checker.intern`` reduces ids below 2**61-1), the clock, a budget
@@ -310,7 +311,8 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, Comp
     next_producer_id = Scalar(init=lambda m: m.n_idempotent,
                               doc="the producer id allocator's next id (idempotent producers start with ids 0..n-1)")
     coordinator_epoch = Scalar(init=0, doc="the transaction coordinator's epoch")
-    producer = Actors(count="producers", init=lambda m, i: tx.new_producer(m.n_partitions), show=_show_producer,
+    producer = Actors(count="producers", init=lambda m, i: m.initial_producer(i, m.initially_owns(i)),
+                      show=_show_producer,
                       symmetric="producer", doc="transactional producers, one per transactional id")
     zombie = Actors(count="producers", init=(), show=lambda z: _show_producer(z) if z else "none", symmetric="producer",
                     doc="the previous instance of a transactional id's producer, after a restart (() if none)")
@@ -373,9 +375,11 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, Comp
         self._instances_setup(bounds, config)
         config.update(self.idempotent_setup(p, bounds))
         config.update(self._group_setup(bounds))
+        self._alpha_setup(bounds)
         config.update(self._readers_setup(bounds))
         super().__init__(config, memoize=memoize)
         self._instances_compiled()
+        self._alpha_compiled(bounds["producers"])
         # Rules that cannot fire without their fault or the clock have no bindings (or a clock stopped
         # at 0); they are not listed either, so coverage does not report them as never fired.
         idle = ({"RequestTimeout"} if not bounds["lost_responses"] else set()) | (
