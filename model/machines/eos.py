@@ -131,6 +131,7 @@ from ..transactions.states import is_valid_transition
 from ..transactions.timeout import abort_timed_out
 from . import eos_symmetry
 from .eos_alpha import EosAlpha
+from .eos_liveness import EosLiveness
 from .eos_group import EosGroup, show_membership
 from .eos_idempotent import IDEMPOTENT_PARTITION, IdempotentProducers
 from .eos_instances import INSTANCE_CHART_PARTS, InstancesMixin
@@ -288,7 +289,7 @@ _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOut
                 "TxnCoordinatorFailover", "AddOffsetsToTxn", "WriteOffsetsMarker", "ZombieEndTxn")
 
 
-class EosMachine(EosAlpha, InstancesMixin, IdempotentProducers, EosGroup, EosReaders, Composed):
+class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, EosGroup, EosReaders, Composed):
     """``kafka.eos``; see the module doc."""
 
     # Every slot is an interned id (``checker.intern`` reduces ids below 2**61-1), the clock, a budget

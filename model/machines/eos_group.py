@@ -78,7 +78,10 @@ def _with_rebalances(machine: Any) -> range:
 
 
 def _with_rejoins(machine: Any) -> range:
-    return range(machine.members) if machine.rejoins else range(0)
+    # Bound with rejoins = 0 too, and cut by ``group_within_bounds``: a member that must rejoin is then
+    # enabled to, so liveness (which counts steps leaving the bounds as enabled, as kafka.eos_pipeline's
+    # Rejoin is) does not take a run stopped at the bound for a group that never settles. Not listed.
+    return range(machine.members)
 
 
 def _the_group(machine: Any) -> range:

@@ -69,7 +69,8 @@ def _build(switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> Ma
 
 def _temporal_docs() -> dict[str, str]:
     from .eos_instances import TEMPORAL_DOCS
-    return TEMPORAL_DOCS
+    from .eos_liveness import TEMPORAL_DOCS as TRANSACTION_DOCS
+    return {**TEMPORAL_DOCS, **TRANSACTION_DOCS}
 
 
 def _property_docs() -> dict[str, str]:

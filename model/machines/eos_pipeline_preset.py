@@ -126,6 +126,8 @@ PIPELINE_PRESET = PipelinePreset(
     bounds=_pipeline_bounds,
     properties={name: name for name in ("NoDuplicateOutput", "OffsetsAgreeWithOutput", "NoHangingTransaction",
                                         "ZombieNeverCommitsOffsets", "ValidTxnTransitions")},
+    # kafka.eos's are the pipeline's, under its fairness with kafka.eos's step names (eos_liveness)
+    temporal={name: name for name in ("TransactionsComplete", "MarkersComplete", "RebalanceSettles")},
 )
 
 
