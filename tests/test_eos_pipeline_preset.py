@@ -76,6 +76,8 @@ def test_the_preset_checks_exactly_the_pipelines_properties() -> None:
     m = EOS_PIPELINE.machine()
     assert isinstance(m, PresetMachine)
     assert set(m.properties()) == set(EOS_PIPELINE.properties) == set(PIPELINE_MODEL.properties)
+    assert set(m.temporal_properties()) == set(EOS_PIPELINE.temporal) == set(PIPELINE_MODEL.temporal)
+    assert all(p.name == name for name, p in m.temporal_properties().items())
     assert all(p.name == name for name, p in m.properties().items())
     assert EOS_PIPELINE.variants == PIPELINE_MODEL.variants and EOS_PIPELINE.bounds == PIPELINE_MODEL.bounds
 
@@ -109,9 +111,13 @@ AGREEING = [
     ("kafka-2.4-eos-alpha", None, None),
     ("eos-alpha-pre-kip447", None, None),
     pytest.param("eos-alpha-kip447", None, None, marks=pytest.mark.slow),  # 260k states on the preset
+    # liveness (eos_liveness) under the pipeline's fairness with kafka.eos's step names
+    pytest.param("liveness-lso-stuck-kafka-0.11", 11, 14, marks=pytest.mark.slow),
+    pytest.param("liveness-lso-advances-kafka-2.4", None, None, marks=pytest.mark.slow),
 ]
 #: the agreeing specs whose twins ``eos_pipeline_twins.twin_text`` writes (the older twins were written by hand)
-GENERATED_TWINS = ("kafka-0.11-eos-alpha", "kafka-2.4-eos-alpha", "eos-alpha-pre-kip447", "eos-alpha-kip447")
+GENERATED_TWINS = ("kafka-0.11-eos-alpha", "kafka-2.4-eos-alpha", "eos-alpha-pre-kip447", "eos-alpha-kip447",
+                   "liveness-lso-stuck-kafka-0.11", "liveness-lso-advances-kafka-2.4")
 
 
 @pytest.mark.parametrize(("name", "old_length", "preset_length"), AGREEING)
