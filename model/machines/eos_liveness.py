@@ -18,7 +18,13 @@ session timeouts, delivery timeouts, lost responses, coordinator failovers, Dele
 
 from __future__ import annotations
 
-from eoscheck.checker.liveness.temporal import WF, Fairness, TemporalProperty, always_eventually, leads_to
+from eoscheck.checker.liveness.temporal import (
+    WF,
+    Fairness,
+    TemporalProperty,
+    always_eventually,
+    leads_to,
+)
 
 from ..group.metadata import GroupState
 from ..transactions.codes import TxnState
