@@ -26,10 +26,11 @@ AddPartitionsToTxn and never sends EndTxn for a transaction with no partition (s
 from Empty does not arise); a TV2 EndTxn at the exhausted epoch rotates to a new producer id, but
 the coordinator's own timeout abort there is cut by ``max_epoch``; a coordinator failover reloads
 ``txn_log`` (nextProducerId is not persisted: a rotation in PrepareX across a failover is not
-faithful); the group has no membership or rebalances (each producer owns its input partition and
-commits offsets without group metadata); a zombie does not produce new batches (only its requests
-already in flight arrive); no leader failover of the transactional leaders, and no read_committed
-consumers as actors (NoAbortedRead reads the leaders' LSO instead).
+faithful); without ``members`` there is no group (each producer owns its input partition and
+commits offsets without group metadata; ``eos_group`` has the group, with per-thread producers or,
+``eos_alpha``, per-partition ones); a restarted producer's zombie does not produce new batches (only
+its requests already in flight arrive); no leader failover of the transactional leaders.
+Liveness of transactions and the group is ``eos_liveness``.
 
 Idempotent-only producers (no transactional id), their partition's leader and follower, leader
 failover and the older ``kafka.idempotent_produce``'s faults are the mixin ``eos_idempotent``
@@ -137,9 +138,9 @@ from .eos_idempotent import IDEMPOTENT_PARTITION, IdempotentProducers
 from .eos_instances import INSTANCE_CHART_PARTS, InstancesMixin
 from .eos_readers import EosReaders
 
-#: what kafka.eos models of the protocol: every decision, each with every value, except ``deployment``
-#: (no group membership yet: each producer owns its input partition, so it is ignored); the
-#: TxnOffsetCommit checks apply to requests without group metadata only
+#: what kafka.eos models of the protocol: every decision, each with every value, except a client switching
+#: its transaction version; ``deployment`` and ``per_partition_group_metadata`` matter with a group only
+#: (``members``: eos_group, eos_alpha), without one each producer keeps its own input partition
 SUPPORT = Support(
     machine="kafka.eos",
     honours={"client_version": frozenset(ClientVersion), "transaction_version": frozenset(TransactionVersion),

@@ -5,8 +5,10 @@ and the properties of the loop across instances.
 A mixin of ``EosMachine`` (compose collects parts, rules and properties over the MRO); every rule
 has no bindings while ``members`` is 0, so the machine without a group is unchanged. With
 ``members`` > 0 the group has one input partition with ``input_records`` records, and each member
-is an application instance with its own transactional producer (``deployment=per-thread``, KIP-447,
-Streams ``exactly_once_v2``): ``producer[i]`` is instance ``i``'s. The group moves the input
+is an application instance: with ``deployment=per-thread`` (KIP-447, Streams ``exactly_once_v2``)
+``producer[i]`` is instance ``i``'s own transactional producer; with ``deployment=per-partition``
+(Streams ``exactly_once``) it is instance ``i``'s instance of the task's producer, one transactional
+id for all (``eos_alpha``). The group moves the input
 partition when a member's session times out (a paused process keeps running its loop as a zombie
 until it learns it) and when a member rejoins.
 
@@ -20,10 +22,10 @@ the member's generation and member id).
 Bounds: ``members`` (0 removes the group), ``rebalances`` (generations after the first; states past
 it are not explored, as ``kafka.eos_pipeline``'s ``max_generation``; 0 removes session timeouts,
 rebalances and assignments), ``rejoins`` (new member ids per instance; states past it are not
-explored; 0 removes Rejoin).
+explored; with 0 it is cut there rather than removed, so liveness sees a member that must rejoin
+as enabled to).
 
-Not modelled here: ``deployment=per-partition`` with a group (one producer per input partition
-re-created by each owner), static membership, several input partitions.
+Not modelled here: static membership, several input partitions (several tasks per member).
 """
 
 from __future__ import annotations
