@@ -132,10 +132,10 @@ from ..transactions.states import is_valid_transition
 from ..transactions.timeout import abort_timed_out
 from . import eos_symmetry
 from .eos_alpha import EosAlpha
-from .eos_liveness import EosLiveness
 from .eos_group import EosGroup, show_membership
 from .eos_idempotent import IDEMPOTENT_PARTITION, IdempotentProducers
 from .eos_instances import INSTANCE_CHART_PARTS, InstancesMixin
+from .eos_liveness import EosLiveness
 from .eos_readers import EosReaders
 
 #: what kafka.eos models of the protocol: every decision, each with every value, except a client switching
