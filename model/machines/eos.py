@@ -26,11 +26,13 @@ AddPartitionsToTxn and never sends EndTxn for a transaction with no partition (s
 from Empty does not arise); a TV2 EndTxn at the exhausted epoch rotates to a new producer id, but
 the coordinator's own timeout abort there is cut by ``max_epoch``; a coordinator failover reloads
 ``txn_log`` (nextProducerId is not persisted: a rotation in PrepareX across a failover is not
-faithful); the group has no membership or rebalances (each producer owns its input partition and
-commits offsets without group metadata); a zombie does not produce new batches (only its requests
-already in flight arrive); no read_committed consumers as actors unless ``readers`` (NoAbortedRead
-reads the leaders' LSO instead). Leader failover of the transactional output partitions (in-sync,
-restarted from the log, restored from a snapshot) is the mixin ``eos_failover``.
+faithful); without ``members`` there is no group (each producer owns its input partition and
+commits offsets without group metadata; ``eos_group`` has the group, with per-thread producers or,
+``eos_alpha``, per-partition ones); a restarted producer's zombie does not produce new batches (only
+its requests already in flight arrive); no read_committed consumers as actors unless ``readers``
+(NoAbortedRead reads the leaders' LSO instead). Leader failover of the transactional output
+partitions (in-sync, restarted from the log, restored from a snapshot) is the mixin ``eos_failover``;
+liveness of transactions and the group is ``eos_liveness``.
 
 Idempotent-only producers (no transactional id), their partition's leader and follower, leader
 failover and the older ``kafka.idempotent_produce``'s faults are the mixin ``eos_idempotent``
@@ -131,15 +133,17 @@ from ..transactions.markers import (
 from ..transactions.states import is_valid_transition
 from ..transactions.timeout import abort_timed_out
 from . import eos_symmetry
+from .eos_alpha import EosAlpha
 from .eos_failover import TxnLeaderFailover
 from .eos_group import EosGroup, show_membership
 from .eos_idempotent import IDEMPOTENT_PARTITION, IdempotentProducers
 from .eos_instances import INSTANCE_CHART_PARTS, InstancesMixin
+from .eos_liveness import EosLiveness
 from .eos_readers import EosReaders
 
-#: what kafka.eos models of the protocol: every decision, each with every value, except ``deployment``
-#: (no group membership yet: each producer owns its input partition, so it is ignored); the
-#: TxnOffsetCommit checks apply to requests without group metadata only
+#: what kafka.eos models of the protocol: every decision, each with every value, except a client switching
+#: its transaction version; ``deployment`` and ``per_partition_group_metadata`` matter with a group only
+#: (``members``: eos_group, eos_alpha), without one each producer keeps its own input partition
 SUPPORT = Support(
     machine="kafka.eos",
     honours={"client_version": frozenset(ClientVersion), "transaction_version": frozenset(TransactionVersion),
@@ -289,7 +293,8 @@ _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOut
                 "TxnCoordinatorFailover", "AddOffsetsToTxn", "WriteOffsetsMarker", "ZombieEndTxn")
 
 
-class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnLeaderFailover, Composed):
+class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnLeaderFailover,
+                 Composed):
     """``kafka.eos``; see the module doc."""
 
     # Every slot is an interned id (``checker.intern`` reduces ids below 2**61-1), the clock, a budget
@@ -313,7 +318,8 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnL
     next_producer_id = Scalar(init=lambda m: m.n_idempotent,
                               doc="the producer id allocator's next id (idempotent producers start with ids 0..n-1)")
     coordinator_epoch = Scalar(init=0, doc="the transaction coordinator's epoch")
-    producer = Actors(count="producers", init=lambda m, i: tx.new_producer(m.n_partitions), show=_show_producer,
+    producer = Actors(count="producers", init=lambda m, i: m.initial_producer(i, m.initially_owns(i)),
+                      show=_show_producer,
                       symmetric="producer", doc="transactional producers, one per transactional id")
     zombie = Actors(count="producers", init=(), show=lambda z: _show_producer(z) if z else "none", symmetric="producer",
                     doc="the previous instance of a transactional id's producer, after a restart (() if none)")
@@ -376,10 +382,12 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnL
         self._instances_setup(bounds, config)
         config.update(self.idempotent_setup(p, bounds))
         config.update(self._group_setup(bounds))
+        self._alpha_setup(bounds)
         config.update(self._readers_setup(bounds))
         config.update(self.txn_failover_setup(bounds))
         super().__init__(config, memoize=memoize)
         self._instances_compiled()
+        self._alpha_compiled(bounds["producers"])
         # Rules that cannot fire without their fault or the clock have no bindings (or a clock stopped
         # at 0); they are not listed either, so coverage does not report them as never fired.
         idle = ({"RequestTimeout"} if not bounds["lost_responses"] else set()) | (

@@ -22,7 +22,15 @@ from typing import Any
 
 from eoscheck.checker.registry import ModelDef, SwitchValue
 
-from ..protocol import _LEGACY_NAMES, KAFKA_3_0, PIPELINE, Protocol, TransactionVersion
+from ..protocol import (
+    _LEGACY_NAMES,
+    KAFKA_3_0,
+    PIPELINE,
+    Deployment,
+    Protocol,
+    TransactionVersion,
+    TxnOffsetCommitCheck,
+)
 from .eos_model import BOUNDS as EOS_BOUNDS
 from .eos_presets import PresetMachine
 
@@ -41,6 +49,8 @@ class PipelinePreset:
     bounds: Callable[[Mapping[str, int]], dict[str, int]]
     #: older property name -> the kafka.eos property that checks the same thing
     properties: Mapping[str, str] = field(default_factory=dict)
+    #: older temporal property name -> the kafka.eos temporal property (checked under kafka.eos's fairness)
+    temporal: Mapping[str, str] = field(default_factory=dict)
 
 
 def protocol_of(preset: PipelinePreset, switches: Mapping[str, SwitchValue]) -> Protocol:
@@ -53,7 +63,13 @@ def protocol_of(preset: PipelinePreset, switches: Mapping[str, SwitchValue]) -> 
         if decision == "transaction_version":
             value = TransactionVersion.TV2 if value else TransactionVersion.TV1
         decisions[decision] = value
-    return preset.base.with_(**decisions)
+    protocol = preset.base.with_(**decisions)
+    # The pipeline's per-partition members send their generation and member id with TxnOffsetCommit, as
+    # its per-thread ones do (Streams' exactly_once sends the group id only: kafka.eos's default); only a
+    # KIP-447 check reads them, so the decision is set only where it matters (twins stay minimal).
+    relevant = (protocol.deployment == Deployment.PER_PARTITION
+                and protocol.txn_offset_commit_check != TxnOffsetCommitCheck.PRE_KIP447)
+    return protocol.with_(per_partition_group_metadata=relevant) if relevant else protocol
 
 
 def eos_bounds(preset: PipelinePreset, bounds: Mapping[str, int]) -> dict[str, int]:
@@ -69,7 +85,8 @@ def eos_bounds(preset: PipelinePreset, bounds: Mapping[str, int]) -> dict[str, i
 
 
 def build_preset(preset: PipelinePreset, switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> PresetMachine:
-    return PresetMachine(protocol_of(preset, switches), eos_bounds(preset, bounds), preset.properties, {})
+    return PresetMachine(protocol_of(preset, switches), eos_bounds(preset, bounds), preset.properties,
+                         preset.temporal)
 
 
 def preset_model(preset: PipelinePreset, older: ModelDef) -> ModelDef:
@@ -77,7 +94,8 @@ def preset_model(preset: PipelinePreset, older: ModelDef) -> ModelDef:
     return ModelDef(name=preset.name, doc=f"{older.doc} (as a preset of kafka.eos: {preset.doc})",
                     variants=older.variants, default_variant=older.default_variant, switches=older.switches,
                     bounds=older.bounds, properties={k: older.properties[k] for k in preset.properties},
-                    build=lambda switches, bounds: build_preset(preset, switches, bounds))
+                    build=lambda switches, bounds: build_preset(preset, switches, bounds),
+                    temporal={k: older.temporal[k] for k in preset.temporal})
 
 
 # --- kafka.eos_pipeline ---------------------------------------------------------------------------------
@@ -108,6 +126,8 @@ PIPELINE_PRESET = PipelinePreset(
     bounds=_pipeline_bounds,
     properties={name: name for name in ("NoDuplicateOutput", "OffsetsAgreeWithOutput", "NoHangingTransaction",
                                         "ZombieNeverCommitsOffsets", "ValidTxnTransitions")},
+    # kafka.eos's are the pipeline's, under its fairness with kafka.eos's step names (eos_liveness)
+    temporal={name: name for name in ("TransactionsComplete", "MarkersComplete", "RebalanceSettles")},
 )
 
 
