@@ -36,11 +36,13 @@ from eoscheck.checker.compose import Actors, Part, invariant, precondition, rule
 from .. import properties as props
 from ..group.member import (
     INPUT_PARTITION,
+    TASK_MIGRATED,
     Member,
     can_rebalance,
     commit_metadata,
     initial_group,
     is_current_owner,
+    lose_tasks,
     must_rejoin,
     on_assignment,
     rejoin,
@@ -94,7 +96,8 @@ def between_transactions(p: TxnProducer) -> bool:
 
 
 def _show_member(m: Member) -> dict[str, Any]:
-    return {"member_id": m.member_id, "generation": m.generation, "owns": m.owns, "incarnation": m.incarnation}
+    shown = {"member_id": m.member_id, "generation": m.generation, "owns": m.owns, "incarnation": m.incarnation}
+    return {**shown, "lost": True} if m.lost else shown
 
 
 def _show_zombie_offsets(entries: tuple[PendingTxnOffset, ...]) -> dict[str, Any]:
@@ -184,7 +187,7 @@ class EosGroup:
     def group_stopped(self, group: GroupMeta, members: tuple[Member, ...], producer: tuple[TxnProducer, ...]) -> bool:
         """Every instance is out for good: fenced or out of the group, with no rejoin left (the run ends
         there; ``kafka.eos_pipeline`` cuts its Rejoin by the bound instead, which is not a deadlock either)."""
-        return all((p.phase in (TXN_FENCED, TXN_FATAL) or m.member_id not in group.members)
+        return all((p.phase in (TXN_FENCED, TXN_FATAL) or m.member_id not in group.members or m.lost)
                    and m.incarnation >= self.rejoins for m, p in zip(members, producer))
 
     # --- membership ---------------------------------------------------------------------------------
@@ -253,16 +256,20 @@ class EosGroup:
     @precondition(lambda self, producer: producer.phase == 2 and producer.offsets == 1)  # TXN_IN_TXN
     @rule("TxnOffsetCommit", params={"t": _members},
           reads=("producer[t]", "member[t]", "txn[t]", "group", "offsets_leader", "zombie_offsets"),
-          writes=("producer[t]", "group", "offsets_leader", "zombie_offsets"), results=("offset", "error"))
+          writes=("producer[t]", "member[t]", "group", "offsets_leader", "zombie_offsets"),
+          results=("offset", "error"))
     def group_txn_offset_commit(self, producer: TxnProducer, member: Member, txn: Any, group: GroupMeta,
                                 offsets_leader: TxnPartitionState,
                                 zombie_offsets: tuple[PendingTxnOffset, ...]) -> Any:
         """TxnOffsetCommit with the member's group metadata (generation, member id): a KIP-447 coordinator
         refuses a zombie's; an accepted commit by a member that is not the current owner is remembered
-        (ghost) so ZombieNeverCommitsOffsets can see it materialise."""
+        (ghost) so ZombieNeverCommitsOffsets can see it materialise. A refusal by the group's fencing is
+        Streams' TaskMigratedException: the member aborts, loses its tasks and rejoins."""
         generation, member_id = commit_metadata(member)
         out = self._offsets_commit(INPUT_PARTITION, producer, txn, group, offsets_leader,  # type: ignore[attr-defined]
                                    generation_id=generation, member_id=member_id)
+        if out["error"] in TASK_MIGRATED:
+            out["member"] = lose_tasks(member)
         if out["error"] == 0 and not is_current_owner(member, group):
             mine = [e for e in out["group"].pending if e.producer_id == producer.producer_id]
             out["zombie_offsets"] = tuple(sorted(set(zombie_offsets) | set(mine)))
