@@ -19,7 +19,9 @@ and rules that only matter with a budget (request timeouts with lost responses, 
 clock) get no bindings, so a small spec stays small.
 
 Abstractions (beyond those of the rooms): requests to the coordinator (InitProducerId,
-AddPartitionsToTxn, EndTxn) and the coordinator's log appends are atomic with their answer; markers
+AddPartitionsToTxn, EndTxn) and the coordinator's log appends are atomic with their answer (with
+``endtxn_timeouts`` an EndTxn the client gave up on may also arrive late, and the atomic EndTxn is
+its retry: ``eos_endtxn``); markers
 are written partition by partition and a refused marker is not retried; every transaction of a
 producer writes ``batches`` records to every output partition; a TV2 client still sends
 AddPartitionsToTxn and never sends EndTxn for a transaction with no partition (so the TV2 abort
@@ -136,9 +138,9 @@ from .eos_idempotent import IDEMPOTENT_PARTITION, IdempotentProducers
 from .eos_instances import INSTANCE_CHART_PARTS, InstancesMixin
 from .eos_readers import EosReaders
 
-#: what kafka.eos models of the protocol: every decision, each with every value, except ``deployment``
-#: (no group membership yet: each producer owns its input partition, so it is ignored); the
-#: TxnOffsetCommit checks apply to requests without group metadata only
+#: what kafka.eos models of the protocol: every decision, each with every value (``deployment``:
+#: per-partition only without a group, refused in one line by ``eos_group``; ``client_tv_change`` with
+#: the transaction version it starts from, refused in one line by ``eos_endtxn``)
 SUPPORT = Support(
     machine="kafka.eos",
     honours={"client_version": frozenset(ClientVersion), "transaction_version": frozenset(TransactionVersion),

@@ -15,7 +15,11 @@ Rules here (the decisions are in ``model.group.member``, ``model.group.membershi
 (JoinGroup + SyncGroup in one step once every live member is between transactions), OnAssignment,
 Rejoin, and the group versions of OffsetFetch (input partition 0, only for its owner),
 BeginTransaction (only while the member believes it owns the partition) and TxnOffsetCommit (with
-the member's generation and member id).
+the member's generation and member id). A TxnOffsetCommit refused by the group coordinator's fencing is
+Streams' TaskMigratedException (``StreamsProducer.commitTransaction``, ``StreamThread.handleTaskMigrated``):
+the member aborts, its tasks are lost and it rejoins with a new member id (``Member.lost``), as
+``kafka.eos_pipeline``'s LOST phase. An INVALID_PRODUCER_EPOCH on a produce (also TaskMigrated in
+Streams) is left to the producer: it aborts and, with a KIP-360 TV1 client, bumps its epoch.
 
 Bounds: ``members`` (0 removes the group), ``rebalances`` (generations after the first; states past
 it are not explored, as ``kafka.eos_pipeline``'s ``max_generation``; 0 removes session timeouts,
