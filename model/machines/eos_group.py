@@ -82,6 +82,12 @@ def _with_rebalances(machine: Any) -> range:
     return range(machine.members) if machine.rebalances else range(0)
 
 
+def _assignments(machine: Any) -> range:
+    # a lone member never learns a new assignment without a rejoin: its session timeout leaves the group
+    # empty, and only a rejoin brings it back
+    return _with_rebalances(machine) if machine.members > 1 or machine.rejoins else range(0)
+
+
 def _with_rejoins(machine: Any) -> range:
     return range(machine.members) if machine.rejoins else range(0)
 
@@ -164,7 +170,7 @@ class EosGroup:
         if not self.members:
             return set(GROUP_ACTIONS)
         return (set() if self.rebalances else {"SessionTimeout", "Rebalance", "OnAssignment"}) | (
-            set() if self.rejoins else {"Rejoin"})
+            set() if self.rejoins else {"Rejoin"}) | (set() if _assignments(self) else {"OnAssignment"})
 
     def group_within_bounds_at(self, s: tuple) -> bool:
         """States past the last generation or rejoin are not explored (memoised on the group's and the
@@ -212,7 +218,7 @@ class EosGroup:
         done = rebalance(group)
         return {"group": done, "generation": done.generation_id}
 
-    @rule("OnAssignment", params={"i": _with_rebalances}, reads=("member[i]", "group", "producer[i]"),
+    @rule("OnAssignment", params={"i": _assignments}, reads=("member[i]", "group", "producer[i]"),
           writes=("member[i]", "producer[i]"), results=("owns",))
     def on_assignment_rule(self, member: Member, group: GroupMeta, producer: TxnProducer) -> Any:
         """Between transactions, the member learns the new generation's assignment; its position is
