@@ -134,15 +134,16 @@ __all__ = ["EOS_PIPELINE", "PIPELINE_PRESET", "PipelinePreset", "build_preset", 
 TWIN_PREFIX = "eos-group-twin-"
 
 
-def closest_variant(protocol: Protocol) -> tuple[str, dict[str, SwitchValue]]:
+def closest_variant(protocol: Protocol, prefer: Protocol | None = None) -> tuple[str, dict[str, SwitchValue]]:
     """The named kafka.eos variant with the fewest decisions differing from ``protocol``, and those
-    decisions as switch overrides (ties: the first in ``protocol.VARIANTS``)."""
+    decisions as switch overrides (ties: the variant that is ``prefer``, then the first in
+    ``protocol.VARIANTS``)."""
     wanted = protocol.as_switches()
 
     def overrides(name: str) -> dict[str, SwitchValue]:
         have = VARIANTS[name].protocol.as_switches()
         return {k: v for k, v in wanted.items() if have[k] != v}
-    name = min(VARIANTS, key=lambda n: len(overrides(n)))
+    name = min(VARIANTS, key=lambda n: (len(overrides(n)), VARIANTS[n].protocol != prefer))
     return name, overrides(name)
 
 
@@ -158,7 +159,7 @@ def twin_text(path: Path, length: int | None) -> str:
         raise ValueError(f"{path}: a {raw.get('model')} spec, not one of {PIPELINE_MODEL.name}")
     switches = PIPELINE_MODEL.resolve_switches(raw.get("variant", PIPELINE_MODEL.default_variant),
                                                raw.get("switches", {}))
-    variant, overrides = closest_variant(protocol_of(PIPELINE_PRESET, switches))
+    variant, overrides = closest_variant(protocol_of(PIPELINE_PRESET, switches), PIPELINE_PRESET.base)
     older = {name: b.default for name, b in PIPELINE_MODEL.bounds.items()} | raw.get("bounds", {})
     bounds = {k: v for k, v in eos_bounds(PIPELINE_PRESET, older).items() if v != EOS_BOUNDS[k].default}
     check = dict(raw.get("check", {}))
