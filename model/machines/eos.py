@@ -456,6 +456,7 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, Late
                             for m in getattr(v, channel)]
         out["stale_markers"] = [record(m, result=TxnResult(m.result).name) for m in v.stale_markers]
         out.update(self.idempotent_itf_fields(v))
+        out.update(self.end_txn_itf_fields(v))
         out.update(self._instances_itf(s))
         return out
 

@@ -144,6 +144,13 @@ class LateEndTxn:
             out = {k: v for k, v in out.items() if not (k.endswith("].tv") and k.split("[")[0] in _TV_OWNERS)}
         return out
 
+    def end_txn_itf_fields(self, v: Any) -> dict[str, Any]:
+        """``late_end_txn`` as records for ITF (while the mechanism is on)."""
+        if not self.endtxn_timeouts_bound:
+            return {}
+        from .itf_data import record
+        return {"late_end_txn": [record(m, result=TxnResult(m.result).name) for m in v.late_end_txn]}
+
     def coordinator_end_txn(self, txn: TxnMetadata, producer_id: int, epoch: int, result: int, tv: int,
                             next_producer_id: int) -> Any:
         """``handleEndTransaction`` validated by the request's transaction version (an exhausted TV2
