@@ -9,6 +9,7 @@ from eoscheck.checker.machine import Machine
 from eoscheck.checker.registry import Bound, ModelDef, SwitchValue
 
 from ..protocol import DEFAULT_VARIANT, protocol_switches, protocol_variants
+from .eos_failover import TXN_FAILOVER_BOUNDS
 from .eos_idempotent_bounds import IDEMPOTENT_BOUNDS, TEMPORAL_DOCS
 
 BOUNDS: dict[str, Bound] = {
@@ -67,6 +68,7 @@ BOUNDS: dict[str, Bound] = {
                               "not, as kafka.eos_pipeline's max_epoch (no rotation; epochs up to max_epoch - 2)",
                               1, 0, 1),
     **IDEMPOTENT_BOUNDS,
+    **TXN_FAILOVER_BOUNDS,
 }
 
 
