@@ -147,8 +147,8 @@ class Protocol:
     client_tv_change: ClientTvChange = _decision(
         ClientTvChange.NONE,
         "a transactional client switches its transaction version once between two transactions: none, "
-        "upgrade (TV0 -> TV2) or downgrade (TV2 -> TV0); with a change the broker runs TV2 and each "
-        "transaction records the version it was ended with (kafka.eos_pipeline only)",
+        "upgrade (TV0 -> TV2, from transaction_version=tv1) or downgrade (TV2 -> TV0, from tv2); with a change "
+        "the broker runs TV2, each EndTxn is validated by its own version and each transaction records it",
         "KIP-890 part 2 (4.0, rolling client upgrades)")
     # --- the partition leader ----------------------------------------------------------------------
     broker_unknown_producer: UnknownProducerMode = _decision(

@@ -303,6 +303,9 @@ class TxnProducer(NamedTuple):
     inputs: tuple[int, ...] = ()
     #: consume-transform-produce: 0 nothing yet, 1 AddOffsetsToTxn done, 2 TxnOffsetCommit written
     offsets: int = 0
+    #: the transaction version its EndTxn carries (0, or 2: EndTxn v5, KIP-890 part 2); it may change
+    #: between two transactions (``client_tv_change``)
+    tv: int = 0
 
 
 class TxnPartitionState(NamedTuple):

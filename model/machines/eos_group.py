@@ -17,7 +17,11 @@ Rules here (the decisions are in ``model.group.member``, ``model.group.membershi
 (JoinGroup + SyncGroup in one step once every live member is between transactions), OnAssignment,
 Rejoin, and the group versions of OffsetFetch (input partition 0, only for its owner),
 BeginTransaction (only while the member believes it owns the partition) and TxnOffsetCommit (with
-the member's generation and member id).
+the member's generation and member id). A TxnOffsetCommit refused by the group coordinator's fencing is
+Streams' TaskMigratedException (``StreamsProducer.commitTransaction``, ``StreamThread.handleTaskMigrated``):
+the member aborts, its tasks are lost and it rejoins with a new member id (``Member.lost``), as
+``kafka.eos_pipeline``'s LOST phase. An INVALID_PRODUCER_EPOCH on a produce (also TaskMigrated in
+Streams) is left to the producer: it aborts and, with a KIP-360 TV1 client, bumps its epoch.
 
 Bounds: ``members`` (0 removes the group), ``rebalances`` (generations after the first; states past
 it are not explored, as ``kafka.eos_pipeline``'s ``max_generation``; 0 removes session timeouts,
@@ -38,11 +42,13 @@ from eoscheck.checker.compose import Actors, Part, invariant, precondition, rule
 from .. import properties as props
 from ..group.member import (
     INPUT_PARTITION,
+    TASK_MIGRATED,
     Member,
     can_rebalance,
     commit_metadata,
     initial_group,
     is_current_owner,
+    lose_tasks,
     must_rejoin,
     on_assignment,
     rejoin,
@@ -79,6 +85,12 @@ def _with_rebalances(machine: Any) -> range:
     return range(machine.members) if machine.rebalances else range(0)
 
 
+def _assignments(machine: Any) -> range:
+    # a lone member never learns a new assignment without a rejoin: its session timeout leaves the group
+    # empty, and only a rejoin brings it back
+    return _with_rebalances(machine) if machine.members > 1 or machine.rejoins else range(0)
+
+
 def _with_rejoins(machine: Any) -> range:
     # Bound with rejoins = 0 too, and cut by ``group_within_bounds``: a member that must rejoin is then
     # enabled to, so liveness (which counts steps leaving the bounds as enabled, as kafka.eos_pipeline's
@@ -100,7 +112,8 @@ def between_transactions(p: TxnProducer) -> bool:
 
 
 def _show_member(m: Member) -> dict[str, Any]:
-    return {"member_id": m.member_id, "generation": m.generation, "owns": m.owns, "incarnation": m.incarnation}
+    shown = {"member_id": m.member_id, "generation": m.generation, "owns": m.owns, "incarnation": m.incarnation}
+    return {**shown, "lost": True} if m.lost else shown
 
 
 def _show_zombie_offsets(entries: tuple[PendingTxnOffset, ...]) -> dict[str, Any]:
@@ -166,7 +179,7 @@ class EosGroup:
         if not self.members:
             return set(GROUP_ACTIONS)
         return (set() if self.rebalances else {"SessionTimeout", "Rebalance", "OnAssignment"}) | (
-            set() if self.rejoins else {"Rejoin"})
+            set() if self.rejoins else {"Rejoin"}) | (set() if _assignments(self) else {"OnAssignment"})
 
     def group_within_bounds_at(self, s: tuple) -> bool:
         """States past the last generation or rejoin are not explored (memoised on the group's and the
@@ -193,7 +206,7 @@ class EosGroup:
     def group_stopped(self, group: GroupMeta, members: tuple[Member, ...], producer: tuple[TxnProducer, ...]) -> bool:
         """Every instance is out for good: fenced or out of the group, with no rejoin left (the run ends
         there; ``kafka.eos_pipeline`` cuts its Rejoin by the bound instead, which is not a deadlock either)."""
-        return all((p.phase in (TXN_FENCED, TXN_FATAL) or m.member_id not in group.members)
+        return all((p.phase in (TXN_FENCED, TXN_FATAL) or m.member_id not in group.members or m.lost)
                    and m.incarnation >= self.rejoins for m, p in zip(members, producer))
 
     # --- membership ---------------------------------------------------------------------------------
@@ -214,7 +227,7 @@ class EosGroup:
         done = rebalance(group)
         return {"group": done, "generation": done.generation_id}
 
-    @rule("OnAssignment", params={"i": _with_rebalances}, reads=("member[i]", "group", "producer[i]"),
+    @rule("OnAssignment", params={"i": _assignments}, reads=("member[i]", "group", "producer[i]"),
           writes=("member[i]", "producer[i]"), results=("owns",))
     def on_assignment_rule(self, member: Member, group: GroupMeta, producer: TxnProducer) -> Any:
         """Between transactions, the member learns the new generation's assignment; its position is
@@ -263,16 +276,20 @@ class EosGroup:
     @precondition(lambda self, producer: producer.phase == 2 and producer.offsets == 1)  # TXN_IN_TXN
     @rule("TxnOffsetCommit", params={"t": _members},
           reads=("producer[t]", "member[t]", "txn[t]", "group", "offsets_leader", "zombie_offsets"),
-          writes=("producer[t]", "group", "offsets_leader", "zombie_offsets"), results=("offset", "error"))
+          writes=("producer[t]", "member[t]", "group", "offsets_leader", "zombie_offsets"),
+          results=("offset", "error"))
     def group_txn_offset_commit(self, producer: TxnProducer, member: Member, txn: Any, group: GroupMeta,
                                 offsets_leader: TxnPartitionState,
                                 zombie_offsets: tuple[PendingTxnOffset, ...]) -> Any:
         """TxnOffsetCommit with the member's group metadata (generation, member id): a KIP-447 coordinator
         refuses a zombie's; an accepted commit by a member that is not the current owner is remembered
-        (ghost) so ZombieNeverCommitsOffsets can see it materialise."""
+        (ghost) so ZombieNeverCommitsOffsets can see it materialise. A refusal by the group's fencing is
+        Streams' TaskMigratedException: the member aborts, loses its tasks and rejoins."""
         generation, member_id = self.alpha_commit_metadata(member, commit_metadata(member))  # type: ignore[attr-defined]
         out = self._offsets_commit(INPUT_PARTITION, producer, txn, group, offsets_leader,  # type: ignore[attr-defined]
                                    generation_id=generation, member_id=member_id)
+        if out["error"] in TASK_MIGRATED:
+            out["member"] = lose_tasks(member)
         if out["error"] == 0 and not is_current_owner(member, group):
             mine = [e for e in out["group"].pending if e.producer_id == producer.producer_id]
             out["zombie_offsets"] = tuple(sorted(set(zombie_offsets) | set(mine)))

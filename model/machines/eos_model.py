@@ -43,6 +43,10 @@ BOUNDS: dict[str, Bound] = {
     "produce_timeouts": Bound("in-flight batches whose delivery.timeout.ms passes while the request is still "
                               "on the network (it may arrive late)", 0, 0, 2),
     "txn_timeouts": Bound("transactions the coordinator aborts on transaction.timeout.ms", 0, 0, 2),
+    "endtxn_timeouts": Bound("EndTxn requests whose request.timeout.ms passes on the client: it sends the request "
+                             "again while the first copy may still reach the coordinator, before or after the retry "
+                             "(TV1: a late EndTxn may end the next transaction, KIP-890's motivation; TV2, KIP-890 "
+                             "part 2: the epoch bump per transaction fences it or makes it a retry)", 0, 0, 2),
     "delete_records": Bound("log start offset moves (retention or DeleteRecords)", 0, 0, 3),
     "coordinator_failovers": Bound("transaction coordinator failovers (reload from __transaction_state with a "
                                    "higher coordinator epoch; the old coordinator's markers stay in flight)", 0, 0, 2),
@@ -64,6 +68,10 @@ BOUNDS: dict[str, Bound] = {
                               2**31 - 1, 1, 2**31 - 1),
     "max_epoch": Bound("largest producer epoch (Short.MAX_VALUE); states beyond it are not explored",
                        32767, 3, 32767),
+    "exhausted_epochs": Bound("1: states whose epoch is exhausted (>= max_epoch - 1: InitProducerId, KIP-360, and a "
+                              "TV2 EndTxn, KIP-890 part 2, rotate to a new producer id) are explored; 0: they are "
+                              "not, as kafka.eos_pipeline's max_epoch (no rotation; epochs up to max_epoch - 2)",
+                              1, 0, 1),
     **IDEMPOTENT_BOUNDS,
     **TXN_FAILOVER_BOUNDS,
 }
