@@ -147,8 +147,8 @@ class Protocol:
     client_tv_change: ClientTvChange = _decision(
         ClientTvChange.NONE,
         "a transactional client switches its transaction version once between two transactions: none, "
-        "upgrade (TV0 -> TV2) or downgrade (TV2 -> TV0); with a change the broker runs TV2 and each "
-        "transaction records the version it was ended with (kafka.eos_pipeline only)",
+        "upgrade (TV0 -> TV2, from transaction_version=tv1) or downgrade (TV2 -> TV0, from tv2); with a change "
+        "the broker runs TV2, each EndTxn is validated by its own version and each transaction records it",
         "KIP-890 part 2 (4.0, rolling client upgrades)")
     # --- the partition leader ----------------------------------------------------------------------
     broker_unknown_producer: UnknownProducerMode = _decision(
@@ -251,6 +251,13 @@ class Protocol:
         "one producer per input partition (static transactional id, Streams exactly_once) or one per "
         "instance/thread (exactly_once_v2)",
         "KIP-447 (Streams 2.6)")
+    per_partition_group_metadata: bool = _decision(
+        False,
+        "with deployment=per-partition in a group: TxnOffsetCommit carries the member's generation and member "
+        "id (an application passing consumer.groupMetadata() to a 2.5+ producer), so KIP-447's checks fence a "
+        "zombie's commit; False: the group id only, as Streams exactly_once sends it (StreamsProducer "
+        "downgrades the metadata for EOS v1; before 2.5 the API took only the group id)",
+        "KIP-447 (2.5); StreamsProducer.commitTransaction (2.6+)")
 
     def with_(self, **changes: Any) -> Protocol:
         """A copy with ``changes`` (decision name -> value, enum or its spec string)."""
@@ -271,6 +278,9 @@ class Protocol:
             return "transaction_version=tv2 needs client_version=kip360"
         if self.client_tv_change != ClientTvChange.NONE and self.client_version != ClientVersion.KIP360:
             return "client_tv_change needs client_version=kip360 (a client that knows transaction versions)"
+        if self.per_partition_group_metadata and self.client_version != ClientVersion.KIP360:
+            return ("per_partition_group_metadata needs client_version=kip360 (sendOffsetsToTransaction takes "
+                    "group metadata from 2.5 on)")
         if self.broker_batch_cache < 1:
             return "broker_batch_cache must be at least 1"
         return None

@@ -272,9 +272,11 @@ class InitPidState(NamedTuple):
 # --- kafka.eos: transactional producers, transaction coordinator, output partitions ----------------
 
 TXN_INIT, TXN_READY, TXN_IN_TXN, TXN_ABORTABLE, TXN_BUMP, TXN_FENCED, TXN_FATAL = 0, 1, 2, 3, 4, 5, 6
+#: a per-partition (EOS alpha) task's producer at a member that does not run the task: closed, none created
+TXN_CLOSED = 7
 TXN_PHASE_NAMES = {TXN_INIT: "initializing", TXN_READY: "ready", TXN_IN_TXN: "in-transaction",
                    TXN_ABORTABLE: "abortable-error", TXN_BUMP: "bumping-epoch", TXN_FENCED: "fenced",
-                   TXN_FATAL: "fatal"}
+                   TXN_FATAL: "fatal", TXN_CLOSED: "closed (no task)"}
 
 
 class TxnProducer(NamedTuple):
@@ -301,6 +303,9 @@ class TxnProducer(NamedTuple):
     inputs: tuple[int, ...] = ()
     #: consume-transform-produce: 0 nothing yet, 1 AddOffsetsToTxn done, 2 TxnOffsetCommit written
     offsets: int = 0
+    #: the transaction version its EndTxn carries (0, or 2: EndTxn v5, KIP-890 part 2); it may change
+    #: between two transactions (``client_tv_change``)
+    tv: int = 0
 
 
 class TxnPartitionState(NamedTuple):

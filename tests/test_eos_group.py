@@ -159,7 +159,8 @@ def test_memoised_and_unmemoised_agree_with_a_group() -> None:
 # --- bad configurations: one line each --------------------------------------------------------------
 
 @pytest.mark.parametrize(("bounds", "variant", "needle"), [
-    ({"members": 2, "producers": 2, "input_records": 1}, "kafka-2.4", "deployment=per-thread"),
+    ({"members": 2, "producers": 1, "input_records": 1}, "kafka-2.4",
+     "deployment=per-partition gives each member its own instance of the task's producer"),
     ({"members": 2, "input_records": 1}, "kafka-3.0-3.5", "producers must equal members"),
     ({"members": 1, "producers": 1}, "kafka-3.0-3.5", "needs input_records"),
     ({"members": 1, "producers": 1, "input_records": 1, "restarts": 1}, "kafka-3.0-3.5", "restarts needs members=0"),

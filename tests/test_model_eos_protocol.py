@@ -80,10 +80,12 @@ def test_kafka_eos_passes_the_fence_bump_decision_to_the_timeout_abort() -> None
     assert epochs == {"kafka-4.0": 3, "kafka-java-coordinator": 2}  # two bumps before KAFKA-19367, one after
 
 
-def test_kafka_eos_refuses_a_client_transaction_version_change_in_one_line() -> None:
+def test_kafka_eos_refuses_a_client_transaction_version_change_it_cannot_start_in_one_line() -> None:
     bounds = {n: b.default for n, b in BOUNDS.items()}
-    with pytest.raises(ValueError, match="^kafka.eos cannot honour client_tv_change=upgrade"):
+    with pytest.raises(ValueError, match="^client_tv_change=upgrade needs transaction_version=tv1") as info:
         EosMachine(P.KAFKA_4_0.with_(client_tv_change="upgrade"), bounds)
+    assert "\n" not in str(info.value)
+    assert EosMachine(P.KAFKA_3_6.with_(client_tv_change="upgrade"), bounds).server_tv2  # honoured from TV1
 
 
 def test_bad_values_are_refused_in_one_line() -> None:

@@ -10,6 +10,8 @@ applied by generated code), the properties (``properties.py``) and the declared 
 
 from __future__ import annotations
 
+import itertools
+
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -43,6 +45,10 @@ def table(key: str) -> Interner[Any]:
 
 #: how many values written to interned parts (and messages sent) are type-checked per machine
 CHECKED = 2000
+
+#: a scalarset whose actors mention its identities is canonicalised by trying every permutation
+#: up to this many identities (5! = 120 images per state); beyond, by the sort heuristic (not exact)
+BRUTE_FORCE = 5
 
 
 def _jsonable(value: Any) -> Any:
@@ -229,6 +235,10 @@ class _Plan:
                 self.renames.setdefault(ss, []).append((list(range(base, base + count)), decl, fn))
         self.renamed: dict[tuple[str, Any, tuple[int, ...]], Any] = {}
         self.permuters = {ss: self._permuter(ss) for ss in self.scalarsets}
+        #: scalarset -> every permutation, for the small ones without a rename-invariant sort key
+        self.brute_force = {ss: tuple(itertools.permutations(range(size)))
+                            for ss, size in self.scalarset_sizes.items()
+                            if 1 < size <= BRUTE_FORCE and self.self_renaming(ss)}
 
     def permute(self, s: tuple, ss: str, perm: tuple[int, ...]) -> tuple:
         """``s`` with identity ``i`` of scalarset ``ss`` renamed ``perm[i]`` everywhere: the actors'
@@ -254,12 +264,19 @@ class _Plan:
 
     def canonical(self, s: tuple) -> tuple:
         """One scalarset after another: sort its identities by their actors' slots and break ties
-        by the least image (``checker.symmetry.canonicalize``)."""
+        by the least image (``checker.symmetry.canonicalize``); a scalarset whose actors mention
+        its identities has no rename-invariant sort key, so up to ``BRUTE_FORCE`` identities its
+        form is the least image over every permutation."""
         for ss, names in self.scalarsets.items():
-            if self.scalarset_sizes[ss] < 2:
+            n = self.scalarset_sizes[ss]
+            if n < 2:
                 continue  # nothing to rename
-            cols = [self.slots[n][0] for n in names]
-            keys = [tuple(s[base + i] for base in cols) for i in range(self.scalarset_sizes[ss])]
+            if ss in self.brute_force:
+                apply = self.permuters[ss]
+                s = min(apply(s, perm) for perm in self.brute_force[ss])
+                continue
+            cols = [self.slots[name][0] for name in names]
+            keys = [tuple(s[base + i] for base in cols) for i in range(n)]
             s = canonicalize(s, keys, self.permuters[ss])
         return s
 
@@ -268,15 +285,20 @@ class _Plan:
             return self.permute(state, ss, perm)
         return apply
 
+    def self_renaming(self, ss: str) -> bool:
+        """Whether an actor of scalarset ``ss`` mentions its identities (its slots then change
+        under renaming and cannot be the sort key)."""
+        return any(decl.name in self.scalarsets[ss] for _, decl, _ in self.renames.get(ss, ()))
+
     def exact_symmetry(self) -> bool:
-        """Whether ``canonical`` picks one state per orbit: one scalarset with two or more identities,
-        and sort keys (the actors' own slots) that renaming leaves alone (no actor of it mentions its
-        identities)."""
+        """Whether ``canonical`` picks one state per orbit, so that every engine and exploration
+        order gives the same count: at most one scalarset with two or more identities, whose sort
+        keys renaming leaves alone or which is small enough to try every permutation."""
         active = [ss for ss, size in self.scalarset_sizes.items() if size > 1]  # a smaller one renames nothing
         if len(active) != 1:
             return not active
         ss = active[0]
-        return not any(decl.name in self.scalarsets[ss] for _, decl, _ in self.renames.get(ss, ()))
+        return ss in self.brute_force or not self.self_renaming(ss)
 
     # ---- values
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..errors import Errors
 from .membership import join_group, rebalance, remove_member
 from .metadata import NO_GENERATION, NO_MEMBER_ID, GroupMeta, GroupState, new_group
 
@@ -34,6 +35,9 @@ class Member(NamedTuple):
     owns: bool
     #: times it rejoined with a new member id (a new member id each time)
     incarnation: int
+    #: its tasks were lost (Streams' TaskMigratedException: a commit refused by the group coordinator):
+    #: it owns nothing and must rejoin, whatever the group says meanwhile
+    lost: bool = False
 
 
 def member_id_of(instance: int, incarnation: int, members: int) -> int:
@@ -76,17 +80,30 @@ def session_timeout(group: GroupMeta, member: Member) -> GroupMeta | None:
 
 def on_assignment(member: Member, group: GroupMeta) -> Member | None:
     """``onJoinComplete``: a member of a Stable group whose generation is older learns its new
-    assignment (None: nothing new to learn)."""
+    assignment (None: nothing new to learn; a member that lost its tasks is leaving the group)."""
     if member.member_id not in group.members or group.state != GroupState.STABLE \
-            or member.generation == group.generation_id:
+            or member.generation == group.generation_id or member.lost:
         return None
     return member._replace(generation=group.generation_id,
                            owns=group.assignment[INPUT_PARTITION] == member.member_id)
 
 
 def must_rejoin(member: Member, group: GroupMeta) -> bool:
-    """The member learns it is no longer in the group (UNKNOWN_MEMBER_ID on a heartbeat)."""
-    return member.member_id not in group.members
+    """The member learns it is no longer in the group (UNKNOWN_MEMBER_ID on a heartbeat), or it lost its
+    tasks (it unsubscribes and subscribes again)."""
+    return member.member_id not in group.members or member.lost
+
+
+#: TxnOffsetCommit errors that Streams turns into TaskMigratedException (a CommitFailedException from the
+#: group coordinator's fencing; INVALID_TXN_STATE as ``kafka.eos_pipeline`` treats it)
+TASK_MIGRATED = frozenset(int(e) for e in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID,
+                                            Errors.FENCED_INSTANCE_ID, Errors.INVALID_TXN_STATE))
+
+
+def lose_tasks(member: Member) -> Member:
+    """``StreamThread.handleTaskMigrated``: the tasks are closed as lost (the open transaction is
+    aborted) and the consumer unsubscribes and subscribes again, with a new member id."""
+    return member._replace(owns=False, lost=True)
 
 
 def rejoin(member: Member, group: GroupMeta, instance: int, members: int) -> tuple[Member, GroupMeta]:
@@ -106,5 +123,5 @@ def commit_metadata(member: Member) -> tuple[int, int]:
     return member.generation, member.member_id
 
 
-__all__ = ["INPUT_PARTITION", "Member", "can_rebalance", "commit_metadata", "initial_group", "is_current_owner",
-           "member_id_of", "must_rejoin", "on_assignment", "rejoin", "session_timeout"]
+__all__ = ["INPUT_PARTITION", "TASK_MIGRATED", "Member", "can_rebalance", "commit_metadata", "initial_group",
+           "is_current_owner", "lose_tasks", "member_id_of", "must_rejoin", "on_assignment", "rejoin", "session_timeout"]

@@ -19,18 +19,22 @@ and rules that only matter with a budget (request timeouts with lost responses, 
 clock) get no bindings, so a small spec stays small.
 
 Abstractions (beyond those of the rooms): requests to the coordinator (InitProducerId,
-AddPartitionsToTxn, EndTxn) and the coordinator's log appends are atomic with their answer; markers
+AddPartitionsToTxn, EndTxn) and the coordinator's log appends are atomic with their answer (with
+``endtxn_timeouts`` an EndTxn the client gave up on may also arrive late, and the atomic EndTxn is
+its retry: ``eos_endtxn``); markers
 are written partition by partition and a refused marker is not retried; every transaction of a
 producer writes ``batches`` records to every output partition; a TV2 client still sends
 AddPartitionsToTxn and never sends EndTxn for a transaction with no partition (so the TV2 abort
 from Empty does not arise); a TV2 EndTxn at the exhausted epoch rotates to a new producer id, but
 the coordinator's own timeout abort there is cut by ``max_epoch``; a coordinator failover reloads
 ``txn_log`` (nextProducerId is not persisted: a rotation in PrepareX across a failover is not
-faithful); the group has no membership or rebalances (each producer owns its input partition and
-commits offsets without group metadata); a zombie does not produce new batches (only its requests
-already in flight arrive); no read_committed consumers as actors unless ``readers`` (NoAbortedRead
-reads the leaders' LSO instead). Leader failover of the transactional output partitions (in-sync,
-restarted from the log, restored from a snapshot) is the mixin ``eos_failover``.
+faithful); without ``members`` there is no group (each producer owns its input partition and
+commits offsets without group metadata; ``eos_group`` has the group, with per-thread producers or,
+``eos_alpha``, per-partition ones); a restarted producer's zombie does not produce new batches (only
+its requests already in flight arrive); no read_committed consumers as actors unless ``readers``
+(NoAbortedRead reads the leaders' LSO instead). Leader failover of the transactional output
+partitions (in-sync, restarted from the log, restored from a snapshot) is the mixin ``eos_failover``;
+liveness of transactions and the group is ``eos_liveness``.
 
 Idempotent-only producers (no transactional id), their partition's leader and follower, leader
 failover and the older ``kafka.idempotent_produce``'s faults are the mixin ``eos_idempotent``
@@ -120,7 +124,7 @@ from ..state import (
 )
 from ..transactions.add_partitions import add_partitions_to_txn, verify_partitions
 from ..transactions.codes import NO_PENDING, TxnResult, TxnState
-from ..transactions.end_txn import answer_after_end_txn, end_txn, end_txn_tv2
+from ..transactions.end_txn import answer_after_end_txn
 from ..transactions.log import EntryKind, last_stable_offset
 from ..transactions.markers import (
     TxnMarker,
@@ -131,20 +135,23 @@ from ..transactions.markers import (
 from ..transactions.states import is_valid_transition
 from ..transactions.timeout import abort_timed_out
 from . import eos_fast, eos_symmetry
+from .eos_alpha import EosAlpha
+from .eos_endtxn import LateEndTxn
 from .eos_failover import TxnLeaderFailover
 from .eos_group import EosGroup, show_membership
 from .eos_idempotent import IDEMPOTENT_PARTITION, IdempotentProducers
 from .eos_instances import INSTANCE_CHART_PARTS, InstancesMixin
+from .eos_liveness import EosLiveness
 from .eos_readers import EosReaders
 
-#: what kafka.eos models of the protocol: every decision, each with every value, except ``deployment``
-#: (no group membership yet: each producer owns its input partition, so it is ignored); the
-#: TxnOffsetCommit checks apply to requests without group metadata only
+#: what kafka.eos models of the protocol: every decision, each with every value; ``deployment`` and
+#: ``per_partition_group_metadata`` matter with a group only (``members``: eos_group, eos_alpha), without
+#: one each producer keeps its own input partition; ``client_tv_change`` with the transaction version it
+#: starts from, refused in one line by ``eos_endtxn``
 SUPPORT = Support(
     machine="kafka.eos",
     honours={"client_version": frozenset(ClientVersion), "transaction_version": frozenset(TransactionVersion),
-             "init_producer_id": frozenset(InitProducerIdMode), "client_tv_change": frozenset({ClientTvChange.NONE})},
-    why={"client_tv_change": "each of its producers keeps the transaction version of the variant"},
+             "init_producer_id": frozenset(InitProducerIdMode), "client_tv_change": frozenset(ClientTvChange)},
 )
 
 ROUTE = ("partition", "client", "connection")
@@ -171,7 +178,7 @@ def _show_producer(p: TxnProducer) -> dict[str, Any]:
     out: dict[str, Any] = {"phase": TXN_PHASE_NAMES[p.phase], "producer_id": p.producer_id, "epoch": p.epoch,
                            "txn": p.txn, "added": [i for i in range(len(p.parts)) if p.added >> i & 1],
                            "committed": [x for x in range(p.txn) if p.committed >> x & 1],
-                           "aborted": [x for x in range(p.txn) if p.aborted >> x & 1]}
+                           "aborted": [x for x in range(p.txn) if p.aborted >> x & 1], "tv": p.tv}
     if p.fatal_error:
         out["error"] = error_name(p.fatal_error)
     for i, part in enumerate(p.parts):
@@ -289,10 +296,13 @@ _FAILING = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "HandleProduceResp
 #: ``producer.transactional.on_txn_offset_commit``)
 _FENCING_CHECKED = tuple(a for a in _FAILING if a not in ("TxnOffsetCommit", "ZombieTxnOffsetCommit"))
 _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOutTransaction", "WriteTxnMarker",
-                "TxnCoordinatorFailover", "AddOffsetsToTxn", "WriteOffsetsMarker", "ZombieEndTxn")
+                "TxnCoordinatorFailover", "AddOffsetsToTxn", "WriteOffsetsMarker", "ZombieEndTxn", "StaleEndTxnArrives",
+                "CompleteEmptyTransaction")
 
 
-class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnLeaderFailover, Composed):
+class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnLeaderFailover,
+                 LateEndTxn,
+                 Composed):
     """``kafka.eos``; see the module doc."""
 
     # Every slot is an interned id (``checker.intern`` reduces ids below 2**61-1), the clock, a budget
@@ -316,7 +326,9 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnL
     next_producer_id = Scalar(init=lambda m: m.n_idempotent,
                               doc="the producer id allocator's next id (idempotent producers start with ids 0..n-1)")
     coordinator_epoch = Scalar(init=0, doc="the transaction coordinator's epoch")
-    producer = Actors(count="producers", init=lambda m, i: tx.new_producer(m.n_partitions), show=_show_producer,
+    producer = Actors(count="producers",
+                      init=lambda m, i: m.initial_producer(i, m.initially_owns(i))._replace(tv=m.initial_tv),
+                      show=_show_producer,
                       symmetric="producer", doc="transactional producers, one per transactional id")
     zombie = Actors(count="producers", init=(), show=lambda z: _show_producer(z) if z else "none", symmetric="producer",
                     doc="the previous instance of a transactional id's producer, after a restart (() if none)")
@@ -362,7 +374,12 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnL
         self.consume = self.input_records > 0
         self.require_stable = sends_require_stable(p.require_stable.value, read_committed=True)
         self.max_epoch = bounds["max_epoch"]
+        #: the largest coordinator epoch explored: max_epoch, or below the exhausted ones
+        self.explored_epoch = self.max_epoch if bounds.get("exhausted_epochs", 1) else self.max_epoch - 2
         self.tv2 = p.transaction_version == TransactionVersion.TV2
+        end_txn_config = self._end_txn_setup(bounds)
+        #: the transaction version every producer starts with (``client_tv_change`` may switch it)
+        self.initial_tv = 2 if self.tv2 else 0
         self.cfg = ClientConfig(version=p.client_version.value, epoch_bump=p.client_epoch_bump.value,
                                 max_in_flight=bounds["max_in_flight"], delivery_timeout=1 << 30,
                                 max_seq=bounds["max_seq"], max_epoch=self.max_epoch)
@@ -370,7 +387,7 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnL
             kip360=p.init_producer_id != InitProducerIdMode.PRE_KIP360,
             shipped=p.init_producer_id == InitProducerIdMode.KIP360_SHIPPED, max_epoch=self.max_epoch,
             persist_last_epoch=p.persist_last_epoch, persist_prev_producer_id=p.persist_prev_producer_id,
-            tv2=self.tv2, tv2_fence_double_bump=p.tv2_fence_double_bump,
+            tv2=self.server_tv2, tv2_fence_double_bump=p.tv2_fence_double_bump,
             prev_pid_every_transition=p.previous_producer_id_update == PreviousProducerIdUpdate.EVERY_TRANSITION)
         self._txn_slots: tuple[int, int] = (0, 0)
         config = {name: bounds[name] for name in ("producers", "partitions", "max_ticks", "lost_responses",
@@ -379,10 +396,13 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnL
         self._instances_setup(bounds, config)
         config.update(self.idempotent_setup(p, bounds))
         config.update(self._group_setup(bounds))
+        self._alpha_setup(bounds)
         config.update(self._readers_setup(bounds))
         config.update(self.txn_failover_setup(bounds))
+        config.update(end_txn_config)
         super().__init__(config, memoize=memoize)
         self._instances_compiled()
+        self._alpha_compiled(bounds["producers"])
         # Rules that cannot fire without their fault or the clock have no bindings (or a clock stopped
         # at 0); they are not listed either, so coverage does not report them as never fired.
         idle = ({"RequestTimeout"} if not bounds["lost_responses"] else set()) | (
@@ -393,7 +413,8 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnL
                                               "WriteOffsetsMarker"}) | (
             set() if bounds["restarts"] else {"ZombieEndTxn"}) | (
             set() if bounds["restarts"] and self.input_records else {"ZombieTxnOffsetCommit"}) | self.idempotent_idle() | (
-            self.group_idle_actions()) | (set() if self.n_readers else {"Fetch"}) | self.txn_failover_idle()
+            self.group_idle_actions()) | (set() if self.n_readers else {"Fetch"}) | self.txn_failover_idle() | (
+            self.end_txn_idle_actions())
         listed: Mapping[str, tuple[str, ...]] = self._plan.actions
         idle |= self._instances_idle(listed)
         self.actions = {name: params for name, params in listed.items() if name not in idle}
@@ -442,8 +463,8 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnL
     # --- structure ---------------------------------------------------------------------------------
 
     def _epochs_within(self, key: Any, s: tuple) -> bool:
-        """Every coordinator epoch is within ``max_epoch`` (memoised on the ``txn`` slots, ``key``)."""
-        ok = self._epoch_ok[key] = all(m.epoch <= self.max_epoch for m in self.view(s).txn)
+        """Every coordinator epoch is within ``explored_epoch`` (memoised on the ``txn`` slots, ``key``)."""
+        ok = self._epoch_ok[key] = all(m.epoch <= self.explored_epoch for m in self.view(s).txn)
         return ok
 
     def within_bounds(self, s: tuple) -> bool:
@@ -477,6 +498,7 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnL
                             for m in getattr(v, channel)]
         out["stale_markers"] = [record(m, result=TxnResult(m.result).name) for m in v.stale_markers]
         out.update(self.idempotent_itf_fields(v))
+        out.update(self.end_txn_itf_fields(v))
         out.update(self._instances_itf(s))
         return out
 
@@ -676,7 +698,8 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnL
     def end_transaction(self, producer: TxnProducer, txn: TxnMetadata, next_producer_id: int) -> Any:
         """commitTransaction once every batch is acknowledged; abortTransaction after an abortable error
         once nothing is in flight (queued batches are aborted; with no partition added, locally)."""
-        bump = self.protocol.client_epoch_bump_after_abort
+        bump = self.bumps_after_abort(producer)
+        tv2 = producer.tv >= 2
         if tx.ready_to_commit(producer, self.consume):
             commit = True
         elif tx.ready_to_abort(producer):
@@ -688,12 +711,10 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnL
         else:
             return None
         result = TxnResult.COMMIT if commit else TxnResult.ABORT
-        if self.tv2:  # an exhausted epoch rotates to the allocator's next producer id (KIP-890 part 2)
-            out = end_txn_tv2(txn, producer.producer_id, producer.epoch, int(result), new_producer_id=next_producer_id,
-                              max_epoch=self.max_epoch)
-        else:
-            out = end_txn(txn, producer.producer_id, producer.epoch, int(result))
-        answered = tx.on_end_txn(producer, commit, out.error, answer_after_end_txn(out.meta), tv2=self.tv2,
+        # validated by the transaction version the request carries (the producer's)
+        out = self.coordinator_end_txn(txn, producer.producer_id, producer.epoch, int(result), producer.tv,
+                                       next_producer_id)
+        answered = tx.on_end_txn(producer, commit, out.error, answer_after_end_txn(out.meta), tv2=tv2,
                                  bump_after_abort=bump, cfg=self.cfg)
         if answered is None:
             return None  # CONCURRENT_TRANSACTIONS: retried
@@ -802,7 +823,7 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnL
           spends="txn_timeouts")
     def timeout_abort(self, txn: TxnMetadata) -> Any:
         out = abort_timed_out(txn, max_epoch=self.max_epoch, bump_epoch=self.protocol.timeout_abort_bumps_epoch,
-                              tv2=self.tv2, tv2_double_bump=self.protocol.tv2_fence_double_bump)
+                              tv2=self.server_tv2, tv2_double_bump=self.protocol.tv2_fence_double_bump)
         return self._coordinator(out.meta) if out.wrote else None
 
     @rule("WriteTxnMarker", params={"t": "producer", "p": "partitions"},
@@ -902,7 +923,7 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnL
     @transition("ValidTxnTransitions", reads=("txn",), actions=_COORDINATOR)
     def valid_transitions(self, step: tuple, before: Any, after: Any) -> bool:
         """The transaction coordinator only makes transitions Kafka's state table allows."""
-        return all(a.state == b.state or not a.exists or is_valid_transition(a.state, b.state, tv2=self.tv2)
+        return all(a.state == b.state or not a.exists or is_valid_transition(a.state, b.state, tv2=self.tv2 or b.tv >= 2)
                    for a, b in zip(before.txn, after.txn))
 
 

@@ -57,11 +57,19 @@ def canonical_form(machine: Any) -> Callable[[tuple], tuple]:
     per (part, permutation), keyed by the part's id. The usual case, one scalarset of two
     identities, is one generated function (``checker.symmetry.canonicalize``'s two-identity case)."""
     plan = machine._plan
+    # a scalarset whose actors mention its identities (the idempotent clients) has no rename-invariant
+    # sort key: ``Composed`` takes the least image over every permutation (``_Plan.brute_force``)
+    brute: dict[str, tuple[tuple[int, ...], ...]] = getattr(plan, "brute_force", {})
     steps: list[tuple[list[Callable[[tuple], Any]], Callable[[tuple, tuple[int, ...]], tuple]]] = []
     for ss, names in plan.scalarsets.items():
         size = plan.scalarset_sizes[ss]
         if size < 2:
             continue  # nothing to rename
+        if ss in brute:
+            apply = _permuter(plan, ss)
+            images = [apply.for_perm(perm) for perm in brute[ss]]  # type: ignore[attr-defined]
+            steps.append(([], lambda s, images=images: min(f(s) for f in images)))  # type: ignore[misc]
+            continue
         cols = [plan.slots[n][0] for n in names]
         # a tuple even for one column: the generic form's keys are tuples, and the ties it breaks
         # compare them
@@ -86,7 +94,7 @@ def canonical_form(machine: Any) -> Callable[[tuple], tuple]:
 
     def canonical(s: tuple) -> tuple:
         for getters, apply in steps:
-            s = canonicalize(s, [g(s) for g in getters], apply)
+            s = canonicalize(s, [g(s) for g in getters], apply) if getters else apply(s)  # type: ignore[call-arg]
         return s
     return canonical
 

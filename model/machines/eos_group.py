@@ -5,8 +5,10 @@ and the properties of the loop across instances.
 A mixin of ``EosMachine`` (compose collects parts, rules and properties over the MRO); every rule
 has no bindings while ``members`` is 0, so the machine without a group is unchanged. With
 ``members`` > 0 the group has one input partition with ``input_records`` records, and each member
-is an application instance with its own transactional producer (``deployment=per-thread``, KIP-447,
-Streams ``exactly_once_v2``): ``producer[i]`` is instance ``i``'s. The group moves the input
+is an application instance: with ``deployment=per-thread`` (KIP-447, Streams ``exactly_once_v2``)
+``producer[i]`` is instance ``i``'s own transactional producer; with ``deployment=per-partition``
+(Streams ``exactly_once``) it is instance ``i``'s instance of the task's producer, one transactional
+id for all (``eos_alpha``). The group moves the input
 partition when a member's session times out (a paused process keeps running its loop as a zombie
 until it learns it) and when a member rejoins.
 
@@ -15,15 +17,19 @@ Rules here (the decisions are in ``model.group.member``, ``model.group.membershi
 (JoinGroup + SyncGroup in one step once every live member is between transactions), OnAssignment,
 Rejoin, and the group versions of OffsetFetch (input partition 0, only for its owner),
 BeginTransaction (only while the member believes it owns the partition) and TxnOffsetCommit (with
-the member's generation and member id).
+the member's generation and member id). A TxnOffsetCommit refused by the group coordinator's fencing is
+Streams' TaskMigratedException (``StreamsProducer.commitTransaction``, ``StreamThread.handleTaskMigrated``):
+the member aborts, its tasks are lost and it rejoins with a new member id (``Member.lost``), as
+``kafka.eos_pipeline``'s LOST phase. An INVALID_PRODUCER_EPOCH on a produce (also TaskMigrated in
+Streams) is left to the producer: it aborts and, with a KIP-360 TV1 client, bumps its epoch.
 
 Bounds: ``members`` (0 removes the group), ``rebalances`` (generations after the first; states past
 it are not explored, as ``kafka.eos_pipeline``'s ``max_generation``; 0 removes session timeouts,
 rebalances and assignments), ``rejoins`` (new member ids per instance; states past it are not
-explored; 0 removes Rejoin).
+explored; with 0 it is cut there rather than removed, so liveness sees a member that must rejoin
+as enabled to).
 
-Not modelled here: ``deployment=per-partition`` with a group (one producer per input partition
-re-created by each owner), static membership, several input partitions.
+Not modelled here: static membership, several input partitions (several tasks per member).
 """
 
 from __future__ import annotations
@@ -36,11 +42,13 @@ from eoscheck.checker.compose import Actors, Part, invariant, precondition, rule
 from .. import properties as props
 from ..group.member import (
     INPUT_PARTITION,
+    TASK_MIGRATED,
     Member,
     can_rebalance,
     commit_metadata,
     initial_group,
     is_current_owner,
+    lose_tasks,
     must_rejoin,
     on_assignment,
     rejoin,
@@ -52,6 +60,7 @@ from ..group.offset_fetch import offset_fetch, on_offset_fetch_answer
 from ..producer import transactional as tx
 from ..protocol import Deployment
 from ..state import (
+    TXN_CLOSED,
     TXN_FATAL,
     TXN_FENCED,
     TXN_INIT,
@@ -76,8 +85,17 @@ def _with_rebalances(machine: Any) -> range:
     return range(machine.members) if machine.rebalances else range(0)
 
 
+def _assignments(machine: Any) -> range:
+    # a lone member never learns a new assignment without a rejoin: its session timeout leaves the group
+    # empty, and only a rejoin brings it back
+    return _with_rebalances(machine) if machine.members > 1 or machine.rejoins else range(0)
+
+
 def _with_rejoins(machine: Any) -> range:
-    return range(machine.members) if machine.rejoins else range(0)
+    # Bound with rejoins = 0 too, and cut by ``group_within_bounds``: a member that must rejoin is then
+    # enabled to, so liveness (which counts steps leaving the bounds as enabled, as kafka.eos_pipeline's
+    # Rejoin is) does not take a run stopped at the bound for a group that never settles. Not listed.
+    return range(machine.members)
 
 
 def _the_group(machine: Any) -> range:
@@ -90,11 +108,12 @@ def _grouped_partitions(machine: Any) -> range:
 
 def between_transactions(p: TxnProducer) -> bool:
     """The instance's producer has no open transaction (a rebalance may complete, an assignment apply)."""
-    return p.phase in (TXN_INIT, TXN_READY)
+    return p.phase in (TXN_INIT, TXN_READY, TXN_CLOSED)
 
 
 def _show_member(m: Member) -> dict[str, Any]:
-    return {"member_id": m.member_id, "generation": m.generation, "owns": m.owns, "incarnation": m.incarnation}
+    shown = {"member_id": m.member_id, "generation": m.generation, "owns": m.owns, "incarnation": m.incarnation}
+    return {**shown, "lost": True} if m.lost else shown
 
 
 def _show_zombie_offsets(entries: tuple[PendingTxnOffset, ...]) -> dict[str, Any]:
@@ -140,24 +159,27 @@ class EosGroup:
         if self.members:
             if not self.input_records:
                 raise ValueError("members > 0 needs input_records > 0 (a group consumes an input partition)")
-            if self.protocol.deployment != Deployment.PER_THREAD:
-                raise ValueError("kafka.eos models a group only with deployment=per-thread (one producer per "
-                                 "member); per-partition producers re-created by each owner are not modelled")
             if self.n_producers != self.members:
-                raise ValueError(f"deployment=per-thread gives each member its own producer: producers must equal "
-                                 f"members ({self.n_producers} != {self.members})")
+                what = ("its own producer" if self.protocol.deployment == Deployment.PER_THREAD
+                        else "its own instance of the task's producer")
+                raise ValueError(f"deployment={self.protocol.deployment.value} gives each member {what}: producers "
+                                 f"must equal members ({self.n_producers} != {self.members})")
             if bounds.get("restarts", 0):
                 raise ValueError("restarts needs members=0 (a restarted instance's group membership is not modelled)")
         group, members = initial_group(self.members) if self.members else (None, ())
         self._initial_group, self._initial_members = group, members
         return {name: getattr(self, name) for name in GROUP_BOUNDS}
 
+    def initially_owns(self, i: int) -> bool:
+        """Member ``i`` owns the input partition after the first rebalance (False without a group)."""
+        return bool(self._initial_members) and self._initial_members[i].owns
+
     def group_idle_actions(self) -> set[str]:
         """Actions with no bindings in this configuration (not listed)."""
         if not self.members:
             return set(GROUP_ACTIONS)
         return (set() if self.rebalances else {"SessionTimeout", "Rebalance", "OnAssignment"}) | (
-            set() if self.rejoins else {"Rejoin"})
+            set() if self.rejoins else {"Rejoin"}) | (set() if _assignments(self) else {"OnAssignment"})
 
     def group_within_bounds_at(self, s: tuple) -> bool:
         """States past the last generation or rejoin are not explored (memoised on the group's and the
@@ -184,7 +206,7 @@ class EosGroup:
     def group_stopped(self, group: GroupMeta, members: tuple[Member, ...], producer: tuple[TxnProducer, ...]) -> bool:
         """Every instance is out for good: fenced or out of the group, with no rejoin left (the run ends
         there; ``kafka.eos_pipeline`` cuts its Rejoin by the bound instead, which is not a deadlock either)."""
-        return all((p.phase in (TXN_FENCED, TXN_FATAL) or m.member_id not in group.members)
+        return all((p.phase in (TXN_FENCED, TXN_FATAL) or m.member_id not in group.members or m.lost)
                    and m.incarnation >= self.rejoins for m, p in zip(members, producer))
 
     # --- membership ---------------------------------------------------------------------------------
@@ -205,7 +227,7 @@ class EosGroup:
         done = rebalance(group)
         return {"group": done, "generation": done.generation_id}
 
-    @rule("OnAssignment", params={"i": _with_rebalances}, reads=("member[i]", "group", "producer[i]"),
+    @rule("OnAssignment", params={"i": _assignments}, reads=("member[i]", "group", "producer[i]"),
           writes=("member[i]", "producer[i]"), results=("owns",))
     def on_assignment_rule(self, member: Member, group: GroupMeta, producer: TxnProducer) -> Any:
         """Between transactions, the member learns the new generation's assignment; its position is
@@ -215,7 +237,8 @@ class EosGroup:
         learned = on_assignment(member, group)
         if learned is None:
             return None
-        return {"member": learned, "producer": producer._replace(position=-1), "owns": learned.owns}
+        return {"member": learned, "producer": self.alpha_on_assignment(producer, learned.owns),  # type: ignore[attr-defined]
+                "owns": learned.owns}
 
     @rule("Rejoin", params={"i": _with_rejoins}, reads=("member[i]", "group", "producer[i]"),
           writes=("member[i]", "group", "producer[i]"))
@@ -227,7 +250,7 @@ class EosGroup:
             return None
         joined, group = rejoin(member, group, i, self.members)
         return {"member": joined, "group": group,
-                "producer": tx.restart(producer) if fenced else producer._replace(position=-1)}
+                "producer": self.alpha_on_rejoin(producer, fenced)}  # type: ignore[attr-defined]
 
     # --- the loop, gated by the member's assignment -------------------------------------------------
 
@@ -253,16 +276,20 @@ class EosGroup:
     @precondition(lambda self, producer: producer.phase == 2 and producer.offsets == 1)  # TXN_IN_TXN
     @rule("TxnOffsetCommit", params={"t": _members},
           reads=("producer[t]", "member[t]", "txn[t]", "group", "offsets_leader", "zombie_offsets"),
-          writes=("producer[t]", "group", "offsets_leader", "zombie_offsets"), results=("offset", "error"))
+          writes=("producer[t]", "member[t]", "group", "offsets_leader", "zombie_offsets"),
+          results=("offset", "error"))
     def group_txn_offset_commit(self, producer: TxnProducer, member: Member, txn: Any, group: GroupMeta,
                                 offsets_leader: TxnPartitionState,
                                 zombie_offsets: tuple[PendingTxnOffset, ...]) -> Any:
         """TxnOffsetCommit with the member's group metadata (generation, member id): a KIP-447 coordinator
         refuses a zombie's; an accepted commit by a member that is not the current owner is remembered
-        (ghost) so ZombieNeverCommitsOffsets can see it materialise."""
-        generation, member_id = commit_metadata(member)
+        (ghost) so ZombieNeverCommitsOffsets can see it materialise. A refusal by the group's fencing is
+        Streams' TaskMigratedException: the member aborts, loses its tasks and rejoins."""
+        generation, member_id = self.alpha_commit_metadata(member, commit_metadata(member))  # type: ignore[attr-defined]
         out = self._offsets_commit(INPUT_PARTITION, producer, txn, group, offsets_leader,  # type: ignore[attr-defined]
                                    generation_id=generation, member_id=member_id)
+        if out["error"] in TASK_MIGRATED:
+            out["member"] = lose_tasks(member)
         if out["error"] == 0 and not is_current_owner(member, group):
             mine = [e for e in out["group"].pending if e.producer_id == producer.producer_id]
             out["zombie_offsets"] = tuple(sorted(set(zombie_offsets) | set(mine)))

@@ -14,21 +14,26 @@ from .eos_idempotent_bounds import IDEMPOTENT_BOUNDS, TEMPORAL_DOCS
 
 BOUNDS: dict[str, Bound] = {
     "producers": Bound("transactional producers, each with its own transactional id (0: none; with instances, "
-                       "the instances' transactional id alone)", 1, 0, 3),
+                       "the instances' transactional id alone; with members and deployment=per-partition, each "
+                       "member's instance of the task's producer, all with the task's one transactional id)",
+                       1, 0, 3),
     "partitions": Bound("output partitions every transaction writes to", 2, 0, 3),
     "transactions": Bound("transactions each producer runs", 1, 1, 4),
     "batches": Bound("records (one per batch) each transaction writes to each partition", 1, 1, 3),
     "input_records": Bound("consume-transform-produce: records in each producer's input partition; each transaction "
                            "processes the next one and commits its offset with TxnOffsetCommit (0: producers only "
                            "produce)", 0, 0, 3),
-    "members": Bound("consumer group members, each an application instance with its own transactional producer "
-                     "(deployment=per-thread, KIP-447): one input partition of input_records records moves between "
-                     "them; needs producers = members (0: no group, each producer keeps its own input partition)",
+    "members": Bound("consumer group members, each an application instance: one input partition of input_records "
+                     "records moves between them; deployment=per-thread (KIP-447, exactly_once_v2): each member has "
+                     "its own transactional producer; deployment=per-partition (Streams exactly_once): the task's "
+                     "producer, created by the member that runs the task, whose InitProducerId fences the previous "
+                     "owner's; needs producers = members (0: no group, each producer keeps its own input partition)",
                      0, 0, 3),
     "rebalances": Bound("group generations after the first (session timeouts and rejoins move the input "
                         "partition); 0 removes session timeouts and rebalances", 0, 0, 3),
     "rejoins": Bound("times each member may rejoin with a new member id (after it learned it left the group, or "
-                     "with a new producer after its producer was fenced); 0 removes Rejoin", 0, 0, 3),
+                     "with a new producer after its producer was fenced); states past it are not explored (0: no "
+                     "member rejoins; Rejoin still counts as enabled for liveness)", 0, 0, 3),
     "readers": Bound("1: a read_committed consumer on each output partition fetches up to the LSO, skips aborted "
                      "data, and NoAbortedRead checks what it delivered (0: NoAbortedRead reads the leaders' LSO)",
                      0, 0, 1),
@@ -38,6 +43,10 @@ BOUNDS: dict[str, Bound] = {
     "produce_timeouts": Bound("in-flight batches whose delivery.timeout.ms passes while the request is still "
                               "on the network (it may arrive late)", 0, 0, 2),
     "txn_timeouts": Bound("transactions the coordinator aborts on transaction.timeout.ms", 0, 0, 2),
+    "endtxn_timeouts": Bound("EndTxn requests whose request.timeout.ms passes on the client: it sends the request "
+                             "again while the first copy may still reach the coordinator, before or after the retry "
+                             "(TV1: a late EndTxn may end the next transaction, KIP-890's motivation; TV2, KIP-890 "
+                             "part 2: the epoch bump per transaction fences it or makes it a retry)", 0, 0, 2),
     "delete_records": Bound("log start offset moves (retention or DeleteRecords)", 0, 0, 3),
     "coordinator_failovers": Bound("transaction coordinator failovers (reload from __transaction_state with a "
                                    "higher coordinator epoch; the old coordinator's markers stay in flight)", 0, 0, 2),
@@ -59,6 +68,10 @@ BOUNDS: dict[str, Bound] = {
                               2**31 - 1, 1, 2**31 - 1),
     "max_epoch": Bound("largest producer epoch (Short.MAX_VALUE); states beyond it are not explored",
                        32767, 3, 32767),
+    "exhausted_epochs": Bound("1: states whose epoch is exhausted (>= max_epoch - 1: InitProducerId, KIP-360, and a "
+                              "TV2 EndTxn, KIP-890 part 2, rotate to a new producer id) are explored; 0: they are "
+                              "not, as kafka.eos_pipeline's max_epoch (no rotation; epochs up to max_epoch - 2)",
+                              1, 0, 1),
     **IDEMPOTENT_BOUNDS,
     **TXN_FAILOVER_BOUNDS,
 }
@@ -71,7 +84,8 @@ def _build(switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> Ma
 
 def _temporal_docs() -> dict[str, str]:
     from .eos_instances import TEMPORAL_DOCS
-    return TEMPORAL_DOCS
+    from .eos_liveness import TEMPORAL_DOCS as TRANSACTION_DOCS
+    return {**TEMPORAL_DOCS, **TRANSACTION_DOCS}
 
 
 def _property_docs() -> dict[str, str]:
@@ -88,7 +102,9 @@ MODEL = ModelDef(
         "consume-transform-produce loop through the group coordinator, with members a consumer group with generations, "
         "rebalances and KIP-447 fencing; with instances, producer instances of one more transactional id racing "
         "InitProducerId (retries, lost responses, expiry, epoch overflow); every mechanism switched on by its bounds. "
-        "deployment=per-partition is modelled only without a group (each producer keeps its input partition).",
+        "With a group, deployment=per-partition gives the input partition's task one producer (one transactional id) "
+        "re-created by each owner; liveness: TransactionsComplete, MarkersComplete, RebalanceSettles under weak "
+        "fairness of the protocol's steps.",
     variants=protocol_variants(),
     default_variant=DEFAULT_VARIANT,
     switches=protocol_switches(),
