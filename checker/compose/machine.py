@@ -20,7 +20,7 @@ from ..symmetry import Scalarset, Symmetry, canonicalize
 from .declare import ComposeError, Domain, PropertySpec, RuleSpec
 from .network import ChannelOps, Delivery, Network
 from .parts import Actors, Budget, Channel, Clock, Decl
-from .properties import _Invariant, _Transition
+from .properties import _Fused, _Invariant, _Transition
 from .rules import ReadSlots, _ChannelRule, _Rule, read_parts
 
 if TYPE_CHECKING:
@@ -106,10 +106,21 @@ class _Plan:
         self.properties: dict[str, Property] = {}
         #: the compiled properties, by name (their generated checks are in ``properties``)
         self.property_objs: dict[str, _Invariant | _Transition] = {}
+        #: the declared state constraints (``@constraint``), compiled like invariants
+        self.constraints: list[_Invariant] = []
         for fn, pspec in cls.__compose_properties__:
-            obj = _Invariant(self, fn, pspec) if pspec.kind == "invariant" else _Transition(self, fn, pspec)
-            self.property_objs[pspec.name] = obj
+            obj = _Transition(self, fn, pspec) if pspec.kind == "transition" else _Invariant(self, fn, pspec)
+            if pspec.kind == "constraint":
+                self.constraints.append(obj)  # type: ignore[arg-type]
+            else:
+                self.property_objs[pspec.name] = obj
             obj.compile()
+        self.fused = _Fused(self.memoize)
+        #: the conjunction of the constraints (None: there are none)
+        self.within: Callable[[tuple], bool] | None = (
+            self.fused.invariants(self.constraints, [c.check for c in self.constraints]) if self.constraints else None)
+        self._fused_invariants: dict[tuple[str, ...], Callable[[tuple], bool]] = {}
+        self._fused_transitions: dict[tuple[str, ...], dict[str, Callable[[tuple, Step, tuple], bool]]] = {}
         self.compile()
 
     def compile(self) -> None:
@@ -310,6 +321,28 @@ class _Plan:
             raise ComposeError(f"part {decl.name}: {value!r} is not an int or bool (declare it a Part to hold it)")
         return value
 
+    def fused_invariants(self, names: Sequence[str]) -> Callable[[tuple], bool]:
+        key = tuple(names)
+        check = self._fused_invariants.get(key)
+        if check is None:
+            objs = [self.property_objs[n] for n in key]
+            if any(not isinstance(o, _Invariant) for o in objs):
+                raise ValueError(f"not all invariants: {', '.join(key)}")
+            check = self._fused_invariants[key] = self.fused.invariants(
+                objs, [self.properties[n].check for n in key])  # type: ignore[arg-type]
+        return check
+
+    def fused_transitions(self, names: Sequence[str]) -> dict[str, Callable[[tuple, Step, tuple], bool]]:
+        key = tuple(names)
+        checks = self._fused_transitions.get(key)
+        if checks is None:
+            objs = [self.property_objs[n] for n in key]
+            if any(not isinstance(o, _Transition) for o in objs):
+                raise ValueError(f"not all transition properties: {', '.join(key)}")
+            checks = self._fused_transitions[key] = self.fused.transitions(
+                objs, [self.properties[n].check for n in key], list(self.actions))  # type: ignore[arg-type]
+        return checks
+
     def decode_reads(self, s: tuple, reads: list[ReadSlots]) -> dict[str, Any]:
         return read_parts(s, reads, {})
 
@@ -318,8 +351,9 @@ class _Plan:
             ops.clear()
         for rule in self.rules:
             rule.clear()
-        for obj in self.property_objs.values():
+        for obj in [*self.property_objs.values(), *self.constraints]:
             obj.clear()
+        self.fused.clear()
         self.renamed.clear()
         self.compile()
 
@@ -395,21 +429,38 @@ class Composed(Machine):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         _collect(cls)
+        constrained = any(spec.kind == "constraint" for _, spec in cls.__compose_properties__)  # type: ignore[attr-defined]
+        if constrained and cls.within_bounds is Machine.within_bounds:
+            # the engines call within_bounds only on a class that overrides it (``overrides``); the
+            # instance attribute set in ``__init__`` (the generated check itself) shadows this one
+            cls.within_bounds = Composed.declared_within_bounds  # type: ignore[method-assign]
 
     def __init__(self, config: Mapping[str, Any] | None = None, *, memoize: bool = True) -> None:
         self.config = dict(config or {})
         self.memoize = memoize
         self._plan = _Plan(self)
         self.actions = dict(self._plan.actions)
+        self._bind_within()
+
+    def _bind_within(self) -> None:
+        within = self._plan.within
+        if within is not None and type(self).within_bounds is Composed.declared_within_bounds:
+            self.within_bounds = within  # type: ignore[method-assign]  # no bound-method call per successor
+
+    def declared_within_bounds(self, state: tuple) -> bool:
+        """The conjunction of the declared ``@constraint``s (True when there are none)."""
+        within = self._plan.within
+        return within is None or within(state)
 
     # ---- pickling: the compiled plan (and its memos) stays behind; it is rebuilt on arrival
 
     def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "_plan"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_plan", "within_bounds")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._plan = _Plan(self)
+        self._bind_within()
 
     def clear_caches(self) -> None:
         """Forget every memoised rule, channel operation and property result."""
@@ -420,7 +471,7 @@ class Composed(Machine):
     @classmethod
     def property_docs(cls) -> dict[str, str]:
         """Property name -> its doc (``ModelDef.properties``)."""
-        return {spec.name: spec.doc for _, spec in cls.__compose_properties__}
+        return {spec.name: spec.doc for _, spec in cls.__compose_properties__ if spec.kind != "constraint"}
 
     # ---- states
 
@@ -470,6 +521,16 @@ class Composed(Machine):
 
     def properties(self) -> dict[str, Property]:
         return dict(self._plan.properties)
+
+    def fused_invariants(self, names: Sequence[str]) -> Callable[[tuple], bool] | None:
+        """The conjunction of the named invariants as one check, memoised on the union of the slots
+        they read (see ``Machine.fused_invariants``)."""
+        return self._plan.fused_invariants(names) if names else None
+
+    def fused_transitions(self, names: Sequence[str]) -> Mapping[str, Callable[[tuple, Step, tuple], bool]] | None:
+        """action -> the conjunction of the named transition properties that apply to its steps
+        (see ``Machine.fused_transitions``)."""
+        return self._plan.fused_transitions(names) if names else None
 
     # ---- symmetry (``Actors(symmetric=...)``, ``rename=``)
 
