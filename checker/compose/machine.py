@@ -21,7 +21,7 @@ from .declare import ComposeError, Domain, PropertySpec, RuleSpec
 from .network import ChannelOps, Delivery, Network
 from .parts import Actors, Budget, Channel, Clock, Decl
 from .properties import _Fused, _Invariant, _Transition
-from .rules import ReadSlots, _ChannelRule, _Rule, read_parts
+from .rules import _NO_MSG, ReadSlots, _ChannelRule, _key_source, _Rule, read_parts
 
 if TYPE_CHECKING:
     from ..chart import ChartEvent
@@ -124,14 +124,22 @@ class _Plan:
         self.compile()
 
     def compile(self) -> None:
-        """(Re)generate ``successors``: every rule's ``expand`` in order, one call each."""
+        """(Re)generate ``successors``: every rule's ``expand`` in order, one call each.
+
+        Bindings (of any rules) that read exactly the same slots form a group, looked up once per
+        state at the top: its memo maps the key to every member's outcomes, and each member still
+        emits its steps at its own place, so the successor order is unchanged."""
         env: dict[str, Any] = {}
         lines = ["def successors(s):", "    out = []"]
+        grouped = self._groups(env, lines)
         for n, rule in enumerate(self.rules):
             if isinstance(rule, _Rule) and rule.receive is None and not rule.bindings:
                 continue  # no parameter values (e.g. zero actors): nothing to call
             if isinstance(rule, _Rule):  # pasted in: one call per state, not one per rule and state
-                body, names = rule.inline
+                if n in grouped:
+                    body, names = rule.body(f"r{id(rule)}_", grouped[n])
+                else:
+                    body, names = rule.inline
                 env.update(names)
                 lines += ["    " + x for x in body]
             else:
@@ -140,6 +148,39 @@ class _Plan:
         lines.append("    return out")
         exec(compile("\n".join(lines), f"<compose {type(self.machine).__name__}>", "exec"), env)  # noqa: S102
         self.successors: Callable[[tuple], list[tuple[Step, tuple]]] = env["successors"]
+
+    def _groups(self, env: dict[str, Any], lines: list[str]) -> dict[int, dict[int, tuple[str, int]]]:
+        """Group the memoised bindings of rules without ``receive`` by their key slots; emit one
+        lookup per group of two or more into ``lines``. Returns rule index -> binding index ->
+        (group variable, place in the group)."""
+        if not self.memoize:
+            return {}
+        by_key: dict[tuple[int, ...], list[tuple[int, int, Any]]] = {}
+        for n, rule in enumerate(self.rules):
+            if isinstance(rule, _Rule) and rule.receive is None and rule.spec.memo:
+                for i, b in enumerate(rule.bindings):
+                    by_key.setdefault(tuple(b.key_slots), []).append((n, i, b))
+        out: dict[int, dict[int, tuple[str, int]]] = {}
+        for g, (key, members) in enumerate(k for k in by_key.items() if len(k[1]) > 1):
+            memo: dict[Any, tuple[Any, ...]] = {}
+            bindings = [(b, self.rules[n]) for n, _, b in members]
+
+            def miss(s: tuple, key: Any, memo: dict[Any, tuple[Any, ...]] = memo,
+                     bindings: list[tuple[Any, Any]] = bindings) -> tuple[Any, ...]:
+                outs = []
+                for b, rule in bindings:
+                    o = b.memo.get(key)
+                    outs.append(rule.compute(b, s, _NO_MSG, 0) if o is None else o)
+                result = memo[key] = tuple(outs)
+                return result
+
+            env[f"gm{g}"], env[f"gmiss{g}"] = memo, miss
+            src = _key_source(list(key))
+            lines += [f"    k = {src}", f"    g{g} = gm{g}.get(k)", f"    if g{g} is None:",
+                      f"        g{g} = gmiss{g}(s, k)"]
+            for place, (n, i, _) in enumerate(members):
+                out.setdefault(n, {})[i] = (f"g{g}", place)
+        return out
 
     def __repr__(self) -> str:  # stable: ``run_key`` hashes the machine's attributes as text
         return f"<compiled {type(self.machine).__name__}: {self.width} slots, {len(self.rules)} rules>"
