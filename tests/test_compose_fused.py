@@ -127,3 +127,11 @@ def test_a_machine_without_constraints_stays_unbounded_for_the_engines():
     assert not overrides(ComposedTwoPhase(rms=3), "within_bounds")
     assert overrides(Bounded(rms=3), "within_bounds")
     assert Bounded(rms=3).declared_within_bounds(Bounded(rms=3).state()) is True
+
+
+def test_a_clock_stopped_at_zero_costs_no_lookup_but_stays_listed():
+    stopped = Store(max_ticks=0)
+    assert "Tick" in stopped.actions and "Tick" not in [r.action for r in stopped._plan.rules]
+    assert "Tick" in [r.action for r in Store(max_ticks=1)._plan.rules]
+    result = explore(stopped, ExploreOptions(check_deadlock=False))
+    assert result.stats.coverage["Tick"].generated == 0

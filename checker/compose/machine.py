@@ -236,7 +236,14 @@ class _Plan:
 
         reads = (name, *(r for r in clock.reads if r != name))
         spec = RuleSpec(str(clock.tick), {}, reads, (name,), (), None, ("now",), None, {}, True)
-        self._add_rule(_Rule(self, tick, spec, []), (), ("now",), {})
+        rule = _Rule(self, tick, spec, [])
+        if top == 0:
+            # a clock stopped at 0 never ticks: its action stays listed (as a rule whose guard
+            # never holds would be), but no lookup is paid for it in every state
+            self._add_rule(rule, (), ("now",), {})
+            self.rules.pop()
+            return
+        self._add_rule(rule, (), ("now",), {})
 
     def _add_channel_rules(self, ch: Channel) -> None:
         net = self.channels[ch.name].net
