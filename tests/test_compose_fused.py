@@ -135,3 +135,22 @@ def test_a_clock_stopped_at_zero_costs_no_lookup_but_stays_listed():
     assert "Tick" in [r.action for r in Store(max_ticks=1)._plan.rules]
     result = explore(stopped, ExploreOptions(check_deadlock=False))
     assert result.stats.coverage["Tick"].generated == 0
+
+
+class Renamed(CheckedStore):
+    """A subclass that renames one property and wraps another, as a preset may."""
+
+    def properties(self) -> dict:
+        from dataclasses import replace
+        own = super().properties()
+        wrapped = own["ClientsBounded"]
+        return {"Unique": replace(own["NoDuplicates"], name="Unique"),
+                "Bounded": replace(wrapped, name="Bounded", check=lambda s: wrapped.check(s))}
+
+
+def test_fused_checks_follow_renamed_properties_and_refuse_wrapped_ones():
+    m = Renamed(max_copies=1)
+    assert m.fused_invariants(["Unique"]) is not None
+    assert m.fused_invariants(["Unique", "Bounded"]) is None
+    result = explore(m, ExploreOptions(check_deadlock=False, stop_at_first=False))
+    assert {v.property for v in result.violations} == {"Unique"}

@@ -573,12 +573,29 @@ class Composed(Machine):
     def fused_invariants(self, names: Sequence[str]) -> Callable[[tuple], bool] | None:
         """The conjunction of the named invariants as one check, memoised on the union of the slots
         they read (see ``Machine.fused_invariants``)."""
-        return self._plan.fused_invariants(names) if names else None
+        declared = self._declared_names(names)
+        return self._plan.fused_invariants(declared) if declared else None
 
     def fused_transitions(self, names: Sequence[str]) -> Mapping[str, Callable[[tuple, Step, tuple], bool]] | None:
         """action -> the conjunction of the named transition properties that apply to its steps
         (see ``Machine.fused_transitions``)."""
-        return self._plan.fused_transitions(names) if names else None
+        declared = self._declared_names(names)
+        return self._plan.fused_transitions(declared) if declared else None
+
+    def _declared_names(self, names: Sequence[str]) -> list[str] | None:
+        """The declared properties behind ``properties()``'s ``names``, found by their compiled check
+        (a subclass may rename them, as kafka.eos's presets do); None when one is not a declared
+        property's check (a subclass wrapped it): the engines then check them one by one."""
+        own = self.properties()
+        by_check = {id(p.check): n for n, p in self._plan.properties.items()}
+        declared = []
+        for name in names:
+            prop = own.get(name)
+            found = by_check.get(id(prop.check)) if prop is not None else None
+            if found is None:
+                return None
+            declared.append(found)
+        return declared
 
     # ---- symmetry (``Actors(symmetric=...)``, ``rename=``)
 
