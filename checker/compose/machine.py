@@ -146,7 +146,9 @@ class _Plan:
                 env[f"e{n}"] = rule.expand
                 lines.append(f"    e{n}(s, out)")
         lines.append("    return out")
-        exec(compile("\n".join(lines), f"<compose {type(self.machine).__name__}>", "exec"), env)  # noqa: S102
+        #: the generated source (profiles name its lines: ``<compose Class>:N``)
+        self.source = "\n".join(lines)
+        exec(compile(self.source, f"<compose {type(self.machine).__name__}>", "exec"), env)  # noqa: S102
         self.successors: Callable[[tuple], list[tuple[Step, tuple]]] = env["successors"]
 
     def _groups(self, env: dict[str, Any], lines: list[str]) -> dict[int, dict[int, tuple[str, int]]]:
