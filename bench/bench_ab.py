@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -46,7 +47,8 @@ def child(plan: str, states: int | None) -> dict[str, Any]:
     return {"checkout": str(Path(eoscheck.__file__).resolve().parent.parent), "plan": plan,
             "distinct": r.stats.distinct, "generated": r.stats.generated, "depth": r.stats.depth,
             "verdict": r.verdict, "cpu_s": round(cpu, 2), "wall_s": round(wall, 2),
-            "distinct_per_cpu_s": round(r.stats.distinct / cpu)}
+            "distinct_per_cpu_s": round(r.stats.distinct / cpu),
+            "peak_rss_bytes_per_state": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / r.stats.distinct)}
 
 
 def main() -> int:
@@ -72,8 +74,9 @@ def main() -> int:
     from bench_eos import PLAN, show
     plans = args.plan or [show(*entry) for entry in PLAN]
     RESULTS.mkdir(exist_ok=True)
-    lines = ["| configuration | distinct | before /CPU-s | after /CPU-s | after/before | same counts | loads |",
-             "|---|---:|---:|---:|---:|---|---|"]
+    lines = [("| configuration | distinct | before /CPU-s | after /CPU-s | after/before | peak RSS B/state before, after "
+             "| same counts | loads |"),
+             "|---|---:|---:|---:|---:|---|---|---|"]
     for plan in plans:
         runs: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
         loads = []
@@ -98,7 +101,9 @@ def main() -> int:
         a = statistics.median(r["distinct_per_cpu_s"] for r in runs["after"])
         same = len({(r["distinct"], r["generated"], r["depth"], r["verdict"]) for side in runs.values() for r in side}) == 1
         first = runs["after"][0]
-        lines.append(f"| {plan} | {first['distinct']:,} | {b:,.0f} | {a:,.0f} | {a / b:.2f}x | {'yes' if same else 'NO'} | "
+        rss = [statistics.median(r.get("peak_rss_bytes_per_state", 0) for r in runs[side]) for side in ("before", "after")]
+        lines.append(f"| {plan} | {first['distinct']:,} | {b:,.0f} | {a:,.0f} | {a / b:.2f}x | {rss[0]:,.0f}, {rss[1]:,.0f} | "
+                     f"{'yes' if same else 'NO'} | "
                      f"{min(loads):.1f}-{max(loads):.1f} |")
     (RESULTS / args.md).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
