@@ -124,6 +124,11 @@ class _Transition:
         return check
 
 
+#: entries a fused invariant memo keeps before it starts afresh: its keys are wider than any one
+#: property's, so unbounded it would grow with the state space (the properties' own memos stay)
+FUSED_MEMO_CAP = 1 << 16
+
+
 class _Fused:
     """The conjunction of several compiled properties as one generated check, memoised on the union
     of the slots they read (``Machine.fused_invariants`` / ``fused_transitions``).
@@ -160,8 +165,11 @@ class _Fused:
                  "            if not c(s):",
                  "                ok = False",
                  "                break",
+                 "        if len(memo) >= cap:",
+                 "            memo.clear()",
                  "        memo[key] = ok",
                  "    return ok"]
+        env["cap"] = FUSED_MEMO_CAP
         exec(compile("\n".join(lines), "<compose fused invariants>", "exec"), env)  # noqa: S102
         return env["check"]  # type: ignore[no-any-return]
 
