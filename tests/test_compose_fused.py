@@ -154,3 +154,14 @@ def test_fused_checks_follow_renamed_properties_and_refuse_wrapped_ones():
     assert m.fused_invariants(["Unique", "Bounded"]) is None
     result = explore(m, ExploreOptions(check_deadlock=False, stop_at_first=False))
     assert {v.property for v in result.violations} == {"Unique"}
+
+
+def test_the_fused_invariant_memo_is_bounded(monkeypatch):
+    from eoscheck.checker.compose import properties
+    monkeypatch.setattr(properties, "FUSED_MEMO_CAP", 3)
+    m = CheckedStore(max_copies=1)
+    names = [n for n, p in m.properties().items() if p.kind == "invariant"]
+    fused = m.fused_invariants(names)
+    states = [m.state(client=(a, b)) for a in range(3) for b in range(3)]
+    assert [fused(s) for s in states] == [all(m.properties()[n].check(s) for n in names) for s in states]
+    assert all(len(memo) <= 3 for memo in m._plan.fused.memos)
