@@ -147,7 +147,9 @@ def run_child(plan: str, states: int, use_cprofile: bool) -> dict[str, Any]:
         weights = {k: float(v) for k, v in sampler.counts.items()}
     cpu = time.process_time() - cpu
     total = sum(weights.values()) or 1.0
-    return {"plan": plan, "method": "cprofile" if use_cprofile else "sampling", "distinct": result.stats.distinct,
+    import eoscheck
+    return {"checkout": str(Path(eoscheck.__file__).resolve().parent.parent), "plan": plan,
+            "method": "cprofile" if use_cprofile else "sampling", "distinct": result.stats.distinct,
             "generated": result.stats.generated, "cpu_s": round(cpu, 2),
             "distinct_per_cpu_s": round(result.stats.distinct / cpu),
             "weights": {k: round(v, 2) for k, v in weights.items()},

@@ -156,12 +156,23 @@ def test_fused_checks_follow_renamed_properties_and_refuse_wrapped_ones():
     assert {v.property for v in result.violations} == {"Unique"}
 
 
-def test_the_fused_invariant_memo_is_bounded(monkeypatch):
+def test_the_fused_invariant_memo_is_bounded_and_dropped_when_it_does_not_pay(monkeypatch):
     from eoscheck.checker.compose import properties
     monkeypatch.setattr(properties, "FUSED_MEMO_CAP", 3)
+    monkeypatch.setattr(properties, "FUSED_TRIAL", 4)
     m = CheckedStore(max_copies=1)
     names = [n for n, p in m.properties().items() if p.kind == "invariant"]
-    fused = m.fused_invariants(names)
+    expect = lambda s: all(m.properties()[n].check(s) for n in names)
     states = [m.state(client=(a, b)) for a in range(3) for b in range(3)]
-    assert [fused(s) for s in states] == [all(m.properties()[n].check(s) for n in names) for s in states]
-    assert all(len(memo) <= 3 for memo in m._plan.fused.memos)
+    fused = m.fused_invariants(names)
+    env = fused.__globals__
+    # a trial of repeated states: the memo pays and stays, bounded by the cap
+    assert [fused(states[0]) for _ in range(4)] == [expect(states[0])] * 4
+    assert env["impl"] is env["memoised"]
+    assert [fused(s) for s in states] == [expect(s) for s in states]
+    assert len(env["memo"]) <= 3
+    # after clear_caches the trial starts again; a trial of distinct states drops the memo
+    m.clear_caches()
+    assert env["impl"] is env["counting"]
+    assert [fused(s) for s in states] == [expect(s) for s in states]
+    assert env["impl"] is env["plain"] and len(env["memo"]) == 0
