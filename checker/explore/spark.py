@@ -84,10 +84,9 @@ from .spark_level import (
     LevelArgs,
     Overwrite,
     Plan,
-    antijoin_partition,
     decode_states,
-    expand_partition,
     identity_partition,
+    level_partition,
     load_partition,
     make_chunk,
 )
@@ -222,7 +221,6 @@ class _SparkBFS:
         self.key: str | None = None  # the checkpoint's run key
         self.previous_handlers: dict[int, Any] = {}  # signal handlers before the run's own
         self.recoveries = 0
-        self.persisted: list[Any] = []  # level datasets this run cached (freed on a recovery)
         self.store = CheckpointStore(options.checkpoint_dir) if options.checkpoint_dir else None
         plan = Plan(machine, options.properties, options.symmetry, options.check_deadlock,
                     self.partitions, collect_links=self.store is None, checkpoint=self.store,
@@ -325,15 +323,8 @@ class _SparkBFS:
                 self.store.write_part(1, pid, np.asarray(p_fps, dtype=np.uint64),
                                       np.zeros(len(idx), np.uint64), np.full(len(idx), -1, np.int16),
                                       p_states, self.machine)
-        rdd = self.sc.parallelize(records, P).partitionBy(P, identity_partition)
-        return self._materialize(rdd)
-
-    def _materialize(self, rdd: Any) -> Any:
-        from pyspark import StorageLevel
-        rdd.persist(StorageLevel.MEMORY_AND_DISK)
-        self.persisted = [r for r in self.persisted if r.is_cached][-4:] + [rdd]
-        rdd.localCheckpoint()
-        return rdd
+        # Two records per partition, in partition order: parallelize's slices are the partitions.
+        return self.sc.parallelize(records, P)
 
     # ------------------------------------------------------------ checkpoints
 
@@ -392,9 +383,8 @@ class _SparkBFS:
         # Each level's files are split the way the run that wrote it was partitioned.
         stored = {e["level"]: e.get("partitions", manifest["partitions"]) for e in manifest["levels"]}
         seeds = self.sc.parallelize([(p, p) for p in range(P)], P).partitionBy(P, identity_partition)
-        rdd = seeds.mapPartitionsWithIndex(
+        return seeds.mapPartitionsWithIndex(  # computed by the first level's job
             partial(load_partition, self.machine, self.store, self.level, P, stored), preservesPartitioning=True)
-        return self._materialize(rdd)  # computed by the first level's job
 
     # ------------------------------------------------------------ jobs
 
@@ -503,6 +493,11 @@ class _SparkBFS:
             # (across jobs: an executor may go between two levels)
             if self.executors_alive > alive:
                 lost.append(f"{self.executors_alive - alive} executor(s) lost")
+                if self.store is not None:
+                    # Spark would recompute the lost shuffle outputs from the lineage, back to
+                    # the first level; the checkpoint's last complete level is much nearer.
+                    self.sc.cancelJobGroup(self.group)
+                    return
             self.executors_alive = alive
             now = time.perf_counter()
             if alive:
@@ -532,30 +527,21 @@ class _SparkBFS:
         keys = sorted(k for k in reports if k[0] == kind and k[1] == level)
         return [reports.pop(k) for k in keys]
 
-    def expand(self, out: Any, args: LevelArgs) -> Any:
-        """Candidates of the next level, shuffled to their partitions (not yet computed)."""
-        cand = out.mapPartitionsWithIndex(
-            partial(expand_partition, self.broadcast, self.token, args, self.report))
-        shuffled = cand.partitionBy(self.partitions, identity_partition)
-        # Same wire format as ``out`` (pickled batches of records); saying so stops PySpark's
-        # union from adding a Python pass that re-pickles every candidate chunk.
-        shuffled._jrdd_deserializer = out._jrdd_deserializer
-        return shuffled
-
-    def antijoin(self, out: Any, shuffled: Any, args: LevelArgs) -> Any:
-        if self.store is not None and not args.last:
+    def step(self, source: Any, join: LevelArgs | None, expand: LevelArgs | None) -> Any:
+        """The next level's shuffle input (not yet computed): ``source``'s partitions anti-joined
+        (``join``) and expanded (``expand``) by ``level_partition`` in one Python pass per task,
+        the results moved by fingerprint partition."""
+        if join is not None and self.store is not None and not join.last:
             # Files of an interrupted attempt at this level (perhaps with another P) must not mix in.
             import pyarrow.fs as pafs
-            directory = self.store.level_dir(args.level + 1)
+            directory = self.store.level_dir(join.level + 1)
             if self.store.fs.get_file_info(directory).type != pafs.FileType.NotFound:
                 self.store.fs.delete_dir(directory)
-        # Same partitioner on both sides: the union pairs partition p of each without moving the
-        # visited arrays (PartitionerAwareUnionRDD); the anti-join skips out's old frontier.
-        joined = out.union(shuffled)
-        new_out = joined.mapPartitionsWithIndex(
-            partial(antijoin_partition, self.broadcast, self.token, args, self.report),
-            preservesPartitioning=True)
-        return self._materialize(new_out)
+        out = source.mapPartitionsWithIndex(
+            partial(level_partition, self.broadcast, self.token, join, expand, self.report))
+        if expand is None:
+            return out
+        return out.partitionBy(self.partitions, identity_partition)
 
     def run_map_stage(self, shuffled: Any, level: int) -> None:
         """Compute ``shuffled``'s map side only: the anti-join that feeds it and the expansion,
@@ -563,14 +549,6 @@ class _SparkBFS:
         jrdd = shuffled._jrdd.rdd()  # valueOfPair(ShuffledRDD)
         dependency = jrdd.dependencies().head().rdd().dependencies().head()
         self._run_job(lambda: self.sc._jsc.sc().submitMapStage(dependency).get(), level)
-
-    def _truncate(self, rdd: Any) -> None:
-        """Make the level dataset's ``localCheckpoint`` take effect now that the map stage has
-        cached all its partitions. Spark truncates a lineage only after a ``runJob`` action, and
-        ``submitMapStage`` is not one: without this, every level's tasks carried the RDDs of all
-        the levels before it (the lineage printed 180,000 lines at level 15 of TwoPhase 4) and a
-        lost executor made Spark recompute everything from level 1."""
-        rdd._jrdd.rdd().doCheckpoint()
 
     # ------------------------------------------------------------ the run
 
@@ -613,9 +591,6 @@ class _SparkBFS:
                 if not exc.lost or self.store is None or self.recoveries >= MAX_RECOVERIES:
                     raise
                 self.recoveries += 1
-                for rdd in self.persisted:
-                    rdd.unpersist(blocking=False)
-                self.persisted.clear()
                 self._say(f"an executor was lost during level {self.level}; resuming from the last "
                           f"complete level in {self.store.uri} (recovery {self.recoveries} of "
                           f"{MAX_RECOVERIES})")
@@ -632,15 +607,14 @@ class _SparkBFS:
             self.progress.update(self.stats(), self.level, "initial states" if not self.resumed_from
                                  else f"resumed at level {self.level}")
         if out is None or not self.frontier or self.limit_hit or (self.found and opts.stop_at_first):
-            return self.result(out)
+            return self.result()
         t0 = time.perf_counter()
         try:
-            shuffled = self.expand(out, self._args(last=False))
+            shuffled = self.step(out, None, self._args(last=False))
             self.run_map_stage(shuffled, self.level)
-            self._truncate(out)
         except Exception:
             if self._timed_out():
-                return self.result(out)
+                return self.result()
             raise
         xreports = self._reports("x", self.level)
         while True:
@@ -657,8 +631,7 @@ class _SparkBFS:
             states_cap = opts.max_states is not None and self.distinct >= opts.max_states
             if depth_cap or states_cap:
                 # Count the new successors without keeping any: were there more states?
-                args = self._args(last=True)
-                last = self.antijoin(out, shuffled, args)
+                last = self.step(shuffled, self._args(last=True), None)
                 try:
                     self._run_job(lambda last=last: last._jrdd.count(), self.level)
                 except Exception:
@@ -666,7 +639,6 @@ class _SparkBFS:
                         break
                     raise
                 new = sum(r["new"] for r in self._reports("a", self.level))
-                last.unpersist(blocking=False)
                 if new:
                     self.limit_hit = "depth" if depth_cap else "states"
                 elif not self.found:
@@ -675,22 +647,18 @@ class _SparkBFS:
                 self.frontier = 0
                 break
             args = self._args(last=False)
-            new_out = self.antijoin(out, shuffled, args)
-            next_shuffled = self.expand(new_out, LevelArgs(self.level + 1, False,
-                                                           args.violated, args.stop_at_first))
+            next_shuffled = self.step(shuffled, args, LevelArgs(self.level + 1, False,
+                                                                args.violated, args.stop_at_first))
             try:
                 self.run_map_stage(next_shuffled, self.level + 1)
-                self._truncate(new_out)
             except Exception:
-                new_out.unpersist(blocking=False)
                 if self._timed_out():
                     break
                 raise
             new = self._absorb_antijoin(self._reports("a", self.level))
             seconds = time.perf_counter() - t0
             t0 = time.perf_counter()
-            out.unpersist(blocking=False)
-            out, shuffled = new_out, next_shuffled
+            shuffled = next_shuffled
             self.distinct += new
             self.timings.append(LevelTiming(self.level, new, self.distinct, seconds))
             self.frontier = new
@@ -705,7 +673,7 @@ class _SparkBFS:
             if self.found and opts.stop_at_first:
                 break  # an invariant failed on the new level: its expansion does not count
             xreports = self._reports("x", self.level)
-        return self.result(out)
+        return self.result()
 
     def close(self) -> None:
         """Free what this run left on the executors (the session may serve further runs)."""
@@ -721,9 +689,7 @@ class _SparkBFS:
             return True
         return False
 
-    def result(self, out: Any = None) -> Result:
-        if out is not None:
-            out.unpersist(blocking=False)
+    def result(self) -> Result:
         stats = self.stats()
         stats.observed_collision = self.links.observed_collision(self.distinct)
         violations = [self._violation(f) for f in self.found]
