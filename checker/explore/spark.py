@@ -52,6 +52,7 @@ import signal
 import sys
 import threading
 import time
+import traceback
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -78,7 +79,7 @@ from .spark_checkpoint import (
     encode_found,
     run_key,
 )
-from .spark_config import DEFAULT_EXECUTOR_TIMEOUT
+from .spark_config import DEFAULT_EXECUTOR_TIMEOUT, resolve_driver_states
 from .spark_level import (
     EMPTY,
     LevelArgs,
@@ -89,6 +90,7 @@ from .spark_level import (
     level_partition,
     load_partition,
     make_chunk,
+    warm_partition,
 )
 from .spark_session import (
     SessionSettings,
@@ -150,6 +152,10 @@ class SparkJobError(EngineSetupError, RuntimeError):
         super().__init__(f"Spark job for BFS level {level} failed: {cause}")
 
 
+def _records(partition: list) -> list:
+    return partition
+
+
 def _trace_length(f: Found) -> int:
     return f[2] + 1 if f[1] == "transition" else f[2]
 
@@ -160,6 +166,7 @@ class LevelTiming:
     new: int  # states it discovered
     distinct: int  # distinct states after it
     seconds: float
+    on_driver: bool = False  # run in the driver's process, not as a Spark job
 
 
 @dataclass
@@ -232,6 +239,8 @@ class _SparkBFS:
         self.broadcast = sc.broadcast(cloudpickle.dumps(plan))
         self.token = uuid.uuid4().hex
         self.group = f"eoscheck-{self.token}"
+        self.warm_group = f"{self.group}-warm-up"
+        self.driver_states = resolve_driver_states(options.spark_driver_states)
         self.report = sc.accumulator({}, Overwrite())
         self.links = _Links(self.store)
         self.start = time.perf_counter()
@@ -323,8 +332,9 @@ class _SparkBFS:
                 self.store.write_part(1, pid, np.asarray(p_fps, dtype=np.uint64),
                                       np.zeros(len(idx), np.uint64), np.full(len(idx), -1, np.int16),
                                       p_states, self.machine)
-        # Two records per partition, in partition order: parallelize's slices are the partitions.
-        return self.sc.parallelize(records, P)
+        if self.frontier < self.driver_states:
+            self._warm_up()
+        return {pid: records[2 * pid:2 * pid + 2] for pid in range(P)}
 
     # ------------------------------------------------------------ checkpoints
 
@@ -419,6 +429,7 @@ class _SparkBFS:
     def _cancel(self) -> None:
         with contextlib.suppress(Exception):
             self.sc.cancelJobGroup(self.group)
+            self.sc.cancelJobGroup(self.warm_group)
 
     def _check_interrupted(self) -> None:
         if self.interrupted is not None:
@@ -527,21 +538,64 @@ class _SparkBFS:
         keys = sorted(k for k in reports if k[0] == kind and k[1] == level)
         return [reports.pop(k) for k in keys]
 
-    def step(self, source: Any, join: LevelArgs | None, expand: LevelArgs | None) -> Any:
-        """The next level's shuffle input (not yet computed): ``source``'s partitions anti-joined
-        (``join``) and expanded (``expand``) by ``level_partition`` in one Python pass per task,
-        the results moved by fingerprint partition."""
+    def advance(self, source: Any, join: LevelArgs | None, expand: LevelArgs | None,
+                level: int) -> Any:
+        """One step: ``source``'s partitions anti-joined (``join``) and expanded (``expand``) by
+        ``level_partition``, in one Python pass per partition; returns the next step's input, the
+        visited set and the new candidates by fingerprint partition (None without ``expand``).
+        ``source`` is a dict of partitions while the levels are small enough for the driver
+        (``driver_states``), then a Spark shuffle."""
         if join is not None and self.store is not None and not join.last:
             # Files of an interrupted attempt at this level (perhaps with another P) must not mix in.
             import pyarrow.fs as pafs
             directory = self.store.level_dir(join.level + 1)
             if self.store.fs.get_file_info(directory).type != pafs.FileType.NotFound:
                 self.store.fs.delete_dir(directory)
+        if isinstance(source, dict):
+            if self.frontier < self.driver_states:
+                try:
+                    return self._on_driver(source, join, expand)
+                except Exception as exc:  # noqa: BLE001  (the model's own errors, whatever they are)
+                    # the same one line as the model raising on an executor
+                    raise SparkJobError(level, "".join(traceback.format_exception(exc))) from None
+            source = self._to_spark(source)
         out = source.mapPartitionsWithIndex(
             partial(level_partition, self.broadcast, self.token, join, expand, self.report))
         if expand is None:
-            return out
-        return out.partitionBy(self.partitions, identity_partition)
+            self._run_job(lambda: out._jrdd.count(), level)
+            return None
+        shuffled = out.partitionBy(self.partitions, identity_partition)
+        self.run_map_stage(shuffled, level)
+        return shuffled
+
+    def _on_driver(self, source: dict[int, list], join: LevelArgs | None,
+                   expand: LevelArgs | None) -> dict[int, list] | None:
+        """A small level in this process, by the executors' own code: a Spark job costs a few
+        tenths of a second whatever its size, more than the first levels' few thousand states."""
+        out: dict[int, list] = {p: [] for p in range(self.partitions)}
+        for pid in range(self.partitions):
+            self._check_interrupted()
+            for key, record in level_partition(self.broadcast, self.token, join, expand, self.report,
+                                               pid, iter(source[pid])):
+                out[key].append((key, record))
+        self._check_interrupted()
+        return out if expand is not None else None
+
+    def _to_spark(self, source: dict[int, list]) -> Any:
+        """The driver's partitions as the first Spark level's input: partition p of the
+        parallelized list is the driver's partition p (one element per slice)."""
+        P = self.partitions
+        return self.sc.parallelize([source[p] for p in range(P)], P).flatMap(_records)
+
+    def _warm_up(self) -> None:
+        """While the driver explores the first levels: start the executors' Python workers and
+        unpack the run's machine there, so that the first Spark level does not wait for it."""
+        def warm() -> None:
+            with contextlib.suppress(Exception):
+                self.sc.setJobGroup(self.warm_group, "eoscheck warm-up", True)
+                self.sc.parallelize(range(self.partitions), self.partitions).foreachPartition(
+                    partial(warm_partition, self.broadcast, self.token))
+        threading.Thread(target=warm, name="eoscheck-warm-up", daemon=True).start()
 
     def run_map_stage(self, shuffled: Any, level: int) -> None:
         """Compute ``shuffled``'s map side only: the anti-join that feeds it and the expansion,
@@ -610,15 +664,15 @@ class _SparkBFS:
             return self.result()
         t0 = time.perf_counter()
         try:
-            shuffled = self.step(out, None, self._args(last=False))
-            self.run_map_stage(shuffled, self.level)
+            shuffled = self.advance(out, None, self._args(last=False), self.level)
         except Exception:
             if self._timed_out():
                 return self.result()
             raise
         xreports = self._reports("x", self.level)
         while True:
-            # Here: ``out`` holds levels <= self.level, ``shuffled`` the candidates of the next.
+            # Here ``shuffled`` holds the visited set and the candidates of the next level, on
+            # the driver (a dict of partitions) or in a Spark shuffle.
             self._absorb_expansion(xreports)
             if self.found and opts.stop_at_first:
                 break
@@ -631,9 +685,8 @@ class _SparkBFS:
             states_cap = opts.max_states is not None and self.distinct >= opts.max_states
             if depth_cap or states_cap:
                 # Count the new successors without keeping any: were there more states?
-                last = self.step(shuffled, self._args(last=True), None)
                 try:
-                    self._run_job(lambda last=last: last._jrdd.count(), self.level)
+                    self.advance(shuffled, self._args(last=True), None, self.level)
                 except Exception:
                     if self._timed_out():
                         break
@@ -643,14 +696,15 @@ class _SparkBFS:
                     self.limit_hit = "depth" if depth_cap else "states"
                 elif not self.found:
                     self._finish_manifest()
-                self.timings.append(LevelTiming(self.level, 0, self.distinct, time.perf_counter() - t0))
+                self.timings.append(LevelTiming(self.level, 0, self.distinct, time.perf_counter() - t0,
+                                                isinstance(shuffled, dict)))
                 self.frontier = 0
                 break
             args = self._args(last=False)
-            next_shuffled = self.step(shuffled, args, LevelArgs(self.level + 1, False,
-                                                                args.violated, args.stop_at_first))
             try:
-                self.run_map_stage(next_shuffled, self.level + 1)
+                next_shuffled = self.advance(shuffled, args, LevelArgs(self.level + 1, False,
+                                                                       args.violated, args.stop_at_first),
+                                             self.level + 1)
             except Exception:
                 if self._timed_out():
                     break
@@ -660,7 +714,8 @@ class _SparkBFS:
             t0 = time.perf_counter()
             shuffled = next_shuffled
             self.distinct += new
-            self.timings.append(LevelTiming(self.level, new, self.distinct, seconds))
+            self.timings.append(LevelTiming(self.level, new, self.distinct, seconds,
+                                            isinstance(next_shuffled, dict)))
             self.frontier = new
             if not new:
                 self._finish_manifest()
@@ -677,6 +732,8 @@ class _SparkBFS:
 
     def close(self) -> None:
         """Free what this run left on the executors (the session may serve further runs)."""
+        with contextlib.suppress(Exception):
+            self.sc.cancelJobGroup(self.warm_group)
         self.report.value.clear()
         self.broadcast.destroy()
 

@@ -310,7 +310,9 @@ def level_partition(broadcast: Any, token: str, join: LevelArgs | None, expand: 
     visited = EMPTY
     frontier: list[Chunk] = []
     chunks: list[Chunk] = []
-    for _, (tag, payload) in records:
+    for key, (tag, payload) in records:
+        if key != pid:  # (the partitioning is the identity: this would be a bug, not bad input)
+            raise RuntimeError(f"record of partition {key} in partition {pid}")
         if tag == "V":
             visited = payload
         elif tag == "C":
@@ -325,6 +327,13 @@ def level_partition(broadcast: Any, token: str, join: LevelArgs | None, expand: 
     yield pid, ("V", visited)
     if expand is not None:
         yield from _expand(ctx, expand, report, pid, frontier)
+
+
+def warm_partition(broadcast: Any, token: str, records: Iterator) -> None:
+    """Unpack the run's machine in this Python worker ahead of its first level."""
+    for _ in records:
+        pass
+    context(broadcast, token)
 
 
 # ---------------------------------------------------------------- resuming from a checkpoint
