@@ -1,27 +1,38 @@
 """Breadth-first exploration on Apache Spark (PySpark): the same answers as ``bfs``, on a cluster.
 
-**Design** (level-synchronous BFS; see ``spark_level`` for what executors run). The level dataset
-is an RDD partitioned by ``fingerprint % P``; partition ``p`` holds its visited set (one sorted
-``uint64`` numpy array), its frontier (one columnar chunk of fingerprint, encoded state, parent
-fingerprint and action index) and the level's statistics. One Spark job per level:
+**Design** (level-synchronous BFS; see ``spark_level`` for what executors run). The state space
+is split by ``fingerprint % P``; partition ``p`` owns a visited set (one sorted ``uint64`` numpy
+array). One Spark job of one stage (``submitMapStage``) per level, one task per partition, one
+Python pass per task (``level_partition``):
 
-1. ``mapPartitions`` expands the frontier on the executors: successors, ``within_bounds``,
+1. the task reads its part of the previous level's shuffle: its own visited array and the
+   candidate chunks that every partition's expansion sent it;
+2. the anti-join on fingerprints only: ``np.unique`` on the candidates, ``searchsorted`` against
+   the visited array, the merged visited array, the new frontier (rows of the candidate blobs:
+   states are never decoded or re-encoded here), parent links and counters;
+3. in the same Python pass, the new frontier is expanded: successors, ``within_bounds``,
    transition properties, deadlocks, ``canonical`` (symmetry), fingerprint, de-duplication within
    the partition, invariants on the remaining candidates (a candidate that breaks a live
    invariant is necessarily new), and bucketing by target partition, one chunk per bucket with
    its states pickled once as a list;
-2. ``partitionBy`` shuffles the candidate chunks with the identity partitioner, and ``union``
-   with the previous level's visited arrays, which are partitioned the same way, so Spark aligns
-   partition ``p`` of both without moving the visited set (``PartitionerAwareUnionRDD``);
-3. ``mapPartitions`` does the anti-join on fingerprints only: ``np.unique`` on the candidates,
-   ``searchsorted`` against the visited array, the merged visited array, the next frontier (rows
-   of the candidate blobs: states are never decoded or re-encoded here), parent links and
-   counters; the result is persisted and ``localCheckpoint``-ed so the lineage never grows with
-   the number of levels. Steps 3 and 1 of the next level run in the same stage, so a level
-   costs one Spark job of one stage (``submitMapStage``), not two;
-4. the driver collects only the counters, violations and (without a checkpoint directory) the
-   parent links, 16 bytes per new state, from which counterexamples are rebuilt with
-   ``checker.trace.rebuild_trace`` exactly as the local BFS does.
+4. ``partitionBy`` (identity partitioner) moves the candidate chunks to their partitions and the
+   merged visited array to its own: the next level's shuffle. Nothing is cached in the JVM; the
+   frontier never leaves the Python worker that found it; the shuffle a level read is dropped
+   once the level is done;
+5. the driver gets only the counters, violations and (without a checkpoint directory) the
+   parent links, 16 bytes per new state, through an accumulator keyed by (level, partition),
+   and rebuilds counterexamples with ``checker.trace.rebuild_trace`` exactly as the local BFS.
+
+The first levels, while they have fewer than ``driver_states`` states (default 5000), run in the
+driver's process with the same ``level_partition`` (a Spark job costs tenths of a second whatever
+its size); meanwhile a warm-up job starts the executors' Python workers and unpacks the machine
+there. The first level above the threshold ships the driver's partitions to Spark; the rest
+follow there.
+
+This replaced (issue 17) a design that cached each level's visited set and frontier in the JVM,
+``localCheckpoint``-ed them and unioned them with the shuffled candidates: two Python passes per
+task (anti-join, then expansion of the cached result) and the cache and checkpoint calls cost
+more per level than moving the visited set through the shuffle.
 
 **RDD, not DataFrame/Arrow**, by measurement (``bench/bench_spark_api.py``: one level's data
 movement for 1M candidate states, local[2] on this 2-core machine, medians of 3):
@@ -30,7 +41,7 @@ RDD with columnar chunks 12.3 s, DataFrame with ``mapInArrow`` on both sides of 
 Python (the model), so a DataFrame plan adds only conversions: states must become Arrow rows
 (one ``bytes`` each) and back, and the Catalyst plan cannot be told that the data is already
 partitioned, so the visited set would have to be joined or re-shuffled each level. With RDDs
-the identity partitioner keeps visited in place and a whole partition pair moves as one record.
+a whole partition's visited array or candidate chunk moves as one record.
 The throwaway prototype in the performance notes saw the same ordering (DataFrames 7.8x a
 single process, RDDs 5x).
 
@@ -240,6 +251,7 @@ class _SparkBFS:
         self.token = uuid.uuid4().hex
         self.group = f"eoscheck-{self.token}"
         self.warm_group = f"{self.group}-warm-up"
+        self.shuffle_id: int | None = None  # the last level's shuffle, read by the next level
         self.driver_states = resolve_driver_states(options.spark_driver_states)
         self.report = sc.accumulator({}, Overwrite())
         self.links = _Links(self.store)
@@ -599,10 +611,24 @@ class _SparkBFS:
 
     def run_map_stage(self, shuffled: Any, level: int) -> None:
         """Compute ``shuffled``'s map side only: the anti-join that feeds it and the expansion,
-        in one stage, instead of a job of two stages per level."""
+        in one stage, instead of a job of two stages per level. Then the shuffle this stage read
+        is dropped from the executors' disks: each holds a level's visited set, and keeping every
+        level's until the run ends would take the sum of the levels' visited sets."""
         jrdd = shuffled._jrdd.rdd()  # valueOfPair(ShuffledRDD)
         dependency = jrdd.dependencies().head().rdd().dependencies().head()
         self._run_job(lambda: self.sc._jsc.sc().submitMapStage(dependency).get(), level)
+        read, self.shuffle_id = self.shuffle_id, dependency.shuffleId()
+        if read is not None:
+            self._drop_shuffle(read)
+
+    def _drop_shuffle(self, shuffle_id: int) -> None:
+        """What Spark's ContextCleaner does once nothing refers to a shuffle; here the next
+        levels' lineage still does (so a lost executor without a checkpoint is recomputed from the
+        first level). Best effort: the cleaner is Spark's internal API."""
+        with contextlib.suppress(Exception):
+            cleaner = self.sc._jsc.sc().cleaner()
+            if cleaner.isDefined():
+                cleaner.get().doCleanupShuffle(shuffle_id, False)
 
     # ------------------------------------------------------------ the run
 
@@ -645,6 +671,7 @@ class _SparkBFS:
                 if not exc.lost or self.store is None or self.recoveries >= MAX_RECOVERIES:
                     raise
                 self.recoveries += 1
+                self.shuffle_id = None
                 self._say(f"an executor was lost during level {self.level}; resuming from the last "
                           f"complete level in {self.store.uri} (recovery {self.recoveries} of "
                           f"{MAX_RECOVERIES})")
@@ -734,6 +761,8 @@ class _SparkBFS:
         """Free what this run left on the executors (the session may serve further runs)."""
         with contextlib.suppress(Exception):
             self.sc.cancelJobGroup(self.warm_group)
+        if self.shuffle_id is not None:
+            self._drop_shuffle(self.shuffle_id)
         self.report.value.clear()
         self.broadcast.destroy()
 

@@ -1,20 +1,20 @@
 """What Spark executors run for one BFS level: expansion and the anti-join against visited.
 
-Records are ``(partition, (tag, payload))`` with the partition ``fp % P``; a partition of the
-level dataset holds:
+Records are ``(partition, (tag, payload))`` with the partition ``fp % P``. A level's task
+(``level_partition``) reads, for its partition:
 
 * ``V`` — the partition's visited set: one sorted ``uint64`` numpy array;
-* ``F`` — the partition's frontier as one columnar chunk ``Chunk`` (fingerprints, the states
-  pickled together as one list, parent fingerprints, action indices), in discovery order;
+* ``C`` — candidate chunks (one per source and target partition, already de-duplicated within
+  the source), from every partition's expansion of the level before;
+* ``F`` — instead of candidates, a frontier to expand as it is (the first level, or a level read
+  back from a checkpoint): one columnar chunk ``Chunk`` (fingerprints, the states pickled
+  together as one list, parent fingerprints, action indices), in discovery order;
 
-and nothing else: the level's statistics, violations and (when there is no checkpoint directory
-to read them from) the new states' parent links go to the driver through an accumulator, so that
-materialising a level is one JVM-side action with exactly two Python passes per partition
-(expansion, anti-join) and no third pass to pick the statistics out of the cached data.
-
-The shuffle carries ``C`` records (candidate chunks, one per source and target partition, already
-de-duplicated within the source) to the partition that owns them. Columnar chunks instead of one record per state keep Spark's per-record
-cost (pickling and Python/JVM hand-over of millions of tiny objects) out of the level's time.
+and yields its merged ``V`` and the new ``C`` chunks, for the next level's shuffle. The level's
+statistics, violations and (when there is no checkpoint directory to read them from) the new
+states' parent links go to the driver through an accumulator. Columnar chunks instead of one
+record per state keep Spark's per-record cost (pickling and Python/JVM hand-over of millions of
+tiny objects) out of the level's time.
 
 The machine and the per-run settings arrive once per executor (a broadcast of a cloudpickled
 ``Plan``) and are kept module-global in the reused Python worker.
