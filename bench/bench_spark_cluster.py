@@ -70,7 +70,7 @@ else:
         out["seconds"] = time.perf_counter() - t0
         out["cpu_seconds"] = time.process_time() - c0
         out["levels"] = [{"level": lv.level, "new": lv.new, "seconds": round(lv.seconds, 4),
-                          "on_driver": lv.on_driver} for lv in r.spark_levels]
+                          "on_driver": getattr(lv, "on_driver", False)} for lv in r.spark_levels]
         out["partitions"] = r.spark_partitions
     finally:
         spark.stop()
