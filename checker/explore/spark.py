@@ -519,6 +519,8 @@ class _SparkBFS:
                 if self.store is not None:
                     # Spark would recompute the lost shuffle outputs from the lineage, back to
                     # the first level; the checkpoint's last complete level is much nearer.
+                    # (counted as seen, so that the resumed run's jobs are not cancelled too)
+                    self.executors_alive = alive
                     self.sc.cancelJobGroup(self.group)
                     return
             self.executors_alive = alive
