@@ -30,7 +30,7 @@ def compare(path: Path) -> dict[str, Any] | None:
     from eoscheck.checker.explore import explore
     from eoscheck.checker.spec import load_spec, spec_to_options
     from eoscheck.model.machines.eos_presets import IDEMPOTENT_PRODUCE
-    from eoscheck.model.registry import IDEMPOTENT_PRODUCE as OLD
+    from eoscheck.model.registry import IDEMPOTENT_PRODUCE_MACHINE as OLD
 
     spec = load_spec(path)
     if spec.model != OLD.name:
@@ -68,7 +68,7 @@ def main() -> int:
     from eoscheck.checker.outfile import write_output
     from eoscheck.model.machines.eos_presets import IDEMPOTENT_PRODUCE
     from eoscheck.model.machines.eos_twins import twin_name, twin_text
-    from eoscheck.model.registry import IDEMPOTENT_PRODUCE as OLD
+    from eoscheck.model.registry import IDEMPOTENT_PRODUCE_MACHINE as OLD
 
     rows = []
     for text in args.specs:

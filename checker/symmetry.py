@@ -229,7 +229,10 @@ def describe(machine: Machine) -> str:
     sym = machine_symmetry(machine)
     if sym is None:
         return "the machine's canonical form"
-    return ", ".join(f"{s.size} interchangeable {s.name}{'s' if s.size != 1 else ''}" for s in sym.scalarsets)
+    # a kind with fewer than two identities renames nothing: not worth a mention
+    kinds = [s for s in sym.scalarsets if s.size > 1] or list(sym.scalarsets)
+    return ", ".join(f"{s.size} interchangeable {s.name.replace('_', ' ')}{'s' if s.size != 1 else ''}"
+                     for s in kinds)
 
 
 @dataclass

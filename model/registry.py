@@ -33,7 +33,10 @@ def _build_init(switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) 
     return InitProducerIdMachine(switches, bounds)
 
 
-IDEMPOTENT_PRODUCE = ModelDef(
+#: the hand-written machine that was ``kafka.idempotent_produce`` before it became a preset of ``kafka.eos``
+#: (kept for the agreement tests and its own tests: a spec may name it as
+#: ``model = "eoscheck.model.registry:IDEMPOTENT_PRODUCE_MACHINE"``)
+IDEMPOTENT_PRODUCE_MACHINE = ModelDef(
     name="kafka.idempotent_produce",
     doc="Idempotent producers writing to one partition: sequence/epoch validation on the leader, the "
         "producer state table (last batches), retention/DeleteRecords, producer-id expiry (KIP-854), "
@@ -119,9 +122,13 @@ INIT_PRODUCER_ID_MACHINE = ModelDef(
 #: verdict and trace length (tests/test_preset_init_pid.py)
 INIT_PRODUCER_ID = INIT_PRESET.model_def("kafka.init_producer_id")
 
-#: kafka.eos under the preset reproducing kafka.idempotent_produce: the older machine's specs run on it with
-#: ``model = "kafka.eos.idempotent_produce"`` (the old name stays the older machine's: it runs on Spark)
-IDEMPOTENT_PRODUCE_ON_EOS = IDEMPOTENT_PRESET.model_def(IDEMPOTENT_PRODUCE)
+#: kafka.eos under the preset reproducing kafka.idempotent_produce, under its own name ``kafka.eos.idempotent_produce``
+IDEMPOTENT_PRODUCE_ON_EOS = IDEMPOTENT_PRESET.model_def(IDEMPOTENT_PRODUCE_MACHINE)
+
+#: ``kafka.idempotent_produce`` is the same preset (an alias): its specs, variants, switches, bounds and
+#: properties are the old machine's, and each gives the old machine's verdict and trace length
+#: (tests/test_eos_presets*.py, bench/results/preset-idempotent.md)
+IDEMPOTENT_PRODUCE = IDEMPOTENT_PRESET.model_def(IDEMPOTENT_PRODUCE_MACHINE, name="kafka.idempotent_produce")
 
 MODELS: list[ModelDef] = [IDEMPOTENT_PRODUCE, INIT_PRODUCER_ID, EOS_PIPELINE, EOS, IDEMPOTENT_PRODUCE_ON_EOS]
 

@@ -34,10 +34,10 @@ def test_reorder_spec_shipped_vs_designed_shows_verdicts_and_the_diverging_step(
     assert code == 0, out + err  # the spec's own column (kafka-shipped) meets its [expect]
     flat = " ".join(out.split())
     assert "NoDuplicates violates (18) holds" in flat
-    assert "step 11 of 17: kip360-designed refuses HandleProduceResponse(client=0, record=0, " \
-           "OUT_OF_ORDER_SEQUENCE_NUMBER) -> retried: that step is the fix" in flat
-    assert "enables instead: HandleProduceResponse(client=0, record=0, " \
-           "OUT_OF_ORDER_SEQUENCE_NUMBER) -> raised-OutOfOrderSequenceException" in flat
+    assert "step 11 of 17: kip360-designed refuses HandleProduceResponse(partition=3, client=0, record=0, " \
+           "error=OUT_OF_ORDER_SEQUENCE_NUMBER, outcome=retried): that step is the fix" in flat
+    assert "enables instead: HandleProduceResponse(partition=3, client=0, record=0, " \
+           "error=OUT_OF_ORDER_SEQUENCE_NUMBER, outcome=raised-OutOfOrderSequenceException)" in flat
 
     data = json.loads(summary.read_text())
     assert data["format"] == "eoscheck-compare"

@@ -8,7 +8,7 @@ from typing import Any
 
 from eoscheck.checker.explore import ExploreOptions, explore
 from eoscheck.model.errors import Errors
-from eoscheck.model.registry import IDEMPOTENT_PRODUCE
+from eoscheck.model.registry import IDEMPOTENT_PRODUCE_MACHINE as IDEMPOTENT_PRODUCE
 from eoscheck.model.state import INFLIGHT
 
 

@@ -20,7 +20,7 @@ from eoscheck.model.machines.eos_presets import IDEMPOTENT_PRODUCE as PRESET
 from eoscheck.model.machines.eos_presets import PresetMachine
 from eoscheck.model.machines.eos_twins import twin_name, twin_text
 from eoscheck.model.protocol import _LEGACY_NAMES, IDEMPOTENT, LEGACY_ALIASES
-from eoscheck.model.registry import IDEMPOTENT_PRODUCE as OLD
+from eoscheck.model.registry import IDEMPOTENT_PRODUCE_MACHINE as OLD
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -192,6 +192,58 @@ def test_a_twins_chart_draws_the_idempotent_actors() -> None:
     from eoscheck.checker.counterexample import load_counterexample
     chart = chart_of_counterexample(load_counterexample(
         REPO / "counterexamples" / "eos-idempotent-first-write-reorder-duplicate-shipped.IdempotentNoDuplicates.json"))
-    assert chart.lanes == ["client[0]", "idem_leader"]
+    assert chart.lanes == ["client[0]", "idempotent leader"]
     kinds = {(e.kind, e.lane) for r in chart.rows for e in r.events}
-    assert {("send", "client[0]"), ("receive", "idem_leader"), ("send", "idem_leader"), ("receive", "client[0]")} <= kinds
+    assert {("send", "client[0]"), ("receive", "idempotent leader"), ("send", "idempotent leader"),
+            ("receive", "client[0]")} <= kinds
+
+
+def test_the_name_kafka_idempotent_produce_runs_the_preset() -> None:
+    md = find_model("kafka.idempotent_produce")
+    m = md.machine("kafka-shipped")
+    assert isinstance(m, PresetMachine) and set(m.properties()) == set(OLD.properties)
+    assert md.variants == OLD.variants and md.bounds == OLD.bounds and md.switches == OLD.switches
+    assert list(m.chart_lanes())[:2] == ["producer[0]", "leader"]  # the older machine's lane names
+
+
+def _reachable(machine):  # type: ignore[no-untyped-def]
+    seen = set(machine.init_states())
+    todo = list(seen)
+    while todo:
+        s = todo.pop()
+        for step, t in machine.successors(s):
+            yield s, step, t
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+
+
+def test_kip360_bump_rewrites_the_batches_in_flight() -> None:
+    # review finding 8, on what the name now runs: bumpIdempotentEpochAndResetIdIfNeeded runs at the top
+    # of every Sender.runOnce; startSequencesAtBeginning rewrites the batches whose requests are on the wire
+    from eoscheck.model.state import INFLIGHT
+    m = find_model("kafka.idempotent_produce").machine(
+        "kafka-shipped", None, {"records": 2, "max_in_flight": 2, "lost_responses": 1, "transient_errors": 1})
+    bumped = [(m.view(s).client[0], m.view(t).client[0]) for s, step, t in _reachable(m)
+              if step[0] == "BumpEpoch" and any(b.status == INFLIGHT for b in m.view(s).client[0].batches)]
+    assert bumped
+    for _, after in bumped:
+        rewritten = [b for b in after.batches if b.status == INFLIGHT]
+        assert rewritten and all(b.sequence_reset and b.epoch == after.epoch for b in rewritten)
+
+
+def test_leader_and_follower_expire_producers_in_separate_steps() -> None:
+    # review finding 22, on what the name now runs: each replica runs its own PeriodicProducerExpirationCheck
+    m = find_model("kafka.idempotent_produce").machine(
+        "kafka-shipped", None, {"acked_prefix": 1, "records": 1, "lost_responses": 0, "producer_id_expiration": 1,
+                                "max_ticks": 1, "leader_failovers": 1})
+    leader_only = follower_only = False
+    for s, step, t in _reachable(m):
+        if step[0] not in ("ExpireProducerIds", "ExpireFollowerProducerIds"):
+            continue
+        a, b = m.view(s), m.view(t)
+        leader_kept = a.idem_leader.producers == b.idem_leader.producers
+        follower_kept = a.idem_follower[0].producers == b.idem_follower[0].producers
+        follower_only |= leader_kept and not follower_kept
+        leader_only |= follower_kept and not leader_kept
+    assert follower_only and leader_only

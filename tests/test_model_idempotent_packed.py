@@ -23,7 +23,7 @@ from eoscheck.checker.intern import InternCollision, Interner
 from eoscheck.model import properties as props
 from eoscheck.model.machines.idempotent_packed import PackedIdempotentState, pack
 from eoscheck.model.machines.idempotent_produce import IdempotentProduceMachine
-from eoscheck.model.registry import IDEMPOTENT_PRODUCE
+from eoscheck.model.registry import IDEMPOTENT_PRODUCE_MACHINE as IDEMPOTENT_PRODUCE
 from eoscheck.model.state import IdempotentState
 
 VARIANTS: list[str] = list(IDEMPOTENT_PRODUCE.variants)

@@ -19,7 +19,7 @@ from eoscheck.checker.explore import ExploreOptions, explore
 from eoscheck.checker.spec import load_spec
 from eoscheck.checker.symmetry import check_symmetry
 from eoscheck.model.machines.idempotent_produce import IdempotentProduceMachine
-from eoscheck.model.registry import IDEMPOTENT_PRODUCE
+from eoscheck.model.registry import IDEMPOTENT_PRODUCE_MACHINE as IDEMPOTENT_PRODUCE
 
 VARIANTS: list[str] = list(IDEMPOTENT_PRODUCE.variants)
 

@@ -8,7 +8,7 @@ import pytest
 from eoscheck.checker.explore import ExploreOptions, explore
 from eoscheck.checker.fingerprint import check_state
 from eoscheck.checker.registry import find_model
-from eoscheck.model.registry import INIT_PRODUCER_ID_MACHINE, MODELS
+from eoscheck.model.registry import IDEMPOTENT_PRODUCE_MACHINE, INIT_PRODUCER_ID_MACHINE, MODELS
 
 IDEM = "kafka.idempotent_produce"
 INIT = "kafka.init_producer_id"
@@ -48,8 +48,8 @@ def test_registry_declares_what_the_machine_provides(md) -> None:
     (INIT, {"clients": 2, "failovers": 1, "transactions": 1, "expirations": 1, "max_epoch": 3}),
 ])
 def test_states_are_stable_and_fields_are_named_by_actor(name: str, bounds: dict) -> None:
-    # the hand-written machines (kafka.init_producer_id's preset of kafka.eos: test_preset_init_pid.py)
-    machine = (INIT_PRODUCER_ID_MACHINE if name == INIT else find_model(name)).machine(None, None, bounds)
+    # the hand-written machines (their presets of kafka.eos: test_preset_init_pid.py, test_eos_idempotent*.py)
+    machine = (INIT_PRODUCER_ID_MACHINE if name == INIT else IDEMPOTENT_PRODUCE_MACHINE).machine(None, None, bounds)
     states = walk(machine)
     assert len(states) > 50
     actors = {"time", "allocator", "leader", "follower", "client[0]", "client[1]", "network", "faults",
@@ -139,7 +139,7 @@ def test_kip360_bump_does_not_wait_for_in_flight_requests() -> None:
     # earlier review finding 8: bumpIdempotentEpochAndResetIdIfNeeded runs at the top of every
     # Sender.runOnce; startSequencesAtBeginning rewrites the batches whose requests are on the wire
     from eoscheck.model.state import INFLIGHT
-    machine = find_model(IDEM).machine("kafka-shipped", None, {"records": 2, "max_in_flight": 2, "lost_responses": 1,
+    machine = IDEMPOTENT_PRODUCE_MACHINE.machine("kafka-shipped", None, {"records": 2, "max_in_flight": 2, "lost_responses": 1,
                                                                    "transient_errors": 1})
     seen = set(machine.init_states())
     todo = list(seen)
@@ -159,7 +159,7 @@ def test_kip360_bump_does_not_wait_for_in_flight_requests() -> None:
 
 def test_leader_and_follower_expire_producers_in_separate_steps() -> None:
     # earlier review finding 22: each replica runs its own PeriodicProducerExpirationCheck
-    machine = find_model(IDEM).machine("kafka-shipped", None, {"acked_prefix": 1, "records": 1, "lost_responses": 0,
+    machine = IDEMPOTENT_PRODUCE_MACHINE.machine("kafka-shipped", None, {"acked_prefix": 1, "records": 1, "lost_responses": 0,
                                                                    "producer_id_expiration": 1, "max_ticks": 1,
                                                                    "leader_failovers": 1})
     seen = set(machine.init_states())

@@ -176,6 +176,7 @@ def test_a_symmetry_reduced_run_says_what_its_counts_represent(tmp_path):
         assert main(["check", str(path), "--json", str(out), "--no-progress", *flag]) == 0
         (entry,) = json.loads(out.read_text())["specs"]
         counts[bool(flag)] = (entry["symmetry"], entry["stats"]["distinct"])
-    assert counts[False][0] == "2 interchangeable clients" and counts[True][0] is None
+    # kafka.idempotent_produce is a preset of kafka.eos: its clients are kafka.eos's idempotent producers
+    assert counts[False][0] == "2 interchangeable idempotent clients" and counts[True][0] is None
     # two clients: an orbit has one or two states (a state that is its own mirror image: one)
     assert counts[False][1] < counts[True][1] < 2 * counts[False][1]

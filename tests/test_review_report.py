@@ -44,12 +44,12 @@ def test_compare_html_report_holds_config_command_table_divergence_and_chart(tmp
     assert "client_epoch_bump=resequence_inflight" in html and "client_epoch_bump=fail_inflight" in html
     assert re.search(r'<tr class="marked"><td>NoDuplicates</td><td>violates \(18\)</td><td>holds</td>', html)
     # the diverging step, in words and on the chart
-    assert "step 11 of 17: kip360-designed refuses HandleProduceResponse(client=0, record=0, " \
-           "OUT_OF_ORDER_SEQUENCE_NUMBER) -&gt; retried" in html
+    assert "step 11 of 17: kip360-designed refuses HandleProduceResponse(partition=3, client=0, record=0, " \
+           "error=OUT_OF_ORDER_SEQUENCE_NUMBER, outcome=retried)" in html
     assert html.count('<svg xmlns="http://www.w3.org/2000/svg" class="msc"') == 1
     assert "\u2190 diverges: step 11 of 17" in html
     assert ">producer[0]</text>" in html and ">leader</text>" in html
-    assert html.count('<g class="msg">') == 10 and html.count('<g class="lost">') == 2
+    assert html.count('<g class="msg">') == 10 and html.count('<g class="lost">') == 1
 
 
 def test_compare_markdown_report_has_the_terminal_chart(tmp_path: Path, capsys) -> None:
@@ -59,7 +59,7 @@ def test_compare_markdown_report_has_the_terminal_chart(tmp_path: Path, capsys) 
     md = report.read_text()
     assert md.startswith("# eoscheck compare: first-write-reorder-duplicate-shipped")
     assert "| **NoDuplicates** | **violates (18)** | **holds** |" in md
-    assert "```text" in md and "|--#1 Produce r0 epoch 0 seq 0" in md
+    assert "```text" in md and "|--#1 Produce(client0/r0, pi..->|" in md
     assert "<- diverges: step 11 of 17" in md
     chart = md.split("```text", 1)[1].split("```", 1)[0]
     assert max(len(line) for line in chart.splitlines()) <= 80

@@ -29,10 +29,11 @@ def test_json_and_itf_draw_the_same_chart_within_80_columns(path: Path, capsys) 
     lines = out.splitlines()
     assert all(len(line) <= 80 for line in lines), max(lines, key=len)
     assert "producer[0]" in lines[3] and "leader" in lines[3]
-    assert "|--#1 Produce r0 epoch 0 seq 0" in out
-    assert "* #1 Produce r0 epoch 0 seq 0" in out
-    assert "X #3 lost: NOT_ENOUGH_REPLICAS r0 (LoseResponse)" in out
-    assert "still in flight at the end: #10" in out
+    assert "|--#1 Produce(client0/r0, pi..->|" in out
+    assert "* #1 Produce(client0/r0, pid 0, epoch" in out
+    assert "X #3 lost: LoseResponse(partition=3, client=0, record=0)" in out
+    # r1's first response, left on the connection the request timeout closed, and its last one
+    assert "still in flight at the end: #4, #10" in out
 
 
 def test_itf_and_json_output_are_identical(capsys) -> None:

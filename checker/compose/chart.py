@@ -175,8 +175,8 @@ def step_events(machine: Composed, st: tuple, before: tuple, after: tuple) -> li
 def _rule_of(rules: Sequence[_Rule | _ChannelRule], params: Mapping[str, Any], before: tuple,
              after: tuple) -> _Rule | _ChannelRule:
     """Of several rules sharing the step's action, the one that made it: the first whose received
-    channel and written parts changed the most slots (a rule indexed out of range by the step's
-    parameters cannot have made it)."""
+    channel, written parts and spent budget changed the most slots (a rule indexed out of range by
+    the step's parameters, or whose budget is unchanged, cannot have made it)."""
     from .rules import _Rule
 
     changed = {i for i, (a, b) in enumerate(zip(before, after)) if a != b}
@@ -192,6 +192,10 @@ def _rule_of(rules: Sequence[_Rule | _ChannelRule], params: Mapping[str, Any], b
             if rule.receive_slot not in changed:
                 return -1
             slots.add(rule.receive_slot)
+        if rule.budget_slot >= 0:
+            if rule.budget_slot not in changed:
+                return -1
+            slots.add(rule.budget_slot)
         return len(slots & changed)
     return max(rules, key=score)  # the first of the best: max keeps the earliest on ties
 

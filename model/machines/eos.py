@@ -301,7 +301,8 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, Comp
         "producer": "producer[]", "zombie": "zombie[]", "next_producer_id": "txn coordinator",
         "coordinator_epoch": "txn coordinator", "txn": "txn coordinator", "txn_log": "txn coordinator",
         "leader": "leader[]", "offsets_leader": "group coordinator", "group": "group coordinator",
-        "now": "clock", **INSTANCE_CHART_PARTS}
+        "now": "clock", "client": "client[]", "idem_leader": "idempotent leader", "idem_follower": "idempotent leader",
+        "leader_epoch": "idempotent leader", **INSTANCE_CHART_PARTS}
 
     # --- parts, in slot order
     now = Clock(max="max_ticks", tick="Tick", reads=("requests", "responses", "producer", "idem_requests",

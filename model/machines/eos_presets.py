@@ -14,7 +14,7 @@ with the older machine's variants, defaults and property names: the same spec te
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from eoscheck.checker.liveness.temporal import TemporalProperty
@@ -31,9 +31,11 @@ class PresetMachine(EosMachine):
     """``kafka.eos`` under a preset: its properties under the older machine's names, and only those."""
 
     def __init__(self, protocol: Protocol, bounds: Mapping[str, int], properties: Mapping[str, str],
-                 temporal: Mapping[str, str], memoize: bool = True) -> None:
+                 temporal: Mapping[str, str], memoize: bool = True, lanes: Mapping[str, str] | None = None) -> None:
         self.preset_properties = dict(properties)
         self.preset_temporal = dict(temporal)
+        if lanes:  # the older machine's lane names on charts
+            self.chart_parts = {**lanes, **{k: v for k, v in type(self).chart_parts.items() if k not in lanes}}
         super().__init__(protocol, bounds, memoize=memoize)
 
     def properties(self) -> dict[str, Property]:
@@ -60,6 +62,8 @@ class Preset:
     properties: Mapping[str, str]
     #: the older machine's temporal property -> kafka.eos's
     temporal: Mapping[str, str]
+    #: kafka.eos part -> the chart lane the older machine drew it on
+    lanes: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def model_name(self) -> str:
@@ -87,12 +91,13 @@ class Preset:
         return Protocol().with_(**{names[k]: v for k, v in switches.items()})
 
     def build(self, switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> PresetMachine:
-        return PresetMachine(self.protocol(switches), self.eos_bounds(bounds), self.properties, self.temporal)
+        return PresetMachine(self.protocol(switches), self.eos_bounds(bounds), self.properties, self.temporal,
+                             lanes=self.lanes)
 
-    def model_def(self, legacy: ModelDef) -> ModelDef:
+    def model_def(self, legacy: ModelDef, name: str | None = None) -> ModelDef:
         """The preset as a model: the older machine's variants, switches, bounds and property names (with
-        the docs of the kafka.eos properties they name)."""
-        return ModelDef(name=self.model_name, doc=f"{self.doc} (kafka.eos preset of {legacy.name})",
+        the docs of the kafka.eos properties they name); ``name`` registers it under another name (an alias)."""
+        return ModelDef(name=name or self.model_name, doc=f"{self.doc} (kafka.eos preset of {legacy.name})",
                         variants=legacy.variants, default_variant=legacy.default_variant, switches=legacy.switches,
                         bounds=legacy.bounds, properties={k: PROPERTY_DOCS[v] for k, v in self.properties.items()},
                         build=self.build, temporal={k: TEMPORAL_DOCS[v] for k, v in self.temporal.items()})
@@ -144,6 +149,7 @@ IDEMPOTENT_PRODUCE = Preset(
                 "OutOfOrderOnlyOnDataLoss": "IdempotentOutOfOrderOnlyOnDataLoss",
                 "FencedEpochNeverWrites": "IdempotentFencedEpochNeverWrites"},
     temporal={"SendsEventuallyComplete": "IdempotentSendsEventuallyComplete"},
+    lanes={"client": "producer[]", "idem_leader": "leader", "idem_follower": "leader", "leader_epoch": "leader"},
 )
 
 PRESETS: dict[str, Preset] = {p.name: p for p in (IDEMPOTENT_PRODUCE,)}
