@@ -86,6 +86,14 @@ class ClientTvChange(str, Enum):
     DOWNGRADE = "downgrade"
 
 
+class Tv2MarkerEpochCheck(str, Enum):
+    """How a leader checks the producer epoch of a transaction-version-2 marker."""
+
+    LENIENT = "lenient"
+    STRICT = "strict"
+    STRICT_RETRY = "strict-retry"
+
+
 class TxnOffsetCommitCheck(str, Enum):
     """The group coordinator's checks of a TxnOffsetCommit (KIP-447's zombie fencing)."""
 
@@ -166,6 +174,13 @@ class Protocol:
         "the leader verifies with the transaction coordinator that a producer's first transactional batch "
         "on the partition belongs to its ongoing transaction (transaction.partition.verification.enable)",
         "KIP-890 part 1 (3.6)")
+    marker_sets_producer_timestamp: bool = _decision(
+        True,
+        "a written COMMIT/ABORT marker sets its producer's lastTimestamp, and a producer-state snapshot keeps "
+        "it (False, 0.11.0.0-2.4.0: lastTimestamp is the last cached data batch's, NO_TIMESTAMP once a marker "
+        "with a new epoch cleared the cache, so such an entry counts as expired at once, also when a "
+        "replica loads it from a snapshot)",
+        "KAFKA-9144 (2.4.1, 2.5.0)")
     marker_coordinator_epoch_check: bool = _decision(
         True,
         "leaders refuse a marker with an older coordinator epoch (TRANSACTION_COORDINATOR_FENCED); False is "
@@ -208,6 +223,14 @@ class Protocol:
         "epoch twice, the fence and the TV2 abort (4.0.0); False bumps once (4.1+), so the fenced "
         "producer's EndTxn(ABORT) is a retry",
         "KAFKA-19367 (June 2025); fidelity audit B3")
+    tv2_marker_epoch_check: Tv2MarkerEpochCheck = _decision(
+        Tv2MarkerEpochCheck.LENIENT,
+        "with tv2, a leader refuses a marker whose producer epoch is: lenient, below the stored epoch (4.0-4.1, "
+        "as for tv1); strict, not above it (trunk November-December 2025: a tv2 marker carries the bumped "
+        "epoch, so one at the stored epoch is taken for the previous transaction's), which also refuses the "
+        "coordinator's retry of a marker the leader already wrote; strict-retry, as strict but a marker at the "
+        "stored epoch while the producer has no open transaction is a retry and succeeds",
+        "KAFKA-19446 (strict); KAFKA-19999 (strict-retry)")
     rotation_markers_new_producer_id: bool = _decision(
         False,
         "counterfactual: a TV2 transaction whose epoch overflowed writes its markers under the new producer "
@@ -313,13 +336,15 @@ KAFKA_0_11_0_0 = _P.with_(
     client_version="0.11", client_epoch_bump_after_abort=False, broker_unknown_producer="out_of_order",
     broker_retain_producer_state=False, broker_batch_cache=1, init_producer_id="pre-kip360",
     timeout_abort_bumps_epoch=False, txn_offset_commit_check="pre-kip447", require_stable="never",
-    deployment="per-partition", invalid_producer_epoch_abortable=False)
+    deployment="per-partition", invalid_producer_epoch_abortable=False, marker_sets_producer_timestamp=False)
 KAFKA_0_11_0_2 = KAFKA_0_11_0_0.with_(timeout_abort_bumps_epoch=True)
 KAFKA_1_0_0 = KAFKA_0_11_0_2.with_(client_version="pre-kip360", broker_unknown_producer="unknown_producer_id",
                                    broker_batch_cache=5, broker_duplicate_sequence_error=True)
 KAFKA_1_0_2 = KAFKA_1_0_0.with_(broker_duplicate_sequence_error=False)
 KAFKA_2_4 = KAFKA_1_0_2.with_(broker_retain_producer_state=True)
-KAFKA_2_5 = KAFKA_2_4.with_(client_version="kip360", client_epoch_bump_after_abort=True,
+#: 2.4.1: KAFKA-9144 (markers keep their producer alive; snapshots keep a marker-only producer)
+KAFKA_2_4_1 = KAFKA_2_4.with_(marker_sets_producer_timestamp=True)
+KAFKA_2_5 = KAFKA_2_4_1.with_(client_version="kip360", client_epoch_bump_after_abort=True,
                             invalid_producer_epoch_abortable=True,
                             broker_unknown_producer="accept", init_producer_id="kip360-shipped",
                             txn_offset_commit_check="2.5", require_stable="always", deployment="per-thread")
@@ -331,7 +356,11 @@ KAFKA_LATER_TRUNK = KAFKA_4_0.with_(persist_prev_producer_id=True)
 #: trunk after KAFKA-19367 (one bump per fence-abort) and the Java TransactionMetadata (KAFKA-18884),
 #: before KAFKA-20310 / KAFKA-20357 persisted PreviousProducerId and lastProducerEpoch
 KAFKA_JAVA_COORDINATOR = KAFKA_4_0.with_(tv2_fence_double_bump=False, previous_producer_id_update="every-transition")
-KAFKA_TRUNK_2026 = KAFKA_JAVA_COORDINATOR.with_(persist_prev_producer_id=True, persist_last_epoch=True)
+#: trunk after KAFKA-19446 (November 2025: a tv2 marker must raise the stored epoch), before KAFKA-19999
+KAFKA_TRUNK_2025_12 = KAFKA_JAVA_COORDINATOR.with_(tv2_marker_epoch_check="strict")
+#: trunk after KAFKA-19999 (December 2025: an equal-epoch marker without an open transaction is a retry)
+KAFKA_TRUNK_2026_01 = KAFKA_JAVA_COORDINATOR.with_(tv2_marker_epoch_check="strict-retry")
+KAFKA_TRUNK_2026 = KAFKA_TRUNK_2026_01.with_(persist_prev_producer_id=True, persist_last_epoch=True)
 
 
 @dataclass(frozen=True)
@@ -353,8 +382,10 @@ VARIANTS: dict[str, NamedProtocol] = {
     "kafka-1.0.2-2.3": NamedProtocol("Kafka 1.0.2, 1.1 and 2.0-2.3: as 1.0.0 without the duplicate error "
                                      "(KAFKA-6683); producer state evicted when the log start offset passes it",
                                      KAFKA_1_0_2),
-    "kafka-2.4": NamedProtocol("Kafka 2.4: as 2.3, but producer state survives log start offset moves "
+    "kafka-2.4": NamedProtocol("Kafka 2.4.0: as 2.3, but producer state survives log start offset moves "
                                "(KAFKA-7190, cherry-picked into 2.4.0)", KAFKA_2_4),
+    "kafka-2.4.1": NamedProtocol("Kafka 2.4.1: as 2.4.0, with markers setting their producer's lastTimestamp "
+                                 "and snapshots keeping marker-only producers (KAFKA-9144)", KAFKA_2_4_1),
     "kafka-2.5-2.8": NamedProtocol("Kafka 2.5-2.8: KIP-360 (client bump, retry-safe InitProducerId, unknown "
                                    "producers accepted), KIP-447 with the 2.5 TxnOffsetCommit checks", KAFKA_2_5),
     "kafka-3.0-3.5": NamedProtocol("Kafka 3.0-3.5: KIP-447 with the current TxnOffsetCommit checks", KAFKA_3_0),
@@ -364,11 +395,18 @@ VARIANTS: dict[str, NamedProtocol] = {
                                "transaction); the TV2 client does not bump after an abort", KAFKA_4_0),
     "kafka-later-trunk": NamedProtocol("what-if, never released as such: 4.0 with PreviousProducerId persisted "
                                        "and lastProducerEpoch not (fidelity audit C7)", KAFKA_LATER_TRUNK),
-    "kafka-java-coordinator": NamedProtocol("trunk August 2025 - March 2026: the Java TransactionMetadata "
+    "kafka-java-coordinator": NamedProtocol("trunk August - November 2025: the Java TransactionMetadata "
                                             "(KAFKA-18884: every transition sets previousProducerId), one bump "
-                                            "per TV2 fence-abort (KAFKA-19367), nothing extra persisted",
+                                            "per TV2 fence-abort (KAFKA-19367), nothing extra persisted; the "
+                                            "same coordinator until March 2026 (kafka-trunk-2025-12, -2026-01)",
                                             KAFKA_JAVA_COORDINATOR),
-    "kafka-trunk-2026": NamedProtocol("trunk after KAFKA-20310 / KAFKA-20357 (2026-03/04): the Java coordinator "
+    "kafka-trunk-2025-12": NamedProtocol("trunk between KAFKA-19446 (2025-11) and KAFKA-19999 (2025-12): the Java "
+                                         "coordinator, and leaders that refuse a tv2 marker not above the stored "
+                                         "producer epoch, a retried one too", KAFKA_TRUNK_2025_12),
+    "kafka-trunk-2026-01": NamedProtocol("trunk after KAFKA-19999 (2025-12), before KAFKA-20310: as kafka-trunk-2025-12, "
+                                         "but a tv2 marker at the stored epoch without an open transaction is a "
+                                         "retry and succeeds", KAFKA_TRUNK_2026_01),
+    "kafka-trunk-2026": NamedProtocol("trunk after KAFKA-20310 / KAFKA-20357 (2026-03/04): kafka-trunk-2026-01 "
                                       "with PreviousProducerId and lastProducerEpoch persisted", KAFKA_TRUNK_2026),
     # KIPs as designed
     "kip360-designed": NamedProtocol("KIP-360 as its text designs it: retry-safe InitProducerId with the last "

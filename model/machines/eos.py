@@ -28,8 +28,9 @@ the coordinator's own timeout abort there is cut by ``max_epoch``; a coordinator
 ``txn_log`` (nextProducerId is not persisted: a rotation in PrepareX across a failover is not
 faithful); the group has no membership or rebalances (each producer owns its input partition and
 commits offsets without group metadata); a zombie does not produce new batches (only its requests
-already in flight arrive); no leader failover of the transactional leaders, and no read_committed
-consumers as actors (NoAbortedRead reads the leaders' LSO instead).
+already in flight arrive); no read_committed consumers as actors unless ``readers`` (NoAbortedRead
+reads the leaders' LSO instead). Leader failover of the transactional output partitions (in-sync,
+restarted from the log, restored from a snapshot) is the mixin ``eos_failover``.
 
 Idempotent-only producers (no transactional id), their partition's leader and follower, leader
 failover and the older ``kafka.idempotent_produce``'s faults are the mixin ``eos_idempotent``
@@ -130,6 +131,7 @@ from ..transactions.markers import (
 from ..transactions.states import is_valid_transition
 from ..transactions.timeout import abort_timed_out
 from . import eos_symmetry
+from .eos_failover import TxnLeaderFailover
 from .eos_group import EosGroup, show_membership
 from .eos_idempotent import IDEMPOTENT_PARTITION, IdempotentProducers
 from .eos_instances import INSTANCE_CHART_PARTS, InstancesMixin
@@ -287,7 +289,7 @@ _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOut
                 "TxnCoordinatorFailover", "AddOffsetsToTxn", "WriteOffsetsMarker", "ZombieEndTxn")
 
 
-class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, Composed):
+class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnLeaderFailover, Composed):
     """``kafka.eos``; see the module doc."""
 
     # Every slot is an interned id (``checker.intern`` reduces ids below 2**61-1), the clock, a budget
@@ -375,6 +377,7 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, Comp
         config.update(self.idempotent_setup(p, bounds))
         config.update(self._group_setup(bounds))
         config.update(self._readers_setup(bounds))
+        config.update(self.txn_failover_setup(bounds))
         super().__init__(config, memoize=memoize)
         self._instances_compiled()
         # Rules that cannot fire without their fault or the clock have no bindings (or a clock stopped
@@ -387,7 +390,7 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, Comp
                                               "WriteOffsetsMarker"}) | (
             set() if bounds["restarts"] else {"ZombieEndTxn"}) | (
             set() if bounds["restarts"] and self.input_records else {"ZombieTxnOffsetCommit"}) | self.idempotent_idle() | (
-            self.group_idle_actions()) | (set() if self.n_readers else {"Fetch"})
+            self.group_idle_actions()) | (set() if self.n_readers else {"Fetch"}) | self.txn_failover_idle()
         listed: Mapping[str, tuple[str, ...]] = self._plan.actions
         idle |= self._instances_idle(listed)
         self.actions = {name: params for name, params in listed.items() if name not in idle}
@@ -572,7 +575,9 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, Comp
         if marker is None:
             return None
         error, written = write_marker(offsets_leader, marker, timestamp=now,
-                                      check_coordinator_epoch=self.protocol.marker_coordinator_epoch_check)
+                                      check_coordinator_epoch=self.protocol.marker_coordinator_epoch_check,
+                                      sets_timestamp=self.protocol.marker_sets_producer_timestamp,
+                                      tv2_epoch_check=self.tv2_marker_check)
         if error != Errors.NONE:
             return None
         commit = marker.result == TxnResult.COMMIT
@@ -711,7 +716,7 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, Comp
                                  verification_error=verification)
         resp = ProduceResponse(client, msg.connection, req.record, out.error, out.offset,
                                out.partition.log_start_offset)
-        return {"leader": out.partition, "responses": msg._replace(message=resp), "seq": req.seq,
+        return {"leader": self.stamped(leader, out.partition, req.seq, req.created), "responses": msg._replace(message=resp), "seq": req.seq,
                 "epoch": req.epoch, "error": out.error}
 
     def produce_verification(self, partition: int, leader: TxnPartitionState, txn: TxnMetadata, producer_id: int,
@@ -767,12 +772,14 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, Comp
         if marker is None:
             return None
         error, written = write_marker(leader, marker, timestamp=now,
-                                      check_coordinator_epoch=self.protocol.marker_coordinator_epoch_check)
+                                      check_coordinator_epoch=self.protocol.marker_coordinator_epoch_check,
+                                      sets_timestamp=self.protocol.marker_sets_producer_timestamp,
+                                      tv2_epoch_check=self.tv2_marker_check)
         if error != Errors.NONE:
             return None
         done, wrote = complete_if_done(on_marker_response(txn, p, int(Errors.NONE)).meta)
         coordinator = self._coordinator(done) if wrote else {"txn": done}
-        return {**coordinator, "leader": written, "result": TxnResult(marker.result).name}
+        return {**coordinator, "leader": self.stamped(leader, written, -1, now), "result": TxnResult(marker.result).name}
 
     @rule("TxnCoordinatorFailover", reads=("txn", "txn_log", "coordinator_epoch", "instances_txn_log"),
           writes=("txn", "coordinator_epoch", "instances_txn", "init_pending"), sends=("stale_markers",),
@@ -792,7 +799,9 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, Comp
     def stale_offsets_marker(self, msg: TxnMarker, offsets_leader: TxnPartitionState, group: GroupMeta,
                              now: int) -> Any:
         error, written = write_marker(offsets_leader, msg, timestamp=now,
-                                      check_coordinator_epoch=self.protocol.marker_coordinator_epoch_check)
+                                      check_coordinator_epoch=self.protocol.marker_coordinator_epoch_check,
+                                      sets_timestamp=self.protocol.marker_sets_producer_timestamp,
+                                      tv2_epoch_check=self.tv2_marker_check)
         if error == Errors.NONE:
             group = complete_pending_txn_offset_commit(group, msg.producer_id, msg.result == TxnResult.COMMIT)
         return {"offsets_leader": written, "group": group, "result": TxnResult(msg.result).name, "error": int(error)}
@@ -804,8 +813,10 @@ class EosMachine(InstancesMixin, IdempotentProducers, EosGroup, EosReaders, Comp
     def stale_marker(self, msg: TxnMarker, leader: TxnPartitionState, now: int) -> Any:
         """A marker of the old coordinator reaches the leader; nobody handles the answer."""
         error, written = write_marker(leader, msg, timestamp=now,
-                                      check_coordinator_epoch=self.protocol.marker_coordinator_epoch_check)
-        return {"leader": written, "result": TxnResult(msg.result).name, "error": int(error)}
+                                      check_coordinator_epoch=self.protocol.marker_coordinator_epoch_check,
+                                      sets_timestamp=self.protocol.marker_sets_producer_timestamp,
+                                      tv2_epoch_check=self.tv2_marker_check)
+        return {"leader": self.stamped(leader, written, -1, now), "result": TxnResult(msg.result).name, "error": int(error)}
 
     def _markers(self, meta: TxnMetadata, coordinator_epoch: int) -> tuple[TxnMarker, ...]:
         return markers_to_send(meta, coordinator_epoch,

@@ -9,6 +9,7 @@ from eoscheck.checker.machine import Machine
 from eoscheck.checker.registry import Bound, ModelDef, SwitchValue
 
 from ..protocol import DEFAULT_VARIANT, protocol_switches, protocol_variants
+from .eos_failover import TXN_FAILOVER_BOUNDS
 from .eos_idempotent_bounds import IDEMPOTENT_BOUNDS, TEMPORAL_DOCS
 
 BOUNDS: dict[str, Bound] = {
@@ -59,6 +60,7 @@ BOUNDS: dict[str, Bound] = {
     "max_epoch": Bound("largest producer epoch (Short.MAX_VALUE); states beyond it are not explored",
                        32767, 3, 32767),
     **IDEMPOTENT_BOUNDS,
+    **TXN_FAILOVER_BOUNDS,
 }
 
 

@@ -25,6 +25,7 @@ from .producer_state import (
     maybe_update_epoch,
     put_entry,
 )
+from .replica import marker_timestamp
 from .validation import (
     AppendOrigin,
     append_marker,
@@ -89,14 +90,32 @@ def append_coordinator_batch(partition: TxnPartitionState, *, producer_id: int, 
                              partition._replace(log=log, producers=put_entry(partition.producers, updated)))
 
 
+def tv2_marker_refused(entry: ProducerStateEntry, marker: TxnMarker, check: str) -> bool:
+    """The transaction-version-2 epoch check of a marker (``Protocol.tv2_marker_epoch_check``): ``strict``
+    (KAFKA-19446) refuses a marker not above the stored epoch, as the previous transaction's; ``strict-retry``
+    (KAFKA-19999) lets one at the stored epoch through when the producer has no open transaction (the
+    coordinator's retry of a marker already written); ``lenient`` leaves the check to ``append_marker``."""
+    if check == "lenient" or entry.epoch < 0 or marker.producer_epoch > entry.epoch:
+        return False
+    retry = marker.producer_epoch == entry.epoch and entry.current_txn_first_offset < 0
+    return not (check == "strict-retry" and retry)
+
+
 def write_marker(partition: TxnPartitionState, marker: TxnMarker, *, timestamp: int,
-                 check_coordinator_epoch: bool) -> tuple[int, TxnPartitionState]:
+                 check_coordinator_epoch: bool, sets_timestamp: bool = True,
+                 tv2_epoch_check: str = "lenient") -> tuple[int, TxnPartitionState]:
     """WriteTxnMarkers on the leader: ``append_marker``'s checks on the producer's entry (a fresh one
-    if the producer has no state, as ``appendEndTxnMarker`` creates it), then the control batch."""
-    entry: ProducerStateEntry = find_entry(partition.producers, marker.producer_id) or empty_entry(marker.producer_id)
+    if the producer has no state, as ``appendEndTxnMarker`` creates it), then the control batch.
+    ``sets_timestamp=False`` is the entry's lastTimestamp before KAFKA-9144 (``replica.marker_timestamp``);
+    ``tv2_epoch_check`` the transaction-version-2 epoch check (``tv2_marker_refused``)."""
+    found = find_entry(partition.producers, marker.producer_id)
+    entry: ProducerStateEntry = found or empty_entry(marker.producer_id)
+    if tv2_marker_refused(entry, marker, tv2_epoch_check):
+        return int(Errors.INVALID_PRODUCER_EPOCH), partition
     decision = append_marker(entry, marker, timestamp=timestamp, check_coordinator_epoch=check_coordinator_epoch)
     if decision.error != Errors.NONE:
         return decision.error, partition
+    decision = decision._replace(entry=marker_timestamp(found, decision.entry, sets_timestamp))
     kind = EntryKind.COMMIT if marker.result == TxnResult.COMMIT else EntryKind.ABORT
     control = LogEntry(marker.producer_id, marker.producer_epoch, int(kind), marker.coordinator_epoch)
     log = partition.log + (control,)
