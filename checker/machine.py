@@ -85,6 +85,19 @@ class Machine(ABC):
         model, not to the user: the temporal properties are true or false under it."""
         return ()
 
+    def fused_invariants(self, names: Sequence[str]) -> Callable[[State], bool] | None:
+        """One check that holds on a state exactly when every invariant named holds there (a faster
+        path for the engines, which still report each property by its own check when it fails), or
+        None: the engines call the checks one by one."""
+        return None
+
+    def fused_transitions(self, names: Sequence[str]
+                          ) -> Mapping[str, Callable[[State, Step, State], bool]] | None:
+        """action -> one check ``(before, step, after)`` that holds exactly when every transition
+        property named holds on that step. A step whose action is absent satisfies them all (none
+        of them can fail on it). None: the engines call the checks one by one."""
+        return None
+
     def within_bounds(self, state: State) -> bool:
         """State constraint (TLC's CONSTRAINT): a state outside it is neither checked, counted nor
         expanded."""

@@ -421,7 +421,8 @@ def spec_to_options(spec: Spec, cli_overrides: Mapping[str, Any] | None = None) 
                         ("spark_partitions", sp.partitions),
                         ("spark_executor_memory", sp.executor_memory),
                         ("spark_driver_memory", sp.driver_memory),
-                        ("spark_executor_timeout", sp.executor_timeout)):
+                        ("spark_executor_timeout", sp.executor_timeout),
+                        ("spark_driver_states", sp.driver_states)):
         if value is not None:
             from_spec[attr] = value
     if sp.conf:

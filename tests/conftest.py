@@ -4,10 +4,15 @@ session) uses this one."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+# The Spark tests exercise Spark jobs: every level on Spark, none of the first small ones on the
+# driver (tests that want those set spark_driver_states themselves). Subprocesses inherit it.
+os.environ.setdefault("EOSCHECK_SPARK_DRIVER_STATES", "0")
 
 
 @pytest.fixture(scope="session")

@@ -200,6 +200,45 @@ def test_composed_machine_matches_local_bfs(spark):
     assert_replays(machine, result)
 
 
+# ---------------------------------------------------------------- the first levels on the driver
+
+@pytest.mark.parametrize("driver_states", [30, 10**9])  # the first levels only; every level
+@pytest.mark.parametrize("name, bounds", [("examples.twophase", {"rms": 3}), ("examples.diehard", {})])
+def test_small_levels_on_the_driver_match_local_bfs(spark, name, bounds, driver_states):
+    machine = build(name, **bounds)
+    local, result = both(machine, spark_driver_states=driver_states)
+    assert_same(local, result)
+    assert_replays(machine, result)
+
+
+@pytest.mark.parametrize("driver_states", [5, 10**9])
+def test_driver_levels_find_every_violation_kind(spark, driver_states):
+    machine = Counters()
+    local, result = both(machine, stop_at_first=False, spark_driver_states=driver_states)
+    assert_same(local, result, complete=True)
+    assert_replays(machine, result)
+    local, result = both(machine, max_depth=4, spark_driver_states=driver_states)
+    assert_same(local, result)
+
+
+def test_driver_levels_then_spark_resume_from_checkpoint(spark, tmp_path):
+    machine = build("examples.twophase", rms=3)
+    ck = str(tmp_path / "ck")
+    first = explore(machine, ExploreOptions(strategy="spark", checkpoint_dir=ck, max_depth=6,
+                                            spark_driver_states=40))
+    assert first.verdict == "incomplete"
+    local, again = both(machine, checkpoint_dir=ck, spark_driver_states=40)
+    assert any("resumed from checkpoint" in n for n in again.notes)
+    assert_same(local, again)
+
+
+def test_model_error_on_the_driver_is_the_same_line(spark):
+    from eoscheck.checker.explore.spark import SparkJobError
+    with pytest.raises(SparkJobError) as err:
+        explore(BrokenCounters(), ExploreOptions(strategy="spark", properties=(), spark_driver_states=10**9))
+    assert str(err.value) == "Spark job for BFS level 4 failed: ZeroDivisionError: model bug at (2, 1)"
+
+
 def test_symmetry_matches_local_bfs(spark):
     from eoscheck.examples.twophase import SymmetricTwoPhase
     local, result = both(SymmetricTwoPhase(3))

@@ -36,6 +36,7 @@ driver_memory = "1g"
 partitions = 6
 checkpoint = "file:///tmp/ck"
 executor_timeout = 30
+driver_states = 100
 conf = { "spark.executor.cores" = 1, "spark.speculation" = false }
 """
 
@@ -51,6 +52,7 @@ def test_check_spark_table_reaches_the_engine_options(tmp_path):
     assert options.spark_master == "spark://127.0.0.1:7077"
     assert options.checkpoint_dir == "file:///tmp/ck"
     assert (options.spark_partitions, options.spark_executor_timeout) == (6, 30.0)
+    assert options.spark_driver_states == 100
     assert (options.spark_executor_memory, options.spark_driver_memory) == ("2g", "1g")
     assert dict(options.spark_conf) == {"spark.executor.cores": "1", "spark.speculation": "false"}
     settings = SessionSettings.of(options)
@@ -72,6 +74,8 @@ def test_command_line_overrides_the_spec(tmp_path):
     ("[check.spark]\npartitions = 0", "check.spark.partitions must be at least 1"),
     ("[check.spark]\npartitions = true", "check.spark.partitions must be a positive integer"),
     ("[check.spark]\nexecutor_timeout = -1", "check.spark.executor_timeout must be 0 or more"),
+    ("[check.spark]\ndriver_states = -1", "check.spark.driver_states must be 0 or more"),
+    ("[check.spark]\ndriver_states = 1.5", "check.spark.driver_states must be a number of states"),
     ("[check.spark]\nworkers = 2", "unknown key check.spark.workers; valid keys: master,"),
     ("[check.spark]\nconf = { \"executor.cores\" = 1 }", "'executor.cores' is not a Spark setting"),
     ("spark = 3", "'check.spark' must be a table"),
@@ -124,3 +128,18 @@ def test_specs_that_want_different_sessions_are_refused_before_spark_starts(tmp_
     assert main(["check", str(one), str(two), "--out", str(tmp_path)]) == 2
     line = _one_error_line(capsys)
     assert "one Spark session serves a whole run" in line and "local[1]" in line and "local[2]" in line
+
+
+def test_driver_states_from_the_environment(monkeypatch):
+    from eoscheck.checker.explore.spark_config import (
+        DEFAULT_DRIVER_STATES,
+        resolve_driver_states,
+    )
+    monkeypatch.delenv("EOSCHECK_SPARK_DRIVER_STATES", raising=False)
+    assert resolve_driver_states(None) == DEFAULT_DRIVER_STATES
+    assert resolve_driver_states(7) == 7
+    monkeypatch.setenv("EOSCHECK_SPARK_DRIVER_STATES", "0")
+    assert resolve_driver_states(None) == 0 and resolve_driver_states(9) == 9
+    monkeypatch.setenv("EOSCHECK_SPARK_DRIVER_STATES", "many")
+    with pytest.raises(SparkConfigError, match="EOSCHECK_SPARK_DRIVER_STATES must be"):
+        resolve_driver_states(None)

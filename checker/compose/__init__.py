@@ -63,7 +63,7 @@ API summary (full reference: ``docs/compose.md``)::
 
 from __future__ import annotations
 
-from .declare import ComposeError, invariant, precondition, rule, transition
+from .declare import ComposeError, constraint, invariant, precondition, rule, transition
 from .machine import TABLES, Composed, View
 from .network import DUPLICATING, ORDERED, UNORDERED, Delivery, Network
 from .parts import Actors, Budget, Channel, Clock, Part, Scalar
@@ -84,6 +84,7 @@ __all__ = [
            "Part",
            "Scalar",
            "View",
+           "constraint",
            "invariant",
            "precondition",
            "rule",

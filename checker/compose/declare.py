@@ -125,6 +125,24 @@ def invariant(name: str | None = None, *, reads: tuple[str, ...] = (),
     return mark
 
 
+def constraint(name: str | None = None, *, reads: tuple[str, ...] = (),
+               params: Mapping[str, Domain] | None = None) -> Callable[[F], F]:
+    """Declare ``f(self, **reads[, **params]) -> bool`` as part of the state constraint (TLC's
+    CONSTRAINT, ``Machine.within_bounds``): a successor outside it is neither checked nor kept.
+    Compiled like an ``@invariant``, memoised on the parts it reads (per parameter combination); the
+    machine's ``within_bounds`` is the conjunction of its constraints, one generated check memoised
+    on the union of their slots, unless the class defines ``within_bounds`` itself (it may then call
+    ``self.declared_within_bounds(state)``)."""
+
+    def mark(fn: F) -> F:
+        doc = (fn.__doc__ or "").strip().splitlines()
+        fn.__compose_property__ = PropertySpec(name or fn.__name__, "constraint", tuple(reads),  # type: ignore[attr-defined]
+                                               _params(params), (), doc[0] if doc else "")
+        return fn
+
+    return mark
+
+
 def transition(name: str | None = None, *, reads: tuple[str, ...] = (),
                actions: tuple[str, ...] = (), when: Callable[[tuple], bool] | None = None) -> Callable[[F], F]:
     """Declare ``f(self, step, before, after) -> bool`` as a transition property: ``before`` and

@@ -22,8 +22,8 @@ from ..symmetry import Scalarset, Symmetry, canonicalize
 from .declare import ComposeError, Domain, PropertySpec, RuleSpec
 from .network import ChannelOps, Delivery, Network
 from .parts import Actors, Budget, Channel, Clock, Decl
-from .properties import _Invariant, _Transition
-from .rules import ReadSlots, _ChannelRule, _Rule, read_parts
+from .properties import _Fused, _Invariant, _Transition
+from .rules import _NO_MSG, ReadSlots, _ChannelRule, _key_source, _Rule, read_parts
 
 if TYPE_CHECKING:
     from ..chart import ChartEvent
@@ -112,29 +112,83 @@ class _Plan:
         self.properties: dict[str, Property] = {}
         #: the compiled properties, by name (their generated checks are in ``properties``)
         self.property_objs: dict[str, _Invariant | _Transition] = {}
+        #: the declared state constraints (``@constraint``), compiled like invariants
+        self.constraints: list[_Invariant] = []
         for fn, pspec in cls.__compose_properties__:
-            obj = _Invariant(self, fn, pspec) if pspec.kind == "invariant" else _Transition(self, fn, pspec)
-            self.property_objs[pspec.name] = obj
+            obj = _Transition(self, fn, pspec) if pspec.kind == "transition" else _Invariant(self, fn, pspec)
+            if pspec.kind == "constraint":
+                self.constraints.append(obj)  # type: ignore[arg-type]
+            else:
+                self.property_objs[pspec.name] = obj
             obj.compile()
+        self.fused = _Fused(self.memoize)
+        #: the conjunction of the constraints (None: there are none)
+        self.within: Callable[[tuple], bool] | None = (
+            self.fused.invariants(self.constraints, [c.check for c in self.constraints]) if self.constraints else None)
+        self._fused_invariants: dict[tuple[str, ...], Callable[[tuple], bool]] = {}
+        self._fused_transitions: dict[tuple[str, ...], dict[str, Callable[[tuple, Step, tuple], bool]]] = {}
         self.compile()
 
     def compile(self) -> None:
-        """(Re)generate ``successors``: every rule's ``expand`` in order, one call each."""
+        """(Re)generate ``successors``: every rule's ``expand`` in order, one call each.
+
+        Bindings (of any rules) that read exactly the same slots form a group, looked up once per
+        state at the top: its memo maps the key to every member's outcomes, and each member still
+        emits its steps at its own place, so the successor order is unchanged."""
         env: dict[str, Any] = {}
         lines = ["def successors(s):", "    out = []"]
+        grouped = self._groups(env, lines)
         for n, rule in enumerate(self.rules):
             if isinstance(rule, _Rule) and rule.receive is None and not rule.bindings:
                 continue  # no parameter values (e.g. zero actors): nothing to call
             if isinstance(rule, _Rule):  # pasted in: one call per state, not one per rule and state
-                body, names = rule.inline
+                if n in grouped:
+                    body, names = rule.body(f"r{id(rule)}_", grouped[n])
+                else:
+                    body, names = rule.inline
                 env.update(names)
                 lines += ["    " + x for x in body]
             else:
                 env[f"e{n}"] = rule.expand
                 lines.append(f"    e{n}(s, out)")
         lines.append("    return out")
-        exec(compile("\n".join(lines), f"<compose {type(self.machine).__name__}>", "exec"), env)  # noqa: S102
+        #: the generated source (profiles name its lines: ``<compose Class>:N``)
+        self.source = "\n".join(lines)
+        exec(compile(self.source, f"<compose {type(self.machine).__name__}>", "exec"), env)  # noqa: S102
         self.successors: Callable[[tuple], list[tuple[Step, tuple]]] = env["successors"]
+
+    def _groups(self, env: dict[str, Any], lines: list[str]) -> dict[int, dict[int, tuple[str, int]]]:
+        """Group the memoised bindings of rules without ``receive`` by their key slots; emit one
+        lookup per group of two or more into ``lines``. Returns rule index -> binding index ->
+        (group variable, place in the group)."""
+        if not self.memoize:
+            return {}
+        by_key: dict[tuple[int, ...], list[tuple[int, int, Any]]] = {}
+        for n, rule in enumerate(self.rules):
+            if isinstance(rule, _Rule) and rule.receive is None and rule.spec.memo:
+                for i, b in enumerate(rule.bindings):
+                    by_key.setdefault(tuple(b.key_slots), []).append((n, i, b))
+        out: dict[int, dict[int, tuple[str, int]]] = {}
+        for g, (key, members) in enumerate(k for k in by_key.items() if len(k[1]) > 1):
+            memo: dict[Any, tuple[Any, ...]] = {}
+            bindings = [(b, self.rules[n]) for n, _, b in members]
+
+            def miss(s: tuple, key: Any, memo: dict[Any, tuple[Any, ...]] = memo,
+                     bindings: list[tuple[Any, Any]] = bindings) -> tuple[Any, ...]:
+                outs = []
+                for b, rule in bindings:
+                    o = b.memo.get(key)
+                    outs.append(rule.compute(b, s, _NO_MSG, 0) if o is None else o)
+                result = memo[key] = tuple(outs)
+                return result
+
+            env[f"gm{g}"], env[f"gmiss{g}"] = memo, miss
+            src = _key_source(list(key))
+            lines += [f"    k = {src}", f"    g{g} = gm{g}.get(k)", f"    if g{g} is None:",
+                      f"        g{g} = gmiss{g}(s, k)"]
+            for place, (n, i, _) in enumerate(members):
+                out.setdefault(n, {})[i] = (f"g{g}", place)
+        return out
 
     def __repr__(self) -> str:  # stable: ``run_key`` hashes the machine's attributes as text
         return f"<compiled {type(self.machine).__name__}: {self.width} slots, {len(self.rules)} rules>"
@@ -190,7 +244,14 @@ class _Plan:
 
         reads = (name, *(r for r in clock.reads if r != name))
         spec = RuleSpec(str(clock.tick), {}, reads, (name,), (), None, ("now",), None, {}, True)
-        self._add_rule(_Rule(self, tick, spec, []), (), ("now",), {})
+        rule = _Rule(self, tick, spec, [])
+        if top == 0:
+            # a clock stopped at 0 never ticks: its action stays listed (as a rule whose guard
+            # never holds would be), but no lookup is paid for it in every state
+            self._add_rule(rule, (), ("now",), {})
+            self.rules.pop()
+            return
+        self._add_rule(rule, (), ("now",), {})
 
     def _add_channel_rules(self, ch: Channel) -> None:
         net = self.channels[ch.name].net
@@ -332,6 +393,28 @@ class _Plan:
             raise ComposeError(f"part {decl.name}: {value!r} is not an int or bool (declare it a Part to hold it)")
         return value
 
+    def fused_invariants(self, names: Sequence[str]) -> Callable[[tuple], bool]:
+        key = tuple(names)
+        check = self._fused_invariants.get(key)
+        if check is None:
+            objs = [self.property_objs[n] for n in key]
+            if any(not isinstance(o, _Invariant) for o in objs):
+                raise ValueError(f"not all invariants: {', '.join(key)}")
+            check = self._fused_invariants[key] = self.fused.invariants(
+                objs, [self.properties[n].check for n in key])  # type: ignore[arg-type]
+        return check
+
+    def fused_transitions(self, names: Sequence[str]) -> dict[str, Callable[[tuple, Step, tuple], bool]]:
+        key = tuple(names)
+        checks = self._fused_transitions.get(key)
+        if checks is None:
+            objs = [self.property_objs[n] for n in key]
+            if any(not isinstance(o, _Transition) for o in objs):
+                raise ValueError(f"not all transition properties: {', '.join(key)}")
+            checks = self._fused_transitions[key] = self.fused.transitions(
+                objs, [self.properties[n].check for n in key], list(self.actions))  # type: ignore[arg-type]
+        return checks
+
     def decode_reads(self, s: tuple, reads: list[ReadSlots]) -> dict[str, Any]:
         return read_parts(s, reads, {})
 
@@ -340,8 +423,9 @@ class _Plan:
             ops.clear()
         for rule in self.rules:
             rule.clear()
-        for obj in self.property_objs.values():
+        for obj in [*self.property_objs.values(), *self.constraints]:
             obj.clear()
+        self.fused.clear()
         self.renamed.clear()
         self.compile()
 
@@ -417,21 +501,38 @@ class Composed(Machine):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         _collect(cls)
+        constrained = any(spec.kind == "constraint" for _, spec in cls.__compose_properties__)  # type: ignore[attr-defined]
+        if constrained and cls.within_bounds is Machine.within_bounds:
+            # the engines call within_bounds only on a class that overrides it (``overrides``); the
+            # instance attribute set in ``__init__`` (the generated check itself) shadows this one
+            cls.within_bounds = Composed.declared_within_bounds  # type: ignore[method-assign]
 
     def __init__(self, config: Mapping[str, Any] | None = None, *, memoize: bool = True) -> None:
         self.config = dict(config or {})
         self.memoize = memoize
         self._plan = _Plan(self)
         self.actions = dict(self._plan.actions)
+        self._bind_within()
+
+    def _bind_within(self) -> None:
+        within = self._plan.within
+        if within is not None and type(self).within_bounds is Composed.declared_within_bounds:
+            self.within_bounds = within  # type: ignore[method-assign]  # no bound-method call per successor
+
+    def declared_within_bounds(self, state: tuple) -> bool:
+        """The conjunction of the declared ``@constraint``s (True when there are none)."""
+        within = self._plan.within
+        return within is None or within(state)
 
     # ---- pickling: the compiled plan (and its memos) stays behind; it is rebuilt on arrival
 
     def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "_plan"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_plan", "within_bounds")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._plan = _Plan(self)
+        self._bind_within()
 
     def clear_caches(self) -> None:
         """Forget every memoised rule, channel operation and property result."""
@@ -442,7 +543,7 @@ class Composed(Machine):
     @classmethod
     def property_docs(cls) -> dict[str, str]:
         """Property name -> its doc (``ModelDef.properties``)."""
-        return {spec.name: spec.doc for _, spec in cls.__compose_properties__}
+        return {spec.name: spec.doc for _, spec in cls.__compose_properties__ if spec.kind != "constraint"}
 
     # ---- states
 
@@ -492,6 +593,33 @@ class Composed(Machine):
 
     def properties(self) -> dict[str, Property]:
         return dict(self._plan.properties)
+
+    def fused_invariants(self, names: Sequence[str]) -> Callable[[tuple], bool] | None:
+        """The conjunction of the named invariants as one check, memoised on the union of the slots
+        they read (see ``Machine.fused_invariants``)."""
+        declared = self._declared_names(names)
+        return self._plan.fused_invariants(declared) if declared else None
+
+    def fused_transitions(self, names: Sequence[str]) -> Mapping[str, Callable[[tuple, Step, tuple], bool]] | None:
+        """action -> the conjunction of the named transition properties that apply to its steps
+        (see ``Machine.fused_transitions``)."""
+        declared = self._declared_names(names)
+        return self._plan.fused_transitions(declared) if declared else None
+
+    def _declared_names(self, names: Sequence[str]) -> list[str] | None:
+        """The declared properties behind ``properties()``'s ``names``, found by their compiled check
+        (a subclass may rename them, as kafka.eos's presets do); None when one is not a declared
+        property's check (a subclass wrapped it): the engines then check them one by one."""
+        own = self.properties()
+        by_check = {id(p.check): n for n, p in self._plan.properties.items()}
+        declared = []
+        for name in names:
+            prop = own.get(name)
+            found = by_check.get(id(prop.check)) if prop is not None else None
+            if found is None:
+                return None
+            declared.append(found)
+        return declared
 
     # ---- symmetry (``Actors(symmetric=...)``, ``rename=``)
 

@@ -21,7 +21,7 @@ class _Invariant:
 
     def __init__(self, plan: _Plan, fn: Callable[..., Any], spec: PropertySpec) -> None:
         self.plan, self.fn, self.spec = plan, fn, spec
-        where = f"invariant {spec.name}"
+        where = f"{spec.kind} {spec.name}"
         for p, d in spec.params.items():
             if d is None:
                 raise ComposeError(f"{where}: parameter {p} has no domain")
@@ -53,7 +53,7 @@ class _Invariant:
         return ok
 
     def compile(self) -> Callable[[tuple], bool]:
-        """Generate the check and register it as the machine's property."""
+        """Generate the check and register it as the machine's property (a constraint is not one)."""
         env: dict[str, Any] = {"miss": self.miss}
         lines = ["def check(s):"]
         for i, (_, _, key_slots, memo) in enumerate(self.bindings):
@@ -64,9 +64,11 @@ class _Invariant:
                       "    if not ok:",
                       "        return False"]
         lines.append("    return True")
-        exec(compile("\n".join(lines), f"<compose invariant {self.spec.name}>", "exec"), env)  # noqa: S102
+        exec(compile("\n".join(lines), f"<compose {self.spec.kind} {self.spec.name}>", "exec"), env)  # noqa: S102
         check: Callable[[tuple], bool] = env["check"]
-        self.plan.properties[self.spec.name] = Property(self.spec.name, self.spec.doc, "invariant", check)
+        self.check = check
+        if self.spec.kind == "invariant":
+            self.plan.properties[self.spec.name] = Property(self.spec.name, self.spec.doc, "invariant", check)
         return check
 
 
@@ -120,3 +122,117 @@ class _Transition:
         check: Callable[[tuple, Step, tuple], bool] = env["check"]
         self.plan.properties[self.spec.name] = Property(self.spec.name, self.spec.doc, "transition", check)
         return check
+
+
+#: entries a fused invariant memo keeps before it starts afresh: its keys are wider than any one
+#: property's, so unbounded it would grow with the state space (the properties' own memos stay)
+FUSED_MEMO_CAP = 1 << 16
+#: calls after which a fused invariant check decides whether its memo pays, and the share of misses
+#: (in tenths) above which it does not
+FUSED_TRIAL = 8192
+FUSED_MAX_MISS_TENTHS = 4
+
+
+class _Fused:
+    """The conjunction of several compiled properties as one generated check, memoised on the union
+    of the slots they read (``Machine.fused_invariants`` / ``fused_transitions``).
+
+    An engine calls one function (one memo lookup) instead of one per property; only on a miss
+    does it run the properties' own checks, which keep their own memos. Successors of a state
+    mostly differ in slots no property reads (channels, clocks, budgets), so the union key repeats
+    far more often than states do (kafka.eos: 41k union keys among 310k states)."""
+
+    def __init__(self, memoize: bool) -> None:
+        self.memos: list[dict[Hashable, bool]] = []
+        self.memoize = memoize
+        #: the generated invariant checks' globals (``clear`` restarts their trial)
+        self.fused_envs: list[dict[str, Any]] = []
+
+    def memo(self) -> dict[Hashable, bool]:
+        m: dict[Hashable, bool] = {} if self.memoize else _NoMemo()
+        self.memos.append(m)
+        return m
+
+    def clear(self) -> None:
+        for m in self.memos:
+            m.clear()
+        for env in self.fused_envs:
+            env["counts"][:] = [0, 0]
+            env["impl"] = env["counting"]
+
+    def invariants(self, objs: list[_Invariant], checks: list[Callable[[tuple], bool]]) -> Callable[[tuple], bool]:
+        if len(checks) == 1 and len(objs[0].bindings) == 1:
+            return checks[0]  # one memo lookup already
+        slots = sorted({k for obj in objs for _, _, ks, _ in obj.bindings for k in ks})
+        key = _key_source(slots)
+        memo = self.memo()
+        env: dict[str, Any] = {"memo": memo, "cap": FUSED_MEMO_CAP, "counts": [0, 0], "trial": FUSED_TRIAL}
+        env.update({f"c{i}": c for i, c in enumerate(checks)})
+        conj = " and ".join(f"c{i}(s)" for i in range(len(checks)))
+        # The union key repeats often in some machines (kafka.eos's first benchmark configuration:
+        # 87% of lookups hit) and hardly in others (its idempotent preset: 50%), where the lookup
+        # and the stored entry cost more than they save. The first ``trial`` calls count the hits;
+        # then ``impl`` becomes the memoised check or the plain conjunction for good.
+        src = [
+            "def plain(s):",
+            f"    return bool({conj})",
+            "def memoised(s):",
+            f"    k = {key}",
+            "    ok = memo.get(k)",
+            "    if ok is None:",
+            f"        ok = bool({conj})",
+            "        if len(memo) >= cap:",
+            "            memo.clear()",
+            "        memo[k] = ok",
+            "    return ok",
+            "def counting(s):",
+            "    global impl",
+            f"    k = {key}",
+            "    ok = memo.get(k)",
+            "    if ok is None:",
+            "        counts[1] += 1",
+            f"        ok = memo[k] = bool({conj})",
+            "    counts[0] += 1",
+            "    if counts[0] >= trial:",
+            "        if counts[1] * 10 > counts[0] * MAX_MISS_TENTHS:",
+            "            memo.clear()",
+            "            impl = plain",
+            "        else:",
+            "            impl = memoised",
+            "    return ok",
+            "impl = counting",
+            "def check(s):",
+            "    return impl(s)",
+        ]
+        env["MAX_MISS_TENTHS"] = FUSED_MAX_MISS_TENTHS
+        exec(compile("\n".join(src), "<compose fused invariants>", "exec"), env)  # noqa: S102
+        self.fused_envs.append(env)
+        return env["check"]  # type: ignore[no-any-return]
+
+    def transitions(self, objs: list[_Transition], checks: list[Callable[[tuple, Step, tuple], bool]],
+                    actions: list[str]) -> dict[str, Callable[[tuple, Step, tuple], bool]]:
+        """action -> the conjunction of the properties that apply to its steps (their ``actions=``);
+        an action none of them applies to is absent: its steps pass."""
+        out: dict[str, Callable[[tuple, Step, tuple], bool]] = {}
+        by_set: dict[tuple[int, ...], Callable[[tuple, Step, tuple], bool]] = {}
+        for action in actions:
+            which = tuple(i for i, obj in enumerate(objs) if not obj.actions or action in obj.actions)
+            if not which:
+                continue
+            if which not in by_set:
+                # one property: its own check (memoised on its own slots) is the conjunction
+                by_set[which] = checks[which[0]] if len(which) == 1 else self._transition_check(
+                    [objs[i] for i in which], [checks[i] for i in which])
+            out[action] = by_set[which]
+        return out
+
+    def _transition_check(self, objs: list[_Transition], checks: list[Callable[[tuple, Step, tuple], bool]]
+                          ) -> Callable[[tuple, Step, tuple], bool]:
+        """The properties' own checks in a row. No memo of its own: a key per step (the step and
+        the union of their slots before and after) repeats little, and a second memo of that size
+        would cost more memory per state than the lookups it saves."""
+        env: dict[str, Any] = {f"c{i}": c for i, c in enumerate(checks)}
+        body = " and ".join(f"c{i}(s, step, t)" for i in range(len(checks)))
+        exec(compile(f"def check(s, step, t):\n    return bool({body})", "<compose fused transitions>", "exec"),  # noqa: S102
+             env)
+        return env["check"]  # type: ignore[no-any-return]

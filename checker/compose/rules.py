@@ -258,9 +258,11 @@ class _Rule:
         self.expand = env["expand"]
         self.inline: tuple[list[str], dict[str, Any]] = (body, env)
 
-    def body(self, tag: str) -> tuple[list[str], dict[str, Any]]:
+    def body(self, tag: str, grouped: Mapping[int, tuple[str, int]] | None = None) -> tuple[list[str], dict[str, Any]]:
         """The statements of ``expand`` (reading ``s``, appending to ``out``, not returning) and the
-        names they use, each prefixed with ``tag``."""
+        names they use, each prefixed with ``tag``. ``grouped`` maps a binding's index to (the
+        variable holding its group's outcomes, its place in the group): ``_Plan.compile`` looks
+        up bindings that share their key slots once per state, for all of them."""
         env: dict[str, Any] = {f"{tag}compute": self.compute, f"{tag}NO": _NO_MSG}
         bslot = self.budget_slot
         apply = ["t = list(s)"]
@@ -278,11 +280,15 @@ class _Rule:
         lines: list[str] = []
         if self.receive is None:
             for n, b in enumerate(self.bindings):
-                env[f"{tag}b{n}"], env[f"{tag}m{n}"] = b, b.memo
-                lines += [f"outs = {tag}m{n}.get({_key_source(b.key_slots)})",
-                          "if outs is None:",
-                          f"    outs = {tag}compute({tag}b{n}, s, {tag}NO, 0)",
-                          "for step, writes, sends in outs:"]
+                if grouped and n in grouped:
+                    var, i = grouped[n]
+                    lines.append(f"for step, writes, sends in {var}[{i}]:")
+                else:
+                    env[f"{tag}b{n}"], env[f"{tag}m{n}"] = b, b.memo
+                    lines += [f"outs = {tag}m{n}.get({_key_source(b.key_slots)})",
+                              "if outs is None:",
+                              f"    outs = {tag}compute({tag}b{n}, s, {tag}NO, 0)",
+                              "for step, writes, sends in outs:"]
                 lines += [" " * 4 + x for x in apply]
         else:
             env[f"{tag}per_channel"] = self.per_channel

@@ -97,6 +97,22 @@ class Expander:
         self.bounded = overrides(machine, "within_bounds")
         self.violated: set[str] = set()
         self.found: list[Pending] = []
+        #: the machine's fused checks (``Machine.fused_invariants``/``fused_transitions``), by the
+        #: names still checked: a property reported once drops out of the next fused check
+        self._fused_inv: dict[tuple[str, ...], Any] = {}
+        self._fused_trans: dict[tuple[str, ...], Any] = {}
+
+    def _fused_invariants(self) -> Any:
+        names = tuple(n for n, _ in self.invariants if n not in self.violated)
+        if names not in self._fused_inv:
+            self._fused_inv[names] = self.machine.fused_invariants(names) if names else None
+        return self._fused_inv[names]
+
+    def _fused_transitions(self) -> Any:
+        names = tuple(n for n, _ in self.transitions if n not in self.violated)
+        if names not in self._fused_trans:
+            self._fused_trans[names] = self.machine.fused_transitions(names) if names else None
+        return self._fused_trans[names]
 
     # ------------------------------------------------------------------ findings
 
@@ -115,6 +131,9 @@ class Expander:
         that breaks it. Under ``stop_at_first`` only the first report. ``refs[i]`` names
         ``states[i]``; ``level`` is their level."""
         out: list[Pending] = []
+        fused = self._fused_invariants()
+        if fused is not None and all(map(fused, states)):
+            return out  # the usual case: one lookup per state; else each property's own check
         violated = self.violated
         for name, check in self.invariants:
             if name in violated or all(map(check, states)):
@@ -130,7 +149,10 @@ class Expander:
         """(property, index) of the first state breaking each invariant not in ``skip`` (which is
         updated), without recording anything: for Spark, which checks candidates before the
         anti-join decides which are new."""
-        out = []
+        out: list[tuple[str, int]] = []
+        fused = self._fused_invariants()
+        if fused is not None and all(map(fused, states)):
+            return out
         for name, check in self.invariants:
             if name in skip or name in self.violated or all(map(check, states)):
                 continue
@@ -199,6 +221,8 @@ class Expander:
         mode = (0 if canonical is None else 1) if fpr.fast else 2
         violated = self.violated
         trans = [(n, c) for n, c in self.transitions if n not in violated]
+        fused = self._fused_transitions()
+        fused_get = fused.get if fused is not None else None
         deadlock = self.check_deadlock
         out = Candidates()
         fps_append = out.fps.append
@@ -220,7 +244,8 @@ class Expander:
                     act_append(step[0])
                     if bounded and not within(nxt):
                         continue
-                    if trans:
+                    if trans and (fused_get is None or ((tf := fused_get(step[0])) is not None
+                                                        and not tf(state, step, nxt))):
                         for name, check in trans:
                             if (name not in violated and not check(state, step, nxt)
                                     and report(Pending(name, "transition", ref, level, step, nxt))):
@@ -277,6 +302,7 @@ class Expander:
         fn = self.fp.fn
         violated = self.violated
         trans = [(n, c) for n, c in self.transitions if n not in violated]
+        fused = self._fused_transitions()
         any_successor = False
         for step, nxt in machine.successors(state):
             any_successor = True
@@ -288,6 +314,11 @@ class Expander:
                     yield step, nxt, None
                 continue
             stop = False
+            if fused is not None:
+                tf = fused.get(step[0])
+                if tf is None or tf(state, step, nxt):
+                    yield step, nxt, fn(nxt)
+                    continue
             for name, check in trans:
                 if name not in violated and not check(state, step, nxt):
                     stop = self._report(Pending(name, "transition", ref, level, step, nxt))

@@ -52,5 +52,6 @@ class ExploreOptions:
     spark_executor_memory: str | None = None  # spark: spark.executor.memory
     spark_driver_memory: str | None = None  # spark: spark.driver.memory
     spark_executor_timeout: float | None = None  # spark: seconds without executors before exit 2 (0: wait)
+    spark_driver_states: int | None = None  # spark: levels below this many states run on the driver
     spark_conf: tuple[tuple[str, str], ...] = ()  # spark: further spark.* settings
     temporal: tuple[str, ...] = ()   # temporal properties to check on the state graph (checker.liveness)

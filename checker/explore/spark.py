@@ -1,27 +1,38 @@
 """Breadth-first exploration on Apache Spark (PySpark): the same answers as ``bfs``, on a cluster.
 
-**Design** (level-synchronous BFS; see ``spark_level`` for what executors run). The level dataset
-is an RDD partitioned by ``fingerprint % P``; partition ``p`` holds its visited set (one sorted
-``uint64`` numpy array), its frontier (one columnar chunk of fingerprint, encoded state, parent
-fingerprint and action index) and the level's statistics. One Spark job per level:
+**Design** (level-synchronous BFS; see ``spark_level`` for what executors run). The state space
+is split by ``fingerprint % P``; partition ``p`` owns a visited set (one sorted ``uint64`` numpy
+array). One Spark job of one stage (``submitMapStage``) per level, one task per partition, one
+Python pass per task (``level_partition``):
 
-1. ``mapPartitions`` expands the frontier on the executors: successors, ``within_bounds``,
+1. the task reads its part of the previous level's shuffle: its own visited array and the
+   candidate chunks that every partition's expansion sent it;
+2. the anti-join on fingerprints only: ``np.unique`` on the candidates, ``searchsorted`` against
+   the visited array, the merged visited array, the new frontier (rows of the candidate blobs:
+   states are never decoded or re-encoded here), parent links and counters;
+3. in the same Python pass, the new frontier is expanded: successors, ``within_bounds``,
    transition properties, deadlocks, ``canonical`` (symmetry), fingerprint, de-duplication within
    the partition, invariants on the remaining candidates (a candidate that breaks a live
    invariant is necessarily new), and bucketing by target partition, one chunk per bucket with
    its states pickled once as a list;
-2. ``partitionBy`` shuffles the candidate chunks with the identity partitioner, and ``union``
-   with the previous level's visited arrays, which are partitioned the same way, so Spark aligns
-   partition ``p`` of both without moving the visited set (``PartitionerAwareUnionRDD``);
-3. ``mapPartitions`` does the anti-join on fingerprints only: ``np.unique`` on the candidates,
-   ``searchsorted`` against the visited array, the merged visited array, the next frontier (rows
-   of the candidate blobs: states are never decoded or re-encoded here), parent links and
-   counters; the result is persisted and ``localCheckpoint``-ed so the lineage never grows with
-   the number of levels. Steps 3 and 1 of the next level run in the same stage, so a level
-   costs one Spark job of one stage (``submitMapStage``), not two;
-4. the driver collects only the counters, violations and (without a checkpoint directory) the
-   parent links, 16 bytes per new state, from which counterexamples are rebuilt with
-   ``checker.trace.rebuild_trace`` exactly as the local BFS does.
+4. ``partitionBy`` (identity partitioner) moves the candidate chunks to their partitions and the
+   merged visited array to its own: the next level's shuffle. Nothing is cached in the JVM; the
+   frontier never leaves the Python worker that found it; the shuffle a level read is dropped
+   once the level is done;
+5. the driver gets only the counters, violations and (without a checkpoint directory) the
+   parent links, 16 bytes per new state, through an accumulator keyed by (level, partition),
+   and rebuilds counterexamples with ``checker.trace.rebuild_trace`` exactly as the local BFS.
+
+The first levels, while they have fewer than ``driver_states`` states (default 5000), run in the
+driver's process with the same ``level_partition`` (a Spark job costs tenths of a second whatever
+its size); meanwhile a warm-up job starts the executors' Python workers and unpacks the machine
+there. The first level above the threshold ships the driver's partitions to Spark; the rest
+follow there.
+
+This replaced (issue 17) a design that cached each level's visited set and frontier in the JVM,
+``localCheckpoint``-ed them and unioned them with the shuffled candidates: two Python passes per
+task (anti-join, then expansion of the cached result) and the cache and checkpoint calls cost
+more per level than moving the visited set through the shuffle.
 
 **RDD, not DataFrame/Arrow**, by measurement (``bench/bench_spark_api.py``: one level's data
 movement for 1M candidate states, local[2] on this 2-core machine, medians of 3):
@@ -30,7 +41,7 @@ RDD with columnar chunks 12.3 s, DataFrame with ``mapInArrow`` on both sides of 
 Python (the model), so a DataFrame plan adds only conversions: states must become Arrow rows
 (one ``bytes`` each) and back, and the Catalyst plan cannot be told that the data is already
 partitioned, so the visited set would have to be joined or re-shuffled each level. With RDDs
-the identity partitioner keeps visited in place and a whole partition pair moves as one record.
+a whole partition's visited array or candidate chunk moves as one record.
 The throwaway prototype in the performance notes saw the same ordering (DataFrames 7.8x a
 single process, RDDs 5x).
 
@@ -52,6 +63,7 @@ import signal
 import sys
 import threading
 import time
+import traceback
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -78,18 +90,18 @@ from .spark_checkpoint import (
     encode_found,
     run_key,
 )
-from .spark_config import DEFAULT_EXECUTOR_TIMEOUT
+from .spark_config import DEFAULT_EXECUTOR_TIMEOUT, resolve_driver_states
 from .spark_level import (
     EMPTY,
     LevelArgs,
     Overwrite,
     Plan,
-    antijoin_partition,
     decode_states,
-    expand_partition,
     identity_partition,
+    level_partition,
     load_partition,
     make_chunk,
+    warm_partition,
 )
 from .spark_session import (
     SessionSettings,
@@ -151,6 +163,10 @@ class SparkJobError(EngineSetupError, RuntimeError):
         super().__init__(f"Spark job for BFS level {level} failed: {cause}")
 
 
+def _records(partition: list) -> list:
+    return partition
+
+
 def _trace_length(f: Found) -> int:
     return f[2] + 1 if f[1] == "transition" else f[2]
 
@@ -161,6 +177,7 @@ class LevelTiming:
     new: int  # states it discovered
     distinct: int  # distinct states after it
     seconds: float
+    on_driver: bool = False  # run in the driver's process, not as a Spark job
 
 
 @dataclass
@@ -222,7 +239,6 @@ class _SparkBFS:
         self.key: str | None = None  # the checkpoint's run key
         self.previous_handlers: dict[int, Any] = {}  # signal handlers before the run's own
         self.recoveries = 0
-        self.persisted: list[Any] = []  # level datasets this run cached (freed on a recovery)
         self.store = CheckpointStore(options.checkpoint_dir) if options.checkpoint_dir else None
         plan = Plan(machine, options.properties, options.symmetry, options.check_deadlock,
                     self.partitions, collect_links=self.store is None, checkpoint=self.store,
@@ -234,6 +250,9 @@ class _SparkBFS:
         self.broadcast = sc.broadcast(cloudpickle.dumps(plan))
         self.token = uuid.uuid4().hex
         self.group = f"eoscheck-{self.token}"
+        self.warm_group = f"{self.group}-warm-up"
+        self.shuffle_id: int | None = None  # the last level's shuffle, read by the next level
+        self.driver_states = resolve_driver_states(options.spark_driver_states)
         self.report = sc.accumulator({}, Overwrite())
         self.links = _Links(self.store)
         self.start = time.perf_counter()
@@ -325,15 +344,9 @@ class _SparkBFS:
                 self.store.write_part(1, pid, np.asarray(p_fps, dtype=np.uint64),
                                       np.zeros(len(idx), np.uint64), np.full(len(idx), -1, np.int16),
                                       p_states, self.machine)
-        rdd = self.sc.parallelize(records, P).partitionBy(P, identity_partition)
-        return self._materialize(rdd)
-
-    def _materialize(self, rdd: Any) -> Any:
-        from pyspark import StorageLevel
-        rdd.persist(StorageLevel.MEMORY_AND_DISK)
-        self.persisted = [r for r in self.persisted if r.is_cached][-4:] + [rdd]
-        rdd.localCheckpoint()
-        return rdd
+        if self.frontier < self.driver_states:
+            self._warm_up()
+        return {pid: records[2 * pid:2 * pid + 2] for pid in range(P)}
 
     # ------------------------------------------------------------ checkpoints
 
@@ -392,9 +405,8 @@ class _SparkBFS:
         # Each level's files are split the way the run that wrote it was partitioned.
         stored = {e["level"]: e.get("partitions", manifest["partitions"]) for e in manifest["levels"]}
         seeds = self.sc.parallelize([(p, p) for p in range(P)], P).partitionBy(P, identity_partition)
-        rdd = seeds.mapPartitionsWithIndex(
+        return seeds.mapPartitionsWithIndex(  # computed by the first level's job
             partial(load_partition, self.machine, self.store, self.level, P, stored), preservesPartitioning=True)
-        return self._materialize(rdd)  # computed by the first level's job
 
     # ------------------------------------------------------------ jobs
 
@@ -429,6 +441,7 @@ class _SparkBFS:
     def _cancel(self) -> None:
         with contextlib.suppress(Exception):
             self.sc.cancelJobGroup(self.group)
+            self.sc.cancelJobGroup(self.warm_group)
 
     def _check_interrupted(self) -> None:
         if self.interrupted is not None:
@@ -503,6 +516,13 @@ class _SparkBFS:
             # (across jobs: an executor may go between two levels)
             if self.executors_alive > alive:
                 lost.append(f"{self.executors_alive - alive} executor(s) lost")
+                if self.store is not None:
+                    # Spark would recompute the lost shuffle outputs from the lineage, back to
+                    # the first level; the checkpoint's last complete level is much nearer.
+                    # (counted as seen, so that the resumed run's jobs are not cancelled too)
+                    self.executors_alive = alive
+                    self.sc.cancelJobGroup(self.group)
+                    return
             self.executors_alive = alive
             now = time.perf_counter()
             if alive:
@@ -532,45 +552,85 @@ class _SparkBFS:
         keys = sorted(k for k in reports if k[0] == kind and k[1] == level)
         return [reports.pop(k) for k in keys]
 
-    def expand(self, out: Any, args: LevelArgs) -> Any:
-        """Candidates of the next level, shuffled to their partitions (not yet computed)."""
-        cand = out.mapPartitionsWithIndex(
-            partial(expand_partition, self.broadcast, self.token, args, self.report))
-        shuffled = cand.partitionBy(self.partitions, identity_partition)
-        # Same wire format as ``out`` (pickled batches of records); saying so stops PySpark's
-        # union from adding a Python pass that re-pickles every candidate chunk.
-        shuffled._jrdd_deserializer = out._jrdd_deserializer
-        return shuffled
-
-    def antijoin(self, out: Any, shuffled: Any, args: LevelArgs) -> Any:
-        if self.store is not None and not args.last:
+    def advance(self, source: Any, join: LevelArgs | None, expand: LevelArgs | None,
+                level: int) -> Any:
+        """One step: ``source``'s partitions anti-joined (``join``) and expanded (``expand``) by
+        ``level_partition``, in one Python pass per partition; returns the next step's input, the
+        visited set and the new candidates by fingerprint partition (None without ``expand``).
+        ``source`` is a dict of partitions while the levels are small enough for the driver
+        (``driver_states``), then a Spark shuffle."""
+        if join is not None and self.store is not None and not join.last:
             # Files of an interrupted attempt at this level (perhaps with another P) must not mix in.
             import pyarrow.fs as pafs
-            directory = self.store.level_dir(args.level + 1)
+            directory = self.store.level_dir(join.level + 1)
             if self.store.fs.get_file_info(directory).type != pafs.FileType.NotFound:
                 self.store.fs.delete_dir(directory)
-        # Same partitioner on both sides: the union pairs partition p of each without moving the
-        # visited arrays (PartitionerAwareUnionRDD); the anti-join skips out's old frontier.
-        joined = out.union(shuffled)
-        new_out = joined.mapPartitionsWithIndex(
-            partial(antijoin_partition, self.broadcast, self.token, args, self.report),
-            preservesPartitioning=True)
-        return self._materialize(new_out)
+        if isinstance(source, dict):
+            if self.frontier < self.driver_states:
+                try:
+                    return self._on_driver(source, join, expand)
+                except Exception as exc:  # noqa: BLE001  (the model's own errors, whatever they are)
+                    # the same one line as the model raising on an executor
+                    raise SparkJobError(level, "".join(traceback.format_exception(exc))) from None
+            source = self._to_spark(source)
+        out = source.mapPartitionsWithIndex(
+            partial(level_partition, self.broadcast, self.token, join, expand, self.report))
+        if expand is None:
+            self._run_job(lambda: out._jrdd.count(), level)
+            return None
+        shuffled = out.partitionBy(self.partitions, identity_partition)
+        self.run_map_stage(shuffled, level)
+        return shuffled
+
+    def _on_driver(self, source: dict[int, list], join: LevelArgs | None,
+                   expand: LevelArgs | None) -> dict[int, list] | None:
+        """A small level in this process, by the executors' own code: a Spark job costs a few
+        tenths of a second whatever its size, more than the first levels' few thousand states."""
+        out: dict[int, list] = {p: [] for p in range(self.partitions)}
+        for pid in range(self.partitions):
+            self._check_interrupted()
+            for key, record in level_partition(self.broadcast, self.token, join, expand, self.report,
+                                               pid, iter(source[pid])):
+                out[key].append((key, record))
+        self._check_interrupted()
+        return out if expand is not None else None
+
+    def _to_spark(self, source: dict[int, list]) -> Any:
+        """The driver's partitions as the first Spark level's input: partition p of the
+        parallelized list is the driver's partition p (one element per slice)."""
+        P = self.partitions
+        return self.sc.parallelize([source[p] for p in range(P)], P).flatMap(_records)
+
+    def _warm_up(self) -> None:
+        """While the driver explores the first levels: start the executors' Python workers and
+        unpack the run's machine there, so that the first Spark level does not wait for it."""
+        def warm() -> None:
+            with contextlib.suppress(Exception):
+                self.sc.setJobGroup(self.warm_group, "eoscheck warm-up", True)
+                self.sc.parallelize(range(self.partitions), self.partitions).foreachPartition(
+                    partial(warm_partition, self.broadcast, self.token))
+        threading.Thread(target=warm, name="eoscheck-warm-up", daemon=True).start()
 
     def run_map_stage(self, shuffled: Any, level: int) -> None:
         """Compute ``shuffled``'s map side only: the anti-join that feeds it and the expansion,
-        in one stage, instead of a job of two stages per level."""
+        in one stage, instead of a job of two stages per level. Then the shuffle this stage read
+        is dropped from the executors' disks: each holds a level's visited set, and keeping every
+        level's until the run ends would take the sum of the levels' visited sets."""
         jrdd = shuffled._jrdd.rdd()  # valueOfPair(ShuffledRDD)
         dependency = jrdd.dependencies().head().rdd().dependencies().head()
         self._run_job(lambda: self.sc._jsc.sc().submitMapStage(dependency).get(), level)
+        read, self.shuffle_id = self.shuffle_id, dependency.shuffleId()
+        if read is not None:
+            self._drop_shuffle(read)
 
-    def _truncate(self, rdd: Any) -> None:
-        """Make the level dataset's ``localCheckpoint`` take effect now that the map stage has
-        cached all its partitions. Spark truncates a lineage only after a ``runJob`` action, and
-        ``submitMapStage`` is not one: without this, every level's tasks carried the RDDs of all
-        the levels before it (the lineage printed 180,000 lines at level 15 of TwoPhase 4) and a
-        lost executor made Spark recompute everything from level 1."""
-        rdd._jrdd.rdd().doCheckpoint()
+    def _drop_shuffle(self, shuffle_id: int) -> None:
+        """What Spark's ContextCleaner does once nothing refers to a shuffle; here the next
+        levels' lineage still does (so a lost executor without a checkpoint is recomputed from the
+        first level). Best effort: the cleaner is Spark's internal API."""
+        with contextlib.suppress(Exception):
+            cleaner = self.sc._jsc.sc().cleaner()
+            if cleaner.isDefined():
+                cleaner.get().doCleanupShuffle(shuffle_id, False)
 
     # ------------------------------------------------------------ the run
 
@@ -613,9 +673,7 @@ class _SparkBFS:
                 if not exc.lost or self.store is None or self.recoveries >= MAX_RECOVERIES:
                     raise
                 self.recoveries += 1
-                for rdd in self.persisted:
-                    rdd.unpersist(blocking=False)
-                self.persisted.clear()
+                self.shuffle_id = None
                 self._say(f"an executor was lost during level {self.level}; resuming from the last "
                           f"complete level in {self.store.uri} (recovery {self.recoveries} of "
                           f"{MAX_RECOVERIES})")
@@ -632,19 +690,18 @@ class _SparkBFS:
             self.progress.update(self.stats(), self.level, "initial states" if not self.resumed_from
                                  else f"resumed at level {self.level}")
         if out is None or not self.frontier or self.limit_hit or (self.found and opts.stop_at_first):
-            return self.result(out)
+            return self.result()
         t0 = time.perf_counter()
         try:
-            shuffled = self.expand(out, self._args(last=False))
-            self.run_map_stage(shuffled, self.level)
-            self._truncate(out)
+            shuffled = self.advance(out, None, self._args(last=False), self.level)
         except Exception:
             if self._timed_out():
-                return self.result(out)
+                return self.result()
             raise
         xreports = self._reports("x", self.level)
         while True:
-            # Here: ``out`` holds levels <= self.level, ``shuffled`` the candidates of the next.
+            # Here ``shuffled`` holds the visited set and the candidates of the next level, on
+            # the driver (a dict of partitions) or in a Spark shuffle.
             self._absorb_expansion(xreports)
             if self.found and opts.stop_at_first:
                 break
@@ -657,42 +714,37 @@ class _SparkBFS:
             states_cap = opts.max_states is not None and self.distinct >= opts.max_states
             if depth_cap or states_cap:
                 # Count the new successors without keeping any: were there more states?
-                args = self._args(last=True)
-                last = self.antijoin(out, shuffled, args)
                 try:
-                    self._run_job(lambda last=last: last._jrdd.count(), self.level)
+                    self.advance(shuffled, self._args(last=True), None, self.level)
                 except Exception:
                     if self._timed_out():
                         break
                     raise
                 new = sum(r["new"] for r in self._reports("a", self.level))
-                last.unpersist(blocking=False)
                 if new:
                     self.limit_hit = "depth" if depth_cap else "states"
                 elif not self.found:
                     self._finish_manifest()
-                self.timings.append(LevelTiming(self.level, 0, self.distinct, time.perf_counter() - t0))
+                self.timings.append(LevelTiming(self.level, 0, self.distinct, time.perf_counter() - t0,
+                                                isinstance(shuffled, dict)))
                 self.frontier = 0
                 break
             args = self._args(last=False)
-            new_out = self.antijoin(out, shuffled, args)
-            next_shuffled = self.expand(new_out, LevelArgs(self.level + 1, False,
-                                                           args.violated, args.stop_at_first))
             try:
-                self.run_map_stage(next_shuffled, self.level + 1)
-                self._truncate(new_out)
+                next_shuffled = self.advance(shuffled, args, LevelArgs(self.level + 1, False,
+                                                                       args.violated, args.stop_at_first),
+                                             self.level + 1)
             except Exception:
-                new_out.unpersist(blocking=False)
                 if self._timed_out():
                     break
                 raise
             new = self._absorb_antijoin(self._reports("a", self.level))
             seconds = time.perf_counter() - t0
             t0 = time.perf_counter()
-            out.unpersist(blocking=False)
-            out, shuffled = new_out, next_shuffled
+            shuffled = next_shuffled
             self.distinct += new
-            self.timings.append(LevelTiming(self.level, new, self.distinct, seconds))
+            self.timings.append(LevelTiming(self.level, new, self.distinct, seconds,
+                                            isinstance(next_shuffled, dict)))
             self.frontier = new
             if not new:
                 self._finish_manifest()
@@ -705,10 +757,14 @@ class _SparkBFS:
             if self.found and opts.stop_at_first:
                 break  # an invariant failed on the new level: its expansion does not count
             xreports = self._reports("x", self.level)
-        return self.result(out)
+        return self.result()
 
     def close(self) -> None:
         """Free what this run left on the executors (the session may serve further runs)."""
+        with contextlib.suppress(Exception):
+            self.sc.cancelJobGroup(self.warm_group)
+        if self.shuffle_id is not None:
+            self._drop_shuffle(self.shuffle_id)
         self.report.value.clear()
         self.broadcast.destroy()
 
@@ -721,9 +777,7 @@ class _SparkBFS:
             return True
         return False
 
-    def result(self, out: Any = None) -> Result:
-        if out is not None:
-            out.unpersist(blocking=False)
+    def result(self) -> Result:
         stats = self.stats()
         stats.observed_collision = self.links.observed_collision(self.distinct)
         violations = [self._violation(f) for f in self.found]

@@ -41,6 +41,7 @@ class SparkSettings:
     partitions: int | None = None
     checkpoint: str | None = None
     executor_timeout: float | None = None
+    driver_states: int | None = None
     conf: tuple[tuple[str, str], ...] = ()
 
 
@@ -52,6 +53,7 @@ SPARK_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "partitions": ((int,), "a positive integer"),
     "checkpoint": ((str,), "a directory or Hadoop-compatible URI (file://, hdfs://, s3a://)"),
     "executor_timeout": ((int, float), "a number of seconds (0: wait for ever)"),
+    "driver_states": ((int,), "a number of states (0: every level on Spark)"),
     "conf": ((dict,), "a table of spark.* settings"),
 }
 
@@ -87,6 +89,8 @@ def parse_table(table: dict[str, Any], prefix: str = "check.spark") -> SparkSett
             check_memory(value, where)
         elif key == "partitions" and value < 1:
             raise SparkConfigError(f"{where} must be at least 1, got {value}")
+        elif key == "driver_states" and value < 0:
+            raise SparkConfigError(f"{where} must be 0 or more, got {value}")
         elif key == "executor_timeout" and value < 0:
             raise SparkConfigError(f"{where} must be 0 or more seconds, got {value}")
         elif key == "checkpoint" and not value.strip():
@@ -150,6 +154,22 @@ def resolve_master(explicit: str | None) -> tuple[str, str]:
     if conf:
         return check_master(conf, "spark.master in spark-defaults.conf"), "spark-defaults.conf"
     return DEFAULT_MASTER, "the default"
+
+
+#: levels are expanded on the driver, not in Spark jobs, while they have fewer states than this
+#: (the first levels only: once a level went to Spark, the rest follow)
+DEFAULT_DRIVER_STATES = 5000
+
+
+def resolve_driver_states(explicit: int | None) -> int:
+    if explicit is not None:
+        return explicit
+    env = os.environ.get("EOSCHECK_SPARK_DRIVER_STATES")
+    if env:
+        if not env.isdigit():
+            raise SparkConfigError(f"EOSCHECK_SPARK_DRIVER_STATES must be 0 or a positive integer, got {env!r}")
+        return int(env)
+    return DEFAULT_DRIVER_STATES
 
 
 def resolve_partitions(explicit: int | None, default: int) -> int:

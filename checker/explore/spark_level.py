@@ -1,20 +1,20 @@
 """What Spark executors run for one BFS level: expansion and the anti-join against visited.
 
-Records are ``(partition, (tag, payload))`` with the partition ``fp % P``; a partition of the
-level dataset holds:
+Records are ``(partition, (tag, payload))`` with the partition ``fp % P``. A level's task
+(``level_partition``) reads, for its partition:
 
 * ``V`` — the partition's visited set: one sorted ``uint64`` numpy array;
-* ``F`` — the partition's frontier as one columnar chunk ``Chunk`` (fingerprints, the states
-  pickled together as one list, parent fingerprints, action indices), in discovery order;
+* ``C`` — candidate chunks (one per source and target partition, already de-duplicated within
+  the source), from every partition's expansion of the level before;
+* ``F`` — instead of candidates, a frontier to expand as it is (the first level, or a level read
+  back from a checkpoint): one columnar chunk ``Chunk`` (fingerprints, the states pickled
+  together as one list, parent fingerprints, action indices), in discovery order;
 
-and nothing else: the level's statistics, violations and (when there is no checkpoint directory
-to read them from) the new states' parent links go to the driver through an accumulator, so that
-materialising a level is one JVM-side action with exactly two Python passes per partition
-(expansion, anti-join) and no third pass to pick the statistics out of the cached data.
-
-The shuffle carries ``C`` records (candidate chunks, one per source and target partition, already
-de-duplicated within the source) to the partition that owns them. Columnar chunks instead of one record per state keep Spark's per-record
-cost (pickling and Python/JVM hand-over of millions of tiny objects) out of the level's time.
+and yields its merged ``V`` and the new ``C`` chunks, for the next level's shuffle. The level's
+statistics, violations and (when there is no checkpoint directory to read them from) the new
+states' parent links go to the driver through an accumulator. Columnar chunks instead of one
+record per state keep Spark's per-record cost (pickling and Python/JVM hand-over of millions of
+tiny objects) out of the level's time.
 
 The machine and the per-run settings arrive once per executor (a broadcast of a cloudpickled
 ``Plan``) and are kept module-global in the reused Python worker.
@@ -160,11 +160,10 @@ def context(broadcast: Any, token: str) -> Context:
 
 # ---------------------------------------------------------------- expansion (map side)
 
-def expand_partition(broadcast: Any, token: str, args: LevelArgs, report: Any, pid: int,
-                     records: Iterator) -> Iterator[tuple[int, tuple[str, Any]]]:
+def _expand(ctx: Context, args: LevelArgs, report: Any, pid: int,
+            frontier: list[Chunk]) -> Iterator[tuple[int, tuple[str, Any]]]:
     """Successors of this partition's frontier, bucketed by target partition; the counters and
     violations go to ``report`` under ("x", level, partition)."""
-    ctx = context(broadcast, token)
     parts = ctx.partitions
     index = ctx.action_index
     expander = ctx.expander
@@ -188,9 +187,7 @@ def expand_partition(broadcast: Any, token: str, args: LevelArgs, report: Any, p
     generated = 0
     gen_cov: dict[str, int] = {}
 
-    for _, (tag, chunk) in records:
-        if tag != "F":
-            continue
+    for chunk in frontier:
         states = chunk.states(ctx.machine)
         expander.check_sample(states[:8], 64)
         cand = expander.expand_chunk(states, chunk.fps.tolist(), args.level, seen=seen)
@@ -216,8 +213,6 @@ def expand_partition(broadcast: Any, token: str, args: LevelArgs, report: Any, p
         # (not on a broken invariant: its state may lie beyond a depth or state limit, in which
         # case this level must still be expanded in full)
         if stop and expander.found:
-            for _ in records:  # the level is the last one anyway; only drain the input (a
-                pass           # Python worker that leaves input unread is not reused)
             break
     deadlocks = [p.ref for p in expander.found if p.kind == "deadlock"]
     # the next state travels encoded (a composed machine's states cannot be pickled as they are)
@@ -234,19 +229,12 @@ def expand_partition(broadcast: Any, token: str, args: LevelArgs, report: Any, p
 
 # ---------------------------------------------------------------- anti-join (reduce side)
 
-def antijoin_partition(broadcast: Any, token: str, args: LevelArgs, report: Any, pid: int,
-                       records: Iterator) -> Iterator[tuple[int, tuple[str, Any]]]:
-    """Candidates minus visited: the next frontier and the grown visited set, as records; the
-    level's statistics (and parent links) go to the driver through ``report``, an accumulator
-    keyed by ("a", level, partition), so that a retried task overwrites instead of adding twice."""
-    ctx = context(broadcast, token)
-    visited = EMPTY
-    chunks: list[Chunk] = []
-    for _, (tag, payload) in records:
-        if tag == "V":
-            visited = payload
-        elif tag == "C":
-            chunks.append(payload)
+def _antijoin(ctx: Context, args: LevelArgs, report: Any, pid: int, visited: np.ndarray,
+              chunks: list[Chunk]) -> tuple[np.ndarray, Chunk | None]:
+    """Candidates minus visited: (the grown visited set, the next frontier; None with
+    ``args.last``); the level's statistics (and parent links) go to the driver through
+    ``report``, an accumulator keyed by ("a", level, partition), so that a retried task
+    overwrites instead of adding twice."""
     chunks.sort(key=lambda c: c.source)  # arrival order is not deterministic; sources are
 
     if chunks:
@@ -266,7 +254,7 @@ def antijoin_partition(broadcast: Any, token: str, args: LevelArgs, report: Any,
         # Depth limit: new successors are neither kept nor checked; the driver only needs to know
         # whether there were any (then the run is incomplete).
         report.add({("a", args.level, pid): stats})
-        return
+        return visited, None
 
     picked = order.tolist()
     new_fps = fps[order]
@@ -304,11 +292,48 @@ def antijoin_partition(broadcast: Any, token: str, args: LevelArgs, report: Any,
         ctx.plan.checkpoint.write_part(level, pid, new_fps, parents, actions,
                                           frontier.states(ctx.machine), ctx.machine)
     merged = np.insert(visited, np.searchsorted(visited, uniq), uniq) if len(uniq) else visited
-    yield pid, ("V", merged)
-    yield pid, ("F", frontier)
     if ctx.plan.collect_links:
         stats["links"] = (new_fps, parents)
     report.add({("a", args.level, pid): stats})
+    return merged, frontier
+
+
+def level_partition(broadcast: Any, token: str, join: LevelArgs | None, expand: LevelArgs | None,
+                    report: Any, pid: int, records: Iterator) -> Iterator[tuple[int, tuple[str, Any]]]:
+    """One task of one level, in one Python pass: the anti-join of the candidates shuffled here
+    (``join``; none for the first job, whose input is a frontier) and the expansion of the new
+    frontier (``expand``; none when the depth limit only counts the new successors). Yields the
+    grown visited set to this same partition and the candidate chunks to theirs: the next level's
+    shuffle carries both, so no level data is cached, checkpointed or joined in the JVM, and the
+    new frontier never leaves this Python worker."""
+    ctx = context(broadcast, token)
+    visited = EMPTY
+    frontier: list[Chunk] = []
+    chunks: list[Chunk] = []
+    for key, (tag, payload) in records:
+        if key != pid:  # (the partitioning is the identity: this would be a bug, not bad input)
+            raise RuntimeError(f"record of partition {key} in partition {pid}")
+        if tag == "V":
+            visited = payload
+        elif tag == "C":
+            chunks.append(payload)
+        elif tag == "F":
+            frontier.append(payload)
+    if join is not None:
+        visited, new = _antijoin(ctx, join, report, pid, visited, chunks)
+        if new is None:
+            return
+        frontier = [new]
+    yield pid, ("V", visited)
+    if expand is not None:
+        yield from _expand(ctx, expand, report, pid, frontier)
+
+
+def warm_partition(broadcast: Any, token: str, records: Iterator) -> None:
+    """Unpack the run's machine in this Python worker ahead of its first level."""
+    for _ in records:
+        pass
+    context(broadcast, token)
 
 
 # ---------------------------------------------------------------- resuming from a checkpoint

@@ -229,6 +229,16 @@ appender.console.layout.pattern = %d{{HH:mm:ss}} %p %c{{1}}: %m%n
 
 _log_path: Path | None = None
 
+#: JVM options of the driver and the executors, for a faster start: a session's start is mostly
+#: JVMs loading and compiling classes, the driver's and every executor's at the same time; C1
+#: only (TieredStopAtLevel=1) compiles much less during start-up, and the JVM's work here
+#: (moving pickled bytes) does not need C2's code. EOSCHECK_SPARK_JVM_OPTIONS replaces them.
+FAST_START = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto"
+
+
+def jvm_options() -> str:
+    return os.environ.get("EOSCHECK_SPARK_JVM_OPTIONS", FAST_START)
+
 
 def session_log() -> Path | None:
     """Where the JVM's output went (None when verbose or no session was started here)."""
@@ -340,8 +350,11 @@ def start_session(master: str = DEFAULT_MASTER, app_name: str = "eoscheck",
                # Spark's own scratch space (shuffle files, block manager) under our workdir, so
                # that nothing of the driver's outlives the run.
                .config("spark.local.dir", str(workdir))
-               .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile=file:{log4j}")
-               .config("spark.executor.extraJavaOptions", f"-Dlog4j.configurationFile=file:{log4j}"))
+               # a level's tasks read the shuffle from every executor anyway: no waiting for a
+               # "local" executor while another one is free
+               .config("spark.locality.wait", "0")
+               .config("spark.driver.extraJavaOptions", f"{jvm_options()} -Dlog4j.configurationFile=file:{log4j}")
+               .config("spark.executor.extraJavaOptions", f"{jvm_options()} -Dlog4j.configurationFile=file:{log4j}"))
     if local:
         # In local mode the executors live in the driver's JVM: the cached levels share its heap.
         memory = os.environ.get("EOSCHECK_SPARK_DRIVER_MEMORY", "2g")
