@@ -134,7 +134,7 @@ from ..transactions.markers import (
 )
 from ..transactions.states import is_valid_transition
 from ..transactions.timeout import abort_timed_out
-from . import eos_symmetry
+from . import eos_fast, eos_symmetry
 from .eos_alpha import EosAlpha
 from .eos_endtxn import LateEndTxn
 from .eos_failover import TxnLeaderFailover
@@ -292,6 +292,9 @@ _exactly_once.__doc__ = props.eos_exactly_once.__doc__
 #: the steps that can fail a producer, and those that change the coordinator's metadata
 _FAILING = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "HandleProduceResponse", "TxnOffsetCommit",
             "ZombieEndTxn", "ZombieTxnOffsetCommit")
+#: the steps FencedGetsFencingError looks at (TxnOffsetCommit's fatal errors are fencing errors:
+#: ``producer.transactional.on_txn_offset_commit``)
+_FENCING_CHECKED = tuple(a for a in _FAILING if a not in ("TxnOffsetCommit", "ZombieTxnOffsetCommit"))
 _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOutTransaction", "WriteTxnMarker",
                 "TxnCoordinatorFailover", "AddOffsetsToTxn", "WriteOffsetsMarker", "ZombieEndTxn", "StaleEndTxnArrives",
                 "CompleteEmptyTransaction")
@@ -422,17 +425,35 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         self._group_slot = self.slot("group")
         first = self.slot("member") if self.members else 0
         self._member_slots = (first, first + self.members)
+        self._fast_paths()
+
+    def _fast_paths(self) -> None:
+        """The per-configuration hot paths (``eos_fast``): the constraint and the canonical form as
+        generated functions on the instance (they shadow the class's methods, which stay the
+        reference), and no memo lookups for rules that cannot fire."""
+        eos_fast.prune_idle_rules(self)
+        if type(self).within_bounds is EosMachine.within_bounds:
+            self.within_bounds = eos_fast.constraint(self)  # type: ignore[method-assign]
+        if type(self).canonical is Composed.canonical:  # a derived machine's own form stays; ``Composed``'s
+            self.canonical = eos_fast.canonical_form(self)  # type: ignore[method-assign]
 
     def clear_caches(self) -> None:
         super().clear_caches()
         self._epoch_ok = {}
         self._group_ok = {}
+        self._fast_paths()
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
         state["_epoch_ok"] = {}
         state["_group_ok"] = {}
+        state.pop("within_bounds", None)  # closures over the compiled plan: rebuilt on arrival
+        state.pop("canonical", None)
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        self._fast_paths()
 
     def _coordinator(self, meta: TxnMetadata) -> dict[str, Any]:
         """The coordinator's new metadata, appended to __transaction_state (what a load would see)."""
@@ -441,12 +462,18 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
 
     # --- structure ---------------------------------------------------------------------------------
 
+    def _epochs_within(self, key: Any, s: tuple) -> bool:
+        """Every coordinator epoch is within ``explored_epoch`` (memoised on the ``txn`` slots, ``key``)."""
+        ok = self._epoch_ok[key] = all(m.epoch <= self.explored_epoch for m in self.view(s).txn)
+        return ok
+
     def within_bounds(self, s: tuple) -> bool:
+        # the reference form; ``eos_fast.constraint`` generates the one the engines call
         lo, hi = self._txn_slots
         key = s[lo:hi]
         ok = self._epoch_ok.get(key)
         if ok is None:
-            ok = self._epoch_ok[key] = all(m.epoch <= self.explored_epoch for m in self.view(s).txn)
+            ok = self._epochs_within(key, s)
         ok = ok and self.idempotent_within_bounds(s[self._pid_slot]) and self._instances_within_bounds(s)
         if ok and self.members:
             return self.group_within_bounds_at(s)
@@ -608,45 +635,62 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         coordinator = self._coordinator(done) if wrote else {"txn": done}
         return {**coordinator, "offsets_leader": written, "group": group, "result": TxnResult(marker.result).name}
 
-    @rule("AddPartitionsToTxn", params={"t": "producer", "p": "partitions"}, reads=("producer[t]", "txn[t]"),
-          writes=("producer[t]", "txn[t]", "txn_log[t]"), results=("error",), show={"error": error_name})
-    def add_partitions(self, p: int, producer: TxnProducer, txn: TxnMetadata) -> Any:
-        if p not in tx.partitions_to_add(producer):
-            return None
-        out = add_partitions_to_txn(txn, producer.producer_id, producer.epoch, (p,))
-        client = tx.on_add_partitions(producer, p, out.error)
-        if client is None:
-            return None  # CONCURRENT_TRANSACTIONS: retried later, nothing changes
-        return {**(self._coordinator(out.meta) if out.wrote else {}), "producer": client, "error": int(out.error)}
+    # The per-partition rules of a producer are one binding per producer that yields the steps of
+    # every partition in partition order (``p`` is the step's first result, so steps and their order
+    # are those of a binding per (t, p)): they read the producer only, and a binding per partition
+    # looked its memo up, and missed, once per partition on the same key.
 
-    @rule("Drain", params={"t": "producer", "p": "partitions"}, reads=("producer[t]", "now"),
-          writes=("producer[t]",), sends=("requests",), results=("record", "seq", "epoch"))
-    def drain(self, t: int, p: int, producer: TxnProducer, now: int) -> Any:
-        drained = tx.drain(producer, t, p, now, self.cfg)
-        if drained is None:
-            return None
-        client, req = drained
-        return {"producer": client, "requests": Routed(p, t, req.connection, req.record, req),
-                "record": req.record, "seq": req.seq, "epoch": req.epoch}
+    @rule("AddPartitionsToTxn", params={"t": "producer"}, reads=("producer[t]", "txn[t]"),
+          writes=("producer[t]", "txn[t]", "txn_log[t]"), results=("p", "error"), show={"error": error_name})
+    def add_partitions(self, producer: TxnProducer, txn: TxnMetadata) -> Any:
+        moves = []
+        for p in tx.partitions_to_add(producer):
+            out = add_partitions_to_txn(txn, producer.producer_id, producer.epoch, (p,))
+            client = tx.on_add_partitions(producer, p, out.error)
+            if client is None:
+                continue  # CONCURRENT_TRANSACTIONS: retried later, nothing changes
+            moves.append({**(self._coordinator(out.meta) if out.wrote else {}), "producer": client, "p": p,
+                          "error": int(out.error)})
+        return moves
 
-    @rule("DeliveryTimeout", params={"t": "producer", "p": "partitions"}, reads=("producer[t]",),
-          writes=("producer[t]",), spends="produce_timeouts")
-    def delivery_timeout(self, p: int, producer: TxnProducer) -> Any:
+    @rule("Drain", params={"t": "producer"}, reads=("producer[t]", "now"),
+          writes=("producer[t]",), sends=("requests",), results=("p", "record", "seq", "epoch"))
+    def drain(self, t: int, producer: TxnProducer, now: int) -> Any:
+        moves = []
+        for p in range(self.n_partitions):
+            drained = tx.drain(producer, t, p, now, self.cfg)
+            if drained is None:
+                continue
+            client, req = drained
+            moves.append({"producer": client, "requests": Routed(p, t, req.connection, req.record, req), "p": p,
+                          "record": req.record, "seq": req.seq, "epoch": req.epoch})
+        return moves
+
+    @rule("DeliveryTimeout", params={"t": "producer"}, reads=("producer[t]",),
+          writes=("producer[t]",), results=("p",), spends="produce_timeouts")
+    def delivery_timeout(self, producer: TxnProducer) -> Any:
         """delivery.timeout.ms passes for an in-flight batch; its request stays on the network."""
-        client = tx.give_up_in_flight(producer, p, self.cfg)
-        return None if client is None else {"producer": client}
+        moves = []
+        for p in range(self.n_partitions):
+            client = tx.give_up_in_flight(producer, p, self.cfg)
+            if client is not None:
+                moves.append({"producer": client, "p": p})
+        return moves
 
-    @rule("RequestTimeout", params={"t": "producer", "p": _with_losses},
-          reads=("producer[t]", "requests", "responses"), writes=("producer[t]",))
-    def request_timeout(self, t: int, p: int, producer: TxnProducer, requests: tuple[Routed, ...],
+    @rule("RequestTimeout", params={"t": lambda m: range(m.n_producers) if m.bounds["lost_responses"] else range(0)},
+          reads=("producer[t]", "requests", "responses"), writes=("producer[t]",), results=("p",))
+    def request_timeout(self, t: int, producer: TxnProducer, requests: tuple[Routed, ...],
                         responses: tuple[Routed, ...]) -> Any:
         """request.timeout.ms for a batch whose request and response are both gone (a lost response)."""
-        part = producer.parts[p]
-        waiting = {m.record for m in requests + responses
-                   if m.partition == p and m.client == t and m.connection == part.connection}
-        if not any(b.status == INFLIGHT and b.record not in waiting for b in part.batches):
-            return None
-        return {"producer": tx.connection_closed(producer, p)}
+        moves = []
+        for p, part in enumerate(producer.parts):
+            if not any(b.status == INFLIGHT for b in part.batches):
+                continue
+            waiting = {m.record for m in requests + responses
+                       if m.partition == p and m.client == t and m.connection == part.connection}
+            if any(b.status == INFLIGHT and b.record not in waiting for b in part.batches):
+                moves.append({"producer": tx.connection_closed(producer, p), "p": p})
+        return moves
 
     @rule("EndTxn", params={"t": "producer"}, reads=("producer[t]", "txn[t]", "next_producer_id"),
           writes=("producer[t]", "txn[t]", "txn_log[t]", "next_producer_id"), results=("result", "error"),
@@ -869,8 +913,12 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
     oos_on_loss = _transition("OutOfOrderOnlyOnLoss", props.eos_out_of_order_only_on_loss, ("leader", "producer"),
                               ("HandleProduceResponse",),
                               when=lambda step: step[-1] == RAISED_OUT_OF_ORDER and step[1] != IDEMPOTENT_PARTITION)
+    # only a new fatal error that is not a fencing one can break it: TxnOffsetCommit fails a producer
+    # with fencing errors only, and a produce response does so with another error only when it
+    # raises OutOfOrderSequence (``on_produce_response``); the other steps pass without a memo key
     fencing_error = _transition("FencedGetsFencingError", props.eos_fenced_gets_fencing_error,
-                                ("producer", "zombie", "txn"), _FAILING)
+                                ("producer", "zombie", "txn"), _FENCING_CHECKED,
+                                when=lambda step: step[0] != "HandleProduceResponse" or step[-1] == RAISED_OUT_OF_ORDER)
 
     @transition("ValidTxnTransitions", reads=("txn",), actions=_COORDINATOR)
     def valid_transitions(self, step: tuple, before: Any, after: Any) -> bool:

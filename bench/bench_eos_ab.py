@@ -1,0 +1,93 @@
+"""kafka.eos before/after: ``bench_eos.py``'s plan run by two interpreters (two checkouts), interleaved
+entry by entry, each run in a fresh process, with wall-clock and CPU-second rates and the load.
+
+    python bench/bench_eos_ab.py --before python3 --after /work/venvs/NAME/bin/python --md eos-NAME.md
+
+``--before`` and ``--after`` are interpreters whose ``eoscheck`` is the checkout to measure (the
+system ``python3`` imports /work/main). On a shared machine the CPU-second rate
+(``time.process_time``) is the steadier figure; both are in the table. Each record is appended
+to ``bench/results/eos-ab.jsonl``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from bench_eos import PLAN, show
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+
+CHILD = """
+import json, sys, time
+sys.path.insert(0, {bench!r})
+from bench_eos import EOS, parse
+from eoscheck.checker.explore import explore
+from eoscheck.checker.explore.options import ExploreOptions
+from eoscheck.checker.registry import find_model
+from eoscheck.model.machines.eos import machine
+model, variant, bounds, symmetry = parse({plan!r})
+m = machine(variant, **bounds) if model == EOS else find_model(model).machine(variant, bounds=bounds)
+wall, cpu = time.perf_counter(), time.process_time()
+r = explore(m, ExploreOptions(stop_at_first=False, symmetry=symmetry, max_states={max_states}))
+wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+print(json.dumps({{"distinct": r.stats.distinct, "generated": r.stats.generated, "depth": r.stats.depth,
+                  "verdict": r.verdict, "violated": sorted({{v.property for v in r.violations}}),
+                  "wall": round(wall, 2), "cpu": round(cpu, 2)}}))
+"""
+
+
+def run(python: str, plan: str, max_states: int | None = None) -> dict[str, object]:
+    load = os.getloadavg()[0]
+    out = subprocess.run([python, "-c", CHILD.format(bench=str(HERE), plan=plan, max_states=max_states)], check=True,
+                         capture_output=True, text=True, cwd="/tmp").stdout
+    rec = json.loads(out)
+    rec.update(load_before=round(load, 2), load_after=round(os.getloadavg()[0], 2), python=python, plan=plan,
+               max_states=max_states,
+               utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    with open(RESULTS / "eos-ab.jsonl", "a") as f:
+        f.write(json.dumps(rec) + "\n")
+    return rec
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", required=True)
+    parser.add_argument("--after", required=True)
+    parser.add_argument("--plan", action="append")
+    parser.add_argument("--md", default="eos-ab.md")
+    parser.add_argument("--max-states", type=int, default=None,
+                        help="stop each run there (a loaded machine: the rate of the first N states)")
+    parser.add_argument("--append", action="store_true", help="add the rows to the --md table")
+    args = parser.parse_args()
+    plans = args.plan or [show(*entry) for entry in PLAN]
+    rows = []
+    for plan in plans:
+        before, after = run(args.before, plan, args.max_states), run(args.after, plan, args.max_states)
+        same = all(before[k] == after[k] for k in ("distinct", "generated", "depth", "verdict", "violated"))
+        rows.append((plan, before, after, same))
+        print(plan, before, after, flush=True)
+    md = RESULTS / args.md
+    lines = ["| configuration | states | before: /s wall, /cpu-s | after: /s wall, /cpu-s | cpu speed-up | counts equal | load |",
+             "|---|---:|---:|---:|---:|---|---|"]
+    if args.append and md.exists():
+        lines = md.read_text().splitlines()
+    for plan, b, a, same in rows:
+        def rate(r: dict[str, object]) -> str:
+            d = float(r["distinct"])  # type: ignore[arg-type]
+            return f"{d / float(r['wall']):,.0f}, {d / float(r['cpu']):,.0f}"  # type: ignore[arg-type]
+        speed = float(b["cpu"]) / float(a["cpu"])  # type: ignore[arg-type]
+        lines.append(f"| `{plan}` | {a['distinct']:,} | {rate(b)} | {rate(a)} | {speed:.2f}x | {'yes' if same else 'NO'} "
+                     f"| {b['load_before']}-{a['load_after']} |")
+    md.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,209 @@
+"""The hot paths ``kafka.eos`` builds per configuration: its state constraint and its symmetry's
+canonical form, as generated code with the configuration's slots as constants, and the removal of
+rules that cannot fire in a configuration.
+
+Both functions run once per generated successor (about three per distinct state), so the
+generic versions' per-call work (method lookups, calls into the mixins' parts of the
+constraint, building every identity's sort key in a generator) was a sizeable part of a
+profile: ``bench/profile_eos.py`` counts the calls. The generated functions compute the same
+values: ``tests/test_eos_fast.py`` compares them with the generic ones on whole explorations.
+
+They are closures over the machine's compiled plan, so they are rebuilt rather than pickled
+(``EosMachine.__getstate__``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from operator import itemgetter
+from typing import Any
+
+from eoscheck.checker.symmetry import canonicalize
+
+
+def constraint(machine: Any) -> Callable[[tuple], bool]:
+    """``machine.within_bounds`` as one generated function of the flat state: the coordinator's
+    epochs (memoised on the ``txn`` slots), the producer id allocator for the idempotent producers
+    and the instances, and the group's generations and rejoins, each only when its mechanism is on."""
+    lo, hi = machine._txn_slots
+    env: dict[str, Any] = {"epoch_ok": machine._epoch_ok, "epochs_miss": machine._epochs_within}
+    lines = ["def within_bounds(s):"]
+    if hi > lo:
+        key = f"s[{lo}]" if hi - lo == 1 else f"s[{lo}:{hi}]"
+        lines += [f"    ok = epoch_ok.get({key})",
+                  "    if ok is None:",
+                  f"        ok = epochs_miss({key}, s)",
+                  "    if not ok:",
+                  "        return False"]
+    pid = machine._pid_slot
+    if machine.n_idempotent:
+        lines += [f"    if s[{pid}] > {int(machine.max_pids)}:", "        return False"]
+    if machine.n_instances:
+        lines += [f"    if s[{pid}] > {int(machine.max_producer_ids)}:", "        return False"]
+    if machine.members:
+        env["group_ok"] = machine.group_within_bounds_at
+        lines.append("    return group_ok(s)")
+    else:
+        lines.append("    return True")
+    exec(compile("\n".join(lines), "<kafka.eos within_bounds>", "exec"), env)  # noqa: S102
+    fn: Callable[[tuple], bool] = env["within_bounds"]
+    return fn
+
+
+def canonical_form(machine: Any) -> Callable[[tuple], tuple]:
+    """``Composed.canonical`` for ``machine``'s declared scalarsets with the same result: each
+    identity's sort key read by one ``itemgetter``, and each permutation applied by generated code
+    that moves the actors' slots and renames the parts that mention identities through one memo
+    per (part, permutation), keyed by the part's id. The usual case, one scalarset of two
+    identities, is one generated function (``checker.symmetry.canonicalize``'s two-identity case)."""
+    plan = machine._plan
+    # a scalarset whose actors mention its identities (the idempotent clients) has no rename-invariant
+    # sort key: ``Composed`` takes the least image over every permutation (``_Plan.brute_force``)
+    brute: dict[str, tuple[tuple[int, ...], ...]] = getattr(plan, "brute_force", {})
+    steps: list[tuple[list[Callable[[tuple], Any]], Callable[[tuple, tuple[int, ...]], tuple]]] = []
+    for ss, names in plan.scalarsets.items():
+        size = plan.scalarset_sizes[ss]
+        if size < 2:
+            continue  # nothing to rename
+        if ss in brute:
+            apply = _permuter(plan, ss)
+            images = [apply.for_perm(perm) for perm in brute[ss]]  # type: ignore[attr-defined]
+            steps.append(([], lambda s, images=images: min(f(s) for f in images)))  # type: ignore[misc]
+            continue
+        cols = [plan.slots[n][0] for n in names]
+        # a tuple even for one column: the generic form's keys are tuples, and the ties it breaks
+        # compare them
+        getters = [itemgetter(*(base + i for base in cols)) if len(cols) > 1
+                   else (lambda s, k=cols[0] + i: (s[k],)) for i in range(size)]
+        steps.append((getters, _permuter(plan, ss)))
+    if not steps:
+        return lambda s: s
+    if len(steps) == 1 and len(steps[0][0]) == 2:
+        (first, second), apply = steps[0]
+        swap = apply.for_perm((1, 0))  # type: ignore[attr-defined]
+
+        def canonical_pair(s: tuple) -> tuple:
+            a, b = first(s), second(s)
+            if a < b:
+                return s
+            swapped = swap(s)
+            if a > b:
+                return swapped
+            return min(s, swapped)  # a tie: the least image
+        return canonical_pair
+
+    def canonical(s: tuple) -> tuple:
+        for getters, apply in steps:
+            s = canonicalize(s, [g(s) for g in getters], apply) if getters else apply(s)  # type: ignore[call-arg]
+        return s
+    return canonical
+
+
+def _permuter(plan: Any, ss: str) -> Callable[[tuple, tuple[int, ...]], tuple]:
+    """``plan.permute(state, ss, perm)`` as generated code per permutation: the slot moves as
+    constants, and the renaming memos per (part, permutation) keyed by the part's id."""
+    moved: list[tuple[int, int]] = []  # (base, count) of the actors that move
+    for name in plan.scalarsets[ss]:
+        moved.append(plan.slots[name])
+    renames = []
+    for slots, decl, fn in plan.renames.get(ss, ()):
+        values = plan.tables[decl.name].values if decl.interned else None
+        renames.append((slots, decl, fn, values))
+    compiled: dict[tuple[int, ...], Callable[[tuple], tuple]] = {}
+
+    def for_perm(perm: tuple[int, ...]) -> Callable[[tuple], tuple]:
+        fn = compiled.get(perm)
+        if fn is None:
+            fn = compiled[perm] = _compile_perm(plan, moved, renames, perm)
+        return fn
+
+    def apply(s: tuple, perm: tuple[int, ...]) -> tuple:
+        fn = compiled.get(perm)
+        if fn is None:
+            fn = for_perm(perm)
+        return fn(s)
+    apply.for_perm = for_perm  # type: ignore[attr-defined]
+    return apply
+
+
+def _compile_perm(plan: Any, moved: list[tuple[int, int]], renames: list[Any],
+                  perm: tuple[int, ...]) -> Callable[[tuple], tuple]:
+    source = list(range(plan.width))  # slot -> the slot of ``s`` its value comes from
+    for base, count in moved:
+        for i in range(count):
+            source[base + perm[i]] = base + i
+    env: dict[str, Any] = {}
+    memoize = plan.memoize
+    renamed: dict[int, int] = {}  # slot -> the index of its renaming memo
+    for n, (slots, decl, fn, values) in enumerate(renames):
+        memo: dict[Any, Any] = {}
+
+        def miss(old: Any, memo: dict[Any, Any] = memo, decl: Any = decl, fn: Any = fn, values: Any = values) -> Any:
+            new = plan.encode(decl, fn(old if values is None else values[old], perm))
+            if memoize:
+                memo[old] = new
+            return new
+        env[f"m{n}"], env[f"miss{n}"] = memo, miss
+        for k in slots:
+            renamed[k] = n
+    lines = ["def permuted(s):"]
+    items = []
+    for k in range(plan.width):
+        if k in renamed:
+            n = renamed[k]
+            lines += [f"    x = s[{source[k]}]", f"    v{k} = m{n}.get(x)", f"    if v{k} is None:",
+                      f"        v{k} = miss{n}(x)"]
+            items.append(f"v{k}")
+        else:
+            items.append(f"s[{source[k]}]")
+    lines.append("    return (" + ", ".join(items) + ",)")
+    exec(compile("\n".join(lines), f"<kafka.eos permutation {perm}>", "exec"), env)  # noqa: S102
+    out: Callable[[tuple], tuple] = env["permuted"]
+    return out
+
+
+def prune_idle_rules(machine: Any) -> None:
+    """Drop the compiled rules that cannot fire in this configuration, so that no state looks up
+    their memos:
+
+    - the clock's Tick when the clock stops at 0 (``max_ticks`` = 0: its guard ``now < max`` never
+      holds);
+    - the rules that receive from, lose or copy messages of a channel nothing can put a message
+      in: empty in every initial state, and no rule that can fire sends to it or writes it (the
+      idempotent producers' channels without idempotent producers, the instances' without
+      instances, the stale markers without coordinator failovers).
+
+    Their actions are already left out of ``machine.actions`` (``EosMachine.__init__``)."""
+    from eoscheck.checker.compose.rules import _Rule
+
+    plan = machine._plan
+    rules = list(plan.rules)
+    if machine.bounds.get("max_ticks", 0) == 0:
+        rules = [r for r in rules if r.action != "Tick"]
+    channels = plan.channels
+    live = set()
+    for s in machine.init_states():
+        live.update(name for name in channels if plan.tables[name].values[s[plan.slots[name][0]]])
+
+    def feeds(r: Any) -> set[str]:
+        if not isinstance(r, _Rule):
+            return set()
+        return set(r.sends) | {ref.name for ref in r.writes if ref.name in channels}
+
+    def can_fire(r: Any) -> bool:
+        if isinstance(r, _Rule):
+            return bool(r.bindings) if r.receive is None else r.receive.name in live
+        return r.ops.name in live  # a loss or duplication rule
+
+    while True:
+        more = set().union(*(feeds(r) for r in rules if can_fire(r))) - live
+        if not more:
+            break
+        live |= more
+    kept = [r for r in rules if can_fire(r)]
+    if len(kept) != len(plan.rules):
+        plan.rules = kept
+        plan.compile()
+
+
+__all__ = ["canonical_form", "constraint", "prune_idle_rules"]

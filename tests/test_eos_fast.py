@@ -1,0 +1,96 @@
+"""kafka.eos's generated hot paths (``model/machines/eos_fast.py``) agree with the generic ones: the
+state constraint with ``EosMachine.within_bounds``, the canonical form with ``Composed.canonical``,
+on every successor of an exploration, and pruning the clock's rule keeps every successor."""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import pytest
+from eoscheck.checker.compose import Composed
+from eoscheck.checker.explore import explore
+from eoscheck.checker.explore.options import ExploreOptions
+from eoscheck.checker.registry import find_model
+from eoscheck.model.machines.eos import EosMachine, machine
+
+CONFIGS: list[tuple[str, dict[str, int]]] = [
+    ("kafka-4.0", {"producers": 2, "txn_timeouts": 1, "max_epoch": 1, "transactions": 2}),
+    ("kafka-3.0-3.5", {"producers": 2, "input_records": 1, "restarts": 1, "max_ticks": 1}),
+    ("kafka-3.0-3.5", {"producers": 2, "members": 2, "input_records": 1, "partitions": 1, "rebalances": 1,
+                       "max_epoch": 2}),
+]
+
+
+def _walk(m: Any, limit: int) -> list[tuple]:
+    """Every successor (inside the constraint or not) of the first ``limit`` states of a BFS."""
+    seen = set()
+    frontier = list(m.init_states())
+    out: list[tuple] = list(frontier)
+    while frontier and len(seen) < limit:
+        nxt = []
+        for s in frontier:
+            for _step, t in m.successors(s):
+                out.append(t)
+                if EosMachine.within_bounds(m, t) and t not in seen:
+                    seen.add(t)
+                    nxt.append(t)
+        frontier = nxt
+    return out
+
+
+@pytest.mark.parametrize(("variant", "bounds"), CONFIGS)
+def test_constraint_and_canonical_agree(variant: str, bounds: dict[str, int]) -> None:
+    m = machine(variant, **bounds)
+    states = _walk(m, 3000)
+    assert any(not EosMachine.within_bounds(m, s) for s in states) or not bounds.get("max_epoch")
+    assert [m.within_bounds(s) for s in states] == [EosMachine.within_bounds(m, s) for s in states]
+    if not m.has_symmetry():
+        return  # group members: explored without reduction
+    fast = [m.canonical(s) for s in states]
+    assert fast == [Composed.canonical(m, s) for s in states]
+    assert len(set(fast)) < len(set(states))  # two producers: some states are renamed
+
+
+def test_presets_agree() -> None:
+    """The instances' (init_producer_id preset) and the idempotent producers' scalarsets."""
+    for name, variant, bounds in [
+        ("kafka.init_producer_id", "kafka-shipped", {"clients": 2, "max_epoch": 3, "lost_responses": 1,
+                                                     "transactions": 1, "new_producer_ids": 2}),
+        ("kafka.eos.idempotent_produce", "kafka-shipped", {"clients": 2, "records": 2, "lost_responses": 1,
+                                                           "new_producer_ids": 1})]:
+        m = find_model(name).machine(variant, bounds=bounds)
+        states = _walk(m, 2000)
+        assert [m.within_bounds(s) for s in states] == [EosMachine.within_bounds(m, s) for s in states]
+        assert [m.canonical(s) for s in states] == [Composed.canonical(m, s) for s in states]
+
+
+def test_tick_pruned_without_time_and_kept_with() -> None:
+    assert "Tick" not in {r.action for r in machine("kafka-4.0")._plan.rules}
+    assert "Tick" in {r.action for r in machine("kafka-4.0", max_ticks=1)._plan.rules}
+
+
+def test_pickled_and_cleared_machine_keeps_its_fast_paths() -> None:
+    m = machine("kafka-4.0", producers=2)
+    copy = pickle.loads(pickle.dumps(m))
+    assert "within_bounds" in vars(copy) and "canonical" in vars(copy)
+    copy.clear_caches()
+    opts = ExploreOptions(stop_at_first=False)
+    a, b = explore(m, opts).stats, explore(copy, opts).stats
+    assert (a.distinct, a.generated, a.depth) == (b.distinct, b.generated, b.depth)
+
+
+def test_per_producer_rules_keep_their_step_fields() -> None:
+    """AddPartitionsToTxn, Drain, DeliveryTimeout and RequestTimeout are one binding per producer; their
+    steps still name the partition right after the producer, and every partition gets its step."""
+    m = machine("kafka-4.0", partitions=3, lost_responses=1, produce_timeouts=1)
+    assert m.actions["Drain"] == ("t", "p", "record", "seq", "epoch")
+    assert m.actions["AddPartitionsToTxn"] == ("t", "p", "error")
+    assert m.actions["DeliveryTimeout"] == ("t", "p")
+    assert m.actions["RequestTimeout"] == ("t", "p")
+    seen: dict[str, set[int]] = {}
+    for s in _walk(m, 2000):
+        for step, _ in m.successors(s):
+            if step[0] in ("Drain", "AddPartitionsToTxn", "DeliveryTimeout", "RequestTimeout"):
+                seen.setdefault(step[0], set()).add(step[2])
+    assert seen == {a: {0, 1, 2} for a in ("Drain", "AddPartitionsToTxn", "DeliveryTimeout", "RequestTimeout")}
