@@ -177,10 +177,11 @@ def twin_text(path: Path, length: int | None) -> str:
     older = {name: b.default for name, b in PIPELINE_MODEL.bounds.items()} | raw.get("bounds", {})
     bounds = {k: v for k, v in eos_bounds(PIPELINE_PRESET, older).items() if v != EOS_BOUNDS[k].default}
     check = dict(raw.get("check", {}))
-    check["properties"] = [PIPELINE_PRESET.properties[p] for p in check.get("properties", PIPELINE_PRESET.properties)]
+    names = {**PIPELINE_PRESET.properties, **PIPELINE_PRESET.temporal}
+    check["properties"] = [names[p] for p in check.get("properties", PIPELINE_PRESET.properties)]
     expect = dict(raw.get("expect", {}))
     if "property" in expect:
-        expect["property"] = PIPELINE_PRESET.properties[expect["property"]]
+        expect["property"] = names[expect["property"]]
     if length is not None:
         expect["length"] = length
     description = (f"kafka.eos twin of {path.stem} (kafka.eos_pipeline preset, bench/compare_presets.py): "
