@@ -18,7 +18,6 @@ from functools import cache
 from typing import Any
 
 import pytest
-
 from eoscheck.checker.intern import InternCollision, Interner
 from eoscheck.model import properties as props
 from eoscheck.model.machines.idempotent_packed import PackedIdempotentState, pack

@@ -13,13 +13,12 @@ import pickle
 from typing import Any
 
 import pytest
-from reachable_states import reachable
-
 from eoscheck.checker.explore import ExploreOptions, explore
 from eoscheck.checker.spec import load_spec
 from eoscheck.checker.symmetry import check_symmetry
 from eoscheck.model.machines.idempotent_produce import IdempotentProduceMachine
 from eoscheck.model.registry import IDEMPOTENT_PRODUCE_MACHINE as IDEMPOTENT_PRODUCE
+from reachable_states import reachable
 
 VARIANTS: list[str] = list(IDEMPOTENT_PRODUCE.variants)
 

@@ -4,11 +4,14 @@ whose verdicts come from the reference's scenarios (each a few hundred states at
 from __future__ import annotations
 
 import pytest
-
 from eoscheck.checker.explore import ExploreOptions, explore
 from eoscheck.checker.fingerprint import check_state
 from eoscheck.checker.registry import find_model
-from eoscheck.model.registry import IDEMPOTENT_PRODUCE_MACHINE, INIT_PRODUCER_ID_MACHINE, MODELS
+from eoscheck.model.registry import (
+    IDEMPOTENT_PRODUCE_MACHINE,
+    INIT_PRODUCER_ID_MACHINE,
+    MODELS,
+)
 
 IDEM = "kafka.idempotent_produce"
 INIT = "kafka.init_producer_id"

@@ -8,12 +8,18 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from rich.console import Console
-
-from eoscheck.checker.report import (judge, make_outcome, print_stats, print_table, summary,
-                                     write_junit, write_summary)
+from eoscheck.checker.report import (
+    judge,
+    make_outcome,
+    print_stats,
+    print_table,
+    summary,
+    write_junit,
+    write_summary,
+)
 from eoscheck.checker.result import ActionCoverage, Result, Stats, TraceStep, Violation
 from eoscheck.checker.spec import CheckOptions, Expect, Spec
+from rich.console import Console
 
 
 def spec(name: str, verdict: str = "holds", prop: str | None = None,

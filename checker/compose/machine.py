@@ -11,7 +11,6 @@ applied by generated code), the properties (``properties.py``) and the declared 
 from __future__ import annotations
 
 import itertools
-
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
