@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections import deque
-from collections.abc import Iterator
-from typing import Any
 
 import pytest
-from eoscheck.checker.compose.testing import compare_memo
+from eoscheck.checker.compose.testing import compare_memo, reachable_steps
 from eoscheck.model.errors import Errors
 from eoscheck.model.group.member import is_current_owner
 from eoscheck.model.machines.eos import EosMachine, machine
@@ -32,18 +29,6 @@ def _alpha(variant: str = "kafka-3.0-3.5", metadata: bool = False, **bounds: int
     return EosMachine(protocol, {**{k: b.default for k, b in BOUNDS.items()}, **ALPHA, **bounds})
 
 
-def _steps(m: EosMachine, limit: int = 200_000) -> Iterator[tuple[Any, tuple, Any]]:
-    seen = set(m.init_states())
-    queue = deque(seen)
-    while queue and len(seen) < limit:
-        s = queue.popleft()
-        for step, t in m.successors(s):
-            if not m.within_bounds(t):
-                continue
-            yield s, step, t
-            if t not in seen:
-                seen.add(t)
-                queue.append(t)
 
 
 def test_only_the_tasks_owner_starts_with_a_producer() -> None:
@@ -65,7 +50,7 @@ def test_per_thread_members_each_start_with_a_producer() -> None:
 def test_every_instance_sees_the_one_transactional_ids_metadata() -> None:
     m = _alpha()
     seen = 0
-    for _, _, t in _steps(m, 20_000):
+    for _, _, t in reachable_steps(m, 20_000):
         v = m.view(t)
         assert len(set(v.txn)) == 1 and len(set(v.txn_log)) == 1
         seen += 1
@@ -75,7 +60,7 @@ def test_every_instance_sees_the_one_transactional_ids_metadata() -> None:
 def test_the_new_owners_init_producer_id_fences_the_previous_owner() -> None:
     m = _alpha()
     fenced_by_init = fencing_errors = 0
-    for s, step, t in _steps(m, 60_000):
+    for s, step, t in reachable_steps(m, 60_000):
         before, after = m.view(s), m.view(t)
         if step[0] == "InitProducerId" and step[-1] == Errors.NONE:
             i = step[1]
@@ -92,7 +77,7 @@ def test_the_new_owners_init_producer_id_fences_the_previous_owner() -> None:
 def test_on_assignment_creates_the_owners_producer_and_closes_the_others() -> None:
     m = _alpha(rebalances=2, rejoins=1, transactions=1)  # the removed member rejoins and learns it lost the task
     outcomes = set()
-    for s, step, t in _steps(m, 150_000):
+    for s, step, t in reachable_steps(m, 150_000):
         if step[0] == "OnAssignment":
             i = step[1]
             p = m.view(t).producer[i]
@@ -112,7 +97,7 @@ def test_closing_keeps_the_ghosts_and_leaves_the_connection() -> None:
 
 def _zombie_commit_errors(m: EosMachine) -> set[int]:
     errors = set()
-    for s, step, _ in _steps(m, 100_000):
+    for s, step, _ in reachable_steps(m, 100_000):
         if step[0] == "TxnOffsetCommit":
             v = m.view(s)
             if not is_current_owner(v.member[step[1]], v.group):

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections import deque
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from eoscheck.checker.compose.testing import compare_memo
+from eoscheck.checker.compose.testing import compare_memo, reachable_steps
 from eoscheck.model.errors import Errors
 from eoscheck.model.group.member import (
     TASK_MIGRATED,
@@ -37,19 +35,6 @@ from eoscheck.model.transactions.codes import TxnResult, TxnState
 CTP = {"producers": 1, "partitions": 1, "input_records": 2, "transactions": 3}
 
 
-def _steps(m: EosMachine, limit: int = 200_000) -> Iterator[tuple[Any, tuple, Any]]:
-    """(state, step, successor) over a BFS of ``m`` within its bounds."""
-    seen = set(m.init_states())
-    queue = deque(seen)
-    while queue and len(seen) < limit:
-        s = queue.popleft()
-        for step, t in m.successors(s):
-            if not m.within_bounds(t):
-                continue
-            yield s, step, t
-            if t not in seen:
-                seen.add(t)
-                queue.append(t)
 
 
 def _meta(state: TxnState, epoch: int, **changes: Any) -> TxnMetadata:
@@ -124,7 +109,7 @@ def test_a_tv2_abort_of_an_empty_transaction_completes_without_markers() -> None
 
 
 def _reaches(m: EosMachine, action: str) -> list[tuple[Any, tuple, Any]]:
-    return [(s, step, t) for s, step, t in _steps(m) if step[0] == action]
+    return [(s, step, t) for s, step, t in reachable_steps(m) if step[0] == action]
 
 
 def test_tv1_explored_a_late_commit_ends_a_transaction_that_never_sent_its_offsets() -> None:
@@ -199,10 +184,10 @@ def test_exhausted_epochs_zero_explores_no_exhausted_epoch_and_no_rotation() -> 
     bounds = {**CTP, "input_records": 0, "transactions": 4, "max_epoch": 4}
     full = machine("kafka-4.0", **bounds)
     cut = machine("kafka-4.0", **bounds, exhausted_epochs=0)
-    assert max(full.view(t).txn[0].epoch for _, _, t in _steps(full)) == 4
-    assert any(full.view(t).txn[0].producer_id != 0 for _, _, t in _steps(full))  # rotated at the exhausted epoch
-    assert max(cut.view(t).txn[0].epoch for _, _, t in _steps(cut)) == 2
-    assert all(cut.view(t).txn[0].producer_id == 0 for _, _, t in _steps(cut))
+    assert max(full.view(t).txn[0].epoch for _, _, t in reachable_steps(full)) == 4
+    assert any(full.view(t).txn[0].producer_id != 0 for _, _, t in reachable_steps(full))  # rotated at the exhausted epoch
+    assert max(cut.view(t).txn[0].epoch for _, _, t in reachable_steps(cut)) == 2
+    assert all(cut.view(t).txn[0].producer_id == 0 for _, _, t in reachable_steps(cut))
 
 
 # --- the group: TaskMigrated ----------------------------------------------------------------------------
@@ -218,12 +203,12 @@ def test_lost_tasks_make_the_member_rejoin_and_learn_nothing_meanwhile() -> None
 def test_a_fenced_offset_commit_loses_the_members_tasks() -> None:
     m = machine("kafka-3.0-3.5", producers=2, members=2, input_records=1, partitions=1, rebalances=1,
                 transactions=2, rejoins=1, max_epoch=3)
-    refused = [(s, step, t) for s, step, t in _steps(m) if step[0] == "TxnOffsetCommit" and step[-1] in TASK_MIGRATED]
+    refused = [(s, step, t) for s, step, t in reachable_steps(m) if step[0] == "TxnOffsetCommit" and step[-1] in TASK_MIGRATED]
     assert refused
     for s, step, t in refused:
         member = m.view(t).member[step[1]]
         assert member.lost and not member.owns
     # a lost member rejoins with a new member id before it processes anything again
-    assert any(step[0] == "Rejoin" and m.view(s).member[step[1]].lost for s, step, _ in _steps(m))
+    assert any(step[0] == "Rejoin" and m.view(s).member[step[1]].lost for s, step, _ in reachable_steps(m))
     assert not any(step[0] in ("OffsetFetch", "BeginTransaction") and m.view(s).member[step[1]].lost
-                   for s, step, _ in _steps(m))
+                   for s, step, _ in reachable_steps(m))

@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections import deque
-from collections.abc import Iterator
-from typing import Any
 
 import pytest
-from eoscheck.checker.compose.testing import compare_memo
+from eoscheck.checker.compose.testing import compare_memo, reachable_steps
 from eoscheck.model.errors import Errors
 from eoscheck.model.group.member import (
     Member,
@@ -38,19 +35,6 @@ def _grouped(variant: str = "kafka-3.0-3.5", **bounds: int) -> EosMachine:
     return machine(variant, **{**GROUP, **bounds})
 
 
-def _steps(m: EosMachine, limit: int = 200_000) -> Iterator[tuple[Any, tuple, Any]]:
-    """(state, step, successor) over a BFS of ``m`` within its bounds."""
-    seen = set(m.init_states())
-    queue = deque(seen)
-    while queue and len(seen) < limit:
-        s = queue.popleft()
-        for step, t in m.successors(s):
-            if not m.within_bounds(t):
-                continue
-            yield s, step, t
-            if t not in seen:
-                seen.add(t)
-                queue.append(t)
 
 
 # --- the member's room ------------------------------------------------------------------------------
@@ -104,7 +88,7 @@ def test_zero_bounds_remove_the_group_rules() -> None:
 def test_kip447_fences_the_zombies_offset_commit_and_pre_kip447_does_not() -> None:
     def zombie_commits(m: EosMachine) -> set[int]:
         errors = set()
-        for s, step, _ in _steps(m):
+        for s, step, _ in reachable_steps(m):
             if step[0] == "TxnOffsetCommit":
                 t = step[1]
                 v = m.view(s)
@@ -128,7 +112,7 @@ def _bounds(**changes: int) -> dict[str, int]:
 
 def test_only_the_owner_begins_transactions_and_fetches() -> None:
     m = _grouped()
-    for s, step, _ in _steps(m):
+    for s, step, _ in reachable_steps(m):
         if step[0] in ("BeginTransaction", "OffsetFetch"):
             assert m.view(s).member[step[1]].owns
 
@@ -137,7 +121,7 @@ def test_a_rebalance_waits_for_open_transactions_of_members() -> None:
     m = _grouped()
     from eoscheck.model.machines.eos_group import between_transactions
     seen = 0
-    for s, step, _ in _steps(m):
+    for s, step, _ in reachable_steps(m):
         if step[0] == "Rebalance":
             v = m.view(s)
             assert all(between_transactions(p) for mem, p in zip(v.member, v.producer)
@@ -148,7 +132,7 @@ def test_a_rebalance_waits_for_open_transactions_of_members() -> None:
 
 def test_states_past_the_last_generation_are_not_explored() -> None:
     m = _grouped()
-    assert all(m.view(t).group.generation_id <= 2 for _, _, t in _steps(m))
+    assert all(m.view(t).group.generation_id <= 2 for _, _, t in reachable_steps(m))
 
 
 def test_memoised_and_unmemoised_agree_with_a_group() -> None:

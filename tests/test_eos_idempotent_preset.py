@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from eoscheck.checker.cli import main
+from eoscheck.checker.compose.testing import reachable_steps
 from eoscheck.checker.explore import explore
 from eoscheck.checker.registry import find_model
 from eoscheck.checker.spec import build_machine, load_spec, spec_to_options
@@ -206,25 +207,13 @@ def test_the_name_kafka_idempotent_produce_runs_the_preset() -> None:
     assert list(m.chart_lanes())[:2] == ["producer[0]", "leader"]  # the older machine's lane names
 
 
-def _reachable(machine):  # type: ignore[no-untyped-def]
-    seen = set(machine.init_states())
-    todo = list(seen)
-    while todo:
-        s = todo.pop()
-        for step, t in machine.successors(s):
-            yield s, step, t
-            if t not in seen:
-                seen.add(t)
-                todo.append(t)
-
-
 def test_kip360_bump_rewrites_the_batches_in_flight() -> None:
     # review finding 8, on what the name now runs: bumpIdempotentEpochAndResetIdIfNeeded runs at the top
     # of every Sender.runOnce; startSequencesAtBeginning rewrites the batches whose requests are on the wire
     from eoscheck.model.state import INFLIGHT
     m = find_model("kafka.idempotent_produce").machine(
         "kafka-shipped", None, {"records": 2, "max_in_flight": 2, "lost_responses": 1, "transient_errors": 1})
-    bumped = [(m.view(s).client[0], m.view(t).client[0]) for s, step, t in _reachable(m)
+    bumped = [(m.view(s).client[0], m.view(t).client[0]) for s, step, t in reachable_steps(m)
               if step[0] == "BumpEpoch" and any(b.status == INFLIGHT for b in m.view(s).client[0].batches)]
     assert bumped
     for _, after in bumped:
@@ -238,7 +227,7 @@ def test_leader_and_follower_expire_producers_in_separate_steps() -> None:
         "kafka-shipped", None, {"acked_prefix": 1, "records": 1, "lost_responses": 0, "producer_id_expiration": 1,
                                 "max_ticks": 1, "leader_failovers": 1})
     leader_only = follower_only = False
-    for s, step, t in _reachable(m):
+    for s, step, t in reachable_steps(m):
         if step[0] not in ("ExpireProducerIds", "ExpireFollowerProducerIds"):
             continue
         a, b = m.view(s), m.view(t)

@@ -10,7 +10,7 @@ same key: the comparison reports the first such state.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from .machine import Composed
@@ -68,3 +68,20 @@ def compare_memo(make: Callable[[bool], Composed], max_states: int = 50_000) -> 
                 seen.add(t)
                 queue.append(t)
     return MemoReport(len(seen), steps, not cut)
+
+
+def reachable_steps(machine: Composed, limit: int = 200_000) -> Iterator[tuple[tuple, tuple, tuple]]:
+    """(state, step, successor) for every step of a breadth-first walk of ``machine`` within its
+    state constraint, until ``limit`` states are seen: the rules' tests look for a step with some
+    property among all of them."""
+    seen = set(machine.init_states())
+    queue = deque(seen)
+    while queue and len(seen) < limit:
+        s = queue.popleft()
+        for step, t in machine.successors(s):
+            if not machine.within_bounds(t):
+                continue
+            yield s, step, t
+            if t not in seen:
+                seen.add(t)
+                queue.append(t)
