@@ -26,6 +26,7 @@ that machine's specs on ``kafka.eos``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any, NamedTuple, cast
 
 from eoscheck.checker.compose import (
@@ -190,6 +191,13 @@ def arrived(clients: tuple[TxnClient, ...], c: int, req_producer_id: int) -> tup
     clients = clients[:c] + (clients[c]._replace(started=order),) + clients[c + 1:]
     ranks = {v: r + 1 for r, v in enumerate(sorted({o.started for o in clients if o.started > 0}))}
     return tuple(o._replace(started=ranks[o.started]) if o.started > 0 else o for o in clients)
+
+
+# HandleInitProducerId misses whenever any instance changes (it reads them all, for ``arrived``), while
+# the coordinator's decision and the ghost's renumbering take few distinct arguments: both are pure and
+# memoised (bounded: a miss of the rule then costs a dict lookup, not the decision's case analysis).
+_decide = lru_cache(maxsize=1 << 16)(handle_init_producer_id)
+_arrived = lru_cache(maxsize=1 << 16)(arrived)
 
 
 class InstancesMixin:
@@ -416,9 +424,8 @@ class InstancesMixin:
         """The coordinator handles a request (any one in flight): success queues the transition's log
         append; an Ongoing transaction is fenced and aborted (CONCURRENT_TRANSACTIONS); other errors are
         answered at once with no producer id and epoch."""
-        r = handle_init_producer_id(instances_txn, bool(init_pending), msg.producer_id, msg.epoch, next_producer_id,
-                                    self.coordinator)
-        out: dict[str, Any] = {"instance": arrived(instance, client, msg.producer_id), "error": int(r.error),
+        r = _decide(instances_txn, bool(init_pending), msg.producer_id, msg.epoch, next_producer_id, self.coordinator)
+        out: dict[str, Any] = {"instance": _arrived(instance, client, msg.producer_id), "error": int(r.error),
                                "next_producer_id": next_producer_id + (1 if r.used_new_producer_id else 0)}
         if r.transit is not None:
             out["init_pending"] = (PendingAppend(client, msg.attempt, r.transit),)
