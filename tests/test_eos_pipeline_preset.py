@@ -11,21 +11,19 @@ from pathlib import Path
 
 import pytest
 from eoscheck.checker.explore import explore
+from eoscheck.checker.registry import find_model
 from eoscheck.checker.spec import build_machine, load_spec, spec_to_options
 from eoscheck.model.machines.eos_pipeline import MODEL as PIPELINE_MODEL
 from eoscheck.model.machines.eos_pipeline_preset import (
-    EOS_PIPELINE,
     PIPELINE_PRESET,
     TWIN_PREFIX,
-    build_preset,
     closest_variant,
-    eos_bounds,
-    protocol_of,
     twin_text,
 )
 from eoscheck.model.machines.eos_presets import PresetMachine
 from eoscheck.model.protocol import LEGACY_ALIASES, PIPELINE, legacy_switches
 
+EOS_PIPELINE = find_model("kafka.eos.eos_pipeline")
 SPECS = Path(__file__).resolve().parent.parent / "specs"
 PIPELINE_DEFAULTS = {name: b.default for name, b in PIPELINE_MODEL.bounds.items()}
 
@@ -33,7 +31,7 @@ PIPELINE_DEFAULTS = {name: b.default for name, b in PIPELINE_MODEL.bounds.items(
 @pytest.mark.parametrize("variant", sorted(PIPELINE_MODEL.variants))
 def test_switches_map_to_the_protocol_and_back(variant: str) -> None:
     switches = PIPELINE_MODEL.resolve_switches(variant, {})
-    protocol = protocol_of(PIPELINE_PRESET, switches)
+    protocol = PIPELINE_PRESET.protocol(switches)
     assert legacy_switches(protocol, PIPELINE) == switches
     # the same decisions as the legacy alias of that variant name, where the pipeline reads them
     alias = LEGACY_ALIASES[(PIPELINE, variant)]
@@ -41,7 +39,7 @@ def test_switches_map_to_the_protocol_and_back(variant: str) -> None:
 
 
 def test_default_bounds_map_onto_kafka_eos() -> None:
-    out = eos_bounds(PIPELINE_PRESET, PIPELINE_DEFAULTS)
+    out = PIPELINE_PRESET.eos_bounds(PIPELINE_DEFAULTS)
     assert {k: out[k] for k in ("input_records", "transactions", "members", "producers", "rebalances", "rejoins",
                                 "max_epoch", "exhausted_epochs", "partitions", "batches", "max_in_flight",
                                 "txn_timeouts", "coordinator_failovers", "produce_timeouts", "endtxn_timeouts",
@@ -50,7 +48,7 @@ def test_default_bounds_map_onto_kafka_eos() -> None:
         "max_epoch": 6, "exhausted_epochs": 0, "partitions": 1, "batches": 1, "max_in_flight": 1,
         "txn_timeouts": 1, "coordinator_failovers": 0, "produce_timeouts": 0, "endtxn_timeouts": 0, "restarts": 0,
         "lost_responses": 0}
-    bigger = eos_bounds(PIPELINE_PRESET, {**PIPELINE_DEFAULTS, "records": 3, "max_generation": 4, "rejoins": 2,
+    bigger = PIPELINE_PRESET.eos_bounds({**PIPELINE_DEFAULTS, "records": 3, "max_generation": 4, "rejoins": 2,
                                           "instances": 1, "failovers": 2, "produce_timeouts": 1, "endtxn_timeouts": 2,
                                           "max_epoch": 3})
     assert (bigger["input_records"], bigger["transactions"], bigger["rebalances"], bigger["rejoins"],
@@ -61,7 +59,7 @@ def test_default_bounds_map_onto_kafka_eos() -> None:
 def test_the_preset_explores_the_pipelines_epochs_and_no_exhausted_one() -> None:
     """The pipeline explores epochs below max_epoch - 1 and never rotates a producer id: the preset keeps
     its max_epoch and leaves out the exhausted epochs (max_epoch - 1 and up)."""
-    m = build_preset(PIPELINE_PRESET, PIPELINE_MODEL.resolve_switches("kip890-tv2", {}),
+    m = PIPELINE_PRESET.build(PIPELINE_MODEL.resolve_switches("kip890-tv2", {}),
                      {**PIPELINE_DEFAULTS, "instances": 1, "max_epoch": 5})
     assert m.max_epoch == 5 and m.explored_epoch == 3
 
@@ -72,16 +70,16 @@ def test_the_preset_explores_the_pipelines_epochs_and_no_exhausted_one() -> None
 ])
 def test_bounds_the_preset_cannot_express_are_refused(changes: dict[str, int], needle: str) -> None:
     with pytest.raises(ValueError, match=needle):
-        eos_bounds(PIPELINE_PRESET, {**PIPELINE_DEFAULTS, **changes})
+        PIPELINE_PRESET.eos_bounds({**PIPELINE_DEFAULTS, **changes})
 
 
 def test_per_partition_variants_build_with_one_producer_instance_per_member() -> None:
     switches = PIPELINE_MODEL.resolve_switches("eos-alpha-kip447", {})
-    m = build_preset(PIPELINE_PRESET, switches, PIPELINE_DEFAULTS)
+    m = PIPELINE_PRESET.build(switches, PIPELINE_DEFAULTS)
     assert m.alpha and m.n_producers == m.members == 2
     # the pipeline's per-partition members send their group metadata; only a KIP-447 check reads it
     assert m.protocol.per_partition_group_metadata
-    pre = build_preset(PIPELINE_PRESET, PIPELINE_MODEL.resolve_switches("eos-alpha-pre-kip447", {}),
+    pre = PIPELINE_PRESET.build(PIPELINE_MODEL.resolve_switches("eos-alpha-pre-kip447", {}),
                        PIPELINE_DEFAULTS)
     assert pre.alpha and not pre.protocol.per_partition_group_metadata
 
@@ -150,7 +148,7 @@ AGREEING_SLOW = [
 def test_preset_agrees_with_the_older_machine(name: str, old_length: int | None, preset_length: int | None) -> None:
     path = SPECS / f"{name}.toml"
     old = _outcome(path)
-    new = _outcome(path, "eoscheck.model.machines.eos_pipeline_preset:EOS_PIPELINE")
+    new = _outcome(path, "kafka.eos.eos_pipeline")
     assert old[:2] == new[:2] and old[0] == ("holds" if old_length is None else "violated")
     assert (old[2], new[2]) == (old_length, preset_length)
 
@@ -185,7 +183,7 @@ def test_a_twin_takes_the_closest_named_variant_and_overrides_the_rest() -> None
 
 def test_a_spec_on_the_preset_with_an_inexpressible_bound_is_one_line(tmp_path: Path) -> None:
     spec = tmp_path / "late-endtxn.toml"
-    spec.write_text('model = "eoscheck.model.machines.eos_pipeline_preset:EOS_PIPELINE"\nvariant = "kip890-tv2"\n'
+    spec.write_text('model = "kafka.eos.eos_pipeline"\nvariant = "kip890-tv2"\n'
                     '[bounds]\nmax_generation = 10\n')
     before = sorted(p.name for p in tmp_path.iterdir())
     done = subprocess.run([sys.executable, "-m", "eoscheck.checker.cli", "check", str(spec), "--no-progress",
