@@ -1,8 +1,7 @@
 """Run every committed spec of an older machine on its ``kafka.eos`` preset and compare verdict and
 trace length with the older machine.
 
-    python bench/compare_presets.py [--preset kafka.eos_pipeline] [--max-seconds 60] [--out FILE]
-                                    [--write-twins] [SPEC ...]
+    python bench/compare_presets.py [--preset kafka.eos_pipeline] [--max-seconds 60] [--out FILE] [SPEC ...]
 
 Each spec runs twice through ``eoscheck check --json`` in a temporary directory (nothing in the
 repository is written): with ``model`` naming the older hand-written machine
@@ -11,9 +10,8 @@ which ``kafka.eos_pipeline`` now is). A row agrees when both runs give the same
 verdict (holds / the same property violated) and, for a violation, the same shortest trace length.
 A preset run refused (a bound it cannot express, a liveness property kafka.eos does not declare) or
 cut by ``--max-seconds`` is a disagreement with its reason. Exit 0 always; the table is the output
-(markdown, to stdout or ``--out``). ``--write-twins`` writes the kafka.eos twin
-(``eos_pipeline_preset.twin_text``, with the preset's trace length) of every spec whose verdicts agree,
-beside the spec.
+(markdown, to stdout or ``--out``). (The kafka.eos twins it once wrote are gone: with the name on the
+preset each was the same configuration as its spec; ``eos_pipeline_preset.twin_text`` still writes one.)
 """
 
 from __future__ import annotations
@@ -130,16 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--preset", default="kafka.eos_pipeline", choices=sorted(PRESET_MODELS))
     ap.add_argument("--max-seconds", type=float, default=60.0)
     ap.add_argument("--out", type=Path)
-    ap.add_argument("--write-twins", action="store_true")
     args = ap.parse_args(argv)
     paths = args.specs or specs_of(args.preset, ROOT / "specs")
     rows = compare(paths, args.preset, args.max_seconds)
     text = table(rows, args.preset)
-    if args.write_twins:
-        from eoscheck.model.machines.eos_pipeline_preset import TWIN_PREFIX, twin_text
-        for path, row in zip(paths, rows):
-            if row.verdict_agrees:
-                (path.parent / f"{TWIN_PREFIX}{path.stem}.toml").write_text(twin_text(path, row.preset.length))
     if args.out:
         args.out.write_text(text + "\n")
     print(text)

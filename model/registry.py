@@ -8,7 +8,7 @@ from eoscheck.checker.machine import Machine
 from eoscheck.checker.registry import Bound, ModelDef, SwitchValue
 
 from .machines.eos_model import MODEL as EOS
-from .machines.eos_pipeline import MODEL as EOS_PIPELINE
+from .machines.eos_pipeline import MODEL as EOS_PIPELINE_MACHINE
 from .machines.eos_pipeline_preset import PIPELINE_PRESET
 from .machines.eos_presets import IDEMPOTENT_PRODUCE as IDEMPOTENT_PRESET
 from .machines.eos_presets import Preset
@@ -119,14 +119,10 @@ INIT_PRODUCER_ID_MACHINE = ModelDef(
     temporal=INIT_TEMPORAL,
 )
 
-#: the hand-written ``kafka.eos_pipeline`` machine (``machines.eos_pipeline``), for the agreement tests and
-#: ``bench/compare_presets.py``: a spec may name it as ``model = "eoscheck.model.registry:EOS_PIPELINE_MACHINE"``
-EOS_PIPELINE_MACHINE = EOS_PIPELINE
-
 #: every preset of kafka.eos (``machines.eos_presets.Preset``), by name, with the older machine it reproduces
 PRESETS: dict[str, tuple[Preset, ModelDef]] = {
     p.name: (p, older) for p, older in ((IDEMPOTENT_PRESET, IDEMPOTENT_PRODUCE_MACHINE),
-                                        (INIT_PRESET, INIT_PRODUCER_ID_MACHINE), (PIPELINE_PRESET, EOS_PIPELINE))}
+                                        (INIT_PRESET, INIT_PRODUCER_ID_MACHINE), (PIPELINE_PRESET, EOS_PIPELINE_MACHINE))}
 
 #: each preset under its own name, ``kafka.eos.<name>``
 PRESET_MODELS: list[ModelDef] = [p.model_def(older) for p, older in PRESETS.values()]
@@ -140,5 +136,14 @@ INIT_PRODUCER_ID = INIT_PRESET.model_def(INIT_PRODUCER_ID_MACHINE, name="kafka.i
 #: properties are the old machine's, and each gives the old machine's verdict and trace length
 #: (tests/test_eos_presets*.py, bench/results/preset-idempotent.md)
 IDEMPOTENT_PRODUCE = IDEMPOTENT_PRESET.model_def(IDEMPOTENT_PRODUCE_MACHINE, name="kafka.idempotent_produce")
+
+#: ``kafka.eos_pipeline`` is the preset too (``machines.eos_pipeline_preset``): its specs, variants, switches,
+#: bounds and properties are the old machine's; each keeps its verdict, and a violation's trace is longer
+#: where kafka.eos's steps are finer (docs/eos-presets.md has the table; tests/test_eos_pipeline_preset.py)
+EOS_PIPELINE = PIPELINE_PRESET.model_def(EOS_PIPELINE_MACHINE, name="kafka.eos_pipeline")
+
+#: the hand-written machine that was ``kafka.eos_pipeline`` before it became a preset of ``kafka.eos`` (kept for
+#: the agreement tests and its own tests: ``model = "eoscheck.model.registry:EOS_PIPELINE_MACHINE"``)
+__all__ = ["EOS_PIPELINE_MACHINE", "MODELS", "PRESETS"]
 
 MODELS: list[ModelDef] = [IDEMPOTENT_PRODUCE, INIT_PRODUCER_ID, EOS_PIPELINE, EOS, *PRESET_MODELS]

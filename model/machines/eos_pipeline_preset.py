@@ -49,8 +49,10 @@ def _transaction_version(tv2_epoch_bump: SwitchValue) -> TransactionVersion:
 PIPELINE_PRESET = Preset(
     name="eos_pipeline",
     legacy=PIPELINE,
-    doc="one output partition, one batch per transaction and one in flight, a group of `instances` members with "
-        "per-thread producers, records + 1 transactions per producer and one timeout abort",
+    doc="Exactly-once consume-transform-produce: a consumer group of `instances` members with per-thread "
+        "(KIP-447) or per-partition producers, TxnOffsetCommit fencing, the timeout abort, late produce requests "
+        "and EndTxn, coordinator failover, KIP-890; on kafka.eos with one output partition, one batch per "
+        "transaction and one in flight, records + 1 transactions per producer and one timeout abort",
     base=KAFKA_3_0,
     switch_values={"transaction_version": _transaction_version},
     derive=_group_metadata,
@@ -66,8 +68,8 @@ PIPELINE_PRESET = Preset(
                                         "ZombieNeverCommitsOffsets", "ValidTxnTransitions")},
     # kafka.eos's are the pipeline's, under its fairness with kafka.eos's step names (eos_liveness)
     temporal={name: name for name in ("TransactionsComplete", "MarkersComplete", "RebalanceSettles")},
-    # the pipeline's lanes: app[i] is member i and its producer, one output leader
-    lanes={"producer": "app[]", "member": "app[]", "leader": "output leader"},
+    # the pipeline's lanes, in its order: app[i] is member i and its producer, then the coordinator, one output leader
+    lanes={"producer": "app[]", "member": "app[]", "next_producer_id": "txn coordinator", "leader": "output leader"},
     # e.g. max_generation = 10 would be rebalances = 9, beyond what kafka.eos's group declares
     within_eos_ranges=True,
 )
