@@ -140,10 +140,8 @@ IDEMPOTENT_PRODUCE = IDEMPOTENT_PRESET.model_def(IDEMPOTENT_PRODUCE_MACHINE, nam
 #: ``kafka.eos_pipeline`` is the preset too (``machines.eos_pipeline_preset``): its specs, variants, switches,
 #: bounds and properties are the old machine's; each keeps its verdict, and a violation's trace is longer
 #: where kafka.eos's steps are finer (docs/eos-presets.md has the table; tests/test_eos_pipeline_preset.py)
+#: (``EOS_PIPELINE_MACHINE``, imported above, is the hand-written machine that was ``kafka.eos_pipeline``, kept
+#: for the agreement tests and its own tests: ``model = "eoscheck.model.registry:EOS_PIPELINE_MACHINE"``)
 EOS_PIPELINE = PIPELINE_PRESET.model_def(EOS_PIPELINE_MACHINE, name="kafka.eos_pipeline")
-
-#: the hand-written machine that was ``kafka.eos_pipeline`` before it became a preset of ``kafka.eos`` (kept for
-#: the agreement tests and its own tests: ``model = "eoscheck.model.registry:EOS_PIPELINE_MACHINE"``)
-__all__ = ["EOS_PIPELINE_MACHINE", "MODELS", "PRESETS"]
 
 MODELS: list[ModelDef] = [IDEMPOTENT_PRODUCE, INIT_PRODUCER_ID, EOS_PIPELINE, EOS, *PRESET_MODELS]
