@@ -222,6 +222,10 @@ class EosGroup:
           results=("generation",))
     def rebalance_rule(self, group: GroupMeta, member: tuple[Member, ...], producer: tuple[TxnProducer, ...]) -> Any:
         """JoinGroup and SyncGroup complete: a new generation and assignment."""
+        # most of this rule's memo misses come from the producers moving while no rebalance is under
+        # way: answered before building the producers' flags (``can_rebalance`` tests the same first)
+        if group.state != GroupState.PREPARING_REBALANCE:
+            return None
         if not can_rebalance(group, member, tuple(between_transactions(p) for p in producer)):
             return None
         done = rebalance(group)
