@@ -57,15 +57,17 @@ class _Invariant:
             memo.clear()
 
     def miss(self, i: int, s: tuple) -> bool:
-        combo, _reads, key_slots, memo = self.bindings[i]
+        combo, _reads, _key_slots, memo = self.bindings[i]
         kwargs = self.decoders[i](s, dict(combo))
         ok = bool(self.fn_call(self.plan.machine, kwargs))
-        memo[_getter(key_slots)(s)] = ok
+        memo[self.getters[i](s)] = ok
         return ok
 
     def compile(self) -> Callable[[tuple], bool]:
         """Generate the check and register it as the machine's property (a constraint is not one)."""
         env: dict[str, Any] = {"miss": self.miss}
+        #: each binding's memo key (built here: the bindings' key slots are final when compiled)
+        self.getters = [_getter(key_slots) for _, _, key_slots, _ in self.bindings]
         lines = ["def check(s):"]
         for i, (_, _, key_slots, memo) in enumerate(self.bindings):
             env[f"m{i}"] = memo
