@@ -522,7 +522,7 @@ class Composed(Machine):
         if type(self).successors is Composed.successors:
             # the generated function itself, not a method that calls it: one call per state fewer
             # (``_Plan.compile`` rebinds it when it regenerates the function)
-            self.successors = self._plan.successors  # type: ignore[method-assign]
+            self.successors = self._plan.successors  # type: ignore[method-assign, assignment]
 
     def declared_within_bounds(self, state: tuple) -> bool:
         """The conjunction of the declared ``@constraint``s (True when there are none)."""

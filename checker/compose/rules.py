@@ -90,8 +90,8 @@ def _decoder(reads: Iterable[ReadSlots]) -> Callable[[tuple, dict[str, Any]], di
         try:
             for name, k in plain:
                 into[name] = s[k]
-            for name, k, values in tabled:
-                into[name] = values[s[k]]
+            for name, k, table in tabled:
+                into[name] = table[s[k]]
             for name, slots, values in wholes:
                 into[name] = tuple([s[k] for k in slots] if values is None else [values[s[k]] for k in slots])
         except KeyError as exc:
