@@ -436,6 +436,11 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
             self.within_bounds = eos_fast.constraint(self)  # type: ignore[method-assign]
         if type(self).canonical is Composed.canonical:  # a derived machine's own form stays; ``Composed``'s
             self.canonical = eos_fast.canonical_form(self)  # type: ignore[method-assign]
+        if not self.alpha and type(self).successors is EosAlpha.successors:
+            # no per-partition metadata to fix up: the generated function itself, as ``Composed`` binds it
+            # for a class that does not override ``successors`` (``_Plan.compile`` rebinds it, pickling
+            # leaves it behind)
+            self.successors = self._plan.successors  # type: ignore[method-assign]
 
     def clear_caches(self) -> None:
         super().clear_caches()
