@@ -24,6 +24,7 @@ re-execution retraces exactly the states the BFS checked.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -103,7 +104,7 @@ def trace_is_valid(machine: Machine, trace: list[TraceStep]) -> bool:
     walker = _walker(machine, False)
     if trace[0].state not in walker.init_states()[1]:
         return False
-    for prev, cur in zip(trace, trace[1:]):
+    for prev, cur in itertools.pairwise(trace):
         if (cur.step, cur.state) not in [(step, nxt) for step, nxt, _ in walker.expand_one(prev.state)]:
             return False
     return True

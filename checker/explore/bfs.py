@@ -143,7 +143,7 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                     limit_hit = "time"
                     raise _Stop
                 ticker.maybe_update(lambda: Stats(len(visited), generated + sum(gen_cov.values()),
-                                                  level, queue.left(), ticker.elapsed()), level)
+                                                  level, queue.left(), ticker.elapsed()), level)  # noqa: B023 - maybe_update calls it at once
             visited.end_level()
             if queue.next_states:
                 level += 1
