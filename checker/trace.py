@@ -93,7 +93,7 @@ def to_violation(machine: Machine, chain: list[int], pending: Pending,
     trace = rebuild_trace(machine, chain, fingerprinter)
     if pending.kind == "transition":
         trace.append(TraceStep(pending.step, pending.state))
-    return Violation(property=pending.name, kind=pending.kind, trace=trace,  # type: ignore[arg-type]
+    return Violation(property=pending.name, kind=pending.kind, trace=trace,
                      found_length=len(trace), shortened_by=SHORTEST)
 
 

@@ -207,7 +207,7 @@ class _Fused:
         env["MAX_MISS_TENTHS"] = FUSED_MAX_MISS_TENTHS
         exec(compile("\n".join(src), "<compose fused invariants>", "exec"), env)  # noqa: S102
         self.fused_envs.append(env)
-        return env["check"]  # type: ignore[no-any-return]
+        return env["check"]
 
     def transitions(self, objs: list[_Transition], checks: list[Callable[[tuple, Step, tuple], bool]],
                     actions: list[str]) -> dict[str, Callable[[tuple, Step, tuple], bool]]:
@@ -235,4 +235,4 @@ class _Fused:
         body = " and ".join(f"c{i}(s, step, t)" for i in range(len(checks)))
         exec(compile(f"def check(s, step, t):\n    return bool({body})", "<compose fused transitions>", "exec"),  # noqa: S102
              env)
-        return env["check"]  # type: ignore[no-any-return]
+        return env["check"]

@@ -30,7 +30,7 @@ ReadSlots = tuple[str, list[int], "dict[int, Any] | None", bool]
 Outcome = tuple[Step, tuple[tuple[int, Any], ...], tuple[tuple[int, Callable[[int, Any], int], tuple[Any, ...]], ...]]
 
 
-class _NoMemo(dict):  # type: ignore[type-arg]
+class _NoMemo(dict[Any, Any]):
     """A memo that keeps nothing (``memoize=False``): every lookup misses."""
 
     def get(self, key: Any, default: Any = None) -> Any:
