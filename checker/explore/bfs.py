@@ -142,8 +142,8 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                 if ticker.out_of_time():
                     limit_hit = "time"
                     raise _Stop
-                ticker.maybe_update(lambda: Stats(len(visited), generated + sum(gen_cov.values()),
-                                                  level, queue.left(), ticker.elapsed()), level)  # noqa: B023 - maybe_update calls it at once
+                ticker.maybe_update(lambda level=level: Stats(len(visited), generated + sum(gen_cov.values()),  # type: ignore[misc]
+                                                              level, queue.left(), ticker.elapsed()), level)
             visited.end_level()
             if queue.next_states:
                 level += 1

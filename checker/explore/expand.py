@@ -32,14 +32,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import Any, Literal, overload
 
 from ..fingerprint import Fingerprinter, fingerprint_fn
 from ..machine import Machine
+from ..result import ViolationKind
 from .common import overrides, select_properties
-
-if TYPE_CHECKING:
-    from ..result import ViolationKind
 
 _NONE = object()  # "no successor yet": deadlock detection without a per-step counter
 
