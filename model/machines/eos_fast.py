@@ -90,8 +90,9 @@ def canonical_form(machine: Any) -> Callable[[tuple], tuple]:
         cols = [plan.slots[n][0] for n in names]
         # a tuple even for one column: the generic form's keys are tuples, and the ties it breaks
         # compare them
-        getters = [itemgetter(*(base + i for base in cols)) if len(cols) > 1
-                   else (lambda s, k=cols[0] + i: (s[k],)) for i in range(size)]
+        getters: list[Callable[[tuple], Any]] = [
+            itemgetter(*(base + i for base in cols)) if len(cols) > 1
+            else (lambda s, k=cols[0] + i: (s[k],)) for i in range(size)]  # type: ignore[misc]  # a lambda's default
         steps.append((getters, _permuter(plan, ss)))
     if not steps:
         return lambda s: s
@@ -217,7 +218,7 @@ def prune_idle_rules(machine: Any) -> None:
     if machine.bounds.get("max_ticks", 0) == 0:
         rules = [r for r in rules if r.action != "Tick"]
     channels = plan.channels
-    live = set()
+    live: set[str] = set()
     for s in machine.init_states():
         live.update(name for name in channels if plan.tables[name].values[s[plan.slots[name][0]]])
 

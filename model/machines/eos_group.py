@@ -145,6 +145,8 @@ class EosGroup:
     transactions: int
     protocol: Any
     require_stable: bool
+    _group_slot: int
+    _member_slots: tuple[int, int]
 
     # --- parts (slots before EosMachine's: a base class's parts come first)
     member = Actors(count="members", init=lambda m, i: m._initial_members[i], show=_show_member,

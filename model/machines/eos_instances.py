@@ -254,7 +254,7 @@ class InstancesMixin:
 
     def _instances_within_bounds(self, s: tuple) -> bool:
         """The producer ids the allocator may hand out (``instance_producer_ids``)."""
-        return not self.n_instances or s[self._pid_slot] <= self.max_producer_ids  # type: ignore[attr-defined]
+        return not self.n_instances or s[self._pid_slot] <= self.max_producer_ids
 
     def _instances_terminal(self, s: tuple) -> bool:
         v = self.view(s)  # type: ignore[attr-defined]
@@ -490,7 +490,7 @@ class InstancesMixin:
     @transition("NoUnexpectedServerError", actions=("HandleInitProducerId",))
     @_doc_of(props.no_unexpected_server_error)
     def no_server_error(self, step: tuple, before: Any, after: Any) -> bool:
-        return props.no_unexpected_server_error(before, step, after)  # type: ignore[arg-type]
+        return props.no_unexpected_server_error(before, step, after)
 
     @transition("CoordinatorEpochMonotonic", reads=("instances_txn", "instances_txn_log"), actions=COORDINATOR_ACTIONS)
     @_doc_of(props.coordinator_epoch_monotonic)
