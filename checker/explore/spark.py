@@ -13,8 +13,10 @@ Python pass per task (``level_partition``):
 3. in the same Python pass, the new frontier is expanded: successors, ``within_bounds``,
    transition properties, deadlocks, ``canonical`` (symmetry), fingerprint, de-duplication within
    the partition, invariants on the remaining candidates (a candidate that breaks a live
-   invariant is necessarily new), and bucketing by target partition, one chunk per bucket with
-   its states pickled once as a list;
+   invariant is necessarily new), dropping the successors that belong to this partition and are
+   in its visited set (encoding a state and moving it was most of a level's cost, and most
+   successors are old states), and bucketing by target partition, one chunk per bucket with its
+   states encoded once as a list (``Machine.export_states``: interned parts once per chunk);
 4. ``partitionBy`` (identity partitioner) moves the candidate chunks to their partitions and the
    merged visited array to its own: the next level's shuffle. Nothing is cached in the JVM; the
    frontier never leaves the Python worker that found it; the shuffle a level read is dropped
@@ -25,9 +27,11 @@ Python pass per task (``level_partition``):
 
 The first levels, while they have fewer than ``driver_states`` states (default 5000), run in the
 driver's process with the same ``level_partition`` (a Spark job costs tenths of a second whatever
-its size); meanwhile a warm-up job starts the executors' Python workers and unpacks the machine
-there. The first level above the threshold ships the driver's partitions to Spark; the rest
-follow there.
+its size); meanwhile a warm-up job starts the executors' Python workers, unpacks the machine
+there and runs a small shuffle (an executor's first shuffle costs seconds of class loading), and
+while it runs, levels of up to 4x ``driver_states`` stay on the driver too (a Spark level would
+wait for it). The first level after that ships the driver's partitions to Spark; the rest follow
+there.
 
 This replaced (issue 17) a design that cached each level's visited set and frontier in the JVM,
 ``localCheckpoint``-ed them and unioned them with the shuffled candidates: two Python passes per

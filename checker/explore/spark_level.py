@@ -22,7 +22,6 @@ The machine and the per-run settings arrive once per executor (a broadcast of a 
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,7 +32,7 @@ from pyspark.accumulators import AccumulatorParam
 from ..fingerprint import MASK64
 from ..machine import Machine
 from .expand import Expander
-from .spark_checkpoint import STATE_PROTOCOL, CheckpointStore
+from .spark_checkpoint import CheckpointStore
 
 EMPTY = np.empty(0, dtype=np.uint64)
 
@@ -103,15 +102,15 @@ class Chunk:
 
 
 def encode_states(machine: Machine, states: list) -> bytes:
-    """A batch of states as bytes, through ``Machine.export_states``: a machine whose states hold
+    """A batch of states as bytes, through ``Machine.export_batch``: a machine whose states hold
     ids of interned parts (the packed Kafka machines, ``checker.compose``) sends each part once per
-    batch instead of once per state; pickling such states one by one unpacked and re-interned
-    every part, which was most of a level's time on the Kafka specs."""
-    return pickle.dumps(machine.export_states(states), protocol=STATE_PROTOCOL)
+    batch instead of once per state, and pickles it once per process; pickling such states one by
+    one unpacked and re-interned every part, which was most of a level's time on the Kafka specs."""
+    return machine.export_batch(states)
 
 
 def decode_states(machine: Machine, blob: bytes) -> list:
-    return list(machine.import_states(pickle.loads(blob)))
+    return machine.import_batch(blob)
 
 
 def make_chunk(machine: Machine, fps: list[int] | np.ndarray, states: list,
