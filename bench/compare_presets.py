@@ -1,18 +1,17 @@
 """Run every committed spec of an older machine on its ``kafka.eos`` preset and compare verdict and
 trace length with the older machine.
 
-    python bench/compare_presets.py [--preset kafka.eos_pipeline] [--max-seconds 60] [--out FILE]
-                                    [--write-twins] [SPEC ...]
+    python bench/compare_presets.py [--preset kafka.eos_pipeline] [--max-seconds 60] [--out FILE] [SPEC ...]
 
 Each spec runs twice through ``eoscheck check --json`` in a temporary directory (nothing in the
-repository is written): as committed, and with ``model`` naming the preset's ``ModelDef``
-(``eoscheck.model.machines.eos_pipeline_preset:EOS_PIPELINE``). A row agrees when both runs give the same
+repository is written): with ``model`` naming the older hand-written machine
+(``eoscheck.model.registry:EOS_PIPELINE_MACHINE``), and naming the preset (``kafka.eos.eos_pipeline``,
+which ``kafka.eos_pipeline`` now is). A row agrees when both runs give the same
 verdict (holds / the same property violated) and, for a violation, the same shortest trace length.
 A preset run refused (a bound it cannot express, a liveness property kafka.eos does not declare) or
 cut by ``--max-seconds`` is a disagreement with its reason. Exit 0 always; the table is the output
-(markdown, to stdout or ``--out``). ``--write-twins`` writes the kafka.eos twin
-(``eos_pipeline_preset.twin_text``, with the preset's trace length) of every spec whose verdicts agree,
-beside the spec.
+(markdown, to stdout or ``--out``). (The kafka.eos twins it once wrote are gone: with the name on the
+preset each was the same configuration as its spec; ``eos_pipeline_preset.twin_text`` still writes one.)
 """
 
 from __future__ import annotations
@@ -26,7 +25,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-PRESET_MODELS = {"kafka.eos_pipeline": "eoscheck.model.machines.eos_pipeline_preset:EOS_PIPELINE"}
+#: older machine name -> (the hand-written machine, the preset)
+PRESET_MODELS = {"kafka.eos_pipeline": ("eoscheck.model.registry:EOS_PIPELINE_MACHINE", "kafka.eos.eos_pipeline")}
 ROOT = Path(__file__).resolve().parent.parent
 EOSCHECK = [sys.executable, "-m", "eoscheck.checker.cli"]
 
@@ -91,15 +91,17 @@ def run(spec_text: str, name: str, max_seconds: float, workdir: Path) -> Outcome
 
 
 def compare(paths: list[Path], preset: str, max_seconds: float) -> list[Row]:
-    model = PRESET_MODELS[preset]
+    older, model = PRESET_MODELS[preset]
     rows = []
     with tempfile.TemporaryDirectory(prefix="eoscheck-presets-") as tmp:
         work = Path(tmp)
         for path in paths:
             text = path.read_text()
-            as_preset = re.sub(r'^model\s*=\s*"[^"]*"', f'model = "{model}"', text, count=1, flags=re.MULTILINE)
-            rows.append(Row(path.stem, run(text, path.stem, max_seconds, work),
-                            run(as_preset, path.stem + ".preset", max_seconds, work)))
+
+            def naming(name: str, text: str = text) -> str:
+                return re.sub(r'^model\s*=\s*"[^"]*"', f'model = "{name}"', text, count=1, flags=re.MULTILINE)
+            rows.append(Row(path.stem, run(naming(older), path.stem, max_seconds, work),
+                            run(naming(model), path.stem + ".preset", max_seconds, work)))
     return rows
 
 
@@ -126,16 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--preset", default="kafka.eos_pipeline", choices=sorted(PRESET_MODELS))
     ap.add_argument("--max-seconds", type=float, default=60.0)
     ap.add_argument("--out", type=Path)
-    ap.add_argument("--write-twins", action="store_true")
     args = ap.parse_args(argv)
     paths = args.specs or specs_of(args.preset, ROOT / "specs")
     rows = compare(paths, args.preset, args.max_seconds)
     text = table(rows, args.preset)
-    if args.write_twins:
-        from eoscheck.model.machines.eos_pipeline_preset import TWIN_PREFIX, twin_text
-        for path, row in zip(paths, rows):
-            if row.verdict_agrees:
-                (path.parent / f"{TWIN_PREFIX}{path.stem}.toml").write_text(twin_text(path, row.preset.length))
     if args.out:
         args.out.write_text(text + "\n")
     print(text)

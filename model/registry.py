@@ -8,8 +8,10 @@ from eoscheck.checker.machine import Machine
 from eoscheck.checker.registry import Bound, ModelDef, SwitchValue
 
 from .machines.eos_model import MODEL as EOS
-from .machines.eos_pipeline import MODEL as EOS_PIPELINE
+from .machines.eos_pipeline import MODEL as EOS_PIPELINE_MACHINE
+from .machines.eos_pipeline_preset import PIPELINE_PRESET
 from .machines.eos_presets import IDEMPOTENT_PRODUCE as IDEMPOTENT_PRESET
+from .machines.eos_presets import Preset
 from .machines.idempotent_produce import PROPERTY_DOCS as IDEMPOTENT_PROPERTIES
 from .machines.idempotent_produce import TEMPORAL_DOCS as IDEMPOTENT_TEMPORAL
 from .machines.init_producer_id import PROPERTY_DOCS as INIT_PROPERTIES
@@ -117,18 +119,29 @@ INIT_PRODUCER_ID_MACHINE = ModelDef(
     temporal=INIT_TEMPORAL,
 )
 
+#: every preset of kafka.eos (``machines.eos_presets.Preset``), by name, with the older machine it reproduces
+PRESETS: dict[str, tuple[Preset, ModelDef]] = {
+    p.name: (p, older) for p, older in ((IDEMPOTENT_PRESET, IDEMPOTENT_PRODUCE_MACHINE),
+                                        (INIT_PRESET, INIT_PRODUCER_ID_MACHINE), (PIPELINE_PRESET, EOS_PIPELINE_MACHINE))}
+
+#: each preset under its own name, ``kafka.eos.<name>``
+PRESET_MODELS: list[ModelDef] = [p.model_def(older) for p, older in PRESETS.values()]
+
 #: ``kafka.init_producer_id`` is the preset of ``kafka.eos`` (``machines.preset_init_pid``): its specs,
 #: variants, switches, bounds and properties are the old machine's, and each gives the old machine's
 #: verdict and trace length (tests/test_preset_init_pid.py)
-INIT_PRODUCER_ID = INIT_PRESET.model_def("kafka.init_producer_id")
-
-#: kafka.eos under the preset reproducing kafka.idempotent_produce, under its own name ``kafka.eos.idempotent_produce``
-IDEMPOTENT_PRODUCE_ON_EOS = IDEMPOTENT_PRESET.model_def(IDEMPOTENT_PRODUCE_MACHINE)
+INIT_PRODUCER_ID = INIT_PRESET.model_def(INIT_PRODUCER_ID_MACHINE, name="kafka.init_producer_id")
 
 #: ``kafka.idempotent_produce`` is the same preset (an alias): its specs, variants, switches, bounds and
 #: properties are the old machine's, and each gives the old machine's verdict and trace length
 #: (tests/test_eos_presets*.py, bench/results/preset-idempotent.md)
 IDEMPOTENT_PRODUCE = IDEMPOTENT_PRESET.model_def(IDEMPOTENT_PRODUCE_MACHINE, name="kafka.idempotent_produce")
 
-MODELS: list[ModelDef] = [IDEMPOTENT_PRODUCE, INIT_PRODUCER_ID, EOS_PIPELINE, EOS, IDEMPOTENT_PRODUCE_ON_EOS]
+#: ``kafka.eos_pipeline`` is the preset too (``machines.eos_pipeline_preset``): its specs, variants, switches,
+#: bounds and properties are the old machine's; each keeps its verdict, and a violation's trace is longer
+#: where kafka.eos's steps are finer (docs/eos-presets.md has the table; tests/test_eos_pipeline_preset.py)
+#: (``EOS_PIPELINE_MACHINE``, imported above, is the hand-written machine that was ``kafka.eos_pipeline``, kept
+#: for the agreement tests and its own tests: ``model = "eoscheck.model.registry:EOS_PIPELINE_MACHINE"``)
+EOS_PIPELINE = PIPELINE_PRESET.model_def(EOS_PIPELINE_MACHINE, name="kafka.eos_pipeline")
 
+MODELS: list[ModelDef] = [IDEMPOTENT_PRODUCE, INIT_PRODUCER_ID, EOS_PIPELINE, EOS, *PRESET_MODELS]

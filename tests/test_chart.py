@@ -262,7 +262,7 @@ def test_every_committed_counterexample_draws_from_its_model_within_80_columns()
                 assert other.msg == e.msg and other.kind in ("receive", "lost")
     assert sources["kafka.idempotent_produce"] == {"compose"}  # a preset of kafka.eos
     assert sources["kafka.init_producer_id"] == {"compose"}  # the preset of kafka.eos
-    assert sources["kafka.eos_pipeline"] == {"machine"}
+    assert sources["kafka.eos_pipeline"] == {"compose"}  # the preset of kafka.eos
     assert sources["kafka.eos"] == {"compose"}
 
 

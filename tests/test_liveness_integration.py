@@ -185,7 +185,7 @@ def test_viewer_shows_where_the_loop_starts(tmp_path):
 
 
 @pytest.mark.parametrize("pre, post, prop, length", [
-    ("liveness-lso-stuck-kafka-0.11", "liveness-lso-advances-kafka-2.4", "TransactionsComplete", 11),
+    ("liveness-lso-stuck-kafka-0.11", "liveness-lso-advances-kafka-2.4", "TransactionsComplete", 14),
     ("liveness-init-exhausted-epoch-shipped", "liveness-init-exhausted-epoch-designed",
      "InitEventuallyCompletes", 20),
 ])
@@ -208,12 +208,12 @@ def test_cli_check_and_show_a_lasso(tmp_path, capsys):
                  "--no-progress", "--quiet"])
     assert code == 0
     path = tmp_path / "liveness-lso-stuck-kafka-0.11.TransactionsComplete.json"
-    assert json.loads(path.read_text())["loop"] == 10
+    assert json.loads(path.read_text())["loop"] == 13
     capsys.readouterr()
     assert main(["show", str(path), "--width", "100"]) == 0
     out = capsys.readouterr().out
     assert "stays here forever (stutters); violates TransactionsComplete" in out
-    assert "lasso: stem of 10 steps, then the last state forever (stuttering)" in out
+    assert "lasso: stem of 13 steps, then the last state forever (stuttering)" in out
 
 
 def test_result_without_loop_is_unchanged():

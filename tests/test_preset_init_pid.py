@@ -13,15 +13,12 @@ from typing import Any
 import pytest
 from eoscheck.checker.cli import main
 from eoscheck.checker.explore import ExploreOptions, explore
-from eoscheck.checker.registry import Bound, find_model
+from eoscheck.checker.registry import find_model
 from eoscheck.checker.spec import load_spec, spec_to_options
 from eoscheck.model.machines.eos import machine as eos_machine
 from eoscheck.model.machines.eos_instances import ACTIONS
-from eoscheck.model.machines.preset_init_pid import (
-    INIT_PRODUCER_ID,
-    Preset,
-    PresetMachine,
-)
+from eoscheck.model.machines.eos_presets import Preset, PresetMachine, To
+from eoscheck.model.machines.preset_init_pid import INIT_PRODUCER_ID
 from eoscheck.model.registry import INIT_PRODUCER_ID as REGISTERED
 from eoscheck.model.registry import INIT_PRODUCER_ID_MACHINE
 from reachable_states import reachable
@@ -75,7 +72,7 @@ def test_two_instances_count_the_old_states_with_unordered_networks(variant: str
     bounds = {"clients": 2, "lost_responses": 1, "failovers": 1, "abortable_errors": 1, "transactions": 1,
               "max_epoch": 3}
     old = reachable(INIT_PRODUCER_ID_MACHINE.machine(variant, bounds=bounds), 10**6)
-    new = reachable(INIT_PRODUCER_ID.model_def().machine(variant, bounds=bounds), 10**6)
+    new = reachable(find_model("kafka.eos.init_producer_id").machine(variant, bounds=bounds), 10**6)
     assert len({_unordered(s) for s in old}) == len(new) < len(old)
 
 
@@ -93,7 +90,7 @@ def _orbits(machine: Any, states: list[Any], scalarset: str) -> int:
 def test_instance_symmetry_keeps_one_state_per_orbit(variant: str) -> None:
     bounds = {"clients": 2, "lost_responses": 1, "failovers": 0, "abortable_errors": 1, "transactions": 1,
               "restarts": 1, "max_epoch": 3}
-    m = INIT_PRODUCER_ID.model_def().machine(variant, bounds=bounds)
+    m = find_model("kafka.eos.init_producer_id").machine(variant, bounds=bounds)
     assert m.has_symmetry()
     full = reachable(m, 10**6)
     reduced = explore(m, ExploreOptions(stop_at_first=False))
@@ -105,7 +102,7 @@ def test_instance_symmetry_keeps_one_state_per_orbit(variant: str) -> None:
 
 
 def test_renaming_instances_commutes_with_every_step() -> None:
-    m = INIT_PRODUCER_ID.model_def().machine("kafka-shipped", bounds={
+    m = find_model("kafka.eos.init_producer_id").machine("kafka-shipped", bounds={
         "clients": 2, "lost_responses": 1, "failovers": 1, "abortable_errors": 1, "transactions": 1, "expirations": 1,
         "restarts": 1, "max_epoch": 3})
     apply, swap = m.symmetry.apply, (1, 0)
@@ -148,10 +145,18 @@ def test_instances_beside_data_producers() -> None:
 # ------------------------------------------------------------------------------ bad input
 
 def test_a_preset_must_map_every_bound_onto_kafka_eos() -> None:
-    with pytest.raises(ValueError, match="do not map onto kafka.eos"):
-        Preset("x", "", INIT_PRODUCER_ID.base, {}, "", {}, {"clients": Bound("", 1, 1, 2)}, {"clients": "no_such"})
-    with pytest.raises(ValueError, match="do not map onto kafka.eos"):
-        Preset("x", "", INIT_PRODUCER_ID.base, {}, "", {}, {"clients": Bound("", 1, 1, 2)}, {})
+    with pytest.raises(ValueError, match=r"kafka.eos bounds \['no_such'\] are unknown"):
+        Preset("x", INIT_PRODUCER_ID.legacy, "", {"clients": "no_such"}, {})
+    with pytest.raises(ValueError, match=r"\['producers'\] are unknown, pinned and mapped"):
+        Preset("x", INIT_PRODUCER_ID.legacy, "", {"clients": "producers"}, {}, fixed={"producers": 0})
+    with pytest.raises(ValueError, match=r"\['instances'\] .* mapped twice"):
+        Preset("x", INIT_PRODUCER_ID.legacy, "", {"clients": "instances", "restarts": To("instances", 1)}, {})
+    with pytest.raises(ValueError, match="no property 'NoSuchProperty'"):
+        Preset("x", INIT_PRODUCER_ID.legacy, "", {}, {"P": "NoSuchProperty"})
+    # the published model has exactly the older machine's bounds, each mapped
+    with pytest.raises(ValueError, match=r"bounds \['clients'\] are not both"):
+        Preset("x", INIT_PRODUCER_ID.legacy, "", {k: v for k, v in INIT_PRODUCER_ID.bounds.items() if k != "clients"},
+               {}).model_def(INIT_PRODUCER_ID_MACHINE)
 
 
 def _refused(tmp_path: Path, capsys: Any, text: str, fragment: str) -> None:

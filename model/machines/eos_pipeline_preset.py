@@ -1,31 +1,26 @@
-"""The ``kafka.eos_pipeline`` preset of ``kafka.eos`` (beside ``eos_presets``, whose ``Preset`` maps
-bounds by name: this one needs arithmetic and refusals). An older machine's configuration space (its switches, variants, bounds and
-properties, under its own names) mapped onto one configuration of ``kafka.eos``.
+"""``kafka.eos_pipeline`` as a preset of ``kafka.eos`` (the mechanism: ``eos_presets.Preset``): a group of
+``instances`` members with per-thread (or per-partition) producers, one output partition, one batch per
+transaction and one in flight, ``records + 1`` transactions per producer and one timeout abort.
 
-A ``Preset`` says how: the older switches become a ``Protocol`` (``protocol._LEGACY_NAMES`` read
-backwards, over the protocol the older machine hard-wires), the older bounds become ``kafka.eos``
-bounds (``bounds``; a bound the preset cannot express is refused in one line), and the older
-property names are ``kafka.eos`` properties of the same meaning (``properties``). ``preset_model``
-gives the result as a ``ModelDef`` so a spec of the older model runs on ``kafka.eos`` by naming it,
-``model = "eoscheck.model.machines.eos_pipeline_preset:EOS_PIPELINE"``; ``tests/test_eos_presets.py`` compares
-verdicts and trace lengths with the older machine (``bench/compare_presets.py`` prints the table).
+Its switches are protocol decisions over Kafka 3.0's (its coordinator is hard-wired to KIP-360 as
+shipped, its clients to KIP-360), with its boolean ``tv2_epoch_bump`` read as the transaction version;
+its per-partition members send their group metadata where a KIP-447 check reads it. Its bounds need
+arithmetic (``To``): ``transactions = records + 1``, ``rebalances = max_generation - 1``; a bound
+whose kafka.eos value is out of range is refused in one line. ``docs/eos-presets.md`` has the table.
 
-Only ``kafka.eos_pipeline`` is a preset here; the name stays the older machine's until every
-committed spec agrees (see ``docs/eos-pipeline-preset.md``).
+The name ``kafka.eos_pipeline`` is this preset (``model/registry.py``); the hand-written machine
+stays as ``registry.EOS_PIPELINE_MACHINE`` for the agreement tests (``tests/test_eos_pipeline_preset.py``,
+``bench/compare_presets.py``).
 """
 
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from eoscheck.checker.registry import ModelDef, SwitchValue
+from eoscheck.checker.registry import SwitchValue
 
 from ..protocol import (
-    _LEGACY_NAMES,
     KAFKA_3_0,
     PIPELINE,
     VARIANTS,
@@ -35,38 +30,10 @@ from ..protocol import (
     TxnOffsetCommitCheck,
 )
 from .eos_model import BOUNDS as EOS_BOUNDS
-from .eos_presets import PresetMachine
+from .eos_presets import Preset, To
 
 
-@dataclass(frozen=True)
-class PipelinePreset:
-    """A named configuration of ``kafka.eos`` standing for an older machine."""
-
-    name: str
-    doc: str
-    #: the protocol the older machine hard-wires (its switches change the rest)
-    base: Protocol
-    #: kafka.eos bounds the preset fixes (the rest are kafka.eos's defaults or mapped)
-    fixed: Mapping[str, int]
-    #: older bounds -> kafka.eos bounds; ValueError (one line) for one it cannot express
-    bounds: Callable[[Mapping[str, int]], dict[str, int]]
-    #: older property name -> the kafka.eos property that checks the same thing
-    properties: Mapping[str, str] = field(default_factory=dict)
-    #: older temporal property name -> the kafka.eos temporal property (checked under kafka.eos's fairness)
-    temporal: Mapping[str, str] = field(default_factory=dict)
-
-
-def protocol_of(preset: PipelinePreset, switches: Mapping[str, SwitchValue]) -> Protocol:
-    """The ``Protocol`` an older machine's switch values stand for."""
-    decisions: dict[str, Any] = {}
-    for decision, legacy in _LEGACY_NAMES[preset.name].items():
-        if legacy not in switches:
-            continue
-        value = switches[legacy]
-        if decision == "transaction_version":
-            value = TransactionVersion.TV2 if value else TransactionVersion.TV1
-        decisions[decision] = value
-    protocol = preset.base.with_(**decisions)
+def _group_metadata(protocol: Protocol) -> Protocol:
     # The pipeline's per-partition members send their generation and member id with TxnOffsetCommit, as
     # its per-thread ones do (Streams' exactly_once sends the group id only: kafka.eos's default); only a
     # KIP-447 check reads them, so the decision is set only where it matters (twins stay minimal).
@@ -75,71 +42,39 @@ def protocol_of(preset: PipelinePreset, switches: Mapping[str, SwitchValue]) -> 
     return protocol.with_(per_partition_group_metadata=relevant) if relevant else protocol
 
 
-def eos_bounds(preset: PipelinePreset, bounds: Mapping[str, int]) -> dict[str, int]:
-    """The complete kafka.eos bounds for an older machine's bounds (ValueError: not expressible)."""
-    out = {name: b.default for name, b in EOS_BOUNDS.items()}
-    out.update(preset.fixed)
-    out.update(preset.bounds(bounds))
-    for name, value in out.items():
-        b = EOS_BOUNDS[name]
-        if not b.min <= value <= b.max:
-            raise ValueError(f"preset {preset.name}: kafka.eos bound {name}={value} is outside {b.min}..{b.max}")
-    return out
+def _transaction_version(tv2_epoch_bump: SwitchValue) -> TransactionVersion:
+    return TransactionVersion.TV2 if tv2_epoch_bump else TransactionVersion.TV1
 
 
-def build_preset(preset: PipelinePreset, switches: Mapping[str, SwitchValue], bounds: Mapping[str, int]) -> PresetMachine:
-    return PresetMachine(protocol_of(preset, switches), eos_bounds(preset, bounds), preset.properties,
-                         preset.temporal)
-
-
-def preset_model(preset: PipelinePreset, older: ModelDef) -> ModelDef:
-    """The older model's configuration space, built as ``kafka.eos``."""
-    return ModelDef(name=preset.name, doc=f"{older.doc} (as a preset of kafka.eos: {preset.doc})",
-                    variants=older.variants, default_variant=older.default_variant, switches=older.switches,
-                    bounds=older.bounds, properties={k: older.properties[k] for k in preset.properties},
-                    build=lambda switches, bounds: build_preset(preset, switches, bounds),
-                    temporal={k: older.temporal[k] for k in preset.temporal})
-
-
-# --- kafka.eos_pipeline ---------------------------------------------------------------------------------
-
-def _pipeline_bounds(b: Mapping[str, int]) -> dict[str, int]:
-    # a transaction per record plus one retry (the pipeline's are unbounded, cut by its epochs)
-    return {"input_records": b["records"], "transactions": b["records"] + 1,
-            "members": b["instances"], "producers": b["instances"],
-            "rebalances": b["max_generation"] - 1, "rejoins": b["rejoins"],
-            # the same Short.MAX_VALUE stand-in, and like the pipeline no state with an exhausted epoch
-            # (>= max_epoch - 1) is explored: no producer-id rotation, which the pipeline does not model
-            "max_epoch": b["max_epoch"], "exhausted_epochs": 0,
-            "coordinator_failovers": b["failovers"], "produce_timeouts": b["produce_timeouts"],
-            "endtxn_timeouts": b.get("endtxn_timeouts", 0)}
-
-
-PIPELINE_PRESET = PipelinePreset(
-    name=PIPELINE,
-    doc="one output partition, one batch per transaction and one in flight, a group of `instances` members with "
-        "per-thread producers, records + 1 transactions per producer and one timeout abort",
-    # the pipeline's coordinator is hard-wired to KIP-360 as shipped, its clients to KIP-360
+PIPELINE_PRESET = Preset(
+    name="eos_pipeline",
+    legacy=PIPELINE,
+    doc="Exactly-once consume-transform-produce: a consumer group of `instances` members with per-thread "
+        "(KIP-447) or per-partition producers, TxnOffsetCommit fencing, the timeout abort, late produce requests "
+        "and EndTxn, coordinator failover, KIP-890; on kafka.eos with one output partition, one batch per "
+        "transaction and one in flight, records + 1 transactions per producer and one timeout abort",
     base=KAFKA_3_0,
-    fixed={"partitions": 1, "batches": 1, "max_in_flight": 1, "txn_timeouts": 1},
-    bounds=_pipeline_bounds,
+    switch_values={"transaction_version": _transaction_version},
+    derive=_group_metadata,
+    # the same Short.MAX_VALUE stand-in, and like the pipeline no state with an exhausted epoch (>= max_epoch - 1)
+    # is explored: no producer-id rotation, which the pipeline does not model
+    fixed={"partitions": 1, "batches": 1, "max_in_flight": 1, "txn_timeouts": 1, "exhausted_epochs": 0},
+    # a transaction per record plus one retry (the pipeline's are unbounded, cut by its epochs)
+    bounds={"records": ("input_records", To("transactions", 1)), "instances": ("members", "producers"),
+            "max_generation": To("rebalances", -1), "rejoins": "rejoins", "max_epoch": "max_epoch",
+            "failovers": "coordinator_failovers", "produce_timeouts": "produce_timeouts",
+            "endtxn_timeouts": "endtxn_timeouts"},
     properties={name: name for name in ("NoDuplicateOutput", "OffsetsAgreeWithOutput", "NoHangingTransaction",
                                         "ZombieNeverCommitsOffsets", "ValidTxnTransitions")},
     # kafka.eos's are the pipeline's, under its fairness with kafka.eos's step names (eos_liveness)
     temporal={name: name for name in ("TransactionsComplete", "MarkersComplete", "RebalanceSettles")},
+    # the pipeline's lanes, in its order: app[i] is member i and its producer, then the coordinator, one output leader
+    lanes={"producer": "app[]", "member": "app[]", "next_producer_id": "txn coordinator", "leader": "output leader"},
+    # e.g. max_generation = 10 would be rebalances = 9, beyond what kafka.eos's group declares
+    within_eos_ranges=True,
 )
 
-
-def _pipeline_model() -> ModelDef:
-    from .eos_pipeline import MODEL
-    return preset_model(PIPELINE_PRESET, MODEL)
-
-
-#: ``kafka.eos_pipeline``'s configuration space on kafka.eos (``model = "<this module>:EOS_PIPELINE"``)
-EOS_PIPELINE = _pipeline_model()
-
-__all__ = ["EOS_PIPELINE", "PIPELINE_PRESET", "PipelinePreset", "build_preset", "eos_bounds", "preset_model",
-           "protocol_of"]
+__all__ = ["PIPELINE_PRESET"]
 
 
 # --- twins: a pipeline spec as a plain kafka.eos spec -----------------------------------------------------
@@ -173,9 +108,9 @@ def twin_text(path: Path, length: int | None) -> str:
         raise ValueError(f"{path}: a {raw.get('model')} spec, not one of {PIPELINE_MODEL.name}")
     switches = PIPELINE_MODEL.resolve_switches(raw.get("variant", PIPELINE_MODEL.default_variant),
                                                raw.get("switches", {}))
-    variant, overrides = closest_variant(protocol_of(PIPELINE_PRESET, switches), PIPELINE_PRESET.base)
+    variant, overrides = closest_variant(PIPELINE_PRESET.protocol(switches), PIPELINE_PRESET.base)
     older = {name: b.default for name, b in PIPELINE_MODEL.bounds.items()} | raw.get("bounds", {})
-    bounds = {k: v for k, v in eos_bounds(PIPELINE_PRESET, older).items() if v != EOS_BOUNDS[k].default}
+    bounds = {k: v for k, v in PIPELINE_PRESET.eos_bounds(older).items() if v != EOS_BOUNDS[k].default}
     check = dict(raw.get("check", {}))
     names = {**PIPELINE_PRESET.properties, **PIPELINE_PRESET.temporal}
     check["properties"] = [names[p] for p in check.get("properties", PIPELINE_PRESET.properties)]
