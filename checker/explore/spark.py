@@ -28,10 +28,11 @@ Python pass per task (``level_partition``):
 The first levels, while they have fewer than ``driver_states`` states (default 5000), run in the
 driver's process with the same ``level_partition`` (a Spark job costs tenths of a second whatever
 its size); meanwhile a warm-up job starts the executors' Python workers, unpacks the machine
-there and runs a small shuffle (an executor's first shuffle costs seconds of class loading), and
-while it runs, levels of up to 4x ``driver_states`` stay on the driver too (a Spark level would
-wait for it). The first level after that ships the driver's partitions to Spark; the rest follow
-there.
+there and runs a small shuffle (an executor's first shuffle costs seconds of class loading). The
+first level above the threshold ships the driver's partitions to Spark; the rest follow there.
+(Keeping larger levels on the driver until the warm-up ends was measured twice, in rounds 3 and
+4 of bench/results/spark-cluster.md: on a shared machine the driver's work slows the executors'
+start as much as it saves.)
 
 This replaced (issue 17) a design that cached each level's visited set and frontier in the JVM,
 ``localCheckpoint``-ed them and unioned them with the shuffled candidates: two Python passes per
@@ -136,10 +137,6 @@ def _unwind(signum: int, previous: Any = None) -> BaseException:
         return Terminated(signum)
     return SystemExit(128 + signum)
 
-
-#: while the executors' warm-up runs, levels of up to this many times ``driver_states`` states
-#: stay on the driver
-WARM_UP_DRIVER_FACTOR = 4
 
 #: resumptions from the checkpoint after lost executors before a run gives up
 MAX_RECOVERIES = 3
@@ -267,7 +264,6 @@ class _SparkBFS:
         self.deadline = (self.start + options.max_seconds) if options.max_seconds is not None else None
         self.timings: list[LevelTiming] = []
         self.warmed_at: float | None = None  # when the warm-up job ended (seconds into the run)
-        self.warming = False  # the warm-up job is running
         self._reset()
         self.notes: list[str] = []
         self.manifest: dict | None = None
@@ -576,7 +572,7 @@ class _SparkBFS:
             if self.store.fs.get_file_info(directory).type != pafs.FileType.NotFound:
                 self.store.fs.delete_dir(directory)
         if isinstance(source, dict):
-            if self._on_driver_now():
+            if self.frontier < self.driver_states:
                 try:
                     return self._on_driver(source, join, expand)
                 except Exception as exc:  # noqa: BLE001  (the model's own errors, whatever they are)
@@ -616,14 +612,7 @@ class _SparkBFS:
         the run's machine there and move a few bytes through a shuffle, so that the first Spark
         level does not wait for any of it. A fresh executor's first shuffle (its JVM loading and
         compiling the shuffle's code) took 2-2.5 s against 0.4-0.6 s for the next one (load 11)."""
-        def warm() -> None:
-            try:
-                self._warm_job()
-            finally:
-                self.warming = False
-
-        self.warming = True
-        threading.Thread(target=warm, name="eoscheck-warm-up", daemon=True).start()
+        threading.Thread(target=self._warm_job, name="eoscheck-warm-up", daemon=True).start()
 
     def _warm_job(self) -> None:
         with contextlib.suppress(Exception):
@@ -633,14 +622,6 @@ class _SparkBFS:
                 .partitionBy(P, identity_partition) \
                 .foreachPartition(partial(warm_partition, self.broadcast, self.token))
             self.warmed_at = self.elapsed()
-
-    def _on_driver_now(self) -> bool:
-        """Whether the next level runs in the driver's process: while it is small, and while the
-        warm-up has not ended (a Spark level would wait for it) up to ``WARM_UP_DRIVER_FACTOR``
-        times as many states: the driver's levels then overlap the executors' start."""
-        if self.frontier < self.driver_states:
-            return True
-        return self.warming and self.frontier < WARM_UP_DRIVER_FACTOR * self.driver_states
 
     def run_map_stage(self, shuffled: Any, level: int) -> None:
         """Compute ``shuffled``'s map side only: the anti-join that feeds it and the expansion,
