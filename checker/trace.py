@@ -91,9 +91,19 @@ def to_violation(machine: Machine, chain: list[int], pending: Pending,
     re-execute the chain of fingerprints to the finding's state, then the offending step."""
     trace = rebuild_trace(machine, chain, fingerprinter)
     if pending.kind == "transition":
-        trace.append(TraceStep(pending.step, pending.state))
+        trace.append(TraceStep(pending.step, _local_successor(machine, trace[-1].state, pending)))
     return Violation(property=pending.name, kind=pending.kind, trace=trace,  # type: ignore[arg-type]
                      found_length=len(trace), shortened_by=SHORTEST)
+
+
+def _local_successor(machine: Machine, state: State, pending: Pending) -> State:
+    """The offending step's successor as this process generates it. A worker (parallel, Spark)
+    found it, and a state that names interned parts (``checker.intern``) is readable only where its
+    parts were interned: equal ids, but the worker's table may hold a part this one never built."""
+    for step, nxt in machine.successors(state):
+        if step == pending.step and nxt == pending.state:
+            return nxt
+    return pending.state
 
 
 def trace_is_valid(machine: Machine, trace: list[TraceStep]) -> bool:

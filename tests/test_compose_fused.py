@@ -169,6 +169,7 @@ def test_the_fused_invariant_memo_is_bounded_and_dropped_when_it_does_not_pay(mo
     # a trial of repeated states: the memo pays and stays, bounded by the cap
     assert [fused(states[0]) for _ in range(4)] == [expect(states[0])] * 4
     assert env["impl"] is env["memoised"]
+    assert fused.__code__ is env["memoised"].__code__  # the engines' reference runs it directly
     assert [fused(s) for s in states] == [expect(s) for s in states]
     assert len(env["memo"]) <= 3
     # after clear_caches the trial starts again; a trial of distinct states drops the memo
@@ -176,3 +177,4 @@ def test_the_fused_invariant_memo_is_bounded_and_dropped_when_it_does_not_pay(mo
     assert env["impl"] is env["counting"]
     assert [fused(s) for s in states] == [expect(s) for s in states]
     assert env["impl"] is env["plain"] and len(env["memo"]) == 0
+    assert fused.__code__ is env["plain"].__code__

@@ -122,6 +122,44 @@ def test_an_effect_sees_only_the_parts_it_reads():
     assert seen == [{"a"}]
 
 
+def test_effects_and_guards_get_the_same_arguments_called_positionally_or_by_keyword():
+    import functools
+
+    from eoscheck.checker.compose.rules import _caller
+
+    calls: list[tuple[str, Any]] = []
+
+    def logged(fn: Any) -> Any:
+        @functools.wraps(fn)
+        def wrapper(self: Any, **kwargs: Any) -> Any:  # keywords only: a positional call would fail
+            calls.append(("wrapped", kwargs))
+            return fn(self, **kwargs)
+        return wrapper
+
+    class Both(Composed):
+        a = Part(init=1)
+        b = Part(init=2)
+
+        @rule("Plain", reads=("a", "b"), writes=("a",))
+        def plain(self, b: int, a: int) -> dict[str, int] | None:  # not in declaration order
+            calls.append(("plain", (a, b)))
+            return {"a": a + b} if a < 5 else None
+
+        @rule("Wrapped", reads=("a", "b"), writes=("b",))
+        @logged
+        def wrapped(self, a: int, b: int) -> dict[str, int] | None:
+            return {"b": a * b} if b < 50 else None
+
+    m = Both()
+    s = next(iter(m.init_states()))
+    assert [(step, m.view(t).a, m.view(t).b) for step, t in m.successors(s)] == [
+        (("Plain",), 3, 2), (("Wrapped",), 1, 2)]
+    assert calls == [("plain", (1, 2)), ("wrapped", {"a": 1, "b": 2})]
+    f = lambda self, x, y: (x, y)
+    assert _caller(f, ("x", "y"))(None, {"y": 2, "x": 1, "z": 3}) == (1, 2)  # positional
+    assert _caller(f, ("y", "x"))(None, {"y": 2, "x": 1}) == (1, 2)  # names not in its order: by keyword
+
+
 # ---------------------------------------------------------------- pickling, caches, run identity
 
 def _memo_entries(machine: Composed) -> int:

@@ -188,3 +188,27 @@ def test_frontiers_are_rebalanced():
     result = explore(TwoPhase(5), ExploreOptions(strategy="parallel", workers=2))
     moved = [n for n in result.notes if "moved between workers" in n]
     assert moved and not moved[0].endswith(" 0 states moved between workers to balance them")
+
+
+
+def test_a_transition_found_by_a_worker_is_readable_here(tmp_path):
+    """A worker's successor may name interned parts the coordinating process never built: the
+    trace's last state is re-generated there, so the counterexample can be rendered (it used to end
+    in a KeyError when a spec's transition property broke on the parallel engine). A fresh process,
+    as a user runs it: in this one, earlier tests have interned the parts already."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    name = "exhausted-epoch-retry-shipped"
+    done = subprocess.run([sys.executable, "-m", "eoscheck.checker.cli", "check", str(root / "specs" / f"{name}.toml"),
+                           "--engine", "parallel", "--workers", "2", "--no-progress", "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    written = json.loads((tmp_path / f"{name}.NoUnexpectedServerError.json").read_text())
+    committed = json.loads((root / "counterexamples" / f"{name}.NoUnexpectedServerError.json").read_text())
+    assert written["engine"]["strategy"] == "parallel"
+    written["engine"]["strategy"] = committed["engine"]["strategy"]
+    assert written == committed

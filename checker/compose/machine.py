@@ -170,6 +170,8 @@ class _Plan:
         self.source = "\n".join(lines)
         exec(compile(self.source, f"<compose {type(self.machine).__name__}>", "exec"), env)  # noqa: S102
         self.successors: Callable[[tuple], list[tuple[Step, tuple]]] = env["successors"]
+        if "successors" in vars(self.machine):  # bound on the instance (``Composed._bind_within``): rebind
+            self.machine.successors = self.successors  # type: ignore[method-assign]
 
     def _groups(self, env: dict[str, Any], lines: list[str]) -> dict[int, dict[int, tuple[str, int]]]:
         """Group the memoised bindings of rules without ``receive`` by their key slots; emit one
@@ -532,6 +534,10 @@ class Composed(Machine):
         within = self._plan.within
         if within is not None and type(self).within_bounds is Composed.declared_within_bounds:
             self.within_bounds = within  # type: ignore[method-assign]  # no bound-method call per successor
+        if type(self).successors is Composed.successors:
+            # the generated function itself, not a method that calls it: one call per state fewer
+            # (``_Plan.compile`` rebinds it when it regenerates the function)
+            self.successors = self._plan.successors  # type: ignore[method-assign, assignment]
 
     def declared_within_bounds(self, state: tuple) -> bool:
         """The conjunction of the declared ``@constraint``s (True when there are none)."""
@@ -541,7 +547,7 @@ class Composed(Machine):
     # ---- pickling: the compiled plan (and its memos) stays behind; it is rebuilt on arrival
 
     def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k not in ("_plan", "within_bounds")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_plan", "within_bounds", "successors")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)

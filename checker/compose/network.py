@@ -62,9 +62,11 @@ class ChannelOps:
     (``rest``: the channel once it is delivered; the same id under ``DUPLICATING``).
     ``droppable(id)``: ``((msg, rest id), ...)`` for every distinct message that may be lost.
     ``duplicable(id)``: ``((msg, id with one more copy), ...)``.
-    ``send(id, msg)``: the id of the channel with ``msg`` added."""
+    ``send(id, msg)``: the id of the channel with ``msg`` added.
+    ``sender(msgs)``: (cache, fold) for sending ``msgs`` in order: ``cache`` maps a channel id to
+    the id after the sends, ``fold(id)`` computes (and caches) a missing one."""
 
-    __slots__ = ("_deliver", "_drop", "_dup", "_send", "key", "memoize", "name", "net", "table")
+    __slots__ = ("_deliver", "_drop", "_dup", "_send", "_senders", "key", "memoize", "name", "net", "table")
 
     def __init__(self, name: str, net: Network, table: Interner[Any],
                  connection: tuple[str, ...] | Callable[[Any], Hashable], memoize: bool) -> None:
@@ -83,6 +85,7 @@ class ChannelOps:
         self._drop: dict[int, tuple[tuple[Any, int], ...]] = {}
         self._dup: dict[int, tuple[tuple[Any, int], ...]] = {}
         self._send: dict[tuple[int, Any], int] = {}
+        self._senders: dict[tuple[Any, ...], tuple[dict[int, int], Callable[[int], int]]] = {}
 
     def __repr__(self) -> str:  # no cache contents (``run_key`` reads the machine's attributes)
         return f"ChannelOps({self.name!r}, {self.net!r})"
@@ -137,6 +140,31 @@ class ChannelOps:
             if self.memoize:
                 self._send[k] = out
         return out
+
+    def sender(self, msgs: tuple[Any, ...]) -> tuple[dict[int, int], Callable[[int], int]]:
+        """What a rule's outcome that sends ``msgs`` applies per successor: one dict lookup on the
+        channel's id instead of a ``send`` call (and its (id, message) key) per message. On a
+        miss ``fold`` makes the same ``send`` calls in the same order as before, so the table's
+        ids are assigned in the same order."""
+        entry = self._senders.get(msgs)
+        if entry is not None:
+            return entry
+        cache: dict[int, int] = {}
+        send = self.send
+        memoize = self.memoize
+
+        def fold(ident: int) -> int:
+            out = ident
+            for m in msgs:
+                out = send(out, m)
+            if memoize:
+                cache[ident] = out
+            return out
+
+        entry = (cache, fold)
+        if memoize:
+            self._senders[msgs] = entry
+        return entry
 
     def deliverable(self, ident: int) -> tuple[tuple[Any, int], ...]:
         out = self._deliver.get(ident)

@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 from ..machine import Property, Step
 from .declare import ComposeError, PropertySpec
-from .rules import ReadSlots, _accepts, _getter, _key_source, _NoMemo, _Ref
+from .rules import (
+    ReadSlots,
+    _accepts,
+    _caller,
+    _decoder,
+    _getter,
+    _key_source,
+    _NoMemo,
+    _Ref,
+)
 
 if TYPE_CHECKING:
     from .machine import _Plan
@@ -28,13 +37,17 @@ class _Invariant:
         domains = {p: plan.domain(d, f"{where}, parameter {p}") for p, d in spec.params.items()}
         self.reads = [_Ref(r, plan, where, spec.params) for r in spec.reads]
         self.fn_args = _accepts(fn, [*spec.params, *(r.key for r in self.reads)], where)
+        self.fn_call = _caller(fn, self.fn_args)
         #: per parameter combination: (combo, reads, the memo key's slots, memo)
         self.bindings: list[tuple[dict[str, Any], list[ReadSlots], list[int], dict[Hashable, bool]]] = []
+        #: per binding: its reads' decoder (``rules._decoder``)
+        self.decoders: list[Callable[[tuple, dict[str, Any]], dict[str, Any]]] = []
         for values in itertools.product(*domains.values()):
             combo = dict(zip(domains, values))
             reads = [(r.key, r.slots(combo), r.values, r.whole) for r in self.reads]
             memo: dict[Hashable, bool] = {} if plan.memoize else _NoMemo()
             self.bindings.append((combo, reads, [k for _, ks, _, _ in reads for k in ks], memo))
+            self.decoders.append(_decoder(reads))
 
     def __repr__(self) -> str:
         return f"<invariant {self.spec.name}>"
@@ -44,17 +57,17 @@ class _Invariant:
             memo.clear()
 
     def miss(self, i: int, s: tuple) -> bool:
-        combo, reads, key_slots, memo = self.bindings[i]
-        kwargs = dict(combo)
-        kwargs.update(self.plan.decode_reads(s, reads))
-        names = self.fn_args
-        ok = bool(self.fn(self.plan.machine, **(kwargs if names is None else {n: kwargs[n] for n in names})))
-        memo[_getter(key_slots)(s)] = ok
+        combo, _reads, _key_slots, memo = self.bindings[i]
+        kwargs = self.decoders[i](s, dict(combo))
+        ok = bool(self.fn_call(self.plan.machine, kwargs))
+        memo[self.getters[i](s)] = ok
         return ok
 
     def compile(self) -> Callable[[tuple], bool]:
         """Generate the check and register it as the machine's property (a constraint is not one)."""
         env: dict[str, Any] = {"miss": self.miss}
+        #: each binding's memo key (built here: the bindings' key slots are final when compiled)
+        self.getters = [_getter(key_slots) for _, _, key_slots, _ in self.bindings]
         lines = ["def check(s):"]
         for i, (_, _, key_slots, memo) in enumerate(self.bindings):
             env[f"m{i}"] = memo
@@ -159,6 +172,7 @@ class _Fused:
         for env in self.fused_envs:
             env["counts"][:] = [0, 0]
             env["impl"] = env["counting"]
+            env["check"].__code__ = env["counting"].__code__
 
     def invariants(self, objs: list[_Invariant], checks: list[Callable[[tuple], bool]]) -> Callable[[tuple], bool]:
         if len(checks) == 1 and len(objs[0].bindings) == 1:
@@ -167,15 +181,27 @@ class _Fused:
         key = _key_source(slots)
         memo = self.memo()
         env: dict[str, Any] = {"memo": memo, "cap": FUSED_MEMO_CAP, "counts": [0, 0], "trial": FUSED_TRIAL}
-        env.update({f"c{i}": c for i, c in enumerate(checks)})
-        conj = " and ".join(f"c{i}(s)" for i in range(len(checks)))
+        # The conjunction with every property's memo lookups inlined (one call, not one per
+        # property): the same lookups, misses and order as calling each check in turn.
+        inline = ["def conj(s):"]
+        for i, obj in enumerate(objs):
+            env[f"miss{i}"] = obj.miss
+            for j, (_, _, key_slots, bmemo) in enumerate(obj.bindings):
+                env[f"m{i}_{j}"] = bmemo
+                inline += [f"    ok = m{i}_{j}.get({_key_source(key_slots)})",
+                           "    if ok is None:",
+                           f"        ok = miss{i}({j}, s)",
+                           "    if not ok:",
+                           "        return False"]
+        inline.append("    return True")
+        conj = "conj(s)"
         # The union key repeats often in some machines (kafka.eos's first benchmark configuration:
         # 87% of lookups hit) and hardly in others (its idempotent preset: 50%), where the lookup
         # and the stored entry cost more than they save. The first ``trial`` calls count the hits;
         # then ``impl`` becomes the memoised check or the plain conjunction for good.
         src = [
-            "def plain(s):",
-            f"    return bool({conj})",
+            *inline,
+            "plain = conj",
             "def memoised(s):",
             f"    k = {key}",
             "    ok = memo.get(k)",
@@ -199,10 +225,14 @@ class _Fused:
             "            impl = plain",
             "        else:",
             "            impl = memoised",
+            "        check.__code__ = impl.__code__",
             "    return ok",
             "impl = counting",
             "def check(s):",
             "    return impl(s)",
+            # the engines hold ``check``: it takes on the code of the current ``impl`` (all of them
+            # read only globals), so no call per state goes through a trampoline
+            "check.__code__ = counting.__code__",
         ]
         env["MAX_MISS_TENTHS"] = FUSED_MAX_MISS_TENTHS
         exec(compile("\n".join(src), "<compose fused invariants>", "exec"), env)  # noqa: S102
@@ -220,19 +250,29 @@ class _Fused:
             if not which:
                 continue
             if which not in by_set:
-                # one property: its own check (memoised on its own slots) is the conjunction
-                by_set[which] = checks[which[0]] if len(which) == 1 else self._transition_check(
-                    [objs[i] for i in which], [checks[i] for i in which])
+                by_set[which] = self._transition_check([objs[i] for i in which])
             out[action] = by_set[which]
         return out
 
-    def _transition_check(self, objs: list[_Transition], checks: list[Callable[[tuple, Step, tuple], bool]]
-                          ) -> Callable[[tuple, Step, tuple], bool]:
-        """The properties' own checks in a row. No memo of its own: a key per step (the step and
-        the union of their slots before and after) repeats little, and a second memo of that size
-        would cost more memory per state than the lookups it saves."""
-        env: dict[str, Any] = {f"c{i}": c for i, c in enumerate(checks)}
-        body = " and ".join(f"c{i}(s, step, t)" for i in range(len(checks)))
-        exec(compile(f"def check(s, step, t):\n    return bool({body})", "<compose fused transitions>", "exec"),  # noqa: S102
-             env)
+    def _transition_check(self, objs: list[_Transition]) -> Callable[[tuple, Step, tuple], bool]:
+        """The properties' memo lookups in a row, inlined (as their own checks make them, minus
+        the test of the step's action: the caller looked the check up by it). No memo of its
+        own: a key per step (the step and the union of their slots before and after) repeats
+        little, and a second memo of that size would cost more memory per state than the lookups
+        it saves."""
+        env: dict[str, Any] = {}
+        lines = ["def check(s, step, t):"]
+        for i, obj in enumerate(objs):
+            env[f"memo{i}"], env[f"miss{i}"], env[f"when{i}"] = obj.memo, obj.miss, obj.spec.when
+            body = [f"key = (step, {_key_source(obj.key_slots)}, {_key_source(obj.key_slots, 't')})",
+                    f"ok = memo{i}.get(key)",
+                    "if ok is None:",
+                    f"    ok = miss{i}(s, step, t, key)",
+                    "if not ok:",
+                    "    return False"]
+            if obj.spec.when is not None:
+                body = [f"if when{i}(step):", *("    " + x for x in body)]
+            lines += ["    " + x for x in body]
+        lines.append("    return True")
+        exec(compile("\n".join(lines), "<compose fused transitions>", "exec"), env)  # noqa: S102
         return env["check"]  # type: ignore[no-any-return]

@@ -26,8 +26,9 @@ _REF = re.compile(r"^(?:([A-Za-z_]\w*)=)?([A-Za-z_]\w*)(?:\[([A-Za-z_]\w*)\])?$"
 
 #: how a part is read: (keyword name, slots, its table's values or None for a scalar, all actors?)
 ReadSlots = tuple[str, list[int], "dict[int, Any] | None", bool]
-#: one outcome of a binding: (step, ((slot, value), ...) written, ((slot, send, msgs), ...) sent)
-Outcome = tuple[Step, tuple[tuple[int, Any], ...], tuple[tuple[int, Callable[[int, Any], int], tuple[Any, ...]], ...]]
+#: one outcome of a binding: (step, ((slot, value), ...) written, ((slot, cache, fold), ...) sent:
+#: ``ChannelOps.sender``'s id -> id after the sends, and the function that fills it)
+Outcome = tuple[Step, tuple[tuple[int, Any], ...], tuple[tuple[int, dict[int, int], Callable[[int], int]], ...]]
 
 
 class _NoMemo(dict):  # type: ignore[type-arg]
@@ -56,6 +57,48 @@ def _accepts(fn: Callable[..., Any], available: Iterable[str], what: str, skip: 
 
 def _pick(names: tuple[str, ...] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
     return kwargs if names is None else {n: kwargs[n] for n in names}
+
+
+def _caller(fn: Callable[..., Any], names: tuple[str, ...] | None) -> Callable[[Any, dict[str, Any]], Any]:
+    """``call(machine, kwargs)``: ``fn(machine, **{n: kwargs[n] for n in names})`` (all of
+    ``kwargs`` when ``names`` is None), as a positional call where ``fn`` is a plain function
+    whose own parameters are exactly ``names`` in order: a memo miss builds no second dict."""
+    if names is None:
+        return lambda machine, kwargs: fn(machine, **kwargs)
+    code = getattr(fn, "__code__", None)
+    plain = (inspect.isfunction(fn) and not hasattr(fn, "__wrapped__") and code is not None
+             and not code.co_kwonlyargcount and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+             and code.co_varnames[1:code.co_argcount] == names)
+    if not plain:
+        return lambda machine, kwargs: fn(machine, **{n: kwargs[n] for n in names})
+    if not names:
+        return lambda machine, kwargs: fn(machine)
+    if len(names) == 1:
+        (only,) = names
+        return lambda machine, kwargs: fn(machine, kwargs[only])
+    get = itemgetter(*names)
+    return lambda machine, kwargs: fn(machine, *get(kwargs))
+
+
+def _decoder(reads: Iterable[ReadSlots]) -> Callable[[tuple, dict[str, Any]], dict[str, Any]]:
+    """``read_parts`` for these reads, with each read's kind settled once: ``decode(s, into)``."""
+    plain = tuple((name, slots[0]) for name, slots, values, whole in reads if not whole and values is None)
+    tabled = tuple((name, slots[0], values) for name, slots, values, whole in reads if not whole and values is not None)
+    wholes = tuple((name, tuple(slots), values) for name, slots, values, whole in reads if whole)
+
+    def decode(s: tuple, into: dict[str, Any]) -> dict[str, Any]:
+        try:
+            for name, k in plain:
+                into[name] = s[k]
+            for name, k, table in tabled:
+                into[name] = table[s[k]]
+            for name, slots, values in wholes:
+                into[name] = tuple([s[k] for k in slots] if values is None else [values[s[k]] for k in slots])
+        except KeyError as exc:
+            raise _unknown_part(exc) from None
+        return into
+
+    return decode
 
 
 def _getter(slots: list[int]) -> Callable[[tuple], Hashable]:
@@ -136,7 +179,7 @@ class _Ref:
 class _Binding:
     """One rule at one combination of parameter values: the slots it reads, its memo."""
 
-    __slots__ = ("getter", "key_slots", "memo", "params", "prefix", "reads", "writes")
+    __slots__ = ("decode", "getter", "key_slots", "memo", "params", "prefix", "reads", "writes")
 
     def __init__(self, rule: _Rule, params: dict[str, Any]) -> None:
         self.params = params
@@ -149,6 +192,7 @@ class _Binding:
         #: the memo key's slots (a test drops one to show the memo-equivalence check catches it)
         self.key_slots = key_slots
         self.getter = _getter(key_slots)
+        self.decode = _decoder(self.reads)
         self.writes = {ref.key: (ref.slots(params), ref.whole, rule.plan.encoder(ref.decl)) for ref in rule.writes}
         self.prefix = (rule.action, *(params[p] for p in rule.param_names))
         self.memo: dict[Hashable, tuple[Outcome, ...]] = {} if rule.plan.memoize and rule.spec.memo else _NoMemo()
@@ -198,6 +242,9 @@ class _Rule:
         self.allowed = {r.key for r in self.writes} | set(spec.sends) | set(spec.results)
         self.fn_args = _accepts(fn, names, where)
         self.guards = [(g, _accepts(g, names, f"precondition of {where}")) for g in guards]
+        #: the effect and the guards as ``call(machine, kwargs)`` (``_caller``)
+        self.fn_call = _caller(fn, self.fn_args)
+        self.guard_calls = tuple(_caller(g, names) for g, names in self.guards)
         combos = [dict(zip(self.static, values)) for values in itertools.product(*self.static.values())]
         self.combos = combos
         self.bindings: list[_Binding] = []
@@ -270,10 +317,10 @@ class _Rule:
             apply.append(f"t[{self.receive_slot}] = rest")
         apply += ["for k, v in writes: t[k] = v",
                   "if sends:",
-                  "    for k, send, msgs in sends:",
+                  "    for k, cache, fold in sends:",
                   "        i = t[k]",
-                  "        for m in msgs: i = send(i, m)",
-                  "        t[k] = i"]
+                  "        j = cache.get(i)",
+                  "        t[k] = fold(i) if j is None else j"]
         if bslot >= 0:
             apply.append(f"t[{bslot}] += 1")
         apply.append("out.append((step, tuple(t)))")
@@ -312,8 +359,7 @@ class _Rule:
     # ---- a memo miss: run the guard and the effect over the readable parts
 
     def compute(self, b: _Binding, s: tuple, msg: Any, rest: int) -> tuple[Outcome, ...]:
-        kwargs: dict[str, Any] = dict(b.params)
-        read_parts(s, b.reads, kwargs)
+        kwargs: dict[str, Any] = b.decode(s, dict(b.params))
         if msg is not _NO_MSG:
             kwargs["msg"] = msg
             if self.channel_key is not None and self.receive is not None:
@@ -321,14 +367,14 @@ class _Rule:
                 kwargs[self.channel_key] = self.receive.table.values[rest]
         machine = self.plan.machine
         outs: tuple[Outcome, ...] = ()
-        for guard, names in self.guards:
-            if not guard(machine, **(kwargs if names is None else {n: kwargs[n] for n in names})):
+        for guard in self.guard_calls:
+            if not guard(machine, kwargs):
                 break
         else:
-            names = self.fn_args
-            result = self.fn(machine, **(kwargs if names is None else {n: kwargs[n] for n in names}))
+            result = self.fn_call(machine, kwargs)
             if result is not None:
-                if isinstance(result, Mapping):
+                kind = type(result)
+                if kind is dict or (kind is not list and isinstance(result, Mapping)):
                     outs = (self._outcome(b, result),)
                 elif isinstance(result, list):
                     outs = tuple(self._outcome(b, d) for d in result)
@@ -363,7 +409,8 @@ class _Rule:
             msgs = d.get(ch)
             if msgs is not None:
                 msgs = tuple(msgs) if isinstance(msgs, list) else (msgs,)
-                sends.append((slot, ops.send, self.plan.checked(msgs, ch)))
+                cache, fold = ops.sender(self.plan.checked(msgs, ch))
+                sends.append((slot, cache, fold))
         return step, tuple(writes), tuple(sends)
 
 

@@ -123,12 +123,11 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                     room = max_states - len(visited)
                 else:
                     room = None
-                new, overflow = visited.insert_batch(cand.fps, cand.parents, room)
+                # a chunk's candidates are distinct: expand_chunk keeps each fingerprint once
+                new, overflow = visited.insert_batch(cand.fps, cand.parents, room, distinct=True)
                 if new:
-                    cand_states = cand.states
-                    cand_fps = cand.fps
-                    new_states = [cand_states[i] for i in new]
-                    new_fps = [cand_fps[i] for i in new]
+                    new_states = list(map(cand.states.__getitem__, new))
+                    new_fps = list(map(cand.fps.__getitem__, new))
                     count_new(new_cov, cand.steps, new)
                     queue.push(new_states, new_fps)
                     expander.check_invariants(new_states, new_fps, level + 1)
@@ -142,8 +141,8 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                 if ticker.out_of_time():
                     limit_hit = "time"
                     raise _Stop
-                ticker.maybe_update(lambda: Stats(len(visited), generated + sum(gen_cov.values()),
-                                                  level, queue.left(), ticker.elapsed()), level)
+                ticker.maybe_update(lambda level=level: Stats(len(visited), generated + sum(gen_cov.values()),  # type: ignore[misc]
+                                                              level, queue.left(), ticker.elapsed()), level)
             visited.end_level()
             if queue.next_states:
                 level += 1

@@ -375,14 +375,17 @@ class CompactVisited:
     def known(self) -> set[int]:
         return self._known
 
-    def insert_batch(self, fps: list[int], parents: list[int], room: int | None = None
-                     ) -> tuple[list[int], bool]:
+    def insert_batch(self, fps: list[int], parents: list[int], room: int | None = None, *,
+                     distinct: bool = False) -> tuple[list[int], bool]:
         if not fps:
             return [], False
         batch = np.array(fps, dtype=np.int64).view(np.uint64)
-        first = np.zeros(batch.size, dtype=bool)
-        first[np.unique(batch, return_index=True)[1]] = True
-        new = np.flatnonzero(first & ~self._set.contains_batch(batch))
+        if distinct:  # the caller de-duplicated the batch (the BFS's chunk candidates): no sort
+            new = np.flatnonzero(~self._set.contains_batch(batch))
+        else:
+            first = np.zeros(batch.size, dtype=bool)
+            first[np.unique(batch, return_index=True)[1]] = True
+            new = np.flatnonzero(first & ~self._set.contains_batch(batch))
         overflow = room is not None and new.size > room
         if overflow:
             new = new[:room]

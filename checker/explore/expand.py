@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any, Literal, overload
 
 from ..fingerprint import Fingerprinter, fingerprint_fn
@@ -39,6 +40,7 @@ from ..machine import Machine
 from .common import overrides, select_properties
 
 _NONE = object()  # "no successor yet": deadlock detection without a per-step counter
+_first = itemgetter(0)  # a step's action
 
 
 @dataclass
@@ -238,6 +240,37 @@ class Expander:
         edge_append = edges.append if edges is not None else None
         report = self._report
         try:
+            if not record and mode != 2 and (fused_get is not None or not trans):
+                # the usual case, without the branches it does not need: fingerprints by ``hash``,
+                # transition properties through the fused checks (one dict lookup per step), no
+                # edges. Same order, counts and findings as the general loop below.
+                for state, ref in zip(states, refs):
+                    nxt = _NONE
+                    for step, nxt in successors(state):
+                        action = step[0]
+                        act_append(action)
+                        if bounded and not within(nxt):
+                            continue
+                        if (fused_get is not None and (tf := fused_get(action)) is not None
+                                and not tf(state, step, nxt)
+                                and self._transition_findings(trans, state, step, nxt, ref, level)):
+                            out.stopped = True
+                            return out
+                        h = hash(nxt) if canonical is None else hash(canonical(nxt))
+                        # the chunk's own set first: it is small (in cache) and catches the
+                        # duplicates among siblings; either way the test is the same
+                        if h in seen or h in known:
+                            continue
+                        seen_add(h)
+                        fps_append(h)
+                        par_append(ref)
+                        st_append(nxt)
+                        step_append(step)
+                    if (nxt is _NONE and deadlock and "deadlock" not in violated
+                            and not is_terminal(state) and report(Pending("deadlock", "deadlock", ref, level))):
+                        out.stopped = True
+                        return out
+                return out
             for state, ref in zip(states, refs):
                 nxt = _NONE
                 for step, nxt in successors(state):
@@ -274,6 +307,17 @@ class Expander:
         finally:
             out.gen_cov = Counter(actions)
             out.generated = len(actions)
+
+    def _transition_findings(self, trans: list[tuple[str, Any]], state: Any, step: Any, nxt: Any, ref: int,
+                             level: int) -> bool:
+        """Each transition property on one step whose fused check failed, in order; True when a
+        finding stops the run."""
+        violated = self.violated
+        for name, check in trans:
+            if (name not in violated and not check(state, step, nxt)
+                    and self._report(Pending(name, "transition", ref, level, step, nxt))):
+                return True
+        return False
 
     # ------------------------------------------------------------------ one state at a time
 
@@ -334,9 +378,8 @@ class Expander:
 
 def count_new(coverage: dict[str, int], steps: Sequence[Any], indices: Sequence[int]) -> None:
     """Add the new states ``indices`` (into ``steps``) to the per-action distinct counts."""
-    for i in indices:
-        action = steps[i][0]
-        coverage[action] = coverage.get(action, 0) + 1
+    for action, n in Counter(map(_first, map(steps.__getitem__, indices))).items():  # in C
+        coverage[action] = coverage.get(action, 0) + n
 
 
 def add_counts(coverage: dict[str, int], counts: dict[str, int] | Counter[str]) -> None:

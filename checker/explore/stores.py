@@ -28,10 +28,11 @@ class LevelStore(Protocol):
     def known(self) -> Container[int]:
         """Fingerprints certainly visited (may miss some): the expansion core's early filter."""
 
-    def insert_batch(self, fps: list[int], parents: list[int], room: int | None = None
-                     ) -> tuple[list[int], bool]:
+    def insert_batch(self, fps: list[int], parents: list[int], room: int | None = None, *,
+                     distinct: bool = False) -> tuple[list[int], bool]:
         """Add the new ones (first occurrence wins, in candidate order, at most ``room``);
-        (their indices, whether some did not fit)."""
+        (their indices, whether some did not fit). ``distinct``: the caller vouches that ``fps``
+        holds no fingerprint twice (a store may then skip its own de-duplication)."""
 
     def end_level(self) -> None: ...
 

@@ -50,8 +50,8 @@ class VisitedSet:
         """
         return self._seen
 
-    def insert_batch(self, fps: list[int], parents: list[int], room: int | None = None
-                     ) -> tuple[list[int], bool]:
+    def insert_batch(self, fps: list[int], parents: list[int], room: int | None = None, *,
+                     distinct: bool = False) -> tuple[list[int], bool]:
         """Add the candidates not seen before (first occurrence wins), recording their parents.
 
         Returns (indices into ``fps`` of the new ones, in order; ``True`` if more new ones existed
