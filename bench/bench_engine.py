@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
                       key=lambda r: r["elapsed"])
         r = runs[len(runs) // 2]
         row = {
-            "when": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "commit": git_commit(), "python": platform.python_version(), "host": platform.node(),
             "model": "examples.twophase", "bounds": {"rms": size}, "strategy": args.strategy,
             "repeat": args.repeat, **r,

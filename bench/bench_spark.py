@@ -106,7 +106,7 @@ def run_child(args: argparse.Namespace, engine: str, master: str | None = None) 
     env = dict(os.environ)
     if args.partitions:
         env["EOSCHECK_SPARK_PARTITIONS"] = str(args.partitions)
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"{engine} {master or ''} failed:\n{proc.stderr[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])

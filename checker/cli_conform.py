@@ -14,7 +14,7 @@ from typing import Any
 
 def find_command() -> tuple[Any, Any, tuple[type[BaseException], ...]] | None:
     for ep in sorted(entry_points(group="eoscheck.conformance"), key=lambda e: e.name):
-        return ep.load()  # type: ignore[no-any-return]
+        return ep.load()
     return None
 
 

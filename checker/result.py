@@ -7,6 +7,7 @@ successor produced plus the initial states; ``distinct`` counts states kept afte
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -38,7 +39,8 @@ class Violation:
     #: ``loop``); None for a finite trace
     loop: int | None = None
 
-    @property
+    # builtins.property: in this class body ``property`` names the field above (for mypy)
+    @builtins.property
     def length(self) -> int:
         return len(self.trace)
 

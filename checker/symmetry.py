@@ -31,7 +31,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -148,8 +148,8 @@ def canonicalize(state: State, keys: Sequence[Any], apply: Callable[[State, Perm
         swapped = apply(state, _SWAP)
         if first > second or keys_complete or not exact:
             return swapped if first > second else state
-        return swapped if swapped < state else state
-    if all(a < b for a, b in zip(keys, keys[1:])):
+        return min(state, swapped)
+    if all(a < b for a, b in itertools.pairwise(keys)):
         return state
     perm = sorting_permutation(keys)
     base = apply(state, perm)
@@ -166,8 +166,7 @@ def canonicalize(state: State, keys: Sequence[Any], apply: Callable[[State, Perm
             for src, dst in zip(group, image):
                 within[src] = dst
         candidate = apply(base, tuple(within))
-        if candidate < best:
-            best = candidate
+        best = min(best, candidate)
     return best
 
 
@@ -206,7 +205,7 @@ class Symmetry:
         return list(itertools.product(*(itertools.permutations(range(s.size))
                                         for s in self.scalarsets)))
 
-    def orbit(self, state: State) -> set[Hashable]:
+    def orbit(self, state: State) -> set[State]:
         return {self.apply(state, g) for g in self._elements}
 
     def orbit_size(self, state: State) -> int:
@@ -260,8 +259,8 @@ class SymmetryReport:
         return self.verdicts_agree and self.same_violations and self.orbit_check is not False
 
     def summary(self) -> str:
-        parts = [f"full {self.full.stats.distinct} states, reduced {self.reduced.stats.distinct}"
-                 f" ({self.reduction:.2f}x fewer)",
+        parts = [(f"full {self.full.stats.distinct} states, reduced {self.reduced.stats.distinct}"
+                  f" ({self.reduction:.2f}x fewer)"),
                  "verdicts agree" if self.verdicts_agree else
                  f"VERDICTS DIFFER ({self.full.verdict} vs {self.reduced.verdict})"]
         if not self.same_violations:

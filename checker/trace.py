@@ -24,6 +24,7 @@ re-execution retraces exactly the states the BFS checked.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -92,7 +93,7 @@ def to_violation(machine: Machine, chain: list[int], pending: Pending,
     trace = rebuild_trace(machine, chain, fingerprinter)
     if pending.kind == "transition":
         trace.append(TraceStep(pending.step, _local_successor(machine, trace[-1].state, pending)))
-    return Violation(property=pending.name, kind=pending.kind, trace=trace,  # type: ignore[arg-type]
+    return Violation(property=pending.name, kind=pending.kind, trace=trace,
                      found_length=len(trace), shortened_by=SHORTEST)
 
 
@@ -113,7 +114,7 @@ def trace_is_valid(machine: Machine, trace: list[TraceStep]) -> bool:
     walker = _walker(machine, False)
     if trace[0].state not in walker.init_states()[1]:
         return False
-    for prev, cur in zip(trace, trace[1:]):
+    for prev, cur in itertools.pairwise(trace):
         if (cur.step, cur.state) not in [(step, nxt) for step, nxt, _ in walker.expand_one(prev.state)]:
             return False
     return True

@@ -120,9 +120,9 @@ class HandAbp(Machine):
     """ABP as a plain ``Machine``: state ``(next_value, expected, log, data, ack, lost, copies)``
     with the channels as tuples, each network semantics written out below."""
 
-    actions: ClassVar[dict[str, tuple[str, ...]]] = {"Send": (), "RcvData": ("bit", "value"), "RcvAck": ("bit",), "LoseData": ("bit", "value"),
-                                                     "LoseAck": ("bit",), "CopyData": ("bit", "value"),
-                                                     "CopyAck": ("bit",)}
+    actions: Mapping[str, tuple[str, ...]] = {"Send": (), "RcvData": ("bit", "value"), "RcvAck": ("bit",),
+                                              "LoseData": ("bit", "value"), "LoseAck": ("bit",),
+                                              "CopyData": ("bit", "value"), "CopyAck": ("bit",)}
 
     def __init__(self, records: int = 3, delivery: Delivery = Delivery.ORDERED, lost: int = 1, copies: int = 1,
                  capacity: int = 2) -> None:

@@ -18,7 +18,7 @@ from eoscheck.checker.machine import Machine, Property
 
 
 class DieHard(Machine):
-    actions = {"FillSmall": (), "FillBig": (), "EmptySmall": (), "EmptyBig": (),
+    actions: Mapping[str, tuple[str, ...]] = {"FillSmall": (), "FillBig": (), "EmptySmall": (), "EmptyBig": (),
                "SmallToBig": (), "BigToSmall": ()}
 
     def __init__(self, small: int = 3, big: int = 5, goal: int = 4):

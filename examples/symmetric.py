@@ -18,10 +18,18 @@ from operator import add
 
 from eoscheck.checker.machine import Machine, Property
 from eoscheck.checker.registry import Bound, ModelDef, Switch, SwitchValue, Variant
-from eoscheck.checker.symmetry import Permutation, Scalarset, Symmetry, canonicalize, permute_slots, \
-    rename_all, rename_mask
+from eoscheck.checker.symmetry import (
+    Permutation,
+    Scalarset,
+    Symmetry,
+    canonicalize,
+    permute_slots,
+    rename_all,
+    rename_mask,
+)
 
-from .twophase import PROPERTY_DOCS as TWOPHASE_PROPERTIES, RMS_BOUND, TM_COMMITTED, TM_INIT, TwoPhase
+from .twophase import PROPERTY_DOCS as TWOPHASE_PROPERTIES
+from .twophase import RMS_BOUND, TM_COMMITTED, TM_INIT, TwoPhase
 
 #: bundle code of an RM = 4 * rmState + 2 * (in tmPrepared) + (sent Prepared)
 _RM_CODE = (0, 4, 8, 12)
@@ -92,7 +100,7 @@ CLIENT_NAMES = ("idle", "waiting", "critical")
 class FifoMutex(Machine):
     """A lock granted in request order. State: (client states, queue of waiting client numbers)."""
 
-    actions = {"Request": ("client",), "Enter": ("client",), "Exit": ("client",)}
+    actions: Mapping[str, tuple[str, ...]] = {"Request": ("client",), "Enter": ("client",), "Exit": ("client",)}
 
     def __init__(self, clients: int = 3, seeded_bug: bool = False):
         self.n = clients

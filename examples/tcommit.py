@@ -17,7 +17,7 @@ RM_NAMES = ("working", "prepared", "committed", "aborted")
 
 
 class TCommit(Machine):
-    actions = {"Prepare": ("rm",), "DecideCommit": ("rm",), "DecideAbort": ("rm",)}
+    actions: Mapping[str, tuple[str, ...]] = {"Prepare": ("rm",), "DecideCommit": ("rm",), "DecideAbort": ("rm",)}
 
     def __init__(self, rms: int = 3):
         self.n = rms

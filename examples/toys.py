@@ -21,7 +21,7 @@ from eoscheck.checker.machine import Machine, Property
 
 
 class Counter(Machine):
-    actions = {"Inc": (), "Wrap": (), "Never": ()}
+    actions: Mapping[str, tuple[str, ...]] = {"Inc": (), "Wrap": (), "Never": ()}
 
     def __init__(self, limit: int = 6, wrap: bool = False, terminal: bool = False,
                  bound: int | None = None):
@@ -66,7 +66,7 @@ class Grid(Machine):
     (size-1, size-1): shortest trace 2 * (size - 1) + 1 states.
     """
 
-    actions = {"IncX": (), "IncY": (), "ResetX": (), "ResetY": ()}
+    actions: Mapping[str, tuple[str, ...]] = {"IncX": (), "IncY": (), "ResetX": (), "ResetY": ()}
 
     def __init__(self, size: int = 4, symmetric: bool = False):
         self.size, self.symmetric = size, symmetric

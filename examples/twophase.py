@@ -29,7 +29,7 @@ TM_NAMES = ("init", "committed", "aborted")
 
 
 class TwoPhase(Machine):
-    actions = {
+    actions: Mapping[str, tuple[str, ...]] = {
         "TMCommit": (), "TMAbort": (),
         "TMRcvPrepared": ("rm",), "RMPrepare": ("rm",), "RMChooseToAbort": ("rm",),
         "RMRcvCommitMsg": ("rm",), "RMRcvAbortMsg": ("rm",),

@@ -38,8 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eoscheck.checker.registry import ModelDef, Variant
-from eoscheck.checker.smt.obligations import (Action, Obligation, ProofSet, Query, Shown,
-                                              TransitionSystem, ValidProblem)
+from eoscheck.checker.smt.obligations import Action, Obligation, ProofSet, Query, Shown, TransitionSystem, ValidProblem
 
 from .coordinator.fencing import fence_producer_epoch
 from .coordinator.init_producer_id import init_producer_id_decision
@@ -98,17 +97,17 @@ UNREACHABLE_MAX = 2**20
 
 MUTATIONS: dict[str, tuple[str, RuleSet]] = {
     "threshold-at-max": (
-        "InitProducerId treats an epoch as exhausted only at max (32767) instead of max-1: the rule "
-        "evaluated with max_epoch = 32768, so isEpochExhausted is epoch >= 32767",
+        ("InitProducerId treats an epoch as exhausted only at max (32767) instead of max-1: the rule "
+         "evaluated with max_epoch = 32768, so isEpochExhausted is epoch >= 32767"),
         RuleSet(init_max_epoch=MAX_EPOCH + 1)),
     "no-overflow-branch": (
-        "no overflow branch anywhere: InitProducerId never rotates the producer id, the fence and the "
-        "idempotent bump always add 1 (the rules evaluated with a max_epoch of 2^20)",
+        ("no overflow branch anywhere: InitProducerId never rotates the producer id, the fence and the "
+         "idempotent bump always add 1 (the rules evaluated with a max_epoch of 2^20)"),
         RuleSet(init_max_epoch=UNREACHABLE_MAX, fence_max_epoch=UNREACHABLE_MAX,
                 idempotent_max_epoch=UNREACHABLE_MAX)),
     "increment-without-wrap": (
-        "the client's incrementSequence never wraps past 2^31-1 (the rule evaluated with max_seq = "
-        "2^33, so seq + inc is plain addition)",
+        ("the client's incrementSequence never wraps past 2^31-1 (the rule evaluated with max_seq = "
+         "2^33, so seq + inc is plain addition)"),
         RuleSet(increment_max_seq=2**33)),
 }
 
@@ -372,7 +371,7 @@ def _granted(s: Mapping[str, Any]) -> tuple[Any, Any]:
     return s["granted.producer_id"], s["granted.epoch"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def coordinator_system(variant: str, rules: RuleSet) -> TransitionSystem:
     """One transition system per (variant, rule set), shared by the obligations over it so that the
     prover can reuse the invariant's preservation proof."""

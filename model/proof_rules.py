@@ -58,7 +58,8 @@ _INIT_RETURNS: tuple[tuple[str, int, ArgKind], ...] = (
 
 def _init_rule(name: str, kip360: bool, shipped: bool, doc: str) -> RuleDef:
     params = {"kip360": kip360, "shipped": shipped, "max_epoch": MAX_EPOCH}
-    return RuleDef(name, partial(init_producer_id_decision, **params), doc, _INIT_ARGS, _INIT_RETURNS, params)
+    return RuleDef(name, partial(init_producer_id_decision, kip360=kip360, shipped=shipped, max_epoch=MAX_EPOCH), doc,
+                   _INIT_ARGS, _INIT_RETURNS, params)
 
 
 # --- part 2: the transaction state machine and the group coordinator ---------------------------

@@ -302,7 +302,7 @@ def _coerce(name: str, value: Any) -> Any:
         try:
             return kind(value)
         except ValueError:
-            choices = ", ".join(e.value for e in kind)  # type: ignore[attr-defined]
+            choices = ", ".join(e.value for e in kind)
             raise ValueError(f"{name}={value!r} is not one of {choices}") from None
     if kind is bool and not isinstance(value, bool):
         raise ValueError(f"{name} must be true or false, got {value!r}")

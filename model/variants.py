@@ -6,7 +6,7 @@ one it follows.
 
 from __future__ import annotations
 
-from eoscheck.checker.registry import Switch, Variant
+from eoscheck.checker.registry import Switch, SwitchValue, Variant
 
 from .partition.validation import UNKNOWN_PRODUCER_MODES
 from .producer.config import CLIENT_VERSIONS, EPOCH_BUMP_MODES
@@ -42,9 +42,10 @@ IDEMPOTENT_SWITCHES: dict[str, Switch] = {
         "resequence_inflight", EPOCH_BUMP_MODES),
 }
 
-_OLD_BROKER = {"broker_unknown_producer": "unknown_producer_id", "broker_retain_producer_state": False,
-               "broker_batch_cache": 5}
-_NEW_BROKER = {"broker_unknown_producer": "accept", "broker_retain_producer_state": True, "broker_batch_cache": 5}
+_OLD_BROKER: dict[str, SwitchValue] = {"broker_unknown_producer": "unknown_producer_id",
+                                       "broker_retain_producer_state": False, "broker_batch_cache": 5}
+_NEW_BROKER: dict[str, SwitchValue] = {"broker_unknown_producer": "accept", "broker_retain_producer_state": True,
+                                       "broker_batch_cache": 5}
 
 IDEMPOTENT_VARIANTS: dict[str, Variant] = {
     "broker-0.11": Variant(

@@ -7,7 +7,6 @@ import random
 
 import numpy as np
 import pytest
-
 from eoscheck.checker.explore.compact import FingerprintSet, ParentStore
 
 
@@ -187,7 +186,7 @@ def test_compact_visited_known_holds_only_recent_levels():
 @pytest.mark.parametrize("tail", [0, 64, 1 << 20])
 def test_vector_rounds_and_the_one_by_one_tail_agree(tail, monkeypatch):
     # tail 0: every probe round vectorised; 1 << 20: every value probed one by one in Python
-    import eoscheck.checker.explore.compact as compact
+    from eoscheck.checker.explore import compact
     monkeypatch.setattr(compact, "_TAIL", tail)
     fpset = FingerprintSet(capacity=16, max_load=0.9)
     reference: set[int] = set()

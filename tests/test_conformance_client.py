@@ -5,7 +5,6 @@ KIP-360 local epoch bump, and the pre-KIP-360 sequence restart."""
 from __future__ import annotations
 
 import pytest
-
 from eoscheck.model.errors import Errors
 from eoscheck.model.producer import client as cl
 from eoscheck.model.producer.config import ClientConfig

@@ -5,7 +5,6 @@ the transaction-log persistence on failover (§1.6)."""
 from __future__ import annotations
 
 import pytest
-
 from eoscheck.model.coordinator.handler import CoordinatorConfig, handle_init_producer_id
 from eoscheck.model.coordinator.txn_log import load_metadata, to_log_value
 from eoscheck.model.errors import Errors

@@ -4,12 +4,14 @@ and §5 (TxnOffsetCommit validation in three versions, pending transactional off
 from __future__ import annotations
 
 import pytest
-
 from eoscheck.model.group.metadata import NO_INSTANCE_ID, NO_MEMBER_ID, CommittedOffset, GroupState, new_group
-from eoscheck.model.group.offset_fetch import (FetchReaction, offset_fetch, on_offset_fetch_answer,
-                                               sends_require_stable)
-from eoscheck.model.group.pending_offsets import (complete_pending_txn_offset_commit, fail_pending_txn_offset_commit,
-                                                  on_txn_offset_commit_append, prepare_txn_offset_commit)
+from eoscheck.model.group.offset_fetch import FetchReaction, offset_fetch, on_offset_fetch_answer, sends_require_stable
+from eoscheck.model.group.pending_offsets import (
+    complete_pending_txn_offset_commit,
+    fail_pending_txn_offset_commit,
+    on_txn_offset_commit_append,
+    prepare_txn_offset_commit,
+)
 from eoscheck.model.group.txn_offset_commit import validate_txn_offset_commit
 from eoscheck.model.transactions.codes import Errors
 

@@ -8,7 +8,6 @@ PP = its previous producer id (after a rotation), N = the id the allocator hands
 from __future__ import annotations
 
 import pytest
-
 from eoscheck.checker.ops import CONCRETE
 from eoscheck.model.coordinator.fencing import fence_producer_epoch
 from eoscheck.model.coordinator.init_producer_id import init_producer_id_decision
@@ -193,7 +192,7 @@ def test_threshold_scales_with_max_epoch() -> None:
 
 
 def test_init_producer_id_never_hands_out_max_epoch() -> None:
-    for e in range(0, 6):
+    for e in range(6):
         for req in (NONE_REQ, (P, e)):
             out = init(Meta(epoch=e, last=-1), req, max_epoch=6)
             if out.error == Errors.NONE:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import inspect
 
 import pytest
-
 from eoscheck.model.errors import Errors
 from eoscheck.model.partition.log import advance_log_start_offset, append_batch, expire_producers
 from eoscheck.model.partition.producer_state import add_batch, find_entry, is_producer_expired, truncate_head

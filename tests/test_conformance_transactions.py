@@ -5,14 +5,17 @@ transaction log record and failover load, LSO / read_committed)."""
 from __future__ import annotations
 
 import pytest
-
 from eoscheck.model.transactions.add_partitions import add_partitions_to_txn
 from eoscheck.model.transactions.codes import NO_PENDING, Errors, TxnResult, TxnState
 from eoscheck.model.transactions.end_txn import end_txn
 from eoscheck.model.transactions.failover import load_transaction
 from eoscheck.model.transactions.log import EntryKind, LogEntry, last_stable_offset, read_committed
-from eoscheck.model.transactions.markers import (append_end_txn_marker, complete_if_done, markers_to_send,
-                                                 on_marker_response)
+from eoscheck.model.transactions.markers import (
+    append_end_txn_marker,
+    complete_if_done,
+    markers_to_send,
+    on_marker_response,
+)
 from eoscheck.model.transactions.metadata import TxnMeta, from_log_record, to_log_record
 from eoscheck.model.transactions.states import is_valid_transition
 from eoscheck.model.transactions.timeout import abort_timed_out, fence_and_abort, init_producer_id_on_ongoing

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
-
-from eoscheck.checker.counterexample import (FORMAT, VERSION, CexStep, Counterexample,
-                                             CounterexampleError, counterexample_from_violation,
-                                             load_counterexample, to_json, write_counterexample)
+from eoscheck.checker.counterexample import (
+    FORMAT,
+    VERSION,
+    CexStep,
+    Counterexample,
+    CounterexampleError,
+    counterexample_from_violation,
+    load_counterexample,
+    to_json,
+    write_counterexample,
+)
 from eoscheck.checker.itf import decode, encode, to_itf
 from eoscheck.checker.machine import Machine, Property
 from eoscheck.checker.result import Result, Stats, TraceStep, Violation
@@ -18,7 +26,7 @@ from eoscheck.checker.result import Result, Stats, TraceStep, Violation
 class Pair(Machine):
     """Two clients bump their epochs; ``Bounded`` fails once client 0 reaches 2."""
 
-    actions = {"Bump": ("client", "by")}
+    actions: Mapping[str, tuple[str, ...]] = {"Bump": ("client", "by")}
 
     def init_states(self):
         return [((0, 0), 2**60)]
@@ -44,8 +52,8 @@ class FakeSpec:
     name = "pair-bug"
     model = "toy.pair"
     variant = "plain"
-    switches = {"mode": "fast", "strict": True}
-    bounds = {"clients": 2}
+    switches: Mapping[str, object] = {"mode": "fast", "strict": True}
+    bounds: Mapping[str, int] = {"clients": 2}
 
 
 def make_cex() -> Counterexample:
@@ -114,7 +122,7 @@ def test_itf_structure():
 
 
 def test_itf_value_encoding_round_trip():
-    big = lambda n: {"#bigint": str(n)}  # noqa: E731
+    big = lambda n: {"#bigint": str(n)}
     assert encode(0) == big(0) and encode(-(2**53)) == big(-(2**53))
     assert encode({1: "a"}) == {"#map": [[big(1), "a"]]}
     assert encode({"client[0]": 1}) == {"#map": [["client[0]", big(1)]]}  # not a field name

@@ -20,7 +20,7 @@ SPECS = sorted((REPO / "specs").glob("*.toml"))
 class Counter(Machine):
     """Counts to 3. ``Jump`` needs a count of 5: a dead guard. ``Reset`` is switched off."""
 
-    actions = {"Inc": (), "Jump": (), "Reset": ()}
+    actions: Mapping[str, tuple[str, ...]] = {"Inc": (), "Jump": (), "Reset": ()}
 
     def __init__(self, declare: frozenset[str] = frozenset()) -> None:
         self.declare = declare

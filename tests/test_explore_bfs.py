@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from eoscheck.checker.explore import ExploreOptions, explore
 from eoscheck.checker.explore.common import UnknownPropertyError
 from eoscheck.checker.trace import trace_is_valid

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import networkx as nx
 import pytest
-
 from eoscheck.checker.explore import ExploreOptions, explore
 from eoscheck.checker.graph import GraphTooLargeError, record_graph, write_graph
 from eoscheck.examples.diehard import DieHard

@@ -6,6 +6,8 @@ counterexample lengths are computed by networkx and must match the engines exact
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import networkx as nx
 from eoscheck.checker.explore import ExploreOptions, explore
 from eoscheck.checker.machine import Machine, Property
@@ -15,7 +17,7 @@ from hypothesis import strategies as st
 
 
 class GraphMachine(Machine):
-    actions = {"Go": ("to",)}
+    actions: Mapping[str, tuple[str, ...]] = {"Go": ("to",)}
 
     def __init__(self, n, edges, inits, bad):
         self.n, self.inits, self.bad = n, inits, bad

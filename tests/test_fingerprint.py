@@ -7,6 +7,7 @@ import itertools
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -101,7 +102,7 @@ class Colliding(Machine):
     two values, so a hash() fingerprint keeps 22."""
 
     VALUES = (-1, -2, 1, 1 << 61)
-    actions = {"Inc": (), "Flip": ()}
+    actions: Mapping[str, tuple[str, ...]] = {"Inc": (), "Flip": ()}
 
     def init_states(self):
         yield (0, -1)

@@ -101,9 +101,9 @@ def test_client_reactions_to_init_producer_id_responses() -> None:
 def test_retry_keeps_the_request_fields() -> None:
     client, req = tc.begin_init(TxnClient(2, 7, 4, 3, -1, -1, 1), 0, 7, 4)
     assert client.started == 1  # re-initialising keeps the instance
-    again, req2 = tc.resend(client, 0, new_connection=True)
+    _again, req2 = tc.resend(client, 0, new_connection=True)
     assert (req2.producer_id, req2.epoch, req2.attempt) == (7, 4, req.attempt + 1)
-    same, req3 = tc.resend(client, 0, new_connection=False)
+    _same, req3 = tc.resend(client, 0, new_connection=False)
     assert req3.attempt == req.attempt
 
 

@@ -1,7 +1,13 @@
 """Group membership: join, session timeout, generations and the assignment that moves partitions."""
 
-from eoscheck.model.group.membership import (complete_join, complete_sync, join_group, range_assignment, rebalance,
-                                             remove_member)
+from eoscheck.model.group.membership import (
+    complete_join,
+    complete_sync,
+    join_group,
+    range_assignment,
+    rebalance,
+    remove_member,
+)
 from eoscheck.model.group.metadata import NO_MEMBER_ID, GroupState, new_group, partitions_of, static_member_id
 
 G = GroupState

@@ -1,12 +1,20 @@
 """§4: OffsetFetch with require_stable, and the consumer's backoff and retry."""
 
 import pytest
-
 from eoscheck.model.group.metadata import GroupState, new_group
-from eoscheck.model.group.offset_fetch import (EARLIEST_OFFSET, FetchReaction, OffsetFetchAnswer,
-                                               on_offset_fetch_answer, offset_fetch, sends_require_stable)
-from eoscheck.model.group.pending_offsets import (complete_pending_txn_offset_commit, on_txn_offset_commit_append,
-                                                  prepare_txn_offset_commit)
+from eoscheck.model.group.offset_fetch import (
+    EARLIEST_OFFSET,
+    FetchReaction,
+    OffsetFetchAnswer,
+    offset_fetch,
+    on_offset_fetch_answer,
+    sends_require_stable,
+)
+from eoscheck.model.group.pending_offsets import (
+    complete_pending_txn_offset_commit,
+    on_txn_offset_commit_append,
+    prepare_txn_offset_commit,
+)
 from eoscheck.model.transactions.codes import Errors
 
 E = Errors

@@ -1,11 +1,14 @@
 """§5.1 visibility: pending transactional offsets, completed on COMMIT by log order, dropped on ABORT."""
 
 import pytest
-
 from eoscheck.model.group.metadata import NO_COMMIT, CommittedOffset, PendingTxnOffset, new_group
-from eoscheck.model.group.pending_offsets import (complete_pending_txn_offset_commit, fail_pending_txn_offset_commit,
-                                                  has_pending_txn_offsets, on_txn_offset_commit_append,
-                                                  prepare_txn_offset_commit)
+from eoscheck.model.group.pending_offsets import (
+    complete_pending_txn_offset_commit,
+    fail_pending_txn_offset_commit,
+    has_pending_txn_offsets,
+    on_txn_offset_commit_append,
+    prepare_txn_offset_commit,
+)
 
 A, B = 10, 11  # producer ids
 

@@ -1,7 +1,6 @@
 """§5.1: the TxnOffsetCommit decision in each Kafka version (pre-KIP-447, 2.5-2.8, current)."""
 
 import pytest
-
 from eoscheck.model.group.membership import join_group, rebalance, remove_member
 from eoscheck.model.group.metadata import NO_INSTANCE_ID, NO_MEMBER_ID, GroupState, new_group
 from eoscheck.model.group.txn_offset_commit import validate_txn_offset_commit

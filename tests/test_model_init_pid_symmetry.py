@@ -8,13 +8,13 @@ import itertools
 from typing import Any
 
 import pytest
-from reachable_states import reachable
-
 from eoscheck.checker.explore import ExploreOptions
 from eoscheck.checker.machine import Machine
 from eoscheck.checker.symmetry import check_symmetry
+
 # the hand-written machine (kafka.init_producer_id is now a preset of kafka.eos: test_preset_init_pid.py)
 from eoscheck.model.registry import INIT_PRODUCER_ID_MACHINE as INIT_PRODUCER_ID
+from reachable_states import reachable
 
 VARIANTS: list[str] = list(INIT_PRODUCER_ID.variants)
 # every fault of the model, small epochs so that overflow and new producer ids are reached

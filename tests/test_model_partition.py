@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import pytest
-
 from eoscheck.model.errors import Errors
-from eoscheck.model.partition.log import advance_log_start_offset, append_batch, expire_producers, rebuild_producer_state
+from eoscheck.model.partition.log import (
+    advance_log_start_offset,
+    append_batch,
+    expire_producers,
+    rebuild_producer_state,
+)
 from eoscheck.model.partition.producer_state import add_batch, find_entry, truncate_head
 from eoscheck.model.partition.validation import validate_produce
 from eoscheck.model.state import CachedBatch, LogRecord, PartitionState, ProducerStateEntry

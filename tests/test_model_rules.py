@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from eoscheck.checker.ops import CONCRETE
 from eoscheck.model.coordinator.fencing import fence_producer_epoch
 from eoscheck.model.coordinator.init_producer_id import InitPidOutcome, init_producer_id_decision
@@ -212,6 +211,6 @@ def test_rules_registry_lists_every_shared_rule_with_kafka_widths() -> None:
             "in_sequence", "increment_sequence"} <= names
     widths = {a: w for a, w, _ in RULES["init_producer_id_decision.kip360_shipped"].args}
     assert widths["meta_epoch"] == 16 and widths["meta_producer_id"] == 64 and widths["meta_exists"] == 1
-    assert dict((a, w) for a, w, _ in RULES["in_sequence"].args) == {"last_seq": 32, "next_seq": 32}
+    assert {a: w for a, w, _ in RULES["in_sequence"].args} == {"last_seq": 32, "next_seq": 32}
     for rule in RULES.values():  # every rule runs on concrete values with only its declared args
         rule.func(CONCRETE, **{a: (False if k == "bool" else 0) for a, _, k in rule.args})

@@ -1,7 +1,6 @@
 """§6.1: AddPartitionsToTxn / AddOffsetsToTxn, each check in Kafka's order and each accepted transition."""
 
 import pytest
-
 from eoscheck.model.transactions.add_partitions import add_partitions_to_txn
 from eoscheck.model.transactions.codes import NO_PENDING, Errors, TxnState
 from eoscheck.model.transactions.metadata import TxnMeta

@@ -1,7 +1,6 @@
 """§6.2: every row of the TV1 EndTxn table, on concrete metadata and through the ops rule."""
 
 import pytest
-
 from eoscheck.checker.ops import CONCRETE
 from eoscheck.model.transactions.codes import NO_PENDING, Errors, TxnResult, TxnState
 from eoscheck.model.transactions.end_txn import end_txn, end_txn_decision
@@ -92,8 +91,8 @@ def test_ops_rule_next_state_matches_table():
 
 
 # --- TV2 (KIP-890 part 2), the later-trunk table ------------------------------------------------------
-from eoscheck.model.transactions.end_txn import end_txn_tv2  # noqa: E402
-from eoscheck.model.transactions.states import is_valid_transition  # noqa: E402
+from eoscheck.model.transactions.end_txn import end_txn_tv2
+from eoscheck.model.transactions.states import is_valid_transition
 
 RETRY, CURRENT, OLD = EPOCH - 1, EPOCH, EPOCH - 2
 TV2 = [

@@ -3,7 +3,6 @@
 import json
 
 import pytest
-
 from eoscheck.checker.explore import ExploreOptions, explore
 from eoscheck.checker.fingerprint import check_state
 from eoscheck.model.machines.eos_pipeline import MODEL, PROPERTIES
@@ -54,7 +53,7 @@ def test_per_partition_producers_keep_exactly_once_before_kip447():
 
 
 def test_per_thread_producers_before_kip447_duplicate_output():
-    m, r = run("eos-beta-pre-kip447", properties=("NoDuplicateOutput", "ZombieNeverCommitsOffsets"))
+    _m, r = run("eos-beta-pre-kip447", properties=("NoDuplicateOutput", "ZombieNeverCommitsOffsets"))
     found = {v.property: v for v in r.violations}
     assert set(found) == {"NoDuplicateOutput", "ZombieNeverCommitsOffsets"}
     # story 1: the new owner fetches a stale committed offset while the old owner's offsets are pending
@@ -152,7 +151,7 @@ def test_stale_end_txn_commits_the_next_transaction_under_tv1_and_is_fenced_unde
     s = steps(v.trace)
     assert s.index(("EndTxnTimesOut", 0)) < s.index(("EndTxn", 0, "COMMIT")) < s.index(("ProduceArrives", 0, 1))
     assert s[-2][0] == "StaleEndTxnArrives"
-    m, r = run("kip890-tv2", endtxn_timeouts=1, records=2, instances=1)
+    _m, r = run("kip890-tv2", endtxn_timeouts=1, records=2, instances=1)
     assert r.verdict == "holds" and r.stats.coverage["StaleEndTxnArrives"].distinct > 0
 
 

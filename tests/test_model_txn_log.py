@@ -1,8 +1,16 @@
 """LSO and read_committed visibility over a partition's log of batches and markers."""
 
-from eoscheck.model.transactions.log import (EntryKind, LogEntry, committed_values, has_open_transaction,
-                                             last_stable_offset, open_transactions, outcome_of, read_committed,
-                                             read_uncommitted)
+from eoscheck.model.transactions.log import (
+    EntryKind,
+    LogEntry,
+    committed_values,
+    has_open_transaction,
+    last_stable_offset,
+    open_transactions,
+    outcome_of,
+    read_committed,
+    read_uncommitted,
+)
 
 K = EntryKind
 

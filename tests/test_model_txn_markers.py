@@ -1,12 +1,17 @@
 """§6.5 and §2.3: markers on the coordinator (send, answers, completion) and on the partition leader."""
 
 import pytest
-
 from eoscheck.checker.ops import CONCRETE
 from eoscheck.model.transactions.codes import NO_PENDING, Errors, TxnResult, TxnState
 from eoscheck.model.transactions.failover import load_transaction
-from eoscheck.model.transactions.markers import (TxnMarker, append_end_txn_marker, complete_if_done,
-                                                  end_txn_marker_error, markers_to_send, on_marker_response)
+from eoscheck.model.transactions.markers import (
+    TxnMarker,
+    append_end_txn_marker,
+    complete_if_done,
+    end_txn_marker_error,
+    markers_to_send,
+    on_marker_response,
+)
 from eoscheck.model.transactions.metadata import TxnMeta, to_log_record
 from eoscheck.model.transactions.states import is_valid_transition
 

@@ -3,7 +3,6 @@
 import itertools
 
 import pytest
-
 from eoscheck.model import errors as part1_errors
 from eoscheck.model.transactions.codes import Errors, TxnResult, TxnState
 from eoscheck.model.transactions.states import EXPIRATION_ALLOWED, is_valid_transition

@@ -1,7 +1,6 @@
 """§6.3 and §1.3: the timeout abort with (and without) the epoch bump, and InitProducerId on Ongoing."""
 
 import pytest
-
 from eoscheck.model.transactions.add_partitions import add_partitions_to_txn
 from eoscheck.model.transactions.codes import NO_PENDING, Errors, TxnResult, TxnState
 from eoscheck.model.transactions.end_txn import end_txn

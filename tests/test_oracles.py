@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from eoscheck.checker.explore import ExploreOptions, explore
 from eoscheck.checker.registry import find_model
 from eoscheck.checker.trace import trace_is_valid

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-
 from eoscheck.checker.explore import ExploreOptions, explore
 from eoscheck.checker.explore.parallel import WorkerError
 from eoscheck.checker.machine import Machine
@@ -136,7 +135,7 @@ def test_a_failing_worker_is_reported_with_its_traceback():
 
 
 def test_parent_links_spilled_to_disk_still_rebuild_traces(monkeypatch):
-    import eoscheck.checker.explore.parallel as parallel
+    from eoscheck.checker.explore import parallel
 
     monkeypatch.setattr(parallel, "PARENT_SPILL_BYTES", 0)  # every level goes to disk
     machine = Grid(8)

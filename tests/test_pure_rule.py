@@ -5,10 +5,9 @@ from __future__ import annotations
 import pickle
 
 import pytest
-from reachable_states import reachable
-
 from eoscheck.model.machines.pure_rule import PureRule
 from eoscheck.model.registry import EOS_PIPELINE
+from reachable_states import reachable
 
 CALLS: list[tuple] = []
 

@@ -3,18 +3,17 @@ Python ints, on random inputs of the real widths (biased to the boundaries where
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import pytest
 import z3
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from eoscheck.checker.ops import CONCRETE
 from eoscheck.checker.smt.ops import Z3OPS, evaluate, narrow
 from eoscheck.model.obligations import MUTATIONS, VARIANTS
 from eoscheck.model.proof_rules import MAX_EPOCH, MAX_SEQ, RULES
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 #: the mutated rule sets re-check every InitProducerId variant per example: fewer examples
@@ -38,7 +37,7 @@ def symbol(name: str, width: int, kind: str) -> Any:
     return z3.Bool(name) if kind == "bool" else z3.BitVec(name, width)
 
 
-@lru_cache(maxsize=None)
+@cache
 def symbolic(rule_name: str) -> tuple[dict[str, Any], Any]:
     """The rule's Z3 term, built once: the same function the explorer runs, on Z3OPS."""
     rule = RULES[rule_name]

@@ -8,7 +8,6 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
 from eoscheck.checker.cli import main
 from eoscheck.checker.counterexample import load_counterexample
 
@@ -86,8 +85,8 @@ def test_expected_length_is_checked(tmp_path: Path) -> None:
     ('[prove]\nsource = "no.such.module:PROOFS"\n', "cannot import proof set"),
     ('[prove]\nobligations = []\n', "non-empty list"),
     ('', "no [prove] table"),
-    ('[prove]\nobligations = ["SequenceAcceptsExactlyNext"]\n[expect]\nverdict = "violates"\n'
-     'property = "PidEpochIncreases"\n', "is not among the obligations"),
+    (('[prove]\nobligations = ["SequenceAcceptsExactlyNext"]\n[expect]\nverdict = "violates"\n'
+      'property = "PidEpochIncreases"\n'), "is not among the obligations"),
     ('[prove]\n[expect]\nverdict = "violates"\nproperty = "Nope"\n', "unknown property 'Nope'"),
 ])
 def test_bad_proof_specs_are_one_line_errors_with_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -8,13 +8,11 @@ from typing import Any
 
 import pytest
 import z3
-
 from eoscheck.checker.ops import CONCRETE
 from eoscheck.checker.smt.obligations import Action, Obligation, Query, TransitionSystem, ValidProblem
 from eoscheck.checker.smt.replay import java_store, replay
 from eoscheck.checker.smt.runner import ObligationResult, prove
-from eoscheck.model.obligations import (MUTATIONS, PROOFS, REAL, VARIANTS, build, coordinator_system,
-                                        no_shared_pid_epoch)
+from eoscheck.model.obligations import MUTATIONS, PROOFS, REAL, VARIANTS, build, coordinator_system, no_shared_pid_epoch
 from eoscheck.model.proof_rules import MAX_EPOCH, MAX_SEQ
 
 TIMEOUT = 300.0  # generous: CI machines are shared; a proof that needs it is still "proved"

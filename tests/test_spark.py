@@ -32,7 +32,7 @@ class Counters(Machine):
     ``y <= x + 2`` keeps some successors out of the explored graph.
     """
 
-    actions = {"IncX": (), "IncY": (), "Swap": ()}
+    actions: Mapping[str, tuple[str, ...]] = {"IncX": (), "IncY": (), "Swap": ()}
 
     def __init__(self, n: int = 4, limit: int = 5):
         self.n, self.limit = n, limit
@@ -177,7 +177,7 @@ def test_kafka_packed_states_and_memoised_invariants_on_executors(spark):
             print(strategy, r.verdict, r.stats.distinct, r.stats.generated, r.stats.depth)
         """
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          timeout=600)
+                          timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr.strip().splitlines()[-1:]
     lines = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if line.startswith(("bfs", "spark")))
     assert lines["bfs"].startswith("holds ") and lines["spark"] == lines["bfs"]
@@ -436,7 +436,7 @@ def test_corrupt_manifest_is_one_line(spark, tmp_path):
 
 def run_python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, env={**os.environ, **env}, timeout=120)
+                          text=True, env={**os.environ, **env}, timeout=120, check=False)
 
 
 def test_missing_java_is_one_clear_line(tmp_path):
@@ -482,9 +482,9 @@ def test_project_code_zip_is_importable(tmp_path):
     assert "eoscheck/checker/explore/spark.py" in names and "eoscheck/examples/tcommit.py" in names
     # -S: no site-packages, so the import can only come from the zip
     proc = subprocess.run([sys.executable, "-S", "-c",
-                           f"import sys; sys.path.insert(0, {str(path)!r}); "
-                           "import eoscheck.checker.machine as m; print(m.__file__)"],
-                          capture_output=True, text=True, timeout=60)
+                           (f"import sys; sys.path.insert(0, {str(path)!r}); "
+                            "import eoscheck.checker.machine as m; print(m.__file__)")],
+                          capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     assert str(path) in proc.stdout
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import sys
 import types
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
-
 from eoscheck.checker.explore.options import ExploreOptions
 from eoscheck.checker.machine import Machine, Property
 from eoscheck.checker.registry import Bound, ModelDef, Switch, Variant
@@ -17,7 +17,7 @@ from eoscheck.checker.spec import SpecError, build_machine, load_spec, spec_to_o
 class Counter(Machine):
     """Counts up to ``limit``; the invariant ``Small`` fails at ``bad``."""
 
-    actions = {"Inc": ("by",)}
+    actions: Mapping[str, tuple[str, ...]] = {"Inc": ("by",)}
 
     def __init__(self, limit: int, bad: int, mode: str) -> None:
         self.limit, self.bad, self.mode = limit, bad, mode

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 import types
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ class Pairs(Machine):
     records how many steps were taken, a history field that multiplies the space. The view
     ``no-history`` drops it."""
 
-    actions = {"IncX": (), "IncY": ()}
+    actions: Mapping[str, tuple[str, ...]] = {"IncX": (), "IncY": ()}
 
     def __init__(self, top: int = 3, default: str | None = None) -> None:
         self.top = top

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import pytest
-
 from eoscheck.checker.fingerprint import fingerprint
 from eoscheck.checker.result import TraceStep
-from eoscheck.checker.trace import (SHORTCUTS, SHORTEST, TraceRebuildError, bad_end, rebuild_trace,
-                                    shorten_trace, shorten_trace_explained, trace_is_valid)
+from eoscheck.checker.trace import (
+    SHORTCUTS,
+    SHORTEST,
+    TraceRebuildError,
+    bad_end,
+    rebuild_trace,
+    shorten_trace,
+    shorten_trace_explained,
+    trace_is_valid,
+)
 from eoscheck.examples.diehard import DieHard
 from eoscheck.examples.toys import Counter, Grid
 

@@ -7,7 +7,6 @@ import io
 import re
 
 import pytest
-
 from eoscheck.checker.counterexample import CexStep, Counterexample, write_counterexample
 from eoscheck.checker.view import ViewError, make_console, render
 

@@ -517,11 +517,11 @@ class Composed(Machine):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         _collect(cls)
-        constrained = any(spec.kind == "constraint" for _, spec in cls.__compose_properties__)  # type: ignore[attr-defined]
+        constrained = any(spec.kind == "constraint" for _, spec in cls.__compose_properties__)
         if constrained and cls.within_bounds is Machine.within_bounds:
             # the engines call within_bounds only on a class that overrides it (``overrides``); the
             # instance attribute set in ``__init__`` (the generated check itself) shadows this one
-            cls.within_bounds = Composed.declared_within_bounds  # type: ignore[method-assign]
+            cls.within_bounds = Composed.declared_within_bounds  # type: ignore[method-assign,assignment]
 
     def __init__(self, config: Mapping[str, Any] | None = None, *, memoize: bool = True) -> None:
         self.config = dict(config or {})
@@ -533,7 +533,7 @@ class Composed(Machine):
     def _bind_within(self) -> None:
         within = self._plan.within
         if within is not None and type(self).within_bounds is Composed.declared_within_bounds:
-            self.within_bounds = within  # type: ignore[method-assign]  # no bound-method call per successor
+            self.within_bounds = within  # type: ignore[method-assign,assignment]  # no bound-method call per successor
         if type(self).successors is Composed.successors:
             # the generated function itself, not a method that calls it: one call per state fewer
             # (``_Plan.compile`` rebinds it when it regenerates the function)

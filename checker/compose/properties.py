@@ -237,7 +237,7 @@ class _Fused:
         env["MAX_MISS_TENTHS"] = FUSED_MAX_MISS_TENTHS
         exec(compile("\n".join(src), "<compose fused invariants>", "exec"), env)  # noqa: S102
         self.fused_envs.append(env)
-        return env["check"]  # type: ignore[no-any-return]
+        return env["check"]
 
     def transitions(self, objs: list[_Transition], checks: list[Callable[[tuple, Step, tuple], bool]],
                     actions: list[str]) -> dict[str, Callable[[tuple, Step, tuple], bool]]:
@@ -275,4 +275,4 @@ class _Fused:
             lines += ["    " + x for x in body]
         lines.append("    return True")
         exec(compile("\n".join(lines), "<compose fused transitions>", "exec"), env)  # noqa: S102
-        return env["check"]  # type: ignore[no-any-return]
+        return env["check"]

@@ -31,7 +31,7 @@ ReadSlots = tuple[str, list[int], "dict[int, Any] | None", bool]
 Outcome = tuple[Step, tuple[tuple[int, Any], ...], tuple[tuple[int, dict[int, int], Callable[[int], int]], ...]]
 
 
-class _NoMemo(dict):  # type: ignore[type-arg]
+class _NoMemo(dict[Any, Any]):
     """A memo that keeps nothing (``memoize=False``): every lookup misses."""
 
     def get(self, key: Any, default: Any = None) -> Any:

@@ -18,7 +18,7 @@ from .options import STRATEGIES, ExploreOptions
 if TYPE_CHECKING:
     from ..progress import Progress
 
-__all__ = ["ExploreOptions", "explore", "STRATEGIES"]
+__all__ = ["STRATEGIES", "ExploreOptions", "explore"]
 
 
 def explore(machine: Machine, options: ExploreOptions, progress: Progress | None = None) -> Result:

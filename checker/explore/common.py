@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..machine import Machine
-from ..result import ActionCoverage, Stats
+from ..result import ActionCoverage, Stats, Verdict, Violation, ViolationKind
 
 if TYPE_CHECKING:
     from ..progress import Progress
@@ -76,6 +76,8 @@ class Ticker:
 
     def maybe_update(self, make_stats: Callable[[], Stats], level: int | None = None,
                      note: str = "") -> None:
+        """Report ``make_stats()`` if an update is due; it is called before this returns or never,
+        so a caller's lambda may read its loop's variables (ruff's B023 is silenced there)."""
         if self.progress is None:
             return
         now = time.perf_counter()
@@ -88,7 +90,7 @@ class Ticker:
             self.progress.finish(stats)
 
 
-def verdict_of(violations: list, limit_hit: str | None) -> str:
+def verdict_of(violations: list, limit_hit: str | None) -> Verdict:
     """A violation wins; a run cut short by a limit is "incomplete", never "holds"."""
     if violations:
         return "violated"
@@ -110,9 +112,8 @@ def describe_limit(limit: str, value: Any) -> str:
             "time": f"stopped at the time limit ({value} s)"}.get(limit, f"stopped: {limit}")
 
 
-def shortened_violation(machine: Machine, name: str, kind: str, trace: list, symmetry: Any):
+def shortened_violation(machine: Machine, name: str, kind: ViolationKind, trace: list, symmetry: Any) -> Violation:
     """A Violation for a trace found by DFS or simulation, shortened (see checker.trace)."""
-    from ..result import Violation
     from ..trace import bad_end, shorten_trace_explained
 
     short, how = shorten_trace_explained(machine, trace, bad_end(machine, kind, name), symmetry=symmetry)

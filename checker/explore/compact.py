@@ -410,6 +410,7 @@ class CompactVisited:
             pos = np.minimum(pos, max(self._prev_sorted.size - 1, 0))
             if parent_fp.size and not np.array_equal(self._prev_sorted[pos], parent_fp):
                 raise KeyError("a parent fingerprint is not in the previous BFS level")
+            assert self._prev_index is not None  # set together with _prev_sorted
             parent_index = self._prev_index[pos]
         start = self._parents.append_level(child, parent_index)
         self._level_starts.append(start)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..fingerprint import observed_collision_probability
 from ..machine import Machine
-from ..result import Result, Stats, TraceStep
+from ..result import Result, Stats, TraceStep, ViolationKind
 from .common import Ticker, build_coverage, limit_notes, shortened_violation, verdict_of
 from .expand import Expander
 from .options import ExploreOptions
@@ -46,7 +46,7 @@ def explore_dfs(machine: Machine, options: ExploreOptions, progress: Progress | 
     # fingerprints of successors cut off by the bound; the run is complete only if every one of
     # them was reached later by a path within the bound (then the seen set is closed)
     cut: set[int] = set()
-    found: list[tuple[str, str, list[TraceStep]]] = []
+    found: list[tuple[str, ViolationKind, list[TraceStep]]] = []
     reported = 0  # expander.found[:reported] have their traces in ``found``
     # stack frames: [state, step that led here, successor iterator, depth]
     stack: list[list[Any]] = []
@@ -126,7 +126,7 @@ def explore_dfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                     limit_hit = "time"
                     break
                 ticker.maybe_update(lambda: Stats(len(seen), generated + sum(gen_cov.values()),
-                                                  max_seen_depth, len(stack), ticker.elapsed()),
+                                                  max_seen_depth, len(stack), ticker.elapsed()),  # noqa: B023 - maybe_update calls it at once
                                     None, f"stack {len(stack)}")
         if limit_hit or stop:
             break

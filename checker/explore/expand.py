@@ -37,6 +37,7 @@ from typing import Any, Literal, overload
 
 from ..fingerprint import Fingerprinter, fingerprint_fn
 from ..machine import Machine
+from ..result import ViolationKind
 from .common import overrides, select_properties
 
 _NONE = object()  # "no successor yet": deadlock detection without a per-step counter
@@ -53,7 +54,7 @@ class Pending:
     """
 
     name: str
-    kind: str
+    kind: ViolationKind
     ref: int
     level: int
     step: Any = None

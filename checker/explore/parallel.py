@@ -329,7 +329,7 @@ def _worker_main(machine: Machine, options: ExploreOptions, setup: _Setup, conn:
             conn.send(("unstable", str(exc)))
         except (OSError, ValueError):
             pass
-    except BaseException:  # report anything, including KeyboardInterrupt, to the parent
+    except BaseException:  # noqa: BLE001 - report anything, including KeyboardInterrupt, to the parent
         try:
             conn.send(("error", traceback.format_exc()))
         except (OSError, ValueError):
@@ -467,6 +467,7 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
                     if sum(counts):
                         limit_hit = "depth"
                 else:
+                    assert max_states is not None  # else the level would be unconstrained
                     room = max(max_states - distinct, 0)
                     allows = []
                     for c in counts:  # share the room in worker order: deterministic
@@ -510,7 +511,7 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
                 level += 1
             moved += _rebalance(conns, sizes)
             frontier_size = new_total
-            ticker.maybe_update(lambda: Stats(distinct, generated, level, frontier_size,
+            ticker.maybe_update(lambda: Stats(distinct, generated, level, frontier_size,  # noqa: B023 - maybe_update calls it at once
                                               ticker.elapsed()), level)
         violations = [to_violation(machine, _chain(conns, workers, f.ref), f, fpr) for f in found]
         observed = observed_collision_probability(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..fingerprint import observed_collision_probability
 from ..machine import Machine
-from ..result import Result, Stats, TraceStep
+from ..result import Result, Stats, TraceStep, ViolationKind
 from .common import Ticker, build_coverage, describe_limit, shortened_violation
 from .expand import Expander
 from .options import ExploreOptions
@@ -41,7 +41,7 @@ def explore_simulate(machine: Machine, options: ExploreOptions, progress: Progre
     longest = 0
     walks_done = 0
     limit_hit: str | None = None
-    found: list[tuple[str, str, list[TraceStep]]] = []
+    found: list[tuple[str, ViolationKind, list[TraceStep]]] = []
     reported = 0
 
     def take_findings(walk: list[TraceStep]) -> bool:
@@ -99,7 +99,7 @@ def explore_simulate(machine: Machine, options: ExploreOptions, progress: Progre
         if ticker.out_of_time():
             limit_hit = "time"
             break
-        ticker.maybe_update(lambda: Stats(len(seen), generated + sum(gen_cov.values()), longest, 0,
+        ticker.maybe_update(lambda: Stats(len(seen), generated + sum(gen_cov.values()), longest, 0,  # noqa: B023 - maybe_update calls it at once
                                           ticker.elapsed()),
                             None, f"walk {walks_done}/{options.walks}")
 

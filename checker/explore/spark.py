@@ -79,7 +79,7 @@ import numpy as np
 
 from ..fingerprint import MASK64, observed_collision_probability
 from ..machine import Machine
-from ..result import Result, Stats, TraceStep, Violation
+from ..result import Result, Stats, TraceStep, Violation, ViolationKind
 from ..signals import Terminated
 from ..signals import _raise as _raise_terminated
 from ..trace import rebuild_trace
@@ -125,7 +125,7 @@ __all__ = ["CheckpointError", "SparkJobError", "SparkUnavailableError", "explore
 #: a violation seen during the run: (property, kind, level of the fingerprint, fingerprint,
 #: step, next state encoded by ``spark_level.encode_states``); for "transition" the fingerprint is
 #: the parent's and the trace ends with (step, next state)
-Found = tuple[str, str, int, int, Any, Any]
+Found = tuple[str, ViolationKind, int, int, Any, Any]
 
 def _unwind(signum: int, previous: Any = None) -> BaseException:
     """What a signal becomes once the JVM call has returned: KeyboardInterrupt for Ctrl-C (the
@@ -339,7 +339,7 @@ class _SparkBFS:
         self.links.add(1, [np.asarray(fps, dtype=np.uint64)], [np.zeros(len(fps), np.uint64)])
 
         P = self.partitions
-        records = []
+        records: list[tuple[int, tuple[str, Any]]] = []
         for pid in range(P):
             idx = [i for i, fp in enumerate(fps) if fp % P == pid]
             p_fps = [fps[i] for i in idx]
@@ -435,7 +435,7 @@ class _SparkBFS:
             threading.Thread(target=self._cancel, name="eoscheck-cancel", daemon=True).start()
 
         signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-        previous = {sig: signal.signal(sig, on_signal) for sig in signals}
+        previous: dict[int, Any] = {sig: signal.signal(sig, on_signal) for sig in signals}
         self.previous_handlers = previous
         try:
             yield
@@ -671,6 +671,7 @@ class _SparkBFS:
 
     def _finish_manifest(self) -> None:
         if self.store is not None:
+            assert self.manifest is not None  # a run with a store starts or resumes one
             self.manifest["found"] = encode_found(self.found)
             self.manifest["final"] = {"generated": self.generated, "gen_cov": self.gen_cov}
             self.store.write_manifest(self.manifest)

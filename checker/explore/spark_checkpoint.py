@@ -96,7 +96,7 @@ class CheckpointStore:
         return {"uri": self.uri}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["uri"])
+        CheckpointStore.__init__(self, state["uri"])
 
     @property
     def fs(self) -> Any:
@@ -196,7 +196,10 @@ class CheckpointStore:
             except FileNotFoundError:
                 raise CheckpointError(f"checkpoint file {path} is missing; delete the directory to start over") from None
             fp = table.column("fp").to_numpy()
-            keep = None if pid is None or partitions == stored_partitions else (fp % np.uint64(partitions)) == pid
+            keep = None
+            if pid is not None and partitions != stored_partitions:
+                assert partitions is not None  # partition pid of how many
+                keep = (fp % np.uint64(partitions)) == pid
             for c in cols:
                 col = table.column(c)
                 if c == "state":

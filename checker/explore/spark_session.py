@@ -130,8 +130,8 @@ def check_master(master: str) -> None:
             "(--master, [check.spark] master, SPARK_MASTER)")
     if master.startswith("k8s://"):
         url = urlparse(master[len("k8s://"):])
-        host, port = url.hostname, url.port or (443 if url.scheme == "https" else 80)
-        if host is None or not _tcp_reachable(host, port):
+        api_host, api_port = url.hostname, url.port or (443 if url.scheme == "https" else 80)
+        if api_host is None or not _tcp_reachable(api_host, api_port):
             raise SparkUnavailableError(
                 f"Kubernetes API server of {master} is unreachable: check the URL (k8s://https://HOST:PORT)")
         return
@@ -167,6 +167,7 @@ def _zip_package(name: str, out_dir: Path) -> Path | None:
     target = out_dir / f"{name.replace('.', '_')}.zip"
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf:
         if not hasattr(module, "__path__"):  # a plain module
+            assert module.__file__ is not None  # imported from a file, not built in
             zf.write(module.__file__, f"{name}.py")
             return target
         # A package whose subpackages may live in other directories (eoscheck.checker is checker/):
@@ -490,7 +491,7 @@ def spark_session(settings: SessionSettings, machines: list[Any]) -> Iterator[An
                 raise SystemExit(128 + received[0]) from None
             raise
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         if _held is None or spark is None:
             stop_session(spark)

@@ -13,8 +13,9 @@ into SCCs again (the Streett refinement), as TLC and the textbooks do.
 
 from __future__ import annotations
 
+from array import array
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -121,7 +122,7 @@ def cycle_through(g: StateGraph, comp: list[int], start: int, masks: FairMasks) 
     cur = start
     for kind, b in goals:
         if kind == "edge":
-            path = _path(g, members, cur, lambda v, b=b: any(  # type: ignore[misc]
+            path = _path(g, members, cur, lambda v, b=b: any(  # type: ignore[misc]  # mypy infers no lambda with a default
                 targets[e] in members and bits[labels[e]] & b for e in range(offsets[v], offsets[v + 1])))
             edges += path
             v = targets[path[-1]] if path else cur
@@ -129,7 +130,7 @@ def cycle_through(g: StateGraph, comp: list[int], start: int, masks: FairMasks) 
             edges.append(e)
             cur = targets[e]
         else:
-            path = _path(g, members, cur, lambda v, b=b: not enabled[v] & b)  # type: ignore[misc]
+            path = _path(g, members, cur, lambda v, b=b: not enabled[v] & b)  # type: ignore[misc]  # as above
             edges += path
             cur = targets[path[-1]] if path else cur
     if cur != start:
@@ -146,7 +147,7 @@ def _bits(mask: int) -> list[int]:
     return out
 
 
-def _path(g: StateGraph, members: set[int], source: int, goal) -> list[int]:  # type: ignore[no-untyped-def]
+def _path(g: StateGraph, members: set[int], source: int, goal: Callable[[int], bool]) -> list[int]:
     """Edge ids of a shortest path inside ``members`` from ``source`` to a node ``goal`` accepts."""
     if goal(source):
         return []
@@ -171,7 +172,7 @@ def _path(g: StateGraph, members: set[int], source: int, goal) -> list[int]:  # 
     raise AssertionError("no path inside a strongly connected component")
 
 
-def _source(offsets, e: int) -> int:  # type: ignore[no-untyped-def]
+def _source(offsets: array, e: int) -> int:
     """The node whose edge range holds edge ``e`` (binary search over the offsets)."""
     lo, hi = 0, len(offsets) - 2
     while lo < hi:

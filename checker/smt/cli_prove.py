@@ -140,10 +140,9 @@ def proof_run(spec: Spec, only: Sequence[str] | None = None, timeout: float | No
         names = [n for n in names if n in only]
 
     mutation = table.get("mutation")
-    if mutation is not None:
-        if not isinstance(mutation, str) or mutation not in proofs.mutations:
-            raise ProveInputError(f"{where}: unknown mutation {mutation!r}; valid mutations: "
-                                  f"{', '.join(sorted(proofs.mutations))}")
+    if mutation is not None and (not isinstance(mutation, str) or mutation not in proofs.mutations):
+        raise ProveInputError(f"{where}: unknown mutation {mutation!r}; valid mutations: "
+                              f"{', '.join(sorted(proofs.mutations))}")
 
     spec_timeout = table.get("timeout", DEFAULT_TIMEOUT)
     if isinstance(spec_timeout, bool) or not isinstance(spec_timeout, (int, float)) or spec_timeout <= 0:
@@ -248,7 +247,7 @@ def summary(outcomes: Sequence[ProofOutcome]) -> dict[str, Any]:
     }
 
 
-def junit(outcomes: Sequence[ProofOutcome]) -> ET.ElementTree:
+def junit(outcomes: Sequence[ProofOutcome]) -> ET.ElementTree[ET.Element]:
     """One test case per (spec, obligation); it fails when it contradicts the spec's expectation:
     under "holds" anything but proved, under "violates" the named obligation not refuted."""
     cases = []

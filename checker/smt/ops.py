@@ -36,7 +36,7 @@ def to_bool(x: Term) -> z3.BoolRef:
 
 def to_bv(x: Term, width: int | None = None) -> z3.BitVecRef:
     """A bit-vector term for ``x``; a Python int gets ``width`` bits, or as many as it needs."""
-    if isinstance(x, bool) or isinstance(x, z3.BoolRef):
+    if isinstance(x, (bool, z3.BoolRef)):
         raise TypeError(f"expected an integer term, got the condition {x!r}")
     if isinstance(x, int):
         bits = signed_bits(int(x))

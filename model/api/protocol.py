@@ -41,7 +41,7 @@ class Protocol(NamedTuple):
 
 
 def _idempotent(variant: str) -> dict[str, object]:
-    values = {name: sw.default for name, sw in IDEMPOTENT_SWITCHES.items()}
+    values: dict[str, object] = {name: sw.default for name, sw in IDEMPOTENT_SWITCHES.items()}
     # a variant split by version keeps its name as a prefix ("broker-2.0-2.4" -> "broker-2.0-2.3", ...)
     name = variant if variant in IDEMPOTENT_VARIANTS else next(
         (v for v in IDEMPOTENT_VARIANTS if v.startswith(variant.rsplit("-", 1)[0])), "kafka-shipped")

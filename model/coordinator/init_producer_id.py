@@ -109,7 +109,7 @@ def init_producer_id_decision(ops: Ops, *, kip360: bool, shipped: bool, max_epoc
     # KafkaApis rejects a request that gives only one of ProducerId / ProducerEpoch.
     invalid_request = ops.or_(ops.and_(has_pid, ops.not_(has_epoch)), ops.and_(ops.not_(has_pid), has_epoch))
     expected = ops.and_(has_pid, has_epoch)
-    error_fields = lambda e: (code(e), *unchanged)  # noqa: E731 - a local shorthand
+    error_fields = lambda e: (code(e), *unchanged)
 
     if not shipped:
         # KIP-360 as designed: cases named as in the KIP.

@@ -22,7 +22,6 @@ CompletingRebalance is). The decision is written over ``ops`` with the group loo
 from __future__ import annotations
 
 from eoscheck.checker.ops import CONCRETE, Ops
-
 from eoscheck.model.transactions.codes import Errors
 
 from .metadata import NO_INSTANCE_ID, NO_MEMBER_ID, GroupMeta, GroupState, has_member, static_member_id
@@ -40,7 +39,7 @@ def txn_offset_commit_error(ops: Ops, *, check: str, group_dead, group_empty, gr
     ``member_known``: the request's member id is a member of the group.
     """
     E = Errors
-    c = lambda v: ops.const(int(v), 16)  # noqa: E731
+    c = lambda v: ops.const(int(v), 16)
     zero = ops.const(0, 32)
     if check == "pre-kip447":
         return ops.ite(group_dead, c(E.COORDINATOR_NOT_AVAILABLE), c(E.NONE))

@@ -433,9 +433,14 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         reference), and no memo lookups for rules that cannot fire."""
         eos_fast.prune_idle_rules(self)
         if type(self).within_bounds is EosMachine.within_bounds:
-            self.within_bounds = eos_fast.constraint(self)  # type: ignore[method-assign]
+            self.within_bounds = eos_fast.constraint(self)  # type: ignore[method-assign,assignment]
         if type(self).canonical is Composed.canonical:  # a derived machine's own form stays; ``Composed``'s
-            self.canonical = eos_fast.canonical_form(self)  # type: ignore[method-assign]
+            self.canonical = eos_fast.canonical_form(self)  # type: ignore[method-assign,assignment]
+        if not self.alpha and type(self).successors is EosAlpha.successors:
+            # no per-partition metadata to fix up: the generated function itself, as ``Composed`` binds it
+            # for a class that does not override ``successors`` (``_Plan.compile`` rebinds it, pickling
+            # leaves it behind)
+            self.successors = self._plan.successors  # type: ignore[method-assign,assignment]
 
     def clear_caches(self) -> None:
         super().clear_caches()

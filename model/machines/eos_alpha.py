@@ -94,7 +94,9 @@ class EosAlpha:
         return metadata
 
     def successors(self, state: tuple) -> list[tuple[tuple, tuple]]:
-        out: list[tuple[tuple, tuple]] = super().successors(state)  # type: ignore[misc]
+        # ``Composed.successors`` without its frame (once per state; no class between here and
+        # ``Composed`` overrides it)
+        out: list[tuple[tuple, tuple]] = self._plan.successors(state)  # type: ignore[attr-defined]
         if not self.alpha:
             return out
         return [(step, self._one_transactional_id(state, nxt)) for step, nxt in out]

@@ -23,26 +23,43 @@ from eoscheck.checker.symmetry import canonicalize
 
 def constraint(machine: Any) -> Callable[[tuple], bool]:
     """``machine.within_bounds`` as one generated function of the flat state: the coordinator's
-    epochs (memoised on the ``txn`` slots), the producer id allocator for the idempotent producers
-    and the instances, and the group's generations and rejoins, each only when its mechanism is on."""
+    epochs and the group's generations and rejoins (one memo keyed on the ``txn``, ``group`` and
+    ``member`` slots: one lookup per successor, no method call on a hit), and the producer id
+    allocator for the idempotent producers and the instances, each only when its mechanism is on."""
     lo, hi = machine._txn_slots
-    env: dict[str, Any] = {"epoch_ok": machine._epoch_ok, "epochs_miss": machine._epochs_within}
+    group = bool(machine.members)
+    keyed = list(range(lo, hi))
+    if group:
+        mlo, mhi = machine._member_slots
+        keyed += [machine._group_slot, *range(mlo, mhi)]
+    memo: dict[Any, bool] = {}
+
+    def miss(s: tuple, key: Any) -> bool:
+        tkey = s[lo:hi]
+        ok = machine._epoch_ok.get(tkey)
+        if ok is None:
+            ok = machine._epochs_within(tkey, s)
+        if ok and group:
+            ok = machine.group_within_bounds_at(s)
+        memo[key] = ok
+        return bool(ok)
+
+    env: dict[str, Any] = {"memo": memo, "miss": miss}
     lines = ["def within_bounds(s):"]
-    if hi > lo:
-        key = f"s[{lo}]" if hi - lo == 1 else f"s[{lo}:{hi}]"
-        lines += [f"    ok = epoch_ok.get({key})",
-                  "    if ok is None:",
-                  f"        ok = epochs_miss({key}, s)",
-                  "    if not ok:",
-                  "        return False"]
     pid = machine._pid_slot
     if machine.n_idempotent:
         lines += [f"    if s[{pid}] > {int(machine.max_pids)}:", "        return False"]
     if machine.n_instances:
         lines += [f"    if s[{pid}] > {int(machine.max_producer_ids)}:", "        return False"]
-    if machine.members:
-        env["group_ok"] = machine.group_within_bounds_at
-        lines.append("    return group_ok(s)")
+    if keyed:
+        # a slice is the cheapest key of adjacent slots (the ``txn`` slots without a group)
+        key = (f"s[{keyed[0]}]" if len(keyed) == 1 else f"s[{keyed[0]}:{keyed[-1] + 1}]"
+               if keyed == list(range(keyed[0], keyed[-1] + 1)) else "(" + ", ".join(f"s[{k}]" for k in keyed) + ")")
+        lines += [f"    k = {key}",
+                  "    ok = memo.get(k)",
+                  "    if ok is None:",
+                  "        return miss(s, k)",
+                  "    return ok"]
     else:
         lines.append("    return True")
     exec(compile("\n".join(lines), "<kafka.eos within_bounds>", "exec"), env)  # noqa: S102
@@ -73,24 +90,15 @@ def canonical_form(machine: Any) -> Callable[[tuple], tuple]:
         cols = [plan.slots[n][0] for n in names]
         # a tuple even for one column: the generic form's keys are tuples, and the ties it breaks
         # compare them
-        getters = [itemgetter(*(base + i for base in cols)) if len(cols) > 1
-                   else (lambda s, k=cols[0] + i: (s[k],)) for i in range(size)]
+        getters: list[Callable[[tuple], Any]] = [
+            itemgetter(*(base + i for base in cols)) if len(cols) > 1
+            else (lambda s, k=cols[0] + i: (s[k],)) for i in range(size)]  # type: ignore[misc]  # a lambda's default
         steps.append((getters, _permuter(plan, ss)))
     if not steps:
         return lambda s: s
     if len(steps) == 1 and len(steps[0][0]) == 2:
-        (first, second), apply = steps[0]
-        swap = apply.for_perm((1, 0))  # type: ignore[attr-defined]
-
-        def canonical_pair(s: tuple) -> tuple:
-            a, b = first(s), second(s)
-            if a < b:
-                return s
-            swapped = swap(s)
-            if a > b:
-                return swapped
-            return min(s, swapped)  # a tie: the least image
-        return canonical_pair
+        ss = next(ss for ss in plan.scalarsets if plan.scalarset_sizes[ss] >= 2)
+        return _canonical_pair(plan, [plan.slots[n][0] for n in plan.scalarsets[ss]], steps[0][1])
 
     def canonical(s: tuple) -> tuple:
         for getters, apply in steps:
@@ -123,16 +131,18 @@ def _permuter(plan: Any, ss: str) -> Callable[[tuple, tuple[int, ...]], tuple]:
             fn = for_perm(perm)
         return fn(s)
     apply.for_perm = for_perm  # type: ignore[attr-defined]
+    apply.moved, apply.renames = moved, renames  # type: ignore[attr-defined]
     return apply
 
 
-def _compile_perm(plan: Any, moved: list[tuple[int, int]], renames: list[Any],
-                  perm: tuple[int, ...]) -> Callable[[tuple], tuple]:
+def _perm_lines(plan: Any, moved: list[tuple[int, int]], renames: list[Any], perm: tuple[int, ...],
+                env: dict[str, Any], tag: str = "") -> tuple[list[str], str]:
+    """The statements and the tuple expression of ``plan.permute(s, ss, perm)`` as source (``env``
+    receives the renaming memos, their names prefixed by ``tag``)."""
     source = list(range(plan.width))  # slot -> the slot of ``s`` its value comes from
     for base, count in moved:
         for i in range(count):
             source[base + perm[i]] = base + i
-    env: dict[str, Any] = {}
     memoize = plan.memoize
     renamed: dict[int, int] = {}  # slot -> the index of its renaming memo
     for n, (slots, decl, fn, values) in enumerate(renames):
@@ -143,22 +153,49 @@ def _compile_perm(plan: Any, moved: list[tuple[int, int]], renames: list[Any],
             if memoize:
                 memo[old] = new
             return new
-        env[f"m{n}"], env[f"miss{n}"] = memo, miss
+        env[f"{tag}m{n}"], env[f"{tag}miss{n}"] = memo, miss
         for k in slots:
             renamed[k] = n
-    lines = ["def permuted(s):"]
+    lines = []
     items = []
     for k in range(plan.width):
         if k in renamed:
             n = renamed[k]
-            lines += [f"    x = s[{source[k]}]", f"    v{k} = m{n}.get(x)", f"    if v{k} is None:",
-                      f"        v{k} = miss{n}(x)"]
+            lines += [f"x = s[{source[k]}]", f"v{k} = {tag}m{n}.get(x)", f"if v{k} is None:",
+                      f"    v{k} = {tag}miss{n}(x)"]
             items.append(f"v{k}")
         else:
             items.append(f"s[{source[k]}]")
-    lines.append("    return (" + ", ".join(items) + ",)")
+    return lines, "(" + ", ".join(items) + ",)"
+
+
+def _compile_perm(plan: Any, moved: list[tuple[int, int]], renames: list[Any],
+                  perm: tuple[int, ...]) -> Callable[[tuple], tuple]:
+    env: dict[str, Any] = {}
+    body, image = _perm_lines(plan, moved, renames, perm, env)
+    lines = ["def permuted(s):", *("    " + x for x in body), f"    return {image}"]
     exec(compile("\n".join(lines), f"<kafka.eos permutation {perm}>", "exec"), env)  # noqa: S102
     out: Callable[[tuple], tuple] = env["permuted"]
+    return out
+
+
+def _canonical_pair(plan: Any, cols: list[int], apply: Any) -> Callable[[tuple], tuple]:
+    """``canonicalize``'s two-identity case as one generated function: the identities' sort keys
+    (their actors' slots, in order) compared slot by slot with no key tuples built, and the swap
+    inlined. The same result: the state if the first key is smaller, the swapped state if it is
+    larger, the least of the two on a tie."""
+    env: dict[str, Any] = {}
+    body, image = _perm_lines(plan, apply.moved, apply.renames, (1, 0), env)
+    lines = ["def canonical_pair(s):"]
+    for base in cols:
+        lines += [f"    if s[{base}] != s[{base + 1}]:",
+                  f"        if s[{base}] < s[{base + 1}]:",
+                  "            return s",
+                  *("        " + x for x in body),
+                  f"        return {image}"]
+    lines += [*("    " + x for x in body), f"    t = {image}", "    return t if t < s else s"]
+    exec(compile("\n".join(lines), "<kafka.eos canonical pair>", "exec"), env)  # noqa: S102
+    out: Callable[[tuple], tuple] = env["canonical_pair"]
     return out
 
 
@@ -181,7 +218,7 @@ def prune_idle_rules(machine: Any) -> None:
     if machine.bounds.get("max_ticks", 0) == 0:
         rules = [r for r in rules if r.action != "Tick"]
     channels = plan.channels
-    live = set()
+    live: set[str] = set()
     for s in machine.init_states():
         live.update(name for name in channels if plan.tables[name].values[s[plan.slots[name][0]]])
 

@@ -145,6 +145,8 @@ class EosGroup:
     transactions: int
     protocol: Any
     require_stable: bool
+    _group_slot: int
+    _member_slots: tuple[int, int]
 
     # --- parts (slots before EosMachine's: a base class's parts come first)
     member = Actors(count="members", init=lambda m, i: m._initial_members[i], show=_show_member,
@@ -222,6 +224,10 @@ class EosGroup:
           results=("generation",))
     def rebalance_rule(self, group: GroupMeta, member: tuple[Member, ...], producer: tuple[TxnProducer, ...]) -> Any:
         """JoinGroup and SyncGroup complete: a new generation and assignment."""
+        # most of this rule's memo misses come from the producers moving while no rebalance is under
+        # way: answered before building the producers' flags (``can_rebalance`` tests the same first)
+        if group.state != GroupState.PREPARING_REBALANCE:
+            return None
         if not can_rebalance(group, member, tuple(between_transactions(p) for p in producer)):
             return None
         done = rebalance(group)

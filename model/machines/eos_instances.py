@@ -26,6 +26,7 @@ that machine's specs on ``kafka.eos``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any, NamedTuple, cast
 
 from eoscheck.checker.compose import (
@@ -192,6 +193,13 @@ def arrived(clients: tuple[TxnClient, ...], c: int, req_producer_id: int) -> tup
     return tuple(o._replace(started=ranks[o.started]) if o.started > 0 else o for o in clients)
 
 
+# HandleInitProducerId misses whenever any instance changes (it reads them all, for ``arrived``), while
+# the coordinator's decision and the ghost's renumbering take few distinct arguments: both are pure and
+# memoised (bounded: a miss of the rule then costs a dict lookup, not the decision's case analysis).
+_decide = lru_cache(maxsize=1 << 16)(handle_init_producer_id)
+_arrived = lru_cache(maxsize=1 << 16)(arrived)
+
+
 class InstancesMixin:
     """The parts, rules and properties of producer instances racing InitProducerId (module doc).
     ``EosMachine`` calls ``_instances_setup`` before compiling and ``_instances_idle`` after."""
@@ -246,7 +254,7 @@ class InstancesMixin:
 
     def _instances_within_bounds(self, s: tuple) -> bool:
         """The producer ids the allocator may hand out (``instance_producer_ids``)."""
-        return not self.n_instances or s[self._pid_slot] <= self.max_producer_ids  # type: ignore[attr-defined]
+        return not self.n_instances or s[self._pid_slot] <= self.max_producer_ids
 
     def _instances_terminal(self, s: tuple) -> bool:
         v = self.view(s)  # type: ignore[attr-defined]
@@ -416,9 +424,8 @@ class InstancesMixin:
         """The coordinator handles a request (any one in flight): success queues the transition's log
         append; an Ongoing transaction is fenced and aborted (CONCURRENT_TRANSACTIONS); other errors are
         answered at once with no producer id and epoch."""
-        r = handle_init_producer_id(instances_txn, bool(init_pending), msg.producer_id, msg.epoch, next_producer_id,
-                                    self.coordinator)
-        out: dict[str, Any] = {"instance": arrived(instance, client, msg.producer_id), "error": int(r.error),
+        r = _decide(instances_txn, bool(init_pending), msg.producer_id, msg.epoch, next_producer_id, self.coordinator)
+        out: dict[str, Any] = {"instance": _arrived(instance, client, msg.producer_id), "error": int(r.error),
                                "next_producer_id": next_producer_id + (1 if r.used_new_producer_id else 0)}
         if r.transit is not None:
             out["init_pending"] = (PendingAppend(client, msg.attempt, r.transit),)
@@ -483,7 +490,7 @@ class InstancesMixin:
     @transition("NoUnexpectedServerError", actions=("HandleInitProducerId",))
     @_doc_of(props.no_unexpected_server_error)
     def no_server_error(self, step: tuple, before: Any, after: Any) -> bool:
-        return props.no_unexpected_server_error(before, step, after)  # type: ignore[arg-type]
+        return props.no_unexpected_server_error(before, step, after)
 
     @transition("CoordinatorEpochMonotonic", reads=("instances_txn", "instances_txn_log"), actions=COORDINATOR_ACTIONS)
     @_doc_of(props.coordinator_epoch_monotonic)

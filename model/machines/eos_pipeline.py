@@ -48,23 +48,24 @@ from eoscheck.checker.liveness.temporal import WF, Fairness, TemporalProperty, a
 from eoscheck.checker.machine import Machine, Property
 from eoscheck.checker.registry import Bound, ModelDef, Switch, SwitchValue, Variant
 from eoscheck.model.coordinator.handler import CoordinatorConfig, handle_init_producer_id
-from eoscheck.model.partition.producer_state import begin_transaction, empty_entry, maybe_update_epoch
-from eoscheck.model.partition.validation import AppendOrigin, append_marker, validate_data_batch
-from eoscheck.model.state import ProducerStateEntry
 from eoscheck.model.group.membership import join_group, rebalance, remove_member
 from eoscheck.model.group.metadata import NO_OFFSET, GroupMeta, GroupState, new_group
 from eoscheck.model.group.offset_fetch import FetchReaction, offset_fetch, on_offset_fetch_answer, sends_require_stable
-from eoscheck.model.group.pending_offsets import (complete_pending_txn_offset_commit, on_txn_offset_commit_append,
-                                                  prepare_txn_offset_commit)
+from eoscheck.model.group.pending_offsets import (
+    complete_pending_txn_offset_commit,
+    on_txn_offset_commit_append,
+    prepare_txn_offset_commit,
+)
 from eoscheck.model.group.txn_offset_commit import validate_txn_offset_commit
+from eoscheck.model.partition.producer_state import begin_transaction, empty_entry, maybe_update_epoch
+from eoscheck.model.partition.validation import AppendOrigin, append_marker, validate_data_batch
+from eoscheck.model.state import ProducerStateEntry
 from eoscheck.model.transactions.add_partitions import add_partitions_to_txn
 from eoscheck.model.transactions.codes import NO_PENDING, Errors, TxnResult, TxnState
 from eoscheck.model.transactions.end_txn import end_txn, end_txn_tv2
-from eoscheck.model.transactions.log import (EntryKind, LogEntry, committed_values,
-                                             last_stable_offset, open_transactions)
 from eoscheck.model.transactions.failover import load_transaction
-from eoscheck.model.transactions.markers import (TxnMarker, complete_if_done,
-                                                 markers_to_send, on_marker_response)
+from eoscheck.model.transactions.log import EntryKind, LogEntry, committed_values, last_stable_offset, open_transactions
+from eoscheck.model.transactions.markers import TxnMarker, complete_if_done, markers_to_send, on_marker_response
 from eoscheck.model.transactions.metadata import TxnLogRecord, TxnMeta, to_log_record
 from eoscheck.model.transactions.states import is_valid_transition
 from eoscheck.model.transactions.timeout import abort_timed_out
@@ -223,7 +224,7 @@ def marker_acknowledged(meta: TxnMeta, partition: int) -> tuple[TxnMeta, bool]:
 
 
 class EosPipeline(Machine):
-    actions = {
+    actions: Mapping[str, tuple[str, ...]] = {
         "InitProducerId": ("instance",), "OffsetFetch": ("instance",), "AddPartitionsToTxn": ("instance",),
         "Produce": ("instance",), "ProduceArrives": ("instance", "value"), "ProduceTimesOut": ("instance",), "AddOffsetsToTxn": ("instance",),
         "TxnOffsetCommit": ("instance",), "EndTxn": ("instance", "result"),
@@ -492,9 +493,9 @@ class EosPipeline(Machine):
             if s.endtxn_timeouts < self.max_endtxn_timeouts:
                 # the request goes unanswered: the client gives up on it and will send it again on a new
                 # connection, but the first copy may still be processed later
-                req = EndTxnRequest(i, tid, a.producer_epoch, int(result), a.tv)
+                end_req = EndTxnRequest(i, tid, a.producer_epoch, int(result), a.tv)
                 yield ("EndTxnTimesOut", i), s._replace(endtxn_timeouts=s.endtxn_timeouts + 1,
-                                                        endtxn_requests=tuple(sorted(s.endtxn_requests + (req,))))
+                                                        endtxn_requests=tuple(sorted(s.endtxn_requests + (end_req,))))
 
     def _end_txn(self, m: TxnMeta, pid: int, epoch: int, result: int, tv: int):
         return self._end_txn_rules[2 if tv >= 2 else 0](m, pid, epoch, result)

@@ -47,7 +47,8 @@ class PresetMachine(EosMachine):
         self.preset_properties = dict(properties)
         self.preset_temporal = dict(temporal)
         if lanes:  # the older machine's lane names on charts
-            self.chart_parts = {**lanes, **{k: v for k, v in type(self).chart_parts.items() if k not in lanes}}
+            # this instance's lanes shadow the class's table (mypy allows no instance value for a ClassVar)
+            self.chart_parts = {**lanes, **{k: v for k, v in type(self).chart_parts.items() if k not in lanes}}  # type: ignore[misc]
         super().__init__(protocol, bounds, memoize=memoize)
 
     @staticmethod

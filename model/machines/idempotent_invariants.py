@@ -18,7 +18,8 @@ class LogInvariant:
     """An invariant of the partition log alone, memoised on the partition's id."""
 
     def __init__(self, check: Callable[[Any], bool], memoize: bool) -> None:
-        self.check, self.memoize, self.memo = check, memoize, {}
+        self.check, self.memoize = check, memoize
+        self.memo: dict[int, bool] = {}
         self.__doc__ = check.__doc__
 
     def __call__(self, s: PackedIdempotentState) -> bool:
@@ -38,7 +39,8 @@ class SendOrderNoLoss:
     often than the pair."""
 
     def __init__(self, n_clients: int, memoize: bool) -> None:
-        self.n_clients, self.memoize, self.memo = n_clients, memoize, {}
+        self.n_clients, self.memoize = n_clients, memoize
+        self.memo: dict[tuple[int, int, int], bool] = {}
         self.__doc__ = props.send_order_no_loss.__doc__
 
     def __call__(self, s: PackedIdempotentState) -> bool:

@@ -19,8 +19,15 @@ from typing import Any
 
 from eoscheck.checker.intern import Interner
 
-from ..state import (FollowerState, IdempotentClient, IdempotentFaults, IdempotentState, PartitionState,
-                     ProduceRequest, ProduceResponse)
+from ..state import (
+    FollowerState,
+    IdempotentClient,
+    IdempotentFaults,
+    IdempotentState,
+    PartitionState,
+    ProduceRequest,
+    ProduceResponse,
+)
 
 # Process-wide tables: the content of a part does not depend on the machine's configuration, so
 # every machine of a process shares them (a state stays readable after its machine is gone).

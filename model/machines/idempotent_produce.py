@@ -35,18 +35,56 @@ from eoscheck.checker.machine import Machine, Property
 from .. import properties as props
 from ..errors import Errors, error_name
 from ..network import deliverable, remove_at
-from ..partition.log import (advance_log_start_offset, append_batch, expire_producers, rebuild_producer_state,
-                             record_batch)
+from ..partition.log import (
+    advance_log_start_offset,
+    append_batch,
+    expire_producers,
+    rebuild_producer_state,
+    record_batch,
+)
 from ..partition.producer_state import find_entry, is_producer_expired, remove_expired_producers, truncate_head
 from ..partition.validation import validate_produce
 from ..producer import client as cl
 from ..producer.config import ClientConfig
-from ..state import (BATCH_STATUS_NAMES, INFLIGHT, QUEUED, FollowerState, IdempotentClient, IdempotentFaults,
-                     IdempotentState, LogRecord, PartitionState, ProduceRequest, ProduceResponse)
-from .idempotent_packed import (CLIENT0, CLIENTS, DELETES, FAILOVERS, FOLLOWER, FOLLOWERS, LEADER_EPOCH, LOST,
-                                NEXT_PID, NOW, PART, PARTITIONS, REBUILT, REQS, SNAPSHOT, REQUESTS, RESPONSES, RESPS, TRANSIENT,
-                                PackedIdempotentState, export_batch, import_batch, pack)
+from ..state import (
+    BATCH_STATUS_NAMES,
+    INFLIGHT,
+    QUEUED,
+    FollowerState,
+    IdempotentClient,
+    IdempotentFaults,
+    IdempotentState,
+    LogRecord,
+    PartitionState,
+    ProduceRequest,
+    ProduceResponse,
+)
 from .idempotent_invariants import LogInvariant, SendOrderNoLoss
+from .idempotent_packed import (
+    CLIENT0,
+    CLIENTS,
+    DELETES,
+    FAILOVERS,
+    FOLLOWER,
+    FOLLOWERS,
+    LEADER_EPOCH,
+    LOST,
+    NEXT_PID,
+    NOW,
+    PART,
+    PARTITIONS,
+    REBUILT,
+    REQS,
+    REQUESTS,
+    RESPONSES,
+    RESPS,
+    SNAPSHOT,
+    TRANSIENT,
+    PackedIdempotentState,
+    export_batch,
+    import_batch,
+    pack,
+)
 from .idempotent_symmetry import ClientSymmetry
 
 #: liveness properties (checked when a spec names them), under ``FAIRNESS``
@@ -127,7 +165,7 @@ class _NoMemo(dict):
 
 
 class IdempotentProduceMachine(Machine):
-    actions = {
+    actions: Mapping[str, tuple[str, ...]] = {
         "Send": ("client",),
         "Drain": ("client", "record", "seq", "epoch"),
         "HandleProduce": ("client", "record", "seq", "epoch", "error"),
@@ -313,6 +351,9 @@ class IdempotentProduceMachine(Machine):
             net = self._network[(reqs, resps)] = self._network_part(reqs, resps)
         client_moves = self._client_moves
         with_request, with_response = self._with_request, self._with_response
+        # each memo below has its own key shape; a miss in a response memo reads None
+        key: tuple[Any, ...]
+        new_resps: int | None
 
         for c in range(self.n_clients):
             k = CLIENT0 + c
@@ -445,7 +486,7 @@ class IdempotentProduceMachine(Machine):
 
     def _network_part(self, reqs: int, resps: int) -> Network:
         requests, responses = REQUESTS.values[reqs], RESPONSES.values[resps]
-        key = lambda m: (m.client, m.connection)  # noqa: E731 (one channel per connection)
+        key = lambda m: (m.client, m.connection)  # one channel per connection
         first = {i for i, _ in deliverable(responses, key, 0)}
         waiting: dict[tuple[int, int], set[int]] = {}
         for m in requests + responses:

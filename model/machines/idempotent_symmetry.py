@@ -18,14 +18,27 @@ renamed once per (part, permutation) and memoised, like the machine's part rules
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from eoscheck.checker.intern import Interner
 from eoscheck.checker.symmetry import Permutation, Scalarset, Symmetry, canonicalize
 
 from ..partition.producer_state import Producers
 from ..state import FollowerState, IdempotentClient, PartitionState, ProduceRequest, ProduceResponse
-from .idempotent_packed import (CLIENT0, CLIENTS, FOLLOWER, FOLLOWERS, PART, PARTITIONS, REQS, REQUESTS, RESPONSES,
-                                RESPS, PackedIdempotentState)
+from .idempotent_packed import (
+    CLIENT0,
+    CLIENTS,
+    FOLLOWER,
+    FOLLOWERS,
+    PART,
+    PARTITIONS,
+    REQS,
+    REQUESTS,
+    RESPONSES,
+    RESPS,
+    PackedIdempotentState,
+)
 
 _new = tuple.__new__
 #: what an initial producer id reads as in a client's sort key (any value no producer id takes)
@@ -71,8 +84,9 @@ def client_key(c: IdempotentClient, n_clients: int) -> int:
 
 
 # (table, renaming rule, position in the packed state) of each renamed part
-_PARTS = ((PARTITIONS, rename_partition, PART), (FOLLOWERS, rename_follower, FOLLOWER),
-          (REQUESTS, rename_requests, REQS), (RESPONSES, rename_responses, RESPS))
+_PARTS: tuple[tuple[Interner[Any], Callable[[Any, Permutation], Any], int], ...] = (
+    (PARTITIONS, rename_partition, PART), (FOLLOWERS, rename_follower, FOLLOWER),
+    (REQUESTS, rename_requests, REQS), (RESPONSES, rename_responses, RESPS))
 
 
 class ClientSymmetry:

@@ -84,7 +84,7 @@ _MODES = {"pre-kip360": (False, False), "kip360-designed": (True, False), "kip36
 
 
 class InitProducerIdMachine(Machine):
-    actions = {
+    actions: Mapping[str, tuple[str, ...]] = {
         "StartInstance": ("client",),
         "RestartInstance": ("client",),
         "AbortableError": ("client", "error"),

@@ -12,7 +12,7 @@ timeouts and coordinator failovers are faults.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 from eoscheck.checker.chart import (
@@ -73,6 +73,7 @@ def chart_step(machine: Any, st: tuple, before: Any, after: Any) -> Sequence[Cha
                              ("StaleTxnMarkerArrives",))
     events: list[ChartEvent] = [*produce[0], *end_txn[0], *markers[0]]
     label = machine.format_step(st)
+    key: Hashable  # a send and its receive share one, of a shape per kind of event
     if name in _AT_ONCE:
         target, request = _AT_ONCE[name]
         app = f"app[{st[1]}]"

@@ -20,7 +20,7 @@ class PureRule:
     A class in an importable module, not a closure, so that Spark ships it by reference; its memo
     is not shipped (it would be sent to every executor)."""
 
-    __slots__ = ("rule", "fixed", "memo")
+    __slots__ = ("fixed", "memo", "rule")
 
     def __init__(self, rule: Callable[..., Any], **fixed: Any) -> None:
         self.rule = rule

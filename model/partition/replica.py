@@ -66,8 +66,10 @@ def stamp(before: TxnPartitionState, after: TxnPartitionState, seq: int, timesta
     if len(after.log) == len(before.log):
         return after
     e = after.log[-1]
-    return after._replace(log=after.log[:-1] + (StampedEntry(e.producer_id, e.producer_epoch, e.kind, e.value,
-                                                             seq, timestamp),))
+    # A replica's log holds StampedEntry, LogEntry's fields plus two, where TxnPartitionState declares
+    # LogEntry: the log rules read only the shared fields (a NamedTuple cannot extend another).
+    return after._replace(log=after.log[:-1] + (StampedEntry(e.producer_id, e.producer_epoch,  # type: ignore[operator]
+                                                             e.kind, e.value, seq, timestamp),))
 
 
 def marker_timestamp(before: ProducerStateEntry | None, after: ProducerStateEntry,

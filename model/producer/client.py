@@ -32,7 +32,7 @@ from eoscheck.checker.ops import CONCRETE
 
 from ..errors import RETRIABLE, Errors
 from ..partition.sequence import increment_sequence
-from ..state import INFLIGHT, QUEUED, RETRY, IdempotentClient, ProduceRequest, ProduceResponse, ProducerBatch
+from ..state import INFLIGHT, QUEUED, RETRY, IdempotentClient, ProducerBatch, ProduceRequest, ProduceResponse
 from .config import ClientConfig
 from .idempotent_epoch import bump_idempotent_epoch
 

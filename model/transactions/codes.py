@@ -10,8 +10,15 @@ from enum import IntEnum
 
 from ..errors import KIP447_PENDING_TRANSACTION, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, Errors
 
-__all__ = ["Errors", "KIP447_PENDING_TRANSACTION", "NO_PRODUCER_EPOCH", "NO_PRODUCER_ID", "NO_PENDING",
-           "TxnResult", "TxnState"]
+__all__ = [
+    "KIP447_PENDING_TRANSACTION",
+    "NO_PENDING",
+    "NO_PRODUCER_EPOCH",
+    "NO_PRODUCER_ID",
+    "Errors",
+    "TxnResult",
+    "TxnState",
+]
 
 
 class TxnState(IntEnum):

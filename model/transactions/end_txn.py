@@ -38,16 +38,18 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from eoscheck.checker.ops import CONCRETE, Ops
+from eoscheck.checker.ops import CONCRETE, Ops, Term
 
 from .codes import NO_PENDING, NO_PRODUCER_ID, Errors, TxnResult, TxnState
 from .metadata import TxnMeta, transit
 
 
 class EndTxnDecision(NamedTuple):
-    error: object
+    """Terms of the ``ops`` the decision ran over: ints under CONCRETE, Z3 terms in a proof."""
+
+    error: Term
     #: the state the metadata moves to (PrepareCommit / PrepareAbort), or the current state if none
-    next_state: object
+    next_state: Term
 
 
 def end_txn_decision(ops: Ops, *, is_from_client: bool, meta_exists, meta_producer_id, meta_epoch, meta_state,
@@ -57,9 +59,9 @@ def end_txn_decision(ops: Ops, *, is_from_client: bool, meta_exists, meta_produc
     The epoch rule is 2.6+ (KAFKA-9600): a client needs the exact epoch. 2.5.x refused only a lower
     epoch and answered INVALID_PRODUCER_EPOCH (PRODUCER_FENCED is 2.7+); not modelled (audit C2)."""
     E, S = Errors, TxnState
-    c = lambda v: ops.const(int(v), 16)  # noqa: E731
+    c = lambda v: ops.const(int(v), 16)
     commit = ops.eq(req_result, c(TxnResult.COMMIT))
-    st = lambda s: ops.eq(meta_state, c(s))  # noqa: E731
+    st = lambda s: ops.eq(meta_state, c(s))
     epoch_ok = ops.eq(req_epoch, meta_epoch) if is_from_client else ops.ge(req_epoch, meta_epoch)
     pending_blocks = ops.and_(ops.ne(meta_pending, c(NO_PENDING)), ops.ne(meta_pending, c(S.PREPARE_EPOCH_FENCE)))
     # the answer for each state, (error for COMMIT, error for ABORT)
@@ -118,7 +120,7 @@ def end_txn(meta: TxnMeta | None, producer_id: int, epoch: int, result: int, *, 
     if d.error != Errors.NONE or d.next_state == meta.state:
         return EndTxnOutcome(int(d.error), meta, False)
     tv = (2 if tv2_bump else 0) if client_tv is None else client_tv
-    nxt = _prepare(meta, int(d.next_state), epoch, tv2_bump, tv, max_epoch, new_producer_id)  # type: ignore[call-overload]
+    nxt = _prepare(meta, int(d.next_state), epoch, tv2_bump, tv, max_epoch, new_producer_id)
     return EndTxnOutcome(int(Errors.NONE), nxt, True)
 
 

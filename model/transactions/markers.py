@@ -112,7 +112,7 @@ def end_txn_marker_error(ops: Ops, *, stored_epoch, stored_coordinator_epoch, ma
                          marker_coordinator_epoch):
     """``appendEndTxnMarker`` checks for a marker from the coordinator (not replication): producer
     epoch first, then coordinator epoch."""
-    c = lambda v: ops.const(int(v), 16)  # noqa: E731
+    c = lambda v: ops.const(int(v), 16)
     return ops.ite(ops.lt(marker_epoch, stored_epoch), c(Errors.INVALID_PRODUCER_EPOCH),
            ops.ite(ops.lt(marker_coordinator_epoch, stored_coordinator_epoch), c(Errors.TRANSACTION_COORDINATOR_FENCED),
                    c(Errors.NONE)))

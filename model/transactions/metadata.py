@@ -8,10 +8,11 @@ modelled where a machine splits the append into its own step.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..coordinator.txn_log import load_metadata, to_log_value
 from ..state import TxnLogValue, TxnMetadata
 from .codes import NO_PENDING, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TxnState
-
 
 #: One transactional id's metadata on its transaction coordinator: part 1's record, which carries
 #: ``pending_state`` and ``partitions`` for the transaction state machine.
@@ -24,7 +25,7 @@ def new_metadata(producer_id: int) -> TxnMeta:
                    False, NO_PENDING, ())
 
 
-def transit(meta: TxnMeta, **changes: object) -> TxnMeta:
+def transit(meta: TxnMeta, **changes: Any) -> TxnMeta:
     """``prepareTransitionTo`` + ``completeTransitionTo`` as shipped: every transition records the
     producer id it starts from as ``previousProducerId`` (for the transitions of this room the
     producer id does not change, so previousProducerId becomes the producer id)."""

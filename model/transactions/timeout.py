@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from eoscheck.checker.ops import CONCRETE
-
 from eoscheck.model.coordinator.fencing import fence_producer_epoch
 
 from .codes import NO_PENDING, Errors, TxnResult, TxnState

@@ -1,0 +1,1 @@
+../../eoscheck/__init__.py
