@@ -72,6 +72,7 @@ else:
         out["levels"] = [{"level": lv.level, "new": lv.new, "seconds": round(lv.seconds, 4),
                           "on_driver": getattr(lv, "on_driver", False)} for lv in r.spark_levels]
         out["partitions"] = r.spark_partitions
+        out["warmed_at"] = getattr(r, "spark_warmed_at", None)
     finally:
         spark.stop()
 out.update(distinct=r.stats.distinct, generated=r.stats.generated, depth=r.stats.depth,
@@ -140,7 +141,8 @@ def main() -> None:
                           f"(driver CPU {r.get('cpu_seconds', 0):.1f} s); "
                           f"session start {r['session_start']:.1f} s + executors up "
                           f"{r.get('executors_up', 0):.1f} s; {record['driver_levels']} levels on the driver "
-                          f"({record['driver_seconds']:.2f} s), first Spark level {record['first_spark_level']:.2f} s, "
+                          f"({record['driver_seconds']:.2f} s; warm-up done {r.get('warmed_at') or 0:.2f} s into the run), "
+                          f"first Spark level {record['first_spark_level']:.2f} s, "
                           f"then fixed {record['fixed_per_level']:.3f} s/level over {record['fitted_levels']} levels "
                           f"+ {record['per_million_states']:.1f} s per million new states; "
                           f"same counts: {record['same_counts']}; load {os.getloadavg()[0]:.1f}", flush=True)

@@ -13,6 +13,7 @@ generated state.
 
 from __future__ import annotations
 
+import pickle
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -120,6 +121,15 @@ class Machine(ABC):
 
     def import_states(self, exported: Any) -> list[State]:
         return exported
+
+    def export_batch(self, states: list[State]) -> bytes:
+        """``export_states`` as bytes, for an engine that moves batches between long-lived
+        processes of one run (Spark's executors): a machine may keep what it already encoded
+        (the composed machines keep each interned part's bytes) instead of encoding it again."""
+        return pickle.dumps(self.export_states(states), protocol=5)
+
+    def import_batch(self, blob: bytes) -> list[State]:
+        return list(self.import_states(pickle.loads(blob)))
 
     def disabled_actions(self) -> frozenset[str]:
         """Actions this configuration switches off by design (a fault budget of 0, a feature switch

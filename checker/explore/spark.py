@@ -13,8 +13,10 @@ Python pass per task (``level_partition``):
 3. in the same Python pass, the new frontier is expanded: successors, ``within_bounds``,
    transition properties, deadlocks, ``canonical`` (symmetry), fingerprint, de-duplication within
    the partition, invariants on the remaining candidates (a candidate that breaks a live
-   invariant is necessarily new), and bucketing by target partition, one chunk per bucket with
-   its states pickled once as a list;
+   invariant is necessarily new), dropping the successors that belong to this partition and are
+   in its visited set (encoding a state and moving it was most of a level's cost, and most
+   successors are old states), and bucketing by target partition, one chunk per bucket with its
+   states encoded once as a list (``Machine.export_states``: interned parts once per chunk);
 4. ``partitionBy`` (identity partitioner) moves the candidate chunks to their partitions and the
    merged visited array to its own: the next level's shuffle. Nothing is cached in the JVM; the
    frontier never leaves the Python worker that found it; the shuffle a level read is dropped
@@ -25,9 +27,12 @@ Python pass per task (``level_partition``):
 
 The first levels, while they have fewer than ``driver_states`` states (default 5000), run in the
 driver's process with the same ``level_partition`` (a Spark job costs tenths of a second whatever
-its size); meanwhile a warm-up job starts the executors' Python workers and unpacks the machine
-there. The first level above the threshold ships the driver's partitions to Spark; the rest
-follow there.
+its size); meanwhile a warm-up job starts the executors' Python workers, unpacks the machine
+there and runs a small shuffle (an executor's first shuffle costs seconds of class loading). The
+first level above the threshold ships the driver's partitions to Spark; the rest follow there.
+(Keeping larger levels on the driver until the warm-up ends was measured twice, in rounds 3 and
+4 of bench/results/spark-cluster.md: on a shared machine the driver's work slows the executors'
+start as much as it saves.)
 
 This replaced (issue 17) a design that cached each level's visited set and frontier in the JVM,
 ``localCheckpoint``-ed them and unioned them with the shuffled candidates: two Python passes per
@@ -258,6 +263,7 @@ class _SparkBFS:
         self.start = time.perf_counter()
         self.deadline = (self.start + options.max_seconds) if options.max_seconds is not None else None
         self.timings: list[LevelTiming] = []
+        self.warmed_at: float | None = None  # when the warm-up job ended (seconds into the run)
         self._reset()
         self.notes: list[str] = []
         self.manifest: dict | None = None
@@ -602,14 +608,20 @@ class _SparkBFS:
         return self.sc.parallelize([source[p] for p in range(P)], P).flatMap(_records)
 
     def _warm_up(self) -> None:
-        """While the driver explores the first levels: start the executors' Python workers and
-        unpack the run's machine there, so that the first Spark level does not wait for it."""
-        def warm() -> None:
-            with contextlib.suppress(Exception):
-                self.sc.setJobGroup(self.warm_group, "eoscheck warm-up", True)
-                self.sc.parallelize(range(self.partitions), self.partitions).foreachPartition(
-                    partial(warm_partition, self.broadcast, self.token))
-        threading.Thread(target=warm, name="eoscheck-warm-up", daemon=True).start()
+        """While the driver explores the first levels: start the executors' Python workers, unpack
+        the run's machine there and move a few bytes through a shuffle, so that the first Spark
+        level does not wait for any of it. A fresh executor's first shuffle (its JVM loading and
+        compiling the shuffle's code) took 2-2.5 s against 0.4-0.6 s for the next one (load 11)."""
+        threading.Thread(target=self._warm_job, name="eoscheck-warm-up", daemon=True).start()
+
+    def _warm_job(self) -> None:
+        with contextlib.suppress(Exception):
+            self.sc.setJobGroup(self.warm_group, "eoscheck warm-up", True)
+            P = self.partitions
+            self.sc.parallelize([(p, b"") for p in range(P)], P) \
+                .partitionBy(P, identity_partition) \
+                .foreachPartition(partial(warm_partition, self.broadcast, self.token))
+            self.warmed_at = self.elapsed()
 
     def run_map_stage(self, shuffled: Any, level: int) -> None:
         """Compute ``shuffled``'s map side only: the anti-join that feeds it and the expansion,
@@ -796,6 +808,7 @@ class _SparkBFS:
         result.spark_levels = self.timings  # type: ignore[attr-defined]
         result.spark_partitions = self.partitions  # type: ignore[attr-defined]
         result.spark_resumed_from = self.resumed_from  # type: ignore[attr-defined]
+        result.spark_warmed_at = self.warmed_at  # type: ignore[attr-defined]
         return result
 
     def _violation(self, f: Found) -> Violation:

@@ -22,7 +22,6 @@ The machine and the per-run settings arrive once per executor (a broadcast of a 
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,7 +32,7 @@ from pyspark.accumulators import AccumulatorParam
 from ..fingerprint import MASK64
 from ..machine import Machine
 from .expand import Expander
-from .spark_checkpoint import STATE_PROTOCOL, CheckpointStore
+from .spark_checkpoint import CheckpointStore
 
 EMPTY = np.empty(0, dtype=np.uint64)
 
@@ -103,15 +102,15 @@ class Chunk:
 
 
 def encode_states(machine: Machine, states: list) -> bytes:
-    """A batch of states as bytes, through ``Machine.export_states``: a machine whose states hold
+    """A batch of states as bytes, through ``Machine.export_batch``: a machine whose states hold
     ids of interned parts (the packed Kafka machines, ``checker.compose``) sends each part once per
-    batch instead of once per state; pickling such states one by one unpacked and re-interned
-    every part, which was most of a level's time on the Kafka specs."""
-    return pickle.dumps(machine.export_states(states), protocol=STATE_PROTOCOL)
+    batch instead of once per state, and pickles it once per process; pickling such states one by
+    one unpacked and re-interned every part, which was most of a level's time on the Kafka specs."""
+    return machine.export_batch(states)
 
 
 def decode_states(machine: Machine, blob: bytes) -> list:
-    return list(machine.import_states(pickle.loads(blob)))
+    return machine.import_batch(blob)
 
 
 def make_chunk(machine: Machine, fps: list[int] | np.ndarray, states: list,
@@ -160,10 +159,23 @@ def context(broadcast: Any, token: str) -> Context:
 
 # ---------------------------------------------------------------- expansion (map side)
 
-def _expand(ctx: Context, args: LevelArgs, report: Any, pid: int,
+def _fingerprints(hashes: list[int]) -> np.ndarray:
+    """Fingerprints as the visited arrays hold them (unsigned 64-bit): ``hash`` gives signed
+    ones, which numpy converts in C; other kinds may give unsigned ones."""
+    try:
+        return np.array(hashes, dtype=np.int64).view(np.uint64)
+    except OverflowError:
+        return np.array([h & MASK64 for h in hashes], dtype=np.uint64)
+
+
+def _expand(ctx: Context, args: LevelArgs, report: Any, pid: int, visited: np.ndarray,
             frontier: list[Chunk]) -> Iterator[tuple[int, tuple[str, Any]]]:
     """Successors of this partition's frontier, bucketed by target partition; the counters and
-    violations go to ``report`` under ("x", level, partition)."""
+    violations go to ``report`` under ("x", level, partition). ``visited`` is this partition's
+    visited set (the new frontier included): a successor of this partition found in it is
+    dropped here, before it costs an encoding, a shuffle and a decoding; the target's anti-join
+    would drop it anyway. Most successors of a level are old states, and their encoding was the
+    largest part of a level's time."""
     parts = ctx.partitions
     index = ctx.action_index
     expander = ctx.expander
@@ -177,15 +189,16 @@ def _expand(ctx: Context, args: LevelArgs, report: Any, pid: int,
     inv_done: set[str] = set()
     stop = args.stop_at_first
 
-    b_fps: list[list[int]] = [[] for _ in range(parts)]
+    b_fps: list[list[np.ndarray]] = [[] for _ in range(parts)]
     b_states: list[list] = [[] for _ in range(parts)]
-    b_parents: list[list[int]] = [[] for _ in range(parts)]
+    b_parents: list[list[np.ndarray]] = [[] for _ in range(parts)]
     b_actions: list[list[int]] = [[] for _ in range(parts)]
     b_undeclared: list[dict[int, str]] = [{} for _ in range(parts)]
     b_broken: list[list[tuple[str, int]]] = [[] for _ in range(parts)]
     seen: set[int] = set()  # de-duplicate at the source: less to pickle and shuffle
     generated = 0
     gen_cov: dict[str, int] = {}
+    n_visited = len(visited)
 
     for chunk in frontier:
         states = chunk.states(ctx.machine)
@@ -194,22 +207,36 @@ def _expand(ctx: Context, args: LevelArgs, report: Any, pid: int,
         generated += cand.generated
         for a, n in cand.gen_cov.items():
             gen_cov[a] = gen_cov.get(a, 0) + n
-        fps = [h & MASK64 for h in cand.fps]
-        broken: dict[int, list[str]] = {}
+        fps = _fingerprints(cand.fps)
+        targets = fps % np.uint64(parts)
+        keep = np.ones(len(fps), dtype=bool)
+        if n_visited:
+            own = np.flatnonzero(targets == pid)
+            mine = fps[own]
+            pos = np.searchsorted(visited, mine)
+            pos[pos == n_visited] = 0
+            keep[own[visited[pos] == mine]] = False
+        # (a visited candidate that breaks an invariant was reported when it was new)
         for name, i in expander.first_broken(cand.states, inv_done):
-            broken.setdefault(i, []).append(name)
-        for i, (h, nxt, pfp, step) in enumerate(zip(fps, cand.states, cand.parents, cand.steps)):
-            b = h % parts
-            for name in broken.get(i, ()):
-                b_broken[b].append((name, h))
-            action = step[0]
-            ai = index.get(action, -1)
-            if ai < 0:
-                b_undeclared[b][len(b_actions[b])] = action
-            b_fps[b].append(h)
-            b_states[b].append(nxt)
-            b_parents[b].append(pfp)
-            b_actions[b].append(ai)
+            if keep[i]:
+                b_broken[int(targets[i])].append((name, int(fps[i])))
+        parents = np.asarray(cand.parents, dtype=np.uint64)
+        cand_states, steps = cand.states, cand.steps
+        for b in range(parts):
+            rows = np.flatnonzero(keep & (targets == b))
+            if not len(rows):
+                continue
+            picked = rows.tolist()
+            b_fps[b].append(fps[rows])
+            b_parents[b].append(parents[rows])
+            b_states[b].extend([cand_states[i] for i in picked])
+            actions = b_actions[b]
+            for i in picked:
+                action = steps[i][0]
+                ai = index.get(action, -1)
+                if ai < 0:
+                    b_undeclared[b][len(actions)] = action
+                actions.append(ai)
         # (not on a broken invariant: its state may lie beyond a depth or state limit, in which
         # case this level must still be expanded in full)
         if stop and expander.found:
@@ -220,9 +247,11 @@ def _expand(ctx: Context, args: LevelArgs, report: Any, pid: int,
                    for p in expander.found if p.kind == "transition"]
 
     for b in range(parts):
-        if b_fps[b]:
-            yield b, ("C", make_chunk(ctx.machine, b_fps[b], b_states[b], b_parents[b], b_actions[b], pid,
-                                      b_undeclared[b], b_broken[b]))
+        if b_states[b]:
+            chunk = Chunk(np.concatenate(b_fps[b]), [(encode_states(ctx.machine, b_states[b]), None)],
+                          np.concatenate(b_parents[b]), np.asarray(b_actions[b], dtype=np.int16), pid,
+                          b_undeclared[b], b_broken[b])
+            yield b, ("C", chunk)
     report.add({("x", args.level, pid): {"generated": generated, "gen_cov": gen_cov,
                                          "deadlocks": deadlocks, "transitions": trans_found}})
 
@@ -326,7 +355,7 @@ def level_partition(broadcast: Any, token: str, join: LevelArgs | None, expand: 
         frontier = [new]
     yield pid, ("V", visited)
     if expand is not None:
-        yield from _expand(ctx, expand, report, pid, frontier)
+        yield from _expand(ctx, expand, report, pid, visited, frontier)
 
 
 def warm_partition(broadcast: Any, token: str, records: Iterator) -> None:
