@@ -216,7 +216,6 @@ class Expander:
         machine = self.machine
         successors = machine.successors
         within = machine.within_bounds
-        is_terminal = machine.is_terminal
         bounded = self.bounded
         fpr = self.fp
         fn = fpr.fn
@@ -239,7 +238,6 @@ class Expander:
         act_append = actions.append
         record = edges is not None
         edge_append = edges.append if edges is not None else None
-        report = self._report
         try:
             if not record and mode != 2 and (fused_get is not None or not trans):
                 # the usual case, without the branches it does not need: fingerprints by ``hash``,
@@ -267,8 +265,7 @@ class Expander:
                         par_append(ref)
                         st_append(nxt)
                         step_append(step)
-                    if (nxt is _NONE and deadlock and "deadlock" not in violated
-                            and not is_terminal(state) and report(Pending("deadlock", "deadlock", ref, level))):
+                    if nxt is _NONE and deadlock and self._deadlock_stops(state, ref, level):
                         out.stopped = True
                         return out
                 return out
@@ -278,13 +275,11 @@ class Expander:
                     act_append(step[0])
                     if bounded and not within(nxt):
                         continue
-                    if trans and (fused_get is None or ((tf := fused_get(step[0])) is not None
-                                                        and not tf(state, step, nxt))):
-                        for name, check in trans:
-                            if (name not in violated and not check(state, step, nxt)
-                                    and report(Pending(name, "transition", ref, level, step, nxt))):
-                                out.stopped = True
-                                return out
+                    if (trans and (fused_get is None or ((tf := fused_get(step[0])) is not None
+                                                         and not tf(state, step, nxt)))
+                            and self._transition_findings(trans, state, step, nxt, ref, level)):
+                        out.stopped = True
+                        return out
                     if mode == 0:
                         h = hash(nxt)
                     elif mode == 1:
@@ -300,14 +295,19 @@ class Expander:
                     par_append(ref)
                     st_append(nxt)
                     step_append(step)
-                if (nxt is _NONE and deadlock and "deadlock" not in violated
-                        and not is_terminal(state) and report(Pending("deadlock", "deadlock", ref, level))):
+                if nxt is _NONE and deadlock and self._deadlock_stops(state, ref, level):
                     out.stopped = True
                     return out
             return out
         finally:
             out.gen_cov = Counter(actions)
             out.generated = len(actions)
+
+    def _deadlock_stops(self, state: Any, ref: int, level: int) -> bool:
+        """A state without successors: a deadlock unless reported already or the machine calls the
+        state terminal; True when the finding stops the run."""
+        return ("deadlock" not in self.violated and not self.machine.is_terminal(state)
+                and self._report(Pending("deadlock", "deadlock", ref, level)))
 
     def _transition_findings(self, trans: list[tuple[str, Any]], state: Any, step: Any, nxt: Any, ref: int,
                              level: int) -> bool:
@@ -358,23 +358,16 @@ class Expander:
                 if out_of_bounds:
                     yield step, nxt, None
                 continue
-            stop = False
             if fused is not None:
                 tf = fused.get(step[0])
                 if tf is None or tf(state, step, nxt):
                     yield step, nxt, fn(nxt)
                     continue
-            for name, check in trans:
-                if name not in violated and not check(state, step, nxt):
-                    stop = self._report(Pending(name, "transition", ref, level, step, nxt))
-                    if stop:
-                        break
-            if stop:
+            if self._transition_findings(trans, state, step, nxt, ref, level):
                 return
             yield step, nxt, fn(nxt)
-        if (not any_successor and self.check_deadlock and "deadlock" not in violated
-                and not machine.is_terminal(state)):
-            self._report(Pending("deadlock", "deadlock", ref, level))
+        if not any_successor and self.check_deadlock:
+            self._deadlock_stops(state, ref, level)
 
 
 def count_new(coverage: dict[str, int], steps: Sequence[Any], indices: Sequence[int]) -> None:
