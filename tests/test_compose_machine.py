@@ -338,6 +338,29 @@ class Store(Composed):
         return after.log[:len(before.log)] == before.log
 
 
+class GatedStore(Store):
+    """Store with a rule whose precondition reads one of its two parts."""
+
+    @precondition(lambda self, client: client == self.records)
+    @rule("Audit", params={"c": "client"}, reads=("client[c]", "log"), results=("size",))
+    def audit(self, c: int, client: int, log: tuple[Req, ...]) -> dict[str, Any]:
+        return {"size": len(log)}
+
+
+def test_a_precondition_on_fewer_reads_is_memoised_on_them_and_changes_nothing():
+    report = compare_memo(lambda memo: GatedStore(memoize=memo))
+    assert report.complete and report.steps > report.states
+    machine = GatedStore()
+    (audit,) = [r for r in machine._plan.rules if r.action == "Audit"]
+    binding = audit.bindings[0]
+    assert len(binding.gate_slots) == 1 and len(binding.key_slots) == 2
+    result = explore(machine, ExploreOptions(stop_at_first=False))
+    assert result.stats.coverage["Audit"].generated > 0
+    assert set(binding.gate_memo.values()) == {True, False}
+    # the full key (client, log) is looked up only where the gate is open
+    assert binding.memo and all(client == machine.records for client, _ in binding.memo)
+
+
 def test_the_documented_example_behaves_as_documented():
     m = Store()
     assert m.actions == {"Send": ("c",), "Append": ("client", "seq", "dup"), "LoseRequest": ("client", "seq"),

@@ -183,7 +183,8 @@ class _Plan:
         for n, rule in enumerate(self.rules):
             if isinstance(rule, _Rule) and rule.receive is None and rule.spec.memo:
                 for i, b in enumerate(rule.bindings):
-                    by_key.setdefault(tuple(b.key_slots), []).append((n, i, b))
+                    if not b.gate_slots:  # a gated binding looks up its gate first, on its own
+                        by_key.setdefault(tuple(b.key_slots), []).append((n, i, b))
         out: dict[int, dict[int, tuple[str, int]]] = {}
         for g, (key, members) in enumerate(k for k in by_key.items() if len(k[1]) > 1):
             memo: dict[Any, tuple[Any, ...]] = {}

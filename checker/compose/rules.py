@@ -179,7 +179,8 @@ class _Ref:
 class _Binding:
     """One rule at one combination of parameter values: the slots it reads, its memo."""
 
-    __slots__ = ("decode", "getter", "key_slots", "memo", "params", "prefix", "reads", "writes")
+    __slots__ = ("decode", "gate_getter", "gate_memo", "gate_slots", "getter", "key_slots", "memo", "params",
+                 "prefix", "reads", "writes")
 
     def __init__(self, rule: _Rule, params: dict[str, Any]) -> None:
         self.params = params
@@ -196,6 +197,13 @@ class _Binding:
         self.writes = {ref.key: (ref.slots(params), ref.whole, rule.plan.encoder(ref.decl)) for ref in rule.writes}
         self.prefix = (rule.action, *(params[p] for p in rule.param_names))
         self.memo: dict[Hashable, tuple[Outcome, ...]] = {} if rule.plan.memoize and rule.spec.memo else _NoMemo()
+        #: the rule's narrow preconditions (``_Rule.gate_reads``) memoised on the fewer slots they read:
+        #: a state where they fail costs one small-key lookup, not a miss of the full key
+        self.gate_slots: list[int] = []
+        if rule.gate_reads and rule.receive is None and rule.plan.memoize and rule.spec.memo:
+            self.gate_slots = [k for key, slots, _, _ in self.reads if key in rule.gate_reads for k in slots]
+        self.gate_getter = _getter(self.gate_slots) if self.gate_slots else None
+        self.gate_memo: dict[Hashable, bool] = {}
 
 
 class _Rule:
@@ -245,6 +253,13 @@ class _Rule:
         #: the effect and the guards as ``call(machine, kwargs)`` (``_caller``)
         self.fn_call = _caller(fn, self.fn_args)
         self.guard_calls = tuple(_caller(g, names) for g, names in self.guards)
+        #: the reads of the preconditions that take only some of the rule's reads (and no message):
+        #: they are checked first, memoised on those reads alone (``_Binding.gate_slots``)
+        read_keys = {r.key for r in self.reads}
+        narrow = [(call, set(ns)) for call, (_, ns) in zip(self.guard_calls, self.guards)
+                  if ns is not None and "msg" not in ns and read_keys & set(ns) and not read_keys <= set(ns)]
+        self.gate_calls = tuple(call for call, _ in narrow)
+        self.gate_reads: frozenset[str] = frozenset().union(*(ns & read_keys for _, ns in narrow)) if narrow else frozenset()
         combos = [dict(zip(self.static, values)) for values in itertools.product(*self.static.values())]
         self.combos = combos
         self.bindings: list[_Binding] = []
@@ -330,13 +345,21 @@ class _Rule:
                 if grouped and n in grouped:
                     var, i = grouped[n]
                     lines.append(f"for step, writes, sends in {var}[{i}]:")
+                    lines += [" " * 4 + x for x in apply]
+                    continue
+                env[f"{tag}b{n}"], env[f"{tag}m{n}"] = b, b.memo
+                inner = [f"outs = {tag}m{n}.get({_key_source(b.key_slots)})",
+                         "if outs is None:",
+                         f"    outs = {tag}compute({tag}b{n}, s, {tag}NO, 0)",
+                         "for step, writes, sends in outs:", *(" " * 4 + x for x in apply)]
+                if b.gate_slots:
+                    env[f"{tag}gm{n}"], env[f"{tag}gate"] = b.gate_memo, self.gate
+                    lines += [f"g = {tag}gm{n}.get({_key_source(b.gate_slots)})",
+                              "if g is None:",
+                              f"    g = {tag}gate({tag}b{n}, s)",
+                              "if g:", *("    " + x for x in inner)]
                 else:
-                    env[f"{tag}b{n}"], env[f"{tag}m{n}"] = b, b.memo
-                    lines += [f"outs = {tag}m{n}.get({_key_source(b.key_slots)})",
-                              "if outs is None:",
-                              f"    outs = {tag}compute({tag}b{n}, s, {tag}NO, 0)",
-                              "for step, writes, sends in outs:"]
-                lines += [" " * 4 + x for x in apply]
+                    lines += inner
         else:
             env[f"{tag}per_channel"] = self.per_channel
             env[f"{tag}channel_plan"] = self.channel_plan
@@ -355,6 +378,16 @@ class _Rule:
         if bslot >= 0:
             lines = [f"if s[{bslot}] < {self.budget_bound}:", *("    " + x for x in lines)]
         return lines, env
+
+    def gate(self, b: _Binding, s: tuple) -> bool:
+        """A miss of the narrow preconditions' memo: are they all true here? (``compute`` checks
+        them again with the others, so a state they pass is computed as before.)"""
+        kwargs: dict[str, Any] = b.decode(s, dict(b.params))
+        machine = self.plan.machine
+        ok = all(call(machine, kwargs) for call in self.gate_calls)
+        assert b.gate_getter is not None
+        b.gate_memo[b.gate_getter(s)] = ok
+        return ok
 
     # ---- a memo miss: run the guard and the effect over the readable parts
 

@@ -220,14 +220,13 @@ class EosGroup:
         removed = session_timeout(group, member)
         return None if removed is None else {"group": removed}
 
+    @precondition(lambda self, group: group.state == GroupState.PREPARING_REBALANCE)
     @rule("Rebalance", params={"g": _the_group}, reads=("group", "member", "producer"), writes=("group",),
           results=("generation",))
     def rebalance_rule(self, group: GroupMeta, member: tuple[Member, ...], producer: tuple[TxnProducer, ...]) -> Any:
         """JoinGroup and SyncGroup complete: a new generation and assignment."""
-        # most of this rule's memo misses come from the producers moving while no rebalance is under
-        # way: answered before building the producers' flags (``can_rebalance`` tests the same first)
-        if group.state != GroupState.PREPARING_REBALANCE:
-            return None
+        # the precondition reads the group alone, so checker.compose memoises it on that part: the
+        # producers moving while no rebalance is under way (most states) cost no miss of the full key
         if not can_rebalance(group, member, tuple(between_transactions(p) for p in producer)):
             return None
         done = rebalance(group)
