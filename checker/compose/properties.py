@@ -23,6 +23,17 @@ from .rules import (
 if TYPE_CHECKING:
     from .machine import _Plan
 
+
+def _binding_check(memo: str, key_slots: list[int], miss: str) -> list[str]:
+    """Generated lines: one binding's memoised check on ``s``, returning False where it fails (the
+    same lookup in a property's own check and in the fused conjunction)."""
+    return [f"    ok = {memo}.get({_key_source(key_slots)})",
+            "    if ok is None:",
+            f"        ok = {miss}",
+            "    if not ok:",
+            "        return False"]
+
+
 class _Invariant:
     """A compiled ``@invariant``: memoised per parameter combination on the slots it reads. Its
     check is generated code with the key slots inlined (``compile``); memos are cleared in place,
@@ -71,11 +82,7 @@ class _Invariant:
         lines = ["def check(s):"]
         for i, (_, _, key_slots, memo) in enumerate(self.bindings):
             env[f"m{i}"] = memo
-            lines += [f"    ok = m{i}.get({_key_source(key_slots)})",
-                      "    if ok is None:",
-                      f"        ok = miss({i}, s)",
-                      "    if not ok:",
-                      "        return False"]
+            lines += _binding_check(f"m{i}", key_slots, f"miss({i}, s)")
         lines.append("    return True")
         exec(compile("\n".join(lines), f"<compose {self.spec.kind} {self.spec.name}>", "exec"), env)  # noqa: S102
         check: Callable[[tuple], bool] = env["check"]
@@ -188,11 +195,7 @@ class _Fused:
             env[f"miss{i}"] = obj.miss
             for j, (_, _, key_slots, bmemo) in enumerate(obj.bindings):
                 env[f"m{i}_{j}"] = bmemo
-                inline += [f"    ok = m{i}_{j}.get({_key_source(key_slots)})",
-                           "    if ok is None:",
-                           f"        ok = miss{i}({j}, s)",
-                           "    if not ok:",
-                           "        return False"]
+                inline += _binding_check(f"m{i}_{j}", key_slots, f"miss{i}({j}, s)")
         inline.append("    return True")
         conj = "conj(s)"
         # The union key repeats often in some machines (kafka.eos's first benchmark configuration:
