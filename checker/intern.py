@@ -40,12 +40,14 @@ class InternCollision(RuntimeError):
 class Interner(Generic[T]):
     """One table of interned values of one kind: ``intern(value) -> id`` and ``table[id]``."""
 
-    __slots__ = ("kind", "values")
+    __slots__ = ("ids", "kind", "values")
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
         #: id -> value; read directly on hot paths (``values[id]``)
         self.values: dict[int, T] = {}
+        #: id -> the one int object that stands for it
+        self.ids: dict[int, int] = {}
 
     def intern(self, value: T) -> int:
         h = hash(value) % P
@@ -53,7 +55,10 @@ class Interner(Generic[T]):
         if old is not value and old != value:
             raise InternCollision(f"two different {self.kind} values share the id {h}: they differ at "
                                   f"{_first_difference(old, value, self.kind)}")
-        return h
+        # One int object per id: states and memo keys then hold the same object for the same part,
+        # so comparing a memo's stored key with a state's (on every hit) stops at identity instead
+        # of reading two ints' digits from wherever each was allocated.
+        return self.ids.setdefault(h, h)
 
     def adopt(self, values: Mapping[int, T]) -> None:
         """Take parts another process interned, by their ids (a batch of moved states): a new value
