@@ -171,7 +171,7 @@ class _Plan:
 
     def _successors_source(self, name: str, lookups: list[str], grouped: dict[int, dict[int, tuple[str, int]]],
                            env: dict[str, Any], masked: bool) -> list[str]:
-        lines = [f"def {name}(s):", "    out = []", *lookups]
+        lines = [f"def {name}(s):", "    out = []", "    append = out.append", *lookups]
         for n, rule in enumerate(self.rules):
             if isinstance(rule, _Rule) and rule.receive is None and not rule.bindings:
                 continue  # no parameter values (e.g. zero actors): nothing to call

@@ -327,7 +327,7 @@ class _Rule:
         machine's one ``successors`` function (no call per rule and state)."""
         tag = f"r{id(self)}_"
         body, env = self.body(tag)
-        lines = ["def expand(s, out):", *("    " + x for x in body), "    return"]
+        lines = ["def expand(s, out):", "    append = out.append", *("    " + x for x in body), "    return"]
         exec(compile("\n".join(lines), f"<compose rule {self.action}>", "exec"), env)  # noqa: S102
         self.expand = env["expand"]
         self.inline: tuple[list[str], dict[str, Any]] = (body, env)
@@ -356,9 +356,9 @@ class _Rule:
         if bslot >= 0:
             apply.append(f"t[{bslot}] += 1")
         if not masked:
-            apply.append("out.append((step, tuple(t)))")
+            apply.append("append((step, tuple(t)))")
         else:
-            apply.append(f"out.append((step, tuple(t), wm | {fixed}))" if fixed else "out.append((step, tuple(t), wm))")
+            apply.append(f"append((step, tuple(t), wm | {fixed}))" if fixed else "append((step, tuple(t), wm))")
         lines: list[str] = []
         if self.receive is None:
             for n, b in enumerate(self.bindings):
