@@ -99,28 +99,6 @@ class Machine(ABC):
         of them can fail on it). None: the engines call the checks one by one."""
         return None
 
-    def fused_invariants_masked(self, names: Sequence[str]) -> Callable[[State, int], bool] | None:
-        """``check(state, mask)``: ``fused_invariants(names)(state)`` for a state reached by a step
-        whose write mask (``masked_successors``) is ``mask`` from a state where they all held: it may
-        skip whatever the step did not write. None: not offered."""
-        return None
-
-    def masked_successors(self) -> Callable[[State], Iterable[tuple[Step, State, int]]] | None:
-        """A function ``state -> [(step, successor, mask), ...]``, the same steps in the same order as
-        ``successors``, where ``mask`` has bit ``k`` set for every slot ``k`` of the (tuple) state the
-        step may have changed: the engines skip the checks of what a step did not touch (the state
-        constraint, with ``within_reads``; invariants, with ``fused_invariants_masked``). None: not
-        offered."""
-        return None
-
-    def within_reads(self) -> frozenset[int] | None:
-        """The slots of the (tuple) state that ``within_bounds`` reads, or None (unknown): a step
-        that writes none of them from a state inside the constraint stays inside it. By default the
-        ``reads`` attribute of the ``within_bounds`` function, if it has one (generated constraints
-        declare it there, so a replaced ``within_bounds`` drops it)."""
-        reads = getattr(self.within_bounds, "reads", None)
-        return frozenset(reads) if reads is not None else None
-
     def within_bounds(self, state: State) -> bool:
         """State constraint (TLC's CONSTRAINT): a state outside it is neither checked, counted nor
         expanded."""

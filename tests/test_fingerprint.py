@@ -168,6 +168,18 @@ def test_interned_ids_lie_in_the_hash_domain_and_collisions_name_the_field():
         table.intern((7, -2))
 
 
+def test_an_id_is_one_int_object_whatever_interns_it():
+    # memo keys built from different states then compare equal ids by identity (no digit compare)
+    table: Interner[tuple] = Interner("part")
+    value = (1 << 40, ("x", 2))
+    first = table.intern(value)
+    again = table.intern((1 << 40, ("x", 2)))
+    assert again == first and again is first
+    assert table.intern((2,)) is not first
+    table.adopt({first: value})
+    assert table.intern(value) is first
+
+
 # ---------------------------------------------------------------- machines that vouch for "hash"
 
 #: small specs of each machine that sets fingerprint_kind = "hash": their whole reachable space

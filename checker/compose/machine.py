@@ -139,11 +139,6 @@ class _Plan:
         #: the conjunction of the constraints (None: there are none)
         self.within: Callable[[tuple], bool] | None = (
             self.fused.invariants(self.constraints, [c.check for c in self.constraints]) if self.constraints else None)
-        if self.within is not None:
-            # ``Machine.within_reads``: the slots the conjunction reads (a step that writes none of
-            # them stays inside it)
-            self.within.reads = frozenset(  # type: ignore[attr-defined]
-                k for c in self.constraints for _, _, key_slots, _ in c.bindings for k in key_slots)
         self._fused_invariants: dict[tuple[str, ...], Callable[[tuple], bool]] = {}
         self._fused_transitions: dict[tuple[str, ...], dict[str, Callable[[tuple, Step, tuple], bool]]] = {}
         self.compile()
@@ -155,50 +150,28 @@ class _Plan:
         state at the top: its memo maps the key to every member's outcomes, and each member still
         emits its steps at its own place, so the successor order is unchanged."""
         env: dict[str, Any] = {}
-        lookups: list[str] = []
-        grouped = self._groups(env, lookups)
-        lines = self._successors_source("successors", lookups, grouped, env, masked=False)
-        #: the generated source (profiles name its lines: ``<compose Class>:N``)
-        self.source = "\n".join(lines)
-        exec(compile(self.source, f"<compose {type(self.machine).__name__}>", "exec"), env)  # noqa: S102
-        self.successors: Callable[[tuple], list[tuple[Step, tuple]]] = env["successors"]
-        # ``successors_masked`` is generated on first use, sharing these memos (only the batch
-        # engines' usual loop asks for it)
-        self._masked_parts = (lookups, grouped, env)
-        self._successors_masked: Callable[[tuple], list[tuple[Step, tuple, int]]] | None = None
-        if "successors" in vars(self.machine):  # bound on the instance (``Composed._bind_within``): rebind
-            self.machine.successors = self.successors  # type: ignore[method-assign]
-
-    def _successors_source(self, name: str, lookups: list[str], grouped: dict[int, dict[int, tuple[str, int]]],
-                           env: dict[str, Any], masked: bool) -> list[str]:
-        lines = [f"def {name}(s):", "    out = []", "    append = out.append", *lookups]
+        lines = ["def successors(s):", "    out = []", "    append = out.append"]
+        grouped = self._groups(env, lines)
         for n, rule in enumerate(self.rules):
             if isinstance(rule, _Rule) and rule.receive is None and not rule.bindings:
                 continue  # no parameter values (e.g. zero actors): nothing to call
             if isinstance(rule, _Rule):  # pasted in: one call per state, not one per rule and state
-                if n in grouped or masked:
-                    body, names = rule.body(f"r{id(rule)}_", grouped.get(n), masked)
+                if n in grouped:
+                    body, names = rule.body(f"r{id(rule)}_", grouped[n])
                 else:
                     body, names = rule.inline
                 env.update(names)
                 lines += ["    " + x for x in body]
             else:
-                env[f"e{n}"], env[f"em{n}"] = rule.expand, rule.expand_masked
-                lines.append(f"    {'em' if masked else 'e'}{n}(s, out)")
+                env[f"e{n}"] = rule.expand
+                lines.append(f"    e{n}(s, out)")
         lines.append("    return out")
-        return lines
-
-    @property
-    def successors_masked(self) -> Callable[[tuple], list[tuple[Step, tuple, int]]]:
-        """``successors`` with each step's write mask (``Composed.masked_successors``): the same
-        body, in which every step also carries the slots its outcome writes."""
-        fn = self._successors_masked
-        if fn is None:
-            lookups, grouped, env = self._masked_parts
-            lines = self._successors_source("successors_masked", lookups, grouped, env, masked=True)
-            exec(compile("\n".join(lines), f"<compose {type(self.machine).__name__} masked>", "exec"), env)  # noqa: S102
-            fn = self._successors_masked = env["successors_masked"]
-        return fn
+        #: the generated source (profiles name its lines: ``<compose Class>:N``)
+        self.source = "\n".join(lines)
+        exec(compile(self.source, f"<compose {type(self.machine).__name__}>", "exec"), env)  # noqa: S102
+        self.successors: Callable[[tuple], list[tuple[Step, tuple]]] = env["successors"]
+        if "successors" in vars(self.machine):  # bound on the instance (``Composed._bind_within``): rebind
+            self.machine.successors = self.successors  # type: ignore[method-assign]
 
     def _groups(self, env: dict[str, Any], lines: list[str]) -> dict[int, dict[int, tuple[str, int]]]:
         """Group the memoised bindings of rules without ``receive`` by their key slots; emit one
@@ -448,9 +421,6 @@ class _Plan:
                 objs, [self.properties[n].check for n in key])  # type: ignore[arg-type]
         return check
 
-    def fused_invariants_masked(self, names: Sequence[str]) -> Callable[[tuple, int], bool]:
-        return self.fused.masked[self.fused_invariants(names)]
-
     def fused_transitions(self, names: Sequence[str]) -> dict[str, Callable[[tuple, Step, tuple], bool]]:
         key = tuple(names)
         checks = self._fused_transitions.get(key)
@@ -642,18 +612,6 @@ class Composed(Machine):
     def successors(self, state: tuple) -> list[tuple[Step, tuple]]:
         return self._plan.successors(state)
 
-    def masked_successors(self) -> Callable[[tuple], list[tuple[Step, tuple, int]]] | None:
-        """The generated successor function with each step's write mask (``Machine.masked_successors``),
-        unless this machine's ``successors`` is not the generated one (a subclass that changes the
-        successors, as kafka.eos's alpha variant does)."""
-        plan = self._plan
-        own = vars(self).get("successors")
-        if own is None:
-            ok = type(self).successors is Composed.successors
-        else:
-            ok = own is plan.successors
-        return plan.successors_masked if ok else None
-
     def properties(self) -> dict[str, Property]:
         return dict(self._plan.properties)
 
@@ -668,12 +626,6 @@ class Composed(Machine):
         (see ``Machine.fused_transitions``)."""
         declared = self._declared_names(names)
         return self._plan.fused_transitions(declared) if declared else None
-
-    def fused_invariants_masked(self, names: Sequence[str]) -> Callable[[tuple, int], bool] | None:
-        """``fused_invariants`` that looks up only the properties' memos whose slots a step wrote
-        (see ``Machine.fused_invariants_masked``)."""
-        declared = self._declared_names(names)
-        return self._plan.fused_invariants_masked(declared) if declared else None
 
     def _declared_names(self, names: Sequence[str]) -> list[str] | None:
         """The declared properties behind ``properties()``'s ``names``, found by their compiled check

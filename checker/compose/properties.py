@@ -18,7 +18,6 @@ from .rules import (
     _key_source,
     _NoMemo,
     _Ref,
-    write_mask,
 )
 
 if TYPE_CHECKING:
@@ -152,9 +151,6 @@ FUSED_MEMO_CAP = 1 << 16
 #: (in tenths) above which it does not
 FUSED_TRIAL = 8192
 FUSED_MAX_MISS_TENTHS = 4
-#: write masks a masked invariant check keeps a function for before it starts afresh (a bound on
-#: its memory; a machine has a few hundred distinct masks at most)
-MASKED_CAP = 1 << 12
 
 
 class _Fused:
@@ -171,8 +167,6 @@ class _Fused:
         self.memoize = memoize
         #: the generated invariant checks' globals (``clear`` restarts their trial)
         self.fused_envs: list[dict[str, Any]] = []
-        #: each fused invariant check -> the same check given a step's write mask (``masked_check``)
-        self.masked: dict[Callable[[tuple], bool], Callable[[tuple, int], bool]] = {}
 
     def memo(self) -> dict[Hashable, bool]:
         m: dict[Hashable, bool] = {} if self.memoize else _NoMemo()
@@ -189,9 +183,7 @@ class _Fused:
 
     def invariants(self, objs: list[_Invariant], checks: list[Callable[[tuple], bool]]) -> Callable[[tuple], bool]:
         if len(checks) == 1 and len(objs[0].bindings) == 1:
-            # one memo lookup already
-            self.masked[checks[0]] = self.masked_check(objs, checks[0], None)
-            return checks[0]
+            return checks[0]  # one memo lookup already
         slots = sorted({k for obj in objs for _, _, ks, _ in obj.bindings for k in ks})
         key = _key_source(slots)
         memo = self.memo()
@@ -248,57 +240,7 @@ class _Fused:
         env["MAX_MISS_TENTHS"] = FUSED_MAX_MISS_TENTHS
         exec(compile("\n".join(src), "<compose fused invariants>", "exec"), env)  # noqa: S102
         self.fused_envs.append(env)
-        self.masked[env["check"]] = self.masked_check(objs, env["check"], env)
         return env["check"]
-
-    def masked_check(self, objs: list[_Invariant], check: Callable[[tuple], bool],
-                     env: dict[str, Any] | None) -> Callable[[tuple, int], bool]:
-        """``masked(s, mask)``: ``check(s)`` for a state reached by a step with write mask ``mask``
-        from a state where every one of ``objs`` held. A binding whose slots the step did not write
-        has the parent's key, hence the parent's result (True): only the others are looked up, in
-        the same order, by a function generated per set of bindings. While ``check`` is in its
-        trial or keeps its union memo (``env``'s ``impl``), ``check`` itself decides."""
-        bindings = [(j, key_slots, bmemo, obj.miss) for obj in objs
-                    for j, (_, _, key_slots, bmemo) in enumerate(obj.bindings)]
-        bits = [write_mask(b[1]) for b in bindings]
-        by_picks: dict[tuple[int, ...], Callable[[tuple], bool]] = {}
-        by_mask: dict[int, Callable[[tuple], bool]] = {}
-
-        def subset(mask: int) -> Callable[[tuple], bool]:
-            picks = tuple(n for n, bit in enumerate(bits) if bit & mask)
-            fn = by_picks.get(picks)
-            if fn is None:
-                sub: dict[str, Any] = {}
-                lines = ["def check(s):"]
-                for n in picks:
-                    j, key_slots, bmemo, miss = bindings[n]
-                    sub[f"m{n}"], sub[f"miss{n}"] = bmemo, miss
-                    lines += _binding_check(f"m{n}", key_slots, f"miss{n}({j}, s)")
-                lines.append("    return True")
-                exec(compile("\n".join(lines), "<compose masked invariants>", "exec"), sub)  # noqa: S102
-                fn = by_picks[picks] = sub["check"]
-            if len(by_mask) >= MASKED_CAP:
-                by_mask.clear()
-            by_mask[mask] = fn
-            return fn
-
-        if env is None:
-            def masked(s: tuple, mask: int) -> bool:
-                fn = by_mask.get(mask)
-                if fn is None:
-                    fn = subset(mask)
-                return fn(s)
-            return masked
-        plain = env["plain"]
-
-        def masked_fused(s: tuple, mask: int) -> bool:
-            if env["impl"] is not plain:
-                return check(s)
-            fn = by_mask.get(mask)
-            if fn is None:
-                fn = subset(mask)
-            return fn(s)
-        return masked_fused
 
     def transitions(self, objs: list[_Transition], checks: list[Callable[[tuple, Step, tuple], bool]],
                     actions: list[str]) -> dict[str, Callable[[tuple, Step, tuple], bool]]:

@@ -27,20 +27,8 @@ _REF = re.compile(r"^(?:([A-Za-z_]\w*)=)?([A-Za-z_]\w*)(?:\[([A-Za-z_]\w*)\])?$"
 #: how a part is read: (keyword name, slots, its table's values or None for a scalar, all actors?)
 ReadSlots = tuple[str, list[int], "dict[int, Any] | None", bool]
 #: one outcome of a binding: (step, ((slot, value), ...) written, ((slot, cache, fold), ...) sent:
-#: ``ChannelOps.sender``'s id -> id after the sends, and the function that fills it; the mask of the
-#: slots it writes or sends to, bit ``k`` for slot ``k``)
-Outcome = tuple[Step, tuple[tuple[int, Any], ...], tuple[tuple[int, dict[int, int], Callable[[int], int]], ...], int]
-
-#: every write mask in use, so that outcomes with equal masks share one int object (memory per outcome)
-_MASKS: dict[int, int] = {}
-
-
-def write_mask(slots: Iterable[int]) -> int:
-    """The mask of ``slots`` (bit ``k`` for slot ``k``), shared with every equal mask."""
-    mask = 0
-    for k in slots:
-        mask |= 1 << k
-    return _MASKS.setdefault(mask, mask)
+#: ``ChannelOps.sender``'s id -> id after the sends, and the function that fills it)
+Outcome = tuple[Step, tuple[tuple[int, Any], ...], tuple[tuple[int, dict[int, int], Callable[[int], int]], ...]]
 
 
 class _NoMemo(dict[Any, Any]):
@@ -332,18 +320,13 @@ class _Rule:
         self.expand = env["expand"]
         self.inline: tuple[list[str], dict[str, Any]] = (body, env)
 
-    def body(self, tag: str, grouped: Mapping[int, tuple[str, int]] | None = None,
-             masked: bool = False) -> tuple[list[str], dict[str, Any]]:
+    def body(self, tag: str, grouped: Mapping[int, tuple[str, int]] | None = None) -> tuple[list[str], dict[str, Any]]:
         """The statements of ``expand`` (reading ``s``, appending to ``out``, not returning) and the
         names they use, each prefixed with ``tag``. ``grouped`` maps a binding's index to (the
         variable holding its group's outcomes, its place in the group): ``_Plan.compile`` looks
-        up bindings that share their key slots once per state, for all of them. ``masked``: append
-        (step, successor, write mask) instead of (step, successor) (``Composed.masked_successors``)."""
+        up bindings that share their key slots once per state, for all of them."""
         env: dict[str, Any] = {f"{tag}compute": self.compute, f"{tag}NO": _NO_MSG}
         bslot = self.budget_slot
-        # the slots every step of this rule writes whatever its outcome: the channel it receives
-        # from, the budget it spends
-        fixed = write_mask(([self.receive_slot] if self.receive is not None else []) + ([bslot] if bslot >= 0 else []))
         apply = ["t = list(s)"]
         if self.receive is not None:
             apply.append(f"t[{self.receive_slot}] = rest")
@@ -355,23 +338,20 @@ class _Rule:
                   "        t[k] = fold(i) if j is None else j"]
         if bslot >= 0:
             apply.append(f"t[{bslot}] += 1")
-        if not masked:
-            apply.append("append((step, tuple(t)))")
-        else:
-            apply.append(f"append((step, tuple(t), wm | {fixed}))" if fixed else "append((step, tuple(t), wm))")
+        apply.append("append((step, tuple(t)))")
         lines: list[str] = []
         if self.receive is None:
             for n, b in enumerate(self.bindings):
                 if grouped and n in grouped:
                     var, i = grouped[n]
-                    lines.append(f"for step, writes, sends, wm in {var}[{i}]:")
+                    lines.append(f"for step, writes, sends in {var}[{i}]:")
                     lines += [" " * 4 + x for x in apply]
                     continue
                 env[f"{tag}b{n}"], env[f"{tag}m{n}"] = b, b.memo
                 inner = [f"outs = {tag}m{n}.get({_key_source(b.key_slots)})",
                          "if outs is None:",
                          f"    outs = {tag}compute({tag}b{n}, s, {tag}NO, 0)",
-                         "for step, writes, sends, wm in outs:", *(" " * 4 + x for x in apply)]
+                         "for step, writes, sends in outs:", *(" " * 4 + x for x in apply)]
                 if b.gate_slots:
                     env[f"{tag}gm{n}"], env[f"{tag}gate"] = b.gate_memo, self.gate
                     lines += [f"g = {tag}gm{n}.get({_key_source(b.gate_slots)})",
@@ -391,7 +371,7 @@ class _Rule:
                       "        outs = memo.get(getter(s))",
                       "        if outs is None:",
                       f"            outs = {tag}compute(b, s, msg, rest)",
-                      "        for step, writes, sends, wm in outs:"]
+                      "        for step, writes, sends in outs:"]
             lines += [" " * 12 + x for x in apply]
         if not lines:
             return ["pass"], env  # a rule without bindings (zero actors) has no body
@@ -464,7 +444,7 @@ class _Rule:
                 msgs = tuple(msgs) if isinstance(msgs, list) else (msgs,)
                 cache, fold = ops.sender(self.plan.checked(msgs, ch))
                 sends.append((slot, cache, fold))
-        return step, tuple(writes), tuple(sends), write_mask([k for k, _ in writes] + [k for k, _, _ in sends])
+        return step, tuple(writes), tuple(sends)
 
 
 class _ChannelRule:
@@ -502,10 +482,3 @@ class _ChannelRule:
             if bslot >= 0:
                 t[bslot] += 1
             out.append((self.step(msg), tuple(t)))
-
-    def expand_masked(self, s: tuple, out: list[tuple[Step, tuple, int]]) -> None:
-        """``expand`` with each step's write mask (the channel's slot and the budget's)."""
-        mask = write_mask([self.slot] + ([self.budget_slot] if self.budget_slot >= 0 else []))
-        steps: list[tuple[Step, tuple]] = []
-        self.expand(s, steps)
-        out.extend((step, t, mask) for step, t in steps)

@@ -130,10 +130,7 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                     new_fps = list(map(cand.fps.__getitem__, new))
                     count_new(new_cov, cand.steps, new)
                     queue.push(new_states, new_fps)
-                    # each new state's parent was checked here: with the steps' write masks, only
-                    # what a step wrote is looked up
-                    new_masks = list(map(cand.masks.__getitem__, new)) if cand.masks else None
-                    expander.check_invariants(new_states, new_fps, level + 1, new_masks)
+                    expander.check_invariants(new_states, new_fps, level + 1)
                     if expander.stopped:
                         raise _Stop
                 queue.release(chunk_start, chunk_end)

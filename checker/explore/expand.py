@@ -75,8 +75,6 @@ class Candidates:
     parents: list[int] = field(default_factory=list)
     states: list[Any] = field(default_factory=list)
     steps: list[Any] = field(default_factory=list)
-    #: each candidate's write mask (``Machine.masked_successors``), when the chunk had them
-    masks: list[int] = field(default_factory=list)
     generated: int = 0
     gen_cov: Counter[str] = field(default_factory=Counter)
     #: a finding stopped the chunk early (``stop_at_first``): the candidates are incomplete
@@ -106,24 +104,12 @@ class Expander:
         #: names still checked: a property reported once drops out of the next fused check
         self._fused_inv: dict[tuple[str, ...], Any] = {}
         self._fused_trans: dict[tuple[str, ...], Any] = {}
-        self._fused_masked: dict[tuple[str, ...], Any] = {}
-        #: a step that writes none of these slots (bit k: slot k) from a state inside the constraint
-        #: stays inside it: 0 without a constraint, every bit when the machine does not say what its
-        #: constraint reads (a step that writes nothing still passes)
-        reads = machine.within_reads() if self.bounded else frozenset()
-        self.within_mask = -1 if reads is None else sum(1 << k for k in reads)
 
     def _fused_invariants(self) -> Any:
         names = tuple(n for n, _ in self.invariants if n not in self.violated)
         if names not in self._fused_inv:
             self._fused_inv[names] = self.machine.fused_invariants(names) if names else None
         return self._fused_inv[names]
-
-    def _fused_invariants_masked(self) -> Any:
-        names = tuple(n for n, _ in self.invariants if n not in self.violated)
-        if names not in self._fused_masked:
-            self._fused_masked[names] = self.machine.fused_invariants_masked(names) if names else None
-        return self._fused_masked[names]
 
     def _fused_transitions(self) -> Any:
         names = tuple(n for n, _ in self.transitions if n not in self.violated)
@@ -143,21 +129,14 @@ class Expander:
     def stopped(self) -> bool:
         return self.stop_at_first and bool(self.found)
 
-    def check_invariants(self, states: Sequence[Any], refs: Sequence[int], level: int,
-                         masks: Sequence[int] | None = None) -> list[Pending]:
+    def check_invariants(self, states: Sequence[Any], refs: Sequence[int], level: int) -> list[Pending]:
         """Invariants on states the caller found new: per property (machine order) the first state
         that breaks it. Under ``stop_at_first`` only the first report. ``refs[i]`` names
-        ``states[i]``; ``level`` is their level. ``masks[i]``, when given, is the write mask of the
-        step that reached ``states[i]`` from a state this expander checked (``Candidates.masks``)."""
+        ``states[i]``; ``level`` is their level."""
         out: list[Pending] = []
         fused = self._fused_invariants()
-        if fused is not None:
-            if masks is not None:
-                masked = self._fused_invariants_masked()
-                if masked is not None and all(map(masked, states, masks)):
-                    return out  # only what each step wrote; on a failure, the full checks below
-            if all(map(fused, states)):
-                return out  # the usual case: one lookup per state; else each property's own check
+        if fused is not None and all(map(fused, states)):
+            return out  # the usual case: one lookup per state; else each property's own check
         violated = self.violated
         for name, check in self.invariants:
             if name in violated or all(map(check, states)):
@@ -259,40 +238,7 @@ class Expander:
         act_append = actions.append
         record = edges is not None
         edge_append = edges.append if edges is not None else None
-        masked = machine.masked_successors() if not record and mode != 2 and (fused_get is not None or not trans) else None
         try:
-            if masked is not None:
-                # the usual case with the machine's write masks: the constraint is tested only on a
-                # step that wrote a slot it reads (the parent is inside it: every state expanded here
-                # was kept), and each candidate keeps its mask for ``check_invariants``. Otherwise
-                # the same as the loop below.
-                wmask = self.within_mask
-                mask_append = out.masks.append
-                for state, ref in zip(states, refs):
-                    nxt = _NONE
-                    for step, nxt, wm in masked(state):
-                        action = step[0]
-                        act_append(action)
-                        if wm & wmask and not within(nxt):
-                            continue
-                        if (fused_get is not None and (tf := fused_get(action)) is not None
-                                and not tf(state, step, nxt)
-                                and self._transition_findings(trans, state, step, nxt, ref, level)):
-                            out.stopped = True
-                            return out
-                        h = hash(nxt) if canonical is None else hash(canonical(nxt))
-                        if h in seen or h in known:
-                            continue
-                        seen_add(h)
-                        fps_append(h)
-                        par_append(ref)
-                        st_append(nxt)
-                        step_append(step)
-                        mask_append(wm)
-                    if nxt is _NONE and deadlock and self._deadlock_stops(state, ref, level):
-                        out.stopped = True
-                        return out
-                return out
             if not record and mode != 2 and (fused_get is not None or not trans):
                 # the usual case, without the branches it does not need: fingerprints by ``hash``,
                 # transition properties through the fused checks (one dict lookup per step), no

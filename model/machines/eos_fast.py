@@ -64,8 +64,6 @@ def constraint(machine: Any) -> Callable[[tuple], bool]:
         lines.append("    return True")
     exec(compile("\n".join(lines), "<kafka.eos within_bounds>", "exec"), env)  # noqa: S102
     fn: Callable[[tuple], bool] = env["within_bounds"]
-    # ``Machine.within_reads``: the engines skip the test on a step that writes none of these slots
-    fn.reads = frozenset(keyed + ([pid] if machine.n_idempotent or machine.n_instances else []))  # type: ignore[attr-defined]
     return fn
 
 
