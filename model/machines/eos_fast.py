@@ -96,6 +96,9 @@ def canonical_form(machine: Any) -> Callable[[tuple], tuple]:
         steps.append((getters, _permuter(plan, ss)))
     if not steps:
         return lambda s: s
+    product = getattr(plan, "product", None)
+    if product is not None:
+        return _canonical_product(plan, product)
     if len(steps) == 1 and len(steps[0][0]) == 2:
         ss = next(ss for ss in plan.scalarsets if plan.scalarset_sizes[ss] >= 2)
         return _canonical_pair(plan, [plan.slots[n][0] for n in plan.scalarsets[ss]], steps[0][1])
@@ -104,6 +107,49 @@ def canonical_form(machine: Any) -> Callable[[tuple], tuple]:
         for getters, apply in steps:
             s = canonicalize(s, [g(s) for g in getters], apply) if getters else apply(s)  # type: ignore[call-arg]
         return s
+    return canonical
+
+
+def _canonical_alone(plan: Any, ss: str) -> Callable[[tuple], tuple]:
+    """``_Plan._canonical_one(s, ss)`` as generated code (one scalarset of two or more identities)."""
+    size = plan.scalarset_sizes[ss]
+    apply = _permuter(plan, ss)
+    if ss in plan.brute_force:
+        images = [apply.for_perm(perm) for perm in plan.brute_force[ss]]  # type: ignore[attr-defined]
+        return lambda s: min(f(s) for f in images)
+    cols = [plan.slots[n][0] for n in plan.scalarsets[ss]]
+    if size == 2:
+        return _canonical_pair(plan, cols, apply)
+    getters: list[Callable[[tuple], Any]] = [
+        itemgetter(*(base + i for base in cols)) if len(cols) > 1
+        else (lambda s, k=cols[0] + i: (s[k],)) for i in range(size)]  # type: ignore[misc]  # a lambda's default
+    return lambda s: canonicalize(s, [g(s) for g in getters], apply)
+
+
+def _canonical_product(plan: Any, product: tuple[str, tuple[Any, ...]]) -> Callable[[tuple], tuple]:
+    """``_Plan.canonical`` with several scalarsets (``_Plan.product``): the least of the last
+    scalarset's form over the images of every combination of the others' permutations (the
+    identity first, so that a state is compared with its own form without a copy)."""
+    last, images = product
+    alone = _canonical_alone(plan, last)
+    chains: list[list[Callable[[tuple], tuple]]] = []
+    for image in images[1:]:
+        chain = []
+        for ss, perm in image:
+            if perm != tuple(range(len(perm))):
+                chain.append(_permuter(plan, ss).for_perm(perm))  # type: ignore[attr-defined]
+        chains.append(chain)
+
+    def canonical(s: tuple) -> tuple:
+        best = alone(s)
+        for chain in chains:
+            t = s
+            for f in chain:
+                t = f(t)
+            t = alone(t)
+            if t < best:
+                best = t
+        return best
     return canonical
 
 
