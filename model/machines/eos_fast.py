@@ -147,8 +147,7 @@ def _canonical_product(plan: Any, product: tuple[str, tuple[Any, ...]]) -> Calla
             for f in chain:
                 t = f(t)
             t = alone(t)
-            if t < best:
-                best = t
+            best = min(best, t)
         return best
     return canonical
 
