@@ -508,16 +508,16 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         return out
 
     def has_symmetry(self) -> bool:
-        # Group members and read_committed consumers hold producers' records and input partitions by
-        # index, and their parts declare no renaming: permuting producers alone would map a run to a
-        # state that is not one, so their configurations are explored without reduction.
-        if self.members or self.n_readers:
+        # Group members carry member ids that tie each instance to its place in the range assignor's
+        # order (``eos_symmetry``'s module doc): the group's configurations are explored without
+        # reduction. read_committed consumers hold log offsets, which renaming producers leaves alone.
+        if self.members:
             return False
         return super().has_symmetry()
 
     @property
     def symmetry(self) -> Any:
-        return None if self.members or self.n_readers else super().symmetry
+        return None if self.members else super().symmetry
 
     def is_terminal(self, s: tuple) -> bool:
         v = self.view(s)

@@ -12,7 +12,8 @@ coordinator's allocator, not from the index. What names a producer's index besid
   offsets' ``partition``.
 
 Markers, the transaction log, ``__consumer_offsets`` entries and producer-state entries name
-producer ids, not indices. Renaming by a permutation therefore maps a run to a run and keeps every
+producer ids, not indices; the read_committed consumers (``readers``, ``eos_readers``) hold a fetch
+position and the log offsets they delivered, which renaming a record's producer leaves in place. Renaming by a permutation therefore maps a run to a run and keeps every
 property's verdict (NoLoss and ExactlyOnce hold per producer, the others over all of them).
 
 Partitions are not a scalarset: a producer's partitions are a tuple and a bit set inside its
