@@ -297,6 +297,11 @@ class _Plan:
         for name, decl in self.decls.items():
             if isinstance(decl, Actors) and decl.symmetric:
                 self.scalarsets.setdefault(decl.symmetric, []).append(name)
+        for ss, names in self.scalarsets.items():
+            # actors a configuration switches off (count 0) hold no identity: kafka.eos's group members
+            # belong to the producers' scalarset, and a configuration without a group has none
+            if any(self.slots[n][1] for n in names):
+                names[:] = [n for n in names if self.slots[n][1]]
         self.scalarset_sizes: dict[str, int] = {}
         for ss, names in self.scalarsets.items():
             sizes = {self.slots[n][1] for n in names}

@@ -507,18 +507,6 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         out.update(self._instances_itf(s))
         return out
 
-    def has_symmetry(self) -> bool:
-        # Group members carry member ids that tie each instance to its place in the range assignor's
-        # order (``eos_symmetry``'s module doc): the group's configurations are explored without
-        # reduction. read_committed consumers hold log offsets, which renaming producers leaves alone.
-        if self.members:
-            return False
-        return super().has_symmetry()
-
-    @property
-    def symmetry(self) -> Any:
-        return None if self.members else super().symmetry
-
     def is_terminal(self, s: tuple) -> bool:
         v = self.view(s)
         if self.members:
