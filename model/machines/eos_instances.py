@@ -382,6 +382,8 @@ class InstancesMixin:
         new, req = tc.on_txn_error(instance, client, error, kip360=self.coordinator.kip360)
         return {"instance": new, "error": error, **({"init_requests": req} if req is not None else {})}
 
+    @precondition(lambda self, client, instance, init_requests: not any(
+        m.client == client and m.attempt == instance.attempt for m in init_requests))
     @precondition(lambda self, instance: instance.phase == INIT_INITIALIZING)
     @rule("InitProducerIdTimeout", params={"client": "instance"},
           reads=("instance[client]", "init_requests", "init_responses", "init_pending"), writes=("instance[client]",),
@@ -425,8 +427,12 @@ class InstancesMixin:
         append; an Ongoing transaction is fenced and aborted (CONCURRENT_TRANSACTIONS); other errors are
         answered at once with no producer id and epoch."""
         r = _decide(instances_txn, bool(init_pending), msg.producer_id, msg.epoch, next_producer_id, self.coordinator)
-        out: dict[str, Any] = {"instance": _arrived(instance, client, msg.producer_id), "error": int(r.error),
-                               "next_producer_id": next_producer_id + (1 if r.used_new_producer_id else 0)}
+        out: dict[str, Any] = {"error": int(r.error)}
+        # parts left as they are are not written (the same successor, fewer values to encode on a miss)
+        if msg.producer_id == -1:
+            out["instance"] = _arrived(instance, client, msg.producer_id)
+        if r.used_new_producer_id:
+            out["next_producer_id"] = next_producer_id + 1
         if r.transit is not None:
             out["init_pending"] = (PendingAppend(client, msg.attempt, r.transit),)
             return out
