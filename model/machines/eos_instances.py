@@ -85,6 +85,15 @@ ACTIONS = frozenset({"StartInstance", "RestartInstance", "InstanceAddPartitionsT
 COORDINATOR_ACTIONS = ("HandleInitProducerId", "CompleteAppend", "CompleteTransaction", "InstanceAddPartitionsToTxn",
                        "InstanceEndTxn", "AbortableError", "TxnCoordinatorFailover", "ExpireTransactionalId")
 
+
+def _coordinator_moves(step: tuple) -> bool:
+    """Whether a step of ``COORDINATOR_ACTIONS`` may change the metadata or its log: not an
+    InitProducerId answered NONE, which queues its append (``init_pending``) and leaves both alone (only
+    the fence of an Ongoing transaction writes them at once, and answers CONCURRENT_TRANSACTIONS or the
+    abort's error). On the others the coordinator's transition properties see the metadata unchanged,
+    which the step that last wrote it was checked on, on every path (the initial metadata passes)."""
+    return step[-1] != 0 or step[0] != "HandleInitProducerId"
+
 #: the instances' parts on the chart's lanes (``checker.compose.chart``): the coordinator's, and one per instance
 INSTANCE_CHART_PARTS = {"instance": "instance[]", "instances_txn": "txn coordinator",
                         "instances_txn_log": "txn coordinator", "init_pending": "txn coordinator"}
@@ -493,19 +502,21 @@ class InstancesMixin:
     def newest_never_fenced(self, instance: tuple[TxnClient, ...]) -> bool:
         return props.newest_instance_never_fenced(self._as_init(instance))  # type: ignore[arg-type]
 
-    @transition("NoUnexpectedServerError", actions=("HandleInitProducerId",))
+    # it fails exactly on the steps answered UNKNOWN_SERVER_ERROR (-1): the others need no memo key
+    @transition("NoUnexpectedServerError", actions=("HandleInitProducerId",), when=lambda step: step[-1] == -1)
     @_doc_of(props.no_unexpected_server_error)
     def no_server_error(self, step: tuple, before: Any, after: Any) -> bool:
         return props.no_unexpected_server_error(before, step, after)
 
-    @transition("CoordinatorEpochMonotonic", reads=("instances_txn", "instances_txn_log"), actions=COORDINATOR_ACTIONS)
+    @transition("CoordinatorEpochMonotonic", reads=("instances_txn", "instances_txn_log"), actions=COORDINATOR_ACTIONS,
+                when=_coordinator_moves)
     @_doc_of(props.coordinator_epoch_monotonic)
     def epoch_monotonic(self, step: tuple, before: Any, after: Any) -> bool:
         check = props.coordinator_epoch_monotonic_within(self.coordinator.max_epoch)
         return bool(check(self._as_init((), before.instances_txn, before.instances_txn_log), step,
                           self._as_init((), after.instances_txn, after.instances_txn_log)))
 
-    @transition("CoordinatorLegalState", reads=("instances_txn",), actions=COORDINATOR_ACTIONS)
+    @transition("CoordinatorLegalState", reads=("instances_txn",), actions=COORDINATOR_ACTIONS, when=_coordinator_moves)
     @_doc_of(props.coordinator_legal_state)
     def legal_state(self, step: tuple, before: Any, after: Any) -> bool:
         legal: Any = props.coordinator_legal_state  # takes the instances' parts under the old machine's names
