@@ -46,22 +46,44 @@ def send_order_no_loss(s: IdempotentState) -> bool:
     return all(client_send_order_no_loss(log, c, client) for c, client in enumerate(s.clients))
 
 
-def client_send_order_no_loss(log: tuple[LogRecord, ...], c: int, client: IdempotentClient) -> bool:
-    """SendOrderNoLoss for client ``c`` alone (the property holds when it holds for every client)."""
-    seen: list[int] = []
+#: per (log object, client): (the log, in send order?, records logged as a bitmask, highest logged record's
+#: mask below it). Idempotent SendOrderNoLoss misses on every new client state while the log moves
+#: less; the scan of the log is the part that depends on the log alone. Each entry holds its log, so
+#: an id is never reused while its entry lives.
+_LOG_ORDER: dict[tuple[int, int], tuple[tuple[LogRecord, ...], bool, int, int]] = {}
+
+
+def _log_order(log: tuple[LogRecord, ...], c: int) -> tuple[tuple[LogRecord, ...], bool, int, int]:
+    key = (id(log), c)
+    hit = _LOG_ORDER.get(key)
+    if hit is not None and hit[0] is log:
+        return hit
+    last = -1
     logged = 0
+    in_order = True
     for r in log:
         if r.client == c and not logged >> r.record & 1:
-            if seen and r.record < seen[-1]:
-                return False  # out of send order
-            seen.append(r.record)
+            if last >= 0 and r.record < last:
+                in_order = False  # out of send order
+                break
+            last = r.record
             logged |= 1 << r.record
+    if len(_LOG_ORDER) >= 1 << 16:
+        _LOG_ORDER.clear()
+    out = _LOG_ORDER[key] = (log, in_order, logged, (1 << (last + 1)) - 1 if last >= 0 else 0)
+    return out
+
+
+def client_send_order_no_loss(log: tuple[LogRecord, ...], c: int, client: IdempotentClient) -> bool:
+    """SendOrderNoLoss for client ``c`` alone (the property holds when it holds for every client)."""
+    _, in_order, logged, below = _log_order(log, c)
+    if not in_order:
+        return False
     if client.acked & ~logged:
         return False  # an acknowledged record is not in the log
     pending = 0
     for b in client.batches:
         pending |= 1 << b.record
-    below = (1 << (seen[-1] + 1)) - 1 if seen else 0
     return not below & ~(logged | client.failed | pending)  # else a gap: neither written, failed nor pending
 
 
