@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
-from bench_profile_share import bucket  # noqa: E402
+from bench_profile_share import bucket
 
 
 def test_generated_code_goes_to_whoever_generated_it() -> None:

@@ -11,6 +11,7 @@ applied by generated code), the properties (``properties.py``) and the declared 
 from __future__ import annotations
 
 import itertools
+import math
 import pickle
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import itemgetter
@@ -63,6 +64,9 @@ CHECKED = 2000
 #: a scalarset whose actors mention its identities is canonicalised by trying every permutation
 #: up to this many identities (5! = 120 images per state); beyond, by the sort heuristic (not exact)
 BRUTE_FORCE = 5
+#: several scalarsets are canonicalised exactly (``_Plan.product``) while the other scalarsets'
+#: permutations, combined, are at most this many images per state
+PRODUCT_IMAGES = 24
 
 
 def _jsonable(value: Any) -> Any:
@@ -297,26 +301,62 @@ class _Plan:
         for name, decl in self.decls.items():
             if isinstance(decl, Actors) and decl.symmetric:
                 self.scalarsets.setdefault(decl.symmetric, []).append(name)
+        declared = set(self.scalarsets)
+        # a configuration may keep only some declared scalarsets (``Composed.scalarsets_in_force``):
+        # renaming by the others is not a symmetry of it, so nothing renames by them
+        kept = set(self.machine.scalarsets_in_force(tuple(self.scalarsets)))
+        self.scalarsets = {ss: names for ss, names in self.scalarsets.items() if ss in kept}
         self.scalarset_sizes: dict[str, int] = {}
         for ss, names in self.scalarsets.items():
-            sizes = {self.slots[n][1] for n in names}
-            if len(sizes) != 1:
+            # an Actors part with no slots (its mechanism off) moves nothing and names no size
+            sizes = {self.slots[n][1] for n in names} - {0}
+            if len(sizes) > 1:
                 raise ComposeError(f"scalarset {ss}: its Actors parts {', '.join(names)} differ in count")
-            self.scalarset_sizes[ss] = sizes.pop()
+            self.scalarset_sizes[ss] = sizes.pop() if sizes else 0
+            self.scalarsets[ss] = [n for n in names if self.slots[n][1]]
         #: scalarset -> (slots, decl, rename) of every part whose value mentions its identities
         self.renames: dict[str, list[tuple[list[int], Decl, Callable[[Any, tuple[int, ...]], Any]]]] = {}
         for name, decl in self.decls.items():
             for ss, fn in (getattr(decl, "rename", None) or {}).items():
-                if ss not in self.scalarsets:
+                if ss not in declared:
                     raise ComposeError(f"part {name}: renames {ss!r}, which no Actors part declares symmetric")
+                if ss not in self.scalarsets:
+                    continue
                 base, count = self.slots[name]
                 self.renames.setdefault(ss, []).append((list(range(base, base + count)), decl, fn))
-        self.renamed: dict[tuple[str, Any, tuple[int, ...]], Any] = {}
+        self.renamed: dict[tuple[str, str, Any, tuple[int, ...]], Any] = {}
         self.permuters = {ss: self._permuter(ss) for ss in self.scalarsets}
         #: scalarset -> every permutation, for the small ones without a rename-invariant sort key
         self.brute_force = {ss: tuple(itertools.permutations(range(size)))
                             for ss, size in self.scalarset_sizes.items()
                             if 1 < size <= BRUTE_FORCE and self.self_renaming(ss)}
+        self.product = self._product()
+
+    def _product(self) -> tuple[str, tuple[tuple[tuple[str, tuple[int, ...]], ...], ...]] | None:
+        """With two or more scalarsets of two or more identities: the one canonicalised alone
+        (``sorted``) and every combination of permutations of the others (``images``, the identity
+        first), or None (one at most, or too many combinations: ``canonical`` then only normalises).
+
+        Canonicalising one scalarset after another is not one state per orbit of their product
+        group: a scalarset's sort keys (its actors' slots) change when another one renames them
+        (kafka.eos's leaders hold producers' records, its producers their partitions' state). The
+        least of ``sorted``'s canonical forms over the images of every combination of the others
+        is: renamings of different scalarsets commute, so two states of one orbit have the same
+        set of images up to a renaming of ``sorted`` alone, whose canonical form is exact."""
+        active = [ss for ss, size in self.scalarset_sizes.items() if size > 1]
+        if len(active) < 2:
+            return None
+        exact_alone = [ss for ss in active if ss in self.brute_force or not self.self_renaming(ss)]
+        if not exact_alone:
+            return None
+        # the largest group is the one not enumerated (its sort is the cheap part)
+        last = max(exact_alone, key=lambda ss: self.scalarset_sizes[ss])
+        others = [ss for ss in active if ss != last]
+        if math.prod(math.factorial(self.scalarset_sizes[ss]) for ss in others) > PRODUCT_IMAGES:
+            return None
+        images = tuple(itertools.product(*([(ss, perm) for perm in itertools.permutations(range(
+            self.scalarset_sizes[ss]))] for ss in others)))
+        return last, images
 
     def permute(self, s: tuple, ss: str, perm: tuple[int, ...]) -> tuple:
         """``s`` with identity ``i`` of scalarset ``ss`` renamed ``perm[i]`` everywhere: the actors'
@@ -330,7 +370,7 @@ class _Plan:
         for slots, decl, fn in self.renames.get(ss, ()):
             values = self.tables[decl.name].values if decl.interned else None
             for k in slots:
-                key = (decl.name, t[k], perm)
+                key = (ss, decl.name, t[k], perm)  # a part renamed by two scalarsets: one memo each
                 new = renamed.get(key)
                 if new is None:
                     value = t[k] if values is None else values[t[k]]
@@ -344,19 +384,34 @@ class _Plan:
         """One scalarset after another: sort its identities by their actors' slots and break ties
         by the least image (``checker.symmetry.canonicalize``); a scalarset whose actors mention
         its identities has no rename-invariant sort key, so up to ``BRUTE_FORCE`` identities its
-        form is the least image over every permutation."""
-        for ss, names in self.scalarsets.items():
-            n = self.scalarset_sizes[ss]
-            if n < 2:
-                continue  # nothing to rename
-            if ss in self.brute_force:
-                apply = self.permuters[ss]
-                s = min(apply(s, perm) for perm in self.brute_force[ss])
-                continue
-            cols = [self.slots[name][0] for name in names]
-            keys = [tuple(s[base + i] for base in cols) for i in range(n)]
-            s = canonicalize(s, keys, self.permuters[ss])
+        form is the least image over every permutation. With several scalarsets (``product``):
+        the least of one's form over every renaming by the others."""
+        if self.product is not None:
+            last, images = self.product
+            best = None
+            for image in images:
+                t = s
+                for ss, perm in image:
+                    t = self.permute(t, ss, perm)
+                t = self._canonical_one(t, last)
+                if best is None or t < best:
+                    best = t
+            assert best is not None
+            return best
+        for ss in self.scalarsets:
+            s = self._canonical_one(s, ss)
         return s
+
+    def _canonical_one(self, s: tuple, ss: str) -> tuple:
+        n = self.scalarset_sizes[ss]
+        if n < 2:
+            return s  # nothing to rename
+        if ss in self.brute_force:
+            apply = self.permuters[ss]
+            return min(apply(s, perm) for perm in self.brute_force[ss])
+        cols = [self.slots[name][0] for name in self.scalarsets[ss]]
+        keys = [tuple(s[base + i] for base in cols) for i in range(n)]
+        return canonicalize(s, keys, self.permuters[ss])
 
     def _permuter(self, ss: str) -> Callable[[tuple, tuple[int, ...]], tuple]:
         def apply(state: tuple, perm: tuple[int, ...]) -> tuple:
@@ -371,10 +426,11 @@ class _Plan:
     def exact_symmetry(self) -> bool:
         """Whether ``canonical`` picks one state per orbit, so that every engine and exploration
         order gives the same count: at most one scalarset with two or more identities, whose sort
-        keys renaming leaves alone or which is small enough to try every permutation."""
+        keys renaming leaves alone or which is small enough to try every permutation; or several,
+        combined by ``product``."""
         active = [ss for ss, size in self.scalarset_sizes.items() if size > 1]  # a smaller one renames nothing
         if len(active) != 1:
-            return not active
+            return not active or self.product is not None
         ss = active[0]
         return ss in self.brute_force or not self.self_renaming(ss)
 
@@ -643,6 +699,13 @@ class Composed(Machine):
         return declared
 
     # ---- symmetry (``Actors(symmetric=...)``, ``rename=``)
+
+    def scalarsets_in_force(self, declared: tuple[str, ...]) -> Iterable[str]:
+        """The declared scalarsets that are symmetries of this configuration (all of them unless a
+        machine says otherwise; asked once, when the plan is compiled): a configuration in which
+        renaming some kind of identity does not map runs to runs leaves it out, and nothing is
+        renamed by it."""
+        return declared
 
     def has_symmetry(self) -> bool:
         plan = self._plan

@@ -135,6 +135,7 @@ from ..transactions.markers import (
 from ..transactions.states import is_valid_transition
 from ..transactions.timeout import abort_timed_out
 from . import eos_fast, eos_symmetry
+from . import eos_partition_symmetry as eps
 from .eos_alpha import EosAlpha
 from .eos_endtxn import LateEndTxn
 from .eos_failover import TxnLeaderFailover
@@ -142,6 +143,7 @@ from .eos_group import EosGroup, show_membership
 from .eos_idempotent import IDEMPOTENT_PARTITION, IdempotentProducers
 from .eos_instances import INSTANCE_CHART_PARTS, InstancesMixin
 from .eos_liveness import EosLiveness
+from .eos_partition_symmetry import PARTITION
 from .eos_readers import EosReaders
 
 #: what kafka.eos models of the protocol: every decision, each with every value; ``deployment`` and
@@ -356,15 +358,16 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
     coordinator_epoch = Scalar(init=0, doc="the transaction coordinator's epoch")
     producer = Actors(count="producers",
                       init=lambda m, i: m.initial_producer(i, m.initially_owns(i))._replace(tv=m.initial_tv),
-                      show=_show_producer,
-                      symmetric="producer", doc="transactional producers, one per transactional id")
+                      show=_show_producer, symmetric="producer", rename={PARTITION: eps.rename_producer},
+                      doc="transactional producers, one per transactional id")
     zombie = Actors(count="producers", init=(), show=lambda z: _show_producer(z) if z else "none", symmetric="producer",
+                    rename={PARTITION: eps.rename_producer},
                     doc="the previous instance of a transactional id's producer, after a restart (() if none)")
     txn = Actors(count="producers", init=NO_METADATA, show=_show_txn, symmetric="producer",
-                 doc="the coordinator's metadata per transactional id")
+                 rename={PARTITION: eps.rename_txn}, doc="the coordinator's metadata per transactional id")
     txn_log = Actors(count="producers", init=NO_LOG_VALUE, symmetric="producer",
-                     doc="the last __transaction_state record per id")
-    leader = Actors(count="partitions", init=TxnPartitionState((), 0, ()), show=_show_leader,
+                     rename={PARTITION: eps.rename_txn_log}, doc="the last __transaction_state record per id")
+    leader = Actors(count="partitions", init=TxnPartitionState((), 0, ()), show=_show_leader, symmetric=PARTITION,
                     rename={"producer": eos_symmetry.rename_leader},
                     doc="output partition leaders: log, log start offset, producer state")
     offsets_leader = Part(init=TxnPartitionState((), 0, ()), show=_show_leader,
@@ -373,13 +376,14 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
                  rename={"producer": eos_symmetry.rename_group},
                  doc="the group coordinator: committed and pending offsets per input partition")
     requests = Channel(network=Network(Delivery.ORDERED), connection=ROUTE, show=_show_messages,
-                       rename={"producer": eos_symmetry.rename_routed},
+                       rename={"producer": eos_symmetry.rename_routed, PARTITION: eps.rename_routed},
                        doc="produce requests in flight")
     responses = Channel(network=Network(Delivery.ORDERED, loss="lost_responses"), connection=ROUTE,
                         label=("partition", "client", "record"), drop="LoseResponse", show=_show_messages,
-                        rename={"producer": eos_symmetry.rename_routed},
+                        rename={"producer": eos_symmetry.rename_routed, PARTITION: eps.rename_routed},
                         doc="produce responses in flight")
     stale_markers = Channel(network=Network(Delivery.UNORDERED), show=lambda ms: [_show_marker(m) for m in ms],
+                            rename={PARTITION: eps.rename_markers},
                             doc="WriteTxnMarkers entries of a coordinator that failed over, still in flight")
     lost_responses = Budget("lost_responses", doc="produce responses lost")
     produce_timeouts = Budget("produce_timeouts", doc="in-flight batches given up on (delivery.timeout.ms)")
@@ -535,17 +539,14 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         out.update(self._instances_itf(s))
         return out
 
-    def has_symmetry(self) -> bool:
+    def scalarsets_in_force(self, declared: tuple[str, ...]) -> tuple[str, ...]:
         # Group members and read_committed consumers hold producers' records and input partitions by
         # index, and their parts declare no renaming: permuting producers alone would map a run to a
-        # state that is not one, so their configurations are explored without reduction.
+        # state that is not one, so their configurations are not reduced by producers. Output
+        # partitions are interchangeable in every configuration (``eos_partition_symmetry``).
         if self.members or self.n_readers:
-            return False
-        return super().has_symmetry()
-
-    @property
-    def symmetry(self) -> Any:
-        return None if self.members or self.n_readers else super().symmetry
+            return tuple(ss for ss in declared if ss != "producer")
+        return declared
 
     def is_terminal(self, s: tuple) -> bool:
         v = self.view(s)

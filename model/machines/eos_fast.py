@@ -76,34 +76,62 @@ def canonical_form(machine: Any) -> Callable[[tuple], tuple]:
     plan = machine._plan
     # a scalarset whose actors mention its identities (the idempotent clients) has no rename-invariant
     # sort key: ``Composed`` takes the least image over every permutation (``_Plan.brute_force``)
-    brute: dict[str, tuple[tuple[int, ...], ...]] = getattr(plan, "brute_force", {})
-    steps: list[tuple[list[Callable[[tuple], Any]], Callable[[tuple, tuple[int, ...]], tuple]]] = []
-    for ss, names in plan.scalarsets.items():
-        size = plan.scalarset_sizes[ss]
-        if size < 2:
-            continue  # nothing to rename
-        if ss in brute:
-            apply = _permuter(plan, ss)
-            images = [apply.for_perm(perm) for perm in brute[ss]]  # type: ignore[attr-defined]
-            steps.append(([], lambda s, images=images: min(f(s) for f in images)))  # type: ignore[misc]
-            continue
-        cols = [plan.slots[n][0] for n in names]
-        # a tuple even for one column: the generic form's keys are tuples, and the ties it breaks
-        # compare them
-        getters: list[Callable[[tuple], Any]] = [
-            itemgetter(*(base + i for base in cols)) if len(cols) > 1
-            else (lambda s, k=cols[0] + i: (s[k],)) for i in range(size)]  # type: ignore[misc]  # a lambda's default
-        steps.append((getters, _permuter(plan, ss)))
-    if not steps:
+    active = [ss for ss in plan.scalarsets if plan.scalarset_sizes[ss] >= 2]  # a smaller one renames nothing
+    if not active:
         return lambda s: s
-    if len(steps) == 1 and len(steps[0][0]) == 2:
-        ss = next(ss for ss in plan.scalarsets if plan.scalarset_sizes[ss] >= 2)
-        return _canonical_pair(plan, [plan.slots[n][0] for n in plan.scalarsets[ss]], steps[0][1])
+    product = getattr(plan, "product", None)
+    if product is not None:
+        return _canonical_product(plan, product)
+    forms = [_canonical_alone(plan, ss) for ss in active]
+    if len(forms) == 1:
+        return forms[0]
 
     def canonical(s: tuple) -> tuple:
-        for getters, apply in steps:
-            s = canonicalize(s, [g(s) for g in getters], apply) if getters else apply(s)  # type: ignore[call-arg]
+        for form in forms:
+            s = form(s)
         return s
+    return canonical
+
+
+def _canonical_alone(plan: Any, ss: str) -> Callable[[tuple], tuple]:
+    """``_Plan._canonical_one(s, ss)`` as generated code (one scalarset of two or more identities)."""
+    size = plan.scalarset_sizes[ss]
+    apply = _permuter(plan, ss)
+    if ss in plan.brute_force:
+        images = [apply.for_perm(perm) for perm in plan.brute_force[ss]]  # type: ignore[attr-defined]
+        return lambda s: min(f(s) for f in images)
+    cols = [plan.slots[n][0] for n in plan.scalarsets[ss]]
+    if size == 2:
+        return _canonical_pair(plan, cols, apply)
+    getters: list[Callable[[tuple], Any]] = [
+        itemgetter(*(base + i for base in cols)) if len(cols) > 1
+        else (lambda s, k=cols[0] + i: (s[k],)) for i in range(size)]  # type: ignore[misc]  # a lambda's default
+    return lambda s: canonicalize(s, [g(s) for g in getters], apply)
+
+
+def _canonical_product(plan: Any, product: tuple[str, tuple[Any, ...]]) -> Callable[[tuple], tuple]:
+    """``_Plan.canonical`` with several scalarsets (``_Plan.product``): the least of the last
+    scalarset's form over the images of every combination of the others' permutations (the
+    identity first, so that a state is compared with its own form without a copy)."""
+    last, images = product
+    alone = _canonical_alone(plan, last)
+    chains: list[list[Callable[[tuple], tuple]]] = []
+    for image in images[1:]:
+        chain = []
+        for ss, perm in image:
+            if perm != tuple(range(len(perm))):
+                chain.append(_permuter(plan, ss).for_perm(perm))  # type: ignore[attr-defined]
+        chains.append(chain)
+
+    def canonical(s: tuple) -> tuple:
+        best = alone(s)
+        for chain in chains:
+            t = s
+            for f in chain:
+                t = f(t)
+            t = alone(t)
+            best = min(best, t)
+        return best
     return canonical
 
 

@@ -34,7 +34,8 @@ class EosReaders:
     n_partitions: int
     n_readers: int
 
-    reader = Actors(count="reader_count", init=(0, ()), show=_show_reader,
+    # one per output partition: renamed with the leaders (``eos_partition_symmetry``)
+    reader = Actors(count="reader_count", init=(0, ()), show=_show_reader, symmetric="partition",
                     doc="a read_committed consumer of each output partition: next position, offsets delivered")
 
     def _readers_setup(self, bounds: Mapping[str, int]) -> dict[str, int]:

@@ -15,9 +15,11 @@ Markers, the transaction log, ``__consumer_offsets`` entries and producer-state 
 producer ids, not indices. Renaming by a permutation therefore maps a run to a run and keeps every
 property's verdict (NoLoss and ExactlyOnce hold per producer, the others over all of them).
 
-Partitions are not a scalarset: a producer's partitions are a tuple and a bit set inside its
-own state, so renaming them would touch the actors the canonical form sorts by (a normal form, not
-an exact one), and the Drain/AddPartitionsToTxn order is per partition index.
+Output partitions are another scalarset, ``partition`` (``eos_partition_symmetry``): their renaming
+moves a producer's per-partition state and ``added`` bits, so the producers' sort keys change under
+it, and the leaders (the partitions' sort keys) hold producers' records; the canonical form of both
+is the least of one's form over the other's renamings (``checker.compose``'s ``_Plan.product``),
+still one state per orbit.
 """
 
 from __future__ import annotations
