@@ -112,11 +112,37 @@ def lose_tasks(member: Member) -> Member:
 
 def rejoin(member: Member, group: GroupMeta, instance: int, members: int) -> tuple[Member, GroupMeta]:
     """The consumer resets its member id and joins again (its old id leaves the group if still there);
-    it owns nothing until the next assignment."""
+    it owns nothing until the next assignment. The new id sorts after every id of a lower incarnation
+    and, at the same incarnation, by instance; ``kafka.eos`` uses ``rejoin_ranked`` instead."""
     incarnation = member.incarnation + 1
     new_id = member_id_of(instance, incarnation, members)
     group = join_group(remove_member(group, member.member_id), new_id)
     return Member(new_id, NO_GENERATION, False, incarnation), group
+
+
+def rejoin_ranked(members: tuple[Member, ...], group: GroupMeta, instance: int,
+                  rank: int) -> tuple[tuple[Member, ...], GroupMeta]:
+    """``rejoin`` where member ids are ranks: the members' current ids are ``1..len(members)`` in the
+    order the range assignor sorts them, and the new id's place among them is ``rank`` (1: lowest).
+
+    Kafka's new member id is ``clientId + "-" + UUID`` (``GroupMetadata.generateMemberId``), so where it
+    sorts among the other members' ids is arbitrary: every rank is a successor. The others keep their
+    order (renumbered around the new id); an assignment that named the old id names nobody until the
+    next rebalance (no rule reads the assignment of a member outside the group)."""
+    old = members[instance].member_id
+
+    def moved(b: int) -> int:
+        c = b - (b > old)
+        return c + (c >= rank)
+
+    group = remove_member(group, old)
+    group = group._replace(members=tuple(sorted(moved(b) for b in group.members)),
+                           assignment=tuple(NO_MEMBER_ID if a in (old, NO_MEMBER_ID) else moved(a)
+                                            for a in group.assignment))
+    group = join_group(group, rank)
+    joined = tuple(Member(rank, NO_GENERATION, False, m.incarnation + 1) if j == instance
+                   else m._replace(member_id=moved(m.member_id)) for j, m in enumerate(members))
+    return joined, group
 
 
 def commit_metadata(member: Member) -> tuple[int, int]:
@@ -128,4 +154,5 @@ def commit_metadata(member: Member) -> tuple[int, int]:
 
 
 __all__ = ["INPUT_PARTITION", "TASK_MIGRATED", "Member", "can_rebalance", "commit_metadata", "initial_group",
-           "is_current_owner", "lose_tasks", "member_id_of", "must_rejoin", "on_assignment", "rejoin", "session_timeout"]
+           "is_current_owner", "lose_tasks", "member_id_of", "must_rejoin", "on_assignment", "rejoin",
+           "rejoin_ranked", "session_timeout"]

@@ -539,15 +539,6 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         out.update(self._instances_itf(s))
         return out
 
-    def scalarsets_in_force(self, declared: tuple[str, ...]) -> tuple[str, ...]:
-        # Group members and read_committed consumers hold producers' records and input partitions by
-        # index, and their parts declare no renaming: permuting producers alone would map a run to a
-        # state that is not one, so their configurations are not reduced by producers. Output
-        # partitions are interchangeable in every configuration (``eos_partition_symmetry``).
-        if self.members or self.n_readers:
-            return tuple(ss for ss in declared if ss != "producer")
-        return declared
-
     def is_terminal(self, s: tuple) -> bool:
         v = self.view(s)
         if self.members:

@@ -29,12 +29,19 @@ rebalances and assignments), ``rejoins`` (new member ids per instance; states pa
 explored; with 0 it is cut there rather than removed, so liveness sees a member that must rejoin
 as enabled to).
 
+Member ids are ranks (``1..members``, in the order the range assignor sorts the members' current
+ids), as arbitrary as Kafka's UUID-based ids: the initial states are every assignment of the first
+generation's ids to the instances, and a rejoin's new id takes any rank (``Rejoin``'s ``rank``). The
+application instances are then interchangeable: ``member`` belongs to the producers' scalarset
+(``eos_symmetry``).
+
 Not modelled here: static membership, several input partitions (several tasks per member).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -52,7 +59,7 @@ from ..group.member import (
     lose_tasks,
     must_rejoin,
     on_assignment,
-    rejoin,
+    rejoin_ranked,
     session_timeout,
 )
 from ..group.membership import rebalance
@@ -158,7 +165,10 @@ class EosGroup:
     _member_slots: tuple[int, int]
 
     # --- parts (slots before EosMachine's: a base class's parts come first)
+    # renamed with the producers (``eos_symmetry``): member i and producer i are one application instance;
+    # member ids are data and are not renamed, so the range assignor's choice follows the ids, not the index
     member = Actors(count="members", init=lambda m, i: m._initial_members[i], show=_show_member,
+                    symmetric="producer",
                     doc="each application instance's consumer: member id, generation and assignment it believes")
     zombie_offsets = Part(init=(), show=_show_zombie_offsets,
                           doc="ghost: offsets written by a member that was not the partition's current owner")
@@ -180,6 +190,27 @@ class EosGroup:
         group, members = initial_group(self.members) if self.members else (None, ())
         self._initial_group, self._initial_members = group, members
         return {name: getattr(self, name) for name in GROUP_BOUNDS}
+
+    def init_states(self) -> Iterator[tuple]:
+        """With a group, every assignment of the first generation's member ids to the instances: Kafka
+        gives a new member the id ``clientId + "-" + UUID`` (``GroupMetadata.generateMemberId``; the
+        classic group's ``ClassicGroup.generateMemberId`` since the new coordinator) and the range
+        assignor sorts member ids (``RangeAssignor.assign``), so which instance gets the input
+        partition is arbitrary. Instance 0 with the lowest id comes first (the state the model had
+        before it renamed members with producers: ``eos_symmetry``); the others are its images under
+        the producers' scalarset, one orbit, so a run with symmetry explores the same orbits."""
+        states = super().init_states()  # type: ignore[misc]
+        if self.members < 2:
+            yield from states
+            return
+        plan = self._plan  # type: ignore[attr-defined]
+        seen: set[tuple] = set()
+        for s in states:
+            for perm in itertools.permutations(range(self.members)):
+                image = plan.permute(s, "producer", perm)
+                if image not in seen:
+                    seen.add(image)
+                    yield image
 
     def initially_owns(self, i: int) -> bool:
         """Member ``i`` owns the input partition after the first rebalance (False without a group)."""
@@ -254,17 +285,24 @@ class EosGroup:
         return {"member": learned, "producer": self.alpha_on_assignment(producer, learned.owns),  # type: ignore[attr-defined]
                 "owns": learned.owns}
 
-    @rule("Rejoin", params={"i": _with_rejoins}, reads=("member[i]", "group", "producer[i]"),
-          writes=("member[i]", "group", "producer[i]"))
-    def rejoin_rule(self, i: int, member: Member, group: GroupMeta, producer: TxnProducer) -> Any:
+    @rule("Rejoin", params={"i": _with_rejoins}, reads=("member", "group", "producer[i]"),
+          writes=("member", "group", "producer[i]"), results=("rank",))
+    def rejoin_rule(self, i: int, member: tuple[Member, ...], group: GroupMeta, producer: TxnProducer) -> Any:
         """A member that learned it left the group (between transactions), or whose producer was fenced,
-        joins again with a new member id; a fenced producer is replaced by a new instance."""
+        joins again with a new member id, which sorts anywhere among the others' (``rank``); a fenced
+        producer is replaced by a new instance."""
         fenced = producer.phase in (TXN_FENCED, TXN_FATAL)
-        if not fenced and not (must_rejoin(member, group) and between_transactions(producer)):
+        if not fenced and not (must_rejoin(member[i], group) and between_transactions(producer)):
             return None
-        joined, group = rejoin(member, group, i, self.members)
-        return {"member": joined, "group": group,
-                "producer": self.alpha_on_rejoin(producer, fenced)}  # type: ignore[attr-defined]
+        after = self.alpha_on_rejoin(producer, fenced)  # type: ignore[attr-defined]
+        # past the last rejoin the constraint cuts every successor: one stands for them (liveness sees
+        # the member enabled to rejoin; ``_with_rejoins``)
+        ranks = range(1, self.members + 1) if member[i].incarnation < self.rejoins else (self.members,)
+        moves = []
+        for rank in ranks:
+            joined, moved = rejoin_ranked(member, group, i, rank)
+            moves.append({"member": joined, "group": moved, "producer": after, "rank": rank})
+        return moves
 
     # --- the loop, gated by the member's assignment -------------------------------------------------
 
