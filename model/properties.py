@@ -46,22 +46,44 @@ def send_order_no_loss(s: IdempotentState) -> bool:
     return all(client_send_order_no_loss(log, c, client) for c, client in enumerate(s.clients))
 
 
-def client_send_order_no_loss(log: tuple[LogRecord, ...], c: int, client: IdempotentClient) -> bool:
-    """SendOrderNoLoss for client ``c`` alone (the property holds when it holds for every client)."""
-    seen: list[int] = []
+#: per (log object, client): (the log, in send order?, records logged as a bitmask, highest logged record's
+#: mask below it). Idempotent SendOrderNoLoss misses on every new client state while the log moves
+#: less; the scan of the log is the part that depends on the log alone. Each entry holds its log, so
+#: an id is never reused while its entry lives.
+_LOG_ORDER: dict[tuple[int, int], tuple[tuple[LogRecord, ...], bool, int, int]] = {}
+
+
+def _log_order(log: tuple[LogRecord, ...], c: int) -> tuple[tuple[LogRecord, ...], bool, int, int]:
+    key = (id(log), c)
+    hit = _LOG_ORDER.get(key)
+    if hit is not None and hit[0] is log:
+        return hit
+    last = -1
     logged = 0
+    in_order = True
     for r in log:
         if r.client == c and not logged >> r.record & 1:
-            if seen and r.record < seen[-1]:
-                return False  # out of send order
-            seen.append(r.record)
+            if last >= 0 and r.record < last:
+                in_order = False  # out of send order
+                break
+            last = r.record
             logged |= 1 << r.record
+    if len(_LOG_ORDER) >= 1 << 16:
+        _LOG_ORDER.clear()
+    out = _LOG_ORDER[key] = (log, in_order, logged, (1 << (last + 1)) - 1 if last >= 0 else 0)
+    return out
+
+
+def client_send_order_no_loss(log: tuple[LogRecord, ...], c: int, client: IdempotentClient) -> bool:
+    """SendOrderNoLoss for client ``c`` alone (the property holds when it holds for every client)."""
+    _, in_order, logged, below = _log_order(log, c)
+    if not in_order:
+        return False
     if client.acked & ~logged:
         return False  # an acknowledged record is not in the log
     pending = 0
     for b in client.batches:
         pending |= 1 << b.record
-    below = (1 << (seen[-1] + 1)) - 1 if seen else 0
     return not below & ~(logged | client.failed | pending)  # else a gap: neither written, failed nor pending
 
 
@@ -189,6 +211,11 @@ def init_settled(s: InitPidState) -> bool:
 # to its transaction r // batches.
 
 RECORD_BITS = 8
+# kinds and states as plain ints: these checks run on every memo miss, and reading an IntEnum member
+# (and comparing with it) costs ~100 ns, an int constant a few
+_TXN_DATA, _COMMIT, _ABORT = int(EntryKind.TXN_DATA), int(EntryKind.COMMIT), int(EntryKind.ABORT)
+_PREPARING = frozenset({int(TxnState.PREPARE_COMMIT), int(TxnState.PREPARE_ABORT)})
+_LIVE = frozenset({int(TxnState.ONGOING)}) | _PREPARING
 #: the partition id kafka.eos gives the group's __consumer_offsets partition inside a transaction
 OFFSETS_PARTITION = 7
 
@@ -207,13 +234,37 @@ def record_of(value: int) -> tuple[int, int]:
 
 def _outcomes(log: tuple[LogEntry, ...]) -> list[tuple[int, int]]:
     """(value, outcome kind) of every transactional data entry (outcome TXN_DATA while undecided)."""
-    return [(e.value, outcome_of(log, off)) for off, e in enumerate(log) if e.kind == EntryKind.TXN_DATA]
+    return [(e.value, outcome_of(log, off)) for off, e in enumerate(log) if e.kind == _TXN_DATA]
+
+
+#: ``committed_values`` and the values not aborted per log, by the log's identity. kafka.eos's
+#: properties are memoised per state part, and a new leader (a produce, a marker) misses every
+#: property that reads it; they read one log, which is one object (the leader's interned value), so
+#: its scans are shared. Each entry holds its log, so an id is never reused while its entry lives.
+_BY_LOG: dict[int, tuple[tuple[LogEntry, ...], tuple[int, ...], frozenset[int]]] = {}
+_BY_LOG_MAX = 1 << 16
+
+
+def _log_values(log: tuple[LogEntry, ...]) -> tuple[tuple[LogEntry, ...], tuple[int, ...], frozenset[int]]:
+    hit = _BY_LOG.get(id(log))
+    if hit is not None and hit[0] is log:
+        return hit
+    if len(_BY_LOG) >= _BY_LOG_MAX:
+        _BY_LOG.clear()
+    out = _BY_LOG[id(log)] = (log, committed_values(log),
+                              frozenset(v for v, outcome in _outcomes(log) if outcome != _ABORT))
+    return out
+
+
+def log_committed(log: tuple[LogEntry, ...]) -> tuple[int, ...]:
+    """``committed_values(log)``, computed once per log object."""
+    return _log_values(log)[1]
 
 
 def eos_no_duplicate(leader: Leaders) -> bool:
     """No record is committed twice on a partition."""
     for part in leader:
-        values = committed_values(part.log)
+        values = log_committed(part.log)
         if len(values) != len(set(values)):
             return False
     return True
@@ -228,7 +279,7 @@ def eos_no_loss_at(t: int, part: TxnPartitionState, prod: TxnProducer, batches: 
     """``eos_no_loss`` for producer ``t`` on one partition (kafka.eos memoises it per pair)."""
     if not prod.committed:
         return True
-    kept = {v for v, outcome in _outcomes(part.log) if outcome != EntryKind.ABORT}
+    kept = _log_values(part.log)[2]
     for txn in range(prod.txn):
         if prod.committed >> txn & 1 and any(record_value(t, r) not in kept
                                              for r in range(txn * batches, (txn + 1) * batches)):
@@ -243,9 +294,9 @@ def eos_atomic_transactions(leader: Leaders, batches: int) -> bool:
     for part in leader:
         for value, outcome in _outcomes(part.log):
             t, r = record_of(value)
-            if outcome == EntryKind.COMMIT:
+            if outcome == _COMMIT:
                 committed.add((t, r // batches))
-            elif outcome == EntryKind.ABORT:
+            elif outcome == _ABORT:
                 aborted.add((t, r // batches))
     return not committed & aborted
 
@@ -255,21 +306,21 @@ def eos_no_aborted_read(leader: Leaders) -> bool:
     from .partition.txn_produce import producer_state_lso
     for part in leader:
         for off in range(part.log_start_offset, min(producer_state_lso(part), len(part.log))):
-            if part.log[off].kind == EntryKind.TXN_DATA and outcome_of(part.log, off) == EntryKind.TXN_DATA:
+            if part.log[off].kind == _TXN_DATA and outcome_of(part.log, off) == _TXN_DATA:
                 return False
     return True
 
 
 def eos_no_aborted_delivery(leader: Leaders, reader: tuple[tuple[int, tuple[int, ...]], ...]) -> bool:
     """No read_committed consumer delivered a record whose transaction is aborted."""
-    return all(outcome_of(part.log, off) != EntryKind.ABORT for part, (_, delivered) in zip(leader, reader)
+    return all(outcome_of(part.log, off) != _ABORT for part, (_, delivered) in zip(leader, reader)
                for off in delivered)
 
 
 def eos_no_hanging_transaction(leader: Leaders, txn: tuple[TxnMetadata, ...],
                                offsets_leader: TxnPartitionState | None = None) -> bool:
     """Every transaction open on a partition is one its coordinator tracks there (Ongoing or PrepareX with the partition)."""
-    live = (TxnState.ONGOING, TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT)
+    live = _LIVE
     partitions = list(enumerate(leader))
     if offsets_leader is not None:
         partitions.append((OFFSETS_PARTITION, offsets_leader))
@@ -290,11 +341,11 @@ def eos_exactly_once(leader: Leaders, producer: Producers, group: Any, txn: tupl
 def eos_exactly_once_at(t: int, part: TxnPartitionState, prod: TxnProducer, group: Any, meta: TxnMetadata,
                         batches: int) -> bool:
     """``eos_exactly_once`` for producer ``t`` on one partition (kafka.eos memoises it per pair)."""
-    if not prod.inputs or meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+    if not prod.inputs or meta.state in _PREPARING:
         return True
     committed = max(group.offsets[t].offset, 0)
     counts: dict[int, int] = {}
-    for value in committed_values(part.log):
+    for value in log_committed(part.log):
         owner, r = record_of(value)
         if owner == t:
             source = prod.inputs[r // batches]
@@ -306,7 +357,7 @@ def eos_per_partition_order(leader: Leaders) -> bool:
     """On each partition a producer's committed records appear in the order it sent them."""
     for part in leader:
         last: dict[int, int] = {}
-        for value in committed_values(part.log):
+        for value in log_committed(part.log):
             t, r = record_of(value)
             if r <= last.get(t, -1):
                 return False
@@ -319,7 +370,7 @@ def eos_no_zombie_write(leader: Leaders, offsets_leader: TxnPartitionState | Non
     for part in leader + ((offsets_leader,) if offsets_leader is not None else ()):
         newest: dict[int, int] = {}
         for e in part.log:
-            if e.kind == EntryKind.TXN_DATA and e.producer_epoch < newest.get(e.producer_id, -1):
+            if e.kind == _TXN_DATA and e.producer_epoch < newest.get(e.producer_id, -1):
                 return False
             newest[e.producer_id] = max(newest.get(e.producer_id, -1), e.producer_epoch)
     return True

@@ -59,3 +59,15 @@ def test_memoised_and_unmemoised_agree_with_readers() -> None:
     compare_memo(lambda memoize: EosMachine(VARIANTS["kafka-1.0.2-2.3"].protocol,
                                             _bounds(readers=1, delete_records=1, txn_timeouts=1),
                                             memoize=memoize), 3000)
+
+
+def test_an_abort_marker_above_the_lso_hides_the_data_below_it() -> None:
+    # producer 1's transaction (offset 0) was aborted after producer 2's began (offset 1): the LSO is 1,
+    # the ABORT marker at 2. Kafka's aborted-transaction index entry for producer 1 spans offsets 0-2,
+    # which overlaps the fetch range [0, 1), so the consumer skips offset 0 (TransactionIndex.
+    # collectAbortedTxns: lastOffset >= fetchOffset and firstOffset < upperBoundOffset)
+    log = [LogEntry(1, 0, D, 10), LogEntry(2, 0, D, 20), LogEntry(1, 1, A, 0)]
+    leader = _leader(log, {2: 1})
+    assert read_committed_fetch(leader, 0) == (1, ())
+    committed = _leader(log[:2] + [LogEntry(1, 0, C, 0)], {2: 1})
+    assert read_committed_fetch(committed, 0) == (1, (0,))

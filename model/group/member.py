@@ -23,6 +23,8 @@ from .metadata import NO_GENERATION, NO_MEMBER_ID, GroupMeta, GroupState, new_gr
 
 #: the input partition of the exactly-once loop with membership (one, as in ``kafka.eos_pipeline``)
 INPUT_PARTITION = 0
+#: an int, for can_rebalance (run on memo misses: an IntEnum member costs ~100 ns to read and compare)
+_PREPARING_REBALANCE = int(GroupState.PREPARING_REBALANCE)
 
 
 class Member(NamedTuple):
@@ -67,8 +69,10 @@ def is_current_owner(member: Member, group: GroupMeta) -> bool:
 def can_rebalance(group: GroupMeta, members: tuple[Member, ...], between: tuple[bool, ...]) -> bool:
     """JoinGroup + SyncGroup complete once every member still in the group is between transactions
     (eager revocation commits or aborts first): ``between[i]`` for instance ``i``."""
-    return group.state == GroupState.PREPARING_REBALANCE and all(
-        ok for m, ok in zip(members, between) if m.member_id in group.members)
+    if group.state != _PREPARING_REBALANCE:
+        return False
+    live = group.members
+    return all(ok for m, ok in zip(members, between) if m.member_id in live)
 
 
 def session_timeout(group: GroupMeta, member: Member) -> GroupMeta | None:

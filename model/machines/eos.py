@@ -263,9 +263,13 @@ def _with_losses(machine: Any) -> range:
 def _invariant(name: str, check: Callable[..., bool], reads: tuple[str, ...], **fixed: str) -> Any:
     """A property of ``model.properties`` as a composed invariant on the parts it reads; ``fixed`` maps
     the check's other arguments to machine attributes."""
-    def holds(self: Any, **parts: Any) -> bool:
-        return check(**parts, **{k: getattr(self, a) for k, a in fixed.items()})
-    holds.__doc__ = check.__doc__
+    # generated with the reads as its own parameters, so that ``checker.compose`` calls it positionally
+    # on a miss (a ``**parts`` function costs a dict per miss)
+    args = ", ".join(f"{r}={r}" for r in reads) + "".join(f", {k}=self.{a}" for k, a in fixed.items())
+    env: dict[str, Any] = {"check": check}
+    exec(f"def holds(self, {', '.join(reads)}):\n    return check({args})", env)  # noqa: S102
+    holds = env["holds"]
+    holds.__doc__, holds.__module__, holds.__qualname__ = check.__doc__, __name__, f"EosMachine.{check.__name__}"
     return invariant(name, reads=reads)(holds)
 
 
@@ -297,6 +301,30 @@ _FAILING = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "HandleProduceResp
 #: the steps FencedGetsFencingError looks at (TxnOffsetCommit's fatal errors are fencing errors:
 #: ``producer.transactional.on_txn_offset_commit``)
 _FENCING_CHECKED = tuple(a for a in _FAILING if a not in ("TxnOffsetCommit", "ZombieTxnOffsetCommit"))
+#: the steps whose error (their last field) is the fatal error they give their producer, if any:
+#: ``on_init_producer_id`` and ``on_add_partitions`` fail it with exactly that error and leave it
+#: alone on NONE
+_ERROR_IS_FATAL = frozenset({"InitProducerId", "AddPartitionsToTxn"})
+_FENCING = frozenset(int(e) for e in tx.FENCING_ERRORS)
+
+
+def _may_fail_unfenced(step: tuple) -> bool:
+    """Whether a step of ``_FENCING_CHECKED`` can give a producer a new fatal error that is not a
+    fencing one (FencedGetsFencingError holds on the others, whatever the states). A produce response
+    does so only when it raises OutOfOrderSequence; a step whose error is a fencing error fails its
+    producer (EndTxn's ``on_end_txn`` too) with that error, or not at all; InitProducerId and
+    AddPartitionsToTxn answered NONE fail nobody. An EndTxn answered NONE (or aborted locally) may
+    still fail the producer on an unresolved sequence (``finish_transaction``): checked."""
+    action, error = step[0], step[-1]
+    if action == "HandleProduceResponse":
+        return error == RAISED_OUT_OF_ORDER
+    if error in _FENCING:
+        return False
+    return not (error == 0 and action in _ERROR_IS_FATAL)
+
+
+#: PrepareCommit and PrepareAbort as ints (the markers' gates: an IntEnum member costs ~100 ns to compare)
+_PREPARING = frozenset({int(TxnState.PREPARE_COMMIT), int(TxnState.PREPARE_ABORT)})
 _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOutTransaction", "WriteTxnMarker",
                 "TxnCoordinatorFailover", "AddOffsetsToTxn", "WriteOffsetsMarker", "ZombieEndTxn", "StaleEndTxnArrives",
                 "CompleteEmptyTransaction")
@@ -610,6 +638,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         return {"producer": tx.on_txn_offset_commit(producer, error), "group": group, "offsets_leader": written,
                 "offset": offset, "error": int(error)}
 
+    @precondition(lambda self, txn: txn.state in _PREPARING and OFFSETS in txn.partitions)  # a gate (below)
     @rule("WriteOffsetsMarker", params={"t": _consumers},
           reads=("txn[t]", "offsets_leader", "group", "coordinator_epoch", "now"),
           writes=("txn[t]", "txn_log[t]", "offsets_leader", "group"), results=("result",))
@@ -637,6 +666,11 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
     # are those of a binding per (t, p)): they read the producer only, and a binding per partition
     # looked its memo up, and missed, once per partition on the same key.
 
+    # Gates: a precondition on some of a rule's reads is memoised on those slots and looked up first
+    # (``checker.compose``), so the many states where a producer has nothing to add, drain or end cost
+    # a lookup on its one slot, and no miss of the full key when another part moves. Each is the
+    # effect's own "nothing to do" test, so the steps are the same.
+    @precondition(lambda self, producer: bool(tx.partitions_to_add(producer)))
     @rule("AddPartitionsToTxn", params={"t": "producer"}, reads=("producer[t]", "txn[t]"),
           writes=("producer[t]", "txn[t]", "txn_log[t]"), results=("p", "error"), show={"error": error_name})
     def add_partitions(self, producer: TxnProducer, txn: TxnMetadata) -> Any:
@@ -650,6 +684,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
                           "error": int(out.error)})
         return moves
 
+    @precondition(lambda self, producer: producer.phase == TXN_IN_TXN and producer.added != 0)
     @rule("Drain", params={"t": "producer"}, reads=("producer[t]", "now"),
           writes=("producer[t]",), sends=("requests",), results=("p", "record", "seq", "epoch"))
     def drain(self, t: int, producer: TxnProducer, now: int) -> Any:
@@ -674,6 +709,9 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
                 moves.append({"producer": client, "p": p})
         return moves
 
+    # a gate on the producer alone (``checker.compose`` memoises it on that slot): with no batch in
+    # flight no request can time out, however the channels change
+    @precondition(lambda self, producer: any(b.status == INFLIGHT for part in producer.parts for b in part.batches))
     @rule("RequestTimeout", params={"t": lambda m: range(m.n_producers) if m.bounds["lost_responses"] else range(0)},
           reads=("producer[t]", "requests", "responses"), writes=("producer[t]",), results=("p",))
     def request_timeout(self, t: int, producer: TxnProducer, requests: tuple[Routed, ...],
@@ -689,6 +727,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
                 moves.append({"producer": tx.connection_closed(producer, p), "p": p})
         return moves
 
+    @precondition(lambda self, producer: tx.ready_to_commit(producer, self.consume) or tx.ready_to_abort(producer))
     @rule("EndTxn", params={"t": "producer"}, reads=("producer[t]", "txn[t]", "next_producer_id"),
           writes=("producer[t]", "txn[t]", "txn_log[t]", "next_producer_id"), results=("result", "error"),
           show={"error": lambda e: error_name(e) if e >= 0 else "no partition added: aborted locally"})
@@ -823,6 +862,8 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
                               tv2=self.server_tv2, tv2_double_bump=self.protocol.tv2_fence_double_bump)
         return self._coordinator(out.meta) if out.wrote else None
 
+    # a gate on the metadata alone: a marker for ``p`` only while PrepareX with ``p`` in the transaction
+    @precondition(lambda self, p, txn: txn.state in _PREPARING and p in txn.partitions)
     @rule("WriteTxnMarker", params={"t": "producer", "p": "partitions"},
           reads=("txn[t]", "leader[p]", "coordinator_epoch", "now"), writes=("txn[t]", "txn_log[t]", "leader[p]"),
           results=("result",))
@@ -913,9 +954,9 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
     # only a new fatal error that is not a fencing one can break it: TxnOffsetCommit fails a producer
     # with fencing errors only, and a produce response does so with another error only when it
     # raises OutOfOrderSequence (``on_produce_response``); the other steps pass without a memo key
+    # (``_may_fail_unfenced``)
     fencing_error = _transition("FencedGetsFencingError", props.eos_fenced_gets_fencing_error,
-                                ("producer", "zombie", "txn"), _FENCING_CHECKED,
-                                when=lambda step: step[0] != "HandleProduceResponse" or step[-1] == RAISED_OUT_OF_ORDER)
+                                ("producer", "zombie", "txn"), _FENCING_CHECKED, when=_may_fail_unfenced)
 
     @transition("ValidTxnTransitions", reads=("txn",), actions=_COORDINATOR)
     def valid_transitions(self, step: tuple, before: Any, after: Any) -> bool:

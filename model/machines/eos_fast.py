@@ -236,7 +236,8 @@ def prune_idle_rules(machine: Any) -> None:
     - the rules that receive from, lose or copy messages of a channel nothing can put a message
       in: empty in every initial state, and no rule that can fire sends to it or writes it (the
       idempotent producers' channels without idempotent producers, the instances' without
-      instances, the stale markers without coordinator failovers).
+      instances, the stale markers without coordinator failovers or without transactional
+      producers: a failover resends the markers of ``txn``, which has no actors then).
 
     Their actions are already left out of ``machine.actions`` (``EosMachine.__init__``)."""
     from eoscheck.checker.compose.rules import _Rule
@@ -253,7 +254,10 @@ def prune_idle_rules(machine: Any) -> None:
     def feeds(r: Any) -> set[str]:
         if not isinstance(r, _Rule):
             return set()
-        return set(r.sends) | {ref.name for ref in r.writes if ref.name in channels}
+        out = set(r.sends) | {ref.name for ref in r.writes if ref.name in channels}
+        if r.action == "TxnCoordinatorFailover" and not machine.n_producers:
+            out.discard("stale_markers")  # the markers of the producers' metadata: none without producers
+        return out
 
     def can_fire(r: Any) -> bool:
         if isinstance(r, _Rule):

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Mapping
+from functools import lru_cache
 from typing import Any
 
 from eoscheck.checker.compose import Actors, Part, invariant, precondition, rule
@@ -76,7 +77,6 @@ from ..state import (
     TxnProducer,
 )
 from ..transactions.codes import TxnState
-from ..transactions.log import committed_values
 
 #: the group's bounds, in ``kafka.eos``'s bound table (``eos_model.BOUNDS``)
 GROUP_BOUNDS = ("members", "rebalances", "rejoins")
@@ -113,6 +113,15 @@ def _grouped_partitions(machine: Any) -> range:
     return range(machine.n_partitions) if machine.members else range(0)
 
 
+#: Rebalance misses whenever a producer moves while the group prepares a rebalance; its outcome is
+#: the group's alone (pure, few distinct groups)
+_rebalance = lru_cache(maxsize=1 << 12)(rebalance)
+_BETWEEN = frozenset({TXN_INIT, TXN_READY, TXN_CLOSED})
+# plain ints for the checks run on memo misses (an IntEnum member costs ~100 ns to read and compare)
+_PREPARING_REBALANCE = int(GroupState.PREPARING_REBALANCE)
+_PREPARING = frozenset({int(TxnState.PREPARE_COMMIT), int(TxnState.PREPARE_ABORT)})
+
+
 def between_transactions(p: TxnProducer) -> bool:
     """The instance's producer has no open transaction (a rebalance may complete, an assignment apply)."""
     return p.phase in (TXN_INIT, TXN_READY, TXN_CLOSED)
@@ -132,7 +141,7 @@ def _show_zombie_offsets(entries: tuple[PendingTxnOffset, ...]) -> dict[str, Any
 def _sources(part: TxnPartitionState, producer: tuple[TxnProducer, ...], batches: int) -> dict[int, int]:
     """How many committed records of ``part`` each input offset produced (across every instance)."""
     counts: dict[int, int] = {}
-    for value in committed_values(part.log):
+    for value in props.log_committed(part.log):
         t, r = props.record_of(value)
         source = producer[t].inputs[r // batches]
         counts[source] = counts.get(source, 0) + 1
@@ -251,16 +260,16 @@ class EosGroup:
         removed = session_timeout(group, member)
         return None if removed is None else {"group": removed}
 
-    @precondition(lambda self, group: group.state == GroupState.PREPARING_REBALANCE)
+    @precondition(lambda self, group: group.state == _PREPARING_REBALANCE)
     @rule("Rebalance", params={"g": _the_group}, reads=("group", "member", "producer"), writes=("group",),
           results=("generation",))
     def rebalance_rule(self, group: GroupMeta, member: tuple[Member, ...], producer: tuple[TxnProducer, ...]) -> Any:
         """JoinGroup and SyncGroup complete: a new generation and assignment."""
         # the precondition reads the group alone, so checker.compose memoises it on that part: the
         # producers moving while no rebalance is under way (most states) cost no miss of the full key
-        if not can_rebalance(group, member, tuple(between_transactions(p) for p in producer)):
+        if not can_rebalance(group, member, tuple([p.phase in _BETWEEN for p in producer])):
             return None
-        done = rebalance(group)
+        done = _rebalance(group)
         return {"group": done, "generation": done.generation_id}
 
     @rule("OnAssignment", params={"i": _assignments}, reads=("member[i]", "group", "producer[i]"),
@@ -350,7 +359,7 @@ class EosGroup:
     def offsets_agree(self, leader: TxnPartitionState, producer: tuple[TxnProducer, ...], group: GroupMeta,
                       txn: tuple[Any, ...]) -> bool:
         """When no transaction is completing, the committed input offset c and the committed output agree: exactly the outputs of records 0..c-1, once each."""
-        if any(m.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT) for m in txn):
+        if any(m.state in _PREPARING for m in txn):
             return True
         c = max(group.offsets[INPUT_PARTITION].offset, 0)
         return _sources(leader, producer, self.batches) == {i: self.batches for i in range(c)}

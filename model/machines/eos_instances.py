@@ -85,6 +85,15 @@ ACTIONS = frozenset({"StartInstance", "RestartInstance", "InstanceAddPartitionsT
 COORDINATOR_ACTIONS = ("HandleInitProducerId", "CompleteAppend", "CompleteTransaction", "InstanceAddPartitionsToTxn",
                        "InstanceEndTxn", "AbortableError", "TxnCoordinatorFailover", "ExpireTransactionalId")
 
+
+def _coordinator_moves(step: tuple) -> bool:
+    """Whether a step of ``COORDINATOR_ACTIONS`` may change the metadata or its log: not an
+    InitProducerId answered NONE, which queues its append (``init_pending``) and leaves both alone (only
+    the fence of an Ongoing transaction writes them at once, and answers CONCURRENT_TRANSACTIONS or the
+    abort's error). On the others the coordinator's transition properties see the metadata unchanged,
+    which the step that last wrote it was checked on, on every path (the initial metadata passes)."""
+    return step[-1] != 0 or step[0] != "HandleInitProducerId"
+
 #: the instances' parts on the chart's lanes (``checker.compose.chart``): the coordinator's, and one per instance
 INSTANCE_CHART_PARTS = {"instance": "instance[]", "instances_txn": "txn coordinator",
                         "instances_txn_log": "txn coordinator", "init_pending": "txn coordinator"}
@@ -382,6 +391,8 @@ class InstancesMixin:
         new, req = tc.on_txn_error(instance, client, error, kip360=self.coordinator.kip360)
         return {"instance": new, "error": error, **({"init_requests": req} if req is not None else {})}
 
+    @precondition(lambda self, client, instance, init_requests: not any(
+        m.client == client and m.attempt == instance.attempt for m in init_requests))
     @precondition(lambda self, instance: instance.phase == INIT_INITIALIZING)
     @rule("InitProducerIdTimeout", params={"client": "instance"},
           reads=("instance[client]", "init_requests", "init_responses", "init_pending"), writes=("instance[client]",),
@@ -425,8 +436,12 @@ class InstancesMixin:
         append; an Ongoing transaction is fenced and aborted (CONCURRENT_TRANSACTIONS); other errors are
         answered at once with no producer id and epoch."""
         r = _decide(instances_txn, bool(init_pending), msg.producer_id, msg.epoch, next_producer_id, self.coordinator)
-        out: dict[str, Any] = {"instance": _arrived(instance, client, msg.producer_id), "error": int(r.error),
-                               "next_producer_id": next_producer_id + (1 if r.used_new_producer_id else 0)}
+        out: dict[str, Any] = {"error": int(r.error)}
+        # parts left as they are are not written (the same successor, fewer values to encode on a miss)
+        if msg.producer_id == -1:
+            out["instance"] = _arrived(instance, client, msg.producer_id)
+        if r.used_new_producer_id:
+            out["next_producer_id"] = next_producer_id + 1
         if r.transit is not None:
             out["init_pending"] = (PendingAppend(client, msg.attempt, r.transit),)
             return out
@@ -487,19 +502,21 @@ class InstancesMixin:
     def newest_never_fenced(self, instance: tuple[TxnClient, ...]) -> bool:
         return props.newest_instance_never_fenced(self._as_init(instance))  # type: ignore[arg-type]
 
-    @transition("NoUnexpectedServerError", actions=("HandleInitProducerId",))
+    # it fails exactly on the steps answered UNKNOWN_SERVER_ERROR (-1): the others need no memo key
+    @transition("NoUnexpectedServerError", actions=("HandleInitProducerId",), when=lambda step: step[-1] == -1)
     @_doc_of(props.no_unexpected_server_error)
     def no_server_error(self, step: tuple, before: Any, after: Any) -> bool:
         return props.no_unexpected_server_error(before, step, after)
 
-    @transition("CoordinatorEpochMonotonic", reads=("instances_txn", "instances_txn_log"), actions=COORDINATOR_ACTIONS)
+    @transition("CoordinatorEpochMonotonic", reads=("instances_txn", "instances_txn_log"), actions=COORDINATOR_ACTIONS,
+                when=_coordinator_moves)
     @_doc_of(props.coordinator_epoch_monotonic)
     def epoch_monotonic(self, step: tuple, before: Any, after: Any) -> bool:
         check = props.coordinator_epoch_monotonic_within(self.coordinator.max_epoch)
         return bool(check(self._as_init((), before.instances_txn, before.instances_txn_log), step,
                           self._as_init((), after.instances_txn, after.instances_txn_log)))
 
-    @transition("CoordinatorLegalState", reads=("instances_txn",), actions=COORDINATOR_ACTIONS)
+    @transition("CoordinatorLegalState", reads=("instances_txn",), actions=COORDINATOR_ACTIONS, when=_coordinator_moves)
     @_doc_of(props.coordinator_legal_state)
     def legal_state(self, step: tuple, before: Any, after: Any) -> bool:
         legal: Any = props.coordinator_legal_state  # takes the instances' parts under the old machine's names

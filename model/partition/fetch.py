@@ -2,10 +2,13 @@
 ``FetchIsolation.TXN_COMMITTED`` and the consumer's ``Fetcher`` / ``CompletedFetch``).
 
 The leader returns the records from the fetch offset (at least the log start offset) up to the last
-stable offset, with the aborted transactions whose ABORT marker lies below it (the aborted
-transaction index). The consumer skips control records and the data of those aborted transactions
-and delivers the rest: data below the LSO whose outcome it cannot see is delivered, which is what
-a correct LSO never allows (every transaction below it is decided).
+stable offset, with the aborted transactions that overlap that range: the aborted transaction index
+keeps, per ABORT marker, the transaction's first and last offset, and a fetch of [start, upper) gets
+every one with ``lastOffset >= start`` and ``firstOffset < upper`` (``TransactionIndex.
+collectAbortedTxns``), so an ABORT marker *above* the LSO still hides data below it. The consumer
+skips control records and the data of those aborted transactions and delivers the rest: data below
+the LSO whose outcome it cannot see is delivered, which is what a correct LSO never allows (every
+transaction below it is decided).
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ def read_committed_fetch(partition: TxnPartitionState, position: int) -> tuple[i
         e = log[off]
         if e.kind != EntryKind.TXN_DATA:
             continue
-        # the first marker of this producer after the record, below the LSO, closes its transaction
-        closing = next((later for later in log[off + 1:end] if later.producer_id == e.producer_id
+        # the first marker of this producer after the record closes its transaction; an ABORT above the
+        # LSO counts (the index entry overlaps the fetch range), which reading only up to ``end`` missed
+        closing = next((later for later in log[off + 1:] if later.producer_id == e.producer_id
                         and later.kind in (EntryKind.COMMIT, EntryKind.ABORT)), None)
         if closing is not None and closing.kind == EntryKind.ABORT:
             continue

@@ -32,18 +32,23 @@ class LogEntry(NamedTuple):
 
 Log = tuple[LogEntry, ...]
 
+# the kinds as plain ints for the scans below (properties run them on every memo miss; reading an
+# IntEnum member and comparing with it costs ~100 ns each, an int constant a few)
+_TXN_DATA, _COMMIT = int(EntryKind.TXN_DATA), int(EntryKind.COMMIT)
+_MARKERS = frozenset({int(EntryKind.COMMIT), int(EntryKind.ABORT)})
+
 
 def is_marker(e: LogEntry) -> bool:
-    return e.kind in (EntryKind.COMMIT, EntryKind.ABORT)
+    return e.kind in _MARKERS
 
 
 def open_transactions(log: Log) -> tuple[tuple[int, int], ...]:
     """``(producer_id, first offset)`` of every transaction still open on the partition, by pid."""
     first: dict[int, int] = {}
     for offset, e in enumerate(log):
-        if e.kind == EntryKind.TXN_DATA:
+        if e.kind == _TXN_DATA:
             first.setdefault(e.producer_id, offset)
-        elif is_marker(e):
+        elif e.kind in _MARKERS:
             first.pop(e.producer_id, None)
     return tuple(sorted(first.items()))
 
@@ -61,12 +66,13 @@ def outcome_of(log: Log, offset: int) -> int:
     """The kind of the marker that closed the transaction holding ``log[offset]`` (``TXN_DATA`` if
     still open; ``DATA`` for a non-transactional batch)."""
     e = log[offset]
-    if e.kind != EntryKind.TXN_DATA:
+    if e.kind != _TXN_DATA:
         return int(e.kind)
+    pid = e.producer_id
     for later in log[offset + 1:]:
-        if later.producer_id == e.producer_id and is_marker(later):
+        if later.producer_id == pid and later.kind in _MARKERS:
             return int(later.kind)
-    return int(EntryKind.TXN_DATA)
+    return _TXN_DATA
 
 
 def read_committed(log: Log) -> tuple[tuple[int, LogEntry], ...]:
@@ -82,5 +88,4 @@ def read_uncommitted(log: Log) -> tuple[tuple[int, LogEntry], ...]:
 
 def committed_values(log: Log) -> tuple[int, ...]:
     """The payloads of committed transactional batches (what read_committed eventually sees)."""
-    return tuple(e.value for off, e in enumerate(log)
-                 if e.kind == EntryKind.TXN_DATA and outcome_of(log, off) == EntryKind.COMMIT)
+    return tuple([e.value for off, e in enumerate(log) if e.kind == _TXN_DATA and outcome_of(log, off) == _COMMIT])

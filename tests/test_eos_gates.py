@@ -1,0 +1,122 @@
+"""kafka.eos's gates and transition filters leave the steps and verdicts alone.
+
+A gate is a precondition on some of a rule's reads (``checker.compose`` memoises it on those slots
+and looks it up before the full key); a transition property's ``when=`` skips steps without a memo
+lookup. Both are shortcuts only if they are exact: a closed gate where the effect would still fire
+drops steps, a filtered step on which the property fails hides a violation. Here every reachable
+state of a few configurations (first states of a BFS) is checked directly: where a gate is closed,
+the effect (with the rule's other preconditions) yields nothing; where ``when`` skips a step of a
+property's actions, the property holds on it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from eoscheck.checker.compose.properties import _Parts, _Transition
+from eoscheck.checker.compose.rules import _Rule
+from eoscheck.checker.registry import find_model
+from eoscheck.model.machines.eos import machine
+from eoscheck.model.producer.transactional import FENCING_ERRORS
+
+#: (variant, bounds) of kafka.eos, or (preset model, variant, bounds)
+CONFIGS: list[tuple[str, str, dict[str, int]]] = [
+    ("kafka.eos", "kafka-3.0-3.5", {"producers": 2, "lost_responses": 1, "txn_timeouts": 1}),
+    ("kafka.eos", "kafka-4.0", {"producers": 2, "lost_responses": 1, "produce_timeouts": 1}),
+    # a pre-KIP-360 client: an EndTxn answered NONE may still fail the producer (unresolved sequence)
+    ("kafka.eos", "kafka-2.4", {"producers": 2, "lost_responses": 1, "produce_timeouts": 1, "txn_timeouts": 1}),
+    ("kafka.eos", "kafka-4.0", {"restarts": 1, "transactions": 2, "input_records": 1, "max_ticks": 2}),
+    ("kafka.eos", "kafka-3.0-3.5", {"producers": 2, "members": 2, "input_records": 1, "partitions": 1,
+                                    "transactions": 2, "rebalances": 2, "rejoins": 1, "max_epoch": 4}),
+    ("kafka.init_producer_id", "kafka-shipped", {"clients": 2, "max_epoch": 3, "lost_responses": 1, "failovers": 1,
+                                                 "abortable_errors": 2, "transactions": 2, "restarts": 1,
+                                                 "new_producer_ids": 3}),
+]
+LIMIT = 6000
+
+
+def _build(model: str, variant: str, bounds: dict[str, int]) -> Any:
+    if model == "kafka.eos":
+        return machine(variant, **bounds)
+    return find_model(model).machine(variant, bounds=bounds)
+
+
+def _states(m: Any, limit: int) -> list[tuple]:
+    """The first ``limit`` distinct states of a BFS inside the constraint."""
+    seen: set[tuple] = set()
+    frontier = [s for s in m.init_states() if m.within_bounds(s)]
+    out: list[tuple] = []
+    while frontier and len(out) < limit:
+        nxt = []
+        for s in frontier:
+            if s in seen:
+                continue
+            seen.add(s)
+            out.append(s)
+            nxt.extend(t for _step, t in m.successors(s) if m.within_bounds(t) and t not in seen)
+        frontier = nxt
+    return out
+
+
+#: the rules whose gate restates their effect's own "nothing to do" test (not a guard of the rule's
+#: meaning), with the reads that gate takes
+REDUNDANT: dict[str, frozenset[str]] = {
+    "AddPartitionsToTxn": frozenset({"producer"}), "Drain": frozenset({"producer"}),
+    "EndTxn": frozenset({"producer"}), "RequestTimeout": frozenset({"producer"}),
+    "WriteTxnMarker": frozenset({"p", "txn"}), "WriteOffsetsMarker": frozenset({"txn"}),
+    "InitProducerIdTimeout": frozenset({"client", "instance", "init_requests"}),
+}
+
+
+def _redundant(m: Any) -> list[tuple[Any, list[Any], list[Any]]]:
+    """(rule, its redundant gates, its other guards) for the rules of ``REDUNDANT`` with bindings."""
+    out = []
+    for r in m._plan.rules:
+        if isinstance(r, _Rule) and r.action in REDUNDANT and r.bindings:
+            mine = [call for call, (_, names) in zip(r.guard_calls, r.guards) if frozenset(names) == REDUNDANT[r.action]]
+            assert mine, f"{r.action} has no gate on {sorted(REDUNDANT[r.action])}"
+            out.append((r, mine, [g for g in r.guard_calls if g not in mine]))
+    return out
+
+
+@pytest.mark.parametrize("model, variant, bounds", CONFIGS)
+def test_a_closed_gate_hides_no_step(model: str, variant: str, bounds: dict[str, int]) -> None:
+    m = _build(model, variant, bounds)
+    rules = _redundant(m)
+    assert rules, "no such gate in this configuration"
+    closed = 0
+    for s in _states(m, LIMIT):
+        for rule, mine, others in rules:
+            for b in rule.bindings:
+                kwargs = b.decode(s, dict(b.params))
+                if all(gate(m, kwargs) for gate in mine) or not all(g(m, kwargs) for g in others):
+                    continue
+                closed += 1
+                result = rule.fn_call(m, kwargs)
+                assert not result, f"{rule.action} {b.params}: gate closed, effect gives {result!r}"
+    assert closed, "no state closes a gate: the test checks nothing"
+
+
+@pytest.mark.parametrize("model, variant, bounds", CONFIGS)
+def test_a_filtered_step_breaks_no_transition_property(model: str, variant: str, bounds: dict[str, int]) -> None:
+    m = _build(model, variant, bounds)
+    plan = m._plan
+    filtered = [o for o in plan.property_objs.values() if isinstance(o, _Transition) and o.spec.when is not None]
+    assert filtered
+    skipped = 0
+    for s in _states(m, LIMIT):
+        for step, t in m.successors(s):
+            for obj in filtered:
+                if obj.actions and step[0] not in obj.actions or obj.spec.when(step):
+                    continue
+                skipped += 1
+                before, after = _Parts(plan.decode_reads(s, obj.reads)), _Parts(plan.decode_reads(t, obj.reads))
+                assert obj.fn(m, step, before, after), f"{obj.spec.name} fails on the skipped step {step}"
+                if obj.spec.name == "FencedGetsFencingError":
+                    # the filter's own claim, superseded producer or not: no new non-fencing fatal error
+                    pairs = [*zip(before.producer, after.producer),
+                             *((a, b) for a, b in zip(before.zombie, after.zombie) if a and b)]
+                    assert not any(b.fatal_error and not a.fatal_error and b.fatal_error not in FENCING_ERRORS
+                                   for a, b in pairs), f"{step} fails a producer with a non-fencing error"
+    assert skipped, "no step is filtered: the test checks nothing"
