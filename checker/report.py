@@ -142,19 +142,26 @@ def print_stats(console: Console, outcome: Outcome) -> None:
     if s.observed_collision is not None:
         console.print(f"  Based on the actual fingerprints: {s.observed_collision:.1e} "
                       "(1 / the smallest gap between two)")
-    actions = outcome.actions or sorted(s.coverage)
+    if s.outside:
+        console.print(f"  {s.outside:,} generated states lay outside the state constraint (the bounds) and were "
+                      "not explored: a verdict covers the runs inside them.")
+    actions = _with_cut(outcome.actions or sorted(s.coverage), s)
     if actions:
+        cut = s.outside > 0  # the column only where the bounds cut something
         cov = Table(box=None, padding=(0, 2), show_edge=False, pad_edge=False)
         cov.add_column("  action", no_wrap=True)
         cov.add_column("generated", justify="right")
         cov.add_column("distinct", justify="right")
+        if cut:
+            cov.add_column("outside", justify="right")
         for name in actions:
             c = s.coverage.get(name)
-            gen, dis = (c.generated, c.distinct) if c else (0, 0)
+            gen, dis, out = (c.generated, c.distinct, c.outside) if c else (0, 0, 0)
             if gen == 0 and name in outcome.disabled:
-                cov.add_row(f"  {name}", "off", "off", style="dim")
+                cov.add_row(f"  {name}", "off", "off", *(["off"] if cut else []), style="dim")
             else:
-                cov.add_row(f"  {name}", f"{gen:,}", f"{dis:,}", style="yellow" if gen == 0 else None)
+                cov.add_row(f"  {name}", f"{gen:,}", f"{dis:,}", *([f"{out:,}"] if cut else []),
+                            style="yellow" if gen == 0 else None)
         console.print(cov)
     print_warnings(console, outcome)
     for note in outcome.result.notes:
@@ -255,8 +262,14 @@ def _violation_json(v: Violation, files: list[Path]) -> dict[str, Any]:
             "counterexample": [str(p) for p in files]}
 
 
+def _with_cut(actions: Sequence[str], s: Stats) -> list[str]:
+    """``actions`` and, after them, any action the list leaves out whose steps the constraint cut (a
+    machine may not list an action that only ever leaves the bounds, e.g. Rejoin past its budget)."""
+    return list(actions) + [a for a, c in s.coverage.items() if c.outside and a not in actions]
+
+
 def stats_json(s: Stats, actions: Sequence[str]) -> dict[str, Any]:
-    names = list(actions) or sorted(s.coverage)
+    names = _with_cut(actions or sorted(s.coverage), s)
     return {
         "distinct": s.distinct, "generated": s.generated, "depth": s.depth, "queue": s.queue,
         "elapsed_seconds": round(s.elapsed, 6),
@@ -265,9 +278,12 @@ def stats_json(s: Stats, actions: Sequence[str]) -> dict[str, Any]:
         "collision_probability": s.collision_probability,
         "observed_collision_probability": s.observed_collision,
         "coverage": {a: {"generated": s.coverage[a].generated if a in s.coverage else 0,
-                         "distinct": s.coverage[a].distinct if a in s.coverage else 0}
+                         "distinct": s.coverage[a].distinct if a in s.coverage else 0,
+                         "outside": s.coverage[a].outside if a in s.coverage else 0}
                      for a in names},
         "never_fired": s.never_fired(names),
+        # generated successors the state constraint (the bounds) cut: a "holds" says nothing of them
+        "outside_constraint": s.outside,
     }
 
 

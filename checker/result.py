@@ -49,6 +49,9 @@ class Violation:
 class ActionCoverage:
     generated: int = 0  # successors produced by this action
     distinct: int = 0  # of which were new states
+    #: of ``generated``, successors outside the state constraint (the bounds): never checked nor
+    #: explored, so a "holds" says nothing of the runs through them
+    outside: int = 0
 
 
 @dataclass
@@ -62,6 +65,11 @@ class Stats:
     #: TLC's second estimate, from the fingerprints kept (``fingerprint.observed_collision_probability``);
     #: None when the engine could not see them all
     observed_collision: float | None = None
+
+    @property
+    def outside(self) -> int:
+        """Generated successors the state constraint cut (``ActionCoverage.outside`` summed)."""
+        return sum(c.outside for c in self.coverage.values())
 
     @property
     def states_per_second(self) -> float:

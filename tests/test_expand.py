@@ -164,3 +164,28 @@ def test_bfs_records_the_explored_edges_when_asked():
     got = {(int(p), int(c), result.edges.names[a]) for p, c, a in zip(parents, children, actions)}
     assert got == {(fp[x], fp[(x + d) % 7], name) for x in range(7) for d, name in ((1, "One"), (2, "Two"))}
     assert explore(Mod(), ExploreOptions(stop_at_first=False)).edges is None
+
+
+def test_every_engine_counts_the_successors_the_constraint_cut() -> None:
+    # each of Mod's 7 states has one "Out" step to x = 7, outside the constraint: generated, never
+    # explored, and reported per action (fidelity review finding 23: a bound may cut runs silently)
+    results = {s: explore(Mod(), ExploreOptions(strategy=s, stop_at_first=False, workers=2))
+               for s in ("bfs", "dfs", "parallel")}
+    for strategy, r in results.items():
+        cov = r.stats.coverage
+        assert (cov["Out"].generated, cov["Out"].outside, cov["Out"].distinct) == (7, 7, 0), strategy
+        assert cov["One"].outside == cov["Two"].outside == 0, strategy
+        assert r.stats.outside == 7, strategy
+    walk = explore(Mod(), ExploreOptions(strategy="simulate", stop_at_first=False, walks=5, walk_depth=10, seed=1))
+    assert walk.stats.coverage["Out"].outside == walk.stats.coverage["Out"].generated > 0
+
+
+def test_the_reports_show_the_cut_successors() -> None:
+    from eoscheck.checker.report import stats_json
+
+    r = explore(Mod(), ExploreOptions(stop_at_first=False))
+    out = stats_json(r.stats, list(Mod.actions))
+    assert out["outside_constraint"] == 7
+    assert out["coverage"]["Out"] == {"generated": 7, "distinct": 0, "outside": 7}
+    # an action the machine's list leaves out still shows when the constraint cut its steps
+    assert stats_json(r.stats, ["One", "Two"])["coverage"]["Out"]["outside"] == 7

@@ -32,8 +32,8 @@ def assert_same_run(bfs, par) -> None:
     if bfs.verdict != "violated":  # a stop mid-level counts differently; complete runs may not
         assert (par.stats.distinct, par.stats.generated, par.stats.depth, par.stats.queue) == \
             (bfs.stats.distinct, bfs.stats.generated, bfs.stats.depth, bfs.stats.queue)
-        assert {a: c.generated for a, c in par.stats.coverage.items()} == \
-            {a: c.generated for a, c in bfs.stats.coverage.items()}
+        assert {a: (c.generated, c.outside) for a, c in par.stats.coverage.items()} == \
+            {a: (c.generated, c.outside) for a, c in bfs.stats.coverage.items()}
         assert sum(c.distinct for c in par.stats.coverage.values()) == \
             sum(c.distinct for c in bfs.stats.coverage.values())
 

@@ -148,9 +148,10 @@ def test_json_summary_keys(tmp_path):
     assert set(first["stats"]) == {"distinct", "generated", "depth", "queue", "elapsed_seconds",
                                    "states_per_second", "generated_per_second",
                                    "collision_probability", "observed_collision_probability",
-                                   "coverage", "never_fired", "disabled"}
+                                   "coverage", "never_fired", "disabled", "outside_constraint"}
     assert first["stats"]["never_fired"] == ["C"]
-    assert first["stats"]["coverage"]["C"] == {"generated": 0, "distinct": 0}
+    assert first["stats"]["coverage"]["C"] == {"generated": 0, "distinct": 0, "outside": 0}
+    assert first["stats"]["outside_constraint"] == 0
     assert second["met"] is False and second["got"]["verdict"] == "violated"
     v = second["got"]["violations"][0]
     assert v["property"] == "P" and v["length"] == 7

@@ -98,8 +98,8 @@ def assert_same(local: Result, spark: Result, complete: bool = False) -> None:
     if complete or local.verdict != "violated":
         assert (spark.stats.distinct, spark.stats.generated, spark.stats.depth) == \
             (local.stats.distinct, local.stats.generated, local.stats.depth)
-        assert {a: c.generated for a, c in spark.stats.coverage.items()} == \
-            {a: c.generated for a, c in local.stats.coverage.items()}
+        assert {a: (c.generated, c.outside) for a, c in spark.stats.coverage.items()} == \
+            {a: (c.generated, c.outside) for a, c in local.stats.coverage.items()}
         assert sum(c.distinct for c in spark.stats.coverage.values()) == \
             sum(c.distinct for c in local.stats.coverage.values())
     assert sorted((v.property, v.kind, v.length) for v in spark.violations) == \
@@ -560,3 +560,11 @@ def test_sigterm_stops_spark_and_its_jvm():
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_successors_outside_the_constraint_are_counted_as_locally(spark):
+    from eoscheck.examples.toys import Counter
+
+    local, result = both(Counter(limit=6, wrap=True, bound=3), stop_at_first=False, properties=())
+    assert_same(local, result, complete=True)
+    assert result.stats.coverage["Inc"].outside == local.stats.coverage["Inc"].outside == 1

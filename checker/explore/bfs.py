@@ -76,6 +76,7 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
     found = expander.found
     gen_cov: dict[str, int] = {}  # generated per action; their sum is the generated count
     new_cov: dict[str, int] = {}
+    out_cov: dict[str, int] = {}  # of gen_cov, cut by the state constraint
     generated = 0  # initial states; successors are summed from gen_cov at the end
     level = 1
     limit_hit: str | None = None
@@ -115,6 +116,8 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                     edges.add(chunk_edges)
                     chunk_edges.clear()
                 add_counts(gen_cov, cand.gen_cov)
+                if cand.outside:
+                    add_counts(out_cov, cand.outside)
                 if cand.stopped:
                     raise _Stop
                 if last_level:
@@ -157,7 +160,7 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
 
     generated += sum(gen_cov.values())
     stats = Stats(distinct=len(visited), generated=generated, depth=level, queue=left,
-                  elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov),
+                  elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov, out_cov),
                   observed_collision=visited.observed_collision())
     violations = [to_violation(machine, visited.chain(f.ref, f.level), f, fpr) for f in found]
     visited.close()

@@ -48,13 +48,15 @@ def overrides(machine: Machine, method: str) -> bool:
     return getattr(type(machine), method) is not getattr(Machine, method)
 
 
-def build_coverage(machine: Machine, generated: dict[str, int], distinct: dict[str, int]
-                   ) -> dict[str, ActionCoverage]:
+def build_coverage(machine: Machine, generated: dict[str, int], distinct: dict[str, int],
+                   outside: dict[str, int] | None = None) -> dict[str, ActionCoverage]:
     """Coverage keyed in the machine's declared action order, then any undeclared actions by name,
-    so the dict's order never depends on which action happened to fire first."""
+    so the dict's order never depends on which action happened to fire first. ``outside``: per
+    action, the generated successors the state constraint cut."""
     names = list(machine.actions)
     names += sorted(a for a in set(generated) | set(distinct) if a not in machine.actions)
-    return {a: ActionCoverage(generated.get(a, 0), distinct.get(a, 0)) for a in names}
+    out = outside or {}
+    return {a: ActionCoverage(generated.get(a, 0), distinct.get(a, 0), out.get(a, 0)) for a in names}
 
 
 class Ticker:

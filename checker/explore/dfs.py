@@ -39,6 +39,7 @@ def explore_dfs(machine: Machine, options: ExploreOptions, progress: Progress | 
 
     seen: dict[int, int] = {}  # fingerprint -> smallest depth it was expanded at
     gen_cov: dict[str, int] = {}
+    out_cov: dict[str, int] = {}  # of gen_cov, cut by the state constraint
     new_cov: dict[str, int] = {}
     generated = 0  # initial states; successors are summed from gen_cov
     max_seen_depth = 0
@@ -83,7 +84,7 @@ def explore_dfs(machine: Machine, options: ExploreOptions, progress: Progress | 
             limit_hit = "states"
             break
         seen[h] = 1
-        stack.append([init, None, expander.expand_one(init, h, 1, gen_cov), 1])
+        stack.append([init, None, expander.expand_one(init, h, 1, gen_cov, outside=out_cov), 1])
         max_seen_depth = max(max_seen_depth, 1)
         if first:
             expander.check_invariants([init], [h], 1)
@@ -114,7 +115,7 @@ def explore_dfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                 action = step[0]
                 new_cov[action] = new_cov.get(action, 0) + 1
             seen[h] = d
-            stack.append([nxt, step, expander.expand_one(nxt, h, d, gen_cov), d])
+            stack.append([nxt, step, expander.expand_one(nxt, h, d, gen_cov, outside=out_cov), d])
             max_seen_depth = max(max_seen_depth, d)
             if old is None:
                 expander.check_invariants([nxt], [h], d)
@@ -135,7 +136,7 @@ def explore_dfs(machine: Machine, options: ExploreOptions, progress: Progress | 
         limit_hit = "depth"
     generated += sum(gen_cov.values())
     stats = Stats(distinct=len(seen), generated=generated, depth=max_seen_depth, queue=len(stack),
-                  elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov),
+                  elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov, out_cov),
                   observed_collision=observed_collision_probability(list(seen)))
     violations = [shortened_violation(machine, name, kind, trace, fpr)
                   for name, kind, trace in found]

@@ -13,7 +13,8 @@ written once:
 * the fingerprint is ``checker.fingerprint.fingerprint_fn``'s (symmetry, view, kind);
 * invariants are checked on states the caller found new (``check_invariants``), in the machine's
   property order, the first failing state per property;
-* coverage counts generated steps per action here and new states per action in ``count_new``.
+* coverage counts generated steps per action here, those the constraint cut among them
+  (``Candidates.outside``, ``expand_one(outside=)``), and new states per action in ``count_new``.
 
 ``Expander.expand_chunk`` serves the batch engines (the BFS, a parallel worker, a Spark partition):
 it expands a list of states and returns the candidates that survive the in-chunk dedup and the
@@ -77,6 +78,8 @@ class Candidates:
     steps: list[Any] = field(default_factory=list)
     generated: int = 0
     gen_cov: Counter[str] = field(default_factory=Counter)
+    #: per action, the generated successors outside the state constraint
+    outside: Counter[str] = field(default_factory=Counter)
     #: a finding stopped the chunk early (``stop_at_first``): the candidates are incomplete
     stopped: bool = False
 
@@ -236,6 +239,8 @@ class Expander:
         seen_add = seen.add
         actions: list[str] = []  # counted by Counter at the end (in C)
         act_append = actions.append
+        cut: list[str] = []  # the actions of successors outside the constraint
+        cut_append = cut.append
         record = edges is not None
         edge_append = edges.append if edges is not None else None
         try:
@@ -249,6 +254,7 @@ class Expander:
                         action = step[0]
                         act_append(action)
                         if bounded and not within(nxt):
+                            cut_append(action)
                             continue
                         if (fused_get is not None and (tf := fused_get(action)) is not None
                                 and not tf(state, step, nxt)
@@ -274,6 +280,7 @@ class Expander:
                 for step, nxt in successors(state):
                     act_append(step[0])
                     if bounded and not within(nxt):
+                        cut_append(step[0])
                         continue
                     if (trans and (fused_get is None or ((tf := fused_get(step[0])) is not None
                                                          and not tf(state, step, nxt)))
@@ -302,6 +309,8 @@ class Expander:
         finally:
             out.gen_cov = Counter(actions)
             out.generated = len(actions)
+            if cut:
+                out.outside = Counter(cut)
 
     def _deadlock_stops(self, state: Any, ref: int, level: int) -> bool:
         """A state without successors: a deadlock unless reported already or the machine calls the
@@ -324,19 +333,22 @@ class Expander:
 
     @overload
     def expand_one(self, state: Any, ref: int = 0, level: int = 0, gen_cov: dict[str, int] | None = None,
-                   out_of_bounds: Literal[False] = False) -> Iterator[tuple[Any, Any, int]]: ...
+                   out_of_bounds: Literal[False] = False, outside: dict[str, int] | None = None
+                   ) -> Iterator[tuple[Any, Any, int]]: ...
 
     @overload
     def expand_one(self, state: Any, ref: int = 0, level: int = 0, gen_cov: dict[str, int] | None = None,
-                   *, out_of_bounds: Literal[True]) -> Iterator[tuple[Any, Any, int | None]]: ...
+                   *, out_of_bounds: Literal[True], outside: dict[str, int] | None = None
+                   ) -> Iterator[tuple[Any, Any, int | None]]: ...
 
     def expand_one(self, state: Any, ref: int = 0, level: int = 0,
-                   gen_cov: dict[str, int] | None = None, out_of_bounds: bool = False
-                   ) -> Iterator[tuple[Any, Any, int | None]]:
+                   gen_cov: dict[str, int] | None = None, out_of_bounds: bool = False,
+                   outside: dict[str, int] | None = None) -> Iterator[tuple[Any, Any, int | None]]:
         """(step, successor, fingerprint) for each successor of ``state`` inside the constraint,
         lazily, checking transition properties on the way and deadlock at the end. Generated
-        steps are counted into ``gen_cov``. Stops early once ``stopped``: callers check ``found``
-        after each item (a transition's finding comes before its successor would be yielded).
+        steps are counted into ``gen_cov``, those outside the constraint also into ``outside``.
+        Stops early once ``stopped``: callers check ``found`` after each item (a transition's
+        finding comes before its successor would be yielded).
 
         ``out_of_bounds`` also yields the successors outside the state constraint, in the machine's
         order among the others, with fingerprint None (neither checked nor fingerprinted): liveness
@@ -355,6 +367,9 @@ class Expander:
                 action = step[0]
                 gen_cov[action] = gen_cov.get(action, 0) + 1
             if bounded and not within(nxt):
+                if outside is not None:
+                    action = step[0]
+                    outside[action] = outside.get(action, 0) + 1
                 if out_of_bounds:
                     yield step, nxt, None
                 continue

@@ -183,6 +183,7 @@ class _Worker:
         cand_states: list[Any] = []
         cand_acts: list[str] = []
         gen_cov: Counter[str] = Counter()
+        out_cov: Counter[str] = Counter()
         frontier, refs = self.frontier, self.frontier_refs
         stopped = None
         deadline = self.s.deadline
@@ -196,6 +197,7 @@ class _Worker:
                                          level, before_seen, seen)
             generated += cand.generated
             gen_cov.update(cand.gen_cov)
+            out_cov.update(cand.outside)
             cand_fps.extend(cand.fps)
             cand_refs.extend(cand.parents)
             cand_states.extend(cand.states)
@@ -215,7 +217,7 @@ class _Worker:
             if d != self.w:
                 with open(self._path("fps", self.w, d), "wb") as f:
                     f.write(self.cand_fps[self.by_owner[d]].tobytes())
-        return {"generated": generated, "gen_cov": dict(gen_cov), "found": found,
+        return {"generated": generated, "gen_cov": dict(gen_cov), "outside": dict(out_cov), "found": found,
                 "stopped": stopped}
 
     # -- phase 2, as owner: which candidates are new
@@ -409,6 +411,7 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
     init_found = expander.found
     gen_cov: dict[str, int] = {}
     new_cov: dict[str, int] = {}
+    out_cov: dict[str, int] = {}  # of gen_cov, cut by the state constraint
     distinct = len(init_fps)
     if init_found or limit_hit or not init_fps:
         stats = Stats(distinct=distinct, generated=generated, depth=1 if init_fps else 0,
@@ -452,6 +455,8 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
                 generated += r["generated"]
                 for a, c in r["gen_cov"].items():
                     gen_cov[a] = gen_cov.get(a, 0) + c
+                for a, c in r["outside"].items():
+                    out_cov[a] = out_cov.get(a, 0) + c
                 level_found.extend(r["found"])
                 stopped = stopped or r["stopped"]
             unconstrained = not last_level and max_states is None
@@ -530,7 +535,7 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
             c.close()
         shutil.rmtree(exchange, ignore_errors=True)
     stats = Stats(distinct=distinct, generated=generated, depth=level, queue=queue,
-                  elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov),
+                  elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov, out_cov),
                   observed_collision=observed)
     result = _finish(machine, options, ticker, stats, violations, limit_hit)
     result.notes.append(f"{workers} worker processes; visited set and parent links: "

@@ -37,6 +37,7 @@ def explore_simulate(machine: Machine, options: ExploreOptions, progress: Progre
 
     seen: set[int] = set()
     gen_cov: dict[str, int] = {}
+    out_cov: dict[str, int] = {}  # of gen_cov, cut by the state constraint
     new_cov: dict[str, int] = {}
     longest = 0
     walks_done = 0
@@ -73,7 +74,7 @@ def explore_simulate(machine: Machine, options: ExploreOptions, progress: Progre
         walk = [TraceStep(None, state)]
         while len(walk) < options.walk_depth and not stop:
             allowed = []
-            for step, nxt, h in expander.expand_one(state, 0, len(walk), gen_cov):
+            for step, nxt, h in expander.expand_one(state, 0, len(walk), gen_cov, outside=out_cov):
                 allowed.append((step, nxt))
                 if h not in seen:
                     seen.add(h)
@@ -105,7 +106,7 @@ def explore_simulate(machine: Machine, options: ExploreOptions, progress: Progre
 
     generated += sum(gen_cov.values())
     stats = Stats(distinct=len(seen), generated=generated, depth=longest, queue=0,
-                  elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov),
+                  elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov, out_cov),
                   observed_collision=observed_collision_probability(list(seen)))
     violations = [shortened_violation(machine, name, kind, trace, fpr)
                   for name, kind, trace in found]

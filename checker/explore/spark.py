@@ -280,6 +280,7 @@ class _SparkBFS:
         self.frontier = 0
         self.gen_cov: dict[str, int] = {}
         self.new_cov: dict[str, int] = {}
+        self.out_cov: dict[str, int] = {}  # of gen_cov, cut by the state constraint
         self.found: list[Found] = []
         self.violated: set[str] = set()
         self.limit_hit: str | None = None
@@ -290,7 +291,7 @@ class _SparkBFS:
     def stats(self) -> Stats:
         return Stats(distinct=self.distinct, generated=self.generated, depth=self.level,
                      queue=self.frontier, elapsed=self.elapsed(),
-                     coverage=build_coverage(self.machine, self.gen_cov, self.new_cov))
+                     coverage=build_coverage(self.machine, self.gen_cov, self.new_cov, self.out_cov))
 
     def _add(self, counts: dict[str, int], more: dict[str, int]) -> None:
         for k, v in more.items():
@@ -363,7 +364,7 @@ class _SparkBFS:
         self.manifest["levels"].append({
             "level": self.level, "new": self.frontier, "distinct": self.distinct,
             "generated": self.generated, "gen_cov": self.gen_cov, "new_cov": self.new_cov,
-            "partitions": self.partitions, "seconds": round(seconds, 3)})
+            "outside": self.out_cov, "partitions": self.partitions, "seconds": round(seconds, 3)})
         self.manifest["found"] = encode_found(self.found)
         self.store.write_manifest(self.manifest)
 
@@ -395,6 +396,7 @@ class _SparkBFS:
         self.level, self.distinct, self.generated = last["level"], last["distinct"], last["generated"]
         self.frontier = last["new"]
         self.gen_cov, self.new_cov = dict(last["gen_cov"]), dict(last["new_cov"])
+        self.out_cov = dict(last.get("outside", {}))  # absent from checkpoints written before 2026-11-27
         self.found = decode_found(manifest["found"])
         self.violated = {f[0] for f in self.found}
         self.resumed_from = self.level
@@ -403,6 +405,7 @@ class _SparkBFS:
         final = manifest.get("final")
         if final is not None:  # the stored run explored everything
             self.generated, self.gen_cov = final["generated"], dict(final["gen_cov"])
+            self.out_cov = dict(final.get("outside", {}))
             self.frontier = 0
             return None
         if self.found and self.options.stop_at_first:
@@ -651,6 +654,7 @@ class _SparkBFS:
         for r in reports:
             self.generated += r["generated"]
             self._add(self.gen_cov, r["gen_cov"])
+            self._add(self.out_cov, r["outside"])
             found += [("deadlock", "deadlock", self.level, fp, None, None) for fp in r["deadlocks"]]
             found += [(n, "transition", self.level, pfp, step, nxt)
                       for n, pfp, step, nxt in r["transitions"]]
@@ -673,7 +677,8 @@ class _SparkBFS:
         if self.store is not None:
             assert self.manifest is not None  # a run with a store starts or resumes one
             self.manifest["found"] = encode_found(self.found)
-            self.manifest["final"] = {"generated": self.generated, "gen_cov": self.gen_cov}
+            self.manifest["final"] = {"generated": self.generated, "gen_cov": self.gen_cov,
+                                      "outside": self.out_cov}
             self.store.write_manifest(self.manifest)
 
     def run(self) -> Result:

@@ -198,6 +198,7 @@ def _expand(ctx: Context, args: LevelArgs, report: Any, pid: int, visited: np.nd
     seen: set[int] = set()  # de-duplicate at the source: less to pickle and shuffle
     generated = 0
     gen_cov: dict[str, int] = {}
+    out_cov: dict[str, int] = {}  # of gen_cov, cut by the state constraint
     n_visited = len(visited)
 
     for chunk in frontier:
@@ -207,6 +208,8 @@ def _expand(ctx: Context, args: LevelArgs, report: Any, pid: int, visited: np.nd
         generated += cand.generated
         for a, n in cand.gen_cov.items():
             gen_cov[a] = gen_cov.get(a, 0) + n
+        for a, n in cand.outside.items():
+            out_cov[a] = out_cov.get(a, 0) + n
         fps = _fingerprints(cand.fps)
         targets = fps % np.uint64(parts)
         keep = np.ones(len(fps), dtype=bool)
@@ -252,7 +255,7 @@ def _expand(ctx: Context, args: LevelArgs, report: Any, pid: int, visited: np.nd
                           np.concatenate(b_parents[b]), np.asarray(b_actions[b], dtype=np.int16), pid,
                           b_undeclared[b], b_broken[b])
             yield b, ("C", chunk)
-    report.add({("x", args.level, pid): {"generated": generated, "gen_cov": gen_cov,
+    report.add({("x", args.level, pid): {"generated": generated, "gen_cov": gen_cov, "outside": out_cov,
                                          "deadlocks": deadlocks, "transitions": trans_found}})
 
 
