@@ -18,3 +18,20 @@ def reachable(m: Machine, cap: int) -> list[Any]:
                 seen[t] = None
                 queue.append(t)
     return list(seen)
+
+
+def assert_one_state_per_orbit(m: Machine) -> None:
+    """With ``m``'s symmetry, a complete BFS keeps exactly one state per orbit of the whole group
+    (every scalarset), fewer than without it, with the same verdict and violated properties."""
+    from eoscheck.checker.explore import ExploreOptions, explore
+
+    full = reachable(m, 10**6)
+    symmetry = m.symmetry
+    assert symmetry is not None
+    orbits = len({min(symmetry.apply(s, g) for g in symmetry.group()) for s in full})
+    reduced = explore(m, ExploreOptions(stop_at_first=False))
+    plain = explore(m, ExploreOptions(stop_at_first=False, symmetry=False))
+    assert plain.stats.distinct == len(full)
+    assert reduced.stats.distinct == orbits < len(full)
+    assert (reduced.verdict, {v.property for v in reduced.violations}) == (
+        plain.verdict, {v.property for v in plain.violations})
