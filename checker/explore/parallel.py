@@ -66,7 +66,7 @@ from ..result import Result, Stats, Violation
 from ..trace import rebuild_trace, to_violation
 from .common import Ticker, build_coverage, limit_notes, select_properties, verdict_of
 from .compact import FingerprintSet, ParentStore
-from .expand import Expander, Pending
+from .expand import Expander, Pending, add_counts
 from .options import ExploreOptions
 
 if TYPE_CHECKING:
@@ -453,10 +453,8 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
             stopped = None
             for r in replies:
                 generated += r["generated"]
-                for a, c in r["gen_cov"].items():
-                    gen_cov[a] = gen_cov.get(a, 0) + c
-                for a, c in r["outside"].items():
-                    out_cov[a] = out_cov.get(a, 0) + c
+                add_counts(gen_cov, r["gen_cov"])
+                add_counts(out_cov, r["outside"])
                 level_found.extend(r["found"])
                 stopped = stopped or r["stopped"]
             unconstrained = not last_level and max_states is None

@@ -31,7 +31,7 @@ from pyspark.accumulators import AccumulatorParam
 
 from ..fingerprint import MASK64
 from ..machine import Machine
-from .expand import Expander
+from .expand import Expander, add_counts
 from .spark_checkpoint import CheckpointStore
 
 EMPTY = np.empty(0, dtype=np.uint64)
@@ -206,10 +206,8 @@ def _expand(ctx: Context, args: LevelArgs, report: Any, pid: int, visited: np.nd
         expander.check_sample(states[:8], 64)
         cand = expander.expand_chunk(states, chunk.fps.tolist(), args.level, seen=seen)
         generated += cand.generated
-        for a, n in cand.gen_cov.items():
-            gen_cov[a] = gen_cov.get(a, 0) + n
-        for a, n in cand.outside.items():
-            out_cov[a] = out_cov.get(a, 0) + n
+        add_counts(gen_cov, cand.gen_cov)
+        add_counts(out_cov, cand.outside)
         fps = _fingerprints(cand.fps)
         targets = fps % np.uint64(parts)
         keep = np.ones(len(fps), dtype=bool)
