@@ -43,6 +43,7 @@ violation is reachable at that depth).
 from __future__ import annotations
 
 import gc
+import mmap
 import multiprocessing as mp
 import os
 import pickle
@@ -84,6 +85,8 @@ MIN_MOVE = 64
 NO_PARENT = int(ParentStore.NO_PARENT)
 #: states of the first two levels checked for process-stable types (as the BFS does)
 SAMPLE = 64
+#: where in its frontier a worker cuts the states it gives away moves by this fraction per level
+_GOLDEN_FRACTION = 0.6180339887498949
 
 
 #: a finding; ``ref`` names the violating (or, for a transition, the source) state
@@ -101,6 +104,10 @@ class _Setup:
     deadline: float | None
     init_fps: list[int] = field(default_factory=list)  # unsigned, this worker's initial states
     init_states: list[Any] = field(default_factory=list)
+    #: os.pipe ends: (src, dst) -> (read, write); a giver writes one byte once its file is complete
+    notify: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
+    #: shared byte the parent sets to end a level's expansion early (its result is not wanted)
+    abort: Any = None
 
 
 class _Worker:
@@ -119,6 +126,19 @@ class _Worker:
         self.visited = FingerprintSet()
         self.parents = ParentStore(spill_bytes=PARENT_SPILL_BYTES)
         self.violated: set[str] = set()
+        # keep only this worker's ends of the notification pipes: a giver that dies then reads
+        # as end-of-file to its taker instead of blocking it
+        self.notify_in: dict[int, int] = {}
+        self.notify_out: dict[int, int] = {}
+        for (src, dst), (r, w) in setup.notify.items():
+            if dst == self.w:
+                self.notify_in[src] = r
+            else:
+                os.close(r)
+            if src == self.w:
+                self.notify_out[dst] = w
+            else:
+                os.close(w)
         fps = np.array(setup.init_fps, dtype=np.uint64)
         self.visited.add_batch(fps)
         start = self.parents.append_level(fps, np.full(fps.size, -1, dtype=np.int64))
@@ -135,6 +155,8 @@ class _Worker:
         self.by_owner: list[np.ndarray] = []
         # this level, as owner: every candidate fingerprint sent here, and the new ones
         self.owned: np.ndarray | None = None
+        #: the generators in the order their candidates are ranked here (first occurrence wins)
+        self.src_order = [self.w] + [src for src in range(self.n) if src != self.w]
         self.owned_bounds: list[int] = []
         self.owned_new: np.ndarray | None = None
         self.keep_own: np.ndarray | None = None
@@ -143,8 +165,7 @@ class _Worker:
     def serve(self) -> None:
         handlers: dict[str, Callable[..., Any]] = {
             "expand": self.expand, "absorb": self.absorb, "decide": self.decide,
-            "settle": self.settle,
-            "commit": self.commit, "give": self.give, "take": self.take,
+            "settle": self.settle, "advance": self.advance,
             "chain": self.parents.link, "memory": self.memory,
             "nbytes": lambda: self.visited.nbytes + self.parents.nbytes,
             "fingerprints": self.visited.values}
@@ -188,10 +209,13 @@ class _Worker:
         stopped = None
         deadline = self.s.deadline
         expander.check_sample(frontier[:SAMPLE], SAMPLE)
+        abort = self.s.abort
         for chunk_start in range(0, len(frontier), CHUNK):
             if deadline is not None and time.perf_counter() >= deadline:
                 stopped = "time"
                 break
+            if abort is not None and abort[0]:
+                return {"aborted": True}
             chunk_end = min(chunk_start + CHUNK, len(frontier))
             cand = expander.expand_chunk(frontier[chunk_start:chunk_end], refs[chunk_start:chunk_end],
                                          level, before_seen, seen)
@@ -223,7 +247,7 @@ class _Worker:
     # -- phase 2, as owner: which candidates are new
     def absorb(self) -> int:
         parts = []
-        for src in range(self.n):
+        for src in self.src_order:
             if src == self.w:
                 parts.append(self.cand_fps[self.by_owner[self.w]])
             else:
@@ -233,7 +257,11 @@ class _Worker:
                 os.unlink(path)
         self.owned_bounds = np.cumsum([0] + [p.size for p in parts]).tolist()
         owned = np.concatenate(parts)
-        # Two generators may have produced the same fingerprint: the first (lowest worker) wins.
+        # Two generators may have produced the same fingerprint: the owner's own copy wins, else
+        # the lowest worker's. Letting the lowest worker win every tie made worker 0 keep the
+        # states reached from many parents and the others the rest: frontiers of unequal sizes
+        # and unequal costs per state (successors per state, invariant memo hits), that is, idle
+        # time at the barriers; with the owner winning, every worker's share looks alike.
         first = np.zeros(owned.size, dtype=bool)
         if owned.size:
             first[np.unique(owned, return_index=True)[1]] = True
@@ -242,29 +270,51 @@ class _Worker:
         return int(self.owned_new.size)
 
     # -- phase 3, as owner: admit ``allow`` of them and tell each generator which to keep
-    def decide(self, allow: int) -> None:
+    def decide(self, allow: int) -> list[int]:
+        """Returns how many of each generator's candidates were admitted (the parent plans the
+        next level's rebalancing from them before the generators commit)."""
         assert self.owned is not None and self.owned_new is not None
         admitted = self.owned_new[:allow]
+        by_part = np.bincount(np.searchsorted(self.owned_bounds, admitted, side="right") - 1,
+                              minlength=self.n).tolist() if admitted.size else [0] * self.n
+        per_src = [0] * self.n
+        for i, src in enumerate(self.src_order):
+            per_src[src] = by_part[i]
         self.visited.add_new(self.owned[admitted])  # first occurrences, absent: no sort needed
         keep = np.zeros(self.owned.size, dtype=bool)
         keep[admitted] = True
-        for src in range(self.n):
-            part = keep[self.owned_bounds[src]:self.owned_bounds[src + 1]]
+        for i, src in enumerate(self.src_order):
+            part = keep[self.owned_bounds[i]:self.owned_bounds[i + 1]]
             if src == self.w:
                 self.keep_own = part
             else:
                 with open(self._path("keep", self.w, src), "wb") as f:
                     f.write(part.tobytes())
         self.owned = self.owned_new = None
+        return per_src
 
-    def settle(self) -> int:
+    def settle(self) -> list[int]:
         """absorb + decide in one round trip, when no limit can cut the level short."""
-        count = self.absorb()
-        self.decide(count)
-        return count
+        return self.decide(self.absorb())
 
-    # -- phase 4, as generator: keep the admitted states, record links, check invariants
-    def commit(self) -> dict[str, Any]:
+    # -- phase 4, as generator: keep the admitted states, record links, check invariants; then,
+    # without waiting for the parent, rebalance and expand the next level
+    def advance(self, gives: list[tuple[int, int]], takes: list[int], violated: set[str],
+                expand_next: bool) -> dict[str, Any]:
+        """Commit this level (its reply is sent at once), move the surplus planned by the parent
+        from the settle counts, and expand the next level unless told not to: the level's three
+        barriers (commit, give, take) become one. The second reply is the expansion's."""
+        reply = self.commit(gives, violated)
+        if not expand_next:
+            self.take(takes)
+            return reply
+        self.conn.send(reply)
+        self.take(takes)
+        if self.s.stop_at_first and reply["found"]:
+            return {"aborted": True}  # the parent stops at this level
+        return self.expand(self.level + 1, violated)
+
+    def commit(self, gives: list[tuple[int, int]], violated: set[str]) -> dict[str, Any]:
         kept_parts = []
         for owner in range(self.n):
             if owner == self.w:
@@ -286,32 +336,65 @@ class _Worker:
         new_cov = dict(Counter([acts[i] for i in picked]))
         nw, me = self.n, self.w
         frontier_refs = [(start + k) * nw + me for k in range(len(frontier))]
-        # every property that breaks here is reported (the parent keeps the first under stop_at_first)
-        expander = self.expander
-        expander.violated = self.violated
-        expander.stop_at_first = False
-        found = expander.check_invariants(frontier, frontier_refs, self.level + 1)
-        expander.stop_at_first = self.s.stop_at_first
-        self.frontier = frontier
-        self.frontier_refs = frontier_refs
         self.cand_fps = np.zeros(0, dtype=np.uint64)
         self.cand_refs, self.cand_states, self.cand_acts, self.by_owner = array("q"), [], [], []
         self.keep_own = None
-        return {"new": len(frontier), "new_cov": new_cov, "found": found}
+        # the surplus goes first, so that its takers wait for the pickling only, not for these
+        # invariant checks (which still cover every state kept here: findings do not depend on
+        # the plan)
+        given = self.give(gives, frontier, frontier_refs)
+        # every property that breaks here is reported (the parent keeps the first under stop_at_first)
+        expander = self.expander
+        self.violated = violated
+        expander.violated = violated
+        expander.stop_at_first = False
+        found = expander.check_invariants(frontier, frontier_refs, self.level + 1)
+        expander.stop_at_first = self.s.stop_at_first
+        new = len(frontier)
+        if given is not None:
+            stay = np.ones(new, dtype=bool)
+            stay[given] = False
+            remaining = np.flatnonzero(stay).tolist()
+            frontier = [frontier[i] for i in remaining]
+            frontier_refs = [frontier_refs[i] for i in remaining]
+        self.frontier = frontier
+        self.frontier_refs = frontier_refs
+        return {"new": new, "new_cov": new_cov, "found": found}
 
     # -- rebalancing: generators keep what they found, so frontiers drift apart; move the surplus
-    def give(self, transfers: list[tuple[int, int]]) -> None:
-        """Send the last ``count`` frontier states to each ``dst`` of ``transfers``."""
+    def give(self, transfers: list[tuple[int, int]], frontier: list[Any], refs: list[int]) -> np.ndarray | None:
+        """Hand ``count`` states of ``frontier`` to each ``dst`` of ``transfers``; returns the
+        positions that left (None: none).
+
+        What leaves is one run of neighbouring states (siblings and cousins: their successors
+        overlap, so most duplicates among them are still dropped here, and memo keys repeat), but
+        not always the frontier's tail: a frontier is in discovery order (by parent, then by
+        rule), so its tail descends from the previous tail, and a worker fed tails for forty
+        levels held states unlike the others' (kafka.eos: 3.5 successors per state against 4.1,
+        and twice the invariant misses), which unbalanced the levels as much as unequal counts
+        would. The run starts at a different place each level (deterministically)."""
+        total = sum(count for _, count in transfers)
+        if not total:
+            return None
+        size = len(frontier)
+        start = int((size - total) * ((self.level * _GOLDEN_FRACTION) % 1.0))
+        spread = np.arange(start, start + total, dtype=np.int64)
+        done = 0
         for dst, count in transfers:
-            cut = len(self.frontier) - count
-            with open(self._path("move", self.w, dst), "wb") as f:
-                pickle.dump((self.machine.export_states(self.frontier[cut:]), self.frontier_refs[cut:]), f,
+            part = spread[done:done + count].tolist()
+            done += count
+            path = self._path("move", self.w, dst)
+            with open(path + ".part", "wb") as f:
+                pickle.dump((self.machine.export_states([frontier[i] for i in part]), [refs[i] for i in part]), f,
                             protocol=pickle.HIGHEST_PROTOCOL)
-            del self.frontier[cut:]
-            del self.frontier_refs[cut:]
+            os.rename(path + ".part", path)
+            os.write(self.notify_out[dst], b"\x01")
+        return spread
 
     def take(self, sources: list[int]) -> None:
         for src in sources:
+            if os.read(self.notify_in[src], 1) != b"\x01":
+                raise RuntimeError(f"worker {src} ended before handing over its states")
             path = self._path("move", src, self.w)
             with open(path, "rb") as f:
                 exported, refs = pickle.load(f)
@@ -430,10 +513,17 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
     found: list[_Found] = []
     queue = 0
     moved = 0
+    abort = mmap.mmap(-1, 1)  # anonymous and shared: the workers see the parent's writes
+    notify: dict[tuple[int, int], tuple[int, int]] = {}
+    expanding = False  # the workers owe the parent an expansion reply
     try:
+        for src in range(workers):
+            for dst in range(workers):
+                if src != dst:
+                    notify[src, dst] = os.pipe()
         for w in range(workers):
             setup = _Setup(w, workers, symmetry, options.check_deadlock, stop_at_first, exchange,
-                           ticker.deadline)
+                           ticker.deadline, notify=notify, abort=abort)
             for h, state in zip(init_fps, init_states):
                 if h % workers == w:
                     setup.init_fps.append(h & MASK64)
@@ -445,10 +535,12 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
             child_end.close()
             conns.append(parent_end)
             procs.append(proc)
+        _close_pipes(notify)
         frontier_size = distinct
-        while frontier_size:
+        replies = _ask_all(conns, ("expand", level, set(violated)))
+        while True:
+            # the expansion of ``level`` (its frontier: ``frontier_size`` states) is in ``replies``
             last_level = max_depth is not None and level >= max_depth
-            replies = _ask_all(conns, ("expand", level, set(violated)))
             level_found: list[_Found] = []
             stopped = None
             for r in replies:
@@ -464,7 +556,9 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
                 queue = frontier_size
                 break
             _record(level_found, found, violated)
-            if not unconstrained:
+            if unconstrained:
+                by_owner = counts
+            else:
                 if last_level:
                     allows = [0] * workers
                     if sum(counts):
@@ -480,15 +574,20 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
                         limit_hit = "states"
                 for c, a in zip(conns, allows):
                     c.send(("decide", a))
-                for c in conns:
-                    _receive(c)
-            commits = _ask_all(conns, ("commit",))
+                by_owner = [_receive(c) for c in conns]
+            # each generator's share of the next frontier, known before anyone commits: the
+            # rebalancing is planned now and the workers go on to the next level by themselves
+            sizes = [sum(per_src[g] for per_src in by_owner) for g in range(workers)]
+            new_total = sum(sizes)
+            expand_next = bool(new_total) and limit_hit is None and stopped != "time"
+            gives, takes, planned = _plan_moves(sizes) if expand_next else ([[]] * workers, [[]] * workers, 0)
+            for c, g, t in zip(conns, gives, takes):
+                c.send(("advance", g, t, set(violated), expand_next))
+            commits = [_receive(c) for c in conns]
+            expanding = expand_next
+            moved += planned
             new_found: list[_Found] = []
-            new_total = 0
-            sizes = []
             for r in commits:
-                new_total += r["new"]
-                sizes.append(r["new"])
                 for a, c in r["new_cov"].items():
                     new_cov[a] = new_cov.get(a, 0) + c
                 new_found.extend(r["found"])
@@ -510,12 +609,21 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
                 queue = new_total
                 level += 1
                 break
-            if new_total:
-                level += 1
-            moved += _rebalance(conns, sizes)
+            if not new_total:
+                break
+            level += 1
             frontier_size = new_total
             ticker.maybe_update(lambda: Stats(distinct, generated, level, frontier_size,  # noqa: B023 - maybe_update calls it at once
                                               ticker.elapsed()), level)
+            replies = [_receive(c) for c in conns]
+            expanding = False
+            if any(r.get("aborted") for r in replies):  # only after a finding under stop_at_first
+                raise AssertionError("a worker abandoned a level the parent wanted")  # pragma: no cover
+        if expanding:  # a level the run does not need: end it early and drop its reply
+            abort[0] = 1
+            for c in conns:
+                _receive(c)
+            expanding = False
         violations = [to_violation(machine, _chain(conns, workers, f.ref), f, fpr) for f in found]
         observed = observed_collision_probability(
             np.concatenate(_ask_all(conns, ("fingerprints",))) if conns else np.zeros(0, np.uint64))
@@ -531,6 +639,8 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
                 p.join(timeout=5)
         for c in conns:
             c.close()
+        _close_pipes(notify)
+        abort.close()
         shutil.rmtree(exchange, ignore_errors=True)
     stats = Stats(distinct=distinct, generated=generated, depth=level, queue=queue,
                   elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov, out_cov),
@@ -544,20 +654,21 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
     return result
 
 
-def _rebalance(conns: list[Connection], sizes: list[int]) -> int:
-    """Even out the next frontiers when one worker holds more than its share plus ``SLACK``;
-    returns how many states moved."""
+def _plan_moves(sizes: list[int]) -> tuple[list[list[tuple[int, int]]], list[list[int]], int]:
+    """Who hands how many of its next frontier to whom, when one worker would hold more than its
+    share plus ``SLACK``: per worker its (taker, count) list and its givers, and how many states
+    move. Deterministic: it depends on the sizes only."""
     workers = len(sizes)
     total = sum(sizes)
-    if workers < 2 or not total:
-        return 0
-    share = [total // workers + (1 if w < total % workers else 0) for w in range(workers)]
-    if max(s - t for s, t in zip(sizes, share)) <= max(MIN_MOVE, SLACK * total / workers):
-        return 0
-    surplus = [[w, s - t] for w, (s, t) in enumerate(zip(sizes, share)) if s > t]
-    deficit = [[w, t - s] for w, (s, t) in enumerate(zip(sizes, share)) if s < t]
     gives: list[list[tuple[int, int]]] = [[] for _ in range(workers)]
     takes: list[list[int]] = [[] for _ in range(workers)]
+    if workers < 2 or not total:
+        return gives, takes, 0
+    share = [total // workers + (1 if w < total % workers else 0) for w in range(workers)]
+    if max(s - t for s, t in zip(sizes, share)) <= max(MIN_MOVE, SLACK * total / workers):
+        return gives, takes, 0
+    surplus = [[w, s - t] for w, (s, t) in enumerate(zip(sizes, share)) if s > t]
+    deficit = [[w, t - s] for w, (s, t) in enumerate(zip(sizes, share)) if s < t]
     moved = 0
     for src_dst in surplus:
         src, extra = src_dst
@@ -571,15 +682,18 @@ def _rebalance(conns: list[Connection], sizes: list[int]) -> int:
             deficit[0][1] -= count
             if deficit[0][1] == 0:
                 deficit.pop(0)
-    for c, g in zip(conns, gives):
-        c.send(("give", g))
-    for c in conns:
-        _receive(c)
-    for c, t in zip(conns, takes):
-        c.send(("take", t))
-    for c in conns:
-        _receive(c)
-    return moved
+    return gives, takes, moved
+
+
+def _close_pipes(notify: dict[tuple[int, int], tuple[int, int]]) -> None:
+    """The parent's copies of the workers' notification pipes (each worker keeps its own ends)."""
+    for r, w in notify.values():
+        for fd in (r, w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    notify.clear()
 
 
 def _record(level_found: list[_Found], found: list[_Found], violated: set[str]) -> None:
