@@ -144,7 +144,11 @@ class _Worker:
         fps = np.array(setup.init_fps, dtype=np.uint64)
         self.visited.add_batch(fps)
         start = self.parents.append_level(fps, np.full(fps.size, -1, dtype=np.int64))
-        self.frontier: list[Any] = setup.init_states
+        # The frontier is ``store[p] for p in frontier_pos``: the states stay in the list the
+        # expansion that generated them appended them to (no copy of a level's states at commit,
+        # when they are out of the cache; each is taken, and released, just as it is expanded)
+        self.store: list[Any] = list(setup.init_states)
+        self.frontier_pos: list[int] = list(range(len(self.store)))
         self.frontier_refs: list[int] = [(start + i) * self.n + self.w for i in range(fps.size)]
         self.level = 1
         self.prev_seen: set[int] = set()
@@ -197,7 +201,11 @@ class _Worker:
         return os.path.join(self.s.exchange_dir, f"{self.level}-{kind}-{src}-{dst}")
 
     # -- phase 1, as generator: expand the frontier
-    def expand(self, level: int, violated: set[str]) -> dict[str, Any]:
+    def expand(self, level: int, violated: set[str], check: bool = False) -> dict[str, Any]:
+        """Expand the frontier (level ``level``); with ``check``, first check the invariants on
+        each chunk of it, just before expanding that chunk: the states are in the cache then,
+        where a pass over the whole level at commit time found them evicted (a third slower
+        than the BFS's checks). Invariant findings come first in the reply."""
         self.level = level
         self.violated = violated
         expander = self.expander
@@ -216,20 +224,34 @@ class _Worker:
         cand_acts: list[str] = []
         gen_cov: Counter[str] = Counter()
         out_cov: Counter[str] = Counter()
-        frontier, refs = self.frontier, self.frontier_refs
+        store, pos, refs = self.store, self.frontier_pos, self.frontier_refs
+        take = store.__getitem__
+        size = len(pos)
         stopped = None
         deadline = self.s.deadline
-        expander.check_sample(frontier[:SAMPLE], SAMPLE)
+        expander.check_sample(list(map(take, pos[:SAMPLE])), SAMPLE)
         abort = self.s.abort
-        for chunk_start in range(0, len(frontier), CHUNK):
+        stop_at_first = self.s.stop_at_first
+        checked = 0  # frontier states whose invariants were checked
+        for chunk_start in range(0, size, CHUNK):
             if deadline is not None and time.perf_counter() >= deadline:
                 stopped = "time"
                 break
             if abort is not None and abort[0]:
                 return {"aborted": True}
-            chunk_end = min(chunk_start + CHUNK, len(frontier))
-            cand = expander.expand_chunk(frontier[chunk_start:chunk_end], refs[chunk_start:chunk_end],
-                                         level, before_seen, seen)
+            chunk_end = min(chunk_start + CHUNK, size)
+            chunk_pos = pos[chunk_start:chunk_end]
+            states = list(map(take, chunk_pos))
+            if check:
+                checked = chunk_end
+                if (expander.check_invariants(states, refs[chunk_start:chunk_end], level)
+                        and stop_at_first):
+                    stopped = "violation"
+                    break
+            cand = expander.expand_chunk(states, refs[chunk_start:chunk_end], level, before_seen, seen)
+            del states
+            for p in chunk_pos:  # expanded: freed now, while in the cache
+                store[p] = None
             generated += cand.generated
             gen_cov.update(cand.gen_cov)
             out_cov.update(cand.outside)
@@ -240,6 +262,16 @@ class _Worker:
             if cand.stopped:
                 stopped = "violation"
                 break
+        if check and checked < size:
+            # Cut short (time, or a transition or deadlock under stop_at_first): the level's
+            # states are still checked, as the BFS checks every state it keeps; an invariant
+            # broken here is a shorter counterexample than a transition found from this level.
+            for start in range(checked, size, CHUNK):
+                end = min(start + CHUNK, size)
+                if (expander.check_invariants(list(map(take, pos[start:end])), refs[start:end], level)
+                        and stop_at_first):
+                    break
+        found.sort(key=lambda f: f.kind != "invariant")  # stable: in order within each kind
         self.prev_seen = seen
         signed = np.array(cand_fps, dtype=np.int64)
         owners = signed % self.n  # numpy's % takes the divisor's sign, like Python's
@@ -315,17 +347,17 @@ class _Worker:
         """Commit this level (its reply is sent at once), move the surplus planned by the parent
         from the settle counts, and expand the next level unless told not to: the level's three
         barriers (commit, give, take) become one. The second reply is the expansion's."""
-        reply = self.commit(gives, violated)
+        reply = self.commit(gives, violated, check=not expand_next)
         if not expand_next:
             self.take(takes)
             return reply
         self.conn.send(reply)
         self.take(takes)
-        if self.s.stop_at_first and reply["found"]:
-            return {"aborted": True}  # the parent stops at this level
-        return self.expand(self.level + 1, violated)
+        return self.expand(self.level + 1, violated, check=True)
 
-    def commit(self, gives: list[tuple[int, int]], violated: set[str]) -> dict[str, Any]:
+    def commit(self, gives: list[tuple[int, int]], violated: set[str], check: bool) -> dict[str, Any]:
+        """Keep the admitted candidates and record their parent links; invariants are checked
+        here only when the next level is not expanded (else during that expansion)."""
         kept_parts = []
         for owner in range(self.n):
             if owner == self.w:
@@ -341,41 +373,43 @@ class _Worker:
         refs = np.frombuffer(self.cand_refs, dtype=np.int64)[kept]
         start = self.parents.append_level(new_fps, refs, external=True)
         picked = kept.tolist()
-        states = self.cand_states
-        frontier = [states[i] for i in picked]
-        acts = self.cand_acts
-        new_cov = dict(Counter([acts[i] for i in picked]))
+        store = self.cand_states
+        new_cov = dict(Counter(map(self.cand_acts.__getitem__, picked)))
         nw, me = self.n, self.w
-        frontier_refs = [(start + k) * nw + me for k in range(len(frontier))]
+        new = len(picked)
+        frontier_refs = list(range(start * nw + me, (start + new) * nw + me, nw))
         self.cand_fps = np.zeros(0, dtype=np.uint64)
         self.cand_refs, self.cand_states, self.cand_acts, self.by_owner = array("q"), [], [], []
         self.keep_own = None
-        # the surplus goes first, so that its takers wait for the pickling only, not for these
-        # invariant checks (which still cover every state kept here: findings do not depend on
-        # the plan)
-        given = self.give(gives, frontier, frontier_refs)
-        # every property that breaks here is reported (the parent keeps the first under stop_at_first)
-        expander = self.expander
-        self.violated = violated
-        expander.violated = violated
-        expander.stop_at_first = False
-        found = expander.check_invariants(frontier, frontier_refs, self.level + 1)
-        expander.stop_at_first = self.s.stop_at_first
-        new = len(frontier)
+        # the surplus goes first, so that its takers wait for the pickling only
+        given = self.give(gives, store, picked, frontier_refs)
+        found: list[Pending] = []
+        if check:
+            # every property that breaks here is reported (the parent keeps the first under stop_at_first)
+            expander = self.expander
+            self.violated = violated
+            expander.violated = violated
+            expander.stop_at_first = False
+            found = expander.check_invariants(list(map(store.__getitem__, picked)), frontier_refs, self.level + 1)
+            expander.stop_at_first = self.s.stop_at_first
         if given is not None:
             stay = np.ones(new, dtype=bool)
             stay[given] = False
             remaining = np.flatnonzero(stay).tolist()
-            frontier = [frontier[i] for i in remaining]
+            for i in given.tolist():
+                store[picked[i]] = None
+            picked = [picked[i] for i in remaining]
             frontier_refs = [frontier_refs[i] for i in remaining]
-        self.frontier = frontier
+        self.store = store
+        self.frontier_pos = picked
         self.frontier_refs = frontier_refs
         return {"new": new, "new_cov": new_cov, "found": found}
 
     # -- rebalancing: generators keep what they found, so frontiers drift apart; move the surplus
-    def give(self, transfers: list[tuple[int, int]], frontier: list[Any], refs: list[int]) -> np.ndarray | None:
-        """Hand ``count`` states of ``frontier`` to each ``dst`` of ``transfers``; returns the
-        positions that left (None: none).
+    def give(self, transfers: list[tuple[int, int]], store: list[Any], frontier: list[int],
+             refs: list[int]) -> np.ndarray | None:
+        """Hand ``count`` states of the frontier (``store[p] for p in frontier``) to each ``dst``
+        of ``transfers``; returns the positions in ``frontier`` that left (None: none).
 
         What leaves is one run of neighbouring states (siblings and cousins: their successors
         overlap, so most duplicates among them are still dropped here, and memo keys repeat), but
@@ -396,7 +430,7 @@ class _Worker:
             done += count
             path = self._path("move", self.w, dst)
             with open(path + ".part", "wb") as f:
-                pickle.dump((self.machine.export_states([frontier[i] for i in part]), [refs[i] for i in part]), f,
+                pickle.dump((self.machine.export_states([store[frontier[i]] for i in part]), [refs[i] for i in part]), f,
                             protocol=pickle.HIGHEST_PROTOCOL)
             os.rename(path + ".part", path)
             os.write(self.notify_out[dst], b"\x01")
@@ -410,7 +444,9 @@ class _Worker:
             with open(path, "rb") as f:
                 exported, refs = pickle.load(f)
             os.unlink(path)
-            self.frontier.extend(self.machine.import_states(exported))
+            states = self.machine.import_states(exported)
+            self.frontier_pos.extend(range(len(self.store), len(self.store) + len(states)))
+            self.store.extend(states)
             self.frontier_refs.extend(refs)
 
 
@@ -563,7 +599,9 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
             unconstrained = not last_level and max_states is None
             counts = _ask_all(conns, ("settle",) if unconstrained else ("absorb",))
             if stop_at_first and level_found:
-                found.append(min(level_found, key=lambda f: f.length))
+                # an invariant first among equally short ones: the BFS checks a state's invariants
+                # when it keeps the state, before expanding anything of its level
+                found.append(min(level_found, key=lambda f: (f.length, f.kind != "invariant")))
                 queue = frontier_size
                 break
             _record(level_found, found, violated)
