@@ -36,6 +36,8 @@ def assert_same_run(bfs, par) -> None:
             {a: (c.generated, c.outside) for a, c in bfs.stats.coverage.items()}
         assert sum(c.distinct for c in par.stats.coverage.values()) == \
             sum(c.distinct for c in bfs.stats.coverage.values())
+        if par.limit_hit is None:  # the same fingerprints: the workers' sorted runs, merged
+            assert par.stats.observed_collision == bfs.stats.observed_collision
 
 
 @pytest.mark.parametrize("workers", [1, 2, 3])
@@ -188,6 +190,32 @@ def test_frontiers_are_rebalanced():
     moved = [n for n in result.notes if "moved between workers" in n]
     assert moved and not moved[0].endswith(" 0 states moved between workers to balance them")
 
+
+
+def test_moves_balance_the_frontiers_and_keep_traces_valid(monkeypatch):
+    """With no slack every level is split exactly; the states handed over carry their parents'
+    references, so a trace through them still rebuilds."""
+    from eoscheck.checker.explore import parallel
+
+    monkeypatch.setattr(parallel, "SLACK", 0.0)
+    monkeypatch.setattr(parallel, "MIN_MOVE", 0)
+    machine = Grid(8)
+    bfs, par = run_both(machine, ExploreOptions(), workers=3)
+    assert_same_run(bfs, par)
+    assert trace_is_valid(machine, par.violations[0].trace)
+    gives, takes, moved = parallel._plan_moves([10, 1, 1])
+    assert moved == 6 and gives == [[(1, 3), (2, 3)], [], []] and takes == [[], [0], [0]]
+    assert parallel._plan_moves([4, 4, 4]) == ([[], [], []], [[], [], []], 0)
+
+
+def test_a_stop_under_stop_at_first_ends_the_level_the_workers_went_on_with():
+    """The workers expand the next level without waiting; a finding in the level before must
+    still end the run with the same verdict and trace length as the BFS, and leave no worker."""
+    import multiprocessing
+
+    bfs, par = run_both(Counter(limit=6), ExploreOptions(properties=("Below5",)))
+    assert_same_run(bfs, par)
+    assert not multiprocessing.active_children()
 
 
 def test_a_transition_found_by_a_worker_is_readable_here(tmp_path):
