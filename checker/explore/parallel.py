@@ -33,8 +33,9 @@ through files in shared memory (/dev/shm), which avoids pipe deadlocks between w
    the surplus moves to the others (pickled, in the form ``Machine.export_states`` gives), as one
    run of neighbouring states taken from a place that moves from level to level (see ``give``).
 
-The parent stops a level it does not need (a finding under ``stop_at_first``, the time limit)
-through a shared byte the workers read between chunks.
+The parent decides whether the workers go on before it sees their commits: only when nothing in
+the commits can stop the run (no limit reached, time left; invariants are checked during the next
+expansion, so a commit finds nothing).
 
 A parent link is the parent's *reference* ``local_index * workers + keeper``; a trace's chain of
 fingerprints is collected from the workers after the run and re-executed by
@@ -54,7 +55,6 @@ of the level expanded before the stop.
 from __future__ import annotations
 
 import gc
-import mmap
 import multiprocessing as mp
 import os
 import pickle
@@ -119,8 +119,6 @@ class _Setup:
     init_states: list[Any] = field(default_factory=list)
     #: os.pipe ends: (src, dst) -> (read, write); a giver writes one byte once its file is complete
     notify: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
-    #: shared byte the parent sets to end a level's expansion early (its result is not wanted)
-    abort: Any = None
 
 
 class _Worker:
@@ -244,15 +242,12 @@ class _Worker:
             # the BFS samples every level once; here the workers take turns (each sample
             # expands its states a second time: ~1% of a worker's time on kafka.eos)
             expander.check_sample(list(map(take, pos[:SAMPLE])), SAMPLE)
-        abort = self.s.abort
         stop_at_first = self.s.stop_at_first
         checked = 0  # frontier states whose invariants were checked
         for chunk_start in range(0, size, CHUNK):
             if deadline is not None and time.perf_counter() >= deadline:
                 stopped = "time"
                 break
-            if abort is not None and abort[0]:
-                return {"aborted": True}
             chunk_end = min(chunk_start + CHUNK, size)
             chunk_pos = pos[chunk_start:chunk_end]
             states = list(map(take, chunk_pos))
@@ -574,7 +569,6 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
     found: list[_Found] = []
     queue = 0
     moved = 0
-    abort = mmap.mmap(-1, 1)  # anonymous and shared: the workers see the parent's writes
     notify: dict[tuple[int, int], tuple[int, int]] = {}
     expanding = False  # the workers owe the parent an expansion reply
     try:
@@ -584,7 +578,7 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
                     notify[src, dst] = os.pipe()
         for w in range(workers):
             setup = _Setup(w, workers, symmetry, options.check_deadlock, stop_at_first, exchange,
-                           ticker.deadline, notify=notify, abort=abort)
+                           ticker.deadline, notify=notify)
             for h, state in zip(init_fps, init_states):
                 if h % workers == w:
                     setup.init_fps.append(h & MASK64)
@@ -642,7 +636,10 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
             # rebalancing is planned now and the workers go on to the next level by themselves
             sizes = [sum(per_src[g] for per_src in by_owner) for g in range(workers)]
             new_total = sum(sizes)
-            expand_next = bool(new_total) and limit_hit is None and stopped != "time"
+            # decided once, here: a worker told to go on checks the invariants of its new states
+            # only as it expands them, so the parent must not stop it for time afterwards
+            late = stopped == "time" or ticker.out_of_time()
+            expand_next = bool(new_total) and limit_hit is None and not late
             gives, takes, planned = _plan_moves(sizes) if expand_next else ([[]] * workers, [[]] * workers, 0)
             for c, g, t in zip(conns, gives, takes):
                 c.send(("advance", g, t, set(violated), expand_next))
@@ -662,7 +659,7 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
                     level += 1
                 break
             _record(new_found, found, violated)
-            if stopped == "time" or (ticker.out_of_time() and new_total):
+            if late and new_total or stopped == "time":
                 limit_hit = "time"
                 queue = new_total
                 if new_total:
@@ -680,10 +677,7 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
                                               ticker.elapsed()), level)
             replies = [_receive(c) for c in conns]
             expanding = False
-            if any(r.get("aborted") for r in replies):  # only after a finding under stop_at_first
-                raise AssertionError("a worker abandoned a level the parent wanted")  # pragma: no cover
-        if expanding:  # a level the run does not need: end it early and drop its reply
-            abort[0] = 1
+        if expanding:  # not reached today (the parent only lets them go on when it will not stop)
             for c in conns:
                 _receive(c)
             expanding = False
@@ -702,7 +696,6 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
         for c in conns:
             c.close()
         _close_pipes(notify)
-        abort.close()
         shutil.rmtree(exchange, ignore_errors=True)
     stats = Stats(distinct=distinct, generated=generated, depth=level, queue=queue,
                   elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov, out_cov),
