@@ -78,7 +78,7 @@ from ..result import Result, Stats, Violation
 from ..trace import rebuild_trace, to_violation
 from .common import Ticker, build_coverage, limit_notes, select_properties, verdict_of
 from .compact import FingerprintSet, ParentStore
-from .expand import Expander, Pending, add_counts
+from .expand import Expander, Pending, add_counts, count_new
 from .options import ExploreOptions
 
 if TYPE_CHECKING:
@@ -166,7 +166,7 @@ class _Worker:
         self.cand_fps = np.zeros(0, dtype=np.uint64)
         self.cand_refs = array("q")
         self.cand_states: list[Any] = []
-        self.cand_acts: list[str] = []
+        self.cand_steps: list[Any] = []
         self.by_owner: list[np.ndarray] = []
         # this level, as owner: every candidate fingerprint sent here, and the new ones
         self.owned: np.ndarray | None = None
@@ -230,7 +230,7 @@ class _Worker:
         cand_fps: list[int] = []
         cand_refs: list[int] = []
         cand_states: list[Any] = []
-        cand_acts: list[str] = []
+        cand_steps: list[Any] = []
         gen_cov: Counter[str] = Counter()
         out_cov: Counter[str] = Counter()
         store, pos, refs = self.store, self.frontier_pos, self.frontier_refs
@@ -267,7 +267,7 @@ class _Worker:
             cand_fps.extend(cand.fps)
             cand_refs.extend(cand.parents)
             cand_states.extend(cand.states)
-            cand_acts.extend([step[0] for step in cand.steps])
+            cand_steps.extend(cand.steps)  # actions counted for the kept ones only, at commit
             if cand.stopped:
                 stopped = "violation"
                 break
@@ -287,7 +287,7 @@ class _Worker:
         self.by_owner = [np.flatnonzero(owners == d) for d in range(self.n)]
         self.cand_fps = signed.view(np.uint64)
         self.cand_refs = array("q", cand_refs)
-        self.cand_states, self.cand_acts = cand_states, cand_acts
+        self.cand_states, self.cand_steps = cand_states, cand_steps
         # Only fingerprints travel: states stay with the worker that generated them.
         for d in range(self.n):
             if d != self.w:
@@ -383,12 +383,13 @@ class _Worker:
         start = self.parents.append_level(new_fps, refs, external=True)
         picked = kept.tolist()
         store = self.cand_states
-        new_cov = dict(Counter(map(self.cand_acts.__getitem__, picked)))
+        new_cov: dict[str, int] = {}
+        count_new(new_cov, self.cand_steps, picked)
         nw, me = self.n, self.w
         new = len(picked)
         frontier_refs = list(range(start * nw + me, (start + new) * nw + me, nw))
         self.cand_fps = np.zeros(0, dtype=np.uint64)
-        self.cand_refs, self.cand_states, self.cand_acts, self.by_owner = array("q"), [], [], []
+        self.cand_refs, self.cand_states, self.cand_steps, self.by_owner = array("q"), [], [], []
         self.keep_own = None
         # the surplus goes first, so that its takers wait for the pickling only
         given = self.give(gives, store, picked, frontier_refs)
