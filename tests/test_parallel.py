@@ -208,9 +208,10 @@ def test_moves_balance_the_frontiers_and_keep_traces_valid(monkeypatch):
     assert parallel._plan_moves([4, 4, 4]) == ([[], [], []], [[], [], []], 0)
 
 
-def test_a_stop_under_stop_at_first_ends_the_level_the_workers_went_on_with():
-    """The workers expand the next level without waiting; a finding in the level before must
-    still end the run with the same verdict and trace length as the BFS, and leave no worker."""
+def test_an_invariant_found_while_expanding_stops_the_run_like_the_bfs():
+    """Invariants of a level are checked as its chunks are expanded (the workers went on to it
+    without waiting for the parent): the run still stops with the BFS's verdict and trace length,
+    and leaves no worker."""
     import multiprocessing
 
     bfs, par = run_both(Counter(limit=6), ExploreOptions(properties=("Below5",)))
