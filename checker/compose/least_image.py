@@ -85,7 +85,7 @@ def least_image(plan: _Plan) -> tuple[Callable[[tuple], tuple], list[dict[Any, A
                 if memoize:
                     memo[x] = v
                 return v
-            env[name], env["f" + name] = memo, miss
+            env[name], env["f" + name], env["g" + name] = memo, miss, memo.get
         return name
 
     def image(g: tuple[tuple[int, ...], ...]) -> list[tuple[int, str | None]]:
@@ -114,7 +114,7 @@ def least_image(plan: _Plan) -> tuple[Callable[[tuple], tuple], list[dict[Any, A
         var = done.get((src, memo))
         if var is None:
             var = done[(src, memo)] = f"v{len(done)}"
-            lines += [f"{indent}{var} = {memo}.get(s[{src}])", f"{indent}if {var} is None:",
+            lines += [f"{indent}{var} = g{memo}(s[{src}])", f"{indent}if {var} is None:",
                       f"{indent}    {var} = f{memo}(s[{src}])"]
         return var
 
@@ -171,9 +171,12 @@ def least_image(plan: _Plan) -> tuple[Callable[[tuple], tuple], list[dict[Any, A
     # the same successor comes again from a sibling soon after (six times in ten on kafka.eos's
     # symmetric rows, nearly as often with a few thousand entries as with all): its form is kept
     # a while, in a memo emptied when full
-    lines += ["def canonical(s):", "    c = recent_get(s)", "    if c is None:",
-              f"        if len(recent) >= {RECENT}:", "            recent.clear()",
-              "        c = recent[s] = form(s)", "    return c"]
+    if memoize:
+        lines += ["def canonical(s):", "    c = recent_get(s)", "    if c is None:",
+                  f"        if len(recent) >= {RECENT}:", "            recent.clear()",
+                  "        c = recent[s] = form(s)", "    return c"]
+    else:
+        lines += ["canonical = form"]
     recent: dict[tuple, tuple] = {}
     env["recent"], env["recent_get"] = recent, recent.get
     memo_dicts.append(recent)
@@ -181,5 +184,5 @@ def least_image(plan: _Plan) -> tuple[Callable[[tuple], tuple], list[dict[Any, A
     env["__source__"] = source  # for reading profiles
     exec(compile(source, f"<compose {type(plan.machine).__name__} least image>", "exec"), env)  # noqa: S102
     env["build"] = (env["identity"], *(env[f"image{e}"] for e in range(1, len(images))))
-    fn: Callable[[tuple], tuple] = env["canonical"]
-    return fn, memo_dicts
+    form: Callable[[tuple], tuple] = env["canonical"]
+    return form, memo_dicts
