@@ -141,7 +141,19 @@ def least_image(plan: _Plan) -> tuple[Callable[[tuple], tuple], list[dict[Any, A
             pieces.append(f"({', '.join(items)},)")
         return " + ".join(pieces)
 
-    lines = ["def form(s):"]
+    # the same successor comes again from a sibling soon after (six times in ten on kafka.eos's
+    # symmetric rows, nearly as often with a few thousand entries as with all): its form is kept
+    # a while, in a memo emptied when full
+    lines = ["def canonical(s):"]
+    if memoize:
+        lines += ["    c = recent_get(s)", "    if c is not None:", "        return c",
+                  f"    if len(recent) >= {RECENT}:", "        recent.clear()"]
+
+    def ret(expr: str, indent: str) -> list[str]:
+        if not memoize:
+            return [f"{indent}return {expr}"]
+        return [f"{indent}c = recent[s] = {expr}", f"{indent}return c"]
+
     done: dict[tuple[int, str], str] = {}
     for e, img in enumerate(images):
         items = [value(lines, done, *img[k]) for k in key_slots]
@@ -151,8 +163,8 @@ def least_image(plan: _Plan) -> tuple[Callable[[tuple], tuple], list[dict[Any, A
         lines += [f"    if k{e} < b:", f"        b = k{e}", f"        w = {e}", "        tie = False",
                   f"    elif k{e} == b:", "        tie = True"]
     keys = ", ".join(f"k{e}" for e in range(len(images)))
-    lines += ["    if tie:", f"        return min(build[e](s) for e, k in enumerate(({keys},)) if k == b)",
-              "    if w == 0:", "        return s"]
+    lines += ["    if tie:", *ret(f"min(build[e](s) for e, k in enumerate(({keys},)) if k == b)", "        "),
+              "    if w == 0:", *ret("s", "        ")]
     # the winner's image, reusing the renamed values its key already read (a branch per image while
     # that is cheap to dispatch; beyond, one call through a table)
     inline = len(images) <= INLINE
@@ -160,23 +172,14 @@ def least_image(plan: _Plan) -> tuple[Callable[[tuple], tuple], list[dict[Any, A
         if inline:
             branch: list[str] = []
             expr = build(branch, dict(done), img, "        ")
-            lines += [f"    if w == {e}:", *branch, f"        return {expr}"]
+            lines += [f"    if w == {e}:", *branch, *ret(expr, "        ")]
     if not inline:
-        lines.append("    return build[w](s)")
+        lines += ret("build[w](s)", "    ")
     builders = ["def identity(s):", "    return s"]
     for e, img in enumerate(images[1:], 1):
         body: list[str] = []
         expr = build(body, {}, img, "    ")
         builders += [f"def image{e}(s):", *body, f"    return {expr}"]
-    # the same successor comes again from a sibling soon after (six times in ten on kafka.eos's
-    # symmetric rows, nearly as often with a few thousand entries as with all): its form is kept
-    # a while, in a memo emptied when full
-    if memoize:
-        lines += ["def canonical(s):", "    c = recent_get(s)", "    if c is None:",
-                  f"        if len(recent) >= {RECENT}:", "            recent.clear()",
-                  "        c = recent[s] = form(s)", "    return c"]
-    else:
-        lines += ["canonical = form"]
     recent: dict[tuple, tuple] = {}
     env["recent"], env["recent_get"] = recent, recent.get
     memo_dicts.append(recent)
