@@ -13,7 +13,8 @@ are those images built and compared whole.
 
 ``_Plan.canonical`` used to take the least over the other scalarsets' permutations of the last
 scalarset's sorted form: two or three whole images per state with two producers and two
-partitions, a dozen with three partitions (``bench/bench_partition_symmetry.py``)."""
+partitions, a dozen with three partitions (``bench/bench_partition_symmetry.py``): 2.6 -> 1.15 us and
+16 -> 2.0 us per call (``tests/test_compose_least_image.py`` checks the form against the orbit)."""
 
 from __future__ import annotations
 
