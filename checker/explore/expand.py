@@ -213,7 +213,9 @@ class Expander:
 
         A successor is a candidate unless its fingerprint is in ``known`` (states the caller
         knows are visited; it may miss some) or in ``seen`` (this chunk's, or a longer scope the
-        caller passes in; updated). ``edges``, when given, receives (parent reference, child
+        caller passes in; updated). Both hold fingerprints of states inside the constraint only
+        (visited states and candidates are): with hash fingerprints and no symmetry, a successor
+        found there is not asked ``within_bounds`` again. ``edges``, when given, receives (parent reference, child
         fingerprint, step) for every successor inside the constraint, duplicates included.
         """
         machine = self.machine
