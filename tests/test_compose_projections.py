@@ -257,3 +257,26 @@ def test_an_unhashable_projection_is_a_compose_error_on_first_use() -> None:
     m = Bad({})
     with pytest.raises(ComposeError, match="projection node:fields returned an unhashable list"):
         m.successors(next(iter(m.init_states())))
+
+
+def test_a_gate_on_a_projection_of_a_part_the_effect_reads_whole() -> None:
+    class Gated(Nodes):
+        @precondition(lambda self, phase: phase < 2)
+        @rule("Advance", params={"i": "node"}, reads=("node[i]", "phase=node[i]:phase"), writes=("node[i]",))
+        def advance(self, node: Node) -> Any:
+            return {"node": node._replace(phase=node.phase + 1)}
+
+    class Plain(Nodes):
+        @rule("Advance", params={"i": "node"}, reads=("node[i]",), writes=("node[i]",))
+        def advance(self, node: Node) -> Any:
+            return {"node": node._replace(phase=node.phase + 1)} if node.phase < 2 else None
+
+    gated = Gated()
+    (rule_,) = [r for r in gated._plan.rules if r.action == "Advance"]
+    b = rule_.bindings[0]
+    slot = gated.slot("node")
+    # the gate is memoised on the projection; the full key holds the slot once (its projection is implied)
+    assert b.key_slots == [slot] and b.gate_slots == [(slot, gated._plan.projections[("node", "phase")])]
+    assert sorted(reachable_steps(gated)) == sorted(reachable_steps(Plain()))
+    assert compare_memo(lambda memo: Gated(memoize=memo)).complete
+    assert len(b.gate_memo) <= 3  # one entry per phase, however the counts move

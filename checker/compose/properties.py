@@ -188,7 +188,7 @@ class _Fused:
     def invariants(self, objs: list[_Invariant], checks: list[Callable[[tuple], bool]]) -> Callable[[tuple], bool]:
         if len(checks) == 1 and len(objs[0].bindings) == 1:
             return checks[0]  # one memo lookup already
-        slots = sorted({k for obj in objs for _, _, ks, _ in obj.bindings for k in ks}, key=_term_order)
+        slots = _implied(sorted({k for obj in objs for _, _, ks, _ in obj.bindings for k in ks}, key=_term_order))
         memo = self.memo()
         env: dict[str, Any] = {"memo": memo, "cap": FUSED_MEMO_CAP, "counts": [0, 0], "trial": FUSED_TRIAL}
         key = _key_source(slots, "s", env)
