@@ -280,3 +280,21 @@ def test_a_gate_on_a_projection_of_a_part_the_effect_reads_whole() -> None:
     assert sorted(reachable_steps(gated)) == sorted(reachable_steps(Plain()))
     assert compare_memo(lambda memo: Gated(memoize=memo)).complete
     assert len(b.gate_memo) <= 3  # one entry per phase, however the counts move
+
+
+def test_a_projection_read_twice_per_state_is_looked_up_once() -> None:
+    class Twice(Projected):
+        @rule("Peek", params={"i": "node"}, reads=("node[i]:phase",))
+        def peek(self, node: int) -> Any:
+            return None
+
+    twice = Twice()
+    source = twice._plan.source
+    phase = twice._plan.projections[("node", "phase")]
+    base = twice.slot("node")
+    for i in range(3):  # read by Advance's gate and by Peek: once each, at the top
+        term = f"P{id(phase)}[s[{base + i}]]"
+        assert source.count(term) == 1, source
+        (line,) = [x for x in source.splitlines() if term in x]
+        assert line.strip().startswith("q") and " = " in line
+    assert _graph(twice) == _graph(Projected())

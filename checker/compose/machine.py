@@ -25,7 +25,7 @@ from .declare import ComposeError, Domain, PropertySpec, RuleSpec
 from .network import ChannelOps, Delivery, Network
 from .parts import Actors, Budget, Channel, Clock, Decl
 from .properties import _Fused, _Invariant, _Transition
-from .rules import _NO_MSG, ReadSlots, _ChannelRule, _key_source, _Projection, _Rule, read_parts
+from .rules import _NO_MSG, ReadSlots, _ChannelRule, _key_source, _Projection, _Rule, hoist_projections, read_parts
 
 if TYPE_CHECKING:
     from ..chart import ChartEvent
@@ -172,6 +172,7 @@ class _Plan:
                 env[f"e{n}"] = rule.expand
                 lines.append(f"    e{n}(s, out)")
         lines.append("    return out")
+        lines = hoist_projections(lines, 3)
         #: the generated source (profiles name its lines: ``<compose Class>:N``)
         self.source = "\n".join(lines)
         exec(compile(self.source, f"<compose {type(self.machine).__name__}>", "exec"), env)  # noqa: S102

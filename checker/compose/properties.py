@@ -21,6 +21,7 @@ from .rules import (
     _NoMemo,
     _Ref,
     _term_order,
+    hoist_projections,
 )
 
 if TYPE_CHECKING:
@@ -201,6 +202,7 @@ class _Fused:
                 env[f"m{i}_{j}"] = bmemo
                 inline += _binding_check(f"m{i}_{j}", key_slots, f"miss{i}({j}, s)", env)
         inline.append("    return True")
+        inline = hoist_projections(inline, 1)
         conj = "conj(s)"
         # The union key repeats often in some machines (kafka.eos's first benchmark configuration:
         # 87% of lookups hit) and hardly in others (its idempotent preset: 50%), where the lookup

@@ -231,6 +231,28 @@ def _implied(terms: list[Term]) -> list[Term]:
     return [k for k in terms if type(k) is int or k[0] not in whole]  # type: ignore[index]
 
 
+_PROJECTED = re.compile(r"\bP\d+\[s\[\d+\]\]")
+
+
+def hoist_projections(lines: list[str], at: int) -> list[str]:
+    """``lines`` (a generated function reading state ``s``) with each projected key term that occurs
+    more than once (``P<id>[s[k]]``: several rules or properties reading one projection of one slot)
+    computed once, in a local assigned before line ``at``: one dict lookup per state instead of one
+    per reader. A projection is a pure function of the slot, so computing it where a reader would
+    not (a spent budget's rule) changes nothing but the cost."""
+    counts: dict[str, int] = {}
+    for line in lines:
+        for term in _PROJECTED.findall(line):
+            counts[term] = counts.get(term, 0) + 1
+    shared = [term for term, n in counts.items() if n > 1]
+    if not shared:
+        return lines
+    names = {term: f"q{i}" for i, term in enumerate(shared)}
+    pattern = re.compile("|".join(re.escape(term) for term in shared))
+    body = [pattern.sub(lambda m: names[m.group(0)], line) for line in lines[at:]]
+    return [*lines[:at], *(f"    {name} = {term}" for term, name in names.items()), *body]
+
+
 def _term_order(k: Term) -> tuple[int, str]:
     """A sort key for a union of terms (a slot first, then its projections by name)."""
     return (k, "") if type(k) is int else (k[0], k[1].name)  # type: ignore[index]
