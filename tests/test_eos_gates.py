@@ -70,7 +70,7 @@ REDUNDANT: dict[str, frozenset[str]] = {
     "WriteTxnMarker": frozenset({"p", "txn"}), "WriteOffsetsMarker": frozenset({"txn"}),
     "InitProducerIdTimeout": frozenset({"client", "instance", "init_requests"}),
     # gates on projections (the producer's phase or ``between`` flag, the group's membership fields)
-    "Rejoin": frozenset({"i", "member", "gm", "phase"}), "OnAssignment": frozenset({"member", "gm", "between"}),
+    "Rejoin": frozenset({"i", "member", "group", "phase"}), "OnAssignment": frozenset({"member", "group", "between"}),
     "IdempotentRequestTimeout": frozenset({"c", "flight", "on_way", "back"}),
 }
 

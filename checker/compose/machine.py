@@ -23,7 +23,7 @@ from ..machine import Machine, Property, State, Step
 from ..symmetry import Scalarset, Symmetry, canonicalize
 from .declare import ComposeError, Domain, PropertySpec, RuleSpec
 from .network import ChannelOps, Delivery, Network
-from .parts import Actors, Budget, Channel, Clock, Decl
+from .parts import Actors, Budget, Channel, Clock, Decl, Projection
 from .properties import _Fused, _Invariant, _Transition
 from .rules import _NO_MSG, ReadSlots, _ChannelRule, _key_source, _Projection, _Rule, hoist_projections, read_parts
 
@@ -297,12 +297,16 @@ class _Plan:
         proj = self.projections.get((part, name))
         if proj is None:
             declared = getattr(self.decls[part], "projections", None) or {}
-            fn = declared.get(name)
+            declared_fn = declared.get(name)
+            put: Callable[[Any, Any], Any] | None = None
+            fn: Any = declared_fn
+            if isinstance(declared_fn, Projection):
+                fn, put = declared_fn.get, declared_fn.put
             if not callable(fn):
                 raise ComposeError(f"{where}: part {part!r} has no projection {name!r} "
                                    f"(its projections: {', '.join(declared) or 'none'})")
             source = self.tables[part].values if part in self.tables else None
-            proj = self.projections[(part, name)] = _Projection(f"{part}:{name}", fn, source)
+            proj = self.projections[(part, name)] = _Projection(f"{part}:{name}", fn, source, put)
         return proj
 
     def _budget(self, name: str, what: str) -> tuple[int, int]:

@@ -16,7 +16,9 @@ identities; every Actors part naming the same scalarset is permuted together), a
 Projections: ``projections={"phase": fn}`` on a ``Scalar``, ``Part``, ``Actors`` or ``Channel`` names
 a pure function of the part's value; a rule or property that reads ``"name[p]:phase"`` (or
 ``"name:phase"``) receives ``fn(value)`` instead of the value and is memoised on it, so states that
-differ only in fields the projection drops share a memo entry.
+differ only in fields the projection drops share a memo entry. A ``Projection(get, put)`` may also
+be written: a rule that writes ``"name:phase"`` returns the new projected value, and the part becomes
+``put(old value, new projected value)``.
 """
 
 from __future__ import annotations
@@ -30,8 +32,22 @@ if TYPE_CHECKING:
 
 #: an int, or the name of a configuration entry that holds one
 Size = int | str
-#: a part's named projections: name -> a pure function of the part's value (a hashable result)
-Projections = Mapping[str, Callable[[Any], Hashable]]
+
+
+@dataclass(frozen=True)
+class Projection:
+    """A projection that can be written back: ``get(value)`` is what a reader sees (and is memoised
+    on), ``put(value, projected)`` the part's value after a rule writes ``projected`` to it. The two
+    must agree (``get(put(v, p)) == p`` and ``put(v, get(v)) == v``): a rule that writes the
+    projection then changes only the fields ``get`` keeps."""
+
+    get: Callable[[Any], Hashable]
+    put: Callable[[Any, Any], Any]
+
+
+#: a part's named projections: name -> a pure function of the part's value (a hashable result), or a
+#: ``Projection`` that can also be written
+Projections = Mapping[str, "Callable[[Any], Hashable] | Projection"]
 
 
 class Decl:

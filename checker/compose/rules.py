@@ -55,11 +55,16 @@ class _Projection:
     """A part's named projection (``parts.Decl.projections``) in one compiled machine: both maps
     are filled on first sight of a slot content, and emptied with the memos keyed by its ids."""
 
-    __slots__ = ("by_value", "fn", "ids", "name", "source", "values")
+    __slots__ = ("by_value", "fn", "ids", "name", "put", "puts", "source", "values")
 
-    def __init__(self, name: str, fn: Callable[[Any], Hashable], source: Mapping[int, Any] | None) -> None:
+    def __init__(self, name: str, fn: Callable[[Any], Hashable], source: Mapping[int, Any] | None,
+                 put: Callable[[Any, Any], Any] | None = None) -> None:
         #: ``"part:projection"``, for messages
         self.name, self.fn, self.source = name, fn, source
+        #: ``put(value, projected) -> value`` (``parts.Projection``), or None: read only
+        self.put = put
+        #: projected value written -> (slot content -> slot content after the write), filled on use
+        self.puts: dict[Hashable, dict[Any, Any]] = {}
         self.ids = _ProjectionIds()
         self.ids.projection = self
         self.values = _ProjectionValues()
@@ -91,6 +96,31 @@ class _Projection:
         self.ids.clear()
         self.values.clear()
         self.by_value.clear()
+        self.puts.clear()
+
+    def writer(self, projected: Hashable, encode: Callable[[Any], Any]) -> tuple[dict[Any, Any], Callable[[Any], Any]]:
+        """Writing ``projected`` as (cache, fold): the slot content after the write, by the content
+        before it, and the function that computes and caches it (the ``sends`` form of an outcome,
+        applied per state by the generated code: the written value depends on the part's other fields)."""
+        try:
+            cache = self.puts.get(projected)
+        except TypeError:
+            raise ComposeError(f"a write of projection {self.name} is an unhashable "
+                               f"{type(projected).__name__}: {projected!r}") from None
+        if cache is None:
+            cache = self.puts[projected] = {}
+        put, source = self.put, self.source
+        assert put is not None
+
+        def fold(i: Any) -> Any:
+            try:
+                value = i if source is None else source[i]
+            except KeyError as exc:
+                raise _unknown_part(exc) from None
+            new = cache[i] = encode(put(value, projected))
+            return new
+
+        return cache, fold
 
 
 #: one component of a memo key: a slot (its content as it is), or a slot and a projection (the
@@ -282,9 +312,10 @@ class _Ref:
         #: the projection read instead of the value (its values replace the table's)
         self.projection: _Projection | None = None
         if m.group(4) is not None:
-            if write:
-                raise ComposeError(f"{where}: writes {text!r}; a projection is read only (write the part)")
             self.projection = plan.projection(self.name, m.group(4), where)
+            if write and self.projection.put is None:
+                raise ComposeError(f"{where}: writes {text!r}; projection {self.projection.name} is read only "
+                                   "(write the part, or declare it a Projection(get, put))")
             self.values = self.projection.values
         if self.param is not None:
             if not isinstance(self.decl, Actors):
@@ -316,7 +347,7 @@ class _Binding:
     """One rule at one combination of parameter values: the slots it reads, its memo."""
 
     __slots__ = ("decode", "gate_getter", "gate_memo", "gate_slots", "getter", "key_slots", "memo", "params",
-                 "prefix", "reads", "writes")
+                 "prefix", "puts", "reads", "writes")
 
     def __init__(self, rule: _Rule, params: dict[str, Any]) -> None:
         self.params = params
@@ -333,6 +364,8 @@ class _Binding:
         self.getter = _getter(key_slots)
         self.decode = _decoder(self.reads)
         self.writes = {ref.key: (ref.slots(params), ref.whole, rule.plan.encoder(ref.decl)) for ref in rule.writes}
+        #: the writes through a projection (``parts.Projection``): key -> its projection
+        self.puts = {ref.key: ref.projection for ref in rule.writes if ref.projection is not None}
         self.prefix = (rule.action, *(params[p] for p in rule.param_names))
         self.memo: dict[Hashable, tuple[Outcome, ...]] = {} if rule.plan.memoize and rule.spec.memo else _NoMemo()
         #: the rule's narrow preconditions (``_Rule.gate_reads``) memoised on the fewer slots they read:
@@ -388,6 +421,10 @@ class _Rule:
         dupes = {n for n in names if names.count(n) > 1}
         if dupes:
             raise ComposeError(f"{where}: {', '.join(sorted(dupes))} named twice among parameters and reads")
+        whole_writes = {r.name for r in self.writes if r.projection is None}
+        both = sorted({r.name for r in self.writes if r.projection is not None} & whole_writes)
+        if both:
+            raise ComposeError(f"{where}: writes {', '.join(both)} both whole and through a projection")
         self.allowed = {r.key for r in self.writes} | set(spec.sends) | set(spec.results)
         self.fn_args = _accepts(fn, names, where)
         self.guards = [(g, _accepts(g, names, f"precondition of {where}")) for g in guards]
@@ -568,17 +605,26 @@ class _Rule:
         except KeyError as exc:
             raise ComposeError(f"{self.where} did not return its result {exc.args[0]!r}") from None
         writes: list[tuple[int, Any]] = []
+        sends: list[tuple[int, dict[Any, Any], Callable[[Any], Any]]] = []
         for name, (slots, whole, encode) in b.writes.items():
             if name not in d:
                 continue
             value = d[name]
+            proj = b.puts.get(name)
+            if proj is not None:  # the new value depends on the fields the projection drops: per state
+                if whole:
+                    if not isinstance(value, tuple) or len(value) != len(slots):
+                        raise ComposeError(f"{self.where}: {name} is {len(slots)} actors; write a tuple of that length")
+                    sends.extend((k, *proj.writer(v, encode)) for k, v in zip(slots, value))
+                else:
+                    sends.append((slots[0], *proj.writer(value, encode)))
+                continue
             if whole:
                 if not isinstance(value, tuple) or len(value) != len(slots):
                     raise ComposeError(f"{self.where}: {name} is {len(slots)} actors; write a tuple of that length")
                 writes.extend((k, encode(v)) for k, v in zip(slots, value))
             else:
                 writes.append((slots[0], encode(value)))
-        sends = []
         for ch, (slot, ops) in self.sends.items():
             msgs = d.get(ch)
             if msgs is not None:

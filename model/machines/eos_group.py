@@ -45,7 +45,7 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from eoscheck.checker.compose import Actors, Part, invariant, precondition, rule
+from eoscheck.checker.compose import Actors, Part, Projection, invariant, precondition, rule
 
 from .. import properties as props
 from ..group.member import (
@@ -127,21 +127,29 @@ def between_transactions(p: TxnProducer) -> bool:
 
 
 # --- projections (``checker.compose``: a rule or property that reads ``"group:membership"`` gets this
-# value alone and is memoised on it, so the offsets and pending commits moving cost it no miss)
+# value alone and is memoised on it, so the offsets and pending commits moving cost it no miss; one that
+# writes it changes the group's membership fields and keeps its offsets)
 
 
 class Membership(NamedTuple):
-    """The group's membership fields: what the membership decisions (``can_rebalance``, ``on_assignment``,
-    ``must_rejoin``) read of ``GroupMeta``, and nothing of its offsets."""
+    """The group's membership fields (``GroupMeta``'s first five): what the membership steps
+    (``can_rebalance``, ``on_assignment``, ``must_rejoin``, ``rejoin_ranked``, ``session_timeout``,
+    ``rebalance``) read and write of the group, nothing of its offsets."""
 
     state: int
     generation_id: int
     members: tuple[int, ...]
+    static_members: tuple[tuple[int, int], ...]
     assignment: tuple[int, ...]
 
 
 def membership(group: GroupMeta) -> Membership:
-    return Membership(group.state, group.generation_id, group.members, group.assignment)
+    return Membership(group.state, group.generation_id, group.members, group.static_members, group.assignment)
+
+
+def with_membership(group: GroupMeta, m: Membership) -> GroupMeta:
+    return GroupMeta(m.state, m.generation_id, m.members, m.static_members, m.assignment, group.offsets,
+                     group.pending)
 
 
 def input_offset(group: GroupMeta) -> int:
@@ -167,7 +175,7 @@ def txn_state(m: Any) -> int:
 
 #: the projections of ``kafka.eos``'s parts this mixin reads (declared on the parts in ``eos.py``)
 GROUP_PROJECTIONS: dict[str, dict[str, Any]] = {
-    "group": {"membership": membership, "input_offset": input_offset},
+    "group": {"membership": Projection(membership, with_membership), "input_offset": input_offset},
     "producer": {"between": producer_between, "phase": producer_phase, "inputs": producer_inputs},
     "txn": {"state": txn_state},
 }
@@ -302,22 +310,22 @@ class EosGroup:
 
     # --- membership ---------------------------------------------------------------------------------
 
-    @rule("SessionTimeout", params={"i": _with_rebalances}, reads=("member[i]", "group"), writes=("group",))
-    def session_timeout_rule(self, member: Member, group: GroupMeta) -> Any:
+    # on the group's membership (a written projection: the offsets are kept)
+    @rule("SessionTimeout", params={"i": _with_rebalances}, reads=("member[i]", "group:membership"),
+          writes=("group:membership",))
+    def session_timeout_rule(self, member: Member, group: Membership) -> Any:
         """The member's session expires (a paused process); the coordinator removes it and prepares a
         rebalance. The process does not know yet."""
-        removed = session_timeout(group, member)
+        removed = session_timeout(group, member)  # type: ignore[arg-type]
         return None if removed is None else {"group": removed}
 
-    # the precondition reads the group's membership, the members and whether each producer is between
-    # transactions (projections): checker.compose memoises it on those, so the producers moving and the
-    # offsets changing while no rebalance can complete (most states) cost no miss of the full key, which
-    # holds no producer either (only its ``between`` flag)
-    @precondition(lambda self, gm, member, between: can_rebalance(gm, member, between))
+    # on projections: the group's membership (written back, the offsets kept), whether each producer is
+    # between transactions: the producers moving and the offsets changing cost no miss
+    @precondition(lambda self, group, member, between: can_rebalance(group, member, between))
     @rule("Rebalance", params={"g": _the_group},
-          reads=("group", "member", "between=producer:between", "gm=group:membership"), writes=("group",),
+          reads=("group:membership", "member", "between=producer:between"), writes=("group:membership",),
           results=("generation",))
-    def rebalance_rule(self, group: GroupMeta) -> Any:
+    def rebalance_rule(self, group: Membership) -> Any:
         """JoinGroup and SyncGroup complete: a new generation and assignment."""
         done = _rebalance(group)
         return {"group": done, "generation": done.generation_id}
@@ -325,16 +333,16 @@ class EosGroup:
     # a gate on projections (the membership fields, the producer's ``between`` flag): restates the
     # effect's own "nothing to learn" (tests/test_eos_gates.py), so the offsets and the producer moving
     # cost no miss of the full key while there is nothing to learn
-    @precondition(lambda self, member, gm, between: between and on_assignment(member, gm) is not None)
+    @precondition(lambda self, member, group, between: between and on_assignment(member, group) is not None)
     @rule("OnAssignment", params={"i": _assignments},
-          reads=("member[i]", "group", "producer[i]", "between=producer[i]:between", "gm=group:membership"),
+          reads=("member[i]", "group:membership", "producer[i]", "between=producer[i]:between"),
           writes=("member[i]", "producer[i]"), results=("owns",))
-    def on_assignment_rule(self, member: Member, group: GroupMeta, producer: TxnProducer) -> Any:
+    def on_assignment_rule(self, member: Member, group: Membership, producer: TxnProducer) -> Any:
         """Between transactions, the member learns the new generation's assignment; its position is
         fetched again (a revoked or newly assigned partition)."""
         if not between_transactions(producer):
             return None
-        learned = on_assignment(member, group)
+        learned = on_assignment(member, group)  # type: ignore[arg-type]
         if learned is None:
             return None
         return {"member": learned, "producer": self.alpha_on_assignment(producer, learned.owns),  # type: ignore[attr-defined]
@@ -342,17 +350,17 @@ class EosGroup:
 
     # a gate on projections (the producer's phase, the membership fields), restating the effect's own
     # "nothing to do" below (tests/test_eos_gates.py)
-    @precondition(lambda self, i, member, gm, phase: phase in _FENCED_OR_FATAL or (
-        phase in _BETWEEN and must_rejoin(member[i], gm)))
+    @precondition(lambda self, i, member, group, phase: phase in _FENCED_OR_FATAL or (
+        phase in _BETWEEN and must_rejoin(member[i], group)))
     @rule("Rejoin", params={"i": _with_rejoins},
-          reads=("member", "group", "producer[i]", "phase=producer[i]:phase", "gm=group:membership"),
-          writes=("member", "group", "producer[i]"), results=("rank",))
-    def rejoin_rule(self, i: int, member: tuple[Member, ...], group: GroupMeta, producer: TxnProducer) -> Any:
+          reads=("member", "group:membership", "producer[i]", "phase=producer[i]:phase"),
+          writes=("member", "group:membership", "producer[i]"), results=("rank",))
+    def rejoin_rule(self, i: int, member: tuple[Member, ...], group: Membership, producer: TxnProducer) -> Any:
         """A member that learned it left the group (between transactions), or whose producer was fenced,
         joins again with a new member id, which sorts anywhere among the others' (``rank``); a fenced
         producer is replaced by a new instance."""
         fenced = producer.phase in (TXN_FENCED, TXN_FATAL)
-        if not fenced and not (must_rejoin(member[i], group) and between_transactions(producer)):
+        if not fenced and not (must_rejoin(member[i], group) and between_transactions(producer)):  # type: ignore[arg-type]
             return None
         after = self.alpha_on_rejoin(producer, fenced)  # type: ignore[attr-defined]
         # past the last rejoin the constraint cuts every successor: one stands for them (liveness sees
@@ -360,7 +368,7 @@ class EosGroup:
         ranks = range(1, self.members + 1) if member[i].incarnation < self.rejoins else (self.members,)
         moves = []
         for rank in ranks:
-            joined, moved = rejoin_ranked(member, group, i, rank)
+            joined, moved = rejoin_ranked(member, group, i, rank)  # type: ignore[arg-type]
             moves.append({"member": joined, "group": moved, "producer": after, "rank": rank})
         return moves
 
