@@ -21,6 +21,7 @@ from ..fingerprint import check_state
 from ..intern import Interner
 from ..machine import Machine, Property, State, Step
 from ..symmetry import Scalarset, Symmetry, canonicalize
+from . import least_image
 from .declare import ComposeError, Domain, PropertySpec, RuleSpec
 from .network import ChannelOps, Delivery, Network
 from .parts import Actors, Budget, Channel, Clock, Decl, Projection
@@ -352,6 +353,11 @@ class _Plan:
                             for ss, size in self.scalarset_sizes.items()
                             if 1 < size <= BRUTE_FORCE and self.self_renaming(ss)}
         self.product = self._product()
+        #: the generated least image over the whole group, when it is small (``least_image``)
+        self.least: Callable[[tuple], tuple] | None = None
+        self._least_memos: list[dict[Any, Any]] = []
+        if least_image.applies(self):
+            self.least, self._least_memos = least_image.least_image(self)
 
     def _product(self) -> tuple[str, tuple[tuple[tuple[str, tuple[int, ...]], ...], ...]] | None:
         """With two or more scalarsets of two or more identities: the one canonicalised alone
@@ -406,7 +412,10 @@ class _Plan:
         by the least image (``checker.symmetry.canonicalize``); a scalarset whose actors mention
         its identities has no rename-invariant sort key, so up to ``BRUTE_FORCE`` identities its
         form is the least image over every permutation. With several scalarsets (``product``):
-        the least of one's form over every renaming by the others."""
+        the least of one's form over every renaming by the others. With a small group
+        (``least_image``): the least image over all of it, by generated code."""
+        if self.least is not None:
+            return self.least(s)
         if self.product is not None:
             last, images = self.product
             best = None
@@ -448,7 +457,9 @@ class _Plan:
         """Whether ``canonical`` picks one state per orbit, so that every engine and exploration
         order gives the same count: at most one scalarset with two or more identities, whose sort
         keys renaming leaves alone or which is small enough to try every permutation; or several,
-        combined by ``product``."""
+        combined by ``product``; or a small group, whose least image is taken."""
+        if self.least is not None:
+            return True
         active = [ss for ss, size in self.scalarset_sizes.items() if size > 1]  # a smaller one renames nothing
         if len(active) != 1:
             return not active or self.product is not None
@@ -521,6 +532,8 @@ class _Plan:
             obj.clear()
         self.fused.clear()
         self.renamed.clear()
+        for memo in self._least_memos:
+            memo.clear()
         for proj in self.projections.values():  # after every memo keyed by its ids
             proj.clear()
         self.compile()

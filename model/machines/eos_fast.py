@@ -74,6 +74,9 @@ def canonical_form(machine: Any) -> Callable[[tuple], tuple]:
     per (part, permutation), keyed by the part's id. The usual case, one scalarset of two
     identities, is one generated function (``checker.symmetry.canonicalize``'s two-identity case)."""
     plan = machine._plan
+    least = getattr(plan, "least", None)
+    if least is not None:  # compose's generated least image over a small group: already one function
+        return least
     # a scalarset whose actors mention its identities (the idempotent clients) has no rename-invariant
     # sort key: ``Composed`` takes the least image over every permutation (``_Plan.brute_force``)
     active = [ss for ss in plan.scalarsets if plan.scalarset_sizes[ss] >= 2]  # a smaller one renames nothing
