@@ -175,10 +175,50 @@ class Fingerprinter:
     def check(self, state: Any) -> None:
         """The per-sample check the engines run on early states (types, and the domain for
         ``hash``; for a view, on the projected value)."""
-        check_state(state)
         if self.kind == "hash":
             key = self.canonical(state) if self.canonical is not None else state
-            check_domain(self.project(key) if self.project is not None else key)
+            if self.project is not None:
+                key = self.project(key)
+            if _in_domain(state) and (key is state or _in_domain(key)):
+                return  # the usual case; the paths below name the first bad leaf
+            check_state(state)
+            check_domain(key)
+        elif not _plain(state):
+            check_state(state)
+
+
+def _plain(value: Any) -> bool:
+    """True when every leaf of ``value`` is an int or bool (exact types) in tuples: the quick
+    form of ``check_state`` for the engines' samples (False also for an int subclass, which
+    ``check_state`` then accepts)."""
+    if type(value) is int or type(value) is bool:
+        return True
+    if not isinstance(value, tuple):
+        return False
+    for x in value:
+        t = type(x)
+        if t is not int and t is not bool and not _plain(x):
+            return False
+    return True
+
+
+def _in_domain(value: Any) -> bool:
+    """``_plain`` and, for ``hash`` fingerprints, every int leaf in ``DOMAIN`` (see ``check_domain``)."""
+    t = type(value)
+    if t is bool:
+        return True
+    if t is int:
+        return -P < value < P and value != -2
+    if not isinstance(value, tuple):
+        return False
+    for x in value:
+        t = type(x)
+        if t is int:
+            if not -P < x < P or x == -2:
+                return False
+        elif t is not bool and not _in_domain(x):
+            return False
+    return True
 
     def unsigned(self, state: Any) -> int:
         return self.fn(state) & MASK64

@@ -5,7 +5,7 @@ Invariants take a state; transition properties take (state, step, next_state).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from .producer.client import RAISED_OUT_OF_ORDER
 from .state import (
@@ -76,15 +76,33 @@ def _log_order(log: tuple[LogRecord, ...], c: int) -> tuple[tuple[LogRecord, ...
 
 def client_send_order_no_loss(log: tuple[LogRecord, ...], c: int, client: IdempotentClient) -> bool:
     """SendOrderNoLoss for client ``c`` alone (the property holds when it holds for every client)."""
+    return send_order_no_loss_of(log, c, send_order_view(client))
+
+
+class SendOrderView(NamedTuple):
+    """What SendOrderNoLoss reads of a client: its acknowledged and failed records, and the records
+    of its batches (bit sets by record)."""
+
+    acked: int
+    failed: int
+    pending: int
+
+
+def send_order_view(client: IdempotentClient) -> SendOrderView:
+    pending = 0
+    for b in client.batches:
+        pending |= 1 << b.record
+    return SendOrderView(client.acked, client.failed, pending)
+
+
+def send_order_no_loss_of(log: tuple[LogRecord, ...], c: int, client: SendOrderView) -> bool:
+    """``client_send_order_no_loss`` on the client's ``SendOrderView``."""
     _, in_order, logged, below = _log_order(log, c)
     if not in_order:
         return False
     if client.acked & ~logged:
         return False  # an acknowledged record is not in the log
-    pending = 0
-    for b in client.batches:
-        pending |= 1 << b.record
-    return not below & ~(logged | client.failed | pending)  # else a gap: neither written, failed nor pending
+    return not below & ~(logged | client.failed | client.pending)  # else a gap: neither written, failed nor pending
 
 
 def _acked_data_lost(s: IdempotentState, client: int) -> bool:

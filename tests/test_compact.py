@@ -127,9 +127,10 @@ def test_parent_store_rejects_bad_input():
         store.fingerprint(1)
 
 
-def _bfs_like_run(visited, seed: int) -> list:
+def _bfs_like_run(visited, seed: int, distinct: bool = False) -> list:
     """Drive a visited store the way the BFS does: levels of candidate batches whose parents are
-    the previous level's new fingerprints; record every answer."""
+    the previous level's new fingerprints; record every answer. ``distinct``: each batch holds a
+    fingerprint once (as a chunk's candidates do) and says so."""
     rng = random.Random(seed)
     universe = [rng.getrandbits(64) - (1 << 63) for _ in range(3000)]  # signed, like hash()
     answers: list = []
@@ -142,9 +143,11 @@ def _bfs_like_run(visited, seed: int) -> list:
         current: list[int] = []
         for _ in range(rng.randint(1, 4)):
             fps = [rng.choice(universe) for _ in range(rng.randint(0, 300))]
+            if distinct:
+                fps = list(dict.fromkeys(fps))
             parents = [rng.choice(previous) for _ in fps]
-            room = rng.choice([None, None, None, rng.randint(0, 50)])
-            new, overflow = visited.insert_batch(fps, parents, room)
+            room = rng.choice([None, None, None, rng.randint(0, 50), rng.randint(0, 400)])
+            new, overflow = visited.insert_batch(fps, parents, room, distinct=distinct)
             answers.append((new, overflow))
             current += [fps[i] for i in new]
         visited.end_level()
@@ -160,12 +163,27 @@ def _bfs_like_run(visited, seed: int) -> list:
     return answers
 
 
+@pytest.mark.parametrize("distinct", [False, True])
 @pytest.mark.parametrize("seed", range(5))
-def test_compact_visited_answers_exactly_like_the_python_set_version(seed):
+def test_compact_visited_answers_exactly_like_the_python_set_version(seed, distinct):
     from eoscheck.checker.explore.compact import CompactVisited
     from eoscheck.checker.explore.visited import VisitedSet
 
-    assert _bfs_like_run(CompactVisited(), seed) == _bfs_like_run(VisitedSet(), seed)
+    # distinct batches that fit take the one-pass insert, the others test then insert
+    assert _bfs_like_run(CompactVisited(), seed, distinct) == _bfs_like_run(VisitedSet(), seed, distinct)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_add_distinct_tests_and_inserts_in_one_pass(seed):
+    fpset = FingerprintSet(capacity=16)
+    reference: set[int] = set()
+    for batch in _random_batches(seed, batches=25, size=600, universe=5000):
+        distinct = np.array(list(dict.fromkeys(batch.tolist())), dtype=np.uint64)  # zero included when drawn
+        is_new = fpset.add_distinct(distinct)
+        assert is_new.tolist() == [v not in reference for v in distinct.tolist()]
+        reference.update(distinct.tolist())
+        assert len(fpset) == len(reference)
+    assert fpset.contains_batch(np.array(sorted(reference), dtype=np.uint64)).all()
 
 
 def test_compact_visited_known_holds_only_recent_levels():

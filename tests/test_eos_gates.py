@@ -32,6 +32,9 @@ CONFIGS: list[tuple[str, str, dict[str, int]]] = [
     ("kafka.init_producer_id", "kafka-shipped", {"clients": 2, "max_epoch": 3, "lost_responses": 1, "failovers": 1,
                                                  "abortable_errors": 2, "transactions": 2, "restarts": 1,
                                                  "new_producer_ids": 3}),
+    ("kafka.eos.idempotent_produce", "kafka-shipped", {"records": 5, "max_in_flight": 3, "lost_responses": 1,
+                                                       "delivery_timeout": 4, "producer_id_expiration": 4,
+                                                       "max_ticks": 6}),
 ]
 LIMIT = 6000
 
@@ -66,6 +69,9 @@ REDUNDANT: dict[str, frozenset[str]] = {
     "EndTxn": frozenset({"producer"}), "RequestTimeout": frozenset({"producer"}),
     "WriteTxnMarker": frozenset({"p", "txn"}), "WriteOffsetsMarker": frozenset({"txn"}),
     "InitProducerIdTimeout": frozenset({"client", "instance", "init_requests"}),
+    # gates on projections (the producer's phase or ``between`` flag, the group's membership fields)
+    "Rejoin": frozenset({"i", "member", "group", "phase"}), "OnAssignment": frozenset({"member", "group", "between"}),
+    "IdempotentRequestTimeout": frozenset({"c", "flight", "on_way", "back"}),
 }
 
 
@@ -85,17 +91,19 @@ def test_a_closed_gate_hides_no_step(model: str, variant: str, bounds: dict[str,
     m = _build(model, variant, bounds)
     rules = _redundant(m)
     assert rules, "no such gate in this configuration"
-    closed = 0
+    closed: dict[str, int] = {}
     for s in _states(m, LIMIT):
         for rule, mine, others in rules:
             for b in rule.bindings:
                 kwargs = b.decode(s, dict(b.params))
                 if all(gate(m, kwargs) for gate in mine) or not all(g(m, kwargs) for g in others):
                     continue
-                closed += 1
+                closed[rule.action] = closed.get(rule.action, 0) + 1
                 result = rule.fn_call(m, kwargs)
                 assert not result, f"{rule.action} {b.params}: gate closed, effect gives {result!r}"
     assert closed, "no state closes a gate: the test checks nothing"
+    for projected in ("Rejoin", "OnAssignment", "IdempotentRequestTimeout"):  # the gates on projections close too (where bound)
+        assert closed.get(projected) or not any(r.action == projected for r, _, _ in rules), projected
 
 
 @pytest.mark.parametrize("model, variant, bounds", CONFIGS)
@@ -120,3 +128,27 @@ def test_a_filtered_step_breaks_no_transition_property(model: str, variant: str,
                     assert not any(b.fatal_error and not a.fatal_error and b.fatal_error not in FENCING_ERRORS
                                    for a, b in pairs), f"{step} fails a producer with a non-fencing error"
     assert skipped, "no step is filtered: the test checks nothing"
+
+
+def test_rejoin_gate_opens_for_a_fenced_producer() -> None:
+    """Rejoin's gate on projections (the producer's phase, the group's membership) against its effect on
+    reachable group states with each producer made fenced or fatal in turn (the first states of a BFS
+    hold no fenced producer)."""
+    from eoscheck.model.state import TXN_FATAL, TXN_FENCED
+    model, variant, bounds = CONFIGS[4]
+    m = _build(model, variant, bounds)
+    (rule,) = [r for r in m._plan.rules if isinstance(r, _Rule) and r.action == "Rejoin"]
+    (gate,) = [call for call, (_, names) in zip(rule.guard_calls, rule.guards) if frozenset(names) == REDUNDANT["Rejoin"]]
+    opened = 0
+    for s in _states(m, 1500):
+        view = m.view(s)
+        for i, p in enumerate(view.producer):
+            for phase in (TXN_FENCED, TXN_FATAL):
+                t = m.state(**{name: getattr(view, name) for name in m._plan.decls}
+                            | {"producer": view.producer[:i] + (p._replace(phase=phase),) + view.producer[i + 1:]})
+                for b in rule.bindings:
+                    kwargs = b.decode(t, dict(b.params))
+                    fires = bool(rule.fn_call(m, kwargs))
+                    assert gate(m, kwargs) == fires, (b.params, phase)
+                    opened += fires
+    assert opened

@@ -65,6 +65,27 @@ def test_chunk_counts_checks_dedups_and_records_edges():
         ("NoBigJump", "transition", 22, 4, ("Two",), (0,), 5)
 
 
+def test_a_successor_seen_before_skips_the_constraint_but_not_the_transition_checks():
+    asked: list[tuple] = []
+
+    class Counting(Mod):
+        fingerprint_kind = "hash"  # the engines' usual loop (hash fingerprints, no view or symmetry)
+
+        def within_bounds(self, s):
+            asked.append(s)
+            return super().within_bounds(s)
+
+    ex = Expander(Counting(), stop_at_first=False)
+    # 3 -> 4, 5, out; 5 -> 6, 0, out: (4,) is known and (0,) was kept from an earlier chunk
+    seen = {ex.fp.fn((0,))}
+    cand = ex.expand_chunk([(3,), (5,)], [11, 22], 4, known={ex.fp.fn((4,))}, seen=seen)
+    assert asked == [(5,), (7,), (6,), (7,)]  # the known and seen successors are inside already
+    assert cand.states == [(5,), (6,)] and cand.outside == {"Out": 2}
+    assert cand.generated == 6 and cand.gen_cov == {"One": 2, "Two": 2, "Out": 2}
+    # 5 -> 0 leads to a state seen before: the step is still checked (before dedup)
+    assert [(p.name, p.ref, p.state) for p in ex.found] == [("NoBigJump", 22, (0,))]
+
+
 def test_expand_one_hands_out_steps_leaving_the_constraint_only_when_asked():
     ex = Expander(Mod(), stop_at_first=False)
     inside = [(step[0], nxt, h) for step, nxt, h in ex.expand_one((3,))]

@@ -94,6 +94,31 @@ def test_hash_kind_refuses_values_outside_its_domain_naming_the_field():
     check_domain((0, (-1, True, (P - 1,))))  # -1, bools and |x| < P are fine
 
 
+def test_sample_check_accepts_plain_states_and_names_the_first_bad_leaf():
+    from enum import IntEnum
+
+    from eoscheck.checker.fingerprint import Fingerprinter
+
+    class Phase(IntEnum):
+        READY = 1
+
+    hashed = Fingerprinter(hash, "hash", None, None, None)
+    encoded_fp = Fingerprinter(encoded, "encoded", None, None, None)
+    for fp in (hashed, encoded_fp):
+        fp.check((0, (-1, True, (P - 1,)), ()))
+        fp.check((Phase.READY, (Phase.READY,)))  # an int subclass: the slow path accepts it
+        with pytest.raises(UnstableStateError, match=r"state\.1\.0 is a float"):
+            fp.check((0, (1.5,)))
+    # the domain is the hash kind's alone, and refused where the representative holds the bad leaf
+    encoded_fp.check((0, (1 << 61,)))
+    with pytest.raises(UnstableStateError, match=r"state\.1\.0 = -2 "):
+        hashed.check((0, (-2,)))
+    swapped = Fingerprinter(hash, "hash", lambda s: (s[1], s[0]), None, None)
+    swapped.check((1, 2))
+    with pytest.raises(UnstableStateError, match=r"state\.0 = 2305843009213693952 "):
+        swapped.check((0, 1 << 61))
+
+
 # ---------------------------------------------------------------- the model
 
 

@@ -46,6 +46,8 @@ API summary (full reference: ``docs/compose.md``)::
   ``{written part | channel sent to | result: value}`` or a list of dicts (a choice). Steps are
   ``(action, *params, *results)``; ``Machine.actions`` and ``format_step`` come from the
   declarations. ``receive=`` makes a handler of a channel's deliverable messages.
+- Projections: ``projections={"phase": fn}`` on a part (or ``Projection(get, put)``, writable); a
+  read ``"client[c]:phase"`` passes ``fn(value)`` only and is memoised on it.
 - Memoisation: every rule binding is memoised on exactly the slots it reads (the effect cannot see
   anything else of the state), channels on their ids, invariants on the parts they read,
   transition properties on (step, parts before, parts after). ``memoize=False`` recomputes all
@@ -66,7 +68,7 @@ from __future__ import annotations
 from .declare import ComposeError, constraint, invariant, precondition, rule, transition
 from .machine import TABLES, Composed, View
 from .network import DUPLICATING, ORDERED, UNORDERED, Delivery, Network
-from .parts import Actors, Budget, Channel, Clock, Part, Scalar
+from .parts import Actors, Budget, Channel, Clock, Part, Projection, Scalar
 
 __all__ = [
            "DUPLICATING",
@@ -82,6 +84,7 @@ __all__ = [
            "Delivery",
            "Network",
            "Part",
+           "Projection",
            "Scalar",
            "View",
            "constraint",

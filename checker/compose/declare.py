@@ -71,7 +71,9 @@ def rule(action: str, *, params: Mapping[str, Domain] | tuple[str, ...] | None =
     - ``reads``: the parts the effect and its guard see, as keyword arguments named after the part:
       ``"log"``, ``"client[c]"`` (actor ``c`` of ``client``, passed as ``client``), ``"client"``
       (all actors, a tuple), ``"src=client[a]"`` (under another name, to read two actors of one
-      kind). The rule is memoised on exactly these parts (and its parameters).
+      kind), and any of these through one of the part's ``projections`` (``parts.Part``):
+      ``"client[c]:phase"`` passes ``fn(client value)`` only. The rule is memoised on exactly these
+      parts, or their projections (and its parameters).
     - ``writes``: the parts the effect may replace (same syntax).
     - ``sends``: channels the effect may add messages to (a message, or a list of messages).
     - ``receive``: a channel; the rule runs once per deliverable message (passed as ``msg``), and

@@ -24,9 +24,9 @@ from ..symmetry import Scalarset, Symmetry, canonicalize
 from . import least_image
 from .declare import ComposeError, Domain, PropertySpec, RuleSpec
 from .network import ChannelOps, Delivery, Network
-from .parts import Actors, Budget, Channel, Clock, Decl
+from .parts import Actors, Budget, Channel, Clock, Decl, Projection
 from .properties import _Fused, _Invariant, _Transition
-from .rules import _NO_MSG, ReadSlots, _ChannelRule, _key_source, _Rule, read_parts
+from .rules import _NO_MSG, ReadSlots, _ChannelRule, _key_source, _Projection, _Rule, hoist_projections, read_parts
 
 if TYPE_CHECKING:
     from ..chart import ChartEvent
@@ -115,6 +115,8 @@ class _Plan:
                     raise ComposeError(f"channel {name}: network {decl.network!r} is not a Network "
                                        f"(give one, or a configuration entry holding one)")
                 self.channels[name] = ChannelOps(name, net, self.tables[name], decl.connection, self.memoize)
+        #: (part, projection name) -> the compiled projection (``projection``), shared by every reader
+        self.projections: dict[tuple[str, str], _Projection] = {}
         self.rules: list[_Rule | _ChannelRule] = []
         self.actions: dict[str, tuple[str, ...]] = {}
         self.show: dict[str, dict[str, Callable[[Any], str]]] = {}
@@ -171,6 +173,7 @@ class _Plan:
                 env[f"e{n}"] = rule.expand
                 lines.append(f"    e{n}(s, out)")
         lines.append("    return out")
+        lines = hoist_projections(lines, 3)
         #: the generated source (profiles name its lines: ``<compose Class>:N``)
         self.source = "\n".join(lines)
         exec(compile(self.source, f"<compose {type(self.machine).__name__}>", "exec"), env)  # noqa: S102
@@ -184,7 +187,7 @@ class _Plan:
         (group variable, place in the group)."""
         if not self.memoize:
             return {}
-        by_key: dict[tuple[int, ...], list[tuple[int, int, Any]]] = {}
+        by_key: dict[tuple[Any, ...], list[tuple[int, int, Any]]] = {}
         for n, rule in enumerate(self.rules):
             if isinstance(rule, _Rule) and rule.receive is None and rule.spec.memo:
                 for i, b in enumerate(rule.bindings):
@@ -205,7 +208,7 @@ class _Plan:
                 return result
 
             env[f"gm{g}"], env[f"gmiss{g}"] = memo, miss
-            src = _key_source(list(key))
+            src = _key_source(list(key), "s", env)
             lines += [f"    k = {src}", f"    g{g} = gm{g}.get(k)", f"    if g{g} is None:",
                       f"        g{g} = gmiss{g}(s, k)"]
             for place, (n, i, _) in enumerate(members):
@@ -288,6 +291,24 @@ class _Plan:
             budget = self._budget(net.duplication, f"channel {ch.name}: duplication")
             rule = _ChannelRule(self, ch, "duplicate", ch.duplicate or f"Duplicate_{ch.name}", budget)
             self._add_rule(rule, ch.label or ("msg",), (), {})
+
+    def projection(self, part: str, name: str, where: str) -> _Projection:
+        """Part ``part``'s projection ``name`` (``parts.Decl.projections``): one per machine, so every
+        rule and property that reads it shares its maps (and its ids, in their memo keys)."""
+        proj = self.projections.get((part, name))
+        if proj is None:
+            declared = getattr(self.decls[part], "projections", None) or {}
+            declared_fn = declared.get(name)
+            put: Callable[[Any, Any], Any] | None = None
+            fn: Any = declared_fn
+            if isinstance(declared_fn, Projection):
+                fn, put = declared_fn.get, declared_fn.put
+            if not callable(fn):
+                raise ComposeError(f"{where}: part {part!r} has no projection {name!r} "
+                                   f"(its projections: {', '.join(declared) or 'none'})")
+            source = self.tables[part].values if part in self.tables else None
+            proj = self.projections[(part, name)] = _Projection(f"{part}:{name}", fn, source, put)
+        return proj
 
     def _budget(self, name: str, what: str) -> tuple[int, int]:
         if name not in self.budgets:
@@ -513,6 +534,8 @@ class _Plan:
         self.renamed.clear()
         for memo in self._least_memos:
             memo.clear()
+        for proj in self.projections.values():  # after every memo keyed by its ids
+            proj.clear()
         self.compile()
 
 

@@ -12,6 +12,13 @@ Symmetry: ``Actors(symmetric="client")`` puts the actors' indices in a scalarset
 identities; every Actors part naming the same scalarset is permuted together), and
 ``rename={"client": fn}`` on any part says how its value mentions those identities:
 ``fn(value, perm) -> value`` with identity ``i`` renamed ``perm[i]``.
+
+Projections: ``projections={"phase": fn}`` on a ``Scalar``, ``Part``, ``Actors`` or ``Channel`` names
+a pure function of the part's value; a rule or property that reads ``"name[p]:phase"`` (or
+``"name:phase"``) receives ``fn(value)`` instead of the value and is memoised on it, so states that
+differ only in fields the projection drops share a memo entry. A ``Projection(get, put)`` may also
+be written: a rule that writes ``"name:phase"`` returns the new projected value, and the part becomes
+``put(old value, new projected value)``.
 """
 
 from __future__ import annotations
@@ -25,6 +32,22 @@ if TYPE_CHECKING:
 
 #: an int, or the name of a configuration entry that holds one
 Size = int | str
+
+
+@dataclass(frozen=True)
+class Projection:
+    """A projection that can be written back: ``get(value)`` is what a reader sees (and is memoised
+    on), ``put(value, projected)`` the part's value after a rule writes ``projected`` to it. The two
+    must agree (``get(put(v, p)) == p`` and ``put(v, get(v)) == v``): a rule that writes the
+    projection then changes only the fields ``get`` keeps."""
+
+    get: Callable[[Any], Hashable]
+    put: Callable[[Any, Any], Any]
+
+
+#: a part's named projections: name -> a pure function of the part's value (a hashable result), or a
+#: ``Projection`` that can also be written
+Projections = Mapping[str, "Callable[[Any], Hashable] | Projection"]
 
 
 class Decl:
@@ -53,6 +76,7 @@ class Scalar(Decl):
     init: Any = 0
     doc: str = ""
     rename: Mapping[str, Callable[[Any, tuple[int, ...]], Any]] | None = None
+    projections: Projections | None = None
 
 
 @dataclass(eq=False)
@@ -68,6 +92,7 @@ class Part(Decl):
     show: Callable[[Any], Any] | None = None
     interned: bool = True
     rename: Mapping[str, Callable[[Any, tuple[int, ...]], Any]] | None = None
+    projections: Projections | None = None
 
 
 @dataclass(eq=False)
@@ -86,6 +111,7 @@ class Actors(Decl):
     #: the scalarset these actors' indices belong to: interchangeable identities (symmetry)
     symmetric: str = ""
     rename: Mapping[str, Callable[[Any, tuple[int, ...]], Any]] | None = None
+    projections: Projections | None = None
 
 
 @dataclass(eq=False)
@@ -140,3 +166,4 @@ class Channel(Decl):
     show: Callable[[Any], Any] | None = None
     interned: bool = True
     rename: Mapping[str, Callable[[Any, tuple[int, ...]], Any]] | None = None
+    projections: Projections | None = None

@@ -11,23 +11,27 @@ from ..machine import Property, Step
 from .declare import ComposeError, PropertySpec
 from .rules import (
     ReadSlots,
+    Term,
     _accepts,
     _caller,
     _decoder,
     _getter,
+    _implied,
     _key_source,
     _NoMemo,
     _Ref,
+    _term_order,
+    hoist_projections,
 )
 
 if TYPE_CHECKING:
     from .machine import _Plan
 
 
-def _binding_check(memo: str, key_slots: list[int], miss: str) -> list[str]:
+def _binding_check(memo: str, key_slots: list[Term], miss: str, env: dict[str, Any]) -> list[str]:
     """Generated lines: one binding's memoised check on ``s``, returning False where it fails (the
     same lookup in a property's own check and in the fused conjunction)."""
-    return [f"    ok = {memo}.get({_key_source(key_slots)})",
+    return [f"    ok = {memo}.get({_key_source(key_slots, 's', env)})",
             "    if ok is None:",
             f"        ok = {miss}",
             "    if not ok:",
@@ -49,15 +53,15 @@ class _Invariant:
         self.reads = [_Ref(r, plan, where, spec.params) for r in spec.reads]
         self.fn_args = _accepts(fn, [*spec.params, *(r.key for r in self.reads)], where)
         self.fn_call = _caller(fn, self.fn_args)
-        #: per parameter combination: (combo, reads, the memo key's slots, memo)
-        self.bindings: list[tuple[dict[str, Any], list[ReadSlots], list[int], dict[Hashable, bool]]] = []
+        #: per parameter combination: (combo, reads, the memo key's terms, memo)
+        self.bindings: list[tuple[dict[str, Any], list[ReadSlots], list[Term], dict[Hashable, bool]]] = []
         #: per binding: its reads' decoder (``rules._decoder``)
         self.decoders: list[Callable[[tuple, dict[str, Any]], dict[str, Any]]] = []
         for values in itertools.product(*domains.values()):
             combo = dict(zip(domains, values))
             reads = [(r.key, r.slots(combo), r.values, r.whole) for r in self.reads]
             memo: dict[Hashable, bool] = {} if plan.memoize else _NoMemo()
-            self.bindings.append((combo, reads, [k for _, ks, _, _ in reads for k in ks], memo))
+            self.bindings.append((combo, reads, _implied([k for r in self.reads for k in r.terms(combo)]), memo))
             self.decoders.append(_decoder(reads))
 
     def __repr__(self) -> str:
@@ -82,7 +86,7 @@ class _Invariant:
         lines = ["def check(s):"]
         for i, (_, _, key_slots, memo) in enumerate(self.bindings):
             env[f"m{i}"] = memo
-            lines += _binding_check(f"m{i}", key_slots, f"miss({i}, s)")
+            lines += _binding_check(f"m{i}", key_slots, f"miss({i}, s)", env)
         lines.append("    return True")
         exec(compile("\n".join(lines), f"<compose {self.spec.kind} {self.spec.name}>", "exec"), env)  # noqa: S102
         check: Callable[[tuple], bool] = env["check"]
@@ -110,7 +114,8 @@ class _Transition:
         where = f"transition {spec.name}"
         refs = [_Ref(r, plan, where, ()) for r in spec.reads]
         self.reads = [(r.key, r.slots({}), r.values, r.whole) for r in refs]
-        self.key_slots = [k for _, ks, _, _ in self.reads for k in ks]
+        #: the memo key's terms (slots, or slots through a projection), before and after the step
+        self.key_slots: list[Term] = _implied([k for r in refs for k in r.terms({})])
         self.actions = frozenset(spec.actions)
         self.memo: dict[Hashable, bool] = {} if plan.memoize else _NoMemo()
 
@@ -133,7 +138,7 @@ class _Transition:
             lines.append("    if step[0] not in actions: return True")
         if self.spec.when is not None:
             lines.append("    if not when(step): return True")
-        lines += [f"    key = (step, {_key_source(self.key_slots)}, {_key_source(self.key_slots, 't')})",
+        lines += [f"    key = (step, {_key_source(self.key_slots, 's', env)}, {_key_source(self.key_slots, 't', env)})",
                   "    ok = memo.get(key)",
                   "    if ok is None:",
                   "        ok = miss(s, step, t, key)",
@@ -184,10 +189,10 @@ class _Fused:
     def invariants(self, objs: list[_Invariant], checks: list[Callable[[tuple], bool]]) -> Callable[[tuple], bool]:
         if len(checks) == 1 and len(objs[0].bindings) == 1:
             return checks[0]  # one memo lookup already
-        slots = sorted({k for obj in objs for _, _, ks, _ in obj.bindings for k in ks})
-        key = _key_source(slots)
+        slots = _implied(sorted({k for obj in objs for _, _, ks, _ in obj.bindings for k in ks}, key=_term_order))
         memo = self.memo()
         env: dict[str, Any] = {"memo": memo, "cap": FUSED_MEMO_CAP, "counts": [0, 0], "trial": FUSED_TRIAL}
+        key = _key_source(slots, "s", env)
         # The conjunction with every property's memo lookups inlined (one call, not one per
         # property): the same lookups, misses and order as calling each check in turn.
         inline = ["def conj(s):"]
@@ -195,8 +200,9 @@ class _Fused:
             env[f"miss{i}"] = obj.miss
             for j, (_, _, key_slots, bmemo) in enumerate(obj.bindings):
                 env[f"m{i}_{j}"] = bmemo
-                inline += _binding_check(f"m{i}_{j}", key_slots, f"miss{i}({j}, s)")
+                inline += _binding_check(f"m{i}_{j}", key_slots, f"miss{i}({j}, s)", env)
         inline.append("    return True")
+        inline = hoist_projections(inline, 1)
         conj = "conj(s)"
         # The union key repeats often in some machines (kafka.eos's first benchmark configuration:
         # 87% of lookups hit) and hardly in others (its idempotent preset: 50%), where the lookup
@@ -267,7 +273,7 @@ class _Fused:
         lines = ["def check(s, step, t):"]
         for i, obj in enumerate(objs):
             env[f"memo{i}"], env[f"miss{i}"], env[f"when{i}"] = obj.memo, obj.miss, obj.spec.when
-            body = [f"key = (step, {_key_source(obj.key_slots)}, {_key_source(obj.key_slots, 't')})",
+            body = [f"key = (step, {_key_source(obj.key_slots, 's', env)}, {_key_source(obj.key_slots, 't', env)})",
                     f"ok = memo{i}.get(key)",
                     "if ok is None:",
                     f"    ok = miss{i}(s, step, t, key)",

@@ -22,10 +22,110 @@ if TYPE_CHECKING:
 _NO_MSG = object()
 #: how many values written to interned parts (and messages sent) are type-checked per machine
 CHECKED = 2000
-_REF = re.compile(r"^(?:([A-Za-z_]\w*)=)?([A-Za-z_]\w*)(?:\[([A-Za-z_]\w*)\])?$")
+_REF = re.compile(r"^(?:([A-Za-z_]\w*)=)?([A-Za-z_]\w*)(?:\[([A-Za-z_]\w*)\])?(?::([A-Za-z_]\w*))?$")
 
-#: how a part is read: (keyword name, slots, its table's values or None for a scalar, all actors?)
-ReadSlots = tuple[str, list[int], "dict[int, Any] | None", bool]
+#: how a part is read: (keyword name, slots, what a slot's content decodes to: its table's values,
+#: a projection's values (``_Projection.values``), or None for a scalar read whole; all actors?)
+ReadSlots = tuple[str, list[int], "Mapping[Any, Any] | None", bool]
+
+
+class _ProjectionValues(dict[Any, Any]):
+    """Slot content (an interned id, or a scalar's value) -> the projected value, computed on first sight."""
+
+    __slots__ = ("projection",)
+    projection: _Projection
+
+    def __missing__(self, key: Any) -> Any:
+        self.projection.see(key)
+        return self[key]
+
+
+class _ProjectionIds(dict[Any, int]):
+    """Slot content -> the projection's id of its projected value (equal projections, one id):
+    what memo keys hold in place of the slot content."""
+
+    __slots__ = ("projection",)
+    projection: _Projection
+
+    def __missing__(self, key: Any) -> int:
+        return self.projection.see(key)
+
+
+class _Projection:
+    """A part's named projection (``parts.Decl.projections``) in one compiled machine: both maps
+    are filled on first sight of a slot content, and emptied with the memos keyed by its ids."""
+
+    __slots__ = ("by_value", "fn", "ids", "name", "put", "puts", "source", "values")
+
+    def __init__(self, name: str, fn: Callable[[Any], Hashable], source: Mapping[int, Any] | None,
+                 put: Callable[[Any, Any], Any] | None = None) -> None:
+        #: ``"part:projection"``, for messages
+        self.name, self.fn, self.source = name, fn, source
+        #: ``put(value, projected) -> value`` (``parts.Projection``), or None: read only
+        self.put = put
+        #: projected value written -> (slot content -> slot content after the write), filled on use
+        self.puts: dict[Hashable, dict[Any, Any]] = {}
+        self.ids = _ProjectionIds()
+        self.ids.projection = self
+        self.values = _ProjectionValues()
+        self.values.projection = self
+        #: projected value -> its id (ids are small ints, in order of first sight)
+        self.by_value: dict[Hashable, int] = {}
+
+    def __repr__(self) -> str:
+        return f"<projection {self.name}>"
+
+    def see(self, key: Any) -> int:
+        try:
+            value = key if self.source is None else self.source[key]
+        except KeyError as exc:
+            raise _unknown_part(exc) from None
+        projected = self.fn(value)
+        try:
+            pid = self.by_value.get(projected)
+        except TypeError:
+            raise ComposeError(f"projection {self.name} returned an unhashable "
+                               f"{type(projected).__name__}: {projected!r}") from None
+        if pid is None:
+            pid = self.by_value[projected] = len(self.by_value)
+        self.ids[key] = pid
+        self.values[key] = projected
+        return pid
+
+    def clear(self) -> None:
+        self.ids.clear()
+        self.values.clear()
+        self.by_value.clear()
+        self.puts.clear()
+
+    def writer(self, projected: Hashable, encode: Callable[[Any], Any]) -> tuple[dict[Any, Any], Callable[[Any], Any]]:
+        """Writing ``projected`` as (cache, fold): the slot content after the write, by the content
+        before it, and the function that computes and caches it (the ``sends`` form of an outcome,
+        applied per state by the generated code: the written value depends on the part's other fields)."""
+        try:
+            cache = self.puts.get(projected)
+        except TypeError:
+            raise ComposeError(f"a write of projection {self.name} is an unhashable "
+                               f"{type(projected).__name__}: {projected!r}") from None
+        if cache is None:
+            cache = self.puts[projected] = {}
+        put, source = self.put, self.source
+        assert put is not None
+
+        def fold(i: Any) -> Any:
+            try:
+                value = i if source is None else source[i]
+            except KeyError as exc:
+                raise _unknown_part(exc) from None
+            new = cache[i] = encode(put(value, projected))
+            return new
+
+        return cache, fold
+
+
+#: one component of a memo key: a slot (its content as it is), or a slot and a projection (the
+#: projection's id of its content)
+Term = int | tuple[int, _Projection]
 #: one outcome of a binding: (step, ((slot, value), ...) written, ((slot, cache, fold), ...) sent:
 #: ``ChannelOps.sender``'s id -> id after the sends, and the function that fills it)
 Outcome = tuple[Step, tuple[tuple[int, Any], ...], tuple[tuple[int, dict[int, int], Callable[[int], int]], ...]]
@@ -101,10 +201,15 @@ def _decoder(reads: Iterable[ReadSlots]) -> Callable[[tuple, dict[str, Any]], di
     return decode
 
 
-def _getter(slots: list[int]) -> Callable[[tuple], Hashable]:
+def _getter(slots: list[Term]) -> Callable[[tuple], Hashable]:
+    """The memo key of these terms on a state (the same key as ``_key_source``'s code)."""
     if not slots:
         return lambda s: ()
-    return itemgetter(*slots)
+    if all(type(k) is int for k in slots):
+        return itemgetter(*slots)
+    env: dict[str, Any] = {}
+    src = _key_source(slots, "s", env)
+    return eval(f"lambda s: {src}", env)
 
 
 def _unknown_part(exc: KeyError) -> ComposeError:
@@ -128,25 +233,73 @@ def read_parts(s: tuple, reads: Iterable[ReadSlots], into: dict[str, Any]) -> di
     return into
 
 
-def _key_source(slots: list[int], var: str = "s") -> str:
-    """Python source for ``_getter(slots)(var)``, to inline in generated code (the same key)."""
+def _term_source(k: Term, var: str, env: dict[str, Any] | None) -> str:
+    if type(k) is int:
+        return f"{var}[{k}]"
+    slot, proj = k  # type: ignore[misc]
+    if env is None:
+        raise ValueError("a projected key term needs the generated code's globals")
+    name = f"P{id(proj)}"
+    env[name] = proj.ids
+    return f"{name}[{var}[{slot}]]"
+
+
+def _key_source(slots: list[Term], var: str = "s", env: dict[str, Any] | None = None) -> str:
+    """Python source for ``_getter(slots)(var)``, to inline in generated code (the same key); a
+    projected term's map is put into ``env``, the code's globals."""
     if not slots:
         return "()"
     if len(slots) == 1:
-        return f"{var}[{slots[0]}]"
-    return "(" + ", ".join(f"{var}[{k}]" for k in slots) + ")"
+        return _term_source(slots[0], var, env)
+    return "(" + ", ".join(_term_source(k, var, env) for k in slots) + ")"
+
+
+def _implied(terms: list[Term]) -> list[Term]:
+    """``terms`` without a projection of a slot the key also holds whole (the slot decides it): a
+    rule may read a part whole for its effect and a projection of it for a gate."""
+    whole = {k for k in terms if type(k) is int}
+    return [k for k in terms if type(k) is int or k[0] not in whole]  # type: ignore[index]
+
+
+_PROJECTED = re.compile(r"\bP\d+\[s\[\d+\]\]")
+
+
+def hoist_projections(lines: list[str], at: int) -> list[str]:
+    """``lines`` (a generated function reading state ``s``) with each projected key term that occurs
+    more than once (``P<id>[s[k]]``: several rules or properties reading one projection of one slot)
+    computed once, in a local assigned before line ``at``: one dict lookup per state instead of one
+    per reader. A projection is a pure function of the slot, so computing it where a reader would
+    not (a spent budget's rule) changes nothing but the cost."""
+    counts: dict[str, int] = {}
+    for line in lines:
+        for term in _PROJECTED.findall(line):
+            counts[term] = counts.get(term, 0) + 1
+    shared = [term for term, n in counts.items() if n > 1]
+    if not shared:
+        return lines
+    names = {term: f"q{i}" for i, term in enumerate(shared)}
+    pattern = re.compile("|".join(re.escape(term) for term in shared))
+    body = [pattern.sub(lambda m: names[m.group(0)], line) for line in lines[at:]]
+    return [*lines[:at], *(f"    {name} = {term}" for term, name in names.items()), *body]
+
+
+def _term_order(k: Term) -> tuple[int, str]:
+    """A sort key for a union of terms (a slot first, then its projections by name)."""
+    return (k, "") if type(k) is int else (k[0], k[1].name)  # type: ignore[index]
 
 
 class _Ref:
     """A part as a rule names it: ``name`` (one slot, or all of an actor kind) or ``name[param]``,
-    optionally under an alias, ``alias=name[param]`` (to read two actors of one kind)."""
+    optionally under an alias, ``alias=name[param]`` (to read two actors of one kind), and
+    optionally through one of the part's projections, ``name[param]:projection`` (read only)."""
 
-    __slots__ = ("base", "count", "decl", "key", "name", "param", "text", "values")
+    __slots__ = ("base", "count", "decl", "key", "name", "param", "projection", "text", "values")
 
-    def __init__(self, text: str, plan: _Plan, where: str, params: Iterable[str]) -> None:
+    def __init__(self, text: str, plan: _Plan, where: str, params: Iterable[str], write: bool = False) -> None:
         m = _REF.match(text)
         if not m:
-            raise ComposeError(f"{where}: {text!r} is not a part name, name[param] or alias=name[param]")
+            raise ComposeError(f"{where}: {text!r} is not a part name, name[param] or alias=name[param], "
+                               "optionally followed by :projection")
         self.text, self.name, self.param = text, m.group(2), m.group(3)
         #: the keyword argument (and returned key) the rule uses for it
         self.key = m.group(1) or self.name
@@ -155,7 +308,15 @@ class _Ref:
         self.decl = plan.decls[self.name]
         self.base, self.count = plan.slots[self.name]
         #: the part's table's values (id -> value), or None for a scalar part
-        self.values = plan.tables[self.name].values if self.name in plan.tables else None
+        self.values: Mapping[Any, Any] | None = plan.tables[self.name].values if self.name in plan.tables else None
+        #: the projection read instead of the value (its values replace the table's)
+        self.projection: _Projection | None = None
+        if m.group(4) is not None:
+            self.projection = plan.projection(self.name, m.group(4), where)
+            if write and self.projection.put is None:
+                raise ComposeError(f"{where}: writes {text!r}; projection {self.projection.name} is read only "
+                                   "(write the part, or declare it a Projection(get, put))")
+            self.values = self.projection.values
         if self.param is not None:
             if not isinstance(self.decl, Actors):
                 raise ComposeError(f"{where}: {self.name!r} is not an Actors part and cannot be indexed")
@@ -170,6 +331,12 @@ class _Ref:
             return [self.base + i]
         return list(range(self.base, self.base + self.count))
 
+    def terms(self, params: Mapping[str, Any]) -> list[Term]:
+        """The memo key's terms for this read: its slots, or each slot through the projection."""
+        slots = self.slots(params)
+        proj = self.projection
+        return list(slots) if proj is None else [(k, proj) for k in slots]
+
     @property
     def whole(self) -> bool:
         """All the actors of a kind, as a tuple."""
@@ -180,28 +347,32 @@ class _Binding:
     """One rule at one combination of parameter values: the slots it reads, its memo."""
 
     __slots__ = ("decode", "gate_getter", "gate_memo", "gate_slots", "getter", "key_slots", "memo", "params",
-                 "prefix", "reads", "writes")
+                 "prefix", "puts", "reads", "writes")
 
     def __init__(self, rule: _Rule, params: dict[str, Any]) -> None:
         self.params = params
         self.reads: list[ReadSlots] = []
-        key_slots: list[int] = []
+        key_slots: list[Term] = []
+        terms: dict[str, list[Term]] = {}
         for ref in rule.reads:
             slots = ref.slots(params)
-            key_slots.extend(slots)
+            key_slots.extend(terms.setdefault(ref.key, ref.terms(params)))
             self.reads.append((ref.key, slots, ref.values, ref.whole))
-        #: the memo key's slots (a test drops one to show the memo-equivalence check catches it)
-        self.key_slots = key_slots
+        #: the memo key's terms: slots, or (slot, projection) (a test drops one to show the
+        #: memo-equivalence check catches it)
+        self.key_slots = key_slots = _implied(key_slots)
         self.getter = _getter(key_slots)
         self.decode = _decoder(self.reads)
         self.writes = {ref.key: (ref.slots(params), ref.whole, rule.plan.encoder(ref.decl)) for ref in rule.writes}
+        #: the writes through a projection (``parts.Projection``): key -> its projection
+        self.puts = {ref.key: ref.projection for ref in rule.writes if ref.projection is not None}
         self.prefix = (rule.action, *(params[p] for p in rule.param_names))
         self.memo: dict[Hashable, tuple[Outcome, ...]] = {} if rule.plan.memoize and rule.spec.memo else _NoMemo()
         #: the rule's narrow preconditions (``_Rule.gate_reads``) memoised on the fewer slots they read:
         #: a state where they fail costs one small-key lookup, not a miss of the full key
-        self.gate_slots: list[int] = []
+        self.gate_slots: list[Term] = []
         if rule.gate_reads and rule.receive is None and rule.plan.memoize and rule.spec.memo:
-            self.gate_slots = [k for key, slots, _, _ in self.reads if key in rule.gate_reads for k in slots]
+            self.gate_slots = [k for key, ks in terms.items() if key in rule.gate_reads for k in ks]
         self.gate_getter = _getter(self.gate_slots) if self.gate_slots else None
         self.gate_memo: dict[Hashable, bool] = {}
 
@@ -231,9 +402,12 @@ class _Rule:
         self.param_names = tuple(spec.params)
         self.static = {p: plan.domain(d, f"{where}, parameter {p}") for p, d in spec.params.items() if d is not None}
         self.reads = [_Ref(r, plan, where, spec.params) for r in spec.reads]
-        self.writes = [_Ref(w, plan, where, spec.params) for w in spec.writes]
-        #: the keyword under which a receive rule reads its own channel (None: it does not)
-        self.channel_key = next((r.key for r in self.reads if r.name == spec.receive), None)
+        self.writes = [_Ref(w, plan, where, spec.params, write=True) for w in spec.writes]
+        #: the keyword under which a receive rule reads its own channel (None: it does not), and
+        #: what the channel's id after delivery decodes to (its values, or its projection's)
+        own = next((r for r in self.reads if r.name == spec.receive), None)
+        self.channel_key = own.key if own is not None else None
+        self.channel_values: Mapping[Any, Any] | None = own.values if own is not None else None
         for ch in spec.sends:
             if ch not in plan.channels:
                 raise ComposeError(f"{where}: sends to {ch!r}, which is not a Channel")
@@ -247,6 +421,10 @@ class _Rule:
         dupes = {n for n in names if names.count(n) > 1}
         if dupes:
             raise ComposeError(f"{where}: {', '.join(sorted(dupes))} named twice among parameters and reads")
+        whole_writes = {r.name for r in self.writes if r.projection is None}
+        both = sorted({r.name for r in self.writes if r.projection is not None} & whole_writes)
+        if both:
+            raise ComposeError(f"{where}: writes {', '.join(both)} both whole and through a projection")
         self.allowed = {r.key for r in self.writes} | set(spec.sends) | set(spec.results)
         self.fn_args = _accepts(fn, names, where)
         self.guards = [(g, _accepts(g, names, f"precondition of {where}")) for g in guards]
@@ -348,13 +526,13 @@ class _Rule:
                     lines += [" " * 4 + x for x in apply]
                     continue
                 env[f"{tag}b{n}"], env[f"{tag}m{n}"] = b, b.memo
-                inner = [f"outs = {tag}m{n}.get({_key_source(b.key_slots)})",
+                inner = [f"outs = {tag}m{n}.get({_key_source(b.key_slots, 's', env)})",
                          "if outs is None:",
                          f"    outs = {tag}compute({tag}b{n}, s, {tag}NO, 0)",
                          "for step, writes, sends in outs:", *(" " * 4 + x for x in apply)]
                 if b.gate_slots:
                     env[f"{tag}gm{n}"], env[f"{tag}gate"] = b.gate_memo, self.gate
-                    lines += [f"g = {tag}gm{n}.get({_key_source(b.gate_slots)})",
+                    lines += [f"g = {tag}gm{n}.get({_key_source(b.gate_slots, 's', env)})",
                               "if g is None:",
                               f"    g = {tag}gate({tag}b{n}, s)",
                               "if g:", *("    " + x for x in inner)]
@@ -395,9 +573,9 @@ class _Rule:
         kwargs: dict[str, Any] = b.decode(s, dict(b.params))
         if msg is not _NO_MSG:
             kwargs["msg"] = msg
-            if self.channel_key is not None and self.receive is not None:
+            if self.channel_key is not None and self.channel_values is not None:
                 # a receive rule that reads its channel sees it without the message being delivered
-                kwargs[self.channel_key] = self.receive.table.values[rest]
+                kwargs[self.channel_key] = self.channel_values[rest]
         machine = self.plan.machine
         outs: tuple[Outcome, ...] = ()
         for guard in self.guard_calls:
@@ -427,17 +605,26 @@ class _Rule:
         except KeyError as exc:
             raise ComposeError(f"{self.where} did not return its result {exc.args[0]!r}") from None
         writes: list[tuple[int, Any]] = []
+        sends: list[tuple[int, dict[Any, Any], Callable[[Any], Any]]] = []
         for name, (slots, whole, encode) in b.writes.items():
             if name not in d:
                 continue
             value = d[name]
+            proj = b.puts.get(name)
+            if proj is not None:  # the new value depends on the fields the projection drops: per state
+                if whole:
+                    if not isinstance(value, tuple) or len(value) != len(slots):
+                        raise ComposeError(f"{self.where}: {name} is {len(slots)} actors; write a tuple of that length")
+                    sends.extend((k, *proj.writer(v, encode)) for k, v in zip(slots, value))
+                else:
+                    sends.append((slots[0], *proj.writer(value, encode)))
+                continue
             if whole:
                 if not isinstance(value, tuple) or len(value) != len(slots):
                     raise ComposeError(f"{self.where}: {name} is {len(slots)} actors; write a tuple of that length")
                 writes.extend((k, encode(v)) for k, v in zip(slots, value))
             else:
                 writes.append((slots[0], encode(value)))
-        sends = []
         for ch, (slot, ops) in self.sends.items():
             msgs = d.get(ch)
             if msgs is not None:

@@ -160,6 +160,14 @@ class FingerprintSet:
         self._grow_for(fps.size)
         self._insert_distinct(fps)
 
+    def add_distinct(self, fps: np.ndarray) -> np.ndarray:
+        """Add fingerprints known to be distinct (present or not); True where one was not
+        present. One probing pass, where ``contains_batch`` then ``add_new`` make two."""
+        if not fps.all():  # the fingerprint 0 is a flag, not a slot
+            return self.add_batch(fps)
+        self._grow_for(fps.size)
+        return self._insert_distinct(fps)
+
     def contains_batch(self, fps: np.ndarray) -> np.ndarray:
         fps = np.asarray(fps, dtype=np.uint64)
         table = self._table
@@ -380,23 +388,37 @@ class CompactVisited:
         if not fps:
             return [], False
         batch = np.array(fps, dtype=np.int64).view(np.uint64)
-        if distinct:  # the caller de-duplicated the batch (the BFS's chunk candidates): no sort
-            new = np.flatnonzero(~self._set.contains_batch(batch))
+        if distinct and (room is None or room >= batch.size):
+            # the caller de-duplicated the batch (the BFS's chunk candidates) and all of it fits:
+            # test and insert in one probing pass, no sort
+            new = np.flatnonzero(self._set.add_distinct(batch))
+            overflow = False
+            if new.size == 0:
+                return [], False
+            fresh = batch[new]
         else:
-            first = np.zeros(batch.size, dtype=bool)
-            first[np.unique(batch, return_index=True)[1]] = True
-            new = np.flatnonzero(first & ~self._set.contains_batch(batch))
-        overflow = room is not None and new.size > room
-        if overflow:
-            new = new[:room]
-        if new.size == 0:
-            return [], bool(overflow)
-        fresh = batch[new]
-        self._set.add_new(fresh)
+            if distinct:
+                new = np.flatnonzero(~self._set.contains_batch(batch))
+            else:
+                first = np.zeros(batch.size, dtype=bool)
+                first[np.unique(batch, return_index=True)[1]] = True
+                new = np.flatnonzero(first & ~self._set.contains_batch(batch))
+            overflow = room is not None and new.size > room
+            if overflow:
+                new = new[:room]
+            if new.size == 0:
+                return [], bool(overflow)
+            fresh = batch[new]
+            self._set.add_new(fresh)
         self._child.append(fresh)
-        self._parent_fp.append(np.array(parents, dtype=np.int64).view(np.uint64)[new])
         picked = new.tolist()
-        self._known.update([fps[i] for i in picked])
+        if len(picked) == len(fps):  # the usual case: every candidate is new
+            self._parent_fp.append(np.array(parents, dtype=np.int64).view(np.uint64))
+            self._known.update(fps)
+        else:
+            self._parent_fp.append(np.fromiter(map(parents.__getitem__, picked), dtype=np.int64,
+                                               count=len(picked)).view(np.uint64))
+            self._known.update(map(fps.__getitem__, picked))
         return picked, bool(overflow)
 
     def end_level(self) -> None:

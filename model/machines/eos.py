@@ -44,7 +44,7 @@ failover and the older ``kafka.idempotent_produce``'s faults are the mixin ``eos
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from eoscheck.checker.compose import (
     Actors,
@@ -139,8 +139,8 @@ from . import eos_partition_symmetry as eps
 from .eos_alpha import EosAlpha
 from .eos_endtxn import LateEndTxn
 from .eos_failover import TxnLeaderFailover
-from .eos_group import EosGroup, show_membership
-from .eos_idempotent import IDEMPOTENT_PARTITION, IdempotentProducers
+from .eos_group import GROUP_PROJECTIONS, EosGroup, show_membership
+from .eos_idempotent import IDEMPOTENT_PARTITION, IdempotentProducers, Waiting, waiting
 from .eos_instances import INSTANCE_CHART_PARTS, InstancesMixin
 from .eos_liveness import EosLiveness
 from .eos_partition_symmetry import PARTITION
@@ -283,6 +283,50 @@ def _transition(name: str, check: Callable[..., bool], reads: tuple[str, ...], a
     return transition(name, reads=reads, actions=actions, when=when)(holds)
 
 
+def _held(p: TxnProducer) -> tuple[int, int] | tuple[()]:
+    """The (producer id, epoch) a live producer holds (EpochInRange's projection of a producer), () if none."""
+    return (p.producer_id, p.epoch) if p.producer_id >= 0 and not p.fatal_error else ()
+
+
+def _txn_epoch(m: TxnMetadata) -> int:
+    return m.epoch
+
+
+class _ProducerFence(NamedTuple):
+    """What FencedGetsFencingError reads of a producer (``props.eos_fenced_gets_fencing_error``)."""
+
+    fatal_error: int
+    producer_id: int
+    epoch: int
+
+
+class _TxnFence(NamedTuple):
+    """What FencedGetsFencingError reads of the coordinator's metadata."""
+
+    exists: bool
+    producer_id: int
+    epoch: int
+
+
+def _producer_fence(p: TxnProducer | tuple[()]) -> _ProducerFence | tuple[()]:
+    # a zombie slot holds () while there is none (the property skips it)
+    return _ProducerFence(p.fatal_error, p.producer_id, p.epoch) if p else ()
+
+
+def _txn_fence(m: TxnMetadata) -> _TxnFence:
+    return _TxnFence(m.exists, m.producer_id, m.epoch)
+
+
+def _epoch_in_range(self: Any, producer: tuple[tuple[int, int] | tuple[()], ...], txn: tuple[int, ...]) -> bool:
+    # ``props.eos_epoch_in_range`` on the projections it reads (``_held``, the coordinator's epochs)
+    held = [h for h in producer if h]
+    top = self.max_epoch
+    return len(held) == len(set(held)) and all(e <= top for e in txn) and all(h[1] <= top for h in held)
+
+
+_epoch_in_range.__doc__ = props.eos_epoch_in_range.__doc__
+
+
 def _no_loss(self: Any, t: int, leader: TxnPartitionState, producer: TxnProducer) -> bool:
     return props.eos_no_loss_at(t, leader, producer, self.batches)
 
@@ -359,12 +403,15 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
     producer = Actors(count="producers",
                       init=lambda m, i: m.initial_producer(i, m.initially_owns(i))._replace(tv=m.initial_tv),
                       show=_show_producer, symmetric="producer", rename={PARTITION: eps.rename_producer},
+                      projections={**GROUP_PROJECTIONS["producer"], "held": _held, "fence": _producer_fence},
                       doc="transactional producers, one per transactional id")
     zombie = Actors(count="producers", init=(), show=lambda z: _show_producer(z) if z else "none", symmetric="producer",
-                    rename={PARTITION: eps.rename_producer},
+                    rename={PARTITION: eps.rename_producer}, projections={"fence": _producer_fence},
                     doc="the previous instance of a transactional id's producer, after a restart (() if none)")
     txn = Actors(count="producers", init=NO_METADATA, show=_show_txn, symmetric="producer",
-                 rename={PARTITION: eps.rename_txn}, doc="the coordinator's metadata per transactional id")
+                 rename={PARTITION: eps.rename_txn}, projections={**GROUP_PROJECTIONS["txn"], "epoch": _txn_epoch,
+                                                                      "fence": _txn_fence},
+                 doc="the coordinator's metadata per transactional id")
     txn_log = Actors(count="producers", init=NO_LOG_VALUE, symmetric="producer",
                      rename={PARTITION: eps.rename_txn_log}, doc="the last __transaction_state record per id")
     leader = Actors(count="partitions", init=TxnPartitionState((), 0, ()), show=_show_leader, symmetric=PARTITION,
@@ -373,14 +420,16 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
     offsets_leader = Part(init=TxnPartitionState((), 0, ()), show=_show_leader,
                           doc="the leader of the group's __consumer_offsets partition (consume-transform-produce)")
     group = Part(init=lambda m: m._initial_group or new_group(m.n_producers), show=_show_group,
-                 rename={"producer": eos_symmetry.rename_group},
+                 rename={"producer": eos_symmetry.rename_group}, projections=GROUP_PROJECTIONS["group"],
                  doc="the group coordinator: committed and pending offsets per input partition")
     requests = Channel(network=Network(Delivery.ORDERED), connection=ROUTE, show=_show_messages,
                        rename={"producer": eos_symmetry.rename_routed, PARTITION: eps.rename_routed},
+                       projections={"waiting": waiting},
                        doc="produce requests in flight")
     responses = Channel(network=Network(Delivery.ORDERED, loss="lost_responses"), connection=ROUTE,
                         label=("partition", "client", "record"), drop="LoseResponse", show=_show_messages,
                         rename={"producer": eos_symmetry.rename_routed, PARTITION: eps.rename_routed},
+                        projections={"waiting": waiting},
                         doc="produce responses in flight")
     stale_markers = Channel(network=Network(Delivery.UNORDERED), show=lambda ms: [_show_marker(m) for m in ms],
                             rename={PARTITION: eps.rename_markers},
@@ -713,9 +762,9 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
     # flight no request can time out, however the channels change
     @precondition(lambda self, producer: any(b.status == INFLIGHT for part in producer.parts for b in part.batches))
     @rule("RequestTimeout", params={"t": lambda m: range(m.n_producers) if m.bounds["lost_responses"] else range(0)},
-          reads=("producer[t]", "requests", "responses"), writes=("producer[t]",), results=("p",))
-    def request_timeout(self, t: int, producer: TxnProducer, requests: tuple[Routed, ...],
-                        responses: tuple[Routed, ...]) -> Any:
+          reads=("producer[t]", "requests:waiting", "responses:waiting"), writes=("producer[t]",), results=("p",))
+    def request_timeout(self, t: int, producer: TxnProducer, requests: tuple[Waiting, ...],
+                        responses: tuple[Waiting, ...]) -> Any:
         """request.timeout.ms for a batch whose request and response are both gone (a lost response)."""
         moves = []
         for p, part in enumerate(producer.parts):
@@ -946,7 +995,8 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
                              reads=("leader[p]", "producer[t]", "group", "txn[t]"))(_exactly_once)
     order = _invariant("PerPartitionOrder", props.eos_per_partition_order, ("leader",))
     no_zombie_write = _invariant("NoZombieWrite", props.eos_no_zombie_write, ("leader", "offsets_leader"))
-    epoch_in_range = _invariant("EpochInRange", props.eos_epoch_in_range, ("producer", "txn"), max_epoch="max_epoch")
+    # memoised on each producer's (producer id, epoch) if live and each coordinator epoch (projections)
+    epoch_in_range = invariant("EpochInRange", reads=("producer:held", "txn:epoch"))(_epoch_in_range)
     # it holds on every response that did not raise OutOfOrderSequence (its first test)
     oos_on_loss = _transition("OutOfOrderOnlyOnLoss", props.eos_out_of_order_only_on_loss, ("leader", "producer"),
                               ("HandleProduceResponse",),
@@ -955,8 +1005,10 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
     # with fencing errors only, and a produce response does so with another error only when it
     # raises OutOfOrderSequence (``on_produce_response``); the other steps pass without a memo key
     # (``_may_fail_unfenced``)
+    # on projections (``_ProducerFence``, ``_TxnFence``): a step that moves a producer's batches or
+    # sequences only is a hit
     fencing_error = _transition("FencedGetsFencingError", props.eos_fenced_gets_fencing_error,
-                                ("producer", "zombie", "txn"), _FENCING_CHECKED, when=_may_fail_unfenced)
+                                ("producer:fence", "zombie:fence", "txn:fence"), _FENCING_CHECKED, when=_may_fail_unfenced)
 
     @transition("ValidTxnTransitions", reads=("txn",), actions=_COORDINATOR)
     def valid_transitions(self, step: tuple, before: Any, after: Any) -> bool:

@@ -43,9 +43,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
-from eoscheck.checker.compose import Actors, Part, invariant, precondition, rule
+from eoscheck.checker.compose import Actors, Part, Projection, invariant, precondition, rule
 
 from .. import properties as props
 from ..group.member import (
@@ -118,13 +118,69 @@ def _grouped_partitions(machine: Any) -> range:
 _rebalance = lru_cache(maxsize=1 << 12)(rebalance)
 _BETWEEN = frozenset({TXN_INIT, TXN_READY, TXN_CLOSED})
 # plain ints for the checks run on memo misses (an IntEnum member costs ~100 ns to read and compare)
-_PREPARING_REBALANCE = int(GroupState.PREPARING_REBALANCE)
 _PREPARING = frozenset({int(TxnState.PREPARE_COMMIT), int(TxnState.PREPARE_ABORT)})
 
 
 def between_transactions(p: TxnProducer) -> bool:
     """The instance's producer has no open transaction (a rebalance may complete, an assignment apply)."""
     return p.phase in (TXN_INIT, TXN_READY, TXN_CLOSED)
+
+
+# --- projections (``checker.compose``: a rule or property that reads ``"group:membership"`` gets this
+# value alone and is memoised on it, so the offsets and pending commits moving cost it no miss; one that
+# writes it changes the group's membership fields and keeps its offsets)
+
+
+class Membership(NamedTuple):
+    """The group's membership fields (``GroupMeta``'s first five): what the membership steps
+    (``can_rebalance``, ``on_assignment``, ``must_rejoin``, ``rejoin_ranked``, ``session_timeout``,
+    ``rebalance``) read and write of the group, nothing of its offsets."""
+
+    state: int
+    generation_id: int
+    members: tuple[int, ...]
+    static_members: tuple[tuple[int, int], ...]
+    assignment: tuple[int, ...]
+
+
+def membership(group: GroupMeta) -> Membership:
+    return Membership(group.state, group.generation_id, group.members, group.static_members, group.assignment)
+
+
+def with_membership(group: GroupMeta, m: Membership) -> GroupMeta:
+    return GroupMeta(m.state, m.generation_id, m.members, m.static_members, m.assignment, group.offsets,
+                     group.pending)
+
+
+def input_offset(group: GroupMeta) -> int:
+    """The committed offset of the input partition (OffsetsAgreeWithOutput's ``c``, before the max with 0)."""
+    return group.offsets[INPUT_PARTITION].offset
+
+
+def producer_between(p: TxnProducer) -> bool:
+    return p.phase in _BETWEEN
+
+
+def producer_phase(p: TxnProducer) -> int:
+    return p.phase
+
+
+def producer_inputs(p: TxnProducer) -> tuple[int, ...]:
+    return p.inputs
+
+
+def txn_state(m: Any) -> int:
+    return m.state
+
+
+#: the projections of ``kafka.eos``'s parts this mixin reads (declared on the parts in ``eos.py``)
+GROUP_PROJECTIONS: dict[str, dict[str, Any]] = {
+    "group": {"membership": Projection(membership, with_membership), "input_offset": input_offset},
+    "producer": {"between": producer_between, "phase": producer_phase, "inputs": producer_inputs},
+    "txn": {"state": txn_state},
+}
+#: a rejoin's producer phases: fenced or fatal (a new instance), or between transactions
+_FENCED_OR_FATAL = frozenset({TXN_FENCED, TXN_FATAL})
 
 
 def _show_member(m: Member) -> dict[str, Any]:
@@ -138,12 +194,13 @@ def _show_zombie_offsets(entries: tuple[PendingTxnOffset, ...]) -> dict[str, Any
                         for e in entries]} if entries else {}
 
 
-def _sources(part: TxnPartitionState, producer: tuple[TxnProducer, ...], batches: int) -> dict[int, int]:
-    """How many committed records of ``part`` each input offset produced (across every instance)."""
+def _sources(part: TxnPartitionState, inputs: tuple[tuple[int, ...], ...], batches: int) -> dict[int, int]:
+    """How many committed records of ``part`` each input offset produced (across every instance);
+    ``inputs[t]``: producer ``t``'s input offset per transaction."""
     counts: dict[int, int] = {}
     for value in props.log_committed(part.log):
         t, r = props.record_of(value)
-        source = producer[t].inputs[r // batches]
+        source = inputs[t][r // batches]
         counts[source] = counts.get(source, 0) + 1
     return counts
 
@@ -253,46 +310,57 @@ class EosGroup:
 
     # --- membership ---------------------------------------------------------------------------------
 
-    @rule("SessionTimeout", params={"i": _with_rebalances}, reads=("member[i]", "group"), writes=("group",))
-    def session_timeout_rule(self, member: Member, group: GroupMeta) -> Any:
+    # on the group's membership (a written projection: the offsets are kept)
+    @rule("SessionTimeout", params={"i": _with_rebalances}, reads=("member[i]", "group:membership"),
+          writes=("group:membership",))
+    def session_timeout_rule(self, member: Member, group: Membership) -> Any:
         """The member's session expires (a paused process); the coordinator removes it and prepares a
         rebalance. The process does not know yet."""
-        removed = session_timeout(group, member)
+        removed = session_timeout(group, member)  # type: ignore[arg-type]
         return None if removed is None else {"group": removed}
 
-    @precondition(lambda self, group: group.state == _PREPARING_REBALANCE)
-    @rule("Rebalance", params={"g": _the_group}, reads=("group", "member", "producer"), writes=("group",),
+    # on projections: the group's membership (written back, the offsets kept), whether each producer is
+    # between transactions: the producers moving and the offsets changing cost no miss
+    @precondition(lambda self, group, member, between: can_rebalance(group, member, between))
+    @rule("Rebalance", params={"g": _the_group},
+          reads=("group:membership", "member", "between=producer:between"), writes=("group:membership",),
           results=("generation",))
-    def rebalance_rule(self, group: GroupMeta, member: tuple[Member, ...], producer: tuple[TxnProducer, ...]) -> Any:
+    def rebalance_rule(self, group: Membership) -> Any:
         """JoinGroup and SyncGroup complete: a new generation and assignment."""
-        # the precondition reads the group alone, so checker.compose memoises it on that part: the
-        # producers moving while no rebalance is under way (most states) cost no miss of the full key
-        if not can_rebalance(group, member, tuple([p.phase in _BETWEEN for p in producer])):
-            return None
         done = _rebalance(group)
         return {"group": done, "generation": done.generation_id}
 
-    @rule("OnAssignment", params={"i": _assignments}, reads=("member[i]", "group", "producer[i]"),
+    # a gate on projections (the membership fields, the producer's ``between`` flag): restates the
+    # effect's own "nothing to learn" (tests/test_eos_gates.py), so the offsets and the producer moving
+    # cost no miss of the full key while there is nothing to learn
+    @precondition(lambda self, member, group, between: between and on_assignment(member, group) is not None)
+    @rule("OnAssignment", params={"i": _assignments},
+          reads=("member[i]", "group:membership", "producer[i]", "between=producer[i]:between"),
           writes=("member[i]", "producer[i]"), results=("owns",))
-    def on_assignment_rule(self, member: Member, group: GroupMeta, producer: TxnProducer) -> Any:
+    def on_assignment_rule(self, member: Member, group: Membership, producer: TxnProducer) -> Any:
         """Between transactions, the member learns the new generation's assignment; its position is
         fetched again (a revoked or newly assigned partition)."""
         if not between_transactions(producer):
             return None
-        learned = on_assignment(member, group)
+        learned = on_assignment(member, group)  # type: ignore[arg-type]
         if learned is None:
             return None
         return {"member": learned, "producer": self.alpha_on_assignment(producer, learned.owns),  # type: ignore[attr-defined]
                 "owns": learned.owns}
 
-    @rule("Rejoin", params={"i": _with_rejoins}, reads=("member", "group", "producer[i]"),
-          writes=("member", "group", "producer[i]"), results=("rank",))
-    def rejoin_rule(self, i: int, member: tuple[Member, ...], group: GroupMeta, producer: TxnProducer) -> Any:
+    # a gate on projections (the producer's phase, the membership fields), restating the effect's own
+    # "nothing to do" below (tests/test_eos_gates.py)
+    @precondition(lambda self, i, member, group, phase: phase in _FENCED_OR_FATAL or (
+        phase in _BETWEEN and must_rejoin(member[i], group)))
+    @rule("Rejoin", params={"i": _with_rejoins},
+          reads=("member", "group:membership", "producer[i]", "phase=producer[i]:phase"),
+          writes=("member", "group:membership", "producer[i]"), results=("rank",))
+    def rejoin_rule(self, i: int, member: tuple[Member, ...], group: Membership, producer: TxnProducer) -> Any:
         """A member that learned it left the group (between transactions), or whose producer was fenced,
         joins again with a new member id, which sorts anywhere among the others' (``rank``); a fenced
         producer is replaced by a new instance."""
         fenced = producer.phase in (TXN_FENCED, TXN_FATAL)
-        if not fenced and not (must_rejoin(member[i], group) and between_transactions(producer)):
+        if not fenced and not (must_rejoin(member[i], group) and between_transactions(producer)):  # type: ignore[arg-type]
             return None
         after = self.alpha_on_rejoin(producer, fenced)  # type: ignore[attr-defined]
         # past the last rejoin the constraint cuts every successor: one stands for them (liveness sees
@@ -300,7 +368,7 @@ class EosGroup:
         ranks = range(1, self.members + 1) if member[i].incarnation < self.rejoins else (self.members,)
         moves = []
         for rank in ranks:
-            joined, moved = rejoin_ranked(member, group, i, rank)
+            joined, moved = rejoin_ranked(member, group, i, rank)  # type: ignore[arg-type]
             moves.append({"member": joined, "group": moved, "producer": after, "rank": rank})
         return moves
 
@@ -349,19 +417,21 @@ class EosGroup:
 
     # --- properties of the loop across instances (no bindings without a group) ----------------------
 
-    @invariant("NoDuplicateOutput", params={"p": _grouped_partitions}, reads=("leader[p]", "producer"))
-    def no_duplicate_output(self, leader: TxnPartitionState, producer: tuple[TxnProducer, ...]) -> bool:
+    # both read projections: each producer's inputs, the input partition's committed offset, each
+    # transaction's state (a miss only when one of those or the leader changes)
+    @invariant("NoDuplicateOutput", params={"p": _grouped_partitions}, reads=("leader[p]", "producer:inputs"))
+    def no_duplicate_output(self, leader: TxnPartitionState, producer: tuple[tuple[int, ...], ...]) -> bool:
         """No input record's output is committed twice on an output partition, whichever instance produced it."""
         return all(n <= self.batches for n in _sources(leader, producer, self.batches).values())
 
     @invariant("OffsetsAgreeWithOutput", params={"p": _grouped_partitions},
-               reads=("leader[p]", "producer", "group", "txn"))
-    def offsets_agree(self, leader: TxnPartitionState, producer: tuple[TxnProducer, ...], group: GroupMeta,
-                      txn: tuple[Any, ...]) -> bool:
+               reads=("leader[p]", "producer:inputs", "group:input_offset", "txn:state"))
+    def offsets_agree(self, leader: TxnPartitionState, producer: tuple[tuple[int, ...], ...], group: int,
+                      txn: tuple[int, ...]) -> bool:
         """When no transaction is completing, the committed input offset c and the committed output agree: exactly the outputs of records 0..c-1, once each."""
-        if any(m.state in _PREPARING for m in txn):
+        if any(state in _PREPARING for state in txn):
             return True
-        c = max(group.offsets[INPUT_PARTITION].offset, 0)
+        c = max(group, 0)
         return _sources(leader, producer, self.batches) == {i: self.batches for i in range(c)}
 
     @invariant("ZombieNeverCommitsOffsets", reads=("group", "zombie_offsets"))
@@ -376,4 +446,5 @@ def show_membership(group: GroupMeta) -> dict[str, Any]:
             "owner": list(group.assignment)}
 
 
-__all__ = ["GROUP_ACTIONS", "GROUP_BOUNDS", "EosGroup", "between_transactions", "show_membership"]
+__all__ = ["GROUP_ACTIONS", "GROUP_BOUNDS", "GROUP_PROJECTIONS", "EosGroup", "Membership", "between_transactions",
+           "membership", "show_membership"]

@@ -159,6 +159,27 @@ def _state(partition: PartitionState, clients: tuple[IdempotentClient, ...] = ()
     return cast(IdempotentState, _LogView(partition, clients))
 
 
+class Waiting(NamedTuple):
+    """What a request timeout reads of a produce request or response in flight (``Routed`` without the
+    message): a projection of the channels (``checker.compose``), so messages that change only in
+    their content cost it no memo miss."""
+
+    partition: int
+    client: int
+    connection: int
+    record: int
+
+
+def waiting(messages: tuple[Routed, ...]) -> tuple[Waiting, ...]:
+    # a set (sorted): a request timeout asks only which records are still on their way
+    return tuple(sorted({Waiting(m.partition, m.client, m.connection, m.record) for m in messages}))
+
+
+def in_flight(client: IdempotentClient) -> tuple[int, tuple[int, ...]]:
+    """The client's connection and the records of its batches in flight (IdempotentRequestTimeout's gate)."""
+    return client.connection, tuple(b.record for b in client.batches if b.status == INFLIGHT)
+
+
 def _show_client(c: IdempotentClient) -> dict[str, Any]:
     return {"producer_id": c.producer_id, "epoch": c.epoch, "next_seq": c.next_seq,
             "last_acked_seq": c.last_acked_seq, "last_acked_offset": c.last_acked_offset, "sent": c.sent,
@@ -262,6 +283,7 @@ class IdempotentProducers:
     # every mention of it (records, messages, its initial producer id) is renamed with it
     client = Actors(count="idempotent_producers", init=lambda m, i: cl.new_client(i), show=_show_client,
                     symmetric=CLIENTS, rename={CLIENTS: rename_client},
+                    projections={"send_order": props.send_order_view, "in_flight": in_flight},
                     doc="idempotent producers (no transactional id), each with the producer id of its index")
     idem_leader = Part(init=PartitionState((), 0, ()), show=_show_leader, rename={CLIENTS: rename_partition},
                        doc="the leader of the idempotent producers' partition: log, log start offset, producer state")
@@ -270,10 +292,12 @@ class IdempotentProducers:
                          doc="its in-sync follower (log start offset, producer state), when leaderships may move")
     leader_epoch = Scalar(init=0, doc="the idempotent partition's leader epoch")
     idem_requests = Channel(network=Network(Delivery.ORDERED), connection=ROUTE, show=_show_messages,
-                            rename={CLIENTS: rename_routed}, doc="idempotent produce requests in flight")
+                            rename={CLIENTS: rename_routed}, projections={"waiting": waiting},
+                            doc="idempotent produce requests in flight")
     idem_responses = Channel(network=Network(Delivery.ORDERED, loss="lost_responses"), connection=ROUTE,
                              label=("partition", "client", "record"), drop="LoseResponse", show=_show_messages,
-                             rename={CLIENTS: rename_routed}, doc="idempotent produce responses in flight")
+                             rename={CLIENTS: rename_routed}, projections={"waiting": waiting},
+                             doc="idempotent produce responses in flight")
     transient_errors = Budget("transient_errors", doc="produce requests refused with NOT_ENOUGH_REPLICAS")
     leader_failovers = Budget("leader_failovers", doc="leaderships moved to the in-sync follower")
     restarted_replica_failovers = Budget("restarted_replica_failovers",
@@ -429,7 +453,14 @@ class IdempotentProducers:
                 moves.append({"client": cl.expire_in_flight_batch(client, sent, cfg), "record": batches[sent].record})
         return moves
 
-    @rule("IdempotentRequestTimeout", params={"c": _lossy}, reads=("client[c]", "idem_requests", "idem_responses"),
+    # a gate on projections (the client's batches in flight, the records on their way), restating the
+    # effect's own "nothing timed out" (tests/test_eos_gates.py): the batches' other fields and the
+    # messages' contents moving cost no miss of the full key while nothing can time out
+    @precondition(lambda self, c, flight, on_way, back: any(
+        r not in {m.record for m in on_way + back if m.client == c and m.connection == flight[0]} for r in flight[1]))
+    @rule("IdempotentRequestTimeout", params={"c": _lossy},
+          reads=("client[c]", "idem_requests", "idem_responses", "flight=client[c]:in_flight",
+                 "on_way=idem_requests:waiting", "back=idem_responses:waiting"),
           writes=("client[c]", "idem_requests", "idem_responses"))
     def idempotent_request_timeout(self, c: int, client: IdempotentClient, idem_requests: tuple[Routed, ...],
                                    idem_responses: tuple[Routed, ...]) -> Any:
@@ -628,10 +659,12 @@ class IdempotentProducers:
         """No record is appended to the idempotent partition's log twice."""
         return props.no_duplicates(_state(idem_leader))
 
-    @invariant("IdempotentSendOrderNoLoss", params={"c": "client"}, reads=("idem_leader", "client[c]"))
-    def idempotent_send_order_no_loss(self, c: int, idem_leader: PartitionState, client: IdempotentClient) -> bool:
+    # on the client's acked/failed/batched records only (a projection): its batches' states and
+    # sequences moving cost no miss
+    @invariant("IdempotentSendOrderNoLoss", params={"c": "client"}, reads=("idem_leader", "client[c]:send_order"))
+    def idempotent_send_order_no_loss(self, c: int, idem_leader: PartitionState, client: props.SendOrderView) -> bool:
         """Per idempotent producer, records appear in send order with no gap, and nothing acknowledged is lost."""
-        return props.client_send_order_no_loss(idem_leader.log, c, client)
+        return props.send_order_no_loss_of(idem_leader.log, c, client)
 
     @transition("IdempotentOutOfOrderOnlyOnDataLoss", reads=("idem_leader", "client"),
                 actions=("HandleProduceResponse",), when=lambda step: step[-1] == cl.RAISED_OUT_OF_ORDER)
