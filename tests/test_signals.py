@@ -16,7 +16,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 BIG = REPO / "specs" / "large" / "idempotence-benchmark.toml"
-SHM = "/dev/shm/eoscheck-parallel-*"
+#: the exchange directories of the parallel run with this pid (``parallel._exchange_dir``); other
+#: runs on the machine (a concurrent test session) have their own pid in the name
+SHM = "/dev/shm/eoscheck-parallel-{pid}-*"
 
 
 def descendants(pid: int) -> set[int]:
@@ -71,17 +73,16 @@ def assert_one_line(err: str, fragment: str) -> None:
     assert err.count("\n") == 1 and fragment in err and "Traceback" not in err, err
 
 
-@pytest.fixture
-def shm_before() -> set[str]:
-    return set(glob.glob(SHM))
+def shm_of(proc: subprocess.Popen) -> set[str]:
+    return set(glob.glob(SHM.format(pid=proc.pid)))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("sig,code,fragment", [(signal.SIGTERM, 143, "terminated by SIGTERM"),
                                                (signal.SIGINT, 130, "interrupted")])
-def test_parallel_signal_leaves_no_worker_and_no_shm(tmp_path, shm_before, sig, code, fragment):
+def test_parallel_signal_leaves_no_worker_and_no_shm(tmp_path, sig, code, fragment):
     proc = start("parallel", "--workers", "2", tmp=tmp_path)
-    wait_for(lambda: len(descendants(proc.pid)) >= 2 and set(glob.glob(SHM)) - shm_before)
+    wait_for(lambda: len(descendants(proc.pid)) >= 2 and shm_of(proc))
     time.sleep(0.5)  # inside the level loop
     workers = descendants(proc.pid)
     proc.send_signal(sig)
@@ -89,11 +90,11 @@ def test_parallel_signal_leaves_no_worker_and_no_shm(tmp_path, shm_before, sig, 
     assert rc == code
     assert_one_line(err, fragment)
     wait_for(lambda: not any(alive(w) for w in workers), timeout=10)
-    assert set(glob.glob(SHM)) - shm_before == set()
+    assert shm_of(proc) == set()
 
 
 @pytest.mark.slow
-def test_parallel_worker_that_dies_is_one_line_exit_2(tmp_path, shm_before):
+def test_parallel_worker_that_dies_is_one_line_exit_2(tmp_path):
     proc = start("parallel", "--workers", "2", tmp=tmp_path)
     wait_for(lambda: len(descendants(proc.pid)) >= 2)
     time.sleep(0.5)
@@ -104,11 +105,11 @@ def test_parallel_worker_that_dies_is_one_line_exit_2(tmp_path, shm_before):
     assert_one_line(err, "parallel engine")
     assert "WorkerError" not in err
     wait_for(lambda: not any(alive(w) for w in workers), timeout=10)
-    assert set(glob.glob(SHM)) - shm_before == set()
+    assert shm_of(proc) == set()
 
 
 @pytest.mark.slow
-def test_parallel_workers_die_with_a_killed_parent(tmp_path, shm_before):
+def test_parallel_workers_die_with_a_killed_parent(tmp_path):
     """SIGKILL cannot be caught; the workers must still not live on (blocked on a pipe) forever."""
     proc = start("parallel", "--workers", "2", tmp=tmp_path)
     wait_for(lambda: len(descendants(proc.pid)) >= 2)
@@ -117,7 +118,7 @@ def test_parallel_workers_die_with_a_killed_parent(tmp_path, shm_before):
     proc.kill()
     proc.communicate(timeout=30)
     wait_for(lambda: not any(alive(w) for w in workers), timeout=10)
-    for leftover in set(glob.glob(SHM)) - shm_before:  # nobody is left to remove it
+    for leftover in shm_of(proc):  # nobody is left to remove it
         import shutil
         shutil.rmtree(leftover, ignore_errors=True)
 

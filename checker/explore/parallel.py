@@ -511,7 +511,9 @@ def _rss_bytes() -> int:
 
 def _exchange_dir() -> str:
     base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-    return tempfile.mkdtemp(prefix="eoscheck-parallel-", dir=base)
+    # the run's pid in the name: a directory left by a killed run names its owner, and a check for
+    # leftovers can tell this run's directory from a concurrent run's
+    return tempfile.mkdtemp(prefix=f"eoscheck-parallel-{os.getpid()}-", dir=base)
 
 
 def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progress | None = None) -> Result:
