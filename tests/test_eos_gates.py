@@ -72,6 +72,7 @@ REDUNDANT: dict[str, frozenset[str]] = {
     # gates on projections (the producer's phase or ``between`` flag, the group's membership fields)
     "Rejoin": frozenset({"i", "member", "group", "phase"}), "OnAssignment": frozenset({"member", "group", "between"}),
     "IdempotentRequestTimeout": frozenset({"c", "flight", "on_way", "back"}),
+    "IdempotentDrain": frozenset({"drain", "now"}), "ExpireBatch": frozenset({"exp", "now"}),
 }
 
 
@@ -102,7 +103,7 @@ def test_a_closed_gate_hides_no_step(model: str, variant: str, bounds: dict[str,
                 result = rule.fn_call(m, kwargs)
                 assert not result, f"{rule.action} {b.params}: gate closed, effect gives {result!r}"
     assert closed, "no state closes a gate: the test checks nothing"
-    for projected in ("Rejoin", "OnAssignment", "IdempotentRequestTimeout"):  # the gates on projections close too (where bound)
+    for projected in ("Rejoin", "OnAssignment", "IdempotentRequestTimeout", "IdempotentDrain", "ExpireBatch"):  # the gates on projections close too (where bound)
         assert closed.get(projected) or not any(r.action == projected for r, _, _ in rules), projected
 
 

@@ -77,6 +77,7 @@ from ..state import (
     BATCH_STATUS_NAMES,
     INFLIGHT,
     QUEUED,
+    RETRY,
     FollowerState,
     IdempotentClient,
     IdempotentState,
@@ -178,6 +179,32 @@ def waiting(messages: tuple[Routed, ...]) -> tuple[Waiting, ...]:
 def in_flight(client: IdempotentClient) -> tuple[int, tuple[int, ...]]:
     """The client's connection and the records of its batches in flight (IdempotentRequestTimeout's gate)."""
     return client.connection, tuple(b.record for b in client.batches if b.status == INFLIGHT)
+
+
+def expiry(client: IdempotentClient) -> tuple[int, int]:
+    """When the client's oldest batch not in flight and its oldest in flight were created (-1: none):
+    all ExpireBatch's gate reads of the client (``is_expired`` compares a batch's creation with now)."""
+    waiting = [b.created for b in client.batches if b.status != INFLIGHT]
+    sent = [b.created for b in client.batches if b.status == INFLIGHT]
+    return min(waiting, default=-1), min(sent, default=-1)
+
+
+def drain_next(client: IdempotentClient) -> tuple[int, int] | None:
+    """What IdempotentDrain's gate reads of the client: None where ``client.drain`` drains nothing
+    whatever the time, else (creation of the batch it would drain, batches sequenced before it; -1
+    for a retry, which ignores max.in.flight). ``client.drain``'s tests in its order, time aside."""
+    if client.fatal or client.producer_id < 0 or client.epoch_bump_required:
+        return None
+    batches = client.batches
+    sequenced = [b for b in batches if b.status != QUEUED]
+    if any(b.status == RETRY for b in sequenced):
+        return (sequenced[0].created, -1) if sequenced[0].status == RETRY else None
+    if client.unresolved >= 0:
+        return None
+    if any(b.producer_id != client.producer_id or b.epoch != client.epoch for b in sequenced):
+        return None
+    queued = next((b for b in batches if b.status == QUEUED), None)
+    return None if queued is None else (queued.created, len(sequenced))
 
 
 def _show_client(c: IdempotentClient) -> dict[str, Any]:
@@ -283,7 +310,8 @@ class IdempotentProducers:
     # every mention of it (records, messages, its initial producer id) is renamed with it
     client = Actors(count="idempotent_producers", init=lambda m, i: cl.new_client(i), show=_show_client,
                     symmetric=CLIENTS, rename={CLIENTS: rename_client},
-                    projections={"send_order": props.send_order_view, "in_flight": in_flight},
+                    projections={"send_order": props.send_order_view, "in_flight": in_flight, "expiry": expiry,
+                                 "drain": drain_next},
                     doc="idempotent producers (no transactional id), each with the producer id of its index")
     idem_leader = Part(init=PartitionState((), 0, ()), show=_show_leader, rename={CLIENTS: rename_partition},
                        doc="the leader of the idempotent producers' partition: log, log start offset, producer state")
@@ -421,7 +449,13 @@ class IdempotentProducers:
         """``KafkaProducer.send``: the next record joins the accumulator."""
         return {"client": cl.send(client, now)}
 
-    @rule("IdempotentDrain", params={"c": "client"}, reads=("client[c]", "now"), writes=("client[c]",),
+    # gates on projections (the batch the Sender would drain next; the oldest batches' creation),
+    # restating the effect's own "nothing to do" (tests/test_eos_gates.py): the client's other fields
+    # moving cost no miss of the full key while nothing can be drained or expire
+    @precondition(lambda self, drain, now: drain is not None and drain[1] < self.idem_cfg.max_in_flight
+                  and now - drain[0] < self.idem_cfg.delivery_timeout)
+    @rule("IdempotentDrain", params={"c": "client"}, reads=("client[c]", "now", "drain=client[c]:drain"),
+          writes=("client[c]",),
           sends=("idem_requests",), results=("record", "seq", "epoch"))
     def idempotent_drain(self, c: int, client: IdempotentClient, now: int) -> Any:
         """The Sender drains the next batch to the leader in the client's metadata."""
@@ -433,7 +467,10 @@ class IdempotentProducers:
         return {"client": new_client, "idem_requests": Routed(_P, c, req.connection, req.record, req),
                 "record": req.record, "seq": req.seq, "epoch": req.epoch}
 
-    @rule("ExpireBatch", params={"c": "client"}, reads=("client[c]", "now"), writes=("client[c]",),
+    @precondition(lambda self, exp, now: 0 <= exp[0] <= now - self.idem_cfg.delivery_timeout
+                  or (self.late_delivery and 0 <= exp[1] <= now - self.idem_cfg.delivery_timeout))
+    @rule("ExpireBatch", params={"c": "client"}, reads=("client[c]", "now", "exp=client[c]:expiry"),
+          writes=("client[c]",),
           results=("record",))
     def idempotent_expire_batch(self, client: IdempotentClient, now: int) -> Any:
         """delivery.timeout.ms: the accumulator expires its oldest expired batch waiting to be sent;

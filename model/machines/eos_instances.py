@@ -36,6 +36,7 @@ from eoscheck.checker.compose import (
     Delivery,
     Network,
     Part,
+    Projection,
     invariant,
     precondition,
     rule,
@@ -202,11 +203,35 @@ def arrived(clients: tuple[TxnClient, ...], c: int, req_producer_id: int) -> tup
     return tuple(o._replace(started=ranks[o.started]) if o.started > 0 else o for o in clients)
 
 
-# HandleInitProducerId misses whenever any instance changes (it reads them all, for ``arrived``), while
-# the coordinator's decision and the ghost's renumbering take few distinct arguments: both are pure and
-# memoised (bounded: a miss of the rule then costs a dict lookup, not the decision's case analysis).
+def arrived_ranks(started: tuple[int, ...], c: int) -> tuple[int, ...]:
+    """``arrived`` on the instances' ``started`` ranks alone (what HandleInitProducerId reads and
+    writes of them, through the ``started`` projection): instance ``c`` is now the newest one."""
+    order = max(max(started), 0) + 1
+    started = started[:c] + (order,) + started[c + 1:]
+    ranks = {v: r + 1 for r, v in enumerate(sorted({o for o in started if o > 0}))}
+    return tuple(ranks[o] if o > 0 else o for o in started)
+
+
+def _started(c: TxnClient) -> int:
+    return c.started
+
+
+def _with_started(c: TxnClient, started: int) -> TxnClient:
+    return c if c.started == started else c._replace(started=started)
+
+
+def _waiting(messages: tuple[InitPidRequest | InitPidResponse | PendingAppend, ...]) -> tuple[tuple[int, int], ...]:
+    """The (instance, attempt) pairs a channel or the pending append holds: all InitProducerIdTimeout
+    asks of them (their producer ids, epochs and errors moving cost it no miss)."""
+    return tuple(sorted({(m.client, m.attempt) for m in messages}))
+
+
+# HandleInitProducerId reads the instances only for ``arrived`` (their ``started`` ranks, a written
+# projection), while the coordinator's decision and the ghost's renumbering take few distinct
+# arguments: both are pure and memoised (bounded: a miss of the rule then costs a dict lookup, not the
+# decision's case analysis).
 _decide = lru_cache(maxsize=1 << 16)(handle_init_producer_id)
-_arrived = lru_cache(maxsize=1 << 16)(arrived)
+_arrived = lru_cache(maxsize=1 << 16)(arrived_ranks)
 
 
 class InstancesMixin:
@@ -219,18 +244,20 @@ class InstancesMixin:
     protocol: Any
 
     instance = Actors(count="instances", init=IDLE, symmetric="instance", show=_show_client,
+                      projections={"started": Projection(_started, _with_started)},
                       doc="producer instances sharing the instances' transactional id")
     instances_txn = Part(init=NO_METADATA, show=_show_meta,
                          doc="the coordinator's metadata of the instances' transactional id")
     instances_txn_log = Part(init=NO_LOG_VALUE, show=_show_meta,
                              doc="the last __transaction_state record of the instances' transactional id")
     init_pending = Part(init=(), show=_show_pending, rename={"instance": _rename_client},
-                        doc="the InitProducerId transition being appended to the transaction log (one at most)")
+                        projections={"waiting": _waiting}, doc="the InitProducerId transition being appended to the transaction log (one at most)")
     init_requests = Channel(network=Network(Delivery.UNORDERED), show=_show_requests,
-                            rename={"instance": _rename_client}, doc="InitProducerId requests in flight")
+                            rename={"instance": _rename_client}, projections={"waiting": _waiting}, doc="InitProducerId requests in flight")
     init_responses = Channel(network=Network(Delivery.UNORDERED, loss="lost_responses"), label=("client", "attempt"),
                              drop="LoseInitProducerIdResponse", show=_show_responses,
-                             rename={"instance": _rename_client}, doc="InitProducerId responses in flight")
+                             rename={"instance": _rename_client}, projections={"waiting": _waiting},
+                             doc="InitProducerId responses in flight")
     abortable_errors = Budget("abortable_errors", doc="abortable errors inside an instance's transaction")
     instance_transactions = Budget("instance_transactions", doc="transactions the instances begin in total")
     txn_id_expirations = Budget("txn_id_expirations", doc="expirations of the instances' transactional id")
@@ -391,20 +418,21 @@ class InstancesMixin:
         new, req = tc.on_txn_error(instance, client, error, kip360=self.coordinator.kip360)
         return {"instance": new, "error": error, **({"init_requests": req} if req is not None else {})}
 
-    @precondition(lambda self, client, instance, init_requests: not any(
-        m.client == client and m.attempt == instance.attempt for m in init_requests))
+    # the gate and the effect read the (instance, attempt) pairs in flight (projections): the
+    # messages' other fields moving cost no miss
+    @precondition(lambda self, client, instance, init_requests: (client, instance.attempt) not in init_requests)
     @precondition(lambda self, instance: instance.phase == INIT_INITIALIZING)
     @rule("InitProducerIdTimeout", params={"client": "instance"},
-          reads=("instance[client]", "init_requests", "init_responses", "init_pending"), writes=("instance[client]",),
-          sends=("init_requests",))
-    def instance_request_timeout(self, client: int, instance: TxnClient, init_requests: tuple[InitPidRequest, ...],
-                        init_responses: tuple[InitPidResponse, ...], init_pending: tuple[PendingAppend, ...]) -> Any:
+          reads=("instance[client]", "init_requests:waiting", "init_responses:waiting", "init_pending:waiting"),
+          writes=("instance[client]",), sends=("init_requests",))
+    def instance_request_timeout(self, client: int, instance: TxnClient, init_requests: tuple[tuple[int, int], ...],
+                                 init_responses: tuple[tuple[int, int], ...],
+                                 init_pending: tuple[tuple[int, int], ...]) -> Any:
         """request.timeout.ms: nothing of the current attempt is left (its response was lost, or a
         failover dropped its append); the retry carries the same producer id and epoch, on a new
         connection."""
-        a = instance.attempt
-        waiting: tuple[Any, ...] = (*init_requests, *init_responses, *init_pending)
-        if any(m.client == client and m.attempt == a for m in waiting):
+        mine = (client, instance.attempt)
+        if mine in init_requests or mine in init_responses or mine in init_pending:
             return None
         new, req = tc.resend(instance, client, new_connection=True)
         return {"instance": new, "init_requests": req}
@@ -426,10 +454,10 @@ class InstancesMixin:
     # --- the coordinator (``coordinator.handler``) for the instances' transactional id --------------
 
     @rule("HandleInitProducerId", receive="init_requests", params=("client", "attempt", "producer_id", "epoch"),
-          reads=("instance", "instances_txn", "init_pending", "next_producer_id"),
-          writes=("instances_txn", "instances_txn_log", "init_pending", "next_producer_id", "instance"),
+          reads=("instance:started", "instances_txn", "init_pending", "next_producer_id"),
+          writes=("instances_txn", "instances_txn_log", "init_pending", "next_producer_id", "instance:started"),
           sends=("init_responses",), results=("error",), show={"error": error_name})
-    def coordinator_init_producer_id(self, client: int, msg: InitPidRequest, instance: tuple[TxnClient, ...],
+    def coordinator_init_producer_id(self, client: int, msg: InitPidRequest, instance: tuple[int, ...],
                                 instances_txn: TxnMetadata, init_pending: tuple[PendingAppend, ...],
                                 next_producer_id: int) -> Any:
         """The coordinator handles a request (any one in flight): success queues the transition's log
@@ -439,7 +467,7 @@ class InstancesMixin:
         out: dict[str, Any] = {"error": int(r.error)}
         # parts left as they are are not written (the same successor, fewer values to encode on a miss)
         if msg.producer_id == -1:
-            out["instance"] = _arrived(instance, client, msg.producer_id)
+            out["instance"] = _arrived(instance, client)  # the instances' ``started`` ranks
         if r.used_new_producer_id:
             out["next_producer_id"] = next_producer_id + 1
         if r.transit is not None:
