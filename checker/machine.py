@@ -57,6 +57,13 @@ class Machine(ABC):
     #: position that never holds an int): a machine sets it when its encoding guarantees that.
     fingerprint_kind: ClassVar[str] = "encoded"
 
+    #: Whether ``within_bounds`` gives one answer on a whole symmetry orbit: ``within_bounds(s) ==
+    #: within_bounds(t)`` whenever ``canonical(s) == canonical(t)``. The engines then skip the
+    #: constraint for a successor whose representative they kept before (its orbit is inside), as
+    #: they do without symmetry. Declare it only when it holds (a bound on a global counter, or the
+    #: same bound on every interchangeable actor); the default asks the constraint every time.
+    symmetric_constraint: bool = False
+
     #: the view (``views()``) every run of this machine uses unless it names another or "none"
     default_view: ClassVar[str | None] = None
 

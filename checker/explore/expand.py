@@ -214,8 +214,9 @@ class Expander:
         A successor is a candidate unless its fingerprint is in ``known`` (states the caller
         knows are visited; it may miss some) or in ``seen`` (this chunk's, or a longer scope the
         caller passes in; updated). Both hold fingerprints of states inside the constraint only
-        (visited states and candidates are): with hash fingerprints and no symmetry, a successor
-        found there is not asked ``within_bounds`` again. ``edges``, when given, receives (parent reference, child
+        (visited states and candidates are): with hash fingerprints and no symmetry (or a
+        constraint the machine declares ``symmetric_constraint``), a successor found there is not
+        asked ``within_bounds`` again. ``edges``, when given, receives (parent reference, child
         fingerprint, step) for every successor inside the constraint, duplicates included.
         """
         machine = self.machine
@@ -269,6 +270,38 @@ class Expander:
                         action = step[0]
                         act_append(action)
                         h = hash(nxt)
+                        if h in seen or h in known:
+                            if ((tf := tget(action)) is not None and not tf(state, step, nxt)
+                                    and self._transition_findings(trans, state, step, nxt, ref, level)):
+                                out.stopped = True
+                                return out
+                            continue
+                        if bounded and not within(nxt):
+                            cut_append(action)
+                            continue
+                        if ((tf := tget(action)) is not None and not tf(state, step, nxt)
+                                and self._transition_findings(trans, state, step, nxt, ref, level)):
+                            out.stopped = True
+                            return out
+                        seen_add(h)
+                        fps_append(h)
+                        par_append(ref)
+                        st_append(nxt)
+                        step_append(step)
+                    if nxt is _NONE and deadlock and self._deadlock_stops(state, ref, level):
+                        out.stopped = True
+                        return out
+                return out
+            if not record and mode == 1 and machine.symmetric_constraint:
+                # the usual loop with symmetry, for a constraint declared invariant under it: a
+                # successor whose representative is in ``seen``/``known`` lies in the orbit of a
+                # state kept before, so it is inside the constraint too (two in three successors)
+                for state, ref in zip(states, refs):
+                    nxt = _NONE
+                    for step, nxt in successors(state):
+                        action = step[0]
+                        act_append(action)
+                        h = hash(canonical(nxt))  # type: ignore[misc]
                         if h in seen or h in known:
                             if ((tf := tget(action)) is not None and not tf(state, step, nxt)
                                     and self._transition_findings(trans, state, step, nxt, ref, level)):

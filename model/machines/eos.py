@@ -513,10 +513,15 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         generated functions on the instance (they shadow the class's methods, which stay the
         reference), and no memo lookups for rules that cannot fire."""
         eos_fast.prune_idle_rules(self)
-        if type(self).within_bounds is EosMachine.within_bounds:
+        own_bounds = type(self).within_bounds is not EosMachine.within_bounds
+        if not own_bounds:
             self.within_bounds = eos_fast.constraint(self)  # type: ignore[method-assign,assignment]
-        if type(self).canonical is Composed.canonical:  # a derived machine's own form stays; ``Composed``'s
+        own_form = type(self).canonical is not Composed.canonical
+        if not own_form:  # a derived machine's own form stays; ``Composed``'s
             self.canonical = eos_fast.canonical_form(self)  # type: ignore[method-assign,assignment]
+        # the coordinator's epochs, the group's generation and every member's rejoins under one bound
+        # each, the producer id allocators global counters: renaming the declared scalarsets moves none
+        self.symmetric_constraint = not own_bounds and not own_form
         if not self.alpha and type(self).successors is EosAlpha.successors:
             # no per-partition metadata to fix up: the generated function itself, as ``Composed`` binds it
             # for a class that does not override ``successors`` (``_Plan.compile`` rebinds it, pickling
