@@ -40,6 +40,7 @@ from eoscheck.checker.compose import (
     Delivery,
     Network,
     Part,
+    Projection,
     Scalar,
     invariant,
     precondition,
@@ -83,6 +84,7 @@ from ..state import (
     IdempotentState,
     LogRecord,
     PartitionState,
+    ProducerBatch,
     ProduceRequest,
     ProduceResponse,
     Routed,
@@ -183,10 +185,102 @@ def in_flight(client: IdempotentClient) -> tuple[int, tuple[int, ...]]:
 
 def expiry(client: IdempotentClient) -> tuple[int, int]:
     """When the client's oldest batch not in flight and its oldest in flight were created (-1: none):
-    all ExpireBatch's gate reads of the client (``is_expired`` compares a batch's creation with now)."""
-    waiting = [b.created for b in client.batches if b.status != INFLIGHT]
-    sent = [b.created for b in client.batches if b.status == INFLIGHT]
-    return min(waiting, default=-1), min(sent, default=-1)
+    all ExpireBatch reads of the client's times (``is_expired`` compares a batch's creation with now).
+    The batches are in record order and were created in that order (``with_accumulator`` and
+    ``with_shape`` keep it), so the oldest of each kind is its first, which ExpireBatch expires."""
+    waiting = sent = -1
+    for b in client[6]:
+        created = b[1]
+        if b[2] == INFLIGHT:
+            if sent < 0 or created < sent:
+                sent = created
+        elif waiting < 0 or created < waiting:
+            waiting = created
+    return waiting, sent
+
+
+# field positions (the projections below run once per distinct client value, on every such value)
+_BATCHES, _CREATED = 6, 1
+_new = tuple.__new__
+
+
+def shape(client: IdempotentClient) -> IdempotentClient:
+    """The client with its batches' creation times left out (None): every step of the client but
+    Send reads the times of at most the batches it sends or answers, which it takes from a second
+    projection (``drain``, ``expiry``, ``in_flight_created``). The times make ~97% of the client's
+    distinct values, so a key on the shape and ``now`` misses about a sixth as often as one on the
+    client and ``now``. ``None``, not a number: a function that read a time it was not given would
+    fail, not decide on a made-up time."""
+    batches = client[_BATCHES]
+    if not batches:
+        return client
+    return _new(IdempotentClient, (*client[:_BATCHES], tuple([_new(ProducerBatch, (b[0], None, *b[2:])) for b in batches]),
+                                   *client[_BATCHES + 1:]))
+
+
+def with_shape(client: IdempotentClient, new: IdempotentClient) -> IdempotentClient:
+    """``new`` (a shape) with the creation times of ``client``'s batches, by record. A step that
+    writes the shape keeps, drops or rewrites batches in their order but never adds one (Send writes
+    the ``accumulator``): anything else is refused, so the batches stay in creation order."""
+    batches = new[_BATCHES]
+    if not batches:
+        return new
+    out = []
+    old = iter(client[_BATCHES])
+    for b in batches:
+        record = b[0]
+        for o in old:
+            if o[0] == record:
+                break
+        else:
+            raise ValueError(f"a write of client:shape adds or moves the batch of record {record} (the client holds "
+                             f"{[o[0] for o in client[_BATCHES]]}, the write {[x[0] for x in batches]})")
+        out.append(_new(ProducerBatch, (record, o[_CREATED], *b[2:])))
+    return _new(IdempotentClient, (*new[:_BATCHES], tuple(out), *new[_BATCHES + 1:]))
+
+
+class Accumulator(NamedTuple):
+    """What Send reads and writes of a client: its next record, whether it is fatal, and when its
+    latest record was sent while that record's batch is held (-1 otherwise), so that a write of
+    ``sent + 1`` carries the new batch's creation time."""
+
+    sent: int
+    fatal: bool
+    latest: int
+
+
+def accumulator(client: IdempotentClient) -> Accumulator:
+    batches = client[_BATCHES]
+    latest = batches[-1][_CREATED] if batches and batches[-1][0] == client.sent - 1 else -1
+    return Accumulator(client.sent, client.fatal, latest)
+
+
+def with_accumulator(client: IdempotentClient, acc: Accumulator) -> IdempotentClient:
+    """``cl.send`` at ``acc.latest`` when ``acc`` is one record on (Send's write: the batch joins
+    last, created no earlier than the batches before it); the client itself when ``acc`` is its own
+    accumulator."""
+    batches = client[_BATCHES]
+    if acc.sent == client.sent + 1 and acc.fatal == client.fatal:
+        if batches and batches[-1][_CREATED] > acc.latest:
+            raise ValueError(f"client:accumulator: record {client.sent} created at {acc.latest}, "
+                             f"before the batches it follows: {[b[_CREATED] for b in batches]}")
+        return cl.send(client, acc.latest)
+    if acc == accumulator(client):
+        return client
+    raise ValueError(f"client:accumulator {tuple(acc)} is neither client {client.sent}'s nor one record on")
+
+
+def in_flight_created(client: IdempotentClient) -> tuple[tuple[int, int], ...]:
+    """(record, creation time) of each batch in flight: the times a produce response's handling reads
+    (a retriable error retries a batch only before its delivery timeout)."""
+    return tuple([(b[0], b[1]) for b in client[_BATCHES] if b[2] == INFLIGHT])
+
+
+def _with_created(client: IdempotentClient, created: Mapping[int, int]) -> IdempotentClient:
+    """A shape with the creation times of the batches in ``created`` (by record) put back."""
+    batches = tuple([b if b[0] not in created else _new(ProducerBatch, (b[0], created[b[0]], *b[2:]))
+                     for b in client[_BATCHES]])
+    return _new(IdempotentClient, (*client[:_BATCHES], batches, *client[_BATCHES + 1:]))
 
 
 def drain_next(client: IdempotentClient) -> tuple[int, int] | None:
@@ -195,16 +289,27 @@ def drain_next(client: IdempotentClient) -> tuple[int, int] | None:
     for a retry, which ignores max.in.flight). ``client.drain``'s tests in its order, time aside."""
     if client.fatal or client.producer_id < 0 or client.epoch_bump_required:
         return None
-    batches = client.batches
-    sequenced = [b for b in batches if b.status != QUEUED]
-    if any(b.status == RETRY for b in sequenced):
-        return (sequenced[0].created, -1) if sequenced[0].status == RETRY else None
-    if client.unresolved >= 0:
+    pid, epoch = client.producer_id, client.epoch
+    first: ProducerBatch | None = None
+    queued: ProducerBatch | None = None
+    sequenced, retry, other = 0, False, False
+    for b in client[_BATCHES]:
+        status = b[2]
+        if status == QUEUED:
+            if queued is None:
+                queued = b
+            continue
+        if first is None:
+            first = b
+        sequenced += 1
+        retry = retry or status == RETRY
+        other = other or b[3] != pid or b[4] != epoch
+    if retry:
+        assert first is not None
+        return (first[_CREATED], -1) if first[2] == RETRY else None
+    if client.unresolved >= 0 or other:
         return None
-    if any(b.producer_id != client.producer_id or b.epoch != client.epoch for b in sequenced):
-        return None
-    queued = next((b for b in batches if b.status == QUEUED), None)
-    return None if queued is None else (queued.created, len(sequenced))
+    return None if queued is None else (queued[_CREATED], sequenced)
 
 
 def _show_client(c: IdempotentClient) -> dict[str, Any]:
@@ -311,7 +416,9 @@ class IdempotentProducers:
     client = Actors(count="idempotent_producers", init=lambda m, i: cl.new_client(i), show=_show_client,
                     symmetric=CLIENTS, rename={CLIENTS: rename_client},
                     projections={"send_order": props.send_order_view, "in_flight": in_flight, "expiry": expiry,
-                                 "drain": drain_next},
+                                 "drain": drain_next, "shape": Projection(shape, with_shape),
+                                 "accumulator": Projection(accumulator, with_accumulator),
+                                 "in_flight_created": in_flight_created},
                     doc="idempotent producers (no transactional id), each with the producer id of its index")
     idem_leader = Part(init=PartitionState((), 0, ()), show=_show_leader, rename={CLIENTS: rename_partition},
                        doc="the leader of the idempotent producers' partition: log, log start offset, producer state")
@@ -443,51 +550,65 @@ class IdempotentProducers:
 
     # --- the idempotent producer (application, accumulator, Sender, TransactionManager) ---------------
 
+    # The client changes on most steps, mostly in its batches' creation times; its steps read and
+    # write narrower projections (``shape``: the client without the times, ``accumulator``: Send's
+    # fields) and take the times they use from read-only projections, so their keys miss about a
+    # sixth as often. Each effect is the same call into ``producer.client`` on a client whose times it
+    # does not read are None (a read of one would fail); the write puts the times back per state.
+
     @precondition(lambda self, client: client.sent < self.idem_records and not client.fatal)
-    @rule("Send", params={"c": "client"}, reads=("client[c]", "now"), writes=("client[c]",))
-    def idempotent_send(self, client: IdempotentClient, now: int) -> Any:
-        """``KafkaProducer.send``: the next record joins the accumulator."""
-        return {"client": cl.send(client, now)}
+    @rule("Send", params={"c": "client"}, reads=("client[c]:accumulator", "now"), writes=("client[c]:accumulator",))
+    def idempotent_send(self, client: Accumulator, now: int) -> Any:
+        """``KafkaProducer.send``: the next record joins the accumulator (``cl.send`` at ``now``, in
+        the accumulator's put)."""
+        return {"client": Accumulator(client.sent + 1, client.fatal, now)}
 
     # gates on projections (the batch the Sender would drain next; the oldest batches' creation),
     # restating the effect's own "nothing to do" (tests/test_eos_gates.py): the client's other fields
     # moving cost no miss of the full key while nothing can be drained or expire
     @precondition(lambda self, drain, now: drain is not None and drain[1] < self.idem_cfg.max_in_flight
                   and now - drain[0] < self.idem_cfg.delivery_timeout)
-    @rule("IdempotentDrain", params={"c": "client"}, reads=("client[c]", "now", "drain=client[c]:drain"),
-          writes=("client[c]",),
+    @rule("IdempotentDrain", params={"c": "client"}, reads=("client[c]:shape", "now", "drain=client[c]:drain"),
+          writes=("client[c]:shape",),
           sends=("idem_requests",), results=("record", "seq", "epoch"))
-    def idempotent_drain(self, c: int, client: IdempotentClient, now: int) -> Any:
-        """The Sender drains the next batch to the leader in the client's metadata."""
-        drained = cl.drain(client, c, now, self.idem_cfg)
+    def idempotent_drain(self, c: int, client: IdempotentClient, now: int, drain: tuple[int, int] | None) -> Any:
+        """The Sender drains the next batch to the leader in the client's metadata. ``cl.drain`` reads
+        the creation time of that batch alone (``drain_next``'s: the first batch with a sequence when
+        it retries one, else the first queued), put back here."""
+        if drain is None:
+            return None
+        queued = drain[1] >= 0
+        record = next(b.record for b in client.batches if (b.status == QUEUED) == queued)
+        drained = cl.drain(_with_created(client, {record: drain[0]}), c, now, self.idem_cfg)
         if drained is None:
             return None
         new_client, req = drained
         req = req._replace(leader_epoch=client.known_leader_epoch)
-        return {"client": new_client, "idem_requests": Routed(_P, c, req.connection, req.record, req),
+        return {"client": shape(new_client), "idem_requests": Routed(_P, c, req.connection, req.record, req),
                 "record": req.record, "seq": req.seq, "epoch": req.epoch}
 
     @precondition(lambda self, exp, now: 0 <= exp[0] <= now - self.idem_cfg.delivery_timeout
                   or (self.late_delivery and 0 <= exp[1] <= now - self.idem_cfg.delivery_timeout))
-    @rule("ExpireBatch", params={"c": "client"}, reads=("client[c]", "now", "exp=client[c]:expiry"),
-          writes=("client[c]",),
+    @rule("ExpireBatch", params={"c": "client"}, reads=("client[c]:shape", "now", "exp=client[c]:expiry"),
+          writes=("client[c]:shape",),
           results=("record",))
-    def idempotent_expire_batch(self, client: IdempotentClient, now: int) -> Any:
+    def idempotent_expire_batch(self, client: IdempotentClient, now: int, exp: tuple[int, int]) -> Any:
         """delivery.timeout.ms: the accumulator expires its oldest expired batch waiting to be sent;
-        with ``late_delivery`` the Sender also expires the oldest expired in-flight one."""
+        with ``late_delivery`` the Sender also expires the oldest expired in-flight one. The oldest
+        batch of each kind is its first (``expiry``), created at ``exp``; if it has not expired, no
+        later one has."""
         cfg = self.idem_cfg
         batches = client.batches
-        if not batches or (now - batches[0].created < cfg.delivery_timeout
-                           and not any(b.status == INFLIGHT for b in batches)):
-            return None
         moves = []
-        waiting = next((i for i, b in enumerate(batches) if b.status != INFLIGHT and cl.is_expired(b, now, cfg)), -1)
-        if waiting >= 0:
-            moves.append({"client": cl.expire_batch(client, waiting, cfg), "record": batches[waiting].record})
-        if self.late_delivery:
-            sent = next((i for i, b in enumerate(batches) if b.status == INFLIGHT and cl.is_expired(b, now, cfg)), -1)
-            if sent >= 0:
-                moves.append({"client": cl.expire_in_flight_batch(client, sent, cfg), "record": batches[sent].record})
+        kinds = ((False, exp[0]), (True, exp[1])) if self.late_delivery else ((False, exp[0]),)
+        for in_flight, created in kinds:
+            if created < 0:
+                continue
+            i = next(i for i, b in enumerate(batches) if (b.status == INFLIGHT) == in_flight)
+            if not cl.is_expired(batches[i]._replace(created=created), now, cfg):
+                continue
+            expire = cl.expire_in_flight_batch if in_flight else cl.expire_batch
+            moves.append({"client": expire(client, i, cfg), "record": batches[i].record})
         return moves
 
     # a gate on projections (the client's batches in flight, the records on their way), restating the
@@ -496,9 +617,9 @@ class IdempotentProducers:
     @precondition(lambda self, c, flight, on_way, back: any(
         r not in {m.record for m in on_way + back if m.client == c and m.connection == flight[0]} for r in flight[1]))
     @rule("IdempotentRequestTimeout", params={"c": _lossy},
-          reads=("client[c]", "idem_requests", "idem_responses", "flight=client[c]:in_flight",
+          reads=("client[c]:shape", "idem_requests", "idem_responses", "flight=client[c]:in_flight",
                  "on_way=idem_requests:waiting", "back=idem_responses:waiting"),
-          writes=("client[c]", "idem_requests", "idem_responses"))
+          writes=("client[c]:shape", "idem_requests", "idem_responses"))
     def idempotent_request_timeout(self, c: int, client: IdempotentClient, idem_requests: tuple[Routed, ...],
                                    idem_responses: tuple[Routed, ...]) -> Any:
         """request.timeout.ms once a request went unanswered (its response lost): the connection is
@@ -515,8 +636,8 @@ class IdempotentProducers:
                 "idem_responses": tuple(m for m in idem_responses if m.client != c)}
 
     @precondition(lambda self, client: client.producer_id < 0 and not client.fatal)
-    @rule("IdempotentInitProducerId", params={"c": "client"}, reads=("client[c]", "next_producer_id"),
-          writes=("client[c]", "next_producer_id"), results=("producer_id",))
+    @rule("IdempotentInitProducerId", params={"c": "client"}, reads=("client[c]:shape", "next_producer_id"),
+          writes=("client[c]:shape", "next_producer_id"), results=("producer_id",))
     def idempotent_init_producer_id(self, client: IdempotentClient, next_producer_id: int) -> Any:
         """The idempotent InitProducerId (no transactional id): a fresh producer id at epoch 0."""
         return {"client": cl.init_producer_id(client, next_producer_id), "next_producer_id": next_producer_id + 1,
@@ -524,7 +645,7 @@ class IdempotentProducers:
 
     @precondition(lambda self, client: not (client.producer_id < 0 and not client.fatal) and client.unresolved >= 0
                   and not any(b.status != QUEUED for b in client.batches))
-    @rule("ResolveSequences", params={"c": "client"}, reads=("client[c]",), writes=("client[c]",))
+    @rule("ResolveSequences", params={"c": "client"}, reads=("client[c]:shape",), writes=("client[c]:shape",))
     def idempotent_resolve_sequences(self, client: IdempotentClient) -> Any:
         """``maybeResolveSequences`` once nothing is in flight."""
         return {"client": cl.resolve_sequences(client, self.idem_cfg)}
@@ -533,23 +654,26 @@ class IdempotentProducers:
         client.unresolved >= 0 and not any(b.status != QUEUED for b in client.batches)) and client.epoch_bump_required
         and self.idem_cfg.version == "kip360" and (self.idem_cfg.epoch_bump == "resequence_inflight"
                                                     or not any(b.status == INFLIGHT for b in client.batches)))
-    @rule("BumpEpoch", params={"c": "client"}, reads=("client[c]",), writes=("client[c]",))
+    @rule("BumpEpoch", params={"c": "client"}, reads=("client[c]:shape",), writes=("client[c]:shape",))
     def idempotent_bump_epoch(self, client: IdempotentClient) -> Any:
         """KIP-360's local epoch bump; as shipped it does not wait for in-flight requests (the KIP's
         design keeps sequences, so its bump waits until the old epoch's requests are answered)."""
         return {"client": cl.bump_epoch(client, self.idem_cfg)}
 
     @rule("HandleProduceResponse", receive="idem_responses", params=("partition", "client", "record"),
-          reads=("sender=client[client]", "now", "leader_epoch"), writes=("sender=client[client]",), results=("error", "outcome"),
+          reads=("sender=client[client]:shape", "flying=client[client]:in_flight_created", "now", "leader_epoch"),
+          writes=("sender=client[client]:shape",), results=("error", "outcome"),
           show={"error": error_name, "outcome": cl.OUTCOME_NAMES.__getitem__})
-    def idempotent_handle_response(self, msg: Routed, sender: IdempotentClient, now: int, leader_epoch: int) -> Any:
-        """``Sender.completeBatch``; NOT_LEADER_OR_FOLLOWER refreshes the client's metadata."""
+    def idempotent_handle_response(self, msg: Routed, sender: IdempotentClient,
+                                   flying: tuple[tuple[int, int], ...], now: int, leader_epoch: int) -> Any:
+        """``Sender.completeBatch``; NOT_LEADER_OR_FOLLOWER refreshes the client's metadata. It reads
+        the creation time of the answered batch alone (one in flight: the retry's delivery timeout)."""
         resp = msg.message
         assert isinstance(resp, ProduceResponse)
-        new_client, outcome = cl.handle_produce_response(sender, resp, now, self.idem_cfg)
+        new_client, outcome = cl.handle_produce_response(_with_created(sender, dict(flying)), resp, now, self.idem_cfg)
         if resp.error == Errors.NOT_LEADER_OR_FOLLOWER:
             new_client = new_client._replace(known_leader_epoch=leader_epoch)
-        return {"sender": new_client, "error": resp.error, "outcome": outcome}
+        return {"sender": shape(new_client), "error": resp.error, "outcome": outcome}
 
     # --- the idempotent partition's leader and follower ------------------------------------------------
 
