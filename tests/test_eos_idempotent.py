@@ -4,6 +4,7 @@ configurations are untouched by the mixin."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from eoscheck.model.partition.producer_state import find_entry
 from eoscheck.model.producer import client as cl
 from eoscheck.model.state import (
     INFLIGHT,
+    QUEUED,
     RETRY,
     FollowerState,
     LogRecord,
@@ -231,3 +233,110 @@ def test_fields_show_the_idempotent_parts_only_when_there_are_idempotent_produce
     on = idem(leader_failovers=1)
     names = set(on.fields(next(iter(on.init_states()))))
     assert {"idem_leader.log", "leader_epoch", "faults.leader_failovers", "client[0].batches"} <= names
+
+
+# --- the client's steps on projections (``shape``: the client without its batches' creation times) ----
+
+#: configurations whose client steps reach every branch the projections touch: retries, expiry (late
+#: delivery: in flight too), request timeouts, resets (0.11, 1.0), KIP-360 bumps (both designs), two clients
+PROJECTED = [
+    ("kafka-3.0-3.5", {"idempotent_records": 4, "max_in_flight": 3, "lost_responses": 1, "delivery_timeout": 3,
+                       "max_ticks": 5, "producer_id_expiration": 3}),
+    ("kafka-3.0-3.5", {"idempotent_records": 3, "late_delivery": 1, "max_ticks": 3, "delivery_timeout": 2,
+                       "producer_id_expiration": 2, "clock_skew": 1, "lost_responses": 1}),
+    ("kafka-1.0.0", {"idempotent_records": 3, "lost_responses": 1, "delete_records": 1, "transient_errors": 1,
+                     "max_ticks": 2, "delivery_timeout": 2}),
+    ("kafka-0.11.0.0", {"idempotent_records": 3, "lost_responses": 1, "leader_failovers": 1,
+                        "restarted_replica_failovers": 1, "max_ticks": 2, "delivery_timeout": 1}),
+    ("kip360-designed", {"idempotent_records": 3, "lost_responses": 2, "delete_records": 1, "max_ticks": 2,
+                         "delivery_timeout": 1}),
+    ("kafka-3.0-3.5", {"idempotent_producers": 2, "idempotent_records": 2, "lost_responses": 1, "max_ticks": 2,
+                       "delivery_timeout": 1}),
+]
+#: the client's steps that read and write ``client[c]:shape``
+SHAPED = ("IdempotentDrain", "ExpireBatch", "IdempotentRequestTimeout", "IdempotentInitProducerId",
+          "ResolveSequences", "BumpEpoch")
+
+
+def _whole_client_steps(m: EosMachine, v: Any, c: int) -> list[tuple[tuple, Any]]:
+    """The steps of ``SHAPED`` on client ``c`` and its client after each, as the rules computed them on
+    the whole client before they read projections (their preconditions and ``producer.client`` calls)."""
+    cfg, client, now = m.idem_cfg, v.client[c], v.now
+    out: list[tuple[tuple, Any]] = []
+    drained = cl.drain(client, c, now, cfg)
+    if drained is not None:
+        new, req = drained
+        out.append((("IdempotentDrain", c, req.record, req.seq, req.epoch), new))
+    batches = client.batches
+    if batches and not (now - batches[0].created < cfg.delivery_timeout and not any(b.status == INFLIGHT
+                                                                                     for b in batches)):
+        waiting = next((i for i, b in enumerate(batches) if b.status != INFLIGHT and cl.is_expired(b, now, cfg)), -1)
+        if waiting >= 0:
+            out.append((("ExpireBatch", c, batches[waiting].record), cl.expire_batch(client, waiting, cfg)))
+        if m.late_delivery:
+            sent = next((i for i, b in enumerate(batches) if b.status == INFLIGHT and cl.is_expired(b, now, cfg)), -1)
+            if sent >= 0:
+                out.append((("ExpireBatch", c, batches[sent].record), cl.expire_in_flight_batch(client, sent, cfg)))
+    on_way = {m_.record for m_ in v.idem_requests + v.idem_responses if m_.client == c and m_.connection == client.connection}
+    if m.bounds.get("lost_responses", 0) and any(b.status == INFLIGHT and b.record not in on_way for b in batches):
+        out.append((("IdempotentRequestTimeout", c), cl.connection_closed(client, m.late_delivery)))
+    no_pid = client.producer_id < 0 and not client.fatal
+    if no_pid:
+        out.append((("IdempotentInitProducerId", c, v.next_producer_id), cl.init_producer_id(client, v.next_producer_id)))
+    resolve = not no_pid and client.unresolved >= 0 and not any(b.status != QUEUED for b in batches)
+    if resolve:
+        out.append((("ResolveSequences", c), cl.resolve_sequences(client, cfg)))
+    if not no_pid and not resolve and client.epoch_bump_required and cfg.version == "kip360" and (
+            cfg.epoch_bump == "resequence_inflight" or not any(b.status == INFLIGHT for b in batches)):
+        out.append((("BumpEpoch", c), cl.bump_epoch(client, cfg)))
+    return out
+
+
+@pytest.mark.parametrize(("variant", "bounds"), PROJECTED, ids=[f"{v}-{i}" for i, (v, _) in enumerate(PROJECTED)])
+def test_steps_on_the_clients_shape_are_the_whole_client_steps(variant: str, bounds: dict[str, int]) -> None:
+    m = idem(variant, **bounds)
+    fired: dict[str, int] = {}
+    for s in reachable(m, 4000):
+        v = m.view(s)
+        succ = m.successors(s)
+        for c, client in enumerate(v.client):
+            # their batches are in creation order, which ExpireBatch relies on (``expiry``)
+            assert [b.created for b in client.batches] == sorted(b.created for b in client.batches)
+            got = sorted(((step, m.view(t).client[c]) for step, t in succ if step[0] in SHAPED and step[1] == c),
+                         key=repr)
+            want = sorted(_whole_client_steps(m, v, c), key=repr)
+            assert got == want, (v.client[c], got, want)
+            for step, _ in got:
+                fired[step[0]] = fired.get(step[0], 0) + 1
+        for step, t in succ:  # a response: the client room's answer on the whole client
+            if step[0] != "HandleProduceResponse" or step[1] != P:
+                continue
+            w = m.view(t)
+            (msg,) = (Counter(v.idem_responses) - Counter(w.idem_responses)).elements()
+            c = msg.client
+            new, outcome = cl.handle_produce_response(v.client[c], msg.message, v.now, m.idem_cfg)
+            if msg.message.error == Errors.NOT_LEADER_OR_FOLLOWER:
+                new = new._replace(known_leader_epoch=v.leader_epoch)
+            assert (w.client[c], step[-1]) == (new, outcome), (v.client[c], msg)
+            fired[step[0]] = fired.get(step[0], 0) + 1
+    assert {"IdempotentDrain", "ExpireBatch", "HandleProduceResponse"} <= set(fired), fired
+    if m.bounds.get("lost_responses", 0):
+        assert "IdempotentRequestTimeout" in fired, fired
+
+
+def test_the_shape_puts_back_the_times_and_refuses_a_new_or_moved_batch() -> None:
+    from eoscheck.model.machines.eos_idempotent import shape, with_shape
+    m = idem(idempotent_records=3, max_in_flight=3, lost_responses=1, max_ticks=3, delivery_timeout=2)
+    clients = {m.view(s).client[0] for s in reachable(m, 3000)}
+    assert sum(len(c.batches) >= 2 for c in clients) > 20
+    for c in clients:
+        p = shape(c)
+        assert with_shape(c, p) == c and shape(with_shape(c, p)) == p
+        assert all(b.created is None for b in p.batches)
+        if len(c.batches) >= 2:
+            fewer = p._replace(batches=p.batches[1:])  # a step that completes the first batch
+            assert with_shape(c, fewer).batches == c.batches[1:] and shape(with_shape(c, fewer)) == fewer
+            with pytest.raises(ValueError, match="adds or moves"):
+                with_shape(c, p._replace(batches=p.batches[::-1]))
+        with pytest.raises(ValueError, match="adds or moves"):
+            with_shape(c, p._replace(batches=(*p.batches, cl.send(c, 0).batches[-1]._replace(created=None))))
