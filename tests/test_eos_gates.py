@@ -71,7 +71,7 @@ REDUNDANT: dict[str, frozenset[str]] = {
     "InitProducerIdTimeout": frozenset({"client", "instance", "init_requests"}),
     # gates on projections (the producer's phase or ``between`` flag, the group's membership fields)
     "Rejoin": frozenset({"i", "member", "group", "phase"}), "OnAssignment": frozenset({"member", "group", "between"}),
-    "IdempotentRequestTimeout": frozenset({"c", "flight", "on_way", "back"}),
+    "IdempotentRequestTimeout": frozenset({"c", "client", "on_way", "back"}),
     "IdempotentDrain": frozenset({"drain", "now"}), "ExpireBatch": frozenset({"exp", "now"}),
 }
 

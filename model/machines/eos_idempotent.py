@@ -179,8 +179,17 @@ def waiting(messages: tuple[Routed, ...]) -> tuple[Waiting, ...]:
 
 
 def in_flight(client: IdempotentClient) -> tuple[int, tuple[int, ...]]:
-    """The client's connection and the records of its batches in flight (IdempotentRequestTimeout's gate)."""
+    """The client's connection and the records of its batches in flight (IdempotentRequestTimeout's gate,
+    on the client's ``shape``)."""
     return client.connection, tuple(b.record for b in client.batches if b.status == INFLIGHT)
+
+
+def _timed_out(c: int, flight: tuple[int, tuple[int, ...]], on_way: tuple[Waiting, ...],
+               back: tuple[Waiting, ...]) -> bool:
+    """A batch of client ``c`` in flight on its connection (``in_flight``) whose request and response
+    are both gone (its response lost)."""
+    return any(r not in {m.record for m in on_way + back if m.client == c and m.connection == flight[0]}
+               for r in flight[1])
 
 
 def expiry(client: IdempotentClient) -> tuple[int, int]:
@@ -385,7 +394,7 @@ class IdempotentProducers:
     # every mention of it (records, messages, its initial producer id) is renamed with it
     client = Actors(count="idempotent_producers", init=lambda m, i: cl.new_client(i), show=_show_client,
                     symmetric=CLIENTS, rename={CLIENTS: rename_client},
-                    projections={"send_order": props.send_order_view, "in_flight": in_flight, "expiry": expiry,
+                    projections={"send_order": props.send_order_view, "expiry": expiry,
                                  "drain": drain_next, "shape": Projection(shape, with_shape),
                                  "in_flight_created": in_flight_created},
                     doc="idempotent producers (no transactional id), each with the producer id of its index")
@@ -581,13 +590,12 @@ class IdempotentProducers:
             moves.append({"client": expire(client, i, cfg), "record": batches[i].record})
         return moves
 
-    # a gate on projections (the client's batches in flight, the records on their way), restating the
-    # effect's own "nothing timed out" (tests/test_eos_gates.py): the batches' other fields and the
-    # messages' contents moving cost no miss of the full key while nothing can time out
-    @precondition(lambda self, c, flight, on_way, back: any(
-        r not in {m.record for m in on_way + back if m.client == c and m.connection == flight[0]} for r in flight[1]))
+    # a gate on projections (the client's shape, the records on their way), restating the effect's own
+    # "nothing timed out" (tests/test_eos_gates.py): the messages' contents moving cost no miss of the
+    # full key while nothing can time out
+    @precondition(lambda self, c, client, on_way, back: _timed_out(c, in_flight(client), on_way, back))
     @rule("IdempotentRequestTimeout", params={"c": _lossy},
-          reads=("client[c]:shape", "idem_requests", "idem_responses", "flight=client[c]:in_flight",
+          reads=("client[c]:shape", "idem_requests", "idem_responses",
                  "on_way=idem_requests:waiting", "back=idem_responses:waiting"),
           writes=("client[c]:shape", "idem_requests", "idem_responses"))
     def idempotent_request_timeout(self, c: int, client: IdempotentClient, idem_requests: tuple[Routed, ...],
