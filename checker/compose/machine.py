@@ -159,12 +159,13 @@ class _Plan:
         env: dict[str, Any] = {}
         lines = ["def successors(s):", "    out = []", "    append = out.append"]
         grouped = self._groups(env, lines)
+        gated = self._gate_groups(env, lines)
         for n, rule in enumerate(self.rules):
             if isinstance(rule, _Rule) and rule.receive is None and not rule.bindings:
                 continue  # no parameter values (e.g. zero actors): nothing to call
             if isinstance(rule, _Rule):  # pasted in: one call per state, not one per rule and state
-                if n in grouped:
-                    body, names = rule.body(f"r{id(rule)}_", grouped[n])
+                if n in grouped or n in gated:
+                    body, names = rule.body(f"r{id(rule)}_", grouped.get(n), gated.get(n))
                 else:
                     body, names = rule.inline
                 env.update(names)
@@ -213,6 +214,43 @@ class _Plan:
                       f"        g{g} = gmiss{g}(s, k)"]
             for place, (n, i, _) in enumerate(members):
                 out.setdefault(n, {})[i] = (f"g{g}", place)
+        return out
+
+    def _gate_groups(self, env: dict[str, Any], lines: list[str]) -> dict[int, dict[int, tuple[str, int]]]:
+        """Group the gated bindings (``_Binding.gate_slots``) by their gate slots; emit one lookup
+        per group of two or more into ``lines``, its value every member's gate in order (kafka.eos
+        gates six rules per producer on that producer's slot: one lookup per state, not six).
+        Returns rule index -> binding index -> (group variable, place in the group). A gate is
+        a pure function of its slots, so evaluating it where its rule would not look (a spent
+        budget) changes only the cost."""
+        if not self.memoize:
+            return {}
+        by_key: dict[tuple[Any, ...], list[tuple[int, int, Any]]] = {}
+        for n, rule in enumerate(self.rules):
+            if isinstance(rule, _Rule) and rule.receive is None and rule.spec.memo:
+                for i, b in enumerate(rule.bindings):
+                    if b.gate_slots:
+                        by_key.setdefault(tuple(b.gate_slots), []).append((n, i, b))
+        out: dict[int, dict[int, tuple[str, int]]] = {}
+        for g, (key, members) in enumerate(k for k in by_key.items() if len(k[1]) > 1):
+            memo: dict[Any, tuple[bool, ...]] = {}
+            bindings = [(b, self.rules[n]) for n, _, b in members]
+
+            def miss(s: tuple, key: Any, memo: dict[Any, tuple[bool, ...]] = memo,
+                     bindings: list[tuple[Any, Any]] = bindings) -> tuple[bool, ...]:
+                gates = []
+                for b, rule in bindings:
+                    o = b.gate_memo.get(key)
+                    gates.append(rule.gate(b, s) if o is None else o)
+                result = memo[key] = tuple(gates)
+                return result
+
+            env[f"gg{g}"], env[f"ggmiss{g}"] = memo, miss
+            src = _key_source(list(key), "s", env)
+            lines += [f"    k = {src}", f"    G{g} = gg{g}.get(k)", f"    if G{g} is None:",
+                      f"        G{g} = ggmiss{g}(s, k)"]
+            for place, (n, i, _) in enumerate(members):
+                out.setdefault(n, {})[i] = (f"G{g}", place)
         return out
 
     def __repr__(self) -> str:  # stable: ``run_key`` hashes the machine's attributes as text

@@ -498,11 +498,14 @@ class _Rule:
         self.expand = env["expand"]
         self.inline: tuple[list[str], dict[str, Any]] = (body, env)
 
-    def body(self, tag: str, grouped: Mapping[int, tuple[str, int]] | None = None) -> tuple[list[str], dict[str, Any]]:
+    def body(self, tag: str, grouped: Mapping[int, tuple[str, int]] | None = None,
+             gated: Mapping[int, tuple[str, int]] | None = None) -> tuple[list[str], dict[str, Any]]:
         """The statements of ``expand`` (reading ``s``, appending to ``out``, not returning) and the
         names they use, each prefixed with ``tag``. ``grouped`` maps a binding's index to (the
         variable holding its group's outcomes, its place in the group): ``_Plan.compile`` looks
-        up bindings that share their key slots once per state, for all of them."""
+        up bindings that share their key slots once per state, for all of them. ``gated`` does the
+        same for the gates of gated bindings that share their gate slots (the variable holds
+        every member's gate)."""
         env: dict[str, Any] = {f"{tag}compute": self.compute, f"{tag}NO": _NO_MSG}
         bslot = self.budget_slot
         apply = ["t = list(s)"]
@@ -530,7 +533,10 @@ class _Rule:
                          "if outs is None:",
                          f"    outs = {tag}compute({tag}b{n}, s, {tag}NO, 0)",
                          "for step, writes, sends in outs:", *(" " * 4 + x for x in apply)]
-                if b.gate_slots:
+                if b.gate_slots and gated and n in gated:
+                    var, i = gated[n]
+                    lines += [f"if {var}[{i}]:", *("    " + x for x in inner)]
+                elif b.gate_slots:
                     env[f"{tag}gm{n}"], env[f"{tag}gate"] = b.gate_memo, self.gate
                     lines += [f"g = {tag}gm{n}.get({_key_source(b.gate_slots, 's', env)})",
                               "if g is None:",
