@@ -508,12 +508,20 @@ class _Plan:
 
     def encoder(self, decl: Decl) -> Callable[[Any], Any]:
         """``value -> slot content`` for part ``decl``: its id for an interned part."""
+        # (the check of ``checked`` inlined: an encoder runs for every value a memo miss writes)
+        name, checked = decl.name, self.checked
         if isinstance(decl, Channel):
-            table, normalize = self.tables[decl.name], self.channels[decl.name].normalize
-            return lambda value: table.intern(normalize(tuple(self.checked(value, decl.name))))
+            table, normalize = self.tables[name], self.channels[name].normalize
+
+            def encode_channel(value: Any) -> Any:
+                return table.intern(normalize(tuple(checked(value, name) if self.unchecked else value)))
+            return encode_channel
         if decl.interned:
-            intern = self.tables[decl.name].intern
-            return lambda value: intern(self.checked(value, decl.name))
+            intern = self.tables[name].intern
+
+            def encode_interned(value: Any) -> Any:
+                return intern(checked(value, name) if self.unchecked else value)
+            return encode_interned
         return lambda value: self.encode(decl, value)
 
     def checked(self, value: Any, where: str) -> Any:

@@ -607,16 +607,17 @@ class _Rule:
             raise ComposeError(f"{self.where} returned {', '.join(sorted(extra))}, which it does not declare "
                                f"in writes, sends or results")
         try:
-            step = b.prefix + tuple(d[r] for r in self.spec.results) if self.spec.results else b.prefix
+            step = b.prefix + tuple(map(d.__getitem__, self.spec.results)) if self.spec.results else b.prefix
         except KeyError as exc:
             raise ComposeError(f"{self.where} did not return its result {exc.args[0]!r}") from None
         writes: list[tuple[int, Any]] = []
         sends: list[tuple[int, dict[Any, Any], Callable[[Any], Any]]] = []
+        puts = b.puts
         for name, (slots, whole, encode) in b.writes.items():
             if name not in d:
                 continue
             value = d[name]
-            proj = b.puts.get(name)
+            proj = puts.get(name) if puts else None
             if proj is not None:  # the new value depends on the fields the projection drops: per state
                 if whole:
                     if not isinstance(value, tuple) or len(value) != len(slots):
