@@ -154,12 +154,11 @@ class _Plan:
         """(Re)generate ``successors``: every rule's ``expand`` in order, one call each.
 
         Bindings (of any rules) that read exactly the same slots form a group, looked up once per
-        state at the top: its memo maps the key to every member's outcomes, and each member still
-        emits its steps at its own place, so the successor order is unchanged."""
+        state at the top: its memo maps the key to every member's outcomes (or gate: ``_groups``),
+        and each member still emits its steps at its own place, so the successor order is unchanged."""
         env: dict[str, Any] = {}
         lines = ["def successors(s):", "    out = []", "    append = out.append"]
-        grouped = self._groups(env, lines)
-        gated = self._gate_groups(env, lines)
+        grouped, gated = self._groups(env, lines)
         for n, rule in enumerate(self.rules):
             if isinstance(rule, _Rule) and rule.receive is None and not rule.bindings:
                 continue  # no parameter values (e.g. zero actors): nothing to call
@@ -182,76 +181,52 @@ class _Plan:
         if "successors" in vars(self.machine):  # bound on the instance (``Composed._bind_within``): rebind
             self.machine.successors = self.successors  # type: ignore[method-assign]
 
-    def _groups(self, env: dict[str, Any], lines: list[str]) -> dict[int, dict[int, tuple[str, int]]]:
-        """Group the memoised bindings of rules without ``receive`` by their key slots; emit one
-        lookup per group of two or more into ``lines``. Returns rule index -> binding index ->
-        (group variable, place in the group)."""
+    def _groups(self, env: dict[str, Any], lines: list[str]) -> tuple[dict[int, dict[int, tuple[str, int]]],
+                                                                       dict[int, dict[int, tuple[str, int]]]]:
+        """Group the memoised lookups of rules without ``receive`` by their key slots: the outcomes
+        of ungated bindings (``key_slots``) and the gates of gated ones (``gate_slots``, whose
+        full lookups stay their own); emit one lookup per group of two or more into ``lines``, its
+        value every member's outcomes or gate, in order (kafka.eos config 1 gates eight rules on
+        producer[t]; the init_producer_id preset keys both outcomes and gates on instance[c]).
+        Returns (rule index -> binding index -> (group variable, place)) for outcomes and for gates.
+        A gate is a pure function of its slots, so evaluating it where its rule would not look (a
+        spent budget) changes only the cost."""
         if not self.memoize:
-            return {}
-        by_key: dict[tuple[Any, ...], list[tuple[int, int, Any]]] = {}
+            return {}, {}
+        by_key: dict[tuple[Any, ...], list[tuple[int, int, Any, bool]]] = {}
         for n, rule in enumerate(self.rules):
             if isinstance(rule, _Rule) and rule.receive is None and rule.spec.memo:
                 for i, b in enumerate(rule.bindings):
-                    if not b.gate_slots:  # a gated binding looks up its gate first, on its own
-                        by_key.setdefault(tuple(b.key_slots), []).append((n, i, b))
-        out: dict[int, dict[int, tuple[str, int]]] = {}
+                    if b.gate_slots:  # a gated binding looks up its gate first, its outcomes on their own
+                        by_key.setdefault(tuple(b.gate_slots), []).append((n, i, b, True))
+                    else:
+                        by_key.setdefault(tuple(b.key_slots), []).append((n, i, b, False))
+        outs: dict[int, dict[int, tuple[str, int]]] = {}
+        gates: dict[int, dict[int, tuple[str, int]]] = {}
         for g, (key, members) in enumerate(k for k in by_key.items() if len(k[1]) > 1):
             memo: dict[Any, tuple[Any, ...]] = {}
-            bindings = [(b, self.rules[n]) for n, _, b in members]
+            bindings = [(b, self.rules[n], gate) for n, _, b, gate in members]
 
             def miss(s: tuple, key: Any, memo: dict[Any, tuple[Any, ...]] = memo,
-                     bindings: list[tuple[Any, Any]] = bindings) -> tuple[Any, ...]:
-                outs = []
-                for b, rule in bindings:
-                    o = b.memo.get(key)
-                    outs.append(rule.compute(b, s, _NO_MSG, 0) if o is None else o)
-                result = memo[key] = tuple(outs)
+                     bindings: list[tuple[Any, Any, bool]] = bindings) -> tuple[Any, ...]:
+                values = []
+                for b, rule, gate in bindings:
+                    if gate:
+                        o = b.gate_memo.get(key)
+                        values.append(rule.gate(b, s) if o is None else o)
+                    else:
+                        o = b.memo.get(key)
+                        values.append(rule.compute(b, s, _NO_MSG, 0) if o is None else o)
+                result = memo[key] = tuple(values)
                 return result
 
             env[f"gm{g}"], env[f"gmiss{g}"] = memo, miss
             src = _key_source(list(key), "s", env)
             lines += [f"    k = {src}", f"    g{g} = gm{g}.get(k)", f"    if g{g} is None:",
                       f"        g{g} = gmiss{g}(s, k)"]
-            for place, (n, i, _) in enumerate(members):
-                out.setdefault(n, {})[i] = (f"g{g}", place)
-        return out
-
-    def _gate_groups(self, env: dict[str, Any], lines: list[str]) -> dict[int, dict[int, tuple[str, int]]]:
-        """Group the gated bindings (``_Binding.gate_slots``) by their gate slots; emit one lookup
-        per group of two or more into ``lines``, its value every member's gate in order (kafka.eos
-        gates six rules per producer on that producer's slot: one lookup per state, not six).
-        Returns rule index -> binding index -> (group variable, place in the group). A gate is
-        a pure function of its slots, so evaluating it where its rule would not look (a spent
-        budget) changes only the cost."""
-        if not self.memoize:
-            return {}
-        by_key: dict[tuple[Any, ...], list[tuple[int, int, Any]]] = {}
-        for n, rule in enumerate(self.rules):
-            if isinstance(rule, _Rule) and rule.receive is None and rule.spec.memo:
-                for i, b in enumerate(rule.bindings):
-                    if b.gate_slots:
-                        by_key.setdefault(tuple(b.gate_slots), []).append((n, i, b))
-        out: dict[int, dict[int, tuple[str, int]]] = {}
-        for g, (key, members) in enumerate(k for k in by_key.items() if len(k[1]) > 1):
-            memo: dict[Any, tuple[bool, ...]] = {}
-            bindings = [(b, self.rules[n]) for n, _, b in members]
-
-            def miss(s: tuple, key: Any, memo: dict[Any, tuple[bool, ...]] = memo,
-                     bindings: list[tuple[Any, Any]] = bindings) -> tuple[bool, ...]:
-                gates = []
-                for b, rule in bindings:
-                    o = b.gate_memo.get(key)
-                    gates.append(rule.gate(b, s) if o is None else o)
-                result = memo[key] = tuple(gates)
-                return result
-
-            env[f"gg{g}"], env[f"ggmiss{g}"] = memo, miss
-            src = _key_source(list(key), "s", env)
-            lines += [f"    k = {src}", f"    G{g} = gg{g}.get(k)", f"    if G{g} is None:",
-                      f"        G{g} = ggmiss{g}(s, k)"]
-            for place, (n, i, _) in enumerate(members):
-                out.setdefault(n, {})[i] = (f"G{g}", place)
-        return out
+            for place, (n, i, _, gate) in enumerate(members):
+                (gates if gate else outs).setdefault(n, {})[i] = (f"g{g}", place)
+        return outs, gates
 
     def __repr__(self) -> str:  # stable: ``run_key`` hashes the machine's attributes as text
         return f"<compiled {type(self.machine).__name__}: {self.width} slots, {len(self.rules)} rules>"
