@@ -6,7 +6,9 @@ links stay in memory for states already expanded, in flat buffers (``compact.Com
 bytes of parent link per state; ``visited.VisitedSet`` is the plain-Python reference it is tested
 against); parent links past ``PARENT_SPILL_BYTES`` go to a temporary file. Counterexample traces
 are rebuilt at the end by re-executing the machine along the parent chain
-(``checker.trace.rebuild_trace``).
+(``checker.trace.rebuild_trace``). The frontier names its states by their discovery index in
+the compact store (``CompactVisited.name_by_index``), so a level's parent links are stored as
+they come; by fingerprint where the store cannot (``VisitedSet``) or edges are recorded.
 
 Counting follows TLC: ``generated`` counts the initial states plus every successor the machine
 yields (self-loops and states outside the state constraint included); ``distinct`` counts states

@@ -360,6 +360,9 @@ class CompactVisited:
     most duplicate successors lead to states of the current or the previous level, so the BFS
     still drops them before buffering, while older states cost nothing there and are caught by
     ``insert_batch``'s exact check.
+
+    Parents are named by fingerprint by default (as ``VisitedSet`` names them) or, after
+    ``name_by_index``, by discovery index (``next_index``, ``chain_index``): the BFS's way.
     """
 
     def __init__(self, recent_levels: int = 2, spill_bytes: int | None = None) -> None:
