@@ -285,7 +285,7 @@ class _Fused:
         filtered = [obj for obj in objs if obj.spec.when is not None]
         place = {id(obj): j for j, obj in enumerate(filtered)} if len(filtered) > 1 else {}
         if place:
-            whens = tuple(obj.spec.when for obj in filtered)
+            whens = tuple(obj.spec.when for obj in filtered if obj.spec.when is not None)
             wmemo: dict[Hashable, tuple[bool, ...]] = self.memo()  # type: ignore[assignment]
 
             def wmiss(step: Step, whens: tuple[Callable[[tuple], bool], ...] = whens,

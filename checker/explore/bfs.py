@@ -77,9 +77,9 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
     known = visited.known()
     edges = EdgeStore() if options.record_edges else None
     # states named by their discovery index where the store can (edges name parents by fingerprint)
-    name_by_index = getattr(visited, "name_by_index", None)
+    name_by_index: Callable[[], bool] | None = getattr(visited, "name_by_index", None)
     by_index = edges is None and name_by_index is not None and name_by_index()
-    next_index = getattr(visited, "next_index", None)
+    next_index: Callable[[], int] = getattr(visited, "next_index", lambda: 0)
     found = expander.found
     gen_cov: dict[str, int] = {}  # generated per action; their sum is the generated count
     new_cov: dict[str, int] = {}
