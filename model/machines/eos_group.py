@@ -64,7 +64,7 @@ from ..group.member import (
 )
 from ..group.membership import rebalance
 from ..group.metadata import CommittedOffset, GroupMeta, GroupState, PendingTxnOffset
-from ..group.offset_fetch import offset_fetch, on_offset_fetch_answer
+from ..group.offset_fetch import OffsetFetchAnswer, offset_fetch, on_offset_fetch_answer
 from ..producer import transactional as tx
 from ..protocol import Deployment
 from ..state import (
@@ -116,6 +116,9 @@ def _grouped_partitions(machine: Any) -> range:
 #: Rebalance misses whenever a producer moves while the group prepares a rebalance; its outcome is
 #: the group's alone (pure, few distinct groups)
 _rebalance = lru_cache(maxsize=1 << 12)(rebalance)
+#: Rejoin misses whenever its producer moves while the gate is open (the effect writes the producer
+#: whole); the members' and the membership's part of the outcome is pure and repeats across those misses
+_rejoin_ranked = lru_cache(maxsize=1 << 14)(rejoin_ranked)
 _BETWEEN = frozenset({TXN_INIT, TXN_READY, TXN_CLOSED})
 # plain ints for the checks run on memo misses (an IntEnum member costs ~100 ns to read and compare)
 _PREPARING = frozenset({int(TxnState.PREPARE_COMMIT), int(TxnState.PREPARE_ABORT)})
@@ -152,6 +155,30 @@ def with_membership(group: GroupMeta, m: Membership) -> GroupMeta:
                      group.pending)
 
 
+class GroupOffsets(NamedTuple):
+    """The group's committed and pending offsets (``GroupMeta``'s last two fields): what a marker on
+    __consumer_offsets reads and writes of the group (``complete_pending_txn_offset_commit``) and what
+    ZombieNeverCommitsOffsets reads, nothing of its membership."""
+
+    offsets: tuple[CommittedOffset, ...]
+    pending: tuple[PendingTxnOffset, ...]
+
+
+def group_offsets(group: GroupMeta) -> GroupOffsets:
+    return GroupOffsets(group.offsets, group.pending)
+
+
+def with_offsets(group: GroupMeta, o: GroupOffsets) -> GroupMeta:
+    return group._replace(offsets=o.offsets, pending=o.pending)
+
+
+def fetched(group: GroupMeta) -> tuple[OffsetFetchAnswer, OffsetFetchAnswer]:
+    """The group coordinator's OffsetFetch answers for the input partition, without and with
+    require_stable (OffsetFetch's whole read of the group: its state, offsets and pending commits)."""
+    return (offset_fetch(group, INPUT_PARTITION, require_stable=False),
+            offset_fetch(group, INPUT_PARTITION, require_stable=True))
+
+
 def input_offset(group: GroupMeta) -> int:
     """The committed offset of the input partition (OffsetsAgreeWithOutput's ``c``, before the max with 0)."""
     return group.offsets[INPUT_PARTITION].offset
@@ -175,7 +202,8 @@ def txn_state(m: Any) -> int:
 
 #: the projections of ``kafka.eos``'s parts this mixin reads (declared on the parts in ``eos.py``)
 GROUP_PROJECTIONS: dict[str, dict[str, Any]] = {
-    "group": {"membership": Projection(membership, with_membership), "input_offset": input_offset},
+    "group": {"membership": Projection(membership, with_membership), "input_offset": input_offset,
+              "offsets": Projection(group_offsets, with_offsets), "fetched": fetched},
     "producer": {"between": producer_between, "phase": producer_phase, "inputs": producer_inputs},
     "txn": {"state": txn_state},
 }
@@ -368,20 +396,21 @@ class EosGroup:
         ranks = range(1, self.members + 1) if member[i].incarnation < self.rejoins else (self.members,)
         moves = []
         for rank in ranks:
-            joined, moved = rejoin_ranked(member, group, i, rank)  # type: ignore[arg-type]
+            joined, moved = _rejoin_ranked(member, group, i, rank)
             moves.append({"member": joined, "group": moved, "producer": after, "rank": rank})
         return moves
 
     # --- the loop, gated by the member's assignment -------------------------------------------------
 
+    # on a projection (the coordinator's answers, ``fetched``): a commit of other offsets or a membership
+    # change that leaves the answers alone costs no miss
     @precondition(lambda self, producer, member: producer.phase == TXN_READY and producer.position < 0 and member.owns)
-    @rule("OffsetFetch", params={"t": _members}, reads=("producer[t]", "member[t]", "group"), writes=("producer[t]",),
-          results=("position",))
-    def group_offset_fetch(self, producer: TxnProducer, group: GroupMeta) -> Any:
+    @rule("OffsetFetch", params={"t": _members}, reads=("producer[t]", "member[t]", "group:fetched"),
+          writes=("producer[t]",), results=("position",))
+    def group_offset_fetch(self, producer: TxnProducer, group: tuple[OffsetFetchAnswer, OffsetFetchAnswer]) -> Any:
         """The owner learns its position in the input partition (require_stable: wait while a
         transaction's offsets for it are pending)."""
-        reaction, position = on_offset_fetch_answer(offset_fetch(group, INPUT_PARTITION,
-                                                                 require_stable=self.require_stable))
+        reaction, position = on_offset_fetch_answer(group[self.require_stable])
         client = tx.on_offset_fetch(producer, reaction, position)
         return None if client is None else {"producer": client, "position": position}
 
@@ -434,8 +463,9 @@ class EosGroup:
         c = max(group, 0)
         return _sources(leader, producer, self.batches) == {i: self.batches for i in range(c)}
 
-    @invariant("ZombieNeverCommitsOffsets", reads=("group", "zombie_offsets"))
-    def zombie_never_commits(self, group: GroupMeta, zombie_offsets: tuple[PendingTxnOffset, ...]) -> bool:
+    # on a projection (the group's offsets): a membership change costs no miss
+    @invariant("ZombieNeverCommitsOffsets", reads=("group:offsets", "zombie_offsets"))
+    def zombie_never_commits(self, group: GroupOffsets, zombie_offsets: tuple[PendingTxnOffset, ...]) -> bool:
         """No offset written by a zombie (not the input partition's owner in the current generation) becomes committed."""
         return not any(group.offsets[e.partition] == CommittedOffset(e.offset, e.appended_at) for e in zombie_offsets)
 
@@ -446,5 +476,5 @@ def show_membership(group: GroupMeta) -> dict[str, Any]:
             "owner": list(group.assignment)}
 
 
-__all__ = ["GROUP_ACTIONS", "GROUP_BOUNDS", "GROUP_PROJECTIONS", "EosGroup", "Membership", "between_transactions",
+__all__ = ["GROUP_ACTIONS", "GROUP_BOUNDS", "GROUP_PROJECTIONS", "EosGroup", "GroupOffsets", "Membership", "between_transactions",
            "membership", "show_membership"]
