@@ -196,6 +196,29 @@ def producer_inputs(p: TxnProducer) -> tuple[int, ...]:
     return p.inputs
 
 
+class CommitFields(NamedTuple):
+    """What TxnOffsetCommit reads and writes of its producer (``_offsets_commit``,
+    ``tx.on_txn_offset_commit``): a written projection, so the producer's batches and ghosts moving
+    cost it no miss."""
+
+    phase: int
+    producer_id: int
+    epoch: int
+    bump_after_abort: bool
+    fatal_error: int
+    position: int
+    offsets: int
+
+
+def commit_fields(p: TxnProducer) -> CommitFields:
+    return CommitFields(p.phase, p.producer_id, p.epoch, p.bump_after_abort, p.fatal_error, p.position, p.offsets)
+
+
+def with_commit_fields(p: TxnProducer, c: CommitFields) -> TxnProducer:
+    return p._replace(phase=c.phase, producer_id=c.producer_id, epoch=c.epoch, bump_after_abort=c.bump_after_abort,
+                      fatal_error=c.fatal_error, position=c.position, offsets=c.offsets)
+
+
 def txn_state(m: Any) -> int:
     return m.state
 
@@ -204,7 +227,8 @@ def txn_state(m: Any) -> int:
 GROUP_PROJECTIONS: dict[str, dict[str, Any]] = {
     "group": {"membership": Projection(membership, with_membership), "input_offset": input_offset,
               "offsets": Projection(group_offsets, with_offsets), "fetched": fetched},
-    "producer": {"between": producer_between, "phase": producer_phase, "inputs": producer_inputs},
+    "producer": {"between": producer_between, "phase": producer_phase, "inputs": producer_inputs,
+                 "commit": Projection(commit_fields, with_commit_fields)},
     "txn": {"state": txn_state},
 }
 #: a rejoin's producer phases: fenced or fatal (a new instance), or between transactions
@@ -422,12 +446,13 @@ class EosGroup:
         """The member processes the input record at its position in a new transaction."""
         return {"producer": tx.begin_transaction(producer, self.batches, now, True), "txn": producer.txn}
 
+    # the producer through a written projection (the fields the commit reads and writes)
     @precondition(lambda self, producer: producer.phase == 2 and producer.offsets == 1)  # TXN_IN_TXN
     @rule("TxnOffsetCommit", params={"t": _members},
-          reads=("producer[t]", "member[t]", "txn[t]", "group", "offsets_leader", "zombie_offsets"),
-          writes=("producer[t]", "member[t]", "group", "offsets_leader", "zombie_offsets"),
+          reads=("producer[t]:commit", "member[t]", "txn[t]", "group", "offsets_leader", "zombie_offsets"),
+          writes=("producer[t]:commit", "member[t]", "group", "offsets_leader", "zombie_offsets"),
           results=("offset", "error"))
-    def group_txn_offset_commit(self, producer: TxnProducer, member: Member, txn: Any, group: GroupMeta,
+    def group_txn_offset_commit(self, producer: CommitFields, member: Member, txn: Any, group: GroupMeta,
                                 offsets_leader: TxnPartitionState,
                                 zombie_offsets: tuple[PendingTxnOffset, ...]) -> Any:
         """TxnOffsetCommit with the member's group metadata (generation, member id): a KIP-447 coordinator
