@@ -153,3 +153,39 @@ def test_rejoin_gate_opens_for_a_fenced_producer() -> None:
                     assert gate(m, kwargs) == fires, (b.params, phase)
                     opened += fires
     assert opened
+
+
+def test_the_coordinator_asks_only_whether_an_append_is_pending() -> None:
+    """The rules that read ``init_pending`` through its ``busy`` projection (memoised on whether an
+    InitProducerId append is pending, not on which) decide, on every reachable state with a pending
+    append, as they do given the append itself: guards and effect alike."""
+    model, variant, bounds = CONFIGS[5]
+    m = _build(model, variant, bounds)
+    busy = [r for r in m._plan.rules if isinstance(r, _Rule) and "init_pending:busy" in r.spec.reads]
+    assert {r.action for r in busy} >= {"InstanceAddPartitionsToTxn", "InstanceEndTxn", "AbortableError",
+                                        "CompleteTransaction", "HandleInitProducerId"}
+    compared: dict[str, int] = {}
+    fired: dict[str, int] = {}
+    for s in _states(m, LIMIT):
+        view = m.view(s)
+        if not view.init_pending:
+            continue
+        for rule in busy:
+            if rule.receive is None:
+                cases = [(b, {}) for b in rule.bindings]
+            else:
+                cases = [(b, {"msg": msg}) for msg in set(view.init_requests) for b in rule._msg_bindings(msg)]
+            for b, extra in cases:
+                seen = {**b.decode(s, dict(b.params)), **extra}
+                whole = {**seen, "init_pending": view.init_pending}
+                assert seen["init_pending"] is True
+                decided = [all(g(m, kw) for g in rule.guard_calls) for kw in (seen, whole)]
+                assert decided[0] == decided[1], (rule.action, b.params)
+                if decided[0]:
+                    assert rule.fn_call(m, seen) == rule.fn_call(m, whole), (rule.action, b.params)
+                compared[rule.action] = compared.get(rule.action, 0) + 1
+                fired[rule.action] = fired.get(rule.action, 0) + decided[0]
+    assert all(compared.get(r.action) for r in busy if r.bindings or r.receive is not None), compared
+    # CompleteTransaction waits for the append (its guard says no on all of these states)
+    assert set(fired) >= {"InstanceAddPartitionsToTxn", "InstanceEndTxn", "AbortableError", "HandleInitProducerId"}
+    assert all(fired[a] for a in ("InstanceAddPartitionsToTxn", "AbortableError", "HandleInitProducerId")), fired

@@ -226,6 +226,12 @@ def _waiting(messages: tuple[InitPidRequest | InitPidResponse | PendingAppend, .
     return tuple(sorted({(m.client, m.attempt) for m in messages}))
 
 
+def _busy(pending: tuple[PendingAppend, ...]) -> bool:
+    """Whether an InitProducerId transition is being appended: all the coordinator's other handlers
+    ask of ``init_pending`` (its transition and instance moving cost them no miss)."""
+    return bool(pending)
+
+
 # HandleInitProducerId reads the instances only for ``arrived`` (their ``started`` ranks, a written
 # projection), while the coordinator's decision and the ghost's renumbering take few distinct
 # arguments: both are pure and memoised (bounded: a miss of the rule then costs a dict lookup, not the
@@ -251,7 +257,8 @@ class InstancesMixin:
     instances_txn_log = Part(init=NO_LOG_VALUE, show=_show_meta,
                              doc="the last __transaction_state record of the instances' transactional id")
     init_pending = Part(init=(), show=_show_pending, rename={"instance": _rename_client},
-                        projections={"waiting": _waiting}, doc="the InitProducerId transition being appended to the transaction log (one at most)")
+                        projections={"waiting": _waiting, "busy": _busy},
+                        doc="the InitProducerId transition being appended to the transaction log (one at most)")
     init_requests = Channel(network=Network(Delivery.UNORDERED), show=_show_requests,
                             rename={"instance": _rename_client}, projections={"waiting": _waiting}, doc="InitProducerId requests in flight")
     init_responses = Channel(network=Network(Delivery.UNORDERED, loss="lost_responses"), label=("client", "attempt"),
@@ -354,11 +361,11 @@ class InstancesMixin:
 
     @precondition(lambda self, instance: instance.phase == INIT_READY)
     @rule("InstanceAddPartitionsToTxn", params={"client": _tx_steps},
-          reads=("instance[client]", "instances_txn", "init_pending"),
+          reads=("instance[client]", "instances_txn", "init_pending:busy"),
           writes=("instance[client]", "instances_txn", "instances_txn_log"), sends=("init_requests",),
           results=("error",), spends="instance_transactions", show={"error": error_name})
     def instance_add_partitions(self, client: int, instance: TxnClient, instances_txn: TxnMetadata,
-                       init_pending: tuple[PendingAppend, ...]) -> Any:
+                                init_pending: bool) -> Any:
         """The instance begins a transaction: AddPartitionsToTxn (its partitions are not modelled)."""
         meta = instances_txn
         error = int(add_partitions_error(
@@ -374,27 +381,27 @@ class InstancesMixin:
         return self._on_txn_error(client, instance, error)
 
     @precondition(lambda self, instance: instance.phase == INIT_IN_TXN)
-    @rule("InstanceEndTxn", params={"client": _tx_steps}, reads=("instance[client]", "instances_txn", "init_pending"),
+    @rule("InstanceEndTxn", params={"client": _tx_steps},
+          reads=("instance[client]", "instances_txn", "init_pending:busy"),
           writes=("instance[client]", "instances_txn", "instances_txn_log"), sends=("init_requests",),
           results=("error",), show={"error": error_name})
     def instance_end_txn(self, client: int, instance: TxnClient, instances_txn: TxnMetadata,
-                init_pending: tuple[PendingAppend, ...]) -> Any:
+                         init_pending: bool) -> Any:
         """commitTransaction: EndTxn(COMMIT)."""
         return self._end_txn(client, instance, instances_txn, init_pending, abort=False)
 
     @precondition(lambda self, instance: instance.phase == INIT_IN_TXN)
     @rule("AbortableError", params={"client": _kip360_instances},
-          reads=("instance[client]", "instances_txn", "init_pending"),
+          reads=("instance[client]", "instances_txn", "init_pending:busy"),
           writes=("instance[client]", "instances_txn", "instances_txn_log"), sends=("init_requests",),
           results=("error",), spends="abortable_errors", show={"error": error_name})
     def abortable_error(self, client: int, instance: TxnClient, instances_txn: TxnMetadata,
-                        init_pending: tuple[PendingAppend, ...]) -> Any:
+                        init_pending: bool) -> Any:
         """A failed batch with epochBumpRequired (KIP-360, kafka-semantics.md §2.6): abortTransaction
         sends EndTxn(ABORT, pid, epoch), and only on its success InitProducerId(pid, epoch), queued."""
         return self._end_txn(client, instance, instances_txn, init_pending, abort=True)
 
-    def _end_txn(self, client: int, instance: TxnClient, meta: TxnMetadata, init_pending: tuple[PendingAppend, ...],
-                 abort: bool) -> Any:
+    def _end_txn(self, client: int, instance: TxnClient, meta: TxnMetadata, init_pending: bool, abort: bool) -> Any:
         d = end_txn_decision(CONCRETE, is_from_client=True, meta_exists=meta.exists,
                              meta_producer_id=meta.producer_id, meta_epoch=meta.epoch, meta_state=meta.state,
                              meta_pending=int(TxnState.EMPTY) if init_pending else NO_PENDING,
@@ -454,16 +461,15 @@ class InstancesMixin:
     # --- the coordinator (``coordinator.handler``) for the instances' transactional id --------------
 
     @rule("HandleInitProducerId", receive="init_requests", params=("client", "attempt", "producer_id", "epoch"),
-          reads=("instance:started", "instances_txn", "init_pending", "next_producer_id"),
+          reads=("instance:started", "instances_txn", "init_pending:busy", "next_producer_id"),
           writes=("instances_txn", "instances_txn_log", "init_pending", "next_producer_id", "instance:started"),
           sends=("init_responses",), results=("error",), show={"error": error_name})
     def coordinator_init_producer_id(self, client: int, msg: InitPidRequest, instance: tuple[int, ...],
-                                instances_txn: TxnMetadata, init_pending: tuple[PendingAppend, ...],
-                                next_producer_id: int) -> Any:
+                                instances_txn: TxnMetadata, init_pending: bool, next_producer_id: int) -> Any:
         """The coordinator handles a request (any one in flight): success queues the transition's log
         append; an Ongoing transaction is fenced and aborted (CONCURRENT_TRANSACTIONS); other errors are
         answered at once with no producer id and epoch."""
-        r = _decide(instances_txn, bool(init_pending), msg.producer_id, msg.epoch, next_producer_id, self.coordinator)
+        r = _decide(instances_txn, init_pending, msg.producer_id, msg.epoch, next_producer_id, self.coordinator)
         out: dict[str, Any] = {"error": int(r.error)}
         # parts left as they are are not written (the same successor, fewer values to encode on a miss)
         if msg.producer_id == -1:
@@ -493,7 +499,7 @@ class InstancesMixin:
     @precondition(lambda self, instances_txn, init_pending: instances_txn.exists and not init_pending
                   and instances_txn.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT))
     @rule("CompleteTransaction", params={"coordinator": lambda m: _coordinator_on(m) if _tx_steps(m) else ()},
-          reads=("instances_txn", "init_pending"), writes=("instances_txn", "instances_txn_log"))
+          reads=("instances_txn", "init_pending:busy"), writes=("instances_txn", "instances_txn_log"))
     def complete(self, instances_txn: TxnMetadata) -> Any:
         """Every marker of the PrepareX landed (partitions are not modelled): CompleteX is written."""
         c = self.coordinator
@@ -502,7 +508,7 @@ class InstancesMixin:
 
     @precondition(lambda self, instances_txn, init_pending: instances_txn.exists and not init_pending
                   and instances_txn.state in EXPIRATION_ALLOWED)
-    @rule("ExpireTransactionalId", params={"coordinator": _coordinator_on}, reads=("instances_txn", "init_pending"),
+    @rule("ExpireTransactionalId", params={"coordinator": _coordinator_on}, reads=("instances_txn", "init_pending:busy"),
           writes=("instances_txn", "instances_txn_log"), spends="txn_id_expirations")
     def expire(self) -> Any:
         """transactional.id.expiration.ms: the idle transactional id's metadata is removed."""
