@@ -425,9 +425,10 @@ class InstancesMixin:
         new, req = tc.on_txn_error(instance, client, error, kip360=self.coordinator.kip360)
         return {"instance": new, "error": error, **({"init_requests": req} if req is not None else {})}
 
-    # the gate and the effect read the (instance, attempt) pairs in flight (projections): the
-    # messages' other fields moving cost no miss
-    @precondition(lambda self, client, instance, init_requests: (client, instance.attempt) not in init_requests)
+    # the effect reads the (instance, attempt) pairs in flight (projections): the messages' other
+    # fields moving cost no miss. The gate is the phase alone, on instance[client]'s slot as the other
+    # instance rules' gates are, so that compose can look them up as one group; a gate on the requests
+    # in flight too took a lookup of its own per state and instance. The effect tells an attempt in flight.
     @precondition(lambda self, instance: instance.phase == INIT_INITIALIZING)
     @rule("InitProducerIdTimeout", params={"client": "instance"},
           reads=("instance[client]", "init_requests:waiting", "init_responses:waiting", "init_pending:waiting"),
