@@ -173,6 +173,48 @@ def test_compact_visited_answers_exactly_like_the_python_set_version(seed, disti
     assert _bfs_like_run(CompactVisited(), seed, distinct) == _bfs_like_run(VisitedSet(), seed, distinct)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_parents_named_by_index_give_the_chains_of_parents_named_by_fingerprint(seed):
+    """The BFS's way (``name_by_index``): the same answers and the same chains as a store told the
+    parents' fingerprints, with every level's links stored as they come."""
+    from eoscheck.checker.explore.compact import CompactVisited
+
+    rng = random.Random(seed)
+    universe = [rng.getrandbits(64) - (1 << 63) for _ in range(3000)]
+    by_fp, by_index = CompactVisited(), CompactVisited()
+    assert by_index.name_by_index()
+    init = universe[:3]
+    assert by_index.next_index() == 0
+    assert by_fp.insert_batch(init, init) == by_index.insert_batch(init, [-1] * 3)
+    by_fp.end_level()
+    by_index.end_level()
+    previous = [(fp, i) for i, fp in enumerate(init)]  # (fingerprint, discovery index)
+    named: list[tuple[int, int, int]] = []  # (fingerprint, its level, its index)
+    for level in range(2, 10):
+        current: list[tuple[int, int]] = []
+        for _ in range(rng.randint(1, 3)):
+            fps = list(dict.fromkeys(rng.choice(universe) for _ in range(rng.randint(0, 200))))
+            parents = [rng.choice(previous) for _ in fps]
+            room = rng.choice([None, None, rng.randint(0, 60)])
+            base = by_index.next_index()
+            assert base == len(by_fp)
+            answer = by_fp.insert_batch(fps, [p for p, _ in parents], room, distinct=True)
+            assert by_index.insert_batch(fps, [i for _, i in parents], room, distinct=True) == answer
+            current += [(fps[i], base + j) for j, i in enumerate(answer[0])]
+        by_fp.end_level()
+        by_index.end_level()
+        if not current:
+            break
+        named += [(fp, level, i) for fp, i in current[:4]]
+        previous = current
+    assert len(named) > 8 and len(by_fp) == len(by_index)
+    for fp, level, index in named:
+        assert by_index.chain_index(index) == by_fp.chain(fp, level) == by_index.chain(fp, level)
+        assert by_index.chain_index(index)[-1] == fp & ((1 << 64) - 1)
+    with pytest.raises(RuntimeError):
+        by_fp.name_by_index()  # only before the first insert
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_add_distinct_tests_and_inserts_in_one_pass(seed):
     fpset = FingerprintSet(capacity=16)

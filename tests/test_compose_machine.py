@@ -361,6 +361,34 @@ def test_a_precondition_on_fewer_reads_is_memoised_on_them_and_changes_nothing()
     assert binding.memo and all(client == machine.records for client, _ in binding.memo)
 
 
+class TwiceGatedStore(GatedStore):
+    """GatedStore with a second rule gated on ``client[c]`` and an ungated one keyed on it alone."""
+
+    @precondition(lambda self, client: client == self.records)
+    @rule("Count", params={"c": "client"}, reads=("client[c]", "log"), results=("sent",))
+    def count(self, c: int, client: int, log: tuple[Req, ...]) -> dict[str, Any]:
+        return {"sent": sum(1 for r in log if r.client == c)}
+
+    @rule("Peek", params={"c": "client"}, reads=("client[c]",), results=("at",))
+    def peek(self, c: int, client: int) -> dict[str, Any] | None:
+        return {"at": client} if client == 1 else None
+
+
+def test_gates_on_the_same_slots_are_one_lookup_with_the_outcomes_keyed_there():
+    report = compare_memo(lambda memo: TwiceGatedStore(memoize=memo))
+    assert report.complete and report.steps > report.states
+    machine = TwiceGatedStore()
+    source = machine._plan.source
+    # per client one group on client[c]: Send's outcomes, Audit's and Count's gates, Peek's outcomes
+    assert source.count("_gm0.get(") == 0 and source.count("k = s[") == 2
+    assert "in g0[0]:" in source and "if g0[1]:" in source and "if g0[2]:" in source and "in g0[3]:" in source
+    result = explore(machine, ExploreOptions(stop_at_first=False))
+    assert result.stats.coverage["Audit"].generated > 0 and result.stats.coverage["Count"].generated > 0
+    assert result.stats.coverage["Peek"].generated > 0
+    unmemoised = explore(TwiceGatedStore(memoize=False), ExploreOptions(stop_at_first=False))
+    assert (result.stats.distinct, result.stats.generated) == (unmemoised.stats.distinct, unmemoised.stats.generated)
+
+
 def test_the_documented_example_behaves_as_documented():
     m = Store()
     assert m.actions == {"Send": ("c",), "Append": ("client", "seq", "dup"), "LoseRequest": ("client", "seq"),

@@ -154,17 +154,17 @@ class _Plan:
         """(Re)generate ``successors``: every rule's ``expand`` in order, one call each.
 
         Bindings (of any rules) that read exactly the same slots form a group, looked up once per
-        state at the top: its memo maps the key to every member's outcomes, and each member still
-        emits its steps at its own place, so the successor order is unchanged."""
+        state at the top: its memo maps the key to every member's outcomes (or gate: ``_groups``),
+        and each member still emits its steps at its own place, so the successor order is unchanged."""
         env: dict[str, Any] = {}
         lines = ["def successors(s):", "    out = []", "    append = out.append"]
-        grouped = self._groups(env, lines)
+        grouped, gated = self._groups(env, lines)
         for n, rule in enumerate(self.rules):
             if isinstance(rule, _Rule) and rule.receive is None and not rule.bindings:
                 continue  # no parameter values (e.g. zero actors): nothing to call
             if isinstance(rule, _Rule):  # pasted in: one call per state, not one per rule and state
-                if n in grouped:
-                    body, names = rule.body(f"r{id(rule)}_", grouped[n])
+                if n in grouped or n in gated:
+                    body, names = rule.body(f"r{id(rule)}_", grouped.get(n), gated.get(n))
                 else:
                     body, names = rule.inline
                 env.update(names)
@@ -181,39 +181,52 @@ class _Plan:
         if "successors" in vars(self.machine):  # bound on the instance (``Composed._bind_within``): rebind
             self.machine.successors = self.successors  # type: ignore[method-assign]
 
-    def _groups(self, env: dict[str, Any], lines: list[str]) -> dict[int, dict[int, tuple[str, int]]]:
-        """Group the memoised bindings of rules without ``receive`` by their key slots; emit one
-        lookup per group of two or more into ``lines``. Returns rule index -> binding index ->
-        (group variable, place in the group)."""
+    def _groups(self, env: dict[str, Any], lines: list[str]) -> tuple[dict[int, dict[int, tuple[str, int]]],
+                                                                       dict[int, dict[int, tuple[str, int]]]]:
+        """Group the memoised lookups of rules without ``receive`` by their key slots: the outcomes
+        of ungated bindings (``key_slots``) and the gates of gated ones (``gate_slots``, whose
+        full lookups stay their own); emit one lookup per group of two or more into ``lines``, its
+        value every member's outcomes or gate, in order (kafka.eos config 1 gates eight rules on
+        producer[t]; the init_producer_id preset keys both outcomes and gates on instance[c]).
+        Returns (rule index -> binding index -> (group variable, place)) for outcomes and for gates.
+        A gate is a pure function of its slots, so evaluating it where its rule would not look (a
+        spent budget) changes only the cost."""
         if not self.memoize:
-            return {}
-        by_key: dict[tuple[Any, ...], list[tuple[int, int, Any]]] = {}
+            return {}, {}
+        by_key: dict[tuple[Any, ...], list[tuple[int, int, Any, bool]]] = {}
         for n, rule in enumerate(self.rules):
             if isinstance(rule, _Rule) and rule.receive is None and rule.spec.memo:
                 for i, b in enumerate(rule.bindings):
-                    if not b.gate_slots:  # a gated binding looks up its gate first, on its own
-                        by_key.setdefault(tuple(b.key_slots), []).append((n, i, b))
-        out: dict[int, dict[int, tuple[str, int]]] = {}
+                    if b.gate_slots:  # a gated binding looks up its gate first, its outcomes on their own
+                        by_key.setdefault(tuple(b.gate_slots), []).append((n, i, b, True))
+                    else:
+                        by_key.setdefault(tuple(b.key_slots), []).append((n, i, b, False))
+        outs: dict[int, dict[int, tuple[str, int]]] = {}
+        gates: dict[int, dict[int, tuple[str, int]]] = {}
         for g, (key, members) in enumerate(k for k in by_key.items() if len(k[1]) > 1):
             memo: dict[Any, tuple[Any, ...]] = {}
-            bindings = [(b, self.rules[n]) for n, _, b in members]
+            bindings = [(b, self.rules[n], gate) for n, _, b, gate in members]
 
             def miss(s: tuple, key: Any, memo: dict[Any, tuple[Any, ...]] = memo,
-                     bindings: list[tuple[Any, Any]] = bindings) -> tuple[Any, ...]:
-                outs = []
-                for b, rule in bindings:
-                    o = b.memo.get(key)
-                    outs.append(rule.compute(b, s, _NO_MSG, 0) if o is None else o)
-                result = memo[key] = tuple(outs)
+                     bindings: list[tuple[Any, Any, bool]] = bindings) -> tuple[Any, ...]:
+                values = []
+                for b, rule, gate in bindings:
+                    if gate:
+                        o = b.gate_memo.get(key)
+                        values.append(rule.gate(b, s) if o is None else o)
+                    else:
+                        o = b.memo.get(key)
+                        values.append(rule.compute(b, s, _NO_MSG, 0) if o is None else o)
+                result = memo[key] = tuple(values)
                 return result
 
             env[f"gm{g}"], env[f"gmiss{g}"] = memo, miss
             src = _key_source(list(key), "s", env)
             lines += [f"    k = {src}", f"    g{g} = gm{g}.get(k)", f"    if g{g} is None:",
                       f"        g{g} = gmiss{g}(s, k)"]
-            for place, (n, i, _) in enumerate(members):
-                out.setdefault(n, {})[i] = (f"g{g}", place)
-        return out
+            for place, (n, i, _, gate) in enumerate(members):
+                (gates if gate else outs).setdefault(n, {})[i] = (f"g{g}", place)
+        return outs, gates
 
     def __repr__(self) -> str:  # stable: ``run_key`` hashes the machine's attributes as text
         return f"<compiled {type(self.machine).__name__}: {self.width} slots, {len(self.rules)} rules>"
@@ -470,12 +483,20 @@ class _Plan:
 
     def encoder(self, decl: Decl) -> Callable[[Any], Any]:
         """``value -> slot content`` for part ``decl``: its id for an interned part."""
+        # (the check of ``checked`` inlined: an encoder runs for every value a memo miss writes)
+        name, checked = decl.name, self.checked
         if isinstance(decl, Channel):
-            table, normalize = self.tables[decl.name], self.channels[decl.name].normalize
-            return lambda value: table.intern(normalize(tuple(self.checked(value, decl.name))))
+            table, normalize = self.tables[name], self.channels[name].normalize
+
+            def encode_channel(value: Any) -> Any:
+                return table.intern(normalize(tuple(checked(value, name) if self.unchecked else value)))
+            return encode_channel
         if decl.interned:
-            intern = self.tables[decl.name].intern
-            return lambda value: intern(self.checked(value, decl.name))
+            intern = self.tables[name].intern
+
+            def encode_interned(value: Any) -> Any:
+                return intern(checked(value, name) if self.unchecked else value)
+            return encode_interned
         return lambda value: self.encode(decl, value)
 
     def checked(self, value: Any, where: str) -> Any:

@@ -28,6 +28,15 @@ if TYPE_CHECKING:
     from .machine import _Plan
 
 
+def _transition_key(key_slots: list[Term], env: dict[str, Any]) -> str:
+    """Source of a transition property's memo key: the step, then the read terms before and after
+    it in one flat tuple (one tuple built and hashed per check, not three)."""
+    if not key_slots:
+        return "step"
+    terms = [_key_source([k], "s", env) for k in key_slots] + [_key_source([k], "t", env) for k in key_slots]
+    return "(step, " + ", ".join(terms) + ")"
+
+
 def _binding_check(memo: str, key_slots: list[Term], miss: str, env: dict[str, Any]) -> list[str]:
     """Generated lines: one binding's memoised check on ``s``, returning False where it fails (the
     same lookup in a property's own check and in the fused conjunction)."""
@@ -138,7 +147,7 @@ class _Transition:
             lines.append("    if step[0] not in actions: return True")
         if self.spec.when is not None:
             lines.append("    if not when(step): return True")
-        lines += [f"    key = (step, {_key_source(self.key_slots, 's', env)}, {_key_source(self.key_slots, 't', env)})",
+        lines += [f"    key = {_transition_key(self.key_slots, env)}",
                   "    ok = memo.get(key)",
                   "    if ok is None:",
                   "        ok = miss(s, step, t, key)",
@@ -271,15 +280,32 @@ class _Fused:
         it saves."""
         env: dict[str, Any] = {}
         lines = ["def check(s, step, t):"]
+        # two or more ``when`` filters: their answers for a step are looked up at once (a step's
+        # filters are functions of the step alone, and a run has far fewer steps than successors)
+        filtered = [obj for obj in objs if obj.spec.when is not None]
+        place = {id(obj): j for j, obj in enumerate(filtered)} if len(filtered) > 1 else {}
+        if place:
+            whens = tuple(obj.spec.when for obj in filtered if obj.spec.when is not None)
+            wmemo: dict[Hashable, tuple[bool, ...]] = self.memo()  # type: ignore[assignment]
+
+            def wmiss(step: Step, whens: tuple[Callable[[tuple], bool], ...] = whens,
+                      wmemo: dict[Hashable, tuple[bool, ...]] = wmemo) -> tuple[bool, ...]:
+                out = wmemo[step] = tuple(bool(when(step)) for when in whens)
+                return out
+
+            env["wmemo"], env["wmiss"] = wmemo, wmiss
+            lines += ["    w = wmemo.get(step)", "    if w is None:", "        w = wmiss(step)"]
         for i, obj in enumerate(objs):
             env[f"memo{i}"], env[f"miss{i}"], env[f"when{i}"] = obj.memo, obj.miss, obj.spec.when
-            body = [f"key = (step, {_key_source(obj.key_slots, 's', env)}, {_key_source(obj.key_slots, 't', env)})",
+            body = [f"key = {_transition_key(obj.key_slots, env)}",
                     f"ok = memo{i}.get(key)",
                     "if ok is None:",
                     f"    ok = miss{i}(s, step, t, key)",
                     "if not ok:",
                     "    return False"]
-            if obj.spec.when is not None:
+            if id(obj) in place:
+                body = [f"if w[{place[id(obj)]}]:", *("    " + x for x in body)]
+            elif obj.spec.when is not None:
                 body = [f"if when{i}(step):", *("    " + x for x in body)]
             lines += ["    " + x for x in body]
         lines.append("    return True")

@@ -498,11 +498,14 @@ class _Rule:
         self.expand = env["expand"]
         self.inline: tuple[list[str], dict[str, Any]] = (body, env)
 
-    def body(self, tag: str, grouped: Mapping[int, tuple[str, int]] | None = None) -> tuple[list[str], dict[str, Any]]:
+    def body(self, tag: str, grouped: Mapping[int, tuple[str, int]] | None = None,
+             gated: Mapping[int, tuple[str, int]] | None = None) -> tuple[list[str], dict[str, Any]]:
         """The statements of ``expand`` (reading ``s``, appending to ``out``, not returning) and the
         names they use, each prefixed with ``tag``. ``grouped`` maps a binding's index to (the
         variable holding its group's outcomes, its place in the group): ``_Plan.compile`` looks
-        up bindings that share their key slots once per state, for all of them."""
+        up bindings that share their key slots once per state, for all of them. ``gated`` does the
+        same for the gates of gated bindings that share their gate slots (the variable holds
+        every member's gate)."""
         env: dict[str, Any] = {f"{tag}compute": self.compute, f"{tag}NO": _NO_MSG}
         bslot = self.budget_slot
         apply = ["t = list(s)"]
@@ -530,7 +533,10 @@ class _Rule:
                          "if outs is None:",
                          f"    outs = {tag}compute({tag}b{n}, s, {tag}NO, 0)",
                          "for step, writes, sends in outs:", *(" " * 4 + x for x in apply)]
-                if b.gate_slots:
+                if b.gate_slots and gated and n in gated:
+                    var, i = gated[n]
+                    lines += [f"if {var}[{i}]:", *("    " + x for x in inner)]
+                elif b.gate_slots:
                     env[f"{tag}gm{n}"], env[f"{tag}gate"] = b.gate_memo, self.gate
                     lines += [f"g = {tag}gm{n}.get({_key_source(b.gate_slots, 's', env)})",
                               "if g is None:",
@@ -601,16 +607,17 @@ class _Rule:
             raise ComposeError(f"{self.where} returned {', '.join(sorted(extra))}, which it does not declare "
                                f"in writes, sends or results")
         try:
-            step = b.prefix + tuple(d[r] for r in self.spec.results) if self.spec.results else b.prefix
+            step = b.prefix + tuple(map(d.__getitem__, self.spec.results)) if self.spec.results else b.prefix
         except KeyError as exc:
             raise ComposeError(f"{self.where} did not return its result {exc.args[0]!r}") from None
         writes: list[tuple[int, Any]] = []
         sends: list[tuple[int, dict[Any, Any], Callable[[Any], Any]]] = []
+        puts = b.puts
         for name, (slots, whole, encode) in b.writes.items():
             if name not in d:
                 continue
             value = d[name]
-            proj = b.puts.get(name)
+            proj = puts.get(name) if puts else None
             if proj is not None:  # the new value depends on the fields the projection drops: per state
                 if whole:
                     if not isinstance(value, tuple) or len(value) != len(slots):

@@ -6,7 +6,9 @@ links stay in memory for states already expanded, in flat buffers (``compact.Com
 bytes of parent link per state; ``visited.VisitedSet`` is the plain-Python reference it is tested
 against); parent links past ``PARENT_SPILL_BYTES`` go to a temporary file. Counterexample traces
 are rebuilt at the end by re-executing the machine along the parent chain
-(``checker.trace.rebuild_trace``).
+(``checker.trace.rebuild_trace``). The frontier names its states by their discovery index in
+the compact store (``CompactVisited.name_by_index``), so a level's parent links are stored as
+they come; by fingerprint where the store cannot (``VisitedSet``) or edges are recorded.
 
 Counting follows TLC: ``generated`` counts the initial states plus every successor the machine
 yields (self-loops and states outside the state constraint included); ``distinct`` counts states
@@ -73,6 +75,11 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
 
     visited = STORE()
     known = visited.known()
+    edges = EdgeStore() if options.record_edges else None
+    # states named by their discovery index where the store can (edges name parents by fingerprint)
+    name_by_index: Callable[[], bool] | None = getattr(visited, "name_by_index", None)
+    by_index = edges is None and name_by_index is not None and name_by_index()
+    next_index: Callable[[], int] = getattr(visited, "next_index", lambda: 0)
     found = expander.found
     gen_cov: dict[str, int] = {}  # generated per action; their sum is the generated count
     new_cov: dict[str, int] = {}
@@ -82,7 +89,6 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
     limit_hit: str | None = None
     ticker = Ticker(progress, "bfs", options.max_seconds)
     queue = LevelQueue([], [])
-    edges = EdgeStore() if options.record_edges else None
     chunk_edges: list[tuple[int, int, object]] | None = [] if edges is not None else None
 
     try:
@@ -90,15 +96,17 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
         generated, init_states, init_fps = expander.init_states()
         room = max_states if max_states is not None else None
         expander.check_sample(init_states, SAMPLE)
-        new, overflow = visited.insert_batch(init_fps, init_fps, room)
+        base = next_index() if by_index else 0
+        new, overflow = visited.insert_batch(init_fps, [-1] * len(init_fps) if by_index else init_fps, room)
         if overflow:
             limit_hit = "states"
-        for i in new:
+        for j, i in enumerate(new):
             state = init_states[i]
+            ref = base + j if by_index else init_fps[i]
             queue.states.append(state)
-            queue.refs.append(init_fps[i])
+            queue.refs.append(ref)
             # state by state: the first initial state breaking any property is the one reported
-            expander.check_invariants([state], [init_fps[i]], 1)
+            expander.check_invariants([state], [ref], 1)
             if expander.stopped:
                 raise _Stop
         visited.end_level()
@@ -127,13 +135,14 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                 else:
                     room = None
                 # a chunk's candidates are distinct: expand_chunk keeps each fingerprint once
+                base = next_index() if by_index else 0
                 new, overflow = visited.insert_batch(cand.fps, cand.parents, room, distinct=True)
                 if new:
                     new_states = list(map(cand.states.__getitem__, new))
-                    new_fps = list(map(cand.fps.__getitem__, new))
+                    new_refs = list(range(base, base + len(new))) if by_index else list(map(cand.fps.__getitem__, new))
                     count_new(new_cov, cand.steps, new)
-                    queue.push(new_states, new_fps)
-                    expander.check_invariants(new_states, new_fps, level + 1)
+                    queue.push(new_states, new_refs)
+                    expander.check_invariants(new_states, new_refs, level + 1)
                     if expander.stopped:
                         raise _Stop
                 queue.release(chunk_start, chunk_end)
@@ -162,7 +171,8 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
     stats = Stats(distinct=len(visited), generated=generated, depth=level, queue=left,
                   elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov, out_cov),
                   observed_collision=visited.observed_collision())
-    violations = [to_violation(machine, visited.chain(f.ref, f.level), f, fpr) for f in found]
+    violations = [to_violation(machine, visited.chain_index(f.ref) if by_index else visited.chain(f.ref, f.level),  # type: ignore[attr-defined]
+                               f, fpr) for f in found]
     visited.close()
     ticker.finish(stats)
     result = Result(verdict=verdict_of(violations, limit_hit), strategy="bfs", stats=stats,
