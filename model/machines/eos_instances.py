@@ -87,14 +87,6 @@ COORDINATOR_ACTIONS = ("HandleInitProducerId", "CompleteAppend", "CompleteTransa
                        "InstanceEndTxn", "AbortableError", "TxnCoordinatorFailover", "ExpireTransactionalId")
 
 
-def _coordinator_moves(step: tuple) -> bool:
-    """Whether a step of ``COORDINATOR_ACTIONS`` may change the metadata or its log: not an
-    InitProducerId answered NONE, which queues its append (``init_pending``) and leaves both alone (only
-    the fence of an Ongoing transaction writes them at once, and answers CONCURRENT_TRANSACTIONS or the
-    abort's error). On the others the coordinator's transition properties see the metadata unchanged,
-    which the step that last wrote it was checked on, on every path (the initial metadata passes)."""
-    return step[-1] != 0 or step[0] != "HandleInitProducerId"
-
 #: the instances' parts on the chart's lanes (``checker.compose.chart``): the coordinator's, and one per instance
 INSTANCE_CHART_PARTS = {"instance": "instance[]", "instances_txn": "txn coordinator",
                         "instances_txn_log": "txn coordinator", "init_pending": "txn coordinator"}
@@ -544,14 +536,14 @@ class InstancesMixin:
         return props.no_unexpected_server_error(before, step, after)
 
     @transition("CoordinatorEpochMonotonic", reads=("instances_txn", "instances_txn_log"), actions=COORDINATOR_ACTIONS,
-                when=_coordinator_moves)
+                stuttering=True)
     @_doc_of(props.coordinator_epoch_monotonic)
     def epoch_monotonic(self, step: tuple, before: Any, after: Any) -> bool:
         check = props.coordinator_epoch_monotonic_within(self.coordinator.max_epoch)
         return bool(check(self._as_init((), before.instances_txn, before.instances_txn_log), step,
                           self._as_init((), after.instances_txn, after.instances_txn_log)))
 
-    @transition("CoordinatorLegalState", reads=("instances_txn",), actions=COORDINATOR_ACTIONS, when=_coordinator_moves)
+    @transition("CoordinatorLegalState", reads=("instances_txn",), actions=COORDINATOR_ACTIONS, stuttering=True)
     @_doc_of(props.coordinator_legal_state)
     def legal_state(self, step: tuple, before: Any, after: Any) -> bool:
         legal: Any = props.coordinator_legal_state  # takes the instances' parts under the old machine's names
