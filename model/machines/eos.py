@@ -1017,7 +1017,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
     fencing_error = _transition("FencedGetsFencingError", props.eos_fenced_gets_fencing_error,
                                 ("producer:fence", "zombie:fence", "txn:fence"), _FENCING_CHECKED, when=_may_fail_unfenced)
 
-    @transition("ValidTxnTransitions", reads=("txn",), actions=_COORDINATOR)
+    @transition("ValidTxnTransitions", reads=("txn",), actions=_COORDINATOR, stuttering=True)
     def valid_transitions(self, step: tuple, before: Any, after: Any) -> bool:
         """The transaction coordinator only makes transitions Kafka's state table allows."""
         return all(a.state == b.state or not a.exists or is_valid_transition(a.state, b.state, tv2=self.tv2 or b.tv >= 2)
