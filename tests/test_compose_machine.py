@@ -436,6 +436,31 @@ def test_transition_when_skips_the_steps_it_refuses():
                                                for step in StoreWithFreshAppends.calls)
 
 
+class StoreWithGrowingLog(Store):
+    """Store with a stuttering transition property: steps that leave the log alone pass unasked."""
+
+    calls: list[tuple] = []  # noqa: RUF012 (the steps the property was evaluated on, per test)
+
+    @transition("LogOnlyGrows", reads=("log",), stuttering=True)
+    def log_only_grows(self, step: tuple, before: Any, after: Any) -> bool:
+        """the log is only appended to"""
+        StoreWithGrowingLog.calls.append(step)
+        return after.log[:len(before.log)] == before.log
+
+
+def test_a_stuttering_transition_is_asked_only_on_steps_that_change_its_reads():
+    StoreWithGrowingLog.calls = []
+    m = StoreWithGrowingLog()
+    stutters = [(s, step, t) for s in reachable(m) for step, t in m.successors(s) if m.view(s).log == m.view(t).log]
+    assert stutters  # Send, Tick and losses leave the log alone
+    check = m.properties()["LogOnlyGrows"].check
+    assert all(check(s, step, t) for s, step, t in stutters) and StoreWithGrowingLog.calls == []
+    StoreWithGrowingLog.calls = []
+    result = explore(StoreWithGrowingLog(), ExploreOptions(check_deadlock=False))
+    assert result.verdict == "holds" and StoreWithGrowingLog.calls
+    assert {step[0] for step in StoreWithGrowingLog.calls} == {"Append"}
+
+
 def test_clock_ticks_only_when_allowed_and_up_to_its_max():
     m = Store(max_ticks=2, max_lost=0)
     nows = {m.view(s).now for s in reachable(m)}

@@ -19,6 +19,9 @@ CONFIGS: list[tuple[str, dict[str, int]]] = [
     ("kafka-3.0-3.5", {"producers": 2, "input_records": 1, "restarts": 1, "max_ticks": 1}),
     ("kafka-3.0-3.5", {"producers": 2, "members": 2, "input_records": 1, "partitions": 1, "rebalances": 1,
                        "max_epoch": 2}),
+    # the pipeline shape: generations and rejoins cut by the constraint (one flag per group and member slot)
+    ("kafka-3.0-3.5", {"producers": 2, "members": 2, "input_records": 1, "partitions": 1, "transactions": 2,
+                       "rebalances": 2, "rejoins": 1, "max_epoch": 4}),
 ]
 
 
@@ -44,6 +47,8 @@ def test_constraint_and_canonical_agree(variant: str, bounds: dict[str, int]) ->
     m = machine(variant, **bounds)
     states = _walk(m, 3000)
     assert any(not EosMachine.within_bounds(m, s) for s in states) or not bounds.get("max_epoch")
+    if bounds.get("members"):  # some successors are cut by the group's bounds (generation, rejoins)
+        assert any(not m.group_within_bounds(m.view(s).group, m.view(s).member) for s in states)
     assert [m.within_bounds(s) for s in states] == [EosMachine.within_bounds(m, s) for s in states]
     if not m.has_symmetry():
         return  # group members: explored without reduction

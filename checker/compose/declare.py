@@ -57,6 +57,8 @@ class PropertySpec:
     doc: str = field(default="")
     #: transition properties: a predicate on the step alone; steps it refuses pass without a lookup
     when: Callable[[tuple], bool] | None = None
+    #: transition properties: a step that leaves every read slot as it was passes without a lookup
+    stuttering: bool = False
 
 
 def rule(action: str, *, params: Mapping[str, Domain] | tuple[str, ...] | None = None,
@@ -146,17 +148,22 @@ def constraint(name: str | None = None, *, reads: tuple[str, ...] = (),
 
 
 def transition(name: str | None = None, *, reads: tuple[str, ...] = (),
-               actions: tuple[str, ...] = (), when: Callable[[tuple], bool] | None = None) -> Callable[[F], F]:
+               actions: tuple[str, ...] = (), when: Callable[[tuple], bool] | None = None,
+               stuttering: bool = False) -> Callable[[F], F]:
     """Declare ``f(self, step, before, after) -> bool`` as a transition property: ``before`` and
     ``after`` have the parts in ``reads`` as attributes. Memoised on (step, those parts before and
     after). With ``actions``, checked only on steps of those actions (others pass); with ``when``,
     only on steps for which ``when(step)`` holds (the others pass without building a memo key: ``f``
-    must hold on every step ``when`` refuses)."""
+    must hold on every step ``when`` refuses).
+
+    ``stuttering=True`` declares the property a TLA+ ``[A]_reads``: a step that leaves every part in
+    ``reads`` as it was passes, without a memo key (the step that last changed them was checked on
+    every path, so a state that breaks it is found at that step, which is nearer the start)."""
 
     def mark(fn: F) -> F:
         doc = (fn.__doc__ or "").strip().splitlines()
         fn.__compose_property__ = PropertySpec(name or fn.__name__, "transition", tuple(reads),  # type: ignore[attr-defined]
-                                               {}, tuple(actions), doc[0] if doc else "", when)
+                                               {}, tuple(actions), doc[0] if doc else "", when, stuttering)
         return fn
 
     return mark

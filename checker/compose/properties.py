@@ -37,6 +37,13 @@ def _transition_key(key_slots: list[Term], env: dict[str, Any]) -> str:
     return "(step, " + ", ".join(terms) + ")"
 
 
+def _moved_source(key_slots: list[Term]) -> str:
+    """Source of "a read slot differs between ``s`` and ``t``" (a term through a projection is
+    decided by its slot: equal slot contents give equal projections)."""
+    slots = sorted({k if type(k) is int else k[0] for k in key_slots})  # type: ignore[index]
+    return " or ".join(f"s[{k}] != t[{k}]" for k in slots) if slots else "False"
+
+
 def _binding_check(memo: str, key_slots: list[Term], miss: str, env: dict[str, Any]) -> list[str]:
     """Generated lines: one binding's memoised check on ``s``, returning False where it fails (the
     same lookup in a property's own check and in the fused conjunction)."""
@@ -147,6 +154,8 @@ class _Transition:
             lines.append("    if step[0] not in actions: return True")
         if self.spec.when is not None:
             lines.append("    if not when(step): return True")
+        if self.spec.stuttering:
+            lines.append(f"    if not ({_moved_source(self.key_slots)}): return True")
         lines += [f"    key = {_transition_key(self.key_slots, env)}",
                   "    ok = memo.get(key)",
                   "    if ok is None:",
@@ -303,6 +312,8 @@ class _Fused:
                     f"    ok = miss{i}(s, step, t, key)",
                     "if not ok:",
                     "    return False"]
+            if obj.spec.stuttering:
+                body = [f"if {_moved_source(obj.key_slots)}:", *("    " + x for x in body)]
             if id(obj) in place:
                 body = [f"if w[{place[id(obj)]}]:", *("    " + x for x in body)]
             elif obj.spec.when is not None:

@@ -139,7 +139,7 @@ from . import eos_partition_symmetry as eps
 from .eos_alpha import EosAlpha
 from .eos_endtxn import LateEndTxn
 from .eos_failover import TxnLeaderFailover
-from .eos_group import GROUP_PROJECTIONS, EosGroup, show_membership
+from .eos_group import GROUP_PROJECTIONS, EosGroup, GroupOffsets, show_membership
 from .eos_idempotent import IDEMPOTENT_PARTITION, IdempotentProducers, Waiting, waiting
 from .eos_instances import INSTANCE_CHART_PARTS, InstancesMixin
 from .eos_liveness import EosLiveness
@@ -692,11 +692,13 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         return {"producer": tx.on_txn_offset_commit(producer, error), "group": group, "offsets_leader": written,
                 "offset": offset, "error": int(error)}
 
+    # the group through a written projection (its committed and pending offsets): the membership
+    # moving costs no miss, and the write keeps it
     @precondition(lambda self, txn: txn.state in _PREPARING and OFFSETS in txn.partitions)  # a gate (below)
     @rule("WriteOffsetsMarker", params={"t": _consumers},
-          reads=("txn[t]", "offsets_leader", "group", "coordinator_epoch", "now"),
-          writes=("txn[t]", "txn_log[t]", "offsets_leader", "group"), results=("result",))
-    def write_offsets_marker(self, txn: TxnMetadata, offsets_leader: TxnPartitionState, group: GroupMeta,
+          reads=("txn[t]", "offsets_leader", "group:offsets", "coordinator_epoch", "now"),
+          writes=("txn[t]", "txn_log[t]", "offsets_leader", "group:offsets"), results=("result",))
+    def write_offsets_marker(self, txn: TxnMetadata, offsets_leader: TxnPartitionState, group: GroupOffsets,
                              coordinator_epoch: int, now: int) -> Any:
         """The marker on __consumer_offsets: the group coordinator materialises (COMMIT) or drops
         (ABORT) the producer's pending offsets."""
@@ -710,7 +712,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         if error != Errors.NONE:
             return None
         commit = marker.result == TxnResult.COMMIT
-        group = complete_pending_txn_offset_commit(group, marker.producer_id, commit)
+        group = complete_pending_txn_offset_commit(group, marker.producer_id, commit)  # type: ignore[arg-type,assignment]
         done, wrote = complete_if_done(on_marker_response(txn, OFFSETS, int(Errors.NONE)).meta)
         coordinator = self._coordinator(done) if wrote else {"txn": done}
         return {**coordinator, "offsets_leader": written, "group": group, "result": TxnResult(marker.result).name}
@@ -1015,7 +1017,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
     fencing_error = _transition("FencedGetsFencingError", props.eos_fenced_gets_fencing_error,
                                 ("producer:fence", "zombie:fence", "txn:fence"), _FENCING_CHECKED, when=_may_fail_unfenced)
 
-    @transition("ValidTxnTransitions", reads=("txn",), actions=_COORDINATOR)
+    @transition("ValidTxnTransitions", reads=("txn",), actions=_COORDINATOR, stuttering=True)
     def valid_transitions(self, step: tuple, before: Any, after: Any) -> bool:
         """The transaction coordinator only makes transitions Kafka's state table allows."""
         return all(a.state == b.state or not a.exists or is_valid_transition(a.state, b.state, tv2=self.tv2 or b.tv >= 2)

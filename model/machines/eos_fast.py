@@ -21,47 +21,53 @@ from typing import Any
 from eoscheck.checker.symmetry import canonicalize
 
 
+class _Flags(dict[Any, bool]):
+    """Slot content (an interned id) -> whether the value it stands for is within one bound, computed on
+    first sight of the content: the constraint's hot path is one dict hit per slot, and a step that
+    changes a part in a way the bound does not see (the group's offsets, a member's assignment) costs
+    no miss."""
+
+    __slots__ = ("source", "test")
+
+    def __init__(self, source: Any, test: Callable[[Any], bool]) -> None:
+        super().__init__()
+        #: interned id -> value (None: the slot holds the value itself)
+        self.source, self.test = source, test
+
+    def __missing__(self, key: Any) -> bool:
+        ok = self[key] = bool(self.test(key if self.source is None else self.source[key]))
+        return ok
+
+
 def constraint(machine: Any) -> Callable[[tuple], bool]:
-    """``machine.within_bounds`` as one generated function of the flat state: the coordinator's
-    epochs and the group's generations and rejoins (one memo keyed on the ``txn``, ``group`` and
-    ``member`` slots: one lookup per successor, no method call on a hit), and the producer id
-    allocator for the idempotent producers and the instances, each only when its mechanism is on."""
-    lo, hi = machine._txn_slots
-    group = bool(machine.members)
-    keyed = list(range(lo, hi))
-    if group:
-        mlo, mhi = machine._member_slots
-        keyed += [machine._group_slot, *range(mlo, mhi)]
-    memo: dict[Any, bool] = {}
+    """``machine.within_bounds`` as one generated function of the flat state: every coordinator epoch,
+    the group's generation and every member's rejoins under their bounds (one ``_Flags`` hit per
+    ``txn``, ``group`` and ``member`` slot, no method call), and the producer id allocator for the
+    idempotent producers and the instances, each only when its mechanism is on. The same conjunction
+    as ``EosMachine.within_bounds`` (``_epochs_within``, ``group_within_bounds``), slot by slot."""
+    plan = machine._plan
+    tables = plan.tables
 
-    def miss(s: tuple, key: Any) -> bool:
-        tkey = s[lo:hi]
-        ok = machine._epoch_ok.get(tkey)
-        if ok is None:
-            ok = machine._epochs_within(tkey, s)
-        if ok and group:
-            ok = machine.group_within_bounds_at(s)
-        memo[key] = ok
-        return bool(ok)
+    def flags(part: str, ok: Callable[[Any], bool]) -> _Flags:
+        return _Flags(tables[part].values if part in tables else None, ok)
 
-    env: dict[str, Any] = {"memo": memo, "miss": miss}
+    explored = machine.explored_epoch
+    env: dict[str, Any] = {"E": flags("txn", lambda m: m.epoch <= explored)}
+    tests = [f"E[s[{k}]]" for k in range(*machine._txn_slots)]
+    if machine.members:
+        generations, rejoins = 1 + machine.rebalances, machine.rejoins
+        env["G"] = flags("group", lambda g: g.generation_id <= generations)
+        env["M"] = flags("member", lambda m: m.incarnation <= rejoins)
+        tests.append(f"G[s[{machine._group_slot}]]")
+        tests += [f"M[s[{k}]]" for k in range(*machine._member_slots)]
     lines = ["def within_bounds(s):"]
     pid = machine._pid_slot
     if machine.n_idempotent:
         lines += [f"    if s[{pid}] > {int(machine.max_pids)}:", "        return False"]
     if machine.n_instances:
         lines += [f"    if s[{pid}] > {int(machine.max_producer_ids)}:", "        return False"]
-    if keyed:
-        # a slice is the cheapest key of adjacent slots (the ``txn`` slots without a group)
-        key = (f"s[{keyed[0]}]" if len(keyed) == 1 else f"s[{keyed[0]}:{keyed[-1] + 1}]"
-               if keyed == list(range(keyed[0], keyed[-1] + 1)) else "(" + ", ".join(f"s[{k}]" for k in keyed) + ")")
-        lines += [f"    k = {key}",
-                  "    ok = memo.get(k)",
-                  "    if ok is None:",
-                  "        return miss(s, k)",
-                  "    return ok"]
-    else:
-        lines.append("    return True")
+    # ``and`` of dict hits: a bool, as the generic method returns
+    lines.append("    return " + (" and ".join(tests) if tests else "True"))
     exec(compile("\n".join(lines), "<kafka.eos within_bounds>", "exec"), env)  # noqa: S102
     fn: Callable[[tuple], bool] = env["within_bounds"]
     return fn

@@ -64,7 +64,7 @@ from ..group.member import (
 )
 from ..group.membership import rebalance
 from ..group.metadata import CommittedOffset, GroupMeta, GroupState, PendingTxnOffset
-from ..group.offset_fetch import offset_fetch, on_offset_fetch_answer
+from ..group.offset_fetch import OffsetFetchAnswer, offset_fetch, on_offset_fetch_answer
 from ..producer import transactional as tx
 from ..protocol import Deployment
 from ..state import (
@@ -116,6 +116,9 @@ def _grouped_partitions(machine: Any) -> range:
 #: Rebalance misses whenever a producer moves while the group prepares a rebalance; its outcome is
 #: the group's alone (pure, few distinct groups)
 _rebalance = lru_cache(maxsize=1 << 12)(rebalance)
+#: Rejoin misses whenever its producer moves while the gate is open (the effect writes the producer
+#: whole); the members' and the membership's part of the outcome is pure and repeats across those misses
+_rejoin_ranked = lru_cache(maxsize=1 << 14)(rejoin_ranked)
 _BETWEEN = frozenset({TXN_INIT, TXN_READY, TXN_CLOSED})
 # plain ints for the checks run on memo misses (an IntEnum member costs ~100 ns to read and compare)
 _PREPARING = frozenset({int(TxnState.PREPARE_COMMIT), int(TxnState.PREPARE_ABORT)})
@@ -152,6 +155,30 @@ def with_membership(group: GroupMeta, m: Membership) -> GroupMeta:
                      group.pending)
 
 
+class GroupOffsets(NamedTuple):
+    """The group's committed and pending offsets (``GroupMeta``'s last two fields): what a marker on
+    __consumer_offsets reads and writes of the group (``complete_pending_txn_offset_commit``) and what
+    ZombieNeverCommitsOffsets reads, nothing of its membership."""
+
+    offsets: tuple[CommittedOffset, ...]
+    pending: tuple[PendingTxnOffset, ...]
+
+
+def group_offsets(group: GroupMeta) -> GroupOffsets:
+    return GroupOffsets(group.offsets, group.pending)
+
+
+def with_offsets(group: GroupMeta, o: GroupOffsets) -> GroupMeta:
+    return group._replace(offsets=o.offsets, pending=o.pending)
+
+
+def fetched(group: GroupMeta) -> tuple[OffsetFetchAnswer, OffsetFetchAnswer]:
+    """The group coordinator's OffsetFetch answers for the input partition, without and with
+    require_stable (OffsetFetch's whole read of the group: its state, offsets and pending commits)."""
+    return (offset_fetch(group, INPUT_PARTITION, require_stable=False),
+            offset_fetch(group, INPUT_PARTITION, require_stable=True))
+
+
 def input_offset(group: GroupMeta) -> int:
     """The committed offset of the input partition (OffsetsAgreeWithOutput's ``c``, before the max with 0)."""
     return group.offsets[INPUT_PARTITION].offset
@@ -169,14 +196,39 @@ def producer_inputs(p: TxnProducer) -> tuple[int, ...]:
     return p.inputs
 
 
+class CommitFields(NamedTuple):
+    """What TxnOffsetCommit reads and writes of its producer (``_offsets_commit``,
+    ``tx.on_txn_offset_commit``): a written projection, so the producer's batches and ghosts moving
+    cost it no miss."""
+
+    phase: int
+    producer_id: int
+    epoch: int
+    bump_after_abort: bool
+    fatal_error: int
+    position: int
+    offsets: int
+
+
+def commit_fields(p: TxnProducer) -> CommitFields:
+    return CommitFields(p.phase, p.producer_id, p.epoch, p.bump_after_abort, p.fatal_error, p.position, p.offsets)
+
+
+def with_commit_fields(p: TxnProducer, c: CommitFields) -> TxnProducer:
+    return p._replace(phase=c.phase, producer_id=c.producer_id, epoch=c.epoch, bump_after_abort=c.bump_after_abort,
+                      fatal_error=c.fatal_error, position=c.position, offsets=c.offsets)
+
+
 def txn_state(m: Any) -> int:
     return m.state
 
 
 #: the projections of ``kafka.eos``'s parts this mixin reads (declared on the parts in ``eos.py``)
 GROUP_PROJECTIONS: dict[str, dict[str, Any]] = {
-    "group": {"membership": Projection(membership, with_membership), "input_offset": input_offset},
-    "producer": {"between": producer_between, "phase": producer_phase, "inputs": producer_inputs},
+    "group": {"membership": Projection(membership, with_membership), "input_offset": input_offset,
+              "offsets": Projection(group_offsets, with_offsets), "fetched": fetched},
+    "producer": {"between": producer_between, "phase": producer_phase, "inputs": producer_inputs,
+                 "commit": Projection(commit_fields, with_commit_fields)},
     "txn": {"state": txn_state},
 }
 #: a rejoin's producer phases: fenced or fatal (a new instance), or between transactions
@@ -368,20 +420,21 @@ class EosGroup:
         ranks = range(1, self.members + 1) if member[i].incarnation < self.rejoins else (self.members,)
         moves = []
         for rank in ranks:
-            joined, moved = rejoin_ranked(member, group, i, rank)  # type: ignore[arg-type]
+            joined, moved = _rejoin_ranked(member, group, i, rank)
             moves.append({"member": joined, "group": moved, "producer": after, "rank": rank})
         return moves
 
     # --- the loop, gated by the member's assignment -------------------------------------------------
 
+    # on a projection (the coordinator's answers, ``fetched``): a commit of other offsets or a membership
+    # change that leaves the answers alone costs no miss
     @precondition(lambda self, producer, member: producer.phase == TXN_READY and producer.position < 0 and member.owns)
-    @rule("OffsetFetch", params={"t": _members}, reads=("producer[t]", "member[t]", "group"), writes=("producer[t]",),
-          results=("position",))
-    def group_offset_fetch(self, producer: TxnProducer, group: GroupMeta) -> Any:
+    @rule("OffsetFetch", params={"t": _members}, reads=("producer[t]", "member[t]", "group:fetched"),
+          writes=("producer[t]",), results=("position",))
+    def group_offset_fetch(self, producer: TxnProducer, group: tuple[OffsetFetchAnswer, OffsetFetchAnswer]) -> Any:
         """The owner learns its position in the input partition (require_stable: wait while a
         transaction's offsets for it are pending)."""
-        reaction, position = on_offset_fetch_answer(offset_fetch(group, INPUT_PARTITION,
-                                                                 require_stable=self.require_stable))
+        reaction, position = on_offset_fetch_answer(group[self.require_stable])
         client = tx.on_offset_fetch(producer, reaction, position)
         return None if client is None else {"producer": client, "position": position}
 
@@ -393,12 +446,13 @@ class EosGroup:
         """The member processes the input record at its position in a new transaction."""
         return {"producer": tx.begin_transaction(producer, self.batches, now, True), "txn": producer.txn}
 
+    # the producer through a written projection (the fields the commit reads and writes)
     @precondition(lambda self, producer: producer.phase == 2 and producer.offsets == 1)  # TXN_IN_TXN
     @rule("TxnOffsetCommit", params={"t": _members},
-          reads=("producer[t]", "member[t]", "txn[t]", "group", "offsets_leader", "zombie_offsets"),
-          writes=("producer[t]", "member[t]", "group", "offsets_leader", "zombie_offsets"),
+          reads=("producer[t]:commit", "member[t]", "txn[t]", "group", "offsets_leader", "zombie_offsets"),
+          writes=("producer[t]:commit", "member[t]", "group", "offsets_leader", "zombie_offsets"),
           results=("offset", "error"))
-    def group_txn_offset_commit(self, producer: TxnProducer, member: Member, txn: Any, group: GroupMeta,
+    def group_txn_offset_commit(self, producer: CommitFields, member: Member, txn: Any, group: GroupMeta,
                                 offsets_leader: TxnPartitionState,
                                 zombie_offsets: tuple[PendingTxnOffset, ...]) -> Any:
         """TxnOffsetCommit with the member's group metadata (generation, member id): a KIP-447 coordinator
@@ -434,8 +488,9 @@ class EosGroup:
         c = max(group, 0)
         return _sources(leader, producer, self.batches) == {i: self.batches for i in range(c)}
 
-    @invariant("ZombieNeverCommitsOffsets", reads=("group", "zombie_offsets"))
-    def zombie_never_commits(self, group: GroupMeta, zombie_offsets: tuple[PendingTxnOffset, ...]) -> bool:
+    # on a projection (the group's offsets): a membership change costs no miss
+    @invariant("ZombieNeverCommitsOffsets", reads=("group:offsets", "zombie_offsets"))
+    def zombie_never_commits(self, group: GroupOffsets, zombie_offsets: tuple[PendingTxnOffset, ...]) -> bool:
         """No offset written by a zombie (not the input partition's owner in the current generation) becomes committed."""
         return not any(group.offsets[e.partition] == CommittedOffset(e.offset, e.appended_at) for e in zombie_offsets)
 
@@ -446,5 +501,5 @@ def show_membership(group: GroupMeta) -> dict[str, Any]:
             "owner": list(group.assignment)}
 
 
-__all__ = ["GROUP_ACTIONS", "GROUP_BOUNDS", "GROUP_PROJECTIONS", "EosGroup", "Membership", "between_transactions",
+__all__ = ["GROUP_ACTIONS", "GROUP_BOUNDS", "GROUP_PROJECTIONS", "EosGroup", "GroupOffsets", "Membership", "between_transactions",
            "membership", "show_membership"]

@@ -87,14 +87,6 @@ COORDINATOR_ACTIONS = ("HandleInitProducerId", "CompleteAppend", "CompleteTransa
                        "InstanceEndTxn", "AbortableError", "TxnCoordinatorFailover", "ExpireTransactionalId")
 
 
-def _coordinator_moves(step: tuple) -> bool:
-    """Whether a step of ``COORDINATOR_ACTIONS`` may change the metadata or its log: not an
-    InitProducerId answered NONE, which queues its append (``init_pending``) and leaves both alone (only
-    the fence of an Ongoing transaction writes them at once, and answers CONCURRENT_TRANSACTIONS or the
-    abort's error). On the others the coordinator's transition properties see the metadata unchanged,
-    which the step that last wrote it was checked on, on every path (the initial metadata passes)."""
-    return step[-1] != 0 or step[0] != "HandleInitProducerId"
-
 #: the instances' parts on the chart's lanes (``checker.compose.chart``): the coordinator's, and one per instance
 INSTANCE_CHART_PARTS = {"instance": "instance[]", "instances_txn": "txn coordinator",
                         "instances_txn_log": "txn coordinator", "init_pending": "txn coordinator"}
@@ -226,6 +218,12 @@ def _waiting(messages: tuple[InitPidRequest | InitPidResponse | PendingAppend, .
     return tuple(sorted({(m.client, m.attempt) for m in messages}))
 
 
+def _busy(pending: tuple[PendingAppend, ...]) -> bool:
+    """Whether an InitProducerId transition is being appended: all the coordinator's other handlers
+    ask of ``init_pending`` (its transition and instance moving cost them no miss)."""
+    return bool(pending)
+
+
 # HandleInitProducerId reads the instances only for ``arrived`` (their ``started`` ranks, a written
 # projection), while the coordinator's decision and the ghost's renumbering take few distinct
 # arguments: both are pure and memoised (bounded: a miss of the rule then costs a dict lookup, not the
@@ -251,7 +249,8 @@ class InstancesMixin:
     instances_txn_log = Part(init=NO_LOG_VALUE, show=_show_meta,
                              doc="the last __transaction_state record of the instances' transactional id")
     init_pending = Part(init=(), show=_show_pending, rename={"instance": _rename_client},
-                        projections={"waiting": _waiting}, doc="the InitProducerId transition being appended to the transaction log (one at most)")
+                        projections={"waiting": _waiting, "busy": _busy},
+                        doc="the InitProducerId transition being appended to the transaction log (one at most)")
     init_requests = Channel(network=Network(Delivery.UNORDERED), show=_show_requests,
                             rename={"instance": _rename_client}, projections={"waiting": _waiting}, doc="InitProducerId requests in flight")
     init_responses = Channel(network=Network(Delivery.UNORDERED, loss="lost_responses"), label=("client", "attempt"),
@@ -354,11 +353,11 @@ class InstancesMixin:
 
     @precondition(lambda self, instance: instance.phase == INIT_READY)
     @rule("InstanceAddPartitionsToTxn", params={"client": _tx_steps},
-          reads=("instance[client]", "instances_txn", "init_pending"),
+          reads=("instance[client]", "instances_txn", "init_pending:busy"),
           writes=("instance[client]", "instances_txn", "instances_txn_log"), sends=("init_requests",),
           results=("error",), spends="instance_transactions", show={"error": error_name})
     def instance_add_partitions(self, client: int, instance: TxnClient, instances_txn: TxnMetadata,
-                       init_pending: tuple[PendingAppend, ...]) -> Any:
+                                init_pending: bool) -> Any:
         """The instance begins a transaction: AddPartitionsToTxn (its partitions are not modelled)."""
         meta = instances_txn
         error = int(add_partitions_error(
@@ -374,27 +373,27 @@ class InstancesMixin:
         return self._on_txn_error(client, instance, error)
 
     @precondition(lambda self, instance: instance.phase == INIT_IN_TXN)
-    @rule("InstanceEndTxn", params={"client": _tx_steps}, reads=("instance[client]", "instances_txn", "init_pending"),
+    @rule("InstanceEndTxn", params={"client": _tx_steps},
+          reads=("instance[client]", "instances_txn", "init_pending:busy"),
           writes=("instance[client]", "instances_txn", "instances_txn_log"), sends=("init_requests",),
           results=("error",), show={"error": error_name})
     def instance_end_txn(self, client: int, instance: TxnClient, instances_txn: TxnMetadata,
-                init_pending: tuple[PendingAppend, ...]) -> Any:
+                         init_pending: bool) -> Any:
         """commitTransaction: EndTxn(COMMIT)."""
         return self._end_txn(client, instance, instances_txn, init_pending, abort=False)
 
     @precondition(lambda self, instance: instance.phase == INIT_IN_TXN)
     @rule("AbortableError", params={"client": _kip360_instances},
-          reads=("instance[client]", "instances_txn", "init_pending"),
+          reads=("instance[client]", "instances_txn", "init_pending:busy"),
           writes=("instance[client]", "instances_txn", "instances_txn_log"), sends=("init_requests",),
           results=("error",), spends="abortable_errors", show={"error": error_name})
     def abortable_error(self, client: int, instance: TxnClient, instances_txn: TxnMetadata,
-                        init_pending: tuple[PendingAppend, ...]) -> Any:
+                        init_pending: bool) -> Any:
         """A failed batch with epochBumpRequired (KIP-360, kafka-semantics.md §2.6): abortTransaction
         sends EndTxn(ABORT, pid, epoch), and only on its success InitProducerId(pid, epoch), queued."""
         return self._end_txn(client, instance, instances_txn, init_pending, abort=True)
 
-    def _end_txn(self, client: int, instance: TxnClient, meta: TxnMetadata, init_pending: tuple[PendingAppend, ...],
-                 abort: bool) -> Any:
+    def _end_txn(self, client: int, instance: TxnClient, meta: TxnMetadata, init_pending: bool, abort: bool) -> Any:
         d = end_txn_decision(CONCRETE, is_from_client=True, meta_exists=meta.exists,
                              meta_producer_id=meta.producer_id, meta_epoch=meta.epoch, meta_state=meta.state,
                              meta_pending=int(TxnState.EMPTY) if init_pending else NO_PENDING,
@@ -418,9 +417,10 @@ class InstancesMixin:
         new, req = tc.on_txn_error(instance, client, error, kip360=self.coordinator.kip360)
         return {"instance": new, "error": error, **({"init_requests": req} if req is not None else {})}
 
-    # the gate and the effect read the (instance, attempt) pairs in flight (projections): the
-    # messages' other fields moving cost no miss
-    @precondition(lambda self, client, instance, init_requests: (client, instance.attempt) not in init_requests)
+    # the effect reads the (instance, attempt) pairs in flight (projections): the messages' other
+    # fields moving cost no miss. The gate is the phase alone, on instance[client]'s slot as the other
+    # instance rules' gates are, so that compose can look them up as one group; a gate on the requests
+    # in flight too took a lookup of its own per state and instance. The effect tells an attempt in flight.
     @precondition(lambda self, instance: instance.phase == INIT_INITIALIZING)
     @rule("InitProducerIdTimeout", params={"client": "instance"},
           reads=("instance[client]", "init_requests:waiting", "init_responses:waiting", "init_pending:waiting"),
@@ -454,16 +454,15 @@ class InstancesMixin:
     # --- the coordinator (``coordinator.handler``) for the instances' transactional id --------------
 
     @rule("HandleInitProducerId", receive="init_requests", params=("client", "attempt", "producer_id", "epoch"),
-          reads=("instance:started", "instances_txn", "init_pending", "next_producer_id"),
+          reads=("instance:started", "instances_txn", "init_pending:busy", "next_producer_id"),
           writes=("instances_txn", "instances_txn_log", "init_pending", "next_producer_id", "instance:started"),
           sends=("init_responses",), results=("error",), show={"error": error_name})
     def coordinator_init_producer_id(self, client: int, msg: InitPidRequest, instance: tuple[int, ...],
-                                instances_txn: TxnMetadata, init_pending: tuple[PendingAppend, ...],
-                                next_producer_id: int) -> Any:
+                                instances_txn: TxnMetadata, init_pending: bool, next_producer_id: int) -> Any:
         """The coordinator handles a request (any one in flight): success queues the transition's log
         append; an Ongoing transaction is fenced and aborted (CONCURRENT_TRANSACTIONS); other errors are
         answered at once with no producer id and epoch."""
-        r = _decide(instances_txn, bool(init_pending), msg.producer_id, msg.epoch, next_producer_id, self.coordinator)
+        r = _decide(instances_txn, init_pending, msg.producer_id, msg.epoch, next_producer_id, self.coordinator)
         out: dict[str, Any] = {"error": int(r.error)}
         # parts left as they are are not written (the same successor, fewer values to encode on a miss)
         if msg.producer_id == -1:
@@ -493,7 +492,7 @@ class InstancesMixin:
     @precondition(lambda self, instances_txn, init_pending: instances_txn.exists and not init_pending
                   and instances_txn.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT))
     @rule("CompleteTransaction", params={"coordinator": lambda m: _coordinator_on(m) if _tx_steps(m) else ()},
-          reads=("instances_txn", "init_pending"), writes=("instances_txn", "instances_txn_log"))
+          reads=("instances_txn", "init_pending:busy"), writes=("instances_txn", "instances_txn_log"))
     def complete(self, instances_txn: TxnMetadata) -> Any:
         """Every marker of the PrepareX landed (partitions are not modelled): CompleteX is written."""
         c = self.coordinator
@@ -502,7 +501,7 @@ class InstancesMixin:
 
     @precondition(lambda self, instances_txn, init_pending: instances_txn.exists and not init_pending
                   and instances_txn.state in EXPIRATION_ALLOWED)
-    @rule("ExpireTransactionalId", params={"coordinator": _coordinator_on}, reads=("instances_txn", "init_pending"),
+    @rule("ExpireTransactionalId", params={"coordinator": _coordinator_on}, reads=("instances_txn", "init_pending:busy"),
           writes=("instances_txn", "instances_txn_log"), spends="txn_id_expirations")
     def expire(self) -> Any:
         """transactional.id.expiration.ms: the idle transactional id's metadata is removed."""
@@ -537,14 +536,14 @@ class InstancesMixin:
         return props.no_unexpected_server_error(before, step, after)
 
     @transition("CoordinatorEpochMonotonic", reads=("instances_txn", "instances_txn_log"), actions=COORDINATOR_ACTIONS,
-                when=_coordinator_moves)
+                stuttering=True)
     @_doc_of(props.coordinator_epoch_monotonic)
     def epoch_monotonic(self, step: tuple, before: Any, after: Any) -> bool:
         check = props.coordinator_epoch_monotonic_within(self.coordinator.max_epoch)
         return bool(check(self._as_init((), before.instances_txn, before.instances_txn_log), step,
                           self._as_init((), after.instances_txn, after.instances_txn_log)))
 
-    @transition("CoordinatorLegalState", reads=("instances_txn",), actions=COORDINATOR_ACTIONS, when=_coordinator_moves)
+    @transition("CoordinatorLegalState", reads=("instances_txn",), actions=COORDINATOR_ACTIONS, stuttering=True)
     @_doc_of(props.coordinator_legal_state)
     def legal_state(self, step: tuple, before: Any, after: Any) -> bool:
         legal: Any = props.coordinator_legal_state  # takes the instances' parts under the old machine's names
