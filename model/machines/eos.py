@@ -555,8 +555,12 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
 
     def _epochs_within(self, key: Any, s: tuple) -> bool:
         """Every coordinator epoch is within ``explored_epoch`` (memoised on the ``txn`` slots, ``key``)."""
-        ok = self._epoch_ok[key] = all(m.epoch <= self.explored_epoch for m in self.view(s).txn)
+        ok = self._epoch_ok[key] = all(map(self.epoch_within, self.view(s).txn))
         return ok
+
+    def epoch_within(self, meta: Any) -> bool:
+        """A transactional id's coordinator epoch is within ``explored_epoch`` (one part of ``within_bounds``)."""
+        return bool(meta.epoch <= self.explored_epoch)
 
     def within_bounds(self, s: tuple) -> bool:
         # the reference form; ``eos_fast.constraint`` generates the one the engines call

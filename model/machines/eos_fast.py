@@ -51,13 +51,11 @@ def constraint(machine: Any) -> Callable[[tuple], bool]:
     def flags(part: str, ok: Callable[[Any], bool]) -> _Flags:
         return _Flags(tables[part].values if part in tables else None, ok)
 
-    explored = machine.explored_epoch
-    env: dict[str, Any] = {"E": flags("txn", lambda m: m.epoch <= explored)}
+    env: dict[str, Any] = {"E": flags("txn", machine.epoch_within)}
     tests = [f"E[s[{k}]]" for k in range(*machine._txn_slots)]
     if machine.members:
-        generations, rejoins = 1 + machine.rebalances, machine.rejoins
-        env["G"] = flags("group", lambda g: g.generation_id <= generations)
-        env["M"] = flags("member", lambda m: m.incarnation <= rejoins)
+        env["G"] = flags("group", machine.generation_within)
+        env["M"] = flags("member", machine.rejoins_within)
         tests.append(f"G[s[{machine._group_slot}]]")
         tests += [f"M[s[{k}]]" for k in range(*machine._member_slots)]
     lines = ["def within_bounds(s):"]

@@ -345,8 +345,15 @@ class EosGroup:
 
     def group_within_bounds(self, group: GroupMeta, members: tuple[Member, ...]) -> bool:
         """States past the last generation or rejoin are not explored."""
-        return (group.generation_id <= 1 + self.rebalances
-                and all(m.incarnation <= self.rejoins for m in members))
+        return self.generation_within(group) and all(map(self.rejoins_within, members))
+
+    def generation_within(self, group: GroupMeta) -> bool:
+        """The group's generation is within the rebalances bound (one part of ``group_within_bounds``)."""
+        return group.generation_id <= 1 + self.rebalances
+
+    def rejoins_within(self, member: Member) -> bool:
+        """A member's rejoins are within their bound (one part of ``group_within_bounds``)."""
+        return member.incarnation <= self.rejoins
 
     def group_done(self, group: GroupMeta, txn: tuple[Any, ...]) -> bool:
         """Every input record's transaction committed and nothing is left pending."""
