@@ -373,6 +373,12 @@ class _Binding:
         self.gate_slots: list[Term] = []
         if rule.gate_reads and rule.receive is None and rule.plan.memoize and rule.spec.memo:
             self.gate_slots = [k for key, ks in terms.items() if key in rule.gate_reads for k in ks]
+            if rule.gate_only:
+                # the outcomes are looked up only where the gate holds, and nothing else takes these
+                # reads: they tell no outcomes apart, and left in they would only split the key
+                self.key_slots = key_slots = _implied([k for key, ks in terms.items() if key not in rule.gate_only
+                                                       for k in ks])
+                self.getter = _getter(key_slots)
         self.gate_getter = _getter(self.gate_slots) if self.gate_slots else None
         self.gate_memo: dict[Hashable, bool] = {}
 
@@ -438,6 +444,13 @@ class _Rule:
                   if ns is not None and "msg" not in ns and read_keys & set(ns) and not read_keys <= set(ns)]
         self.gate_calls = tuple(call for call, _ in narrow)
         self.gate_reads: frozenset[str] = frozenset().union(*(ns & read_keys for _, ns in narrow)) if narrow else frozenset()
+        #: the gate's reads that neither the effect nor a wider precondition takes: a memoised gate
+        #: decides them, so the outcomes' key leaves them out (``_Binding.key_slots``)
+        takers = read_keys if self.fn_args is None else set(self.fn_args)
+        for call, (_, ns) in zip(self.guard_calls, self.guards):
+            if call not in self.gate_calls:
+                takers = takers | (read_keys if ns is None else set(ns))
+        self.gate_only: frozenset[str] = self.gate_reads - takers
         combos = [dict(zip(self.static, values)) for values in itertools.product(*self.static.values())]
         self.combos = combos
         self.bindings: list[_Binding] = []

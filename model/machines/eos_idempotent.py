@@ -291,6 +291,14 @@ def drain_next(client: IdempotentClient) -> tuple[int, int] | None:
     return None if queued is None else (queued[_CREATED], sequenced)
 
 
+def timing(client: IdempotentClient) -> tuple[tuple[int, int] | None, tuple[int, int]]:
+    """``drain_next`` and ``expiry`` at once: what the gates of IdempotentDrain and ExpireBatch read of
+    the client. One projection for both puts the two gates on the same slots (with ``now``), which
+    compose looks up once per state for both (a gate group); neither effect reads it, so it stays out
+    of their outcomes' keys."""
+    return drain_next(client), expiry(client)
+
+
 def _show_client(c: IdempotentClient) -> dict[str, Any]:
     return {"producer_id": c.producer_id, "epoch": c.epoch, "next_seq": c.next_seq,
             "last_acked_seq": c.last_acked_seq, "last_acked_offset": c.last_acked_offset, "sent": c.sent,
@@ -395,7 +403,7 @@ class IdempotentProducers:
     client = Actors(count="idempotent_producers", init=lambda m, i: cl.new_client(i), show=_show_client,
                     symmetric=CLIENTS, rename={CLIENTS: rename_client},
                     projections={"send_order": props.send_order_view, "expiry": expiry,
-                                 "drain": drain_next, "shape": Projection(shape, with_shape),
+                                 "drain": drain_next, "timing": timing, "shape": Projection(shape, with_shape),
                                  "in_flight_created": in_flight_created},
                     doc="idempotent producers (no transactional id), each with the producer id of its index")
     idem_leader = Part(init=PartitionState((), 0, ()), show=_show_leader, rename={CLIENTS: rename_partition},
@@ -545,20 +553,27 @@ class IdempotentProducers:
     # gates on projections (the batch the Sender would drain next; the oldest batches' creation),
     # restating the effect's own "nothing to do" (tests/test_eos_gates.py): the client's other fields
     # moving cost no miss of the full key while nothing can be drained or expire
-    @precondition(lambda self, drain, now: drain is not None and drain[1] < self.idem_cfg.max_in_flight
+    @precondition(lambda self, timing, now: (drain := timing[0]) is not None and drain[1] < self.idem_cfg.max_in_flight
                   and now - drain[0] < self.idem_cfg.delivery_timeout)
-    @rule("IdempotentDrain", params={"c": "client"}, reads=("client[c]:shape", "now", "drain=client[c]:drain"),
+    @rule("IdempotentDrain", params={"c": "client"},
+          reads=("client[c]:shape", "now", "timing=client[c]:timing", "drain=client[c]:drain"),
           writes=("client[c]:shape",),
           sends=("idem_requests",), results=("record", "seq", "epoch"))
-    def idempotent_drain(self, c: int, client: IdempotentClient, now: int, drain: tuple[int, int] | None) -> Any:
+    def idempotent_drain(self, c: int, client: IdempotentClient, drain: tuple[int, int] | None) -> Any:
         """The Sender drains the next batch to the leader in the client's metadata. ``cl.drain`` reads
         the creation time of that batch alone (``drain_next``'s: the first batch with a sequence when
-        it retries one, else the first queued), put back here."""
+        it retries one, else the first queued), put back here.
+
+        The clock is the gate's alone: ``cl.drain`` reads ``now`` only to refuse that batch once it
+        expired (``is_expired``), which the gate has ruled out. The batch's creation time stands in for
+        it (a batch has not expired when it is created: the gate holds only if the delivery timeout is
+        above 0), so the outcome is the same at every time the gate holds and compose keys it without
+        the clock."""
         if drain is None:
             return None
         queued = drain[1] >= 0
         record = next(b.record for b in client.batches if (b.status == QUEUED) == queued)
-        drained = cl.drain(_with_created(client, {record: drain[0]}), c, now, self.idem_cfg)
+        drained = cl.drain(_with_created(client, {record: drain[0]}), c, drain[0], self.idem_cfg)
         if drained is None:
             return None
         new_client, req = drained
@@ -566,9 +581,10 @@ class IdempotentProducers:
         return {"client": shape(new_client), "idem_requests": Routed(_P, c, req.connection, req.record, req),
                 "record": req.record, "seq": req.seq, "epoch": req.epoch}
 
-    @precondition(lambda self, exp, now: 0 <= exp[0] <= now - self.idem_cfg.delivery_timeout
+    @precondition(lambda self, timing, now: 0 <= (exp := timing[1])[0] <= now - self.idem_cfg.delivery_timeout
                   or (self.late_delivery and 0 <= exp[1] <= now - self.idem_cfg.delivery_timeout))
-    @rule("ExpireBatch", params={"c": "client"}, reads=("client[c]:shape", "now", "exp=client[c]:expiry"),
+    @rule("ExpireBatch", params={"c": "client"},
+          reads=("client[c]:shape", "now", "timing=client[c]:timing", "exp=client[c]:expiry"),
           writes=("client[c]:shape",),
           results=("record",))
     def idempotent_expire_batch(self, client: IdempotentClient, now: int, exp: tuple[int, int]) -> Any:
