@@ -55,7 +55,7 @@ class _Projection:
     """A part's named projection (``parts.Decl.projections``) in one compiled machine: both maps
     are filled on first sight of a slot content, and emptied with the memos keyed by its ids."""
 
-    __slots__ = ("by_value", "fn", "ids", "name", "put", "puts", "source", "values")
+    __slots__ = ("by_value", "fn", "ids", "name", "put", "puts", "shared", "source", "values")
 
     def __init__(self, name: str, fn: Callable[[Any], Hashable], source: Mapping[int, Any] | None,
                  put: Callable[[Any, Any], Any] | None = None) -> None:
@@ -71,6 +71,8 @@ class _Projection:
         self.values.projection = self
         #: projected value -> its id (ids are small ints, in order of first sight)
         self.by_value: dict[Hashable, int] = {}
+        #: id -> the projected value first seen with it
+        self.shared: list[Hashable] = []
 
     def __repr__(self) -> str:
         return f"<projection {self.name}>"
@@ -88,6 +90,11 @@ class _Projection:
                                f"{type(projected).__name__}: {projected!r}") from None
         if pid is None:
             pid = self.by_value[projected] = len(self.by_value)
+            self.shared.append(projected)
+        else:
+            # the first equal value: one object per projected value, however many slot contents
+            # project to it (a part of many values, few projections, keeps few alive)
+            projected = self.shared[pid]
         self.ids[key] = pid
         self.values[key] = projected
         return pid
@@ -96,6 +103,7 @@ class _Projection:
         self.ids.clear()
         self.values.clear()
         self.by_value.clear()
+        self.shared.clear()
         self.puts.clear()
 
     def writer(self, projected: Hashable, encode: Callable[[Any], Any]) -> tuple[dict[Any, Any], Callable[[Any], Any]]:
