@@ -179,7 +179,8 @@ def _rule_of(rules: Sequence[_Rule | _ChannelRule], params: Mapping[str, Any], b
     the step's parameters, or whose budget is unchanged, cannot have made it)."""
     from .rules import _Rule
 
-    changed = {i for i, (a, b) in enumerate(zip(before, after)) if a != b}
+    logical = machine.logical
+    changed = {i for i, (a, b) in enumerate(zip(logical(before), logical(after))) if a != b}
 
     def score(rule: _Rule | _ChannelRule) -> int:
         if not isinstance(rule, _Rule):

@@ -334,7 +334,7 @@ class EosGroup:
 
     def group_within_bounds_at(self, s: tuple) -> bool:
         """States past the last generation or rejoin are not explored (memoised on the group's and the
-        members' slots: the hot path decodes nothing on a hit)."""
+        members' slots: the hot path decodes nothing on a hit). ``s``: the logical state (``Composed.logical``)."""
         lo, hi = self._member_slots
         key = (s[self._group_slot], s[lo:hi])
         ok = self._group_ok.get(key)
