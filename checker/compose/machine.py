@@ -187,6 +187,13 @@ class _Plan:
         else:
             self.unpack = self.pack = tuple
 
+    def placed(self, k: int) -> int:
+        """The place in a state of logical slot ``k``, which a compiled rule writes (so not a constant)."""
+        j = self.pos[k]
+        if j is None:
+            raise AssertionError(f"slot {k} is written by a compiled rule but laid out as a constant")
+        return j
+
     def term(self, k: int, var: str = "s") -> str:
         """Source text of logical slot ``k`` of state ``var`` in generated code: ``var[j]``, or the
         constant's content (an int: a scalar, or an interned id) when the states leave it out."""
@@ -197,7 +204,7 @@ class _Plan:
         """A function of a state: the contents of these logical slots, as a tuple."""
         env: dict[str, Any] = {}
         src = f"lambda s: ({''.join(self.term(k) + ', ' for k in slots)})"
-        fn: Callable[[tuple], tuple] = eval(src, env)  # noqa: S307
+        fn: Callable[[tuple], tuple] = eval(src, env)
         return fn
 
     def written(self) -> set[int]:

@@ -192,7 +192,12 @@ def _decoder(reads: Iterable[ReadSlots], pos: Sequence[int | None] | None = None
         reads = live
     else:
         fixed = ()
-    place = (lambda k: k) if pos is None else pos.__getitem__
+
+    def place(k: int) -> int:
+        j = k if pos is None else pos[k]
+        assert j is not None  # the reads of constant slots are ``fixed``
+        return j
+
     plain = tuple((name, place(slots[0])) for name, slots, values, whole in reads if not whole and values is None)
     tabled = tuple((name, place(slots[0]), values) for name, slots, values, whole in reads
                    if not whole and values is not None)
@@ -274,7 +279,7 @@ def _key_source(slots: list[Term], var: str = "s", env: dict[str, Any] | None = 
 
 def term_slot(k: Term) -> int:
     """The slot a key term reads."""
-    return k if type(k) is int else k[0]  # type: ignore[index,return-value]
+    return k if type(k) is int else k[0]  # type: ignore[index]
 
 
 def _live_terms(terms: list[Term], consts: Mapping[int, Any]) -> list[Term]:
@@ -396,7 +401,7 @@ class _Binding:
         self.decode = _decoder(self.reads, pos, consts)
         self.logical_writes = {ref.key: (ref.slots(params), ref.whole, plan.encoder(ref.decl)) for ref in rule.writes}
         #: what an outcome writes, at the written slots' places in a state (none is a constant)
-        self.writes = {key: ([pos[k] for k in slots], whole, encode)  # type: ignore[misc]
+        self.writes = {key: ([plan.placed(k) for k in slots], whole, encode)
                        for key, (slots, whole, encode) in self.logical_writes.items()}
         #: the writes through a projection (``parts.Projection``): key -> its projection
         self.puts = {ref.key: ref.projection for ref in rule.writes if ref.projection is not None}
@@ -542,9 +547,11 @@ class _Rule:
         same for the gates of gated bindings that share their gate slots (the variable holds
         every member's gate)."""
         env: dict[str, Any] = {f"{tag}compute": self.compute, f"{tag}NO": _NO_MSG}
-        pos = self.plan.pos
-        bslot = pos[self.budget_slot] if self.budget_slot >= 0 else -1  # written: never a constant
-        rslot = pos[self.receive_slot] if self.receive is not None else -1
+        if self.receive is None and not self.bindings:
+            return ["pass"], env  # a rule without bindings (zero actors) has no body
+        placed, pos = self.plan.placed, self.plan.pos
+        bslot = placed(self.budget_slot) if self.budget_slot >= 0 else -1
+        rslot = placed(self.receive_slot) if self.receive is not None else -1
         apply = ["t = list(s)"]
         if self.receive is not None:
             apply.append(f"t[{rslot}] = rest")
@@ -669,13 +676,12 @@ class _Rule:
                 writes.extend((k, encode(v)) for k, v in zip(slots, value))
             else:
                 writes.append((slots[0], encode(value)))
-        pos = self.plan.pos
         for ch, (slot, ops) in self.sends.items():
             msgs = d.get(ch)
             if msgs is not None:
                 msgs = tuple(msgs) if isinstance(msgs, list) else (msgs,)
                 cache, fold = ops.sender(self.plan.checked(msgs, ch))
-                sends.append((pos[slot], cache, fold))  # type: ignore[arg-type]
+                sends.append((self.plan.placed(slot), cache, fold))
         return step, tuple(writes), tuple(sends)
 
 
@@ -696,10 +702,10 @@ class _ChannelRule:
 
     def clear(self) -> None:
         self.steps = {}
-        pos = self.plan.pos
+        placed = self.plan.placed
         #: the channel's and the budget's places in a state (written: never constants)
-        self.place = pos[self.slot]
-        self.budget_place = pos[self.budget_slot] if self.budget_slot >= 0 else -1
+        self.place = placed(self.slot)
+        self.budget_place = placed(self.budget_slot) if self.budget_slot >= 0 else -1
 
     def step(self, msg: Any) -> Step:
         step = self.steps.get(msg)

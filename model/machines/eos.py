@@ -565,13 +565,13 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
     def within_bounds(self, s: tuple) -> bool:
         # the reference form; ``eos_fast.constraint`` generates the one the engines call (the slots
         # below are logical: every slot, the ones the states leave out as constants included)
-        s = self.logical(s)
+        logical = self.logical(s)
         lo, hi = self._txn_slots
-        key = s[lo:hi]
+        key = logical[lo:hi]
         ok = self._epoch_ok.get(key)
         if ok is None:
             ok = self._epochs_within(key, s)
-        ok = ok and self.idempotent_within_bounds(s[self._pid_slot]) and self._instances_within_bounds(s)
+        ok = ok and self.idempotent_within_bounds(logical[self._pid_slot]) and self._instances_within_bounds(logical)
         if ok and self.members:
             return self.group_within_bounds_at(s)
         return ok

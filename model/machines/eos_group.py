@@ -334,9 +334,10 @@ class EosGroup:
 
     def group_within_bounds_at(self, s: tuple) -> bool:
         """States past the last generation or rejoin are not explored (memoised on the group's and the
-        members' slots: the hot path decodes nothing on a hit). ``s``: the logical state (``Composed.logical``)."""
+        members' slots: the hot path decodes nothing on a hit)."""
         lo, hi = self._member_slots
-        key = (s[self._group_slot], s[lo:hi])
+        logical = self.logical(s)  # type: ignore[attr-defined]  # the slots are logical ones
+        key = (logical[self._group_slot], logical[lo:hi])
         ok = self._group_ok.get(key)
         if ok is None:
             v = self.view(s)  # type: ignore[attr-defined]
