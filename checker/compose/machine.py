@@ -712,7 +712,7 @@ class View:
     __slots__ = ("_plan", "_state")
 
     def __init__(self, plan: _Plan, state: tuple) -> None:
-        self._plan, self._state = plan, plan.unpack(state)
+        self._plan, self._state = plan, state
 
     def __repr__(self) -> str:
         return "View(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in self._plan.slots) + ")"
@@ -723,13 +723,13 @@ class View:
             raise AttributeError(name)
         base, count = plan.slots[name]
         decl = plan.decls[name]
-        s = self._state
-        if not decl.interned:
-            return tuple(s[base:base + count]) if isinstance(decl, Actors) else s[base]
-        values = plan.tables[name].values
-        if isinstance(decl, Actors):
-            return tuple(values[s[k]] for k in range(base, base + count))
-        return values[s[base]]
+        s, pos, consts = self._state, plan.pos, plan.consts
+        # the slots' contents (a state leaves the constant ones out)
+        contents = [s[j] if (j := pos[k]) is not None else consts[k] for k in range(base, base + count)]
+        if decl.interned:
+            values = plan.tables[name].values
+            contents = [values[x] for x in contents]
+        return tuple(contents) if isinstance(decl, Actors) else contents[0]
 
 
 def _collect(cls: type) -> None:

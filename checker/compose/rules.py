@@ -185,13 +185,19 @@ def _decoder(reads: Iterable[ReadSlots], pos: Sequence[int | None] | None = None
     """``read_parts`` for these reads, with each read's kind settled once: ``decode(s, into)``. With
     a layout (``pos``, ``consts``: ``_Plan``'s), ``s`` is a state that leaves the constants out."""
     reads = list(reads)
+    known: dict[str, Any] = {}  # the reads of constant slots through a table that never changes: decoded once
+    fixed: tuple[Any, ...] = ()
     if pos is not None and consts:
-        live = [r for r in reads if not any(k in consts for k in r[1])]
+        constant = [r for r in reads if all(k in consts for k in r[1])
+                    and (r[2] is None or not isinstance(r[2], _ProjectionValues))]
+        for name, slots, values, whole in constant:
+            got = [consts[k] if values is None else values[consts[k]] for k in slots]
+            known[name] = tuple(got) if whole else got[0]
+        # the others that read a constant: a projection's map (emptied by ``clear``), or a mix
         fixed = tuple((name, tuple(consts.get(k) for k in slots), tuple(pos[k] for k in slots), values, whole)
-                      for name, slots, values, whole in reads if any(k in consts for k in slots))
-        reads = live
-    else:
-        fixed = ()
+                      for name, slots, values, whole in reads
+                      if name not in known and any(k in consts for k in slots))
+        reads = [r for r in reads if not any(k in consts for k in r[1])]
 
     def place(k: int) -> int:
         j = k if pos is None else pos[k]
@@ -204,6 +210,8 @@ def _decoder(reads: Iterable[ReadSlots], pos: Sequence[int | None] | None = None
     wholes = tuple((name, tuple(map(place, slots)), values) for name, slots, values, whole in reads if whole)
 
     def decode(s: tuple, into: dict[str, Any]) -> dict[str, Any]:
+        if known:
+            into.update(known)
         try:
             for name, k in plain:
                 into[name] = s[k]
