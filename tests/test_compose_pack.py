@@ -19,7 +19,7 @@ from eoscheck.examples.twophase_composed import ComposedTwoPhase
 from eoscheck.model.machines.eos import machine
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-from bench_eos import PLAN  # noqa: E402
+from bench_eos import PLAN
 
 #: bench_eos's preset rows: kafka.eos's yardstick, the init_producer_id, idempotent_produce presets and
 #: the pipeline shape (each has most of its slots constant)
