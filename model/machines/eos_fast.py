@@ -52,18 +52,26 @@ def constraint(machine: Any) -> Callable[[tuple], bool]:
         return _Flags(tables[part].values if part in tables else None, ok)
 
     env: dict[str, Any] = {"E": flags("txn", machine.epoch_within)}
-    tests = [f"E[s[{k}]]" for k in range(*machine._txn_slots)]
+    # a slot the states leave out (``Composed.slot_source``: its constant content) is tested here, once
+    source, consts = machine.slot_source, machine.constant_slots()
+
+    def test(name: str, k: int) -> list[str]:
+        if k in consts and env[name][consts[k]]:
+            return []  # within its bound in every state
+        return [f"{name}[{source(k)}]"]
+
+    tests = [x for k in range(*machine._txn_slots) for x in test("E", k)]
     if machine.members:
         env["G"] = flags("group", machine.generation_within)
         env["M"] = flags("member", machine.rejoins_within)
-        tests.append(f"G[s[{machine._group_slot}]]")
-        tests += [f"M[s[{k}]]" for k in range(*machine._member_slots)]
+        tests += test("G", machine._group_slot)
+        tests += [x for k in range(*machine._member_slots) for x in test("M", k)]
     lines = ["def within_bounds(s):"]
-    pid = machine._pid_slot
+    pid = source(machine._pid_slot)
     if machine.n_idempotent:
-        lines += [f"    if s[{pid}] > {int(machine.max_pids)}:", "        return False"]
+        lines += [f"    if {pid} > {int(machine.max_pids)}:", "        return False"]
     if machine.n_instances:
-        lines += [f"    if s[{pid}] > {int(machine.max_producer_ids)}:", "        return False"]
+        lines += [f"    if {pid} > {int(machine.max_producer_ids)}:", "        return False"]
     # ``and`` of dict hits: a bool, as the generic method returns
     lines.append("    return " + (" and ".join(tests) if tests else "True"))
     exec(compile("\n".join(lines), "<kafka.eos within_bounds>", "exec"), env)  # noqa: S102
@@ -107,12 +115,14 @@ def _canonical_alone(plan: Any, ss: str) -> Callable[[tuple], tuple]:
     if ss in plan.brute_force:
         images = [apply.for_perm(perm) for perm in plan.brute_force[ss]]  # type: ignore[attr-defined]
         return lambda s: min(f(s) for f in images)
-    cols = [plan.slots[n][0] for n in plan.scalarsets[ss]]
+    # the actors' places in a state (a part the states leave out is alike for every identity: no key)
+    cols = [plan.slots[n][0] for n in plan.scalarsets[ss] if plan.pos[plan.slots[n][0]] is not None]
+    places = [[plan.pos[base + i] for base in cols] for i in range(size)]
     if size == 2:
-        return _canonical_pair(plan, cols, apply)
+        return _canonical_pair(plan, places, apply)
     getters: list[Callable[[tuple], Any]] = [
-        itemgetter(*(base + i for base in cols)) if len(cols) > 1
-        else (lambda s, k=cols[0] + i: (s[k],)) for i in range(size)]  # type: ignore[misc]  # a lambda's default
+        itemgetter(*ps) if len(ps) > 1
+        else (lambda s, k=ps[0]: (s[k],)) if ps else (lambda s: ()) for ps in places]  # type: ignore[misc]
     return lambda s: canonicalize(s, [g(s) for g in getters], apply)
 
 
@@ -174,10 +184,11 @@ def _perm_lines(plan: Any, moved: list[tuple[int, int]], renames: list[Any], per
                 env: dict[str, Any], tag: str = "") -> tuple[list[str], str]:
     """The statements and the tuple expression of ``plan.permute(s, ss, perm)`` as source (``env``
     receives the renaming memos, their names prefixed by ``tag``)."""
-    source = list(range(plan.width))  # slot -> the slot of ``s`` its value comes from
+    source = list(range(plan.width))  # logical slot -> the logical slot its value comes from
     for base, count in moved:
         for i in range(count):
             source[base + perm[i]] = base + i
+    pos = plan.pos  # a state's places (a constant slot is left out, and renaming keeps it)
     memoize = plan.memoize
     renamed: dict[int, int] = {}  # slot -> the index of its renaming memo
     for n, (slots, decl, fn, values) in enumerate(renames):
@@ -193,14 +204,14 @@ def _perm_lines(plan: Any, moved: list[tuple[int, int]], renames: list[Any], per
             renamed[k] = n
     lines = []
     items = []
-    for k in range(plan.width):
+    for k in plan.live:
         if k in renamed:
             n = renamed[k]
-            lines += [f"x = s[{source[k]}]", f"v{k} = {tag}m{n}.get(x)", f"if v{k} is None:",
+            lines += [f"x = s[{pos[source[k]]}]", f"v{k} = {tag}m{n}.get(x)", f"if v{k} is None:",
                       f"    v{k} = {tag}miss{n}(x)"]
             items.append(f"v{k}")
         else:
-            items.append(f"s[{source[k]}]")
+            items.append(f"s[{pos[source[k]]}]")
     return lines, "(" + ", ".join(items) + ",)"
 
 
@@ -214,17 +225,17 @@ def _compile_perm(plan: Any, moved: list[tuple[int, int]], renames: list[Any],
     return out
 
 
-def _canonical_pair(plan: Any, cols: list[int], apply: Any) -> Callable[[tuple], tuple]:
+def _canonical_pair(plan: Any, places: list[list[int]], apply: Any) -> Callable[[tuple], tuple]:
     """``canonicalize``'s two-identity case as one generated function: the identities' sort keys
-    (their actors' slots, in order) compared slot by slot with no key tuples built, and the swap
-    inlined. The same result: the state if the first key is smaller, the swapped state if it is
-    larger, the least of the two on a tie."""
+    (their actors' slots, in order; ``places``: per identity, their places in a state) compared
+    slot by slot with no key tuples built, and the swap inlined. The same result: the state if the
+    first key is smaller, the swapped state if it is larger, the least of the two on a tie."""
     env: dict[str, Any] = {}
     body, image = _perm_lines(plan, apply.moved, apply.renames, (1, 0), env)
     lines = ["def canonical_pair(s):"]
-    for base in cols:
-        lines += [f"    if s[{base}] != s[{base + 1}]:",
-                  f"        if s[{base}] < s[{base + 1}]:",
+    for a, b in zip(*places):
+        lines += [f"    if s[{a}] != s[{b}]:",
+                  f"        if s[{a}] < s[{b}]:",
                   "            return s",
                   *("        " + x for x in body),
                   f"        return {image}"]
@@ -256,7 +267,8 @@ def prune_idle_rules(machine: Any) -> None:
     channels = plan.channels
     live: set[str] = set()
     for s in machine.init_states():
-        live.update(name for name in channels if plan.tables[name].values[s[plan.slots[name][0]]])
+        view = machine.view(s)
+        live.update(name for name in channels if getattr(view, name))
 
     def feeds(r: Any) -> set[str]:
         if not isinstance(r, _Rule):
@@ -278,8 +290,7 @@ def prune_idle_rules(machine: Any) -> None:
         live |= more
     kept = [r for r in rules if can_fire(r)]
     if len(kept) != len(plan.rules):
-        plan.rules = kept
-        plan.compile()
+        plan.set_rules(kept)  # the slots only the dropped rules wrote become constants: left out of the states
 
 
 __all__ = ["canonical_form", "constraint", "prune_idle_rules"]
