@@ -99,3 +99,25 @@ def test_per_producer_rules_keep_their_step_fields() -> None:
             if step[0] in ("Drain", "AddPartitionsToTxn", "DeliveryTimeout", "RequestTimeout"):
                 seen.setdefault(step[0], set()).add(step[2])
     assert seen == {a: {0, 1, 2} for a in ("Drain", "AddPartitionsToTxn", "DeliveryTimeout", "RequestTimeout")}
+
+
+def test_pair_form_on_ties() -> None:
+    """Two instances in the same state: the swapped image differs only in the parts that name them
+    (the generated form compares those slots without building the image unless it is smaller), and
+    the form is still the least of the two images, as ``Composed.canonical`` takes it."""
+    m = find_model("kafka.init_producer_id").machine(
+        "kafka-shipped", bounds={"clients": 2, "max_epoch": 3, "lost_responses": 1, "transactions": 1,
+                                 "new_producer_ids": 2})
+    base, count = m._plan.slots["instance"]
+    assert count == 2
+    ties = []
+    for s in _walk(m, 2000):
+        for a, b in ((base, base + 1), (base + 1, base)):
+            t = list(s)
+            t[b] = s[a]
+            ties.append(tuple(t))
+    forms = [m.canonical(s) for s in ties]
+    assert forms == [Composed.canonical(m, s) for s in ties]
+    swapped = [s for s, f in zip(ties, forms) if f != s]
+    kept = [s for s, f in zip(ties, forms) if f == s and m._plan.permuters["instance"](s, (1, 0)) != s]
+    assert swapped and kept  # both outcomes of the comparison occur

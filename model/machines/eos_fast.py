@@ -214,21 +214,78 @@ def _compile_perm(plan: Any, moved: list[tuple[int, int]], renames: list[Any],
     return out
 
 
+class _Renamed(dict[Any, Any]):
+    """One renaming memo of a swap (part id -> renamed part id), filled on first sight of a part:
+    a hit is one subscript, with no ``None`` test after a ``get``."""
+
+    __slots__ = ("memoize", "miss")
+
+    def __init__(self, miss: Callable[[Any], Any], memoize: bool) -> None:
+        super().__init__()
+        self.miss, self.memoize = miss, memoize
+
+    def __missing__(self, key: Any) -> Any:
+        new = self.miss(key)
+        if self.memoize:
+            self[key] = new
+        return new
+
+
+def _swap_lines(plan: Any, moved: list[tuple[int, int]], renames: list[Any],
+                env: dict[str, Any]) -> tuple[list[str], dict[int, int]]:
+    """Statements that leave in ``t`` the image of ``s`` under the swap of a scalarset's two
+    identities, as a copy of ``s`` with only the slots the swap changes written (the actors' moved
+    slots and the renamed parts): a few list stores instead of a tuple display of every slot,
+    which cost about twice as much at kafka.eos's widths. ``env`` receives the renaming memos
+    (``R0``, ``R1``, ...); the second result maps each renamed slot to its memo's number."""
+    source = list(range(plan.width))  # slot -> the slot of ``s`` its value comes from
+    for base, count in moved:
+        assert count == 2, "a swap moves two slots per actor"
+        source[base], source[base + 1] = base + 1, base
+    renamed: dict[int, int] = {}  # slot -> the index of its renaming memo
+    for n, (slots, decl, fn, values) in enumerate(renames):
+        def miss(old: Any, decl: Any = decl, fn: Any = fn, values: Any = values) -> Any:
+            return plan.encode(decl, fn(old if values is None else values[old], (1, 0)))
+        env[f"R{n}"] = _Renamed(miss, plan.memoize)
+        for k in slots:
+            renamed[k] = n
+    lines = ["t = list(s)"]
+    for k in range(plan.width):
+        if k in renamed:
+            lines.append(f"t[{k}] = R{renamed[k]}[s[{source[k]}]]")
+        elif source[k] != k:
+            lines.append(f"t[{k}] = s[{source[k]}]")
+    return lines, renamed
+
+
 def _canonical_pair(plan: Any, cols: list[int], apply: Any) -> Callable[[tuple], tuple]:
     """``canonicalize``'s two-identity case as one generated function: the identities' sort keys
     (their actors' slots, in order) compared slot by slot with no key tuples built, and the swap
     inlined. The same result: the state if the first key is smaller, the swapped state if it is
-    larger, the least of the two on a tie."""
+    larger, the least of the two on a tie.
+
+    On a tie every actor slot pair is equal (each actor has one slot per identity, and ``cols``
+    holds every actor's first), so the swapped image differs from the state only in renamed parts:
+    it is built only when the first renamed slot that changes gets smaller (the order tuples
+    compare in), which is rare; otherwise the state is its own form."""
     env: dict[str, Any] = {}
-    body, image = _perm_lines(plan, apply.moved, apply.renames, (1, 0), env)
+    body, renamed = _swap_lines(plan, apply.moved, apply.renames, env)
+    swap = [*body, "return tuple(t)"]
     lines = ["def canonical_pair(s):"]
     for base in cols:
-        lines += [f"    if s[{base}] != s[{base + 1}]:",
-                  f"        if s[{base}] < s[{base + 1}]:",
+        lines += [f"    if s[{base}] < s[{base + 1}]:",
+                  "        return s",
+                  f"    if s[{base}] != s[{base + 1}]:",
+                  *("        " + x for x in swap)]
+    for k in sorted(renamed):
+        # the actors' slots are equal in pairs here, so a renamed slot's image is its memo's value
+        # of the slot's own content, wherever the swap reads it from
+        lines += [f"    v = R{renamed[k]}[s[{k}]]",
+                  f"    if v != s[{k}]:",
+                  f"        if v > s[{k}]:",
                   "            return s",
-                  *("        " + x for x in body),
-                  f"        return {image}"]
-    lines += [*("    " + x for x in body), f"    t = {image}", "    return t if t < s else s"]
+                  *("        " + x for x in swap)]
+    lines.append("    return s")
     exec(compile("\n".join(lines), "<kafka.eos canonical pair>", "exec"), env)  # noqa: S102
     out: Callable[[tuple], tuple] = env["canonical_pair"]
     return out
