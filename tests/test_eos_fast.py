@@ -1,5 +1,6 @@
 """kafka.eos's generated hot paths (``model/machines/eos_fast.py``) agree with the generic ones: the
-state constraint with ``EosMachine.within_bounds``, the canonical form with ``Composed.canonical``,
+state constraint with ``EosMachine.within_bounds``, the canonical form with ``Composed.canonical``, the
+terminal test with ``EosMachine.is_terminal``,
 on every successor of an exploration, and pruning the clock's rule keeps every successor."""
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ def test_constraint_and_canonical_agree(variant: str, bounds: dict[str, int]) ->
     if bounds.get("members"):  # some successors are cut by the group's bounds (generation, rejoins)
         assert any(not m.group_within_bounds(m.view(s).group, m.view(s).member) for s in states)
     assert [m.within_bounds(s) for s in states] == [EosMachine.within_bounds(m, s) for s in states]
+    assert [m.is_terminal(s) for s in states] == [EosMachine.is_terminal(m, s) for s in states]
     if not m.has_symmetry():
         return  # group members: explored without reduction
     fast = [m.canonical(s) for s in states]
@@ -59,6 +61,7 @@ def test_constraint_and_canonical_agree(variant: str, bounds: dict[str, int]) ->
 
 def test_presets_agree() -> None:
     """The instances' (init_producer_id preset) and the idempotent producers' scalarsets."""
+    found: set[bool] = set()
     for name, variant, bounds in [
         ("kafka.init_producer_id", "kafka-shipped", {"clients": 2, "max_epoch": 3, "lost_responses": 1,
                                                      "transactions": 1, "new_producer_ids": 2}),
@@ -67,7 +70,11 @@ def test_presets_agree() -> None:
         m = find_model(name).machine(variant, bounds=bounds)
         states = _walk(m, 2000)
         assert [m.within_bounds(s) for s in states] == [EosMachine.within_bounds(m, s) for s in states]
+        terminal = [m.is_terminal(s) for s in states]  # memoised on the parts it reads
+        assert terminal == [EosMachine.is_terminal(m, s) for s in states]
+        found.update(terminal)
         assert [m.canonical(s) for s in states] == [Composed.canonical(m, s) for s in states]
+    assert found == {True, False}  # both answers of the terminal test occur
 
 
 def test_tick_pruned_without_time_and_kept_with() -> None:
@@ -78,7 +85,7 @@ def test_tick_pruned_without_time_and_kept_with() -> None:
 def test_pickled_and_cleared_machine_keeps_its_fast_paths() -> None:
     m = machine("kafka-4.0", producers=2)
     copy = pickle.loads(pickle.dumps(m))
-    assert "within_bounds" in vars(copy) and "canonical" in vars(copy)
+    assert "within_bounds" in vars(copy) and "canonical" in vars(copy) and "is_terminal" in vars(copy)
     copy.clear_caches()
     opts = ExploreOptions(stop_at_first=False)
     a, b = explore(m, opts).stats, explore(copy, opts).stats
