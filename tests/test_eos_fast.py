@@ -13,6 +13,7 @@ from eoscheck.checker.compose import Composed
 from eoscheck.checker.explore import explore
 from eoscheck.checker.explore.options import ExploreOptions
 from eoscheck.checker.registry import find_model
+from eoscheck.model.machines import eos_fast
 from eoscheck.model.machines.eos import EosMachine, machine
 
 CONFIGS: list[tuple[str, dict[str, int]]] = [
@@ -108,10 +109,13 @@ def test_per_producer_rules_keep_their_step_fields() -> None:
     assert seen == {a: {0, 1, 2} for a in ("Drain", "AddPartitionsToTxn", "DeliveryTimeout", "RequestTimeout")}
 
 
-def test_pair_form_on_ties() -> None:
+@pytest.mark.parametrize("display", [0, 1000])
+def test_pair_form_on_ties(display: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two instances in the same state: the swapped image differs only in the parts that name them
     (the generated form compares those slots without building the image unless it is smaller), and
-    the form is still the least of the two images, as ``Composed.canonical`` takes it."""
+    the form is still the least of the two images, as ``Composed.canonical`` takes it; the image
+    built either way (a list copy or a tuple display, by the state's width)."""
+    monkeypatch.setattr(eos_fast, "DISPLAY_WIDTH", display)
     m = find_model("kafka.init_producer_id").machine(
         "kafka-shipped", bounds={"clients": 2, "max_epoch": 3, "lost_responses": 1, "transactions": 1,
                                  "new_producer_ids": 2})
@@ -125,6 +129,8 @@ def test_pair_form_on_ties() -> None:
             ties.append(tuple(t))
     forms = [m.canonical(s) for s in ties]
     assert forms == [Composed.canonical(m, s) for s in ties]
+    walk = _walk(m, 2000)  # and off the ties, both orders of the instances
+    assert [m.canonical(s) for s in walk] == [Composed.canonical(m, s) for s in walk]
     swapped = [s for s, f in zip(ties, forms) if f != s]
     kept = [s for s, f in zip(ties, forms) if f == s and m._plan.permuters["instance"](s, (1, 0)) != s]
     assert swapped and kept  # both outcomes of the comparison occur

@@ -255,13 +255,20 @@ class _Renamed(dict[Any, Any]):
         return new
 
 
+#: a swap's image of a state of up to this many slots is a tuple display of every slot; of a wider one,
+#: a list copy with the changed slots written: per slot the display costs ~15 ns (three bytecodes),
+#: the copy ~2 ns, but the copy's list costs ~280 ns more (measured on the init_producer_id preset's
+#: successors at 38 and 14 slots, 5 of them changed)
+DISPLAY_WIDTH = 20
+
+
 def _swap_lines(plan: Any, moved: list[tuple[int, int]], renames: list[Any],
                 env: dict[str, Any]) -> tuple[list[str], dict[int, int]]:
-    """Statements that leave in ``t`` the image of ``s`` under the swap of a scalarset's two
-    identities, as a copy of ``s`` with only the slots the swap changes written (the actors' moved
-    slots and the renamed parts): a few list stores instead of a tuple display of every slot,
-    which cost about twice as much at kafka.eos's widths. ``env`` receives the renaming memos
-    (``R0``, ``R1``, ...); the second result maps each renamed slot to its memo's number."""
+    """Statements that return the image of ``s`` under the swap of a scalarset's two identities:
+    a tuple display, or a copy of ``s`` with only the slots the swap changes written (the actors'
+    moved slots and the renamed parts) when the state is wider than ``DISPLAY_WIDTH``. ``env``
+    receives the renaming memos (``R0``, ``R1``, ...); the second result maps each renamed slot to
+    its memo's number."""
     source = list(range(plan.width))  # slot -> the slot of ``s`` its value comes from
     for base, count in moved:
         assert count == 2, "a swap moves two slots per actor"
@@ -273,13 +280,15 @@ def _swap_lines(plan: Any, moved: list[tuple[int, int]], renames: list[Any],
         env[f"R{n}"] = _Renamed(miss, plan.memoize)
         for k in slots:
             renamed[k] = n
-    lines = ["t = list(s)"]
+    changed: dict[int, str] = {}  # slot -> its value in the image, where that is not ``s[k]``
     for k in range(plan.width):
         if k in renamed:
-            lines.append(f"t[{k}] = R{renamed[k]}[s[{source[k]}]]")
+            changed[k] = f"R{renamed[k]}[s[{source[k]}]]"
         elif source[k] != k:
-            lines.append(f"t[{k}] = s[{source[k]}]")
-    return lines, renamed
+            changed[k] = f"s[{source[k]}]"
+    if plan.width <= DISPLAY_WIDTH:
+        return ["return (" + "".join(changed.get(k, f"s[{k}]") + ", " for k in range(plan.width)) + ")"], renamed
+    return ["t = list(s)", *(f"t[{k}] = {x}" for k, x in changed.items()), "return tuple(t)"], renamed
 
 
 def _canonical_pair(plan: Any, cols: list[int], apply: Any) -> Callable[[tuple], tuple]:
@@ -293,8 +302,7 @@ def _canonical_pair(plan: Any, cols: list[int], apply: Any) -> Callable[[tuple],
     it is built only when the first renamed slot that changes gets smaller (the order tuples
     compare in), which is rare; otherwise the state is its own form."""
     env: dict[str, Any] = {}
-    body, renamed = _swap_lines(plan, apply.moved, apply.renames, env)
-    swap = [*body, "return tuple(t)"]
+    swap, renamed = _swap_lines(plan, apply.moved, apply.renames, env)
     lines = ["def canonical_pair(s):"]
     for base in cols:
         lines += [f"    if s[{base}] < s[{base + 1}]:",
