@@ -20,7 +20,7 @@ def _key(m: Any, image: tuple) -> tuple:
     plan = m._plan
     active = [ss for ss, n in plan.scalarset_sizes.items() if n > 1]
     slots = [k for ss in active for k in range(*_span(plan.slots[plan.scalarsets[ss][0]]))]
-    return tuple(image[k] for k in slots)
+    return m.slot_reader(slots)(image)  # logical slots: a state leaves the constant ones out
 
 
 def _span(slot: tuple[int, int]) -> tuple[int, int]:

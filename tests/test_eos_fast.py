@@ -121,9 +121,10 @@ def test_pair_form_on_ties(display: int, monkeypatch: pytest.MonkeyPatch) -> Non
                                  "new_producer_ids": 2})
     base, count = m._plan.slots["instance"]
     assert count == 2
+    first, second = m._plan.pos[base], m._plan.pos[base + 1]  # their places in a state
     ties = []
     for s in _walk(m, 2000):
-        for a, b in ((base, base + 1), (base + 1, base)):
+        for a, b in ((first, second), (second, first)):
             t = list(s)
             t[b] = s[a]
             ties.append(tuple(t))

@@ -61,6 +61,10 @@ API summary (full reference: ``docs/compose.md``)::
   part by name), ``view(state)`` (parts by name), ``state(**parts)`` (encode), ``slot(name)`` and
   ``part_values(name)`` (fast reads in ``within_bounds``/``canonical``), and ``property_docs()``
   for ``ModelDef.properties``.
+- Constant slots (``pack_constants``, on by default): a state leaves out the slots no compiled rule
+  writes that every initial state agrees on; generated code reads them as constants and memo keys
+  drop them. ``slot`` names logical slots: read a state by them through ``slot_reader``,
+  ``slot_source``, ``slot_place`` or ``logical`` (docs/compose.md, "Constant slots").
 """
 
 from __future__ import annotations

@@ -140,7 +140,7 @@ def step_events(machine: Composed, st: tuple, before: tuple, after: tuple) -> li
         return [ChartEvent("step", None, label)]
     names = machine.actions.get(st[0], ())
     params = dict(zip(names, st[1:]))
-    rule = rules[0] if len(rules) == 1 else _rule_of(rules, params, before, after)
+    rule = rules[0] if len(rules) == 1 else _rule_of(rules, params, machine.logical(before), machine.logical(after))
     if isinstance(rule, _ChannelRule):
         return _channel_rule_events(machine, rule, label, before, after)
     assert isinstance(rule, _Rule)
@@ -176,7 +176,8 @@ def _rule_of(rules: Sequence[_Rule | _ChannelRule], params: Mapping[str, Any], b
              after: tuple) -> _Rule | _ChannelRule:
     """Of several rules sharing the step's action, the one that made it: the first whose received
     channel, written parts and spent budget changed the most slots (a rule indexed out of range by
-    the step's parameters, or whose budget is unchanged, cannot have made it)."""
+    the step's parameters, or whose budget is unchanged, cannot have made it). ``before`` and
+    ``after`` are logical states (``Composed.logical``): the rules name logical slots."""
     from .rules import _Rule
 
     changed = {i for i, (a, b) in enumerate(zip(before, after)) if a != b}

@@ -62,8 +62,10 @@ def least_image(plan: _Plan) -> tuple[Callable[[tuple], tuple], list[dict[Any, A
         for slots, decl, fn in plan.renames.get(ss, ()):
             for k in slots:
                 renamers.setdefault(k, []).append((ss, decl, fn))
+    # (a constant slot is the same in every image: ``_Plan.constants`` keeps only fixed points)
     key_slots = [k for ss in active for k in range(plan.slots[plan.scalarsets[ss][0]][0],
-                                                   sum(plan.slots[plan.scalarsets[ss][0]]))]
+                                                   sum(plan.slots[plan.scalarsets[ss][0]])) if k not in plan.consts]
+    pos, live = plan.pos, plan.live
     env: dict[str, Any] = {}
     memos: dict[tuple[str, Chain], str] = {}
     memo_dicts: list[dict[Any, Any]] = []
@@ -111,33 +113,35 @@ def least_image(plan: _Plan) -> tuple[Callable[[tuple], tuple], list[dict[Any, A
     def value(lines: list[str], done: dict[tuple[int, str], str], src: int, memo: str | None,
               indent: str = "    ") -> str:
         if memo is None:
-            return f"s[{src}]"
+            return f"s[{pos[src]}]"
         var = done.get((src, memo))
         if var is None:
             var = done[(src, memo)] = f"v{len(done)}"
-            lines += [f"{indent}{var} = g{memo}(s[{src}])", f"{indent}if {var} is None:",
-                      f"{indent}    {var} = f{memo}(s[{src}])"]
+            lines += [f"{indent}{var} = g{memo}(s[{pos[src]}])", f"{indent}if {var} is None:",
+                      f"{indent}    {var} = f{memo}(s[{pos[src]}])"]
         return var
 
     def build(lines: list[str], done: dict[tuple[int, str], str], img: list[tuple[int, str | None]],
               indent: str) -> str:
-        """The image's tuple expression: runs of slots the image leaves alone as slices of ``s``."""
+        """The image's tuple expression: runs of slots the image leaves alone as slices of ``s``
+        (over the slots a state holds: ``live``)."""
         pieces: list[str] = []
         items: list[str] = []
-        k = 0
-        while k < plan.width:
-            end = k
-            while end < plan.width and img[end] == (end, None):
+        j = 0
+        width = len(live)
+        while j < width:
+            end = j
+            while end < width and img[live[end]] == (live[end], None):
                 end += 1
-            if end - k >= 3:
+            if end - j >= 3:
                 if items:
                     pieces.append(f"({', '.join(items)},)")
                     items = []
-                pieces.append(f"s[{k}:{end}]")
-                k = end
+                pieces.append(f"s[{j}:{end}]")
+                j = end
             else:
-                items.append(value(lines, done, *img[k], indent=indent))
-                k += 1
+                items.append(value(lines, done, *img[live[j]], indent=indent))
+                j += 1
         if items:
             pieces.append(f"({', '.join(items)},)")
         return " + ".join(pieces)
@@ -158,7 +162,7 @@ def least_image(plan: _Plan) -> tuple[Callable[[tuple], tuple], list[dict[Any, A
     done: dict[tuple[int, str], str] = {}
     for e, img in enumerate(images):
         items = [value(lines, done, *img[k]) for k in key_slots]
-        lines.append(f"    k{e} = ({', '.join(items)},)")
+        lines.append(f"    k{e} = ({', '.join(items)},)" if items else f"    k{e} = ()")
     lines += ["    b = k0", "    w = 0", "    tie = False"]
     for e in range(1, len(images)):
         lines += [f"    if k{e} < b:", f"        b = k{e}", f"        w = {e}", "        tie = False",

@@ -94,13 +94,13 @@ class _Plan:
             count = self.size(decl.count, f"part {name}: count") if isinstance(decl, Actors) else 1
             self.slots[name] = (n, count)
             n += count
+        #: the logical width: one slot per part (actor); ``slots``, ``width`` and every compiled
+        #: structure name logical slots, the states the machine hands out hold only the live ones
         self.width = n
         owner = f"{cls.__module__}.{cls.__qualname__}"
         self.tables: dict[str, Interner[Any]] = {name: table(f"{owner}.{name}") for name, decl in self.decls.items()
                                                  if decl.interned}
-        #: (slot, table) for every slot that holds an interned id
-        self.interned_slots = [(k, self.tables[name]) for name, (base, count) in self.slots.items()
-                               if name in self.tables for k in range(base, base + count)]
+        self._set_layout({})
         self.budgets: dict[str, tuple[int, int]] = {}
         for name, decl in self.decls.items():
             if isinstance(decl, Budget):
@@ -142,13 +142,157 @@ class _Plan:
             else:
                 self.property_objs[pspec.name] = obj
             obj.compile()
-        self.fused = _Fused(self.memoize)
+        self._fuse()
+        self.compile()
+
+    def _fuse(self) -> None:
+        self.fused = _Fused(self.memoize, self.pos)
         #: the conjunction of the constraints (None: there are none)
         self.within: Callable[[tuple], bool] | None = (
             self.fused.invariants(self.constraints, [c.check for c in self.constraints]) if self.constraints else None)
         self._fused_invariants: dict[tuple[str, ...], Callable[[tuple], bool]] = {}
         self._fused_transitions: dict[tuple[str, ...], dict[str, Callable[[tuple, Step, tuple], bool]]] = {}
+
+    # ---- the layout: constant slots left out of the states
+
+    def _set_layout(self, consts: Mapping[int, Any]) -> None:
+        """Keep the slots not in ``consts`` in the states, in logical order: ``pos[k]`` is logical
+        slot k's place in a state (None for a constant), ``consts[k]`` a constant's content."""
+        #: logical slot -> its content in every reachable state, for the slots no compiled rule writes
+        #: that every initial state agrees on (``relayout``)
+        self.consts: dict[int, Any] = dict(consts)
+        #: the logical slots a state holds, in order
+        self.live: list[int] = [k for k in range(self.width) if k not in self.consts]
+        self.pos: list[int | None] = [None] * self.width
+        for j, k in enumerate(self.live):
+            self.pos[k] = j
+        #: (place in a state, table) for every slot a state holds that holds an interned id
+        self.interned_slots = [(self.pos[k], self.tables[name]) for name, (base, count) in self.slots.items()
+                               if name in self.tables for k in range(base, base + count) if self.pos[k] is not None]
+        env: dict[str, Any] = {}
+        items = []
+        for k in range(self.width):
+            if k in self.consts:
+                env[f"c{k}"] = self.consts[k]
+                items.append(f"c{k}")
+            else:
+                items.append(f"s[{self.pos[k]}]")
+        if self.consts:
+            kept = "".join(f"s[{k}], " for k in self.live)
+            src = f"def unpack(s):\n    return ({', '.join(items)},)\ndef pack(s):\n    return ({kept})\n"
+            exec(compile(src, f"<compose {type(self.machine).__name__} layout>", "exec"), env)  # noqa: S102
+            #: a state -> its logical tuple (every slot), and back
+            self.unpack: Callable[[tuple], tuple] = env["unpack"]
+            self.pack: Callable[[tuple], tuple] = env["pack"]
+        else:
+            self.unpack = self.pack = tuple
+
+    def placed(self, k: int) -> int:
+        """The place in a state of logical slot ``k``, which a compiled rule writes (so not a constant)."""
+        j = self.pos[k]
+        if j is None:
+            raise AssertionError(f"slot {k} is written by a compiled rule but laid out as a constant")
+        return j
+
+    def term(self, k: int, var: str = "s") -> str:
+        """Source text of logical slot ``k`` of state ``var`` in generated code: ``var[j]``, or the
+        constant's content (an int: a scalar, or an interned id) when the states leave it out."""
+        j = self.pos[k]
+        return f"{var}[{j}]" if j is not None else repr(self.consts[k])
+
+    def reader(self, slots: Sequence[int]) -> Callable[[tuple], tuple]:
+        """A function of a state: the contents of these logical slots, as a tuple."""
+        env: dict[str, Any] = {}
+        src = f"lambda s: ({''.join(self.term(k) + ', ' for k in slots)})"
+        fn: Callable[[tuple], tuple] = eval(src, env)
+        return fn
+
+    def written(self) -> set[int]:
+        """The logical slots some compiled rule can write (a receive rule's writes indexed by the
+        message, all of the part's slots)."""
+        out: set[int] = set()
+        for rule in self.rules:
+            if isinstance(rule, _ChannelRule):
+                out.add(rule.slot)
+                if rule.budget_slot >= 0:
+                    out.add(rule.budget_slot)
+                continue
+            if rule.receive is None and not rule.bindings:
+                continue  # not compiled (``compile``)
+            if rule.receive is None:
+                for b in rule.bindings:
+                    for slots, _, _ in b.logical_writes.values():
+                        out.update(slots)
+            else:
+                out.add(rule.receive_slot)
+                for ref in rule.writes:
+                    out.update(range(ref.base, ref.base + ref.count))
+            out.update(slot for slot, _ in rule.sends.values())
+            if rule.budget_slot >= 0:
+                out.add(rule.budget_slot)
+        return out
+
+    def constants(self) -> dict[int, Any]:
+        """The slots no compiled rule writes that hold one content in every initial state, and keep
+        it under every renaming of the symmetry (a part an active scalarset moves: all its actors
+        alike; a part it renames: a fixed point of every permutation)."""
+        written = self.written()
+        inits = [self.unpack(s) for s in self.machine.init_states()]
+        if not inits:
+            return {}
+        first = inits[0]
+        consts = {k: first[k] for k in range(self.width)
+                  if k not in written and all(t[k] == first[k] for t in inits)}
+        for ss, size in self.scalarset_sizes.items():
+            if size < 2:
+                continue
+            for name in self.scalarsets[ss]:
+                base, count = self.slots[name]
+                ks = range(base, base + count)
+                if not all(k in consts and consts[k] == consts[base] for k in ks):
+                    for k in ks:
+                        consts.pop(k, None)
+            perms = list(itertools.permutations(range(size))) if size <= 6 else None
+            for slots, decl, fn in self.renames.get(ss, ()):
+                values = self.tables[decl.name].values if decl.interned else None
+                for k in slots:
+                    if k not in consts:
+                        continue
+                    c = consts[k]
+                    value = c if values is None else values[c]
+                    if perms is None or any(self.encode(decl, fn(value, perm)) != c for perm in perms):
+                        del consts[k]
+        return consts
+
+    def relayout(self) -> bool:
+        """Leave the constant slots (``constants``) out of the states, and regenerate every function
+        that reads a state if that changed what they are (True). Only before the machine hands out
+        a state: a state of the old layout means nothing in the new one."""
+        if not getattr(self.machine, "pack_constants", True):
+            return False
+        consts = self.constants()
+        if consts == self.consts:
+            return False
+        self._set_layout(consts)
+        for rule in self.rules:
+            rule.clear()
+        for obj in [*self.property_objs.values(), *self.constraints]:
+            obj.relayout()
+            obj.compile()
+        self._fuse()
+        self._symmetry_init()
+        for proj in self.projections.values():
+            proj.clear()
         self.compile()
+        self.machine._bind_within()
+        return True
+
+    def set_rules(self, rules: list[_Rule | _ChannelRule]) -> None:
+        """Compile only ``rules`` (a machine's own pruning of rules that cannot fire): the slots
+        only the others wrote become constant."""
+        self.rules = list(rules)
+        if not self.relayout():
+            self.compile()
 
     def compile(self) -> None:
         """(Re)generate ``successors``: every rule's ``expand`` in order, one call each.
@@ -221,7 +365,7 @@ class _Plan:
                 return result
 
             env[f"gm{g}"], env[f"gmiss{g}"] = memo, miss
-            src = _key_source(list(key), "s", env)
+            src = _key_source(list(key), "s", env, self.pos)
             lines += [f"    k = {src}", f"    g{g} = gm{g}.get(k)", f"    if g{g} is None:",
                       f"        g{g} = gmiss{g}(s, k)"]
             for place, (n, i, _, gate) in enumerate(members):
@@ -401,6 +545,7 @@ class _Plan:
     def permute(self, s: tuple, ss: str, perm: tuple[int, ...]) -> tuple:
         """``s`` with identity ``i`` of scalarset ``ss`` renamed ``perm[i]`` everywhere: the actors'
         slots moved, and the parts that mention identities renamed (memoised per value)."""
+        s = self.unpack(s)
         t = list(s)
         for name in self.scalarsets[ss]:
             base, count = self.slots[name]
@@ -418,7 +563,7 @@ class _Plan:
                     if self.memoize:
                         renamed[key] = new
                 t[k] = new
-        return tuple(t)
+        return self.pack(tuple(t))
 
     def canonical(self, s: tuple) -> tuple:
         """One scalarset after another: sort its identities by their actors' slots and break ties
@@ -453,7 +598,8 @@ class _Plan:
             apply = self.permuters[ss]
             return min(apply(s, perm) for perm in self.brute_force[ss])
         cols = [self.slots[name][0] for name in self.scalarsets[ss]]
-        keys = [tuple(s[base + i] for base in cols) for i in range(n)]
+        logical = self.unpack(s)
+        keys = [tuple(logical[base + i] for base in cols) for i in range(n)]
         return canonicalize(s, keys, self.permuters[ss])
 
     def _permuter(self, ss: str) -> Callable[[tuple, tuple[int, ...]], tuple]:
@@ -542,7 +688,7 @@ class _Plan:
         return checks
 
     def decode_reads(self, s: tuple, reads: list[ReadSlots]) -> dict[str, Any]:
-        return read_parts(s, reads, {})
+        return read_parts(self.unpack(s), reads, {})
 
     def clear(self) -> None:
         for ops in self.channels.values():
@@ -577,13 +723,13 @@ class View:
             raise AttributeError(name)
         base, count = plan.slots[name]
         decl = plan.decls[name]
-        s = self._state
-        if not decl.interned:
-            return tuple(s[base:base + count]) if isinstance(decl, Actors) else s[base]
-        values = plan.tables[name].values
-        if isinstance(decl, Actors):
-            return tuple(values[s[k]] for k in range(base, base + count))
-        return values[s[base]]
+        s, pos, consts = self._state, plan.pos, plan.consts
+        # the slots' contents (a state leaves the constant ones out)
+        contents = [s[j] if (j := pos[k]) is not None else consts[k] for k in range(base, base + count)]
+        if decl.interned:
+            values = plan.tables[name].values
+            contents = [values[x] for x in contents]
+        return tuple(contents) if isinstance(decl, Actors) else contents[0]
 
 
 def _collect(cls: type) -> None:
@@ -627,6 +773,9 @@ class Composed(Machine):
     #: an unmapped part is a lane of its own
     chart_parts: ClassVar[Mapping[str, str]] = {}
     chart_source: ClassVar[str] = "compose"
+    #: leave the constant slots out of the states (``_Plan.relayout``): the slots no compiled rule
+    #: writes that every initial state agrees on; False keeps every slot (a test compares the two)
+    pack_constants: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -643,6 +792,7 @@ class Composed(Machine):
         self._plan = _Plan(self)
         self.actions = dict(self._plan.actions)
         self._bind_within()
+        self._plan.relayout()
 
     def _bind_within(self) -> None:
         within = self._plan.within
@@ -667,6 +817,7 @@ class Composed(Machine):
         self.__dict__.update(state)
         self._plan = _Plan(self)
         self._bind_within()
+        self._plan.relayout()
 
     def clear_caches(self) -> None:
         """Forget every memoised rule, channel operation and property result."""
@@ -682,8 +833,30 @@ class Composed(Machine):
     # ---- states
 
     def slot(self, name: str) -> int:
-        """The first slot of part ``name`` in the flat state."""
+        """The first slot of part ``name`` in the logical state (``logical``): a state leaves the
+        constant slots out, so read a state through ``slot_reader`` or ``logical``."""
         return self._plan.slots[name][0]
+
+    def logical(self, state: tuple) -> tuple:
+        """``state`` with every slot, the constant ones included (``slot`` names its places)."""
+        return self._plan.unpack(state)
+
+    def slot_reader(self, slots: Sequence[int]) -> Callable[[tuple], tuple]:
+        """A function of a state: the contents of these logical slots (``slot``), as a tuple."""
+        return self._plan.reader(slots)
+
+    def slot_place(self, k: int) -> int | None:
+        """Logical slot ``k``'s place in a state (None: the states leave it out, a constant)."""
+        return self._plan.pos[k]
+
+    def constant_slots(self) -> dict[int, Any]:
+        """Logical slot -> its content, for the slots the states leave out (the same in every state)."""
+        return dict(self._plan.consts)
+
+    def slot_source(self, k: int, var: str = "s") -> str:
+        """Source text reading logical slot ``k`` of state ``var``, for generated code: ``var[j]``,
+        or the constant content (an int) of a slot the states leave out."""
+        return self._plan.term(k, var)
 
     def part_values(self, name: str) -> dict[int, Any]:
         """Interned part ``name``'s table, id -> value: ``part_values("log")[s[slot("log")]]`` reads
@@ -711,7 +884,12 @@ class Composed(Machine):
                     t[base + i] = plan.encode(decl, v)
             else:
                 t[base] = plan.encode(decl, parts[name] if name in parts else decl.initial(self))
-        return tuple(t)
+        for k, c in plan.consts.items():
+            if t[k] != c:
+                name = next(n for n, (base, count) in plan.slots.items() if base <= k < base + count)
+                raise ComposeError(f"part {name}: no compiled rule writes it, so it keeps its initial value "
+                                   f"in every state (a machine with pack_constants = False holds any value)")
+        return plan.pack(tuple(t))
 
     def init_parts(self) -> Iterable[Mapping[str, Any]]:
         """The initial states as part values (parts left out take their declared ``init``).

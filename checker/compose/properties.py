@@ -4,7 +4,7 @@ slots they read."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..machine import Property, Step
@@ -18,36 +18,39 @@ from .rules import (
     _getter,
     _implied,
     _key_source,
+    _live_terms,
     _NoMemo,
     _Ref,
     _term_order,
     hoist_projections,
+    term_slot,
 )
 
 if TYPE_CHECKING:
     from .machine import _Plan
 
 
-def _transition_key(key_slots: list[Term], env: dict[str, Any]) -> str:
+def _transition_key(key_slots: list[Term], env: dict[str, Any], pos: Sequence[int | None]) -> str:
     """Source of a transition property's memo key: the step, then the read terms before and after
     it in one flat tuple (one tuple built and hashed per check, not three)."""
     if not key_slots:
         return "step"
-    terms = [_key_source([k], "s", env) for k in key_slots] + [_key_source([k], "t", env) for k in key_slots]
+    terms = [_key_source([k], "s", env, pos) for k in key_slots] + [_key_source([k], "t", env, pos) for k in key_slots]
     return "(step, " + ", ".join(terms) + ")"
 
 
-def _moved_source(key_slots: list[Term]) -> str:
+def _moved_source(key_slots: list[Term], pos: Sequence[int | None]) -> str:
     """Source of "a read slot differs between ``s`` and ``t``" (a term through a projection is
     decided by its slot: equal slot contents give equal projections)."""
-    slots = sorted({k if type(k) is int else k[0] for k in key_slots})  # type: ignore[index]
+    slots = sorted({pos[term_slot(k)] for k in key_slots})  # type: ignore[type-var]
     return " or ".join(f"s[{k}] != t[{k}]" for k in slots) if slots else "False"
 
 
-def _binding_check(memo: str, key_slots: list[Term], miss: str, env: dict[str, Any]) -> list[str]:
+def _binding_check(memo: str, key_slots: list[Term], miss: str, env: dict[str, Any],
+                   pos: Sequence[int | None]) -> list[str]:
     """Generated lines: one binding's memoised check on ``s``, returning False where it fails (the
     same lookup in a property's own check and in the fused conjunction)."""
-    return [f"    ok = {memo}.get({_key_source(key_slots, 's', env)})",
+    return [f"    ok = {memo}.get({_key_source(key_slots, 's', env, pos)})",
             "    if ok is None:",
             f"        ok = {miss}",
             "    if not ok:",
@@ -65,10 +68,15 @@ class _Invariant:
         for p, d in spec.params.items():
             if d is None:
                 raise ComposeError(f"{where}: parameter {p} has no domain")
-        domains = {p: plan.domain(d, f"{where}, parameter {p}") for p, d in spec.params.items()}
+        self.domains = {p: plan.domain(d, f"{where}, parameter {p}") for p, d in spec.params.items()}
         self.reads = [_Ref(r, plan, where, spec.params) for r in spec.reads]
         self.fn_args = _accepts(fn, [*spec.params, *(r.key for r in self.reads)], where)
         self.fn_call = _caller(fn, self.fn_args)
+        self.relayout()
+
+    def relayout(self) -> None:
+        """(Re)build the bindings for the plan's layout (their memos start empty)."""
+        plan, domains = self.plan, self.domains
         #: per parameter combination: (combo, reads, the memo key's terms, memo)
         self.bindings: list[tuple[dict[str, Any], list[ReadSlots], list[Term], dict[Hashable, bool]]] = []
         #: per binding: its reads' decoder (``rules._decoder``)
@@ -77,8 +85,9 @@ class _Invariant:
             combo = dict(zip(domains, values))
             reads = [(r.key, r.slots(combo), r.values, r.whole) for r in self.reads]
             memo: dict[Hashable, bool] = {} if plan.memoize else _NoMemo()
-            self.bindings.append((combo, reads, _implied([k for r in self.reads for k in r.terms(combo)]), memo))
-            self.decoders.append(_decoder(reads))
+            terms = _live_terms(_implied([k for r in self.reads for k in r.terms(combo)]), plan.consts)
+            self.bindings.append((combo, reads, terms, memo))
+            self.decoders.append(_decoder(reads, plan.pos, plan.consts))
 
     def __repr__(self) -> str:
         return f"<invariant {self.spec.name}>"
@@ -98,11 +107,12 @@ class _Invariant:
         """Generate the check and register it as the machine's property (a constraint is not one)."""
         env: dict[str, Any] = {"miss": self.miss}
         #: each binding's memo key (built here: the bindings' key slots are final when compiled)
-        self.getters = [_getter(key_slots) for _, _, key_slots, _ in self.bindings]
+        pos = self.plan.pos
+        self.getters = [_getter(key_slots, pos) for _, _, key_slots, _ in self.bindings]
         lines = ["def check(s):"]
         for i, (_, _, key_slots, memo) in enumerate(self.bindings):
             env[f"m{i}"] = memo
-            lines += _binding_check(f"m{i}", key_slots, f"miss({i}, s)", env)
+            lines += _binding_check(f"m{i}", key_slots, f"miss({i}, s)", env, pos)
         lines.append("    return True")
         exec(compile("\n".join(lines), f"<compose {self.spec.kind} {self.spec.name}>", "exec"), env)  # noqa: S102
         check: Callable[[tuple], bool] = env["check"]
@@ -128,12 +138,18 @@ class _Transition:
     def __init__(self, plan: _Plan, fn: Callable[..., Any], spec: PropertySpec) -> None:
         self.plan, self.fn, self.spec = plan, fn, spec
         where = f"transition {spec.name}"
-        refs = [_Ref(r, plan, where, ()) for r in spec.reads]
+        self.refs = refs = [_Ref(r, plan, where, ()) for r in spec.reads]
         self.reads = [(r.key, r.slots({}), r.values, r.whole) for r in refs]
-        #: the memo key's terms (slots, or slots through a projection), before and after the step
-        self.key_slots: list[Term] = _implied([k for r in refs for k in r.terms({})])
         self.actions = frozenset(spec.actions)
         self.memo: dict[Hashable, bool] = {} if plan.memoize else _NoMemo()
+        self.relayout()
+
+    def relayout(self) -> None:
+        #: the memo key's terms (slots, or slots through a projection), before and after the step,
+        #: without the constant slots
+        self.key_slots: list[Term] = _live_terms(_implied([k for r in self.refs for k in r.terms({})]),
+                                                 self.plan.consts)
+        self.memo.clear()
 
     def __repr__(self) -> str:
         return f"<transition {self.spec.name}>"
@@ -154,9 +170,10 @@ class _Transition:
             lines.append("    if step[0] not in actions: return True")
         if self.spec.when is not None:
             lines.append("    if not when(step): return True")
+        pos = self.plan.pos
         if self.spec.stuttering:
-            lines.append(f"    if not ({_moved_source(self.key_slots)}): return True")
-        lines += [f"    key = {_transition_key(self.key_slots, env)}",
+            lines.append(f"    if not ({_moved_source(self.key_slots, pos)}): return True")
+        lines += [f"    key = {_transition_key(self.key_slots, env, pos)}",
                   "    ok = memo.get(key)",
                   "    if ok is None:",
                   "        ok = miss(s, step, t, key)",
@@ -185,9 +202,11 @@ class _Fused:
     mostly differ in slots no property reads (channels, clocks, budgets), so the union key repeats
     far more often than states do (kafka.eos: 41k union keys among 310k states)."""
 
-    def __init__(self, memoize: bool) -> None:
+    def __init__(self, memoize: bool, pos: Sequence[int | None]) -> None:
         self.memos: list[dict[Hashable, bool]] = []
         self.memoize = memoize
+        #: the layout of the states checked (``_Plan.pos``)
+        self.pos = pos
         #: the generated invariant checks' globals (``clear`` restarts their trial)
         self.fused_envs: list[dict[str, Any]] = []
 
@@ -210,7 +229,7 @@ class _Fused:
         slots = _implied(sorted({k for obj in objs for _, _, ks, _ in obj.bindings for k in ks}, key=_term_order))
         memo = self.memo()
         env: dict[str, Any] = {"memo": memo, "cap": FUSED_MEMO_CAP, "counts": [0, 0], "trial": FUSED_TRIAL}
-        key = _key_source(slots, "s", env)
+        key = _key_source(slots, "s", env, self.pos)
         # The conjunction with every property's memo lookups inlined (one call, not one per
         # property): the same lookups, misses and order as calling each check in turn.
         inline = ["def conj(s):"]
@@ -218,7 +237,7 @@ class _Fused:
             env[f"miss{i}"] = obj.miss
             for j, (_, _, key_slots, bmemo) in enumerate(obj.bindings):
                 env[f"m{i}_{j}"] = bmemo
-                inline += _binding_check(f"m{i}_{j}", key_slots, f"miss{i}({j}, s)", env)
+                inline += _binding_check(f"m{i}_{j}", key_slots, f"miss{i}({j}, s)", env, self.pos)
         inline.append("    return True")
         inline = hoist_projections(inline, 1)
         conj = "conj(s)"
@@ -306,14 +325,14 @@ class _Fused:
             lines += ["    w = wmemo.get(step)", "    if w is None:", "        w = wmiss(step)"]
         for i, obj in enumerate(objs):
             env[f"memo{i}"], env[f"miss{i}"], env[f"when{i}"] = obj.memo, obj.miss, obj.spec.when
-            body = [f"key = {_transition_key(obj.key_slots, env)}",
+            body = [f"key = {_transition_key(obj.key_slots, env, self.pos)}",
                     f"ok = memo{i}.get(key)",
                     "if ok is None:",
                     f"    ok = miss{i}(s, step, t, key)",
                     "if not ok:",
                     "    return False"]
             if obj.spec.stuttering:
-                body = [f"if {_moved_source(obj.key_slots)}:", *("    " + x for x in body)]
+                body = [f"if {_moved_source(obj.key_slots, self.pos)}:", *("    " + x for x in body)]
             if id(obj) in place:
                 body = [f"if w[{place[id(obj)]}]:", *("    " + x for x in body)]
             elif obj.spec.when is not None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import re
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
@@ -180,13 +180,38 @@ def _caller(fn: Callable[..., Any], names: tuple[str, ...] | None) -> Callable[[
     return lambda machine, kwargs: fn(machine, *get(kwargs))
 
 
-def _decoder(reads: Iterable[ReadSlots]) -> Callable[[tuple, dict[str, Any]], dict[str, Any]]:
-    """``read_parts`` for these reads, with each read's kind settled once: ``decode(s, into)``."""
-    plain = tuple((name, slots[0]) for name, slots, values, whole in reads if not whole and values is None)
-    tabled = tuple((name, slots[0], values) for name, slots, values, whole in reads if not whole and values is not None)
-    wholes = tuple((name, tuple(slots), values) for name, slots, values, whole in reads if whole)
+def _decoder(reads: Iterable[ReadSlots], pos: Sequence[int | None] | None = None,
+             consts: Mapping[int, Any] | None = None) -> Callable[[tuple, dict[str, Any]], dict[str, Any]]:
+    """``read_parts`` for these reads, with each read's kind settled once: ``decode(s, into)``. With
+    a layout (``pos``, ``consts``: ``_Plan``'s), ``s`` is a state that leaves the constants out."""
+    reads = list(reads)
+    known: dict[str, Any] = {}  # the reads of constant slots through a table that never changes: decoded once
+    fixed: tuple[Any, ...] = ()
+    if pos is not None and consts:
+        constant = [r for r in reads if all(k in consts for k in r[1])
+                    and (r[2] is None or not isinstance(r[2], _ProjectionValues))]
+        for name, slots, values, whole in constant:
+            got = [consts[k] if values is None else values[consts[k]] for k in slots]
+            known[name] = tuple(got) if whole else got[0]
+        # the others that read a constant: a projection's map (emptied by ``clear``), or a mix
+        fixed = tuple((name, tuple(consts.get(k) for k in slots), tuple(pos[k] for k in slots), values, whole)
+                      for name, slots, values, whole in reads
+                      if name not in known and any(k in consts for k in slots))
+        reads = [r for r in reads if not any(k in consts for k in r[1])]
+
+    def place(k: int) -> int:
+        j = k if pos is None else pos[k]
+        assert j is not None  # the reads of constant slots are ``fixed``
+        return j
+
+    plain = tuple((name, place(slots[0])) for name, slots, values, whole in reads if not whole and values is None)
+    tabled = tuple((name, place(slots[0]), values) for name, slots, values, whole in reads
+                   if not whole and values is not None)
+    wholes = tuple((name, tuple(map(place, slots)), values) for name, slots, values, whole in reads if whole)
 
     def decode(s: tuple, into: dict[str, Any]) -> dict[str, Any]:
+        if known:
+            into.update(known)
         try:
             for name, k in plain:
                 into[name] = s[k]
@@ -194,6 +219,10 @@ def _decoder(reads: Iterable[ReadSlots]) -> Callable[[tuple, dict[str, Any]], di
                 into[name] = table[s[k]]
             for name, slots, values in wholes:
                 into[name] = tuple([s[k] for k in slots] if values is None else [values[s[k]] for k in slots])
+            for name, cs, js, values, whole in fixed:  # reads of constant slots (a projection's map may be new)
+                contents = [s[j] if j is not None else c for c, j in zip(cs, js)]
+                got = contents if values is None else [values[x] for x in contents]
+                into[name] = tuple(got) if whole else got[0]
         except KeyError as exc:
             raise _unknown_part(exc) from None
         return into
@@ -201,14 +230,15 @@ def _decoder(reads: Iterable[ReadSlots]) -> Callable[[tuple, dict[str, Any]], di
     return decode
 
 
-def _getter(slots: list[Term]) -> Callable[[tuple], Hashable]:
-    """The memo key of these terms on a state (the same key as ``_key_source``'s code)."""
+def _getter(slots: list[Term], pos: Sequence[int | None] | None = None) -> Callable[[tuple], Hashable]:
+    """The memo key of these terms on a state (the same key as ``_key_source``'s code; ``pos``:
+    the layout, none of the terms a constant)."""
     if not slots:
         return lambda s: ()
     if all(type(k) is int for k in slots):
-        return itemgetter(*slots)
+        return itemgetter(*(slots if pos is None else [pos[k] for k in slots]))  # type: ignore[index]
     env: dict[str, Any] = {}
-    src = _key_source(slots, "s", env)
+    src = _key_source(slots, "s", env, pos)
     return eval(f"lambda s: {src}", env)
 
 
@@ -233,25 +263,36 @@ def read_parts(s: tuple, reads: Iterable[ReadSlots], into: dict[str, Any]) -> di
     return into
 
 
-def _term_source(k: Term, var: str, env: dict[str, Any] | None) -> str:
+def _term_source(k: Term, var: str, env: dict[str, Any] | None, pos: Sequence[int | None] | None = None) -> str:
     if type(k) is int:
-        return f"{var}[{k}]"
+        return f"{var}[{k if pos is None else pos[k]}]"
     slot, proj = k  # type: ignore[misc]
     if env is None:
         raise ValueError("a projected key term needs the generated code's globals")
     name = f"P{id(proj)}"
     env[name] = proj.ids
-    return f"{name}[{var}[{slot}]]"
+    return f"{name}[{var}[{slot if pos is None else pos[slot]}]]"
 
 
-def _key_source(slots: list[Term], var: str = "s", env: dict[str, Any] | None = None) -> str:
-    """Python source for ``_getter(slots)(var)``, to inline in generated code (the same key); a
-    projected term's map is put into ``env``, the code's globals."""
+def _key_source(slots: list[Term], var: str = "s", env: dict[str, Any] | None = None,
+                pos: Sequence[int | None] | None = None) -> str:
+    """Python source for ``_getter(slots, pos)(var)``, to inline in generated code (the same key); a
+    projected term's map is put into ``env``, the code's globals. ``pos``: the layout (``_Plan.pos``)."""
     if not slots:
         return "()"
     if len(slots) == 1:
-        return _term_source(slots[0], var, env)
-    return "(" + ", ".join(_term_source(k, var, env) for k in slots) + ")"
+        return _term_source(slots[0], var, env, pos)
+    return "(" + ", ".join(_term_source(k, var, env, pos) for k in slots) + ")"
+
+
+def term_slot(k: Term) -> int:
+    """The slot a key term reads."""
+    return k if type(k) is int else k[0]  # type: ignore[index]
+
+
+def _live_terms(terms: list[Term], consts: Mapping[int, Any]) -> list[Term]:
+    """``terms`` without those of constant slots: the same in every state, they tell no key apart."""
+    return [k for k in terms if term_slot(k) not in consts] if consts else terms
 
 
 def _implied(terms: list[Term]) -> list[Term]:
@@ -346,8 +387,8 @@ class _Ref:
 class _Binding:
     """One rule at one combination of parameter values: the slots it reads, its memo."""
 
-    __slots__ = ("decode", "gate_getter", "gate_memo", "gate_slots", "getter", "key_slots", "memo", "params",
-                 "prefix", "puts", "reads", "writes")
+    __slots__ = ("decode", "gate_getter", "gate_memo", "gate_slots", "getter", "key_slots", "logical_writes",
+                 "memo", "params", "prefix", "puts", "reads", "writes")
 
     def __init__(self, rule: _Rule, params: dict[str, Any]) -> None:
         self.params = params
@@ -358,12 +399,18 @@ class _Binding:
             slots = ref.slots(params)
             key_slots.extend(terms.setdefault(ref.key, ref.terms(params)))
             self.reads.append((ref.key, slots, ref.values, ref.whole))
-        #: the memo key's terms: slots, or (slot, projection) (a test drops one to show the
-        #: memo-equivalence check catches it)
-        self.key_slots = key_slots = _implied(key_slots)
-        self.getter = _getter(key_slots)
-        self.decode = _decoder(self.reads)
-        self.writes = {ref.key: (ref.slots(params), ref.whole, rule.plan.encoder(ref.decl)) for ref in rule.writes}
+        plan = rule.plan
+        pos, consts = plan.pos, plan.consts
+        #: the memo key's terms: slots, or (slot, projection), without the constant slots (a test
+        #: drops one to show the memo-equivalence check catches it)
+        self.key_slots = key_slots = _live_terms(_implied(key_slots), consts)
+        #: the key on a state (its places: ``_Plan.pos``)
+        self.getter = _getter(key_slots, pos)
+        self.decode = _decoder(self.reads, pos, consts)
+        self.logical_writes = {ref.key: (ref.slots(params), ref.whole, plan.encoder(ref.decl)) for ref in rule.writes}
+        #: what an outcome writes, at the written slots' places in a state (none is a constant)
+        self.writes = {key: ([plan.placed(k) for k in slots], whole, encode)
+                       for key, (slots, whole, encode) in self.logical_writes.items()}
         #: the writes through a projection (``parts.Projection``): key -> its projection
         self.puts = {ref.key: ref.projection for ref in rule.writes if ref.projection is not None}
         self.prefix = (rule.action, *(params[p] for p in rule.param_names))
@@ -372,8 +419,9 @@ class _Binding:
         #: a state where they fail costs one small-key lookup, not a miss of the full key
         self.gate_slots: list[Term] = []
         if rule.gate_reads and rule.receive is None and rule.plan.memoize and rule.spec.memo:
-            self.gate_slots = [k for key, ks in terms.items() if key in rule.gate_reads for k in ks]
-        self.gate_getter = _getter(self.gate_slots) if self.gate_slots else None
+            self.gate_slots = _live_terms([k for key, ks in terms.items() if key in rule.gate_reads for k in ks],
+                                          consts)
+        self.gate_getter = _getter(self.gate_slots, pos) if self.gate_slots else None
         self.gate_memo: dict[Hashable, bool] = {}
 
 
@@ -507,10 +555,14 @@ class _Rule:
         same for the gates of gated bindings that share their gate slots (the variable holds
         every member's gate)."""
         env: dict[str, Any] = {f"{tag}compute": self.compute, f"{tag}NO": _NO_MSG}
-        bslot = self.budget_slot
+        if self.receive is None and not self.bindings:
+            return ["pass"], env  # a rule without bindings (zero actors) has no body
+        placed, pos = self.plan.placed, self.plan.pos
+        bslot = placed(self.budget_slot) if self.budget_slot >= 0 else -1
+        rslot = placed(self.receive_slot) if self.receive is not None else -1
         apply = ["t = list(s)"]
         if self.receive is not None:
-            apply.append(f"t[{self.receive_slot}] = rest")
+            apply.append(f"t[{rslot}] = rest")
         apply += ["for k, v in writes: t[k] = v",
                   "if sends:",
                   "    for k, cache, fold in sends:",
@@ -529,7 +581,7 @@ class _Rule:
                     lines += [" " * 4 + x for x in apply]
                     continue
                 env[f"{tag}b{n}"], env[f"{tag}m{n}"] = b, b.memo
-                inner = [f"outs = {tag}m{n}.get({_key_source(b.key_slots, 's', env)})",
+                inner = [f"outs = {tag}m{n}.get({_key_source(b.key_slots, 's', env, pos)})",
                          "if outs is None:",
                          f"    outs = {tag}compute({tag}b{n}, s, {tag}NO, 0)",
                          "for step, writes, sends in outs:", *(" " * 4 + x for x in apply)]
@@ -538,7 +590,7 @@ class _Rule:
                     lines += [f"if {var}[{i}]:", *("    " + x for x in inner)]
                 elif b.gate_slots:
                     env[f"{tag}gm{n}"], env[f"{tag}gate"] = b.gate_memo, self.gate
-                    lines += [f"g = {tag}gm{n}.get({_key_source(b.gate_slots, 's', env)})",
+                    lines += [f"g = {tag}gm{n}.get({_key_source(b.gate_slots, 's', env, pos)})",
                               "if g is None:",
                               f"    g = {tag}gate({tag}b{n}, s)",
                               "if g:", *("    " + x for x in inner)]
@@ -547,9 +599,9 @@ class _Rule:
         else:
             env[f"{tag}per_channel"] = self.per_channel
             env[f"{tag}channel_plan"] = self.channel_plan
-            lines += [f"plan = {tag}per_channel.get(s[{self.receive_slot}])",
+            lines += [f"plan = {tag}per_channel.get(s[{rslot}])",
                       "if plan is None:",
-                      f"    plan = {tag}channel_plan(s[{self.receive_slot}])",
+                      f"    plan = {tag}channel_plan(s[{rslot}])",
                       "for msg, rest, bindings in plan:",
                       "    for b, getter, memo in bindings:",
                       "        outs = memo.get(getter(s))",
@@ -637,7 +689,7 @@ class _Rule:
             if msgs is not None:
                 msgs = tuple(msgs) if isinstance(msgs, list) else (msgs,)
                 cache, fold = ops.sender(self.plan.checked(msgs, ch))
-                sends.append((slot, cache, fold))
+                sends.append((self.plan.placed(slot), cache, fold))
         return step, tuple(writes), tuple(sends)
 
 
@@ -651,12 +703,17 @@ class _ChannelRule:
         self.budget_slot, self.budget_bound = budget
         self.label = tuple(ch.label)
         self.steps: dict[Any, Step] = {}
+        self.clear()
 
     def __repr__(self) -> str:
         return f"<rule {self.action}>"
 
     def clear(self) -> None:
         self.steps = {}
+        placed = self.plan.placed
+        #: the channel's and the budget's places in a state (written: never constants)
+        self.place = placed(self.slot)
+        self.budget_place = placed(self.budget_slot) if self.budget_slot >= 0 else -1
 
     def step(self, msg: Any) -> Step:
         step = self.steps.get(msg)
@@ -666,13 +723,14 @@ class _ChannelRule:
         return step
 
     def expand(self, s: tuple, out: list[tuple[Step, tuple]]) -> None:
-        bslot = self.budget_slot
+        bslot = self.budget_place
         if bslot >= 0 and s[bslot] >= self.budget_bound:
             return
-        moves = self.ops.droppable(s[self.slot]) if self.kind == "drop" else self.ops.duplicable(s[self.slot])
+        place = self.place
+        moves = self.ops.droppable(s[place]) if self.kind == "drop" else self.ops.duplicable(s[place])
         for msg, new in moves:
             t = list(s)
-            t[self.slot] = new
+            t[place] = new
             if bslot >= 0:
                 t[bslot] += 1
             out.append((self.step(msg), tuple(t)))

@@ -483,7 +483,6 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         config.update(end_txn_config)
         super().__init__(config, memoize=memoize)
         self._instances_compiled()
-        self._alpha_compiled(bounds["producers"])
         # Rules that cannot fire without their fault or the clock have no bindings (or a clock stopped
         # at 0); they are not listed either, so coverage does not report them as never fired.
         idle = ({"RequestTimeout"} if not bounds["lost_responses"] else set()) | (
@@ -513,6 +512,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         generated functions on the instance (they shadow the class's methods, which stay the
         reference), and no memo lookups for rules that cannot fire."""
         eos_fast.prune_idle_rules(self)
+        self._alpha_compiled(self.n_producers)  # the copies' places in a state, after the pruning
         own_bounds = type(self).within_bounds is not EosMachine.within_bounds
         if not own_bounds:
             self.within_bounds = eos_fast.constraint(self)  # type: ignore[method-assign,assignment]
@@ -566,13 +566,15 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         return bool(meta.epoch <= self.explored_epoch)
 
     def within_bounds(self, s: tuple) -> bool:
-        # the reference form; ``eos_fast.constraint`` generates the one the engines call
+        # the reference form; ``eos_fast.constraint`` generates the one the engines call (the slots
+        # below are logical: every slot, the ones the states leave out as constants included)
+        logical = self.logical(s)
         lo, hi = self._txn_slots
-        key = s[lo:hi]
+        key = logical[lo:hi]
         ok = self._epoch_ok.get(key)
         if ok is None:
             ok = self._epochs_within(key, s)
-        ok = ok and self.idempotent_within_bounds(s[self._pid_slot]) and self._instances_within_bounds(s)
+        ok = ok and self.idempotent_within_bounds(logical[self._pid_slot]) and self._instances_within_bounds(logical)
         if ok and self.members:
             return self.group_within_bounds_at(s)
         return ok

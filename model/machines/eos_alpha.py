@@ -63,10 +63,15 @@ class EosAlpha:
         self.alpha = bool(bounds.get("members", 0)) and self.protocol.deployment == Deployment.PER_PARTITION
 
     def _alpha_compiled(self, producers: int) -> None:
-        """The slots of the copies of the task's coordinator metadata (after the parts are compiled)."""
+        """The places in a state of the copies of the task's coordinator metadata (after the parts are
+        compiled and the idle rules pruned: a state leaves out the slots no rule writes)."""
         if self.alpha:
-            self._alpha_slots = tuple((self.slot(name), self.slot(name) + producers)  # type: ignore[attr-defined]
-                                      for name in ("txn", "txn_log"))
+            spans = []
+            for name in ("txn", "txn_log"):
+                first = self.slot_place(self.slot(name))  # type: ignore[attr-defined]
+                if first is not None:  # written, so all its copies are in the state, side by side
+                    spans.append((first, first + producers))
+            self._alpha_slots = tuple(spans)
 
     def initial_producer(self, i: int, owns: bool) -> TxnProducer:
         """Member ``i``'s producer at the start: only the task's owner creates one (and initialises it

@@ -52,18 +52,26 @@ def constraint(machine: Any) -> Callable[[tuple], bool]:
         return _Flags(tables[part].values if part in tables else None, ok)
 
     env: dict[str, Any] = {"E": flags("txn", machine.epoch_within)}
-    tests = [f"E[s[{k}]]" for k in range(*machine._txn_slots)]
+    # a slot the states leave out (``Composed.slot_source``: its constant content) is tested here, once
+    source, consts = machine.slot_source, machine.constant_slots()
+
+    def test(name: str, k: int) -> list[str]:
+        if k in consts and env[name][consts[k]]:
+            return []  # within its bound in every state
+        return [f"{name}[{source(k)}]"]
+
+    tests = [x for k in range(*machine._txn_slots) for x in test("E", k)]
     if machine.members:
         env["G"] = flags("group", machine.generation_within)
         env["M"] = flags("member", machine.rejoins_within)
-        tests.append(f"G[s[{machine._group_slot}]]")
-        tests += [f"M[s[{k}]]" for k in range(*machine._member_slots)]
+        tests += test("G", machine._group_slot)
+        tests += [x for k in range(*machine._member_slots) for x in test("M", k)]
     lines = ["def within_bounds(s):"]
-    pid = machine._pid_slot
+    pid = source(machine._pid_slot)
     if machine.n_idempotent:
-        lines += [f"    if s[{pid}] > {int(machine.max_pids)}:", "        return False"]
+        lines += [f"    if {pid} > {int(machine.max_pids)}:", "        return False"]
     if machine.n_instances:
-        lines += [f"    if s[{pid}] > {int(machine.max_producer_ids)}:", "        return False"]
+        lines += [f"    if {pid} > {int(machine.max_producer_ids)}:", "        return False"]
     # ``and`` of dict hits: a bool, as the generic method returns
     lines.append("    return " + (" and ".join(tests) if tests else "True"))
     exec(compile("\n".join(lines), "<kafka.eos within_bounds>", "exec"), env)  # noqa: S102
@@ -79,9 +87,11 @@ def terminal(machine: Any, reference: Callable[[Any, tuple], bool]) -> Callable[
     names = ["txn", "requests", "responses", "producer", "client", "idem_requests", "idem_responses"]
     names += ["group", "member"] if machine.members else ["init_requests", "init_responses", "init_pending",
                                                            "instance"]
-    slots = [k for name in names if name in plan.slots
-             for k in range(plan.slots[name][0], plan.slots[name][0] + plan.slots[name][1])]
-    key: Callable[[tuple], Any] = itemgetter(*slots) if slots else (lambda s: ())
+    # their places in a state (a slot the states leave out is the same constant in every state)
+    places = [plan.pos[k] for name in names if name in plan.slots
+              for k in range(plan.slots[name][0], plan.slots[name][0] + plan.slots[name][1])
+              if plan.pos[k] is not None]
+    key: Callable[[tuple], Any] = itemgetter(*places) if places else (lambda s: ())
     memo: dict[Any, bool] = {}
 
     def is_terminal(s: tuple) -> bool:
@@ -131,12 +141,14 @@ def _canonical_alone(plan: Any, ss: str) -> Callable[[tuple], tuple]:
     if ss in plan.brute_force:
         images = [apply.for_perm(perm) for perm in plan.brute_force[ss]]  # type: ignore[attr-defined]
         return lambda s: min(f(s) for f in images)
-    cols = [plan.slots[n][0] for n in plan.scalarsets[ss]]
+    # the actors' places in a state (a part the states leave out is alike for every identity: no key)
+    cols = [plan.slots[n][0] for n in plan.scalarsets[ss] if plan.pos[plan.slots[n][0]] is not None]
+    places = [[plan.pos[base + i] for base in cols] for i in range(size)]
     if size == 2:
-        return _canonical_pair(plan, cols, apply)
+        return _canonical_pair(plan, places, apply)
     getters: list[Callable[[tuple], Any]] = [
-        itemgetter(*(base + i for base in cols)) if len(cols) > 1
-        else (lambda s, k=cols[0] + i: (s[k],)) for i in range(size)]  # type: ignore[misc]  # a lambda's default
+        itemgetter(*ps) if len(ps) > 1
+        else (lambda s, k=ps[0]: (s[k],)) if ps else (lambda s: ()) for ps in places]  # type: ignore[misc]
     return lambda s: canonicalize(s, [g(s) for g in getters], apply)
 
 
@@ -198,10 +210,11 @@ def _perm_lines(plan: Any, moved: list[tuple[int, int]], renames: list[Any], per
                 env: dict[str, Any], tag: str = "") -> tuple[list[str], str]:
     """The statements and the tuple expression of ``plan.permute(s, ss, perm)`` as source (``env``
     receives the renaming memos, their names prefixed by ``tag``)."""
-    source = list(range(plan.width))  # slot -> the slot of ``s`` its value comes from
+    source = list(range(plan.width))  # logical slot -> the logical slot its value comes from
     for base, count in moved:
         for i in range(count):
             source[base + perm[i]] = base + i
+    pos = plan.pos  # a state's places (a constant slot is left out, and renaming keeps it)
     memoize = plan.memoize
     renamed: dict[int, int] = {}  # slot -> the index of its renaming memo
     for n, (slots, decl, fn, values) in enumerate(renames):
@@ -217,14 +230,14 @@ def _perm_lines(plan: Any, moved: list[tuple[int, int]], renames: list[Any], per
             renamed[k] = n
     lines = []
     items = []
-    for k in range(plan.width):
+    for k in plan.live:
         if k in renamed:
             n = renamed[k]
-            lines += [f"x = s[{source[k]}]", f"v{k} = {tag}m{n}.get(x)", f"if v{k} is None:",
+            lines += [f"x = s[{pos[source[k]]}]", f"v{k} = {tag}m{n}.get(x)", f"if v{k} is None:",
                       f"    v{k} = {tag}miss{n}(x)"]
             items.append(f"v{k}")
         else:
-            items.append(f"s[{source[k]}]")
+            items.append(f"s[{pos[source[k]]}]")
     return lines, "(" + ", ".join(items) + ",)"
 
 
@@ -255,66 +268,70 @@ class _Renamed(dict[Any, Any]):
         return new
 
 
-#: a swap's image of a state of up to this many slots is a tuple display of every slot; of a wider one,
-#: a list copy with the changed slots written: per slot the display costs ~15 ns (three bytecodes),
-#: the copy ~2 ns, but the copy's list costs ~280 ns more (measured on the init_producer_id preset's
-#: successors at 38 and 14 slots, 5 of them changed)
+#: a swap's image of a state of up to this many places is a tuple display of every place; of a wider
+#: one, a list copy with the changed places written: per place the display costs ~15 ns (three
+#: bytecodes), the copy ~2 ns, but the copy's list costs ~280 ns more (measured on the init_producer_id
+#: preset's successors at 38 and 14 places, 5 of them changed)
 DISPLAY_WIDTH = 20
 
 
 def _swap_lines(plan: Any, moved: list[tuple[int, int]], renames: list[Any],
                 env: dict[str, Any]) -> tuple[list[str], dict[int, int]]:
     """Statements that return the image of ``s`` under the swap of a scalarset's two identities:
-    a tuple display, or a copy of ``s`` with only the slots the swap changes written (the actors'
+    a tuple display, or a copy of ``s`` with only the places the swap changes written (the actors'
     moved slots and the renamed parts) when the state is wider than ``DISPLAY_WIDTH``. ``env``
-    receives the renaming memos (``R0``, ``R1``, ...); the second result maps each renamed slot to
-    its memo's number."""
-    source = list(range(plan.width))  # slot -> the slot of ``s`` its value comes from
+    receives the renaming memos (``R0``, ``R1``, ...); the second result maps each renamed place to
+    its memo's number (a slot the states leave out is a constant, and renaming keeps it)."""
+    source = list(range(plan.width))  # logical slot -> the logical slot its value comes from
     for base, count in moved:
         assert count == 2, "a swap moves two slots per actor"
         source[base], source[base + 1] = base + 1, base
-    renamed: dict[int, int] = {}  # slot -> the index of its renaming memo
+    pos = plan.pos  # logical slot -> its place in a state (None: left out)
+    renamed: dict[int, int] = {}  # place -> the index of its renaming memo
     for n, (slots, decl, fn, values) in enumerate(renames):
         def miss(old: Any, decl: Any = decl, fn: Any = fn, values: Any = values) -> Any:
             return plan.encode(decl, fn(old if values is None else values[old], (1, 0)))
         env[f"R{n}"] = _Renamed(miss, plan.memoize)
         for k in slots:
-            renamed[k] = n
-    changed: dict[int, str] = {}  # slot -> its value in the image, where that is not ``s[k]``
-    for k in range(plan.width):
-        if k in renamed:
-            changed[k] = f"R{renamed[k]}[s[{source[k]}]]"
+            if pos[k] is not None:
+                renamed[pos[k]] = n
+    changed: dict[int, str] = {}  # place -> its value in the image, where that is not ``s[j]``
+    for k in plan.live:
+        j = pos[k]
+        if j in renamed:
+            changed[j] = f"R{renamed[j]}[s[{pos[source[k]]}]]"
         elif source[k] != k:
-            changed[k] = f"s[{source[k]}]"
-    if plan.width <= DISPLAY_WIDTH:
-        return ["return (" + "".join(changed.get(k, f"s[{k}]") + ", " for k in range(plan.width)) + ")"], renamed
-    return ["t = list(s)", *(f"t[{k}] = {x}" for k, x in changed.items()), "return tuple(t)"], renamed
+            changed[j] = f"s[{pos[source[k]]}]"
+    width = len(plan.live)
+    if width <= DISPLAY_WIDTH:
+        return ["return (" + "".join(changed.get(j, f"s[{j}]") + ", " for j in range(width)) + ")"], renamed
+    return ["t = list(s)", *(f"t[{j}] = {x}" for j, x in changed.items()), "return tuple(t)"], renamed
 
 
-def _canonical_pair(plan: Any, cols: list[int], apply: Any) -> Callable[[tuple], tuple]:
+def _canonical_pair(plan: Any, places: list[list[int]], apply: Any) -> Callable[[tuple], tuple]:
     """``canonicalize``'s two-identity case as one generated function: the identities' sort keys
-    (their actors' slots, in order) compared slot by slot with no key tuples built, and the swap
-    inlined. The same result: the state if the first key is smaller, the swapped state if it is
-    larger, the least of the two on a tie.
+    (their actors' slots, in order; ``places``: per identity, their places in a state) compared
+    slot by slot with no key tuples built, and the swap inlined. The same result: the state if the
+    first key is smaller, the swapped state if it is larger, the least of the two on a tie.
 
-    On a tie every actor slot pair is equal (each actor has one slot per identity, and ``cols``
-    holds every actor's first), so the swapped image differs from the state only in renamed parts:
-    it is built only when the first renamed slot that changes gets smaller (the order tuples
-    compare in), which is rare; otherwise the state is its own form."""
+    On a tie every actor slot pair is equal (each actor has one slot per identity, and ``places``
+    holds every actor's in the states), so the swapped image differs from the state only in renamed
+    parts: it is built only when the first renamed place that changes gets smaller (the order
+    tuples compare in), which is rare; otherwise the state is its own form."""
     env: dict[str, Any] = {}
     swap, renamed = _swap_lines(plan, apply.moved, apply.renames, env)
     lines = ["def canonical_pair(s):"]
-    for base in cols:
-        lines += [f"    if s[{base}] < s[{base + 1}]:",
+    for a, b in zip(*places):
+        lines += [f"    if s[{a}] < s[{b}]:",
                   "        return s",
-                  f"    if s[{base}] != s[{base + 1}]:",
+                  f"    if s[{a}] != s[{b}]:",
                   *("        " + x for x in swap)]
-    for k in sorted(renamed):
-        # the actors' slots are equal in pairs here, so a renamed slot's image is its memo's value
-        # of the slot's own content, wherever the swap reads it from
-        lines += [f"    v = R{renamed[k]}[s[{k}]]",
-                  f"    if v != s[{k}]:",
-                  f"        if v > s[{k}]:",
+    for j in sorted(renamed):
+        # the actors' places are equal in pairs here, so a renamed place's image is its memo's value
+        # of the place's own content, wherever the swap reads it from
+        lines += [f"    v = R{renamed[j]}[s[{j}]]",
+                  f"    if v != s[{j}]:",
+                  f"        if v > s[{j}]:",
                   "            return s",
                   *("        " + x for x in swap)]
     lines.append("    return s")
@@ -345,7 +362,8 @@ def prune_idle_rules(machine: Any) -> None:
     channels = plan.channels
     live: set[str] = set()
     for s in machine.init_states():
-        live.update(name for name in channels if plan.tables[name].values[s[plan.slots[name][0]]])
+        view = machine.view(s)
+        live.update(name for name in channels if getattr(view, name))
 
     def feeds(r: Any) -> set[str]:
         if not isinstance(r, _Rule):
@@ -367,8 +385,7 @@ def prune_idle_rules(machine: Any) -> None:
         live |= more
     kept = [r for r in rules if can_fire(r)]
     if len(kept) != len(plan.rules):
-        plan.rules = kept
-        plan.compile()
+        plan.set_rules(kept)  # the slots only the dropped rules wrote become constants: left out of the states
 
 
 __all__ = ["canonical_form", "constraint", "prune_idle_rules", "terminal"]

@@ -336,7 +336,8 @@ class EosGroup:
         """States past the last generation or rejoin are not explored (memoised on the group's and the
         members' slots: the hot path decodes nothing on a hit)."""
         lo, hi = self._member_slots
-        key = (s[self._group_slot], s[lo:hi])
+        logical = self.logical(s)  # type: ignore[attr-defined]  # the slots are logical ones
+        key = (logical[self._group_slot], logical[lo:hi])
         ok = self._group_ok.get(key)
         if ok is None:
             v = self.view(s)  # type: ignore[attr-defined]

@@ -288,7 +288,7 @@ class InstancesMixin:
         self._pid_slot = self.slot("next_producer_id")  # type: ignore[attr-defined]
 
     def _instances_within_bounds(self, s: tuple) -> bool:
-        """The producer ids the allocator may hand out (``instance_producer_ids``)."""
+        """The producer ids the allocator may hand out (``instance_producer_ids``); ``s``: the logical state."""
         return not self.n_instances or s[self._pid_slot] <= self.max_producer_ids
 
     def _instances_terminal(self, s: tuple) -> bool:

@@ -68,14 +68,16 @@ class EosLiveness:
         logs = (*range(lo, lo + self.n_partitions), self.slot("offsets_leader"))  # type: ignore[attr-defined]
         # the tables are fetched on a miss, not kept (compose's advice: a pickled machine rebuilds them)
         table = self.part_values  # type: ignore[attr-defined]
-        t_lo, t_hi = self._txn_slots
-        g = self._group_slot
+        # the slots are logical: read a state through readers (a slot the states leave out is a constant)
+        read_logs = self.slot_reader(logs)  # type: ignore[attr-defined]
+        read_txn = self.slot_reader(range(*self._txn_slots))  # type: ignore[attr-defined]
+        read_group = self.slot_reader((self._group_slot,))  # type: ignore[attr-defined]
         none_open: dict[tuple, bool] = {}
         preparing: dict[tuple, bool] = {}
         settling: dict[int, int] = {}
 
         def no_open_transaction(s: tuple) -> bool:
-            key = tuple(s[k] for k in logs)
+            key = read_logs(s)
             ok = none_open.get(key)
             if ok is None:
                 leaders, offsets = table("leader"), table("offsets_leader")
@@ -84,7 +86,7 @@ class EosLiveness:
             return ok
 
         def some_preparing(s: tuple) -> bool:
-            key = s[t_lo:t_hi]
+            key = read_txn(s)
             ok = preparing.get(key)
             if ok is None:
                 txn = table("txn")
@@ -95,9 +97,10 @@ class EosLiveness:
             return not some_preparing(s)
 
         def group_state(s: tuple) -> int:
-            state = settling.get(s[g])
+            (g,) = read_group(s)
+            state = settling.get(g)
             if state is None:
-                state = settling[s[g]] = table("group")[s[g]].state
+                state = settling[g] = table("group")[g].state
             return state
 
         def rebalancing(s: tuple) -> bool:
