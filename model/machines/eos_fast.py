@@ -271,7 +271,7 @@ class _Renamed(dict[Any, Any]):
 #: a swap's image of a state of up to this many places is a tuple display of every place; of a wider
 #: one, a list copy with the changed places written: per place the display costs ~15 ns (three
 #: bytecodes), the copy ~2 ns, but the copy's list costs ~280 ns more (measured on the init_producer_id
-#: preset's successors at 38 and 14 places, 5 of them changed)
+#: preset's successors at 38 and 15 places, 5 of them changed)
 DISPLAY_WIDTH = 20
 
 
