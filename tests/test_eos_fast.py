@@ -1,5 +1,6 @@
 """kafka.eos's generated hot paths (``model/machines/eos_fast.py``) agree with the generic ones: the
-state constraint with ``EosMachine.within_bounds``, the canonical form with ``Composed.canonical``,
+state constraint with ``EosMachine.within_bounds``, the canonical form with ``Composed.canonical``, the
+terminal test with ``EosMachine.is_terminal``,
 on every successor of an exploration, and pruning the clock's rule keeps every successor."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from eoscheck.checker.compose import Composed
 from eoscheck.checker.explore import explore
 from eoscheck.checker.explore.options import ExploreOptions
 from eoscheck.checker.registry import find_model
+from eoscheck.model.machines import eos_fast
 from eoscheck.model.machines.eos import EosMachine, machine
 
 CONFIGS: list[tuple[str, dict[str, int]]] = [
@@ -50,6 +52,7 @@ def test_constraint_and_canonical_agree(variant: str, bounds: dict[str, int]) ->
     if bounds.get("members"):  # some successors are cut by the group's bounds (generation, rejoins)
         assert any(not m.group_within_bounds(m.view(s).group, m.view(s).member) for s in states)
     assert [m.within_bounds(s) for s in states] == [EosMachine.within_bounds(m, s) for s in states]
+    assert [m.is_terminal(s) for s in states] == [EosMachine.is_terminal(m, s) for s in states]
     if not m.has_symmetry():
         return  # group members: explored without reduction
     fast = [m.canonical(s) for s in states]
@@ -59,6 +62,7 @@ def test_constraint_and_canonical_agree(variant: str, bounds: dict[str, int]) ->
 
 def test_presets_agree() -> None:
     """The instances' (init_producer_id preset) and the idempotent producers' scalarsets."""
+    found: set[bool] = set()
     for name, variant, bounds in [
         ("kafka.init_producer_id", "kafka-shipped", {"clients": 2, "max_epoch": 3, "lost_responses": 1,
                                                      "transactions": 1, "new_producer_ids": 2}),
@@ -67,7 +71,11 @@ def test_presets_agree() -> None:
         m = find_model(name).machine(variant, bounds=bounds)
         states = _walk(m, 2000)
         assert [m.within_bounds(s) for s in states] == [EosMachine.within_bounds(m, s) for s in states]
+        terminal = [m.is_terminal(s) for s in states]  # memoised on the parts it reads
+        assert terminal == [EosMachine.is_terminal(m, s) for s in states]
+        found.update(terminal)
         assert [m.canonical(s) for s in states] == [Composed.canonical(m, s) for s in states]
+    assert found == {True, False}  # both answers of the terminal test occur
 
 
 def test_tick_pruned_without_time_and_kept_with() -> None:
@@ -78,7 +86,7 @@ def test_tick_pruned_without_time_and_kept_with() -> None:
 def test_pickled_and_cleared_machine_keeps_its_fast_paths() -> None:
     m = machine("kafka-4.0", producers=2)
     copy = pickle.loads(pickle.dumps(m))
-    assert "within_bounds" in vars(copy) and "canonical" in vars(copy)
+    assert "within_bounds" in vars(copy) and "canonical" in vars(copy) and "is_terminal" in vars(copy)
     copy.clear_caches()
     opts = ExploreOptions(stop_at_first=False)
     a, b = explore(m, opts).stats, explore(copy, opts).stats
@@ -99,3 +107,31 @@ def test_per_producer_rules_keep_their_step_fields() -> None:
             if step[0] in ("Drain", "AddPartitionsToTxn", "DeliveryTimeout", "RequestTimeout"):
                 seen.setdefault(step[0], set()).add(step[2])
     assert seen == {a: {0, 1, 2} for a in ("Drain", "AddPartitionsToTxn", "DeliveryTimeout", "RequestTimeout")}
+
+
+@pytest.mark.parametrize("display", [0, 1000])
+def test_pair_form_on_ties(display: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two instances in the same state: the swapped image differs only in the parts that name them
+    (the generated form compares those slots without building the image unless it is smaller), and
+    the form is still the least of the two images, as ``Composed.canonical`` takes it; the image
+    built either way (a list copy or a tuple display, by the state's width)."""
+    monkeypatch.setattr(eos_fast, "DISPLAY_WIDTH", display)
+    m = find_model("kafka.init_producer_id").machine(
+        "kafka-shipped", bounds={"clients": 2, "max_epoch": 3, "lost_responses": 1, "transactions": 1,
+                                 "new_producer_ids": 2})
+    base, count = m._plan.slots["instance"]
+    assert count == 2
+    first, second = m._plan.pos[base], m._plan.pos[base + 1]  # their places in a state
+    ties = []
+    for s in _walk(m, 2000):
+        for a, b in ((first, second), (second, first)):
+            t = list(s)
+            t[b] = s[a]
+            ties.append(tuple(t))
+    forms = [m.canonical(s) for s in ties]
+    assert forms == [Composed.canonical(m, s) for s in ties]
+    walk = _walk(m, 2000)  # and off the ties, both orders of the instances
+    assert [m.canonical(s) for s in walk] == [Composed.canonical(m, s) for s in walk]
+    swapped = [s for s, f in zip(ties, forms) if f != s]
+    kept = [s for s, f in zip(ties, forms) if f == s and m._plan.permuters["instance"](s, (1, 0)) != s]
+    assert swapped and kept  # both outcomes of the comparison occur

@@ -519,6 +519,8 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         own_form = type(self).canonical is not Composed.canonical
         if not own_form:  # a derived machine's own form stays; ``Composed``'s
             self.canonical = eos_fast.canonical_form(self)  # type: ignore[method-assign,assignment]
+        if type(self).is_terminal is EosMachine.is_terminal:
+            self.is_terminal = eos_fast.terminal(self, EosMachine.is_terminal)  # type: ignore[method-assign,assignment]
         # the coordinator's epochs, the group's generation and every member's rejoins under one bound
         # each, the producer id allocators global counters: renaming the declared scalarsets moves none
         self.symmetric_constraint = not own_bounds and not own_form
@@ -540,6 +542,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         state["_group_ok"] = {}
         state.pop("within_bounds", None)  # closures over the compiled plan: rebuilt on arrival
         state.pop("canonical", None)
+        state.pop("is_terminal", None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:

@@ -79,6 +79,32 @@ def constraint(machine: Any) -> Callable[[tuple], bool]:
     return fn
 
 
+def terminal(machine: Any, reference: Callable[[Any, tuple], bool]) -> Callable[[tuple], bool]:
+    """``reference(machine, s)`` (``EosMachine.is_terminal``) memoised on the slots of the parts it
+    reads: the engines ask it of every state without successors (a deadlock unless terminal), ~28 us
+    a call through the part views, and those states share a few dozen combinations of the parts."""
+    plan = machine._plan
+    names = ["txn", "requests", "responses", "producer", "client", "idem_requests", "idem_responses"]
+    names += ["group", "member"] if machine.members else ["init_requests", "init_responses", "init_pending",
+                                                           "instance"]
+    # their places in a state (a slot the states leave out is the same constant in every state)
+    places = [plan.pos[k] for name in names if name in plan.slots
+              for k in range(plan.slots[name][0], plan.slots[name][0] + plan.slots[name][1])
+              if plan.pos[k] is not None]
+    key: Callable[[tuple], Any] = itemgetter(*places) if places else (lambda s: ())
+    memo: dict[Any, bool] = {}
+
+    def is_terminal(s: tuple) -> bool:
+        k = key(s)
+        done = memo.get(k)
+        if done is None:
+            if len(memo) >= 1 << 16:
+                memo.clear()
+            done = memo[k] = bool(reference(machine, s))
+        return done
+    return is_terminal
+
+
 def canonical_form(machine: Any) -> Callable[[tuple], tuple]:
     """``Composed.canonical`` for ``machine``'s declared scalarsets with the same result: each
     identity's sort key read by one ``itemgetter``, and each permutation applied by generated code
@@ -225,21 +251,90 @@ def _compile_perm(plan: Any, moved: list[tuple[int, int]], renames: list[Any],
     return out
 
 
+class _Renamed(dict[Any, Any]):
+    """One renaming memo of a swap (part id -> renamed part id), filled on first sight of a part:
+    a hit is one subscript, with no ``None`` test after a ``get``."""
+
+    __slots__ = ("memoize", "miss")
+
+    def __init__(self, miss: Callable[[Any], Any], memoize: bool) -> None:
+        super().__init__()
+        self.miss, self.memoize = miss, memoize
+
+    def __missing__(self, key: Any) -> Any:
+        new = self.miss(key)
+        if self.memoize:
+            self[key] = new
+        return new
+
+
+#: a swap's image of a state of up to this many places is a tuple display of every place; of a wider
+#: one, a list copy with the changed places written: per place the display costs ~15 ns (three
+#: bytecodes), the copy ~2 ns, but the copy's list costs ~280 ns more (measured on the init_producer_id
+#: preset's successors at 38 and 15 places, 5 of them changed)
+DISPLAY_WIDTH = 20
+
+
+def _swap_lines(plan: Any, moved: list[tuple[int, int]], renames: list[Any],
+                env: dict[str, Any]) -> tuple[list[str], dict[int, int]]:
+    """Statements that return the image of ``s`` under the swap of a scalarset's two identities:
+    a tuple display, or a copy of ``s`` with only the places the swap changes written (the actors'
+    moved slots and the renamed parts) when the state is wider than ``DISPLAY_WIDTH``. ``env``
+    receives the renaming memos (``R0``, ``R1``, ...); the second result maps each renamed place to
+    its memo's number (a slot the states leave out is a constant, and renaming keeps it)."""
+    source = list(range(plan.width))  # logical slot -> the logical slot its value comes from
+    for base, count in moved:
+        assert count == 2, "a swap moves two slots per actor"
+        source[base], source[base + 1] = base + 1, base
+    pos = plan.pos  # logical slot -> its place in a state (None: left out)
+    renamed: dict[int, int] = {}  # place -> the index of its renaming memo
+    for n, (slots, decl, fn, values) in enumerate(renames):
+        def miss(old: Any, decl: Any = decl, fn: Any = fn, values: Any = values) -> Any:
+            return plan.encode(decl, fn(old if values is None else values[old], (1, 0)))
+        env[f"R{n}"] = _Renamed(miss, plan.memoize)
+        for k in slots:
+            if pos[k] is not None:
+                renamed[pos[k]] = n
+    changed: dict[int, str] = {}  # place -> its value in the image, where that is not ``s[j]``
+    for k in plan.live:
+        j = pos[k]
+        if j in renamed:
+            changed[j] = f"R{renamed[j]}[s[{pos[source[k]]}]]"
+        elif source[k] != k:
+            changed[j] = f"s[{pos[source[k]]}]"
+    width = len(plan.live)
+    if width <= DISPLAY_WIDTH:
+        return ["return (" + "".join(changed.get(j, f"s[{j}]") + ", " for j in range(width)) + ")"], renamed
+    return ["t = list(s)", *(f"t[{j}] = {x}" for j, x in changed.items()), "return tuple(t)"], renamed
+
+
 def _canonical_pair(plan: Any, places: list[list[int]], apply: Any) -> Callable[[tuple], tuple]:
     """``canonicalize``'s two-identity case as one generated function: the identities' sort keys
     (their actors' slots, in order; ``places``: per identity, their places in a state) compared
     slot by slot with no key tuples built, and the swap inlined. The same result: the state if the
-    first key is smaller, the swapped state if it is larger, the least of the two on a tie."""
+    first key is smaller, the swapped state if it is larger, the least of the two on a tie.
+
+    On a tie every actor slot pair is equal (each actor has one slot per identity, and ``places``
+    holds every actor's in the states), so the swapped image differs from the state only in renamed
+    parts: it is built only when the first renamed place that changes gets smaller (the order
+    tuples compare in), which is rare; otherwise the state is its own form."""
     env: dict[str, Any] = {}
-    body, image = _perm_lines(plan, apply.moved, apply.renames, (1, 0), env)
+    swap, renamed = _swap_lines(plan, apply.moved, apply.renames, env)
     lines = ["def canonical_pair(s):"]
     for a, b in zip(*places):
-        lines += [f"    if s[{a}] != s[{b}]:",
-                  f"        if s[{a}] < s[{b}]:",
+        lines += [f"    if s[{a}] < s[{b}]:",
+                  "        return s",
+                  f"    if s[{a}] != s[{b}]:",
+                  *("        " + x for x in swap)]
+    for j in sorted(renamed):
+        # the actors' places are equal in pairs here, so a renamed place's image is its memo's value
+        # of the place's own content, wherever the swap reads it from
+        lines += [f"    v = R{renamed[j]}[s[{j}]]",
+                  f"    if v != s[{j}]:",
+                  f"        if v > s[{j}]:",
                   "            return s",
-                  *("        " + x for x in body),
-                  f"        return {image}"]
-    lines += [*("    " + x for x in body), f"    t = {image}", "    return t if t < s else s"]
+                  *("        " + x for x in swap)]
+    lines.append("    return s")
     exec(compile("\n".join(lines), "<kafka.eos canonical pair>", "exec"), env)  # noqa: S102
     out: Callable[[tuple], tuple] = env["canonical_pair"]
     return out
@@ -293,4 +388,4 @@ def prune_idle_rules(machine: Any) -> None:
         plan.set_rules(kept)  # the slots only the dropped rules wrote become constants: left out of the states
 
 
-__all__ = ["canonical_form", "constraint", "prune_idle_rules"]
+__all__ = ["canonical_form", "constraint", "prune_idle_rules", "terminal"]
