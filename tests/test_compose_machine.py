@@ -389,6 +389,46 @@ def test_gates_on_the_same_slots_are_one_lookup_with_the_outcomes_keyed_there():
     assert (result.stats.distinct, result.stats.generated) == (unmemoised.stats.distinct, unmemoised.stats.generated)
 
 
+class GateOnlyStore(Store):
+    """Store with a rule whose gate alone reads the clock (the effect and its other guard do not) and
+    one whose effect reads it too."""
+
+    @precondition(lambda self, client, now: client == self.records and now < 2)
+    @precondition(lambda self, log: len(log) > 0)
+    @rule("Seal", params={"c": "client"}, reads=("client[c]", "now", "log"), results=("size",))
+    def seal(self, c: int, client: int, log: tuple[Req, ...]) -> dict[str, Any]:
+        return {"size": len(log)}
+
+    @precondition(lambda self, client, now: client == self.records and now < 2)
+    @rule("Stamp", params={"c": "client"}, reads=("client[c]", "now", "log"), results=("at",))
+    def stamp(self, c: int, client: int, now: int, log: tuple[Req, ...]) -> dict[str, Any]:
+        return {"at": now}
+
+
+def test_a_read_only_the_gate_takes_is_left_out_of_the_outcomes_key():
+    report = compare_memo(lambda memo: GateOnlyStore(max_ticks=2, memoize=memo))
+    assert report.complete and report.steps > report.states
+    machine = GateOnlyStore(max_ticks=2)
+    plan = machine._plan
+    (seal,) = [r for r in plan.rules if r.action == "Seal"]
+    (stamp,) = [r for r in plan.rules if r.action == "Stamp"]
+    now, log = plan.slots["now"][0], plan.slots["log"][0]
+    assert seal.gate_only == {"now"} and stamp.gate_only == frozenset()
+    client = plan.slots["client"][0]
+    assert seal.bindings[0].key_slots == [client, log] and stamp.bindings[0].key_slots == [client, now, log]
+    assert all(now in b.gate_slots for b in (seal.bindings[0], stamp.bindings[0]))
+    result = explore(machine, ExploreOptions(stop_at_first=False))
+    cov = result.stats.coverage
+    assert cov["Seal"].generated > 0 and cov["Stamp"].generated > 0
+    # the gate closes on the clock (now = 2) where the outcomes' key alone would say Seal fires
+    logs = plan.tables["log"].values
+    at = {k[:2]: ok for k, ok in seal.bindings[0].gate_memo.items() if logs[k[2]]}  # (client, now), a log
+    assert at[(machine.records, 2)] is False and at[(machine.records, 1)] is True
+    unmemoised = explore(GateOnlyStore(max_ticks=2, memoize=False), ExploreOptions(stop_at_first=False))
+    assert (result.stats.distinct, result.stats.generated) == (unmemoised.stats.distinct, unmemoised.stats.generated)
+    assert cov["Seal"].generated == unmemoised.stats.coverage["Seal"].generated
+
+
 def test_the_documented_example_behaves_as_documented():
     m = Store()
     assert m.actions == {"Send": ("c",), "Append": ("client", "seq", "dup"), "LoseRequest": ("client", "seq"),

@@ -206,13 +206,23 @@ def test_the_function_sees_the_projection_only() -> None:
     assert not any(isinstance(v, Node) for x in seen for v in (x if isinstance(x, tuple) else (x,)))
 
 
+def test_slot_contents_with_equal_projections_share_one_projected_object() -> None:
+    from eoscheck.checker.compose.rules import _Projection
+    proj = _Projection("x:pair", lambda v: (v % 2, "odd" if v % 2 else "even"), None)
+    assert [proj.ids[v] for v in range(6)] == [0, 1, 0, 1, 0, 1]
+    assert proj.values[0] == (0, "even") and proj.values[0] is proj.values[2] is proj.values[4]
+    assert proj.values[1] is proj.values[3] is proj.values[5] and len(proj.shared) == 2
+    proj.clear()
+    assert not proj.shared and proj.values[3] == (1, "odd") and proj.ids[3] == 0
+
+
 def test_clear_caches_forgets_projection_ids_with_the_memos() -> None:
     m = Projected()
     first = _graph(m)
     proj = m._plan.projections[("node", "phase")]
     assert proj.by_value
     m.clear_caches()
-    assert not proj.by_value and not proj.ids
+    assert not proj.by_value and not proj.ids and not proj.shared
     assert _graph(m) == first
 
 

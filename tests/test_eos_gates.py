@@ -71,7 +71,7 @@ REDUNDANT: dict[str, frozenset[str]] = {
     # gates on projections (the producer's phase or ``between`` flag, the group's membership fields)
     "Rejoin": frozenset({"i", "member", "group", "phase"}), "OnAssignment": frozenset({"member", "group", "between"}),
     "IdempotentRequestTimeout": frozenset({"c", "client", "on_way", "back"}),
-    "IdempotentDrain": frozenset({"drain", "now"}), "ExpireBatch": frozenset({"exp", "now"}),
+    "ExpireBatch": frozenset({"timing", "now"}),
 }
 
 
@@ -107,7 +107,7 @@ def test_a_closed_gate_hides_no_step(model: str, variant: str, bounds: dict[str,
                 result = rule.fn_call(m, kwargs)
                 assert not result, f"{rule.action} {b.params}: gate closed, effect gives {result!r}"
     assert closed, "no state closes a gate: the test checks nothing"
-    for projected in ("Rejoin", "OnAssignment", "IdempotentRequestTimeout", "IdempotentDrain", "ExpireBatch"):  # the gates on projections close too (where bound)
+    for projected in ("Rejoin", "OnAssignment", "IdempotentRequestTimeout", "ExpireBatch"):  # the gates on projections close too (where bound)
         assert closed.get(projected) or not any(r.action == projected for r, _, _ in rules), projected
 
 
@@ -202,3 +202,38 @@ def test_the_coordinator_asks_only_whether_an_append_is_pending() -> None:
     # CompleteTransaction waits for the append (its guard says no on all of these states)
     assert set(fired) >= {"InstanceAddPartitionsToTxn", "InstanceEndTxn", "AbortableError", "HandleInitProducerId"}
     assert all(fired[a] for a in ("InstanceAddPartitionsToTxn", "AbortableError", "HandleInitProducerId")), fired
+
+
+def test_idempotent_drain_is_the_senders_drain_at_the_states_time() -> None:
+    """IdempotentDrain's gate is part of its meaning: it refuses a batch past its delivery timeout, and
+    the effect (which compose keys without the clock) drains as if at the batch's creation. Together
+    they are ``producer.client.drain`` on the whole client at the state's time, on every reachable
+    state: no step where the Sender drains nothing, the same client and request where it drains."""
+    from eoscheck.model.machines.eos_idempotent import _P, shape
+    from eoscheck.model.producer import client as cl
+    from eoscheck.model.state import Routed
+    model, variant, bounds = CONFIGS[6]
+    m = _build(model, variant, bounds)
+    (rule,) = [r for r in m._plan.rules if isinstance(r, _Rule) and r.action == "IdempotentDrain"]
+    assert "now" in rule.gate_only and all(t != m._plan.slots["now"][0] for t in rule.bindings[0].key_slots)
+    drained = refused = expired = 0
+    for s in _states(m, LIMIT):
+        view = m.view(s)
+        for b in rule.bindings:
+            c = b.params["c"]
+            kwargs = b.decode(s, dict(b.params))
+            want = cl.drain(view.client[c], c, view.now, m.idem_cfg)
+            if not all(g(m, kwargs) for g in rule.guard_calls):
+                assert want is None, (c, view.client[c], view.now)
+                refused += 1
+                nxt = kwargs["timing"][0]
+                expired += nxt is not None and view.now - nxt[0] >= m.idem_cfg.delivery_timeout
+                continue
+            got = rule.fn_call(m, kwargs)
+            assert want is not None and got is not None, (c, view.client[c], view.now)
+            new_client, req = want
+            req = req._replace(leader_epoch=new_client.known_leader_epoch)
+            assert got["client"] == shape(new_client) and got["idem_requests"] == Routed(_P, c, req.connection,
+                                                                                         req.record, req)
+            drained += 1
+    assert drained and refused and expired  # the gate's own refusal, a batch past its timeout, among them

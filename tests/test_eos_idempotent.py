@@ -340,3 +340,38 @@ def test_the_shape_puts_back_the_times_and_refuses_a_new_or_moved_batch() -> Non
                 with_shape(c, p._replace(batches=p.batches[::-1]))
         with pytest.raises(ValueError, match="adds or moves"):
             with_shape(c, p._replace(batches=(*p.batches, cl.send(c, 0).batches[-1]._replace(created=None))))
+
+
+@pytest.mark.parametrize(("variant", "bounds"), PROJECTED, ids=[f"{v}-{i}" for i, (v, _) in enumerate(PROJECTED)])
+def test_handle_produce_on_the_appendable_leader_is_the_whole_leader_step(variant: str, bounds: dict[str, int]) -> None:
+    """HandleProduce reads and writes the leader without its records (``appendable``): every step it
+    takes is the one its effect takes on the whole leader."""
+    m = idem(variant, **bounds)
+    appended = 0
+    for s in reachable(m, 4000):
+        v = m.view(s)
+        for step, t in m.successors(s):
+            if step[0] != "HandleProduce" or step[1] != P or step[-1] == Errors.NOT_ENOUGH_REPLICAS:
+                continue
+            w = m.view(t)
+            (msg,) = (Counter(v.idem_requests) - Counter(w.idem_requests)).elements()
+            out = m.idempotent_handle_produce(msg, v.idem_leader, v.idem_follower, v.leader_epoch)
+            assert (w.idem_leader, w.idem_follower) == (out.get("idem_leader", v.idem_leader),
+                                                        out.get("idem_follower", v.idem_follower)), msg
+            assert step[-1] == out["error"] and (not out.get("idem_responses") or out["idem_responses"] in w.idem_responses)
+            appended += len(w.idem_leader.log) > len(v.idem_leader.log)
+    assert appended
+
+
+def test_the_appendable_leader_puts_back_the_records_and_refuses_anything_but_an_append() -> None:
+    from eoscheck.model.machines.eos_idempotent import appendable, logged, with_appended
+    log = (LogRecord(0, 0, 0, 0, 0, 0), LogRecord(0, 1, 0, 0, 1, 1))
+    leader = PartitionState(log, 0, ())
+    p = appendable(leader)
+    assert p == PartitionState((None, None), 0, ()) and with_appended(leader, p) == leader
+    more = LogRecord(0, 2, 0, 0, 2, 2)
+    assert with_appended(leader, p._replace(log=(*p.log, more), log_start_offset=1)) == PartitionState((*log, more), 1, ())
+    for bad in ((None,), (*log[:1], None), (None, None, None), (None, more)):
+        with pytest.raises(ValueError, match="more than append"):
+            with_appended(leader, p._replace(log=bad))
+    assert [(r.client, r.record, r.seq, r.timestamp) for r in logged(leader)] == [(0, 0, None, None), (0, 1, None, None)]

@@ -55,7 +55,7 @@ class _Projection:
     """A part's named projection (``parts.Decl.projections``) in one compiled machine: both maps
     are filled on first sight of a slot content, and emptied with the memos keyed by its ids."""
 
-    __slots__ = ("by_value", "fn", "ids", "name", "put", "puts", "source", "values")
+    __slots__ = ("by_value", "fn", "ids", "name", "put", "puts", "shared", "source", "values")
 
     def __init__(self, name: str, fn: Callable[[Any], Hashable], source: Mapping[int, Any] | None,
                  put: Callable[[Any, Any], Any] | None = None) -> None:
@@ -71,6 +71,8 @@ class _Projection:
         self.values.projection = self
         #: projected value -> its id (ids are small ints, in order of first sight)
         self.by_value: dict[Hashable, int] = {}
+        #: id -> the projected value first seen with it
+        self.shared: list[Hashable] = []
 
     def __repr__(self) -> str:
         return f"<projection {self.name}>"
@@ -88,6 +90,11 @@ class _Projection:
                                f"{type(projected).__name__}: {projected!r}") from None
         if pid is None:
             pid = self.by_value[projected] = len(self.by_value)
+            self.shared.append(projected)
+        else:
+            # the first equal value: one object per projected value, however many slot contents
+            # project to it (a part of many values, few projections, keeps few alive)
+            projected = self.shared[pid]
         self.ids[key] = pid
         self.values[key] = projected
         return pid
@@ -96,6 +103,7 @@ class _Projection:
         self.ids.clear()
         self.values.clear()
         self.by_value.clear()
+        self.shared.clear()
         self.puts.clear()
 
     def writer(self, projected: Hashable, encode: Callable[[Any], Any]) -> tuple[dict[Any, Any], Callable[[Any], Any]]:
@@ -421,6 +429,12 @@ class _Binding:
         if rule.gate_reads and rule.receive is None and rule.plan.memoize and rule.spec.memo:
             self.gate_slots = _live_terms([k for key, ks in terms.items() if key in rule.gate_reads for k in ks],
                                           consts)
+            if rule.gate_only:
+                # the outcomes are looked up only where the gate holds, and nothing else takes these
+                # reads: they tell no outcomes apart, and left in they would only split the key
+                self.key_slots = key_slots = _live_terms(_implied([k for key, ks in terms.items()
+                                                                   if key not in rule.gate_only for k in ks]), consts)
+                self.getter = _getter(key_slots, pos)
         self.gate_getter = _getter(self.gate_slots, pos) if self.gate_slots else None
         self.gate_memo: dict[Hashable, bool] = {}
 
@@ -486,6 +500,13 @@ class _Rule:
                   if ns is not None and "msg" not in ns and read_keys & set(ns) and not read_keys <= set(ns)]
         self.gate_calls = tuple(call for call, _ in narrow)
         self.gate_reads: frozenset[str] = frozenset().union(*(ns & read_keys for _, ns in narrow)) if narrow else frozenset()
+        #: the gate's reads that neither the effect nor a wider precondition takes: a memoised gate
+        #: decides them, so the outcomes' key leaves them out (``_Binding.key_slots``)
+        takers = read_keys if self.fn_args is None else set(self.fn_args)
+        for call, (_, ns) in zip(self.guard_calls, self.guards):
+            if call not in self.gate_calls:
+                takers = takers | (read_keys if ns is None else set(ns))
+        self.gate_only: frozenset[str] = self.gate_reads - takers
         combos = [dict(zip(self.static, values)) for values in itertools.product(*self.static.values())]
         self.combos = combos
         self.bindings: list[_Binding] = []
