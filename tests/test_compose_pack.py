@@ -133,3 +133,34 @@ def test_a_constant_part_cannot_be_given_another_value() -> None:
     assert m.view(m.state(tm_prepared=0)).tm_prepared == 0
     with pytest.raises(ComposeError, match="tm_prepared: no compiled rule writes it"):
         m.state(tm_prepared=1)
+
+
+def test_a_constant_without_a_literal_is_bound_by_name() -> None:
+    """A plain scalar may hold a value whose repr is not Python (an IntEnum): generated readers bind
+    it as a global, and ``slot_source`` without globals refuses it in one line."""
+    import enum
+
+    from eoscheck.checker.compose import ComposeError, Scalar, rule
+
+    class Mode(enum.IntEnum):
+        SLOW = 1
+
+    class Counter(Composed):
+        mode = Scalar(init=Mode.SLOW)
+        n = Scalar(init=0)
+
+        @rule("Inc", reads=("n",), writes=("n",))
+        def inc(self, n: int) -> dict[str, int] | None:
+            return {"n": n + 1} if n < 3 else None
+
+    m = Counter()
+    k = m.slot("mode")
+    assert m.constant_slots() == {k: Mode.SLOW}
+    init = next(iter(m.init_states()))
+    assert len(init) == 1
+    assert m.slot_reader([k, m.slot("n")])(init) == (Mode.SLOW, 0)
+    env: dict[str, Any] = {}
+    assert eval(f"lambda s: {m.slot_source(k, 's', env)}", env)(init) is Mode.SLOW
+    with pytest.raises(ComposeError, match="has no literal"):
+        m.slot_source(k)
+    assert m.slot_source(m.slot("n")) == "s[0]"

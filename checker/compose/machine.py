@@ -194,16 +194,27 @@ class _Plan:
             raise AssertionError(f"slot {k} is written by a compiled rule but laid out as a constant")
         return j
 
-    def term(self, k: int, var: str = "s") -> str:
+    def term(self, k: int, var: str = "s", env: dict[str, Any] | None = None) -> str:
         """Source text of logical slot ``k`` of state ``var`` in generated code: ``var[j]``, or the
-        constant's content (an int: a scalar, or an interned id) when the states leave it out."""
+        constant's content when the states leave it out: a name bound in ``env`` (the code's
+        globals) when given, else a literal (an interned id or a plain scalar)."""
         j = self.pos[k]
-        return f"{var}[{j}]" if j is not None else repr(self.consts[k])
+        if j is not None:
+            return f"{var}[{j}]"
+        value = self.consts[k]
+        if env is not None:
+            env[f"c{k}"] = value
+            return f"c{k}"
+        # a non-interned part may hold any value: only one whose repr reads back is a literal
+        if type(value) in (int, bool, str, float) or value is None:
+            return repr(value)
+        raise ComposeError(f"slot {k} is a constant {type(value).__name__}, which has no literal: "
+                           "pass the generated code's globals (env) to bind it by name")
 
     def reader(self, slots: Sequence[int]) -> Callable[[tuple], tuple]:
         """A function of a state: the contents of these logical slots, as a tuple."""
         env: dict[str, Any] = {}
-        src = f"lambda s: ({''.join(self.term(k) + ', ' for k in slots)})"
+        src = f"lambda s: ({''.join(self.term(k, 's', env) + ', ' for k in slots)})"
         fn: Callable[[tuple], tuple] = eval(src, env)
         return fn
 
@@ -853,10 +864,11 @@ class Composed(Machine):
         """Logical slot -> its content, for the slots the states leave out (the same in every state)."""
         return dict(self._plan.consts)
 
-    def slot_source(self, k: int, var: str = "s") -> str:
+    def slot_source(self, k: int, var: str = "s", env: dict[str, Any] | None = None) -> str:
         """Source text reading logical slot ``k`` of state ``var``, for generated code: ``var[j]``,
-        or the constant content (an int) of a slot the states leave out."""
-        return self._plan.term(k, var)
+        or, for a slot the states leave out, its constant content: a name bound in ``env`` (the
+        generated code's globals) when given, else a literal (ComposeError if it has none)."""
+        return self._plan.term(k, var, env)
 
     def part_values(self, name: str) -> dict[int, Any]:
         """Interned part ``name``'s table, id -> value: ``part_values("log")[s[slot("log")]]`` reads
