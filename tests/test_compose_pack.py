@@ -6,7 +6,6 @@ constraint, every property, the fused checks, the canonical form and the fields.
 from __future__ import annotations
 
 import sys
-from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from eoscheck.model.machines.eos import machine
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from bench_eos import PLAN
+from reachable_states import reachable
 
 #: bench_eos's preset rows: kafka.eos's yardstick, the init_producer_id, idempotent_produce presets and
 #: the pipeline shape (each has most of its slots constant)
@@ -39,15 +39,6 @@ def _pair(row: int, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
     return packed, plain
 
 
-def _bfs(m: Any, cap: int) -> list[tuple]:
-    seen = dict.fromkeys(m.init_states())
-    queue = deque(seen)
-    while queue and len(seen) < cap:
-        for _, t in m.successors(queue.popleft()):
-            if m.within_bounds(t) and t not in seen:
-                seen[t] = None
-                queue.append(t)
-    return list(seen)
 
 
 @pytest.mark.parametrize("row", ROWS)
@@ -63,7 +54,7 @@ def test_a_packed_machine_agrees_with_the_unpacked_one_state_by_state(row: int, 
     fused_t = packed.fused_transitions(transitions) or {}, plain.fused_transitions(transitions) or {}
     pprops = packed.properties()
     symmetric = plain.has_symmetry()
-    states = _bfs(plain, 2500)
+    states = reachable(plain, 2500)
     assert len(states) >= 2500
     for u in states:
         s = pp.pack(u)
@@ -121,7 +112,7 @@ def test_a_slot_only_a_dropped_rule_writes_becomes_constant() -> None:
     plan.set_rules([r for r in plan.rules if r.action != "TMRcvPrepared"])
     assert k in plan.consts and plan.consts[k] == 0
     assert len(next(iter(m.init_states()))) == width - 1
-    states = _bfs(m, 10_000)
+    states = reachable(m, 10_000)
     assert len(states) > 10 and all(m.view(s).tm_prepared == 0 for s in states)
     assert not any(r.action == "TMRcvPrepared" for r in plan.rules)
 
