@@ -20,6 +20,24 @@ def reachable(m: Machine, cap: int) -> list[Any]:
     return list(seen)
 
 
+def first_expanded(m: Machine, limit: int) -> list[Any]:
+    """The first ``limit`` distinct states a BFS inside the constraint expands, level by level
+    (``reachable`` caps the states it has found, so its prefix stops a level or so shallower)."""
+    seen: set[Any] = set()
+    frontier = [s for s in m.init_states() if m.within_bounds(s)]
+    out: list[Any] = []
+    while frontier and len(out) < limit:
+        nxt = []
+        for s in frontier:
+            if s in seen:
+                continue
+            seen.add(s)
+            out.append(s)
+            nxt.extend(t for _step, t in m.successors(s) if m.within_bounds(t) and t not in seen)
+        frontier = nxt
+    return out
+
+
 def assert_one_state_per_orbit(m: Machine) -> None:
     """With ``m``'s symmetry, a complete BFS keeps exactly one state per orbit of the whole group
     (every scalarset), fewer than without it, with the same verdict and violated properties."""

@@ -19,6 +19,7 @@ from eoscheck.checker.compose.rules import _Rule
 from eoscheck.checker.registry import find_model
 from eoscheck.model.machines.eos import machine
 from eoscheck.model.producer.transactional import FENCING_ERRORS
+from reachable_states import first_expanded
 
 #: (variant, bounds) of kafka.eos, or (preset model, variant, bounds)
 CONFIGS: list[tuple[str, str, dict[str, int]]] = [
@@ -43,23 +44,6 @@ def _build(model: str, variant: str, bounds: dict[str, int]) -> Any:
     if model == "kafka.eos":
         return machine(variant, **bounds)
     return find_model(model).machine(variant, bounds=bounds)
-
-
-def _states(m: Any, limit: int) -> list[tuple]:
-    """The first ``limit`` distinct states of a BFS inside the constraint."""
-    seen: set[tuple] = set()
-    frontier = [s for s in m.init_states() if m.within_bounds(s)]
-    out: list[tuple] = []
-    while frontier and len(out) < limit:
-        nxt = []
-        for s in frontier:
-            if s in seen:
-                continue
-            seen.add(s)
-            out.append(s)
-            nxt.extend(t for _step, t in m.successors(s) if m.within_bounds(t) and t not in seen)
-        frontier = nxt
-    return out
 
 
 #: the rules whose gate restates their effect's own "nothing to do" test (not a guard of the rule's
@@ -97,7 +81,7 @@ def test_a_closed_gate_hides_no_step(model: str, variant: str, bounds: dict[str,
     rules = _redundant(m)
     assert rules, "no such gate in this configuration"
     closed: dict[str, int] = {}
-    for s in _states(m, LIMIT):
+    for s in first_expanded(m, LIMIT):
         for rule, mine, others in rules:
             for b in rule.bindings:
                 kwargs = b.decode(s, dict(b.params))
@@ -123,7 +107,7 @@ def test_a_filtered_step_breaks_no_transition_property(model: str, variant: str,
                 if isinstance(o, _Transition) and (o.spec.when is not None or o.spec.stuttering)]
     assert filtered
     skipped = 0
-    for s in _states(m, LIMIT):
+    for s in first_expanded(m, LIMIT):
         for step, t in m.successors(s):
             for obj in filtered:
                 if obj.actions and step[0] not in obj.actions:
@@ -154,7 +138,7 @@ def test_rejoin_gate_opens_for_a_fenced_producer() -> None:
     (rule,) = [r for r in m._plan.rules if isinstance(r, _Rule) and r.action == "Rejoin"]
     (gate,) = [call for call, (_, names) in zip(rule.guard_calls, rule.guards) if frozenset(names) == REDUNDANT["Rejoin"]]
     opened = 0
-    for s in _states(m, 1500):
+    for s in first_expanded(m, 1500):
         view = m.view(s)
         for i, p in enumerate(view.producer):
             for phase in (TXN_FENCED, TXN_FATAL):
@@ -179,7 +163,7 @@ def test_the_coordinator_asks_only_whether_an_append_is_pending() -> None:
                                         "CompleteTransaction", "HandleInitProducerId"}
     compared: dict[str, int] = {}
     fired: dict[str, int] = {}
-    for s in _states(m, LIMIT):
+    for s in first_expanded(m, LIMIT):
         view = m.view(s)
         if not view.init_pending:
             continue
@@ -217,7 +201,7 @@ def test_idempotent_drain_is_the_senders_drain_at_the_states_time() -> None:
     (rule,) = [r for r in m._plan.rules if isinstance(r, _Rule) and r.action == "IdempotentDrain"]
     assert "now" in rule.gate_only and all(t != m._plan.slots["now"][0] for t in rule.bindings[0].key_slots)
     drained = refused = expired = 0
-    for s in _states(m, LIMIT):
+    for s in first_expanded(m, LIMIT):
         view = m.view(s)
         for b in rule.bindings:
             c = b.params["c"]

@@ -27,6 +27,7 @@ from eoscheck.model.machines.eos_group import (
 )
 from eoscheck.model.producer import transactional as tx
 from eoscheck.model.transactions.codes import Errors
+from reachable_states import first_expanded
 
 PIPELINE = {"producers": 2, "members": 2, "input_records": 1, "partitions": 1, "transactions": 2,
             "rebalances": 2, "rejoins": 1, "max_epoch": 4}
@@ -34,18 +35,7 @@ PIPELINE = {"producers": 2, "members": 2, "input_records": 1, "partitions": 1, "
 
 def _views(limit: int = 20000) -> tuple[Any, list[Any]]:
     m = machine("kafka-3.0-3.5", **PIPELINE)
-    seen: set[tuple] = set()
-    frontier = [s for s in m.init_states() if m.within_bounds(s)]
-    out: list[Any] = []
-    while frontier and len(out) < limit:
-        nxt = []
-        for s in frontier:
-            if s not in seen:
-                seen.add(s)
-                out.append(m.view(s))
-                nxt.extend(t for _step, t in m.successors(s) if m.within_bounds(t) and t not in seen)
-        frontier = nxt
-    return m, out
+    return m, [m.view(s) for s in first_expanded(m, limit)]
 
 
 def test_projections_are_exact_and_written_ones_are_lenses() -> None:
