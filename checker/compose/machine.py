@@ -26,7 +26,18 @@ from .declare import ComposeError, Domain, PropertySpec, RuleSpec
 from .network import ChannelOps, Delivery, Network
 from .parts import Actors, Budget, Channel, Clock, Decl, Projection
 from .properties import _Fused, _Invariant, _Transition
-from .rules import _NO_MSG, ReadSlots, _ChannelRule, _key_source, _Projection, _Rule, hoist_projections, read_parts
+from .rules import (
+    _NO_MSG,
+    ReadSlots,
+    Term,
+    _ChannelRule,
+    _implied,
+    _key_source,
+    _Projection,
+    _Rule,
+    hoist_projections,
+    read_parts,
+)
 
 if TYPE_CHECKING:
     from ..chart import ChartEvent
@@ -68,6 +79,36 @@ BRUTE_FORCE = 5
 #: several scalarsets are canonicalised exactly (``_Plan.product``) while the other scalarsets'
 #: permutations, combined, are at most this many images per state
 PRODUCT_IMAGES = 24
+
+
+#: per binding of a rule, the host places of its lookups: {"outs" or "gate": (host variable, place)}
+Hosted = dict[int, dict[str, tuple[str, int]]]
+
+
+def _covers(key: set[Term], terms: Iterable[Term]) -> bool:
+    """Does a memo key on ``key`` decide every one of ``terms`` (a term, or the slot a projected
+    term projects)?"""
+    return all(t in key or (type(t) is not int and t[0] in key) for t in terms)  # type: ignore[index]
+
+
+def _hosts(lookups: Sequence[tuple[list[Term], bool]]) -> list[tuple[list[Term], list[int]]]:
+    """Hosts for lookups given as (terms, conditional): the term sets of unconditional lookups
+    that no other one covers, each with the lookups it is the first to cover (by index), kept when
+    it covers two or more. A host's key takes no more values than the lookup it comes from, so
+    looking it up on every state costs what that lookup did, and saves the others."""
+    sets = [set(_implied(terms)) for terms, _ in lookups]
+    keys: list[tuple[list[Term], set[Term]]] = []
+    for (terms, conditional), key in zip(lookups, sets):
+        if not conditional and all(key != k for _, k in keys):
+            keys.append((_implied(terms), key))
+    maximal = [(terms, key) for terms, key in keys if not any(k != key and _covers(k, key) for _, k in keys)]
+    members: list[list[int]] = [[] for _ in maximal]
+    for j, key in enumerate(sets):
+        for h, (_, hkey) in enumerate(maximal):
+            if _covers(hkey, key):
+                members[h].append(j)
+                break
+    return [(terms, mine) for (terms, _), mine in zip(maximal, members) if len(mine) > 1]
 
 
 def _jsonable(value: Any) -> Any:
@@ -310,16 +351,18 @@ class _Plan:
 
         Bindings (of any rules) that read exactly the same slots form a group, looked up once per
         state at the top: its memo maps the key to every member's outcomes (or gate: ``_groups``),
-        and each member still emits its steps at its own place, so the successor order is unchanged."""
+        and each member still emits its steps at its own place, so the successor order is unchanged.
+        Lookups whose slots another lookup's key covers share that key's one lookup per state (a
+        host, ``_groups``)."""
         env: dict[str, Any] = {}
         lines = ["def successors(s):", "    out = []", "    append = out.append"]
-        grouped, gated = self._groups(env, lines)
+        grouped, gated, hosted = self._groups(env, lines)
         for n, rule in enumerate(self.rules):
             if isinstance(rule, _Rule) and rule.receive is None and not rule.bindings:
                 continue  # no parameter values (e.g. zero actors): nothing to call
             if isinstance(rule, _Rule):  # pasted in: one call per state, not one per rule and state
-                if n in grouped or n in gated:
-                    body, names = rule.body(f"r{id(rule)}_", grouped.get(n), gated.get(n))
+                if n in grouped or n in gated or n in hosted:
+                    body, names = rule.body(f"r{id(rule)}_", grouped.get(n), gated.get(n), hosted.get(n))
                 else:
                     body, names = rule.inline
                 env.update(names)
@@ -328,7 +371,7 @@ class _Plan:
                 env[f"e{n}"] = rule.expand
                 lines.append(f"    e{n}(s, out)")
         lines.append("    return out")
-        lines = hoist_projections(lines, 3)
+        lines = hoist_projections(lines, 3, lazy=True)
         #: the generated source (profiles name its lines: ``<compose Class>:N``)
         self.source = "\n".join(lines)
         exec(compile(self.source, f"<compose {type(self.machine).__name__}>", "exec"), env)  # noqa: S102
@@ -336,18 +379,27 @@ class _Plan:
         if "successors" in vars(self.machine):  # bound on the instance (``Composed._bind_within``): rebind
             self.machine.successors = self.successors  # type: ignore[method-assign]
 
-    def _groups(self, env: dict[str, Any], lines: list[str]) -> tuple[dict[int, dict[int, tuple[str, int]]],
-                                                                       dict[int, dict[int, tuple[str, int]]]]:
+    def _groups(self, env: dict[str, Any], lines: list[str]) -> tuple[
+            dict[int, dict[int, tuple[str, int]]], dict[int, dict[int, tuple[str, int]]], dict[int, Hosted]]:
         """Group the memoised lookups of rules without ``receive`` by their key slots: the outcomes
         of ungated bindings (``key_slots``) and the gates of gated ones (``gate_slots``, whose
         full lookups stay their own); emit one lookup per group of two or more into ``lines``, its
         value every member's outcomes or gate, in order (kafka.eos config 1 gates eight rules on
         producer[t]; the init_producer_id preset keys both outcomes and gates on instance[c]).
-        Returns (rule index -> binding index -> (group variable, place)) for outcomes and for gates.
         A gate is a pure function of its slots, so evaluating it where its rule would not look (a
-        spent budget) changes only the cost."""
+        spent budget) changes only the cost.
+
+        Then hosts: a lookup made on every state whose key covers the slots of other lookups (every
+        slot they read, or the slot of a projection they read) is looked up first, once, and its
+        memo holds one place per covered lookup, filled where that lookup is made the first time
+        it meets this key (``hosts``). The covered lookups, misses and computations happen where
+        and when they did (part values are interned in the same order); a state only skips the
+        lookups a place answers.
+
+        Returns (rule index -> binding index -> (group variable, place)) for outcomes and for
+        gates, and rule index -> binding index -> {"outs"/"gate": (host variable, place)}."""
         if not self.memoize:
-            return {}, {}
+            return {}, {}, {}
         by_key: dict[tuple[Any, ...], list[tuple[int, int, Any, bool]]] = {}
         for n, rule in enumerate(self.rules):
             if isinstance(rule, _Rule) and rule.receive is None and rule.spec.memo:
@@ -356,9 +408,41 @@ class _Plan:
                         by_key.setdefault(tuple(b.gate_slots), []).append((n, i, b, True))
                     else:
                         by_key.setdefault(tuple(b.key_slots), []).append((n, i, b, False))
+        groups = [(key, members) for key, members in by_key.items() if len(members) > 1]
         outs: dict[int, dict[int, tuple[str, int]]] = {}
         gates: dict[int, dict[int, tuple[str, int]]] = {}
-        for g, (key, members) in enumerate(k for k in by_key.items() if len(k[1]) > 1):
+        for g, (_, members) in enumerate(groups):
+            for place, (n, i, _, gate) in enumerate(members):
+                (gates if gate else outs).setdefault(n, {})[i] = (f"g{g}", place)
+        # every lookup left, as (terms, conditional, kind, reference): a group's, a gate's, an
+        # outcomes' (those of a gated binding are conditional, as are all of a budgeted rule's)
+        lookups: list[tuple[list[Term], bool, str, Any]] = [(list(key), False, "group", g)
+                                                             for g, (key, _) in enumerate(groups)]
+        for n, rule in enumerate(self.rules):
+            if isinstance(rule, _Rule) and rule.receive is None and rule.spec.memo:
+                budgeted = rule.budget_slot >= 0
+                for i, b in enumerate(rule.bindings):
+                    if b.gate_slots:
+                        if i not in gates.get(n, {}):
+                            lookups.append((b.gate_slots, budgeted, "gate", (n, i)))
+                        lookups.append((b.key_slots, True, "outs", (n, i)))
+                    elif i not in outs.get(n, {}):
+                        lookups.append((b.key_slots, budgeted, "outs", (n, i)))
+        hosts = _hosts([(terms, cond) for terms, cond, _, _ in lookups])
+        hosted_groups: dict[int, tuple[str, int]] = {}
+        hosted: dict[int, Hosted] = {}
+        for h, (host_key, covered) in enumerate(hosts):
+            env[f"hm{h}"] = {}
+            lines += [f"    k = {_key_source(host_key, 's', env, self.pos)}", f"    H{h} = hm{h}.get(k)",
+                      f"    if H{h} is None:", f"        H{h} = hm{h}[k] = [None] * {len(covered)}"]
+            for place, j in enumerate(covered):
+                _, _, kind, ref = lookups[j]
+                if kind == "group":
+                    hosted_groups[ref] = (f"H{h}", place)
+                else:
+                    n, i = ref
+                    hosted.setdefault(n, {}).setdefault(i, {})[kind] = (f"H{h}", place)
+        for g, (key, members) in enumerate(groups):
             memo: dict[Any, tuple[Any, ...]] = {}
             bindings = [(b, self.rules[n], gate) for n, _, b, gate in members]
 
@@ -377,11 +461,13 @@ class _Plan:
 
             env[f"gm{g}"], env[f"gmiss{g}"] = memo, miss
             src = _key_source(list(key), "s", env, self.pos)
-            lines += [f"    k = {src}", f"    g{g} = gm{g}.get(k)", f"    if g{g} is None:",
-                      f"        g{g} = gmiss{g}(s, k)"]
-            for place, (n, i, _, gate) in enumerate(members):
-                (gates if gate else outs).setdefault(n, {})[i] = (f"g{g}", place)
-        return outs, gates
+            lookup = [f"k = {src}", f"g{g} = gm{g}.get(k)", f"if g{g} is None:", f"    g{g} = gmiss{g}(s, k)"]
+            if g in hosted_groups:
+                var, place = hosted_groups[g]
+                lookup = [f"g{g} = {var}[{place}]", f"if g{g} is None:", *("    " + x for x in lookup),
+                          f"    {var}[{place}] = g{g}"]
+            lines += ["    " + x for x in lookup]
+        return outs, gates, hosted
 
     def __repr__(self) -> str:  # stable: ``run_key`` hashes the machine's attributes as text
         return f"<compiled {type(self.machine).__name__}: {self.width} slots, {len(self.rules)} rules>"

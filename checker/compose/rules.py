@@ -311,19 +311,33 @@ def _implied(terms: list[Term]) -> list[Term]:
 
 
 _PROJECTED = re.compile(r"\bP\d+\[s\[\d+\]\]")
+#: a budgeted rule's test (``_Rule.body``): its block runs on most states
+_BUDGET_TEST = re.compile(r"^if s\[\d+\] < \d+:$")
 
 
-def hoist_projections(lines: list[str], at: int) -> list[str]:
+def hoist_projections(lines: list[str], at: int, lazy: bool = False) -> list[str]:
     """``lines`` (a generated function reading state ``s``) with each projected key term that occurs
     more than once (``P<id>[s[k]]``: several rules or properties reading one projection of one slot)
     computed once, in a local assigned before line ``at``: one dict lookup per state instead of one
     per reader. A projection is a pure function of the slot, so computing it where a reader would
-    not (a spent budget's rule) changes nothing but the cost."""
+    not (a spent budget's rule) changes nothing but the cost. ``lazy``: only a term some line reads
+    on every state (outside any block but a budget's test) is hoisted; one read only under a gate
+    or where a memo missed stays where it is read (kafka.eos's pipeline shape: two of seven)."""
     counts: dict[str, int] = {}
+    every: set[str] = set()
+    blocks: list[tuple[int, bool]] = []  # the open blocks: (indent, read on every state)
     for line in lines:
+        indent = len(line) - len(line.lstrip(" "))
+        while blocks and indent <= blocks[-1][0]:
+            blocks.pop()
+        always = all(kept for _, kept in blocks)
         for term in _PROJECTED.findall(line):
             counts[term] = counts.get(term, 0) + 1
-    shared = [term for term, n in counts.items() if n > 1]
+            if always:
+                every.add(term)
+        if line.rstrip().endswith(":") and indent > 0:
+            blocks.append((indent, bool(_BUDGET_TEST.match(line.strip()))))
+    shared = [term for term, n in counts.items() if n > 1 and (not lazy or term in every)]
     if not shared:
         return lines
     names = {term: f"q{i}" for i, term in enumerate(shared)}
@@ -437,6 +451,15 @@ class _Binding:
                 self.getter = _getter(key_slots, pos)
         self.gate_getter = _getter(self.gate_slots, pos) if self.gate_slots else None
         self.gate_memo: dict[Hashable, bool] = {}
+
+
+def _hosted_lookup(var: str, lookup: list[str], place: tuple[str, int] | None) -> list[str]:
+    """``lookup`` (source lines that set ``var``, never to None), answered by a host's place when the
+    lookup has one (``_Plan._groups``): made only while the place is None, which it then fills."""
+    if place is None:
+        return lookup
+    host, i = place
+    return [f"{var} = {host}[{i}]", f"if {var} is None:", *("    " + x for x in lookup), f"    {host}[{i}] = {var}"]
 
 
 class _Rule:
@@ -568,13 +591,16 @@ class _Rule:
         self.inline: tuple[list[str], dict[str, Any]] = (body, env)
 
     def body(self, tag: str, grouped: Mapping[int, tuple[str, int]] | None = None,
-             gated: Mapping[int, tuple[str, int]] | None = None) -> tuple[list[str], dict[str, Any]]:
+             gated: Mapping[int, tuple[str, int]] | None = None,
+             hosted: Mapping[int, Mapping[str, tuple[str, int]]] | None = None) -> tuple[list[str], dict[str, Any]]:
         """The statements of ``expand`` (reading ``s``, appending to ``out``, not returning) and the
         names they use, each prefixed with ``tag``. ``grouped`` maps a binding's index to (the
         variable holding its group's outcomes, its place in the group): ``_Plan.compile`` looks
         up bindings that share their key slots once per state, for all of them. ``gated`` does the
         same for the gates of gated bindings that share their gate slots (the variable holds
-        every member's gate)."""
+        every member's gate). ``hosted`` maps a binding's index to the host places of its outcomes'
+        and gate's lookups (``"outs"``, ``"gate"``: (host variable, place)): the place answers,
+        and is filled by the lookup the first time it is None."""
         env: dict[str, Any] = {f"{tag}compute": self.compute, f"{tag}NO": _NO_MSG}
         if self.receive is None and not self.bindings:
             return ["pass"], env  # a rule without bindings (zero actors) has no body
@@ -602,18 +628,20 @@ class _Rule:
                     lines += [" " * 4 + x for x in apply]
                     continue
                 env[f"{tag}b{n}"], env[f"{tag}m{n}"] = b, b.memo
-                inner = [f"outs = {tag}m{n}.get({_key_source(b.key_slots, 's', env, pos)})",
-                         "if outs is None:",
-                         f"    outs = {tag}compute({tag}b{n}, s, {tag}NO, 0)",
-                         "for step, writes, sends in outs:", *(" " * 4 + x for x in apply)]
+                places = hosted.get(n, {}) if hosted else {}
+                lookup = _hosted_lookup("outs", [f"outs = {tag}m{n}.get({_key_source(b.key_slots, 's', env, pos)})",
+                                                 "if outs is None:",
+                                                 f"    outs = {tag}compute({tag}b{n}, s, {tag}NO, 0)"],
+                                        places.get("outs"))
+                inner = [*lookup, "for step, writes, sends in outs:", *(" " * 4 + x for x in apply)]
                 if b.gate_slots and gated and n in gated:
                     var, i = gated[n]
                     lines += [f"if {var}[{i}]:", *("    " + x for x in inner)]
                 elif b.gate_slots:
                     env[f"{tag}gm{n}"], env[f"{tag}gate"] = b.gate_memo, self.gate
-                    lines += [f"g = {tag}gm{n}.get({_key_source(b.gate_slots, 's', env, pos)})",
-                              "if g is None:",
-                              f"    g = {tag}gate({tag}b{n}, s)",
+                    lines += [*_hosted_lookup("g", [f"g = {tag}gm{n}.get({_key_source(b.gate_slots, 's', env, pos)})",
+                                                    "if g is None:",
+                                                    f"    g = {tag}gate({tag}b{n}, s)"], places.get("gate")),
                               "if g:", *("    " + x for x in inner)]
                 else:
                     lines += inner
