@@ -134,9 +134,44 @@ class _Projection:
 #: one component of a memo key: a slot (its content as it is), or a slot and a projection (the
 #: projection's id of its content)
 Term = int | tuple[int, _Projection]
-#: one outcome of a binding: (step, ((slot, value), ...) written, ((slot, cache, fold), ...) sent:
-#: ``ChannelOps.sender``'s id -> id after the sends, and the function that fills it)
-Outcome = tuple[Step, tuple[tuple[int, Any], ...], tuple[tuple[int, dict[int, int], Callable[[int], int]], ...]]
+#: one outcome of a binding: (step, build, args): ``build(s, args)`` (a receive rule's:
+#: ``build(s, args, rest)``) is the successor of state ``s``, ``args`` the values written and, per
+#: send, ``ChannelOps.sender``'s (id -> id after the sends, the function that fills it) (``_builder``)
+Outcome = tuple[Step, Callable[..., tuple], tuple[Any, ...]]
+
+#: generated successor builders, by (width, written places, sent places, receive place, budget place)
+_BUILDERS: dict[tuple[int, tuple[int, ...], tuple[int, ...], int, int], Callable[..., tuple]] = {}
+
+
+def _builder(width: int, written: tuple[int, ...], sent: tuple[int, ...], receive: int = -1,
+             budget: int = -1) -> Callable[..., tuple]:
+    """The successor of ``s`` after an outcome, as one generated function of ``(s, args[, rest])``
+    per shape of outcome (a tuple display: no list copy and no loop over the writes per successor):
+    the receive place holds ``rest``, written places ``args[i]`` (the last write of a place wins),
+    each send folds its place's content so far through ``args``' cache and fold (in order), and
+    the budget's place counts one more."""
+    key = (width, written, sent, receive, budget)
+    build = _BUILDERS.get(key)
+    if build is not None:
+        return build
+    exprs = [f"s[{k}]" for k in range(width)]
+    if receive >= 0:
+        exprs[receive] = "rest"
+    for i, k in enumerate(written):
+        exprs[k] = f"a[{i}]"
+    lines = [f"def build(s, a{', rest' if receive >= 0 else ''}):"]
+    for j, k in enumerate(sent):
+        cache, fold = len(written) + 2 * j, len(written) + 2 * j + 1
+        lines += [f"    x = {exprs[k]}", f"    v{j} = a[{cache}].get(x)", f"    if v{j} is None:",
+                  f"        v{j} = a[{fold}](x)"]
+        exprs[k] = f"v{j}"
+    if budget >= 0:
+        exprs[budget] = f"{exprs[budget]} + 1"
+    lines.append(f"    return ({''.join(e + ', ' for e in exprs)})")
+    env: dict[str, Any] = {}
+    exec(compile("\n".join(lines), "<compose successor>", "exec"), env)  # noqa: S102
+    build = _BUILDERS[key] = env["build"]
+    return build
 
 
 class _NoMemo(dict[Any, Any]):
@@ -607,24 +642,15 @@ class _Rule:
         placed, pos = self.plan.placed, self.plan.pos
         bslot = placed(self.budget_slot) if self.budget_slot >= 0 else -1
         rslot = placed(self.receive_slot) if self.receive is not None else -1
-        apply = ["t = list(s)"]
-        if self.receive is not None:
-            apply.append(f"t[{rslot}] = rest")
-        apply += ["for k, v in writes: t[k] = v",
-                  "if sends:",
-                  "    for k, cache, fold in sends:",
-                  "        i = t[k]",
-                  "        j = cache.get(i)",
-                  "        t[k] = fold(i) if j is None else j"]
-        if bslot >= 0:
-            apply.append(f"t[{bslot}] += 1")
-        apply.append("append((step, tuple(t)))")
+        # the outcome's builder makes the successor (``_builder``: the receive place, budget and
+        # writes are part of its shape)
+        apply = ["append((step, build(s, a, rest)))" if self.receive is not None else "append((step, build(s, a)))"]
         lines: list[str] = []
         if self.receive is None:
             for n, b in enumerate(self.bindings):
                 if grouped and n in grouped:
                     var, i = grouped[n]
-                    lines.append(f"for step, writes, sends in {var}[{i}]:")
+                    lines.append(f"for step, build, a in {var}[{i}]:")
                     lines += [" " * 4 + x for x in apply]
                     continue
                 env[f"{tag}b{n}"], env[f"{tag}m{n}"] = b, b.memo
@@ -633,7 +659,7 @@ class _Rule:
                                                  "if outs is None:",
                                                  f"    outs = {tag}compute({tag}b{n}, s, {tag}NO, 0)"],
                                         places.get("outs"))
-                inner = [*lookup, "for step, writes, sends in outs:", *(" " * 4 + x for x in apply)]
+                inner = [*lookup, "for step, build, a in outs:", *(" " * 4 + x for x in apply)]
                 if b.gate_slots and gated and n in gated:
                     var, i = gated[n]
                     lines += [f"if {var}[{i}]:", *("    " + x for x in inner)]
@@ -656,7 +682,7 @@ class _Rule:
                       "        outs = memo.get(getter(s))",
                       "        if outs is None:",
                       f"            outs = {tag}compute(b, s, msg, rest)",
-                      "        for step, writes, sends in outs:"]
+                      "        for step, build, a in outs:"]
             lines += [" " * 12 + x for x in apply]
         if not lines:
             return ["pass"], env  # a rule without bindings (zero actors) has no body
@@ -739,7 +765,10 @@ class _Rule:
                 msgs = tuple(msgs) if isinstance(msgs, list) else (msgs,)
                 cache, fold = ops.sender(self.plan.checked(msgs, ch))
                 sends.append((self.plan.placed(slot), cache, fold))
-        return step, tuple(writes), tuple(sends)
+        build = _builder(len(self.plan.live), tuple(k for k, _ in writes), tuple(k for k, _, _ in sends),
+                         self.plan.placed(self.receive_slot) if self.receive is not None else -1,
+                         self.plan.placed(self.budget_slot) if self.budget_slot >= 0 else -1)
+        return step, build, (*(v for _, v in writes), *(x for _, cache, fold in sends for x in (cache, fold)))
 
 
 class _ChannelRule:
