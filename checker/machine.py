@@ -106,6 +106,16 @@ class Machine(ABC):
         of them can fail on it). None: the engines call the checks one by one."""
         return None
 
+    def checked_successors(self, names: Sequence[str]) -> tuple[Callable[[State], Iterable[tuple[Step, State]]],
+                                                                  list[Any]] | None:
+        """(``successors`` that also checks the named transition properties on the steps it makes,
+        ``failed``): the function returns the same successors in the same order, and appends to
+        ``failed`` (which the caller empties) whenever a step may fail one of them. A state after
+        which ``failed`` is empty has no step that fails one of them, so the engines skip their
+        own checks of its steps; after any other state they check its steps as usual. None: the
+        engines check every step (``fused_transitions``)."""
+        return None
+
     def within_bounds(self, state: State) -> bool:
         """State constraint (TLC's CONSTRAINT): a state outside it is neither checked, counted nor
         expanded."""

@@ -13,7 +13,8 @@ from __future__ import annotations
 import itertools
 import math
 import pickle
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+import re
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -111,6 +112,44 @@ def _hosts(lookups: Sequence[tuple[list[Term], bool]]) -> list[tuple[list[Term],
     return [(terms, mine) for (terms, _), mine in zip(maximal, members) if len(mine) > 1]
 
 
+_APPEND_STEP = re.compile(r"^(\s*)append\(\(step, (build\(s, a(?:, rest)?\))\)\)$")
+_EXPAND_CALL = re.compile(r"^(\s*)(e\d+)\(s, out\)$")
+
+
+def _check_lines(indent: str, check: str) -> list[str]:
+    """Source lines: ``check`` (an expression, None or a check of (s, step, t)) on the step just
+    made; a failure, or an error (the engine asks again where it checks), records the step."""
+    return [f"{indent}c = {check}",
+            f"{indent}if c is not None:",
+            f"{indent}    try:",
+            f"{indent}        ok = c(s, step, t)",
+            f"{indent}    except Exception:",
+            f"{indent}        ok = False",
+            f"{indent}    if not ok:",
+            f"{indent}        failed.append(step)"]
+
+
+def _checked_source(source: str) -> str:
+    """``successors``' source with each step checked (``_Plan.checked_successors``): an outcome's
+    by its check set's entry in ``CK``, a channel rule's by its action's fused check in ``TA``."""
+    lines = []
+    for line in source.splitlines():
+        m = _APPEND_STEP.match(line)
+        if m:
+            indent = m.group(1)
+            lines += [f"{indent}t = {m.group(2)}", f"{indent}append((step, t))", f"{indent}if ci:",
+                      *_check_lines(indent + "    ", "CK[ci]")]
+            continue
+        m = _EXPAND_CALL.match(line)
+        if m:
+            indent = m.group(1)
+            lines += [f"{indent}i0 = len(out)", line, f"{indent}for step, t in out[i0:]:",
+                      *_check_lines(indent + "    ", "TA.get(step[0])")]
+            continue
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def _jsonable(value: Any) -> Any:
     if hasattr(value, "_asdict"):
         return {k: _jsonable(v) for k, v in value._asdict().items()}
@@ -183,6 +222,10 @@ class _Plan:
             else:
                 self.property_objs[pspec.name] = obj
             obj.compile()
+        #: the sets of transition properties (names, declared order) some outcome's step may fail,
+        #: by index (``check_index``); 0 is the empty set
+        self.check_sets: list[tuple[str, ...]] = [()]
+        self.check_ids: dict[tuple[str, ...], int] = {(): 0}
         self._fuse()
         self.compile()
 
@@ -376,6 +419,12 @@ class _Plan:
         self.source = "\n".join(lines)
         exec(compile(self.source, f"<compose {type(self.machine).__name__}>", "exec"), env)  # noqa: S102
         self.successors: Callable[[tuple], list[tuple[Step, tuple]]] = env["successors"]
+        self._env = env
+        #: ``checked_successors`` by the transition properties checked, and their tables of
+        #: checks by ``check_sets`` index (extended as ``check_index`` finds new sets)
+        self._checked: dict[tuple[str, ...], tuple[Callable[[tuple], list[tuple[Step, tuple]]], list[Step]]] = {}
+        self._check_tables: list[tuple[tuple[str, ...], list[Any]]] = []
+        self._outcome_checks: dict[tuple[str, ...], Callable[[tuple, Step, tuple], bool]] = {}
         if "successors" in vars(self.machine):  # bound on the instance (``Composed._bind_within``): rebind
             self.machine.successors = self.successors  # type: ignore[method-assign]
 
@@ -784,6 +833,49 @@ class _Plan:
                 objs, [self.properties[n].check for n in key], list(self.actions))  # type: ignore[arg-type]
         return checks
 
+    def check_index(self, step: Step, written: Collection[int]) -> int:
+        """The index in ``check_sets`` of the transition properties that may fail on ``step``, a
+        step writing the places ``written`` (``_Transition.applies``): an outcome's, computed once
+        when its binding's memo misses."""
+        names = tuple(name for name, obj in self.property_objs.items()
+                      if isinstance(obj, _Transition) and obj.applies(step, written))
+        index = self.check_ids.get(names)
+        if index is None:
+            index = self.check_ids[names] = len(self.check_sets)
+            self.check_sets.append(names)
+            for checked, table in self._check_tables:
+                table.append(self._outcome_check(names, checked))
+        return index
+
+    def _outcome_check(self, names: tuple[str, ...], checked: tuple[str, ...]) -> Callable[[tuple, Step, tuple], bool] | None:
+        """The check of a step that may fail ``names`` when ``checked`` are checked: their common
+        properties' fused check without the step filters (they hold), or None."""
+        common = tuple(n for n in checked if n in names)
+        if not common:
+            return None
+        check = self._outcome_checks.get(common)
+        if check is None:
+            check = self._outcome_checks[common] = self.fused._transition_check(
+                [self.property_objs[n] for n in common], filters=False)  # type: ignore[misc]
+        return check
+
+    def checked_successors(self, names: Sequence[str]) -> tuple[Callable[[tuple], list[tuple[Step, tuple]]], list[Step]]:
+        """``successors`` that also checks the named transition properties on each step it makes:
+        (function, failed). Only a step an outcome's ``check_index`` names for them is checked;
+        a step whose check fails (or raises) is appended to ``failed``, which the caller empties."""
+        key = tuple(names)
+        got = self._checked.get(key)
+        if got is None:
+            table = [self._outcome_check(names_, key) for names_ in self.check_sets]
+            self._check_tables.append((key, table))
+            failed: list[Step] = []
+            env = dict(self._env)
+            env.update(CK=table, failed=failed, TA=self.fused_transitions(key))
+            source = _checked_source(self.source)
+            exec(compile(source, f"<compose {type(self.machine).__name__} checked>", "exec"), env)  # noqa: S102
+            got = self._checked[key] = (env["successors"], failed)
+        return got
+
     def decode_reads(self, s: tuple, reads: list[ReadSlots]) -> dict[str, Any]:
         return read_parts(self.unpack(s), reads, {})
 
@@ -1015,6 +1107,17 @@ class Composed(Machine):
         (see ``Machine.fused_transitions``)."""
         declared = self._declared_names(names)
         return self._plan.fused_transitions(declared) if declared else None
+
+    def checked_successors(self, names: Sequence[str]) -> tuple[Callable[[tuple], list[tuple[Step, tuple]]],
+                                                                  list[Step]] | None:
+        """``successors`` checking the named transition properties as it makes each step (see
+        ``Machine.checked_successors``): only the steps whose outcome may fail one of them are
+        checked. None where the class changes ``successors`` (the generated function is not the
+        machine's) or a name is not a declared property's."""
+        declared = self._declared_names(names)
+        if not declared or vars(self).get("successors") is not self._plan.successors:
+            return None
+        return self._plan.checked_successors(declared)
 
     def _declared_names(self, names: Sequence[str]) -> list[str] | None:
         """The declared properties behind ``properties()``'s ``names``, found by their compiled check

@@ -4,7 +4,7 @@ slots they read."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..machine import Property, Step
@@ -154,6 +154,21 @@ class _Transition:
     def __repr__(self) -> str:
         return f"<transition {self.spec.name}>"
 
+    def applies(self, step: Step, written: Collection[int]) -> bool:
+        """Can this property fail on ``step``, by what the step alone decides (its action, its
+        ``when``) and, for a stuttering property, whether the step writes a place it reads (a
+        step that writes none leaves them equal: the property holds)? ``written``: the places of a
+        state the step writes."""
+        spec = self.spec
+        if self.actions and step[0] not in self.actions:
+            return False
+        if spec.when is not None and not spec.when(step):
+            return False
+        if spec.stuttering:
+            pos = self.plan.pos
+            return any(pos[term_slot(k)] in written for k in self.key_slots)
+        return True
+
     def clear(self) -> None:
         self.memo.clear()
 
@@ -300,17 +315,17 @@ class _Fused:
             out[action] = by_set[which]
         return out
 
-    def _transition_check(self, objs: list[_Transition]) -> Callable[[tuple, Step, tuple], bool]:
+    def _transition_check(self, objs: list[_Transition], filters: bool = True) -> Callable[[tuple, Step, tuple], bool]:
         """The properties' memo lookups in a row, inlined (as their own checks make them, minus
         the test of the step's action: the caller looked the check up by it). No memo of its
         own: a key per step (the step and the union of their slots before and after) repeats
         little, and a second memo of that size would cost more memory per state than the lookups
-        it saves."""
+        it saves. ``filters`` False: without their ``when`` tests (the caller knows they hold)."""
         env: dict[str, Any] = {}
         lines = ["def check(s, step, t):"]
         # two or more ``when`` filters: their answers for a step are looked up at once (a step's
         # filters are functions of the step alone, and a run has far fewer steps than successors)
-        filtered = [obj for obj in objs if obj.spec.when is not None]
+        filtered = [obj for obj in objs if obj.spec.when is not None] if filters else []
         place = {id(obj): j for j, obj in enumerate(filtered)} if len(filtered) > 1 else {}
         if place:
             whens = tuple(obj.spec.when for obj in filtered if obj.spec.when is not None)
@@ -335,7 +350,7 @@ class _Fused:
                 body = [f"if {_moved_source(obj.key_slots, self.pos)}:", *("    " + x for x in body)]
             if id(obj) in place:
                 body = [f"if w[{place[id(obj)]}]:", *("    " + x for x in body)]
-            elif obj.spec.when is not None:
+            elif obj.spec.when is not None and filters:
                 body = [f"if when{i}(step):", *("    " + x for x in body)]
             lines += ["    " + x for x in body]
         lines.append("    return True")

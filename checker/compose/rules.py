@@ -134,10 +134,11 @@ class _Projection:
 #: one component of a memo key: a slot (its content as it is), or a slot and a projection (the
 #: projection's id of its content)
 Term = int | tuple[int, _Projection]
-#: one outcome of a binding: (step, build, args): ``build(s, args)`` (a receive rule's:
+#: one outcome of a binding: (step, build, args, checks): ``build(s, args)`` (a receive rule's:
 #: ``build(s, args, rest)``) is the successor of state ``s``, ``args`` the values written and, per
-#: send, ``ChannelOps.sender``'s (id -> id after the sends, the function that fills it) (``_builder``)
-Outcome = tuple[Step, Callable[..., tuple], tuple[Any, ...]]
+#: send, ``ChannelOps.sender``'s (id -> id after the sends, the function that fills it) (``_builder``);
+#: ``checks`` indexes the set of transition properties the step may fail (``_Plan.check_index``)
+Outcome = tuple[Step, Callable[..., tuple], tuple[Any, ...], int]
 
 #: generated successor builders, by (width, written places, sent places, receive place, budget place)
 _BUILDERS: dict[tuple[int, tuple[int, ...], tuple[int, ...], int, int], Callable[..., tuple]] = {}
@@ -645,12 +646,13 @@ class _Rule:
         # the outcome's builder makes the successor (``_builder``: the receive place, budget and
         # writes are part of its shape)
         apply = ["append((step, build(s, a, rest)))" if self.receive is not None else "append((step, build(s, a)))"]
+        # (``_Plan.checked_successors`` rewrites this line to check the step's transition properties)
         lines: list[str] = []
         if self.receive is None:
             for n, b in enumerate(self.bindings):
                 if grouped and n in grouped:
                     var, i = grouped[n]
-                    lines.append(f"for step, build, a in {var}[{i}]:")
+                    lines.append(f"for step, build, a, ci in {var}[{i}]:")
                     lines += [" " * 4 + x for x in apply]
                     continue
                 env[f"{tag}b{n}"], env[f"{tag}m{n}"] = b, b.memo
@@ -659,7 +661,7 @@ class _Rule:
                                                  "if outs is None:",
                                                  f"    outs = {tag}compute({tag}b{n}, s, {tag}NO, 0)"],
                                         places.get("outs"))
-                inner = [*lookup, "for step, build, a in outs:", *(" " * 4 + x for x in apply)]
+                inner = [*lookup, "for step, build, a, ci in outs:", *(" " * 4 + x for x in apply)]
                 if b.gate_slots and gated and n in gated:
                     var, i = gated[n]
                     lines += [f"if {var}[{i}]:", *("    " + x for x in inner)]
@@ -682,7 +684,7 @@ class _Rule:
                       "        outs = memo.get(getter(s))",
                       "        if outs is None:",
                       f"            outs = {tag}compute(b, s, msg, rest)",
-                      "        for step, build, a in outs:"]
+                      "        for step, build, a, ci in outs:"]
             lines += [" " * 12 + x for x in apply]
         if not lines:
             return ["pass"], env  # a rule without bindings (zero actors) has no body
@@ -765,10 +767,13 @@ class _Rule:
                 msgs = tuple(msgs) if isinstance(msgs, list) else (msgs,)
                 cache, fold = ops.sender(self.plan.checked(msgs, ch))
                 sends.append((self.plan.placed(slot), cache, fold))
-        build = _builder(len(self.plan.live), tuple(k for k, _ in writes), tuple(k for k, _, _ in sends),
-                         self.plan.placed(self.receive_slot) if self.receive is not None else -1,
-                         self.plan.placed(self.budget_slot) if self.budget_slot >= 0 else -1)
-        return step, build, (*(v for _, v in writes), *(x for _, cache, fold in sends for x in (cache, fold)))
+        receive = self.plan.placed(self.receive_slot) if self.receive is not None else -1
+        budget = self.plan.placed(self.budget_slot) if self.budget_slot >= 0 else -1
+        written = tuple(k for k, _ in writes)
+        sent = tuple(k for k, _, _ in sends)
+        build = _builder(len(self.plan.live), written, sent, receive, budget)
+        checks = self.plan.check_index(step, {*written, *sent, receive, budget})
+        return step, build, (*(v for _, v in writes), *(x for _, cache, fold in sends for x in (cache, fold))), checks
 
 
 class _ChannelRule:

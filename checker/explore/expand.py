@@ -31,7 +31,7 @@ reference; each engine turns them into traces once the run is over (``checker.tr
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, Literal, overload
@@ -107,6 +107,7 @@ class Expander:
         #: names still checked: a property reported once drops out of the next fused check
         self._fused_inv: dict[tuple[str, ...], Any] = {}
         self._fused_trans: dict[tuple[str, ...], Any] = {}
+        self._checked: dict[tuple[str, ...], Any] = {}
 
     def _fused_invariants(self) -> Any:
         names = tuple(n for n, _ in self.invariants if n not in self.violated)
@@ -256,7 +257,120 @@ class Expander:
             tget = lambda _action: every
         else:
             tget = {}.get
+        # the machine's successors that check the transition properties themselves (only steps
+        # that may fail one): after a state whose ``failed`` stays empty, none of its steps needs
+        # an engine check; after another, its steps are checked one by one as below (``slow``)
+        checked: Any = None
+        if not record and mode != 2:
+            if not trans:
+                checked = (successors, [])
+            elif fused_get is not None:
+                checked = self._checked_successors(tuple(n for n, _ in trans))
         try:
+            if checked is not None:
+                succ, failed = checked
+                sym_first = mode == 1 and not machine.symmetric_constraint
+
+                def slow(state: Any, ref: int, lst: Iterable[tuple[Any, Any]]) -> bool:
+                    """One state's successors as the loops below take them, checking each step
+                    in the constraint; True when a finding stops the run."""
+                    nxt = _NONE
+                    for step, nxt in lst:
+                        action = step[0]
+                        act_append(action)
+                        if sym_first:
+                            if bounded and not within(nxt):
+                                cut_append(action)
+                                continue
+                            if ((tf := tget(action)) is not None and not tf(state, step, nxt)
+                                    and self._transition_findings(trans, state, step, nxt, ref, level)):
+                                return True
+                            h = hash(canonical(nxt))  # type: ignore[misc]
+                            if h in seen or h in known:
+                                continue
+                        else:
+                            h = hash(nxt) if mode == 0 else hash(canonical(nxt))  # type: ignore[misc]
+                            if h in seen or h in known:
+                                if ((tf := tget(action)) is not None and not tf(state, step, nxt)
+                                        and self._transition_findings(trans, state, step, nxt, ref, level)):
+                                    return True
+                                continue
+                            if bounded and not within(nxt):
+                                cut_append(action)
+                                continue
+                            if ((tf := tget(action)) is not None and not tf(state, step, nxt)
+                                    and self._transition_findings(trans, state, step, nxt, ref, level)):
+                                return True
+                        seen_add(h)
+                        fps_append(h)
+                        par_append(ref)
+                        st_append(nxt)
+                        step_append(step)
+                    return nxt is _NONE and deadlock and self._deadlock_stops(state, ref, level)
+
+                # the same three loops as below without a transition check per step (the usual
+                # state: ``failed`` empty)
+                if mode == 0:
+                    for state, ref in zip(states, refs):
+                        lst = succ(state)
+                        if failed:
+                            failed.clear()
+                            if slow(state, ref, lst):
+                                out.stopped = True
+                                return out
+                            continue
+                        nxt = _NONE
+                        for step, nxt in lst:
+                            act_append(step[0])
+                            h = hash(nxt)
+                            if h in seen or h in known:
+                                continue
+                            if bounded and not within(nxt):
+                                cut_append(step[0])
+                                continue
+                            seen_add(h)
+                            fps_append(h)
+                            par_append(ref)
+                            st_append(nxt)
+                            step_append(step)
+                        if nxt is _NONE and deadlock and self._deadlock_stops(state, ref, level):
+                            out.stopped = True
+                            return out
+                    return out
+                for state, ref in zip(states, refs):
+                    lst = succ(state)
+                    if failed:
+                        failed.clear()
+                        if slow(state, ref, lst):
+                            out.stopped = True
+                            return out
+                        continue
+                    nxt = _NONE
+                    for step, nxt in lst:
+                        act_append(step[0])
+                        if sym_first:
+                            if bounded and not within(nxt):
+                                cut_append(step[0])
+                                continue
+                            h = hash(canonical(nxt))  # type: ignore[misc]
+                            if h in seen or h in known:
+                                continue
+                        else:
+                            h = hash(canonical(nxt))  # type: ignore[misc]
+                            if h in seen or h in known:
+                                continue
+                            if bounded and not within(nxt):
+                                cut_append(step[0])
+                                continue
+                        seen_add(h)
+                        fps_append(h)
+                        par_append(ref)
+                        st_append(nxt)
+                        step_append(step)
+                    if nxt is _NONE and deadlock and self._deadlock_stops(state, ref, level):
+                        out.stopped = True
+                        return out
+                return out
             if not record and mode == 0:
                 # the usual case, without the branches it does not need: fingerprints by ``hash``,
                 # transition properties through the fused checks (one dict lookup per step), no
@@ -389,6 +503,12 @@ class Expander:
             out.generated = len(actions)
             if cut:
                 out.outside = Counter(cut)
+
+    def _checked_successors(self, names: tuple[str, ...]) -> Any:
+        """The machine's ``checked_successors`` for these transition properties (None: it has none)."""
+        if names not in self._checked:
+            self._checked[names] = self.machine.checked_successors(names)
+        return self._checked[names]
 
     def _deadlock_stops(self, state: Any, ref: int, level: int) -> bool:
         """A state without successors: a deadlock unless reported already or the machine calls the
