@@ -2,7 +2,8 @@
 
 ``compare_memo`` explores the memoised machine breadth-first and, on every state it reaches,
 asks an unmemoised twin for the same successors, property verdicts and canonical form (states outside
-``within_bounds`` are compared but not expanded, as the engines do). A memo key that misses an
+``within_bounds`` are compared but not expanded, as the engines do), and checks that
+``checked_successors`` makes the same steps and records exactly those some transition property fails on. A memo key that misses an
 input of its rule would make some state's memoised successors those of another state with the
 same key: the comparison reports the first such state.
 """
@@ -36,6 +37,8 @@ def compare_memo(make: Callable[[bool], Composed], max_states: int = 50_000) -> 
     if init != [s for s in plain.init_states() if plain.within_bounds(s)]:
         raise MemoMismatch("initial states differ")
     symmetric = memo.has_symmetry()
+    transitions = [name for name, prop in props.items() if prop.kind == "transition"]
+    checked = memo.checked_successors(transitions) if transitions else None
     seen = set(init)
     queue = deque(init)
     steps = 0
@@ -49,6 +52,19 @@ def compare_memo(make: Callable[[bool], Composed], max_states: int = 50_000) -> 
                                f"{[plain.format_step(st) for st, _ in want]}"
                                + ("" if len(got) != len(want) else
                                   f"; first differing: {next(g for g, w in zip(got, want) if g != w)!r}"))
+        if checked is not None:
+            # the successors that check their own steps: the same steps, and a step recorded as
+            # failing exactly where one of the properties fails on it
+            fn, failed = checked
+            failed.clear()
+            if fn(s) != got:
+                raise MemoMismatch(f"checked successors differ at {memo.view(s)!r}")
+            failing = [step for step, t in got if not all(props[n].check(s, step, t) for n in transitions)]
+            if failed != failing:
+                raise MemoMismatch(f"checked successors at {memo.view(s)!r} recorded "
+                                   f"{[memo.format_step(st) for st in failed]} as failing, the properties fail "
+                                   f"{[memo.format_step(st) for st in failing]}")
+            failed.clear()
         if symmetric and memo.canonical(s) != plain.canonical(s):
             raise MemoMismatch(f"canonical forms differ at {memo.view(s)!r}")
         for name, prop in props.items():

@@ -1,0 +1,297 @@
+"""The generated successors' hot path: hosts (one lookup answering the lookups whose slots its key
+covers), outcome builders (one tuple display per step) and the successors that check their own
+steps' transition properties (``checked_successors``), against the plain forms they replace."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pytest
+from eoscheck.checker.compose import Actors, Composed, Part, constraint, precondition, rule, transition
+from eoscheck.checker.compose.machine import _hosts
+from eoscheck.checker.compose.rules import _BUILDERS, _builder
+from eoscheck.checker.compose.testing import compare_memo
+from eoscheck.checker.explore import ExploreOptions, explore
+from eoscheck.checker.machine import Machine, Property
+
+# ---------------------------------------------------------------- builders
+
+
+def _apply(s: tuple, written: tuple[int, ...], sent: tuple[int, ...], receive: int, budget: int,
+           args: tuple[Any, ...], rest: Any) -> tuple:
+    """An outcome applied the way the generated code did before builders: a list copy, the
+    receive place, the writes in order, the sends in order, the budget."""
+    t = list(s)
+    if receive >= 0:
+        t[receive] = rest
+    for k, v in zip(written, args):
+        t[k] = v
+    for j, k in enumerate(sent):
+        cache, fold = args[len(written) + 2 * j], args[len(written) + 2 * j + 1]
+        i = t[k]
+        got = cache.get(i)
+        t[k] = fold(i) if got is None else got
+    if budget >= 0:
+        t[budget] += 1
+    return tuple(t)
+
+
+def test_a_builder_makes_the_successor_the_list_copy_made_for_every_shape() -> None:
+    rng = random.Random(12)
+    width = 6
+    for _ in range(400):
+        written = tuple(rng.choice(range(width)) for _ in range(rng.randint(0, 3)))  # repeats: the last wins
+        sent = tuple(rng.choice(range(width)) for _ in range(rng.randint(0, 3)))  # onto written places too
+        receive = rng.choice([-1, *range(width)])
+        budget = rng.choice([-1, *[k for k in range(width) if k not in sent and k != receive]])
+        s = tuple(rng.randint(0, 4) for _ in range(width))
+        args: list[Any] = [rng.randint(10, 20) for _ in written]
+        for j in range(len(sent)):
+            # a cache that knows some contents, and a fold for the others
+            args += [{x: 100 + x for x in range(0, 30, 2)}, lambda i, j=j: 1000 * (j + 1) + i]
+        rest = 77
+        build = _builder(width, written, sent, receive, budget)
+        got = build(s, tuple(args), rest) if receive >= 0 else build(s, tuple(args))
+        assert got == _apply(s, written, sent, receive, budget, tuple(args), rest)
+        assert _builder(width, written, sent, receive, budget) is build  # one per shape
+    assert len(_BUILDERS) > 50
+
+
+# ---------------------------------------------------------------- hosts
+
+
+def test_hosts_are_the_unconditional_keys_no_other_covers_with_what_they_cover() -> None:
+    proj = object()  # a projection: a projected term is decided by its slot
+    lookups: list[tuple[list[Any], bool]] = [
+        ([1, 2], False),          # 0: a host
+        ([1], False),             # 1: covered by 0
+        ([(2, proj)], False),     # 2: covered by 0 (slot 2 decides the projection)
+        ([3], True),              # 3: conditional: never a host; covered by 5
+        ([2, 1], True),           # 4: the same slots as 0
+        ([3, 4], False),          # 5: a host
+        ([5], False),             # 6: covers nothing else, covered by nothing: no host
+        ([(4, proj)], True),      # 7: covered by 5
+    ]
+    assert _hosts(lookups) == [([1, 2], [0, 1, 2, 4]), ([3, 4], [3, 5, 7])]
+    assert _hosts([([1], False), ([2], False)]) == []  # nothing shared
+
+
+class Hosted(Composed):
+    """Three rules on one actor: Bump keyed on node[i]; Check gated on (node[i], total), the key
+    of Move's outcomes too (one group); Check's outcomes keyed on them, under the gate. The key
+    (node[i], total) covers them all: one host per node."""
+
+    node = Actors(count="nodes", init=0, interned=False)
+    total = Part(init=0, interned=False)
+
+    def __init__(self, nodes: int = 2, memoize: bool = True) -> None:
+        super().__init__({"nodes": nodes}, memoize=memoize)
+
+    @precondition(lambda self, node: node < 2)
+    @rule("Bump", params={"i": "node"}, reads=("node[i]",), writes=("node[i]",))
+    def bump(self, i: int, node: int) -> dict[str, Any]:
+        return {"node": node + 1}
+
+    @precondition(lambda self, node: node == 1)
+    @precondition(lambda self, total: total < 3)
+    @rule("Check", params={"i": "node"}, reads=("node[i]", "total"), writes=("total",))
+    def check(self, i: int, node: int, total: int) -> dict[str, Any]:
+        return {"total": total + 1}
+
+    @rule("Move", params={"i": "node"}, reads=("node[i]", "total"), writes=("total",), results=("n",))
+    def move(self, i: int, node: int, total: int) -> dict[str, Any] | None:
+        return {"total": total + node, "n": node} if 0 < node and total + node < 4 else None
+
+
+def test_a_host_answers_the_lookups_its_key_covers_where_they_are_made() -> None:
+    m = Hosted()
+    source = m._plan.source
+    top = [x for x in source.splitlines() if x.startswith("    ") and not x.startswith("     ")]
+    # per node: one host on (node[i], total); Bump's outcomes and Check's gate are places of it
+    assert sum("= hm" in x and ".get(" in x for x in top) == 2
+    assert sum(".get(" in x for x in top) == 2, source
+    assert compare_memo(lambda memo: Hosted(memoize=memo)).complete
+    got = explore(m, ExploreOptions(stop_at_first=False))
+    want = explore(Hosted(memoize=False), ExploreOptions(stop_at_first=False))
+    assert (got.stats.distinct, got.stats.generated, got.stats.depth) == (
+        want.stats.distinct, want.stats.generated, want.stats.depth)
+    assert {a for a, c in got.stats.coverage.items() if c.generated} == {"Bump", "Check", "Move"}
+    # the places filled are those of the lookups made: the group (Check's gate, Move's outcomes)
+    # and Bump's outcomes for every key, Check's outcomes only where its gate held
+    for host in (m._plan._env["hm0"], m._plan._env["hm1"]):
+        assert host
+        for group, bump, check in host.values():
+            assert group is not None and bump is not None
+            assert (check is not None) == group[0]
+
+
+# ---------------------------------------------------------------- checked successors
+
+
+class Ledger(Composed):
+    """A counter and a log: Tick moves the counter alone, Write appends to the log (or, past a
+    seeded bound, rewrites its head), Reset empties the log once the counter is full."""
+
+    counter = Part(init=0, interned=False)
+    log = Part(init=())
+
+    def __init__(self, bug: bool = False, limit: int = 3, memoize: bool = True) -> None:
+        self.bug, self.limit = bug, limit
+        super().__init__({}, memoize=memoize)
+
+    @rule("Tick", reads=("counter",), writes=("counter",))
+    def tick(self, counter: int) -> dict[str, Any] | None:
+        return {"counter": counter + 1} if counter < self.limit else None
+
+    @rule("Write", reads=("log", "counter"), writes=("log",), results=("at",))
+    def write(self, log: tuple[int, ...], counter: int) -> dict[str, Any] | None:
+        if len(log) >= 3:
+            return None
+        if self.bug and counter == 2 and log:
+            return {"log": (9, *log[1:]), "at": counter}
+        return {"log": (*log, counter), "at": counter}
+
+    @transition("LogGrows", reads=("log",), stuttering=True)
+    def log_grows(self, step: tuple, before: Any, after: Any) -> bool:
+        """the log only grows"""
+        return after.log[:len(before.log)] == before.log
+
+    @transition("WritesAtCounter", reads=("log",), actions=("Write",), when=lambda step: step[1] > 0)
+    def writes_at_counter(self, step: tuple, before: Any, after: Any) -> bool:
+        """a write past the start appends"""
+        return len(after.log) == len(before.log) + 1
+
+
+def _names(m: Machine) -> list[str]:
+    return [n for n, p in m.properties().items() if p.kind == "transition"]
+
+
+def test_a_step_is_checked_only_where_its_outcome_may_fail_a_property() -> None:
+    m = Ledger()
+    assert compare_memo(lambda memo: Ledger(memoize=memo)).complete
+    assert explore(m, ExploreOptions(check_deadlock=False)).verdict == "holds"
+    plan = m._plan
+    ticks = [o for r in plan.rules if getattr(r, "action", "") == "Tick" for b in r.bindings for outs in b.memo.values()
+             for o in outs]
+    writes = [o for r in plan.rules if getattr(r, "action", "") == "Write" for b in r.bindings
+              for outs in b.memo.values() for o in outs]
+    assert ticks and writes
+    # Tick writes no place LogGrows reads (stuttering) and is no Write: nothing to check
+    assert {plan.check_sets[o[3]] for o in ticks} == {()}
+    # a write at 0 is filtered out by WritesAtCounter's ``when``; every write moves the log
+    assert {plan.check_sets[o[3]] for o in writes if o[0][1] == 0} == {("LogGrows",)}
+    assert {plan.check_sets[o[3]] for o in writes if o[0][1] > 0} == {("LogGrows", "WritesAtCounter")}
+
+
+def test_a_failing_step_is_recorded_and_the_engine_reports_it_as_without_checked_successors(monkeypatch) -> None:
+    m = Ledger(bug=True)
+    assert compare_memo(lambda memo: Ledger(bug=True, memoize=memo)).complete  # records exactly the failures
+    fn, failed = m.checked_successors(_names(m))
+    bad = [(s, step) for s in _reachable(m) for step, t in m.successors(s)
+           if not m.properties()["LogGrows"].check(s, step, t)]
+    assert bad
+    failed.clear()
+    fn(bad[0][0])
+    assert bad[0][1] in failed
+    failed.clear()
+    for stop in (True, False):
+        got = explore(Ledger(bug=True), ExploreOptions(stop_at_first=stop, check_deadlock=False))
+        monkeypatch.setattr(Composed, "checked_successors", lambda self, names: None)
+        want = explore(Ledger(bug=True), ExploreOptions(stop_at_first=stop, check_deadlock=False))
+        monkeypatch.undo()
+        assert got.verdict == want.verdict == "violated"
+        assert [(v.property, v.length, v.trace) for v in got.violations] == [
+            (v.property, v.length, v.trace) for v in want.violations]
+        assert (got.stats.distinct, got.stats.generated) == (want.stats.distinct, want.stats.generated)
+
+
+def _reachable(m: Composed) -> list[tuple]:
+    seen = list(m.init_states())
+    index = set(seen)
+    for s in seen:
+        for _, t in m.successors(s):
+            if t not in index and m.within_bounds(t):
+                index.add(t)
+                seen.append(t)
+    return seen
+
+
+class Bounded(Ledger):
+    """Ledger whose constraint cuts logs longer than two, with a property that fails (raises) on
+    a step into such a state: the engines never check it there."""
+
+    @constraint("ShortLog", reads=("log",))
+    def short_log(self, log: tuple[int, ...]) -> bool:
+        return len(log) <= 2
+
+    @transition("ShortAfter", reads=("log",), actions=("Write",))
+    def short_after(self, step: tuple, before: Any, after: Any) -> bool:
+        """(raises past the constraint)"""
+        if len(after.log) > 2:
+            raise ValueError("outside the constraint")
+        return True
+
+
+def test_a_check_that_fails_outside_the_constraint_is_not_a_finding() -> None:
+    m = Bounded()
+    result = explore(m, ExploreOptions(stop_at_first=False, check_deadlock=False))
+    assert result.verdict == "holds"
+    assert result.stats.coverage["Write"].outside > 0  # steps into long logs were made, and cut
+
+
+class Rewritten(Ledger):
+    """Ledger whose class changes the successors the generated function makes."""
+
+    def successors(self, state: tuple) -> list[tuple[tuple, tuple]]:
+        return list(reversed(super().successors(state)))
+
+
+def test_no_checked_successors_where_the_class_changes_successors() -> None:
+    assert Ledger().checked_successors(_names(Ledger())) is not None
+    m = Rewritten()
+    assert m.checked_successors(_names(m)) is None
+    assert explore(m, ExploreOptions(check_deadlock=False)).verdict == "holds"
+
+
+# ---------------------------------------------------------------- machines without them
+
+
+class Chain(Machine):
+    """0 -> 1 -> ... -> n, a generator of successors and no transition property: the last state
+    deadlocks."""
+
+    fingerprint_kind = "hash"
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def init_states(self) -> Iterable[tuple[int]]:
+        return [(0,)]
+
+    def successors(self, state: tuple[int]) -> Iterable[tuple[tuple, tuple[int]]]:
+        if state[0] < self.n:
+            yield ("Next",), (state[0] + 1,)
+
+    def properties(self) -> Mapping[str, Property]:
+        return {"Small": Property("Small", "below n + 1", "invariant", lambda s: s[0] <= self.n)}
+
+    def fields(self, state: tuple[int]) -> dict[str, Any]:
+        return {"at": state[0]}
+
+
+@pytest.mark.parametrize("n", [1, 5])
+def test_a_machine_of_generators_still_deadlocks_where_it_has_no_successor(n: int) -> None:
+    result = explore(Chain(n), ExploreOptions())
+    assert result.verdict == "violated"
+    (v,) = result.violations
+    assert v.kind == "deadlock" and v.length == n + 1
+    assert result.stats.distinct == n + 1
+
+
+def test_every_shape_of_a_small_width_has_one_builder() -> None:
+    shapes = list(itertools.product([(), (0,), (1, 0)], [(), (1,)], [-1, 2], [-1, 3]))
+    builds = {_builder(4, *shape) for shape in shapes}
+    assert len(builds) == len(shapes)
