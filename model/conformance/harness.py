@@ -44,6 +44,7 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^(timer tick|abortTimedOutTransactions)\b", steps_coordinator.timeout_abort),
     (r"^removeExpiredTransactionalIds\b", steps_coordinator.expire_transactional_ids),
     (r"^generateProducerId\b", steps_coordinator.generate_pid),
+    (r"(?i)(grants? ProducerIdsBlock|block request fails)", steps_coordinator.block_event),
     (r"^ProduceBatch\b", steps_leader.produce),
     (r"(?i)(WriteTxnMarkers? ?(response|answer)|TransactionMarkerRequestCompletionHandler|marker_response)",
      steps_coordinator.marker_response),

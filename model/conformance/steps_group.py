@@ -13,7 +13,7 @@ from ..group.pending_offsets import (
     on_txn_offset_commit_append,
     prepare_txn_offset_commit,
 )
-from .values import NotExpressible, error_name, integer
+from .values import NotExpressible, error_code, error_name, integer
 from .world import World
 
 Observed = dict[str, Any]
@@ -56,7 +56,10 @@ def txn_offset_commit(w: World, inp: dict[str, Any]) -> Observed:
                                      integer(inp.get("generation_id", -1), "generation_id", w.symbols), offsets,
                                      NO_INSTANCE_ID if inst is None else w.instances.id(str(inst)))
     new_coord = w.group.new_coordinator or "group-coordinator/" in w.source_file
-    err, w.group = api.handle_txn_offset_commit(w.group._replace(new_coordinator=new_coord), req, w.protocol)
+    # the mocked KIP-890 verification's or the append's answer (testVerificationErrorsForTxnOffsetCommits)
+    failed = next((inp[k] for k in ("verification_error", "append_error", "append_result") if k in inp), "NONE")
+    err, w.group = api.handle_txn_offset_commit(w.group._replace(new_coordinator=new_coord), req, w.protocol,
+                                                append_error=error_code(str(failed)))
     w.last_txn_pid = pid
     return {"error": error_name(err), "error_code": err,
             "per_partition": {w.partitions.name(p): {"error": error_name(err), "error_code": err} for p, _ in offsets},
@@ -85,8 +88,13 @@ def txn_marker(w: World, inp: dict[str, Any]) -> Observed:
         return {"error": "EXCEPTION", "exception": "IllegalStateException"}
     return {"pending_dropped": had and not any(e.producer_id == pid for e in w.group_meta().pending),
             "committed": w.committed_view(), "pending_txn": w.pending_view(),
-            "has_offsets": bool(w.committed_view()),
+            "has_offsets": _has_offsets(w),
             "has_pending_from_producer": any(e.producer_id == pid for e in w.group_meta().pending)}
+
+
+def _has_offsets(w: World) -> bool:
+    """``GroupMetadata.hasOffsets``: committed offsets, or plain or transactional commits pending."""
+    return bool(w.committed_view()) or bool(w.plain_commits) or bool(w.group_meta().pending)
 
 
 def fail_pending_txn_offset_commit_all(w: World, pid: int):
@@ -128,5 +136,5 @@ def group_event(w: World, inp: dict[str, Any]) -> Observed:
         g = fail_pending_txn_offset_commit_all(w, pid)
     w.group = w.group._replace(group=g)
     pid = w.last_txn_pid
-    return {"committed": w.committed_view(), "pending_txn": w.pending_view(), "has_offsets": bool(w.committed_view()),
+    return {"committed": w.committed_view(), "pending_txn": w.pending_view(), "has_offsets": _has_offsets(w),
             "has_pending_from_producer": any(e.producer_id == pid for e in g.pending)}

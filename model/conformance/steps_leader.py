@@ -115,10 +115,13 @@ def remove_expired(w: World, inp: dict[str, Any]) -> Observed:
 
 
 def start_verification(w: World, inp: dict[str, Any]) -> Observed:
-    w.leader = api.start_verification(w.leader, integer(inp.get("producer_id", 0), "producer_id"),
+    pid = integer(inp.get("producer_id", 0), "producer_id")
+    w.leader = api.start_verification(w.leader, pid,
                                       integer(inp.get("base_sequence", inp.get("sequence", 0)), "sequence"),
                                       integer(inp.get("producer_epoch", 0), "producer_epoch"))
-    return {"verification_entry_present": True}
+    entry = next(e for e in w.leader.verifications if e.producer_id == pid)
+    return {"verification_entry_present": True,
+            "verification_entry": {"lowest_sequence": entry.lowest_sequence, "epoch": entry.epoch}}
 
 
 def move_log_start_offset(w: World, inp: dict[str, Any]) -> Observed:

@@ -161,8 +161,9 @@ class World:
 
     def entry_view(self, e: ProducerStateEntry) -> dict[str, Any]:
         last = e.batches[-1] if e.batches else None
+        # Kafka's ProducerStateEntry.firstSeq is the oldest cached batch's first sequence
         return {"epoch": e.epoch, "last_seq": last.seq if last else -1,
-                "first_seq": first_sequence(last) if last else -1,
+                "first_seq": first_sequence(e.batches[0]) if e.batches else -1,
                 "last_offset": last.offset if last else -1,
                 "coordinator_epoch": e.coordinator_epoch,
                 "txn_first_offset": None if e.current_txn_first_offset < 0 else e.current_txn_first_offset,
