@@ -9,12 +9,14 @@ import json
 from pathlib import Path
 
 from eoscheck.model.api import group as group_api
+from eoscheck.model.api import leader as leader_api
 from eoscheck.model.api.protocol import Protocol, protocol
 from eoscheck.model.conformance import harness
 from eoscheck.model.conformance.vectors import load_vectors, parse_vectors
 from eoscheck.model.errors import Errors
 from eoscheck.model.group.txn_offset_commit import offset_commit_error_answer
 from eoscheck.model.partition.verification import find_verification, start_verification
+from eoscheck.model.producer.partition_sequences import PartitionEntry, acknowledge, assign, on_produce_error
 
 WRITTEN = Path(__file__).parent / "data" / "kafka-unit-test-vectors.written.json"
 
@@ -36,11 +38,11 @@ def test_the_written_vectors_totals_are_pinned() -> None:
     assert run.variant == "kafka-2024-10"
     totals = {k: sum(1 for v in run.vectors if v.outcome == k)
               for k in (harness.AGREE, harness.DISAGREE, harness.NOT_EXPRESSIBLE)}
-    assert totals == {harness.AGREE: 100, harness.DISAGREE: 0, harness.NOT_EXPRESSIBLE: 2}
+    assert totals == {harness.AGREE: 112, harness.DISAGREE: 0, harness.NOT_EXPRESSIBLE: 2}
     assert {m: c[harness.AGREE] for m, c in run.counts().items()} == {
         "init_producer_id": 25, "txn_state_machine": 36, "transactional_id_expiration": 6,
-        "produce_validation": 15, "producer_expiration": 2, "offset_fetch_require_stable": 5,
-        "txn_offset_commit": 8, "producer_client": 3}
+        "produce_validation": 17, "producer_expiration": 4, "offset_fetch_require_stable": 9,
+        "txn_offset_commit": 8, "producer_client": 7}
     inexpressible = {v.id: v.reason for v in run.vectors if v.outcome == harness.NOT_EXPRESSIBLE}
     assert set(inexpressible) == {"CLI-06", "PIDM-03"}
     assert "TOPIC_AUTHORIZATION_FAILED" in inexpressible["CLI-06"]
@@ -117,3 +119,51 @@ def test_verification_entry_follows_the_epoch() -> None:
 
 def _protocol() -> Protocol:
     return protocol("kafka-2024-10")
+
+
+def test_a_duplicate_sequence_answer_completes_the_batch_without_an_offset() -> None:
+    """Sender.completeBatch: DUPLICATE_SEQUENCE_NUMBER is a success (no epoch bump, no reset); the
+    acknowledged sequence and offset never move back (SenderTest.testCorrectHandlingOfDuplicateSequenceError)."""
+    e, _ = assign(PartitionEntry(1, 0), "r1", 1, 2**31 - 1)
+    e, _ = assign(e, "r2", 1, 2**31 - 1)
+    e = acknowledge(e, "r2", 1000, 2**31 - 1)
+    r = on_produce_error(e, "r1", int(Errors.DUPLICATE_SEQUENCE_NUMBER), -1, transactional=False)
+    assert r.completed and not r.bump_epoch and not r.retry and not r.abortable
+    assert (r.entry.last_acked_sequence, r.entry.last_acked_offset, r.entry.in_flight) == (1, 1000, ())
+    (report,) = _run(_one("CLI-12")).vectors
+    assert report.outcome == harness.AGREE, report.differences
+
+
+def test_transactional_data_and_markers_clear_the_verification_entry() -> None:
+    """UnifiedLog.updateProducers clears the entry for a transactional batch or marker;
+    maybeStartTransactionVerification answers the SENTINEL while a transaction is ongoing."""
+    p = _protocol()
+    state = leader_api.start_verification(leader_api.LeaderState((), 0, 0, ()), 23, 5, 1)
+    assert state.verifications
+    batch = leader_api.ProduceBatch(23, 1, 5, 6, 0, True)
+    res, after = leader_api.append_batch(state, batch, p)
+    assert res.result == leader_api.APPENDED and after.verifications == ()
+    assert leader_api.start_verification(after, 23, 5, 1).verifications == ()
+    _, direct = leader_api.append_batch(state, batch, p, check_duplicates=False)
+    assert direct.verifications == state.verifications  # ProducerAppendInfo alone does not clear it
+    marker = leader_api.MarkerRequest(23, 1, 1, 0)
+    _, marked = leader_api.append_marker(state, marker, p)
+    assert marked.verifications == ()
+    for vid in ("PROD-22", "PROD-23"):
+        (report,) = _run(_one(vid)).vectors
+        assert report.outcome == harness.AGREE, (vid, report.differences)
+        assert not any(s.unchecked for s in report.steps), vid
+
+
+def test_no_committed_offset_leaves_the_partition_initializing() -> None:
+    (report,) = _run(_one("OFS-09")).vectors
+    assert report.outcome == harness.AGREE, report.differences
+
+
+def test_fetch_all_lists_only_partitions_with_a_committed_offset() -> None:
+    data = _one("OFS-11")
+    (report,) = _run(data).vectors
+    assert report.outcome == harness.AGREE, report.differences
+    data["vectors"][0]["steps"][0]["expected"]["partitions_returned"].append("bar-1")
+    (wrong,) = _run(data).vectors
+    assert wrong.outcome == harness.DISAGREE

@@ -53,7 +53,7 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^WriteTxnMarkers?\b", steps_leader.marker),
     (r"^advance_time\b", steps_leader.advance_time),
     (r"^removeExpiredProducers\b", steps_leader.remove_expired),
-    ((r"(?i)^(onLogStartOffsetIncremented|truncateHead|maybeIncrementLogStartOffset|deleteRecords|"
+    ((r"(?i)^(onLogStartOffsetIncremented|truncateHead|maybeIncrementLogStartOffset|deleteRecords|deleteOldSegments|"
      r"retention|log_start_offset|advance_log_start_offset)"), steps_leader.move_log_start_offset),
     (r"^maybeStartTransactionVerification\b", steps_leader.start_verification),
     (r"^TxnOffsetCommit\b", steps_group.txn_offset_commit),

@@ -67,10 +67,13 @@ def txn_offset_commit(w: World, inp: dict[str, Any]) -> Observed:
 
 
 def offset_fetch(w: World, inp: dict[str, Any]) -> Observed:
-    parts = [str(p) for p in inp.get("partitions", [])]
+    raw = inp.get("partitions")
+    # null = every partition: those with a committed offset (a partition with only a pending
+    # transactional offset is not listed until its transaction commits)
+    parts = sorted(w.committed_view()) if raw is None else [str(p) for p in raw]
     answers = api.handle_offset_fetch(w.group, tuple(w.partitions.id(p) for p in parts),
                                       require_stable=bool(inp.get("require_stable", False)))
-    return {"group_error": "NONE", "error": "NONE",
+    return {"group_error": "NONE", "error": "NONE", "partitions_returned": parts,
             "per_partition": {p: {"offset": off, "error": error_name(err), "error_code": err}
                               for p, (err, off) in zip(parts, answers)}}
 

@@ -44,6 +44,12 @@ def start_verification(entries: Verifications, producer_id: int, seq: int, epoch
     return tuple(sorted([v for v in entries if v.producer_id != producer_id] + [entry]))
 
 
+def clear_verification(entries: Verifications, producer_id: int) -> Verifications:
+    """``clearVerificationStateEntry``: a transactional batch or marker was written for the producer
+    (``UnifiedLog.updateProducers``), so the transaction is either ongoing or complete."""
+    return tuple(v for v in entries if v.producer_id != producer_id)
+
+
 def verification_refuses(entry: VerificationEntry | None, first_seq: int) -> bool:
     """``checkSequence``'s first test: a first sequence above the lowest one being verified."""
     return entry is not None and first_seq > entry.lowest_sequence
