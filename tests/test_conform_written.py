@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from eoscheck.model.api import coordinator as coordinator_api
 from eoscheck.model.api import group as group_api
 from eoscheck.model.api import leader as leader_api
 from eoscheck.model.api.protocol import Protocol, protocol
@@ -38,9 +39,9 @@ def test_the_written_vectors_totals_are_pinned() -> None:
     assert run.variant == "kafka-2024-10"
     totals = {k: sum(1 for v in run.vectors if v.outcome == k)
               for k in (harness.AGREE, harness.DISAGREE, harness.NOT_EXPRESSIBLE)}
-    assert totals == {harness.AGREE: 112, harness.DISAGREE: 0, harness.NOT_EXPRESSIBLE: 2}
+    assert totals == {harness.AGREE: 116, harness.DISAGREE: 0, harness.NOT_EXPRESSIBLE: 2}
     assert {m: c[harness.AGREE] for m, c in run.counts().items()} == {
-        "init_producer_id": 25, "txn_state_machine": 36, "transactional_id_expiration": 6,
+        "init_producer_id": 26, "txn_state_machine": 39, "transactional_id_expiration": 6,
         "produce_validation": 17, "producer_expiration": 4, "offset_fetch_require_stable": 9,
         "txn_offset_commit": 8, "producer_client": 7}
     inexpressible = {v.id: v.reason for v in run.vectors if v.outcome == harness.NOT_EXPRESSIBLE}
@@ -167,3 +168,17 @@ def test_fetch_all_lists_only_partitions_with_a_committed_offset() -> None:
     data["vectors"][0]["steps"][0]["expected"]["partitions_returned"].append("bar-1")
     (wrong,) = _run(data).vectors
     assert wrong.outcome == harness.DISAGREE
+
+
+def test_old_clients_get_invalid_producer_epoch_instead_of_producer_fenced() -> None:
+    """KAFKA-9911 in KafkaApis: InitProducerId below v4, EndTxn / AddPartitionsToTxn / AddOffsetsToTxn
+    below v2; other errors and newer versions are untouched."""
+    p = _protocol()
+    fenced, epoch = int(Errors.PRODUCER_FENCED), int(Errors.INVALID_PRODUCER_EPOCH)
+    for api, first in (("InitProducerId", 4), ("EndTxn", 2), ("AddPartitionsToTxn", 2), ("AddOffsetsToTxn", 2)):
+        assert coordinator_api.down_convert_fenced(fenced, api, first - 1, p) == epoch
+        assert coordinator_api.down_convert_fenced(fenced, api, first, p) == fenced
+        assert coordinator_api.down_convert_fenced(int(Errors.CONCURRENT_TRANSACTIONS), api, 0, p) == Errors.CONCURRENT_TRANSACTIONS
+    for vid in ("SM-38", "SM-39", "SM-40", "INIT-32"):
+        (report,) = _run(_one(vid)).vectors
+        assert report.outcome == harness.AGREE, (vid, report.differences)

@@ -107,7 +107,8 @@ def end_txn(w: World, inp: dict[str, Any]) -> Observed:
     req = api.EndTxnRequest(None if tid_raw is None else str(tid_raw), integer(inp.get("producer_id", 0), "producer_id"),
                             integer(inp.get("producer_epoch", 0), "producer_epoch"),
                             int(TxnResult[str(inp.get("result", "COMMIT"))]),
-                            integer(inp.get("client_transaction_version", 0), "client_transaction_version"))
+                            integer(inp.get("client_transaction_version", 0), "client_transaction_version"),
+                            integer(inp.get("request_version", 5), "request_version"))
     cs = w.coordinator(tid)
     resp, st = api.handle_end_txn(cs, req, w.protocol, append_error=_append_error(inp))
     record = _attempted(lambda e: api.handle_end_txn(cs, req, w.protocol, append_error=e))
@@ -134,8 +135,10 @@ def add_partitions(w: World, inp: dict[str, Any]) -> Observed:
             out["error"] = error_name(common.pop())
         return out
     cs = w.coordinator(tid)
-    resp, st, _ = api.handle_add_partitions(cs, pid, epoch, parts,
-                                                w.protocol, append_error=_append_error(inp), transactional_id=tid_raw)
+    kind = "AddOffsetsToTxn" if str(inp.get("api", "")).startswith("AddOffsetsToTxn") else "AddPartitionsToTxn"
+    version = integer(inp.get("request_version", 5 if kind == "AddPartitionsToTxn" else 4), "request_version")
+    resp, st, _ = api.handle_add_partitions(cs, pid, epoch, parts, w.protocol, append_error=_append_error(inp),
+                                            transactional_id=tid_raw, version=version, api=kind)
     record = _attempted(lambda e: api.handle_add_partitions(cs, pid, epoch, parts, w.protocol, append_error=e,
                                                             transactional_id=tid_raw))
     w.set_coordinator(tid, st)
