@@ -39,9 +39,9 @@ def test_the_written_vectors_totals_are_pinned() -> None:
     assert run.variant == "kafka-2024-10"
     totals = {k: sum(1 for v in run.vectors if v.outcome == k)
               for k in (harness.AGREE, harness.DISAGREE, harness.NOT_EXPRESSIBLE)}
-    assert totals == {harness.AGREE: 116, harness.DISAGREE: 0, harness.NOT_EXPRESSIBLE: 2}
+    assert totals == {harness.AGREE: 123, harness.DISAGREE: 0, harness.NOT_EXPRESSIBLE: 2}
     assert {m: c[harness.AGREE] for m, c in run.counts().items()} == {
-        "init_producer_id": 26, "txn_state_machine": 39, "transactional_id_expiration": 6,
+        "init_producer_id": 26, "txn_state_machine": 46, "transactional_id_expiration": 6,
         "produce_validation": 17, "producer_expiration": 4, "offset_fetch_require_stable": 9,
         "txn_offset_commit": 8, "producer_client": 7}
     inexpressible = {v.id: v.reason for v in run.vectors if v.outcome == harness.NOT_EXPRESSIBLE}
@@ -182,3 +182,15 @@ def test_old_clients_get_invalid_producer_epoch_instead_of_producer_fenced() -> 
     for vid in ("SM-38", "SM-39", "SM-40", "INIT-32"):
         (report,) = _run(_one(vid)).vectors
         assert report.outcome == harness.AGREE, (vid, report.differences)
+
+
+def test_a_marker_answer_after_losing_the_transactional_id_drops_the_completion() -> None:
+    """TransactionMarkerRequestCompletionHandler: NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS from
+    the state lookup -> removeMarkersForTxn, whatever the partition answered; the metadata is untouched."""
+    p = _protocol()
+    (report,) = _run(_one("SM-46")).vectors
+    assert report.outcome == harness.AGREE, report.differences
+    for lookup in (coordinator_api.CoordinatorState(coordinator_api.NO_METADATA, 0, True, 0),
+                   coordinator_api.CoordinatorState(coordinator_api.NO_METADATA, 0, False, int(Errors.NOT_COORDINATOR))):
+        ans, after = coordinator_api.handle_marker_response(lookup, 0, int(Errors.NONE), p)
+        assert ans.abandon and not ans.retry and not ans.completed and after == lookup

@@ -389,7 +389,13 @@ def handle_marker_response(state: CoordinatorState, partition: int, error: int,
                            protocol: Protocol) -> tuple[MarkerAnswer, CoordinatorState]:
     """``TransactionMarkerRequestCompletionHandler`` for one partition's WriteTxnMarkers answer, then
     ``writeTxnCompletion`` once no partition is left. An answer Kafka treats as fatal
-    (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, ...) raises ValueError (IllegalStateException in Kafka)."""
+    (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, ...) raises ValueError (IllegalStateException in Kafka).
+    A coordinator that no longer owns (or is reloading) the transactional id drops the pending
+    completion whatever the answer: the new owner resends the markers from its loaded state."""
+    if _lookup_error(state) in (Errors.NOT_COORDINATOR, Errors.COORDINATOR_LOAD_IN_PROGRESS):
+        return MarkerAnswer(False, True, False), state
+    if _lookup_error(state) or not state.metadata.exists:
+        raise ValueError("no transaction state for a pending marker completion")
     out = on_marker_response(state.metadata, partition, error)
     if out.retry or out.abandon:
         return MarkerAnswer(out.retry, out.abandon, False), state
