@@ -194,3 +194,24 @@ def test_a_marker_answer_after_losing_the_transactional_id_drops_the_completion(
                    coordinator_api.CoordinatorState(coordinator_api.NO_METADATA, 0, False, int(Errors.NOT_COORDINATOR))):
         ans, after = coordinator_api.handle_marker_response(lookup, 0, int(Errors.NONE), p)
         assert ans.abandon and not ans.retry and not ans.completed and after == lookup
+
+
+def test_an_input_field_the_harness_does_not_read_is_reported() -> None:
+    """A field no handler reads (here a made-up one) is listed as unchecked, with its reason; fields
+    with no model counterpart say why leaving them out cannot change the answer."""
+    data = _one("SM-03")
+    data["vectors"][0]["steps"][0]["input"]["fencing_hint"] = 7
+    (report,) = _run(data).vectors
+    assert report.outcome == harness.AGREE
+    assert "does not read" in report.steps[0].unchecked["input.fencing_hint"]
+    (toc,) = _run(_one("TOC-03")).vectors
+    assert "one group" in toc.steps[0].unchecked["input.group_id"]
+    assert "producer epoch" in toc.steps[0].unchecked["input.producer_epoch"]
+
+
+def test_produce_offsets_that_disagree_with_the_sequences_are_not_expressible() -> None:
+    data = _one("PROD-19")
+    step = data["vectors"][0]["steps"][0]["input"]
+    step["first_offset"], step["last_offset"] = 0, 4
+    (report,) = _run(data).vectors
+    assert report.outcome == harness.NOT_EXPRESSIBLE and "do not hold" in report.reason

@@ -286,9 +286,9 @@ def block_event(w: World, inp: dict[str, Any]) -> Observed:
     if w.blocks is None:
         raise NotExpressible("producer-id blocks: the vector gives no block state (block_size / zk_block)")
     text = str(inp.get("event", ""))
+    broker = integer(inp.get("broker", 0), "broker")
     if not re.search(r"\bgrants?\b", text):
         return {}
-    broker = integer(inp.get("broker", 0), "broker")
     start = re.search(r"start\s*=?\s*(\d+)", text)
     if start and int(start.group(1)) != w.blocks.next_block_start:
         raise NotExpressible(f"{text!r}: the model grants blocks in request order, the next starts at "

@@ -122,8 +122,9 @@ def group_event(w: World, inp: dict[str, Any]) -> Observed:
         w.plain_commits[w.partitions.id(str(inp["partition"]))] = integer(inp["offset"], "offset")
     elif ev.startswith("onTxnOffsetCommitAppend"):
         at = integer(inp.get("log_offset", w.group.log_end_offset), "log_offset")
+        only = inp.get("producer_id")  # none given: every producer's unwritten pending offsets
         for e in g.pending:
-            if e.appended_at == NOT_APPENDED:
+            if e.appended_at == NOT_APPENDED and (only is None or e.producer_id == integer(only, "producer_id")):
                 g = on_txn_offset_commit_append(g, e.producer_id, e.partition, e.offset, at)
         w.group = w.group._replace(log_end_offset=max(w.group.log_end_offset, at + 1))
     elif ev.startswith("onOffsetCommitAppend"):

@@ -55,6 +55,12 @@ def _batch(inp: dict[str, Any], common: dict[str, Any]) -> api.ProduceBatch:
     get = lambda k, d=None: inp.get(k, common.get(k, d))
     base = integer(get("base_sequence", 0), "base_sequence")
     first, ts = get("first_offset"), get("timestamp")
+    last_off = get("last_offset")
+    count = (integer(get("last_sequence", base), "last_sequence") - base) % 2**31 + 1 if base >= 0 else 1
+    if first is not None and last_off is not None and integer(last_off, "last_offset") - integer(first, "first_offset") + 1 != count:
+        # the leader derives a batch's last offset from its records, one sequence each
+        raise NotExpressible(f"offsets {first}..{last_off} do not hold the {count} records of sequences "
+                             f"{base}..{get('last_sequence', base)}")
     return api.ProduceBatch(integer(get("producer_id", 0), "producer_id"), integer(get("producer_epoch", 0), "producer_epoch"),
                             base, integer(get("last_sequence", base), "last_sequence"),
                             _origin({"origin": get("origin", "CLIENT")}), bool(get("is_transactional", False)),
