@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from ..api import coordinator as api
-from ..coordinator.producer_ids import generate_producer_id, grant_block
+from ..coordinator.producer_ids import ProducerIdsExhausted, generate_producer_id, grant_block
 from ..coordinator.txn_log import NO_METADATA
 from ..errors import Errors
 from ..transactions.codes import NO_PENDING, TxnResult, TxnState
@@ -269,7 +269,10 @@ def generate_pid(w: World, inp: dict[str, Any]) -> Observed:
     ids: list[int] = []
     for _ in range(times):
         kraft = bool(inp.get("kraft", False)) or bool(re.search(r"RPC|KRaft|Kraft", w.component))
-        gen, w.blocks = generate_producer_id(w.blocks, broker, synchronous=not kraft)
+        try:
+            gen, w.blocks = generate_producer_id(w.blocks, broker, synchronous=not kraft)
+        except ProducerIdsExhausted:
+            return {"error": "EXCEPTION", "exception": "KafkaException", "producer_ids": _range(ids)}
         if gen.error != Errors.NONE:
             return {"error": error_name(gen.error), "error_code": gen.error, "producer_ids": _range(ids)}
         ids.append(gen.producer_id)
