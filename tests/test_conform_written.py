@@ -45,11 +45,11 @@ def test_the_written_vectors_totals_are_pinned() -> None:
     assert run.variant == "kafka-2024-10"
     totals = {k: sum(1 for v in run.vectors if v.outcome == k)
               for k in (harness.AGREE, harness.DISAGREE, harness.NOT_EXPRESSIBLE)}
-    assert totals == {harness.AGREE: 124, harness.DISAGREE: 0, harness.NOT_EXPRESSIBLE: 1}
+    assert totals == {harness.AGREE: 129, harness.DISAGREE: 0, harness.NOT_EXPRESSIBLE: 1}
     assert {m: c[harness.AGREE] for m, c in run.counts().items()} == {
         "init_producer_id": 27, "txn_state_machine": 46, "transactional_id_expiration": 6,
         "produce_validation": 17, "producer_expiration": 4, "offset_fetch_require_stable": 9,
-        "txn_offset_commit": 8, "producer_client": 7}
+        "txn_offset_commit": 13, "producer_client": 7}
     inexpressible = {v.id: v.reason for v in run.vectors if v.outcome == harness.NOT_EXPRESSIBLE}
     # authorization errors are outside the model (README: "Out: ... authorization errors")
     assert set(inexpressible) == {"CLI-06"}
@@ -235,3 +235,14 @@ def test_producer_ids_run_out_at_the_largest_long() -> None:
         raise AssertionError("a block past Long.MaxValue was granted")
     (report,) = _run(_one("PIDM-03")).vectors
     assert report.outcome == harness.AGREE, (report.reason, report.differences)
+
+
+def test_unsupported_message_format_on_txn_offset_commit_is_fatal_with_its_own_exception() -> None:
+    """TxnOffsetCommitHandler: UNSUPPORTED_FOR_MESSAGE_FORMAT -> fatalError(error.exception()), not the
+    KafkaException of an unexpected answer."""
+    from eoscheck.model.producer.txn_offsets_client import on_txn_offset_commit_error
+    r = on_txn_offset_commit_error(int(Errors.UNSUPPORTED_FOR_MESSAGE_FORMAT))
+    assert (r.action, r.exception) == ("fatal", "UnsupportedForMessageFormatException")
+    assert on_txn_offset_commit_error(int(Errors.INVALID_TXN_STATE)).exception == "KafkaException"
+    (report,) = _run(_one("TOC-21")).vectors
+    assert report.outcome == harness.AGREE, report.differences
