@@ -316,3 +316,46 @@ def test_old_request_versions_do_not_need_kip_588() -> None:
     """SM-38's first step (EndTxn v1) is a 2.0 .. 2.4 request; its second (v2) is not."""
     vector = parse_vectors(_one("SM-38"), "x").vectors[0]
     assert harness.needed_features(vector, {}) == [("kip-588", "step 2: EndTxn v2")]
+
+
+def test_before_kip_588_every_fence_is_invalid_producer_epoch() -> None:
+    """2.0 .. 2.4 have no PRODUCER_FENCED (code 90 came with KIP-588 in 2.7): the coordinator fences
+    with INVALID_PRODUCER_EPOCH at every request version (2.4.0's TransactionCoordinator)."""
+    old, new = protocol("kafka-2.0-2.4"), protocol("kafka-2.7-3.9")
+    fenced, epoch = int(Errors.PRODUCER_FENCED), int(Errors.INVALID_PRODUCER_EPOCH)
+    assert not old.producer_fenced and new.producer_fenced
+    for api, version in (("EndTxn", 0), ("EndTxn", 1), ("AddPartitionsToTxn", 1), ("InitProducerId", 2)):
+        assert coordinator_api.down_convert_fenced(fenced, api, version, old) == epoch
+    assert coordinator_api.down_convert_fenced(fenced, "EndTxn", 1, new) == epoch  # KAFKA-9911
+    assert coordinator_api.down_convert_fenced(fenced, "EndTxn", 2, new) == fenced
+    assert coordinator_api.down_convert_fenced(int(Errors.CONCURRENT_TRANSACTIONS), "EndTxn", 0, old) == \
+        Errors.CONCURRENT_TRANSACTIONS
+    # Kafka's sample SM-10-tv0 (KAFKA-9600's tests, 2.6+): a larger epoch is accepted before KAFKA-9600,
+    # a smaller one is INVALID_PRODUCER_EPOCH; the 2024 snapshot fences both with PRODUCER_FENCED
+    sample = load_vectors(WRITTEN.parent / "kafka-unit-test-vectors.sample.json")
+    sample = sample._replace(vectors=tuple(v for v in sample.vectors if v.id == "SM-10-tv0"))
+    (at_2024,) = harness.run_file(sample).vectors
+    (at_24,) = harness.run_file(sample, "kafka-2.0-2.4").vectors
+    assert at_2024.outcome == harness.AGREE
+    assert at_24.outcome == harness.DISAGREE
+    assert {(i, d.field): d.model for i, d in at_24.differences if d.field == "error"} == {
+        (1, "error"): "NONE", (2, "error"): "INVALID_PRODUCER_EPOCH"}
+
+
+def test_before_kafka_9600_a_client_end_txn_is_refused_only_below_the_epoch() -> None:
+    """2.4.0's endTransaction fences ``producerEpoch < txnMetadata.producerEpoch`` only; KAFKA-9600
+    (2.6) made a client's EndTxn need the exact epoch."""
+    from eoscheck.model.state import TxnMetadata
+    from eoscheck.model.transactions.codes import TxnResult, TxnState
+    meta = TxnMetadata(True, 10, 10, 3, -1, int(TxnState.ONGOING), False)
+    st = coordinator_api.CoordinatorState(meta, 20)
+    for epoch, old_answer, new_answer in ((4, Errors.NONE, Errors.PRODUCER_FENCED),
+                                          (2, Errors.INVALID_PRODUCER_EPOCH, Errors.PRODUCER_FENCED),
+                                          (3, Errors.NONE, Errors.NONE)):
+        req = coordinator_api.EndTxnRequest("t", 10, epoch, int(TxnResult.COMMIT), version=1)
+        old, after = coordinator_api.handle_end_txn(st, req, protocol("kafka-2.0-2.4"))
+        req2 = req._replace(version=2)
+        new, _ = coordinator_api.handle_end_txn(st, req2, protocol("kafka-2.7-3.9"))
+        assert (old.error, new.error) == (old_answer, new_answer), epoch
+        if old.error == Errors.NONE:
+            assert after.metadata.state == TxnState.PREPARE_COMMIT and after.metadata.epoch == 3

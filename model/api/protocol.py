@@ -41,6 +41,12 @@ class Protocol(NamedTuple):
     #: features of ``FEATURES`` this version does not have: a vector that needs one is not expressible
     #: under the profile (it does not apply to that version) rather than a disagreement
     lacks: frozenset[str] = frozenset()
+    #: the coordinator fences with PRODUCER_FENCED (error 90, KIP-588, 2.7+); before, with INVALID_PRODUCER_EPOCH
+    #: (2.4.0's TransactionCoordinator; Errors has no code 90)
+    producer_fenced: bool = True
+    #: a client's EndTxn needs the metadata's exact epoch (KAFKA-9600, 2.6+); before, only a lower epoch was
+    #: refused (2.4.0's endTransaction has no isFromClient: ``producerEpoch < txnMetadata.producerEpoch``)
+    end_txn_exact_epoch: bool = True
 
 
 #: what a profile can lack (``Protocol.lacks``) -> what it is and when Kafka got it
@@ -104,7 +110,8 @@ PROFILES: dict[str, tuple[str, Protocol]] = {
                        "keeps a producer's state when the log start offset passes it, KAFKA-7190)"),
                       _profile("kafka-2.0-2.4", "broker-2.0-2.4", "pre-kip360", end_txn="tv1",
                                tv2_last_epoch="keep", down_convert_fenced=False, max_txn_timeout_ms=900000,
-                               txn_offset_commit="pre-kip447", lacks=_BEFORE_2_5)),
+                               txn_offset_commit="pre-kip447", lacks=_BEFORE_2_5,
+                               producer_fenced=False, end_txn_exact_epoch=False)),
 }
 
 DEFAULT_PROFILE = "kafka-2024-10"
