@@ -277,7 +277,7 @@ PROFILE_OUTCOMES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
                                   "INIT-32")},
         **{v: "kip-447" for v in ("TOC-02", "TOC-03", "TOC-08", "TOC-09", "TOC-11")},
         **{v: "kip-588" for v in ("SM-38", "SM-39", "SM-40")},
-        **{v: "kip-890-verification" for v in ("PROD-17", "PROD-22", "PROD-23")}}),
+        **{v: "kip-890-verification" for v in ("PROD-16", "PROD-17", "PROD-22", "PROD-23")}}),
 }
 
 
@@ -359,3 +359,40 @@ def test_before_kafka_9600_a_client_end_txn_is_refused_only_below_the_epoch() ->
         assert (old.error, new.error) == (old_answer, new_answer), epoch
         if old.error == Errors.NONE:
             assert after.metadata.state == TxnState.PREPARE_COMMIT and after.metadata.epoch == 3
+
+
+SAMPLE = WRITTEN.parent / "kafka-unit-test-vectors.sample.json"
+
+#: Kafka's sample per profile: (disagree, not expressible); the rest agrees
+SAMPLE_OUTCOMES: dict[str, tuple[set[str], set[str]]] = {
+    "kafka-2024-10": (set(), set()),
+    # KAFKA-14563 (4.0): a TV2 EndTxn after a client upgrade is validated by the request's version
+    "kafka-later-trunk": ({"SM-12"}, set()),
+    "kafka-2.7-3.9": (set(), {"INIT-08b", "SM-01", "SM-06-tv2", "SM-09-tv2", "SM-12", "SM-15", "SM-18"}),
+    # EXP-01: an expired producer's next batch (sequence 1) is UNKNOWN_PRODUCER_ID before KIP-360's broker
+    # side (2.5; 2.4.0's ProducerStateManager.checkSequence); SM-10-tv0: before KAFKA-9600 / KIP-588
+    "kafka-2.0-2.4": ({"EXP-01", "SM-10-tv0"},
+                      {"EXP-04", "INIT-04", "INIT-08b", "INIT-14", "INIT-17", "INIT-20", "INIT-26", "INIT-29", "PROD-15",
+                       "TOC-01", "TOC-04", "TOC-07", "TOC-10", "SM-01", "SM-06-tv2", "SM-09-tv2", "SM-12", "SM-15",
+                       "SM-18"}),
+}
+
+
+def test_the_sample_outcome_is_pinned_per_profile() -> None:
+    vf = load_vectors(SAMPLE)
+    for name, (disagree, inexpressible) in SAMPLE_OUTCOMES.items():
+        run = harness.run_file(vf, name)
+        assert {v.id for v in run.vectors if v.outcome == harness.DISAGREE} == disagree, name
+        assert {v.id for v in run.vectors if v.outcome == harness.NOT_EXPRESSIBLE} == inexpressible, name
+
+
+def test_a_field_the_version_does_not_have_is_left_unchecked() -> None:
+    """Kafka's INIT-07a asserts previousProducerId and lastProducerEpoch, which TransactionMetadata got
+    with KIP-360 (2.5): under kafka-2.0-2.4 they are unchecked with that reason, not disagreements."""
+    vf = load_vectors(SAMPLE)
+    vf = vf._replace(vectors=tuple(v for v in vf.vectors if v.id == "INIT-07a"))
+    (old,) = harness.run_file(vf, "kafka-2.0-2.4").vectors
+    assert old.outcome == harness.AGREE
+    assert "KIP-360" in old.steps[0].unchecked["state_after.prev_producer_id"]
+    (new,) = harness.run_file(vf, "kafka-2.7-3.9").vectors
+    assert new.outcome == harness.AGREE and "state_after.prev_producer_id" not in new.steps[0].unchecked

@@ -33,8 +33,8 @@ class Protocol(NamedTuple):
     client_epoch_bump: str
     #: TxnOffsetCommit validation (``model.group.txn_offset_commit.CHECKS``)
     txn_offset_commit: str
-    #: prepareFenceProducerEpoch at the largest epoch: "throw" (IllegalStateException, to the 2024
-    #: snapshot) or "keep" (later trunk: no bump)
+    #: prepareFenceProducerEpoch at the largest epoch: "throw" (IllegalStateException, to 4.x's Java
+    #: TransactionMetadata) or "keep" (no bump, an error logged: KAFKA-20090, PR 21469, Feb 2026)
     fence_at_max_epoch: str = "throw"
     max_epoch: int = 32767
     max_seq: int = 2**31 - 1
@@ -59,6 +59,12 @@ FEATURES: dict[str, str] = {
     "kip-588": ("KIP-588 (PRODUCER_FENCED, error 90, from InitProducerId v4 / EndTxn, AddPartitionsToTxn and "
                 "AddOffsetsToTxn v2), released in 2.7"),
     "kip-890-verification": "KIP-890 part 1 (the partition leader's transaction verification entry), released in 3.6",
+}
+
+#: feature -> the asserted state fields that do not exist in a version lacking it (TransactionMetadata got
+#: lastProducerId and lastProducerEpoch with KIP-360): an expected value for one is left unchecked there
+FEATURE_FIELDS: dict[str, tuple[str, ...]] = {
+    "kip-360": ("prev_producer_id", "last_producer_epoch"),
 }
 
 

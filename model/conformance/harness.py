@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ..api.coordinator import FENCED_SINCE
-from ..api.protocol import DEFAULT_PROFILE, FEATURES, Protocol, profile_for
+from ..api.protocol import DEFAULT_PROFILE, FEATURE_FIELDS, FEATURES, Protocol, profile_for
 from ..api.protocol import protocol as make_protocol
 from . import steps_client, steps_coordinator, steps_group, steps_leader
 from .compare import Difference, compare
@@ -158,6 +158,9 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
     if isinstance(meta, dict) and _int(meta.get("client_transaction_version", 0), 0) >= 2:
         found.append(("transaction-version-2", ("initial_state.txn_metadata.client_transaction_version "
                       f"{meta['client_transaction_version']}")))
+    for key in ("verification_guard", "verification_state"):
+        if initial.get(key):
+            found.append(("kip-890-verification", f"initial_state.{key}"))
     for i, step in enumerate(vector.steps):
         inp, at = step.input, f"step {i + 1}: "
         kind = str(inp.get("api") or inp.get("event") or inp.get("call") or "")
@@ -190,6 +193,24 @@ def _lacking(vector: Vector, protocol: Protocol, initial: dict[str, Any]) -> str
         if feature in protocol.lacks:
             return f"not expressible under {protocol.name}: {where} needs {FEATURES[feature]}, which this version lacks"
     return ""
+
+
+def _without_lacking_fields(expected: dict[str, Any], protocol: Protocol,
+                            prefix: str = "") -> tuple[dict[str, Any], dict[str, str]]:
+    """``expected`` without the fields the profile's version does not have, and why each is left out."""
+    missing = {f: feature for feature in protocol.lacks for f in FEATURE_FIELDS.get(feature, ())}
+    kept: dict[str, Any] = {}
+    left_out: dict[str, str] = {}
+    for key, exp in expected.items():
+        if key in missing:
+            left_out[f"{prefix}{key}"] = (f"{protocol.name} lacks {FEATURES[missing[key]]}: the field does not "
+                                          "exist in that version")
+        elif isinstance(exp, dict):
+            kept[key], sub = _without_lacking_fields(exp, protocol, f"{prefix}{key}.")
+            left_out.update(sub)
+        else:
+            kept[key] = exp
+    return kept, left_out
 
 
 def _run_case(vector: Vector, protocol: Protocol, initial: dict[str, Any], case: str) -> VectorReport:
@@ -230,8 +251,9 @@ def _run_case(vector: Vector, protocol: Protocol, initial: dict[str, Any], case:
             steps.append(StepReport(i + 1, 1, (Difference("(the model's rule raised)", expected,
                                                            f"{type(exc).__name__}: {exc}"),), {}))
             break
+        expected, left_out = _without_lacking_fields(expected, protocol)
         c = compare(expected, observed, symbols=world.symbols)
-        unchecked = dict(c.unchecked)
+        unchecked = {**c.unchecked, **left_out}
         for key in tracked.unread():
             unchecked[f"input.{key}"] = IGNORED_INPUT.get(key, "an input field the harness does not read: the model's "
                                                                "function for this input was run without it")
