@@ -92,8 +92,8 @@ def _profile(name: str, idempotent_variant: str, init_variant: str, **rest: obje
 #: 3.9 has the TransactionVersion feature enum but no TV2 path: EndTxn stops at v4 and TransactionMetadata keeps
 #: no client transaction version
 _NO_TV2 = frozenset({"transaction-version-2"})
-#: the 2.0 .. 2.4 request versions stop at InitProducerId v2, EndTxn / AddPartitionsToTxn / AddOffsetsToTxn v1,
-#: TxnOffsetCommit v2 (2.4.0's message definitions)
+#: before 2.5 (2.4.0's message definitions): InitProducerId stops at v2 (no producer id / epoch), TxnOffsetCommit at
+#: v2 (no member / generation), EndTxn, AddPartitionsToTxn and AddOffsetsToTxn at v1; no verification (3.6)
 _BEFORE_2_5 = _NO_TV2 | {"kip-360", "kip-447", "kip-588", "kip-890-verification"}
 
 #: profile name -> (doc, Protocol); the newest first
