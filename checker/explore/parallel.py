@@ -6,6 +6,15 @@ parent links, a ``compact.ParentStore``). The run is level-synchronous, so BFS l
 kept: every state of level ``d`` is expanded before any of level ``d + 1``, counterexamples stay
 shortest, and the counts (distinct, generated, depth) equal the single-process BFS's.
 
+The parent expands the first levels itself (``_Head``: a BFS with the BFS's chunks, order and
+first occurrences) until a level holds ``HEAD_FRONTIER`` states per worker; it then forks the
+workers, each taking one run of that level's states, and they go on from there. A run that never
+gets that wide (most specs) starts no process and is the BFS, trace for trace; in a larger one
+every counterexample still begins with the BFS's path to the level handed over, and the workers
+inherit (copy-on-write) every memo the head filled. The levels the head expands are cheap (the
+smallest ones; kafka.eos with symmetry: 16 levels, 2% of the states) but they are where a
+worker would pay a level's barriers and its memo misses for a handful of states each.
+
 One level, driven by the parent process over one pipe per worker; workers exchange flat arrays
 through files in shared memory (/dev/shm), which avoids pipe deadlocks between workers:
 
@@ -38,10 +47,12 @@ the commits can stop the run (no limit reached, time left; invariants are checke
 expansion, so a commit finds nothing).
 
 A parent link is the parent's *reference* ``local_index * workers + keeper``; a trace's chain of
-fingerprints is collected from the workers after the run and re-executed by
+fingerprints is collected from the workers after the run (it ends at a state of the level the
+head handed over; the head's links, by fingerprint, give its ancestors) and re-executed by
 ``checker.trace.rebuild_trace``, as for the BFS.
 
-Differences from ``bfs`` (documented, not hidden): ``max_states`` and ``max_seconds`` are enforced
+Differences from ``bfs`` (documented, not hidden; none of them applies to a run that ends in the
+head): ``max_states`` and ``max_seconds`` are enforced
 per level (the state cap exactly, by sharing the room; the time limit also inside a level, between
 chunks). Which of several equally-deep duplicates "discovered" a state may differ from the BFS,
 so per-action *distinct* coverage may differ while totals agree, and a counterexample may end in
