@@ -18,12 +18,6 @@ from eoscheck.examples.twophase import SymmetricTwoPhase, TwoPhase
 NONE = ()
 
 
-@pytest.fixture(autouse=True)
-def workers_from_level_one(monkeypatch):
-    """These tests are about the workers: they start from the initial states, as the parent
-    would hand a large model's first levels to them (``HEAD_FRONTIER``; tests of the head set it
-    themselves)."""
-    monkeypatch.setattr(parallel, "HEAD_FRONTIER", 0)
 
 
 def run_both(machine: Machine, options: ExploreOptions, workers: int = 2):
