@@ -17,7 +17,8 @@ import traceback
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from ..api.protocol import DEFAULT_PROFILE, Protocol, profile_for
+from ..api.coordinator import FENCED_SINCE
+from ..api.protocol import DEFAULT_PROFILE, FEATURE_FIELDS, FEATURES, Protocol, profile_for
 from ..api.protocol import protocol as make_protocol
 from . import steps_client, steps_coordinator, steps_group, steps_leader
 from .compare import Difference, compare
@@ -44,6 +45,7 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^(timer tick|abortTimedOutTransactions)\b", steps_coordinator.timeout_abort),
     (r"^removeExpiredTransactionalIds\b", steps_coordinator.expire_transactional_ids),
     (r"^generateProducerId\b", steps_coordinator.generate_pid),
+    (r"(?i)(grants? ProducerIdsBlock|block request fails)", steps_coordinator.block_event),
     (r"^ProduceBatch\b", steps_leader.produce),
     (r"(?i)(WriteTxnMarkers? ?(response|answer)|TransactionMarkerRequestCompletionHandler|marker_response)",
      steps_coordinator.marker_response),
@@ -52,7 +54,7 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^WriteTxnMarkers?\b", steps_leader.marker),
     (r"^advance_time\b", steps_leader.advance_time),
     (r"^removeExpiredProducers\b", steps_leader.remove_expired),
-    ((r"(?i)^(onLogStartOffsetIncremented|truncateHead|maybeIncrementLogStartOffset|deleteRecords|"
+    ((r"(?i)^(onLogStartOffsetIncremented|truncateHead|maybeIncrementLogStartOffset|deleteRecords|deleteOldSegments|"
      r"retention|log_start_offset|advance_log_start_offset)"), steps_leader.move_log_start_offset),
     (r"^maybeStartTransactionVerification\b", steps_leader.start_verification),
     (r"^TxnOffsetCommit\b", steps_group.txn_offset_commit),
@@ -67,6 +69,46 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^(send|resend|produce_response|response|tp\d+ produce|abortTransaction|new transaction)\b",
      steps_client.event),
 )
+
+
+#: input keys that name or annotate the step rather than feed the model
+_NOT_INPUT = {"api", "event", "call", "error_code", "note", "notes", "comment", "expected_request"}
+
+
+#: input fields the model has no counterpart for, and why leaving them out cannot change an answer
+IGNORED_INPUT: dict[str, str] = {
+    "new_txn_timeout_ms": "the model abstracts time: TransactionMetadata keeps no transaction timeout",
+    "group_id": "the model's group coordinator holds the one group the vector is about",
+    "coordinator": "OffsetFetch is answered alike by the classic and the new group coordinator (both read pending "
+                   "transactional offsets the same way)",
+    "producer_epoch": "the group coordinator does not check a TxnOffsetCommit's producer epoch (the transaction "
+                      "coordinator does, through AddOffsetsToTxn and KIP-890 verification)",
+}
+
+
+class _Tracked(dict[str, Any]):
+    """A step's input that records which keys the handler read: a key nobody read is reported, so
+    a field the harness silently ignores cannot pass for an agreement unnoticed."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        super().__init__(data)
+        self.read: set[str] = set()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str):
+            self.read.add(key)
+        return super().__contains__(key)
+
+    def unread(self) -> list[str]:
+        return sorted(k for k in self if k not in self.read and k not in _NOT_INPUT)
 
 
 def route(inp: dict[str, Any]) -> Handler:
@@ -100,11 +142,86 @@ class VectorReport(NamedTuple):
         return tuple((s.step, d) for s in self.steps for d in s.differences)
 
 
+def _int(value: Any, default: int) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default  # an unreadable field is the step reader's to report, not a feature the vector needs
+
+
+def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, str]]:
+    """(feature of ``FEATURES``, where the vector needs it), read from the vector's state and inputs
+    (never from what it expects): a profile lacking one of them is a version the vector does not
+    apply to."""
+    found: list[tuple[str, str]] = []
+    meta = initial.get("txn_metadata")
+    if isinstance(meta, dict) and _int(meta.get("client_transaction_version", 0), 0) >= 2:
+        found.append(("transaction-version-2", ("initial_state.txn_metadata.client_transaction_version "
+                      f"{meta['client_transaction_version']}")))
+    for key in ("verification_guard", "verification_state"):
+        if initial.get(key):
+            found.append(("kip-890-verification", f"initial_state.{key}"))
+    for i, step in enumerate(vector.steps):
+        inp, at = step.input, f"step {i + 1}: "
+        kind = str(inp.get("api") or inp.get("event") or inp.get("call") or "")
+        tv = inp.get("client_transaction_version", 0)
+        if _int(tv, 0) >= 2:
+            found.append(("transaction-version-2", f"{at}input.client_transaction_version {tv}"))
+        if re.match(r"InitProducerId\b", kind) and (_int(inp.get("producer_id", -1), -1) >= 0
+                                                   or _int(inp.get("producer_epoch", -1), -1) >= 0):
+            found.append(("kip-360", (f"{at}InitProducerId with producer id {inp.get('producer_id')} and epoch "
+                          f"{inp.get('producer_epoch')}")))
+        if re.search(r"(^|\.)prepareIncrementProducerEpoch\b", kind) and inp.get("expected_producer_epoch") is not None:
+            found.append(("kip-360", f"{at}prepareIncrementProducerEpoch with an expected epoch"))
+        if re.match(r"TxnOffsetCommit\b", kind) and (inp.get("member_id") not in (None, "")
+                                                    or _int(inp.get("generation_id", -1), -1) != -1
+                                                    or inp.get("group_instance_id") is not None):
+            found.append(("kip-447", (f"{at}TxnOffsetCommit with member id {inp.get('member_id')!r} and "
+                          f"generation {inp.get('generation_id')}")))
+        version = inp.get("request_version")
+        for api, since in FENCED_SINCE.items():
+            if re.match(rf"{api}\b", kind) and version is not None and _int(version, 0) >= since:
+                found.append(("kip-588", f"{at}{api} v{version}"))
+        if re.match(r"maybeStartTransactionVerification\b", kind):
+            found.append(("kip-890-verification", f"{at}{kind}"))
+    return found
+
+
+def _lacking(vector: Vector, protocol: Protocol, initial: dict[str, Any]) -> str:
+    """Why the vector does not apply to the profile's Kafka version ('' when it does)."""
+    for feature, where in needed_features(vector, initial):
+        if feature in protocol.lacks:
+            return f"not expressible under {protocol.name}: {where} needs {FEATURES[feature]}, which this version lacks"
+    return ""
+
+
+def _without_lacking_fields(expected: dict[str, Any], protocol: Protocol,
+                            prefix: str = "") -> tuple[dict[str, Any], dict[str, str]]:
+    """``expected`` without the fields the profile's version does not have, and why each is left out."""
+    missing = {f: feature for feature in protocol.lacks for f in FEATURE_FIELDS.get(feature, ())}
+    kept: dict[str, Any] = {}
+    left_out: dict[str, str] = {}
+    for key, exp in expected.items():
+        if key in missing:
+            left_out[f"{prefix}{key}"] = (f"{protocol.name} lacks {FEATURES[missing[key]]}: the field does not "
+                                          "exist in that version")
+        elif isinstance(exp, dict):
+            kept[key], sub = _without_lacking_fields(exp, protocol, f"{prefix}{key}.")
+            left_out.update(sub)
+        else:
+            kept[key] = exp
+    return kept, left_out
+
+
 def _run_case(vector: Vector, protocol: Protocol, initial: dict[str, Any], case: str) -> VectorReport:
     steps: list[StepReport] = []
 
     def report(outcome: str, reason: str = "") -> VectorReport:
         return VectorReport(vector.id, vector.mechanism, protocol.name, outcome, reason, tuple(steps), case)
+
+    lacking = _lacking(vector, protocol, initial)
+    if lacking:
+        return report(NOT_EXPRESSIBLE, lacking)
 
     try:
         world = World(protocol, {"initial_state": initial, "steps": [s._asdict() for s in vector.steps]}, initial)
@@ -119,8 +236,9 @@ def _run_case(vector: Vector, protocol: Protocol, initial: dict[str, Any], case:
         expected = dict(step.expected)
         if isinstance(step.input.get("expected_request"), dict):
             expected["request"] = step.input["expected_request"]
+        tracked = _Tracked(step.input)
         try:
-            observed = route(step.input)(world, step.input)
+            observed = route(tracked)(world, tracked)
         except NotExpressible as exc:
             if any(s.differences for s in steps):
                 break
@@ -133,13 +251,18 @@ def _run_case(vector: Vector, protocol: Protocol, initial: dict[str, Any], case:
             steps.append(StepReport(i + 1, 1, (Difference("(the model's rule raised)", expected,
                                                            f"{type(exc).__name__}: {exc}"),), {}))
             break
+        expected, left_out = _without_lacking_fields(expected, protocol)
         c = compare(expected, observed, symbols=world.symbols)
-        steps.append(StepReport(i + 1, c.compared, c.differences, c.unchecked))
+        unchecked = {**c.unchecked, **left_out}
+        for key in tracked.unread():
+            unchecked[f"input.{key}"] = IGNORED_INPUT.get(key, "an input field the harness does not read: the model's "
+                                                               "function for this input was run without it")
+        steps.append(StepReport(i + 1, c.compared, c.differences, unchecked))
     if any(s.differences for s in steps):
         return report(DISAGREE)
     if not any(s.compared for s in steps):
-        fields = sorted({f for s in steps for f in s.unchecked})
-        why = "; ".join(sorted({s.unchecked[f] for s in steps for f in s.unchecked if f in s.unchecked}))
+        fields = sorted({f for s in steps for f in s.unchecked if not f.startswith("input.")})
+        why = "; ".join(sorted({s.unchecked[f] for s in steps for f in s.unchecked if not f.startswith("input.")}))
         return report(NOT_EXPRESSIBLE, f"no asserted field is one the model answers ({', '.join(fields)}): {why}")
     return report(AGREE)
 
