@@ -14,7 +14,7 @@ import itertools
 import math
 import pickle
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -226,11 +226,15 @@ class _Plan:
         #: by index (``check_index``); 0 is the empty set
         self.check_sets: list[tuple[str, ...]] = [()]
         self.check_ids: dict[tuple[str, ...], int] = {(): 0}
+        self._transition_objs = [(name, obj) for name, obj in self.property_objs.items() if isinstance(obj, _Transition)]
+        #: (step, written places) -> its ``check_sets`` index (``check_index``)
+        self._check_index: dict[tuple[Step, tuple[int, ...]], int] = {}
         self._fuse()
         self.compile()
 
     def _fuse(self) -> None:
         self.fused = _Fused(self.memoize, self.pos)
+        self._check_index.clear()  # keyed by places: a new layout's differ
         #: the conjunction of the constraints (None: there are none)
         self.within: Callable[[tuple], bool] | None = (
             self.fused.invariants(self.constraints, [c.check for c in self.constraints]) if self.constraints else None)
@@ -833,12 +837,20 @@ class _Plan:
                 objs, [self.properties[n].check for n in key], list(self.actions))  # type: ignore[arg-type]
         return checks
 
-    def check_index(self, step: Step, written: Collection[int]) -> int:
+    def check_index(self, step: Step, written: tuple[int, ...]) -> int:
         """The index in ``check_sets`` of the transition properties that may fail on ``step``, a
-        step writing the places ``written`` (``_Transition.applies``): an outcome's, computed once
-        when its binding's memo misses."""
-        names = tuple(name for name, obj in self.property_objs.items()
-                      if isinstance(obj, _Transition) and obj.applies(step, written))
+        step writing the places ``written`` (``_Transition.applies``): an outcome's, computed when
+        its binding's memo misses (and remembered by step and places: misses repeat steps)."""
+        key = (step, written)
+        index = self._check_index.get(key)
+        if index is not None:
+            return index
+        places = set(written)
+        names = tuple(name for name, obj in self._transition_objs if obj.applies(step, places))
+        index = self._check_index[key] = self._check_set(names)
+        return index
+
+    def _check_set(self, names: tuple[str, ...]) -> int:
         index = self.check_ids.get(names)
         if index is None:
             index = self.check_ids[names] = len(self.check_sets)

@@ -772,7 +772,7 @@ class _Rule:
         written = tuple(k for k, _ in writes)
         sent = tuple(k for k, _, _ in sends)
         build = _builder(len(self.plan.live), written, sent, receive, budget)
-        checks = self.plan.check_index(step, {*written, *sent, receive, budget})
+        checks = self.plan.check_index(step, (*written, *sent, receive, budget))
         return step, build, (*(v for _, v in writes), *(x for _, cache, fold in sends for x in (cache, fold))), checks
 
 

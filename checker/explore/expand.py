@@ -271,42 +271,10 @@ class Expander:
                 succ, failed = checked
                 sym_first = mode == 1 and not machine.symmetric_constraint
 
-                def slow(state: Any, ref: int, lst: Iterable[tuple[Any, Any]]) -> bool:
-                    """One state's successors as the loops below take them, checking each step
-                    in the constraint; True when a finding stops the run."""
-                    nxt = _NONE
-                    for step, nxt in lst:
-                        action = step[0]
-                        act_append(action)
-                        if sym_first:
-                            if bounded and not within(nxt):
-                                cut_append(action)
-                                continue
-                            if ((tf := tget(action)) is not None and not tf(state, step, nxt)
-                                    and self._transition_findings(trans, state, step, nxt, ref, level)):
-                                return True
-                            h = hash(canonical(nxt))  # type: ignore[misc]
-                            if h in seen or h in known:
-                                continue
-                        else:
-                            h = hash(nxt) if mode == 0 else hash(canonical(nxt))  # type: ignore[misc]
-                            if h in seen or h in known:
-                                if ((tf := tget(action)) is not None and not tf(state, step, nxt)
-                                        and self._transition_findings(trans, state, step, nxt, ref, level)):
-                                    return True
-                                continue
-                            if bounded and not within(nxt):
-                                cut_append(action)
-                                continue
-                            if ((tf := tget(action)) is not None and not tf(state, step, nxt)
-                                    and self._transition_findings(trans, state, step, nxt, ref, level)):
-                                return True
-                        seen_add(h)
-                        fps_append(h)
-                        par_append(ref)
-                        st_append(nxt)
-                        step_append(step)
-                    return nxt is _NONE and deadlock and self._deadlock_stops(state, ref, level)
+                # (a method, not a closure: the loops' locals stay fast locals, not cells)
+                slow = self._slow_state
+                ctx = (level, mode, sym_first, canonical, bounded, within, tget, trans, seen, known, act_append,
+                       cut_append, seen_add, fps_append, par_append, st_append, step_append, deadlock)
 
                 # the same three loops as below without a transition check per step (the usual
                 # state: ``failed`` empty)
@@ -315,7 +283,7 @@ class Expander:
                         lst = succ(state)
                         if failed:
                             failed.clear()
-                            if slow(state, ref, lst):
+                            if slow(state, ref, lst, ctx):
                                 out.stopped = True
                                 return out
                             continue
@@ -341,7 +309,7 @@ class Expander:
                     lst = succ(state)
                     if failed:
                         failed.clear()
-                        if slow(state, ref, lst):
+                        if slow(state, ref, lst, ctx):
                             out.stopped = True
                             return out
                         continue
@@ -503,6 +471,46 @@ class Expander:
             out.generated = len(actions)
             if cut:
                 out.outside = Counter(cut)
+
+    def _slow_state(self, state: Any, ref: int, lst: Iterable[tuple[Any, Any]], ctx: tuple[Any, ...]) -> bool:
+        """One state's successors as ``expand_chunk``'s loops take them, checking each step in the
+        constraint (after ``checked_successors`` recorded a failure); True when a finding stops
+        the run."""
+        (level, mode, sym_first, canonical, bounded, within, tget, trans, seen, known, act_append,
+         cut_append, seen_add, fps_append, par_append, st_append, step_append, deadlock) = ctx
+        nxt = _NONE
+        for step, nxt in lst:
+            action = step[0]
+            act_append(action)
+            if sym_first:
+                if bounded and not within(nxt):
+                    cut_append(action)
+                    continue
+                if ((tf := tget(action)) is not None and not tf(state, step, nxt)
+                        and self._transition_findings(trans, state, step, nxt, ref, level)):
+                    return True
+                h = hash(canonical(nxt))
+                if h in seen or h in known:
+                    continue
+            else:
+                h = hash(nxt) if mode == 0 else hash(canonical(nxt))
+                if h in seen or h in known:
+                    if ((tf := tget(action)) is not None and not tf(state, step, nxt)
+                            and self._transition_findings(trans, state, step, nxt, ref, level)):
+                        return True
+                    continue
+                if bounded and not within(nxt):
+                    cut_append(action)
+                    continue
+                if ((tf := tget(action)) is not None and not tf(state, step, nxt)
+                        and self._transition_findings(trans, state, step, nxt, ref, level)):
+                    return True
+            seen_add(h)
+            fps_append(h)
+            par_append(ref)
+            st_append(nxt)
+            step_append(step)
+        return nxt is _NONE and deadlock and self._deadlock_stops(state, ref, level)
 
     def _checked_successors(self, names: tuple[str, ...]) -> Any:
         """The machine's ``checked_successors`` for these transition properties (None: it has none)."""
