@@ -52,8 +52,8 @@ REDUNDANT: dict[str, frozenset[str]] = {
     "AddPartitionsToTxn": frozenset({"producer"}), "Drain": frozenset({"producer"}),
     "EndTxn": frozenset({"producer"}), "RequestTimeout": frozenset({"producer"}),
     "WriteTxnMarker": frozenset({"p", "txn"}), "WriteOffsetsMarker": frozenset({"txn"}),
-    # gates on projections (the producer's phase or ``between`` flag, the group's membership fields)
-    "Rejoin": frozenset({"i", "member", "group", "phase"}), "OnAssignment": frozenset({"member", "group", "between"}),
+    # gates on projections (the producer's phase, the group's membership fields), on one key: one lookup
+    "Rejoin": frozenset({"me", "group", "phase"}), "OnAssignment": frozenset({"member", "group", "phase"}),
     "IdempotentRequestTimeout": frozenset({"c", "client", "on_way", "back"}),
     "ExpireBatch": frozenset({"timing", "now"}),
 }
