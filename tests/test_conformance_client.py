@@ -177,6 +177,71 @@ def test_kip_designed_bump_fails_sequenced_batches_instead_of_resequencing() -> 
     assert [b.record for b in out.client.batches] == [2] and out.client.batches[0].status == QUEUED
 
 
+def _two_in_retry(c: ClientConfig):
+    """r0 (seq 0) and r1 (seq 1) went out, the connection closed: both wait to be retried; r2 is queued."""
+    client, _ = with_inflight(2, c, sent=3)
+    return cl.connection_closed(client)
+
+
+# KIP-360, "simplified error handling": "1. Assignment of the epoch/sequence number to a record batch
+# is permanent ... 2. When we encounter a fatal error for a batch, we will fail all subsequent batches
+# for that partition which have been assigned a sequence number." A batch that expires has failed for
+# good, so the rule holds for expiry too (review finding 7): without it the later batch was retried with
+# its permanent sequence behind a possible hole and came back OUT_OF_ORDER_SEQUENCE_NUMBER.
+
+def test_kip_designed_expiry_in_retry_fails_later_sequenced_batches_and_bumps() -> None:
+    c = cfg(bump="fail_inflight", delivery_timeout=1)
+    client = cl.expire_batch(_two_in_retry(c), 0, c)
+    assert client.failed == 0b011 and not is_unresolved(client) and client.epoch_bump_required
+    assert [(b.record, b.status) for b in client.batches] == [(2, QUEUED)]
+    client = cl.bump_epoch(client, c)
+    _, req = cl.drain(client, 0, 0, c)
+    assert (req.record, req.epoch, req.seq) == (2, 1, 0)  # the queued batch starts the new epoch at 0
+
+
+def test_kip_shipped_expiry_in_retry_leaves_the_sequence_unresolved_and_keeps_later_batches() -> None:
+    c = cfg(delivery_timeout=1)
+    client = cl.expire_batch(_two_in_retry(c), 0, c)
+    assert client.failed == 0b001 and client.unresolved == 1 and not client.epoch_bump_required
+    assert [(b.record, b.status, b.seq) for b in client.batches] == [(1, RETRY, 1), (2, QUEUED, -1)]
+
+
+def test_kip_designed_in_flight_expiry_fails_later_sequenced_batches() -> None:
+    c = cfg(bump="fail_inflight", delivery_timeout=1)
+    client, _ = with_inflight(2, c, sent=3)
+    client = cl.expire_in_flight_batch(client, 0, c)  # a first attempt: shipped would leave no trace
+    assert client.failed == 0b011 and client.epoch_bump_required and not is_unresolved(client)
+    shipped = cl.expire_in_flight_batch(with_inflight(2, cfg(delivery_timeout=1), sent=3)[0], 0, cfg(delivery_timeout=1))
+    assert shipped.failed == 0b001 and not shipped.epoch_bump_required and [b.record for b in shipped.batches] == [1, 2]
+
+
+def test_kip_designed_retriable_answer_past_the_delivery_timeout_fails_later_batches() -> None:
+    c = cfg(bump="fail_inflight", delivery_timeout=1)
+    client, _ = with_inflight(2, c, sent=3)
+    out = cl.handle_produce_response(client, resp(0, Errors.NOT_ENOUGH_REPLICAS), 1, c)
+    assert out.outcome == cl.FAILED and out.client.failed == 0b011 and out.client.epoch_bump_required
+    assert not is_unresolved(out.client)
+    shipped = cl.handle_produce_response(with_inflight(2, cfg(delivery_timeout=1), sent=3)[0],
+                                         resp(0, Errors.NOT_ENOUGH_REPLICAS), 1, cfg(delivery_timeout=1))
+    assert shipped.outcome == cl.FAILED and shipped.client.failed == 0b001 and shipped.client.unresolved == 1
+
+
+def test_kip_designed_non_retriable_error_fails_later_sequenced_batches() -> None:
+    c = cfg(bump="fail_inflight")
+    client, _ = with_inflight(2, c, sent=3)
+    out = cl.handle_produce_response(client, resp(0, Errors.INVALID_PRODUCER_EPOCH), 0, c)
+    assert out.outcome == cl.FAILED and out.client.failed == 0b011 and out.client.epoch_bump_required
+    shipped = cl.handle_produce_response(with_inflight(2, cfg(), sent=3)[0], resp(0, Errors.INVALID_PRODUCER_EPOCH), 0, cfg())
+    assert shipped.client.failed == 0b001 and [b.record for b in shipped.client.batches] == [1, 2]
+
+
+def test_kip_designed_expiry_of_a_later_batch_keeps_the_earlier_ones() -> None:
+    # "subsequent" batches only: r0 stays in retry when r1 fails
+    c = cfg(bump="fail_inflight", delivery_timeout=1)
+    client = cl.expire_batch(_two_in_retry(c), 1, c)
+    assert client.failed == 0b010 and [(b.record, b.status) for b in client.batches] == [(0, RETRY), (2, QUEUED)]
+
+
 def test_unresolved_partition_blocks_new_batches_then_bumps_if_gap() -> None:
     c = cfg(delivery_timeout=3)
     client, _ = with_inflight(1, c, sent=2)

@@ -180,3 +180,56 @@ def test_leader_and_follower_expire_producers_in_separate_steps() -> None:
                 seen.add(t)
                 todo.append(t)
     assert follower_only and leader_only
+
+
+# review finding 7: the KIP-360 designed-vs-shipped pair (and its kafka.eos twins) must exercise the
+# client_epoch_bump switch, i.e. explore different state spaces on the committed bounds
+_KIP360_PAIRS = [("kip360-delete-records-no-duplicate", "kip360-designed-delete-records-no-duplicate"),
+                 ("eos-idempotent-kip360-delete-records-no-duplicate",
+                  "eos-idempotent-kip360-designed-delete-records-no-duplicate")]
+
+
+@pytest.mark.parametrize("shipped,designed", _KIP360_PAIRS)
+def test_kip360_designed_and_shipped_pair_explore_different_states(shipped: str, designed: str) -> None:
+    from pathlib import Path
+
+    from eoscheck.checker.spec import build_machine, load_spec, spec_to_options
+    specs = Path(__file__).resolve().parent.parent / "specs"
+    runs = {}
+    for name in (shipped, designed):
+        spec = load_spec(specs / f"{name}.toml")
+        machine = build_machine(spec)
+        result = explore(machine, spec_to_options(spec))
+        assert result.verdict == spec.expect.verdict == "holds"
+        runs[name] = (result.stats.distinct, result.stats.coverage, machine.disabled_actions())
+    (n_shipped, cov_shipped, off_shipped), (n_designed, cov_designed, off_designed) = runs[shipped], runs[designed]
+    assert (n_shipped, n_designed) == (3272, 3034)
+    # shipped leaves an expired batch's sequence unresolved; the design fails the later batches instead
+    assert cov_shipped["ResolveSequences"].distinct > 0 and "ResolveSequences" not in off_shipped
+    assert "ResolveSequences" in off_designed
+    assert cov_designed["ExpireBatch"].distinct > 0 and cov_designed["BumpEpoch"].distinct > 0
+
+
+def test_kip360_designed_expiry_fails_the_later_sequenced_batch_in_the_pairs_state_space() -> None:
+    # the reaction the designed spec relies on is reachable there: one ExpireBatch fails two records
+    # (the expired batch and the later one with a sequence) and requests the bump
+    from eoscheck.model.state import QUEUED
+    b = {"acked_prefix": 1, "records": 2, "max_in_flight": 2, "delete_records": 2, "lost_responses": 1,
+         "transient_errors": 1, "delivery_timeout": 1, "max_ticks": 1}
+    machine = IDEMPOTENT_PRODUCE_MACHINE.machine("kip360-designed", None, b)
+    seen = set(machine.init_states())
+    todo = list(seen)
+    found = None
+    while todo and found is None:
+        s = todo.pop()
+        for step, t in machine.successors(s):
+            before, after = s.clients[0], t.clients[0]
+            if step[0] == "ExpireBatch" and after.failed.bit_count() - before.failed.bit_count() == 2:
+                found = (before, after)
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    assert found is not None
+    before, after = found
+    assert sum(x.status != QUEUED for x in before.batches) == 2
+    assert after.epoch_bump_required and after.unresolved == -1 and all(x.status == QUEUED for x in after.batches)

@@ -240,6 +240,8 @@ class IdempotentProduceMachine(Machine):
             off.add("InitProducerId")
         if self.cfg.version != "kip360":
             off.add("BumpEpoch")
+        if self.cfg.epoch_bump == "fail_inflight":
+            off.add("ResolveSequences")  # the KIP's design fails the later batches: no unresolved sequence
         return frozenset(off)
 
     def clear_caches(self) -> None:

@@ -17,7 +17,14 @@ Per version (``ClientConfig.version``):
   partition's in-flight batches from sequence 0 under the new epoch
   (``startSequencesAtBeginning``) and retries them; as the KIP *designs* it
   (``"fail_inflight"``) a sequence, once assigned, never changes: the batch and every later
-  batch with a sequence fail, and new batches start at 0 under the bumped epoch.
+  batch with a sequence fail, and new batches start at 0 under the bumped epoch. The KIP's rule
+  ("when we encounter a fatal error for a batch, we will fail all subsequent batches for that
+  partition which have been assigned a sequence number") covers every way a sequenced batch fails
+  for good, not only the OUT_OF_ORDER / UNKNOWN_PRODUCER_ID answers: a delivery-timeout expiry
+  (in retry or in flight, or a retriable answer past the timeout) and a non-retriable error fail
+  the later sequenced batches too and request the bump. The design has no unresolved sequence
+  (shipped's ``markSequenceUnresolved``, which keeps later batches going and judges them by their
+  answers): a later batch is never retried behind a hole, so it cannot come back OUT_OF_ORDER.
 
 Sequences are assigned when a batch is first drained and kept on retries. A retried batch is
 drained only when it is the first in flight (in-flight drops to one during retries); a new batch
@@ -193,13 +200,30 @@ def old_id_answer(client: IdempotentClient, index: int, error: int, now: int, cf
     return ResponseOutcome(failed, RAISED_OUT_OF_ORDER if raised else FAILED)
 
 
+def _designed(cfg: ClientConfig) -> bool:
+    """KIP-360 as its text designs the client (sequences permanent once assigned)."""
+    return cfg.version == "kip360" and cfg.epoch_bump == "fail_inflight"
+
+
+def fail_sequenced_from(client: IdempotentClient, index: int) -> IdempotentClient:
+    """KIP-360 as designed ("simplified error handling", item 2): a sequenced batch failed for good,
+    so it and every later batch of the partition that carries a sequence fail (a permanent sequence
+    behind a possible hole can never be accepted), and the epoch is bumped so that new batches start
+    at 0."""
+    later = [i for i in _sequenced(client) if i >= index]
+    return _fail(client, later)._replace(epoch_bump_required=True)
+
+
 def expire_batch(client: IdempotentClient, index: int, cfg: ClientConfig) -> IdempotentClient:
     """The accumulator expires a batch past delivery.timeout.ms; if it had been sent, the
-    partition's sequence is unresolved until the in-flight batches complete."""
+    partition's sequence is unresolved until the in-flight batches complete (as designed: the
+    later sequenced batches fail with it)."""
     batch = client.batches[index]
-    client = _fail(client, [index])
     if batch.status == QUEUED:
-        return client
+        return _fail(client, [index])
+    if _designed(cfg):
+        return fail_sequenced_from(client, index)
+    client = _fail(client, [index])
     return client._replace(unresolved=_next(cfg, batch.seq))
 
 
@@ -207,8 +231,11 @@ def expire_in_flight_batch(client: IdempotentClient, index: int, cfg: ClientConf
     """``Sender.getExpiredInflightBatches``: a batch whose request is still outstanding reaches
     delivery.timeout.ms and fails (its request may still be appended). Only a batch in retry marks
     the partition's sequence unresolved (``Sender`` l.428, ``inRetry``); a first attempt just leaves
-    the client, its sequence stays used (fidelity audit B5)."""
+    the client, its sequence stays used (fidelity audit B5). As designed, either way the later
+    sequenced batches fail with it."""
     batch = client.batches[index]
+    if _designed(cfg):
+        return fail_sequenced_from(client, index)
     client = _fail(client, [index])
     return client._replace(unresolved=_next(cfg, batch.seq)) if batch.retried else client
 
@@ -241,6 +268,8 @@ def handle_produce_response(client: IdempotentClient, resp: ProduceResponse, now
 
     def retry(c: IdempotentClient) -> ResponseOutcome:
         if is_expired(batch, now, cfg):  # canRetry: past the delivery timeout
+            if _designed(cfg):
+                return ResponseOutcome(fail_sequenced_from(c, index), FAILED)
             c = _fail(c, [index])
             return ResponseOutcome(c._replace(unresolved=_next(cfg, batch.seq)), FAILED)
         b = c.batches[index]._replace(status=RETRY, retried=c.batches[index].retried or cfg.in_flight_expiry)
@@ -279,17 +308,16 @@ def handle_produce_response(client: IdempotentClient, resp: ProduceResponse, now
     # INVALID_PRODUCER_EPOCH and anything else: not retriable, the batch fails
     if version == "pre-kip360":
         return ResponseOutcome(_fail_and_adjust_sequences(client, index, cfg), FAILED)
-    client = _fail(client, [index])
     if version == "kip360":
-        return ResponseOutcome(client._replace(epoch_bump_required=True), FAILED)
-    return ResponseOutcome(client, FAILED)
+        if cfg.epoch_bump == "fail_inflight":
+            return ResponseOutcome(fail_sequenced_from(client, index), FAILED)
+        return ResponseOutcome(_fail(client, [index])._replace(epoch_bump_required=True), FAILED)
+    return ResponseOutcome(_fail(client, [index]), FAILED)
 
 
 def _kip360_bump(client: IdempotentClient, index: int, retry, raised: int, cfg: ClientConfig) -> ResponseOutcome:
     """KIP-360: request an epoch bump for the partition. As shipped the batch is retried (it will
     be re-sequenced by the bump); as designed it fails with every later sequenced batch."""
-    client = client._replace(epoch_bump_required=True)
     if cfg.epoch_bump == "resequence_inflight":
-        return retry(client)
-    later = [i for i in _sequenced(client) if i >= index]
-    return ResponseOutcome(_fail(client, later), raised)
+        return retry(client._replace(epoch_bump_required=True))
+    return ResponseOutcome(fail_sequenced_from(client, index), raised)
