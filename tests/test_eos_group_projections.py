@@ -25,9 +25,11 @@ from eoscheck.model.machines.eos_group import (
     fetched,
     group_offsets,
     member_identity,
+    rejoin_fields,
     with_commit_fields,
     with_member_identity,
     with_offsets,
+    with_rejoin_fields,
 )
 from eoscheck.model.producer import transactional as tx
 from eoscheck.model.state import TXN_CLOSED, TXN_FATAL, TXN_FENCED
@@ -102,10 +104,12 @@ def _rejoin_steps(m: Any, s: tuple) -> list[tuple[tuple, tuple]]:
 @pytest.mark.parametrize("alpha", [False, True])
 def test_rejoin_on_member_identities_is_rejoin_on_whole_members(alpha: bool) -> None:
     """Rejoin reads and writes the members through ``member:identity`` (ids, incarnations, lost
-    flags; the generation and assignment each member believes blanked), so a member's new assignment
-    costs it no miss: on every reachable state of the pipeline shape (per-thread and per-partition
-    producers), and on those states with a producer made fenced or fatal, its memoised steps are the
-    steps of the rule on whole members, and the projection is a lens."""
+    flags; the generation and assignment each member believes blanked) and its producer through
+    ``producer[i]:rejoin`` (phase, position, connections; new connections restart the instance), so a
+    member's new assignment or its producer's batches moving cost it no miss: on every reachable state
+    of the pipeline shape (per-thread and per-partition producers), and on those states with a producer
+    made fenced or fatal, its memoised steps are the steps of the rule on whole members and whole
+    producers, and both projections are lenses."""
     if alpha:
         from eoscheck.model.machines.eos import EosMachine
         from eoscheck.model.machines.eos_model import BOUNDS
@@ -132,6 +136,11 @@ def test_rejoin_on_member_identities_is_rejoin_on_whole_members(alpha: bool) -> 
                 fenced_fired += len(want)
     assert fired > 50 and fenced_fired > 100, (fired, fenced_fired)
 
+    producers = {p for s in states for p in m.view(s).producer}
+    for p in producers:
+        assert with_rejoin_fields(p, rejoin_fields(p)) == p
+    for p, q in itertools.islice(itertools.product(producers, producers), 20000):
+        assert rejoin_fields(with_rejoin_fields(p, rejoin_fields(q))) == rejoin_fields(q)
     members = {mem for s in states for mem in m.view(s).member}
     assert len({member_identity(mem) for mem in members}) < len(members)  # it does drop something
     for a in members:

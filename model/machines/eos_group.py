@@ -240,12 +240,38 @@ def with_member_identity(m: Member, identity: Member) -> Member:
     return m._replace(member_id=identity.member_id, lost=identity.lost)
 
 
+class RejoinFields(NamedTuple):
+    """What Rejoin reads and writes of its producer (a written projection): the phase, the position,
+    and the connection of each partition, which tells a new instance (``tx.restart`` opens new ones)."""
+
+    phase: int
+    position: int
+    connections: tuple[int, ...]
+
+
+def rejoin_fields(p: TxnProducer) -> RejoinFields:
+    return RejoinFields(p.phase, p.position, tuple(part.connection for part in p.parts))
+
+
+def with_rejoin_fields(p: TxnProducer, f: RejoinFields) -> TxnProducer:
+    """``p`` with ``f`` written: new connections are a new producer instance (``tx.restart``: nothing of
+    the old one's is read again) with ``f``'s phase, position and connections; otherwise ``p`` with
+    ``f``'s phase and position."""
+    if f.connections == tuple(part.connection for part in p.parts):
+        return p._replace(phase=f.phase, position=f.position)
+    new = tx.restart(p)
+    if f.connections != tuple(part.connection for part in new.parts):
+        new = new._replace(parts=tuple(part._replace(connection=c) for part, c in zip(new.parts, f.connections)))
+    return new._replace(phase=f.phase, position=f.position)
+
+
 #: the projections of ``kafka.eos``'s parts this mixin reads (declared on the parts in ``eos.py``)
 GROUP_PROJECTIONS: dict[str, dict[str, Any]] = {
     "group": {"membership": Projection(membership, with_membership), "input_offset": input_offset,
               "offsets": Projection(group_offsets, with_offsets), "fetched": fetched},
     "producer": {"between": producer_between, "phase": producer_phase, "inputs": producer_inputs,
-                 "commit": Projection(commit_fields, with_commit_fields)},
+                 "commit": Projection(commit_fields, with_commit_fields),
+                 "rejoin": Projection(rejoin_fields, with_rejoin_fields)},
     "txn": {"state": txn_state},
 }
 #: a rejoin's producer phases: fenced or fatal (a new instance), or between transactions
@@ -442,16 +468,17 @@ class EosGroup:
     @precondition(lambda self, me, group, phase: phase in _FENCED_OR_FATAL or (
         phase in _BETWEEN and must_rejoin(me, group)))
     @rule("Rejoin", params={"i": _with_rejoins},
-          reads=("me=member[i]", "group:membership", "phase=producer[i]:phase", "member:identity", "producer[i]"),
-          writes=("member:identity", "group:membership", "producer[i]"), results=("rank",))
-    def rejoin_rule(self, i: int, member: tuple[Member, ...], group: Membership, producer: TxnProducer) -> Any:
+          reads=("me=member[i]", "group:membership", "phase=producer[i]:phase", "member:identity",
+                 "producer[i]:rejoin"),
+          writes=("member:identity", "group:membership", "producer[i]:rejoin"), results=("rank",))
+    def rejoin_rule(self, i: int, member: tuple[Member, ...], group: Membership, producer: RejoinFields) -> Any:
         """A member that learned it left the group (between transactions), or whose producer was fenced,
         joins again with a new member id, which sorts anywhere among the others' (``rank``); a fenced
         producer is replaced by a new instance."""
         fenced = producer.phase in (TXN_FENCED, TXN_FATAL)
         if not fenced and not (must_rejoin(member[i], group) and between_transactions(producer)):  # type: ignore[arg-type]
             return None
-        after = self.alpha_on_rejoin(producer, fenced)  # type: ignore[attr-defined]
+        after = self.alpha_rejoin_fields(producer, fenced)  # type: ignore[attr-defined]
         # past the last rejoin the constraint cuts every successor: one stands for them (liveness sees
         # the member enabled to rejoin; ``_with_rejoins``)
         ranks = range(1, self.members + 1) if member[i].incarnation < self.rejoins else (self.members,)
