@@ -7,7 +7,8 @@ InitProducerId machine), ``transactions.end_txn`` / ``add_partitions`` / ``timeo
 KafkaApis' INVALID_REQUEST for exactly one of producer id and epoch, empty and null transactional
 ids, the transaction-timeout check, COORDINATOR_LOAD_IN_PROGRESS while the log loads, the result
 of the ``__transaction_state`` append, (-1, -1) in every error answer, and the down-conversion of
-PRODUCER_FENCED for InitProducerId v < 4.
+PRODUCER_FENCED for old request versions (InitProducerId v < 4, EndTxn / AddPartitionsToTxn /
+AddOffsetsToTxn v < 2).
 """
 
 from __future__ import annotations
@@ -93,14 +94,25 @@ def _fence_failed(meta: TxnMetadata, protocol: Protocol) -> TxnMetadata:
                          has_failed_epoch_fence=True)
 
 
+#: the first version of each request whose clients know PRODUCER_FENCED (KAFKA-9911, 2.7)
+FENCED_SINCE = {"InitProducerId": 4, "EndTxn": 2, "AddPartitionsToTxn": 2, "AddOffsetsToTxn": 2}
+
+
+def down_convert_fenced(error: int, api: str, version: int, protocol: Protocol) -> int:
+    """``KafkaApis``: an older client does not know code 90, so PRODUCER_FENCED goes out as
+    INVALID_PRODUCER_EPOCH (which it treats as fatal too)."""
+    if protocol.down_convert_fenced and error == Errors.PRODUCER_FENCED and version < FENCED_SINCE[api]:
+        return int(Errors.INVALID_PRODUCER_EPOCH)
+    return error
+
+
 def handle_init_producer_id(state: CoordinatorState, request: InitProducerIdRequest, protocol: Protocol, *,
                             append_error: int = Errors.NONE) -> tuple[Response, CoordinatorState]:
     """InitProducerId (``KafkaApis.handleInitProducerIdRequest`` + ``TransactionCoordinator.
     handleInitProducerId``). ``append_error``: what the ``__transaction_state`` append answers."""
     resp, new = _init(state, request, protocol, append_error)
-    if protocol.down_convert_fenced and request.version < 4 and resp.error == Errors.PRODUCER_FENCED:
-        resp = _error(Errors.INVALID_PRODUCER_EPOCH)  # KAFKA-9911: old clients do not know code 90
-    return resp, new
+    err = down_convert_fenced(resp.error, "InitProducerId", request.version, protocol)
+    return (resp if err == resp.error else _error(err)), new
 
 
 def _init(state: CoordinatorState, request: InitProducerIdRequest, protocol: Protocol,
@@ -183,6 +195,7 @@ class EndTxnRequest(NamedTuple):
     result: int  # TxnResult
     #: 0 (EndTxn <= v4) or 2 (EndTxn v5, KIP-890 part 2)
     client_tv: int = 0
+    version: int = 5
 
 
 def _end_txn_rule(meta: TxnMetadata, req: EndTxnRequest, protocol: Protocol, new_pid: int, *,
@@ -202,6 +215,13 @@ def handle_end_txn(state: CoordinatorState, request: EndTxnRequest, protocol: Pr
     """EndTxn (``TransactionCoordinator.handleEndTransaction``). Success answers the metadata's
     producer id and epoch once PrepareX is written (TV2: the bumped epoch), or at once for a retry of
     a completed transaction; errors answer (-1, -1)."""
+    resp, new = _end_txn(state, request, protocol, append_error)
+    err = down_convert_fenced(resp.error, "EndTxn", request.version, protocol)
+    return (resp if err == resp.error else _error(err)), new
+
+
+def _end_txn(state: CoordinatorState, request: EndTxnRequest, protocol: Protocol,
+             append_error: int) -> tuple[Response, CoordinatorState]:
     if not request.transactional_id:
         return _error(Errors.INVALID_REQUEST), state
     if _lookup_error(state):
@@ -236,9 +256,17 @@ def complete_transaction(state: CoordinatorState, protocol: Protocol) -> tuple[b
 
 def handle_add_partitions(state: CoordinatorState, producer_id: int, epoch: int, partitions: tuple[int, ...],
                           protocol: Protocol, *, append_error: int = Errors.NONE,
-                          transactional_id: str | None = "t") -> tuple[Response, CoordinatorState, bool]:
-    """AddPartitionsToTxn / AddOffsetsToTxn; the third value says whether an Ongoing record was
-    written (its transition is made with TV_0)."""
+                          transactional_id: str | None = "t", version: int = 5,
+                          api: str = "AddPartitionsToTxn") -> tuple[Response, CoordinatorState, bool]:
+    """AddPartitionsToTxn / AddOffsetsToTxn (``api``); the third value says whether an Ongoing record
+    was written (its transition is made with TV_0)."""
+    resp, new, wrote = _add_partitions(state, producer_id, epoch, partitions, append_error, transactional_id)
+    err = down_convert_fenced(resp.error, api, version, protocol)
+    return (resp if err == resp.error else _error(err)), new, wrote
+
+
+def _add_partitions(state: CoordinatorState, producer_id: int, epoch: int, partitions: tuple[int, ...],
+                    append_error: int, transactional_id: str | None) -> tuple[Response, CoordinatorState, bool]:
     if not transactional_id:
         return _error(Errors.INVALID_REQUEST), state, False
     if _lookup_error(state):
@@ -361,7 +389,13 @@ def handle_marker_response(state: CoordinatorState, partition: int, error: int,
                            protocol: Protocol) -> tuple[MarkerAnswer, CoordinatorState]:
     """``TransactionMarkerRequestCompletionHandler`` for one partition's WriteTxnMarkers answer, then
     ``writeTxnCompletion`` once no partition is left. An answer Kafka treats as fatal
-    (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, ...) raises ValueError (IllegalStateException in Kafka)."""
+    (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, ...) raises ValueError (IllegalStateException in Kafka).
+    A coordinator that no longer owns (or is reloading) the transactional id drops the pending
+    completion whatever the answer: the new owner resends the markers from its loaded state."""
+    if _lookup_error(state) in (Errors.NOT_COORDINATOR, Errors.COORDINATOR_LOAD_IN_PROGRESS):
+        return MarkerAnswer(False, True, False), state
+    if _lookup_error(state) or not state.metadata.exists:
+        raise ValueError("no transaction state for a pending marker completion")
     out = on_marker_response(state.metadata, partition, error)
     if out.retry or out.abandon:
         return MarkerAnswer(out.retry, out.abandon, False), state

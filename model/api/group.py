@@ -23,6 +23,7 @@ from ..group.pending_offsets import (
 )
 from ..group.txn_offset_commit import (
     consumer_group_error,
+    offset_commit_error_answer,
     unknown_group_error,
     validate_txn_offset_commit,
 )
@@ -49,9 +50,12 @@ class TxnOffsetCommitRequest(NamedTuple):
 
 
 def handle_txn_offset_commit(state: GroupCoordinatorState, req: TxnOffsetCommitRequest,
-                             protocol: Protocol) -> tuple[int, GroupCoordinatorState]:
+                             protocol: Protocol, *, append_error: int = Errors.NONE) -> tuple[int, GroupCoordinatorState]:
     """The error for every partition of the request (they share it) and the group after: on NONE
-    the offsets are pending for the producer, their record written at the log end offset."""
+    the offsets are pending for the producer, their record written at the log end offset.
+    ``append_error``: what the KIP-890 verification or the ``__consumer_offsets`` append answers
+    (the unit tests mock it); a failed one answers ``offset_commit_error_answer`` and leaves no
+    pending offsets."""
     group = state.group
     if group is None:
         err = unknown_group_error(new_coordinator=state.new_coordinator, generation_id=req.generation_id)
@@ -65,6 +69,8 @@ def handle_txn_offset_commit(state: GroupCoordinatorState, req: TxnOffsetCommitR
                                          member_id=req.member_id, instance_id=req.instance_id)
     if err != Errors.NONE:
         return err, state
+    if append_error != Errors.NONE:
+        return offset_commit_error_answer(append_error), state
     at = state.log_end_offset
     group = prepare_txn_offset_commit(group, req.producer_id, req.offsets)
     for p, off in req.offsets:

@@ -26,6 +26,7 @@ from ..partition.validation import AppendOrigin, validate_data_batch, validate_p
 from ..partition.validation import append_marker as _append_marker
 from ..partition.verification import (
     Verifications,
+    clear_verification,
     find_verification,
     remove_expired_verifications,
     verification_refuses,
@@ -72,7 +73,8 @@ def _count(batch: ProduceBatch, max_seq: int) -> int:
 def append_batch(state: LeaderState, batch: ProduceBatch, protocol: Protocol, *,
                  check_duplicates: bool = True) -> tuple[ProduceResult, LeaderState]:
     """A produce batch through ``UnifiedLog`` (``check_duplicates=False``: through
-    ``ProducerAppendInfo`` alone, as ProducerStateManagerTest drives it: no duplicate pre-check)."""
+    ``ProducerAppendInfo`` alone, as ProducerStateManagerTest drives it: no duplicate pre-check and
+    no clearing of the verification entry, which ``UnifiedLog.updateProducers`` does)."""
     entry = find_entry(state.producers, batch.producer_id)
     if batch.origin == AppendOrigin.CLIENT:
         if verification_refuses(find_verification(state.verifications, batch.producer_id), batch.base_sequence):
@@ -97,10 +99,14 @@ def append_batch(state: LeaderState, batch: ProduceBatch, protocol: Protocol, *,
     delta = last - first
     if delta:
         new = new._replace(batches=new.batches[:-1] + (new.batches[-1]._replace(delta=delta),))
+    verifications = state.verifications
     if batch.transactional:
         new = begin_transaction(new, first)
+        if check_duplicates:
+            verifications = clear_verification(verifications, batch.producer_id)
     return ProduceResult(APPENDED, int(Errors.NONE), first, last), state._replace(
-        producers=put_entry(state.producers, new), log_end_offset=max(state.log_end_offset, last + 1))
+        producers=put_entry(state.producers, new), log_end_offset=max(state.log_end_offset, last + 1),
+        verifications=verifications)
 
 
 class MarkerRequest(NamedTuple):
@@ -113,8 +119,9 @@ class MarkerRequest(NamedTuple):
 
 
 def append_marker(state: LeaderState, marker: MarkerRequest, protocol: Protocol, *,
-                  origin: int = AppendOrigin.COORDINATOR) -> tuple[ProduceResult, LeaderState]:
-    """WriteTxnMarkers on this partition (origin COORDINATOR; REPLICATION skips the checks)."""
+                  origin: int = AppendOrigin.COORDINATOR, unified_log: bool = True) -> tuple[ProduceResult, LeaderState]:
+    """WriteTxnMarkers on this partition (origin COORDINATOR; REPLICATION skips the checks); through
+    ``UnifiedLog`` (``unified_log``) the marker also clears the producer's verification entry."""
     entry = find_entry(state.producers, marker.producer_id) or empty_entry(marker.producer_id)
     offset = marker.offset if marker.offset >= 0 else state.log_end_offset
     mk = TxnMarker(0, marker.producer_id, marker.epoch, marker.result, marker.coordinator_epoch)
@@ -126,8 +133,10 @@ def append_marker(state: LeaderState, marker: MarkerRequest, protocol: Protocol,
         d = _append_marker(entry, mk, timestamp=state.now)
     if d.error != Errors.NONE:
         return ProduceResult(REJECTED, int(d.error)), state
+    verifications = clear_verification(state.verifications, marker.producer_id) if unified_log else state.verifications
     return ProduceResult(APPENDED, int(Errors.NONE), offset, offset), state._replace(
-        producers=put_entry(state.producers, d.entry), log_end_offset=max(state.log_end_offset, offset + 1))
+        producers=put_entry(state.producers, d.entry), log_end_offset=max(state.log_end_offset, offset + 1),
+        verifications=verifications)
 
 
 def remove_expired_producers(state: LeaderState, expiration_ms: int) -> LeaderState:
@@ -147,4 +156,9 @@ def move_log_start_offset(state: LeaderState, log_start_offset: int, protocol: P
 
 
 def start_verification(state: LeaderState, producer_id: int, seq: int, epoch: int) -> LeaderState:
+    """``UnifiedLog.maybeStartTransactionVerification``: nothing to verify (the SENTINEL guard) while
+    the producer has a transaction ongoing on this partition; otherwise the entry is created or updated."""
+    entry = find_entry(state.producers, producer_id)
+    if entry is not None and entry.current_txn_first_offset >= 0:
+        return state
     return state._replace(verifications=_start_verification(state.verifications, producer_id, seq, epoch, state.now))

@@ -93,6 +93,8 @@ def _respond(w: World, tp: str, name: str | None, error: int, base_offset: int, 
         entry = api.bump_idempotent_epoch(entry, w.protocol.max_seq)
         w.client["epoch"] = entry.epoch
     w.client_partitions[tp] = entry
+    if r.completed:
+        out["record_offset"] = -1
     if r.fatal:
         w.client["state"] = "FATAL_ERROR"
     elif r.abortable:
@@ -218,7 +220,8 @@ def consumer_offset_fetch(w: World, inp: dict[str, Any]) -> Observed:
     tp = str(inp.get("partition", "tp0"))
     r = api.consumer_offset_fetch_reaction(err, offset)
     positions = w.client.setdefault("_positions", {})
-    if not r.retry and not r.failed:
+    # no committed offset (-1) sets no position: the partition stays initializing for the reset policy
+    if not r.retry and not r.failed and r.position >= 0:
         positions[tp] = r.position
     initializing = tp not in positions
     return {"retry": r.retry, "retriable": r.retry, "is_retriable": r.retry, "failed": r.failed,

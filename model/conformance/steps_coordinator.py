@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from ..api import coordinator as api
-from ..coordinator.producer_ids import generate_producer_id
+from ..coordinator.producer_ids import ProducerIdsExhausted, generate_producer_id, grant_block
 from ..coordinator.txn_log import NO_METADATA
 from ..errors import Errors
 from ..transactions.codes import NO_PENDING, TxnResult, TxnState
@@ -102,10 +102,13 @@ def init_producer_id(w: World, inp: dict[str, Any]) -> Observed:
 def end_txn(w: World, inp: dict[str, Any]) -> Observed:
     tid = _tid(inp)
     _precondition(w, tid, inp)
-    req = api.EndTxnRequest(tid, integer(inp.get("producer_id", 0), "producer_id"),
+    # the request keeps a null or empty transactional id (INVALID_REQUEST); only the lookup defaults
+    tid_raw = inp.get("transactional_id", DEFAULT_TID)
+    req = api.EndTxnRequest(None if tid_raw is None else str(tid_raw), integer(inp.get("producer_id", 0), "producer_id"),
                             integer(inp.get("producer_epoch", 0), "producer_epoch"),
                             int(TxnResult[str(inp.get("result", "COMMIT"))]),
-                            integer(inp.get("client_transaction_version", 0), "client_transaction_version"))
+                            integer(inp.get("client_transaction_version", 0), "client_transaction_version"),
+                            integer(inp.get("request_version", 5), "request_version"))
     cs = w.coordinator(tid)
     resp, st = api.handle_end_txn(cs, req, w.protocol, append_error=_append_error(inp))
     record = _attempted(lambda e: api.handle_end_txn(cs, req, w.protocol, append_error=e))
@@ -132,8 +135,10 @@ def add_partitions(w: World, inp: dict[str, Any]) -> Observed:
             out["error"] = error_name(common.pop())
         return out
     cs = w.coordinator(tid)
-    resp, st, _ = api.handle_add_partitions(cs, pid, epoch, parts,
-                                                w.protocol, append_error=_append_error(inp), transactional_id=tid_raw)
+    kind = "AddOffsetsToTxn" if str(inp.get("api", "")).startswith("AddOffsetsToTxn") else "AddPartitionsToTxn"
+    version = integer(inp.get("request_version", 5 if kind == "AddPartitionsToTxn" else 4), "request_version")
+    resp, st, _ = api.handle_add_partitions(cs, pid, epoch, parts, w.protocol, append_error=_append_error(inp),
+                                            transactional_id=tid_raw, version=version, api=kind)
     record = _attempted(lambda e: api.handle_add_partitions(cs, pid, epoch, parts, w.protocol, append_error=e,
                                                             transactional_id=tid_raw))
     w.set_coordinator(tid, st)
@@ -222,10 +227,13 @@ def state_ids(w: World, inp: dict[str, Any]) -> Observed:
 def timeout_abort(w: World, inp: dict[str, Any]) -> Observed:
     tid = _tid(inp)
     before = w.txns.get(tid, NO_METADATA)
-    wrote, st = api.abort_timed_out(w.coordinator(tid), w.protocol, append_error=_append_error(inp))
+    cs = w.coordinator(tid)
+    wrote, st = api.abort_timed_out(cs, w.protocol, append_error=_append_error(inp))
+    # the record the abort tried to write, whether or not the append succeeded
+    record = api.abort_timed_out(cs, w.protocol)[1].metadata if wrote else None
     w.set_coordinator(tid, st)
     return {"action": "aborted (PrepareAbort appended)" if wrote else "skipped (no append)",
-            "txn_log_append": w.meta_view(st.metadata) if wrote else None, "state_after": w.meta_view(st.metadata),
+            "txn_log_append": None if record is None else w.meta_view(record), "state_after": w.meta_view(st.metadata),
             "aborted": wrote and st.metadata != before}
 
 
@@ -261,7 +269,10 @@ def generate_pid(w: World, inp: dict[str, Any]) -> Observed:
     ids: list[int] = []
     for _ in range(times):
         kraft = bool(inp.get("kraft", False)) or bool(re.search(r"RPC|KRaft|Kraft", w.component))
-        gen, w.blocks = generate_producer_id(w.blocks, broker, synchronous=not kraft)
+        try:
+            gen, w.blocks = generate_producer_id(w.blocks, broker, synchronous=not kraft)
+        except ProducerIdsExhausted:
+            return {"error": "EXCEPTION", "exception": "KafkaException", "producer_ids": _range(ids)}
         if gen.error != Errors.NONE:
             return {"error": error_name(gen.error), "error_code": gen.error, "producer_ids": _range(ids)}
         ids.append(gen.producer_id)
@@ -269,6 +280,24 @@ def generate_pid(w: World, inp: dict[str, Any]) -> Observed:
     if len(ids) == 1:
         out["producer_id"] = ids[0]
     return out
+
+
+def block_event(w: World, inp: dict[str, Any]) -> Observed:
+    """The KRaft broker's asynchronous block fetch: 'controller grants ProducerIdsBlock(...)' delivers
+    the next block (the model's blocks are granted in request order, so the text's start is checked,
+    not used); 'block request fails ...' delivers nothing."""
+    if w.blocks is None:
+        raise NotExpressible("producer-id blocks: the vector gives no block state (block_size / zk_block)")
+    text = str(inp.get("event", ""))
+    broker = integer(inp.get("broker", 0), "broker")
+    if not re.search(r"\bgrants?\b", text):
+        return {}
+    start = re.search(r"start\s*=?\s*(\d+)", text)
+    if start and int(start.group(1)) != w.blocks.next_block_start:
+        raise NotExpressible(f"{text!r}: the model grants blocks in request order, the next starts at "
+                             f"{w.blocks.next_block_start}")
+    w.blocks = grant_block(w.blocks, broker)
+    return {}
 
 
 def _range(ids: list[int]) -> str:

@@ -13,7 +13,7 @@ from ..group.pending_offsets import (
     on_txn_offset_commit_append,
     prepare_txn_offset_commit,
 )
-from .values import NotExpressible, error_name, integer
+from .values import NotExpressible, error_code, error_name, integer
 from .world import World
 
 Observed = dict[str, Any]
@@ -56,7 +56,10 @@ def txn_offset_commit(w: World, inp: dict[str, Any]) -> Observed:
                                      integer(inp.get("generation_id", -1), "generation_id", w.symbols), offsets,
                                      NO_INSTANCE_ID if inst is None else w.instances.id(str(inst)))
     new_coord = w.group.new_coordinator or "group-coordinator/" in w.source_file
-    err, w.group = api.handle_txn_offset_commit(w.group._replace(new_coordinator=new_coord), req, w.protocol)
+    # the mocked KIP-890 verification's or the append's answer (testVerificationErrorsForTxnOffsetCommits)
+    failed = next((inp[k] for k in ("verification_error", "append_error", "append_result") if k in inp), "NONE")
+    err, w.group = api.handle_txn_offset_commit(w.group._replace(new_coordinator=new_coord), req, w.protocol,
+                                                append_error=error_code(str(failed)))
     w.last_txn_pid = pid
     return {"error": error_name(err), "error_code": err,
             "per_partition": {w.partitions.name(p): {"error": error_name(err), "error_code": err} for p, _ in offsets},
@@ -64,10 +67,13 @@ def txn_offset_commit(w: World, inp: dict[str, Any]) -> Observed:
 
 
 def offset_fetch(w: World, inp: dict[str, Any]) -> Observed:
-    parts = [str(p) for p in inp.get("partitions", [])]
+    raw = inp.get("partitions")
+    # null = every partition: those with a committed offset (a partition with only a pending
+    # transactional offset is not listed until its transaction commits)
+    parts = sorted(w.committed_view()) if raw is None else [str(p) for p in raw]
     answers = api.handle_offset_fetch(w.group, tuple(w.partitions.id(p) for p in parts),
                                       require_stable=bool(inp.get("require_stable", False)))
-    return {"group_error": "NONE", "error": "NONE",
+    return {"group_error": "NONE", "error": "NONE", "partitions_returned": parts,
             "per_partition": {p: {"offset": off, "error": error_name(err), "error_code": err}
                               for p, (err, off) in zip(parts, answers)}}
 
@@ -85,8 +91,13 @@ def txn_marker(w: World, inp: dict[str, Any]) -> Observed:
         return {"error": "EXCEPTION", "exception": "IllegalStateException"}
     return {"pending_dropped": had and not any(e.producer_id == pid for e in w.group_meta().pending),
             "committed": w.committed_view(), "pending_txn": w.pending_view(),
-            "has_offsets": bool(w.committed_view()),
+            "has_offsets": _has_offsets(w),
             "has_pending_from_producer": any(e.producer_id == pid for e in w.group_meta().pending)}
+
+
+def _has_offsets(w: World) -> bool:
+    """``GroupMetadata.hasOffsets``: committed offsets, or plain or transactional commits pending."""
+    return bool(w.committed_view()) or bool(w.plain_commits) or bool(w.group_meta().pending)
 
 
 def fail_pending_txn_offset_commit_all(w: World, pid: int):
@@ -111,8 +122,9 @@ def group_event(w: World, inp: dict[str, Any]) -> Observed:
         w.plain_commits[w.partitions.id(str(inp["partition"]))] = integer(inp["offset"], "offset")
     elif ev.startswith("onTxnOffsetCommitAppend"):
         at = integer(inp.get("log_offset", w.group.log_end_offset), "log_offset")
+        only = inp.get("producer_id")  # none given: every producer's unwritten pending offsets
         for e in g.pending:
-            if e.appended_at == NOT_APPENDED:
+            if e.appended_at == NOT_APPENDED and (only is None or e.producer_id == integer(only, "producer_id")):
                 g = on_txn_offset_commit_append(g, e.producer_id, e.partition, e.offset, at)
         w.group = w.group._replace(log_end_offset=max(w.group.log_end_offset, at + 1))
     elif ev.startswith("onOffsetCommitAppend"):
@@ -128,5 +140,5 @@ def group_event(w: World, inp: dict[str, Any]) -> Observed:
         g = fail_pending_txn_offset_commit_all(w, pid)
     w.group = w.group._replace(group=g)
     pid = w.last_txn_pid
-    return {"committed": w.committed_view(), "pending_txn": w.pending_view(), "has_offsets": bool(w.committed_view()),
+    return {"committed": w.committed_view(), "pending_txn": w.pending_view(), "has_offsets": _has_offsets(w),
             "has_pending_from_producer": any(e.producer_id == pid for e in g.pending)}

@@ -31,7 +31,9 @@ def _result(res: api.ProduceResult) -> Observed:
     return out
 
 
-def _after(w: World, out: Observed) -> Observed:
+def _after(w: World, out: Observed, producer_id: int | None = None) -> Observed:
+    if producer_id is not None:
+        out["verification_entry_present"] = any(v.producer_id == producer_id for v in w.leader.verifications)
     out["state_after"] = w.producers_view()
     out["producers_after"] = w.producers_view()
     out["active_producers"] = len(w.leader.producers)
@@ -44,14 +46,21 @@ def produce(w: World, inp: dict[str, Any]) -> Observed:
     many = re.search(r"x\s*(\d+)", kind)
     if many or "batches" in inp:
         return _produce_many(w, inp, int(many.group(1)) if many else 0)
-    res, w.leader = api.append_batch(w.leader, _batch(inp, inp), w.protocol, check_duplicates=w.unified_log)
-    return _after(w, _result(res))
+    batch = _batch(inp, inp)
+    res, w.leader = api.append_batch(w.leader, batch, w.protocol, check_duplicates=w.unified_log)
+    return _after(w, _result(res), batch.producer_id)
 
 
 def _batch(inp: dict[str, Any], common: dict[str, Any]) -> api.ProduceBatch:
     get = lambda k, d=None: inp.get(k, common.get(k, d))
     base = integer(get("base_sequence", 0), "base_sequence")
     first, ts = get("first_offset"), get("timestamp")
+    last_off = get("last_offset")
+    count = (integer(get("last_sequence", base), "last_sequence") - base) % 2**31 + 1 if base >= 0 else 1
+    if first is not None and last_off is not None and integer(last_off, "last_offset") - integer(first, "first_offset") + 1 != count:
+        # the leader derives a batch's last offset from its records, one sequence each
+        raise NotExpressible(f"offsets {first}..{last_off} do not hold the {count} records of sequences "
+                             f"{base}..{get('last_sequence', base)}")
     return api.ProduceBatch(integer(get("producer_id", 0), "producer_id"), integer(get("producer_epoch", 0), "producer_epoch"),
                             base, integer(get("last_sequence", base), "last_sequence"),
                             _origin({"origin": get("origin", "CLIENT")}), bool(get("is_transactional", False)),
@@ -97,8 +106,9 @@ def marker(w: World, inp: dict[str, Any]) -> Observed:
                             int(TxnResult[str(inp.get("result", "COMMIT"))]),
                             integer(inp.get("coordinator_epoch", 0), "coordinator_epoch"),
                             integer(inp.get("offset", -1), "offset"))
-    res, w.leader = api.append_marker(w.leader, req, w.protocol, origin=_origin({'origin': inp.get('origin', 'COORDINATOR')}))
-    return _after(w, _result(res))
+    res, w.leader = api.append_marker(w.leader, req, w.protocol, origin=_origin({'origin': inp.get('origin', 'COORDINATOR')}),
+                                      unified_log=w.unified_log)
+    return _after(w, _result(res), req.producer_id)
 
 
 def advance_time(w: World, inp: dict[str, Any]) -> Observed:
@@ -115,10 +125,15 @@ def remove_expired(w: World, inp: dict[str, Any]) -> Observed:
 
 
 def start_verification(w: World, inp: dict[str, Any]) -> Observed:
-    w.leader = api.start_verification(w.leader, integer(inp.get("producer_id", 0), "producer_id"),
+    pid = integer(inp.get("producer_id", 0), "producer_id")
+    w.leader = api.start_verification(w.leader, pid,
                                       integer(inp.get("base_sequence", inp.get("sequence", 0)), "sequence"),
                                       integer(inp.get("producer_epoch", 0), "producer_epoch"))
-    return {"verification_entry_present": True}
+    entry = next((e for e in w.leader.verifications if e.producer_id == pid), None)
+    if entry is None:  # a transaction is ongoing: the SENTINEL guard, nothing to verify
+        return {"verification_entry_present": False, "verification_entry": None}
+    return {"verification_entry_present": True,
+            "verification_entry": {"lowest_sequence": entry.lowest_sequence, "epoch": entry.epoch}}
 
 
 def move_log_start_offset(w: World, inp: dict[str, Any]) -> Observed:

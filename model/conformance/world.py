@@ -161,8 +161,9 @@ class World:
 
     def entry_view(self, e: ProducerStateEntry) -> dict[str, Any]:
         last = e.batches[-1] if e.batches else None
+        # Kafka's ProducerStateEntry.firstSeq is the oldest cached batch's first sequence
         return {"epoch": e.epoch, "last_seq": last.seq if last else -1,
-                "first_seq": first_sequence(last) if last else -1,
+                "first_seq": first_sequence(e.batches[0]) if e.batches else -1,
                 "last_offset": last.offset if last else -1,
                 "coordinator_epoch": e.coordinator_epoch,
                 "txn_first_offset": None if e.current_txn_first_offset < 0 else e.current_txn_first_offset,
@@ -228,9 +229,15 @@ def _block_size(w: World, v: Any) -> None:
 
 
 def _zk_block(w: World, v: Any) -> None:
-    if v is not None:
-        raise NotExpressible("initial_state.zk_block: a pre-existing block layout is not modelled")
+    """``null``: no block claimed yet; ``{start, length}``: the last block claimed (by any broker),
+    so the next one starts after it."""
     w.blocks = w.blocks or ProducerIdBlocks(0, ())
+    if v is None:
+        return
+    if not isinstance(v, dict) or "start" not in v:
+        raise NotExpressible(f"initial_state.zk_block {v!r}: give the last claimed block as {{start, length}}")
+    length = integer(v.get("length", w.blocks.block_size), "zk_block.length")
+    w.blocks = w.blocks._replace(next_block_start=integer(v["start"], "zk_block.start") + length)
 
 
 def _producers(w: World, v: Any) -> None:

@@ -47,9 +47,20 @@ def _with(state: ProducerIdBlocks, block: BrokerBlock) -> ProducerIdBlocks:
     return state._replace(blocks=tuple(sorted(rest + [block])))
 
 
+#: producer ids are Java longs
+MAX_PRODUCER_ID = 2**63 - 1
+
+
+class ProducerIdsExhausted(Exception):
+    """No further block fits below ``MAX_PRODUCER_ID`` (``KafkaException("Have exhausted all
+    producerIds.")`` in ``ZkProducerIdManager``; the controller refuses the same way)."""
+
+
 def grant_block(state: ProducerIdBlocks, broker: int) -> ProducerIdBlocks:
     """The controller (or the znode update) grants ``broker`` the next block."""
     start = state.next_block_start
+    if start > MAX_PRODUCER_ID - state.block_size + 1:
+        raise ProducerIdsExhausted(f"a block of {state.block_size} ids from {start} passes the largest producer id")
     return _with(state._replace(next_block_start=start + state.block_size),
                  BrokerBlock(broker, start, start + state.block_size))
 

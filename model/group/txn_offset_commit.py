@@ -99,3 +99,26 @@ def consumer_group_error(member_epochs: dict[int, int], member_id: int, generati
     if member_epochs[member_id] != generation_id:
         return int(Errors.ILLEGAL_GENERATION)
     return int(Errors.NONE)
+
+
+#: codes ``maybeConvertOffsetCommitError`` maps that ``Errors`` does not list (no rule produces them)
+_NETWORK_EXCEPTION, _INVALID_FETCH_SIZE, _INVALID_COMMIT_OFFSET_SIZE = 13, 4, 28
+
+
+def offset_commit_error_answer(error: int) -> int:
+    """What a TxnOffsetCommit answers when its ``__consumer_offsets`` append fails, or when the
+    KIP-890 verification that precedes the append does (``GroupMetadataManager.
+    maybeConvertOffsetCommitError``): the client must see a coordinator error it retries (or
+    re-discovers the coordinator on), not a partition-level storage error; the verification's own
+    answers (INVALID_PRODUCER_ID_MAPPING, INVALID_TXN_STATE, ...) pass through. The pending offsets
+    are dropped (``failPendingTxnOffsetCommit``), so the caller leaves the group unchanged."""
+    if error == _NETWORK_EXCEPTION:
+        # verification timed out talking to the transaction coordinator: retried without a lookup
+        return int(Errors.COORDINATOR_LOAD_IN_PROGRESS)
+    if error in (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_ENOUGH_REPLICAS, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND):
+        return int(Errors.COORDINATOR_NOT_AVAILABLE)
+    if error in (Errors.NOT_LEADER_OR_FOLLOWER, Errors.KAFKA_STORAGE_ERROR):
+        return int(Errors.NOT_COORDINATOR)
+    if error in (Errors.MESSAGE_TOO_LARGE, Errors.RECORD_LIST_TOO_LARGE, _INVALID_FETCH_SIZE):
+        return _INVALID_COMMIT_OFFSET_SIZE
+    return int(error)

@@ -28,12 +28,26 @@ def find_verification(entries: Verifications, producer_id: int) -> VerificationE
 
 
 def start_verification(entries: Verifications, producer_id: int, seq: int, epoch: int, now: int) -> Verifications:
-    """``maybeCreateVerificationStateEntry``: a new entry, or the existing one keeps the lowest
-    sequence (and the highest epoch) seen."""
+    """``maybeCreateVerificationStateEntry``: a new entry, or the existing one updated
+    (``maybeUpdateLowestSequenceAndEpoch``): a higher epoch replaces both epoch and sequence (the
+    producer restarted its sequences), the same epoch keeps the lowest sequence, an older epoch
+    changes nothing (a zombie must not lower the bound the current producer is checked against)."""
     old = find_verification(entries, producer_id)
-    entry = VerificationEntry(producer_id, seq, epoch, now) if old is None else old._replace(
-        lowest_sequence=min(old.lowest_sequence, seq), epoch=max(old.epoch, epoch))
+    if old is None:
+        entry = VerificationEntry(producer_id, seq, epoch, now)
+    elif epoch > old.epoch:
+        entry = old._replace(lowest_sequence=seq, epoch=epoch)
+    elif epoch == old.epoch:
+        entry = old._replace(lowest_sequence=min(old.lowest_sequence, seq))
+    else:
+        entry = old
     return tuple(sorted([v for v in entries if v.producer_id != producer_id] + [entry]))
+
+
+def clear_verification(entries: Verifications, producer_id: int) -> Verifications:
+    """``clearVerificationStateEntry``: a transactional batch or marker was written for the producer
+    (``UnifiedLog.updateProducers``), so the transaction is either ongoing or complete."""
+    return tuple(v for v in entries if v.producer_id != producer_id)
 
 
 def verification_refuses(entry: VerificationEntry | None, first_seq: int) -> bool:

@@ -100,6 +100,8 @@ class ErrorReaction(NamedTuple):
     entry: PartitionEntry
     #: the producer enters FATAL_ERROR (ProducerFencedException and the like)
     fatal: bool = False
+    #: the batch completed as a success without an offset (DUPLICATE_SEQUENCE_NUMBER)
+    completed: bool = False
 
 
 #: produce errors that are fatal for the producer (``maybeTransitionToErrorState``)
@@ -139,8 +141,15 @@ def on_produce_error(entry: PartitionEntry, name: str, error: int, log_start_off
                 return retry(bump=True)
         elif error in RETRIABLE:
             return retry()
-    # handleFailedBatch
     rest = entry._replace(in_flight=tuple(b for b in entry.in_flight if b.name != name))
+    if error == Errors.DUPLICATE_SEQUENCE_NUMBER:
+        # Sender.completeBatch: the broker no longer caches the batch's offsets, but a later sequence
+        # was written, so this one was too: a success with no offset (handleCompletedBatch never
+        # lowers the acknowledged sequence and ignores the invalid offset)
+        return ErrorReaction(False, False, False, False,
+                             rest._replace(last_acked_sequence=max(entry.last_acked_sequence, last_sequence(batch, max_seq))),
+                             completed=True)
+    # handleFailedBatch
     fatal = error in FATAL_PRODUCE_ERRORS
     if fatal:
         return ErrorReaction(False, False, False, False, rest, True)

@@ -26,6 +26,8 @@ _ABORTABLE = {
 _FATAL = {
     Errors.INVALID_PRODUCER_EPOCH: "ProducerFencedException",
     Errors.PRODUCER_FENCED: "ProducerFencedException",
+    # the broker's error itself, not the generic KafkaException of an unexpected answer
+    Errors.UNSUPPORTED_FOR_MESSAGE_FORMAT: "UnsupportedForMessageFormatException",
 }
 
 
