@@ -329,8 +329,11 @@ def _derive(records: list[dict[str, Any]]) -> None:
             r["speedup_vs_bfs"] = bfs["elapsed"] / r["elapsed"]
             if r["engine"] == "parallel":
                 # What the same work would give on idle cores: the BFS's CPU time over the
-                # parallel run's CPU time per worker (workers are balanced to within SLACK).
-                r["cpu_speedup_estimate"] = (bfs["cpu_self"] + bfs["cpu_children"]) / (r["cpu"] / r["workers"])
+                # parallel run's CPU time per worker (workers are balanced to within SLACK), plus
+                # the coordinating process's own CPU, which does not overlap the workers' (the
+                # first levels it expands itself before forking, ``parallel.HEAD_FRONTIER``).
+                r["cpu_speedup_estimate"] = (bfs["cpu_self"] + bfs["cpu_children"]) / (
+                    r["cpu_self"] + r["cpu_children"] / r["workers"])
             r["counts_match_bfs"] = (r["distinct"], r["generated"], r["depth"]) == \
                 (bfs["distinct"], bfs["generated"], bfs["depth"])
         if r["symmetry"]:

@@ -11,7 +11,8 @@ figures that do not depend on what else the machine runs (CPU time, not wall-clo
 * *barrier loss*: over every (level, command), the slowest worker's CPU minus the fastest's, summed:
   what the faster workers idle at the level barriers on otherwise idle cores;
 * *simulated wall*: over every (level, command), the slowest worker's CPU, summed, plus the parent's
-  CPU: the run's wall-clock on two idle cores, scheduling aside.
+  CPU (the levels it expands itself before forking, ``--head``, and its coordination): the run's
+  wall-clock on two idle cores, scheduling aside.
 
 Compare the simulated wall with a BFS's CPU seconds (``bench/bench_scale.py``) for the speedup two
 idle cores would give.
@@ -34,6 +35,9 @@ def main() -> int:
     parser.add_argument("--bounds", default="restarts=1,transactions=2,input_records=1,max_ticks=2")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--symmetry", action="store_true")
+    parser.add_argument("--head", type=int, default=None, metavar="STATES",
+                        help="parallel.HEAD_FRONTIER: the parent expands levels itself below this many states "
+                             "per worker (0: the workers start from the initial states)")
     args = parser.parse_args()
 
     from eoscheck.checker.explore import ExploreOptions
@@ -87,6 +91,8 @@ def main() -> int:
                            "cpu": time.process_time() - c0}, f)
 
     P._Worker.serve = serve  # type: ignore[method-assign]
+    if args.head is not None:
+        P.HEAD_FRONTIER = args.head
     bounds = {k: int(v) for k, v in (kv.split("=") for kv in args.bounds.split(",") if kv)}
     machine = find_model(args.model).machine(bounds=bounds)
     options = ExploreOptions(strategy="parallel", workers=args.workers, symmetry=args.symmetry,
@@ -96,7 +102,7 @@ def main() -> int:
     result = P.explore_parallel(machine, options)
     wall, parent_cpu = time.perf_counter() - t, time.process_time() - c
     s = result.stats
-    print(f"{args.model} {args.bounds} x{args.workers} symmetry={args.symmetry}: {s.distinct:,} distinct, "
+    print(f"{args.model} {args.bounds} x{args.workers} symmetry={args.symmetry} head={P.HEAD_FRONTIER}: {s.distinct:,} distinct, "
           f"{s.generated:,} generated, depth {s.depth}; wall {wall:.2f} s (load {load:.1f}), parent CPU {parent_cpu:.2f} s")
     runs = []
     for w in range(args.workers):

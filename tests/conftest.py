@@ -25,3 +25,14 @@ def spark() -> Iterator[Any]:
         yield session
     finally:
         session.stop()
+
+
+@pytest.fixture(autouse=True)
+def parallel_workers_from_level_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In this process the parallel engine hands its models to the workers at once: the test models
+    are small, and with the default ``HEAD_FRONTIER`` the parent would explore most of them alone
+    (as the BFS), so the tests that compare the workers with the BFS would compare the BFS with
+    itself. Tests of the head set it themselves; the CLI tests run in subprocesses, with the default."""
+    from eoscheck.checker.explore import parallel
+
+    monkeypatch.setattr(parallel, "HEAD_FRONTIER", 0)

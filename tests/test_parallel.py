@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 import pytest
-from eoscheck.checker.explore import ExploreOptions, explore
+from eoscheck.checker.explore import ExploreOptions, explore, parallel
 from eoscheck.checker.explore.parallel import WorkerError
-from eoscheck.checker.machine import Machine
+from eoscheck.checker.machine import Machine, Property
 from eoscheck.checker.trace import trace_is_valid
 from eoscheck.examples.diehard import DieHard
 from eoscheck.examples.tcommit import TCommit
@@ -15,6 +16,8 @@ from eoscheck.examples.toys import Counter, Grid
 from eoscheck.examples.twophase import SymmetricTwoPhase, TwoPhase
 
 NONE = ()
+
+
 
 
 def run_both(machine: Machine, options: ExploreOptions, workers: int = 2):
@@ -240,3 +243,114 @@ def test_a_transition_found_by_a_worker_is_readable_here(tmp_path):
     assert written["engine"]["strategy"] == "parallel"
     written["engine"]["strategy"] = committed["engine"]["strategy"]
     assert written == committed
+
+
+# ---- the head: the first levels expanded by the coordinating process before it forks
+
+class Tree(Machine):
+    """A binary tree of ``depth`` levels (level d holds 2^d states, each reached once) with two
+    invariants, one broken at level 3 and one at level ``deep``: under ``--continue`` the head finds
+    the first and the workers the second."""
+
+    actions: Mapping[str, tuple[str, ...]] = {"Left": (), "Right": ()}
+
+    def __init__(self, depth: int = 11, deep: int = 9):
+        self.depth, self.deep = depth, deep
+
+    def init_states(self):
+        yield (0, 0)
+
+    def successors(self, s):
+        d, b = s
+        if d < self.depth:
+            yield ("Left",), (d + 1, 2 * b)
+            yield ("Right",), (d + 1, 2 * b + 1)
+
+    def is_terminal(self, s):
+        return s[0] == self.depth
+
+    def fields(self, s):
+        return {"tree.depth": s[0], "tree.branch": s[1]}
+
+    def properties(self):
+        return {"Shallow": Property("Shallow", "depth below 2", "invariant", lambda s: s[0] < 2),
+                "NotDeep": Property("NotDeep", "depth below deep", "invariant",
+                                    lambda s, deep=self.deep - 1: s[0] < deep)}
+
+
+def started_workers(result) -> bool:
+    return any("worker processes" in n for n in result.notes)
+
+
+def steps_and_states(violation) -> list:
+    return [(t.step, t.state) for t in violation.trace]
+
+
+@pytest.mark.parametrize("machine, options", [
+    (Grid(6), ExploreOptions()), (DieHard(), ExploreOptions(properties=("NotSolved",))),
+    (TwoPhase(3), ExploreOptions()), (Counter(limit=6, wrap=True), ExploreOptions(stop_at_first=False)),
+], ids=["grid", "diehard", "twophase3-holds", "counter-continue"])
+def test_a_small_model_runs_in_the_head_alone_and_reports_the_bfs_trace(monkeypatch, machine, options):
+    monkeypatch.setattr(parallel, "HEAD_FRONTIER", 4096)
+    bfs, par = run_both(machine, options)
+    assert_same_run(bfs, par)
+    assert not started_workers(par) and any("no worker process started" in n for n in par.notes)
+    assert (par.stats.distinct, par.stats.generated, par.stats.depth) == \
+        (bfs.stats.distinct, bfs.stats.generated, bfs.stats.depth)
+    assert [steps_and_states(v) for v in par.violations] == [steps_and_states(v) for v in bfs.violations]
+
+
+@pytest.mark.parametrize("head", [1, 3])
+@pytest.mark.parametrize("workers", [1, 2, 3])
+@pytest.mark.parametrize("machine, options", [
+    (TwoPhase(5), ExploreOptions()), (SymmetricTwoPhase(5), ExploreOptions()),
+    (Grid(12), ExploreOptions(properties=NONE)), (Grid(12), ExploreOptions(stop_at_first=False)),
+], ids=["twophase5", "twophase5-sym", "grid", "grid-continue"])
+def test_workers_going_on_from_the_head_match_the_bfs(monkeypatch, machine, options, workers, head):
+    monkeypatch.setattr(parallel, "HEAD_FRONTIER", head)
+    bfs, par = run_both(machine, options, workers)
+    assert started_workers(par)
+    assert_same_run(bfs, par)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_traces_through_the_head_rebuild_and_the_heads_own_are_the_bfs(monkeypatch, workers):
+    """Under --continue the head finds Shallow (level 3) and the workers NotDeep (level 9, past the
+    hand-over at level 4): the second trace starts with the head's links, the first is the BFS's."""
+    monkeypatch.setattr(parallel, "HEAD_FRONTIER", 4)
+    machine = Tree()
+    bfs, par = run_both(machine, ExploreOptions(stop_at_first=False), workers)
+    assert started_workers(par)
+    assert_same_run(bfs, par)
+    assert (par.stats.distinct, par.stats.generated, par.stats.depth) == (2 ** 12 - 1, 2 ** 12 - 1, 12)
+    shallow, deep = par.violations
+    assert (shallow.property, shallow.length, deep.property, deep.length) == ("Shallow", 3, "NotDeep", 9)
+    assert steps_and_states(shallow) == steps_and_states(bfs.violations[0])
+    assert trace_is_valid(machine, deep.trace) and deep.trace[-1].state[0] == 8
+    # stopping at the first: the head's, with the BFS's trace, and no worker
+    bfs, par = run_both(machine, ExploreOptions(), workers)
+    assert not started_workers(par)
+    assert steps_and_states(par.violations[0]) == steps_and_states(bfs.violations[0])
+
+
+@pytest.mark.parametrize("options", [
+    ExploreOptions(max_states=100), ExploreOptions(max_depth=5), ExploreOptions(max_depth=6),
+    ExploreOptions(max_states=2 ** 6 - 1), ExploreOptions(properties=NONE, max_seconds=0),
+], ids=["states", "depth", "depth-exact", "states-exact", "time"])
+def test_limits_reached_in_the_head_match_the_bfs(monkeypatch, options):
+    monkeypatch.setattr(parallel, "HEAD_FRONTIER", 4096)
+    bfs, par = run_both(Tree(depth=5, deep=99), options)
+    assert not started_workers(par)
+    if options.max_seconds is None:
+        assert_same_run(bfs, par)
+    else:
+        assert par.limit_hit == "time" and par.verdict == bfs.verdict == "incomplete"
+
+
+def test_a_run_with_a_head_is_deterministic(monkeypatch):
+    monkeypatch.setattr(parallel, "HEAD_FRONTIER", 2)
+    options = ExploreOptions(strategy="parallel", workers=2)
+    runs = [explore(Grid(12), options) for _ in range(3)]
+    assert all(started_workers(r) for r in runs)
+    assert len({repr(steps_and_states(r.violations[0])) for r in runs}) == 1
+    assert len({repr(r.stats.coverage) for r in runs}) == 1

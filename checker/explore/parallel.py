@@ -6,6 +6,15 @@ parent links, a ``compact.ParentStore``). The run is level-synchronous, so BFS l
 kept: every state of level ``d`` is expanded before any of level ``d + 1``, counterexamples stay
 shortest, and the counts (distinct, generated, depth) equal the single-process BFS's.
 
+The parent expands the first levels itself (``_Head``: a BFS with the BFS's chunks, order and
+first occurrences) until a level holds ``HEAD_FRONTIER`` states per worker; it then forks the
+workers, each taking one run of that level's states, and they go on from there. A run that never
+gets that wide (most specs) starts no process and is the BFS, trace for trace; in a larger one
+every counterexample still begins with the BFS's path to the level handed over, and the workers
+inherit (copy-on-write) every memo the head filled. The levels the head expands are cheap (the
+smallest ones; kafka.eos with symmetry: 16 levels, 1.4% of the states) but they are where a
+worker would pay a level's barriers and its memo misses for a handful of states each.
+
 One level, driven by the parent process over one pipe per worker; workers exchange flat arrays
 through files in shared memory (/dev/shm), which avoids pipe deadlocks between workers:
 
@@ -38,10 +47,12 @@ the commits can stop the run (no limit reached, time left; invariants are checke
 expansion, so a commit finds nothing).
 
 A parent link is the parent's *reference* ``local_index * workers + keeper``; a trace's chain of
-fingerprints is collected from the workers after the run and re-executed by
+fingerprints is collected from the workers after the run (it ends at a state of the level the
+head handed over; the head's links, by fingerprint, give its ancestors) and re-executed by
 ``checker.trace.rebuild_trace``, as for the BFS.
 
-Differences from ``bfs`` (documented, not hidden): ``max_states`` and ``max_seconds`` are enforced
+Differences from ``bfs`` (documented, not hidden; none of them applies to a run that ends in the
+head): ``max_states`` and ``max_seconds`` are enforced
 per level (the state cap exactly, by sharing the room; the time limit also inside a level, between
 chunks). Which of several equally-deep duplicates "discovered" a state may differ from the BFS,
 so per-action *distinct* coverage may differ while totals agree, and a counterexample may end in
@@ -100,6 +111,12 @@ NO_PARENT = int(ParentStore.NO_PARENT)
 SAMPLE = 64
 #: where in its frontier a worker cuts the states it gives away moves by this fraction per level
 _GOLDEN_FRACTION = 0.6180339887498949
+#: the parent expands the first levels itself, exactly as the BFS does, until a level holds this
+#: many states per worker; only then are the workers forked, with that level split between them.
+#: The memos the head filled are inherited by every worker, the small levels cost no barriers, and
+#: a run that never reaches that size (most specs) starts no process at all and reports the BFS's
+#: trace.
+HEAD_FRONTIER = 2048
 
 
 #: a finding; ``ref`` names the violating (or, for a transition, the source) state
@@ -115,8 +132,15 @@ class _Setup:
     stop_at_first: bool
     exchange_dir: str
     deadline: float | None
-    init_fps: list[int] = field(default_factory=list)  # unsigned, this worker's initial states
+    init_fps: list[int] = field(default_factory=list)  # unsigned, the states this worker starts with
     init_states: list[Any] = field(default_factory=list)
+    #: unsigned, the visited fingerprints this worker owns (``h % workers == worker``) among those
+    #: the parent found before forking (the states above and the levels it expanded itself)
+    owned_fps: list[int] = field(default_factory=list)
+    #: signed, every fingerprint the parent kept in its last two levels: visited, so a successor
+    #: leading there is dropped before it is sent to its owner (as ``prev_seen`` is afterwards)
+    prev_seen: set[int] = field(default_factory=set)
+    level: int = 1
     #: os.pipe ends: (src, dst) -> (read, write); a giver writes one byte once its file is complete
     notify: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
 
@@ -151,7 +175,8 @@ class _Worker:
             else:
                 os.close(w)
         fps = np.array(setup.init_fps, dtype=np.uint64)
-        self.visited.add_batch(fps)
+        self.visited.add_batch(np.array(setup.owned_fps, dtype=np.uint64))
+        # the chain of a state this worker starts with ends here; the parent knows its ancestors
         start = self.parents.append_level(fps, np.full(fps.size, -1, dtype=np.int64))
         # The frontier is ``store[p] for p in frontier_pos``: the states stay in the list the
         # expansion that generated them appended them to (no copy of a level's states at commit,
@@ -159,8 +184,8 @@ class _Worker:
         self.store: list[Any] = list(setup.init_states)
         self.frontier_pos: list[int] = list(range(len(self.store)))
         self.frontier_refs: list[int] = [(start + i) * self.n + self.w for i in range(fps.size)]
-        self.level = 1
-        self.prev_seen: set[int] = set()
+        self.level = setup.level
+        self.prev_seen: set[int] = setup.prev_seen
         self.rss_at_fork = _rss_bytes()
         # this level, as generator: candidates, and which of them went to which owner
         self.cand_fps = np.zeros(0, dtype=np.uint64)
@@ -563,13 +588,35 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
                                 found_length=1) for f in init_found]
         return _finish(machine, options, ticker, stats, violations, limit_hit)
 
-    # ---- workers: forked, so the machine is shared without pickling
+    # ---- the first levels here too, as the BFS does them, while they are small
+    head = _Head(expander, init_states, init_fps, options, ticker, generated)
+    head.run(HEAD_FRONTIER * workers)
+    generated += head.generated
+    add_counts(gen_cov, head.gen_cov)
+    add_counts(new_cov, head.new_cov)
+    add_counts(out_cov, head.out_cov)
+    distinct = len(head.visited)
+    level = head.level
+    violated = expander.violated
+    found: list[_Found] = []
+    if head.done:
+        stats = Stats(distinct=distinct, generated=generated, depth=level, queue=head.queue,
+                      elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov, out_cov),
+                      observed_collision=_observed_collision_of(head.visited))
+        violations = [to_violation(machine, head.chain(f.ref), f, fpr) for f in expander.found]
+        result = _finish(machine, options, ticker, stats, violations, head.limit_hit)
+        result.notes.append(f"all {level} levels expanded in the coordinating process "
+                            f"(each below {HEAD_FRONTIER * workers:,} states): no worker process started")
+        return result
+    # under --continue, what the head found stays reported, its traces rebuilt from the head's links
+    head_found = list(expander.found)
+    expander.found = []
+
+    # ---- workers: forked, so the machine (and every memo the head filled) is shared without pickling
     ctx = mp.get_context("fork")
     exchange = _exchange_dir()
     conns: list[Connection] = []
     procs: list[mp.process.BaseProcess] = []
-    level = 1
-    found: list[_Found] = []
     queue = 0
     moved = 0
     notify: dict[tuple[int, int], tuple[int, int]] = {}
@@ -579,13 +626,15 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
             for dst in range(workers):
                 if src != dst:
                     notify[src, dst] = os.pipe()
+        frontier_size = len(head.frontier)
         for w in range(workers):
             setup = _Setup(w, workers, symmetry, options.check_deadlock, stop_at_first, exchange,
-                           ticker.deadline, notify=notify)
-            for h, state in zip(init_fps, init_states):
-                if h % workers == w:
-                    setup.init_fps.append(h & MASK64)
-                    setup.init_states.append(state)
+                           ticker.deadline, notify=notify, level=level, prev_seen=head.visited)
+            # one run of neighbouring states each (siblings share successors and memo keys)
+            lo, hi = w * frontier_size // workers, (w + 1) * frontier_size // workers
+            setup.init_fps = [h & MASK64 for h in head.frontier_fps[lo:hi]]
+            setup.init_states = head.frontier[lo:hi]
+            setup.owned_fps = [h & MASK64 for h in head.visited if h % workers == w]
             parent_end, child_end = ctx.Pipe()
             proc = ctx.Process(target=_worker_main, args=(machine, options, setup, child_end),
                                name=f"eoscheck-worker-{w}", daemon=True)
@@ -593,8 +642,9 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
             child_end.close()
             conns.append(parent_end)
             procs.append(proc)
+            del setup
+        head.release()
         _close_pipes(notify)
-        frontier_size = distinct
         replies = _ask_all(conns, ("expand", level, set(violated)))
         while True:
             # the expansion of ``level`` (its frontier: ``frontier_size`` states) is in ``replies``
@@ -684,7 +734,8 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
             for c in conns:
                 _receive(c)
             expanding = False
-        violations = [to_violation(machine, _chain(conns, workers, f.ref), f, fpr) for f in found]
+        violations = [to_violation(machine, head.chain(f.ref), f, fpr) for f in head_found]
+        violations += [to_violation(machine, head.extend(_chain(conns, workers, f.ref)), f, fpr) for f in found]
         observed = _observed_collision(_ask_all(conns, ("fingerprints",)))
         store_bytes = sum(_ask_all(conns, ("nbytes",)))
         worker_ram = sum(_ask_all(conns, ("memory",)))
@@ -710,6 +761,122 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
     result.notes.append(f"workers' peak RAM above their forked image: {worker_ram:,} bytes "
                         f"({worker_ram / max(distinct, 1):.1f} per distinct state)")
     return result
+
+
+class _Head:
+    """The levels the parent expands itself before forking (``HEAD_FRONTIER``): a BFS over them,
+    with the BFS's chunks, order and first occurrences, so every counterexample found here is the
+    one the BFS reports, and the state every later one starts from was reached as the BFS reached
+    it. States are named by their (signed) fingerprints, as the BFS names them without its compact
+    index; ``links`` maps each state found after level 1 to its parent."""
+
+    def __init__(self, expander: Expander, states: list[Any], fps: list[int], options: ExploreOptions,
+                 ticker: Ticker, generated: int) -> None:
+        self.expander = expander
+        self.options = options
+        self.ticker = ticker
+        self.frontier = list(states)
+        self.frontier_fps = list(fps)
+        self.visited: set[int] = set(fps)
+        self.links: dict[int, int] = {}
+        self.level = 1
+        self.base_generated = generated
+        self.generated = 0
+        self.gen_cov: dict[str, int] = {}
+        self.new_cov: dict[str, int] = {}
+        self.out_cov: dict[str, int] = {}
+        self.limit_hit: str | None = None
+        self.queue = 0
+        #: the run ended here (exhausted, a limit, or a violation under stop_at_first)
+        self.done = False
+
+    def run(self, until: int) -> None:
+        """Expand level after level while the frontier holds fewer than ``until`` states."""
+        expander, ticker = self.expander, self.ticker
+        max_states, max_depth = self.options.max_states, self.options.max_depth
+        visited, links = self.visited, self.links
+        while len(self.frontier) < until:
+            level = self.level
+            last_level = max_depth is not None and level >= max_depth
+            frontier, refs = self.frontier, self.frontier_fps
+            expander.check_sample(frontier[:SAMPLE], SAMPLE)
+            nxt: list[Any] = []
+            nxt_fps: list[int] = []
+            stop = False
+            expanded = 0
+            for start in range(0, len(frontier), CHUNK):
+                expanded = end = min(start + CHUNK, len(frontier))
+                cand = expander.expand_chunk(frontier[start:end], refs[start:end], level, visited)
+                self.generated += cand.generated
+                add_counts(self.gen_cov, cand.gen_cov)
+                if cand.outside:
+                    add_counts(self.out_cov, cand.outside)
+                if cand.stopped:
+                    stop = True
+                    break
+                # a chunk's candidates are distinct and none is visited: the first ``keep`` are new
+                keep = len(cand.fps)
+                if last_level:
+                    if keep:
+                        self.limit_hit = "depth"
+                    keep = 0
+                elif max_states is not None and len(visited) + keep > max_states:
+                    keep = max(max_states - len(visited), 0)
+                    self.limit_hit = "states"
+                if keep:
+                    new_fps = cand.fps[:keep]
+                    new_states = cand.states[:keep]
+                    visited.update(new_fps)
+                    links.update(zip(new_fps, cand.parents))
+                    count_new(self.new_cov, cand.steps, range(keep))
+                    nxt.extend(new_states)
+                    nxt_fps.extend(new_fps)
+                    expander.check_invariants(new_states, new_fps, level + 1)
+                    if expander.stopped:
+                        stop = True
+                        break
+                if self.limit_hit == "states":
+                    stop = True
+                    break
+                if ticker.out_of_time():
+                    self.limit_hit = "time"
+                    stop = True
+                    break
+                left = len(frontier) - end + len(nxt)
+                ticker.maybe_update(lambda level=level, left=left: Stats(  # type: ignore[misc]
+                    len(visited), self.base_generated + self.generated, level, left, ticker.elapsed()), level)
+            if nxt:
+                self.level += 1
+            if stop or not nxt:
+                self.queue = len(frontier) - expanded + len(nxt) if stop else 0
+                self.done = True
+                return
+            self.frontier, self.frontier_fps = nxt, nxt_fps
+
+    def chain(self, ref: int) -> list[int]:
+        """The (unsigned) fingerprints from an initial state to the state named ``ref``."""
+        out: list[int] = []
+        h: int | None = ref
+        while h is not None:
+            out.append(h & MASK64)
+            h = self.links.get(h)
+        out.reverse()
+        return out
+
+    def extend(self, tail: list[int]) -> list[int]:
+        """A workers' chain, which starts at a state of the level the head handed over, prefixed
+        with that state's ancestors."""
+        first = tail[0]
+        return self.chain(first - (1 << 64) if first >> 63 else first)[:-1] + tail
+
+    def release(self) -> None:
+        """Drop what the forked workers hold now (the links stay, for the traces)."""
+        self.frontier, self.frontier_fps, self.visited = [], [], set()
+
+
+def _observed_collision_of(fps: set[int]) -> float | None:
+    from ..fingerprint import observed_collision_probability
+    return observed_collision_probability(list(fps))
 
 
 def _plan_moves(sizes: list[int]) -> tuple[list[list[tuple[int, int]]], list[list[int]], int]:

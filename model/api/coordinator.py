@@ -100,8 +100,11 @@ FENCED_SINCE = {"InitProducerId": 4, "EndTxn": 2, "AddPartitionsToTxn": 2, "AddO
 
 def down_convert_fenced(error: int, api: str, version: int, protocol: Protocol) -> int:
     """``KafkaApis``: an older client does not know code 90, so PRODUCER_FENCED goes out as
-    INVALID_PRODUCER_EPOCH (which it treats as fatal too)."""
-    if protocol.down_convert_fenced and error == Errors.PRODUCER_FENCED and version < FENCED_SINCE[api]:
+    INVALID_PRODUCER_EPOCH (which it treats as fatal too). Before KIP-588 (2.7) there is no code 90:
+    every fence is INVALID_PRODUCER_EPOCH, whatever the version."""
+    if error != Errors.PRODUCER_FENCED:
+        return error
+    if not protocol.producer_fenced or (protocol.down_convert_fenced and version < FENCED_SINCE[api]):
         return int(Errors.INVALID_PRODUCER_EPOCH)
     return error
 
@@ -206,8 +209,9 @@ def _end_txn_rule(meta: TxnMetadata, req: EndTxnRequest, protocol: Protocol, new
     if protocol.end_txn == "later-trunk" and req.client_tv >= 2:
         return end_txn_tv2(meta, req.producer_id, req.epoch, req.result, max_epoch=protocol.max_epoch,
                            new_producer_id=new_pid)
-    return end_txn(meta, req.producer_id, req.epoch, req.result, is_from_client=is_from_client,
-                   client_tv=min(req.client_tv, 1))
+    # before KAFKA-9600 a client's request was checked like the coordinator's own (epoch not lower)
+    return end_txn(meta, req.producer_id, req.epoch, req.result,
+                   is_from_client=is_from_client and protocol.end_txn_exact_epoch, client_tv=min(req.client_tv, 1))
 
 
 def handle_end_txn(state: CoordinatorState, request: EndTxnRequest, protocol: Protocol, *,

@@ -27,17 +27,45 @@ class Protocol(NamedTuple):
     broker_unknown_producer: str
     broker_batch_cache: int
     broker_duplicate_sequence_error: bool
-    #: KAFKA-7190 (2.5+): moving the log start offset keeps the producer state
+    #: KAFKA-7190 (2.4.0+, 1a5971ebdc7): moving the log start offset keeps the producer state
     broker_retain_producer_state: bool
     client_version: str
     client_epoch_bump: str
     #: TxnOffsetCommit validation (``model.group.txn_offset_commit.CHECKS``)
     txn_offset_commit: str
-    #: prepareFenceProducerEpoch at the largest epoch: "throw" (IllegalStateException, to the 2024
-    #: snapshot) or "keep" (later trunk: no bump)
+    #: prepareFenceProducerEpoch at the largest epoch: "throw" (IllegalStateException, to 4.x's Java
+    #: TransactionMetadata) or "keep" (no bump, an error logged: KAFKA-20090, PR 21469, Feb 2026)
     fence_at_max_epoch: str = "throw"
     max_epoch: int = 32767
     max_seq: int = 2**31 - 1
+    #: features of ``FEATURES`` this version does not have: a vector that needs one is not expressible
+    #: under the profile (it does not apply to that version) rather than a disagreement
+    lacks: frozenset[str] = frozenset()
+    #: the coordinator fences with PRODUCER_FENCED (error 90, KIP-588, 2.7+); before, with INVALID_PRODUCER_EPOCH
+    #: (2.4.0's TransactionCoordinator; Errors has no code 90)
+    producer_fenced: bool = True
+    #: a client's EndTxn needs the metadata's exact epoch (KAFKA-9600, 2.6+); before, only a lower epoch was
+    #: refused (2.4.0's endTransaction has no isFromClient: ``producerEpoch < txnMetadata.producerEpoch``)
+    end_txn_exact_epoch: bool = True
+
+
+#: what a profile can lack (``Protocol.lacks``) -> what it is and when Kafka got it
+FEATURES: dict[str, str] = {
+    "transaction-version-2": ("transaction version 2 (KIP-890 part 2: EndTxn v5, an epoch bump per transaction, "
+                              "TransactionMetadata.clientTransactionVersion), released in 4.0"),
+    "kip-360": ("KIP-360 (InitProducerId v3 with the producer's id and epoch, lastProducerEpoch, "
+                "prepareIncrementProducerEpoch's expected epoch), released in 2.5"),
+    "kip-447": "KIP-447 (TxnOffsetCommit v3 with member id and generation), released in 2.5",
+    "kip-588": ("KIP-588 (PRODUCER_FENCED, error 90, from InitProducerId v4 / EndTxn, AddPartitionsToTxn and "
+                "AddOffsetsToTxn v2), released in 2.7"),
+    "kip-890-verification": "KIP-890 part 1 (the partition leader's transaction verification entry), released in 3.6",
+}
+
+#: feature -> the asserted state fields that do not exist in a version lacking it (TransactionMetadata got
+#: lastProducerId and lastProducerEpoch with KIP-360): an expected value for one is left unchecked there
+FEATURE_FIELDS: dict[str, tuple[str, ...]] = {
+    "kip-360": ("prev_producer_id", "last_producer_epoch"),
+}
 
 
 def _idempotent(variant: str) -> dict[str, object]:
@@ -61,6 +89,13 @@ def _profile(name: str, idempotent_variant: str, init_variant: str, **rest: obje
         **rest)  # type: ignore[arg-type]
 
 
+#: 3.9 has the TransactionVersion feature enum but no TV2 path: EndTxn stops at v4 and TransactionMetadata keeps
+#: no client transaction version
+_NO_TV2 = frozenset({"transaction-version-2"})
+#: before 2.5 (2.4.0's message definitions): InitProducerId stops at v2 (no producer id / epoch), TxnOffsetCommit at
+#: v2 (no member / generation), EndTxn, AddPartitionsToTxn and AddOffsetsToTxn at v1; no verification (3.6)
+_BEFORE_2_5 = _NO_TV2 | {"kip-360", "kip-447", "kip-588", "kip-890-verification"}
+
 #: profile name -> (doc, Protocol); the newest first
 PROFILES: dict[str, tuple[str, Protocol]] = {
     "kafka-later-trunk": (("trunk after the 2024-10 snapshot (4.0+): EndTxn split by the request's "
@@ -76,11 +111,13 @@ PROFILES: dict[str, tuple[str, Protocol]] = {
     "kafka-2.7-3.9": ("released 2.7 .. 3.9: KIP-360 as shipped, no transaction version 2",
                       _profile("kafka-2.7-3.9", "kafka-shipped", "kafka-shipped", end_txn="tv1",
                                tv2_last_epoch="keep", down_convert_fenced=True, max_txn_timeout_ms=900000,
-                               txn_offset_commit="current")),
-    "kafka-2.0-2.4": ("released 2.0 .. 2.4: before KIP-360 and KIP-447",
+                               txn_offset_commit="current", lacks=_NO_TV2)),
+    "kafka-2.0-2.4": (("released 2.0 .. 2.4: before KIP-360 and KIP-447; the broker as 2.0 .. 2.3 (2.4.0 already "
+                       "keeps a producer's state when the log start offset passes it, KAFKA-7190)"),
                       _profile("kafka-2.0-2.4", "broker-2.0-2.4", "pre-kip360", end_txn="tv1",
                                tv2_last_epoch="keep", down_convert_fenced=False, max_txn_timeout_ms=900000,
-                               txn_offset_commit="pre-kip447")),
+                               txn_offset_commit="pre-kip447", lacks=_BEFORE_2_5,
+                               producer_fenced=False, end_txn_exact_epoch=False)),
 }
 
 DEFAULT_PROFILE = "kafka-2024-10"

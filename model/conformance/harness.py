@@ -17,7 +17,8 @@ import traceback
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from ..api.protocol import DEFAULT_PROFILE, Protocol, profile_for
+from ..api.coordinator import FENCED_SINCE
+from ..api.protocol import DEFAULT_PROFILE, FEATURE_FIELDS, FEATURES, Protocol, profile_for
 from ..api.protocol import protocol as make_protocol
 from . import steps_client, steps_coordinator, steps_group, steps_leader
 from .compare import Difference, compare
@@ -141,11 +142,86 @@ class VectorReport(NamedTuple):
         return tuple((s.step, d) for s in self.steps for d in s.differences)
 
 
+def _int(value: Any, default: int) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default  # an unreadable field is the step reader's to report, not a feature the vector needs
+
+
+def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, str]]:
+    """(feature of ``FEATURES``, where the vector needs it), read from the vector's state and inputs
+    (never from what it expects): a profile lacking one of them is a version the vector does not
+    apply to."""
+    found: list[tuple[str, str]] = []
+    meta = initial.get("txn_metadata")
+    if isinstance(meta, dict) and _int(meta.get("client_transaction_version", 0), 0) >= 2:
+        found.append(("transaction-version-2", ("initial_state.txn_metadata.client_transaction_version "
+                      f"{meta['client_transaction_version']}")))
+    for key in ("verification_guard", "verification_state"):
+        if initial.get(key):
+            found.append(("kip-890-verification", f"initial_state.{key}"))
+    for i, step in enumerate(vector.steps):
+        inp, at = step.input, f"step {i + 1}: "
+        kind = str(inp.get("api") or inp.get("event") or inp.get("call") or "")
+        tv = inp.get("client_transaction_version", 0)
+        if _int(tv, 0) >= 2:
+            found.append(("transaction-version-2", f"{at}input.client_transaction_version {tv}"))
+        if re.match(r"InitProducerId\b", kind) and (_int(inp.get("producer_id", -1), -1) >= 0
+                                                   or _int(inp.get("producer_epoch", -1), -1) >= 0):
+            found.append(("kip-360", (f"{at}InitProducerId with producer id {inp.get('producer_id')} and epoch "
+                          f"{inp.get('producer_epoch')}")))
+        if re.search(r"(^|\.)prepareIncrementProducerEpoch\b", kind) and inp.get("expected_producer_epoch") is not None:
+            found.append(("kip-360", f"{at}prepareIncrementProducerEpoch with an expected epoch"))
+        if re.match(r"TxnOffsetCommit\b", kind) and (inp.get("member_id") not in (None, "")
+                                                    or _int(inp.get("generation_id", -1), -1) != -1
+                                                    or inp.get("group_instance_id") is not None):
+            found.append(("kip-447", (f"{at}TxnOffsetCommit with member id {inp.get('member_id')!r} and "
+                          f"generation {inp.get('generation_id')}")))
+        version = inp.get("request_version")
+        for api, since in FENCED_SINCE.items():
+            if re.match(rf"{api}\b", kind) and version is not None and _int(version, 0) >= since:
+                found.append(("kip-588", f"{at}{api} v{version}"))
+        if re.match(r"maybeStartTransactionVerification\b", kind):
+            found.append(("kip-890-verification", f"{at}{kind}"))
+    return found
+
+
+def _lacking(vector: Vector, protocol: Protocol, initial: dict[str, Any]) -> str:
+    """Why the vector does not apply to the profile's Kafka version ('' when it does)."""
+    for feature, where in needed_features(vector, initial):
+        if feature in protocol.lacks:
+            return f"not expressible under {protocol.name}: {where} needs {FEATURES[feature]}, which this version lacks"
+    return ""
+
+
+def _without_lacking_fields(expected: dict[str, Any], protocol: Protocol,
+                            prefix: str = "") -> tuple[dict[str, Any], dict[str, str]]:
+    """``expected`` without the fields the profile's version does not have, and why each is left out."""
+    missing = {f: feature for feature in protocol.lacks for f in FEATURE_FIELDS.get(feature, ())}
+    kept: dict[str, Any] = {}
+    left_out: dict[str, str] = {}
+    for key, exp in expected.items():
+        if key in missing:
+            left_out[f"{prefix}{key}"] = (f"{protocol.name} lacks {FEATURES[missing[key]]}: the field does not "
+                                          "exist in that version")
+        elif isinstance(exp, dict):
+            kept[key], sub = _without_lacking_fields(exp, protocol, f"{prefix}{key}.")
+            left_out.update(sub)
+        else:
+            kept[key] = exp
+    return kept, left_out
+
+
 def _run_case(vector: Vector, protocol: Protocol, initial: dict[str, Any], case: str) -> VectorReport:
     steps: list[StepReport] = []
 
     def report(outcome: str, reason: str = "") -> VectorReport:
         return VectorReport(vector.id, vector.mechanism, protocol.name, outcome, reason, tuple(steps), case)
+
+    lacking = _lacking(vector, protocol, initial)
+    if lacking:
+        return report(NOT_EXPRESSIBLE, lacking)
 
     try:
         world = World(protocol, {"initial_state": initial, "steps": [s._asdict() for s in vector.steps]}, initial)
@@ -175,8 +251,9 @@ def _run_case(vector: Vector, protocol: Protocol, initial: dict[str, Any], case:
             steps.append(StepReport(i + 1, 1, (Difference("(the model's rule raised)", expected,
                                                            f"{type(exc).__name__}: {exc}"),), {}))
             break
+        expected, left_out = _without_lacking_fields(expected, protocol)
         c = compare(expected, observed, symbols=world.symbols)
-        unchecked = dict(c.unchecked)
+        unchecked = {**c.unchecked, **left_out}
         for key in tracked.unread():
             unchecked[f"input.{key}"] = IGNORED_INPUT.get(key, "an input field the harness does not read: the model's "
                                                                "function for this input was run without it")
