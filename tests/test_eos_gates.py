@@ -52,8 +52,8 @@ REDUNDANT: dict[str, frozenset[str]] = {
     "AddPartitionsToTxn": frozenset({"producer"}), "Drain": frozenset({"producer"}),
     "EndTxn": frozenset({"producer"}), "RequestTimeout": frozenset({"producer"}),
     "WriteTxnMarker": frozenset({"p", "txn"}), "WriteOffsetsMarker": frozenset({"txn"}),
-    # gates on projections (the producer's phase or ``between`` flag, the group's membership fields)
-    "Rejoin": frozenset({"i", "member", "group", "phase"}), "OnAssignment": frozenset({"member", "group", "between"}),
+    # gates on projections (the producer's phase, the group's membership fields), on one key: one lookup
+    "Rejoin": frozenset({"me", "group", "phase"}), "OnAssignment": frozenset({"member", "group", "phase"}),
     "IdempotentRequestTimeout": frozenset({"c", "client", "on_way", "back"}),
     "ExpireBatch": frozenset({"timing", "now"}),
 }
@@ -221,3 +221,31 @@ def test_idempotent_drain_is_the_senders_drain_at_the_states_time() -> None:
                                                                                          req.record, req)
             drained += 1
     assert drained and refused and expired  # the gate's own refusal, a batch past its timeout, among them
+
+
+def test_unique_producer_id_epoch_reads_the_held_pairs_alone() -> None:
+    """UniqueProducerIdEpoch reads each instance's held (producer id, epoch) (``instance:held``), so an
+    instance's attempt, request or rank moving costs it no miss: on every reachable state of the
+    init_producer_id preset, and on those states with the second instance made to hold the first's
+    pair (some ready or in a transaction, some not), it says what ``props.unique_producer_id_epoch``
+    says of the whole instances."""
+    from eoscheck.model import properties as props
+    from eoscheck.model.state import INIT_IN_TXN, INIT_READY
+    model, variant, bounds = CONFIGS[5]
+    m = _build(model, variant, bounds)
+    check = m.properties()["UniqueProducerIdEpoch"].check
+    verdicts: dict[bool, int] = {}
+    for s in first_expanded(m, LIMIT):
+        view = m.view(s)
+        cases = [s]
+        first, second = view.instance[0], view.instance[1]
+        if first.phase in (INIT_READY, INIT_IN_TXN):
+            for phase in (INIT_READY, INIT_IN_TXN, second.phase):
+                twin = second._replace(producer_id=first.producer_id, epoch=first.epoch, phase=phase)
+                cases.append(m.state(**{name: getattr(view, name) for name in m._plan.decls}
+                                     | {"instance": (first, twin)}))
+        for t in cases:
+            want = props.unique_producer_id_epoch(m._as_init(m.view(t).instance))
+            assert check(t) == want, m.view(t).instance
+            verdicts[want] = verdicts.get(want, 0) + 1
+    assert verdicts.get(True, 0) > 100 and verdicts.get(False, 0) > 10, verdicts

@@ -39,7 +39,7 @@ from ..group.member import Member
 from ..group.metadata import NO_GENERATION, NO_MEMBER_ID
 from ..producer import transactional as tx
 from ..protocol import Deployment
-from ..state import TXN_CLOSED, TxnProducer
+from ..state import TXN_CLOSED, TXN_INIT, TxnProducer
 
 
 def closed(p: TxnProducer) -> TxnProducer:
@@ -91,6 +91,15 @@ class EosAlpha:
         if self.alpha:
             return closed(producer)
         return tx.restart(producer) if fenced else producer._replace(position=-1)
+
+    def alpha_rejoin_fields(self, fields: Any, fenced: bool) -> Any:
+        """``alpha_on_rejoin`` on what Rejoin reads of the producer (``eos_group.RejoinFields``): a closed or
+        restarted producer is a new instance, on new connections (``tx.restart``; the projection's put
+        restarts the producer when they change), position unknown."""
+        if self.alpha or fenced:
+            return fields._replace(phase=TXN_CLOSED if self.alpha else TXN_INIT, position=-1,
+                                   connections=tuple(c + 1 for c in fields.connections))
+        return fields._replace(position=-1)
 
     def alpha_commit_metadata(self, member: Member, metadata: tuple[int, int]) -> tuple[int, int]:
         """The (generation, member id) a TxnOffsetCommit carries: none from a Streams EOS-v1 task."""

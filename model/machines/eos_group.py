@@ -63,7 +63,7 @@ from ..group.member import (
     session_timeout,
 )
 from ..group.membership import rebalance
-from ..group.metadata import CommittedOffset, GroupMeta, GroupState, PendingTxnOffset
+from ..group.metadata import NO_GENERATION, CommittedOffset, GroupMeta, GroupState, PendingTxnOffset
 from ..group.offset_fetch import OffsetFetchAnswer, offset_fetch, on_offset_fetch_answer
 from ..producer import transactional as tx
 from ..protocol import Deployment
@@ -120,6 +120,7 @@ _rebalance = lru_cache(maxsize=1 << 12)(rebalance)
 #: whole); the members' and the membership's part of the outcome is pure and repeats across those misses
 _rejoin_ranked = lru_cache(maxsize=1 << 14)(rejoin_ranked)
 _BETWEEN = frozenset({TXN_INIT, TXN_READY, TXN_CLOSED})
+_PREPARING_REBALANCE = int(GroupState.PREPARING_REBALANCE)
 # plain ints for the checks run on memo misses (an IntEnum member costs ~100 ns to read and compare)
 _PREPARING = frozenset({int(TxnState.PREPARE_COMMIT), int(TxnState.PREPARE_ABORT)})
 
@@ -223,12 +224,54 @@ def txn_state(m: Any) -> int:
     return m.state
 
 
+def member_identity(m: Member) -> Member:
+    """What Rejoin reads and writes of a member: its id, incarnation and whether it lost its tasks,
+    with the generation and assignment it believes blanked (a written projection: the others'
+    assignments moving cost Rejoin no miss)."""
+    return Member(m.member_id, NO_GENERATION, False, m.incarnation, m.lost)
+
+
+def with_member_identity(m: Member, identity: Member) -> Member:
+    """``m`` with ``identity`` written: a new incarnation is a new consumer, with no generation and
+    no assignment until its first (``rejoin_ranked``), so it is ``identity`` itself; within one
+    incarnation the generation and assignment ``m`` believes are kept."""
+    if identity.incarnation != m.incarnation:
+        return identity
+    return m._replace(member_id=identity.member_id, lost=identity.lost)
+
+
+class RejoinFields(NamedTuple):
+    """What Rejoin reads and writes of its producer (a written projection): the phase, the position,
+    and the connection of each partition, which tells a new instance (``tx.restart`` opens new ones)."""
+
+    phase: int
+    position: int
+    connections: tuple[int, ...]
+
+
+def rejoin_fields(p: TxnProducer) -> RejoinFields:
+    return RejoinFields(p.phase, p.position, tuple(part.connection for part in p.parts))
+
+
+def with_rejoin_fields(p: TxnProducer, f: RejoinFields) -> TxnProducer:
+    """``p`` with ``f`` written: new connections are a new producer instance (``tx.restart``: nothing of
+    the old one's is read again) with ``f``'s phase, position and connections; otherwise ``p`` with
+    ``f``'s phase and position."""
+    if f.connections == tuple(part.connection for part in p.parts):
+        return p._replace(phase=f.phase, position=f.position)
+    new = tx.restart(p)
+    if f.connections != tuple(part.connection for part in new.parts):
+        new = new._replace(parts=tuple(part._replace(connection=c) for part, c in zip(new.parts, f.connections)))
+    return new._replace(phase=f.phase, position=f.position)
+
+
 #: the projections of ``kafka.eos``'s parts this mixin reads (declared on the parts in ``eos.py``)
 GROUP_PROJECTIONS: dict[str, dict[str, Any]] = {
     "group": {"membership": Projection(membership, with_membership), "input_offset": input_offset,
               "offsets": Projection(group_offsets, with_offsets), "fetched": fetched},
     "producer": {"between": producer_between, "phase": producer_phase, "inputs": producer_inputs,
-                 "commit": Projection(commit_fields, with_commit_fields)},
+                 "commit": Projection(commit_fields, with_commit_fields),
+                 "rejoin": Projection(rejoin_fields, with_rejoin_fields)},
     "txn": {"state": txn_state},
 }
 #: a rejoin's producer phases: fenced or fatal (a new instance), or between transactions
@@ -277,7 +320,7 @@ class EosGroup:
     # renamed with the producers (``eos_symmetry``): member i and producer i are one application instance;
     # member ids are data and are not renamed, so the range assignor's choice follows the ids, not the index
     member = Actors(count="members", init=lambda m, i: m._initial_members[i], show=_show_member,
-                    symmetric="producer",
+                    symmetric="producer", projections={"identity": Projection(member_identity, with_member_identity)},
                     doc="each application instance's consumer: member id, generation and assignment it believes")
     zombie_offsets = Part(init=(), show=_show_zombie_offsets,
                           doc="ghost: offsets written by a member that was not the partition's current owner")
@@ -370,8 +413,12 @@ class EosGroup:
 
     # --- membership ---------------------------------------------------------------------------------
 
-    # on the group's membership (a written projection: the offsets are kept)
-    @rule("SessionTimeout", params={"i": _with_rebalances}, reads=("member[i]", "group:membership"),
+    # on the group's membership (a written projection: the offsets are kept). It also reads the
+    # producer's phase, which it does not use, so that its key is OnAssignment's and Rejoin's gate key
+    # (member[i], membership, phase): compose looks the three up as one group, one lookup per state
+    # and member instead of three (a phase change costs it a miss it would not have: few, cheap)
+    @rule("SessionTimeout", params={"i": _with_rebalances},
+          reads=("member[i]", "group:membership", "phase=producer[i]:phase"),
           writes=("group:membership",))
     def session_timeout_rule(self, member: Member, group: Membership) -> Any:
         """The member's session expires (a paused process); the coordinator removes it and prepares a
@@ -380,8 +427,11 @@ class EosGroup:
         return None if removed is None else {"group": removed}
 
     # on projections: the group's membership (written back, the offsets kept), whether each producer is
-    # between transactions: the producers moving and the offsets changing cost no miss
+    # between transactions: the producers moving and the offsets changing cost no miss. Gated on the
+    # membership alone (``can_rebalance``'s first test): a group that is not preparing a rebalance costs
+    # one lookup of the membership's id, not of the five-term key
     @precondition(lambda self, group, member, between: can_rebalance(group, member, between))
+    @precondition(lambda self, group: group.state == _PREPARING_REBALANCE)
     @rule("Rebalance", params={"g": _the_group},
           reads=("group:membership", "member", "between=producer:between"), writes=("group:membership",),
           results=("generation",))
@@ -390,12 +440,13 @@ class EosGroup:
         done = _rebalance(group)
         return {"group": done, "generation": done.generation_id}
 
-    # a gate on projections (the membership fields, the producer's ``between`` flag): restates the
-    # effect's own "nothing to learn" (tests/test_eos_gates.py), so the offsets and the producer moving
-    # cost no miss of the full key while there is nothing to learn
-    @precondition(lambda self, member, group, between: between and on_assignment(member, group) is not None)
+    # a gate on projections (the membership fields, the producer's phase): restates the effect's own
+    # "nothing to learn" (tests/test_eos_gates.py), so the offsets and the producer moving cost no miss
+    # of the full key while there is nothing to learn. Its reads are Rejoin's gate's and SessionTimeout's
+    # key's, in the same order: one grouped lookup per state and member for the three
+    @precondition(lambda self, member, group, phase: phase in _BETWEEN and on_assignment(member, group) is not None)
     @rule("OnAssignment", params={"i": _assignments},
-          reads=("member[i]", "group:membership", "producer[i]", "between=producer[i]:between"),
+          reads=("member[i]", "group:membership", "producer[i]", "phase=producer[i]:phase"),
           writes=("member[i]", "producer[i]"), results=("owns",))
     def on_assignment_rule(self, member: Member, group: Membership, producer: TxnProducer) -> Any:
         """Between transactions, the member learns the new generation's assignment; its position is
@@ -408,21 +459,26 @@ class EosGroup:
         return {"member": learned, "producer": self.alpha_on_assignment(producer, learned.owns),  # type: ignore[attr-defined]
                 "owns": learned.owns}
 
-    # a gate on projections (the producer's phase, the membership fields), restating the effect's own
-    # "nothing to do" below (tests/test_eos_gates.py)
-    @precondition(lambda self, i, member, group, phase: phase in _FENCED_OR_FATAL or (
-        phase in _BETWEEN and must_rejoin(member[i], group)))
+    # a gate on projections (the producer's phase, the membership fields) and on member[i] (``me``),
+    # restating the effect's own "nothing to do" below (tests/test_eos_gates.py); ``me`` is read by the
+    # gate alone, so the outcomes' key leaves it out. The effect reads and writes every member's
+    # identity (id, incarnation, lost; ``member_identity``), not the generation and assignment each
+    # believes: the other member learning an assignment, or this one's stale view of its own, costs no
+    # miss (tests/test_eos_group_projections.py compares its steps with the rule on whole members)
+    @precondition(lambda self, me, group, phase: phase in _FENCED_OR_FATAL or (
+        phase in _BETWEEN and must_rejoin(me, group)))
     @rule("Rejoin", params={"i": _with_rejoins},
-          reads=("member", "group:membership", "producer[i]", "phase=producer[i]:phase"),
-          writes=("member", "group:membership", "producer[i]"), results=("rank",))
-    def rejoin_rule(self, i: int, member: tuple[Member, ...], group: Membership, producer: TxnProducer) -> Any:
+          reads=("me=member[i]", "group:membership", "phase=producer[i]:phase", "member:identity",
+                 "producer[i]:rejoin"),
+          writes=("member:identity", "group:membership", "producer[i]:rejoin"), results=("rank",))
+    def rejoin_rule(self, i: int, member: tuple[Member, ...], group: Membership, producer: RejoinFields) -> Any:
         """A member that learned it left the group (between transactions), or whose producer was fenced,
         joins again with a new member id, which sorts anywhere among the others' (``rank``); a fenced
         producer is replaced by a new instance."""
         fenced = producer.phase in (TXN_FENCED, TXN_FATAL)
         if not fenced and not (must_rejoin(member[i], group) and between_transactions(producer)):  # type: ignore[arg-type]
             return None
-        after = self.alpha_on_rejoin(producer, fenced)  # type: ignore[attr-defined]
+        after = self.alpha_rejoin_fields(producer, fenced)  # type: ignore[attr-defined]
         # past the last rejoin the constraint cuts every successor: one stands for them (liveness sees
         # the member enabled to rejoin; ``_with_rejoins``)
         ranks = range(1, self.members + 1) if member[i].incarnation < self.rejoins else (self.members,)
@@ -454,10 +510,14 @@ class EosGroup:
         """The member processes the input record at its position in a new transaction."""
         return {"producer": tx.begin_transaction(producer, self.batches, now, True), "txn": producer.txn}
 
-    # the producer through a written projection (the fields the commit reads and writes)
-    @precondition(lambda self, producer: producer.phase == 2 and producer.offsets == 1)  # TXN_IN_TXN
+    # the producer through a written projection (the fields the commit reads and writes); the gate on
+    # the whole producer (``whole``, read by the gate alone), so that it is one of the producer[t] gate
+    # group (InitProducerId, AddOffsetsToTxn, AddPartitionsToTxn, Drain, EndTxn): no lookup of its own
+    # per state, and no projection computed where the gate is shut
+    @precondition(lambda self, whole: whole.phase == 2 and whole.offsets == 1)  # TXN_IN_TXN
     @rule("TxnOffsetCommit", params={"t": _members},
-          reads=("producer[t]:commit", "member[t]", "txn[t]", "group", "offsets_leader", "zombie_offsets"),
+          reads=("producer[t]:commit", "member[t]", "txn[t]", "group", "offsets_leader", "zombie_offsets",
+                 "whole=producer[t]"),
           writes=("producer[t]:commit", "member[t]", "group", "offsets_leader", "zombie_offsets"),
           results=("offset", "error"))
     def group_txn_offset_commit(self, producer: CommitFields, member: Member, txn: Any, group: GroupMeta,

@@ -218,6 +218,12 @@ def _waiting(messages: tuple[InitPidRequest | InitPidResponse | PendingAppend, .
     return tuple(sorted({(m.client, m.attempt) for m in messages}))
 
 
+def _held(c: TxnClient) -> tuple[int, int] | tuple[()]:
+    """The (producer id, epoch) an instance holds (ready or in a transaction; () if none): all
+    UniqueProducerIdEpoch asks of it (its attempts, requests and ``started`` rank moving cost it no miss)."""
+    return (c.producer_id, c.epoch) if c.phase in (INIT_READY, INIT_IN_TXN) else ()
+
+
 def _busy(pending: tuple[PendingAppend, ...]) -> bool:
     """Whether an InitProducerId transition is being appended: all the coordinator's other handlers
     ask of ``init_pending`` (its transition and instance moving cost them no miss)."""
@@ -242,7 +248,7 @@ class InstancesMixin:
     protocol: Any
 
     instance = Actors(count="instances", init=IDLE, symmetric="instance", show=_show_client,
-                      projections={"started": Projection(_started, _with_started)},
+                      projections={"started": Projection(_started, _with_started), "held": _held},
                       doc="producer instances sharing the instances' transactional id")
     instances_txn = Part(init=NO_METADATA, show=_show_meta,
                          doc="the coordinator's metadata of the instances' transactional id")
@@ -489,7 +495,11 @@ class InstancesMixin:
                 "init_responses": InitPidResponse(p.client, p.attempt, int(Errors.NONE), t.producer_id, t.epoch),
                 "client": p.client, "producer_id": t.producer_id, "epoch": t.epoch}
 
+    # gated on the metadata alone (a PrepareX to complete): a state without one costs a lookup of its
+    # slot, not of (metadata, busy)
     @precondition(lambda self, instances_txn, init_pending: instances_txn.exists and not init_pending
+                  and instances_txn.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT))
+    @precondition(lambda self, instances_txn: instances_txn.exists
                   and instances_txn.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT))
     @rule("CompleteTransaction", params={"coordinator": lambda m: _coordinator_on(m) if _tx_steps(m) else ()},
           reads=("instances_txn", "init_pending:busy"), writes=("instances_txn", "instances_txn_log"))
@@ -514,10 +524,12 @@ class InstancesMixin:
                  log: TxnLogValue = NO_LOG_VALUE, restarts: int = 0) -> InstancesView:
         return InstancesView(instance, meta, log, _Restarts(restarts))
 
-    @invariant("UniqueProducerIdEpoch", params={"coordinator": _coordinator_on}, reads=("instance",))
+    # on a projection (``_held``): ``props.unique_producer_id_epoch`` on the pairs it collects
+    @invariant("UniqueProducerIdEpoch", params={"coordinator": _coordinator_on}, reads=("instance:held",))
     @_doc_of(props.unique_producer_id_epoch)
-    def unique_pid_epoch(self, instance: tuple[TxnClient, ...]) -> bool:
-        return props.unique_producer_id_epoch(self._as_init(instance))  # type: ignore[arg-type]
+    def unique_pid_epoch(self, instance: tuple[tuple[int, int] | tuple[()], ...]) -> bool:
+        held = [h for h in instance if h]
+        return len(set(held)) == len(held)
 
     @invariant("SoleInstanceNeverFenced", params={"coordinator": _coordinator_on}, reads=("instance", "restarts"))
     @_doc_of(props.sole_instance_never_fenced)
