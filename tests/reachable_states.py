@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from eoscheck.checker.machine import Machine
@@ -53,3 +54,21 @@ def assert_one_state_per_orbit(m: Machine) -> None:
     assert reduced.stats.distinct == orbits < len(full)
     assert (reduced.verdict, {v.property for v in reduced.violations}) == (
         plain.verdict, {v.property for v in plain.violations})
+
+
+def first_step(m: Machine, wanted: Callable[[Any, Any, Any], bool]) -> tuple[Any, Any, Any] | None:
+    """The first (state, step, successor) inside the constraint, in BFS order, for which
+    ``wanted(state, step, successor)`` holds; None when the reachable space has none."""
+    seen = {s: None for s in m.init_states() if m.within_bounds(s)}
+    queue = deque(seen)
+    while queue:
+        s = queue.popleft()
+        for step, t in m.successors(s):
+            if not m.within_bounds(t):
+                continue
+            if wanted(s, step, t):
+                return s, step, t
+            if t not in seen:
+                seen[t] = None
+                queue.append(t)
+    return None

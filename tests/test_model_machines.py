@@ -12,6 +12,7 @@ from eoscheck.model.registry import (
     INIT_PRODUCER_ID_MACHINE,
     MODELS,
 )
+from reachable_states import first_step
 
 IDEM = "kafka.idempotent_produce"
 INIT = "kafka.init_producer_id"
@@ -144,18 +145,10 @@ def test_kip360_bump_does_not_wait_for_in_flight_requests() -> None:
     from eoscheck.model.state import INFLIGHT
     machine = IDEMPOTENT_PRODUCE_MACHINE.machine("kafka-shipped", None, {"records": 2, "max_in_flight": 2, "lost_responses": 1,
                                                                    "transient_errors": 1})
-    seen = set(machine.init_states())
-    todo = list(seen)
-    bumped_in_flight = None
-    while todo and bumped_in_flight is None:
-        s = todo.pop()
-        for step, t in machine.successors(s):
-            if step[0] == "BumpEpoch" and any(b.status == INFLIGHT for b in s.clients[0].batches):
-                bumped_in_flight = t
-            if t not in seen:
-                seen.add(t)
-                todo.append(t)
-    assert bumped_in_flight is not None
+    found = first_step(machine, lambda s, step, t: step[0] == "BumpEpoch"
+                       and any(b.status == INFLIGHT for b in s.clients[0].batches))
+    assert found is not None
+    bumped_in_flight = found[2]
     rewritten = [b for b in bumped_in_flight.clients[0].batches if b.status == INFLIGHT]
     assert rewritten and all(b.sequence_reset and b.epoch == bumped_in_flight.clients[0].epoch for b in rewritten)
 
@@ -217,19 +210,9 @@ def test_kip360_designed_expiry_fails_the_later_sequenced_batch_in_the_pairs_sta
     b = {"acked_prefix": 1, "records": 2, "max_in_flight": 2, "delete_records": 2, "lost_responses": 1,
          "transient_errors": 1, "delivery_timeout": 1, "max_ticks": 1}
     machine = IDEMPOTENT_PRODUCE_MACHINE.machine("kip360-designed", None, b)
-    seen = set(machine.init_states())
-    todo = list(seen)
-    found = None
-    while todo and found is None:
-        s = todo.pop()
-        for step, t in machine.successors(s):
-            before, after = s.clients[0], t.clients[0]
-            if step[0] == "ExpireBatch" and after.failed.bit_count() - before.failed.bit_count() == 2:
-                found = (before, after)
-            if t not in seen:
-                seen.add(t)
-                todo.append(t)
+    found = first_step(machine, lambda s, step, t: step[0] == "ExpireBatch"
+                       and t.clients[0].failed.bit_count() - s.clients[0].failed.bit_count() == 2)
     assert found is not None
-    before, after = found
+    before, after = found[0].clients[0], found[2].clients[0]
     assert sum(x.status != QUEUED for x in before.batches) == 2
     assert after.epoch_bump_required and after.unresolved == -1 and all(x.status == QUEUED for x in after.batches)
