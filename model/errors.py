@@ -17,6 +17,8 @@ class Errors(IntEnum):
     NOT_LEADER_OR_FOLLOWER = 6
     REQUEST_TIMED_OUT = 7
     MESSAGE_TOO_LARGE = 10
+    #: a broker-to-broker request lost its connection (AddPartitionsToTxnManager's verification)
+    NETWORK_EXCEPTION = 13
     COORDINATOR_LOAD_IN_PROGRESS = 14
     COORDINATOR_NOT_AVAILABLE = 15
     NOT_COORDINATOR = 16

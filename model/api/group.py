@@ -78,6 +78,29 @@ def handle_txn_offset_commit(state: GroupCoordinatorState, req: TxnOffsetCommitR
     return int(Errors.NONE), state._replace(group=group, log_end_offset=at + 1)
 
 
+#: the first TxnOffsetCommit version whose clients handle COORDINATOR_LOAD_IN_PROGRESS (KAFKA-7296)
+LOAD_IN_PROGRESS_SINCE = 2
+
+
+def txn_offset_commit_answer(error: int, request_version: int) -> int:
+    """The partition error KafkaApis sends (``handleTxnOffsetCommitRequest``): producers of 0.11 .. 2.0
+    (TxnOffsetCommit v0-1) could crash on COORDINATOR_LOAD_IN_PROGRESS, so they get
+    COORDINATOR_NOT_AVAILABLE (also retriable, with a coordinator lookup)."""
+    if error == Errors.COORDINATOR_LOAD_IN_PROGRESS and request_version < LOAD_IN_PROGRESS_SINCE:
+        return int(Errors.COORDINATOR_NOT_AVAILABLE)
+    return int(error)
+
+
+def marker_answer(completion_error: int) -> int:
+    """The WriteTxnMarkers answer for a ``__consumer_offsets`` partition when the group coordinator
+    fails to complete the transaction (``KafkaApis.handleWriteTxnMarkersRequest``, new group
+    coordinator): its coordinator errors become NOT_LEADER_OR_FOLLOWER, which the transaction
+    coordinator's marker handler retries; others pass through."""
+    if completion_error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.NOT_COORDINATOR):
+        return int(Errors.NOT_LEADER_OR_FOLLOWER)
+    return int(completion_error)
+
+
 def handle_offset_fetch(state: GroupCoordinatorState, partitions: tuple[int, ...], *,
                         require_stable: bool) -> tuple[tuple[int, int], ...]:
     """(error, offset) per partition (``GroupMetadataManager.getOffsets`` / ``fetchOffsets``)."""
@@ -111,4 +134,6 @@ __all__ = [
     "handle_offset_fetch",
     "handle_txn_marker",
     "handle_txn_offset_commit",
+    "marker_answer",
+    "txn_offset_commit_answer",
 ]

@@ -28,6 +28,7 @@ from ..partition.verification import (
     Verifications,
     clear_verification,
     find_verification,
+    produce_verification_error,
     remove_expired_verifications,
     verification_refuses,
 )
@@ -44,6 +45,9 @@ class LeaderState(NamedTuple):
     log_end_offset: int
     now: int = 0
     verifications: Verifications = ()
+    #: ``transaction.partition.verification.enable`` (KIP-890 part 1): a transactional batch of a
+    #: producer with no transaction ongoing here must carry the guard of a verification
+    verification_enabled: bool = False
 
 
 class ProduceBatch(NamedTuple):
@@ -57,6 +61,11 @@ class ProduceBatch(NamedTuple):
     first_offset: int = -1
     #: the batch's max timestamp (-1: now)
     timestamp: int = -1
+    #: the request carries the guard of the producer's current verification entry (False: the
+    #: SENTINEL guard; only read while verification is enabled)
+    verified: bool = False
+    #: records in a batch without a producer id (0: one per sequence)
+    records: int = 0
 
 
 class ProduceResult(NamedTuple):
@@ -75,10 +84,14 @@ def append_batch(state: LeaderState, batch: ProduceBatch, protocol: Protocol, *,
     """A produce batch through ``UnifiedLog`` (``check_duplicates=False``: through
     ``ProducerAppendInfo`` alone, as ProducerStateManagerTest drives it: no duplicate pre-check and
     no clearing of the verification entry, which ``UnifiedLog.updateProducers`` does)."""
+    if batch.producer_id < 0:
+        # no producer id: nothing to validate or track (``analyzeAndValidateProducerState`` skips it)
+        first = state.log_end_offset
+        last = first + max(batch.records, 1) - 1
+        return ProduceResult(APPENDED, int(Errors.NONE), first, last), state._replace(log_end_offset=last + 1)
     entry = find_entry(state.producers, batch.producer_id)
+    verification = find_verification(state.verifications, batch.producer_id)
     if batch.origin == AppendOrigin.CLIENT:
-        if verification_refuses(find_verification(state.verifications, batch.producer_id), batch.base_sequence):
-            return ProduceResult(REJECTED, int(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER)), state
         d = validate_produce(entry, epoch=batch.epoch, seq=batch.base_sequence, last_seq=batch.last_sequence,
                              max_seq=protocol.max_seq, unknown_producer=protocol.broker_unknown_producer,
                              old_duplicate_error=protocol.broker_duplicate_sequence_error,
@@ -86,6 +99,18 @@ def append_batch(state: LeaderState, batch: ProduceBatch, protocol: Protocol, *,
         if d.duplicate_offset >= 0:
             cached = next(b for b in entry.batches if b.offset == d.duplicate_offset)  # type: ignore[union-attr]
             return ProduceResult(DUPLICATE, int(Errors.NONE), cached.offset - cached.delta, cached.offset), state
+    if (check_duplicates and state.verification_enabled and batch.transactional
+            and batch.origin != AppendOrigin.REPLICATION
+            and (entry is None or entry.current_txn_first_offset < 0)
+            and (verification is None or not batch.verified)):
+        # UnifiedLog.analyzeAndValidateProducerState: a transactional batch outside an ongoing
+        # transaction must carry the guard of a verification (batchMissingRequiredVerification)
+        return ProduceResult(REJECTED, int(Errors.INVALID_TXN_STATE)), state
+    if batch.origin == AppendOrigin.CLIENT:
+        # ProducerAppendInfo: the epoch check, then checkSequence, whose first test is the
+        # verification entry's lowest sequence
+        if d.error != Errors.INVALID_PRODUCER_EPOCH and verification_refuses(verification, batch.base_sequence):
+            return ProduceResult(REJECTED, int(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER)), state
         if d.error != Errors.NONE:
             return ProduceResult(REJECTED, int(d.error)), state
     err = validate_data_batch(entry or empty_entry(batch.producer_id), epoch=batch.epoch,
@@ -153,6 +178,44 @@ def move_log_start_offset(state: LeaderState, log_start_offset: int, protocol: P
     if protocol.broker_retain_producer_state:
         return state
     return state._replace(producers=truncate_head(state.producers, log_start_offset))
+
+
+def first_undecided_offset(state: LeaderState) -> int:
+    """``ProducerStateManager.firstUndecidedOffset``: the first offset of the earliest transaction
+    still open on the partition (-1: none)."""
+    return min((e.current_txn_first_offset for e in state.producers if e.current_txn_first_offset >= 0), default=-1)
+
+
+class VerifiedAppend(NamedTuple):
+    #: NONE, or the error the produce request is answered with
+    result: ProduceResult | None
+    #: the batch waits for the coordinator's answer (``complete_verified_append``)
+    pending: bool
+
+
+def start_replica_append(state: LeaderState, batch: ProduceBatch, protocol: Protocol, *,
+                         transactional_id: bool) -> tuple[VerifiedAppend, LeaderState]:
+    """``ReplicaManager.appendRecords`` for one partition: a transactional batch of a request with a
+    transactional id is verified with the coordinator first while verification is enabled, unless the
+    producer has a transaction ongoing here (``maybeStartTransactionVerification`` answers the
+    SENTINEL guard); otherwise it is appended at once."""
+    if transactional_id and batch.transactional and state.verification_enabled:
+        entry = find_entry(state.producers, batch.producer_id)
+        if entry is None or entry.current_txn_first_offset < 0:
+            return VerifiedAppend(None, True), start_verification(state, batch.producer_id, batch.base_sequence,
+                                                                  batch.epoch)
+    res, state = append_batch(state, batch, protocol)
+    return VerifiedAppend(res, False), state
+
+
+def complete_verified_append(state: LeaderState, batch: ProduceBatch, protocol: Protocol,
+                             callback_error: int) -> tuple[ProduceResult, LeaderState]:
+    """The verification's answer for the partition (``postVerificationCallback``): a failure answers
+    ``produce_verification_error`` and leaves the entry (its lowest sequence still bounds the
+    producer's next batch); success appends the batch with the guard."""
+    if callback_error != Errors.NONE:
+        return ProduceResult(REJECTED, produce_verification_error(callback_error)), state
+    return append_batch(state, batch._replace(verified=True), protocol)
 
 
 def start_verification(state: LeaderState, producer_id: int, seq: int, epoch: int) -> LeaderState:

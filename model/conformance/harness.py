@@ -57,6 +57,13 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     ((r"(?i)^(onLogStartOffsetIncremented|truncateHead|maybeIncrementLogStartOffset|deleteRecords|deleteOldSegments|"
      r"retention|log_start_offset|advance_log_start_offset)"), steps_leader.move_log_start_offset),
     (r"^maybeStartTransactionVerification\b", steps_leader.start_verification),
+    (r"^clearVerificationStateEntry\b", steps_leader.clear_verification),
+    (r"^(updateHighWatermark|onHighWatermarkUpdated)\b", steps_leader.update_high_watermark),
+    (r"^setTransactionVerificationEnabled\b", steps_leader.set_verification_enabled),
+    (r"^ReplicaManager\.appendRecords\b", steps_leader.replica_append),
+    (r"^verification callback\b", steps_leader.verification_callback),
+    (r"^AddPartitionsToTxnManager\.verifyTransaction\b", steps_leader.verify_transaction),
+    (r"^AddPartitionsToTxnManager response\b", steps_leader.verification_response),
     (r"^TxnOffsetCommit\b", steps_group.txn_offset_commit),
     ((r"(?i)^(OffsetFetch ?(response|answer)|offset_fetch_response)|initWithCommittedOffsets|refreshCommittedOffsets|"
      r"fetchCommittedOffsets"), steps_client.consumer_offset_fetch),
@@ -158,7 +165,7 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
     if isinstance(meta, dict) and _int(meta.get("client_transaction_version", 0), 0) >= 2:
         found.append(("transaction-version-2", ("initial_state.txn_metadata.client_transaction_version "
                       f"{meta['client_transaction_version']}")))
-    for key in ("verification_guard", "verification_state"):
+    for key in ("verification_guard", "verification_state", "transaction_verification_enabled"):
         if initial.get(key):
             found.append(("kip-890-verification", f"initial_state.{key}"))
     for i, step in enumerate(vector.steps):
@@ -182,7 +189,7 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
         for api, since in FENCED_SINCE.items():
             if re.match(rf"{api}\b", kind) and version is not None and _int(version, 0) >= since:
                 found.append(("kip-588", f"{at}{api} v{version}"))
-        if re.match(r"maybeStartTransactionVerification\b", kind):
+        if re.match(r"(maybeStartTransactionVerification|ReplicaManager\.appendRecords|AddPartitionsToTxnManager)\b", kind):
             found.append(("kip-890-verification", f"{at}{kind}"))
     return found
 

@@ -60,6 +60,8 @@ def txn_offset_commit(w: World, inp: dict[str, Any]) -> Observed:
     failed = next((inp[k] for k in ("verification_error", "append_error", "append_result") if k in inp), "NONE")
     err, w.group = api.handle_txn_offset_commit(w.group._replace(new_coordinator=new_coord), req, w.protocol,
                                                 append_error=error_code(str(failed)))
+    if "request_version" in inp:
+        err = api.txn_offset_commit_answer(err, integer(inp["request_version"], "request_version"))
     w.last_txn_pid = pid
     return {"error": error_name(err), "error_code": err,
             "per_partition": {w.partitions.name(p): {"error": error_name(err), "error_code": err} for p, _ in offsets},
@@ -85,11 +87,17 @@ def txn_marker(w: World, inp: dict[str, Any]) -> Observed:
     if "is_commit" in inp:
         commit = bool(inp["is_commit"])
     had = any(e.producer_id == pid for e in w.group_meta().pending)
+    failed = error_code(str(inp.get("group_coordinator_error", "NONE")))
+    if failed != 0:
+        # the group coordinator could not complete the transaction: nothing changes, the marker is answered
+        answer = api.marker_answer(failed)
+        return {"error": error_name(answer), "error_code": answer}
     try:
         w.group = api.handle_txn_marker(w.group, pid, commit)
     except ValueError:  # a pending offset completed before its record was written
         return {"error": "EXCEPTION", "exception": "IllegalStateException"}
-    return {"pending_dropped": had and not any(e.producer_id == pid for e in w.group_meta().pending),
+    return {"error": "NONE", "error_code": 0,
+            "pending_dropped": had and not any(e.producer_id == pid for e in w.group_meta().pending),
             "committed": w.committed_view(), "pending_txn": w.pending_view(),
             "has_offsets": _has_offsets(w),
             "has_pending_from_producer": any(e.producer_id == pid for e in w.group_meta().pending)}

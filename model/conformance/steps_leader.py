@@ -7,9 +7,11 @@ import re
 from typing import Any
 
 from ..api import leader as api
+from ..errors import Errors
 from ..partition.validation import AppendOrigin
+from ..partition.verification import superseded_verification, verification_callback_errors
 from ..transactions.codes import TxnResult
-from .values import NotExpressible, error_name, integer
+from .values import NotExpressible, error_code, error_name, integer
 from .world import World
 
 Observed = dict[str, Any]
@@ -32,6 +34,12 @@ def _result(res: api.ProduceResult) -> Observed:
 
 
 def _after(w: World, out: Observed, producer_id: int | None = None) -> Observed:
+    w.note_transactions()
+    undecided = api.first_undecided_offset(w.leader)
+    out["first_undecided_offset"] = None if undecided < 0 else undecided
+    unstable = w.first_unstable_offset()
+    if unstable is not False:
+        out["first_unstable_offset"] = unstable
     if producer_id is not None:
         out["verification_entry_present"] = any(v.producer_id == producer_id for v in w.leader.verifications)
     out["state_after"] = w.producers_view()
@@ -61,11 +69,15 @@ def _batch(inp: dict[str, Any], common: dict[str, Any]) -> api.ProduceBatch:
         # the leader derives a batch's last offset from its records, one sequence each
         raise NotExpressible(f"offsets {first}..{last_off} do not hold the {count} records of sequences "
                              f"{base}..{get('last_sequence', base)}")
+    guard = str(get("verification_guard", "none"))
+    if guard not in ("none", "current"):
+        raise NotExpressible(f"verification_guard {guard!r}: 'current' (the guard of the entry) or 'none' (SENTINEL)")
     return api.ProduceBatch(integer(get("producer_id", 0), "producer_id"), integer(get("producer_epoch", 0), "producer_epoch"),
                             base, integer(get("last_sequence", base), "last_sequence"),
                             _origin({"origin": get("origin", "CLIENT")}), bool(get("is_transactional", False)),
                             -1 if first is None else integer(first, "first_offset"),
-                            -1 if ts is None else integer(ts, "timestamp"))
+                            -1 if ts is None else integer(ts, "timestamp"), guard == "current",
+                            integer(get("records", 0), "records"))
 
 
 _WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
@@ -146,5 +158,94 @@ def move_log_start_offset(w: World, inp: dict[str, Any]) -> Observed:
         if not m:
             raise NotExpressible(f"{text!r}: no new log start offset given")
         raw = int(m.group(1))
-    w.leader = api.move_log_start_offset(w.leader, integer(raw, "log_start_offset"), w.protocol)
+    w.log_start_offset = max(w.log_start_offset, integer(raw, "log_start_offset"))
+    w.leader = api.move_log_start_offset(w.leader, w.log_start_offset, w.protocol)
     return _after(w, {})
+
+
+def update_high_watermark(w: World, inp: dict[str, Any]) -> Observed:
+    w.high_watermark = max(w.high_watermark, integer(inp.get("offset", inp.get("high_watermark")), "offset"))
+    return _after(w, {})
+
+
+def set_verification_enabled(w: World, inp: dict[str, Any]) -> Observed:
+    """``transaction.partition.verification.enable`` changed while the broker runs."""
+    w.leader = w.leader._replace(verification_enabled=bool(inp.get("enabled", True)))
+    return {}
+
+
+def clear_verification(w: World, inp: dict[str, Any]) -> Observed:
+    pid = integer(inp.get("producer_id", 0), "producer_id")
+    w.leader = w.leader._replace(verifications=tuple(v for v in w.leader.verifications if v.producer_id != pid))
+    return {"verification_entry_present": False}
+
+
+def replica_append(w: World, inp: dict[str, Any]) -> Observed:
+    """``ReplicaManager.appendRecords`` for one partition; ``verification_callback_error`` is what
+    AddPartitionsToTxnManager's callback answers (mocked in ReplicaManagerTest); without it the
+    batch waits for a later 'verification callback' step."""
+    batch = _batch(inp, inp)
+    started, w.leader = api.start_replica_append(w.leader, batch, w.protocol,
+                                                 transactional_id=inp.get("transactional_id") is not None)
+    if started.result is not None:
+        return _after(w, _result(started.result), batch.producer_id)
+    w.pending_append = batch
+    if "verification_callback_error" not in inp:
+        return _after(w, {"result": "PENDING"}, batch.producer_id)
+    return verification_callback(w, inp)
+
+
+def verification_callback(w: World, inp: dict[str, Any]) -> Observed:
+    batch = w.pending_append
+    if batch is None:
+        raise NotExpressible("verification callback: no produce request is waiting for its verification")
+    w.pending_append = None
+    res, w.leader = api.complete_verified_append(w.leader, batch, w.protocol,
+                                                 error_code(str(inp.get("verification_callback_error", "NONE"))))
+    return _after(w, _result(res), batch.producer_id)
+
+
+def verify_transaction(w: World, inp: dict[str, Any]) -> Observed:
+    """``AddPartitionsToTxnManager.verifyTransaction``: the verification is queued for the
+    coordinator; one already queued for the transactional id is answered or kept
+    (``superseded_verification``)."""
+    tid = str(inp.get("transactional_id", ""))
+    pid = integer(inp.get("producer_id", 0), "producer_id")
+    epoch = integer(inp.get("producer_epoch", 0), "producer_epoch")
+    parts = tuple(str(p) for p in inp.get("partitions", []))
+    out: Observed = {"callback_errors": {}}
+    queued = w.verify_queue.get(tid)
+    if queued is not None:
+        old_answer, new_answer = superseded_verification(queued[1], epoch)
+        if new_answer != Errors.NONE:
+            out["callback_errors"] = {p: error_name(new_answer) for p in parts}
+            out["queued"] = {t: e for t, (_, e, _) in w.verify_queue.items()}
+            return out
+        out["superseded_callback_errors"] = {p: error_name(old_answer) for p in queued[2]}
+    w.verify_queue[tid] = (pid, epoch, parts)
+    out["queued"] = {t: e for t, (_, e, _) in w.verify_queue.items()}
+    return out
+
+
+def verification_response(w: World, inp: dict[str, Any]) -> Observed:
+    """The coordinator's answer to a verify-only AddPartitionsToTxn as ``AddPartitionsToTxnManager``
+    hands it to the produce path: 'response' (disconnected / version_mismatch), a 'top_level_error',
+    or per-partition 'partition_errors'; 'transaction_supported_operation' is the produce request's
+    (genericError from v11)."""
+    kind = str(inp.get("response", ""))
+    parts = [str(p) for p in (inp.get("partition_errors") or {})] or ["foo-1", "foo-2", "foo-3"]
+    generic = str(inp.get("transaction_supported_operation", "genericError")) == "genericError"
+    if kind == "version_mismatch":
+        # a coordinator without verify-only AddPartitionsToTxn: the produce request goes on unverified
+        return {"callback_errors": {}}
+    if kind == "disconnected":
+        return {"callback_errors": {p: "NETWORK_EXCEPTION" for p in parts}}
+    if kind:
+        raise NotExpressible(f"AddPartitionsToTxnManager response {kind!r}: disconnected or version_mismatch")
+    top = inp.get("top_level_error")
+    if top is not None:
+        code = error_code(str(top))
+        return {"callback_errors": {p: error_name(code) for p in parts}}
+    raw = {i: error_code(str(e)) for i, e in enumerate((inp.get("partition_errors") or {}).values())}
+    got = verification_callback_errors(raw, generic_error=generic)
+    return {"callback_errors": {parts[i]: error_name(e) for i, e in got.items()}}

@@ -86,6 +86,15 @@ class World:
         # the partition leader
         self.leader = LeaderState((), 0, self.now, ())
         self.pid_expiration_ms = 86400000
+        self.log_start_offset = 0
+        self.high_watermark = 0
+        #: transactions completed on the leader: (first offset, marker offset), for the first unstable offset
+        self.completed_txns: list[tuple[int, int]] = []
+        self._open_txns: dict[int, int] = {}
+        #: a ReplicaManager append waiting for its verification's answer
+        self.pending_append: Any = None
+        #: AddPartitionsToTxnManager's queued verifications: transactional id -> (producer id, epoch, partitions)
+        self.verify_queue: dict[str, tuple[int, int, tuple[str, ...]]] = {}
         # the group coordinator
         self.group = GroupCoordinatorState(None, max(1, len(self.partitions)))
         self.plain_commits: dict[int, int] = {}
@@ -170,6 +179,27 @@ class World:
                 "last_timestamp": e.last_timestamp,
                 "batches": [{"first_seq": first_sequence(b), "last_seq": b.seq, "last_offset": b.offset}
                             for b in e.batches]}
+
+    def note_transactions(self) -> None:
+        """Record which transactions a step completed (``CompletedTxn``): an open transaction of the
+        previous step that is no longer open ended with a marker at the log end offset - 1."""
+        now_open = {e.producer_id: e.current_txn_first_offset for e in self.leader.producers
+                    if e.current_txn_first_offset >= 0}
+        for pid, first in self._open_txns.items():
+            if now_open.get(pid) != first:
+                self.completed_txns.append((first, self.leader.log_end_offset - 1))
+        self._open_txns = now_open
+
+    def first_unstable_offset(self) -> int | None | bool:
+        """``UnifiedLog.firstUnstableOffset``: the earliest of the open transactions and the completed
+        ones whose marker the high watermark has not passed, at least the log start offset (None:
+        none; False: not a UnifiedLog vector)."""
+        if not self.unified_log:
+            return False
+        firsts = list(self._open_txns.values()) + [f for f, last in self.completed_txns if last >= self.high_watermark]
+        if not firsts:
+            return None
+        return max(min(firsts), self.log_start_offset)
 
     def producers_view(self) -> dict[str, Any]:
         return {str(e.producer_id): self.entry_view(e) for e in self.leader.producers}
@@ -283,6 +313,10 @@ def _verification_guard(w: World, v: Any) -> None:
                                                                   int(m.group(3)), w.now),))
 
 
+def _verification_enabled(w: World, v: Any) -> None:
+    w.leader = w.leader._replace(verification_enabled=bool(v))
+
+
 def _verification_state(w: World, v: Any) -> None:
     entries = [VerificationEntry(int(pid), integer(e.get("lowest_sequence", 0), "lowest_sequence"),
                                  integer(e.get("epoch", 0), "epoch"), integer(e.get("created_ms", "T"), "created_ms"))
@@ -350,7 +384,8 @@ _LOADERS = {
     "block_size": _block_size, "zk_block": _zk_block, "producers": _producers, "log_end_offset": _log_end,
     "now_ms": _now, "producer_id_expiration_ms": _pid_expiration,
     "transactional.id.expiration.ms": _tid_expiration, "transactional_id_expiration_ms": _tid_expiration,
-    "verification_guard": _verification_guard, "verification_state": _verification_state, "group": _group,
+    "verification_guard": _verification_guard, "verification_state": _verification_state,
+    "transaction_verification_enabled": _verification_enabled, "group": _group,
     "pending_txn_offsets": _pending_txn_offsets, "producer": _producer, "client_partition": _client_partition,
 }
 _ERROR_NAMES = {e.name for e in Errors}

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..errors import Errors
+
 
 class VerificationEntry(NamedTuple):
     producer_id: int
@@ -57,3 +59,49 @@ def verification_refuses(entry: VerificationEntry | None, first_seq: int) -> boo
 
 def remove_expired_verifications(entries: Verifications, now: int, expiration: int) -> Verifications:
     return tuple(v for v in entries if now - v.created < expiration)
+
+
+# --- the requests that carry a verification (``AddPartitionsToTxnManager``, ``ReplicaManager``) ------
+
+
+def verification_callback_errors(partition_errors: dict[int, int], *, generic_error: bool) -> dict[int, int]:
+    """What ``AddPartitionsToTxnManager`` hands the produce path for the coordinator's per-partition
+    answers to a verify-only AddPartitionsToTxn (``AddPartitionsToTxnHandler.onComplete``): verified
+    partitions are left out, PRODUCER_FENCED becomes INVALID_PRODUCER_EPOCH (what a producer expects
+    from a produce request), and TRANSACTION_ABORTABLE reaches only produce requests that know it
+    (v11+, ``genericError``); older ones get INVALID_TXN_STATE."""
+    out: dict[int, int] = {}
+    for partition, error in partition_errors.items():
+        if error == Errors.NONE:
+            continue
+        if error == Errors.PRODUCER_FENCED:
+            error = int(Errors.INVALID_PRODUCER_EPOCH)
+        elif error == Errors.TRANSACTION_ABORTABLE and not generic_error:
+            error = int(Errors.INVALID_TXN_STATE)
+        out[partition] = int(error)
+    return out
+
+
+def superseded_verification(queued_epoch: int, incoming_epoch: int) -> tuple[int, int]:
+    """``AddPartitionsToTxnManager.addTxnData`` when a verification for the same transactional id is
+    still queued: (the answer to the queued one, the answer to the incoming one), NONE = still
+    queued. The same epoch is a client retry (the queued one gets the retriable NETWORK_EXCEPTION and
+    is replaced); a higher epoch fences the queued one; a lower one is fenced itself at once."""
+    if incoming_epoch < queued_epoch:
+        return int(Errors.NONE), int(Errors.INVALID_PRODUCER_EPOCH)
+    if incoming_epoch == queued_epoch:
+        return int(Errors.NETWORK_EXCEPTION), int(Errors.NONE)
+    return int(Errors.INVALID_PRODUCER_EPOCH), int(Errors.NONE)
+
+
+#: coordinator errors a verification can end with that older producers do not retry on a produce request
+_RETRY_AS_NOT_ENOUGH_REPLICAS = frozenset({Errors.CONCURRENT_TRANSACTIONS, Errors.NETWORK_EXCEPTION,
+                                           Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.COORDINATOR_NOT_AVAILABLE,
+                                           Errors.NOT_COORDINATOR})
+
+
+def produce_verification_error(error: int) -> int:
+    """The produce answer for a failed verification (``ReplicaManager.appendRecords``'s
+    ``postVerificationCallback``): a retriable coordinator error becomes NOT_ENOUGH_REPLICAS, which
+    every producer retries without a metadata refresh; any other error is answered as it is."""
+    return int(Errors.NOT_ENOUGH_REPLICAS) if error in _RETRY_AS_NOT_ENOUGH_REPLICAS else int(error)
