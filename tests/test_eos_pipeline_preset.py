@@ -176,8 +176,10 @@ def test_every_pipeline_spec_is_in_the_agreement_lists_or_explained() -> None:
     assert names == {name for name, _, _ in AGREEING + AGREEING_SLOW} | set(PRESET_ONLY)
 
 
-#: specs the hand-written machine does not finish (kip890-tv2-kafka-19367: cut at 700 s with 905,000 states)
-PRESET_ONLY = {"kip890-tv2-kafka-19367": 52_959}
+#: specs the hand-written machine does not finish (kip890-tv2-kafka-19367: cut at 700 s with 905,000 states);
+#: 102,201 states since session 13 (a verification answering PRODUCER_FENCED reaches the producer as
+#: INVALID_PRODUCER_EPOCH, which it aborts on instead of failing; 52,959 before)
+PRESET_ONLY = {"kip890-tv2-kafka-19367": 102_201}
 
 
 @pytest.mark.slow

@@ -91,6 +91,7 @@ from ..partition.txn_produce import (
     producer_state_lso,
     write_marker,
 )
+from ..partition.verification import produce_verification_error, verification_callback_errors
 from ..producer import transactional as tx
 from ..producer.client import RAISED_OUT_OF_ORDER
 from ..producer.config import ClientConfig
@@ -895,7 +896,12 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         producer's coordinator metadata), so the rule's memo stays exact; machine attributes such as
         ``self.protocol`` and ``self.extensions`` are constants of the run."""
         if self.protocol.partition_verification and needs_verification(leader, producer_id):
-            return verify_partitions(txn, producer_id, epoch, (partition,))[0][1]
+            answer = verify_partitions(txn, producer_id, epoch, (partition,))[0][1]
+            # the coordinator's answer as the produce request sees it: AddPartitionsToTxnManager's
+            # conversion (PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH), then ReplicaManager's
+            # (retriable coordinator errors -> NOT_ENOUGH_REPLICAS)
+            converted = verification_callback_errors({partition: answer}, generic_error=True).get(partition, Errors.NONE)
+            return produce_verification_error(converted)
         return int(Errors.NONE)
 
     @rule("DeleteRecords", params={"p": "partitions"}, reads=("leader[p]",), writes=("leader[p]",),
