@@ -18,6 +18,7 @@ from ..partition.producer_state import (
     begin_transaction,
     empty_entry,
     find_entry,
+    is_producer_expired,
     put_entry,
     truncate_head,
 )
@@ -225,3 +226,31 @@ def start_verification(state: LeaderState, producer_id: int, seq: int, epoch: in
     if entry is not None and entry.current_txn_first_offset >= 0:
         return state
     return state._replace(verifications=_start_verification(state.verifications, producer_id, seq, epoch, state.now))
+
+
+#: producer-state snapshots by offset (``ProducerStateManager``'s snapshot files)
+Snapshots = tuple[tuple[int, tuple[ProducerStateEntry, ...]], ...]
+
+
+def take_snapshot(state: LeaderState, snapshots: Snapshots) -> Snapshots:
+    """``takeSnapshot`` at the map end offset: each producer with its last cached batch only
+    (``writeSnapshot`` persists one ``BatchMetadata``), its epoch, coordinator epoch, timestamp and
+    open transaction (``partition.replica.snapshot_at`` keeps the same)."""
+    taken = tuple(e._replace(batches=e.batches[-1:]) for e in state.producers)
+    return tuple(sorted({**dict(snapshots), state.log_end_offset: taken}.items()))
+
+
+def truncate_and_reload(state: LeaderState, snapshots: Snapshots, log_start: int, log_end: int, now: int,
+                        expiration_ms: int, protocol: Protocol) -> tuple[LeaderState, Snapshots]:
+    """``truncateAndReload``: snapshots above the new log end or at or below the log start are deleted;
+    if the map end offset moves, the table is rebuilt from the latest snapshot left (its producers not
+    expired at ``now``; none: empty, the map end at the log start), else only the log start moves
+    (``move_log_start_offset``: before KAFKA-7190 that evicts producers below it)."""
+    kept = tuple((o, p) for o, p in snapshots if log_start < o <= log_end)
+    if log_end == state.log_end_offset:
+        return move_log_start_offset(state, log_start, protocol), kept
+    if kept:
+        offset, producers = kept[-1]
+        loaded = tuple(e for e in producers if not is_producer_expired(e, now, expiration_ms))
+        return state._replace(producers=loaded, log_end_offset=offset), kept
+    return state._replace(producers=(), log_end_offset=log_start), kept

@@ -58,6 +58,8 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
      r"retention|log_start_offset|advance_log_start_offset)"), steps_leader.move_log_start_offset),
     (r"^maybeStartTransactionVerification\b", steps_leader.start_verification),
     (r"^clearVerificationStateEntry\b", steps_leader.clear_verification),
+    (r"^takeSnapshot\b", steps_leader.take_snapshot),
+    (r"^truncateAndReload\b", steps_leader.truncate_and_reload),
     (r"^(updateHighWatermark|onHighWatermarkUpdated)\b", steps_leader.update_high_watermark),
     (r"^setTransactionVerificationEnabled\b", steps_leader.set_verification_enabled),
     (r"^ReplicaManager\.appendRecords\b", steps_leader.replica_append),

@@ -249,3 +249,26 @@ def verification_response(w: World, inp: dict[str, Any]) -> Observed:
     raw = {i: error_code(str(e)) for i, e in enumerate((inp.get("partition_errors") or {}).values())}
     got = verification_callback_errors(raw, generic_error=generic)
     return {"callback_errors": {parts[i]: error_name(e) for i, e in got.items()}}
+
+
+def take_snapshot(w: World, inp: dict[str, Any]) -> Observed:
+    w.snapshots = api.take_snapshot(w.leader, w.snapshots)
+    return {"snapshot_offsets": [o for o, _ in w.snapshots]}
+
+
+def truncate_and_reload(w: World, inp: dict[str, Any]) -> Observed:
+    """``truncateAndReload(logStart, logEnd, now)``; ``fresh_manager``: a new ProducerStateManager on
+    the same directory (the test's ``recoveredMapping``), whose map end offset starts at 0."""
+    if inp.get("fresh_manager"):
+        w.leader = w.leader._replace(producers=(), log_end_offset=0, verifications=())
+    start = integer(inp.get("log_start_offset", 0), "log_start_offset")
+    now = integer(inp.get("now", w.now), "now", w.symbols)
+    w.leader, w.snapshots = api.truncate_and_reload(w.leader, w.snapshots, start,
+                                                    integer(inp.get("log_end_offset"), "log_end_offset"), now,
+                                                    w.pid_expiration_ms, w.protocol)
+    # the transactions a reload forgets (unreplicatedTxns is cleared: the offset is below the high watermark)
+    w.completed_txns.clear()
+    w.reset_open_transactions()
+    out = _after(w, {})
+    out["snapshot_offsets"] = [o for o, _ in w.snapshots]
+    return out

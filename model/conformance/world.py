@@ -91,6 +91,7 @@ class World:
         #: transactions completed on the leader: (first offset, marker offset), for the first unstable offset
         self.completed_txns: list[tuple[int, int]] = []
         self._open_txns: dict[int, int] = {}
+        self.snapshots: Any = ()
         #: a ReplicaManager append waiting for its verification's answer
         self.pending_append: Any = None
         #: AddPartitionsToTxnManager's queued verifications: transactional id -> (producer id, epoch, partitions)
@@ -172,6 +173,7 @@ class World:
         last = e.batches[-1] if e.batches else None
         # Kafka's ProducerStateEntry.firstSeq is the oldest cached batch's first sequence
         return {"epoch": e.epoch, "last_seq": last.seq if last else -1,
+                "first_offset": e.batches[0].offset - e.batches[0].delta if e.batches else -1,
                 "first_seq": first_sequence(e.batches[0]) if e.batches else -1,
                 "last_offset": last.offset if last else -1,
                 "coordinator_epoch": e.coordinator_epoch,
@@ -190,11 +192,15 @@ class World:
                 self.completed_txns.append((first, self.leader.log_end_offset - 1))
         self._open_txns = now_open
 
+    def reset_open_transactions(self) -> None:
+        self._open_txns = {e.producer_id: e.current_txn_first_offset for e in self.leader.producers
+                           if e.current_txn_first_offset >= 0}
+
     def first_unstable_offset(self) -> int | None | bool:
-        """``UnifiedLog.firstUnstableOffset``: the earliest of the open transactions and the completed
-        ones whose marker the high watermark has not passed, at least the log start offset (None:
-        none; False: not a UnifiedLog vector)."""
-        if not self.unified_log:
+        """``firstUnstableOffset``: the earliest of the open transactions and the completed ones whose
+        marker the high watermark has not passed (None: none); UnifiedLog's is at least the log start
+        offset. False: the vector drives ProducerAppendInfo alone, which has no high watermark."""
+        if re.match(r"ProducerAppendInfo\b", self.component):
             return False
         firsts = list(self._open_txns.values()) + [f for f, last in self.completed_txns if last >= self.high_watermark]
         if not firsts:
