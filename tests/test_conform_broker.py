@@ -39,6 +39,7 @@ def _run_one(data: dict, variant: str | None = None) -> harness.VectorReport:
 _KIP890 = ("BRK-PSM-07", "BRK-PSM-08", "BRK-UL-10", "BRK-UL-13", "BRK-UL-11", "BRK-UL-12", "BRK-RM-01", "BRK-RM-02", "BRK-RM-03",
            "BRK-RM-04", "BRK-RM-05", "BRK-RM-06", "BRK-RM-07", "BRK-APM-01", "BRK-APM-02", "BRK-APM-03", "BRK-APM-04")
 _KIP447 = ("BRK-GC-02", "BRK-GC-03", "BRK-OMM-03", "BRK-OMM-04", "BRK-OMM-05", "BRK-OMM-06", "BRK-OMM-07")
+_TV2 = ("BRK-TMC-01", "BRK-TMC-02", "BRK-TMC-03")
 #: authorization errors are outside the model (README: "Out: ... authorization errors")
 _OUT = {"BRK-APM-05": "out of scope"}
 
@@ -48,7 +49,7 @@ _OUT = {"BRK-APM-05": "out of scope"}
 PROFILE_OUTCOMES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "kafka-2024-10": ({}, dict(_OUT)),
     "kafka-later-trunk": ({}, dict(_OUT)),
-    "kafka-2.7-3.9": ({}, {**_OUT, "BRK-TMC-01": "transaction-version-2"}),
+    "kafka-2.7-3.9": ({}, {**_OUT, **{v: "transaction-version-2" for v in _TV2}}),
     "kafka-2.0-2.4": ({
         # before KIP-360 (2.5) a producer the leader has no state for gets UNKNOWN_PRODUCER_ID for a
         # sequence other than 0: the test's append after expiry is refused
@@ -57,7 +58,7 @@ PROFILE_OUTCOMES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
         # KAFKA-7190 shipped in 2.4.0; the profile's broker is 2.0 .. 2.3, whose truncateAndReload at
         # the map end offset called truncateHead: producer 1's only batch is below the log start
         "BRK-PSM-15": "moving the log start offset to 1 evicts producer 1",
-    }, {**_OUT, "BRK-TMC-01": "transaction-version-2", **{v: "kip-890-verification" for v in _KIP890},
+    }, {**_OUT, **{v: "transaction-version-2" for v in _TV2}, **{v: "kip-890-verification" for v in _KIP890},
         "BRK-APM-05": "kip-890-verification", **{v: "kip-447" for v in _KIP447}}),
 }
 
@@ -217,3 +218,24 @@ def test_a_verification_callback_without_a_waiting_request_is_not_expressible() 
     data["vectors"][0]["steps"] = [steps[2]]
     report = _run_one(data)
     assert report.outcome == harness.NOT_EXPRESSIBLE and "no produce request is waiting" in report.reason
+
+
+def test_a_completion_append_is_retried_or_left_to_the_next_coordinator() -> None:
+    """TransactionMarkerChannelManager.tryAppendToLog: COORDINATOR_NOT_AVAILABLE retries the
+    CompleteCommit append, NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS leave PrepareCommit, any
+    other error is an IllegalStateException."""
+    from eoscheck.model.api import coordinator as coordinator_api
+    assert coordinator_api.completion_outcome(int(Errors.COORDINATOR_NOT_AVAILABLE)) == coordinator_api.COMPLETION_RETRY
+    for e in (Errors.NOT_COORDINATOR, Errors.COORDINATOR_LOAD_IN_PROGRESS):
+        assert coordinator_api.completion_outcome(int(e)) == coordinator_api.COMPLETION_SKIP
+    try:
+        coordinator_api.completion_outcome(int(Errors.MESSAGE_TOO_LARGE))
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("an unexpected completion error must raise")
+    for vid in ("BRK-TMC-02", "BRK-TMC-03"):
+        assert _run_one(_one(vid)).outcome == harness.AGREE, vid
+    data = _one("BRK-TMC-02")
+    data["vectors"][0]["steps"][0]["expected"]["state_after"]["state"] = "CompleteCommit"
+    assert _run_one(data).outcome == harness.DISAGREE

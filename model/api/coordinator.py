@@ -390,7 +390,8 @@ class MarkerAnswer(NamedTuple):
 
 
 def handle_marker_response(state: CoordinatorState, partition: int, error: int,
-                           protocol: Protocol) -> tuple[MarkerAnswer, CoordinatorState]:
+                           protocol: Protocol, *,
+                           completion_error: int = Errors.NONE) -> tuple[MarkerAnswer, CoordinatorState]:
     """``TransactionMarkerRequestCompletionHandler`` for one partition's WriteTxnMarkers answer, then
     ``writeTxnCompletion`` once no partition is left. An answer Kafka treats as fatal
     (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, ...) raises ValueError (IllegalStateException in Kafka).
@@ -404,7 +405,28 @@ def handle_marker_response(state: CoordinatorState, partition: int, error: int,
     if out.retry or out.abandon:
         return MarkerAnswer(out.retry, out.abandon, False), state
     done, wrote = complete_if_done(out.meta, tv2_last_epoch=protocol.tv2_last_epoch)
+    if wrote and completion_outcome(completion_error) != COMPLETION_DONE:
+        # the completion is retried later (complete_transaction), or left in PrepareX for the
+        # coordinator that loads the transactional id, which resends the markers
+        return MarkerAnswer(False, False, False), state._replace(metadata=out.meta)
     return MarkerAnswer(False, False, wrote), state._replace(metadata=done)
+
+
+COMPLETION_DONE, COMPLETION_SKIP, COMPLETION_RETRY = "done", "skip", "retry"
+
+
+def completion_outcome(error: int) -> str:
+    """``TransactionMarkerChannelManager.tryAppendToLog``'s callback for the CompleteCommit/CompleteAbort
+    append: NOT_COORDINATOR and COORDINATOR_LOAD_IN_PROGRESS skip it (the loading coordinator completes
+    the transaction), COORDINATOR_NOT_AVAILABLE enqueues it for a retry; any other error is an
+    IllegalStateException (ValueError)."""
+    if error == Errors.NONE:
+        return COMPLETION_DONE
+    if error in (Errors.NOT_COORDINATOR, Errors.COORDINATOR_LOAD_IN_PROGRESS):
+        return COMPLETION_SKIP
+    if error == Errors.COORDINATOR_NOT_AVAILABLE:
+        return COMPLETION_RETRY
+    raise ValueError(f"unexpected error {error} appending the transaction's completion")
 
 
 def append_error_answer(error: int) -> int:

@@ -49,6 +49,7 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^ProduceBatch\b", steps_leader.produce),
     (r"(?i)(WriteTxnMarkers? ?(response|answer)|TransactionMarkerRequestCompletionHandler|marker_response)",
      steps_coordinator.marker_response),
+    (r"(?i)^retry (the )?(completion|CompleteCommit|CompleteAbort) append", steps_coordinator.retry_completion),
     (r"appendTransactionToLog", steps_coordinator.append_transaction_to_log),
     (r"^WriteTxnMarker\s*\(to __consumer_offsets", steps_group.txn_marker),
     (r"^WriteTxnMarkers?\b", steps_leader.marker),
