@@ -9,7 +9,7 @@ from typing import Any
 from ..api import leader as api
 from ..errors import Errors
 from ..partition.validation import AppendOrigin
-from ..partition.verification import superseded_verification, verification_callback_errors
+from ..partition.verification import NO_COORDINATOR_ANSWER, superseded_verification, verification_callback_errors
 from ..transactions.codes import TxnResult
 from .values import NotExpressible, error_code, error_name, integer
 from .world import World
@@ -214,6 +214,10 @@ def verify_transaction(w: World, inp: dict[str, Any]) -> Observed:
     epoch = integer(inp.get("producer_epoch", 0), "producer_epoch")
     parts = tuple(str(p) for p in inp.get("partitions", []))
     out: Observed = {"callback_errors": {}}
+    if inp.get("coordinator_node", "known") != "known":
+        # no transaction coordinator to ask: answered at once, nothing queued
+        out["callback_errors"] = {p: error_name(NO_COORDINATOR_ANSWER) for p in parts}
+        return out
     queued = w.verify_queue.get(tid)
     if queued is not None:
         old_answer, new_answer = superseded_verification(queued[1], epoch)

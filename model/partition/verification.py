@@ -82,6 +82,11 @@ def verification_callback_errors(partition_errors: dict[int, int], *, generic_er
     return out
 
 
+#: ``AddPartitionsToTxnManager.verifyTransaction`` when the transaction coordinator cannot be found
+#: (no __transaction_state topic, no leader, the leader unavailable): every partition, at once
+NO_COORDINATOR_ANSWER = int(Errors.COORDINATOR_NOT_AVAILABLE)
+
+
 def superseded_verification(queued_epoch: int, incoming_epoch: int) -> tuple[int, int]:
     """``AddPartitionsToTxnManager.addTxnData`` when a verification for the same transactional id is
     still queued: (the answer to the queued one, the answer to the incoming one), NONE = still
