@@ -32,6 +32,8 @@ Handler = Callable[[World, dict[str, Any]], dict[str, Any]]
 
 #: (pattern on the input's api / event / call, handler); the first match wins
 ROUTES: tuple[tuple[str, Handler], ...] = (
+    # the producer client reading a coordinator's answer (the coordinator's own routes follow)
+    (r"^(InitProducerId|AddPartitionsToTxn|AddOffsetsToTxn|EndTxn|FindCoordinator)Response\b", steps_client.txn_response),
     (r"^InitProducerId\b", steps_coordinator.init_producer_id),
     (r"^EndTxn\b", steps_coordinator.end_txn),
     (r"^(AddPartitionsToTxn|AddOffsetsToTxn)\b", steps_coordinator.add_partitions),
@@ -65,8 +67,10 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     ((r"^(prepareTxnOffsetCommit|prepareOffsetCommit|onTxnOffsetCommitAppend|onOffsetCommitAppend|"
      r"failPendingTxnOffsetCommit)\b"), steps_group.group_event),
     (r"^incrementSequenceNumber\(", steps_client.increment_sequence),
+    (r"^(requestEpochBumpForPartition|bumpIdempotentEpochAndResetIdIfNeeded|maybeUpdateProducerIdAndEpoch)\(",
+     steps_client.tm_call),
     (r"^sendOffsetsToTransaction\(", steps_client.send_offsets),
-    (r"^(send|resend|produce_response|response|tp\d+ produce|abortTransaction|new transaction)\b",
+    (r"^(send|resend|produce_response|response|tp\d+ produce|abortTransaction|beginCommit|new transaction)\b",
      steps_client.event),
 )
 

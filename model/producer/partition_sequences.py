@@ -104,8 +104,10 @@ class ErrorReaction(NamedTuple):
     completed: bool = False
 
 
-#: produce errors that are fatal for the producer (``maybeTransitionToErrorState``)
-FATAL_PRODUCE_ERRORS = frozenset({Errors.PRODUCER_FENCED})
+#: produce errors that are fatal for the producer, idempotent or transactional
+#: (``maybeTransitionToErrorState``: ProducerFencedException and UnsupportedVersionException; the
+#: authorization exceptions there are outside the model)
+FATAL_PRODUCE_ERRORS = frozenset({Errors.PRODUCER_FENCED, Errors.UNSUPPORTED_VERSION})
 
 
 def adjust_sequences_after_failure(entry: PartitionEntry, failed: InFlightBatch) -> PartitionEntry:
@@ -159,6 +161,16 @@ def on_produce_error(entry: PartitionEntry, name: str, error: int, log_start_off
     if not transactional:
         return ErrorReaction(False, True, False, False, rest)
     return ErrorReaction(False, False, True, False, adjust_sequences_after_failure(rest, batch))
+
+
+def maybe_update_producer_id_and_epoch(entry: PartitionEntry, producer_id: int, epoch: int,
+                                       max_seq: int) -> PartitionEntry:
+    """``TransactionManager.maybeUpdateProducerIdAndEpoch`` (before the partition's next drain): a
+    partition still on an older producer id or epoch (the bump was asked for by another partition)
+    starts again at sequence 0 under the producer's pair once its last in-flight batch completed."""
+    if (entry.producer_id, entry.epoch) == (producer_id, epoch) or entry.in_flight:
+        return entry
+    return restart_sequences(entry, max_seq, producer_id, epoch)
 
 
 def bump_idempotent_epoch(entry: PartitionEntry, max_seq: int) -> PartitionEntry:
