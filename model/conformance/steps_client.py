@@ -45,6 +45,7 @@ def _view(w: World, tp: str) -> Observed:
                      "producer_id": integer(w.client.get("producer_id", 0), "producer_id"),
                      "client_state": _state(w),
                      "first_in_flight_sequence": e.in_flight[0].base_sequence if e.in_flight else None,
+                     "unresolved": e.unresolved >= 0,
                      "__why__": {"action": FREE_TEXT}}
     for name, entry in w.client_partitions.items():
         out[f"next_sequence_{name}"] = entry.next_sequence
@@ -85,6 +86,9 @@ def _count(text: str) -> int:
 
 def _respond(w: World, tp: str, name: str | None, error: int, base_offset: int, lso: int) -> Observed:
     e = _entry(w, tp)
+    if name is not None and name in w.client.get("_batches", {}) and not any(b.name == name for b in e.in_flight):
+        # the batch was completed already (expired): Sender.completeBatch finds it done and ignores the answer
+        return {"ignored": True}
     if not e.in_flight:
         raise NotExpressible("a produce response with no batch in flight")
     batch = next((b for b in e.in_flight if b.name == name), e.in_flight[0])
@@ -94,27 +98,65 @@ def _respond(w: World, tp: str, name: str | None, error: int, base_offset: int, 
         out["record_offset"] = base_offset + batch.records - 1
         out["can_retry"] = False
         return out
-    r = api.on_produce_error(e, batch.name, error, lso, transactional=_transactional(w), max_seq=w.protocol.max_seq)
-    w.client_partitions[tp] = r.entry
-    if r.bump_epoch:
-        _bump(w, {tp})
+    r = api.on_produce_error(e, batch.name, error, lso, transactional=_transactional(w), max_seq=w.protocol.max_seq,
+                             producer_fatal=_state(w) == "FATAL_ERROR")
+    _react(w, tp, r)
     if r.completed:
         out["record_offset"] = -1
-    state = _state(w)
-    if r.fatal:
-        w.client["state"] = "FATAL_ERROR"
-    elif r.abortable:
-        # maybeTransitionToErrorState: no epoch bump is asked for while completing (isCompleting), and
-        # transitionToAbortableError leaves an abort in progress alone
-        if state not in ("COMMITTING_TRANSACTION", "ABORTING_TRANSACTION"):
-            w.client["_epoch_bump_required"] = bool(w.client.get("coordinator_supports_epoch_bump", True))
-        if state != "ABORTING_TRANSACTION":
-            w.client["state"] = "ABORTABLE_ERROR"
     out["can_retry"] = r.retry
+    _sender_loop(w)
     return out
 
 
+def _can_bump(w: World) -> bool:
+    return not _transactional(w) or bool(w.client.get("coordinator_supports_epoch_bump", True))
+
+
+def _abortable(w: World) -> None:
+    """``maybeTransitionToErrorState`` for a transactional producer: no epoch bump is asked for while
+    completing (isCompleting), and transitionToAbortableError leaves an abort in progress alone."""
+    state = _state(w)
+    if state not in ("COMMITTING_TRANSACTION", "ABORTING_TRANSACTION") and _can_bump(w):
+        w.client["_epoch_bump_required"] = True
+    if state != "ABORTING_TRANSACTION":
+        w.client["state"] = "ABORTABLE_ERROR"
+
+
+def _react(w: World, tp: str, r: api.ErrorReaction) -> None:
+    w.client_partitions[tp] = r.entry
+    if r.bump_epoch:
+        w.client.setdefault("_rewrite", set()).add(tp)
+    if r.fatal:
+        w.client["state"] = "FATAL_ERROR"
+    elif r.abortable:
+        _abortable(w)
+
+
+def _sender_loop(w: World) -> None:
+    """What the Sender's next loop does before draining: ``maybeResolveSequences``, then the
+    idempotent producer's ``bumpIdempotentEpochAndResetIdIfNeeded``."""
+    for tp in list(w.client_partitions):
+        entry, action = api.maybe_resolve_sequences(w.client_partitions[tp], transactional=_transactional(w),
+                                                    can_bump_epoch=_can_bump(w), max_seq=w.protocol.max_seq)
+        w.client_partitions[tp] = entry
+        if action == "bump":
+            w.client.setdefault("_rewrite", set()).add(tp)
+        elif action == "abortable-bump":
+            w.client["_epoch_bump_required"] = True
+            if _state(w) != "ABORTING_TRANSACTION":
+                w.client["state"] = "ABORTABLE_ERROR"
+        elif action == "fatal":
+            w.client["state"] = "FATAL_ERROR"
+    rewrite = w.client.pop("_rewrite", set())
+    if rewrite and not _transactional(w) and _state(w) != "FATAL_ERROR":
+        _bump(w, rewrite)
+
+
 _ERROR_WORDS = {e.name for e in Errors}
+
+#: exceptions a test hands to handleFailedBatch -> the error whose exception it is
+_EXCEPTION_ERRORS = {"TimeoutException": Errors.REQUEST_TIMED_OUT,
+                     "OutOfOrderSequenceException": Errors.OUT_OF_ORDER_SEQUENCE_NUMBER}
 
 
 def _error_in(text: str, inp: dict[str, Any]) -> int:
@@ -181,9 +223,20 @@ def _clause(w: World, text: str, inp: dict[str, Any]) -> Observed:
         w.client["state"] = "IN_TRANSACTION"
         _entry(w, m.group(1))
         return {}
-    if re.search(r"expire|delivery.timeout", t, re.IGNORECASE):
-        raise NotExpressible(f"{t!r}: the client's batch expiry and unresolved sequences are not in the "
-                             "conformance interface (the machine kafka.idempotent_produce has them)")
+    m = re.match(r"^expire\s+(r\d+)\b", t)
+    if m:
+        name = m.group(1)
+        tp = w.client.get("_batches", {}).get(name, _tp(w))
+        if not any(b.name == name for b in _entry(w, tp).in_flight):
+            raise NotExpressible(f"expiry of a batch not in flight: {t!r}")
+        w.client["_tp"] = tp
+        # Sender.sendProducerData expires it; the next loop resolves the sequence ('runOnce()')
+        _react(w, tp, api.expire_batch(_entry(w, tp), name, transactional=_transactional(w),
+                                       max_seq=w.protocol.max_seq))
+        return {}
+    if re.match(r"^runOnce\(\)$", t):
+        _sender_loop(w)
+        return {}
     raise NotExpressible(f"free-text client event not understood: {t!r}")
 
 
@@ -210,6 +263,36 @@ def tm_call(w: World, inp: dict[str, Any]) -> Observed:
     elif m:
         tp = m.group(2)
         w.client_partitions[tp] = api.maybe_update_producer_id_and_epoch(_entry(w, tp), *_pair(w), w.protocol.max_seq)
+    elif (f := re.match(r"^\s*(markSequenceUnresolved|handleFailedBatch)\(\s*(r\d+)\s*(?:,\s*(\w+)\s*)?"
+                        r"(?:,\s*(?:true|false)\s*)?\)\s*$", text)):
+        name = f.group(2)
+        tp = w.client.get("_batches", {}).get(name, _tp(w))
+        if not any(b.name == name for b in _entry(w, tp).in_flight):
+            raise NotExpressible(f"{text!r}: the batch is not in flight")
+        if f.group(1) == "markSequenceUnresolved":
+            w.client_partitions[tp] = api.mark_sequence_unresolved(_entry(w, tp), name, w.protocol.max_seq)
+        else:
+            # the error code whose exception the test passes
+            code = _EXCEPTION_ERRORS.get(str(f.group(3)))
+            if code is None:
+                raise NotExpressible(f"{text!r}: exception not one of {', '.join(_EXCEPTION_ERRORS)}")
+            adjust = bool(re.search(r",\s*true\s*\)\s*$", text))
+            _react(w, tp, api.on_produce_error(_entry(w, tp), name, int(code), -1, transactional=_transactional(w),
+                                               max_seq=w.protocol.max_seq, can_retry=False, adjust_sequences=adjust,
+                                               producer_fatal=_state(w) == "FATAL_ERROR"))
+    elif re.match(r"^\s*transitionToFatalError\(\s*\w*\s*\)\s*$", text):
+        w.client["state"] = "FATAL_ERROR"
+        tp = _tp(w)
+    elif re.match(r"^\s*maybeResolveSequences\(\s*\)\s*$", text):
+        for name in list(w.client_partitions):
+            entry, action = api.maybe_resolve_sequences(w.client_partitions[name], transactional=_transactional(w),
+                                                        can_bump_epoch=_can_bump(w), max_seq=w.protocol.max_seq)
+            w.client_partitions[name] = entry
+            if action == "bump":
+                w.client.setdefault("_rewrite", set()).add(name)
+            elif action != "resolved" and action != "pending":
+                raise NotExpressible("maybeResolveSequences on a transactional producer: use an expiry event")
+        tp = _tp(w)
     elif re.match(r"^\s*bumpIdempotentEpochAndResetIdIfNeeded\(\s*\)\s*$", text):
         if _transactional(w):
             raise NotExpressible("bumpIdempotentEpochAndResetIdIfNeeded on a transactional producer does nothing")
@@ -259,7 +342,9 @@ def txn_response(w: World, inp: dict[str, Any]) -> Observed:
         raise NotExpressible(f"{kind!r}: not an answer of the transaction coordinator")
     name = m.group(1)
     err = error_code(str(inp.get("error", "NONE")))
-    r = api.on_txn_response(name, err, can_bump_epoch=bool(w.client.get("coordinator_supports_epoch_bump", True)))
+    # the profile after the 2024-10 snapshot (EndTxn by the request's version) is the 4.0+ client
+    r = api.on_txn_response(name, err, can_bump_epoch=bool(w.client.get("coordinator_supports_epoch_bump", True)),
+                            pid_mapping_fatal=w.protocol.end_txn == "later-trunk")
     state = _state(w)
     result = "pending"
     if r.action == "done":

@@ -46,9 +46,11 @@ _EXCEPTION = {
 }
 
 
-def on_txn_response(api: str, error: int, *, can_bump_epoch: bool) -> TxnResponseReaction:
+def on_txn_response(api: str, error: int, *, can_bump_epoch: bool, pid_mapping_fatal: bool = False) -> TxnResponseReaction:
     """The handler's reaction to ``error`` answering ``api`` (one of ``APIS``); ``can_bump_epoch``:
-    ``TransactionManager.canBumpEpoch`` (the coordinator supports InitProducerId v3)."""
+    ``TransactionManager.canBumpEpoch`` (the coordinator supports InitProducerId v3).
+    ``pid_mapping_fatal``: the 4.0+ client, where INVALID_PRODUCER_ID_MAPPING is fatal (KAFKA-18019,
+    PR 17822: recovering from it could let a fenced instance process again after the id expired)."""
     if api not in APIS:
         raise ValueError(f"not a transaction coordinator request: {api!r}")
     if error == Errors.NONE:
@@ -64,6 +66,8 @@ def on_txn_response(api: str, error: int, *, can_bump_epoch: bool) -> TxnRespons
     if api in ("AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn"):
         if error == Errors.INVALID_TXN_STATE:
             return TxnResponseReaction(FATAL, _EXCEPTION[Errors.INVALID_TXN_STATE])
+        if error == Errors.INVALID_PRODUCER_ID_MAPPING and pid_mapping_fatal:
+            return TxnResponseReaction(FATAL, _EXCEPTION[Errors.INVALID_PRODUCER_ID_MAPPING])
         if error in (Errors.UNKNOWN_PRODUCER_ID, Errors.INVALID_PRODUCER_ID_MAPPING):
             # abortableErrorIfPossible
             exc = _EXCEPTION[Errors(error)]
