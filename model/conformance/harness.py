@@ -199,6 +199,10 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
                 found.append(("kip-588", f"{at}{api} v{version}"))
         if re.match(r"(maybeStartTransactionVerification|ReplicaManager\.appendRecords|AddPartitionsToTxnManager)\b", kind):
             found.append(("kip-890-verification", f"{at}{kind}"))
+            # the coordinator's answers a broker-side step reads (TRANSACTION_ABORTABLE came in 3.8)
+            answers = inp.get("partition_errors")
+            if isinstance(answers, dict) and "TRANSACTION_ABORTABLE" in map(str, answers.values()):
+                found.append(("transaction-abortable", f"{at}the coordinator's answer TRANSACTION_ABORTABLE"))
         found.extend(_client_features(inp, kind, at))
     return found
 
