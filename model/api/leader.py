@@ -188,7 +188,7 @@ def first_undecided_offset(state: LeaderState) -> int:
 
 
 class VerifiedAppend(NamedTuple):
-    #: NONE, or the error the produce request is answered with
+    #: the append's answer (None while the batch waits for the coordinator's)
     result: ProduceResult | None
     #: the batch waits for the coordinator's answer (``complete_verified_append``)
     pending: bool
