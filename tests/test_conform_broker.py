@@ -268,3 +268,23 @@ def test_a_completion_append_is_retried_or_left_to_the_next_coordinator() -> Non
     data = _one("BRK-TMC-02")
     data["vectors"][0]["steps"][0]["expected"]["state_after"]["state"] = "CompleteCommit"
     assert _run_one(data).outcome == harness.DISAGREE
+
+
+def test_kafka_eos_hands_the_producer_the_converted_verification_answer() -> None:
+    """kafka.eos's HandleProduce: the coordinator's PRODUCER_FENCED reaches the producer as
+    INVALID_PRODUCER_EPOCH (AddPartitionsToTxnManager), CONCURRENT_TRANSACTIONS as NOT_ENOUGH_REPLICAS
+    (ReplicaManager); TRANSACTION_ABORTABLE is kept (produce v11+)."""
+    from eoscheck.model.machines.eos_model import MODEL as EOS
+    from eoscheck.model.state import TxnMetadata, TxnPartitionState
+    from eoscheck.model.transactions.codes import NO_PENDING, TxnState
+
+    m = EOS.machine("kafka-4.0")
+    assert m.protocol.partition_verification  # type: ignore[attr-defined]
+    leader = TxnPartitionState((), 0, ())
+    ongoing = TxnMetadata(True, 7, -1, 3, -1, int(TxnState.ONGOING), False, NO_PENDING, (0,), -1, 2)
+    check = m.produce_verification  # type: ignore[attr-defined]
+    assert check(0, leader, ongoing, 7, 2) == Errors.INVALID_PRODUCER_EPOCH  # fenced: the coordinator is at 3
+    assert check(0, leader, ongoing, 7, 3) == Errors.NONE
+    preparing = ongoing._replace(state=int(TxnState.PREPARE_COMMIT))
+    assert check(0, leader, preparing, 7, 3) == Errors.NOT_ENOUGH_REPLICAS
+    assert check(1, leader, ongoing, 7, 3) == Errors.TRANSACTION_ABORTABLE  # partition 1 is not in the transaction
