@@ -59,6 +59,8 @@ FEATURES: dict[str, str] = {
     "kip-588": ("KIP-588 (PRODUCER_FENCED, error 90, from InitProducerId v4 / EndTxn, AddPartitionsToTxn and "
                 "AddOffsetsToTxn v2), released in 2.7"),
     "kip-890-verification": "KIP-890 part 1 (the partition leader's transaction verification entry), released in 3.6",
+    "transaction-abortable": ("the TRANSACTION_ABORTABLE error (code 120, KAFKA-16314, part of KIP-890) and the client's "
+                              "abortable reaction to it, released in 3.8"),
 }
 
 #: feature -> the asserted state fields that do not exist in a version lacking it (TransactionMetadata got
@@ -94,7 +96,7 @@ def _profile(name: str, idempotent_variant: str, init_variant: str, **rest: obje
 _NO_TV2 = frozenset({"transaction-version-2"})
 #: before 2.5 (2.4.0's message definitions): InitProducerId stops at v2 (no producer id / epoch), TxnOffsetCommit at
 #: v2 (no member / generation), EndTxn, AddPartitionsToTxn and AddOffsetsToTxn at v1; no verification (3.6)
-_BEFORE_2_5 = _NO_TV2 | {"kip-360", "kip-447", "kip-588", "kip-890-verification"}
+_BEFORE_2_5 = _NO_TV2 | {"kip-360", "kip-447", "kip-588", "kip-890-verification", "transaction-abortable"}
 
 #: profile name -> (doc, Protocol); the newest first
 PROFILES: dict[str, tuple[str, Protocol]] = {
