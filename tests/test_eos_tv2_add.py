@@ -84,6 +84,8 @@ def test_each_configuration_runs_on_its_class() -> None:
     with pytest.raises(ValueError, match="cannot honour tv2_partition_add=leader"):
         Derived(VARIANTS[POST].protocol, values)
     assert type(pickle.loads(pickle.dumps(machine(PRE)))) is Tv2LeaderAddMachine
+    with pytest.raises(ValueError, match="without a group or instances"):
+        machine(POST, members=1, producers=1, input_records=1)
 
 
 def test_leader_add_needs_every_producer_a_tv2_client(capsys: pytest.CaptureFixture[str]) -> None:

@@ -4,13 +4,15 @@ adds a partition with the transaction coordinator before it appends the producer
 unless it takes the producer's transaction to be open on the partition already.
 
 A subclass rather than a branch in ``EosMachine``: its HandleProduce writes the coordinator's
-metadata, so it is memoised on more slots than the default one. ``build`` picks this class only
-when the switch asks for it, so the default configurations compile the rules they always did.
+metadata, so it is memoised on more slots than the default one. ``EosMachine(protocol, ...)``
+returns this class only when the switch asks for it (``EosMachine.__new__``), so the default
+configurations compile the rules they always did.
 
 Abstractions: the leader's AddPartitionsToTxn and the append are one step (the VerificationGuard
 makes verify-then-append atomic); KAFKA-18575's second outcome, a marker written between the leader's
 check and its append (INVALID_TXN_STATE for the batch), is not modelled. The __consumer_offsets
-partition still joins with the client's AddOffsetsToTxn.
+partition still joins with the client's AddOffsetsToTxn; a group's members and the instances keep
+their own AddPartitionsToTxn rules, so those bounds are refused.
 """
 
 from __future__ import annotations
@@ -21,12 +23,10 @@ from typing import Any, ClassVar
 from eoscheck.checker.compose import precondition, rule
 from eoscheck.checker.registry import SwitchValue
 
-from .. import properties as props
 from ..errors import Errors, error_name
 from ..partition.producer_state import find_entry
-from ..partition.txn_produce import handle_txn_produce
 from ..protocol import Protocol, Tv2PartitionAdd
-from ..state import TXN_READY, ProduceRequest, ProduceResponse, Routed, TxnMetadata, TxnPartitionState, TxnProducer
+from ..state import TXN_READY, ProduceRequest, Routed, TxnMetadata, TxnPartitionState, TxnProducer
 from ..transactions.add_partitions import add_partitions_to_txn
 from .eos import EosMachine, _solo
 
@@ -49,6 +49,9 @@ class Tv2LeaderAddMachine(EosMachine):
 
     def __init__(self, protocol: Protocol, bounds: Mapping[str, int], memoize: bool = True,
                  extensions: Mapping[str, SwitchValue] | None = None) -> None:
+        if bounds.get("members", 0) or bounds.get("instances", 0):
+            raise ValueError(f"tv2_partition_add={protocol.tv2_partition_add.value} is modelled for producers without "
+                             "a group or instances (members = instances = 0)")
         super().__init__(protocol, bounds, memoize=memoize, extensions=extensions)
         # every producer is a TV2 client (``Protocol.consistency_error``): none sends AddPartitionsToTxn,
         # so coverage must not list it as never fired
@@ -67,31 +70,29 @@ class Tv2LeaderAddMachine(EosMachine):
             client = client._replace(added=sum(1 << i for i, part in enumerate(client.parts) if part.batches))
         return {**out, "producer": client}
 
+    def produce_verification(self, partition: int, leader: TxnPartitionState, txn: TxnMetadata, producer_id: int,
+                             epoch: int) -> int:
+        """The coordinator's answer to the leader's AddPartitionsToTxn for a TV2 batch (NONE when the
+        leader skips the add): it takes the place of KIP-890 part 1's verify-only request."""
+        epoch_blind = self.protocol.tv2_partition_add == Tv2PartitionAdd.LEADER_EPOCH_BLIND
+        if leader_skips_add(leader, producer_id, epoch, epoch_blind):
+            return int(Errors.NONE)
+        return int(add_partitions_to_txn(txn, producer_id, epoch, (partition,)).error)
+
     @rule("HandleProduce", receive="requests", params=("partition", "client", "record"),
           reads=("leader[partition]", "txn[client]"),
           writes=("leader[partition]", "txn[client]", "txn_log[client]"), sends=("responses",),
           results=("seq", "epoch", "error"), show={"error": error_name})
     def handle_produce(self, partition: int, client: int, msg: Routed, leader: TxnPartitionState,
                        txn: TxnMetadata) -> Any:
-        """The leader adds the partition to the producer's transaction with the coordinator (unless it
-        takes the transaction to be open there already), then the produce checks and the append."""
+        """EosMachine's HandleProduce, whose check with the coordinator is the leader's add
+        (``produce_verification``), and the coordinator's metadata after that add."""
+        out = EosMachine.handle_produce(self, partition=partition, client=client, msg=msg, leader=leader, txn=txn)
         req = msg.message
         assert isinstance(req, ProduceRequest)
-        coordinator: dict[str, Any] = {}
-        added = int(Errors.NONE)
         epoch_blind = self.protocol.tv2_partition_add == Tv2PartitionAdd.LEADER_EPOCH_BLIND
         if not leader_skips_add(leader, req.producer_id, req.epoch, epoch_blind):
-            out_add = add_partitions_to_txn(txn, req.producer_id, req.epoch, (partition,))
-            added = int(out_add.error)
-            if out_add.wrote:
-                coordinator = self._coordinator(out_add.meta)
-        out = handle_txn_produce(leader, producer_id=req.producer_id, epoch=req.epoch, seq=req.seq,
-                                 value=props.record_value(client, req.record), timestamp=req.created,
-                                 max_seq=self.cfg.max_seq, cache_size=self.protocol.broker_batch_cache,
-                                 unknown_producer=self.protocol.broker_unknown_producer.value,
-                                 old_duplicate_error=self.protocol.broker_duplicate_sequence_error,
-                                 verification_error=added)
-        resp = ProduceResponse(client, msg.connection, req.record, out.error, out.offset,
-                               out.partition.log_start_offset)
-        return {**coordinator, "leader": self.stamped(leader, out.partition, req.seq, req.created),
-                "responses": msg._replace(message=resp), "seq": req.seq, "epoch": req.epoch, "error": out.error}
+            added = add_partitions_to_txn(txn, req.producer_id, req.epoch, (partition,))
+            if added.wrote:
+                out = {**self._coordinator(added.meta), **out}
+        return out
