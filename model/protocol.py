@@ -250,6 +250,14 @@ class Protocol:
         "transaction open there at any epoch (trunk December 2024 - January 2025, never released), so a batch of "
         "the next transaction, sent after EndTxn answered and before the marker, joins the completing one",
         "KIP-890 part 2; KAFKA-18575, KAFKA-18654 (4.0.0)")
+    tv2_upgrade_bumps_epoch: bool = _decision(
+        True,
+        "a client that upgrades to TV2 between two transactions (client_tv_change=upgrade) bumps its epoch with "
+        "InitProducerId(producer id, epoch) after its last TV1 EndTxn, so its first TV2 batches cannot join the TV1 "
+        "transaction still completing on a leader (4.0.0; False: trunk December 2024). Honoured where the leader "
+        "adds partitions (tv2_partition_add leader modes): with the client's own AddPartitionsToTxn the model's "
+        "upgrade keeps the epoch, as the add waits for the TV1 transaction to complete either way",
+        "KIP-890 part 2; KAFKA-18227 (4.0.0)")
     rotation_markers_new_producer_id: bool = _decision(
         False,
         "counterfactual: a TV2 transaction whose epoch overflowed writes its markers under the new producer "
@@ -300,10 +308,12 @@ class Protocol:
         if self.per_partition_group_metadata and self.client_version != ClientVersion.KIP360:
             return ("per_partition_group_metadata needs client_version=kip360 (sendOffsetsToTransaction takes "
                     "group metadata from 2.5 on)")
-        if self.tv2_partition_add != Tv2PartitionAdd.CLIENT and (
-                self.transaction_version != TransactionVersion.TV2 or self.client_tv_change != ClientTvChange.NONE):
-            return (f"tv2_partition_add={self.tv2_partition_add.value} needs transaction_version=tv2 and "
-                    "client_tv_change=none (every producer a TV2 client)")
+        every_tv2 = self.transaction_version == TransactionVersion.TV2 and self.client_tv_change == ClientTvChange.NONE
+        upgrade = self.transaction_version == TransactionVersion.TV1 and self.client_tv_change == ClientTvChange.UPGRADE
+        if self.tv2_partition_add != Tv2PartitionAdd.CLIENT and not (every_tv2 or upgrade):
+            return (f"tv2_partition_add={self.tv2_partition_add.value} needs every producer a TV2 client "
+                    "(transaction_version=tv2, client_tv_change=none) or upgrading to TV2 (transaction_version=tv1, "
+                    "client_tv_change=upgrade)")
         if self.broker_batch_cache < 1:
             return "broker_batch_cache must be at least 1"
         return None
@@ -388,6 +398,9 @@ KAFKA_4_0 = KAFKA_3_6.with_(transaction_version="tv2", client_epoch_bump_after_a
 KAFKA_4_0_LEADER_ADD = KAFKA_4_0.with_(tv2_partition_add="leader")
 #: the 4.0 development trunk before KAFKA-18575 / KAFKA-18654 (December 2024 - January 2025, never released)
 KAFKA_4_0_DEV_2025_01 = KAFKA_4_0.with_(tv2_partition_add="leader-epoch-blind")
+#: the 4.0 development trunk before KAFKA-18227 (December 2024, after KAFKA-14563 removed the TV2 client's
+#: AddPartitionsToTxn; never released)
+KAFKA_4_0_DEV_2024_12 = KAFKA_4_0_DEV_2025_01.with_(tv2_upgrade_bumps_epoch=False)
 #: a what-if of two switches, never released as such (fidelity audit C7)
 KAFKA_LATER_TRUNK = KAFKA_4_0.with_(persist_prev_producer_id=True)
 #: trunk after KAFKA-19367 (one bump per fence-abort) and the Java TransactionMetadata (KAFKA-18884),
@@ -439,6 +452,11 @@ VARIANTS: dict[str, NamedProtocol] = {
                                            "the producer has a transaction open at any epoch, so the next "
                                            "transaction's batch can join the one still completing (KAFKA-18575)",
                                            KAFKA_4_0_DEV_2025_01),
+    "kafka-4.0-dev-2024-12": NamedProtocol("the 4.0 development trunk of December 2024 (never released), after "
+                                           "KAFKA-14563 moved a TV2 partition's add to the leader: as "
+                                           "kafka-4.0-dev-2025-01, and a client upgrading to TV2 keeps its epoch, "
+                                           "so its first TV2 batches can join its last TV1 transaction (KAFKA-18227)",
+                                           KAFKA_4_0_DEV_2024_12),
     "kafka-later-trunk": NamedProtocol("what-if, never released as such: 4.0 with PreviousProducerId persisted "
                                        "and lastProducerEpoch not (fidelity audit C7)", KAFKA_LATER_TRUNK),
     "kafka-java-coordinator": NamedProtocol("trunk August - November 2025: the Java TransactionMetadata "

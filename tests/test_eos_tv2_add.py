@@ -16,8 +16,17 @@ from eoscheck.model.errors import Errors
 from eoscheck.model.machines.eos import EosMachine, machine, machine_class
 from eoscheck.model.machines.eos_model import BOUNDS
 from eoscheck.model.machines.eos_tv2_add import Tv2LeaderAddMachine, leader_skips_add
+from eoscheck.model.producer import transactional as tx
 from eoscheck.model.protocol import KAFKA_4_0, VARIANTS, Tv2PartitionAdd
-from eoscheck.model.state import ProduceRequest, ProducerStateEntry, Routed, TxnMetadata, TxnPartitionState
+from eoscheck.model.state import (
+    TXN_BUMP,
+    TXN_READY,
+    ProduceRequest,
+    ProducerStateEntry,
+    Routed,
+    TxnMetadata,
+    TxnPartitionState,
+)
 from eoscheck.model.transactions.codes import TxnState
 from eoscheck.model.transactions.log import EntryKind, LogEntry
 
@@ -53,7 +62,9 @@ def test_the_next_transactions_batch_before_the_marker(variant: str, error: int,
     assert isinstance(m, Tv2LeaderAddMachine)
     leader, txn = _open_at_epoch_0(), _preparing_commit()
     req = ProduceRequest(0, 0, 1, 0, 1, 0, 0)
-    out = m.handle_produce(partition=0, client=0, msg=Routed(0, 0, 0, 1, req), leader=leader, txn=txn)
+    tv2_client = tx.new_producer(2)._replace(tv=2)
+    out = m.handle_produce(partition=0, client=0, msg=Routed(0, 0, 0, 1, req), leader=leader, txn=txn,
+                           producer=tv2_client)
     assert out["error"] == error
     assert (len(out["leader"].log) == 2) == appended
     # the leader's add answered CONCURRENT_TRANSACTIONS and wrote nothing; the skipped add wrote nothing either
@@ -91,19 +102,35 @@ def test_each_configuration_runs_on_its_class() -> None:
 def test_leader_add_needs_every_producer_a_tv2_client(capsys: pytest.CaptureFixture[str]) -> None:
     assert VARIANTS["kafka-3.6-3.9"].protocol.with_(tv2_partition_add="leader").consistency_error() is not None
     assert KAFKA_4_0.with_(tv2_partition_add="leader", client_tv_change="downgrade").consistency_error() is not None
+    assert VARIANTS["kafka-3.6-3.9"].protocol.with_(tv2_partition_add="leader",
+                                                    client_tv_change="upgrade").consistency_error() is None
     code = main(["check", "--model", "kafka.eos", "--variant", "kafka-3.6-3.9", "--set", "tv2_partition_add=leader",
                  "--no-progress"])
     err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2 and len(err) == 1 and "needs transaction_version=tv2" in err[0] and "Traceback" not in err[0]
+    assert code == 2 and len(err) == 1 and "needs every producer a TV2 client" in err[0] and "Traceback" not in err[0]
 
 
-@pytest.mark.parametrize("name", ["eos-tv2-next-txn-joins-completing-kafka-4.0-dev-2025-01",
-                                  "eos-tv2-next-txn-joins-completing-kafka-4.0"])
-def test_the_spec_pair(name: str) -> None:
+@pytest.mark.parametrize("bumps", [True, False])
+def test_upgrading_to_tv2_bumps_the_epoch_only_with_the_switch(bumps: bool) -> None:
+    protocol = VARIANTS[POST].protocol.with_(transaction_version="tv1", client_tv_change="upgrade",
+                                             tv2_upgrade_bumps_epoch=bumps)
+    values = {name: b.default for name, b in BOUNDS.items()}
+    m = EosMachine(protocol, {**values, "transactions": 2})
+    assert "AddPartitionsToTxn" in m.actions  # the TV1 transactions still add their partitions
+    ready = tx.new_producer(2)._replace(phase=TXN_READY, producer_id=0, epoch=0, txn=1)
+    out = m.client_transaction_version(producer=ready)
+    assert out["producer"].tv == 2 and (out["producer"].phase == TXN_BUMP) == bumps
+
+
+@pytest.mark.parametrize(("name", "length"), [("eos-tv2-next-txn-joins-completing-kafka-4.0-dev-2025-01", 19),
+                                              ("eos-tv2-next-txn-joins-completing-kafka-4.0", None),
+                                              ("eos-tv2-upgrade-joins-last-tv1-txn-no-upgrade-bump", 22),
+                                              ("eos-tv2-upgrade-joins-last-tv1-txn-kafka-4.0", None)])
+def test_the_spec_pairs(name: str, length: int | None) -> None:
     spec = load_spec(REPO / "specs" / f"{name}.toml")
     result = explore(build_machine(spec), spec_to_options(spec))
-    if spec.expect.verdict == "holds":
-        assert result.verdict == "holds"
-    else:
-        found = [(v.property, len(v.trace)) for v in result.violations]
-        assert found == [("AtomicTransactions", 19)]
+    if length is None:
+        assert spec.expect.verdict == "holds" and result.verdict == "holds"
+        return
+    assert [(v.property, len(v.trace)) for v in result.violations] == [("AtomicTransactions", length)]
+    assert (REPO / "counterexamples" / f"{name}.AtomicTransactions.itf.json").exists()
