@@ -99,6 +99,7 @@ class TxnOffsetCommitCheck(str, Enum):
 
     PRE_KIP447 = "pre-kip447"
     V2_5 = "2.5"
+    V3_0 = "3.0"
     CURRENT = "current"
 
 
@@ -239,8 +240,9 @@ class Protocol:
     # --- the group coordinator and the application -------------------------------------------------
     txn_offset_commit_check: TxnOffsetCommitCheck = _decision(
         TxnOffsetCommitCheck.CURRENT,
-        "TxnOffsetCommit group fencing: none (before 2.5), 2.5-2.8, or current (3.0+)",
-        "KIP-447 (2.5); KAFKA-9365")
+        "TxnOffsetCommit group fencing: none (pre-kip447, before 2.5), 2.5 (2.5.0-2.8.x), 3.0 (3.0.0-3.2.x), or "
+        "current (3.3.0+: a generation < 0 on an Empty group is accepted whatever the member id)",
+        "KIP-447 and KAFKA-9365 (2.5.0); 5dae3648abd (3.0.0); KAFKA-14201 (3.3.0)")
     require_stable: RequireStable = _decision(
         RequireStable.ALWAYS,
         "when OffsetFetch sets require_stable: always (the shipped consumer), read_committed (KIP text), "

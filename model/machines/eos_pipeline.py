@@ -776,8 +776,9 @@ def _group_stable(s: PipelineState) -> bool:
 SWITCHES = {
     "deployment": Switch("one producer per input partition (static transactional id, pre-KIP-447 Streams) or one "
                          "per instance/thread (KIP-447)", "per-thread", ("per-partition", "per-thread")),
-    "txn_offset_commit_check": Switch("TxnOffsetCommit group fencing: none (before 2.5), 2.5-2.8, or current",
-                                      "current", ("pre-kip447", "2.5", "current")),
+    "txn_offset_commit_check": Switch("TxnOffsetCommit group fencing: none (before 2.5), 2.5 (2.5-2.8), 3.0 "
+                                      "(3.0-3.2), or current (3.3+)",
+                                      "current", ("pre-kip447", "2.5", "3.0", "current")),
     "require_stable": Switch("when OffsetFetch sets require_stable: always (shipped consumer), read_committed (KIP "
                              "text), never (before KIP-447)", "always", ("always", "read_committed", "never")),
     "timeout_abort_bumps_epoch": Switch("the timeout abort fences the producer with an epoch bump (KAFKA-6119, "
