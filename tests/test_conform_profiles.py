@@ -206,3 +206,42 @@ def test_kafka_16314_verification_outside_the_transaction_is_abortable_from_3_8(
            for name in ("kafka-3.6-3.7", "kafka-3.8-3.9")}
     assert got["kafka-3.6-3.7"] == {1: Errors.NONE, 2: Errors.INVALID_TXN_STATE}
     assert got["kafka-3.8-3.9"] == {1: Errors.NONE, 2: Errors.TRANSACTION_ABORTABLE}
+
+
+# --- the composed machines' named release variants (model/protocol.py) against the same table ------------
+
+#: named release variant -> the releases it claims (clipped to 2.0.0+, where SWITCH_HISTORY starts)
+_NAMED_RANGES = {
+    "kafka-1.0.2-2.3": ("2.0.0", "2.3.1"), "kafka-2.4": ("2.4.0", "2.4.0"), "kafka-2.4.1": ("2.4.1", "2.4.1"),
+    "kafka-2.6": ("2.6.0", "2.6.3"), "kafka-2.7-2.8": ("2.7.0", "2.8.2"), "kafka-3.0-3.2": ("3.0.0", "3.2.3"),
+    "kafka-3.3-3.5": ("3.3.0", "3.5.2"), "kafka-3.6-3.9": ("3.6.0", "3.9.0"),
+    # the two wide names kept for specs: their docs say which part of the range differs, and how
+    "kafka-2.5-2.8": ("2.7.0", "2.8.2"), "kafka-3.0-3.5": ("3.3.0", "3.5.2"),
+}
+
+#: composed decision -> (the conform switch that records the same change, how to read it)
+_SAME_CHANGE = {
+    "broker_retain_producer_state": "broker_retain_producer_state", "broker_unknown_producer": "broker_unknown_producer",
+    "client_version": "client_version", "init_producer_id": "init_producer_id",
+    "marker_sets_producer_timestamp": "marker_sets_producer_timestamp", "txn_offset_commit_check": "txn_offset_commit",
+    # KIP-588 brought both PRODUCER_FENCED and the abortable InvalidProducerEpochException (2.7.0)
+    "invalid_producer_epoch_abortable": "producer_fenced",
+}
+
+
+@pytest.mark.parametrize("name", list(_NAMED_RANGES))
+def test_named_release_variants_of_the_composed_machines_match_the_version_table(name: str) -> None:
+    from eoscheck.model.protocol import VARIANTS
+    p = VARIANTS[name].protocol.as_switches()
+    lo, hi = (version(v) for v in _NAMED_RANGES[name])
+    for release in (r for r in RELEASES if lo <= r <= hi):
+        for decision, conform in _SAME_CHANGE.items():
+            assert p[decision] == history_value(conform, release), (name, release, decision)
+        assert p["partition_verification"] == (release >= FEATURE_SINCE["kip-890-verification"].first)
+        assert p["transaction_version"] == "tv1"
+    if name == "kafka-2.5-2.8":
+        assert VARIANTS[name].protocol == VARIANTS["kafka-2.7-2.8"].protocol
+        assert "kafka-2.6" in VARIANTS[name].doc and "2.5.x" in VARIANTS[name].doc
+    if name == "kafka-3.0-3.5":
+        assert VARIANTS[name].protocol == VARIANTS["kafka-3.3-3.5"].protocol
+        assert VARIANTS["kafka-3.0-3.2"].protocol == VARIANTS[name].protocol.with_(txn_offset_commit_check="3.0")
