@@ -240,7 +240,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         ("released 3.8.0 .. 3.9.x: KIP-890 part 1 verification, and the coordinator answers a verification of a "
          "partition outside the transaction with TRANSACTION_ABORTABLE (KAFKA-16314 2e8d69b78ca, first tag 3.8.0; "
          "AddPartitionsToTxnManager down-converts it to INVALID_TXN_STATE for older produce requests); no "
-         "transaction version 2 (3.9.0-rc3 EndTxnRequest.json stops at v4). Was kafka-2.7-3.9. 3.9.1+ and 3.8.x "
+         "transaction version 2 (3.9.0-rc3 EndTxnRequest.json stops at v4). Was kafka-2.7-3.9. 3.9 releases "
          "after September 2025 also have KAFKA-19690 (PR 20577, an epoch check before the verification guard), "
          "which is not modelled"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
@@ -306,8 +306,9 @@ PROFILE_TABLE: dict[str, Profile] = {
         "broker-2.0-2.3", "pre-kip360", **_BEFORE_2_5_COORDINATOR, marker_sets_producer_timestamp=False),
 }
 
-#: old profile names -> the profile that reproduces them exactly (kafka-2.7-3.9 stood for 2.7 .. 3.9 with
-#: 3.8's answers; kafka-2.0-2.4 used the 2.0-2.3 broker)
+#: old profile names -> the profile that replaces them: kafka-2.7-3.9 had exactly kafka-3.8-3.9's switches (it
+#: stood for 2.7 .. 3.9 with 3.8's answers); kafka-2.0-2.4 had the 2.0-2.3 broker, and kafka-2.0-2.3 now also lacks
+#: KAFKA-9144 and KAFKA-9666 as those versions did
 PROFILE_ALIASES: dict[str, str] = {"kafka-2.7-3.9": "kafka-3.8-3.9", "kafka-2.0-2.4": "kafka-2.0-2.3"}
 
 #: profile name (and alias) -> (doc, Protocol); the newest first
