@@ -51,7 +51,7 @@ def test_the_written_vectors_totals_are_pinned() -> None:
         "produce_validation": 17, "producer_expiration": 4, "offset_fetch_require_stable": 9,
         "txn_offset_commit": 13, "producer_client": 7}
     inexpressible = {v.id: v.reason for v in run.vectors if v.outcome == harness.NOT_EXPRESSIBLE}
-    # authorization errors are outside the model (README: "Out: ... authorization errors")
+    # authorization errors are outside the model (docs/conformance.md: "Out: ... authorization errors")
     assert set(inexpressible) == {"CLI-06"}
     assert "TOPIC_AUTHORIZATION_FAILED" in inexpressible["CLI-06"]
 
