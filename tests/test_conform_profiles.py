@@ -111,7 +111,8 @@ def test_a_commit_date_picks_the_release_its_trunk_commit_went_into() -> None:
     assert profile_for(None, "2020-03-28") == "kafka-2.6"  # KAFKA-9600, first tag 2.6.0
     assert profile_for(None, "2020-08-12") == "kafka-2.7-2.8"  # KAFKA-9911, first tag 2.7.0
     assert profile_for(None, "2022-09-08") == "kafka-3.3-3.5"  # KAFKA-14201
-    assert profile_for(None, "2023-09-04") == "kafka-3.6-3.7"
+    assert profile_for(None, "2023-09-04") == "kafka-3.7"  # KAFKA-15424; KAFKA-15449 (2023-10-02) too
+    assert profile_for(None, "2023-06-01") == "kafka-3.6"
     assert profile_for(None, "2024-03-22") == "kafka-3.8-3.9"  # KAFKA-16314, first tag 3.8.0
     assert profile_for(None, "2024-10-25") == "kafka-2024-10"
     assert profile_for("1eb7644349cb07139d6a3c1ad1986979647cac99", None) == "kafka-2024-10"
@@ -203,8 +204,8 @@ def test_kafka_16314_verification_outside_the_transaction_is_abortable_from_3_8(
     meta = TxnMetadata(True, 10, 10, 3, -1, int(TxnState.ONGOING), False, partitions=(1,))
     st = coordinator_api.CoordinatorState(meta, 20)
     got = {name: dict(coordinator_api.verify_partitions(st, "t", 10, 3, (1, 2), protocol(name)))
-           for name in ("kafka-3.6-3.7", "kafka-3.8-3.9")}
-    assert got["kafka-3.6-3.7"] == {1: Errors.NONE, 2: Errors.INVALID_TXN_STATE}
+           for name in ("kafka-3.6", "kafka-3.7", "kafka-3.8-3.9")}
+    assert got["kafka-3.6"] == got["kafka-3.7"] == {1: Errors.NONE, 2: Errors.INVALID_TXN_STATE}
     assert got["kafka-3.8-3.9"] == {1: Errors.NONE, 2: Errors.TRANSACTION_ABORTABLE}
 
 

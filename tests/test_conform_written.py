@@ -267,12 +267,15 @@ def _lacking(*groups: tuple[tuple[str, ...], str]) -> dict[str, str]:
     return out
 
 
+# TOC-05 (testVerificationErrorsForTxnOffsetCommits) needs KAFKA-15449, 3.7.0
+_OFFSETS_VERIFY = (("TOC-05",), "kafka-15449")
 _NO_TV2 = _lacking((_TV2, "transaction-version-2"))
-_NO_VERIFY = _lacking((_TV2, "transaction-version-2"), (_VERIFY, "kip-890-verification"))
-_NO_KIP588 = _lacking((_TV2, "transaction-version-2"), (_VERIFY, "kip-890-verification"),
+_NO_OFFSETS_VERIFY = _lacking((_TV2, "transaction-version-2"), _OFFSETS_VERIFY)
+_NO_VERIFY = _lacking((_TV2, "transaction-version-2"), (_VERIFY, "kip-890-verification"), _OFFSETS_VERIFY)
+_NO_KIP588 = _lacking((_TV2, "transaction-version-2"), (_VERIFY, "kip-890-verification"), _OFFSETS_VERIFY,
                       (("INIT-32", "SM-38", "SM-39", "SM-40"), "kip-588"))
 _PRE_KIP360 = _lacking((_TV2, "transaction-version-2"), (_KIP360, "kip-360"), (_VERIFY, "kip-890-verification"),
-                       (_KIP447, "kip-447"), (("SM-38", "SM-39", "SM-40"), "kip-588"))
+                       (_KIP447, "kip-447"), _OFFSETS_VERIFY, (("SM-38", "SM-39", "SM-40"), "kip-588"))
 
 # before KIP-588 (2.7.0, KAFKA-9911) Errors has no PRODUCER_FENCED: 2.5/2.6 fence with INVALID_PRODUCER_EPOCH
 _FENCED_AS_EPOCH = {v: "the fence is INVALID_PRODUCER_EPOCH (no error 90 before 2.7.0)"
@@ -294,11 +297,16 @@ PROFILE_OUTCOMES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     }, {"CLI-06": "out of scope"}),
     "kafka-2024-10": ({}, {"CLI-06": "out of scope"}),
     "kafka-3.8-3.9": ({}, _NO_TV2),
-    "kafka-3.6-3.7": ({
+    "kafka-3.7": ({
         # KAFKA-16314 (2e8d69b78ca, first tag 3.8.0); 3.7.0 handleVerifyPartitionsInTransaction
         "SM-23d": "a verified partition outside the transaction is INVALID_TXN_STATE before 3.8.0",
         "SM-29": "a verified partition outside the transaction is INVALID_TXN_STATE before 3.8.0",
     }, _NO_TV2),
+    "kafka-3.6": ({
+        # KAFKA-16314 (2e8d69b78ca, first tag 3.8.0); 3.7.0 handleVerifyPartitionsInTransaction
+        "SM-23d": "a verified partition outside the transaction is INVALID_TXN_STATE before 3.8.0",
+        "SM-29": "a verified partition outside the transaction is INVALID_TXN_STATE before 3.8.0",
+    }, _NO_OFFSETS_VERIFY),
     "kafka-3.3-3.5": ({}, _NO_VERIFY),
     "kafka-3.0-3.2": ({}, _NO_VERIFY),
     "kafka-2.7-2.8": ({}, _NO_VERIFY),
@@ -413,7 +421,8 @@ SAMPLE_OUTCOMES: dict[str, tuple[set[str], set[str]]] = {
     "kafka-later-trunk": ({"SM-12"}, set()),
     "kafka-2024-10": (set(), set()),
     "kafka-3.8-3.9": (set(), _SAMPLE_TV2),
-    "kafka-3.6-3.7": (set(), _SAMPLE_TV2),
+    "kafka-3.7": (set(), _SAMPLE_TV2),
+    "kafka-3.6": (set(), _SAMPLE_TV2),
     "kafka-3.3-3.5": (set(), _SAMPLE_TV2 | _SAMPLE_VERIFY),
     "kafka-3.0-3.2": (set(), _SAMPLE_TV2 | _SAMPLE_VERIFY),
     "kafka-2.7-2.8": (set(), _SAMPLE_TV2 | _SAMPLE_VERIFY),

@@ -73,6 +73,8 @@ FEATURES: dict[str, str] = {
                 "AddOffsetsToTxn v2), released in 2.7"),
     "kip-890-verification": ("KIP-890 part 1 (the partition leader's transaction verification entry and the "
                              "verify-only AddPartitionsToTxn it sends), released in 3.6"),
+    "kafka-15449": ("KAFKA-15449 (KIP-890 part 1 for TxnOffsetCommit: the group coordinator's __consumer_offsets "
+                    "write is verified with the transaction coordinator first), released in 3.7"),
     "kafka-9666": ("KAFKA-9666 (TransactionMetadata.hasFailedEpochFence: a fence whose write failed is not bumped "
                    "again), released in 2.6"),
 }
@@ -134,6 +136,8 @@ FEATURE_SINCE: dict[str, Since] = {
                                   "transaction.partition.verification.enable (default true), VerificationStateEntry; "
                                   "KAFKA-14561 56dcb837a2f was on trunk for 3.5 but reverted on the 3.5 branch "
                                   "(928070e3206): 3.5.0-3.5.2 have no verification"),
+    "kafka-15449": Since((3, 7, 0), "3.7.0 GroupCoordinator / GroupMetadataManager pass a verificationGuard for "
+                         "a transactional offset commit (3.6.2: none); KAFKA-15449 b6c78554753 (first tag 3.7.0)"),
     "kafka-9666": Since((2, 6, 0), "2.6.0 TransactionMetadata.hasFailedEpochFence (2.5.1: none); KAFKA-9666 "
                         "1f3f227b59a on the 2.6 branch (2eeae09ca3e on trunk, first tag 2.7.0)"),
     # the first version with TV2 is the 2024-10 trunk snapshot (partly merged); the first release is 4.0.0
@@ -184,7 +188,8 @@ def history_value(field: str, at: Version) -> object:
 #: 3.9 has the TransactionVersion feature enum but no TV2 path: EndTxn stops at v4 and TransactionMetadata keeps
 #: no client transaction version
 _NO_TV2 = frozenset({"transaction-version-2"})
-_BEFORE_3_6 = _NO_TV2 | {"kip-890-verification"}
+_BEFORE_3_7 = _NO_TV2 | {"kafka-15449"}
+_BEFORE_3_6 = _BEFORE_3_7 | {"kip-890-verification"}
 _BEFORE_2_7 = _BEFORE_3_6 | {"kip-588"}
 _BEFORE_2_6 = _BEFORE_2_7 | {"kafka-9666"}
 #: before 2.5 (2.4.1's message definitions): InitProducerId stops at v2 (no producer id / epoch), TxnOffsetCommit at
@@ -245,13 +250,20 @@ PROFILE_TABLE: dict[str, Profile] = {
          "which is not modelled"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
         lacks=_NO_TV2),
-    "kafka-3.6-3.7": _entry(
-        "kafka-3.6-3.7", "3.6.0", "3.7.1",
-        ("released 3.6.0 .. 3.7.x: KIP-890 part 1 verification (3.6.0 ReplicaManager / AddPartitionsToTxnManager, "
-         "transaction.partition.verification.enable); a partition outside the transaction is answered "
+    "kafka-3.7": _entry(
+        "kafka-3.7", "3.7.0", "3.7.1",
+        ("released 3.7.0 .. 3.7.1: KIP-890 part 1 for produce and, since KAFKA-15449 (b6c78554753, first tag 3.7.0), "
+         "for TxnOffsetCommit's __consumer_offsets write; a partition outside the transaction is answered "
          "INVALID_TXN_STATE (3.7.0 TransactionCoordinator.handleVerifyPartitionsInTransaction)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
         lacks=_NO_TV2, verification_abortable=False),
+    "kafka-3.6": _entry(
+        "kafka-3.6", "3.6.0", "3.6.2",
+        ("released 3.6.0 .. 3.6.2: KIP-890 part 1 verification of produce (3.6.0 ReplicaManager / "
+         "AddPartitionsToTxnManager, transaction.partition.verification.enable); TxnOffsetCommit is not verified "
+         "(3.6.2 GroupCoordinator has no verificationGuard); INVALID_TXN_STATE outside the transaction"),
+        "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
+        lacks=_BEFORE_3_7, verification_abortable=False),
     "kafka-3.3-3.5": _entry(
         "kafka-3.3-3.5", "3.3.0", "3.5.2",
         ("released 3.3.0 .. 3.5.x: no partition verification (KIP-890 part 1 was reverted on the 3.5 branch, "
@@ -330,7 +342,7 @@ COMMIT_PROFILES: dict[str, str] = {
 #: commit of that day or later went into the profile's first release
 _DATE_PROFILES: tuple[tuple[str, str], ...] = (
     ("2025-01-01", "kafka-later-trunk"), ("2024-07-30", "kafka-2024-10"), ("2023-12-12", "kafka-3.8-3.9"),
-    ("2023-04-14", "kafka-3.6-3.7"),
+    ("2023-08-20", "kafka-3.7"), ("2023-04-14", "kafka-3.6"),
     ("2022-03-21", "kafka-3.3-3.5"), ("2021-02-06", "kafka-3.0-3.2"), ("2020-05-28", "kafka-2.7-2.8"),
     ("2020-01-31", "kafka-2.6"), ("2019-10-07", "kafka-2.5"), ("2019-05-20", "kafka-2.4.0"),
     ("2018-01-31", "kafka-2.0-2.3"),

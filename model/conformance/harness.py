@@ -180,6 +180,8 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
                                                     or inp.get("group_instance_id") is not None):
             found.append(("kip-447", (f"{at}TxnOffsetCommit with member id {inp.get('member_id')!r} and "
                           f"generation {inp.get('generation_id')}")))
+        if re.match(r"TxnOffsetCommit\b", kind) and inp.get("verification_error") is not None:
+            found.append(("kafka-15449", f"{at}TxnOffsetCommit verification_error {inp.get('verification_error')}"))
         version = inp.get("request_version")
         for api, since in FENCED_SINCE.items():
             if re.match(rf"{api}\b", kind) and version is not None and _int(version, 0) >= since:
