@@ -81,6 +81,7 @@ def test_a_profile_has_the_switch_values_of_every_version_of_its_range(name: str
     # the feature-level switches agree with the features
     assert p.protocol.producer_fenced == ("kip-588" not in p.protocol.lacks)
     assert p.protocol.failed_fence_keeps_epoch == ("kafka-9666" not in p.protocol.lacks)
+    assert p.protocol.verification_abortable == ("transaction-abortable" not in p.protocol.lacks)
     assert (p.protocol.init_producer_id == "pre-kip360") == ("kip-360" in p.protocol.lacks)
     assert (p.protocol.txn_offset_commit == "pre-kip447") == ("kip-447" in p.protocol.lacks)
 

@@ -274,7 +274,9 @@ _NO_OFFSETS_VERIFY = _lacking((_TV2, "transaction-version-2"), _OFFSETS_VERIFY)
 _NO_VERIFY = _lacking((_TV2, "transaction-version-2"), (_VERIFY, "kip-890-verification"), _OFFSETS_VERIFY)
 _NO_KIP588 = _lacking((_TV2, "transaction-version-2"), (_VERIFY, "kip-890-verification"), _OFFSETS_VERIFY,
                       (("INIT-32", "SM-38", "SM-39", "SM-40"), "kip-588"))
-_PRE_KIP360 = _lacking((_TV2, "transaction-version-2"), (_KIP360, "kip-360"), (_VERIFY, "kip-890-verification"),
+# the interface's producer client is the KIP-360 client (2.5+): its steps do not apply before 2.5 (session 13)
+_CLIENT = ("CLI-02", "CLI-05", "CLI-08", "CLI-09", "CLI-11", "CLI-12")
+_PRE_KIP360 = _lacking((_TV2, "transaction-version-2"), (_KIP360 + _CLIENT, "kip-360"), (_VERIFY, "kip-890-verification"),
                        (_KIP447, "kip-447"), _OFFSETS_VERIFY, (("SM-38", "SM-39", "SM-40"), "kip-588"))
 
 # before KIP-588 (2.7.0, KAFKA-9911) Errors has no PRODUCER_FENCED: 2.5/2.6 fence with INVALID_PRODUCER_EPOCH
@@ -413,7 +415,9 @@ SAMPLE = WRITTEN.parent / "kafka-unit-test-vectors.sample.json"
 _SAMPLE_TV2 = {"INIT-08b", "SM-01", "SM-06-tv2", "SM-09-tv2", "SM-12", "SM-15", "SM-18"}
 _SAMPLE_VERIFY = {"EXP-04", "PROD-15"}
 _SAMPLE_PRE_KIP360 = _SAMPLE_TV2 | _SAMPLE_VERIFY | {"INIT-04", "INIT-14", "INIT-17", "INIT-20", "INIT-26", "INIT-29",
-                                                     "TOC-01", "TOC-04", "TOC-07", "TOC-10"}
+                                                     "TOC-01", "TOC-04", "TOC-07", "TOC-10",
+                                                     # the interface's client is the KIP-360 client (2.5+)
+                                                     "CLI-04", "CLI-07", "CLI-10"}
 
 #: Kafka's sample per profile: (disagree, not expressible); the rest agrees
 SAMPLE_OUTCOMES: dict[str, tuple[set[str], set[str]]] = {

@@ -77,6 +77,8 @@ FEATURES: dict[str, str] = {
                     "write is verified with the transaction coordinator first), released in 3.7"),
     "kafka-9666": ("KAFKA-9666 (TransactionMetadata.hasFailedEpochFence: a fence whose write failed is not bumped "
                    "again), released in 2.6"),
+    "transaction-abortable": ("the TRANSACTION_ABORTABLE error (code 120, KAFKA-16314, part of KIP-890) and the client's "
+                              "abortable reaction to it, released in 3.8"),
 }
 
 #: feature -> the asserted state fields that do not exist in a version lacking it (TransactionMetadata got
@@ -136,6 +138,9 @@ FEATURE_SINCE: dict[str, Since] = {
                                   "transaction.partition.verification.enable (default true), VerificationStateEntry; "
                                   "KAFKA-14561 56dcb837a2f was on trunk for 3.5 but reverted on the 3.5 branch "
                                   "(928070e3206): 3.5.0-3.5.2 have no verification"),
+    "transaction-abortable": Since((3, 8, 0), "3.8.0 Errors.TRANSACTION_ABORTABLE and the client's "
+                                   "TransactionAbortableException (KAFKA-16314 2e8d69b78ca, first tag 3.8.0; renamed "
+                                   "from ABORTABLE_TRANSACTION by cf1ba099c07 before 3.8.0)"),
     "kafka-15449": Since((3, 7, 0), "3.7.0 GroupCoordinator / GroupMetadataManager pass a verificationGuard for "
                          "a transactional offset commit (3.6.2: none); KAFKA-15449 b6c78554753 (first tag 3.7.0)"),
     "kafka-9666": Since((2, 6, 0), "2.6.0 TransactionMetadata.hasFailedEpochFence (2.5.1: none); KAFKA-9666 "
@@ -188,7 +193,8 @@ def history_value(field: str, at: Version) -> object:
 #: 3.9 has the TransactionVersion feature enum but no TV2 path: EndTxn stops at v4 and TransactionMetadata keeps
 #: no client transaction version
 _NO_TV2 = frozenset({"transaction-version-2"})
-_BEFORE_3_7 = _NO_TV2 | {"kafka-15449"}
+_BEFORE_3_8 = _NO_TV2 | {"transaction-abortable"}
+_BEFORE_3_7 = _BEFORE_3_8 | {"kafka-15449"}
 _BEFORE_3_6 = _BEFORE_3_7 | {"kip-890-verification"}
 _BEFORE_2_7 = _BEFORE_3_6 | {"kip-588"}
 _BEFORE_2_6 = _BEFORE_2_7 | {"kafka-9666"}
@@ -256,7 +262,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "for TxnOffsetCommit's __consumer_offsets write; a partition outside the transaction is answered "
          "INVALID_TXN_STATE (3.7.0 TransactionCoordinator.handleVerifyPartitionsInTransaction)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
-        lacks=_NO_TV2, verification_abortable=False),
+        lacks=_BEFORE_3_8, verification_abortable=False),
     "kafka-3.6": _entry(
         "kafka-3.6", "3.6.0", "3.6.2",
         ("released 3.6.0 .. 3.6.2: KIP-890 part 1 verification of produce (3.6.0 ReplicaManager / "
