@@ -94,11 +94,20 @@ class Tv2MarkerEpochCheck(str, Enum):
     STRICT_RETRY = "strict-retry"
 
 
+class Tv2PartitionAdd(str, Enum):
+    """Who adds a data partition to a transaction-version-2 transaction, and when the leader skips it."""
+
+    CLIENT = "client"
+    LEADER = "leader"
+    LEADER_EPOCH_BLIND = "leader-epoch-blind"
+
+
 class TxnOffsetCommitCheck(str, Enum):
     """The group coordinator's checks of a TxnOffsetCommit (KIP-447's zombie fencing)."""
 
     PRE_KIP447 = "pre-kip447"
     V2_5 = "2.5"
+    V3_0 = "3.0"
     CURRENT = "current"
 
 
@@ -142,7 +151,7 @@ class Protocol:
         True,
         "a produce refused with INVALID_PRODUCER_EPOCH is an abortable error for the transactional client "
         "(InvalidProducerEpochException, with an epoch bump after the abort where the client bumps; before, "
-        "the producer was fenced). 2.5-2.6 are not told apart from 2.7+",
+        "the producer was fenced: False for 2.6 and earlier, variant kafka-2.6)",
         "KIP-588 (2.7); fidelity audit C6")
     client_tv_change: ClientTvChange = _decision(
         ClientTvChange.NONE,
@@ -172,8 +181,9 @@ class Protocol:
     partition_verification: bool = _decision(
         False,
         "the leader verifies with the transaction coordinator that a producer's first transactional batch "
-        "on the partition belongs to its ongoing transaction (transaction.partition.verification.enable)",
-        "KIP-890 part 1 (3.6)")
+        "on the partition belongs to its ongoing transaction (transaction.partition.verification.enable); "
+        "kafka.eos verifies TxnOffsetCommit's offsets write too, which is 3.7.0's (KAFKA-15449)",
+        "KIP-890 part 1 (3.6; offsets 3.7)")
     marker_sets_producer_timestamp: bool = _decision(
         True,
         "a written COMMIT/ABORT marker sets its producer's lastTimestamp, and a producer-state snapshot keeps "
@@ -220,8 +230,8 @@ class Protocol:
     tv2_fence_double_bump: bool = _decision(
         True,
         "with tv2: the coordinator's fence-abort (transaction timeout, InitProducerId on Ongoing) bumps the "
-        "epoch twice, the fence and the TV2 abort (4.0.0); False bumps once (4.1+), so the fenced "
-        "producer's EndTxn(ABORT) is a retry",
+        "epoch twice, the fence and the TV2 abort (4.0.0); False bumps once (4.0 branch after June 2025, 4.1+), "
+        "so the fenced producer's EndTxn(ABORT) is a retry",
         "KAFKA-19367 (June 2025); fidelity audit B3")
     tv2_marker_epoch_check: Tv2MarkerEpochCheck = _decision(
         Tv2MarkerEpochCheck.LENIENT,
@@ -231,6 +241,25 @@ class Protocol:
         "coordinator's retry of a marker the leader already wrote; strict-retry, as strict but a marker at the "
         "stored epoch while the producer has no open transaction is a retry and succeeds",
         "KAFKA-19446 (strict); KAFKA-19999 (strict-retry)")
+    tv2_partition_add: Tv2PartitionAdd = _decision(
+        Tv2PartitionAdd.CLIENT,
+        "with tv2, how a data partition joins the transaction: client, the client's AddPartitionsToTxn before it "
+        "produces (the model's abstraction of 4.0's implicit add; a produce to a transaction still completing waits "
+        "for CONCURRENT_TRANSACTIONS to clear, as with the leader's epoch-aware check); leader, the TV2 client sends "
+        "no AddPartitionsToTxn and the leader adds the partition with the coordinator before the append unless the "
+        "producer has a transaction open there at the batch's epoch (4.0.0: hasOngoingTransaction(producerId, "
+        "epoch), KAFKA-18654); leader-epoch-blind, as leader but the add is skipped when the producer has a "
+        "transaction open there at any epoch (trunk December 2024 - January 2025, never released), so a batch of "
+        "the next transaction, sent after EndTxn answered and before the marker, joins the completing one",
+        "KIP-890 part 2; KAFKA-18575, KAFKA-18654 (4.0.0)")
+    tv2_upgrade_bumps_epoch: bool = _decision(
+        True,
+        "a client that upgrades to TV2 between two transactions (client_tv_change=upgrade) bumps its epoch with "
+        "InitProducerId(producer id, epoch) after its last TV1 EndTxn, so its first TV2 batches cannot join the TV1 "
+        "transaction still completing on a leader (4.0.0; False: trunk December 2024). Honoured where the leader "
+        "adds partitions (tv2_partition_add leader modes): with the client's own AddPartitionsToTxn the model's "
+        "upgrade keeps the epoch, as the add waits for the TV1 transaction to complete either way",
+        "KIP-890 part 2; KAFKA-18227 (4.0.0)")
     rotation_markers_new_producer_id: bool = _decision(
         False,
         "counterfactual: a TV2 transaction whose epoch overflowed writes its markers under the new producer "
@@ -239,8 +268,9 @@ class Protocol:
     # --- the group coordinator and the application -------------------------------------------------
     txn_offset_commit_check: TxnOffsetCommitCheck = _decision(
         TxnOffsetCommitCheck.CURRENT,
-        "TxnOffsetCommit group fencing: none (before 2.5), 2.5-2.8, or current (3.0+)",
-        "KIP-447 (2.5); KAFKA-9365")
+        "TxnOffsetCommit group fencing: none (pre-kip447, before 2.5), 2.5 (2.5.0-2.8.x), 3.0 (3.0.0-3.2.x), or "
+        "current (3.3.0+: a generation < 0 on an Empty group is accepted whatever the member id)",
+        "KIP-447 and KAFKA-9365 (2.5.0); 5dae3648abd (3.0.0); KAFKA-14201 (3.3.0)")
     require_stable: RequireStable = _decision(
         RequireStable.ALWAYS,
         "when OffsetFetch sets require_stable: always (the shipped consumer), read_committed (KIP text), "
@@ -281,6 +311,12 @@ class Protocol:
         if self.per_partition_group_metadata and self.client_version != ClientVersion.KIP360:
             return ("per_partition_group_metadata needs client_version=kip360 (sendOffsetsToTransaction takes "
                     "group metadata from 2.5 on)")
+        every_tv2 = self.transaction_version == TransactionVersion.TV2 and self.client_tv_change == ClientTvChange.NONE
+        upgrade = self.transaction_version == TransactionVersion.TV1 and self.client_tv_change == ClientTvChange.UPGRADE
+        if self.tv2_partition_add != Tv2PartitionAdd.CLIENT and not (every_tv2 or upgrade):
+            return (f"tv2_partition_add={self.tv2_partition_add.value} needs every producer a TV2 client "
+                    "(transaction_version=tv2, client_tv_change=none) or upgrading to TV2 (transaction_version=tv1, "
+                    "client_tv_change=upgrade)")
         if self.broker_batch_cache < 1:
             return "broker_batch_cache must be at least 1"
         return None
@@ -358,9 +394,21 @@ KAFKA_2_5 = KAFKA_2_4_1.with_(client_version="kip360", client_epoch_bump_after_a
                             invalid_producer_epoch_abortable=True,
                             broker_unknown_producer="accept", init_producer_id="kip360-shipped",
                             txn_offset_commit_check="2.5", require_stable="always", deployment="per-thread")
+#: 2.6: as 2.7-2.8, but a produce refused with INVALID_PRODUCER_EPOCH is fatal (InvalidProducerEpochException is
+#: 2.7.0's, KIP-588); the composed coordinator's EndTxn / fence rules are 2.6.0's (KAFKA-9600, KAFKA-9666)
+KAFKA_2_6 = KAFKA_2_5.with_(invalid_producer_epoch_abortable=False)
 KAFKA_3_0 = KAFKA_2_5.with_(txn_offset_commit_check="current")
+#: 3.0.0-3.2.x: validateOffsetCommit without KAFKA-14201's Empty-group shortcut (3.3.0)
+KAFKA_3_0_0 = KAFKA_3_0.with_(txn_offset_commit_check="3.0")
 KAFKA_3_6 = KAFKA_3_0.with_(partition_verification=True)
 KAFKA_4_0 = KAFKA_3_6.with_(transaction_version="tv2", client_epoch_bump_after_abort=False)
+#: 4.0.0 with the leader's implicit partition add of KIP-890 part 2 modelled (KAFKA-18654's epoch-aware check)
+KAFKA_4_0_LEADER_ADD = KAFKA_4_0.with_(tv2_partition_add="leader")
+#: the 4.0 development trunk before KAFKA-18575 / KAFKA-18654 (December 2024 - January 2025, never released)
+KAFKA_4_0_DEV_2025_01 = KAFKA_4_0.with_(tv2_partition_add="leader-epoch-blind")
+#: the 4.0 development trunk before KAFKA-18227 (December 2024, after KAFKA-14563 removed the TV2 client's
+#: AddPartitionsToTxn; never released)
+KAFKA_4_0_DEV_2024_12 = KAFKA_4_0_DEV_2025_01.with_(tv2_upgrade_bumps_epoch=False)
 #: a what-if of two switches, never released as such (fidelity audit C7)
 KAFKA_LATER_TRUNK = KAFKA_4_0.with_(persist_prev_producer_id=True)
 #: trunk after KAFKA-19367 (one bump per fence-abort) and the Java TransactionMetadata (KAFKA-18884),
@@ -396,13 +444,39 @@ VARIANTS: dict[str, NamedProtocol] = {
                                "(KAFKA-7190, cherry-picked into 2.4.0)", KAFKA_2_4),
     "kafka-2.4.1": NamedProtocol("Kafka 2.4.1: as 2.4.0, with markers setting their producer's lastTimestamp "
                                  "and snapshots keeping marker-only producers (KAFKA-9144)", KAFKA_2_4_1),
-    "kafka-2.5-2.8": NamedProtocol("Kafka 2.5-2.8: KIP-360 (client bump, retry-safe InitProducerId, unknown "
-                                   "producers accepted), KIP-447 with the 2.5 TxnOffsetCommit checks", KAFKA_2_5),
-    "kafka-3.0-3.5": NamedProtocol("Kafka 3.0-3.5: KIP-447 with the current TxnOffsetCommit checks", KAFKA_3_0),
-    "kafka-3.6-3.9": NamedProtocol("Kafka 3.6-3.9: KIP-890 part 1 (leaders verify a first transactional batch "
-                                   "with the coordinator)", KAFKA_3_6),
-    "kafka-4.0": NamedProtocol("Kafka 4.0 with transaction.version 2: KIP-890 parts 1 and 2 (an epoch bump per "
-                               "transaction); the TV2 client does not bump after an abort", KAFKA_4_0),
+    "kafka-2.5-2.8": NamedProtocol("the switches of kafka-2.7-2.8 under their first, too wide name (kept for specs "
+                                   "and tests that use it): 2.6 differs (kafka-2.6: INVALID_PRODUCER_EPOCH on a "
+                                   "produce is fatal), and 2.5.x's coordinator (EndTxn before KAFKA-9600, the fence "
+                                   "before KAFKA-9666, lastProducerEpoch kept by a fence) is in no composed machine",
+                                   KAFKA_2_5),
+    "kafka-3.0-3.5": NamedProtocol("Kafka 3.0-3.5: KIP-447 with the 3.3+ TxnOffsetCommit checks; 3.0-3.2 differ "
+                                   "(kafka-3.0-3.2) only for a generation < 0 with a member id on an Empty group, "
+                                   "which no machine sends (commit_metadata: a member that never joined sends "
+                                   "neither, and a member without a generation owns no task)", KAFKA_3_0),
+    "kafka-3.6-3.9": NamedProtocol("Kafka 3.7-3.9, and 3.6 for every committed verdict: KIP-890 part 1 (leaders "
+                                   "verify a first transactional batch with the coordinator, the offsets write of "
+                                   "TxnOffsetCommit too, which is KAFKA-15449, 3.7.0; without it every committed "
+                                   "spec keeps its verdict and trace length, with 2-8% fewer states; a partition "
+                                   "outside the transaction is INVALID_TXN_STATE before 3.8.0 and "
+                                   "TRANSACTION_ABORTABLE after KAFKA-16314, both abortable for the client)",
+                                   KAFKA_3_6),
+    "kafka-4.0": NamedProtocol("Kafka 4.0.0 with transaction.version 2: KIP-890 parts 1 and 2 (an epoch bump per "
+                               "transaction, two on a fence-abort until KAFKA-19367 reached the 4.0 branch in June "
+                               "2025); the TV2 client does not bump after an abort", KAFKA_4_0),
+    "kafka-4.0-leader-add": NamedProtocol("Kafka 4.0 as kafka-4.0, with KIP-890 part 2's implicit partition add "
+                                          "modelled: the TV2 client sends no AddPartitionsToTxn, the leader adds the "
+                                          "partition unless the producer has a transaction open there at the "
+                                          "batch's epoch (KAFKA-18654, 4.0.0)", KAFKA_4_0_LEADER_ADD),
+    "kafka-4.0-dev-2025-01": NamedProtocol("the 4.0 development trunk of December 2024 - January 2025 (never "
+                                           "released): as kafka-4.0-leader-add, but the leader skips the add when "
+                                           "the producer has a transaction open at any epoch, so the next "
+                                           "transaction's batch can join the one still completing (KAFKA-18575)",
+                                           KAFKA_4_0_DEV_2025_01),
+    "kafka-4.0-dev-2024-12": NamedProtocol("the 4.0 development trunk of December 2024 (never released), after "
+                                           "KAFKA-14563 moved a TV2 partition's add to the leader: as "
+                                           "kafka-4.0-dev-2025-01, and a client upgrading to TV2 keeps its epoch, "
+                                           "so its first TV2 batches can join its last TV1 transaction (KAFKA-18227)",
+                                           KAFKA_4_0_DEV_2024_12),
     "kafka-later-trunk": NamedProtocol("what-if, never released as such: 4.0 with PreviousProducerId persisted "
                                        "and lastProducerEpoch not (fidelity audit C7)", KAFKA_LATER_TRUNK),
     "kafka-java-coordinator": NamedProtocol("trunk August - November 2025: the Java TransactionMetadata "
@@ -418,6 +492,17 @@ VARIANTS: dict[str, NamedProtocol] = {
                                          "retry and succeeds", KAFKA_TRUNK_2026_01),
     "kafka-trunk-2026": NamedProtocol("trunk after KAFKA-20310 / KAFKA-20357 (2026-03/04): kafka-trunk-2026-01 "
                                       "with PreviousProducerId and lastProducerEpoch persisted", KAFKA_TRUNK_2026),
+    # the same releases under their exact ranges (after the names above, which win ties in closest_variant)
+    "kafka-2.6": NamedProtocol("Kafka 2.6.0-2.6.3: KIP-360 and KIP-447 (2.5 checks), KAFKA-9600 / KAFKA-9666 in the "
+                               "coordinator, no KIP-588 (a produce refused with INVALID_PRODUCER_EPOCH is fatal: "
+                               "2.6.3 has no InvalidProducerEpochException)", KAFKA_2_6),
+    "kafka-2.7-2.8": NamedProtocol("Kafka 2.7.0-2.8.2: as 2.6 with KIP-588 (InvalidProducerEpochException is "
+                                   "abortable, PRODUCER_FENCED); TxnOffsetCommit by 2.8.2's doTxnCommitOffsets",
+                                   KAFKA_2_5),
+    "kafka-3.0-3.2": NamedProtocol("Kafka 3.0.0-3.2.3: validateOffsetCommit (5dae3648abd) without KAFKA-14201's "
+                                   "Empty-group shortcut", KAFKA_3_0_0),
+    "kafka-3.3-3.5": NamedProtocol("Kafka 3.3.0-3.5.2: the 3.3+ TxnOffsetCommit checks, no partition verification "
+                                   "(KIP-890 part 1 was reverted on the 3.5 branch, 928070e3206)", KAFKA_3_0),
     # KIPs as designed
     "kip360-designed": NamedProtocol("KIP-360 as its text designs it: retry-safe InitProducerId with the last "
                                      "producer id/epoch persisted, sequences permanent once assigned",
