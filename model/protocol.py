@@ -144,6 +144,12 @@ class Protocol:
         "(InvalidProducerEpochException, with an epoch bump after the abort where the client bumps; before, "
         "the producer was fenced). 2.5-2.6 are not told apart from 2.7+",
         "KIP-588 (2.7); fidelity audit C6")
+    client_pid_mapping_fatal: bool = _decision(
+        False,
+        "an INVALID_PRODUCER_ID_MAPPING answer to AddPartitionsToTxn, AddOffsetsToTxn or EndTxn is fatal for the "
+        "transactional client (4.0+); False: the 2.5-3.9 client's abortableErrorIfPossible (abortable, and the "
+        "abort skips EndTxn and bumps with InitProducerId(producer id, epoch), where the coordinator can bump)",
+        "KIP-360 (2.5); KAFKA-18019 (4.0, PR 17822)")
     client_tv_change: ClientTvChange = _decision(
         ClientTvChange.NONE,
         "a transactional client switches its transaction version once between two transactions: none, "
@@ -360,7 +366,8 @@ KAFKA_2_5 = KAFKA_2_4_1.with_(client_version="kip360", client_epoch_bump_after_a
                             txn_offset_commit_check="2.5", require_stable="always", deployment="per-thread")
 KAFKA_3_0 = KAFKA_2_5.with_(txn_offset_commit_check="current")
 KAFKA_3_6 = KAFKA_3_0.with_(partition_verification=True)
-KAFKA_4_0 = KAFKA_3_6.with_(transaction_version="tv2", client_epoch_bump_after_abort=False)
+KAFKA_4_0 = KAFKA_3_6.with_(transaction_version="tv2", client_epoch_bump_after_abort=False,
+                            client_pid_mapping_fatal=True)
 #: a what-if of two switches, never released as such (fidelity audit C7)
 KAFKA_LATER_TRUNK = KAFKA_4_0.with_(persist_prev_producer_id=True)
 #: trunk after KAFKA-19367 (one bump per fence-abort) and the Java TransactionMetadata (KAFKA-18884),
