@@ -135,3 +135,23 @@ def test_an_instance_whose_transactional_id_expired(variant: str, phase: int) ->
         assert after.phase == phase
         if phase == INIT_INITIALIZING:  # InitProducerId(producer id, epoch): the KIP-360 recovery
             assert (after.req_producer_id, after.req_epoch) == (before.producer_id, before.epoch)
+
+
+def test_kafka_18019_removes_the_pid_mapping_path_to_the_expiry_fence_but_not_the_fence() -> None:
+    """docs/findings.md (txn-id-expiry-retry-fenced-*): at that spec's bounds on kafka.eos, the 2.5-3.9
+    client is fenced in 13 states through INVALID_PRODUCER_ID_MAPPING's InitProducerId; with KAFKA-18019
+    alone, the InitProducerId after an abortable error's abort still races the expiry (15 states)."""
+    from eoscheck.checker.explore import explore
+    from eoscheck.checker.explore.options import ExploreOptions
+    from eoscheck.model.machines.eos import EosMachine
+    from eoscheck.model.machines.eos_model import BOUNDS
+    from eoscheck.model.protocol import VARIANTS
+    bounds = {name: b.default for name, b in BOUNDS.items()}
+    bounds.update(EXPIRY, lost_responses=1, abortable_errors=1)
+    lengths = {}
+    for fatal in (False, True):
+        m = EosMachine(VARIANTS["kafka-3.6-3.9"].protocol.with_(client_pid_mapping_fatal=fatal), bounds)
+        r = explore(m, ExploreOptions(stop_at_first=False))
+        lengths[fatal] = {v.property: len(v.trace) for v in r.violations}
+    assert lengths == {False: {"SoleInstanceNeverFenced": 13, "NewestInstanceNeverFenced": 13},
+                       True: {"SoleInstanceNeverFenced": 15, "NewestInstanceNeverFenced": 15}}
