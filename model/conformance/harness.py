@@ -166,6 +166,8 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
     for key in ("verification_guard", "verification_state"):
         if initial.get(key):
             found.append(("kip-890-verification", f"initial_state.{key}"))
+    if isinstance(meta, dict) and meta.get("has_failed_epoch_fence") is True:
+        found.append(("kafka-9666", "initial_state.txn_metadata.has_failed_epoch_fence"))
     for i, step in enumerate(vector.steps):
         inp, at = step.input, f"step {i + 1}: "
         kind = str(inp.get("api") or inp.get("event") or inp.get("call") or "")
@@ -183,12 +185,18 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
                                                     or inp.get("group_instance_id") is not None):
             found.append(("kip-447", (f"{at}TxnOffsetCommit with member id {inp.get('member_id')!r} and "
                           f"generation {inp.get('generation_id')}")))
+        if re.match(r"TxnOffsetCommit\b", kind) and inp.get("verification_error") is not None:
+            found.append(("kafka-15449", f"{at}TxnOffsetCommit verification_error {inp.get('verification_error')}"))
         version = inp.get("request_version")
         for api, since in FENCED_SINCE.items():
             if re.match(rf"{api}\b", kind) and version is not None and _int(version, 0) >= since:
                 found.append(("kip-588", f"{at}{api} v{version}"))
         if re.match(r"maybeStartTransactionVerification\b", kind):
             found.append(("kip-890-verification", f"{at}{kind}"))
+        # the verify-only AddPartitionsToTxn (v4) is sent only by a verifying leader (3.6+; a 3.5 coordinator
+        # answers it, but no 3.5 broker sends it)
+        if re.match(r"AddPartitionsToTxn\b", kind) and (inp.get("verify_only") or inp.get("verifyOnly")):
+            found.append(("kip-890-verification", f"{at}{kind} verify_only"))
         found.extend(_client_features(inp, kind, at))
     return found
 
