@@ -24,7 +24,8 @@ AddPartitionsToTxn, EndTxn) and the coordinator's log appends are atomic with th
 its retry: ``eos_endtxn``); markers
 are written partition by partition and a refused marker is not retried; every transaction of a
 producer writes ``batches`` records to every output partition; a TV2 client still sends
-AddPartitionsToTxn and never sends EndTxn for a transaction with no partition (so the TV2 abort
+AddPartitionsToTxn (unless ``tv2_partition_add`` makes the leader add the partition:
+``eos_tv2_add``) and never sends EndTxn for a transaction with no partition (so the TV2 abort
 from Empty does not arise); a TV2 EndTxn at the exhausted epoch rotates to a new producer id, but
 the coordinator's own timeout abort there is cut by ``max_epoch``; a coordinator failover reloads
 ``txn_log`` (nextProducerId is not persisted: a rotation in PrepareX across a failover is not
@@ -103,6 +104,7 @@ from ..protocol import (
     Protocol,
     Support,
     TransactionVersion,
+    Tv2PartitionAdd,
     from_switches,
     refusal,
 )
@@ -454,9 +456,22 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
     coordinator_failovers = Budget("coordinator_failovers", doc="transaction coordinator failovers")
     restarts = Budget("restarts", doc="producer instances restarted (the old one lives on as a zombie)")
 
+    #: whether this class's TV2 leaders add partitions (``tv2_partition_add``: ``eos_tv2_add``)
+    leader_adds_partitions: ClassVar[bool] = False
+
+    def __new__(cls, protocol: Protocol | None = None, *args: Any, **kwargs: Any) -> EosMachine:  # noqa: PYI034
+        # ``EosMachine(protocol, ...)`` runs a protocol whose TV2 leaders add partitions on the class
+        # that models them (``machine_class``); a derived class stays itself (and is refused below);
+        # unpickling calls this without arguments
+        runs = machine_class(protocol) if cls is EosMachine and protocol is not None else cls
+        return super().__new__(runs)
+
     def __init__(self, protocol: Protocol, bounds: Mapping[str, int], memoize: bool = True,
                  extensions: Mapping[str, SwitchValue] | None = None) -> None:
         why = refusal(protocol, SUPPORT)
+        if why is None and protocol.tv2_partition_add != Tv2PartitionAdd.CLIENT and not self.leader_adds_partitions:
+            why = (f"{type(self).__name__} cannot honour tv2_partition_add={protocol.tv2_partition_add.value} "
+                   "(a class derived from EosMachine keeps the client's AddPartitionsToTxn)")
         if why is not None:
             raise ValueError(why)
         self.protocol = p = protocol
@@ -1053,6 +1068,15 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
 
 
 PROPERTY_DOCS: dict[str, str] = EosMachine.property_docs()
+
+
+def machine_class(protocol: Protocol) -> type[EosMachine]:
+    """The class that runs ``protocol``: TV2 leaders that add partitions (``tv2_partition_add``) have
+    their own HandleProduce, memoised on the coordinator's metadata too, so only they pay for it."""
+    if protocol.tv2_partition_add != Tv2PartitionAdd.CLIENT:
+        from .eos_tv2_add import Tv2LeaderAddMachine
+        return Tv2LeaderAddMachine
+    return EosMachine
 
 
 def build(switches: Mapping[str, Any], bounds: Mapping[str, int]) -> EosMachine:
