@@ -39,6 +39,7 @@ from .sweep import print_sweep
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 ENGINES = tuple(STRATEGIES)
+MAX_WIDTH = 10_000  # show --width: wider than any terminal, small enough to allocate
 
 
 class UsageError(Exception):
@@ -229,6 +230,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # `eoscheck show x.json | head`: the reader left; nothing to report.
         _silence_stdout()
         return EXIT_OK
+    except OSError as exc:
+        # The last resort for a file-system failure no check foresaw (a disk filling up, a
+        # directory removed mid-run): still one line and exit 2, not a traceback.
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"eoscheck: error: {where}{exc.strerror or _one_line(exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
 
 
 def _run(argv: list[str]) -> int:
@@ -552,6 +559,9 @@ def _toml(value: Any) -> str:
 def cmd_show(args: argparse.Namespace) -> int:
     from .view import ViewError, make_console, render
 
+    if args.width is not None and args.width > MAX_WIDTH:
+        # the chart allocates a canvas row per column: --width 999999999 took gigabytes
+        raise BadInput(f"--width {args.width}: at most {MAX_WIDTH:,} columns")
     if args.chart and (args.full or args.actor):
         raise BadInput("--chart draws every actor at every step; --full and --actor apply to the "
                        "step-by-step view")
