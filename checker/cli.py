@@ -210,10 +210,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         with handle_termination():
             return _run(argv)
     except KeyboardInterrupt:
-        print("eoscheck: interrupted", file=sys.stderr)
+        print(f"eoscheck: interrupted{_where_interrupted()}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Terminated as exc:
-        print(f"eoscheck: terminated by {exc.name}", file=sys.stderr)
+        print(f"eoscheck: terminated by {exc.name}{_where_interrupted()}", file=sys.stderr)
         return exc.exit_code
     except UsageError as exc:
         print(_one_line(exc), file=sys.stderr)
@@ -249,6 +249,15 @@ def _run(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     args.argv = argv  # the command line, for outputs that say how to reproduce them
     return int(args.func(args))
+
+
+def _where_interrupted() -> str:
+    """The partial counts of the exploration a signal cut short, with no verdict (never a
+    "holds" for a run that did not finish)."""
+    from .progress import interrupted_at
+
+    at = interrupted_at()
+    return f" {_one_line(Exception(at))}; no verdict" if at else ""
 
 
 def _one_line(exc: BaseException) -> str:
