@@ -208,7 +208,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         with handle_termination():
-            return _run(argv)
+            jvm_before = _gateway_jvm()
+            try:
+                return _run(argv)
+            finally:
+                if jvm_before is None:
+                    _no_jvm_left()
     except KeyboardInterrupt:
         print(f"eoscheck: interrupted{_where_interrupted()}", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -224,7 +229,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help / --version, or a signal Spark's session turned into an exit
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
         if code > 128:
-            print(f"eoscheck: terminated by signal {code - 128}", file=sys.stderr)
+            print(f"eoscheck: terminated by {_signal_name(code - 128)}{_where_interrupted()}",
+                  file=sys.stderr)
         return code
     except BrokenPipeError:
         # `eoscheck show x.json | head`: the reader left; nothing to report.
@@ -249,6 +255,31 @@ def _run(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     args.argv = argv  # the command line, for outputs that say how to reproduce them
     return int(args.func(args))
+
+
+def _signal_name(signum: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def _gateway_jvm() -> Any:
+    """The JVM process PySpark runs for this process, if any (None before the first session)."""
+    context = getattr(sys.modules.get("pyspark"), "SparkContext", None)
+    return getattr(getattr(context, "_gateway", None), "proc", None)
+
+
+def _no_jvm_left() -> None:
+    """A run that started Spark ends its JVM before the CLI exits (else it outlives the run). A JVM
+    that was running before (a caller's session, as the tests share one) is left alone."""
+    if _gateway_jvm() is None:
+        return
+    from .explore.spark_session import shutdown_jvm
+
+    shutdown_jvm()
 
 
 def _where_interrupted() -> str:
