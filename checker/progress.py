@@ -14,7 +14,6 @@ from typing import IO, Any
 
 from .result import Stats
 
-
 #: the run in progress, as last reported to any reporter: (title, stats, level); None between runs
 _current: tuple[str, Stats, int | None] | None = None
 
