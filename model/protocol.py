@@ -153,6 +153,12 @@ class Protocol:
         "(InvalidProducerEpochException, with an epoch bump after the abort where the client bumps; before, "
         "the producer was fenced: False for 2.6 and earlier, variant kafka-2.6)",
         "KIP-588 (2.7); fidelity audit C6")
+    client_pid_mapping_fatal: bool = _decision(
+        False,
+        "an INVALID_PRODUCER_ID_MAPPING answer to AddPartitionsToTxn, AddOffsetsToTxn or EndTxn is fatal for the "
+        "transactional client (4.0+); False: the 2.5-3.9 client's abortableErrorIfPossible (abortable, and the "
+        "abort skips EndTxn and bumps with InitProducerId(producer id, epoch), where the coordinator can bump)",
+        "KIP-360 (2.5); KAFKA-18019 (4.0, PR 17822)")
     client_tv_change: ClientTvChange = _decision(
         ClientTvChange.NONE,
         "a transactional client switches its transaction version once between two transactions: none, "
@@ -401,7 +407,8 @@ KAFKA_3_0 = KAFKA_2_5.with_(txn_offset_commit_check="current")
 #: 3.0.0-3.2.x: validateOffsetCommit without KAFKA-14201's Empty-group shortcut (3.3.0)
 KAFKA_3_0_0 = KAFKA_3_0.with_(txn_offset_commit_check="3.0")
 KAFKA_3_6 = KAFKA_3_0.with_(partition_verification=True)
-KAFKA_4_0 = KAFKA_3_6.with_(transaction_version="tv2", client_epoch_bump_after_abort=False)
+KAFKA_4_0 = KAFKA_3_6.with_(transaction_version="tv2", client_epoch_bump_after_abort=False,
+                            client_pid_mapping_fatal=True)
 #: 4.0.0 with the leader's implicit partition add of KIP-890 part 2 modelled (KAFKA-18654's epoch-aware check)
 KAFKA_4_0_LEADER_ADD = KAFKA_4_0.with_(tv2_partition_add="leader")
 #: the 4.0 development trunk before KAFKA-18575 / KAFKA-18654 (December 2024 - January 2025, never released)
