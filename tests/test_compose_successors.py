@@ -10,8 +10,19 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 import pytest
-from eoscheck.checker.compose import (Actors, Budget, Channel, Composed, Delivery, Network, Part, constraint, precondition,
-                                      rule, transition)
+from eoscheck.checker.compose import (
+    Actors,
+    Budget,
+    Channel,
+    Composed,
+    Delivery,
+    Network,
+    Part,
+    constraint,
+    precondition,
+    rule,
+    transition,
+)
 from eoscheck.checker.compose.machine import _hosts
 from eoscheck.checker.compose.rules import _BUILDERS, _builder, _ChannelRule, _Rule
 from eoscheck.checker.compose.testing import compare_memo
