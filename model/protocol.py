@@ -99,6 +99,7 @@ class TxnOffsetCommitCheck(str, Enum):
 
     PRE_KIP447 = "pre-kip447"
     V2_5 = "2.5"
+    V3_0 = "3.0"
     CURRENT = "current"
 
 
@@ -142,7 +143,7 @@ class Protocol:
         True,
         "a produce refused with INVALID_PRODUCER_EPOCH is an abortable error for the transactional client "
         "(InvalidProducerEpochException, with an epoch bump after the abort where the client bumps; before, "
-        "the producer was fenced). 2.5-2.6 are not told apart from 2.7+",
+        "the producer was fenced: False for 2.6 and earlier, variant kafka-2.6)",
         "KIP-588 (2.7); fidelity audit C6")
     client_tv_change: ClientTvChange = _decision(
         ClientTvChange.NONE,
@@ -172,8 +173,9 @@ class Protocol:
     partition_verification: bool = _decision(
         False,
         "the leader verifies with the transaction coordinator that a producer's first transactional batch "
-        "on the partition belongs to its ongoing transaction (transaction.partition.verification.enable)",
-        "KIP-890 part 1 (3.6)")
+        "on the partition belongs to its ongoing transaction (transaction.partition.verification.enable); "
+        "kafka.eos verifies TxnOffsetCommit's offsets write too, which is 3.7.0's (KAFKA-15449)",
+        "KIP-890 part 1 (3.6; offsets 3.7)")
     marker_sets_producer_timestamp: bool = _decision(
         True,
         "a written COMMIT/ABORT marker sets its producer's lastTimestamp, and a producer-state snapshot keeps "
@@ -220,8 +222,8 @@ class Protocol:
     tv2_fence_double_bump: bool = _decision(
         True,
         "with tv2: the coordinator's fence-abort (transaction timeout, InitProducerId on Ongoing) bumps the "
-        "epoch twice, the fence and the TV2 abort (4.0.0); False bumps once (4.1+), so the fenced "
-        "producer's EndTxn(ABORT) is a retry",
+        "epoch twice, the fence and the TV2 abort (4.0.0); False bumps once (4.0 branch after June 2025, 4.1+), "
+        "so the fenced producer's EndTxn(ABORT) is a retry",
         "KAFKA-19367 (June 2025); fidelity audit B3")
     tv2_marker_epoch_check: Tv2MarkerEpochCheck = _decision(
         Tv2MarkerEpochCheck.LENIENT,
@@ -239,8 +241,9 @@ class Protocol:
     # --- the group coordinator and the application -------------------------------------------------
     txn_offset_commit_check: TxnOffsetCommitCheck = _decision(
         TxnOffsetCommitCheck.CURRENT,
-        "TxnOffsetCommit group fencing: none (before 2.5), 2.5-2.8, or current (3.0+)",
-        "KIP-447 (2.5); KAFKA-9365")
+        "TxnOffsetCommit group fencing: none (pre-kip447, before 2.5), 2.5 (2.5.0-2.8.x), 3.0 (3.0.0-3.2.x), or "
+        "current (3.3.0+: a generation < 0 on an Empty group is accepted whatever the member id)",
+        "KIP-447 and KAFKA-9365 (2.5.0); 5dae3648abd (3.0.0); KAFKA-14201 (3.3.0)")
     require_stable: RequireStable = _decision(
         RequireStable.ALWAYS,
         "when OffsetFetch sets require_stable: always (the shipped consumer), read_committed (KIP text), "
@@ -358,7 +361,12 @@ KAFKA_2_5 = KAFKA_2_4_1.with_(client_version="kip360", client_epoch_bump_after_a
                             invalid_producer_epoch_abortable=True,
                             broker_unknown_producer="accept", init_producer_id="kip360-shipped",
                             txn_offset_commit_check="2.5", require_stable="always", deployment="per-thread")
+#: 2.6: as 2.7-2.8, but a produce refused with INVALID_PRODUCER_EPOCH is fatal (InvalidProducerEpochException is
+#: 2.7.0's, KIP-588); the composed coordinator's EndTxn / fence rules are 2.6.0's (KAFKA-9600, KAFKA-9666)
+KAFKA_2_6 = KAFKA_2_5.with_(invalid_producer_epoch_abortable=False)
 KAFKA_3_0 = KAFKA_2_5.with_(txn_offset_commit_check="current")
+#: 3.0.0-3.2.x: validateOffsetCommit without KAFKA-14201's Empty-group shortcut (3.3.0)
+KAFKA_3_0_0 = KAFKA_3_0.with_(txn_offset_commit_check="3.0")
 KAFKA_3_6 = KAFKA_3_0.with_(partition_verification=True)
 KAFKA_4_0 = KAFKA_3_6.with_(transaction_version="tv2", client_epoch_bump_after_abort=False)
 #: a what-if of two switches, never released as such (fidelity audit C7)
@@ -396,13 +404,25 @@ VARIANTS: dict[str, NamedProtocol] = {
                                "(KAFKA-7190, cherry-picked into 2.4.0)", KAFKA_2_4),
     "kafka-2.4.1": NamedProtocol("Kafka 2.4.1: as 2.4.0, with markers setting their producer's lastTimestamp "
                                  "and snapshots keeping marker-only producers (KAFKA-9144)", KAFKA_2_4_1),
-    "kafka-2.5-2.8": NamedProtocol("Kafka 2.5-2.8: KIP-360 (client bump, retry-safe InitProducerId, unknown "
-                                   "producers accepted), KIP-447 with the 2.5 TxnOffsetCommit checks", KAFKA_2_5),
-    "kafka-3.0-3.5": NamedProtocol("Kafka 3.0-3.5: KIP-447 with the current TxnOffsetCommit checks", KAFKA_3_0),
-    "kafka-3.6-3.9": NamedProtocol("Kafka 3.6-3.9: KIP-890 part 1 (leaders verify a first transactional batch "
-                                   "with the coordinator)", KAFKA_3_6),
-    "kafka-4.0": NamedProtocol("Kafka 4.0 with transaction.version 2: KIP-890 parts 1 and 2 (an epoch bump per "
-                               "transaction); the TV2 client does not bump after an abort", KAFKA_4_0),
+    "kafka-2.5-2.8": NamedProtocol("the switches of kafka-2.7-2.8 under their first, too wide name (kept for specs "
+                                   "and tests that use it): 2.6 differs (kafka-2.6: INVALID_PRODUCER_EPOCH on a "
+                                   "produce is fatal), and 2.5.x's coordinator (EndTxn before KAFKA-9600, the fence "
+                                   "before KAFKA-9666, lastProducerEpoch kept by a fence) is in no composed machine",
+                                   KAFKA_2_5),
+    "kafka-3.0-3.5": NamedProtocol("Kafka 3.0-3.5: KIP-447 with the 3.3+ TxnOffsetCommit checks; 3.0-3.2 differ "
+                                   "(kafka-3.0-3.2) only for a generation < 0 with a member id on an Empty group, "
+                                   "which no machine sends (commit_metadata: a member that never joined sends "
+                                   "neither, and a member without a generation owns no task)", KAFKA_3_0),
+    "kafka-3.6-3.9": NamedProtocol("Kafka 3.7-3.9, and 3.6 for every committed verdict: KIP-890 part 1 (leaders "
+                                   "verify a first transactional batch with the coordinator, the offsets write of "
+                                   "TxnOffsetCommit too, which is KAFKA-15449, 3.7.0; without it every committed "
+                                   "spec keeps its verdict and trace length, with 2-8% fewer states; a partition "
+                                   "outside the transaction is INVALID_TXN_STATE before 3.8.0 and "
+                                   "TRANSACTION_ABORTABLE after KAFKA-16314, both abortable for the client)",
+                                   KAFKA_3_6),
+    "kafka-4.0": NamedProtocol("Kafka 4.0.0 with transaction.version 2: KIP-890 parts 1 and 2 (an epoch bump per "
+                               "transaction, two on a fence-abort until KAFKA-19367 reached the 4.0 branch in June "
+                               "2025); the TV2 client does not bump after an abort", KAFKA_4_0),
     "kafka-later-trunk": NamedProtocol("what-if, never released as such: 4.0 with PreviousProducerId persisted "
                                        "and lastProducerEpoch not (fidelity audit C7)", KAFKA_LATER_TRUNK),
     "kafka-java-coordinator": NamedProtocol("trunk August - November 2025: the Java TransactionMetadata "
@@ -418,6 +438,17 @@ VARIANTS: dict[str, NamedProtocol] = {
                                          "retry and succeeds", KAFKA_TRUNK_2026_01),
     "kafka-trunk-2026": NamedProtocol("trunk after KAFKA-20310 / KAFKA-20357 (2026-03/04): kafka-trunk-2026-01 "
                                       "with PreviousProducerId and lastProducerEpoch persisted", KAFKA_TRUNK_2026),
+    # the same releases under their exact ranges (after the names above, which win ties in closest_variant)
+    "kafka-2.6": NamedProtocol("Kafka 2.6.0-2.6.3: KIP-360 and KIP-447 (2.5 checks), KAFKA-9600 / KAFKA-9666 in the "
+                               "coordinator, no KIP-588 (a produce refused with INVALID_PRODUCER_EPOCH is fatal: "
+                               "2.6.3 has no InvalidProducerEpochException)", KAFKA_2_6),
+    "kafka-2.7-2.8": NamedProtocol("Kafka 2.7.0-2.8.2: as 2.6 with KIP-588 (InvalidProducerEpochException is "
+                                   "abortable, PRODUCER_FENCED); TxnOffsetCommit by 2.8.2's doTxnCommitOffsets",
+                                   KAFKA_2_5),
+    "kafka-3.0-3.2": NamedProtocol("Kafka 3.0.0-3.2.3: validateOffsetCommit (5dae3648abd) without KAFKA-14201's "
+                                   "Empty-group shortcut", KAFKA_3_0_0),
+    "kafka-3.3-3.5": NamedProtocol("Kafka 3.3.0-3.5.2: the 3.3+ TxnOffsetCommit checks, no partition verification "
+                                   "(KIP-890 part 1 was reverted on the 3.5 branch, 928070e3206)", KAFKA_3_0),
     # KIPs as designed
     "kip360-designed": NamedProtocol("KIP-360 as its text designs it: retry-safe InitProducerId with the last "
                                      "producer id/epoch persisted, sequences permanent once assigned",

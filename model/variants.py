@@ -78,7 +78,8 @@ IDEMPOTENT_VARIANTS: dict[str, Variant] = {
         "accepted, and sequences permanent once assigned (a failed batch fails every later sequenced one)",
         {**_NEW_BROKER, "client_version": "kip360", "client_epoch_bump": "fail_inflight"}),
     "kafka-shipped": Variant(
-        "Kafka as shipped since 2.5 (KIP-360 code, KIP-854 expiry): producer state kept on DeleteRecords, "
+        "Kafka as shipped since 2.5 (KIP-360 code; producer-id expiry as every version has it, configured "
+        "apart from transactional.id.expiration.ms since 3.4.0, KIP-854 b392cf212f7): producer state kept on DeleteRecords, "
         "unknown producers accepted with any sequence, the client bumps its epoch locally and rewrites "
         "in-flight sequences", {**_NEW_BROKER, "client_version": "kip360", "client_epoch_bump": "resequence_inflight"}),
 }
@@ -119,7 +120,8 @@ INIT_VARIANTS: dict[str, Variant] = {
         "transaction log, so a retry spanning a coordinator failover still returns the bumped epoch",
         {"init_producer_id": "kip360-designed", "persist_last_epoch": True, "persist_prev_producer_id": True}),
     "kafka-shipped": Variant(
-        "Kafka as shipped (2.6 .. 4.1, the Scala coordinator until KAFKA-18884): lastProducerEpoch and previousProducerId "
+        "Kafka as shipped (2.6.0 .. 3.9.0 at the release tags, and trunk with the Scala coordinator until KAFKA-18884, "
+        "August 2025): lastProducerEpoch and previousProducerId "
         "live in memory only, so a retry spanning a coordinator failover is fenced; previousProducerId is "
         "set only by InitProducerId (and TV2 CompleteX). The EndTxn and fence rules are 2.6's (KAFKA-9600: "
         "a client's EndTxn needs the exact epoch; the fence sets lastProducerEpoch to -1) with 2.7's "

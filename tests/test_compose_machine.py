@@ -570,6 +570,43 @@ def test_declaration_errors_name_the_rule_and_the_problem():
         m2.successors(next(iter(m2.init_states())))
 
 
+def test_composed_machines_use_hash_fingerprints_and_refuse_inline_ints_outside_its_domain():
+    """``hash`` is the default kind: every slot is an id, a clock, a budget or an inline int that
+    encoding checks; -2 (which hashes like -1) and ints beyond 2**61-1 are refused in one line, and a
+    machine that sets ``fingerprint_kind = "encoded"`` may hold them."""
+
+    class Sentinel(Composed):
+        x = Actors(count=1, interned=False, init=-1)
+
+        @rule("Down", params={"i": 1}, reads=("x[i]",), writes=("x[i]",))
+        def down(self, x: int) -> dict[str, int] | None:
+            return {"x": x - 1} if x > -3 else None
+
+    class Huge(Composed):
+        x = Actors(count=1, interned=False, init=0)
+
+        @rule("Jump", params={"i": 1}, reads=("x[i]",), writes=("x[i]",))
+        def jump(self, x: int) -> dict[str, int] | None:
+            return {"x": 1 << 61} if x == 0 else None
+
+    class EncodedSentinel(Sentinel):
+        fingerprint_kind = "encoded"
+
+    assert Composed.fingerprint_kind == "hash" and ComposedTwoPhase(3).fingerprint_kind == "hash"
+    for machine in (Sentinel(), Huge()):
+        with pytest.raises(ComposeError, match=r"outside the ints 'hash' fingerprints tell apart.*fingerprint_kind = 'encoded'"):
+            explore(machine, ExploreOptions(stop_at_first=False))
+    assert explore(EncodedSentinel(), ExploreOptions(stop_at_first=False)).stats.distinct == 3  # -1, -2, -3
+
+
+def test_hash_and_encoded_fingerprints_find_the_same_states():
+    class EncodedTwoPhase(ComposedTwoPhase):
+        fingerprint_kind = "encoded"
+
+    runs = [explore(m, ExploreOptions(stop_at_first=False)).stats for m in (ComposedTwoPhase(4), EncodedTwoPhase(4))]
+    assert (runs[0].distinct, runs[0].generated) == (runs[1].distinct, runs[1].generated) == (1568, 8258)
+
+
 def test_subclasses_inherit_and_override_rules():
     class Base(Composed):
         x = Actors(count=2, interned=False)

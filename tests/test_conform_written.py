@@ -51,7 +51,7 @@ def test_the_written_vectors_totals_are_pinned() -> None:
         "produce_validation": 17, "producer_expiration": 4, "offset_fetch_require_stable": 9,
         "txn_offset_commit": 13, "producer_client": 7}
     inexpressible = {v.id: v.reason for v in run.vectors if v.outcome == harness.NOT_EXPRESSIBLE}
-    # authorization errors are outside the model (README: "Out: ... authorization errors")
+    # authorization errors are outside the model (docs/conformance.md: "Out: ... authorization errors")
     assert set(inexpressible) == {"CLI-06"}
     assert "TOPIC_AUTHORIZATION_FAILED" in inexpressible["CLI-06"]
 
@@ -252,12 +252,42 @@ _TV2 = ("INIT-07c", "INIT-07e", "INIT-08a", "SM-24", "SM-02", "SM-03", "SM-04-tv
         "SM-08-tv2", "SM-10-tv2", "SM-11", "SM-13", "SM-14", "SM-34", "SM-41", "SM-42", "SM-43", "SM-44",
         "SM-44b", "SM-45", "SM-46")
 
+_KIP360 = ("INIT-12", "INIT-15", "INIT-16", "INIT-18", "INIT-19", "INIT-24", "INIT-25", "INIT-32")
+_KIP447 = ("TOC-02", "TOC-03", "TOC-08", "TOC-09", "TOC-11")
+_VERIFY = ("PROD-16", "PROD-17", "PROD-22", "PROD-23", "SM-23a", "SM-23b", "SM-23c", "SM-23d", "SM-27", "SM-29")
+
+
+def _lacking(*groups: tuple[tuple[str, ...], str]) -> dict[str, str]:
+    """{vector: feature}; a vector in several groups is reported with the first feature the harness finds,
+    which is the earlier group here."""
+    out: dict[str, str] = {"CLI-06": "out of scope"}
+    for vectors, feature in groups:
+        for v in vectors:
+            out.setdefault(v, feature)
+    return out
+
+
+# TOC-05 (testVerificationErrorsForTxnOffsetCommits) needs KAFKA-15449, 3.7.0
+_OFFSETS_VERIFY = (("TOC-05",), "kafka-15449")
+_NO_TV2 = _lacking((_TV2, "transaction-version-2"))
+_NO_OFFSETS_VERIFY = _lacking((_TV2, "transaction-version-2"), _OFFSETS_VERIFY)
+_NO_VERIFY = _lacking((_TV2, "transaction-version-2"), (_VERIFY, "kip-890-verification"), _OFFSETS_VERIFY)
+_NO_KIP588 = _lacking((_TV2, "transaction-version-2"), (_VERIFY, "kip-890-verification"), _OFFSETS_VERIFY,
+                      (("INIT-32", "SM-38", "SM-39", "SM-40"), "kip-588"))
+# the interface's producer client is the KIP-360 client (2.5+): its steps do not apply before 2.5 (session 13)
+_CLIENT = ("CLI-02", "CLI-05", "CLI-08", "CLI-09", "CLI-11", "CLI-12")
+_PRE_KIP360 = _lacking((_TV2, "transaction-version-2"), (_KIP360 + _CLIENT, "kip-360"), (_VERIFY, "kip-890-verification"),
+                       (_KIP447, "kip-447"), _OFFSETS_VERIFY, (("SM-38", "SM-39", "SM-40"), "kip-588"))
+
+# before KIP-588 (2.7.0, KAFKA-9911) Errors has no PRODUCER_FENCED: 2.5/2.6 fence with INVALID_PRODUCER_EPOCH
+_FENCED_AS_EPOCH = {v: "the fence is INVALID_PRODUCER_EPOCH (no error 90 before 2.7.0)"
+                    for v in ("INIT-12", "INIT-16", "INIT-18")}
+
 #: profile -> ({vector: why it disagrees}, {vector: the feature it needs that the version lacks, or
-#: 'out of scope'}); every other vector of the written file agrees. The reasons are the analysis of
-#: session 12 (Kafka's source at the release tags): a disagreement here is a real behaviour of that
-#: version, not a model bug.
+#: 'out of scope'}); every other vector of the written file agrees. The reasons are read from Kafka's source
+#: at the release tags (model/api/protocol.py's FEATURE_SINCE and SWITCH_HISTORY): a disagreement here is a
+#: real behaviour of that version, not a model bug.
 PROFILE_OUTCOMES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
-    "kafka-2024-10": ({}, {"CLI-06": "out of scope"}),
     "kafka-later-trunk": ({
         # KAFKA-14563 (PR 17698, 4.0): EndTxn is split by the *request's* transaction version; a TV0/TV1
         # request goes to endTransactionWithTV1, which fences any epoch but the metadata's
@@ -267,23 +297,42 @@ PROFILE_OUTCOMES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
         # KAFKA-20090 (PR 21469, Feb 2026): prepareFenceProducerEpoch at Short.MaxValue logs and keeps it
         "INIT-28": "fencing at the largest epoch keeps the epoch instead of throwing IllegalStateException",
     }, {"CLI-06": "out of scope"}),
-    "kafka-2.7-3.9": ({}, {"CLI-06": "out of scope", **{v: "transaction-version-2" for v in _TV2}}),
-    "kafka-2.0-2.4": ({
-        # KAFKA-7190 shipped in 2.4.0 (1a5971ebdc7); the profile's broker is 2.0 .. 2.3, which evicted
-        # a producer whose last batch left the log
+    "kafka-2024-10": ({}, {"CLI-06": "out of scope"}),
+    "kafka-3.8-3.9": ({}, _NO_TV2),
+    "kafka-3.7": ({
+        # KAFKA-16314 (2e8d69b78ca, first tag 3.8.0); 3.7.0 handleVerifyPartitionsInTransaction
+        "SM-23d": "a verified partition outside the transaction is INVALID_TXN_STATE before 3.8.0",
+        "SM-29": "a verified partition outside the transaction is INVALID_TXN_STATE before 3.8.0",
+    }, _NO_TV2),
+    "kafka-3.6": ({
+        # KAFKA-16314 (2e8d69b78ca, first tag 3.8.0); 3.7.0 handleVerifyPartitionsInTransaction
+        "SM-23d": "a verified partition outside the transaction is INVALID_TXN_STATE before 3.8.0",
+        "SM-29": "a verified partition outside the transaction is INVALID_TXN_STATE before 3.8.0",
+    }, _NO_OFFSETS_VERIFY),
+    "kafka-3.3-3.5": ({}, _NO_VERIFY),
+    "kafka-3.0-3.2": ({}, _NO_VERIFY),
+    "kafka-2.7-2.8": ({}, _NO_VERIFY),
+    "kafka-2.6": (_FENCED_AS_EPOCH, _NO_KIP588),
+    "kafka-2.5": ({
+        **_FENCED_AS_EPOCH,
+        # 2.5.1 endTransaction on a pending PrepareEpochFence: lastProducerEpoch = producerEpoch (the old
+        # epoch), carried by the PrepareAbort transit; 2.6.0 sets NO_PRODUCER_EPOCH (fidelity audit C2)
+        "INIT-09": "the fence-abort's PrepareAbort carries lastProducerEpoch = the epoch before the fence",
+        "INIT-10": "the fence-abort's PrepareAbort carries lastProducerEpoch = the epoch before the fence",
+        "SM-32": "the timeout abort's PrepareAbort carries lastProducerEpoch = the epoch before the fence",
+    }, _NO_KIP588),
+    "kafka-2.4.1": ({}, _PRE_KIP360),
+    "kafka-2.4.0": ({}, _PRE_KIP360),
+    "kafka-2.0-2.3": ({
+        # KAFKA-7190 shipped in 2.4.0 (1a5971ebdc7); 2.0 .. 2.3 evicted a producer whose last batch left the log
         "EXP-06": "moving the log start offset past producer 1's only batch evicts it (2.0 .. 2.3)",
-    }, {"CLI-06": "out of scope", **{v: "transaction-version-2" for v in _TV2},
-        **{v: "kip-360" for v in ("INIT-12", "INIT-15", "INIT-16", "INIT-18", "INIT-19", "INIT-24", "INIT-25",
-                                  "INIT-32")},
-        **{v: "kip-447" for v in ("TOC-02", "TOC-03", "TOC-08", "TOC-09", "TOC-11")},
-        **{v: "kip-588" for v in ("SM-38", "SM-39", "SM-40")},
-        **{v: "kip-890-verification" for v in ("PROD-16", "PROD-17", "PROD-22", "PROD-23")}}),
+    }, _PRE_KIP360),
 }
 
 
 def test_the_written_vectors_outcome_is_pinned_per_profile() -> None:
-    from eoscheck.model.api.protocol import FEATURES, PROFILES
-    assert set(PROFILE_OUTCOMES) == set(PROFILES)
+    from eoscheck.model.api.protocol import FEATURES, PROFILE_TABLE
+    assert set(PROFILE_OUTCOMES) == set(PROFILE_TABLE)
     vf = load_vectors(WRITTEN)
     for name, (disagree, inexpressible) in PROFILE_OUTCOMES.items():
         run = harness.run_file(vf, name)
@@ -363,22 +412,39 @@ def test_before_kafka_9600_a_client_end_txn_is_refused_only_below_the_epoch() ->
 
 SAMPLE = WRITTEN.parent / "kafka-unit-test-vectors.sample.json"
 
+_SAMPLE_TV2 = {"INIT-08b", "SM-01", "SM-06-tv2", "SM-09-tv2", "SM-12", "SM-15", "SM-18"}
+_SAMPLE_VERIFY = {"EXP-04", "PROD-15"}
+_SAMPLE_PRE_KIP360 = _SAMPLE_TV2 | _SAMPLE_VERIFY | {"INIT-04", "INIT-14", "INIT-17", "INIT-20", "INIT-26", "INIT-29",
+                                                     "TOC-01", "TOC-04", "TOC-07", "TOC-10",
+                                                     # the interface's client is the KIP-360 client (2.5+)
+                                                     "CLI-04", "CLI-07", "CLI-10"}
+
 #: Kafka's sample per profile: (disagree, not expressible); the rest agrees
 SAMPLE_OUTCOMES: dict[str, tuple[set[str], set[str]]] = {
-    "kafka-2024-10": (set(), set()),
     # KAFKA-14563 (4.0): a TV2 EndTxn after a client upgrade is validated by the request's version
     "kafka-later-trunk": ({"SM-12"}, set()),
-    "kafka-2.7-3.9": (set(), {"INIT-08b", "SM-01", "SM-06-tv2", "SM-09-tv2", "SM-12", "SM-15", "SM-18"}),
+    "kafka-2024-10": (set(), set()),
+    "kafka-3.8-3.9": (set(), _SAMPLE_TV2),
+    "kafka-3.7": (set(), _SAMPLE_TV2),
+    "kafka-3.6": (set(), _SAMPLE_TV2),
+    "kafka-3.3-3.5": (set(), _SAMPLE_TV2 | _SAMPLE_VERIFY),
+    "kafka-3.0-3.2": (set(), _SAMPLE_TV2 | _SAMPLE_VERIFY),
+    "kafka-2.7-2.8": (set(), _SAMPLE_TV2 | _SAMPLE_VERIFY),
+    # INIT-14, SM-10-tv0: PRODUCER_FENCED does not exist before 2.7.0 (the fence is INVALID_PRODUCER_EPOCH)
+    "kafka-2.6": ({"INIT-14", "SM-10-tv0"}, _SAMPLE_TV2 | _SAMPLE_VERIFY),
+    # INIT-11: before KAFKA-9666 (2.6.0) a second fence after a failed one bumps the epoch again
+    "kafka-2.5": ({"INIT-11", "INIT-14", "SM-10-tv0"}, _SAMPLE_TV2 | _SAMPLE_VERIFY),
     # EXP-01: an expired producer's next batch (sequence 1) is UNKNOWN_PRODUCER_ID before KIP-360's broker
-    # side (2.5; 2.4.0's ProducerStateManager.checkSequence); SM-10-tv0: before KAFKA-9600 / KIP-588
-    "kafka-2.0-2.4": ({"EXP-01", "SM-10-tv0"},
-                      {"EXP-04", "INIT-04", "INIT-08b", "INIT-14", "INIT-17", "INIT-20", "INIT-26", "INIT-29", "PROD-15",
-                       "TOC-01", "TOC-04", "TOC-07", "TOC-10", "SM-01", "SM-06-tv2", "SM-09-tv2", "SM-12", "SM-15",
-                       "SM-18"}),
+    # side (2.5; 2.4.1's ProducerStateManager.checkSequence); SM-10-tv0: before KAFKA-9600 / KIP-588
+    "kafka-2.4.1": ({"EXP-01", "INIT-11", "SM-10-tv0"}, _SAMPLE_PRE_KIP360),
+    "kafka-2.4.0": ({"EXP-01", "INIT-11", "SM-10-tv0"}, _SAMPLE_PRE_KIP360),
+    "kafka-2.0-2.3": ({"EXP-01", "INIT-11", "SM-10-tv0"}, _SAMPLE_PRE_KIP360),
 }
 
 
 def test_the_sample_outcome_is_pinned_per_profile() -> None:
+    from eoscheck.model.api.protocol import PROFILE_TABLE
+    assert set(SAMPLE_OUTCOMES) == set(PROFILE_TABLE)
     vf = load_vectors(SAMPLE)
     for name, (disagree, inexpressible) in SAMPLE_OUTCOMES.items():
         run = harness.run_file(vf, name)

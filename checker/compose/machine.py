@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..fingerprint import check_state
+from ..fingerprint import P, check_state
 from ..intern import Interner
 from ..machine import Machine, Property, State, Step
 from ..symmetry import Scalarset, Symmetry, canonicalize
@@ -202,6 +202,9 @@ class _Plan:
                 self._add_channel_rules(decl)
         #: values left to check with ``checked``
         self.unchecked = CHECKED
+        #: inline values must lie where ``hash`` is injective (``checker.fingerprint``): checked as each
+        #: is encoded, which is at a memo miss, an initial state or a renaming, never on a hit
+        self.hash_domain = getattr(machine, "fingerprint_kind", "encoded") == "hash"
         self._symmetry_init()
         self.properties: dict[str, Property] = {}
         #: the compiled properties, by name (their generated checks are in ``properties``)
@@ -807,6 +810,10 @@ class _Plan:
             return self.tables[decl.name].intern(value)
         if not isinstance(value, int):  # bools are ints
             raise ComposeError(f"part {decl.name}: {value!r} is not an int or bool (declare it a Part to hold it)")
+        if self.hash_domain and (value == -2 or not -P < value < P):
+            raise ComposeError(
+                f"part {decl.name}: {value} is outside the ints 'hash' fingerprints tell apart (|x| < 2**61-1, "
+                f"x != -2); set fingerprint_kind = 'encoded' on {type(self.machine).__name__}")
         return value
 
     def fused_invariants(self, names: Sequence[str]) -> Callable[[tuple], bool]:
@@ -971,6 +978,11 @@ class Composed(Machine):
     #: leave the constant slots out of the states (``_Plan.relayout``): the slots no compiled rule
     #: writes that every initial state agrees on; False keeps every slot (a test compares the two)
     pack_constants: ClassVar[bool] = True
+    #: the fast fingerprint is sound here by construction: a slot holds an interned id (a content hash
+    #: reduced below 2**61-1), a clock, a budget, or an inline int that ``_Plan.encode`` refuses outside
+    #: the domain where ``hash`` is injective. True and 1 hash alike, but they are equal keys in every
+    #: memo too, so a composed machine already treats them as one value. ``"encoded"`` opts out.
+    fingerprint_kind: ClassVar[str] = "hash"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

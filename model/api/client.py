@@ -5,14 +5,20 @@ from __future__ import annotations
 
 from eoscheck.checker.ops import CONCRETE
 
+from ..errors import NO_PRODUCER_ID
 from ..group.offset_fetch import ConsumerFetchReaction, consumer_offset_fetch_reaction
 from ..partition.sequence import increment_sequence as _increment
+from ..producer.idempotent_epoch import bump_idempotent_epoch as _bump_pair
 from ..producer.partition_sequences import (
     ErrorReaction,
     PartitionEntry,
     acknowledge,
     assign,
     bump_idempotent_epoch,
+    expire_batch,
+    mark_sequence_unresolved,
+    maybe_resolve_sequences,
+    maybe_update_producer_id_and_epoch,
     on_produce_error,
     restart_sequences,
 )
@@ -21,7 +27,16 @@ from ..producer.txn_offsets_client import (
     OffsetCommitReaction,
     on_txn_offset_commit_error,
 )
+from ..producer.txn_responses import APIS as TXN_RESPONSE_APIS
+from ..producer.txn_responses import TxnResponseReaction, on_txn_response
 from .protocol import Protocol
+
+
+def next_idempotent_pair(producer_id: int, epoch: int, max_epoch: int) -> tuple[int, int]:
+    """``bumpIdempotentProducerEpoch``: (producer id, epoch + 1), or at ``max_epoch`` no producer id
+    and no epoch (``resetIdempotentProducerId``: InitProducerId follows)."""
+    reset, new_epoch = _bump_pair(CONCRETE, max_epoch=max_epoch, producer_id=producer_id, epoch=epoch)
+    return (NO_PRODUCER_ID, int(new_epoch)) if reset else (producer_id, int(new_epoch))
 
 
 def increment_sequence(seq: int, inc: int, protocol: Protocol) -> int:
@@ -30,17 +45,25 @@ def increment_sequence(seq: int, inc: int, protocol: Protocol) -> int:
 
 
 __all__ = [
+    "TXN_RESPONSE_APIS",
     "ConsumerFetchReaction",
     "ErrorReaction",
     "OffsetCommitReaction",
     "PartitionEntry",
+    "TxnResponseReaction",
     "acknowledge",
     "assign",
     "bump_idempotent_epoch",
     "consumer_offset_fetch_reaction",
+    "expire_batch",
     "increment_sequence",
+    "mark_sequence_unresolved",
+    "maybe_resolve_sequences",
+    "maybe_update_producer_id_and_epoch",
+    "next_idempotent_pair",
     "on_init_response",
     "on_produce_error",
     "on_txn_offset_commit_error",
+    "on_txn_response",
     "restart_sequences",
 ]

@@ -87,11 +87,32 @@ def config(protocol: Protocol) -> CoordinatorConfig:
 
 def _fence_failed(meta: TxnMetadata, protocol: Protocol) -> TxnMetadata:
     """The PrepareAbort of a fence was not written: the fenced epoch stays in memory (lastEpoch -1),
-    the transaction stays Ongoing, and the next fence does not bump again (KAFKA-9666)."""
+    the transaction stays Ongoing, and the next fence does not bump again (KAFKA-9666, 2.6.0; before,
+    the next fence bumps again and 2.5's lastEpoch is the epoch before the fence)."""
+    meta = _before_kafka_9666(meta, protocol)
     fenced = fence_producer_epoch(CONCRETE, max_epoch=protocol.max_epoch, epoch=meta.epoch,
                                   has_failed_epoch_fence=meta.has_failed_epoch_fence)
-    return meta._replace(epoch=fenced, last_epoch=NO_PRODUCER_EPOCH, pending_state=NO_PENDING,
-                         has_failed_epoch_fence=True)
+    return meta._replace(epoch=fenced, last_epoch=_fence_last_epoch(meta, protocol), pending_state=NO_PENDING,
+                         has_failed_epoch_fence=protocol.failed_fence_keeps_epoch)
+
+
+def _before_kafka_9666(meta: TxnMetadata, protocol: Protocol) -> TxnMetadata:
+    """Before KAFKA-9666 (2.6.0) TransactionMetadata has no hasFailedEpochFence: every fence bumps."""
+    if protocol.failed_fence_keeps_epoch or not meta.has_failed_epoch_fence:
+        return meta
+    return meta._replace(has_failed_epoch_fence=False)
+
+
+def _fence_last_epoch(before: TxnMetadata, protocol: Protocol) -> int:
+    """lastProducerEpoch after a fence-abort: -1 (2.6.0+), or, in 2.5.x, the in-memory epoch before the
+    fence (``txnMetadata.lastProducerEpoch = txnMetadata.producerEpoch`` in endTransaction)."""
+    return before.epoch if protocol.fence_keeps_last_epoch else NO_PRODUCER_EPOCH
+
+
+def _after_fence_abort(fenced: TxnMetadata, before: TxnMetadata, protocol: Protocol) -> TxnMetadata:
+    if not protocol.fence_keeps_last_epoch:
+        return fenced
+    return fenced._replace(last_epoch=_fence_last_epoch(before, protocol))
 
 
 #: the first version of each request whose clients know PRODUCER_FENCED (KAFKA-9911, 2.7)
@@ -135,7 +156,7 @@ def _init(state: CoordinatorState, request: InitProducerIdRequest, protocol: Pro
         return _error(Errors.INVALID_TRANSACTION_TIMEOUT), state
     if _lookup_error(state):
         return _error(_lookup_error(state)), state
-    meta = state.metadata
+    meta = _before_kafka_9666(state.metadata, protocol)
     cfg = config(protocol)
     pending = meta.exists and meta.pending_state != NO_PENDING
     result = _handle_init(meta, pending, pid, epoch, state.next_producer_id, cfg)
@@ -156,7 +177,7 @@ def _init(state: CoordinatorState, request: InitProducerIdRequest, protocol: Pro
         # an Ongoing transaction: fence and abort (PrepareAbort written), or the write failed
         if append_error != Errors.NONE:
             return _error(append_error), state._replace(metadata=_fence_failed(meta, protocol))
-        return _error(result.error), state._replace(metadata=result.fenced)
+        return _error(result.error), state._replace(metadata=_after_fence_abort(result.fenced, meta, protocol))
     return _error(result.error), state._replace(metadata=created, next_producer_id=next_pid)
 
 
@@ -290,20 +311,26 @@ def abort_timed_out(state: CoordinatorState, protocol: Protocol, *, tv2_server: 
     """``abortTimedOutTransactions`` for this transactional id (time abstracted: the transaction is
     timed out): fence + PrepareAbort, or nothing when not Ongoing or a transition is pending. A
     failed PrepareAbort write keeps the fenced epoch and sets hasFailedEpochFence."""
-    out = _abort_timed_out(state.metadata, max_epoch=protocol.max_epoch, tv2=tv2_server)
+    before = _before_kafka_9666(state.metadata, protocol)
+    out = _abort_timed_out(before, max_epoch=protocol.max_epoch, tv2=tv2_server)
     if out.wrote and append_error != Errors.NONE:
         return True, state._replace(metadata=_fence_failed(state.metadata, protocol))
-    return out.wrote, state._replace(metadata=out.meta) if out.wrote else state
+    return out.wrote, state._replace(metadata=_after_fence_abort(out.meta, before, protocol)) if out.wrote else state
 
 
 def verify_partitions(state: CoordinatorState, transactional_id: str | None, producer_id: int, epoch: int,
-                      partitions: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
-    """The verify-only AddPartitionsToTxn of KIP-890 part 1: (partition, error) for each."""
+                      partitions: tuple[int, ...], protocol: Protocol | None = None) -> tuple[tuple[int, int], ...]:
+    """The verify-only AddPartitionsToTxn of KIP-890 part 1: (partition, error) for each. A partition
+    outside the transaction is TRANSACTION_ABORTABLE since KAFKA-16314 (3.8.0), INVALID_TXN_STATE in
+    3.6-3.7 (``protocol.verification_abortable``)."""
     if not transactional_id:
         return tuple((p, int(Errors.INVALID_REQUEST)) for p in partitions)
     if _lookup_error(state):
         return tuple((p, _lookup_error(state)) for p in partitions)
-    return _verify(state.metadata, producer_id, epoch, partitions)
+    answers = _verify(state.metadata, producer_id, epoch, partitions)
+    if protocol is None or protocol.verification_abortable:
+        return answers
+    return tuple((p, int(Errors.INVALID_TXN_STATE) if e == Errors.TRANSACTION_ABORTABLE else e) for p, e in answers)
 
 
 class FenceResult(NamedTuple):
@@ -319,6 +346,7 @@ def prepare_fence_producer_epoch(meta: TxnMetadata, protocol: Protocol) -> Fence
         return FenceResult(meta, "IllegalStateException")
     if meta.epoch >= protocol.max_epoch and protocol.fence_at_max_epoch == "throw":
         return FenceResult(meta, "IllegalStateException")
+    meta = _before_kafka_9666(meta, protocol)
     fenced = fence_producer_epoch(CONCRETE, max_epoch=protocol.max_epoch, epoch=meta.epoch,
                                   has_failed_epoch_fence=meta.has_failed_epoch_fence)
     return FenceResult(meta._replace(epoch=fenced, last_epoch=NO_PRODUCER_EPOCH,

@@ -22,6 +22,7 @@ from ..partition.producer_state import (
     truncate_head,
 )
 from ..partition.producer_state import remove_expired_producers as _remove_expired
+from ..partition.replica import marker_timestamp
 from ..partition.validation import AppendOrigin, validate_data_batch, validate_produce
 from ..partition.validation import append_marker as _append_marker
 from ..partition.verification import (
@@ -133,6 +134,9 @@ def append_marker(state: LeaderState, marker: MarkerRequest, protocol: Protocol,
         d = _append_marker(entry, mk, timestamp=state.now)
     if d.error != Errors.NONE:
         return ProduceResult(REJECTED, int(d.error)), state
+    if not protocol.marker_sets_producer_timestamp:
+        # before KAFKA-9144 (2.4.1 / 2.5.0) a marker left lastTimestamp at the last cached data batch's
+        d = d._replace(entry=marker_timestamp(find_entry(state.producers, marker.producer_id), d.entry, False))
     verifications = clear_verification(state.verifications, marker.producer_id) if unified_log else state.verifications
     return ProduceResult(APPENDED, int(Errors.NONE), offset, offset), state._replace(
         producers=put_entry(state.producers, d.entry), log_end_offset=max(state.log_end_offset, offset + 1),
@@ -147,7 +151,7 @@ def remove_expired_producers(state: LeaderState, expiration_ms: int) -> LeaderSt
 
 
 def move_log_start_offset(state: LeaderState, log_start_offset: int, protocol: Protocol) -> LeaderState:
-    """Retention or DeleteRecords moves the log start offset: since KAFKA-7190 (2.5) the producer
+    """Retention or DeleteRecords moves the log start offset: since KAFKA-7190 (2.4.0) the producer
     state stays (``onLogStartOffsetIncremented``); before, producers whose last batch is below the
     new log start offset are evicted (``truncateHead``)."""
     if protocol.broker_retain_producer_state:

@@ -42,11 +42,24 @@ class Protocol(NamedTuple):
     #: under the profile (it does not apply to that version) rather than a disagreement
     lacks: frozenset[str] = frozenset()
     #: the coordinator fences with PRODUCER_FENCED (error 90, KIP-588, 2.7+); before, with INVALID_PRODUCER_EPOCH
-    #: (2.4.0's TransactionCoordinator; Errors has no code 90)
+    #: (2.6.0's TransactionCoordinator; Errors has no code 90 before KAFKA-9911 b937ec75677, 2.7.0)
     producer_fenced: bool = True
-    #: a client's EndTxn needs the metadata's exact epoch (KAFKA-9600, 2.6+); before, only a lower epoch was
-    #: refused (2.4.0's endTransaction has no isFromClient: ``producerEpoch < txnMetadata.producerEpoch``)
+    #: a client's EndTxn needs the metadata's exact epoch (KAFKA-9600 88bc0fdf822, 2.6.0); before, only a lower
+    #: epoch was refused (2.5.1's endTransaction: ``producerEpoch < txnMetadata.producerEpoch``, no isFromClient)
     end_txn_exact_epoch: bool = True
+    #: a fence whose PrepareAbort write failed leaves hasFailedEpochFence, so the next fence does not bump
+    #: again (KAFKA-9666, 2.6.0 via 1f3f227b59a); before, every fence bumped (2.5.1's prepareFenceProducerEpoch)
+    failed_fence_keeps_epoch: bool = True
+    #: a fence-abort sets lastProducerEpoch to the epoch before the fence (2.5.x: ``txnMetadata.lastProducerEpoch
+    #: = txnMetadata.producerEpoch`` in endTransaction), so the fenced producer's InitProducerId(pid, old epoch)
+    #: is taken for a retry and gets the fenced epoch back; 2.6.0+ set it to -1 (fidelity audit C2)
+    fence_keeps_last_epoch: bool = False
+    #: a written COMMIT/ABORT marker sets its producer's lastTimestamp (KAFKA-9144: 2.4.1 via b13a7ff7077, 2.5.0);
+    #: before, lastTimestamp stayed the last cached data batch's (NO_TIMESTAMP once a new epoch cleared the cache)
+    marker_sets_producer_timestamp: bool = True
+    #: the coordinator answers a verify-only AddPartitionsToTxn for a partition outside the transaction with
+    #: TRANSACTION_ABORTABLE (KAFKA-16314, 3.8.0); before, INVALID_TXN_STATE
+    verification_abortable: bool = True
 
 
 #: what a profile can lack (``Protocol.lacks``) -> what it is and when Kafka got it
@@ -58,22 +71,27 @@ FEATURES: dict[str, str] = {
     "kip-447": "KIP-447 (TxnOffsetCommit v3 with member id and generation), released in 2.5",
     "kip-588": ("KIP-588 (PRODUCER_FENCED, error 90, from InitProducerId v4 / EndTxn, AddPartitionsToTxn and "
                 "AddOffsetsToTxn v2), released in 2.7"),
-    "kip-890-verification": "KIP-890 part 1 (the partition leader's transaction verification entry), released in 3.6",
+    "kip-890-verification": ("KIP-890 part 1 (the partition leader's transaction verification entry and the "
+                             "verify-only AddPartitionsToTxn it sends), released in 3.6"),
+    "kafka-15449": ("KAFKA-15449 (KIP-890 part 1 for TxnOffsetCommit: the group coordinator's __consumer_offsets "
+                    "write is verified with the transaction coordinator first), released in 3.7"),
+    "kafka-9666": ("KAFKA-9666 (TransactionMetadata.hasFailedEpochFence: a fence whose write failed is not bumped "
+                   "again), released in 2.6"),
+    "transaction-abortable": ("the TRANSACTION_ABORTABLE error (code 120, KAFKA-16314, part of KIP-890) and the client's "
+                              "abortable reaction to it, released in 3.8"),
 }
 
 #: feature -> the asserted state fields that do not exist in a version lacking it (TransactionMetadata got
 #: lastProducerId and lastProducerEpoch with KIP-360): an expected value for one is left unchecked there
 FEATURE_FIELDS: dict[str, tuple[str, ...]] = {
     "kip-360": ("prev_producer_id", "last_producer_epoch"),
+    "kafka-9666": ("has_failed_epoch_fence",),
 }
 
 
 def _idempotent(variant: str) -> dict[str, object]:
     values: dict[str, object] = {name: sw.default for name, sw in IDEMPOTENT_SWITCHES.items()}
-    # a variant split by version keeps its name as a prefix ("broker-2.0-2.4" -> "broker-2.0-2.3", ...)
-    name = variant if variant in IDEMPOTENT_VARIANTS else next(
-        (v for v in IDEMPOTENT_VARIANTS if v.startswith(variant.rsplit("-", 1)[0])), "kafka-shipped")
-    values.update(IDEMPOTENT_VARIANTS[name].switches)
+    values.update(IDEMPOTENT_VARIANTS[variant].switches)
     return values
 
 
@@ -89,35 +107,233 @@ def _profile(name: str, idempotent_variant: str, init_variant: str, **rest: obje
         **rest)  # type: ignore[arg-type]
 
 
+#: a Kafka version as a sortable tuple; a trunk snapshot between two releases sits after the earlier one's
+#: patch releases (3.9.50: trunk after the 3.9 branch, before 4.0.0); TRUNK_END is the open end of trunk
+Version = tuple[int, ...]
+SNAPSHOT_2024_10: Version = (3, 9, 50)
+TRUNK_END: Version = (99,)
+
+
+def version(text: str) -> Version:
+    """'2.4.1' -> (2, 4, 1)."""
+    return tuple(int(x) for x in text.split("."))
+
+
+class Since(NamedTuple):
+    """The first Kafka version with a feature, and the evidence (a tag of apache/kafka and what it shows)."""
+
+    first: Version
+    evidence: str
+
+
+#: feature of ``FEATURES`` -> the first version that has it, read at apache/kafka's release tags
+FEATURE_SINCE: dict[str, Since] = {
+    "kip-360": Since((2, 5, 0), "2.5.0 InitProducerIdRequest.json validVersions 0-3 (2.4.x: 0-2); "
+                     "TransactionMetadata.lastProducerEpoch; KAFKA-8710 fecb977b257 (first tag 2.5.0)"),
+    "kip-447": Since((2, 5, 0), "2.5.0 TxnOffsetCommitRequest.json validVersions 0-3 (2.4.x: 0-2); "
+                     "GroupCoordinator.doTxnCommitOffsets from KAFKA-9365 ed7c071e07f (first tag 2.5.0)"),
+    "kip-588": Since((2, 7, 0), "2.7.0 Errors.PRODUCER_FENCED(90), InitProducerId v4, EndTxn / AddPartitionsToTxn / "
+                     "AddOffsetsToTxn v2 (2.6.x: none); KAFKA-9911 b937ec75677"),
+    "kip-890-verification": Since((3, 6, 0), "3.6.0 ReplicaManager verification through AddPartitionsToTxnManager, "
+                                  "transaction.partition.verification.enable (default true), VerificationStateEntry; "
+                                  "KAFKA-14561 56dcb837a2f was on trunk for 3.5 but reverted on the 3.5 branch "
+                                  "(928070e3206): 3.5.0-3.5.2 have no verification"),
+    "transaction-abortable": Since((3, 8, 0), "3.8.0 Errors.TRANSACTION_ABORTABLE and the client's "
+                                   "TransactionAbortableException (KAFKA-16314 2e8d69b78ca, first tag 3.8.0; renamed "
+                                   "from ABORTABLE_TRANSACTION by cf1ba099c07 before 3.8.0)"),
+    "kafka-15449": Since((3, 7, 0), "3.7.0 GroupCoordinator / GroupMetadataManager pass a verificationGuard for "
+                         "a transactional offset commit (3.6.2: none); KAFKA-15449 b6c78554753 (first tag 3.7.0)"),
+    "kafka-9666": Since((2, 6, 0), "2.6.0 TransactionMetadata.hasFailedEpochFence (2.5.1: none); KAFKA-9666 "
+                        "1f3f227b59a on the 2.6 branch (2eeae09ca3e on trunk, first tag 2.7.0)"),
+    # the first version with TV2 is the 2024-10 trunk snapshot (partly merged); the first release is 4.0.0
+    "transaction-version-2": Since(SNAPSHOT_2024_10, "EndTxnRequest.json validVersions 0-5 and "
+                                   "TransactionMetadata.clientTransactionVersion at the 2024-10 snapshot 1eb7644 "
+                                   "(3.9.0-rc3: EndTxn 0-4, no client transaction version); first released in 4.0.0 "
+                                   "(no 4.x tag in the mirror)"),
+}
+
+#: behaviour switches of ``Protocol`` that changed at a release: field -> ((first version, value), ...) in
+#: order, each value holding from its version until the next entry. A profile's field must have the value
+#: of every version of its range (``tests/test_conform_profiles.py``)
+SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
+    # 2.0-2.3 evict on a log start offset move; KAFKA-7190 1a5971ebdc7 (first tag 2.4.0)
+    "broker_retain_producer_state": (((2, 0, 0), False), ((2, 4, 0), True)),
+    # 2.4.1 ProducerStateManager: checkSequence still throws UnknownProducerIdException; 2.5.0 accepts
+    # (KAFKA-8710 fecb977b257)
+    "broker_unknown_producer": (((2, 0, 0), "unknown_producer_id"), ((2, 5, 0), "accept")),
+    "client_version": (((2, 0, 0), "pre-kip360"), ((2, 5, 0), "kip360")),
+    "init_producer_id": (((2, 0, 0), "pre-kip360"), ((2, 5, 0), "kip360-shipped")),
+    # KAFKA-9144: b13a7ff7077 on the 2.4 branch (2.4.1), dbc9cd638f3 (2.5.0)
+    "marker_sets_producer_timestamp": (((2, 0, 0), False), ((2, 4, 1), True)),
+    # 2.5.1 TransactionCoordinator.endTransaction: lastProducerEpoch = producerEpoch; 2.6.0: NO_PRODUCER_EPOCH
+    "fence_keeps_last_epoch": (((2, 0, 0), False), ((2, 5, 0), True), ((2, 6, 0), False)),
+    # KAFKA-9600 88bc0fdf822 (first tag 2.6.0); KAFKA-9666 1f3f227b59a on the 2.6 branch (2.6.0)
+    "end_txn_exact_epoch": (((2, 0, 0), False), ((2, 6, 0), True)),
+    "failed_fence_keeps_epoch": (((2, 0, 0), False), ((2, 6, 0), True)),
+    # KAFKA-9911 b937ec75677 (2.7.0): PRODUCER_FENCED, and KafkaApis down-converts it for older requests
+    "producer_fenced": (((2, 0, 0), False), ((2, 7, 0), True)),
+    # 2.5.0-2.8.2 doTxnCommitOffsets; 3.0.0 validateOffsetCommit (5dae3648abd); 3.3.0 adds the Empty-group
+    # shortcut (KAFKA-14201 706adc39f6a, first tags 3.3.0 / 3.4.0)
+    "txn_offset_commit": (((2, 0, 0), "pre-kip447"), ((2, 5, 0), "2.5"), ((3, 0, 0), "3.0"), ((3, 3, 0), "current")),
+    # TransactionCoordinator.handleVerifyPartitionsInTransaction: INVALID_TXN_STATE for a partition not in the
+    # transaction (3.6.0-3.7.1); TRANSACTION_ABORTABLE from KAFKA-16314 2e8d69b78ca (first tag 3.8.0)
+    "verification_abortable": (((2, 0, 0), False), ((3, 8, 0), True)),
+}
+
+
+def history_value(field: str, at: Version) -> object:
+    """The value ``SWITCH_HISTORY`` gives ``field`` at version ``at``."""
+    value: object = None
+    for first, v in SWITCH_HISTORY[field]:
+        if at >= first:
+            value = v
+    return value
+
+
 #: 3.9 has the TransactionVersion feature enum but no TV2 path: EndTxn stops at v4 and TransactionMetadata keeps
 #: no client transaction version
 _NO_TV2 = frozenset({"transaction-version-2"})
-#: before 2.5 (2.4.0's message definitions): InitProducerId stops at v2 (no producer id / epoch), TxnOffsetCommit at
+_BEFORE_3_8 = _NO_TV2 | {"transaction-abortable"}
+_BEFORE_3_7 = _BEFORE_3_8 | {"kafka-15449"}
+_BEFORE_3_6 = _BEFORE_3_7 | {"kip-890-verification"}
+_BEFORE_2_7 = _BEFORE_3_6 | {"kip-588"}
+_BEFORE_2_6 = _BEFORE_2_7 | {"kafka-9666"}
+#: before 2.5 (2.4.1's message definitions): InitProducerId stops at v2 (no producer id / epoch), TxnOffsetCommit at
 #: v2 (no member / generation), EndTxn, AddPartitionsToTxn and AddOffsetsToTxn at v1; no verification (3.6)
-_BEFORE_2_5 = _NO_TV2 | {"kip-360", "kip-447", "kip-588", "kip-890-verification"}
+_BEFORE_2_5 = _BEFORE_2_6 | {"kip-360", "kip-447"}
 
-#: profile name -> (doc, Protocol); the newest first
+_TV1 = {"end_txn": "tv1", "tv2_last_epoch": "keep", "max_txn_timeout_ms": 900000}
+#: 2.0 .. 2.6: no PRODUCER_FENCED, so nothing to down-convert (every fence is INVALID_PRODUCER_EPOCH)
+_BEFORE_2_7_FENCING = {"down_convert_fenced": False, "producer_fenced": False}
+_BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "pre-kip447", "lacks": _BEFORE_2_5,
+                           "end_txn_exact_epoch": False, "failed_fence_keeps_epoch": False,
+                           "verification_abortable": False}
+
+
+class Profile(NamedTuple):
+    """A conform profile: the Kafka versions it stands for (``first`` .. ``last``, both included), why the
+    model reproduces them (the evidence at the release tags), and its switch values."""
+
+    doc: str
+    first: Version
+    last: Version
+    protocol: Protocol
+
+
+def _entry(name: str, first: str | Version, last: str | Version, doc: str, idempotent: str, init: str,
+           **rest: object) -> Profile:
+    lo = version(first) if isinstance(first, str) else first
+    hi = version(last) if isinstance(last, str) else last
+    return Profile(doc, lo, hi, _profile(name, idempotent, init, **rest))
+
+
+#: profile name -> Profile; the newest first. Each is a contiguous range of Kafka versions inside which every
+#: switch of ``Protocol`` and every feature of ``FEATURES`` keeps one value (``SWITCH_HISTORY``,
+#: ``FEATURE_SINCE``); the evidence for a boundary is in those two tables.
+PROFILE_TABLE: dict[str, Profile] = {
+    "kafka-later-trunk": _entry(
+        "kafka-later-trunk", (4, 0, 0), TRUNK_END,
+        ("apache/kafka trunk after KAFKA-20090 (PR 21469, February 2026): EndTxn split by the request's transaction "
+         "version (KAFKA-14563, PR 17698), TV2 CompleteX keeps lastProducerEpoch, a fence at the largest epoch keeps "
+         "it. Stands for 4.0+ only where those agree: 4.0.0 .. 4.2 still throw on a fence at Short.MaxValue (INIT-28); "
+         "the mirror has no 4.x tag, so the 4.x releases have no profile of their own"),
+        "kafka-shipped", "kafka-later-trunk", end_txn="later-trunk", tv2_last_epoch="keep", down_convert_fenced=True,
+        max_txn_timeout_ms=900000, txn_offset_commit="current", fence_at_max_epoch="keep"),
+    "kafka-2024-10": _entry(
+        "kafka-2024-10", SNAPSHOT_2024_10, SNAPSHOT_2024_10,
+        ("the apache/kafka snapshot 1eb7644 (2024-10-25, trunk after the 3.9 branch cut, before 4.0) the vectors "
+         "were read from: KIP-890 part 2 partly merged (EndTxnRequest.json v5, TV1/TV2 chosen by the metadata's "
+         "clientTransactionVersion)"),
+        "kafka-shipped", "kafka-shipped", end_txn="snapshot-2024-10", tv2_last_epoch="current",
+        down_convert_fenced=True, max_txn_timeout_ms=900000, txn_offset_commit="current"),
+    "kafka-3.8-3.9": _entry(
+        "kafka-3.8-3.9", "3.8.0", "3.9.0",
+        ("released 3.8.0 .. 3.9.x: KIP-890 part 1 verification, and the coordinator answers a verification of a "
+         "partition outside the transaction with TRANSACTION_ABORTABLE (KAFKA-16314 2e8d69b78ca, first tag 3.8.0; "
+         "AddPartitionsToTxnManager down-converts it to INVALID_TXN_STATE for older produce requests); no "
+         "transaction version 2 (3.9.0-rc3 EndTxnRequest.json stops at v4). Was kafka-2.7-3.9. 3.9 releases "
+         "after September 2025 also have KAFKA-19690 (PR 20577, an epoch check before the verification guard), "
+         "which is not modelled"),
+        "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
+        lacks=_NO_TV2),
+    "kafka-3.7": _entry(
+        "kafka-3.7", "3.7.0", "3.7.1",
+        ("released 3.7.0 .. 3.7.1: KIP-890 part 1 for produce and, since KAFKA-15449 (b6c78554753, first tag 3.7.0), "
+         "for TxnOffsetCommit's __consumer_offsets write; a partition outside the transaction is answered "
+         "INVALID_TXN_STATE (3.7.0 TransactionCoordinator.handleVerifyPartitionsInTransaction)"),
+        "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
+        lacks=_BEFORE_3_8, verification_abortable=False),
+    "kafka-3.6": _entry(
+        "kafka-3.6", "3.6.0", "3.6.2",
+        ("released 3.6.0 .. 3.6.2: KIP-890 part 1 verification of produce (3.6.0 ReplicaManager / "
+         "AddPartitionsToTxnManager, transaction.partition.verification.enable); TxnOffsetCommit is not verified "
+         "(3.6.2 GroupCoordinator has no verificationGuard); INVALID_TXN_STATE outside the transaction"),
+        "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
+        lacks=_BEFORE_3_7, verification_abortable=False),
+    "kafka-3.3-3.5": _entry(
+        "kafka-3.3-3.5", "3.3.0", "3.5.2",
+        ("released 3.3.0 .. 3.5.x: no partition verification (KIP-890 part 1 was reverted on the 3.5 branch, "
+         "928070e3206; 3.5.2 ReplicaManager has no verification, although AddPartitionsToTxn v4 exists); "
+         "TxnOffsetCommit checked by validateOffsetCommit with the Empty-group shortcut (KAFKA-14201, 3.3.0)"),
+        "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
+        lacks=_BEFORE_3_6, verification_abortable=False),
+    "kafka-3.0-3.2": _entry(
+        "kafka-3.0-3.2", "3.0.0", "3.2.3",
+        ("released 3.0.0 .. 3.2.x: as 3.3-3.5, but validateOffsetCommit (5dae3648abd, 3.0.0) has no Empty-group "
+         "shortcut: a TxnOffsetCommit with generation < 0 and a member id on an Empty group is UNKNOWN_MEMBER_ID"),
+        "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="3.0",
+        lacks=_BEFORE_3_6, verification_abortable=False),
+    "kafka-2.7-2.8": _entry(
+        "kafka-2.7-2.8", "2.7.0", "2.8.2",
+        ("released 2.7.0 .. 2.8.x: KIP-588 (PRODUCER_FENCED, down-converted to INVALID_PRODUCER_EPOCH for "
+         "InitProducerId < v4 and EndTxn / AddPartitionsToTxn / AddOffsetsToTxn < v2: 2.7.0 KafkaApis); "
+         "TxnOffsetCommit checked by 2.8.2's doTxnCommitOffsets (the 2.5 rules)"),
+        "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="2.5",
+        lacks=_BEFORE_3_6, verification_abortable=False),
+    "kafka-2.6": _entry(
+        "kafka-2.6", "2.6.0", "2.6.3",
+        ("released 2.6.0 .. 2.6.3: KAFKA-9600 (a client's EndTxn needs the exact epoch) and KAFKA-9666 "
+         "(hasFailedEpochFence) are in 2.6.0's TransactionCoordinator / TransactionMetadata; every fence is "
+         "INVALID_PRODUCER_EPOCH (2.6.3's Errors has no code 90)"),
+        "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
+        lacks=_BEFORE_2_7, verification_abortable=False),
+    "kafka-2.5": _entry(
+        "kafka-2.5", "2.5.0", "2.5.1",
+        ("released 2.5.0 .. 2.5.1: KIP-360 and KIP-447 (2.5.0 messages); endTransaction refuses only a lower "
+         "epoch, a fence-abort records the old epoch as lastProducerEpoch, and a failed fence bumps again at the "
+         "next fence (2.5.1 TransactionCoordinator l.369-385, TransactionMetadata.prepareFenceProducerEpoch)"),
+        "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
+        lacks=_BEFORE_2_6, end_txn_exact_epoch=False, failed_fence_keeps_epoch=False, fence_keeps_last_epoch=True,
+        verification_abortable=False),
+    "kafka-2.4.1": _entry(
+        "kafka-2.4.1", "2.4.1", "2.4.1",
+        ("released 2.4.1: the 2.4 broker (KAFKA-7190: producer state kept when the log start offset moves; an "
+         "unknown producer's non-zero sequence still UNKNOWN_PRODUCER_ID) with KAFKA-9144 (b13a7ff7077: markers "
+         "set the producer's lastTimestamp); the pre-KIP-360 coordinator and client (InitProducerId v0-2)"),
+        "broker-2.4", "pre-kip360", **_BEFORE_2_5_COORDINATOR),
+    "kafka-2.4.0": _entry(
+        "kafka-2.4.0", "2.4.0", "2.4.0",
+        ("released 2.4.0: as 2.4.1 without KAFKA-9144 (a marker leaves lastTimestamp at the last cached data "
+         "batch's, NO_TIMESTAMP once its new epoch cleared the cache)"),
+        "broker-2.4", "pre-kip360", **_BEFORE_2_5_COORDINATOR, marker_sets_producer_timestamp=False),
+    "kafka-2.0-2.3": _entry(
+        "kafka-2.0-2.3", "2.0.0", "2.3.1",
+        ("released 2.0.0 .. 2.3.1: before KAFKA-7190 (a producer whose last batch falls below the log start offset "
+         "is evicted: 2.3.1 ProducerStateManager.truncateHead / isProducerRetained), KIP-360, KIP-447 and "
+         "KAFKA-9144; the coordinator as 2.4 (TransactionCoordinator 2.0.0 .. 2.4.1 differ in no rule)"),
+        "broker-2.0-2.3", "pre-kip360", **_BEFORE_2_5_COORDINATOR, marker_sets_producer_timestamp=False),
+}
+
+#: old profile names -> the profile that replaces them: kafka-2.7-3.9 had exactly kafka-3.8-3.9's switches (it
+#: stood for 2.7 .. 3.9 with 3.8's answers); kafka-2.0-2.4 had the 2.0-2.3 broker, and kafka-2.0-2.3 now also lacks
+#: KAFKA-9144 and KAFKA-9666 as those versions did
+PROFILE_ALIASES: dict[str, str] = {"kafka-2.7-3.9": "kafka-3.8-3.9", "kafka-2.0-2.4": "kafka-2.0-2.3"}
+
+#: profile name (and alias) -> (doc, Protocol); the newest first
 PROFILES: dict[str, tuple[str, Protocol]] = {
-    "kafka-later-trunk": (("trunk after the 2024-10 snapshot (4.0+): EndTxn split by the request's "
-                          "transaction version, TV2 CompleteX keeps lastProducerEpoch"),
-                          _profile("kafka-later-trunk", "kafka-shipped", "kafka-later-trunk", end_txn="later-trunk",
-                                   tv2_last_epoch="keep", down_convert_fenced=True, max_txn_timeout_ms=900000,
-                                   txn_offset_commit="current", fence_at_max_epoch="keep")),
-    "kafka-2024-10": (("the apache/kafka snapshot 1eb7644 (2024-10-25, between 3.9 and 4.0) the vectors "
-                      "were read from: KIP-890 part 2 partly merged"),
-                      _profile("kafka-2024-10", "kafka-shipped", "kafka-shipped", end_txn="snapshot-2024-10",
-                               tv2_last_epoch="current", down_convert_fenced=True, max_txn_timeout_ms=900000,
-                               txn_offset_commit="current")),
-    "kafka-2.7-3.9": ("released 2.7 .. 3.9: KIP-360 as shipped, no transaction version 2",
-                      _profile("kafka-2.7-3.9", "kafka-shipped", "kafka-shipped", end_txn="tv1",
-                               tv2_last_epoch="keep", down_convert_fenced=True, max_txn_timeout_ms=900000,
-                               txn_offset_commit="current", lacks=_NO_TV2)),
-    "kafka-2.0-2.4": (("released 2.0 .. 2.4: before KIP-360 and KIP-447; the broker as 2.0 .. 2.3 (2.4.0 already "
-                       "keeps a producer's state when the log start offset passes it, KAFKA-7190)"),
-                      _profile("kafka-2.0-2.4", "broker-2.0-2.4", "pre-kip360", end_txn="tv1",
-                               tv2_last_epoch="keep", down_convert_fenced=False, max_txn_timeout_ms=900000,
-                               txn_offset_commit="pre-kip447", lacks=_BEFORE_2_5,
-                               producer_fenced=False, end_txn_exact_epoch=False)),
+    **{name: (p.doc, p.protocol) for name, p in PROFILE_TABLE.items()},
+    **{old: (f"alias of {new}: {PROFILE_TABLE[new].doc}", PROFILE_TABLE[new].protocol)
+       for old, new in PROFILE_ALIASES.items()},
 }
 
 DEFAULT_PROFILE = "kafka-2024-10"
@@ -127,10 +343,15 @@ COMMIT_PROFILES: dict[str, str] = {
     "1eb7644349cb07139d6a3c1ad1986979647cac99": "kafka-2024-10",
 }
 
-#: for an unknown commit, its date decides: the first profile whose start is not after it
+#: for an unknown trunk commit, its date decides: the first profile whose start is not after it. A start is
+#: the day the previous release branch was cut from trunk (``git merge-base <branch> 1eb7644``), so a trunk
+#: commit of that day or later went into the profile's first release
 _DATE_PROFILES: tuple[tuple[str, str], ...] = (
-    ("2025-01-01", "kafka-later-trunk"), ("2024-09-01", "kafka-2024-10"), ("2020-10-01", "kafka-2.7-3.9"),
-    ("2018-07-01", "kafka-2.0-2.4"),
+    ("2025-01-01", "kafka-later-trunk"), ("2024-07-30", "kafka-2024-10"), ("2023-12-12", "kafka-3.8-3.9"),
+    ("2023-08-20", "kafka-3.7"), ("2023-04-14", "kafka-3.6"),
+    ("2022-03-21", "kafka-3.3-3.5"), ("2021-02-06", "kafka-3.0-3.2"), ("2020-05-28", "kafka-2.7-2.8"),
+    ("2020-01-31", "kafka-2.6"), ("2019-10-07", "kafka-2.5"), ("2019-05-20", "kafka-2.4.0"),
+    ("2018-01-31", "kafka-2.0-2.3"),
 )
 
 

@@ -20,7 +20,7 @@ class ConformInputError(ValueError):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("vectors", metavar="VECTORS.json", help="a vector file (the format of "
-                        "kafka-unit-test-vectors.sample.json; see README 'Conformance vectors')")
+                        "kafka-unit-test-vectors.sample.json; see docs/conformance.md, 'Adding vectors')")
     parser.add_argument("--variant", choices=sorted(PROFILES), metavar="NAME",
                         help="the Kafka version to answer as (default: the one matching the file's "
                              f"source commit); one of {', '.join(PROFILES)}")

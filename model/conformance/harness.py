@@ -32,6 +32,8 @@ Handler = Callable[[World, dict[str, Any]], dict[str, Any]]
 
 #: (pattern on the input's api / event / call, handler); the first match wins
 ROUTES: tuple[tuple[str, Handler], ...] = (
+    # the producer client reading a coordinator's answer (the coordinator's own routes follow)
+    (r"^(InitProducerId|AddPartitionsToTxn|AddOffsetsToTxn|EndTxn|FindCoordinator)Response\b", steps_client.txn_response),
     (r"^InitProducerId\b", steps_coordinator.init_producer_id),
     (r"^EndTxn\b", steps_coordinator.end_txn),
     (r"^(AddPartitionsToTxn|AddOffsetsToTxn)\b", steps_coordinator.add_partitions),
@@ -65,8 +67,11 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     ((r"^(prepareTxnOffsetCommit|prepareOffsetCommit|onTxnOffsetCommitAppend|onOffsetCommitAppend|"
      r"failPendingTxnOffsetCommit)\b"), steps_group.group_event),
     (r"^incrementSequenceNumber\(", steps_client.increment_sequence),
+    ((r"^(requestEpochBumpForPartition|bumpIdempotentEpochAndResetIdIfNeeded|maybeUpdateProducerIdAndEpoch|"
+      r"markSequenceUnresolved|handleFailedBatch|maybeResolveSequences|transitionToFatalError)\("),
+     steps_client.tm_call),
     (r"^sendOffsetsToTransaction\(", steps_client.send_offsets),
-    (r"^(send|resend|produce_response|response|tp\d+ produce|abortTransaction|new transaction)\b",
+    (r"^(send|resend|produce_response|response|tp\d+ produce|abortTransaction|beginCommit|new transaction|expire|runOnce)\b",
      steps_client.event),
 )
 
@@ -161,6 +166,8 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
     for key in ("verification_guard", "verification_state"):
         if initial.get(key):
             found.append(("kip-890-verification", f"initial_state.{key}"))
+    if isinstance(meta, dict) and meta.get("has_failed_epoch_fence") is True:
+        found.append(("kafka-9666", "initial_state.txn_metadata.has_failed_epoch_fence"))
     for i, step in enumerate(vector.steps):
         inp, at = step.input, f"step {i + 1}: "
         kind = str(inp.get("api") or inp.get("event") or inp.get("call") or "")
@@ -178,12 +185,46 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
                                                     or inp.get("group_instance_id") is not None):
             found.append(("kip-447", (f"{at}TxnOffsetCommit with member id {inp.get('member_id')!r} and "
                           f"generation {inp.get('generation_id')}")))
+        if re.match(r"TxnOffsetCommit\b", kind) and inp.get("verification_error") is not None:
+            found.append(("kafka-15449", f"{at}TxnOffsetCommit verification_error {inp.get('verification_error')}"))
         version = inp.get("request_version")
         for api, since in FENCED_SINCE.items():
             if re.match(rf"{api}\b", kind) and version is not None and _int(version, 0) >= since:
                 found.append(("kip-588", f"{at}{api} v{version}"))
         if re.match(r"maybeStartTransactionVerification\b", kind):
             found.append(("kip-890-verification", f"{at}{kind}"))
+        # the verify-only AddPartitionsToTxn (v4) is sent only by a verifying leader (3.6+; a 3.5 coordinator
+        # answers it, but no 3.5 broker sends it)
+        if re.match(r"AddPartitionsToTxn\b", kind) and (inp.get("verify_only") or inp.get("verifyOnly")):
+            found.append(("kip-890-verification", f"{at}{kind} verify_only"))
+        found.extend(_client_features(inp, kind, at))
+    return found
+
+
+#: the producer client's steps whose answer is the KIP-360 client's (``model/producer/partition_sequences.py``,
+#: ``txn_responses.py``: 2.5+); sequence arithmetic and TxnOffsetCommit's table are older
+_KIP360_CLIENT = (r"^((InitProducerId|AddPartitionsToTxn|AddOffsetsToTxn|EndTxn|FindCoordinator)Response|send|resend|"
+                  r"produce_response|response|tp\d+ produce|abortTransaction|beginCommit|new transaction|expire|runOnce|"
+                  r"requestEpochBumpForPartition|bumpIdempotentEpochAndResetIdIfNeeded|maybeUpdateProducerIdAndEpoch|"
+                  r"markSequenceUnresolved|handleFailedBatch|maybeResolveSequences|transitionToFatalError)\b")
+
+
+def _client_features(inp: dict[str, Any], kind: str, at: str) -> list[tuple[str, str]]:
+    """What a producer-client step needs: the KIP-360 client, and the error codes it reads
+    (PRODUCER_FENCED came with KIP-588, TRANSACTION_ABORTABLE in 3.8)."""
+    if not (re.match(_KIP360_CLIENT, kind) or re.match(r"^sendOffsetsToTransaction\(", kind)):
+        return []
+    found: list[tuple[str, str]] = []
+    if re.match(_KIP360_CLIENT, kind):
+        what = kind.split("(")[0].split(";")[0].strip()
+        found.append(("kip-360", f"{at}the producer client's {what!r} (the interface's client is the KIP-360 client)"))
+    answers = [kind, str(inp.get("error", "")), str(inp.get("AddOffsetsToTxn", ""))]
+    committed = inp.get("TxnOffsetCommit_response")
+    if isinstance(committed, dict):
+        answers.extend(str(e) for e in committed.values())
+    for error, feature in (("PRODUCER_FENCED", "kip-588"), ("TRANSACTION_ABORTABLE", "transaction-abortable")):
+        if any(re.search(rf"\b{error}\b", a) for a in answers):
+            found.append((feature, f"{at}the answer {error}"))
     return found
 
 

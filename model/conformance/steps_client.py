@@ -42,8 +42,10 @@ def _view(w: World, tp: str) -> Observed:
                      "last_acked_sequence": None if e.last_acked_sequence < 0 else e.last_acked_sequence,
                      "last_acked_offset": None if e.last_acked_offset < 0 else e.last_acked_offset,
                      "producer_epoch": integer(w.client.get("epoch", 0), "epoch"),
+                     "producer_id": integer(w.client.get("producer_id", 0), "producer_id"),
                      "client_state": _state(w),
                      "first_in_flight_sequence": e.in_flight[0].base_sequence if e.in_flight else None,
+                     "unresolved": e.unresolved >= 0,
                      "__why__": {"action": FREE_TEXT}}
     for name, entry in w.client_partitions.items():
         out[f"next_sequence_{name}"] = entry.next_sequence
@@ -61,8 +63,14 @@ def increment_sequence(w: World, inp: dict[str, Any]) -> Observed:
     return {"next_sequence": w.client_partitions[tp].next_sequence}
 
 
+def _pair(w: World) -> tuple[int, int]:
+    return integer(w.client.get("producer_id", 0), "producer_id"), integer(w.client.get("epoch", 0), "epoch")
+
+
 def _send(w: World, tp: str, name: str, count: int) -> None:
-    e, _ = api.assign(_entry(w, tp), name, count, w.protocol.max_seq)
+    # the drain first brings a partition left on an older pair to the producer's (from 0)
+    entry = api.maybe_update_producer_id_and_epoch(_entry(w, tp), *_pair(w), w.protocol.max_seq)
+    e, _ = api.assign(entry, name, count, w.protocol.max_seq)
     w.client_partitions[tp] = e
     w.client.setdefault("_batches", {})[name] = tp
     w.client["_tp"] = tp
@@ -78,6 +86,9 @@ def _count(text: str) -> int:
 
 def _respond(w: World, tp: str, name: str | None, error: int, base_offset: int, lso: int) -> Observed:
     e = _entry(w, tp)
+    if name is not None and name in w.client.get("_batches", {}) and not any(b.name == name for b in e.in_flight):
+        # the batch was completed already (expired): Sender.completeBatch finds it done and ignores the answer
+        return {"ignored": True}
     if not e.in_flight:
         raise NotExpressible("a produce response with no batch in flight")
     batch = next((b for b in e.in_flight if b.name == name), e.in_flight[0])
@@ -87,24 +98,65 @@ def _respond(w: World, tp: str, name: str | None, error: int, base_offset: int, 
         out["record_offset"] = base_offset + batch.records - 1
         out["can_retry"] = False
         return out
-    r = api.on_produce_error(e, batch.name, error, lso, transactional=_transactional(w), max_seq=w.protocol.max_seq)
-    entry = r.entry
-    if r.bump_epoch:
-        entry = api.bump_idempotent_epoch(entry, w.protocol.max_seq)
-        w.client["epoch"] = entry.epoch
-    w.client_partitions[tp] = entry
+    r = api.on_produce_error(e, batch.name, error, lso, transactional=_transactional(w), max_seq=w.protocol.max_seq,
+                             producer_fatal=_state(w) == "FATAL_ERROR")
+    _react(w, tp, r)
     if r.completed:
         out["record_offset"] = -1
-    if r.fatal:
-        w.client["state"] = "FATAL_ERROR"
-    elif r.abortable:
-        w.client["state"] = "ABORTABLE_ERROR"
-        w.client["_epoch_bump_required"] = bool(w.client.get("coordinator_supports_epoch_bump", True))
     out["can_retry"] = r.retry
+    _sender_loop(w)
     return out
 
 
+def _can_bump(w: World) -> bool:
+    return not _transactional(w) or bool(w.client.get("coordinator_supports_epoch_bump", True))
+
+
+def _abortable(w: World) -> None:
+    """``maybeTransitionToErrorState`` for a transactional producer: no epoch bump is asked for while
+    completing (isCompleting), and transitionToAbortableError leaves an abort in progress alone."""
+    state = _state(w)
+    if state not in ("COMMITTING_TRANSACTION", "ABORTING_TRANSACTION") and _can_bump(w):
+        w.client["_epoch_bump_required"] = True
+    if state != "ABORTING_TRANSACTION":
+        w.client["state"] = "ABORTABLE_ERROR"
+
+
+def _react(w: World, tp: str, r: api.ErrorReaction) -> None:
+    w.client_partitions[tp] = r.entry
+    if r.bump_epoch:
+        w.client.setdefault("_rewrite", set()).add(tp)
+    if r.fatal:
+        w.client["state"] = "FATAL_ERROR"
+    elif r.abortable:
+        _abortable(w)
+
+
+def _sender_loop(w: World) -> None:
+    """What the Sender's next loop does before draining: ``maybeResolveSequences``, then the
+    idempotent producer's ``bumpIdempotentEpochAndResetIdIfNeeded``."""
+    for tp in list(w.client_partitions):
+        entry, action = api.maybe_resolve_sequences(w.client_partitions[tp], transactional=_transactional(w),
+                                                    can_bump_epoch=_can_bump(w), max_seq=w.protocol.max_seq)
+        w.client_partitions[tp] = entry
+        if action == "bump":
+            w.client.setdefault("_rewrite", set()).add(tp)
+        elif action == "abortable-bump":
+            w.client["_epoch_bump_required"] = True
+            if _state(w) != "ABORTING_TRANSACTION":
+                w.client["state"] = "ABORTABLE_ERROR"
+        elif action == "fatal":
+            w.client["state"] = "FATAL_ERROR"
+    rewrite = w.client.pop("_rewrite", set())
+    if rewrite and not _transactional(w) and _state(w) != "FATAL_ERROR":
+        _bump(w, rewrite)
+
+
 _ERROR_WORDS = {e.name for e in Errors}
+
+#: exceptions a test hands to handleFailedBatch -> the error whose exception it is
+_EXCEPTION_ERRORS = {"TimeoutException": Errors.REQUEST_TIMED_OUT,
+                     "OutOfOrderSequenceException": Errors.OUT_OF_ORDER_SEQUENCE_NUMBER}
 
 
 def _error_in(text: str, inp: dict[str, Any]) -> int:
@@ -125,6 +177,7 @@ def _clause(w: World, text: str, inp: dict[str, Any]) -> Observed:
         name = name_m.group(1) if name_m else ""
         tp = w.client.get("_batches", {}).get(name, _tp(w))
         b = next((x for x in _entry(w, tp).in_flight if x.name == name), None)
+        w.client["_tp"] = tp
         if b is None:
             raise NotExpressible(f"resend of a batch not in flight: {t!r}")
         return {"request": {"base_sequence": b.base_sequence, "producer_epoch": b.epoch, "producer_id": b.producer_id}}
@@ -152,22 +205,107 @@ def _clause(w: World, text: str, inp: dict[str, Any]) -> Observed:
         return {}
     if re.match(r"^(produce_)?response\b", t):
         tp = w.client.get("_batches", {}).get(name_m.group(1), _tp(w)) if name_m else (tp_m.group(1) if tp_m else _tp(w))
+        w.client["_tp"] = tp
         base = _number(t, "offset", integer(inp.get("base_offset", 0), "base_offset"))
         lso = _number(t, "log_start_offset", integer(inp.get("log_start_offset", -1), "log_start_offset"))
         return _respond(w, tp, name_m.group(1) if name_m else None, _error_in(t, inp), base, lso)
     if re.match(r"^abortTransaction\(\)$", t) or re.match(r"^EndTxn\(ABORT\)\s+ok$", t):
         if t.startswith("EndTxn"):
             _aborted(w)
+        else:
+            w.client["state"] = "ABORTING_TRANSACTION"  # beginAbort
+        return {}
+    if re.match(r"^beginCommit\(\)$", t):
+        w.client["state"] = "COMMITTING_TRANSACTION"
         return {}
     m = re.match(r"^new transaction, add (tp\d+)$", t)
     if m:
         w.client["state"] = "IN_TRANSACTION"
         _entry(w, m.group(1))
         return {}
-    if re.search(r"expire|delivery.timeout", t, re.IGNORECASE):
-        raise NotExpressible(f"{t!r}: the client's batch expiry and unresolved sequences are not in the "
-                             "conformance interface (the machine kafka.idempotent_produce has them)")
+    m = re.match(r"^expire\s+(r\d+)\b", t)
+    if m:
+        name = m.group(1)
+        tp = w.client.get("_batches", {}).get(name, _tp(w))
+        if not any(b.name == name for b in _entry(w, tp).in_flight):
+            raise NotExpressible(f"expiry of a batch not in flight: {t!r}")
+        w.client["_tp"] = tp
+        # Sender.sendProducerData expires it; the next loop resolves the sequence ('runOnce()')
+        _react(w, tp, api.expire_batch(_entry(w, tp), name, transactional=_transactional(w),
+                                       max_seq=w.protocol.max_seq))
+        return {}
+    if re.match(r"^runOnce\(\)$", t):
+        _sender_loop(w)
+        return {}
     raise NotExpressible(f"free-text client event not understood: {t!r}")
+
+
+def _bump(w: World, partitions: set[str]) -> None:
+    """``bumpIdempotentProducerEpoch``: epoch + 1 (at the largest epoch the producer id is dropped and
+    InitProducerId is sent: INITIALIZING), and the partitions that asked are re-sequenced from 0."""
+    pid, epoch = _pair(w)
+    new_pid, new_epoch = api.next_idempotent_pair(pid, epoch, w.protocol.max_epoch)
+    w.client["producer_id"], w.client["epoch"] = new_pid, new_epoch
+    if new_pid < 0:
+        w.client["state"] = "INITIALIZING"
+    for tp in partitions:
+        w.client_partitions[tp] = api.restart_sequences(_entry(w, tp), w.protocol.max_seq, new_pid, new_epoch)
+
+
+def tm_call(w: World, inp: dict[str, Any]) -> Observed:
+    """``TransactionManager`` calls a test makes directly: ``requestEpochBumpForPartition(tp)``,
+    ``bumpIdempotentEpochAndResetIdIfNeeded()``, ``maybeUpdateProducerIdAndEpoch(tp)``."""
+    text = str(inp.get("call", ""))
+    m = re.match(r"^\s*(requestEpochBumpForPartition|maybeUpdateProducerIdAndEpoch)\(\s*(tp\d+)\s*\)\s*$", text)
+    if m and m.group(1) == "requestEpochBumpForPartition":
+        w.client.setdefault("_rewrite", set()).add(m.group(2))
+        tp = m.group(2)
+    elif m:
+        tp = m.group(2)
+        w.client_partitions[tp] = api.maybe_update_producer_id_and_epoch(_entry(w, tp), *_pair(w), w.protocol.max_seq)
+    elif (f := re.match(r"^\s*(markSequenceUnresolved|handleFailedBatch)\(\s*(r\d+)\s*(?:,\s*(\w+)\s*)?"
+                        r"(?:,\s*(?:true|false)\s*)?\)\s*$", text)):
+        name = f.group(2)
+        tp = w.client.get("_batches", {}).get(name, _tp(w))
+        if not any(b.name == name for b in _entry(w, tp).in_flight):
+            raise NotExpressible(f"{text!r}: the batch is not in flight")
+        if f.group(1) == "markSequenceUnresolved":
+            w.client_partitions[tp] = api.mark_sequence_unresolved(_entry(w, tp), name, w.protocol.max_seq)
+        else:
+            # the error code whose exception the test passes
+            code = _EXCEPTION_ERRORS.get(str(f.group(3)))
+            if code is None:
+                raise NotExpressible(f"{text!r}: exception not one of {', '.join(_EXCEPTION_ERRORS)}")
+            adjust = bool(re.search(r",\s*true\s*\)\s*$", text))
+            _react(w, tp, api.on_produce_error(_entry(w, tp), name, int(code), -1, transactional=_transactional(w),
+                                               max_seq=w.protocol.max_seq, can_retry=False, adjust_sequences=adjust,
+                                               producer_fatal=_state(w) == "FATAL_ERROR"))
+    elif re.match(r"^\s*transitionToFatalError\(\s*\w*\s*\)\s*$", text):
+        w.client["state"] = "FATAL_ERROR"
+        tp = _tp(w)
+    elif re.match(r"^\s*maybeResolveSequences\(\s*\)\s*$", text):
+        for name in list(w.client_partitions):
+            entry, action = api.maybe_resolve_sequences(w.client_partitions[name], transactional=_transactional(w),
+                                                        can_bump_epoch=_can_bump(w), max_seq=w.protocol.max_seq)
+            w.client_partitions[name] = entry
+            if action == "bump":
+                w.client.setdefault("_rewrite", set()).add(name)
+            elif action != "resolved" and action != "pending":
+                raise NotExpressible("maybeResolveSequences on a transactional producer: use an expiry event")
+        tp = _tp(w)
+    elif re.match(r"^\s*bumpIdempotentEpochAndResetIdIfNeeded\(\s*\)\s*$", text):
+        if _transactional(w):
+            raise NotExpressible("bumpIdempotentEpochAndResetIdIfNeeded on a transactional producer does nothing")
+        rewrite = w.client.pop("_rewrite", set())
+        if rewrite:
+            _bump(w, rewrite)
+        tp = _tp(w)
+    else:
+        raise NotExpressible(f"call not understood: {text!r}")
+    w.client["_tp"] = tp
+    out = _view(w, tp)
+    out["producer_id"] = _pair(w)[0]
+    return out
 
 
 def _aborted(w: World) -> None:
@@ -193,6 +331,55 @@ def event(w: World, inp: dict[str, Any]) -> Observed:
     view = _view(w, _tp(w))
     view.update(out)
     return view
+
+
+def txn_response(w: World, inp: dict[str, Any]) -> Observed:
+    """The transactional producer reading a coordinator's answer (``<Api>Response`` with ``error``;
+    InitProducerId's also ``producer_id`` / ``producer_epoch``): ``TransactionManager``'s handler."""
+    kind = str(inp.get("event", ""))
+    m = re.match(r"^(\w+?)Response\b", kind)
+    if not m or m.group(1) not in api.TXN_RESPONSE_APIS:
+        raise NotExpressible(f"{kind!r}: not an answer of the transaction coordinator")
+    name = m.group(1)
+    err = error_code(str(inp.get("error", "NONE")))
+    # the profile after the 2024-10 snapshot (EndTxn by the request's version) is the 4.0+ client
+    r = api.on_txn_response(name, err, can_bump_epoch=bool(w.client.get("coordinator_supports_epoch_bump", True)),
+                            pid_mapping_fatal=w.protocol.end_txn == "later-trunk")
+    state = _state(w)
+    result = "pending"
+    if r.action == "done":
+        result = "succeeded"
+        if name == "InitProducerId":
+            w.client["producer_id"] = integer(inp.get("producer_id", w.client.get("producer_id", 0)), "producer_id")
+            w.client["epoch"] = integer(inp.get("producer_epoch", w.client.get("epoch", 0)), "producer_epoch")
+            # a transactional producer's InitProducerId with a producer id is an epoch bump: resetSequenceNumbers;
+            # an idempotent producer's new id leaves each partition to maybeUpdateProducerIdAndEpoch at its drain
+            if _transactional(w):
+                for tp in w.client_partitions:
+                    w.client_partitions[tp] = api.PartitionEntry(w.client["producer_id"], w.client["epoch"])
+            w.client["state"] = "READY"
+            w.client.pop("_epoch_bump_required", None)
+        elif name == "EndTxn":
+            # completeTransaction: INITIALIZING while an epoch bump is pending, READY otherwise
+            w.client["state"] = "INITIALIZING" if w.client.pop("_epoch_bump_required", False) else "READY"
+        w.client["last_error"] = None
+    elif r.action == "abortable":
+        result = "failed"
+        if r.bump_epoch:
+            w.client["_epoch_bump_required"] = True
+        if state != "ABORTING_TRANSACTION":  # transitionToAbortableError skips an abort in progress
+            w.client["state"] = "ABORTABLE_ERROR"
+        w.client["last_error"] = r.exception
+    elif r.action == "fatal":
+        result = "failed"
+        w.client["state"] = "FATAL_ERROR"
+        w.client["last_error"] = r.exception
+    out = _view(w, _tp(w))
+    out.update({"result": result, "retry": r.action in ("retry", "lookup-retry"),
+                "lookup_coordinator": r.action == "lookup-retry", "last_error": w.client.get("last_error"),
+                "epoch_bump_required": bool(w.client.get("_epoch_bump_required", False)),
+                "producer_id": integer(w.client.get("producer_id", 0), "producer_id")})
+    return out
 
 
 def send_offsets(w: World, inp: dict[str, Any]) -> Observed:

@@ -127,7 +127,7 @@ def add_partitions(w: World, inp: dict[str, Any]) -> Observed:
     tid_raw = inp.get("transactional_id", DEFAULT_TID)
     pid, epoch = integer(inp.get("producer_id", 0), "producer_id"), integer(inp.get("producer_epoch", 0), "producer_epoch")
     if inp.get("verify_only") or inp.get("verifyOnly"):
-        answers = api.verify_partitions(w.coordinator(tid), tid_raw, pid, epoch, parts)
+        answers = api.verify_partitions(w.coordinator(tid), tid_raw, pid, epoch, parts, w.protocol)
         errs = {w.partitions.name(p): {"error": error_name(e), "error_code": e} for p, e in answers}
         common = {e for _, e in answers}
         out: Observed = {"per_partition": errs, "txn_log_append": None, "state_after": w.meta_view(w.txns.get(tid, NO_METADATA))}

@@ -1,15 +1,19 @@
 """TxnOffsetCommit validation on the classic group coordinator (KIP-447 zombie fencing).
 
-Three Kafka versions, chosen by ``check`` (a switch of the model):
+Four Kafka version ranges, chosen by ``check`` (a switch of the model):
 
 * ``"pre-kip447"`` (before 2.5; TxnOffsetCommit v0-2 carries no group metadata): only a Dead group is
   refused (COORDINATOR_NOT_AVAILABLE). A zombie whose partitions moved still commits offsets.
-* ``"2.5"`` (2.5 - 2.8, before KAFKA-9365 ``ed7c071e07f``): Dead -> COORDINATOR_NOT_AVAILABLE; a
+* ``"2.5"`` (2.5.0 - 2.8.x: ``doTxnCommitOffsets`` as KAFKA-9365 ``ed7c071e07f``, 2.5.0, wrote it): Dead -> COORDINATOR_NOT_AVAILABLE; a
   static member whose instance id maps to another member id -> FENCED_INSTANCE_ID; a non-empty
   unknown member id -> UNKNOWN_MEMBER_ID; a generation >= 0 that is not the group's ->
   ILLEGAL_GENERATION (a generation >= 0 with an empty member id is only generation-checked).
-* ``"current"`` (``GroupCoordinator.validateOffsetCommit`` with isTransactional, 3.0+):
-  Dead -> COORDINATOR_NOT_AVAILABLE; generation < 0 on an Empty group -> accepted; if generation >= 0,
+* ``"3.0"`` (3.0.0 - 3.2.x: ``GroupCoordinator.validateOffsetCommit`` as ``5dae3648abd`` wrote it): as
+  ``"current"`` without its Empty-group shortcut, so a generation < 0 with a member id or an instance id
+  on an Empty group is checked as a member (UNKNOWN_MEMBER_ID) instead of accepted.
+* ``"current"`` (``GroupCoordinator.validateOffsetCommit`` with isTransactional, 3.3.0+; the shortcut is
+  KAFKA-14201 ``706adc39f6a``, in 3.3.0 and 3.4.0): Dead -> COORDINATOR_NOT_AVAILABLE; generation < 0 on
+  an Empty group -> accepted; if generation >= 0,
   or a member id, or an instance id is given: the instance id must be a known static member
   (UNKNOWN_MEMBER_ID) mapped to this member id (FENCED_INSTANCE_ID), the member id must be in the
   group (UNKNOWN_MEMBER_ID) and the generation must be the group's (ILLEGAL_GENERATION); otherwise
@@ -26,7 +30,7 @@ from eoscheck.model.transactions.codes import Errors
 
 from .metadata import NO_INSTANCE_ID, NO_MEMBER_ID, GroupMeta, GroupState, has_member, static_member_id
 
-CHECKS = ("pre-kip447", "2.5", "current")
+CHECKS = ("pre-kip447", "2.5", "3.0", "current")
 
 
 def txn_offset_commit_error(ops: Ops, *, check: str, group_dead, group_empty, group_generation, req_generation,
@@ -51,7 +55,7 @@ def txn_offset_commit_error(ops: Ops, *, check: str, group_dead, group_empty, gr
                ops.ite(ops.and_(ops.ge(req_generation, zero), ops.ne(req_generation, group_generation)),
                        c(E.ILLEGAL_GENERATION),
                        c(E.NONE)))))
-    if check != "current":
+    if check not in ("3.0", "current"):
         raise ValueError(f"unknown TxnOffsetCommit check {check!r}; one of {CHECKS}")
     member_checks = ops.ite(ops.and_(req_instance_defined, ops.not_(instance_known)), c(E.UNKNOWN_MEMBER_ID),
                     ops.ite(ops.and_(req_instance_defined, ops.not_(instance_member_matches)), c(E.FENCED_INSTANCE_ID),
@@ -59,6 +63,8 @@ def txn_offset_commit_error(ops: Ops, *, check: str, group_dead, group_empty, gr
                     ops.ite(ops.ne(req_generation, group_generation), c(E.ILLEGAL_GENERATION),
                             c(E.NONE)))))
     identified = ops.or_(ops.ge(req_generation, zero), ops.not_(req_member_empty), req_instance_defined)
+    if check == "3.0":
+        return ops.ite(group_dead, c(E.COORDINATOR_NOT_AVAILABLE), ops.ite(identified, member_checks, c(E.NONE)))
     return ops.ite(group_dead, c(E.COORDINATOR_NOT_AVAILABLE),
            ops.ite(ops.and_(ops.lt(req_generation, zero), group_empty), c(E.NONE),
            ops.ite(identified, member_checks,

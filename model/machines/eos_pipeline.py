@@ -776,8 +776,9 @@ def _group_stable(s: PipelineState) -> bool:
 SWITCHES = {
     "deployment": Switch("one producer per input partition (static transactional id, pre-KIP-447 Streams) or one "
                          "per instance/thread (KIP-447)", "per-thread", ("per-partition", "per-thread")),
-    "txn_offset_commit_check": Switch("TxnOffsetCommit group fencing: none (before 2.5), 2.5-2.8, or current",
-                                      "current", ("pre-kip447", "2.5", "current")),
+    "txn_offset_commit_check": Switch("TxnOffsetCommit group fencing: none (before 2.5), 2.5 (2.5-2.8), 3.0 "
+                                      "(3.0-3.2), or current (3.3+)",
+                                      "current", ("pre-kip447", "2.5", "3.0", "current")),
     "require_stable": Switch("when OffsetFetch sets require_stable: always (shipped consumer), read_committed (KIP "
                              "text), never (before KIP-447)", "always", ("always", "read_committed", "never")),
     "timeout_abort_bumps_epoch": Switch("the timeout abort fences the producer with an epoch bump (KAFKA-6119, "
@@ -816,7 +817,8 @@ VARIANTS = {
     "eos-beta-pre-kip447": Variant("per-thread producers on a pre-KIP-447 broker: no generation checks, no "
                                    "require_stable (must break exactly-once)",
                                    {"txn_offset_commit_check": "pre-kip447", "require_stable": "never"}),
-    "eos-alpha-pre-kip447": Variant("per-partition producers, pre-KIP-447 (Kafka Streams exactly_once before 2.6)",
+    "eos-alpha-pre-kip447": Variant("per-partition producers, pre-KIP-447 (Kafka Streams exactly_once against a "
+                                    "broker before 2.5, whose TxnOffsetCommit v0-2 carries no group metadata)",
                                     {"deployment": "per-partition", "txn_offset_commit_check": "pre-kip447",
                                      "require_stable": "never"}),
     "eos-alpha-kip447": Variant("per-partition producers with KIP-447 checks",
@@ -843,8 +845,8 @@ VARIANTS = {
     "kip890-tv2": Variant("KIP-447 plus KIP-890 parts 1 and 2 (4.0.0, the 2024 snapshot): verification, an epoch "
                           "bump per transaction, and two bumps on a fence-abort",
                           {"kip890_verification": True, "tv2_epoch_bump": True}),
-    "kip890-tv2-kafka-19367": Variant("as kip890-tv2 after KAFKA-19367 (June 2025; 4.0 branch, 4.1+): one bump on "
-                                      "a fence-abort",
+    "kip890-tv2-kafka-19367": Variant("as kip890-tv2 after KAFKA-19367 (June 2025; the 4.0 branch after 4.0.0 via "
+                                      "PR 19991, and 4.1+): one bump on a fence-abort",
                                       {"kip890_verification": True, "tv2_epoch_bump": True,
                                        "tv2_fence_double_bump": False}),
     "tv2-without-verification": Variant("KIP-447 with only the per-transaction epoch bump of KIP-890 part 2",

@@ -41,6 +41,8 @@ class InFlightBatch(NamedTuple):
     producer_id: int
     epoch: int
     sequence_reset: bool = False
+    #: answered with a retriable error and queued again (``ProducerBatch.inRetry``)
+    retried: bool = False
 
 
 class PartitionEntry(NamedTuple):
@@ -50,6 +52,9 @@ class PartitionEntry(NamedTuple):
     last_acked_sequence: int = -1
     last_acked_offset: int = -1
     in_flight: tuple[InFlightBatch, ...] = ()
+    #: ``partitionsWithUnresolvedSequences``: the sequence after a batch that expired in retry (its
+    #: append is unknown), -1 when resolved
+    unresolved: int = -1
 
 
 def _inc(seq: int, inc: int, max_seq: int) -> int:
@@ -86,7 +91,7 @@ def restart_sequences(entry: PartitionEntry, max_seq: int, producer_id: int | No
         moved.append(b._replace(base_sequence=seq, producer_id=pid, epoch=ep, sequence_reset=True))
         seq = _inc(seq, b.records, max_seq)
     return entry._replace(producer_id=pid, epoch=ep, next_sequence=seq, last_acked_sequence=-1,
-                          in_flight=tuple(moved))
+                          in_flight=tuple(moved), unresolved=-1)
 
 
 class ErrorReaction(NamedTuple):
@@ -104,8 +109,10 @@ class ErrorReaction(NamedTuple):
     completed: bool = False
 
 
-#: produce errors that are fatal for the producer (``maybeTransitionToErrorState``)
-FATAL_PRODUCE_ERRORS = frozenset({Errors.PRODUCER_FENCED})
+#: produce errors that are fatal for the producer, idempotent or transactional
+#: (``maybeTransitionToErrorState``: ProducerFencedException and UnsupportedVersionException; the
+#: authorization exceptions there are outside the model)
+FATAL_PRODUCE_ERRORS = frozenset({Errors.PRODUCER_FENCED, Errors.UNSUPPORTED_VERSION})
 
 
 def adjust_sequences_after_failure(entry: PartitionEntry, failed: InFlightBatch) -> PartitionEntry:
@@ -117,13 +124,20 @@ def adjust_sequences_after_failure(entry: PartitionEntry, failed: InFlightBatch)
 
 
 def on_produce_error(entry: PartitionEntry, name: str, error: int, log_start_offset: int, *, transactional: bool,
-                     unresolved: bool = False, max_seq: int = 2**31 - 1, can_retry: bool = True) -> ErrorReaction:
+                     unresolved: bool = False, max_seq: int = 2**31 - 1, can_retry: bool = True,
+                     adjust_sequences: bool = True, producer_fatal: bool = False) -> ErrorReaction:
     """``Sender.completeBatch`` for a refused batch: ``TransactionManager.canRetry`` (``can_retry``:
-    the Sender's own conditions - delivery timeout, retries left), else ``handleFailedBatch``."""
+    the Sender's own conditions - delivery timeout, retries left), else ``handleFailedBatch``
+    (``adjust_sequences``: false for a batch that expired or ran out of retries, whose sequence may
+    have been written). ``unresolved``: the partition's sequence is unresolved (also read from the
+    entry). ``producer_fatal``: the producer is already in a fatal error (nothing but the removal)."""
     batch = next(b for b in entry.in_flight if b.name == name)
+    unresolved = unresolved or entry.unresolved >= 0
 
     def retry(e: PartitionEntry = entry, bump: bool = False) -> ErrorReaction:
-        return ErrorReaction(True, bump, False, False, e)
+        # reenqueueBatch: the batch is now in retry (a later expiry leaves its sequence unresolved)
+        again = tuple(b._replace(retried=True) if b.name == name else b for b in e.in_flight)
+        return ErrorReaction(True, bump, False, False, e._replace(in_flight=again))
 
     if can_retry:
         if error == Errors.UNKNOWN_PRODUCER_ID:
@@ -138,7 +152,8 @@ def on_produce_error(entry: PartitionEntry, name: str, error: int, log_start_off
             if not unresolved and (batch.sequence_reset or batch.base_sequence != expected_next):
                 return retry()
             if not transactional:
-                return retry(bump=True)
+                # a gap for sure only without an unresolved sequence, or right after it
+                return retry(bump=not unresolved or batch.base_sequence == entry.unresolved)
         elif error in RETRIABLE:
             return retry()
     rest = entry._replace(in_flight=tuple(b for b in entry.in_flight if b.name != name))
@@ -151,14 +166,67 @@ def on_produce_error(entry: PartitionEntry, name: str, error: int, log_start_off
                              completed=True)
     # handleFailedBatch
     fatal = error in FATAL_PRODUCE_ERRORS
-    if fatal:
+    if fatal or producer_fatal:
+        # a producer in a fatal error only drops the batch
         return ErrorReaction(False, False, False, False, rest, True)
     if error == Errors.UNKNOWN_PRODUCER_ID:
         # resetSequenceForPartition: the partition's entry is dropped
         return ErrorReaction(False, False, transactional, True, PartitionEntry(entry.producer_id, entry.epoch))
     if not transactional:
-        return ErrorReaction(False, True, False, False, rest)
+        # an OutOfOrderSequenceException bumps the epoch whether or not sequences may be adjusted
+        return ErrorReaction(False, adjust_sequences or error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, False, False, rest)
+    if not adjust_sequences:
+        return ErrorReaction(False, False, True, False, rest)
     return ErrorReaction(False, False, True, False, adjust_sequences_after_failure(rest, batch))
+
+
+def mark_sequence_unresolved(entry: PartitionEntry, name: str, max_seq: int) -> PartitionEntry:
+    """``markSequenceUnresolved``: the sequence after the batch (the largest such) is unresolved."""
+    batch = next(b for b in entry.in_flight if b.name == name)
+    after = _inc(last_sequence(batch, max_seq), 1, max_seq)
+    return entry._replace(unresolved=after if entry.unresolved < 0 else max(entry.unresolved, after))
+
+
+def expire_batch(entry: PartitionEntry, name: str, *, transactional: bool, max_seq: int) -> ErrorReaction:
+    """The Sender expires a batch past delivery.timeout.ms: it fails with a TimeoutException without
+    adjusting sequences, and a batch that was in retry leaves the partition's sequence unresolved
+    (``Sender.sendProducerData``)."""
+    batch = next(b for b in entry.in_flight if b.name == name)
+    marked = mark_sequence_unresolved(entry, name, max_seq) if batch.retried else entry
+    return on_produce_error(marked, name, int(Errors.REQUEST_TIMED_OUT), -1, transactional=transactional,
+                            max_seq=max_seq, can_retry=False, adjust_sequences=False)
+
+
+RESOLVED, PENDING, BUMP, ABORTABLE_BUMP, FATAL = "resolved", "pending", "bump", "abortable-bump", "fatal"
+
+
+def maybe_resolve_sequences(entry: PartitionEntry, *, transactional: bool, can_bump_epoch: bool,
+                            max_seq: int) -> tuple[PartitionEntry, str]:
+    """``maybeResolveSequences`` for one partition: once nothing is in flight, an unresolved sequence
+    is resolved if the next sequence follows the last acknowledged one; otherwise the idempotent
+    producer bumps its epoch for the partition, the transactional one gets an abortable error with an
+    epoch bump (or a fatal one when the coordinator cannot bump)."""
+    if entry.unresolved < 0:
+        return entry, RESOLVED
+    if entry.in_flight:
+        return entry, PENDING
+    done = entry._replace(unresolved=-1)
+    expected = _inc(entry.last_acked_sequence, 1, max_seq) if entry.last_acked_sequence >= 0 else 0
+    if expected == entry.next_sequence:
+        return done, RESOLVED
+    if not transactional:
+        return done, BUMP
+    return done, ABORTABLE_BUMP if can_bump_epoch else FATAL
+
+
+def maybe_update_producer_id_and_epoch(entry: PartitionEntry, producer_id: int, epoch: int,
+                                       max_seq: int) -> PartitionEntry:
+    """``TransactionManager.maybeUpdateProducerIdAndEpoch`` (before the partition's next drain): a
+    partition still on an older producer id or epoch (the bump was asked for by another partition)
+    starts again at sequence 0 under the producer's pair once its last in-flight batch completed."""
+    if (entry.producer_id, entry.epoch) == (producer_id, epoch) or entry.in_flight:
+        return entry
+    return restart_sequences(entry, max_seq, producer_id, epoch)
 
 
 def bump_idempotent_epoch(entry: PartitionEntry, max_seq: int) -> PartitionEntry:

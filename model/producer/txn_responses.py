@@ -1,0 +1,78 @@
+"""The transactional producer's reaction to an answer from the transaction coordinator
+(``TransactionManager``'s ``InitProducerIdHandler``, ``AddPartitionsToTxnHandler``,
+``AddOffsetsToTxnHandler``, ``EndTxnHandler`` and ``FindCoordinatorHandler.handleResponse``, 2.7+
+with KIP-588 and KIP-890's TRANSACTION_ABORTABLE).
+
+What every handler shares: NONE completes the request; NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE
+look the coordinator up again and resend; any other retriable error resends; INVALID_PRODUCER_EPOCH
+and PRODUCER_FENCED are a fatal ``ProducerFencedException`` (an old coordinator still answers
+INVALID_PRODUCER_EPOCH for a fence); TRANSACTION_ABORTABLE is abortable. Where they differ:
+
+* INVALID_TXN_STATE is fatal with its own exception (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn);
+* UNKNOWN_PRODUCER_ID and INVALID_PRODUCER_ID_MAPPING are ``abortableErrorIfPossible``: abortable
+  with an epoch bump after the abort when the coordinator can bump (InitProducerId v3+), otherwise
+  fatal (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn);
+* an error nobody expected is fatal (a ``KafkaException``), except in AddPartitionsToTxn, which
+  collects it as a partition error and makes the transaction abortable.
+
+Authorization errors (abortable or fatal by handler) are outside the model.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..errors import RETRIABLE, Errors
+
+DONE, RETRY, LOOKUP_RETRY, ABORTABLE, FATAL = "done", "retry", "lookup-retry", "abortable", "fatal"
+
+#: the requests whose answers this module reads
+APIS = ("InitProducerId", "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn", "FindCoordinator")
+
+
+class TxnResponseReaction(NamedTuple):
+    action: str  # DONE / RETRY / LOOKUP_RETRY / ABORTABLE / FATAL
+    #: the exception the request's result and lastError carry ('' when none)
+    exception: str
+    #: epochBumpRequired is set: after the abort, InitProducerId bumps the epoch
+    bump_epoch: bool = False
+
+
+_EXCEPTION = {
+    Errors.INVALID_TXN_STATE: "InvalidTxnStateException",
+    Errors.UNKNOWN_PRODUCER_ID: "UnknownProducerIdException",
+    Errors.INVALID_PRODUCER_ID_MAPPING: "InvalidPidMappingException",
+    Errors.TRANSACTION_ABORTABLE: "TransactionAbortableException",
+}
+
+
+def on_txn_response(api: str, error: int, *, can_bump_epoch: bool, pid_mapping_fatal: bool = False) -> TxnResponseReaction:
+    """The handler's reaction to ``error`` answering ``api`` (one of ``APIS``); ``can_bump_epoch``:
+    ``TransactionManager.canBumpEpoch`` (the coordinator supports InitProducerId v3).
+    ``pid_mapping_fatal``: the 4.0+ client, where INVALID_PRODUCER_ID_MAPPING is fatal (KAFKA-18019,
+    PR 17822: recovering from it could let a fenced instance process again after the id expired)."""
+    if api not in APIS:
+        raise ValueError(f"not a transaction coordinator request: {api!r}")
+    if error == Errors.NONE:
+        return TxnResponseReaction(DONE, "")
+    if api != "FindCoordinator" and error in (Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE):
+        return TxnResponseReaction(LOOKUP_RETRY, "")
+    if error in RETRIABLE:
+        return TxnResponseReaction(RETRY, "")
+    if api != "FindCoordinator" and error in (Errors.INVALID_PRODUCER_EPOCH, Errors.PRODUCER_FENCED):
+        return TxnResponseReaction(FATAL, "ProducerFencedException")
+    if error == Errors.TRANSACTION_ABORTABLE:
+        return TxnResponseReaction(ABORTABLE, _EXCEPTION[Errors.TRANSACTION_ABORTABLE])
+    if api in ("AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn"):
+        if error == Errors.INVALID_TXN_STATE:
+            return TxnResponseReaction(FATAL, _EXCEPTION[Errors.INVALID_TXN_STATE])
+        if error == Errors.INVALID_PRODUCER_ID_MAPPING and pid_mapping_fatal:
+            return TxnResponseReaction(FATAL, _EXCEPTION[Errors.INVALID_PRODUCER_ID_MAPPING])
+        if error in (Errors.UNKNOWN_PRODUCER_ID, Errors.INVALID_PRODUCER_ID_MAPPING):
+            # abortableErrorIfPossible
+            exc = _EXCEPTION[Errors(error)]
+            return TxnResponseReaction(ABORTABLE, exc, True) if can_bump_epoch else TxnResponseReaction(FATAL, exc)
+    if api == "AddPartitionsToTxn":
+        # an unexpected partition error: "Could not add partitions to transaction due to errors"
+        return TxnResponseReaction(ABORTABLE, "KafkaException")
+    return TxnResponseReaction(FATAL, "KafkaException")

@@ -1,0 +1,249 @@
+"""The conform profiles (``model/api/protocol.py``) against their version table: each profile is a
+contiguous range of Kafka releases, lacks exactly the features first released after its range, and has
+the switch values ``SWITCH_HISTORY`` gives every version of its range; the behaviours that tell
+neighbouring profiles apart are checked directly."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from eoscheck.model.api import coordinator as coordinator_api
+from eoscheck.model.api import leader as leader_api
+from eoscheck.model.api.protocol import (
+    FEATURE_SINCE,
+    FEATURES,
+    PROFILE_ALIASES,
+    PROFILE_TABLE,
+    PROFILES,
+    SNAPSHOT_2024_10,
+    SWITCH_HISTORY,
+    TRUNK_END,
+    history_value,
+    profile_for,
+    protocol,
+    version,
+)
+from eoscheck.model.errors import Errors
+from eoscheck.model.group.metadata import NO_MEMBER_ID, GroupState, new_group
+from eoscheck.model.group.txn_offset_commit import validate_txn_offset_commit
+from eoscheck.model.partition.producer_state import find_entry
+from eoscheck.model.state import TxnMetadata
+from eoscheck.model.transactions.codes import TxnState
+
+#: apache/kafka's release tags from 2.0.0 to 3.9.0 (``git tag`` of the mirror; 3.9.0 is its rc3), each of which
+#: exactly one profile must stand for
+_TAGS = ("2.0.0 2.0.1 2.1.0 2.1.1 2.2.0 2.2.1 2.2.2 2.3.0 2.3.1 2.4.0 2.4.1 2.5.0 2.5.1 2.6.0 2.6.1 2.6.2 2.6.3 "
+         "2.7.0 2.7.1 2.7.2 2.8.0 2.8.1 2.8.2 3.0.0 3.0.1 3.0.2 3.1.0 3.1.1 3.1.2 3.2.0 3.2.1 3.2.2 3.2.3 3.3.0 "
+         "3.3.1 3.3.2 3.4.0 3.4.1 3.5.0 3.5.1 3.5.2 3.6.0 3.6.1 3.6.2 3.7.0 3.7.1 3.8.0 3.9.0")
+RELEASES = tuple(version(t) for t in _TAGS.split(" "))
+
+
+def _covering(at: tuple[int, ...]) -> list[str]:
+    return [n for n, p in PROFILE_TABLE.items() if p.first <= at <= p.last]
+
+
+def test_every_release_and_the_snapshot_has_exactly_one_profile() -> None:
+    for release in (*RELEASES, SNAPSHOT_2024_10, (4, 0, 0), TRUNK_END):
+        assert len(_covering(release)) == 1, (release, _covering(release))
+
+
+def test_profiles_are_contiguous_ranges_without_gaps() -> None:
+    ordered = sorted(PROFILE_TABLE.items(), key=lambda kv: kv[1].first)
+    for (_, lo), (name, hi) in itertools.pairwise(ordered):
+        assert lo.last < hi.first, name
+        # no release falls between two neighbouring profiles
+        assert not [r for r in RELEASES if lo.last < r < hi.first], name
+    for name, p in PROFILE_TABLE.items():
+        assert p.first <= p.last and p.protocol.name == name
+
+
+@pytest.mark.parametrize("name", list(PROFILE_TABLE))
+def test_a_profile_lacks_exactly_the_features_released_after_its_range(name: str) -> None:
+    p = PROFILE_TABLE[name]
+    assert set(FEATURE_SINCE) == set(FEATURES)
+    for feature, since in FEATURE_SINCE.items():
+        if since.first > p.last:
+            assert feature in p.protocol.lacks, (name, feature)
+        else:
+            # a feature inside the range would make the profile stand for versions with and without it
+            assert since.first <= p.first, (name, feature, "changes inside the range")
+            assert feature not in p.protocol.lacks, (name, feature)
+
+
+@pytest.mark.parametrize("name", list(PROFILE_TABLE))
+def test_a_profile_has_the_switch_values_of_every_version_of_its_range(name: str) -> None:
+    p = PROFILE_TABLE[name]
+    for field, history in SWITCH_HISTORY.items():
+        changes = [first for first, _ in history if p.first < first <= p.last]
+        assert not changes, (name, field, "changes inside the range at", changes)
+        assert getattr(p.protocol, field) == history_value(field, p.first), (name, field)
+    # the feature-level switches agree with the features
+    assert p.protocol.producer_fenced == ("kip-588" not in p.protocol.lacks)
+    assert p.protocol.failed_fence_keeps_epoch == ("kafka-9666" not in p.protocol.lacks)
+    assert p.protocol.verification_abortable == ("transaction-abortable" not in p.protocol.lacks)
+    assert (p.protocol.init_producer_id == "pre-kip360") == ("kip-360" in p.protocol.lacks)
+    assert (p.protocol.txn_offset_commit == "pre-kip447") == ("kip-447" in p.protocol.lacks)
+
+
+def test_each_profile_doc_names_its_versions_and_evidence() -> None:
+    for name, p in PROFILE_TABLE.items():
+        assert len(p.doc) > 80, name
+        if p.last <= (3, 9, 0):
+            first = ".".join(map(str, p.first[:2]))
+            assert p.doc.startswith("released ") and first in p.doc, name
+    for since in FEATURE_SINCE.values():
+        assert since.evidence
+
+
+def test_old_profile_names_still_resolve() -> None:
+    assert PROFILE_ALIASES == {"kafka-2.7-3.9": "kafka-3.8-3.9", "kafka-2.0-2.4": "kafka-2.0-2.3"}
+    for old, new in PROFILE_ALIASES.items():
+        assert old in PROFILES and protocol(old) == protocol(new) and protocol(old).name == new
+    with pytest.raises(KeyError, match="unknown variant"):
+        protocol("kafka-9.9")
+
+
+def test_a_commit_date_picks_the_release_its_trunk_commit_went_into() -> None:
+    # a trunk commit after a branch cut goes into the next release
+    assert profile_for(None, "2019-05-01") == "kafka-2.0-2.3"
+    assert profile_for(None, "2019-06-01") == "kafka-2.4.0"
+    assert profile_for(None, "2019-11-13") == "kafka-2.5"  # KAFKA-8710 (KIP-360), first tag 2.5.0
+    assert profile_for(None, "2020-03-28") == "kafka-2.6"  # KAFKA-9600, first tag 2.6.0
+    assert profile_for(None, "2020-08-12") == "kafka-2.7-2.8"  # KAFKA-9911, first tag 2.7.0
+    assert profile_for(None, "2022-09-08") == "kafka-3.3-3.5"  # KAFKA-14201
+    assert profile_for(None, "2023-09-04") == "kafka-3.7"  # KAFKA-15424; KAFKA-15449 (2023-10-02) too
+    assert profile_for(None, "2023-06-01") == "kafka-3.6"
+    assert profile_for(None, "2024-03-22") == "kafka-3.8-3.9"  # KAFKA-16314, first tag 3.8.0
+    assert profile_for(None, "2024-10-25") == "kafka-2024-10"
+    assert profile_for("1eb7644349cb07139d6a3c1ad1986979647cac99", None) == "kafka-2024-10"
+
+
+# --- the behaviours that tell neighbouring profiles apart ---------------------------------------------
+
+
+def _leader_with_fenced_producer(name: str) -> leader_api.LeaderState:
+    """Producer 7 writes a data batch at epoch 0 (time 10); then an ABORT marker with epoch 1 (the
+    coordinator's fence) is written at time 50, which clears its batch cache."""
+    p = protocol(name)
+    st = leader_api.LeaderState((), 0, now=10)
+    res, st = leader_api.append_batch(st, leader_api.ProduceBatch(7, 0, 0, 0, transactional=True), p)
+    assert res.error == Errors.NONE
+    st = st._replace(now=50)
+    res, st = leader_api.append_marker(st, leader_api.MarkerRequest(7, 1, 0, 0), p)
+    assert res.error == Errors.NONE
+    return st
+
+
+def test_kafka_9144_markers_set_the_producer_timestamp_from_2_4_1() -> None:
+    old = find_entry(_leader_with_fenced_producer("kafka-2.4.0").producers, 7)
+    new = find_entry(_leader_with_fenced_producer("kafka-2.4.1").producers, 7)
+    assert old is not None and new is not None
+    assert new.last_timestamp == 50
+    # the new epoch cleared the cache: nothing keeps the old timestamp, so the entry is NO_TIMESTAMP
+    assert old.last_timestamp == -1 and old.epoch == new.epoch == 1
+    # ... and expires measured from NO_TIMESTAMP (2.4.0: at once on a real clock), while 2.4.1 keeps it
+    # until 50 + expiration
+    for name, kept in (("kafka-2.4.0", False), ("kafka-2.4.1", True)):
+        st = _leader_with_fenced_producer(name)._replace(now=60)
+        after = leader_api.remove_expired_producers(st, 55)
+        assert (find_entry(after.producers, 7) is not None) == kept, name
+
+
+def test_3_0_to_3_2_check_a_member_id_with_generation_minus_one_on_an_empty_group() -> None:
+    """KAFKA-14201 (3.3.0): a generation < 0 on an Empty group is accepted whatever the member id; 3.0.0-3.2.x's
+    validateOffsetCommit checks the member (UNKNOWN_MEMBER_ID: an Empty group has none)."""
+    empty = new_group(1)._replace(generation_id=3)
+    assert empty.state == GroupState.EMPTY and not empty.members
+    answers = {name: validate_txn_offset_commit(empty, check=protocol(name).txn_offset_commit, generation_id=-1,
+                                                member_id=5)
+               for name in ("kafka-2.7-2.8", "kafka-3.0-3.2", "kafka-3.3-3.5")}
+    assert answers == {"kafka-2.7-2.8": Errors.UNKNOWN_MEMBER_ID, "kafka-3.0-3.2": Errors.UNKNOWN_MEMBER_ID,
+                       "kafka-3.3-3.5": Errors.NONE}
+    # with no member id all three accept (the request a pre-KIP-447 or eos-alpha producer sends)
+    for name in answers:
+        assert validate_txn_offset_commit(empty, check=protocol(name).txn_offset_commit, generation_id=-1,
+                                          member_id=NO_MEMBER_ID) == Errors.NONE
+
+
+def _ongoing(epoch: int) -> coordinator_api.CoordinatorState:
+    meta = TxnMetadata(True, 10, 10, epoch, -1, int(TxnState.ONGOING), False)
+    return coordinator_api.CoordinatorState(meta, 20)
+
+
+def test_kafka_2_5_fence_keeps_the_old_epoch_as_last_epoch_so_the_fenced_producer_gets_the_new_one() -> None:
+    """Fidelity audit C2: in 2.5.x the timeout abort records the epoch before the fence as lastProducerEpoch,
+    so the fenced producer's InitProducerId(pid, old epoch) passes as a retry and gets the fenced epoch;
+    2.6.0 sets lastProducerEpoch to -1 and the same request is fenced."""
+    answers = {}
+    for name in ("kafka-2.5", "kafka-2.6"):
+        p = protocol(name)
+        wrote, st = coordinator_api.abort_timed_out(_ongoing(3), p)
+        assert wrote and st.metadata.epoch == 4 and st.metadata.state == TxnState.PREPARE_ABORT
+        assert st.metadata.last_epoch == (3 if name == "kafka-2.5" else -1)
+        _, st = coordinator_api.complete_transaction(st, p)
+        resp, _ = coordinator_api.handle_init_producer_id(
+            st, coordinator_api.InitProducerIdRequest("t", 10, 3, version=3), p)
+        answers[name] = (resp.error, resp.epoch)
+    assert answers["kafka-2.5"] == (Errors.NONE, 4)
+    assert answers["kafka-2.6"] == (Errors.INVALID_PRODUCER_EPOCH, -1)  # no PRODUCER_FENCED before 2.7
+
+
+def test_kafka_9666_a_failed_fence_is_not_bumped_again_from_2_6() -> None:
+    epochs = {}
+    for name in ("kafka-2.5", "kafka-2.6"):
+        p = protocol(name)
+        _, st = coordinator_api.abort_timed_out(_ongoing(3), p, append_error=Errors.NOT_ENOUGH_REPLICAS)
+        assert st.metadata.epoch == 4 and st.metadata.state == TxnState.ONGOING
+        assert st.metadata.has_failed_epoch_fence == (name == "kafka-2.6")
+        _, st = coordinator_api.abort_timed_out(st, p)
+        epochs[name] = st.metadata.epoch
+    assert epochs == {"kafka-2.5": 5, "kafka-2.6": 4}
+
+
+def test_kafka_16314_verification_outside_the_transaction_is_abortable_from_3_8() -> None:
+    meta = TxnMetadata(True, 10, 10, 3, -1, int(TxnState.ONGOING), False, partitions=(1,))
+    st = coordinator_api.CoordinatorState(meta, 20)
+    got = {name: dict(coordinator_api.verify_partitions(st, "t", 10, 3, (1, 2), protocol(name)))
+           for name in ("kafka-3.6", "kafka-3.7", "kafka-3.8-3.9")}
+    assert got["kafka-3.6"] == got["kafka-3.7"] == {1: Errors.NONE, 2: Errors.INVALID_TXN_STATE}
+    assert got["kafka-3.8-3.9"] == {1: Errors.NONE, 2: Errors.TRANSACTION_ABORTABLE}
+
+
+# --- the composed machines' named release variants (model/protocol.py) against the same table ------------
+
+#: named release variant -> the releases it claims (clipped to 2.0.0+, where SWITCH_HISTORY starts)
+_NAMED_RANGES = {
+    "kafka-1.0.2-2.3": ("2.0.0", "2.3.1"), "kafka-2.4": ("2.4.0", "2.4.0"), "kafka-2.4.1": ("2.4.1", "2.4.1"),
+    "kafka-2.6": ("2.6.0", "2.6.3"), "kafka-2.7-2.8": ("2.7.0", "2.8.2"), "kafka-3.0-3.2": ("3.0.0", "3.2.3"),
+    "kafka-3.3-3.5": ("3.3.0", "3.5.2"), "kafka-3.6-3.9": ("3.6.0", "3.9.0"),
+    # the two wide names kept for specs: their docs say which part of the range differs, and how
+    "kafka-2.5-2.8": ("2.7.0", "2.8.2"), "kafka-3.0-3.5": ("3.3.0", "3.5.2"),
+}
+
+#: composed decision -> (the conform switch that records the same change, how to read it)
+_SAME_CHANGE = {
+    "broker_retain_producer_state": "broker_retain_producer_state", "broker_unknown_producer": "broker_unknown_producer",
+    "client_version": "client_version", "init_producer_id": "init_producer_id",
+    "marker_sets_producer_timestamp": "marker_sets_producer_timestamp", "txn_offset_commit_check": "txn_offset_commit",
+    # KIP-588 brought both PRODUCER_FENCED and the abortable InvalidProducerEpochException (2.7.0)
+    "invalid_producer_epoch_abortable": "producer_fenced",
+}
+
+
+@pytest.mark.parametrize("name", list(_NAMED_RANGES))
+def test_named_release_variants_of_the_composed_machines_match_the_version_table(name: str) -> None:
+    from eoscheck.model.protocol import VARIANTS
+    p = VARIANTS[name].protocol.as_switches()
+    lo, hi = (version(v) for v in _NAMED_RANGES[name])
+    for release in (r for r in RELEASES if lo <= r <= hi):
+        for decision, conform in _SAME_CHANGE.items():
+            assert p[decision] == history_value(conform, release), (name, release, decision)
+        assert p["partition_verification"] == (release >= FEATURE_SINCE["kip-890-verification"].first)
+        assert p["transaction_version"] == "tv1"
+    if name == "kafka-2.5-2.8":
+        assert VARIANTS[name].protocol == VARIANTS["kafka-2.7-2.8"].protocol
+        assert "kafka-2.6" in VARIANTS[name].doc and "2.5.x" in VARIANTS[name].doc
+    if name == "kafka-3.0-3.5":
+        assert VARIANTS[name].protocol == VARIANTS["kafka-3.3-3.5"].protocol
+        assert VARIANTS["kafka-3.0-3.2"].protocol == VARIANTS[name].protocol.with_(txn_offset_commit_check="3.0")
