@@ -39,6 +39,7 @@ from .sweep import print_sweep
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 ENGINES = tuple(STRATEGIES)
+MAX_WIDTH = 10_000  # show --width: wider than any terminal, small enough to allocate
 
 
 class UsageError(Exception):
@@ -207,12 +208,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         with handle_termination():
-            return _run(argv)
+            jvm_before = _gateway_jvm()
+            try:
+                return _run(argv)
+            finally:
+                if jvm_before is None:
+                    _no_jvm_left()
     except KeyboardInterrupt:
-        print("eoscheck: interrupted", file=sys.stderr)
+        print(f"eoscheck: interrupted{_where_interrupted()}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Terminated as exc:
-        print(f"eoscheck: terminated by {exc.name}", file=sys.stderr)
+        print(f"eoscheck: terminated by {exc.name}{_where_interrupted()}", file=sys.stderr)
         return exc.exit_code
     except UsageError as exc:
         print(_one_line(exc), file=sys.stderr)
@@ -223,12 +229,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help / --version, or a signal Spark's session turned into an exit
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
         if code > 128:
-            print(f"eoscheck: terminated by signal {code - 128}", file=sys.stderr)
+            print(f"eoscheck: terminated by {_signal_name(code - 128)}{_where_interrupted()}",
+                  file=sys.stderr)
         return code
     except BrokenPipeError:
         # `eoscheck show x.json | head`: the reader left; nothing to report.
         _silence_stdout()
         return EXIT_OK
+    except OSError as exc:
+        # The last resort for a file-system failure no check foresaw (a disk filling up, a
+        # directory removed mid-run): still one line and exit 2, not a traceback.
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"eoscheck: error: {where}{exc.strerror or _one_line(exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
 
 
 def _run(argv: list[str]) -> int:
@@ -242,6 +255,40 @@ def _run(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     args.argv = argv  # the command line, for outputs that say how to reproduce them
     return int(args.func(args))
+
+
+def _signal_name(signum: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def _gateway_jvm() -> Any:
+    """The JVM process PySpark runs for this process, if any (None before the first session)."""
+    context = getattr(sys.modules.get("pyspark"), "SparkContext", None)
+    return getattr(getattr(context, "_gateway", None), "proc", None)
+
+
+def _no_jvm_left() -> None:
+    """A run that started Spark ends its JVM before the CLI exits (else it outlives the run). A JVM
+    that was running before (a caller's session, as the tests share one) is left alone."""
+    if _gateway_jvm() is None:
+        return
+    from .explore.spark_session import shutdown_jvm
+
+    shutdown_jvm()
+
+
+def _where_interrupted() -> str:
+    """The partial counts of the exploration a signal cut short, with no verdict (never a
+    "holds" for a run that did not finish)."""
+    from .progress import interrupted_at
+
+    at = interrupted_at()
+    return f" {_one_line(Exception(at))}; no verdict" if at else ""
 
 
 def _one_line(exc: BaseException) -> str:
@@ -552,6 +599,9 @@ def _toml(value: Any) -> str:
 def cmd_show(args: argparse.Namespace) -> int:
     from .view import ViewError, make_console, render
 
+    if args.width is not None and args.width > MAX_WIDTH:
+        # the chart allocates a canvas row per column: --width 999999999 took gigabytes
+        raise BadInput(f"--width {args.width}: at most {MAX_WIDTH:,} columns")
     if args.chart and (args.full or args.actor):
         raise BadInput("--chart draws every actor at every step; --full and --actor apply to the "
                        "step-by-step view")

@@ -90,6 +90,26 @@ def _describe(st: os.stat_result) -> str | None:
     return None
 
 
+def _name_too_long(path: Path, existing: Path) -> str | None:
+    """Why a path that does not exist yet cannot be created for its length, or None.
+
+    Checked up front because the kernel reports ENOENT for a missing parent before
+    ENAMETOOLONG, so ``os.stat`` alone lets an over-long name (a long spec name plus
+    ``.PROPERTY.itf.json``) through to the write, after the whole run."""
+    try:
+        name_max = os.pathconf(existing, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        name_max = 255
+    for part in path.relative_to(existing).parts:
+        size = len(os.fsencode(part))
+        if size > name_max:
+            return f"a file name of {size} bytes is too long (at most {name_max} here)"
+    size = len(os.fsencode(str(path)))
+    if size >= 4096:
+        return f"the path is too long ({size} bytes)"
+    return None
+
+
 def _nearest_dir(path: Path) -> Path:
     """The closest existing ancestor (the directory that the write will create parents in)."""
     for parent in path.parents:
@@ -107,6 +127,10 @@ def check_output(path: str | Path, what: str = "output") -> None:
     text = str(path)
     if not text:
         raise OutputError(f"{what}: the file name is empty")
+    if text.endswith(os.sep) and not os.path.isdir(text):
+        # A trailing slash names a directory; writing a file called "x.md" for "x.md/" would
+        # not be what was asked.
+        raise OutputError(f"{text}: {what}: names a directory (trailing '/'), not a file")
     if _is_stream(text):
         return
     real = os.path.realpath(text)
@@ -130,11 +154,16 @@ def check_output(path: str | Path, what: str = "output") -> None:
         raise OutputError(f"{text}: {what}: {parent} is not a directory")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise OutputError(f"{text}: {what}: cannot create a file in {parent} (permission denied)")
+    too_long = _name_too_long(Path(real), parent)
+    if too_long:
+        raise OutputError(f"{text}: {what}: {too_long}")
 
 
 def check_directory(path: str | Path, what: str = "--out") -> None:
     """Raise OutputError unless ``path`` is (or can be created as) a writable directory."""
     text = str(path)
+    if not text:
+        raise OutputError(f"{what}: the directory name is empty (use . for this directory)")
     real = Path(os.path.realpath(text))
     if real.exists():
         if not real.is_dir():
@@ -147,6 +176,9 @@ def check_directory(path: str | Path, what: str = "--out") -> None:
         raise OutputError(f"{text}: {what}: {parent} is not a directory")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise OutputError(f"{text}: {what}: cannot create it in {parent} (permission denied)")
+    too_long = _name_too_long(real, parent)
+    if too_long:
+        raise OutputError(f"{text}: {what}: {too_long}")
 
 
 def same_file(a: str | Path, b: str | Path) -> bool:

@@ -30,6 +30,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from .signals import Terminated
+
 #: makes this module a package, so the per-file modules below can be its submodules
 __path__: list[str] = []
 
@@ -118,7 +120,16 @@ def load_module(file_part: str) -> ModuleType:
     except SyntaxError as exc:
         where = f"{file_part}:{exc.lineno}" if exc.lineno else file_part
         raise PathModelError(f"model file {where}: {exc.msg}") from None
-    except Exception as exc:  # noqa: BLE001 - the user's module failed while importing; one line
+    except (KeyboardInterrupt, Terminated):
+        raise  # the user's Ctrl-C or a kill, not the file's fault
+    except SystemExit as exc:
+        # A model file that calls sys.exit() while being imported would otherwise end the run
+        # with its code (0: a check that never ran reports success).
+        line = _failing_line(exc, path)
+        where = f"{file_part}:{line}" if line else file_part
+        raise PathModelError(f"model file {where} called sys.exit({exc.code!r}) while being "
+                             "imported") from None
+    except BaseException as exc:  # noqa: BLE001 - the user's module failed while importing; one line
         line = _failing_line(exc, path)
         where = f"{file_part}:{line}" if line else file_part
         raise PathModelError(f"model file {where} failed to import: {type(exc).__name__}: {exc}") from None

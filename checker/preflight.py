@@ -111,11 +111,20 @@ def _check_outputs(args: argparse.Namespace, specs: Sequence[Spec]) -> None:
             named.append((flag, Path(value)))
     if args.graph:
         named.extend(("--graph", p) for p in graph_paths(args.graph, specs))
-    check_directory(args.out, "--out")
     for spec in specs:
         for prop in candidate_properties(spec):
             for path in counterexample_paths(spec.name, prop, args.out):
                 named.append((f"the counterexample of {spec.name}", path))
+    check_output_set(named, spec_files, args.out)
+
+
+def check_output_set(named: Sequence[tuple[str, Path]], spec_files: Sequence[Path],
+                     out_dir: str) -> None:
+    """The files one run may write (``what`` names each; counterexamples' start "the
+    counterexample"): none is an input spec, no two are the same file, each is writable, and no
+    counterexample would replace a file eoscheck did not write. Raises PreflightError or
+    OutputError."""
+    check_directory(out_dir, "--out")
     for what, path in named:
         if any(same_file(path, s) for s in spec_files):
             raise PreflightError(f"{path}: {what} would overwrite a spec file")

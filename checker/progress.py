@@ -14,6 +14,26 @@ from typing import IO, Any
 
 from .result import Stats
 
+#: the run in progress, as last reported to any reporter: (title, stats, level); None between runs
+_current: tuple[str, Stats, int | None] | None = None
+
+
+def _remember(title: str, stats: Stats | None, level: int | None = None) -> None:
+    global _current
+    _current = None if stats is None else (title, stats, level)
+
+
+def interrupted_at() -> str | None:
+    """Where the run stood when it was interrupted, for the CLI's one line (TLC prints its counts
+    on Ctrl-C too): "in SPEC (bfs) after 1,234 distinct states, depth 9, 2.5 s". None when no
+    exploration was under way (between specs, or before the first one started)."""
+    if _current is None:
+        return None
+    title, stats, level = _current
+    depth = level if level is not None else stats.depth
+    return (f"in {title} after {stats.distinct:,} distinct states, depth {depth}, "
+            f"{stats.elapsed:.1f} s")
+
 
 class Progress:
     """Silent reporter; also the interface the others implement.
@@ -28,13 +48,17 @@ class Progress:
         return f"{self.subject} ({label})" if self.subject else label
 
     def start(self, label: str) -> None:
-        pass
+        _remember(self.title(label), Stats())
 
     def update(self, stats: Stats, level: int | None = None, note: str = "") -> None:
-        pass
+        if _current is not None:
+            _remember(_current[0], stats, level)
 
     def finish(self, stats: Stats) -> None:
-        pass
+        # explore() also finishes the display while an interrupt unwinds: keep the counts then,
+        # for the line the CLI prints
+        if sys.exc_info()[0] is None:
+            _remember("", None)
 
 
 def _summary(label: str, stats: Stats, level: int | None, note: str) -> str:
@@ -60,16 +84,19 @@ class PlainProgress(Progress):
         self._next = 0.0
 
     def start(self, label: str) -> None:
+        super().start(label)
         self.label = self.title(label)
         self._next = time.monotonic() + self.interval
 
     def update(self, stats: Stats, level: int | None = None, note: str = "") -> None:
+        super().update(stats, level, note)
         now = time.monotonic()
         if now >= self._next:
             self._next = now + self.interval
             print(_summary(self.label, stats, level, note), file=self.stream, flush=True)
 
     def finish(self, stats: Stats) -> None:
+        super().finish(stats)
         # Only runs long enough to have printed progress get a closing line; short runs stay quiet.
         if stats.elapsed >= self.interval:
             print(_summary(self.label, stats, None, "done"), file=self.stream, flush=True)
@@ -107,16 +134,19 @@ class LiveProgress(Progress):
     def start(self, label: str) -> None:
         from rich.live import Live
 
+        super().start(label)
         self.label = self.title(label)
         self.live = Live(self._render(Stats(), None, "starting"), console=self.console,
                          refresh_per_second=4, transient=True)
         self.live.start()
 
     def update(self, stats: Stats, level: int | None = None, note: str = "") -> None:
+        super().update(stats, level, note)
         if self.live is not None:
             self.live.update(self._render(stats, level, note))
 
     def finish(self, stats: Stats) -> None:
+        super().finish(stats)
         if self.live is not None:
             self.live.stop()
             self.live = None

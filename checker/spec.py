@@ -9,6 +9,7 @@ is and exits 2.
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -297,7 +298,8 @@ def _check(v: _Validator, md: ModelDef, table: dict[str, Any]) -> CheckOptions:
             raise v.error(str(exc), "check.spark", named.group(1) if named else None) from None
     for key, value in table.items():
         attr, types, described, minimum = _CHECK_KEYS[key]
-        if not _type_ok(value, types):
+        # nan passes every comparison with a minimum, and no limit of nan ever stops a run
+        if not _type_ok(value, types) or (isinstance(value, float) and math.isnan(value)):
             raise v.error(f"check.{key} must be {described}, got {_show(value)}", "check", key)
         if minimum is not None and value < minimum:
             raise v.error(f"check.{key} must be at least {minimum}, got {value}"
@@ -316,6 +318,9 @@ def _check(v: _Validator, md: ModelDef, table: dict[str, Any]) -> CheckOptions:
             if p not in md.properties and p not in md.temporal:
                 raise v.error(f"unknown property '{p}' of model {md.name}; valid properties: "
                               f"{_one_of(list(md.properties) + list(md.temporal))}", "check", "properties")
+        twice = next((p for i, p in enumerate(props) if p in props[:i]), None)
+        if twice is not None:
+            raise v.error(f"check.properties lists '{twice}' twice", "check", "properties")
         if not props:
             raise v.error("check.properties is empty; omit it to check every property",
                           "check", "properties")

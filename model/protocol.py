@@ -94,6 +94,14 @@ class Tv2MarkerEpochCheck(str, Enum):
     STRICT_RETRY = "strict-retry"
 
 
+class Tv2PartitionAdd(str, Enum):
+    """Who adds a data partition to a transaction-version-2 transaction, and when the leader skips it."""
+
+    CLIENT = "client"
+    LEADER = "leader"
+    LEADER_EPOCH_BLIND = "leader-epoch-blind"
+
+
 class TxnOffsetCommitCheck(str, Enum):
     """The group coordinator's checks of a TxnOffsetCommit (KIP-447's zombie fencing)."""
 
@@ -145,6 +153,12 @@ class Protocol:
         "(InvalidProducerEpochException, with an epoch bump after the abort where the client bumps; before, "
         "the producer was fenced: False for 2.6 and earlier, variant kafka-2.6)",
         "KIP-588 (2.7); fidelity audit C6")
+    client_pid_mapping_fatal: bool = _decision(
+        False,
+        "an INVALID_PRODUCER_ID_MAPPING answer to AddPartitionsToTxn, AddOffsetsToTxn or EndTxn is fatal for the "
+        "transactional client (4.0+); False: the 2.5-3.9 client's abortableErrorIfPossible (abortable, and the "
+        "abort skips EndTxn and bumps with InitProducerId(producer id, epoch), where the coordinator can bump)",
+        "KIP-360 (2.5); KAFKA-18019 (4.0, PR 17822)")
     client_tv_change: ClientTvChange = _decision(
         ClientTvChange.NONE,
         "a transactional client switches its transaction version once between two transactions: none, "
@@ -233,6 +247,25 @@ class Protocol:
         "coordinator's retry of a marker the leader already wrote; strict-retry, as strict but a marker at the "
         "stored epoch while the producer has no open transaction is a retry and succeeds",
         "KAFKA-19446 (strict); KAFKA-19999 (strict-retry)")
+    tv2_partition_add: Tv2PartitionAdd = _decision(
+        Tv2PartitionAdd.CLIENT,
+        "with tv2, how a data partition joins the transaction: client, the client's AddPartitionsToTxn before it "
+        "produces (the model's abstraction of 4.0's implicit add; a produce to a transaction still completing waits "
+        "for CONCURRENT_TRANSACTIONS to clear, as with the leader's epoch-aware check); leader, the TV2 client sends "
+        "no AddPartitionsToTxn and the leader adds the partition with the coordinator before the append unless the "
+        "producer has a transaction open there at the batch's epoch (4.0.0: hasOngoingTransaction(producerId, "
+        "epoch), KAFKA-18654); leader-epoch-blind, as leader but the add is skipped when the producer has a "
+        "transaction open there at any epoch (trunk December 2024 - January 2025, never released), so a batch of "
+        "the next transaction, sent after EndTxn answered and before the marker, joins the completing one",
+        "KIP-890 part 2; KAFKA-18575, KAFKA-18654 (4.0.0)")
+    tv2_upgrade_bumps_epoch: bool = _decision(
+        True,
+        "a client that upgrades to TV2 between two transactions (client_tv_change=upgrade) bumps its epoch with "
+        "InitProducerId(producer id, epoch) after its last TV1 EndTxn, so its first TV2 batches cannot join the TV1 "
+        "transaction still completing on a leader (4.0.0; False: trunk December 2024). Honoured where the leader "
+        "adds partitions (tv2_partition_add leader modes): with the client's own AddPartitionsToTxn the model's "
+        "upgrade keeps the epoch, as the add waits for the TV1 transaction to complete either way",
+        "KIP-890 part 2; KAFKA-18227 (4.0.0)")
     rotation_markers_new_producer_id: bool = _decision(
         False,
         "counterfactual: a TV2 transaction whose epoch overflowed writes its markers under the new producer "
@@ -284,6 +317,12 @@ class Protocol:
         if self.per_partition_group_metadata and self.client_version != ClientVersion.KIP360:
             return ("per_partition_group_metadata needs client_version=kip360 (sendOffsetsToTransaction takes "
                     "group metadata from 2.5 on)")
+        every_tv2 = self.transaction_version == TransactionVersion.TV2 and self.client_tv_change == ClientTvChange.NONE
+        upgrade = self.transaction_version == TransactionVersion.TV1 and self.client_tv_change == ClientTvChange.UPGRADE
+        if self.tv2_partition_add != Tv2PartitionAdd.CLIENT and not (every_tv2 or upgrade):
+            return (f"tv2_partition_add={self.tv2_partition_add.value} needs every producer a TV2 client "
+                    "(transaction_version=tv2, client_tv_change=none) or upgrading to TV2 (transaction_version=tv1, "
+                    "client_tv_change=upgrade)")
         if self.broker_batch_cache < 1:
             return "broker_batch_cache must be at least 1"
         return None
@@ -368,7 +407,15 @@ KAFKA_3_0 = KAFKA_2_5.with_(txn_offset_commit_check="current")
 #: 3.0.0-3.2.x: validateOffsetCommit without KAFKA-14201's Empty-group shortcut (3.3.0)
 KAFKA_3_0_0 = KAFKA_3_0.with_(txn_offset_commit_check="3.0")
 KAFKA_3_6 = KAFKA_3_0.with_(partition_verification=True)
-KAFKA_4_0 = KAFKA_3_6.with_(transaction_version="tv2", client_epoch_bump_after_abort=False)
+KAFKA_4_0 = KAFKA_3_6.with_(transaction_version="tv2", client_epoch_bump_after_abort=False,
+                            client_pid_mapping_fatal=True)
+#: 4.0.0 with the leader's implicit partition add of KIP-890 part 2 modelled (KAFKA-18654's epoch-aware check)
+KAFKA_4_0_LEADER_ADD = KAFKA_4_0.with_(tv2_partition_add="leader")
+#: the 4.0 development trunk before KAFKA-18575 / KAFKA-18654 (December 2024 - January 2025, never released)
+KAFKA_4_0_DEV_2025_01 = KAFKA_4_0.with_(tv2_partition_add="leader-epoch-blind")
+#: the 4.0 development trunk before KAFKA-18227 (December 2024, after KAFKA-14563 removed the TV2 client's
+#: AddPartitionsToTxn; never released)
+KAFKA_4_0_DEV_2024_12 = KAFKA_4_0_DEV_2025_01.with_(tv2_upgrade_bumps_epoch=False)
 #: a what-if of two switches, never released as such (fidelity audit C7)
 KAFKA_LATER_TRUNK = KAFKA_4_0.with_(persist_prev_producer_id=True)
 #: trunk after KAFKA-19367 (one bump per fence-abort) and the Java TransactionMetadata (KAFKA-18884),
@@ -423,6 +470,20 @@ VARIANTS: dict[str, NamedProtocol] = {
     "kafka-4.0": NamedProtocol("Kafka 4.0.0 with transaction.version 2: KIP-890 parts 1 and 2 (an epoch bump per "
                                "transaction, two on a fence-abort until KAFKA-19367 reached the 4.0 branch in June "
                                "2025); the TV2 client does not bump after an abort", KAFKA_4_0),
+    "kafka-4.0-leader-add": NamedProtocol("Kafka 4.0 as kafka-4.0, with KIP-890 part 2's implicit partition add "
+                                          "modelled: the TV2 client sends no AddPartitionsToTxn, the leader adds the "
+                                          "partition unless the producer has a transaction open there at the "
+                                          "batch's epoch (KAFKA-18654, 4.0.0)", KAFKA_4_0_LEADER_ADD),
+    "kafka-4.0-dev-2025-01": NamedProtocol("the 4.0 development trunk of December 2024 - January 2025 (never "
+                                           "released): as kafka-4.0-leader-add, but the leader skips the add when "
+                                           "the producer has a transaction open at any epoch, so the next "
+                                           "transaction's batch can join the one still completing (KAFKA-18575)",
+                                           KAFKA_4_0_DEV_2025_01),
+    "kafka-4.0-dev-2024-12": NamedProtocol("the 4.0 development trunk of December 2024 (never released), after "
+                                           "KAFKA-14563 moved a TV2 partition's add to the leader: as "
+                                           "kafka-4.0-dev-2025-01, and a client upgrading to TV2 keeps its epoch, "
+                                           "so its first TV2 batches can join its last TV1 transaction (KAFKA-18227)",
+                                           KAFKA_4_0_DEV_2024_12),
     "kafka-later-trunk": NamedProtocol("what-if, never released as such: 4.0 with PreviousProducerId persisted "
                                        "and lastProducerEpoch not (fidelity audit C7)", KAFKA_LATER_TRUNK),
     "kafka-java-coordinator": NamedProtocol("trunk August - November 2025: the Java TransactionMetadata "

@@ -293,8 +293,9 @@ class TxnProducer(NamedTuple):
     parts: tuple[IdempotentClient, ...]
     committed: int  # ghost: transactions whose EndTxn(COMMIT) was answered NONE
     aborted: int  # ghost: transactions the application aborted
-    #: the abortable error needs an epoch bump after the abort (KIP-360: a sent batch failed or timed out)
-    bump_after_abort: bool
+    #: the abortable error needs an epoch bump after the abort (KIP-360: a sent batch failed or timed out);
+    #: 2 (``transactional.SKIP_END_TXN``): the last error was InvalidPidMappingException, the abort skips EndTxn
+    bump_after_abort: int
     #: ghost: the error that made the producer fenced or fatal (0 while it is neither)
     fatal_error: int = 0
     #: consume-transform-produce: the next input offset to process (-1: unknown, OffsetFetch first)

@@ -402,6 +402,34 @@ def stop_session(spark: Any) -> None:
     _shipped.clear()
 
 
+def shutdown_jvm(timeout: float = 20.0) -> None:
+    """End the JVM PySpark launched for this process and wait for it, for a process about to exit.
+
+    ``spark.stop()`` keeps the gateway JVM for a later session; it only notices its parent is gone
+    when the parent's end of its stdin closes, at exit, and then spends a few tenths of a second in
+    shutdown hooks: the CLI returned with an orphan JVM still running. Here its stdin is closed
+    and the JVM is waited for (killed if it does not go), before the CLI exits."""
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    proc = getattr(gateway, "proc", None)
+    if gateway is None or proc is None:
+        return
+    with contextlib.suppress(Exception):
+        gateway.shutdown()
+    with contextlib.suppress(Exception):
+        if proc.stdin is not None:
+            proc.stdin.close()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=5)
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+
+
 def _ship(sc: Any, machines: list[Any]) -> None:
     """addPyFile what executors of a cluster need to unpickle ``machines`` (once per session)."""
     if is_local_master(sc.master) or _workdir is None:

@@ -34,6 +34,7 @@ from typing import Any
 import z3
 
 from ..counterexample import CexStep, Counterexample, CounterexampleError, write_counterexample
+from ..outfile import OutputError
 from ..spec import Spec, SpecError, collect_spec_paths, load_spec
 from .obligations import Obligation, ProofSet
 from .runner import CexTrace, ObligationResult, prove
@@ -41,6 +42,8 @@ from .runner import CexTrace, ObligationResult, prove
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 PROVE_KEYS = ("obligations", "mutation", "timeout", "max_k", "source")
 DEFAULT_TIMEOUT = 60.0
+#: Z3 takes its timeout as an unsigned 32-bit count of milliseconds (about 49 days)
+MAX_TIMEOUT = 4_000_000
 SUMMARY_FORMAT = "eoscheck-proof-summary"
 SUMMARY_VERSION = 1
 
@@ -145,8 +148,10 @@ def proof_run(spec: Spec, only: Sequence[str] | None = None, timeout: float | No
                               f"{', '.join(sorted(proofs.mutations))}")
 
     spec_timeout = table.get("timeout", DEFAULT_TIMEOUT)
-    if isinstance(spec_timeout, bool) or not isinstance(spec_timeout, (int, float)) or spec_timeout <= 0:
-        raise ProveInputError(f"{where}: prove.timeout must be a positive number of seconds")
+    if (isinstance(spec_timeout, bool) or not isinstance(spec_timeout, (int, float))
+            or not 0 < spec_timeout <= MAX_TIMEOUT):
+        raise ProveInputError(f"{where}: prove.timeout must be a positive number of seconds, at most "
+                              f"{MAX_TIMEOUT:,}")
     max_k = table.get("max_k")
     if max_k is not None and (isinstance(max_k, bool) or not isinstance(max_k, int) or max_k < 1):
         raise ProveInputError(f"{where}: prove.max_k must be a positive integer")
@@ -286,19 +291,42 @@ def _write_text(path: str, text: str) -> None:
     write_text_atomic(path, text)
 
 
+def _check_outputs(args: argparse.Namespace, runs: Sequence[ProofRun]) -> None:
+    """Every file the run may write, checked as ``check`` checks its own before Z3 starts: a
+    --json naming the spec, or a directory, used to fail (or overwrite the spec) after the
+    proofs, with counterexamples already written."""
+    from ..counterexample import counterexample_paths
+    from ..preflight import PreflightError, check_output_set
+
+    named: list[tuple[str, Path]] = []
+    for flag, value in (("--json", args.json), ("--junit", args.junit)):
+        if value is not None:
+            named.append((flag, Path(value)))
+    for pr in runs:
+        for name in pr.names:
+            named.extend((f"the counterexample of {pr.spec.name}", p)
+                         for p in counterexample_paths(pr.spec.name, name, args.out))
+    try:
+        check_output_set(named, [pr.spec.path for pr in runs], args.out)
+    except PreflightError as exc:
+        raise ProveInputError(str(exc)) from None
+
+
 # --- entry point ------------------------------------------------------------------------------------
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        if args.timeout is not None and not args.timeout > 0:
-            raise ProveInputError("eoscheck prove: --timeout must be positive")
+        if args.timeout is not None and not 0 < args.timeout <= MAX_TIMEOUT:
+            raise ProveInputError(f"eoscheck prove: --timeout must be positive and at most {MAX_TIMEOUT:,} "
+                                  "seconds")
         runs = [proof_run(load_spec(p), args.obligation, args.timeout) for p in collect_spec_paths(args.specs)]
         names = [r.spec.name for r in runs]
         dup = next((n for n in names if names.count(n) > 1), None)
         if dup is not None:
             raise ProveInputError(f"spec name {dup!r} is used twice (counterexample files would collide)")
-    except (SpecError, ProveInputError) as exc:
+        _check_outputs(args, runs)
+    except (SpecError, ProveInputError, OutputError) as exc:
         print(f"eoscheck: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return EXIT_BAD_INPUT
 

@@ -8,6 +8,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from eoscheck.checker.outfile import OutputError, check_output, same_file, write_output
+
 from ..api.protocol import PROFILES
 from .harness import DISAGREE, dumps, run_file
 from .report import render
@@ -33,13 +35,23 @@ def run(args: argparse.Namespace) -> int:
         vf = load_vectors(args.vectors)
     except VectorFileError as exc:
         raise ConformInputError(str(exc)) from None
+    if args.json is not None:
+        # Before the run, as check does: --json naming the vector file used to replace it.
+        if same_file(args.json, args.vectors):
+            raise ConformInputError(f"{args.json}: --json would overwrite the vector file")
+        if not Path(args.json).parent.is_dir():  # conform never created directories
+            raise ConformInputError(f"{args.json}: --json: no such directory {Path(args.json).parent}")
+        try:
+            check_output(args.json, "--json")
+        except OutputError as exc:
+            raise ConformInputError(str(exc)) from None
     result = run_file(vf, args.variant)
     print(render(result, verbose=args.verbose))
     if args.json:
         try:
-            Path(args.json).write_text(dumps(result) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise ConformInputError(f"cannot write {args.json}: {exc.strerror or exc}") from None
+            write_output(args.json, dumps(result) + "\n")
+        except OutputError as exc:
+            raise ConformInputError(str(exc)) from None
     sys.stdout.flush()
     return 1 if any(v.outcome == DISAGREE for v in result.vectors) else 0
 

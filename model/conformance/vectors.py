@@ -43,6 +43,9 @@ def _need(cond: bool, where: str, what: str) -> None:
 
 def load_vectors(path: str | Path) -> VectorFile:
     p = Path(path)
+    if p.exists() and not p.is_file() and not p.is_dir():
+        # a FIFO blocks the read for ever, /dev/zero never ends it
+        raise VectorFileError(f"{p}: not a regular file")
     try:
         raw = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -53,6 +56,8 @@ def load_vectors(path: str | Path) -> VectorFile:
         raise VectorFileError(f"{p}: cannot read: {exc}") from None
     except json.JSONDecodeError as exc:
         raise VectorFileError(f"{p}: not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise VectorFileError(f"{p}: nested too deeply to read") from None
     return parse_vectors(raw, str(p))
 
 

@@ -24,7 +24,8 @@ AddPartitionsToTxn, EndTxn) and the coordinator's log appends are atomic with th
 its retry: ``eos_endtxn``); markers
 are written partition by partition and a refused marker is not retried; every transaction of a
 producer writes ``batches`` records to every output partition; a TV2 client still sends
-AddPartitionsToTxn and never sends EndTxn for a transaction with no partition (so the TV2 abort
+AddPartitionsToTxn (unless ``tv2_partition_add`` makes the leader add the partition:
+``eos_tv2_add``) and never sends EndTxn for a transaction with no partition (so the TV2 abort
 from Empty does not arise); a TV2 EndTxn at the exhausted epoch rotates to a new producer id, but
 the coordinator's own timeout abort there is cut by ``max_epoch``; a coordinator failover reloads
 ``txn_log`` (nextProducerId is not persisted: a rotation in PrepareX across a failover is not
@@ -103,6 +104,7 @@ from ..protocol import (
     Protocol,
     Support,
     TransactionVersion,
+    Tv2PartitionAdd,
     from_switches,
     refusal,
 )
@@ -367,6 +369,19 @@ def _may_fail_unfenced(step: tuple) -> bool:
     return not (error == 0 and action in _ERROR_IS_FATAL)
 
 
+#: EndTxn's error field when no EndTxn was sent: nothing added (aborted locally), or the last error was
+#: InvalidPidMappingException (``beginCompletingTransaction`` goes straight to InitProducerId)
+_LOCAL_ABORT, _SKIPPED_END_TXN = -1, -2
+
+
+def _end_txn_error_name(e: int) -> str:
+    if e == _LOCAL_ABORT:
+        return "no partition added: aborted locally"
+    if e == _SKIPPED_END_TXN:
+        return "InvalidPidMapping: EndTxn skipped, InitProducerId(producer id, epoch) next"
+    return error_name(e)
+
+
 #: PrepareCommit and PrepareAbort as ints (the markers' gates: an IntEnum member costs ~100 ns to compare)
 _PREPARING = frozenset({int(TxnState.PREPARE_COMMIT), int(TxnState.PREPARE_ABORT)})
 _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOutTransaction", "WriteTxnMarker",
@@ -441,9 +456,22 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
     coordinator_failovers = Budget("coordinator_failovers", doc="transaction coordinator failovers")
     restarts = Budget("restarts", doc="producer instances restarted (the old one lives on as a zombie)")
 
+    #: whether this class's TV2 leaders add partitions (``tv2_partition_add``: ``eos_tv2_add``)
+    leader_adds_partitions: ClassVar[bool] = False
+
+    def __new__(cls, protocol: Protocol | None = None, *args: Any, **kwargs: Any) -> EosMachine:  # noqa: PYI034
+        # ``EosMachine(protocol, ...)`` runs a protocol whose TV2 leaders add partitions on the class
+        # that models them (``machine_class``); a derived class stays itself (and is refused below);
+        # unpickling calls this without arguments
+        runs = machine_class(protocol) if cls is EosMachine and protocol is not None else cls
+        return super().__new__(runs)
+
     def __init__(self, protocol: Protocol, bounds: Mapping[str, int], memoize: bool = True,
                  extensions: Mapping[str, SwitchValue] | None = None) -> None:
         why = refusal(protocol, SUPPORT)
+        if why is None and protocol.tv2_partition_add != Tv2PartitionAdd.CLIENT and not self.leader_adds_partitions:
+            why = (f"{type(self).__name__} cannot honour tv2_partition_add={protocol.tv2_partition_add.value} "
+                   "(a class derived from EosMachine keeps the client's AddPartitionsToTxn)")
         if why is not None:
             raise ValueError(why)
         self.protocol = p = protocol
@@ -470,6 +498,11 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
             persist_last_epoch=p.persist_last_epoch, persist_prev_producer_id=p.persist_prev_producer_id,
             tv2=self.server_tv2, tv2_fence_double_bump=p.tv2_fence_double_bump,
             prev_pid_every_transition=p.previous_producer_id_update == PreviousProducerIdUpdate.EVERY_TRANSITION)
+        #: the client's table for coordinator errors (``producer.txn_responses``): canBumpEpoch is a KIP-360
+        #: client with a coordinator that has InitProducerId v3; KAFKA-18019 makes the 4.0 client's
+        #: INVALID_PRODUCER_ID_MAPPING fatal
+        self.txn_errors = {"can_bump_epoch": p.client_version == ClientVersion.KIP360 and self.coordinator.kip360,
+                           "pid_mapping_fatal": p.client_pid_mapping_fatal}
         self._txn_slots: tuple[int, int] = (0, 0)
         config = {name: bounds[name] for name in ("producers", "partitions", "max_ticks", "lost_responses",
                                                   "produce_timeouts", "txn_timeouts", "delete_records",
@@ -663,7 +696,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
           writes=("producer[t]", "txn[t]", "txn_log[t]"), results=("error",), show={"error": error_name})
     def add_offsets(self, producer: TxnProducer, txn: TxnMetadata) -> Any:
         out = add_partitions_to_txn(txn, producer.producer_id, producer.epoch, (OFFSETS,))
-        client = tx.on_add_offsets(producer, out.error)
+        client = tx.on_add_offsets(producer, out.error, **self.txn_errors)
         if client is None:
             return None
         return {**(self._coordinator(out.meta) if out.wrote else {}), "producer": client, "error": int(out.error)}
@@ -742,7 +775,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         moves = []
         for p in tx.partitions_to_add(producer):
             out = add_partitions_to_txn(txn, producer.producer_id, producer.epoch, (p,))
-            client = tx.on_add_partitions(producer, p, out.error)
+            client = tx.on_add_partitions(producer, p, out.error, **self.txn_errors)
             if client is None:
                 continue  # CONCURRENT_TRANSACTIONS: retried later, nothing changes
             moves.append({**(self._coordinator(out.meta) if out.wrote else {}), "producer": client, "p": p,
@@ -795,7 +828,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
     @precondition(lambda self, producer: tx.ready_to_commit(producer, self.consume) or tx.ready_to_abort(producer))
     @rule("EndTxn", params={"t": "producer"}, reads=("producer[t]", "txn[t]", "next_producer_id"),
           writes=("producer[t]", "txn[t]", "txn_log[t]", "next_producer_id"), results=("result", "error"),
-          show={"error": lambda e: error_name(e) if e >= 0 else "no partition added: aborted locally"})
+          show={"error": _end_txn_error_name})
     def end_transaction(self, producer: TxnProducer, txn: TxnMetadata, next_producer_id: int) -> Any:
         """commitTransaction once every batch is acknowledged; abortTransaction after an abortable error
         once nothing is in flight (queued batches are aborted; with no partition added, locally)."""
@@ -806,9 +839,10 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         elif tx.ready_to_abort(producer):
             commit = False
             producer = tx.abort_undrained(producer)
-            if not producer.added and not producer.offsets:
+            skip = producer.bump_after_abort == tx.SKIP_END_TXN
+            if skip or (not producer.added and not producer.offsets):
                 client = tx.finish_transaction(producer, False, producer.epoch, bump_after_abort=bump, cfg=self.cfg)
-                return {"producer": client, "result": "ABORT", "error": -1}
+                return {"producer": client, "result": "ABORT", "error": _SKIPPED_END_TXN if skip else _LOCAL_ABORT}
         else:
             return None
         result = TxnResult.COMMIT if commit else TxnResult.ABORT
@@ -816,7 +850,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         out = self.coordinator_end_txn(txn, producer.producer_id, producer.epoch, int(result), producer.tv,
                                        next_producer_id)
         answered = tx.on_end_txn(producer, commit, out.error, answer_after_end_txn(out.meta), tv2=tv2,
-                                 bump_after_abort=bump, cfg=self.cfg)
+                                 bump_after_abort=bump, cfg=self.cfg, **self.txn_errors)
         if answered is None:
             return None  # CONCURRENT_TRANSACTIONS: retried
         rotated = out.wrote and out.meta.next_producer_id >= 0
@@ -834,7 +868,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
     @precondition(lambda self, zombie: zombie != ())
     @rule("ZombieEndTxn", params={"t": _zombies}, reads=("zombie[t]", "txn[t]", "next_producer_id"),
           writes=("zombie[t]", "txn[t]", "txn_log[t]", "next_producer_id"), results=("result", "error"),
-          show={"error": lambda e: error_name(e) if e >= 0 else "no partition added: aborted locally"})
+          show={"error": _end_txn_error_name})
     def zombie_end_transaction(self, zombie: TxnProducer, txn: TxnMetadata, next_producer_id: int) -> Any:
         """The old instance ends its transaction as if it were still the only one."""
         out = self.end_transaction(producer=zombie, txn=txn, next_producer_id=next_producer_id)
@@ -1034,6 +1068,15 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
 
 
 PROPERTY_DOCS: dict[str, str] = EosMachine.property_docs()
+
+
+def machine_class(protocol: Protocol) -> type[EosMachine]:
+    """The class that runs ``protocol``: TV2 leaders that add partitions (``tv2_partition_add``) have
+    their own HandleProduce, memoised on the coordinator's metadata too, so only they pay for it."""
+    if protocol.tv2_partition_add != Tv2PartitionAdd.CLIENT:
+        from .eos_tv2_add import Tv2LeaderAddMachine
+        return Tv2LeaderAddMachine
+    return EosMachine
 
 
 def build(switches: Mapping[str, Any], bounds: Mapping[str, int]) -> EosMachine:

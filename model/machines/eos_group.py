@@ -205,7 +205,7 @@ class CommitFields(NamedTuple):
     phase: int
     producer_id: int
     epoch: int
-    bump_after_abort: bool
+    bump_after_abort: int
     fatal_error: int
     position: int
     offsets: int

@@ -246,6 +246,8 @@ class InstancesMixin:
     bounds: dict[str, int]
     coordinator: Any
     protocol: Any
+    #: ``EosMachine.txn_errors``: canBumpEpoch and KAFKA-18019, the client's table switches
+    txn_errors: dict[str, bool]
 
     instance = Actors(count="instances", init=IDLE, symmetric="instance", show=_show_client,
                       projections={"started": Projection(_started, _with_started), "held": _held},
@@ -376,7 +378,7 @@ class InstancesMixin:
             new_meta = self._transit(meta, TxnState.ONGOING)
             return {"instance": instance._replace(phase=INIT_IN_TXN), "instances_txn": new_meta,
                     "instances_txn_log": self._log(new_meta), "error": error}
-        return self._on_txn_error(client, instance, error)
+        return self._on_txn_error(client, instance, error, "AddPartitionsToTxn")
 
     @precondition(lambda self, instance: instance.phase == INIT_IN_TXN)
     @rule("InstanceEndTxn", params={"client": _tx_steps},
@@ -419,8 +421,11 @@ class InstancesMixin:
             out["instance"] = instance._replace(phase=INIT_READY)
         return out
 
-    def _on_txn_error(self, client: int, instance: TxnClient, error: int) -> dict[str, Any]:
-        new, req = tc.on_txn_error(instance, client, error, kip360=self.coordinator.kip360)
+    def _on_txn_error(self, client: int, instance: TxnClient, error: int, api: str = "EndTxn") -> dict[str, Any]:
+        # the data producers' table and switches (``EosMachine.txn_errors``): one client per version
+        errs = self.txn_errors
+        new, req = tc.on_txn_error(instance, client, error, kip360=errs["can_bump_epoch"],
+                                   pid_mapping_fatal=errs["pid_mapping_fatal"], api=api)
         return {"instance": new, "error": error, **({"init_requests": req} if req is not None else {})}
 
     # the effect reads the (instance, attempt) pairs in flight (projections): the messages' other

@@ -38,6 +38,7 @@ from ..state import (
     TxnProducer,
 )
 from . import client as cl
+from . import txn_responses as tr
 from .client import _fail, _restart_sequences
 from .config import ClientConfig
 
@@ -47,6 +48,12 @@ OUTCOME_NAMES = {**cl.OUTCOME_NAMES, cl.FAILED: "failed (abortable)", FENCED: "f
 
 #: errors that mean "another instance or the coordinator fenced this producer epoch"
 FENCING_ERRORS = frozenset({Errors.PRODUCER_FENCED, Errors.INVALID_PRODUCER_EPOCH})
+
+#: ``TxnProducer.bump_after_abort`` when the abortable error is an InvalidPidMappingException (the
+#: coordinator no longer maps the transactional id to this producer id): ``beginCompletingTransaction``
+#: skips EndTxn, which the coordinator would refuse the same way, and sends InitProducerId(producer id,
+#: epoch) at once (2.5-3.9). True (1): bump after the abort's EndTxn; False (0): no bump.
+SKIP_END_TXN = 2
 
 
 def new_producer(partitions: int) -> TxnProducer:
@@ -104,13 +111,28 @@ def on_offset_fetch(p: TxnProducer, reaction: int, position: int) -> TxnProducer
     return p._replace(position=position) if reaction == FetchReaction.POSITION else None
 
 
-def on_add_offsets(p: TxnProducer, error: int) -> TxnProducer | None:
+def on_coordinator_error(p: TxnProducer, api: str, error: int, *, can_bump_epoch: bool,
+                         pid_mapping_fatal: bool) -> TxnProducer | None:
+    """The handler's reaction to a coordinator error (``txn_responses.on_txn_response``, the table the
+    conformance interface checks against Kafka's tests); None: resend (retriable). ``can_bump_epoch``:
+    a KIP-360 client talking to a coordinator with InitProducerId v3 (``canBumpEpoch``);
+    ``pid_mapping_fatal``: the 4.0+ client (KAFKA-18019)."""
+    r = tr.on_txn_response(api, error, can_bump_epoch=can_bump_epoch, pid_mapping_fatal=pid_mapping_fatal)
+    if r.action in (tr.RETRY, tr.LOOKUP_RETRY):
+        return None
+    if r.action == tr.ABORTABLE:
+        # transitionToAbortableError: lastError is this one (InvalidPidMappingException: EndTxn is skipped)
+        return _abortable(p, r.bump_epoch, skip_end_txn=error == Errors.INVALID_PRODUCER_ID_MAPPING)
+    return _fatal(p, error)
+
+
+def on_add_offsets(p: TxnProducer, error: int, *, can_bump_epoch: bool = False,
+                   pid_mapping_fatal: bool = False) -> TxnProducer | None:
     """The answer to AddOffsetsToTxn (the group's __consumer_offsets partition joins the transaction)."""
     if error == Errors.NONE:
         return p._replace(offsets=1)
-    if error in RETRIABLE:
-        return None
-    return _fatal(p, error)
+    return on_coordinator_error(p, "AddOffsetsToTxn", error, can_bump_epoch=can_bump_epoch,
+                                pid_mapping_fatal=pid_mapping_fatal)
 
 
 def on_txn_offset_commit(p: TxnProducer, error: int) -> TxnProducer:
@@ -130,13 +152,13 @@ def partitions_to_add(p: TxnProducer) -> tuple[int, ...]:
     return tuple(i for i, part in enumerate(p.parts) if part.batches and not p.added >> i & 1)
 
 
-def on_add_partitions(p: TxnProducer, partition: int, error: int) -> TxnProducer | None:
+def on_add_partitions(p: TxnProducer, partition: int, error: int, *, can_bump_epoch: bool = False,
+                      pid_mapping_fatal: bool = False) -> TxnProducer | None:
     """The answer to AddPartitionsToTxn; None: retry (CONCURRENT_TRANSACTIONS)."""
     if error == Errors.NONE:
         return p._replace(added=p.added | 1 << partition)
-    if error in RETRIABLE:
-        return None
-    return _fatal(p, error)
+    return on_coordinator_error(p, "AddPartitionsToTxn", error, can_bump_epoch=can_bump_epoch,
+                                pid_mapping_fatal=pid_mapping_fatal)
 
 
 def drain(p: TxnProducer, index: int, partition: int, now: int,
@@ -155,10 +177,13 @@ def _set_part(p: TxnProducer, partition: int, part: IdempotentClient) -> TxnProd
     return p._replace(parts=p.parts[:partition] + (part,) + p.parts[partition + 1:])
 
 
-def _abortable(p: TxnProducer, needs_bump: bool) -> TxnProducer:
+def _abortable(p: TxnProducer, needs_bump: bool, *, skip_end_txn: bool = False) -> TxnProducer:
+    """transitionToAbortableError: epochBumpRequired stays set once set; lastError is the new error, so
+    only the latest one decides whether the abort skips EndTxn (``SKIP_END_TXN``)."""
     if p.phase in (TXN_FENCED, TXN_FATAL):
         return p
-    return p._replace(phase=TXN_ABORTABLE, bump_after_abort=p.bump_after_abort or needs_bump)
+    bump = SKIP_END_TXN if skip_end_txn and needs_bump else bool(p.bump_after_abort) or needs_bump
+    return p._replace(phase=TXN_ABORTABLE, bump_after_abort=bump)
 
 
 def on_produce_response(p: TxnProducer, partition: int, resp: ProduceResponse, now: int,
@@ -236,15 +261,25 @@ def abort_undrained(p: TxnProducer) -> TxnProducer:
 
 
 def on_end_txn(p: TxnProducer, commit: bool, error: int, answer: tuple[int, int], *, tv2: bool,
-               bump_after_abort: bool, cfg: ClientConfig) -> TxnProducer | None:
+               bump_after_abort: bool, cfg: ClientConfig, can_bump_epoch: bool = False,
+               pid_mapping_fatal: bool = False) -> TxnProducer | None:
     """The answer to EndTxn (None: retry, CONCURRENT_TRANSACTIONS). A TV2 answer carries the producer
     id and bumped epoch the producer continues with (a new producer id at epoch 0 after an overflow;
     sequences restart); a KIP-360 client bumps its epoch with InitProducerId after aborting on an
-    error that needs it (``bump_after_abort``)."""
+    error that needs it (``bump_after_abort``). An error is the handler's (``on_coordinator_error``);
+    an abortable one with a bump answering EndTxn(ABORT) leaves the transaction aborted by the
+    application and the producer bumping: ``beginCompletingTransaction`` queued InitProducerId(producer
+    id, epoch) behind this EndTxn when a bump was already required, and the 2.5-3.9 client's
+    abortableErrorIfPossible requires one now (the state stays ABORTING_TRANSACTION)."""
     if error in RETRIABLE:
         return None
     if error != Errors.NONE:
-        return _fatal(p, error)
+        failed = on_coordinator_error(p, "EndTxn", error, can_bump_epoch=can_bump_epoch,
+                                      pid_mapping_fatal=pid_mapping_fatal)
+        if failed is None or commit or failed.phase != TXN_ABORTABLE or not failed.bump_after_abort:
+            return failed
+        return finish_transaction(failed._replace(bump_after_abort=True), False, p.epoch,
+                                  bump_after_abort=bump_after_abort, cfg=cfg)
     producer_id, epoch = answer if tv2 else (p.producer_id, p.epoch)
     return finish_transaction(p, commit, epoch, bump_after_abort=bump_after_abort, cfg=cfg, producer_id=producer_id)
 
@@ -306,6 +341,7 @@ __all__ = [
     "FENCED",
     "FENCING_ERRORS",
     "OUTCOME_NAMES",
+    "SKIP_END_TXN",
     "abort_undrained",
     "begin_transaction",
     "connection_closed",
@@ -317,6 +353,7 @@ __all__ = [
     "new_producer",
     "on_add_offsets",
     "on_add_partitions",
+    "on_coordinator_error",
     "on_end_txn",
     "on_init_producer_id",
     "on_offset_fetch",

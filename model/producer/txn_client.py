@@ -16,6 +16,7 @@ from ..state import (
     InitPidRequest,
     TxnClient,
 )
+from . import txn_responses as tr
 
 HANDLED, RETRYING, DROPPED_STALE = 0, 1, 2
 
@@ -49,12 +50,19 @@ def on_init_response(client: TxnClient, error: int, producer_id: int, epoch: int
     return client._replace(phase=INIT_FATAL)
 
 
-def on_txn_error(client: TxnClient, client_id: int, error: int, *,
-                 kip360: bool) -> tuple[TxnClient, InitPidRequest | None]:
-    """The client after an AddPartitionsToTxn/EndTxn error: a KIP-360 client re-initialises with its
-    pair on INVALID_PRODUCER_ID_MAPPING; PRODUCER_FENCED fences it; anything else is fatal. This is
-    the 2.5-3.9 client (fidelity audit C3): since 4.0 INVALID_PRODUCER_ID_MAPPING is fatal
-    (KAFKA-18019) and a TV2 client does not re-initialise after an abortable error (KAFKA-17898)."""
-    if error == Errors.INVALID_PRODUCER_ID_MAPPING and kip360:
+def on_txn_error(client: TxnClient, client_id: int, error: int, *, kip360: bool,
+                 pid_mapping_fatal: bool = False, api: str = "EndTxn") -> tuple[TxnClient, InitPidRequest | None]:
+    """The client after an AddPartitionsToTxn/EndTxn error, by the client's table
+    (``txn_responses.on_txn_response``; ``kip360``: canBumpEpoch, a KIP-360 client and coordinator).
+    An abortable error with an epoch bump re-initialises with the client's pair: for
+    INVALID_PRODUCER_ID_MAPPING ``beginCompletingTransaction`` skips EndTxn and sends InitProducerId at
+    once (2.5-3.9; the instances' transactions carry no data, so the abort has nothing else to do).
+    PRODUCER_FENCED fences it; a fatal error is fatal: INVALID_PRODUCER_ID_MAPPING before KIP-360 and,
+    with ``pid_mapping_fatal``, in the 4.0+ client (KAFKA-18019). This coordinator never answers
+    TRANSACTION_ABORTABLE or UNKNOWN_PRODUCER_ID, the abortable errors without an immediate bump."""
+    r = tr.on_txn_response(api, error, can_bump_epoch=kip360, pid_mapping_fatal=pid_mapping_fatal)
+    if r.action == tr.ABORTABLE and r.bump_epoch and error == Errors.INVALID_PRODUCER_ID_MAPPING:
         return begin_init(client, client_id, client.producer_id, client.epoch)
+    if r.action != tr.FATAL:
+        raise ValueError(f"{api} answered {Errors(error).name}: not an answer this client model reacts to")
     return client._replace(phase=INIT_FENCED if error == Errors.PRODUCER_FENCED else INIT_FATAL), None

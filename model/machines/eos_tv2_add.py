@@ -1,0 +1,128 @@
+"""``kafka.eos`` with KIP-890 part 2's implicit partition add (``Protocol.tv2_partition_add`` leader or
+leader-epoch-blind): a TV2 client sends no AddPartitionsToTxn for its output partitions, and the leader
+adds a partition with the transaction coordinator before it appends the producer's batch there,
+unless it takes the producer's transaction to be open on the partition already.
+
+A subclass rather than a branch in ``EosMachine``: its HandleProduce writes the coordinator's
+metadata, so it is memoised on more slots than the default one. ``EosMachine(protocol, ...)``
+returns this class only when the switch asks for it (``EosMachine.__new__``), so the default
+configurations compile the rules they always did.
+
+Abstractions: the leader's AddPartitionsToTxn and the append are one step (the VerificationGuard
+makes verify-then-append atomic); KAFKA-18575's second outcome, a marker written between the leader's
+check and its append (INVALID_TXN_STATE for the batch), is not modelled. The __consumer_offsets
+partition still joins with the client's AddOffsetsToTxn; a group's members and the instances keep
+their own AddPartitionsToTxn rules, so those bounds are refused. With ``client_tv_change=upgrade`` the
+clients start on TV1 (their own AddPartitionsToTxn, the leader's verify-only check) and the leader
+takes a batch's transaction version from its client's current one, which the produce request's
+version carries: exact while the client switches only with nothing in flight (a batch of the last
+TV1 transaction still on the network after a delivery timeout would be taken for a TV2 one).
+Upgrading, the client bumps its epoch unless ``tv2_upgrade_bumps_epoch`` is off (KAFKA-18227).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from eoscheck.checker.compose import precondition, rule
+from eoscheck.checker.registry import SwitchValue
+
+from ..errors import Errors, error_name
+from ..partition.producer_state import find_entry
+from ..protocol import ClientTvChange, Protocol, Tv2PartitionAdd
+from ..state import TXN_BUMP, TXN_READY, ProduceRequest, Routed, TxnMetadata, TxnPartitionState, TxnProducer
+from ..transactions.add_partitions import add_partitions_to_txn
+from .eos import EosMachine, _solo
+from .eos_endtxn import LateEndTxn, _changing
+
+
+def leader_skips_add(leader: TxnPartitionState, producer_id: int, epoch: int, epoch_blind: bool) -> bool:
+    """The leader appends without adding the partition: the producer has a transaction open on it
+    (``UnifiedLog.hasOngoingTransaction``), at the batch's epoch (4.0.0, KAFKA-18654) or, before
+    KAFKA-18575, at any epoch: a TV2 batch of the next transaction then joins the one whose marker
+    has not arrived yet."""
+    entry = find_entry(leader.producers, producer_id)
+    if entry is None or entry.current_txn_first_offset < 0:
+        return False
+    return epoch_blind or entry.epoch == epoch
+
+
+class Tv2LeaderAddMachine(EosMachine):
+    """``kafka.eos`` whose TV2 leaders add partitions to transactions (module doc)."""
+
+    leader_adds_partitions: ClassVar[bool] = True
+
+    def __init__(self, protocol: Protocol, bounds: Mapping[str, int], memoize: bool = True,
+                 extensions: Mapping[str, SwitchValue] | None = None) -> None:
+        if bounds.get("members", 0) or bounds.get("instances", 0):
+            raise ValueError(f"tv2_partition_add={protocol.tv2_partition_add.value} is modelled for producers without "
+                             "a group or instances (members = instances = 0)")
+        #: the transaction version of the batch HandleProduce is handling (``produce_verification`` reads it)
+        self._batch_tv = 2
+        super().__init__(protocol, bounds, memoize=memoize, extensions=extensions)
+        if protocol.client_tv_change == ClientTvChange.NONE:
+            # every producer is a TV2 client (``Protocol.consistency_error``): none sends AddPartitionsToTxn,
+            # so coverage must not list it as never fired
+            self.actions = {name: params for name, params in self.actions.items() if name != "AddPartitionsToTxn"}
+
+    @precondition(lambda self, producer: producer.phase == TXN_READY and producer.txn < self.transactions and (
+        not self.consume or 0 <= producer.position < self.input_records))
+    @rule("BeginTransaction", params={"t": _solo}, reads=("producer[t]", "now"), writes=("producer[t]",),
+          results=("txn",))
+    def begin_transaction(self, producer: TxnProducer, now: int) -> Any:
+        """beginTransaction and the sends; a TV2 client drains to its output partitions at once (the
+        leader adds them), so they count as added."""
+        out = EosMachine.begin_transaction(self, producer=producer, now=now)
+        client = out["producer"]
+        if client.tv >= 2:
+            client = client._replace(added=sum(1 << i for i, part in enumerate(client.parts) if part.batches))
+        return {**out, "producer": client}
+
+    def produce_verification(self, partition: int, leader: TxnPartitionState, txn: TxnMetadata, producer_id: int,
+                             epoch: int) -> int:
+        """The coordinator's answer to the leader's AddPartitionsToTxn for a TV2 batch (NONE when the
+        leader skips the add): it takes the place of KIP-890 part 1's verify-only request."""
+        if self._batch_tv < 2:  # a TV1 client's batch (before an upgrade): KIP-890 part 1's verification
+            return EosMachine.produce_verification(self, partition, leader, txn, producer_id, epoch)
+        epoch_blind = self.protocol.tv2_partition_add == Tv2PartitionAdd.LEADER_EPOCH_BLIND
+        if leader_skips_add(leader, producer_id, epoch, epoch_blind):
+            return int(Errors.NONE)
+        return int(add_partitions_to_txn(txn, producer_id, epoch, (partition,)).error)
+
+    @rule("HandleProduce", receive="requests", params=("partition", "client", "record"),
+          reads=("leader[partition]", "txn[client]", "producer[client]"),
+          writes=("leader[partition]", "txn[client]", "txn_log[client]"), sends=("responses",),
+          results=("seq", "epoch", "error"), show={"error": error_name})
+    def handle_produce(self, partition: int, client: int, msg: Routed, leader: TxnPartitionState,
+                       txn: TxnMetadata, producer: TxnProducer | None = None) -> Any:
+        """EosMachine's HandleProduce, whose check with the coordinator is the leader's add
+        (``produce_verification``), and the coordinator's metadata after that add. The batch's transaction
+        version is the client's (``producer.tv``), which the produce request's version carries: the
+        client switches it only between transactions, when nothing of the previous one is in flight."""
+        tv = 2 if producer is None else producer.tv  # compose always passes it; None only keeps the override's signature
+        self._batch_tv = tv
+        out = EosMachine.handle_produce(self, partition=partition, client=client, msg=msg, leader=leader, txn=txn)
+        self._batch_tv = 2
+        req = msg.message
+        assert isinstance(req, ProduceRequest)
+        epoch_blind = self.protocol.tv2_partition_add == Tv2PartitionAdd.LEADER_EPOCH_BLIND
+        if tv >= 2 and not leader_skips_add(leader, req.producer_id, req.epoch, epoch_blind):
+            added = add_partitions_to_txn(txn, req.producer_id, req.epoch, (partition,))
+            if added.wrote:
+                out = {**self._coordinator(added.meta), **out}
+        return out
+
+    @precondition(lambda self, producer: producer.phase == TXN_READY and producer.tv == self.tv_from
+                  and (not self.consume or producer.position >= 0))
+    @rule("ClientTransactionVersion", params={"t": _changing}, reads=("producer[t]",), writes=("producer[t]",),
+          results=("tv",))
+    def client_transaction_version(self, producer: TxnProducer) -> Any:
+        """The client switches its transaction version between two transactions; upgrading to TV2 it
+        bumps its epoch first with InitProducerId(producer id, epoch) (4.0.0, KAFKA-18227), which the
+        coordinator answers only once the last TV1 transaction completed."""
+        out = LateEndTxn.client_transaction_version(self, producer=producer)
+        client = out["producer"]
+        if client.tv >= 2 and self.protocol.tv2_upgrade_bumps_epoch:
+            client = client._replace(phase=TXN_BUMP)
+        return {**out, "producer": client}

@@ -1,0 +1,136 @@
+"""KIP-890 part 2's implicit partition add in ``kafka.eos`` (``Protocol.tv2_partition_add``,
+model/machines/eos_tv2_add.py): the leader's check before it adds a partition, epoch-aware (4.0.0,
+KAFKA-18654) or epoch-blind (the 2025-01 trunk, KAFKA-18575); the class each configuration runs on;
+the refusals; and the verdicts of the spec pair."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+from eoscheck.checker.cli import main
+from eoscheck.checker.explore import explore
+from eoscheck.checker.spec import build_machine, load_spec, spec_to_options
+from eoscheck.model.errors import Errors
+from eoscheck.model.machines.eos import EosMachine, machine, machine_class
+from eoscheck.model.machines.eos_model import BOUNDS
+from eoscheck.model.machines.eos_tv2_add import Tv2LeaderAddMachine, leader_skips_add
+from eoscheck.model.producer import transactional as tx
+from eoscheck.model.protocol import KAFKA_4_0, VARIANTS, Tv2PartitionAdd
+from eoscheck.model.state import (
+    TXN_BUMP,
+    TXN_READY,
+    ProduceRequest,
+    ProducerStateEntry,
+    Routed,
+    TxnMetadata,
+    TxnPartitionState,
+)
+from eoscheck.model.transactions.codes import TxnState
+from eoscheck.model.transactions.log import EntryKind, LogEntry
+
+REPO = Path(__file__).resolve().parents[1]
+PRE, POST = "kafka-4.0-dev-2025-01", "kafka-4.0-leader-add"
+
+
+def _open_at_epoch_0() -> TxnPartitionState:
+    """Partition 0 of producer id 0: its transaction at epoch 0 is open (the COMMIT marker has not arrived)."""
+    entry = ProducerStateEntry(0, 0, (), 0, -1, 0)
+    return TxnPartitionState((LogEntry(0, 0, int(EntryKind.TXN_DATA), 0),), 0, (entry,))
+
+
+def _preparing_commit() -> TxnMetadata:
+    """The coordinator after the TV2 EndTxn(COMMIT): PrepareCommit at the bumped epoch 1."""
+    return TxnMetadata(True, 0, -1, 1, -1, int(TxnState.PREPARE_COMMIT), False, partitions=(0, 1), tv=2)
+
+
+def test_the_leader_skips_the_add_only_for_a_transaction_open_at_the_batchs_epoch_unless_epoch_blind() -> None:
+    leader = _open_at_epoch_0()
+    assert leader_skips_add(leader, 0, 0, epoch_blind=False) and leader_skips_add(leader, 0, 0, epoch_blind=True)
+    assert not leader_skips_add(leader, 0, 1, epoch_blind=False)  # 4.0.0: the next transaction's batch is added
+    assert leader_skips_add(leader, 0, 1, epoch_blind=True)  # the 2025-01 trunk: it joins the open one
+    closed = leader._replace(producers=(leader.producers[0]._replace(current_txn_first_offset=-1),))
+    assert not leader_skips_add(closed, 0, 1, epoch_blind=True)
+    assert not leader_skips_add(TxnPartitionState((), 0, ()), 0, 0, epoch_blind=True)
+
+
+@pytest.mark.parametrize(("variant", "error", "appended"), [(PRE, Errors.NONE, True),
+                                                             (POST, Errors.CONCURRENT_TRANSACTIONS, False)])
+def test_the_next_transactions_batch_before_the_marker(variant: str, error: int, appended: bool) -> None:
+    m = machine(variant, transactions=2)
+    assert isinstance(m, Tv2LeaderAddMachine)
+    leader, txn = _open_at_epoch_0(), _preparing_commit()
+    req = ProduceRequest(0, 0, 1, 0, 1, 0, 0)
+    tv2_client = tx.new_producer(2)._replace(tv=2)
+    out = m.handle_produce(partition=0, client=0, msg=Routed(0, 0, 0, 1, req), leader=leader, txn=txn,
+                           producer=tv2_client)
+    assert out["error"] == error
+    assert (len(out["leader"].log) == 2) == appended
+    # the leader's add answered CONCURRENT_TRANSACTIONS and wrote nothing; the skipped add wrote nothing either
+    assert "txn" not in out
+    if appended:  # the batch joined the transaction still open at epoch 0: the same first offset
+        assert out["leader"].producers[0].current_txn_first_offset == 0 and out["leader"].producers[0].epoch == 1
+
+
+def test_a_tv2_client_of_the_leader_add_machine_drains_without_add_partitions() -> None:
+    m = machine(PRE, transactions=2)
+    s = next(iter(m.init_states()))
+    steps = [step for step, _ in m.successors(s)]
+    assert [step[0] for step in steps] == ["InitProducerId"]
+    assert "AddPartitionsToTxn" not in m.actions and "AddPartitionsToTxn" in machine("kafka-4.0").actions
+
+
+def test_each_configuration_runs_on_its_class() -> None:
+    assert machine_class(KAFKA_4_0) is EosMachine and type(machine("kafka-4.0")) is EosMachine
+    assert machine_class(VARIANTS[PRE].protocol) is Tv2LeaderAddMachine
+    assert VARIANTS[PRE].protocol.tv2_partition_add == Tv2PartitionAdd.LEADER_EPOCH_BLIND
+    assert KAFKA_4_0.tv2_partition_add == Tv2PartitionAdd.CLIENT  # the default variants keep the abstraction
+    values = {name: b.default for name, b in BOUNDS.items()}
+    assert type(EosMachine(VARIANTS[POST].protocol, values)) is Tv2LeaderAddMachine
+
+    class Derived(EosMachine):
+        pass
+
+    with pytest.raises(ValueError, match="cannot honour tv2_partition_add=leader"):
+        Derived(VARIANTS[POST].protocol, values)
+    assert type(pickle.loads(pickle.dumps(machine(PRE)))) is Tv2LeaderAddMachine
+    with pytest.raises(ValueError, match="without a group or instances"):
+        machine(POST, members=1, producers=1, input_records=1)
+
+
+def test_leader_add_needs_every_producer_a_tv2_client(capsys: pytest.CaptureFixture[str]) -> None:
+    assert VARIANTS["kafka-3.6-3.9"].protocol.with_(tv2_partition_add="leader").consistency_error() is not None
+    assert KAFKA_4_0.with_(tv2_partition_add="leader", client_tv_change="downgrade").consistency_error() is not None
+    assert VARIANTS["kafka-3.6-3.9"].protocol.with_(tv2_partition_add="leader",
+                                                    client_tv_change="upgrade").consistency_error() is None
+    code = main(["check", "--model", "kafka.eos", "--variant", "kafka-3.6-3.9", "--set", "tv2_partition_add=leader",
+                 "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "needs every producer a TV2 client" in err[0] and "Traceback" not in err[0]
+
+
+@pytest.mark.parametrize("bumps", [True, False])
+def test_upgrading_to_tv2_bumps_the_epoch_only_with_the_switch(bumps: bool) -> None:
+    protocol = VARIANTS[POST].protocol.with_(transaction_version="tv1", client_tv_change="upgrade",
+                                             tv2_upgrade_bumps_epoch=bumps)
+    values = {name: b.default for name, b in BOUNDS.items()}
+    m = EosMachine(protocol, {**values, "transactions": 2})
+    assert "AddPartitionsToTxn" in m.actions  # the TV1 transactions still add their partitions
+    ready = tx.new_producer(2)._replace(phase=TXN_READY, producer_id=0, epoch=0, txn=1)
+    out = m.client_transaction_version(producer=ready)
+    assert out["producer"].tv == 2 and (out["producer"].phase == TXN_BUMP) == bumps
+
+
+@pytest.mark.parametrize(("name", "length"), [("eos-tv2-next-txn-joins-completing-kafka-4.0-dev-2025-01", 19),
+                                              ("eos-tv2-next-txn-joins-completing-kafka-4.0", None),
+                                              ("eos-tv2-upgrade-joins-last-tv1-txn-no-upgrade-bump", 22),
+                                              ("eos-tv2-upgrade-joins-last-tv1-txn-kafka-4.0", None)])
+def test_the_spec_pairs(name: str, length: int | None) -> None:
+    spec = load_spec(REPO / "specs" / f"{name}.toml")
+    result = explore(build_machine(spec), spec_to_options(spec))
+    if length is None:
+        assert spec.expect.verdict == "holds" and result.verdict == "holds"
+        return
+    assert [(v.property, len(v.trace)) for v in result.violations] == [("AtomicTransactions", length)]
+    assert (REPO / "counterexamples" / f"{name}.AtomicTransactions.itf.json").exists()
