@@ -7,12 +7,24 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
-from eoscheck.checker.compose import Actors, Composed, Part, constraint, precondition, rule, transition
+from eoscheck.checker.compose import (
+    Actors,
+    Budget,
+    Channel,
+    Composed,
+    Delivery,
+    Network,
+    Part,
+    constraint,
+    precondition,
+    rule,
+    transition,
+)
 from eoscheck.checker.compose.machine import _hosts
-from eoscheck.checker.compose.rules import _BUILDERS, _builder
+from eoscheck.checker.compose.rules import _BUILDERS, _builder, _ChannelRule, _Rule
 from eoscheck.checker.compose.testing import compare_memo
 from eoscheck.checker.explore import ExploreOptions, explore
 from eoscheck.checker.machine import Machine, Property
@@ -295,3 +307,89 @@ def test_every_shape_of_a_small_width_has_one_builder() -> None:
     shapes = list(itertools.product([(), (0,), (1, 0)], [(), (1,)], [-1, 2], [-1, 3]))
     builds = {_builder(4, *shape) for shape in shapes}
     assert len(builds) == len(shapes)
+
+
+# ---------------------------------------------------------------- channel rules
+
+
+class Relay(Composed):
+    """Senders sending numbered messages on a lossy, copying channel a log receives: Lose and Copy
+    (the channel's own rules, with or without a budget) next to rules that send and receive."""
+
+    sender = Actors(count="senders", init=0, interned=False)
+    log = Part(init=())
+    wire = Channel(network="network", connection=("src",), label=("src", "n"), drop="Lose", duplicate="Copy")
+    lost = Budget("max_lost")
+    copies = Budget("max_copies")
+
+    def __init__(self, network: Network, max_lost: int = 1, max_copies: int = 1, memoize: bool = True) -> None:
+        super().__init__({"senders": 2, "network": network, "max_lost": max_lost, "max_copies": max_copies},
+                         memoize=memoize)
+
+    @precondition(lambda self, sender: sender < 2)
+    @rule("Send", params={"c": "sender"}, reads=("sender[c]",), writes=("sender[c]",), sends=("wire",))
+    def send(self, c: int, sender: int) -> dict[str, Any]:
+        return {"sender": sender + 1, "wire": Msg(c, sender)}
+
+    @rule("Receive", receive="wire", params=("src", "n"), reads=("log",), writes=("log",))
+    def receive(self, msg: Msg, log: tuple[Msg, ...]) -> dict[str, Any]:
+        return {"log": (*log, msg)}
+
+    @transition("NoCopyLogged", reads=("log",), actions=("Copy",))
+    def no_copy_logged(self, step: tuple, before: Any, after: Any) -> bool:
+        """a copy changes no log (it holds: a copy writes the channel alone)"""
+        return after.log == before.log
+
+
+class Msg(NamedTuple):
+    src: int
+    n: int
+
+
+def _reference(m: Composed, s: tuple) -> list[tuple[Any, tuple]]:
+    """The successors as each rule's own ``expand`` makes them (a channel rule's is the list copy
+    the generated code replaces), in the rules' order."""
+    out: list[tuple[Any, tuple]] = []
+    for r in m._plan.rules:
+        if isinstance(r, _Rule) and r.receive is None and not r.bindings:
+            continue
+        r.expand(s, out)
+    return out
+
+
+_LOSSY_COPYING = [Network(Delivery.ORDERED, loss="lost", duplication="copies"),
+                  Network(Delivery.UNORDERED, loss="lost", duplication="copies")]
+
+
+@pytest.mark.parametrize(("network", "lost", "copies"), [
+    *((net, lost, copies) for net in _LOSSY_COPYING for lost, copies in [(1, 1), (2, 0), (0, 2)]),
+    (Network(Delivery.UNORDERED, loss="lost"), 2, 0)])
+def test_a_channel_rule_in_the_generated_successors_makes_its_expand_s_steps(network: Network, lost: int,
+                                                                             copies: int) -> None:
+    m = Relay(network, lost, copies)
+    channel_rules = [r for r in m._plan.rules if isinstance(r, _ChannelRule)]
+    assert channel_rules and "(s, out)" not in m._plan.source  # pasted in, not called
+    assert compare_memo(lambda memo: Relay(network, lost, copies, memoize=memo)).complete
+    moved = set()
+    for s in _reachable(m):
+        got = m.successors(s)
+        assert got == _reference(m, s), m.view(s)
+        moved.update(step[0] for step, _ in got)
+    assert {r.action for r in channel_rules} <= moved  # every channel rule made steps
+    assert all(r.outs for r in channel_rules)
+    # the budgets bound the channel rules: the same space as before, counted the same way
+    got = explore(m, ExploreOptions(stop_at_first=False, check_deadlock=False))
+    want = explore(Relay(network, lost, copies, memoize=False), ExploreOptions(stop_at_first=False,
+                                                                                check_deadlock=False))
+    assert (got.stats.distinct, got.stats.generated) == (want.stats.distinct, want.stats.generated)
+    assert got.verdict == "holds"
+
+
+def test_a_channel_rule_s_step_is_checked_where_a_property_may_fail_on_it() -> None:
+    m = Relay(Network(Delivery.UNORDERED, loss="lost", duplication="copies"))
+    _reachable(m)
+    plan = m._plan
+    for r in plan.rules:
+        if isinstance(r, _ChannelRule):
+            sets = {plan.check_sets[o[3]] for outs in r.outs.values() for o in outs}
+            assert sets == ({("NoCopyLogged",)} if r.action == "Copy" else {()}), r.action

@@ -113,7 +113,6 @@ def _hosts(lookups: Sequence[tuple[list[Term], bool]]) -> list[tuple[list[Term],
 
 
 _APPEND_STEP = re.compile(r"^(\s*)append\(\(step, (build\(s, a(?:, rest)?\))\)\)$")
-_EXPAND_CALL = re.compile(r"^(\s*)(e\d+)\(s, out\)$")
 
 
 def _check_lines(indent: str, check: str) -> list[str]:
@@ -131,7 +130,7 @@ def _check_lines(indent: str, check: str) -> list[str]:
 
 def _checked_source(source: str) -> str:
     """``successors``' source with each step checked (``_Plan.checked_successors``): an outcome's
-    by its check set's entry in ``CK``, a channel rule's by its action's fused check in ``TA``."""
+    by its check set's entry in ``CK`` (a channel rule's outcomes are outcomes too)."""
     lines = []
     for line in source.splitlines():
         m = _APPEND_STEP.match(line)
@@ -139,12 +138,6 @@ def _checked_source(source: str) -> str:
             indent = m.group(1)
             lines += [f"{indent}t = {m.group(2)}", f"{indent}append((step, t))", f"{indent}if ci:",
                       *_check_lines(indent + "    ", "CK[ci]")]
-            continue
-        m = _EXPAND_CALL.match(line)
-        if m:
-            indent = m.group(1)
-            lines += [f"{indent}i0 = len(out)", line, f"{indent}for step, t in out[i0:]:",
-                      *_check_lines(indent + "    ", "TA.get(step[0])")]
             continue
         lines.append(line)
     return "\n".join(lines)
@@ -417,9 +410,10 @@ class _Plan:
                     body, names = rule.inline
                 env.update(names)
                 lines += ["    " + x for x in body]
-            else:
-                env[f"e{n}"] = rule.expand
-                lines.append(f"    e{n}(s, out)")
+            else:  # a channel rule: its outcomes by the channel's content, as a rule's
+                body, names = rule.body(f"c{n}_")
+                env.update(names)
+                lines += ["    " + x for x in body]
         lines.append("    return out")
         lines = hoist_projections(lines, 3, lazy=True)
         #: the generated source (profiles name its lines: ``<compose Class>:N``)
@@ -889,7 +883,7 @@ class _Plan:
             self._check_tables.append((key, table))
             failed: list[Step] = []
             env = dict(self._env)
-            env.update(CK=table, failed=failed, TA=self.fused_transitions(key))
+            env.update(CK=table, failed=failed)
             source = _checked_source(self.source)
             exec(compile(source, f"<compose {type(self.machine).__name__} checked>", "exec"), env)  # noqa: S102
             got = self._checked[key] = (env["successors"], failed)

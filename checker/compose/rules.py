@@ -786,6 +786,10 @@ class _ChannelRule:
         self.budget_slot, self.budget_bound = budget
         self.label = tuple(ch.label)
         self.steps: dict[Any, Step] = {}
+        #: channel content id -> its outcomes as a rule's are ((step, build, args, check index), ...):
+        #: the generated successors (``body``) step through them with no call of ``expand``
+        self.outs: dict[int, tuple[tuple[Step, Callable[..., tuple], tuple[Any, ...], int], ...]] = (
+            {} if plan.memoize else _NoMemo())
         self.clear()
 
     def __repr__(self) -> str:
@@ -793,10 +797,36 @@ class _ChannelRule:
 
     def clear(self) -> None:
         self.steps = {}
+        self.outs.clear()  # in place: the generated successors hold this dict
         placed = self.plan.placed
         #: the channel's and the budget's places in a state (written: never constants)
         self.place = placed(self.slot)
         self.budget_place = placed(self.budget_slot) if self.budget_slot >= 0 else -1
+
+    def outcomes(self, ident: int) -> tuple[tuple[Step, Callable[..., tuple], tuple[Any, ...], int], ...]:
+        """The outcomes of the channel's content ``ident``, remembered: the moves of ``expand`` in its
+        order, each a write of the channel's place (and one more of the budget), checked like a
+        rule's outcome (``_Plan.check_index`` of the places it writes)."""
+        moves = self.ops.droppable(ident) if self.kind == "drop" else self.ops.duplicable(ident)
+        place, bslot = self.place, self.budget_place
+        build = _builder(len(self.plan.live), (place,), (), -1, bslot)
+        outs = []
+        for msg, new in moves:
+            step = self.step(msg)
+            outs.append((step, build, (new,), self.plan.check_index(step, (place, bslot))))
+        result = self.outs[ident] = tuple(outs)
+        return result
+
+    def body(self, tag: str) -> tuple[list[str], dict[str, Any]]:
+        """``expand``'s statements for the generated successors (``_Rule.body``'s form, names
+        prefixed by ``tag``): one memo lookup of the channel's content, then its outcomes, the
+        same steps and successors in the same order."""
+        place, bslot = self.place, self.budget_place
+        lines = [f"outs = {tag}m.get(s[{place}])", "if outs is None:", f"    outs = {tag}miss(s[{place}])",
+                 "for step, build, a, ci in outs:", "    append((step, build(s, a)))"]
+        if bslot >= 0:
+            lines = [f"if s[{bslot}] < {self.budget_bound}:", *("    " + x for x in lines)]
+        return lines, {f"{tag}m": self.outs, f"{tag}miss": self.outcomes}
 
     def step(self, msg: Any) -> Step:
         step = self.steps.get(msg)
