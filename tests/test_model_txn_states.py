@@ -57,7 +57,8 @@ def test_error_numbers_are_kafkas():
                 "INVALID_TXN_STATE": 48, "INVALID_PRODUCER_ID_MAPPING": 49, "INVALID_TRANSACTION_TIMEOUT": 50,
                 "CONCURRENT_TRANSACTIONS": 51,
                 "TRANSACTION_COORDINATOR_FENCED": 52, "UNKNOWN_PRODUCER_ID": 59, "FENCED_INSTANCE_ID": 82,
-                "UNSTABLE_OFFSET_COMMIT": 88, "PRODUCER_FENCED": 90, "TRANSACTION_ABORTABLE": 120}
+                "UNSTABLE_OFFSET_COMMIT": 88, "PRODUCER_FENCED": 90, "TRANSACTION_ABORTABLE": 120,
+                "NETWORK_EXCEPTION": 13}
     assert {e.name: int(e) for e in Errors} == expected
 
 
