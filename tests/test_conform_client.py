@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from conform_pins import assert_pinned
 from eoscheck.model.api import client as client_api
-from eoscheck.model.api.protocol import FEATURES, PROFILES, protocol
+from eoscheck.model.api.protocol import PROFILES, protocol
 from eoscheck.model.conformance import harness
 from eoscheck.model.conformance.vectors import load_vectors, parse_vectors
 from eoscheck.model.errors import RETRIABLE, Errors
@@ -104,14 +105,7 @@ def test_the_client_vectors_outcome_is_pinned_per_profile() -> None:
     # a profile added later (a version split) is checked against what it lacks
     outcomes = {name: PROFILE_OUTCOMES.get(name) or _derived(name) for name in PROFILES}
     for name, (disagree, inexpressible) in outcomes.items():
-        run = harness.run_file(vf, name)
-        got = {v.id: v.outcome for v in run.vectors if v.outcome != harness.AGREE}
-        want = {**{v: harness.DISAGREE for v in disagree}, **{v: harness.NOT_EXPRESSIBLE for v in inexpressible}}
-        assert got == want, name
-        for v in run.vectors:
-            feature = inexpressible.get(v.id)
-            if feature is not None:
-                assert FEATURES[feature] in v.reason and feature in protocol(name).lacks, (name, v.id, v.reason)
+        assert_pinned(vf, name, disagree, inexpressible)
 
 
 def test_the_file_does_not_repeat_kafkas_sample() -> None:
