@@ -194,8 +194,11 @@ def test_spark_sigterm_exit_names_the_signal(capsys, monkeypatch):
 # The import of the CLI takes a few tenths of a second; a signal then used to give a
 # KeyboardInterrupt traceback (SIGINT) or a silent death with -15 (SIGTERM). The signal is sent
 # from inside that import here, so the test does not depend on timing.
+# The child takes Ctrl-C as a terminal would deliver it: a launcher that runs the suite in the
+# background (``cmd &`` in a script) makes SIGINT ignored, and that disposition is inherited.
 IMPORT_SIGNAL = """
 import builtins, os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from eoscheck.checker import entry
 real = builtins.__import__
 def hook(name, globals=None, locals=None, fromlist=(), level=0):
