@@ -22,7 +22,7 @@ from .counterexample import (
     load_counterexample,
     write_counterexample,
 )
-from .explore.options import STRATEGIES
+from .explore.options import MAX_WORKERS, STRATEGIES
 from .outfile import OutputError
 from .preflight import PreflightError, check_options, check_outputs, graph_paths
 from .signals import Terminated, handle_termination
@@ -59,6 +59,13 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text} must be at least 1")
+    return value
+
+
+def _workers(text: str) -> int:
+    value = _positive_int(text)
+    if value > MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"{text} is more than {MAX_WORKERS} worker processes")
     return value
 
 
@@ -146,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     eng.add_argument("--check-symmetry", action="store_true",
                      help="also run without symmetry reduction and compare verdicts, shortest trace "
                           "lengths and (where computable) orbit sizes; a mismatch fails the spec")
-    eng.add_argument("--workers", type=_positive_int, metavar="N", help="parallel: processes")
+    eng.add_argument("--workers", type=_workers, metavar="N", help="parallel: processes")
     eng.add_argument("--master", metavar="URL",
                      help="spark: master URL (default: [check.spark] master, SPARK_MASTER, "
                           "spark.master in spark-defaults.conf, local[*])")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from .explore.options import STRATEGIES, ExploreOptions
+from .explore.options import MAX_WORKERS, STRATEGIES, ExploreOptions
 from .explore.spark_config import SparkConfigError, SparkSettings, parse_table
 from .machine import Machine
 from .pathmodel import is_path_model
@@ -305,6 +305,8 @@ def _check(v: _Validator, md: ModelDef, table: dict[str, Any]) -> CheckOptions:
             raise v.error(f"check.{key} must be at least {minimum}, got {value}"
                           if minimum else f"check.{key} must be positive, got {value}",
                           "check", key)
+        if key == "workers" and value > MAX_WORKERS:
+            raise v.error(f"check.workers must be at most {MAX_WORKERS}, got {value}", "check", key)
         values[attr] = value
     if "strategy" in values and values["strategy"] not in STRATEGIES:
         raise v.error(f"unknown strategy {values['strategy']!r}; valid strategies: "

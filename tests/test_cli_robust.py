@@ -151,12 +151,25 @@ def test_show_width_is_capped(capsys):
 @pytest.mark.parametrize("change,fragment", [
     (("[check]", "[check]\nmax_seconds = nan"), "check.max_seconds must be a number, got nan"),
     (('"PourConserves"', '"NotSolved"'), "check.properties lists 'NotSolved' twice"),
+    (("[check]", "[check]\nworkers = 257"), "check.workers must be at most 256, got 257"),
 ])
 def test_spec_values_no_run_can_honour(tmp_path, capsys, change, fragment):
     spec = tmp_path / "s.toml"
     spec.write_text(DIEHARD.replace(*change))
     code, err = run(capsys, "check", str(spec), "--no-progress", "--out", str(tmp_path / "o"))
     one_line(code, err, fragment)
+
+
+def test_workers_beyond_the_limit_are_refused_before_anything_runs(tmp_path, capsys):
+    """Each pair of workers shares exchange files: a run with thousands of them would start that
+    many processes and millions of files before doing anything useful."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(DIEHARD)
+    code, err = run(capsys, "check", str(spec), "--no-progress", "--engine", "parallel", "--workers", "257",
+                    "--out", str(tmp_path / "o"))
+    one_line(code, err, "257 is more than 256 worker processes")
+    assert not (tmp_path / "o").exists()
+    assert cli._workers("256") == 256  # the limit itself is accepted (a run would fork 256 workers here)
 
 
 # ----------------------------------------------------------------------------------------- signals

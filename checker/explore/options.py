@@ -6,6 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: the most worker processes a parallel run starts: each pair of workers shares exchange files, so
+#: the files grow with the square of the count, and past a few hundred processes the run only
+#: contends for cores
+MAX_WORKERS = 256
+
 
 @dataclass(frozen=True)
 class Strategy:
