@@ -132,16 +132,23 @@ def _react(w: World, tp: str, r: api.ErrorReaction) -> None:
         _abortable(w)
 
 
+def _resolve(w: World, tp: str) -> str:
+    """``maybeResolveSequences`` for one partition: the entry is stored, a partition whose sequences
+    an idempotent bump rewrites is marked; the action is returned for the caller to react to."""
+    entry, action = api.maybe_resolve_sequences(w.client_partitions[tp], transactional=_transactional(w),
+                                                can_bump_epoch=_can_bump(w), max_seq=w.protocol.max_seq)
+    w.client_partitions[tp] = entry
+    if action == "bump":
+        w.client.setdefault("_rewrite", set()).add(tp)
+    return action
+
+
 def _sender_loop(w: World) -> None:
     """What the Sender's next loop does before draining: ``maybeResolveSequences``, then the
     idempotent producer's ``bumpIdempotentEpochAndResetIdIfNeeded``."""
     for tp in list(w.client_partitions):
-        entry, action = api.maybe_resolve_sequences(w.client_partitions[tp], transactional=_transactional(w),
-                                                    can_bump_epoch=_can_bump(w), max_seq=w.protocol.max_seq)
-        w.client_partitions[tp] = entry
-        if action == "bump":
-            w.client.setdefault("_rewrite", set()).add(tp)
-        elif action == "abortable-bump":
+        action = _resolve(w, tp)
+        if action == "abortable-bump":
             w.client["_epoch_bump_required"] = True
             if _state(w) != "ABORTING_TRANSACTION":
                 w.client["state"] = "ABORTABLE_ERROR"
@@ -285,12 +292,8 @@ def tm_call(w: World, inp: dict[str, Any]) -> Observed:
         tp = _tp(w)
     elif re.match(r"^\s*maybeResolveSequences\(\s*\)\s*$", text):
         for name in list(w.client_partitions):
-            entry, action = api.maybe_resolve_sequences(w.client_partitions[name], transactional=_transactional(w),
-                                                        can_bump_epoch=_can_bump(w), max_seq=w.protocol.max_seq)
-            w.client_partitions[name] = entry
-            if action == "bump":
-                w.client.setdefault("_rewrite", set()).add(name)
-            elif action != "resolved" and action != "pending":
+            action = _resolve(w, name)
+            if action not in ("bump", "resolved", "pending"):
                 raise NotExpressible("maybeResolveSequences on a transactional producer: use an expiry event")
         tp = _tp(w)
     elif re.match(r"^\s*bumpIdempotentEpochAndResetIdIfNeeded\(\s*\)\s*$", text):
