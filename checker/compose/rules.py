@@ -583,6 +583,9 @@ class _Rule:
         #: rule handles
         self.per_channel: dict[int, tuple[tuple[Any, int, tuple[Any, ...]], ...]] = (
             {} if self.plan.memoize else _NoMemo())
+        #: (channel id, the shared key) -> every step of the rule there, as ((step, build, args,
+        #: check index, rest id), ...) (``shared_key``; filled by ``receive_all``)
+        self.flat: dict[Hashable, tuple[tuple[Step, Callable[..., tuple], tuple[Any, ...], int, int], ...]] = {}
         self.compile()
 
     def _msg_bindings(self, msg: Any) -> list[_Binding]:
@@ -612,6 +615,40 @@ class _Rule:
                 plan.append((msg, rest, tuple((b, b.getter, b.memo) for b in bindings)))
         out = self.per_channel[ident] = tuple(plan)
         return out
+
+    def shared_key(self) -> list[Term] | None:
+        """The memo key's terms common to every binding of a receive rule, or None when they
+        depend on the message or a parameter (a read indexed by one, ``"producer[client]"``).
+
+        A rule whose bindings all share one key (TwoPhase's RMRcvCommitMsg reads nothing; its
+        TMRcvPrepared reads the TM's two slots whatever the message) has, on a state, steps
+        that are a function of (the channel's id, that key) alone: ``receive_all`` looks them
+        up once per state, instead of one call of the key's getter and one lookup per
+        deliverable message and binding."""
+        if self.receive is None or not self.plan.memoize or not self.spec.memo:
+            return None
+        if any(ref.param is not None for ref in self.reads):
+            return None
+        terms = _live_terms(_implied([k for ref in self.reads for k in ref.terms({})]), self.plan.consts)
+        return [k for k in terms if k != self.receive_slot]  # the channel's own id leads the key anyway
+
+    def receive_all(self, s: tuple, key: Hashable) -> tuple[tuple[Step, Callable[..., tuple], tuple[Any, ...], int, int], ...]:
+        """A miss of ``flat``: the per-message loop of the generated code (``body``), in its order,
+        so misses, computations and the order in which part values are interned do not change;
+        each outcome is kept with the id of the channel after its delivery."""
+        ident = s[self.plan.placed(self.receive_slot)]
+        plan = self.per_channel.get(ident)
+        if plan is None:
+            plan = self.channel_plan(ident)
+        found: list[tuple[Step, Callable[..., tuple], tuple[Any, ...], int, int]] = []
+        for msg, rest, bindings in plan:
+            for b, getter, memo in bindings:
+                outs = memo.get(getter(s))
+                if outs is None:
+                    outs = self.compute(b, s, msg, rest)
+                found.extend((step, build, a, ci, rest) for step, build, a, ci in outs)
+        result = self.flat[key] = tuple(found)
+        return result
 
     # ---- the hot path: generated per rule, with its slots and bindings as constants
 
@@ -673,6 +710,15 @@ class _Rule:
                               "if g:", *("    " + x for x in inner)]
                 else:
                     lines += inner
+        elif (shared := self.shared_key()) is not None:
+            env[f"{tag}flat"], env[f"{tag}receive_all"] = self.flat, self.receive_all
+            key = f"s[{rslot}]" if not shared else f"(s[{rslot}], {', '.join(_term_source(k, 's', env, pos) for k in shared)})"
+            lines += [f"k = {key}",
+                      f"outs = {tag}flat.get(k)",
+                      "if outs is None:",
+                      f"    outs = {tag}receive_all(s, k)",
+                      "for step, build, a, ci, rest in outs:"]
+            lines += [" " * 4 + x for x in apply]
         else:
             env[f"{tag}per_channel"] = self.per_channel
             env[f"{tag}channel_plan"] = self.channel_plan
