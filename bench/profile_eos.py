@@ -54,7 +54,12 @@ def instrument(m: Any, cpu: bool = False) -> tuple[Counter[str], defaultdict[str
     for obj in plan.property_objs.values():
         kind = "inv " if isinstance(obj, _Invariant) else "trans "
         assert isinstance(obj, (_Invariant, _Transition))
-        obj.miss = wrap(kind + obj.spec.name, obj.miss)  # type: ignore[method-assign]
+        if isinstance(obj, _Invariant):  # one miss function per binding (``_Invariant.make_misses``)
+            def wrapped(make: Any = obj.make_misses, name: str = kind + obj.spec.name) -> list[Any]:
+                return [wrap(name, miss) for miss in make()]
+            obj.make_misses = wrapped  # type: ignore[method-assign]
+        else:
+            obj.miss = wrap(kind + obj.spec.name, obj.miss)  # type: ignore[method-assign]
         obj.compile()
     plan.compile()  # the rules' inlined bodies pick up the patched compute
     for rule in plan.rules:

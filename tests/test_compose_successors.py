@@ -393,3 +393,80 @@ def test_a_channel_rule_s_step_is_checked_where_a_property_may_fail_on_it() -> N
         if isinstance(r, _ChannelRule):
             sets = {plan.check_sets[o[3]] for outs in r.outs.values() for o in outs}
             assert sets == ({("NoCopyLogged",)} if r.action == "Copy" else {()}), r.action
+
+
+# ---------------------------------------------------------------- receive rules on one shared key
+
+
+class Mailroom(Composed):
+    """Clerks posting numbered letters into one tray that three rules receive from: File (reads the
+    archive whatever the letter: one key for every binding), Stamp (reads the tray itself and the
+    archive, a choice of outcomes, spends a budget) and Answer (reads the clerk the letter names:
+    its key depends on the message)."""
+
+    clerk = Actors(count="clerks", init=0, interned=False)
+    archive = Part(init=())
+    tray = Channel(network="network", label=("src", "n"))
+    stamps = Budget("max_stamps")
+
+    def __init__(self, network: Network, max_stamps: int = 2, memoize: bool = True) -> None:
+        super().__init__({"clerks": 2, "network": network, "max_stamps": max_stamps}, memoize=memoize)
+
+    @precondition(lambda self, clerk: clerk < 2)
+    @rule("Post", params={"c": "clerk"}, reads=("clerk[c]",), writes=("clerk[c]",), sends=("tray",))
+    def post(self, c: int, clerk: int) -> dict[str, Any]:
+        return {"clerk": clerk + 1, "tray": Msg(c, clerk)}
+
+    @rule("File", receive="tray", match=lambda m: m.n == 0, params=("src", "n"), reads=("archive",),
+          writes=("archive",))
+    def file(self, msg: Msg, archive: tuple[Msg, ...]) -> dict[str, Any] | None:
+        return None if len(archive) >= 2 else {"archive": (*archive, msg)}
+
+    @rule("Stamp", receive="tray", params=("src", "n"), reads=("tray", "archive"), writes=("archive",),
+          spends="stamps", results=("left",))
+    def stamp(self, msg: Msg, tray: tuple[Msg, ...], archive: tuple[Msg, ...]) -> list[dict[str, Any]]:
+        return [{"archive": archive, "left": len(tray)}, {"archive": (msg,), "left": len(tray)}][:1 + (msg.n > 0)]
+
+    @rule("Answer", receive="tray", params={"src": None, "n": None, "k": 2}, reads=("clerk[src]",),
+          writes=("clerk[src]",))
+    def answer(self, msg: Msg, k: int, clerk: int) -> dict[str, Any] | None:
+        return {"clerk": clerk + 2} if k == 1 and clerk == 2 and msg.n == 1 else None
+
+
+@pytest.mark.parametrize("network", [Network(Delivery.ORDERED), Network(Delivery.UNORDERED),
+                                     Network(Delivery.DUPLICATING)], ids=["ordered", "unordered", "duplicating"])
+def test_a_receive_rule_on_one_shared_key_looks_its_steps_up_once_and_makes_the_same_ones(
+        network: Network, monkeypatch: pytest.MonkeyPatch) -> None:
+    def run() -> tuple[Mailroom, list[tuple[str, dict[str, Any], Any]], list[list[tuple[Any, tuple]]]]:
+        m = Mailroom(network)
+        computed: list[tuple[str, dict[str, Any], Any]] = []
+        for r in m._plan.rules:
+            if isinstance(r, _Rule) and r.receive is not None:
+                def compute(b: Any, s: tuple, msg: Any, rest: int, r: _Rule = r, old: Any = r.compute) -> Any:
+                    computed.append((r.action, dict(b.params), msg))
+                    return old(b, s, msg, rest)
+                r.compute = compute  # type: ignore[method-assign]
+                r.clear()  # the generated code holds the rule's compute: regenerate it
+        m._plan.compile()
+        return m, computed, [m.successors(s) for s in _reachable(m)]
+
+    flat, flat_computed, flat_steps = run()
+    source = flat._plan.source
+    keys = {r.action: r.shared_key() for r in flat._plan.rules if isinstance(r, _Rule) and r.receive is not None}
+    archive = flat.slot("archive")
+    # File: the archive; Stamp: the archive (the tray's id leads the key anyway); Answer: none
+    assert keys == {"File": [archive], "Stamp": [archive], "Answer": None}
+    assert source.count("_flat.get(") == 2 and source.count("_per_channel.get(") == 1, source
+    with monkeypatch.context() as patch:  # every receive rule on its per-message loop, as before
+        patch.setattr(_Rule, "shared_key", lambda self: None)
+        loop, loop_computed, loop_steps = run()
+    assert "_flat.get(" not in loop._plan.source
+    # the same successors in the same order, and the same misses computed in the same order
+    assert flat_steps == loop_steps
+    assert flat_computed == loop_computed
+    assert {action for action, _, _ in flat_computed} == {"File", "Stamp", "Answer"}
+    assert {step[0] for steps in flat_steps for step, _ in steps} == {"Post", "File", "Stamp", "Answer"}
+    for r in flat._plan.rules:
+        if isinstance(r, _Rule) and r.action in ("File", "Stamp"):
+            assert r.flat and not r.per_channel.keys() - {k if type(k) is int else k[0] for k in r.flat}
+    assert compare_memo(lambda memo: Mailroom(network, memoize=memo)).complete

@@ -15,13 +15,14 @@ from .rules import (
     _accepts,
     _caller,
     _decoder,
-    _getter,
     _implied,
     _key_source,
     _live_terms,
     _NoMemo,
+    _plain,
     _Ref,
     _term_order,
+    _unknown_part,
     hoist_projections,
     term_slot,
 )
@@ -49,12 +50,57 @@ def _moved_source(key_slots: list[Term], pos: Sequence[int | None]) -> str:
 def _binding_check(memo: str, key_slots: list[Term], miss: str, env: dict[str, Any],
                    pos: Sequence[int | None]) -> list[str]:
     """Generated lines: one binding's memoised check on ``s``, returning False where it fails (the
-    same lookup in a property's own check and in the fused conjunction)."""
-    return [f"    ok = {memo}.get({_key_source(key_slots, 's', env, pos)})",
+    same lookup in a property's own check and in the fused conjunction). ``miss`` is called with
+    the state and the key (``_Invariant.misses``)."""
+    return [f"    k = {_key_source(key_slots, 's', env, pos)}",
+            f"    ok = {memo}.get(k)",
             "    if ok is None:",
-            f"        ok = {miss}",
+            f"        ok = {miss}(s, k)",
             "    if not ok:",
             "        return False"]
+
+
+def _miss_function(plan: _Plan, fn: Callable[..., Any], names: tuple[str, ...] | None, combo: dict[str, Any],
+                   reads: list[ReadSlots], memo: dict[Hashable, bool]) -> Callable[[tuple, Hashable], bool] | None:
+    """A binding's memo miss as one generated function of (state, key): each read decoded straight
+    from its places into a local, in the order of the reads (as ``_decoder`` does), and ``fn``
+    called positionally, with no keyword dict, decoder call or second key built. None where ``fn``
+    cannot be called so (it takes ``**kwargs``, or is wrapped): the generic miss then serves."""
+    if names is None or not _plain(fn, names):
+        return None
+    env: dict[str, Any] = {"memo": memo, "plan": plan, "fn": fn, "unknown": _unknown_part}
+    pos, consts = plan.pos, plan.consts
+
+    def term(k: int, values: Any) -> str:
+        j = pos[k]
+        if j is None:  # a constant slot: its content (through its table or projection, which may change)
+            x = f"K{len(env)}"
+            env[x] = consts[k]
+        else:
+            x = f"s[{j}]"
+        if values is None:
+            return x
+        env[f"V{id(values)}"] = values
+        return f"V{id(values)}[{x}]"
+
+    local: dict[str, str] = {}
+    body: list[str] = []
+    for n, (name, slots, values, whole) in enumerate(reads):
+        expr = "(" + "".join(term(k, values) + ", " for k in slots) + ")" if whole else term(slots[0], values)
+        body.append(f"        r{n} = {expr}")
+        local[name] = f"r{n}"
+    for n, (p, value) in enumerate(combo.items()):
+        env[f"A{n}"] = value
+        local[p] = f"A{n}"
+    args = ", ".join(["plan.machine", *(local[x] for x in names)])
+    # a table's KeyError is a part id this process never interned (``_decoder``'s message); the
+    # function's own errors pass unchanged
+    lines = ["def miss(s, k):", "    try:", *(body or ["        pass"]),
+             "    except KeyError as exc:", "        raise unknown(exc) from None",
+             f"    ok = memo[k] = bool(fn({args}))", "    return ok"]
+    exec(compile("\n".join(lines), "<compose invariant miss>", "exec"), env)  # noqa: S102
+    miss: Callable[[tuple, Hashable], bool] = env["miss"]
+    return miss
 
 
 class _Invariant:
@@ -96,23 +142,33 @@ class _Invariant:
         for _, _, _, memo in self.bindings:
             memo.clear()
 
-    def miss(self, i: int, s: tuple) -> bool:
+    def keyed_miss(self, i: int) -> Callable[[tuple, Hashable], bool]:
+        """Binding ``i``'s miss as a function of (state, key), for generic calls (``_miss_function``
+        could not generate one)."""
         combo, _reads, _key_slots, memo = self.bindings[i]
-        kwargs = self.decoders[i](s, dict(combo))
-        ok = bool(self.fn_call(self.plan.machine, kwargs))
-        memo[self.getters[i](s)] = ok
-        return ok
+        decode, call, plan = self.decoders[i], self.fn_call, self.plan
+
+        def miss(s: tuple, k: Hashable) -> bool:
+            ok = memo[k] = bool(call(plan.machine, decode(s, dict(combo))))
+            return ok
+
+        return miss
+
+    def make_misses(self) -> list[Callable[[tuple, Hashable], bool]]:
+        """Every binding's miss (``bench/profile_eos.py`` wraps them to count misses)."""
+        return [_miss_function(self.plan, self.fn, self.fn_args, combo, reads, memo) or self.keyed_miss(i)
+                for i, (combo, reads, _, memo) in enumerate(self.bindings)]
 
     def compile(self) -> Callable[[tuple], bool]:
         """Generate the check and register it as the machine's property (a constraint is not one)."""
-        env: dict[str, Any] = {"miss": self.miss}
-        #: each binding's memo key (built here: the bindings' key slots are final when compiled)
+        env: dict[str, Any] = {}
         pos = self.plan.pos
-        self.getters = [_getter(key_slots, pos) for _, _, key_slots, _ in self.bindings]
+        #: each binding's miss, a function of (state, key) that stores and returns the verdict
+        self.misses = self.make_misses()
         lines = ["def check(s):"]
         for i, (_, _, key_slots, memo) in enumerate(self.bindings):
-            env[f"m{i}"] = memo
-            lines += _binding_check(f"m{i}", key_slots, f"miss({i}, s)", env, pos)
+            env[f"m{i}"], env[f"miss{i}"] = memo, self.misses[i]
+            lines += _binding_check(f"m{i}", key_slots, f"miss{i}", env, pos)
         lines.append("    return True")
         exec(compile("\n".join(lines), f"<compose {self.spec.kind} {self.spec.name}>", "exec"), env)  # noqa: S102
         check: Callable[[tuple], bool] = env["check"]
@@ -249,10 +305,9 @@ class _Fused:
         # property): the same lookups, misses and order as calling each check in turn.
         inline = ["def conj(s):"]
         for i, obj in enumerate(objs):
-            env[f"miss{i}"] = obj.miss
             for j, (_, _, key_slots, bmemo) in enumerate(obj.bindings):
-                env[f"m{i}_{j}"] = bmemo
-                inline += _binding_check(f"m{i}_{j}", key_slots, f"miss{i}({j}, s)", env, self.pos)
+                env[f"m{i}_{j}"], env[f"miss{i}_{j}"] = bmemo, obj.misses[j]
+                inline += _binding_check(f"m{i}_{j}", key_slots, f"miss{i}_{j}", env, self.pos)
         inline.append("    return True")
         inline = hoist_projections(inline, 1)
         conj = "conj(s)"

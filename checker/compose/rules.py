@@ -203,17 +203,22 @@ def _pick(names: tuple[str, ...] | None, kwargs: dict[str, Any]) -> dict[str, An
     return kwargs if names is None else {n: kwargs[n] for n in names}
 
 
+def _plain(fn: Callable[..., Any], names: tuple[str, ...]) -> bool:
+    """``fn`` is a plain function whose own parameters after the first are exactly ``names``, in
+    order: it may be called positionally with them."""
+    code = getattr(fn, "__code__", None)
+    return (inspect.isfunction(fn) and not hasattr(fn, "__wrapped__") and code is not None
+            and not code.co_kwonlyargcount and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+            and code.co_varnames[1:code.co_argcount] == names)
+
+
 def _caller(fn: Callable[..., Any], names: tuple[str, ...] | None) -> Callable[[Any, dict[str, Any]], Any]:
     """``call(machine, kwargs)``: ``fn(machine, **{n: kwargs[n] for n in names})`` (all of
     ``kwargs`` when ``names`` is None), as a positional call where ``fn`` is a plain function
     whose own parameters are exactly ``names`` in order: a memo miss builds no second dict."""
     if names is None:
         return lambda machine, kwargs: fn(machine, **kwargs)
-    code = getattr(fn, "__code__", None)
-    plain = (inspect.isfunction(fn) and not hasattr(fn, "__wrapped__") and code is not None
-             and not code.co_kwonlyargcount and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
-             and code.co_varnames[1:code.co_argcount] == names)
-    if not plain:
+    if not _plain(fn, names):
         return lambda machine, kwargs: fn(machine, **{n: kwargs[n] for n in names})
     if not names:
         return lambda machine, kwargs: fn(machine)
