@@ -59,11 +59,15 @@ profile = sys.argv[1] == "profile"
 start, cpu_start = time.perf_counter(), time.process_time()
 options = ExploreOptions(stop_at_first=False)
 if profile:
-    import cProfile, pstats
+    import cProfile
     prof = cProfile.Profile()
     result = prof.runcall(explore, machine, options)
     split = {{"engine": 0.0, "compose": 0.0, "model": 0.0, "builtins": 0.0}}
-    for (filename, _, _), (_, _, tottime, _, _) in pstats.Stats(prof).stats.items():
+    # per code object (``getstats``), not per (file, line, name) as pstats keys them: the generated
+    # functions share their names (every outcome builder is "<compose successor>":1 build), and
+    # pstats would keep one of each
+    for entry in prof.getstats():
+        filename, tottime = ("~" if isinstance(entry.code, str) else entry.code.co_filename), entry.inlinetime
         if filename == "~":
             split["builtins"] += tottime
         elif "/checker/compose/" in filename or filename.startswith("<compose"):
@@ -111,15 +115,21 @@ def main(argv: list[str] | None = None) -> int:
         variants = {"hand": MACHINES[model]["hand"].format(n=n),
                     "composed": MACHINES[model]["composed"].format(n=n, memo=""),
                     "composed, memoize=False": MACHINES[model]["composed"].format(n=n, memo=", memoize=False")}
+        # hand-written and composed runs alternate (hand, composed, hand, ...), so that a change of
+        # the machine's load in the meantime falls on both alike; memoize=False runs once, after
+        all_runs: dict[str, list[dict[str, Any]]] = {name: [] for name in variants}
+        for i in range(args.repeat):
+            for name, build in variants.items():
+                if name != "composed, memoize=False" or i == 0:
+                    all_runs[name].append({**run_child(build, "time"), "load": os.getloadavg()[0]})
         for name, build in variants.items():
-            runs = []
-            for _ in range(args.repeat if name != "composed, memoize=False" else 1):
-                load = os.getloadavg()[0]
-                runs.append({**run_child(build, "time"), "load": load})
+            runs = all_runs[name]
             best = sorted(runs, key=lambda r: r["elapsed"])[len(runs) // 2]  # the median run
+            cpus = sorted(r["cpu"] for r in runs)
             record = {"when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "commit": git_commit(),
                       "python": platform.python_version(), "model": model, "size": n, "machine": name,
                       "repeat": len(runs), **best, "elapsed_all": [r["elapsed"] for r in runs],
+                      "cpu_all": [r["cpu"] for r in runs], "cpu_median": cpus[len(cpus) // 2],
                       "distinct_per_s": best["distinct"] / best["elapsed"]}
             if name == "composed":
                 record["split"] = run_child(build, "profile")["split"]
@@ -146,14 +156,20 @@ def table(records: list[dict[str, Any]]) -> str:
     lines = ["# Composition overhead (bench/bench_compose.py)", "",
              "BFS, one process, the latest run of each row; median of 3 runs (memoize=False: one run). The",
              "time ratio compares with the hand-written machine's row of the same model; both ran in one",
-             "invocation unless their commits differ.", "",
-             "| model | machine | distinct | generated | s | distinct/s | vs hand | bytes/state | load | commit, UTC |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
-    hand = {r["model"]: r["elapsed"] for r in records if r["machine"] == "hand"}
+             "invocation unless their commits differ. CPU s: the median of the runs' CPU seconds (the",
+             "steadier figure on a shared machine; rows before 05:00 UTC on 2026-11-28 give the CPU time of",
+             "the median wall-clock run); runs since then alternate hand-written and composed.", "",
+             ("| model | machine | distinct | generated | s | distinct/s | vs hand | CPU s | CPU vs hand | bytes/state "
+              "| load | commit, UTC |"),
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    hand = {r["model"]: r for r in records if r["machine"] == "hand"}
     for r in records:
-        ratio = r["elapsed"] / hand[r["model"]] if r["model"] in hand else float("nan")
+        h = hand.get(r["model"])
+        cpu = r.get("cpu_median", r["cpu"])
+        ratio = r["elapsed"] / h["elapsed"] if h else float("nan")
+        cpu_ratio = cpu / h.get("cpu_median", h["cpu"]) if h else float("nan")
         lines.append(f"| {r['model']} ({r['size']}) | {r['machine']} | {r['distinct']:,} | {r['generated']:,} | "
-                     f"{r['elapsed']:.2f} | {r['distinct_per_s']:,.0f} | {ratio:.2f}x | "
+                     f"{r['elapsed']:.2f} | {r['distinct_per_s']:,.0f} | {ratio:.2f}x | {cpu:.2f} | {cpu_ratio:.2f}x | "
                      f"{r['net_rss_per_state']:.0f} | {r['load']:.1f} | {r['commit']}, {r['when'][11:16]} |")
     lines += ["", "Profile of the composed runs (cProfile, own time; the profiler inflates small calls):", "",
               "| model | engine | compose mechanism | model code | C builtins |", "|---|---:|---:|---:|---:|"]
