@@ -263,6 +263,8 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
             elif check_sym:
                 check_orbit(state, node)
         level_end = len(g.fps)
+        if overflow:  # (the engine records the limit before it checks the states that fit)
+            g.limit_hit = "states"
         for node, state in enumerate(queue):
             expander.check_invariants([state], [node], 1)
             if stop_first and found:
