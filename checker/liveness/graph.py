@@ -61,6 +61,9 @@ from .temporal import Fairness, Predicate
 #: states whose every symmetric image is compared with them (predicates, enabled fairness)
 SYMMETRY_SAMPLE = 1000
 
+#: parents expanded between limit checks in a liveness-only walk (a safety run takes the engine's)
+CHUNK = 2048
+
 
 class LivenessError(ValueError):
     """The liveness check cannot run on this machine/options (one line)."""
@@ -140,9 +143,15 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
     levels, chunks of ``bfs.CHUNK`` parents, invariants on each chunk's new states, the same limits
     and the same figures where it stops (``StateGraph.distinct``, ``queue``, ``depth``), so a
     finding is the one the engine reports. ``ticker`` reports progress and keeps the time limit."""
-    from ..explore import bfs  # (late: the engine's module imports more than liveness needs)
-
     symmetry = symmetry and machine.has_symmetry()
+    # A safety run walks in the engine's chunks and checks the fingerprint's domain on a sample of
+    # each level as the engine does (it re-expands up to 64 states a level); a liveness-only walk
+    # needs neither (nor the engine's module, which this process may not have loaded yet).
+    chunk_size, sample = CHUNK, 0
+    if expander is not None:
+        from ..explore import bfs  # (late: looked up at each run, so a test may shrink the chunks)
+
+        chunk_size, sample = bfs.CHUNK, bfs.SAMPLE
     if expander is None:
         # nothing to check: successors and the run's fingerprint only
         expander = Expander(machine, symmetry=symmetry, check_deadlock=False, stop_at_first=False,
@@ -250,7 +259,8 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
     try:
         # ---- level 1: the initial states, each checked on its own (the first one breaking a property)
         g.generated, inits, init_fps = expander.init_states()
-        expander.check_sample(inits, bfs.SAMPLE)
+        if sample:
+            expander.check_sample(inits, sample)
         overflow = False
         for state, key in zip(inits, init_fps):
             node = ids.get(key)
@@ -273,11 +283,11 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
             stop(level_end, 1, level_end, "states")
 
         # ---- the levels after it, in chunks of parents as the engine takes them
-        chunk_size = bfs.CHUNK
         u = 0
         while u < level_end:
             last_level = max_depth is not None and level >= max_depth
-            expander.check_sample(list(islice(queue, bfs.SAMPLE)), bfs.SAMPLE)
+            if sample:
+                expander.check_sample(list(islice(queue, sample)), sample)
             for chunk_start in range(u, level_end, chunk_size):
                 chunk_end = min(chunk_start + chunk_size, level_end)
                 first_new = len(g.fps)
