@@ -105,3 +105,19 @@ def test_the_harness_runs_prepare_add_partitions() -> None:
     assert "update_timestamp" in str(report.steps[0].unchecked)
     assert _run(_add_vector("PrepareCommit", THROWN)).outcome == harness.AGREE
     assert _run(_add_vector("Empty", THROWN)).outcome == harness.DISAGREE
+
+
+def test_txn_offset_commit_retries_any_retriable_error_from_3_8() -> None:
+    """TxnOffsetCommitHandler: ``instanceof RetriableException`` from PR 15266 (3.8.0); 2.5-3.7 retried only the
+    errors it named and answered any other with a fatal KafkaException."""
+    from eoscheck.model.producer.txn_offsets_client import FATAL, RETRY, on_txn_offset_commit_error
+    for err in (Errors.NETWORK_EXCEPTION, Errors.NOT_ENOUGH_REPLICAS, Errors.CONCURRENT_TRANSACTIONS):
+        assert on_txn_offset_commit_error(int(err)).action == RETRY, err
+        assert on_txn_offset_commit_error(int(err), any_retriable=False) == (FATAL, "KafkaException"), err
+    for err in (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.NOT_COORDINATOR,
+                Errors.COORDINATOR_NOT_AVAILABLE, Errors.REQUEST_TIMED_OUT):
+        assert on_txn_offset_commit_error(int(err), any_retriable=False).action == RETRY, err
+        assert on_txn_offset_commit_error(int(err)).action == RETRY, err
+    assert protocol("kafka-3.8-3.9").txn_offset_commit_any_retriable
+    assert not protocol("kafka-3.7").txn_offset_commit_any_retriable
+    assert SNAPSHOT.txn_offset_commit_any_retriable
