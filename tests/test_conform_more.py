@@ -121,3 +121,31 @@ def test_txn_offset_commit_retries_any_retriable_error_from_3_8() -> None:
     assert protocol("kafka-3.8-3.9").txn_offset_commit_any_retriable
     assert not protocol("kafka-3.7").txn_offset_commit_any_retriable
     assert SNAPSHOT.txn_offset_commit_any_retriable
+
+
+def _produce_vector(mode: str | None) -> dict:
+    extra = {} if mode is None else {"append_info": mode}
+    batch = {"api": "ProduceBatch", "origin": "CLIENT", "producer_id": 1, "producer_epoch": 0, "is_transactional": True}
+    return {"id": "X", "mechanism": "produce_validation", "component": "c", "source": {"file": "f", "test": "t"},
+            "initial_state": {"producers": {}},
+            "steps": [{"input": {**batch, "base_sequence": 0, "last_sequence": 0, "first_offset": 9,
+                                 "is_transactional": False}, "expected": {"result": "APPENDED"}},
+                      {"input": {**batch, "base_sequence": 1, "last_sequence": 5, "first_offset": 16, **extra},
+                       "expected": {"state_after": {"1": {"first_seq": 1, "first_offset": 16, "last_seq": 5}}}},
+                      {"input": {"api": "WriteTxnMarker", "producer_id": 1, "producer_epoch": 0, "result": "ABORT",
+                                 "offset": 40, **({} if mode is None else {"append_info": "continue"})},
+                       "expected": {"completed_txn": {"first_offset": 16, "last_offset": 40, "is_aborted": True},
+                                    "state_after": {"1": {"first_seq": 1, "txn_first_offset": None}}}}]}
+
+
+def test_a_shared_append_info_shows_its_own_first_batch() -> None:
+    """ProducerAppendInfo.toEntry(): firstSeq / firstDataOffset of the batches of that append info; the
+    marker's CompletedTxn spans the transaction's first offset to the marker."""
+    assert _run(_produce_vector("new")).outcome == harness.AGREE
+    plain = _run(_produce_vector(None))  # the manager's entry: the oldest cached batch (sequence 0, offset 9)
+    assert plain.outcome == harness.DISAGREE
+    assert {(s, d.field, d.model) for s, d in plain.differences} == {
+        (2, "state_after.1.first_seq", 0), (2, "state_after.1.first_offset", 9), (3, "state_after.1.first_seq", 0)}
+    bad = _produce_vector("new")
+    bad["steps"][1]["input"]["append_info"] = "later"
+    assert _run(bad).outcome == harness.NOT_EXPRESSIBLE
