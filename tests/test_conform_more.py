@@ -4,10 +4,14 @@ rules they led to, checked directly."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from conform_pins import assert_pinned
 from eoscheck.model.api import coordinator as coord
-from eoscheck.model.api.protocol import protocol
+from eoscheck.model.api.protocol import PROFILES, protocol
 from eoscheck.model.conformance import harness
-from eoscheck.model.conformance.vectors import parse_vectors
+from eoscheck.model.conformance.vectors import load_vectors, parse_vectors
 from eoscheck.model.errors import Errors
 from eoscheck.model.transactions.codes import NO_PENDING, TxnResult, TxnState
 from eoscheck.model.transactions.metadata import TxnMeta
@@ -149,3 +153,70 @@ def test_a_shared_append_info_shows_its_own_first_batch() -> None:
     bad = _produce_vector("new")
     bad["steps"][1]["input"]["append_info"] = "later"
     assert _run(bad).outcome == harness.NOT_EXPRESSIBLE
+
+
+# --- the file's outcome, pinned per profile ----------------------------------------------------------
+
+MORE = Path(__file__).parent / "data" / "kafka-unit-test-vectors.more.json"
+_TV2 = ("SM-63-tv2", "SM-64-tv2")
+
+#: profile -> ({vector: why it disagrees}, {vector: the feature it needs that the version lacks}); every
+#: other vector of the file agrees. A disagreement here is a real behaviour of that version.
+PROFILE_OUTCOMES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
+    "kafka-2024-10": ({}, {}),
+    "kafka-later-trunk": ({v: "a TV2 completion keeps lastProducerEpoch (the snapshot sets it to the epoch)"
+                           for v in _TV2}, {}),
+    "kafka-3.7": ({"TOC-31": "before PR 15266 (3.8.0) NETWORK_EXCEPTION on TxnOffsetCommit is fatal"},
+                  {v: "transaction-version-2" for v in _TV2}),
+    "kafka-2.0-2.3": ({"TOC-31": "before PR 15266 (3.8.0) NETWORK_EXCEPTION on TxnOffsetCommit is fatal",
+                       "INIT-42": "before KIP-588 (2.7) the fenced abort answers INVALID_PRODUCER_EPOCH"},
+                      {**{v: "transaction-version-2" for v in _TV2},
+                       **{v: "kip-360" for v in ("INIT-40", "CLI-40", "CLI-41")}}),
+}
+
+
+def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The outcome a profile should give, from what its version lacks and does."""
+    p = protocol(name)
+    needs = {**{v: "transaction-version-2" for v in _TV2}, **{v: "kip-360" for v in ("INIT-40", "CLI-40", "CLI-41")}}
+    inexpressible = {v: f for v, f in needs.items() if f in p.lacks}
+    disagree: dict[str, str] = {}
+    if p.tv2_last_epoch == "keep" and "transaction-version-2" not in p.lacks:
+        disagree.update({v: "TV2 completion keeps lastProducerEpoch" for v in _TV2})
+    if not p.txn_offset_commit_any_retriable:
+        disagree["TOC-31"] = "NETWORK_EXCEPTION fatal before 3.8"
+    if not p.producer_fenced:
+        disagree["INIT-42"] = "INVALID_PRODUCER_EPOCH before KIP-588"
+    return disagree, inexpressible
+
+
+def test_the_more_vectors_totals_are_pinned() -> None:
+    run = harness.run_file(load_vectors(MORE))
+    assert run.variant == "kafka-2024-10"
+    assert len(run.vectors) == 23 and all(v.outcome == harness.AGREE for v in run.vectors)
+
+
+def test_the_derived_outcomes_match_the_listed_profiles() -> None:
+    for name, (disagree, inexpressible) in PROFILE_OUTCOMES.items():
+        d, i = _derived(name)
+        assert (set(d), i) == (set(disagree), inexpressible), name
+
+
+def test_the_more_vectors_outcome_is_pinned_per_profile() -> None:
+    vf = load_vectors(MORE)
+    for name in PROFILES:
+        disagree, inexpressible = PROFILE_OUTCOMES.get(name) or _derived(name)
+        assert_pinned(vf, name, disagree, inexpressible)
+
+
+def test_the_file_repeats_no_earlier_vector_or_test() -> None:
+    data = json.loads(MORE.read_text())
+    assert "WRITTEN BY EOSCHECK'S DEVELOPERS" in data["schema"]["description"]
+    assert data["counts"]["total"] == len(data["vectors"])
+    ids = [v["id"] for v in data["vectors"]]
+    assert len(set(ids)) == len(ids)
+    for other in ("sample", "written", "client", "broker"):
+        earlier = json.loads((MORE.parent / f"kafka-unit-test-vectors.{other}.json").read_text())
+        assert not set(ids) & {v["id"] for v in earlier["vectors"]}, other
+        tests = {(v["source"]["file"], v["source"]["test"]) for v in earlier["vectors"]}
+        assert not {(v["source"]["file"], v["source"]["test"]) for v in data["vectors"]} & tests, other
