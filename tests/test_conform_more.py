@@ -220,3 +220,13 @@ def test_the_file_repeats_no_earlier_vector_or_test() -> None:
         assert not set(ids) & {v["id"] for v in earlier["vectors"]}, other
         tests = {(v["source"]["file"], v["source"]["test"]) for v in earlier["vectors"]}
         assert not {(v["source"]["file"], v["source"]["test"]) for v in data["vectors"]} & tests, other
+
+
+def test_all_states_lists_each_state_once() -> None:
+    vector = {"id": "X", "mechanism": "txn_state_machine", "component": "c", "source": {"file": "f", "test": "t"},
+              "initial_state": {}, "steps": [{"input": {"api": "TransactionState.AllStates"},
+                                              "expected": {"states": ["Empty", "Ongoing"]}}]}
+    assert _run(vector).outcome == harness.DISAGREE  # eight states, not two
+    data = json.loads(MORE.read_text())
+    (sm65,) = [v for v in data["vectors"] if v["id"] == "SM-65"]
+    assert len(sm65["steps"][0]["expected"]["states"]) == 8

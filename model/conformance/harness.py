@@ -44,7 +44,7 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"(^|\.)prepareFenceProducerEpoch\b", steps_coordinator.prepare_fence_producer_epoch),
     (r"(^|\.)prepareProducerIdRotation\b", steps_coordinator.prepare_producer_id_rotation),
     (r"pendingState\s*=\s*None|reset (the )?pending state", steps_coordinator.reset_pending_state),
-    (r"^TransactionState\.fromId\b", steps_coordinator.state_ids),
+    (r"^TransactionState\.(fromId|AllStates)\b", steps_coordinator.state_ids),
     (r"^(timer tick|abortTimedOutTransactions)\b", steps_coordinator.timeout_abort),
     (r"^removeExpiredTransactionalIds\b", steps_coordinator.expire_transactional_ids),
     (r"^generateProducerId\b", steps_coordinator.generate_pid),

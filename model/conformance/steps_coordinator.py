@@ -250,7 +250,8 @@ def prepare_producer_id_rotation(w: World, inp: dict[str, Any]) -> Observed:
 
 
 def state_ids(w: World, inp: dict[str, Any]) -> Observed:
-    return {"mapping": {str(int(s)): state_name(s) for s in TxnState}}
+    # ``mapping``: TransactionState.fromId; ``states``: TransactionState.AllStates (every state, once)
+    return {"mapping": {str(int(s)): state_name(s) for s in TxnState}, "states": sorted(state_name(s) for s in TxnState)}
 
 
 def timeout_abort(w: World, inp: dict[str, Any]) -> Observed:
