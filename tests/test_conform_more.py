@@ -159,6 +159,8 @@ def test_a_shared_append_info_shows_its_own_first_batch() -> None:
 
 MORE = Path(__file__).parent / "data" / "kafka-unit-test-vectors.more.json"
 _TV2 = ("SM-63-tv2", "SM-64-tv2")
+#: the KIP-360 producer client's steps and prepareIncrementProducerEpoch with an expected epoch (2.5+)
+_KIP360 = ("INIT-40", "CLI-40", "CLI-41", "CLI-42", "CLI-43")
 
 #: profile -> ({vector: why it disagrees}, {vector: the feature it needs that the version lacks}); every
 #: other vector of the file agrees. A disagreement here is a real behaviour of that version.
@@ -171,14 +173,14 @@ PROFILE_OUTCOMES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "kafka-2.0-2.3": ({"TOC-31": "before PR 15266 (3.8.0) NETWORK_EXCEPTION on TxnOffsetCommit is fatal",
                        "INIT-42": "before KIP-588 (2.7) the fenced abort answers INVALID_PRODUCER_EPOCH"},
                       {**{v: "transaction-version-2" for v in _TV2},
-                       **{v: "kip-360" for v in ("INIT-40", "CLI-40", "CLI-41")}}),
+                       **{v: "kip-360" for v in _KIP360}}),
 }
 
 
 def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
     """The outcome a profile should give, from what its version lacks and does."""
     p = protocol(name)
-    needs = {**{v: "transaction-version-2" for v in _TV2}, **{v: "kip-360" for v in ("INIT-40", "CLI-40", "CLI-41")}}
+    needs = {**{v: "transaction-version-2" for v in _TV2}, **{v: "kip-360" for v in _KIP360}}
     inexpressible = {v: f for v, f in needs.items() if f in p.lacks}
     disagree: dict[str, str] = {}
     if p.tv2_last_epoch == "keep" and "transaction-version-2" not in p.lacks:
@@ -193,7 +195,7 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
 def test_the_more_vectors_totals_are_pinned() -> None:
     run = harness.run_file(load_vectors(MORE))
     assert run.variant == "kafka-2024-10"
-    assert len(run.vectors) == 27 and all(v.outcome == harness.AGREE for v in run.vectors)
+    assert len(run.vectors) == 29 and all(v.outcome == harness.AGREE for v in run.vectors)
 
 
 def test_the_derived_outcomes_match_the_listed_profiles() -> None:
@@ -230,3 +232,22 @@ def test_all_states_lists_each_state_once() -> None:
     data = json.loads(MORE.read_text())
     (sm65,) = [v for v in data["vectors"] if v["id"] == "SM-65"]
     assert len(sm65["steps"][0]["expected"]["states"]) == 8
+
+
+def test_an_acknowledged_batch_marked_unresolved_resolves_without_a_bump() -> None:
+    """markSequenceUnresolved reads only the batch's last sequence (testBumpEpochAfterTimeoutWithout-
+    PendingInflightRequests): with nothing in flight and the next sequence after the last acknowledged one,
+    maybeResolveSequences clears it; a gap needs the idempotent producer's bump."""
+    from eoscheck.model.api import client as client_api
+    from eoscheck.model.producer.partition_sequences import BUMP, RESOLVED, PartitionEntry
+    acked = PartitionEntry(15, 5, next_sequence=1, last_acked_sequence=0)
+    marked = client_api.mark_unresolved_after(acked, 0, 2**31 - 1)
+    assert marked.unresolved == 1
+    assert client_api.maybe_resolve_sequences(marked, transactional=False, can_bump_epoch=True,
+                                              max_seq=2**31 - 1) == (acked, RESOLVED)
+    gap = client_api.mark_unresolved_after(acked._replace(next_sequence=2), 0, 2**31 - 1)
+    assert client_api.maybe_resolve_sequences(gap, transactional=False, can_bump_epoch=True, max_seq=2**31 - 1)[1] == BUMP
+    # the larger of two marks is kept
+    assert client_api.mark_unresolved_after(marked, 4, 2**31 - 1).unresolved == 5
+    assert client_api.mark_unresolved_after(client_api.mark_unresolved_after(acked, 4, 2**31 - 1), 0,
+                                            2**31 - 1).unresolved == 5
