@@ -160,7 +160,7 @@ def test_a_shared_append_info_shows_its_own_first_batch() -> None:
 MORE = Path(__file__).parent / "data" / "kafka-unit-test-vectors.more.json"
 _TV2 = ("SM-63-tv2", "SM-64-tv2")
 #: the KIP-360 producer client's steps and prepareIncrementProducerEpoch with an expected epoch (2.5+)
-_KIP360 = ("INIT-40", "CLI-40", "CLI-41", "CLI-42", "CLI-43")
+_KIP360 = ("INIT-40", "CLI-40", "CLI-41", "CLI-42", "CLI-43", "CLI-44")
 
 #: profile -> ({vector: why it disagrees}, {vector: the feature it needs that the version lacks}); every
 #: other vector of the file agrees. A disagreement here is a real behaviour of that version.
@@ -195,7 +195,7 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
 def test_the_more_vectors_totals_are_pinned() -> None:
     run = harness.run_file(load_vectors(MORE))
     assert run.variant == "kafka-2024-10"
-    assert len(run.vectors) == 29 and all(v.outcome == harness.AGREE for v in run.vectors)
+    assert len(run.vectors) == 30 and all(v.outcome == harness.AGREE for v in run.vectors)
 
 
 def test_the_derived_outcomes_match_the_listed_profiles() -> None:
@@ -251,3 +251,15 @@ def test_an_acknowledged_batch_marked_unresolved_resolves_without_a_bump() -> No
     assert client_api.mark_unresolved_after(marked, 4, 2**31 - 1).unresolved == 5
     assert client_api.mark_unresolved_after(client_api.mark_unresolved_after(acked, 4, 2**31 - 1), 0,
                                             2**31 - 1).unresolved == 5
+
+
+def test_a_response_out_of_retries_fails_the_batch() -> None:
+    def vector(text: str, expected: dict) -> dict:
+        return {"id": "X", "mechanism": "producer_client", "component": "c", "source": {"file": "f", "test": "t"},
+                "initial_state": {"producer": {"transactional": False, "producer_id": 7, "epoch": 0}},
+                "steps": [{"input": {"event": "send tp0 r1"}, "expected": {}},
+                          {"input": {"event": text, "error": "NOT_LEADER_OR_FOLLOWER"}, "expected": expected}]}
+    assert _run(vector("response r1", {"can_retry": True, "first_in_flight_sequence": 0})).outcome == harness.AGREE
+    assert _run(vector("response r1 (retries exhausted)",
+                       {"can_retry": False, "first_in_flight_sequence": None, "partition_epoch": 0,
+                        "stale_producer_id_and_epoch": False})).outcome == harness.AGREE
