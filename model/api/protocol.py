@@ -60,6 +60,10 @@ class Protocol(NamedTuple):
     #: the coordinator answers a verify-only AddPartitionsToTxn for a partition outside the transaction with
     #: TRANSACTION_ABORTABLE (KAFKA-16314, 3.8.0); before, INVALID_TXN_STATE
     verification_abortable: bool = True
+    #: the transactional client retries any retriable TxnOffsetCommit partition error (PR 15266, 33a4709490f,
+    #: first tag 3.8.0); before, only the coordinator errors, UNKNOWN_TOPIC_OR_PARTITION and
+    #: COORDINATOR_LOAD_IN_PROGRESS, and another (NETWORK_EXCEPTION, ...) was an unexpected, fatal error
+    txn_offset_commit_any_retriable: bool = True
 
 
 #: what a profile can lack (``Protocol.lacks``) -> what it is and when Kafka got it
@@ -178,6 +182,9 @@ SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
     # TransactionCoordinator.handleVerifyPartitionsInTransaction: INVALID_TXN_STATE for a partition not in the
     # transaction (3.6.0-3.7.1); TRANSACTION_ABORTABLE from KAFKA-16314 2e8d69b78ca (first tag 3.8.0)
     "verification_abortable": (((2, 0, 0), False), ((3, 8, 0), True)),
+    # TransactionManager.TxnOffsetCommitHandler: ``error.exception() instanceof RetriableException`` from PR 15266
+    # (33a4709490f, first tag 3.8.0); 2.5.0-3.7.1 name UNKNOWN_TOPIC_OR_PARTITION / COORDINATOR_LOAD_IN_PROGRESS only
+    "txn_offset_commit_any_retriable": (((2, 0, 0), False), ((3, 8, 0), True)),
 }
 
 
@@ -207,7 +214,7 @@ _TV1 = {"end_txn": "tv1", "tv2_last_epoch": "keep", "max_txn_timeout_ms": 900000
 _BEFORE_2_7_FENCING = {"down_convert_fenced": False, "producer_fenced": False}
 _BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "pre-kip447", "lacks": _BEFORE_2_5,
                            "end_txn_exact_epoch": False, "failed_fence_keeps_epoch": False,
-                           "verification_abortable": False}
+                           "verification_abortable": False, "txn_offset_commit_any_retriable": False}
 
 
 class Profile(NamedTuple):
@@ -262,41 +269,41 @@ PROFILE_TABLE: dict[str, Profile] = {
          "for TxnOffsetCommit's __consumer_offsets write; a partition outside the transaction is answered "
          "INVALID_TXN_STATE (3.7.0 TransactionCoordinator.handleVerifyPartitionsInTransaction)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
-        lacks=_BEFORE_3_8, verification_abortable=False),
+        lacks=_BEFORE_3_8, verification_abortable=False, txn_offset_commit_any_retriable=False),
     "kafka-3.6": _entry(
         "kafka-3.6", "3.6.0", "3.6.2",
         ("released 3.6.0 .. 3.6.2: KIP-890 part 1 verification of produce (3.6.0 ReplicaManager / "
          "AddPartitionsToTxnManager, transaction.partition.verification.enable); TxnOffsetCommit is not verified "
          "(3.6.2 GroupCoordinator has no verificationGuard); INVALID_TXN_STATE outside the transaction"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
-        lacks=_BEFORE_3_7, verification_abortable=False),
+        lacks=_BEFORE_3_7, verification_abortable=False, txn_offset_commit_any_retriable=False),
     "kafka-3.3-3.5": _entry(
         "kafka-3.3-3.5", "3.3.0", "3.5.2",
         ("released 3.3.0 .. 3.5.x: no partition verification (KIP-890 part 1 was reverted on the 3.5 branch, "
          "928070e3206; 3.5.2 ReplicaManager has no verification, although AddPartitionsToTxn v4 exists); "
          "TxnOffsetCommit checked by validateOffsetCommit with the Empty-group shortcut (KAFKA-14201, 3.3.0)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
-        lacks=_BEFORE_3_6, verification_abortable=False),
+        lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False),
     "kafka-3.0-3.2": _entry(
         "kafka-3.0-3.2", "3.0.0", "3.2.3",
         ("released 3.0.0 .. 3.2.x: as 3.3-3.5, but validateOffsetCommit (5dae3648abd, 3.0.0) has no Empty-group "
          "shortcut: a TxnOffsetCommit with generation < 0 and a member id on an Empty group is UNKNOWN_MEMBER_ID"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="3.0",
-        lacks=_BEFORE_3_6, verification_abortable=False),
+        lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False),
     "kafka-2.7-2.8": _entry(
         "kafka-2.7-2.8", "2.7.0", "2.8.2",
         ("released 2.7.0 .. 2.8.x: KIP-588 (PRODUCER_FENCED, down-converted to INVALID_PRODUCER_EPOCH for "
          "InitProducerId < v4 and EndTxn / AddPartitionsToTxn / AddOffsetsToTxn < v2: 2.7.0 KafkaApis); "
          "TxnOffsetCommit checked by 2.8.2's doTxnCommitOffsets (the 2.5 rules)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="2.5",
-        lacks=_BEFORE_3_6, verification_abortable=False),
+        lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False),
     "kafka-2.6": _entry(
         "kafka-2.6", "2.6.0", "2.6.3",
         ("released 2.6.0 .. 2.6.3: KAFKA-9600 (a client's EndTxn needs the exact epoch) and KAFKA-9666 "
          "(hasFailedEpochFence) are in 2.6.0's TransactionCoordinator / TransactionMetadata; every fence is "
          "INVALID_PRODUCER_EPOCH (2.6.3's Errors has no code 90)"),
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
-        lacks=_BEFORE_2_7, verification_abortable=False),
+        lacks=_BEFORE_2_7, verification_abortable=False, txn_offset_commit_any_retriable=False),
     "kafka-2.5": _entry(
         "kafka-2.5", "2.5.0", "2.5.1",
         ("released 2.5.0 .. 2.5.1: KIP-360 and KIP-447 (2.5.0 messages); endTransaction refuses only a lower "
@@ -304,7 +311,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "next fence (2.5.1 TransactionCoordinator l.369-385, TransactionMetadata.prepareFenceProducerEpoch)"),
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
         lacks=_BEFORE_2_6, end_txn_exact_epoch=False, failed_fence_keeps_epoch=False, fence_keeps_last_epoch=True,
-        verification_abortable=False),
+        verification_abortable=False, txn_offset_commit_any_retriable=False),
     "kafka-2.4.1": _entry(
         "kafka-2.4.1", "2.4.1", "2.4.1",
         ("released 2.4.1: the 2.4 broker (KAFKA-7190: producer state kept when the log start offset moves; an "
