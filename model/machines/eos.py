@@ -32,7 +32,8 @@ the coordinator's own timeout abort there is cut by ``max_epoch``; a coordinator
 faithful); without ``members`` there is no group (each producer owns its input partition and
 commits offsets without group metadata; ``eos_group`` has the group, with per-thread producers or,
 ``eos_alpha``, per-partition ones); a restarted producer's zombie does not produce new batches (only
-its requests already in flight arrive); no read_committed consumers as actors unless ``readers``
+its requests already in flight arrive) unless it re-initialises after its transactional id expired
+(``eos_txn_id_expiry``, with ``txn_id_expirations``: it then becomes the live instance); no read_committed consumers as actors unless ``readers``
 (NoAbortedRead reads the leaders' LSO instead). Leader failover of the transactional output
 partitions (in-sync, restarted from the log, restored from a snapshot) is the mixin ``eos_failover``;
 liveness of transactions and the group is ``eos_liveness``.
