@@ -64,6 +64,15 @@ class Protocol(NamedTuple):
     #: first tag 3.8.0); before, only the coordinator errors, UNKNOWN_TOPIC_OR_PARTITION and
     #: COORDINATOR_LOAD_IN_PROGRESS, and another (NETWORK_EXCEPTION, ...) was an unexpected, fatal error
     txn_offset_commit_any_retriable: bool = True
+    #: KAFKA-19690 (PRs 20534 trunk, 20577 3.9, 20607 4.0, 20618 4.1; September-October 2025): a transactional
+    #: batch with no transaction ongoing on the partition and no verification guard whose epoch is below the
+    #: producer's entry is answered INVALID_PRODUCER_EPOCH (abortable, KIP-588) instead of INVALID_TXN_STATE
+    #: (which Kafka Streams takes as fatal). The leader skips verification while the producer's transaction is
+    #: open (the SENTINEL guard), and a timeout abort's marker written before the append closes it. Only the
+    #: 3.9 / 4.0 / 4.1 patch releases after the fix have it (no 4.x tag in the mirror to pin which), so no
+    #: release profile sets it and it has no SWITCH_HISTORY entry; ``kafka-later-trunk`` (trunk after February
+    #: 2026) does
+    stale_epoch_before_verification: bool = False
 
 
 #: what a profile can lack (``Protocol.lacks``) -> what it is and when Kafka got it
@@ -245,7 +254,8 @@ PROFILE_TABLE: dict[str, Profile] = {
          "it. Stands for 4.0+ only where those agree: 4.0.0 .. 4.2 still throw on a fence at Short.MaxValue (INIT-28); "
          "the mirror has no 4.x tag, so the 4.x releases have no profile of their own"),
         "kafka-shipped", "kafka-later-trunk", end_txn="later-trunk", tv2_last_epoch="keep", down_convert_fenced=True,
-        max_txn_timeout_ms=900000, txn_offset_commit="current", fence_at_max_epoch="keep"),
+        max_txn_timeout_ms=900000, txn_offset_commit="current", fence_at_max_epoch="keep",
+        stale_epoch_before_verification=True),
     "kafka-2024-10": _entry(
         "kafka-2024-10", SNAPSHOT_2024_10, SNAPSHOT_2024_10,
         ("the apache/kafka snapshot 1eb7644 (2024-10-25, trunk after the 3.9 branch cut, before 4.0) the vectors "
@@ -259,8 +269,8 @@ PROFILE_TABLE: dict[str, Profile] = {
          "partition outside the transaction with TRANSACTION_ABORTABLE (KAFKA-16314 2e8d69b78ca, first tag 3.8.0; "
          "AddPartitionsToTxnManager down-converts it to INVALID_TXN_STATE for older produce requests); no "
          "transaction version 2 (3.9.0-rc3 EndTxnRequest.json stops at v4). Was kafka-2.7-3.9. 3.9 releases "
-         "after September 2025 also have KAFKA-19690 (PR 20577, an epoch check before the verification guard), "
-         "which is not modelled"),
+         "after September 2025 also have KAFKA-19690 (PR 20577, an epoch check before the verification guard: "
+         "``stale_epoch_before_verification``), which this profile leaves off"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
         lacks=_NO_TV2),
     "kafka-3.7": _entry(
