@@ -228,6 +228,13 @@ class Protocol:
         True,
         "the coordinator's timeout abort fences the producer with an epoch bump (False: 0.11.0.0-0.11.0.1)",
         "KAFKA-6119 (0.11.0.2); fidelity audit C1")
+    failed_fence_keeps_epoch: bool = _decision(
+        True,
+        "a coordinator fence (transaction timeout, InitProducerId on an Ongoing transaction) whose PrepareAbort "
+        "append failed is remembered (hasFailedEpochFence): the fenced epoch stays in memory and the next fence "
+        "keeps it (2.6.0+); False (0.11-2.5.x): every fence bumps again, so repeated failures walk the epoch "
+        "towards exhaustion",
+        "KAFKA-9666 (2.6.0); review 21")
     transaction_version: TransactionVersion = _decision(
         TransactionVersion.TV1,
         "tv2: every EndTxn bumps the epoch, the client continues with the bumped epoch, EndTxn retries are "
@@ -388,7 +395,8 @@ KAFKA_0_11_0_0 = _P.with_(
     client_version="0.11", client_epoch_bump_after_abort=False, broker_unknown_producer="out_of_order",
     broker_retain_producer_state=False, broker_batch_cache=1, init_producer_id="pre-kip360",
     timeout_abort_bumps_epoch=False, txn_offset_commit_check="pre-kip447", require_stable="never",
-    deployment="per-partition", invalid_producer_epoch_abortable=False, marker_sets_producer_timestamp=False)
+    deployment="per-partition", invalid_producer_epoch_abortable=False, marker_sets_producer_timestamp=False,
+    failed_fence_keeps_epoch=False)
 KAFKA_0_11_0_2 = KAFKA_0_11_0_0.with_(timeout_abort_bumps_epoch=True)
 KAFKA_1_0_0 = KAFKA_0_11_0_2.with_(client_version="pre-kip360", broker_unknown_producer="unknown_producer_id",
                                    broker_batch_cache=5, broker_duplicate_sequence_error=True)
@@ -399,7 +407,8 @@ KAFKA_2_4_1 = KAFKA_2_4.with_(marker_sets_producer_timestamp=True)
 KAFKA_2_5 = KAFKA_2_4_1.with_(client_version="kip360", client_epoch_bump_after_abort=True,
                             invalid_producer_epoch_abortable=True,
                             broker_unknown_producer="accept", init_producer_id="kip360-shipped",
-                            txn_offset_commit_check="2.5", require_stable="always", deployment="per-thread")
+                            txn_offset_commit_check="2.5", require_stable="always", deployment="per-thread",
+                            failed_fence_keeps_epoch=True)
 #: 2.6: as 2.7-2.8, but a produce refused with INVALID_PRODUCER_EPOCH is fatal (InvalidProducerEpochException is
 #: 2.7.0's, KIP-588); the composed coordinator's EndTxn / fence rules are 2.6.0's (KAFKA-9600, KAFKA-9666)
 KAFKA_2_6 = KAFKA_2_5.with_(invalid_producer_epoch_abortable=False)

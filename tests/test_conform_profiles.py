@@ -228,6 +228,8 @@ _SAME_CHANGE = {
     "marker_sets_producer_timestamp": "marker_sets_producer_timestamp", "txn_offset_commit_check": "txn_offset_commit",
     # KIP-588 brought both PRODUCER_FENCED and the abortable InvalidProducerEpochException (2.7.0)
     "invalid_producer_epoch_abortable": "producer_fenced",
+    # KAFKA-9666 (2.6.0): a failed fence is remembered (hasFailedEpochFence)
+    "failed_fence_keeps_epoch": "failed_fence_keeps_epoch",
 }
 
 

@@ -142,6 +142,7 @@ from . import eos_partition_symmetry as eps
 from .eos_alpha import EosAlpha
 from .eos_endtxn import LateEndTxn
 from .eos_failover import TxnLeaderFailover
+from .eos_fence_faults import FailedFenceAppends
 from .eos_group import GROUP_PROJECTIONS, EosGroup, GroupOffsets, show_membership
 from .eos_idempotent import IDEMPOTENT_PARTITION, IdempotentProducers, Waiting, waiting
 from .eos_instances import INSTANCE_CHART_PARTS, InstancesMixin
@@ -210,8 +211,11 @@ def _show_leader(leader: TxnPartitionState) -> dict[str, Any]:
 
 
 def _show_txn(m: TxnMetadata) -> dict[str, Any]:
-    return {"state": TxnState(m.state).name if m.exists else "none", "producer_id": m.producer_id,
-            "epoch": m.epoch, "partitions": list(m.partitions)}
+    out = {"state": TxnState(m.state).name if m.exists else "none", "producer_id": m.producer_id,
+           "epoch": m.epoch, "partitions": list(m.partitions)}
+    if m.has_failed_epoch_fence:  # shown only when set (FenceAppendFails), so other traces read as before
+        out["failed_epoch_fence"] = True
+    return out
 
 
 def _show_messages(msgs: tuple[Routed, ...]) -> list[str]:
@@ -387,11 +391,11 @@ def _end_txn_error_name(e: int) -> str:
 _PREPARING = frozenset({int(TxnState.PREPARE_COMMIT), int(TxnState.PREPARE_ABORT)})
 _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOutTransaction", "WriteTxnMarker",
                 "TxnCoordinatorFailover", "AddOffsetsToTxn", "WriteOffsetsMarker", "ZombieEndTxn", "StaleEndTxnArrives",
-                "CompleteEmptyTransaction")
+                "CompleteEmptyTransaction", "FenceAppendFails")
 
 
 class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnLeaderFailover,
-                 LateEndTxn,
+                 LateEndTxn, FailedFenceAppends,
                  Composed):
     """``kafka.eos``; see the module doc."""
 
@@ -515,6 +519,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         config.update(self._readers_setup(bounds))
         config.update(self.txn_failover_setup(bounds))
         config.update(end_txn_config)
+        config.update(self._fence_faults_setup(bounds))
         super().__init__(config, memoize=memoize)
         self._instances_compiled()
         # Rules that cannot fire without their fault or the clock have no bindings (or a clock stopped
@@ -528,7 +533,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
             set() if bounds["restarts"] else {"ZombieEndTxn"}) | (
             set() if bounds["restarts"] and self.input_records else {"ZombieTxnOffsetCommit"}) | self.idempotent_idle() | (
             self.group_idle_actions()) | (set() if self.n_readers else {"Fetch"}) | self.txn_failover_idle() | (
-            self.end_txn_idle_actions())
+            self.end_txn_idle_actions()) | self.fence_faults_idle()
         listed: Mapping[str, tuple[str, ...]] = self._plan.actions
         idle |= self._instances_idle(listed)
         self.actions = {name: params for name, params in listed.items() if name not in idle}
