@@ -325,10 +325,8 @@ def verify_partitions(state: CoordinatorState, transactional_id: str | None, pro
         return tuple((p, int(Errors.INVALID_REQUEST)) for p in partitions)
     if _lookup_error(state):
         return tuple((p, _lookup_error(state)) for p in partitions)
-    answers = _verify(state.metadata, producer_id, epoch, partitions)
-    if protocol is None or protocol.verification_abortable:
-        return answers
-    return tuple((p, int(Errors.INVALID_TXN_STATE) if e == Errors.TRANSACTION_ABORTABLE else e) for p, e in answers)
+    return _verify(state.metadata, producer_id, epoch, partitions,
+                   abortable=protocol is None or protocol.verification_abortable)
 
 
 class FenceResult(NamedTuple):

@@ -92,7 +92,7 @@ from ..partition.txn_produce import (
     producer_state_lso,
     write_marker,
 )
-from ..partition.verification import produce_verification_error, verification_callback_errors
+from ..partition.verification import verification_callback_errors, verification_produce_error
 from ..producer import transactional as tx
 from ..producer.client import RAISED_OUT_OF_ORDER
 from ..producer.config import ClientConfig
@@ -728,8 +728,16 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         written = offsets_leader
         if error == Errors.NONE:
             verification = int(Errors.NONE)
-            if self.protocol.partition_verification and needs_verification(offsets_leader, producer.producer_id):
-                verification = verify_partitions(txn, producer.producer_id, producer.epoch, (OFFSETS,))[0][1]
+            p = self.protocol
+            if p.partition_verification and needs_verification(offsets_leader, producer.producer_id):
+                answer = verify_partitions(txn, producer.producer_id, producer.epoch, (OFFSETS,),
+                                           abortable=p.verification_abortable)[0][1]
+                # AddPartitionsToTxnManager's conversion, as for a produce request (TxnOffsetCommit v4+ is a
+                # 3.8+ client's genericError); the group coordinator passes these errors on
+                # (maybeConvertOffsetCommitError)
+                verification = verification_callback_errors({OFFSETS: answer},
+                                                            generic_error=p.client_transaction_abortable).get(
+                    OFFSETS, int(Errors.NONE))
             out = append_coordinator_batch(offsets_leader, producer_id=producer.producer_id, epoch=producer.epoch,
                                            value=offset, verification_error=verification)
             error, written = out.error, out.partition
@@ -934,13 +942,13 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         to try another rule. It sees what HandleProduce reads (the partition's leader and the
         producer's coordinator metadata), so the rule's memo stays exact; machine attributes such as
         ``self.protocol`` and ``self.extensions`` are constants of the run."""
-        if self.protocol.partition_verification and needs_verification(leader, producer_id):
-            answer = verify_partitions(txn, producer_id, epoch, (partition,))[0][1]
+        p = self.protocol
+        if p.partition_verification and needs_verification(leader, producer_id):
+            answer = verify_partitions(txn, producer_id, epoch, (partition,), abortable=p.verification_abortable)[0][1]
             # the coordinator's answer as the produce request sees it: AddPartitionsToTxnManager's
-            # conversion (PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH), then ReplicaManager's
-            # (retriable coordinator errors -> NOT_ENOUGH_REPLICAS)
-            converted = verification_callback_errors({partition: answer}, generic_error=True).get(partition, Errors.NONE)
-            return produce_verification_error(converted)
+            # conversion (PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH; TRANSACTION_ABORTABLE -> INVALID_TXN_STATE
+            # for Produce <= v10), then ReplicaManager's (retriable coordinator errors -> NOT_ENOUGH_REPLICAS)
+            return verification_produce_error(answer, generic_error=p.client_transaction_abortable)
         return int(Errors.NONE)
 
     @rule("DeleteRecords", params={"p": "partitions"}, reads=("leader[p]",), writes=("leader[p]",),
