@@ -371,6 +371,33 @@ def prepare_producer_id_rotation(meta: TxnMetadata, new_producer_id: int, record
                                      state=int(TxnState.EMPTY), partitions=(), tv=0))
 
 
+def prepare_add_partitions(meta: TxnMetadata, partitions: tuple[int, ...]) -> FenceResult:
+    """``TransactionMetadata.prepareAddPartitions`` + completion: Ongoing with the partitions added,
+    producer id and epochs unchanged; ``prepareTransitionTo`` throws on a pending transition or a
+    state Ongoing cannot follow (PrepareX, Dead, PrepareEpochFence)."""
+    if meta.pending_state != NO_PENDING or not is_valid_transition(meta.state, int(TxnState.ONGOING)):
+        return FenceResult(meta, "IllegalStateException")
+    out = add_partitions_to_txn(meta, meta.producer_id, meta.epoch, partitions)
+    return FenceResult(out.meta if out.wrote else meta)
+
+
+def abort_after_fence(state: CoordinatorState, fenced_epoch: int, protocol: Protocol) -> tuple[Response, CoordinatorState]:
+    """The ``endTransaction(ABORT, isFromClient = false)`` that InitProducerId sends after
+    ``prepareFenceProducerEpoch``, against the metadata its own lookup finds (``state``: another
+    request may have changed it since the fence). An error is InitProducerId's answer; otherwise
+    PrepareAbort is written at the fenced epoch and InitProducerId answers CONCURRENT_TRANSACTIONS."""
+    if _lookup_error(state):
+        return _error(_lookup_error(state)), state
+    meta = state.metadata
+    req = EndTxnRequest("t", meta.producer_id if meta.exists else NO_PRODUCER_ID, fenced_epoch, int(TxnResult.ABORT))
+    out = _end_txn_rule(meta, req, protocol, state.next_producer_id, is_from_client=False)
+    if out.error != Errors.NONE:
+        return _error(out.error), state
+    if not out.wrote:
+        return _error(Errors.CONCURRENT_TRANSACTIONS), state
+    return _error(Errors.CONCURRENT_TRANSACTIONS), state._replace(metadata=out.meta._replace(tv=0))
+
+
 def may_expire(meta: TxnMetadata) -> bool:
     """``removeExpiredTransactionalIds``' state condition: Empty/CompleteX with no pending transition
     (the time condition, lastUpdate <= now - transactional.id.expiration.ms, is the caller's)."""

@@ -32,7 +32,8 @@ the coordinator's own timeout abort there is cut by ``max_epoch``; a coordinator
 faithful); without ``members`` there is no group (each producer owns its input partition and
 commits offsets without group metadata; ``eos_group`` has the group, with per-thread producers or,
 ``eos_alpha``, per-partition ones); a restarted producer's zombie does not produce new batches (only
-its requests already in flight arrive); no read_committed consumers as actors unless ``readers``
+its requests already in flight arrive) unless it re-initialises after its transactional id expired
+(``eos_txn_id_expiry``, with ``txn_id_expirations``: it then becomes the live instance); no read_committed consumers as actors unless ``readers``
 (NoAbortedRead reads the leaders' LSO instead). Leader failover of the transactional output
 partitions (in-sync, restarted from the log, restored from a snapshot) is the mixin ``eos_failover``;
 liveness of transactions and the group is ``eos_liveness``.
@@ -135,7 +136,7 @@ from ..transactions.markers import (
     markers_to_send,
     on_marker_response,
 )
-from ..transactions.states import is_valid_transition
+from ..transactions.states import EXPIRATION_ALLOWED, is_valid_transition
 from ..transactions.timeout import abort_timed_out
 from . import eos_fast, eos_symmetry
 from . import eos_partition_symmetry as eps
@@ -149,6 +150,7 @@ from .eos_instances import INSTANCE_CHART_PARTS, InstancesMixin
 from .eos_liveness import EosLiveness
 from .eos_partition_symmetry import PARTITION
 from .eos_readers import EosReaders
+from .eos_txn_id_expiry import TxnIdExpiry
 
 #: what kafka.eos models of the protocol: every decision, each with every value; ``deployment`` and
 #: ``per_partition_group_metadata`` matter with a group only (``members``: eos_group, eos_alpha), without
@@ -348,14 +350,14 @@ _exactly_once.__doc__ = props.eos_exactly_once.__doc__
 
 #: the steps that can fail a producer, and those that change the coordinator's metadata
 _FAILING = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "HandleProduceResponse", "TxnOffsetCommit",
-            "ZombieEndTxn", "ZombieTxnOffsetCommit")
+            "ZombieEndTxn", "ZombieTxnOffsetCommit", "ZombieAddPartitionsToTxn", "ZombieInitProducerId")
 #: the steps FencedGetsFencingError looks at (TxnOffsetCommit's fatal errors are fencing errors:
 #: ``producer.transactional.on_txn_offset_commit``)
 _FENCING_CHECKED = tuple(a for a in _FAILING if a not in ("TxnOffsetCommit", "ZombieTxnOffsetCommit"))
 #: the steps whose error (their last field) is the fatal error they give their producer, if any:
 #: ``on_init_producer_id`` and ``on_add_partitions`` fail it with exactly that error and leave it
 #: alone on NONE
-_ERROR_IS_FATAL = frozenset({"InitProducerId", "AddPartitionsToTxn"})
+_ERROR_IS_FATAL = frozenset({"InitProducerId", "AddPartitionsToTxn", "ZombieInitProducerId"})
 _FENCING = frozenset(int(e) for e in tx.FENCING_ERRORS)
 
 
@@ -391,11 +393,11 @@ def _end_txn_error_name(e: int) -> str:
 _PREPARING = frozenset({int(TxnState.PREPARE_COMMIT), int(TxnState.PREPARE_ABORT)})
 _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOutTransaction", "WriteTxnMarker",
                 "TxnCoordinatorFailover", "AddOffsetsToTxn", "WriteOffsetsMarker", "ZombieEndTxn", "StaleEndTxnArrives",
-                "CompleteEmptyTransaction", "FenceAppendFails")
+                "CompleteEmptyTransaction", "FenceAppendFails", "ExpireDataTransactionalId", "ZombieInitProducerId")
 
 
 class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnLeaderFailover,
-                 LateEndTxn, FailedFenceAppends,
+                 LateEndTxn, FailedFenceAppends, TxnIdExpiry,
                  Composed):
     """``kafka.eos``; see the module doc."""
 
@@ -513,6 +515,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
                                                   "produce_timeouts", "txn_timeouts", "delete_records",
                                                   "coordinator_failovers", "restarts")}
         self._instances_setup(bounds, config)
+        self._txn_id_expiry_setup(self.bounds)
         config.update(self.idempotent_setup(p, bounds))
         config.update(self._group_setup(bounds))
         self._alpha_setup(bounds)
@@ -533,7 +536,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
             set() if bounds["restarts"] else {"ZombieEndTxn"}) | (
             set() if bounds["restarts"] and self.input_records else {"ZombieTxnOffsetCommit"}) | self.idempotent_idle() | (
             self.group_idle_actions()) | (set() if self.n_readers else {"Fetch"}) | self.txn_failover_idle() | (
-            self.end_txn_idle_actions()) | self.fence_faults_idle()
+            self.end_txn_idle_actions()) | self.fence_faults_idle() | self._txn_id_expiry_idle()
         listed: Mapping[str, tuple[str, ...]] = self._plan.actions
         idle |= self._instances_idle(listed)
         self.actions = {name: params for name, params in listed.items() if name not in idle}
@@ -1082,7 +1085,9 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
     @transition("ValidTxnTransitions", reads=("txn",), actions=_COORDINATOR, stuttering=True)
     def valid_transitions(self, step: tuple, before: Any, after: Any) -> bool:
         """The transaction coordinator only makes transitions Kafka's state table allows."""
-        return all(a.state == b.state or not a.exists or is_valid_transition(a.state, b.state, tv2=self.tv2 or b.tv >= 2)
+        # metadata removed: transactional-id expiry, whose Dead is reached from Empty / CompleteX only
+        return all(a.state == b.state or not a.exists or (a.state in EXPIRATION_ALLOWED if not b.exists else
+                                                          is_valid_transition(a.state, b.state, tv2=self.tv2 or b.tv >= 2))
                    for a, b in zip(before.txn, after.txn))
 
 

@@ -65,7 +65,10 @@ BOUNDS: dict[str, Bound] = {
     "abortable_errors": Bound("abortable errors inside an instance's transaction (a failed batch): EndTxn(ABORT), "
                               "then InitProducerId with its producer id/epoch (KIP-360); each needs a transaction",
                               0, 0, 4),
-    "txn_id_expirations": Bound("expirations of the instances' transactional id (transactional.id.expiration.ms)",
+    "txn_id_expirations": Bound("expirations of transactional ids (transactional.id.expiration.ms: an idle id, Empty or "
+                                "CompleteX with no pending transition, is removed): the instances' and, without a group, "
+                                "the data producers' (eos_txn_id_expiry: then, with restarts, a zombie told "
+                                "INVALID_PRODUCER_ID_MAPPING may re-initialise, KAFKA-18019); 0: no id expires",
                                 0, 0, 2),
     "instance_producer_ids": Bound("with instances: producer ids the allocator may hand out; states beyond are not "
                                    "explored",
