@@ -38,6 +38,7 @@ from ..transactions.markers import complete_if_done, on_marker_response
 from ..transactions.metadata import new_metadata
 from ..transactions.states import EXPIRATION_ALLOWED, is_valid_transition
 from ..transactions.timeout import abort_timed_out as _abort_timed_out
+from ..transactions.timeout import fence_write_failed
 from .protocol import Protocol
 
 _MODES = {"pre-kip360": (False, False), "kip360-designed": (True, False), "kip360-shipped": (True, True)}
@@ -89,11 +90,8 @@ def _fence_failed(meta: TxnMetadata, protocol: Protocol) -> TxnMetadata:
     """The PrepareAbort of a fence was not written: the fenced epoch stays in memory (lastEpoch -1),
     the transaction stays Ongoing, and the next fence does not bump again (KAFKA-9666, 2.6.0; before,
     the next fence bumps again and 2.5's lastEpoch is the epoch before the fence)."""
-    meta = _before_kafka_9666(meta, protocol)
-    fenced = fence_producer_epoch(CONCRETE, max_epoch=protocol.max_epoch, epoch=meta.epoch,
-                                  has_failed_epoch_fence=meta.has_failed_epoch_fence)
-    return meta._replace(epoch=fenced, last_epoch=_fence_last_epoch(meta, protocol), pending_state=NO_PENDING,
-                         has_failed_epoch_fence=protocol.failed_fence_keeps_epoch)
+    failed = fence_write_failed(meta, max_epoch=protocol.max_epoch, keeps_epoch=protocol.failed_fence_keeps_epoch)
+    return failed._replace(last_epoch=_fence_last_epoch(meta, protocol))
 
 
 def _before_kafka_9666(meta: TxnMetadata, protocol: Protocol) -> TxnMetadata:
@@ -327,10 +325,8 @@ def verify_partitions(state: CoordinatorState, transactional_id: str | None, pro
         return tuple((p, int(Errors.INVALID_REQUEST)) for p in partitions)
     if _lookup_error(state):
         return tuple((p, _lookup_error(state)) for p in partitions)
-    answers = _verify(state.metadata, producer_id, epoch, partitions)
-    if protocol is None or protocol.verification_abortable:
-        return answers
-    return tuple((p, int(Errors.INVALID_TXN_STATE) if e == Errors.TRANSACTION_ABORTABLE else e) for p, e in answers)
+    return _verify(state.metadata, producer_id, epoch, partitions,
+                   abortable=protocol is None or protocol.verification_abortable)
 
 
 class FenceResult(NamedTuple):

@@ -93,7 +93,7 @@ from ..partition.txn_produce import (
     producer_state_lso,
     write_marker,
 )
-from ..partition.verification import produce_verification_error, verification_callback_errors
+from ..partition.verification import verification_callback_errors, verification_produce_error
 from ..producer import transactional as tx
 from ..producer.client import RAISED_OUT_OF_ORDER
 from ..producer.config import ClientConfig
@@ -143,6 +143,7 @@ from . import eos_partition_symmetry as eps
 from .eos_alpha import EosAlpha
 from .eos_endtxn import LateEndTxn
 from .eos_failover import TxnLeaderFailover
+from .eos_fence_faults import FailedFenceAppends
 from .eos_group import GROUP_PROJECTIONS, EosGroup, GroupOffsets, show_membership
 from .eos_idempotent import IDEMPOTENT_PARTITION, IdempotentProducers, Waiting, waiting
 from .eos_instances import INSTANCE_CHART_PARTS, InstancesMixin
@@ -212,8 +213,11 @@ def _show_leader(leader: TxnPartitionState) -> dict[str, Any]:
 
 
 def _show_txn(m: TxnMetadata) -> dict[str, Any]:
-    return {"state": TxnState(m.state).name if m.exists else "none", "producer_id": m.producer_id,
-            "epoch": m.epoch, "partitions": list(m.partitions)}
+    out = {"state": TxnState(m.state).name if m.exists else "none", "producer_id": m.producer_id,
+           "epoch": m.epoch, "partitions": list(m.partitions)}
+    if m.has_failed_epoch_fence:  # shown only when set (FenceAppendFails), so other traces read as before
+        out["failed_epoch_fence"] = True
+    return out
 
 
 def _show_messages(msgs: tuple[Routed, ...]) -> list[str]:
@@ -389,11 +393,11 @@ def _end_txn_error_name(e: int) -> str:
 _PREPARING = frozenset({int(TxnState.PREPARE_COMMIT), int(TxnState.PREPARE_ABORT)})
 _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOutTransaction", "WriteTxnMarker",
                 "TxnCoordinatorFailover", "AddOffsetsToTxn", "WriteOffsetsMarker", "ZombieEndTxn", "StaleEndTxnArrives",
-                "CompleteEmptyTransaction", "ExpireDataTransactionalId", "ZombieInitProducerId")
+                "CompleteEmptyTransaction", "FenceAppendFails", "ExpireDataTransactionalId", "ZombieInitProducerId")
 
 
 class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnLeaderFailover,
-                 LateEndTxn, TxnIdExpiry,
+                 LateEndTxn, FailedFenceAppends, TxnIdExpiry,
                  Composed):
     """``kafka.eos``; see the module doc."""
 
@@ -518,6 +522,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         config.update(self._readers_setup(bounds))
         config.update(self.txn_failover_setup(bounds))
         config.update(end_txn_config)
+        config.update(self._fence_faults_setup(bounds))
         super().__init__(config, memoize=memoize)
         self._instances_compiled()
         # Rules that cannot fire without their fault or the clock have no bindings (or a clock stopped
@@ -531,7 +536,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
             set() if bounds["restarts"] else {"ZombieEndTxn"}) | (
             set() if bounds["restarts"] and self.input_records else {"ZombieTxnOffsetCommit"}) | self.idempotent_idle() | (
             self.group_idle_actions()) | (set() if self.n_readers else {"Fetch"}) | self.txn_failover_idle() | (
-            self.end_txn_idle_actions()) | self._txn_id_expiry_idle()
+            self.end_txn_idle_actions()) | self.fence_faults_idle() | self._txn_id_expiry_idle()
         listed: Mapping[str, tuple[str, ...]] = self._plan.actions
         idle |= self._instances_idle(listed)
         self.actions = {name: params for name, params in listed.items() if name not in idle}
@@ -726,8 +731,16 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         written = offsets_leader
         if error == Errors.NONE:
             verification = int(Errors.NONE)
-            if self.protocol.partition_verification and needs_verification(offsets_leader, producer.producer_id):
-                verification = verify_partitions(txn, producer.producer_id, producer.epoch, (OFFSETS,))[0][1]
+            p = self.protocol
+            if p.partition_verification and needs_verification(offsets_leader, producer.producer_id):
+                answer = verify_partitions(txn, producer.producer_id, producer.epoch, (OFFSETS,),
+                                           abortable=p.verification_abortable)[0][1]
+                # AddPartitionsToTxnManager's conversion, as for a produce request (TxnOffsetCommit v4+ is a
+                # 3.8+ client's genericError); the group coordinator passes these errors on
+                # (maybeConvertOffsetCommitError)
+                verification = verification_callback_errors({OFFSETS: answer},
+                                                            generic_error=p.client_transaction_abortable).get(
+                    OFFSETS, int(Errors.NONE))
             out = append_coordinator_batch(offsets_leader, producer_id=producer.producer_id, epoch=producer.epoch,
                                            value=offset, verification_error=verification)
             error, written = out.error, out.partition
@@ -932,13 +945,13 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         to try another rule. It sees what HandleProduce reads (the partition's leader and the
         producer's coordinator metadata), so the rule's memo stays exact; machine attributes such as
         ``self.protocol`` and ``self.extensions`` are constants of the run."""
-        if self.protocol.partition_verification and needs_verification(leader, producer_id):
-            answer = verify_partitions(txn, producer_id, epoch, (partition,))[0][1]
+        p = self.protocol
+        if p.partition_verification and needs_verification(leader, producer_id):
+            answer = verify_partitions(txn, producer_id, epoch, (partition,), abortable=p.verification_abortable)[0][1]
             # the coordinator's answer as the produce request sees it: AddPartitionsToTxnManager's
-            # conversion (PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH), then ReplicaManager's
-            # (retriable coordinator errors -> NOT_ENOUGH_REPLICAS)
-            converted = verification_callback_errors({partition: answer}, generic_error=True).get(partition, Errors.NONE)
-            return produce_verification_error(converted)
+            # conversion (PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH; TRANSACTION_ABORTABLE -> INVALID_TXN_STATE
+            # for Produce <= v10), then ReplicaManager's (retriable coordinator errors -> NOT_ENOUGH_REPLICAS)
+            return verification_produce_error(answer, generic_error=p.client_transaction_abortable)
         return int(Errors.NONE)
 
     @rule("DeleteRecords", params={"p": "partitions"}, reads=("leader[p]",), writes=("leader[p]",),
