@@ -127,7 +127,7 @@ class Sampler:
         self.thread.join()
 
 
-def run_child(plan: str, states: int, use_cprofile: bool) -> dict[str, Any]:
+def run_child(plan: str, states: int, use_cprofile: bool, memoize: bool = True) -> dict[str, Any]:
     import cProfile
     import pstats
 
@@ -136,10 +136,14 @@ def run_child(plan: str, states: int, use_cprofile: bool) -> dict[str, Any]:
     from eoscheck.checker.explore import explore
     from eoscheck.checker.explore.options import ExploreOptions
     from eoscheck.checker.registry import find_model
-    from eoscheck.model.machines.eos import machine
+    from eoscheck.model.machines.eos import EosMachine, machine
 
     model, variant, bounds, symmetry = parse(plan)
     m = machine(variant, **bounds) if model == EOS else find_model(model).machine(variant, bounds=bounds)
+    if not memoize:
+        if not isinstance(m, EosMachine):
+            raise SystemExit(f"bench_profile_share: --no-memo needs a kafka.eos plan, not {plan!r}")
+        m = type(m)(m.protocol, m.bounds, memoize=False)
     options = ExploreOptions(stop_at_first=False, symmetry=symmetry, max_states=states)
     cpu = time.process_time()
     if use_cprofile:
@@ -156,7 +160,8 @@ def run_child(plan: str, states: int, use_cprofile: bool) -> dict[str, Any]:
     total = sum(weights.values()) or 1.0
     import eoscheck
     return {"checkout": str(Path(eoscheck.__file__).resolve().parent.parent), "plan": plan,
-            "method": "cprofile" if use_cprofile else "sampling", "distinct": result.stats.distinct,
+            "method": ("cprofile" if use_cprofile else "sampling") + ("" if memoize else ", memoize=False"),
+            "distinct": result.stats.distinct,
             "generated": result.stats.generated, "cpu_s": round(cpu, 2),
             "distinct_per_cpu_s": round(result.stats.distinct / cpu),
             "weights": {k: round(v, 2) for k, v in weights.items()},
@@ -172,20 +177,23 @@ def main() -> int:
     parser.add_argument("--states", type=int, default=300_000, help="distinct states per run (max_states)")
     parser.add_argument("--md", default="profile-share.md")
     parser.add_argument("--cprofile", action="store_true", help="cProfile's tottime instead of sampling")
+    parser.add_argument("--no-memo", action="store_true",
+                        help="kafka.eos with memoize=False: every rule runs on every state (what the mechanism "
+                             "costs beside the model's own work, without its cache)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.states <= 0:
         print("bench_profile_share: --states must be positive", file=sys.stderr)
         return 2
     if args.child:
-        print(json.dumps(run_child(args.child, args.states, args.cprofile)))
+        print(json.dumps(run_child(args.child, args.states, args.cprofile, memoize=not args.no_memo)))
         return 0
     RESULTS.mkdir(exist_ok=True)
     rows = []
     for plan in args.plan or [DEFAULT]:
         load = os.getloadavg()[0]
         out = subprocess.run([sys.executable, __file__, "--child", plan, "--states", str(args.states),
-                              *(["--cprofile"] if args.cprofile else [])],
+                              *(["--cprofile"] if args.cprofile else []), *(["--no-memo"] if args.no_memo else [])],
                              check=True, capture_output=True, text=True).stdout
         record = {**json.loads(out.splitlines()[-1]), "load_before": round(load, 2),
                   "load_after": round(os.getloadavg()[0], 2), "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}

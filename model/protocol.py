@@ -159,6 +159,13 @@ class Protocol:
         "transactional client (4.0+); False: the 2.5-3.9 client's abortableErrorIfPossible (abortable, and the "
         "abort skips EndTxn and bumps with InitProducerId(producer id, epoch), where the coordinator can bump)",
         "KIP-360 (2.5); KAFKA-18019 (4.0, PR 17822)")
+    client_transaction_abortable: bool = _decision(
+        False,
+        "the producer client knows TRANSACTION_ABORTABLE: it sends Produce v11+ and TxnOffsetCommit v4+ (3.8.0+), so "
+        "a 3.8+ broker passes a failed verification's TRANSACTION_ABORTABLE on; to an older client "
+        "(Produce <= v10) AddPartitionsToTxnManager answers INVALID_TXN_STATE instead. Either is abortable for "
+        "the client (Sender.failBatch -> TransactionManager.maybeTransitionToErrorState)",
+        "KAFKA-16314 (3.8.0, KIP-890)")
     client_tv_change: ClientTvChange = _decision(
         ClientTvChange.NONE,
         "a transactional client switches its transaction version once between two transactions: none, "
@@ -203,6 +210,11 @@ class Protocol:
         "a counterfactual",
         "KIP-98 (0.11)")
     # --- the transaction coordinator ---------------------------------------------------------------
+    verification_abortable: bool = _decision(
+        False,
+        "with partition_verification, the coordinator answers a verification of a partition outside the "
+        "transaction with TRANSACTION_ABORTABLE (3.8.0+); False: INVALID_TXN_STATE (3.6-3.7)",
+        "KAFKA-16314 (3.8.0)")
     init_producer_id: InitProducerIdMode = _decision(
         InitProducerIdMode.KIP360_SHIPPED,
         "InitProducerId: pre-kip360 (no producer id/epoch in the request), kip360-designed (the KIP's cases "
@@ -228,6 +240,13 @@ class Protocol:
         True,
         "the coordinator's timeout abort fences the producer with an epoch bump (False: 0.11.0.0-0.11.0.1)",
         "KAFKA-6119 (0.11.0.2); fidelity audit C1")
+    failed_fence_keeps_epoch: bool = _decision(
+        True,
+        "a coordinator fence (transaction timeout, InitProducerId on an Ongoing transaction) whose PrepareAbort "
+        "append failed is remembered (hasFailedEpochFence): the fenced epoch stays in memory and the next fence "
+        "keeps it (2.6.0+); False (0.11-2.5.x): every fence bumps again, so repeated failures walk the epoch "
+        "towards exhaustion",
+        "KAFKA-9666 (2.6.0); review 21")
     transaction_version: TransactionVersion = _decision(
         TransactionVersion.TV1,
         "tv2: every EndTxn bumps the epoch, the client continues with the bumped epoch, EndTxn retries are "
@@ -388,7 +407,8 @@ KAFKA_0_11_0_0 = _P.with_(
     client_version="0.11", client_epoch_bump_after_abort=False, broker_unknown_producer="out_of_order",
     broker_retain_producer_state=False, broker_batch_cache=1, init_producer_id="pre-kip360",
     timeout_abort_bumps_epoch=False, txn_offset_commit_check="pre-kip447", require_stable="never",
-    deployment="per-partition", invalid_producer_epoch_abortable=False, marker_sets_producer_timestamp=False)
+    deployment="per-partition", invalid_producer_epoch_abortable=False, marker_sets_producer_timestamp=False,
+    failed_fence_keeps_epoch=False)
 KAFKA_0_11_0_2 = KAFKA_0_11_0_0.with_(timeout_abort_bumps_epoch=True)
 KAFKA_1_0_0 = KAFKA_0_11_0_2.with_(client_version="pre-kip360", broker_unknown_producer="unknown_producer_id",
                                    broker_batch_cache=5, broker_duplicate_sequence_error=True)
@@ -399,15 +419,20 @@ KAFKA_2_4_1 = KAFKA_2_4.with_(marker_sets_producer_timestamp=True)
 KAFKA_2_5 = KAFKA_2_4_1.with_(client_version="kip360", client_epoch_bump_after_abort=True,
                             invalid_producer_epoch_abortable=True,
                             broker_unknown_producer="accept", init_producer_id="kip360-shipped",
-                            txn_offset_commit_check="2.5", require_stable="always", deployment="per-thread")
+                            txn_offset_commit_check="2.5", require_stable="always", deployment="per-thread",
+                            failed_fence_keeps_epoch=True)
 #: 2.6: as 2.7-2.8, but a produce refused with INVALID_PRODUCER_EPOCH is fatal (InvalidProducerEpochException is
 #: 2.7.0's, KIP-588); the composed coordinator's EndTxn / fence rules are 2.6.0's (KAFKA-9600, KAFKA-9666)
 KAFKA_2_6 = KAFKA_2_5.with_(invalid_producer_epoch_abortable=False)
 KAFKA_3_0 = KAFKA_2_5.with_(txn_offset_commit_check="current")
 #: 3.0.0-3.2.x: validateOffsetCommit without KAFKA-14201's Empty-group shortcut (3.3.0)
 KAFKA_3_0_0 = KAFKA_3_0.with_(txn_offset_commit_check="3.0")
+#: 3.6-3.7: KIP-890 part 1; a partition outside the transaction is INVALID_TXN_STATE, and the client sends Produce
+#: <= v10 (3.6.0 ProduceRequest.json 0-9, 3.7.0 0-10)
 KAFKA_3_6 = KAFKA_3_0.with_(partition_verification=True)
-KAFKA_4_0 = KAFKA_3_6.with_(transaction_version="tv2", client_epoch_bump_after_abort=False,
+#: 3.8-3.9: KAFKA-16314 on both sides (the coordinator's TRANSACTION_ABORTABLE, the client's Produce v11)
+KAFKA_3_8 = KAFKA_3_6.with_(verification_abortable=True, client_transaction_abortable=True)
+KAFKA_4_0 = KAFKA_3_8.with_(transaction_version="tv2", client_epoch_bump_after_abort=False,
                             client_pid_mapping_fatal=True)
 #: 4.0.0 with the leader's implicit partition add of KIP-890 part 2 modelled (KAFKA-18654's epoch-aware check)
 KAFKA_4_0_LEADER_ADD = KAFKA_4_0.with_(tv2_partition_add="leader")
@@ -460,13 +485,12 @@ VARIANTS: dict[str, NamedProtocol] = {
                                    "(kafka-3.0-3.2) only for a generation < 0 with a member id on an Empty group, "
                                    "which no machine sends (commit_metadata: a member that never joined sends "
                                    "neither, and a member without a generation owns no task)", KAFKA_3_0),
-    "kafka-3.6-3.9": NamedProtocol("Kafka 3.7-3.9, and 3.6 for every committed verdict: KIP-890 part 1 (leaders "
-                                   "verify a first transactional batch with the coordinator, the offsets write of "
-                                   "TxnOffsetCommit too, which is KAFKA-15449, 3.7.0; without it every committed "
-                                   "spec keeps its verdict and trace length, with 2-8% fewer states; a partition "
-                                   "outside the transaction is INVALID_TXN_STATE before 3.8.0 and "
-                                   "TRANSACTION_ABORTABLE after KAFKA-16314, both abortable for the client)",
-                                   KAFKA_3_6),
+    "kafka-3.6-3.9": NamedProtocol("the switches of kafka-3.8-3.9 under the wide name the first KIP-890 part 1 specs "
+                                   "used: leaders verify a first transactional batch with the coordinator, the "
+                                   "offsets write of TxnOffsetCommit too (KAFKA-15449, 3.7.0), and a partition "
+                                   "outside the transaction is TRANSACTION_ABORTABLE (KAFKA-16314, 3.8.0); 3.6-3.7 "
+                                   "answer INVALID_TXN_STATE (kafka-3.6-3.7), which is as abortable for the client",
+                                   KAFKA_3_8),
     "kafka-4.0": NamedProtocol("Kafka 4.0.0 with transaction.version 2: KIP-890 parts 1 and 2 (an epoch bump per "
                                "transaction, two on a fence-abort until KAFKA-19367 reached the 4.0 branch in June "
                                "2025); the TV2 client does not bump after an abort", KAFKA_4_0),
@@ -508,6 +532,14 @@ VARIANTS: dict[str, NamedProtocol] = {
                                    KAFKA_2_5),
     "kafka-3.0-3.2": NamedProtocol("Kafka 3.0.0-3.2.3: validateOffsetCommit (5dae3648abd) without KAFKA-14201's "
                                    "Empty-group shortcut", KAFKA_3_0_0),
+    "kafka-3.6-3.7": NamedProtocol("Kafka 3.6.0-3.7.1: KIP-890 part 1 before KAFKA-16314: the coordinator answers a "
+                                   "verification outside the transaction with INVALID_TXN_STATE and the client sends "
+                                   "Produce <= v10 (abortable for it, as TRANSACTION_ABORTABLE is for 3.8+); the "
+                                   "offsets write is verified too, which is 3.7.0's (KAFKA-15449: 3.6 differs only "
+                                   "there, with the same verdicts)", KAFKA_3_6),
+    "kafka-3.8-3.9": NamedProtocol("Kafka 3.8.0-3.9.x: KIP-890 part 1 with KAFKA-16314 (TRANSACTION_ABORTABLE from the "
+                                   "coordinator, Produce v11 / TxnOffsetCommit v4 from the client); 3.9 releases after "
+                                   "September 2025 also have KAFKA-19690 (not modelled)", KAFKA_3_8),
     "kafka-3.3-3.5": NamedProtocol("Kafka 3.3.0-3.5.2: the 3.3+ TxnOffsetCommit checks, no partition verification "
                                    "(KIP-890 part 1 was reverted on the 3.5 branch, 928070e3206)", KAFKA_3_0),
     # KIPs as designed
@@ -634,13 +666,13 @@ LEGACY_ALIASES: dict[tuple[str, str], Protocol] = {
     (PIPELINE, "kafka-0.11-eos-alpha"): KAFKA_0_11_0_0,
     (PIPELINE, "timeout-abort-no-bump"): VARIANTS["timeout-abort-no-bump"].protocol,
     (PIPELINE, "no-coordinator-epoch-check"): VARIANTS["no-coordinator-epoch-check"].protocol,
-    (PIPELINE, "kip890-verification"): KAFKA_3_6,
-    (PIPELINE, "kip890-tv2"): KAFKA_3_6.with_(transaction_version="tv2"),
-    (PIPELINE, "kip890-tv2-kafka-19367"): KAFKA_3_6.with_(transaction_version="tv2", tv2_fence_double_bump=False),
-    (PIPELINE, "tv2-client-upgrade"): KAFKA_3_6.with_(client_tv_change="upgrade"),
-    (PIPELINE, "tv2-client-downgrade"): KAFKA_3_6.with_(transaction_version="tv2", client_tv_change="downgrade"),
+    (PIPELINE, "kip890-verification"): KAFKA_3_8,
+    (PIPELINE, "kip890-tv2"): KAFKA_3_8.with_(transaction_version="tv2"),
+    (PIPELINE, "kip890-tv2-kafka-19367"): KAFKA_3_8.with_(transaction_version="tv2", tv2_fence_double_bump=False),
+    (PIPELINE, "tv2-client-upgrade"): KAFKA_3_8.with_(client_tv_change="upgrade"),
+    (PIPELINE, "tv2-client-downgrade"): KAFKA_3_8.with_(transaction_version="tv2", client_tv_change="downgrade"),
     (PIPELINE, "tv2-without-verification"): _SHIPPED.with_(transaction_version="tv2"),
-    (PIPELINE, "timeout-abort-no-bump-kip890"): KAFKA_3_6.with_(timeout_abort_bumps_epoch=False),
+    (PIPELINE, "timeout-abort-no-bump-kip890"): KAFKA_3_8.with_(timeout_abort_bumps_epoch=False),
 }
 
 

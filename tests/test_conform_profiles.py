@@ -216,9 +216,9 @@ def test_kafka_16314_verification_outside_the_transaction_is_abortable_from_3_8(
 _NAMED_RANGES = {
     "kafka-1.0.2-2.3": ("2.0.0", "2.3.1"), "kafka-2.4": ("2.4.0", "2.4.0"), "kafka-2.4.1": ("2.4.1", "2.4.1"),
     "kafka-2.6": ("2.6.0", "2.6.3"), "kafka-2.7-2.8": ("2.7.0", "2.8.2"), "kafka-3.0-3.2": ("3.0.0", "3.2.3"),
-    "kafka-3.3-3.5": ("3.3.0", "3.5.2"), "kafka-3.6-3.9": ("3.6.0", "3.9.0"),
-    # the two wide names kept for specs: their docs say which part of the range differs, and how
-    "kafka-2.5-2.8": ("2.7.0", "2.8.2"), "kafka-3.0-3.5": ("3.3.0", "3.5.2"),
+    "kafka-3.3-3.5": ("3.3.0", "3.5.2"), "kafka-3.6-3.7": ("3.6.0", "3.7.1"), "kafka-3.8-3.9": ("3.8.0", "3.9.0"),
+    # the three wide names kept for specs: their docs say which part of the range differs, and how
+    "kafka-2.5-2.8": ("2.7.0", "2.8.2"), "kafka-3.0-3.5": ("3.3.0", "3.5.2"), "kafka-3.6-3.9": ("3.8.0", "3.9.0"),
 }
 
 #: composed decision -> (the conform switch that records the same change, how to read it)
@@ -228,6 +228,10 @@ _SAME_CHANGE = {
     "marker_sets_producer_timestamp": "marker_sets_producer_timestamp", "txn_offset_commit_check": "txn_offset_commit",
     # KIP-588 brought both PRODUCER_FENCED and the abortable InvalidProducerEpochException (2.7.0)
     "invalid_producer_epoch_abortable": "producer_fenced",
+    # KAFKA-9666 (2.6.0): a failed fence is remembered (hasFailedEpochFence)
+    "failed_fence_keeps_epoch": "failed_fence_keeps_epoch",
+    # KAFKA-16314 (3.8.0): the coordinator's TRANSACTION_ABORTABLE for a partition outside the transaction
+    "verification_abortable": "verification_abortable",
 }
 
 
@@ -241,9 +245,14 @@ def test_named_release_variants_of_the_composed_machines_match_the_version_table
             assert p[decision] == history_value(conform, release), (name, release, decision)
         assert p["partition_verification"] == (release >= FEATURE_SINCE["kip-890-verification"].first)
         assert p["transaction_version"] == "tv1"
+        # the 3.8.0 client sends Produce v11 / TxnOffsetCommit v4 (3.7.1 ProduceRequest.json stops at v10)
+        assert p["client_transaction_abortable"] == (release >= FEATURE_SINCE["transaction-abortable"].first)
     if name == "kafka-2.5-2.8":
         assert VARIANTS[name].protocol == VARIANTS["kafka-2.7-2.8"].protocol
         assert "kafka-2.6" in VARIANTS[name].doc and "2.5.x" in VARIANTS[name].doc
+    if name == "kafka-3.6-3.9":
+        assert VARIANTS[name].protocol == VARIANTS["kafka-3.8-3.9"].protocol
+        assert "kafka-3.6-3.7" in VARIANTS[name].doc and "INVALID_TXN_STATE" in VARIANTS[name].doc
     if name == "kafka-3.0-3.5":
         assert VARIANTS[name].protocol == VARIANTS["kafka-3.3-3.5"].protocol
         assert VARIANTS["kafka-3.0-3.2"].protocol == VARIANTS[name].protocol.with_(txn_offset_commit_check="3.0")

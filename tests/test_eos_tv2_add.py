@@ -19,6 +19,7 @@ from eoscheck.model.machines.eos_tv2_add import Tv2LeaderAddMachine, leader_skip
 from eoscheck.model.producer import transactional as tx
 from eoscheck.model.protocol import KAFKA_4_0, VARIANTS, Tv2PartitionAdd
 from eoscheck.model.state import (
+    TXN_ABORTABLE,
     TXN_BUMP,
     TXN_READY,
     ProduceRequest,
@@ -56,7 +57,7 @@ def test_the_leader_skips_the_add_only_for_a_transaction_open_at_the_batchs_epoc
 
 
 @pytest.mark.parametrize(("variant", "error", "appended"), [(PRE, Errors.NONE, True),
-                                                             (POST, Errors.CONCURRENT_TRANSACTIONS, False)])
+                                                             (POST, Errors.NOT_ENOUGH_REPLICAS, False)])
 def test_the_next_transactions_batch_before_the_marker(variant: str, error: int, appended: bool) -> None:
     m = machine(variant, transactions=2)
     assert isinstance(m, Tv2LeaderAddMachine)
@@ -67,7 +68,8 @@ def test_the_next_transactions_batch_before_the_marker(variant: str, error: int,
                            producer=tv2_client)
     assert out["error"] == error
     assert (len(out["leader"].log) == 2) == appended
-    # the leader's add answered CONCURRENT_TRANSACTIONS and wrote nothing; the skipped add wrote nothing either
+    # the leader's add answered CONCURRENT_TRANSACTIONS (the batch sees ReplicaManager's NOT_ENOUGH_REPLICAS,
+    # retried) and wrote nothing; the skipped add wrote nothing either
     assert "txn" not in out
     if appended:  # the batch joined the transaction still open at epoch 0: the same first offset
         assert out["leader"].producers[0].current_txn_first_offset == 0 and out["leader"].producers[0].epoch == 1
@@ -134,3 +136,43 @@ def test_the_spec_pairs(name: str, length: int | None) -> None:
         return
     assert [(v.property, len(v.trace)) for v in result.violations] == [("AtomicTransactions", length)]
     assert (REPO / "counterexamples" / f"{name}.AtomicTransactions.itf.json").exists()
+
+
+# --- the coordinator's answer to the leader's add, as the produce request sees it (fid14 item 3) -----------
+
+def _ongoing_meta(state: TxnState, epoch: int, partitions: tuple[int, ...] = ()) -> TxnMetadata:
+    return TxnMetadata(True, 10, 10, epoch, -1, int(state), False, -1, partitions)
+
+
+def test_the_leaders_add_is_converted_as_the_verification_is() -> None:
+    """AddPartitionsToTxnManager's conversion, then ReplicaManager's, for the add as for KIP-890 part 1's
+    verify-only request: a fenced epoch is INVALID_PRODUCER_EPOCH, a transaction completing NOT_ENOUGH_REPLICAS."""
+    bounds = {name: b.default for name, b in BOUNDS.items()}
+    add = EosMachine(VARIANTS["kafka-4.0-leader-add"].protocol, bounds)
+    verify = EosMachine(VARIANTS["kafka-4.0"].protocol, bounds)
+    empty = TxnPartitionState((), 0, ())
+    for meta, epoch, expected in [(_ongoing_meta(TxnState.ONGOING, 3), 2, Errors.INVALID_PRODUCER_EPOCH),
+                                  (_ongoing_meta(TxnState.PREPARE_COMMIT, 3, (0,)), 3, Errors.NOT_ENOUGH_REPLICAS),
+                                  (_ongoing_meta(TxnState.ONGOING, 3, (0,)), 3, Errors.NONE)]:
+        assert add.produce_verification(0, empty, meta, 10, epoch) == expected
+        assert verify.produce_verification(0, empty, meta, 10, epoch) == expected
+    # unknown producer id: passed on as it is by both
+    other = _ongoing_meta(TxnState.ONGOING, 3)._replace(producer_id=11)
+    assert add.produce_verification(0, empty, other, 10, 3) == Errors.INVALID_PRODUCER_ID_MAPPING
+
+
+def test_explored_a_fenced_batch_is_abortable_not_fatal() -> None:
+    """eos-tv2-next-txn-joins-completing-kafka-4.0's bounds: after the timeout abort fenced the producer, its
+    batch is answered INVALID_PRODUCER_EPOCH (an abortable InvalidProducerEpochException since KIP-588),
+    never the coordinator's raw PRODUCER_FENCED or CONCURRENT_TRANSACTIONS."""
+    from eoscheck.checker.compose.testing import reachable_steps
+    m = machine("kafka-4.0-leader-add", transactions=2, txn_timeouts=1)
+    answers, fenced = set(), []
+    for s, step, t in reachable_steps(m):
+        if step[0] == "HandleProduce":
+            answers.add(step[-1])
+        if step[0] == "HandleProduceResponse" and step[-2] == Errors.INVALID_PRODUCER_EPOCH:
+            fenced.append(m.view(t).producer[0])
+    assert Errors.INVALID_PRODUCER_EPOCH in answers and Errors.NOT_ENOUGH_REPLICAS in answers
+    assert not answers & {Errors.PRODUCER_FENCED, Errors.CONCURRENT_TRANSACTIONS}
+    assert fenced and all(p.phase == TXN_ABORTABLE for p in fenced)

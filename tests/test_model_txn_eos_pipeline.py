@@ -202,3 +202,51 @@ def test_invalid_producer_epoch_on_produce_is_abortable_since_2_7():
     # fidelity audit C6: InvalidProducerEpochException (2.7+) is abortable; 2.4 fenced the producer
     assert _phases_after_stale_epoch_produce("eos-beta-kip447") == {"ABORT"}
     assert _phases_after_stale_epoch_produce("kafka-2.4-eos-alpha") == {"FENCED"}
+
+
+def test_the_verification_uses_kafka_eos_rule_review_13():
+    """Review 13: ``_produce_check``'s verification is kafka.eos's (``verify_partitions`` and
+    AddPartitionsToTxnManager's conversion): a fenced epoch is INVALID_PRODUCER_EPOCH, not
+    INVALID_TXN_STATE; a transaction completing is retried (NOT_ENOUGH_REPLICAS for a produce,
+    CONCURRENT_TRANSACTIONS for TxnOffsetCommit); only a partition outside the transaction is INVALID_TXN_STATE."""
+    from eoscheck.model.errors import Errors as E
+    from eoscheck.model.machines.eos_pipeline import OFFSETS, OUTPUT
+    from eoscheck.model.transactions.codes import NO_PENDING, TxnState
+    m = MODEL.machine("kip890-verification")
+    s0 = next(iter(m.init_states()))
+    base = s0.txns[0]._replace(exists=True, producer_id=m.pid_of(0), epoch=2, pending_state=NO_PENDING)
+
+    def check(state, partitions, partition, epoch):
+        meta = base._replace(state=int(state), partitions=partitions)
+        return m._produce_check(s0._replace(txns=(meta, *s0.txns[1:])), partition, 0, epoch)
+
+    assert check(TxnState.ONGOING, (OUTPUT, OFFSETS), OUTPUT, 2) == E.NONE
+    assert check(TxnState.ONGOING, (OFFSETS,), OUTPUT, 2) == E.INVALID_TXN_STATE
+    assert check(TxnState.ONGOING, (OUTPUT, OFFSETS), OUTPUT, 1) == E.INVALID_PRODUCER_EPOCH  # was INVALID_TXN_STATE
+    assert check(TxnState.ONGOING, (OUTPUT,), OFFSETS, 1) == E.INVALID_PRODUCER_EPOCH
+    assert check(TxnState.PREPARE_COMMIT, (OUTPUT,), OUTPUT, 2) == E.NOT_ENOUGH_REPLICAS
+    assert check(TxnState.PREPARE_COMMIT, (OUTPUT,), OFFSETS, 2) == E.CONCURRENT_TRANSACTIONS
+
+
+def test_a_batch_the_coordinator_fenced_aborts_like_kafka_eos():
+    """Explored: a produce whose epoch the coordinator fenced while the leader has not seen the new epoch
+    (the verification refuses it) moves the instance to ABORT (InvalidProducerEpochException, 2.7+), as
+    kafka.eos's producer does; before review 13's fix it was ABORT_TASK (INVALID_TXN_STATE)."""
+    from eoscheck.model.machines.eos_pipeline import Phase
+    m = MODEL.machine("kip890-verification", bounds={"records": 1, "instances": 1})
+    seen = set(m.init_states())
+    todo, phases = list(seen), set()
+    while todo:
+        s = todo.pop()
+        if not m.within_bounds(s):
+            continue
+        for step, t in m.successors(s):
+            if step[0] == "ProduceArrives":
+                a, b = s.apps[step[1]], t.apps[step[1]]
+                fenced_at_coordinator = s.txns[0].epoch > a.producer_epoch >= s.leaders[0][0].epoch
+                if a.phase == Phase.AWAIT_PRODUCE and b.phase != Phase.AWAIT_PRODUCE and fenced_at_coordinator:
+                    phases.add(Phase(b.phase).name)
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    assert phases == {"ABORT"}

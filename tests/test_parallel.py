@@ -300,17 +300,30 @@ def test_a_small_model_runs_in_the_head_alone_and_reports_the_bfs_trace(monkeypa
     assert [steps_and_states(v) for v in par.violations] == [steps_and_states(v) for v in bfs.violations]
 
 
+@pytest.mark.parametrize("block", [1, 64])
 @pytest.mark.parametrize("head", [1, 3])
 @pytest.mark.parametrize("workers", [1, 2, 3])
 @pytest.mark.parametrize("machine, options", [
     (TwoPhase(5), ExploreOptions()), (SymmetricTwoPhase(5), ExploreOptions()),
     (Grid(12), ExploreOptions(properties=NONE)), (Grid(12), ExploreOptions(stop_at_first=False)),
 ], ids=["twophase5", "twophase5-sym", "grid", "grid-continue"])
-def test_workers_going_on_from_the_head_match_the_bfs(monkeypatch, machine, options, workers, head):
+def test_workers_going_on_from_the_head_match_the_bfs(monkeypatch, machine, options, workers, head, block):
     monkeypatch.setattr(parallel, "HEAD_FRONTIER", head)
+    # block 1: every worker starts with states of the level handed over (64: the first takes all)
+    monkeypatch.setattr(parallel, "HANDOVER_BLOCK", block)
     bfs, par = run_both(machine, options, workers)
     assert started_workers(par)
     assert_same_run(bfs, par)
+
+
+@pytest.mark.parametrize("size, workers, block", [(5809, 2, 64), (4096, 2, 64), (200, 3, 7), (10, 3, 64), (0, 2, 64)])
+def test_the_level_handed_over_is_dealt_in_blocks_in_turn(size, workers, block):
+    dealt = [parallel._handed_over(size, workers, w, block) for w in range(workers)]
+    assert sorted(i for part in dealt for i in part) == list(range(size))  # each state once
+    for w, part in enumerate(dealt):
+        assert part == sorted(part)  # the level's order kept (the BFS's discovery order)
+        assert all(i // block % workers == w for i in part)  # whole blocks, dealt in turn
+    assert max(map(len, dealt)) - min(map(len, dealt)) <= block
 
 
 @pytest.mark.parametrize("workers", [1, 2])

@@ -8,12 +8,13 @@ shortest, and the counts (distinct, generated, depth) equal the single-process B
 
 The parent expands the first levels itself (``_Head``: a BFS with the BFS's chunks, order and
 first occurrences) until a level holds ``HEAD_FRONTIER`` states per worker; it then forks the
-workers, each taking one run of that level's states, and they go on from there. A run that never
-gets that wide (most specs) starts no process and is the BFS, trace for trace; in a larger one
-every counterexample still begins with the BFS's path to the level handed over, and the workers
-inherit (copy-on-write) every memo the head filled. The levels the head expands are cheap (the
-smallest ones; kafka.eos with symmetry: 16 levels, 1.4% of the states) but they are where a
-worker would pay a level's barriers and its memo misses for a handful of states each.
+workers, dealing that level's states to them in blocks (``HANDOVER_BLOCK``), and they go on from
+there. A run that never gets that wide (most specs) starts no process and is the BFS, trace for
+trace; in a larger one every counterexample still begins with the BFS's path to the level handed
+over, and the workers inherit (copy-on-write) every memo the head filled. The levels the head
+expands are cheap (the smallest ones; kafka.eos with symmetry: 16 levels, 1.4% of the states) but
+they are where a worker would pay a level's barriers and its memo misses for a handful of states
+each.
 
 One level, driven by the parent process over one pipe per worker; workers exchange flat arrays
 through files in shared memory (/dev/shm), which avoids pipe deadlocks between workers:
@@ -117,6 +118,15 @@ _GOLDEN_FRACTION = 0.6180339887498949
 #: a run that never reaches that size (most specs) starts no process at all and reports the BFS's
 #: trace.
 HEAD_FRONTIER = 2048
+#: the head's last level is dealt to the workers in blocks of this many neighbouring states, in
+#: turn. Each worker keeps the descendants of what it starts with (states stay where they are
+#: generated), so halves cut from the level's two ends grew into unlike workloads: on kafka.eos
+#: with symmetry the worker holding the first half generated 11% more successors per state than
+#: the other for all 26 levels, and each met the memo keys the other had met levels before, so
+#: each level ended with one worker idle at the barrier (par14, bench/results/parallel-par14.md).
+#: Dealt in blocks, the two descend from alike states; a block keeps siblings together (they
+#: share successors and memo keys: single states dealt in turn cost 9% more memo misses).
+HANDOVER_BLOCK = 64
 
 
 #: a finding; ``ref`` names the violating (or, for a transition, the source) state
@@ -630,10 +640,9 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
         for w in range(workers):
             setup = _Setup(w, workers, symmetry, options.check_deadlock, stop_at_first, exchange,
                            ticker.deadline, notify=notify, level=level, prev_seen=head.visited)
-            # one run of neighbouring states each (siblings share successors and memo keys)
-            lo, hi = w * frontier_size // workers, (w + 1) * frontier_size // workers
-            setup.init_fps = [h & MASK64 for h in head.frontier_fps[lo:hi]]
-            setup.init_states = head.frontier[lo:hi]
+            mine = _handed_over(frontier_size, workers, w, HANDOVER_BLOCK)
+            setup.init_fps = [head.frontier_fps[i] & MASK64 for i in mine]
+            setup.init_states = [head.frontier[i] for i in mine]
             setup.owned_fps = [h & MASK64 for h in head.visited if h % workers == w]
             parent_end, child_end = ctx.Pipe()
             proc = ctx.Process(target=_worker_main, args=(machine, options, setup, child_end),
@@ -872,6 +881,12 @@ class _Head:
     def release(self) -> None:
         """Drop what the forked workers hold now (the links stay, for the traces)."""
         self.frontier, self.frontier_fps, self.visited = [], [], set()
+
+
+def _handed_over(size: int, workers: int, w: int, block: int) -> list[int]:
+    """The positions in the head's last level (``size`` states) that worker ``w`` starts with:
+    blocks of ``block`` neighbouring states, dealt to the workers in turn."""
+    return [i for start in range(w * block, size, workers * block) for i in range(start, min(start + block, size))]
 
 
 def _observed_collision_of(fps: set[int]) -> float | None:

@@ -56,11 +56,13 @@ def select_temporal(machine: Machine, names: Sequence[str]) -> list[TemporalProp
     return [props[n] for n in props if n in set(names)]  # the machine's order
 
 
-def check_liveness(machine: Machine, names: Sequence[str], *, symmetry: bool = True,
-                   max_states: int | None = None, max_seconds: float | None = None,
-                   max_depth: int | None = None, stop_at_first: bool = True) -> Result:
-    """Check the temporal properties ``names`` of ``machine`` under its declared fairness."""
-    start = time.perf_counter()
+Wanted = list[tuple[TemporalProperty, int, int | None]]  # (property, P's mark, Q's mark or None)
+
+
+def prepare(machine: Machine, names: Sequence[str]) -> tuple[list[TemporalProperty], list[Fairness],
+                                                               list[Any], Wanted]:
+    """(the properties ``names`` in the machine's order, its fairness, the state predicates the
+    graph marks, each property with its predicates' mark indices); errors are one line."""
     props = select_temporal(machine, names)
     fairness = list(machine.fairness())
     if len(fairness) > 64:
@@ -76,28 +78,49 @@ def check_liveness(machine: Machine, names: Sequence[str], *, symmetry: bool = T
 
     wanted = [(prop, mark_of(prop.p), mark_of(prop.q) if prop.kind == "leads_to" else None)
               for prop in props]
+    return props, fairness, preds, wanted
+
+
+def temporal_violations(machine: Machine, g: StateGraph, wanted: Wanted, stop_at_first: bool) -> list[Violation]:
+    """A lasso per violated property of ``wanted`` on the complete graph ``g`` (the first only
+    under ``stop_at_first``)."""
+    violations: list[Violation] = []
+    for prop, pi, qi in wanted:
+        lasso = find_lasso(g, prop, g.marks[pi], g.marks[qi] if qi is not None else None)
+        if lasso is not None:
+            trace, loop = lasso_trace(machine, g, lasso)
+            violations.append(Violation(property=prop.name, kind="temporal", trace=trace,
+                                        found_length=len(trace), shortened_by=LASSO, loop=loop))
+            if stop_at_first:
+                break
+    return violations
+
+
+def summary_note(props: Sequence[TemporalProperty], fairness: Sequence[Fairness], g: StateGraph,
+                 built: float, searched: float, how: str = "") -> str:
+    """The run's line on the liveness check: what was checked under which fairness, the graph, times."""
+    return (f"liveness: {len(props)} temporal propert{'y' if len(props) == 1 else 'ies'} under "
+            f"{', '.join(map(str, fairness)) or 'no fairness'}; graph of {g.size:,} states and "
+            f"{g.edges:,} edges, {g.nbytes() / max(g.size, 1):.1f} bytes per state, built in {built:.2f} s"
+            f"{how}, SCC search {searched:.2f} s")
+
+
+def check_liveness(machine: Machine, names: Sequence[str], *, symmetry: bool = True,
+                   max_states: int | None = None, max_seconds: float | None = None,
+                   max_depth: int | None = None, stop_at_first: bool = True) -> Result:
+    """Check the temporal properties ``names`` of ``machine`` under its declared fairness (nothing
+    else: ``onepass.explore_bfs_with_liveness`` also checks the safety properties on the way)."""
+    start = time.perf_counter()
+    props, fairness, preds, wanted = prepare(machine, names)
     g = build_graph(machine, fairness, preds, symmetry=symmetry, max_states=max_states,
                     max_seconds=max_seconds, max_depth=max_depth)
     built = time.perf_counter() - start
-    violations: list[Violation] = []
-    if g.complete:
-        for prop, pi, qi in wanted:
-            lasso = find_lasso(g, prop, g.marks[pi], g.marks[qi] if qi is not None else None)
-            if lasso is not None:
-                trace, loop = lasso_trace(machine, g, lasso)
-                violations.append(Violation(property=prop.name, kind="temporal", trace=trace,
-                                            found_length=len(trace), shortened_by=LASSO, loop=loop))
-                if stop_at_first:
-                    break
+    violations = temporal_violations(machine, g, wanted, stop_at_first) if g.complete else []
     elapsed = time.perf_counter() - start
     coverage = {a: ActionCoverage(g.coverage.get(a, 0), 0) for a in machine.actions}
-    stats = Stats(distinct=g.size, generated=g.generated, depth=g.depth, queue=0,
+    stats = Stats(distinct=g.distinct, generated=g.generated, depth=g.depth, queue=g.queue,
                   elapsed=elapsed, coverage=coverage)
-    summary = (f"liveness: {len(props)} temporal propert{'y' if len(props) == 1 else 'ies'} under "
-               f"{', '.join(map(str, fairness)) or 'no fairness'}; graph of {g.size:,} states and "
-               f"{g.edges:,} edges, {g.nbytes() / max(g.size, 1):.1f} bytes per state, built in {built:.2f} s, "
-               f"SCC search {elapsed - built:.2f} s")
-    notes = [summary]
+    notes = [summary_note(props, fairness, g, built, elapsed - built)]
     limit = g.limit_hit
     if limit:
         notes.append(f"liveness not checked: the graph is incomplete (stopped at the {limit} limit); "

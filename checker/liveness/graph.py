@@ -2,6 +2,15 @@
 engines' expansion core (``checker.explore.expand.Expander.expand_one``: the state constraint and
 the run's fingerprint are applied there, as for every engine).
 
+The walk is the BFS engine's, step for step (levels, chunks of ``bfs.CHUNK`` parents, the first
+occurrence of a fingerprint kept, the same limits), so that it can also be the run's safety check
+(TLC's way: one BFS checks the invariants and records the behaviour graph). Given an expander that
+checks properties, transition properties and deadlock are checked as each state is expanded and
+invariants on each chunk's new states, as ``bfs.explore_bfs`` does; the walk stops where the engine
+would and records the engine's figures there (``StateGraph.distinct``, ``queue``, ``depth``) and
+its parent links implicitly (the first edge into a node comes from the state that found it,
+``StateGraph.chain``). ``checker.liveness.onepass`` turns that into the engine's result.
+
 Node ids are BFS discovery order (so node ``u``'s out-edges are appended while ``u`` is expanded
 and the edge arrays come out in CSR form without sorting). Per node: its fingerprint (8 bytes),
 its edge offset (8), one bit per fairness constraint saying whether the constraint's actions are
@@ -31,21 +40,29 @@ concrete state, including those whose orbit already has a node, which the batch 
 
 from __future__ import annotations
 
-import time
 from array import array
-from collections import deque
+from bisect import bisect_right
+from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
+import numpy as np
+
+from ..explore.common import Ticker
 from ..explore.expand import Expander
 from ..fingerprint import MASK64
 from ..machine import Machine
+from ..result import Stats
 from ..symmetry import machine_symmetry
 from .temporal import Fairness, Predicate
 
 #: states whose every symmetric image is compared with them (predicates, enabled fairness)
 SYMMETRY_SAMPLE = 1000
+
+#: parents expanded between limit checks in a liveness-only walk (a safety run takes the engine's)
+CHUNK = 2048
 
 
 class LivenessError(ValueError):
@@ -75,7 +92,14 @@ class StateGraph:
     limit_hit: str | None = None
     elapsed: float = 0.0
     symmetry: bool = False
+    #: per action: steps generated, those among them outside the constraint, new states found
     coverage: dict[str, int] = field(default_factory=dict)
+    outside: dict[str, int] = field(default_factory=dict)
+    new_coverage: dict[str, int] = field(default_factory=dict)
+    #: the BFS engine's figures where the walk ended: states kept (nodes found by a chunk that a
+    #: finding or the state limit stopped are not), states left to expand
+    distinct: int = 0
+    queue: int = 0
 
     @property
     def size(self) -> int:
@@ -88,6 +112,20 @@ class StateGraph:
     def out(self, u: int) -> range:
         return range(self.offsets[u], self.offsets[u + 1])
 
+    def chain(self, node: int) -> list[int]:
+        """Fingerprints from an initial state to ``node`` along the BFS tree: each node's parent is
+        the source of the first edge into it (the state whose expansion found it), as in the
+        engine's parent links."""
+        targets = np.frombuffer(self.targets, dtype=np.int32)
+        out = [self.fps[node]]
+        first_other = len(self.init)  # initial nodes come first
+        while node >= first_other:
+            edge = int(np.argmax(targets == node))
+            node = bisect_right(self.offsets, edge) - 1
+            out.append(self.fps[node])
+        out.reverse()
+        return out
+
     def nbytes(self) -> int:
         """Bytes held by the arrays (the graph's own memory; states are not kept)."""
         arrays = (self.fps, self.offsets, self.targets, self.labels, self.enabled)
@@ -96,14 +134,28 @@ class StateGraph:
 
 def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequence[Predicate], *,
                 symmetry: bool = True, max_states: int | None = None,
-                max_seconds: float | None = None, max_depth: int | None = None) -> StateGraph:
-    """BFS over the constrained space recording every in-bounds step as an edge."""
-    start = time.perf_counter()
-    deadline = start + max_seconds if max_seconds is not None else None
+                max_seconds: float | None = None, max_depth: int | None = None,
+                expander: Expander | None = None, ticker: Ticker | None = None) -> StateGraph:
+    """BFS over the constrained space recording every in-bounds step as an edge.
+
+    ``expander`` (built for this machine and ``symmetry``) carries the safety checks of a one-pass
+    run; without one nothing is checked. The walk is the BFS engine's (``checker.explore.bfs``):
+    levels, chunks of ``bfs.CHUNK`` parents, invariants on each chunk's new states, the same limits
+    and the same figures where it stops (``StateGraph.distinct``, ``queue``, ``depth``), so a
+    finding is the one the engine reports. ``ticker`` reports progress and keeps the time limit."""
     symmetry = symmetry and machine.has_symmetry()
-    # nothing to check here (the safety engine did): successors and the run's fingerprint only
-    expander = Expander(machine, symmetry=symmetry, check_deadlock=False, stop_at_first=False,
-                        no_properties=True)
+    # A safety run walks in the engine's chunks and checks the fingerprint's domain on a sample of
+    # each level as the engine does (it re-expands up to 64 states a level); a liveness-only walk
+    # needs neither (nor the engine's module, which this process may not have loaded yet).
+    chunk_size, sample = CHUNK, 0
+    if expander is not None:
+        from ..explore import bfs  # (late: looked up at each run, so a test may shrink the chunks)
+
+        chunk_size, sample = bfs.CHUNK, bfs.SAMPLE
+    if expander is None:
+        # nothing to check: successors and the run's fingerprint only
+        expander = Expander(machine, symmetry=symmetry, check_deadlock=False, stop_at_first=False,
+                            no_properties=True)
     expand = expander.expand_one
     if symmetry and any(f.per is not None for f in fairness):
         raise LivenessError("fairness split per instance names identities that symmetry renames, so the "
@@ -113,6 +165,8 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
         raise LivenessError("the machine reduces by symmetry without declaring it (Machine.symmetry), so "
                             "liveness cannot check that permutations keep its predicates and fairness; run "
                             "with symmetry = false")
+    if ticker is None:
+        ticker = Ticker(None, "liveness", max_seconds)
     fair_of: dict[str, int] = {}
     per_of: dict[str, list[tuple[int, Any]]] = {}
     for i, f in enumerate(fairness):
@@ -130,7 +184,6 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
     action_index: dict[str, int] = {}  # actions not split per instance: name -> label
     split_index: dict[tuple, int] = {}  # (name, (constraint, key), ...) -> label
     instance_bit: dict[tuple[int, Any], int] = {}
-    counts: list[int] = []  # steps generated per label
 
     def new_label(name: str, bits: int, keys: tuple) -> int:
         if len(g.action_names) >= 0xFFFF:
@@ -138,7 +191,6 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
         g.action_names.append(name)
         g.action_bits.append(bits)
         g.label_keys.append(keys)
-        counts.append(0)
         return len(g.action_names) - 1
 
     def split_label(step: tuple) -> int:
@@ -168,15 +220,17 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
 
     g.label_of = label_of
     ids: dict[int, int] = {}
-    queue: deque[Any] = deque()
+    queue: deque[Any] = deque()  # the states of the nodes not expanded yet, in node order
     fps_append, marks = g.fps.append, g.marks
     t_append, l_append = g.targets.append, g.labels.append
+    gen_cov, out_cov, new_cov = g.coverage, g.outside, g.new_coverage
+    found = expander.found
+    stop_first = expander.stop_at_first
 
     def add(state: Any, key: int) -> int:
         node = len(g.fps)
         ids[key] = node
         fps_append(key & MASK64)
-        queue.append(state)
         for k in range(npred):
             marks[k].append(1 if preds[k](state) else 0)
         return node
@@ -189,63 +243,118 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
                     "two states of one symmetry orbit, so the symmetry-reduced graph cannot check it; run with "
                     "symmetry = false")
 
+    def stop(kept: int, level: int, unexpanded: int, limit: str | None = None) -> None:
+        """End the walk as the BFS engine does: ``kept`` states counted, ``unexpanded`` of the
+        current level left, the next level counted as reached when it holds a kept state."""
+        g.complete = False
+        if limit is not None:  # (a depth limit met before stays: the engine reports it too)
+            g.limit_hit = limit
+        g.distinct = kept
+        g.queue = unexpanded + kept - level_end
+        g.depth = level + (1 if kept > level_end else 0)
+        raise _Stop
+
     check_sym = symmetry and npred > 0
-    g.generated, inits, init_fps = expander.init_states()
-    for state, key in zip(inits, init_fps):
-        node = ids.get(key)
-        if node is None:
-            g.init.append(add(state, key))
-        elif check_sym:
-            check_orbit(state, node)
-    level_end = len(g.fps)
-    g.depth = 1 if g.fps else 0
-    u = 0
+    level, level_end = 1, 0
     try:
-        while queue:
-            if u == level_end:
-                if max_depth is not None and g.depth >= max_depth:
-                    g.complete, g.limit_hit = False, "depth"
-                    raise _Stop
-                level_end = len(g.fps)
-                g.depth += 1
-            state = queue.popleft()
-            if declared is not None and u < SYMMETRY_SAMPLE:
-                _check_images(expander, declared, state, preds, fair_of)
-            en = 0
-            for step, nxt, h in expand(state, out_of_bounds=True):
-                name = step[0]
-                a = action_index.get(name)
-                if a is None:
-                    if name in per_of:
-                        a = split_label(step)
-                    else:
-                        a = action_index[name] = new_label(name, fair_of.get(name, 0), ())
-                en |= g.action_bits[a]
-                counts[a] += 1
-                if h is None:  # outside the constraint: it only made ``a`` enabled here
+        # ---- level 1: the initial states, each checked on its own (the first one breaking a property)
+        g.generated, inits, init_fps = expander.init_states()
+        if sample:
+            expander.check_sample(inits, sample)
+        overflow = False
+        for state, key in zip(inits, init_fps):
+            node = ids.get(key)
+            if node is None:
+                if max_states is not None and len(g.fps) >= max_states:
+                    overflow = True
                     continue
-                v = ids.get(h)
-                if v is None:
-                    if max_states is not None and len(g.fps) >= max_states:
-                        g.complete, g.limit_hit = False, "states"
-                        raise _Stop
-                    v = add(nxt, h)
-                elif check_sym:
-                    check_orbit(nxt, v)
-                t_append(v)
-                l_append(a)
-            g.enabled.append(en)
-            g.offsets.append(len(g.targets))
-            u += 1
-            if deadline is not None and not u & 1023 and time.perf_counter() >= deadline:
-                g.complete, g.limit_hit = False, "time"
-                raise _Stop
+                g.init.append(add(state, key))
+                queue.append(state)
+            elif check_sym:
+                check_orbit(state, node)
+        level_end = len(g.fps)
+        if overflow:  # (the engine records the limit before it checks the states that fit)
+            g.limit_hit = "states"
+        for node, state in enumerate(queue):
+            expander.check_invariants([state], [node], 1)
+            if stop_first and found:
+                stop(level_end, 1, node + 1)
+        if overflow:
+            stop(level_end, 1, level_end, "states")
+
+        # ---- the levels after it, in chunks of parents as the engine takes them
+        u = 0
+        while u < level_end:
+            last_level = max_depth is not None and level >= max_depth
+            if sample:
+                expander.check_sample(list(islice(queue, sample)), sample)
+            for chunk_start in range(u, level_end, chunk_size):
+                chunk_end = min(chunk_start + chunk_size, level_end)
+                first_new = len(g.fps)
+                new_states: list[Any] = []
+                new_actions: list[str] = []
+                cut = False  # a new state past the depth limit
+                for u in range(chunk_start, chunk_end):
+                    state = queue.popleft()
+                    if declared is not None and u < SYMMETRY_SAMPLE:
+                        _check_images(expander, declared, state, preds, fair_of)
+                    en = 0
+                    for step, nxt, h in expand(state, u, level, gen_cov, out_of_bounds=True, outside=out_cov):
+                        name = step[0]
+                        a = action_index.get(name)
+                        if a is None:
+                            if name in per_of:
+                                a = split_label(step)
+                            else:
+                                a = action_index[name] = new_label(name, fair_of.get(name, 0), ())
+                        en |= g.action_bits[a]
+                        if h is None:  # outside the constraint: it only made ``a`` enabled here
+                            continue
+                        v = ids.get(h)
+                        if v is None:
+                            if last_level:  # not kept (the engine's depth limit): no node, no edge
+                                cut = True
+                                continue
+                            v = add(nxt, h)
+                            new_states.append(nxt)
+                            new_actions.append(name)
+                        elif check_sym:
+                            check_orbit(nxt, v)
+                        t_append(v)
+                        l_append(a)
+                    g.enabled.append(en)
+                    g.offsets.append(len(g.targets))
+                    if stop_first and found:  # a transition or a deadlock: the chunk's states are not kept
+                        stop(first_new, level, level_end - chunk_end)
+                u = chunk_end
+                kept = len(new_states)
+                if max_states is not None and first_new + kept > max_states:
+                    overflow = True
+                    kept = max_states - first_new
+                    del new_states[kept:]
+                for name, n in Counter(new_actions[:kept]).items():
+                    new_cov[name] = new_cov.get(name, 0) + n
+                if new_states:
+                    queue.extend(new_states)
+                    expander.check_invariants(new_states, range(first_new, first_new + kept), level + 1)
+                    if stop_first and found:
+                        stop(first_new + kept, level, level_end - chunk_end)
+                if overflow:
+                    stop(first_new + kept, level, level_end - chunk_end, "states")
+                if cut:
+                    g.complete, g.limit_hit = False, "depth"
+                if ticker.out_of_time():
+                    stop(first_new + kept, level, level_end - chunk_end, "time")
+                ticker.maybe_update(lambda level=level: Stats(len(g.fps), g.generated + sum(gen_cov.values()),  # type: ignore[misc]
+                                                              level, len(queue), ticker.elapsed()), level)
+            if len(g.fps) > level_end:
+                level += 1
+            level_end = len(g.fps)
+        g.distinct, g.queue, g.depth = len(g.fps), 0, level
     except _Stop:
         pass
-    g.generated += sum(counts)
-    for name, n in zip(g.action_names, counts):
-        g.coverage[name] = g.coverage.get(name, 0) + n
-    g.elapsed = time.perf_counter() - start
+    g.generated += sum(gen_cov.values())
+    g.elapsed = ticker.elapsed()
     return g
 
 

@@ -38,6 +38,7 @@ from ..transactions.markers import complete_if_done, on_marker_response
 from ..transactions.metadata import new_metadata
 from ..transactions.states import EXPIRATION_ALLOWED, is_valid_transition
 from ..transactions.timeout import abort_timed_out as _abort_timed_out
+from ..transactions.timeout import fence_write_failed
 from .protocol import Protocol
 
 _MODES = {"pre-kip360": (False, False), "kip360-designed": (True, False), "kip360-shipped": (True, True)}
@@ -89,11 +90,8 @@ def _fence_failed(meta: TxnMetadata, protocol: Protocol) -> TxnMetadata:
     """The PrepareAbort of a fence was not written: the fenced epoch stays in memory (lastEpoch -1),
     the transaction stays Ongoing, and the next fence does not bump again (KAFKA-9666, 2.6.0; before,
     the next fence bumps again and 2.5's lastEpoch is the epoch before the fence)."""
-    meta = _before_kafka_9666(meta, protocol)
-    fenced = fence_producer_epoch(CONCRETE, max_epoch=protocol.max_epoch, epoch=meta.epoch,
-                                  has_failed_epoch_fence=meta.has_failed_epoch_fence)
-    return meta._replace(epoch=fenced, last_epoch=_fence_last_epoch(meta, protocol), pending_state=NO_PENDING,
-                         has_failed_epoch_fence=protocol.failed_fence_keeps_epoch)
+    failed = fence_write_failed(meta, max_epoch=protocol.max_epoch, keeps_epoch=protocol.failed_fence_keeps_epoch)
+    return failed._replace(last_epoch=_fence_last_epoch(meta, protocol))
 
 
 def _before_kafka_9666(meta: TxnMetadata, protocol: Protocol) -> TxnMetadata:
@@ -327,10 +325,8 @@ def verify_partitions(state: CoordinatorState, transactional_id: str | None, pro
         return tuple((p, int(Errors.INVALID_REQUEST)) for p in partitions)
     if _lookup_error(state):
         return tuple((p, _lookup_error(state)) for p in partitions)
-    answers = _verify(state.metadata, producer_id, epoch, partitions)
-    if protocol is None or protocol.verification_abortable:
-        return answers
-    return tuple((p, int(Errors.INVALID_TXN_STATE) if e == Errors.TRANSACTION_ABORTABLE else e) for p, e in answers)
+    return _verify(state.metadata, producer_id, epoch, partitions,
+                   abortable=protocol is None or protocol.verification_abortable)
 
 
 class FenceResult(NamedTuple):
@@ -373,6 +369,33 @@ def prepare_producer_id_rotation(meta: TxnMetadata, new_producer_id: int, record
     return FenceResult(meta._replace(producer_id=new_producer_id, prev_producer_id=meta.producer_id, epoch=0,
                                      last_epoch=meta.epoch if record_last_epoch else NO_PRODUCER_EPOCH,
                                      state=int(TxnState.EMPTY), partitions=(), tv=0))
+
+
+def prepare_add_partitions(meta: TxnMetadata, partitions: tuple[int, ...]) -> FenceResult:
+    """``TransactionMetadata.prepareAddPartitions`` + completion: Ongoing with the partitions added,
+    producer id and epochs unchanged; ``prepareTransitionTo`` throws on a pending transition or a
+    state Ongoing cannot follow (PrepareX, Dead, PrepareEpochFence)."""
+    if meta.pending_state != NO_PENDING or not is_valid_transition(meta.state, int(TxnState.ONGOING)):
+        return FenceResult(meta, "IllegalStateException")
+    out = add_partitions_to_txn(meta, meta.producer_id, meta.epoch, partitions)
+    return FenceResult(out.meta if out.wrote else meta)
+
+
+def abort_after_fence(state: CoordinatorState, fenced_epoch: int, protocol: Protocol) -> tuple[Response, CoordinatorState]:
+    """The ``endTransaction(ABORT, isFromClient = false)`` that InitProducerId sends after
+    ``prepareFenceProducerEpoch``, against the metadata its own lookup finds (``state``: another
+    request may have changed it since the fence). An error is InitProducerId's answer; otherwise
+    PrepareAbort is written at the fenced epoch and InitProducerId answers CONCURRENT_TRANSACTIONS."""
+    if _lookup_error(state):
+        return _error(_lookup_error(state)), state
+    meta = state.metadata
+    req = EndTxnRequest("t", meta.producer_id if meta.exists else NO_PRODUCER_ID, fenced_epoch, int(TxnResult.ABORT))
+    out = _end_txn_rule(meta, req, protocol, state.next_producer_id, is_from_client=False)
+    if out.error != Errors.NONE:
+        return _error(out.error), state
+    if not out.wrote:
+        return _error(Errors.CONCURRENT_TRANSACTIONS), state
+    return _error(Errors.CONCURRENT_TRANSACTIONS), state._replace(metadata=out.meta._replace(tv=0))
 
 
 def may_expire(meta: TxnMetadata) -> bool:

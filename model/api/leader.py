@@ -106,7 +106,11 @@ def append_batch(state: LeaderState, batch: ProduceBatch, protocol: Protocol, *,
             and (entry is None or entry.current_txn_first_offset < 0)
             and (verification is None or not batch.verified)):
         # UnifiedLog.analyzeAndValidateProducerState: a transactional batch outside an ongoing
-        # transaction must carry the guard of a verification (batchMissingRequiredVerification)
+        # transaction must carry the guard of a verification (batchMissingRequiredVerification); since
+        # KAFKA-19690 a batch of an epoch the entry has moved past is told so first, as the recoverable
+        # INVALID_PRODUCER_EPOCH (the marker of a timeout abort landed after the leader skipped verification)
+        if protocol.stale_epoch_before_verification and entry is not None and batch.epoch < entry.epoch:
+            return ProduceResult(REJECTED, int(Errors.INVALID_PRODUCER_EPOCH)), state
         return ProduceResult(REJECTED, int(Errors.INVALID_TXN_STATE)), state
     if batch.origin == AppendOrigin.CLIENT:
         # ProducerAppendInfo: the epoch check, then checkSequence, whose first test is the

@@ -60,6 +60,19 @@ class Protocol(NamedTuple):
     #: the coordinator answers a verify-only AddPartitionsToTxn for a partition outside the transaction with
     #: TRANSACTION_ABORTABLE (KAFKA-16314, 3.8.0); before, INVALID_TXN_STATE
     verification_abortable: bool = True
+    #: the transactional client retries any retriable TxnOffsetCommit partition error (PR 15266, 33a4709490f,
+    #: first tag 3.8.0); before, only the coordinator errors, UNKNOWN_TOPIC_OR_PARTITION and
+    #: COORDINATOR_LOAD_IN_PROGRESS, and another (NETWORK_EXCEPTION, ...) was an unexpected, fatal error
+    txn_offset_commit_any_retriable: bool = True
+    #: KAFKA-19690 (PRs 20534 trunk, 20577 3.9, 20607 4.0, 20618 4.1; September-October 2025): a transactional
+    #: batch with no transaction ongoing on the partition and no verification guard whose epoch is below the
+    #: producer's entry is answered INVALID_PRODUCER_EPOCH (abortable, KIP-588) instead of INVALID_TXN_STATE
+    #: (which Kafka Streams takes as fatal). The leader skips verification while the producer's transaction is
+    #: open (the SENTINEL guard), and a timeout abort's marker written before the append closes it. Only the
+    #: 3.9 / 4.0 / 4.1 patch releases after the fix have it (no 4.x tag in the mirror to pin which), so no
+    #: release profile sets it and it has no SWITCH_HISTORY entry; ``kafka-later-trunk`` (trunk after February
+    #: 2026) does
+    stale_epoch_before_verification: bool = False
 
 
 #: what a profile can lack (``Protocol.lacks``) -> what it is and when Kafka got it
@@ -178,6 +191,9 @@ SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
     # TransactionCoordinator.handleVerifyPartitionsInTransaction: INVALID_TXN_STATE for a partition not in the
     # transaction (3.6.0-3.7.1); TRANSACTION_ABORTABLE from KAFKA-16314 2e8d69b78ca (first tag 3.8.0)
     "verification_abortable": (((2, 0, 0), False), ((3, 8, 0), True)),
+    # TransactionManager.TxnOffsetCommitHandler: ``error.exception() instanceof RetriableException`` from PR 15266
+    # (33a4709490f, first tag 3.8.0); 2.5.0-3.7.1 name UNKNOWN_TOPIC_OR_PARTITION / COORDINATOR_LOAD_IN_PROGRESS only
+    "txn_offset_commit_any_retriable": (((2, 0, 0), False), ((3, 8, 0), True)),
 }
 
 
@@ -207,7 +223,7 @@ _TV1 = {"end_txn": "tv1", "tv2_last_epoch": "keep", "max_txn_timeout_ms": 900000
 _BEFORE_2_7_FENCING = {"down_convert_fenced": False, "producer_fenced": False}
 _BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "pre-kip447", "lacks": _BEFORE_2_5,
                            "end_txn_exact_epoch": False, "failed_fence_keeps_epoch": False,
-                           "verification_abortable": False}
+                           "verification_abortable": False, "txn_offset_commit_any_retriable": False}
 
 
 class Profile(NamedTuple):
@@ -238,7 +254,8 @@ PROFILE_TABLE: dict[str, Profile] = {
          "it. Stands for 4.0+ only where those agree: 4.0.0 .. 4.2 still throw on a fence at Short.MaxValue (INIT-28); "
          "the mirror has no 4.x tag, so the 4.x releases have no profile of their own"),
         "kafka-shipped", "kafka-later-trunk", end_txn="later-trunk", tv2_last_epoch="keep", down_convert_fenced=True,
-        max_txn_timeout_ms=900000, txn_offset_commit="current", fence_at_max_epoch="keep"),
+        max_txn_timeout_ms=900000, txn_offset_commit="current", fence_at_max_epoch="keep",
+        stale_epoch_before_verification=True),
     "kafka-2024-10": _entry(
         "kafka-2024-10", SNAPSHOT_2024_10, SNAPSHOT_2024_10,
         ("the apache/kafka snapshot 1eb7644 (2024-10-25, trunk after the 3.9 branch cut, before 4.0) the vectors "
@@ -252,8 +269,8 @@ PROFILE_TABLE: dict[str, Profile] = {
          "partition outside the transaction with TRANSACTION_ABORTABLE (KAFKA-16314 2e8d69b78ca, first tag 3.8.0; "
          "AddPartitionsToTxnManager down-converts it to INVALID_TXN_STATE for older produce requests); no "
          "transaction version 2 (3.9.0-rc3 EndTxnRequest.json stops at v4). Was kafka-2.7-3.9. 3.9 releases "
-         "after September 2025 also have KAFKA-19690 (PR 20577, an epoch check before the verification guard), "
-         "which is not modelled"),
+         "after September 2025 also have KAFKA-19690 (PR 20577, an epoch check before the verification guard: "
+         "``stale_epoch_before_verification``), which this profile leaves off"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
         lacks=_NO_TV2),
     "kafka-3.7": _entry(
@@ -262,41 +279,41 @@ PROFILE_TABLE: dict[str, Profile] = {
          "for TxnOffsetCommit's __consumer_offsets write; a partition outside the transaction is answered "
          "INVALID_TXN_STATE (3.7.0 TransactionCoordinator.handleVerifyPartitionsInTransaction)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
-        lacks=_BEFORE_3_8, verification_abortable=False),
+        lacks=_BEFORE_3_8, verification_abortable=False, txn_offset_commit_any_retriable=False),
     "kafka-3.6": _entry(
         "kafka-3.6", "3.6.0", "3.6.2",
         ("released 3.6.0 .. 3.6.2: KIP-890 part 1 verification of produce (3.6.0 ReplicaManager / "
          "AddPartitionsToTxnManager, transaction.partition.verification.enable); TxnOffsetCommit is not verified "
          "(3.6.2 GroupCoordinator has no verificationGuard); INVALID_TXN_STATE outside the transaction"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
-        lacks=_BEFORE_3_7, verification_abortable=False),
+        lacks=_BEFORE_3_7, verification_abortable=False, txn_offset_commit_any_retriable=False),
     "kafka-3.3-3.5": _entry(
         "kafka-3.3-3.5", "3.3.0", "3.5.2",
         ("released 3.3.0 .. 3.5.x: no partition verification (KIP-890 part 1 was reverted on the 3.5 branch, "
          "928070e3206; 3.5.2 ReplicaManager has no verification, although AddPartitionsToTxn v4 exists); "
          "TxnOffsetCommit checked by validateOffsetCommit with the Empty-group shortcut (KAFKA-14201, 3.3.0)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
-        lacks=_BEFORE_3_6, verification_abortable=False),
+        lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False),
     "kafka-3.0-3.2": _entry(
         "kafka-3.0-3.2", "3.0.0", "3.2.3",
         ("released 3.0.0 .. 3.2.x: as 3.3-3.5, but validateOffsetCommit (5dae3648abd, 3.0.0) has no Empty-group "
          "shortcut: a TxnOffsetCommit with generation < 0 and a member id on an Empty group is UNKNOWN_MEMBER_ID"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="3.0",
-        lacks=_BEFORE_3_6, verification_abortable=False),
+        lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False),
     "kafka-2.7-2.8": _entry(
         "kafka-2.7-2.8", "2.7.0", "2.8.2",
         ("released 2.7.0 .. 2.8.x: KIP-588 (PRODUCER_FENCED, down-converted to INVALID_PRODUCER_EPOCH for "
          "InitProducerId < v4 and EndTxn / AddPartitionsToTxn / AddOffsetsToTxn < v2: 2.7.0 KafkaApis); "
          "TxnOffsetCommit checked by 2.8.2's doTxnCommitOffsets (the 2.5 rules)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="2.5",
-        lacks=_BEFORE_3_6, verification_abortable=False),
+        lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False),
     "kafka-2.6": _entry(
         "kafka-2.6", "2.6.0", "2.6.3",
         ("released 2.6.0 .. 2.6.3: KAFKA-9600 (a client's EndTxn needs the exact epoch) and KAFKA-9666 "
          "(hasFailedEpochFence) are in 2.6.0's TransactionCoordinator / TransactionMetadata; every fence is "
          "INVALID_PRODUCER_EPOCH (2.6.3's Errors has no code 90)"),
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
-        lacks=_BEFORE_2_7, verification_abortable=False),
+        lacks=_BEFORE_2_7, verification_abortable=False, txn_offset_commit_any_retriable=False),
     "kafka-2.5": _entry(
         "kafka-2.5", "2.5.0", "2.5.1",
         ("released 2.5.0 .. 2.5.1: KIP-360 and KIP-447 (2.5.0 messages); endTransaction refuses only a lower "
@@ -304,7 +321,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "next fence (2.5.1 TransactionCoordinator l.369-385, TransactionMetadata.prepareFenceProducerEpoch)"),
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
         lacks=_BEFORE_2_6, end_txn_exact_epoch=False, failed_fence_keeps_epoch=False, fence_keeps_last_epoch=True,
-        verification_abortable=False),
+        verification_abortable=False, txn_offset_commit_any_retriable=False),
     "kafka-2.4.1": _entry(
         "kafka-2.4.1", "2.4.1", "2.4.1",
         ("released 2.4.1: the 2.4 broker (KAFKA-7190: producer state kept when the log start offset moves; an "

@@ -40,10 +40,11 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"(^|\.)prepareIncrementProducerEpoch\b", steps_coordinator.prepare_increment_producer_epoch),
     (r"(^|\.)prepareAbortOrCommit\b", steps_coordinator.prepare_abort_or_commit),
     (r"(^|\.)prepareComplete\b", steps_coordinator.prepare_complete),
+    (r"(^|\.)prepareAddPartitions\b", steps_coordinator.prepare_add_partitions),
     (r"(^|\.)prepareFenceProducerEpoch\b", steps_coordinator.prepare_fence_producer_epoch),
     (r"(^|\.)prepareProducerIdRotation\b", steps_coordinator.prepare_producer_id_rotation),
     (r"pendingState\s*=\s*None|reset (the )?pending state", steps_coordinator.reset_pending_state),
-    (r"^TransactionState\.fromId\b", steps_coordinator.state_ids),
+    (r"^TransactionState\.(fromId|AllStates)\b", steps_coordinator.state_ids),
     (r"^(timer tick|abortTimedOutTransactions)\b", steps_coordinator.timeout_abort),
     (r"^removeExpiredTransactionalIds\b", steps_coordinator.expire_transactional_ids),
     (r"^generateProducerId\b", steps_coordinator.generate_pid),
@@ -93,6 +94,8 @@ _NOT_INPUT = {"api", "event", "call", "error_code", "note", "notes", "comment", 
 #: input fields the model has no counterpart for, and why leaving them out cannot change an answer
 IGNORED_INPUT: dict[str, str] = {
     "new_txn_timeout_ms": "the model abstracts time: TransactionMetadata keeps no transaction timeout",
+    "update_timestamp": "the model abstracts time: TransactionMetadata keeps no timestamps (a transition's update "
+                        "time, even one earlier than the last, changes no id, epoch, state or partition)",
     "group_id": "the model's group coordinator holds the one group the vector is about",
     "coordinator": "OffsetFetch is answered alike by the classic and the new group coordinator (both read pending "
                    "transactional offsets the same way)",

@@ -46,6 +46,9 @@ def _view(w: World, tp: str) -> Observed:
                      "client_state": _state(w),
                      "first_in_flight_sequence": e.in_flight[0].base_sequence if e.in_flight else None,
                      "unresolved": e.unresolved >= 0,
+                     # producerIdAndEpoch(tp): a partition keeps the pair of its batches until none is in flight
+                     "partition_producer_id": e.producer_id, "partition_epoch": e.epoch,
+                     "stale_producer_id_and_epoch": (e.producer_id, e.epoch) != _pair(w),
                      "__why__": {"action": FREE_TEXT}}
     for name, entry in w.client_partitions.items():
         out[f"next_sequence_{name}"] = entry.next_sequence
@@ -84,7 +87,8 @@ def _count(text: str) -> int:
     return int(r.group(2)) - int(r.group(1)) + 1 if r else 1
 
 
-def _respond(w: World, tp: str, name: str | None, error: int, base_offset: int, lso: int) -> Observed:
+def _respond(w: World, tp: str, name: str | None, error: int, base_offset: int, lso: int,
+             retries_left: bool = True) -> Observed:
     e = _entry(w, tp)
     if name is not None and name in w.client.get("_batches", {}) and not any(b.name == name for b in e.in_flight):
         # the batch was completed already (expired): Sender.completeBatch finds it done and ignores the answer
@@ -92,14 +96,19 @@ def _respond(w: World, tp: str, name: str | None, error: int, base_offset: int, 
     if not e.in_flight:
         raise NotExpressible("a produce response with no batch in flight")
     batch = next((b for b in e.in_flight if b.name == name), e.in_flight[0])
+    # its sequences as answered (an epoch bump may have rewritten them since the send)
+    w.client.setdefault("_last_seq", {})[batch.name] = api.increment_sequence(batch.base_sequence, batch.records - 1,
+                                                                              w.protocol)
     out: Observed = {}
     if error == Errors.NONE:
         w.client_partitions[tp] = api.acknowledge(e, batch.name, base_offset, w.protocol.max_seq)
         out["record_offset"] = base_offset + batch.records - 1
         out["can_retry"] = False
         return out
+    # out of retries: Sender.failBatch(batch, response, attempts < retries), so no sequence adjustment
     r = api.on_produce_error(e, batch.name, error, lso, transactional=_transactional(w), max_seq=w.protocol.max_seq,
-                             producer_fatal=_state(w) == "FATAL_ERROR")
+                             producer_fatal=_state(w) == "FATAL_ERROR", can_retry=retries_left,
+                             adjust_sequences=retries_left)
     _react(w, tp, r)
     if r.completed:
         out["record_offset"] = -1
@@ -215,7 +224,8 @@ def _clause(w: World, text: str, inp: dict[str, Any]) -> Observed:
         w.client["_tp"] = tp
         base = _number(t, "offset", integer(inp.get("base_offset", 0), "base_offset"))
         lso = _number(t, "log_start_offset", integer(inp.get("log_start_offset", -1), "log_start_offset"))
-        return _respond(w, tp, name_m.group(1) if name_m else None, _error_in(t, inp), base, lso)
+        return _respond(w, tp, name_m.group(1) if name_m else None, _error_in(t, inp), base, lso,
+                        retries_left=not re.search(r"retries exhausted", t))
     if re.match(r"^abortTransaction\(\)$", t) or re.match(r"^EndTxn\(ABORT\)\s+ok$", t):
         if t.startswith("EndTxn"):
             _aborted(w)
@@ -274,9 +284,14 @@ def tm_call(w: World, inp: dict[str, Any]) -> Observed:
                         r"(?:,\s*(?:true|false)\s*)?\)\s*$", text)):
         name = f.group(2)
         tp = w.client.get("_batches", {}).get(name, _tp(w))
-        if not any(b.name == name for b in _entry(w, tp).in_flight):
+        done = w.client.get("_last_seq", {}).get(name)
+        if f.group(1) == "markSequenceUnresolved" and done is not None and \
+                not any(b.name == name for b in _entry(w, tp).in_flight):
+            # an acknowledged batch: only its last sequence is read
+            w.client_partitions[tp] = api.mark_unresolved_after(_entry(w, tp), done, w.protocol.max_seq)
+        elif not any(b.name == name for b in _entry(w, tp).in_flight):
             raise NotExpressible(f"{text!r}: the batch is not in flight")
-        if f.group(1) == "markSequenceUnresolved":
+        elif f.group(1) == "markSequenceUnresolved":
             w.client_partitions[tp] = api.mark_sequence_unresolved(_entry(w, tp), name, w.protocol.max_seq)
         else:
             # the error code whose exception the test passes
@@ -390,7 +405,8 @@ def send_offsets(w: World, inp: dict[str, Any]) -> Observed:
     errors = inp.get("TxnOffsetCommit_response", {}) or {}
     if add != "NONE":
         errors = {"*": add}
-    reactions = [api.on_txn_offset_commit_error(error_code(str(e))) for e in errors.values()]
+    reactions = [api.on_txn_offset_commit_error(error_code(str(e)), any_retriable=w.protocol.txn_offset_commit_any_retriable)
+                 for e in errors.values()]
     worst = next((r for r in reactions if r.action in ("fatal",)), None) or \
         next((r for r in reactions if r.action == "abortable"), None)
     if worst is not None:

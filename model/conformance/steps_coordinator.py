@@ -91,12 +91,32 @@ def init_producer_id(w: World, inp: dict[str, Any]) -> Observed:
     cs = w.coordinator(tid)
     resp, st = api.handle_init_producer_id(cs, req, w.protocol, append_error=_append_error(inp))
     record = _attempted(lambda e: api.handle_init_producer_id(cs, req, w.protocol, append_error=e))
+    if "metadata_at_abort" in inp:
+        resp, st, record = _abort_sees(w, cs, req, inp["metadata_at_abort"], record)
     w.set_coordinator(tid, st)
     out = _response(resp)
     if tid_raw is not None:
         out["state_after"] = w.meta_view(st.metadata)
         out["txn_log_append"] = None if record is None else w.meta_view(record)
     return out
+
+
+def _abort_sees(w: World, cs: api.CoordinatorState, req: api.InitProducerIdRequest, changes: Any,
+                record: Any) -> tuple[api.Response, api.CoordinatorState, Any]:
+    """InitProducerId fenced an ongoing transaction, and the abort it then sends looks the
+    transactional id up again and finds ``changes`` applied to the metadata (a mock answering the
+    second lookup with other metadata: another request changed it in between)."""
+    if not isinstance(changes, dict):
+        raise NotExpressible(f"metadata_at_abort {changes!r}: give the changed metadata fields as an object")
+    meta = cs.metadata
+    if record is None or not meta.exists or meta.state != TxnState.ONGOING or meta.pending_state != NO_PENDING:
+        raise NotExpressible("metadata_at_abort: this InitProducerId does not fence an ongoing transaction")
+    fence = api.prepare_fence_producer_epoch(meta, w.protocol)
+    seen = cs._replace(metadata=w.meta_from({**w.meta_view(meta), **changes}))
+    resp, st = api.abort_after_fence(seen, fence.metadata.epoch, w.protocol)
+    err = api.down_convert_fenced(resp.error, "InitProducerId", req.version, w.protocol)
+    written = st.metadata if st.metadata != seen.metadata else None
+    return (resp if err == resp.error else resp._replace(error=err)), st, written
 
 
 def end_txn(w: World, inp: dict[str, Any]) -> Observed:
@@ -179,6 +199,15 @@ def prepare_abort_or_commit(w: World, inp: dict[str, Any]) -> Observed:
     return _transition_out(w, tid, api.TransitionResult(int(Errors.NONE), res.metadata))
 
 
+def prepare_add_partitions(w: World, inp: dict[str, Any]) -> Observed:
+    tid = _tid(inp)
+    parts = tuple(sorted(w.partitions.id(str(p)) for p in inp.get("partitions", [])))
+    res = api.prepare_add_partitions(w.txns.get(tid, NO_METADATA), parts)
+    if res.exception:
+        return {"error": "EXCEPTION", "exception": res.exception}
+    return _transition_out(w, tid, api.TransitionResult(int(Errors.NONE), res.metadata))
+
+
 def reset_pending_state(w: World, inp: dict[str, Any]) -> Observed:
     """The unit test clears ``pendingState`` by hand (to let an abort follow a fence)."""
     tid = _tid(inp)
@@ -221,12 +250,19 @@ def prepare_producer_id_rotation(w: World, inp: dict[str, Any]) -> Observed:
 
 
 def state_ids(w: World, inp: dict[str, Any]) -> Observed:
-    return {"mapping": {str(int(s)): state_name(s) for s in TxnState}}
+    # ``mapping``: TransactionState.fromId; ``states``: TransactionState.AllStates (every state, once)
+    return {"mapping": {str(int(s)): state_name(s) for s in TxnState}, "states": sorted(state_name(s) for s in TxnState)}
 
 
 def timeout_abort(w: World, inp: dict[str, Any]) -> Observed:
     tid = _tid(inp)
     before = w.txns.get(tid, NO_METADATA)
+    listed = inp.get("timed_out")
+    if isinstance(listed, dict) and "producer_id" in listed and \
+            integer(listed["producer_id"], "timed_out.producer_id") != before.producer_id:
+        # Kafka skips a listed transaction whose producer id changed since the listing
+        raise NotExpressible("timed_out: a listed transaction of another producer id (the model's timeout abort "
+                             "reads the current metadata)")
     cs = w.coordinator(tid)
     wrote, st = api.abort_timed_out(cs, w.protocol, append_error=_append_error(inp))
     # the record the abort tried to write, whether or not the append succeeded

@@ -56,7 +56,33 @@ def produce(w: World, inp: dict[str, Any]) -> Observed:
         return _produce_many(w, inp, int(many.group(1)) if many else 0)
     batch = _batch(inp, inp)
     res, w.leader = api.append_batch(w.leader, batch, w.protocol, check_duplicates=w.unified_log)
-    return _after(w, _result(res), batch.producer_id)
+    shared = _append_info(w, inp, batch.producer_id, batch.base_sequence, res.first_offset, res.result == api.APPENDED)
+    return _shared_view(w, _after(w, _result(res), batch.producer_id), shared)
+
+
+def _append_info(w: World, inp: dict[str, Any], producer_id: int, first_seq: int, first_offset: int,
+                 appended: bool) -> int | None:
+    """A step's ``append_info``: ``new`` (a ProducerAppendInfo starts with this batch) or ``continue``
+    (the batch goes through the previous step's). The test then asserts ``appendInfo.toEntry()``, whose
+    firstSeq / firstDataOffset are the first batch of that append info, not the oldest cached batch.
+    Returns the producer id whose view that is (None: the step does not say)."""
+    mode = inp.get("append_info")
+    if mode is None:
+        return None
+    if mode not in ("new", "continue"):
+        raise NotExpressible(f"append_info {mode!r}: 'new' or 'continue'")
+    if appended and first_seq >= 0 and (mode == "new" or producer_id not in w.append_infos):
+        w.append_infos[producer_id] = (first_seq, first_offset)
+    return producer_id
+
+
+def _shared_view(w: World, out: Observed, producer_id: int | None) -> Observed:
+    first = w.append_infos.get(producer_id) if producer_id is not None else None
+    if first is not None and str(producer_id) in out["state_after"]:
+        entry = dict(out["state_after"][str(producer_id)], first_seq=first[0], first_offset=first[1])
+        out["state_after"] = dict(out["state_after"], **{str(producer_id): entry})
+        out["producers_after"] = out["state_after"]
+    return out
 
 
 def _batch(inp: dict[str, Any], common: dict[str, Any]) -> api.ProduceBatch:
@@ -118,9 +144,17 @@ def marker(w: World, inp: dict[str, Any]) -> Observed:
                             int(TxnResult[str(inp.get("result", "COMMIT"))]),
                             integer(inp.get("coordinator_epoch", 0), "coordinator_epoch"),
                             integer(inp.get("offset", -1), "offset"))
+    entry = next((e for e in w.leader.producers if e.producer_id == req.producer_id), None)
+    txn_first = entry.current_txn_first_offset if entry is not None else -1
     res, w.leader = api.append_marker(w.leader, req, w.protocol, origin=_origin({'origin': inp.get('origin', 'COORDINATOR')}),
                                       unified_log=w.unified_log)
-    return _after(w, _result(res), req.producer_id)
+    shared = _append_info(w, inp, req.producer_id, -1, -1, False)
+    out = _shared_view(w, _after(w, _result(res), req.producer_id), shared)
+    # the CompletedTxn the marker returns (appendEndTxnMarker): none when no transaction was open
+    out["completed_txn"] = None if res.result != api.APPENDED or txn_first < 0 else {
+        "producer_id": req.producer_id, "first_offset": txn_first, "last_offset": res.last_offset,
+        "is_aborted": req.result == TxnResult.ABORT}
+    return out
 
 
 def advance_time(w: World, inp: dict[str, Any]) -> Observed:

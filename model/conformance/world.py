@@ -92,6 +92,9 @@ class World:
         self.completed_txns: list[tuple[int, int]] = []
         self._open_txns: dict[int, int] = {}
         self.snapshots: Any = ()
+        #: producer id -> (first sequence, first offset) of the batches appended through the current
+        #: ``ProducerAppendInfo`` of a vector that says which steps share one (``append_info``)
+        self.append_infos: dict[int, tuple[int, int]] = {}
         #: a ReplicaManager append waiting for its verification's answer
         self.pending_append: Any = None
         #: AddPartitionsToTxnManager's queued verifications: transactional id -> (producer id, epoch, partitions)

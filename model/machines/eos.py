@@ -32,7 +32,8 @@ the coordinator's own timeout abort there is cut by ``max_epoch``; a coordinator
 faithful); without ``members`` there is no group (each producer owns its input partition and
 commits offsets without group metadata; ``eos_group`` has the group, with per-thread producers or,
 ``eos_alpha``, per-partition ones); a restarted producer's zombie does not produce new batches (only
-its requests already in flight arrive); no read_committed consumers as actors unless ``readers``
+its requests already in flight arrive) unless it re-initialises after its transactional id expired
+(``eos_txn_id_expiry``, with ``txn_id_expirations``: it then becomes the live instance); no read_committed consumers as actors unless ``readers``
 (NoAbortedRead reads the leaders' LSO instead). Leader failover of the transactional output
 partitions (in-sync, restarted from the log, restored from a snapshot) is the mixin ``eos_failover``;
 liveness of transactions and the group is ``eos_liveness``.
@@ -92,7 +93,7 @@ from ..partition.txn_produce import (
     producer_state_lso,
     write_marker,
 )
-from ..partition.verification import produce_verification_error, verification_callback_errors
+from ..partition.verification import verification_callback_errors, verification_produce_error
 from ..producer import transactional as tx
 from ..producer.client import RAISED_OUT_OF_ORDER
 from ..producer.config import ClientConfig
@@ -135,19 +136,21 @@ from ..transactions.markers import (
     markers_to_send,
     on_marker_response,
 )
-from ..transactions.states import is_valid_transition
+from ..transactions.states import EXPIRATION_ALLOWED, is_valid_transition
 from ..transactions.timeout import abort_timed_out
 from . import eos_fast, eos_symmetry
 from . import eos_partition_symmetry as eps
 from .eos_alpha import EosAlpha
 from .eos_endtxn import LateEndTxn
 from .eos_failover import TxnLeaderFailover
+from .eos_fence_faults import FailedFenceAppends
 from .eos_group import GROUP_PROJECTIONS, EosGroup, GroupOffsets, show_membership
 from .eos_idempotent import IDEMPOTENT_PARTITION, IdempotentProducers, Waiting, waiting
 from .eos_instances import INSTANCE_CHART_PARTS, InstancesMixin
 from .eos_liveness import EosLiveness
 from .eos_partition_symmetry import PARTITION
 from .eos_readers import EosReaders
+from .eos_txn_id_expiry import TxnIdExpiry
 
 #: what kafka.eos models of the protocol: every decision, each with every value; ``deployment`` and
 #: ``per_partition_group_metadata`` matter with a group only (``members``: eos_group, eos_alpha), without
@@ -210,8 +213,11 @@ def _show_leader(leader: TxnPartitionState) -> dict[str, Any]:
 
 
 def _show_txn(m: TxnMetadata) -> dict[str, Any]:
-    return {"state": TxnState(m.state).name if m.exists else "none", "producer_id": m.producer_id,
-            "epoch": m.epoch, "partitions": list(m.partitions)}
+    out = {"state": TxnState(m.state).name if m.exists else "none", "producer_id": m.producer_id,
+           "epoch": m.epoch, "partitions": list(m.partitions)}
+    if m.has_failed_epoch_fence:  # shown only when set (FenceAppendFails), so other traces read as before
+        out["failed_epoch_fence"] = True
+    return out
 
 
 def _show_messages(msgs: tuple[Routed, ...]) -> list[str]:
@@ -344,14 +350,14 @@ _exactly_once.__doc__ = props.eos_exactly_once.__doc__
 
 #: the steps that can fail a producer, and those that change the coordinator's metadata
 _FAILING = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "HandleProduceResponse", "TxnOffsetCommit",
-            "ZombieEndTxn", "ZombieTxnOffsetCommit")
+            "ZombieEndTxn", "ZombieTxnOffsetCommit", "ZombieAddPartitionsToTxn", "ZombieInitProducerId")
 #: the steps FencedGetsFencingError looks at (TxnOffsetCommit's fatal errors are fencing errors:
 #: ``producer.transactional.on_txn_offset_commit``)
 _FENCING_CHECKED = tuple(a for a in _FAILING if a not in ("TxnOffsetCommit", "ZombieTxnOffsetCommit"))
 #: the steps whose error (their last field) is the fatal error they give their producer, if any:
 #: ``on_init_producer_id`` and ``on_add_partitions`` fail it with exactly that error and leave it
 #: alone on NONE
-_ERROR_IS_FATAL = frozenset({"InitProducerId", "AddPartitionsToTxn"})
+_ERROR_IS_FATAL = frozenset({"InitProducerId", "AddPartitionsToTxn", "ZombieInitProducerId"})
 _FENCING = frozenset(int(e) for e in tx.FENCING_ERRORS)
 
 
@@ -387,11 +393,11 @@ def _end_txn_error_name(e: int) -> str:
 _PREPARING = frozenset({int(TxnState.PREPARE_COMMIT), int(TxnState.PREPARE_ABORT)})
 _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOutTransaction", "WriteTxnMarker",
                 "TxnCoordinatorFailover", "AddOffsetsToTxn", "WriteOffsetsMarker", "ZombieEndTxn", "StaleEndTxnArrives",
-                "CompleteEmptyTransaction")
+                "CompleteEmptyTransaction", "FenceAppendFails", "ExpireDataTransactionalId", "ZombieInitProducerId")
 
 
 class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnLeaderFailover,
-                 LateEndTxn,
+                 LateEndTxn, FailedFenceAppends, TxnIdExpiry,
                  Composed):
     """``kafka.eos``; see the module doc."""
 
@@ -509,12 +515,14 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
                                                   "produce_timeouts", "txn_timeouts", "delete_records",
                                                   "coordinator_failovers", "restarts")}
         self._instances_setup(bounds, config)
+        self._txn_id_expiry_setup(self.bounds)
         config.update(self.idempotent_setup(p, bounds))
         config.update(self._group_setup(bounds))
         self._alpha_setup(bounds)
         config.update(self._readers_setup(bounds))
         config.update(self.txn_failover_setup(bounds))
         config.update(end_txn_config)
+        config.update(self._fence_faults_setup(bounds))
         super().__init__(config, memoize=memoize)
         self._instances_compiled()
         # Rules that cannot fire without their fault or the clock have no bindings (or a clock stopped
@@ -528,7 +536,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
             set() if bounds["restarts"] else {"ZombieEndTxn"}) | (
             set() if bounds["restarts"] and self.input_records else {"ZombieTxnOffsetCommit"}) | self.idempotent_idle() | (
             self.group_idle_actions()) | (set() if self.n_readers else {"Fetch"}) | self.txn_failover_idle() | (
-            self.end_txn_idle_actions())
+            self.end_txn_idle_actions()) | self.fence_faults_idle() | self._txn_id_expiry_idle()
         listed: Mapping[str, tuple[str, ...]] = self._plan.actions
         idle |= self._instances_idle(listed)
         self.actions = {name: params for name, params in listed.items() if name not in idle}
@@ -723,8 +731,16 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         written = offsets_leader
         if error == Errors.NONE:
             verification = int(Errors.NONE)
-            if self.protocol.partition_verification and needs_verification(offsets_leader, producer.producer_id):
-                verification = verify_partitions(txn, producer.producer_id, producer.epoch, (OFFSETS,))[0][1]
+            p = self.protocol
+            if p.partition_verification and needs_verification(offsets_leader, producer.producer_id):
+                answer = verify_partitions(txn, producer.producer_id, producer.epoch, (OFFSETS,),
+                                           abortable=p.verification_abortable)[0][1]
+                # AddPartitionsToTxnManager's conversion, as for a produce request (TxnOffsetCommit v4+ is a
+                # 3.8+ client's genericError); the group coordinator passes these errors on
+                # (maybeConvertOffsetCommitError)
+                verification = verification_callback_errors({OFFSETS: answer},
+                                                            generic_error=p.client_transaction_abortable).get(
+                    OFFSETS, int(Errors.NONE))
             out = append_coordinator_batch(offsets_leader, producer_id=producer.producer_id, epoch=producer.epoch,
                                            value=offset, verification_error=verification)
             error, written = out.error, out.partition
@@ -929,13 +945,13 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         to try another rule. It sees what HandleProduce reads (the partition's leader and the
         producer's coordinator metadata), so the rule's memo stays exact; machine attributes such as
         ``self.protocol`` and ``self.extensions`` are constants of the run."""
-        if self.protocol.partition_verification and needs_verification(leader, producer_id):
-            answer = verify_partitions(txn, producer_id, epoch, (partition,))[0][1]
+        p = self.protocol
+        if p.partition_verification and needs_verification(leader, producer_id):
+            answer = verify_partitions(txn, producer_id, epoch, (partition,), abortable=p.verification_abortable)[0][1]
             # the coordinator's answer as the produce request sees it: AddPartitionsToTxnManager's
-            # conversion (PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH), then ReplicaManager's
-            # (retriable coordinator errors -> NOT_ENOUGH_REPLICAS)
-            converted = verification_callback_errors({partition: answer}, generic_error=True).get(partition, Errors.NONE)
-            return produce_verification_error(converted)
+            # conversion (PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH; TRANSACTION_ABORTABLE -> INVALID_TXN_STATE
+            # for Produce <= v10), then ReplicaManager's (retriable coordinator errors -> NOT_ENOUGH_REPLICAS)
+            return verification_produce_error(answer, generic_error=p.client_transaction_abortable)
         return int(Errors.NONE)
 
     @rule("DeleteRecords", params={"p": "partitions"}, reads=("leader[p]",), writes=("leader[p]",),
@@ -1069,7 +1085,9 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
     @transition("ValidTxnTransitions", reads=("txn",), actions=_COORDINATOR, stuttering=True)
     def valid_transitions(self, step: tuple, before: Any, after: Any) -> bool:
         """The transaction coordinator only makes transitions Kafka's state table allows."""
-        return all(a.state == b.state or not a.exists or is_valid_transition(a.state, b.state, tv2=self.tv2 or b.tv >= 2)
+        # metadata removed: transactional-id expiry, whose Dead is reached from Empty / CompleteX only
+        return all(a.state == b.state or not a.exists or (a.state in EXPIRATION_ALLOWED if not b.exists else
+                                                          is_valid_transition(a.state, b.state, tv2=self.tv2 or b.tv >= 2))
                    for a, b in zip(before.txn, after.txn))
 
 

@@ -267,7 +267,7 @@ class InstancesMixin:
                              doc="InitProducerId responses in flight")
     abortable_errors = Budget("abortable_errors", doc="abortable errors inside an instance's transaction")
     instance_transactions = Budget("instance_transactions", doc="transactions the instances begin in total")
-    txn_id_expirations = Budget("txn_id_expirations", doc="expirations of the instances' transactional id")
+    txn_id_expirations = Budget("txn_id_expirations", doc="expirations of transactional ids (the instances' and the data producers')")
 
     def _instances_setup(self, bounds: Mapping[str, int], config: dict[str, Any]) -> None:
         self.n_instances = bounds.get("instances", 0)
@@ -309,7 +309,9 @@ class InstancesMixin:
         instances' while there are none, the data producers' (constant) while there are none."""
         out: dict[str, Any] = super().fields(s)  # type: ignore[misc]
         if not self.n_instances:
-            out = {k: v for k, v in out.items() if k not in _HIDDEN}
+            # the expiry budget is the data producers' too when their ids may expire (``eos_txn_id_expiry``)
+            shown = {"faults.txn_id_expirations"} if getattr(self, "data_txn_id_expiry", False) else set()
+            out = {k: v for k, v in out.items() if k not in _HIDDEN or k in shown}
         if self.no_data:
             out = {k: v for k, v in out.items() if not k.startswith(_DATA)}
         return out

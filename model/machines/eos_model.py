@@ -47,6 +47,10 @@ BOUNDS: dict[str, Bound] = {
                              "again while the first copy may still reach the coordinator, before or after the retry "
                              "(TV1: a late EndTxn may end the next transaction, KIP-890's motivation; TV2, KIP-890 "
                              "part 2: the epoch bump per transaction fences it or makes it a retry)", 0, 0, 2),
+    "failed_fence_appends": Bound("coordinator fences (transaction timeout, InitProducerId on an Ongoing transaction) "
+                                  "whose PrepareAbort append to __transaction_state fails: the fenced epoch stays in "
+                                  "memory, the transaction Ongoing, and since KAFKA-9666 (2.6.0) the next fence keeps "
+                                  "that epoch (failed_fence_keeps_epoch; 0 removes the fault)", 0, 0, 2),
     "delete_records": Bound("log start offset moves (retention or DeleteRecords)", 0, 0, 3),
     "coordinator_failovers": Bound("transaction coordinator failovers (reload from __transaction_state with a "
                                    "higher coordinator epoch; the old coordinator's markers stay in flight)", 0, 0, 2),
@@ -61,7 +65,10 @@ BOUNDS: dict[str, Bound] = {
     "abortable_errors": Bound("abortable errors inside an instance's transaction (a failed batch): EndTxn(ABORT), "
                               "then InitProducerId with its producer id/epoch (KIP-360); each needs a transaction",
                               0, 0, 4),
-    "txn_id_expirations": Bound("expirations of the instances' transactional id (transactional.id.expiration.ms)",
+    "txn_id_expirations": Bound("expirations of transactional ids (transactional.id.expiration.ms: an idle id, Empty or "
+                                "CompleteX with no pending transition, is removed): the instances' and, without a group, "
+                                "the data producers' (eos_txn_id_expiry: then, with restarts, a zombie told "
+                                "INVALID_PRODUCER_ID_MAPPING may re-initialise, KAFKA-18019); 0: no id expires",
                                 0, 0, 2),
     "instance_producer_ids": Bound("with instances: producer ids the allocator may hand out; states beyond are not "
                                    "explored",

@@ -59,8 +59,9 @@ from eoscheck.model.group.pending_offsets import (
 from eoscheck.model.group.txn_offset_commit import validate_txn_offset_commit
 from eoscheck.model.partition.producer_state import begin_transaction, empty_entry, maybe_update_epoch
 from eoscheck.model.partition.validation import AppendOrigin, append_marker, validate_data_batch
+from eoscheck.model.partition.verification import verification_callback_errors, verification_produce_error
 from eoscheck.model.state import ProducerStateEntry
-from eoscheck.model.transactions.add_partitions import add_partitions_to_txn
+from eoscheck.model.transactions.add_partitions import add_partitions_to_txn, verify_partitions
 from eoscheck.model.transactions.codes import NO_PENDING, Errors, TxnResult, TxnState
 from eoscheck.model.transactions.end_txn import end_txn, end_txn_tv2
 from eoscheck.model.transactions.failover import load_transaction
@@ -375,16 +376,23 @@ class EosPipeline(Machine):
 
     def _produce_check(self, s: PipelineState, partition: int, tid: int, epoch: int) -> int:
         """The leader's checks of a transactional batch (origin CLIENT or COORDINATOR, no sequences):
-        checkProducerEpoch, then the KIP-890 part-1 verification when switched on."""
+        checkProducerEpoch, then the KIP-890 part-1 verification when switched on, by kafka.eos's rules: the
+        coordinator's ``verify_partitions`` (a partition outside the transaction is INVALID_TXN_STATE, the 3.6-3.7
+        coordinator's answer and what a 3.8+ broker gives a Produce <= v10; another epoch is PRODUCER_FENCED, a
+        transaction completing CONCURRENT_TRANSACTIONS), converted as ``AddPartitionsToTxnManager`` converts it
+        (PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH; review 13: it was INVALID_TXN_STATE for every failure) and,
+        for a produce, as ReplicaManager does (CONCURRENT_TRANSACTIONS -> NOT_ENOUGH_REPLICAS, retried)."""
         entry = s.leaders[partition][tid]
         origin = AppendOrigin.CLIENT if partition == OUTPUT else AppendOrigin.COORDINATOR
         err = validate_data_batch(entry, epoch=epoch, transactional=True, origin=origin)
         if err != E.NONE:
             return err
         if self.verify and entry.current_txn_first_offset < 0:
-            m = s.txns[tid]
-            if not (m.state == S.ONGOING and partition in m.partitions and m.epoch == epoch):
-                return int(E.INVALID_TXN_STATE)
+            answer = verify_partitions(s.txns[tid], self.pid_of(tid), epoch, (partition,), abortable=False)[0][1]
+            if partition == OUTPUT:
+                return verification_produce_error(answer, generic_error=False)
+            # TxnOffsetCommit: the group coordinator passes the converted answer on (maybeConvertOffsetCommitError)
+            return verification_callback_errors({partition: answer}, generic_error=False).get(partition, int(E.NONE))
         return int(E.NONE)
 
     # --- transitions -------------------------------------------------------------------------------
@@ -392,7 +400,9 @@ class EosPipeline(Machine):
         for i, a in enumerate(s.apps):
             yield from self._app_steps(s, i, a)
         for req in s.produce_requests:
-            yield ("ProduceArrives", req.instance, req.value), self._produce_arrives(s, req)
+            arrived = self._produce_arrives(s, req)
+            if arrived is not None:
+                yield ("ProduceArrives", req.instance, req.value), arrived
         for late in s.endtxn_requests:
             out = self._end_txn(s.txns[late.tid], self.pid_of(late.tid), late.epoch, late.result, late.tv)
             gone = s._replace(endtxn_requests=tuple(r for r in s.endtxn_requests if r != late))
@@ -469,7 +479,9 @@ class EosPipeline(Machine):
             yield ("AddOffsetsToTxn", i), self._after_coordinator_call(s, i, tid, out.error, out.meta,
                                                                          Phase.COMMIT_OFFSETS)
         elif ph == Phase.COMMIT_OFFSETS:
-            yield ("TxnOffsetCommit", i), self._txn_offset_commit(s, i, tid, a)
+            committed = self._txn_offset_commit(s, i, tid, a)
+            if committed is not s:  # s itself: retried (CONCURRENT_TRANSACTIONS), nothing changes
+                yield ("TxnOffsetCommit", i), committed
         elif ph in (Phase.END_TXN, Phase.ABORT, Phase.ABORT_TASK):
             result = TxnResult.COMMIT if ph == Phase.END_TXN else TxnResult.ABORT
             out = self._end_txn(m, pid, a.producer_epoch, result, a.tv)
@@ -531,11 +543,15 @@ class EosPipeline(Machine):
         return self._app(s, i, producer_ready=True, producer_epoch=out.epoch,
                          phase=int(Phase.FETCH if s.apps[i].owns else Phase.IDLE))
 
-    def _produce_arrives(self, s: PipelineState, req: ProduceRequest) -> PipelineState:
-        """The leader handles the request; the answer reaches the client only if it still waits for it."""
-        s = s._replace(produce_requests=tuple(r for r in s.produce_requests if r != req))
+    def _produce_arrives(self, s: PipelineState, req: ProduceRequest) -> PipelineState | None:
+        """The leader handles the request; the answer reaches the client only if it still waits for it.
+        None: NOT_ENOUGH_REPLICAS (the verification met a transaction completing), which the client retries,
+        so the request stays in flight and nothing changes."""
         tid = req.tid
         err = self._produce_check(s, OUTPUT, tid, req.epoch)
+        if err == E.NOT_ENOUGH_REPLICAS:
+            return None
+        s = s._replace(produce_requests=tuple(r for r in s.produce_requests if r != req))
         if err == E.NONE:
             offset = len(s.output)
             s = s._replace(output=s.output + (LogEntry(self.pid_of(tid), req.epoch, int(EntryKind.TXN_DATA),
@@ -573,6 +589,8 @@ class EosPipeline(Machine):
             if not self._is_current_owner(s, i) and pid not in s.zombie_pending:
                 s = s._replace(zombie_pending=tuple(sorted(s.zombie_pending + (pid,))))
             return self._app(s, i, phase=int(Phase.END_TXN))
+        if err == E.CONCURRENT_TRANSACTIONS:
+            return s  # the verification met a transaction completing: the client retries
         if err in (E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID, E.FENCED_INSTANCE_ID, E.INVALID_TXN_STATE):
             return self._app(s, i, phase=int(Phase.ABORT))  # CommitFailedException: abortable
         return self._app(s, i, phase=int(Phase.FENCED), owns=False, position=NO_OFFSET)

@@ -1,7 +1,9 @@
 """``kafka.eos`` with KIP-890 part 2's implicit partition add (``Protocol.tv2_partition_add`` leader or
 leader-epoch-blind): a TV2 client sends no AddPartitionsToTxn for its output partitions, and the leader
 adds a partition with the transaction coordinator before it appends the producer's batch there,
-unless it takes the producer's transaction to be open on the partition already.
+unless it takes the producer's transaction to be open on the partition already. The coordinator's
+answer to that add reaches the batch as ``AddPartitionsToTxnManager`` and ``ReplicaManager`` convert it,
+the same conversion as KIP-890 part 1's verification (``partition.verification.verification_produce_error``).
 
 A subclass rather than a branch in ``EosMachine``: its HandleProduce writes the coordinator's
 metadata, so it is memoised on more slots than the default one. ``EosMachine(protocol, ...)``
@@ -30,6 +32,7 @@ from eoscheck.checker.registry import SwitchValue
 
 from ..errors import Errors, error_name
 from ..partition.producer_state import find_entry
+from ..partition.verification import verification_produce_error
 from ..protocol import ClientTvChange, Protocol, Tv2PartitionAdd
 from ..state import TXN_BUMP, TXN_READY, ProduceRequest, Routed, TxnMetadata, TxnPartitionState, TxnProducer
 from ..transactions.add_partitions import add_partitions_to_txn
@@ -88,7 +91,13 @@ class Tv2LeaderAddMachine(EosMachine):
         epoch_blind = self.protocol.tv2_partition_add == Tv2PartitionAdd.LEADER_EPOCH_BLIND
         if leader_skips_add(leader, producer_id, epoch, epoch_blind):
             return int(Errors.NONE)
-        return int(add_partitions_to_txn(txn, producer_id, epoch, (partition,)).error)
+        # the add goes through the same AddPartitionsToTxnManager handler as KIP-890 part 1's verification, and
+        # its answer through ReplicaManager's: PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH (abortable for a 2.7+
+        # client), CONCURRENT_TRANSACTIONS -> NOT_ENOUGH_REPLICAS (retried). The operation is addPartition, not
+        # genericError, so a TRANSACTION_ABORTABLE would reach the client as INVALID_TXN_STATE; an add never
+        # answers it
+        added = add_partitions_to_txn(txn, producer_id, epoch, (partition,))
+        return verification_produce_error(int(added.error), generic_error=False)
 
     @rule("HandleProduce", receive="requests", params=("partition", "client", "record"),
           reads=("leader[partition]", "txn[client]", "producer[client]"),

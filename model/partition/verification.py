@@ -110,3 +110,13 @@ def produce_verification_error(error: int) -> int:
     ``postVerificationCallback``): a retriable coordinator error becomes NOT_ENOUGH_REPLICAS, which
     every producer retries without a metadata refresh; any other error is answered as it is."""
     return int(Errors.NOT_ENOUGH_REPLICAS) if error in _RETRY_AS_NOT_ENOUGH_REPLICAS else int(error)
+
+
+def verification_produce_error(coordinator_error: int, *, generic_error: bool) -> int:
+    """A produce request's error for the coordinator's answer about its partition (NONE: append): what
+    ``AddPartitionsToTxnManager`` hands the produce path (``verification_callback_errors``; ``generic_error``:
+    the request is Produce v11+, a 3.8+ client), then ReplicaManager's conversion of retriable coordinator
+    errors (``produce_verification_error``). The leader's verify-only request (KIP-890 part 1) and its
+    add (KIP-890 part 2, ``tv2_partition_add``) go through the same handler."""
+    converted = verification_callback_errors({0: coordinator_error}, generic_error=generic_error).get(0, Errors.NONE)
+    return produce_verification_error(converted)

@@ -183,7 +183,14 @@ def on_produce_error(entry: PartitionEntry, name: str, error: int, log_start_off
 def mark_sequence_unresolved(entry: PartitionEntry, name: str, max_seq: int) -> PartitionEntry:
     """``markSequenceUnresolved``: the sequence after the batch (the largest such) is unresolved."""
     batch = next(b for b in entry.in_flight if b.name == name)
-    after = _inc(last_sequence(batch, max_seq), 1, max_seq)
+    return mark_unresolved_after(entry, last_sequence(batch, max_seq), max_seq)
+
+
+def mark_unresolved_after(entry: PartitionEntry, last_seq: int, max_seq: int) -> PartitionEntry:
+    """``markSequenceUnresolved`` reads only the batch's last sequence, so a batch no longer in flight
+    (acknowledged already) marks the partition too; ``maybeResolveSequences`` then finds it resolved
+    if the next sequence follows the last acknowledged one."""
+    after = _inc(last_seq, 1, max_seq)
     return entry._replace(unresolved=after if entry.unresolved < 0 else max(entry.unresolved, after))
 
 

@@ -61,9 +61,10 @@ def add_partitions_to_txn(meta: TxnMeta | None, producer_id: int, epoch: int,
 
 
 def verify_partitions(meta: TxnMeta | None, producer_id: int, epoch: int,
-                      partitions: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+                      partitions: tuple[int, ...], *, abortable: bool = True) -> tuple[tuple[int, int], ...]:
     """KIP-890 part 1's verify-only AddPartitionsToTxn (``handleVerifyPartitionsInTransaction``):
-    (partition, error) for each: NONE if it is in the transaction, TRANSACTION_ABORTABLE if not;
+    (partition, error) for each: NONE if it is in the transaction, TRANSACTION_ABORTABLE if not
+    (``abortable``: KAFKA-16314, 3.8.0; INVALID_TXN_STATE in 3.6.0-3.7.1);
     an unknown transactional id or another producer id -> INVALID_PRODUCER_ID_MAPPING, another epoch
     -> PRODUCER_FENCED, PrepareX -> CONCURRENT_TRANSACTIONS, for every partition. The pending state
     is not checked (the append re-validates). Nothing is written."""
@@ -74,6 +75,6 @@ def verify_partitions(meta: TxnMeta | None, producer_id: int, epoch: int,
     elif meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
         err = int(Errors.CONCURRENT_TRANSACTIONS)
     else:
-        return tuple((p, int(Errors.NONE) if p in meta.partitions else int(Errors.TRANSACTION_ABORTABLE))
-                     for p in partitions)
+        outside = int(Errors.TRANSACTION_ABORTABLE) if abortable else int(Errors.INVALID_TXN_STATE)
+        return tuple((p, int(Errors.NONE) if p in meta.partitions else outside) for p in partitions)
     return tuple((p, err) for p in partitions)

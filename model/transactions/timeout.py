@@ -12,6 +12,11 @@
 * InitProducerId on an Ongoing transaction (``handleInitProducerId``): the same fence + abort,
   answered with CONCURRENT_TRANSACTIONS so the new producer instance retries (and then gets its own
   bump). The fence existed since 0.11.
+
+Both write PrepareAbort through ``endTransaction``, which installs the fenced epoch in memory before the
+append. When that append fails (``fence_write_failed``) the fenced epoch stays in memory, the
+transaction stays Ongoing and nothing reaches the log; since KAFKA-9666 (2.6.0) the metadata remembers
+it (``hasFailedEpochFence``) so the next fence does not bump again.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from typing import NamedTuple
 from eoscheck.checker.ops import CONCRETE
 from eoscheck.model.coordinator.fencing import fence_producer_epoch
 
-from .codes import NO_PENDING, Errors, TxnResult, TxnState
+from .codes import NO_PENDING, NO_PRODUCER_EPOCH, Errors, TxnResult, TxnState
 from .end_txn import end_txn
 from .metadata import TxnMeta
 
@@ -77,3 +82,21 @@ def init_producer_id_on_ongoing(meta: TxnMeta, *, max_epoch: int, tv2: bool = Fa
     out = fence_and_abort(meta, max_epoch=max_epoch, bump_epoch=True, tv2=tv2, tv2_double_bump=tv2_double_bump)
     err = out.error if out.error != Errors.NONE else int(Errors.CONCURRENT_TRANSACTIONS)
     return AbortOutcome(err, out.meta, out.wrote)
+
+
+def fence_write_failed(meta: TxnMeta, *, max_epoch: int, keeps_epoch: bool) -> TxnMeta:
+    """The metadata after a fence whose PrepareAbort append failed (``endTransaction``'s append callback
+    with an error and ``isEpochFence``): ``endTransaction`` had already set the fenced epoch and
+    lastProducerEpoch = -1 in memory and cleared the pending PrepareEpochFence, so the transaction stays
+    Ongoing at the fenced epoch with nothing written. ``keeps_epoch`` is KAFKA-9666 (2.6.0,
+    ``hasFailedEpochFence``): the failure is remembered and the next fence keeps this epoch; before
+    (2.5.1 and earlier ``prepareFenceProducerEpoch``) every fence bumps again, so repeated failures
+    (InitProducerId retries while the log is unavailable) walk the epoch towards exhaustion.
+    The same for TV2: its second bump is in the PrepareAbort record, which was not written. 2.5.x also
+    kept the old epoch as lastProducerEpoch, which its caller sets (``model.api.coordinator``)."""
+    if not keeps_epoch:
+        meta = meta._replace(has_failed_epoch_fence=False)
+    fenced = fence_producer_epoch(CONCRETE, max_epoch=max_epoch, epoch=meta.epoch,
+                                  has_failed_epoch_fence=meta.has_failed_epoch_fence)
+    return meta._replace(epoch=fenced, last_epoch=NO_PRODUCER_EPOCH, pending_state=NO_PENDING,
+                         has_failed_epoch_fence=keeps_epoch)

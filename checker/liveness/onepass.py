@@ -1,0 +1,61 @@
+"""Safety and liveness in one BFS (TLC's way): the liveness graph's walk checks the invariants,
+transition properties and deadlock as the BFS engine does, and the engine's own run is skipped.
+
+``graph.build_graph`` walks as ``checker.explore.bfs.explore_bfs`` does (levels, chunks of parents,
+the first occurrence of a fingerprint kept, the limits) and checks on the way through the same
+expansion core, so this run reports what the engine then the liveness check would: the same first
+finding under stop-at-first, the same shortest trace (rebuilt from the graph's BFS tree, which is
+the engine's parent links), the same distinct, generated, depth and queue figures, the same limit.
+Only when the walk reaches its end without a finding that stops the run are the temporal
+properties checked on the graph, as after the engine's run.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..explore.common import Ticker, build_coverage, limit_notes, verdict_of
+from ..explore.expand import Expander
+from ..fingerprint import observed_collision_probability
+from ..machine import Machine
+from ..result import Result, Stats
+from ..trace import to_violation
+from . import prepare, summary_note, temporal_violations
+from .graph import build_graph
+
+if TYPE_CHECKING:
+    from ..explore.options import ExploreOptions
+    from ..progress import Progress
+
+#: how the liveness line of a one-pass run says so
+ONE_PASS = " in the safety BFS (one pass)"
+
+
+def explore_bfs_with_liveness(machine: Machine, options: ExploreOptions, progress: Progress | None = None
+                              ) -> Result:
+    """The BFS engine's result for ``options`` (``options.view`` unset) with the temporal properties
+    ``options.temporal`` checked on the graph the same walk recorded."""
+    props, fairness, preds, wanted = prepare(machine, options.temporal)
+    expander = Expander(machine, options.properties, symmetry=options.symmetry,
+                        check_deadlock=options.check_deadlock, stop_at_first=options.stop_at_first)
+    ticker = Ticker(progress, "bfs", options.max_seconds)
+    g = build_graph(machine, fairness, preds, symmetry=options.symmetry, max_states=options.max_states,
+                    max_seconds=options.max_seconds, max_depth=options.max_depth, expander=expander,
+                    ticker=ticker)
+    built = ticker.elapsed()
+    violations = [to_violation(machine, g.chain(f.ref), f, expander.fp) for f in expander.found]
+    notes = limit_notes(g.limit_hit, options)
+    # an incomplete walk (a finding under stop-at-first, a limit) ends the run before liveness
+    if g.complete:
+        violations += temporal_violations(machine, g, wanted, options.stop_at_first)
+        notes.append(summary_note(props, fairness, g, built, ticker.elapsed() - built, ONE_PASS))
+    kept = np.frombuffer(g.fps, dtype=np.uint64)[:g.distinct]
+    stats = Stats(distinct=g.distinct, generated=g.generated, depth=g.depth, queue=g.queue,
+                  elapsed=ticker.elapsed(),
+                  coverage=build_coverage(machine, g.coverage, g.new_coverage, g.outside),
+                  observed_collision=observed_collision_probability(kept))
+    ticker.finish(stats)
+    return Result(verdict=verdict_of(violations, g.limit_hit), strategy="bfs", stats=stats,
+                  violations=violations, limit_hit=g.limit_hit, notes=notes)

@@ -1,0 +1,85 @@
+"""``kafka.eos``'s failed fence appends (``failed_fence_appends`` > 0), a mixin of ``EosMachine``.
+
+The coordinator fences an Ongoing transaction's producer in two places, the transaction timeout
+(``abortTimedOutTransactions``) and an InitProducerId of a new instance (``handleInitProducerId``):
+``prepareFenceProducerEpoch``, then ``endTransaction(ABORT, isFromClient = false)``, which installs the
+fenced epoch in memory before appending PrepareAbort to ``__transaction_state``. ``FenceAppendFails``
+is that append failing (fewer in-sync replicas than min.insync.replicas, a timeout): nothing is
+written, the transaction stays Ongoing at the fenced epoch in memory, no marker is sent, and
+(2.6.0+, KAFKA-9666) ``hasFailedEpochFence`` is set so the next fence keeps that epoch; before, every
+fence bumps again (``failed_fence_keeps_epoch``). The rule is ``transactions.timeout.fence_write_failed``,
+the one the conformance API checks against Kafka's unit tests (INIT-11, SM-33).
+
+The two causes leave the same coordinator state: an InitProducerId that triggered the fence is
+answered with the append's error mapped to COORDINATOR_NOT_AVAILABLE (``append_error_answer``), on
+which the client looks the coordinator up and resends InitProducerId unchanged, so the step does not
+touch the producer. A failure happens only where its fence is tried again within the bounds (a new
+instance still sending InitProducerId, or a timeout abort left in ``txn_timeouts``): Kafka retries a
+timed-out transaction's abort every cleanup interval, and a failure with no retry left would only
+leave the transaction Ongoing for good (a deadlock of the bounds, not of Kafka). A later successful fence (the next timeout or the retried InitProducerId) writes
+PrepareAbort, which clears the flag (``prepareComplete``); a coordinator failover loses it with the
+in-memory epoch (``load_metadata``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from eoscheck.checker.compose import Budget, precondition, rule
+
+from ..state import TXN_BUMP, TXN_INIT, TxnMetadata, TxnProducer
+from ..transactions.timeout import can_time_out, fence_write_failed
+
+#: ``fields`` keys hidden while the mechanism is off (counterexamples of other configurations unchanged)
+_FIELDS = frozenset({"faults.failed_fence_appends"})
+
+
+def _fencing(machine: Any) -> range:
+    return range(machine.n_producers) if machine.failed_fence_appends_bound else range(0)
+
+
+class FailedFenceAppends:
+    """Failed PrepareAbort appends of the coordinator's fences (see the module doc)."""
+
+    n_producers: int
+    max_epoch: int
+    bounds: dict[str, int]
+    protocol: Any
+
+    failed_fence_appends = Budget("failed_fence_appends",
+                                  doc="fences whose PrepareAbort append to __transaction_state failed")
+
+    def _fence_faults_setup(self, bounds: Mapping[str, int]) -> dict[str, int]:
+        self.failed_fence_appends_bound = bounds.get("failed_fence_appends", 0)
+        return {"failed_fence_appends": self.failed_fence_appends_bound}
+
+    def fence_faults_idle(self) -> set[str]:
+        """Actions with no bindings in this configuration (not listed)."""
+        return set() if self.failed_fence_appends_bound else {"FenceAppendFails"}
+
+    def fields(self, state: tuple) -> dict[str, Any]:
+        out: dict[str, Any] = super().fields(state)  # type: ignore[misc]
+        if not self.failed_fence_appends_bound:
+            out = {k: v for k, v in out.items() if k not in _FIELDS}
+        return out
+
+    # a gate on the metadata alone: only an Ongoing transaction with no transition pending is fenced
+    @precondition(lambda self, txn: can_time_out(txn))
+    @rule("FenceAppendFails", params={"t": _fencing}, reads=("txn[t]", "producer[t]", "txn_timeouts"),
+          writes=("txn[t]",), results=("cause", "epoch"), spends="failed_fence_appends")
+    def fence_append_fails(self, txn: TxnMetadata, producer: TxnProducer, txn_timeouts: int) -> Any:
+        """The coordinator fences the Ongoing transaction and the PrepareAbort append fails: the fenced
+        epoch stays in memory, nothing is written. The fence is one that will be tried again within the
+        bounds, so the transaction is not left Ongoing for good: the transaction timeout while a timeout
+        abort is left (the coordinator retries it every cleanup interval), or the InitProducerId of the
+        producer's new instance (answered COORDINATOR_NOT_AVAILABLE, which the client resends)."""
+        if producer.phase in (TXN_INIT, TXN_BUMP):
+            cause = "InitProducerId"
+        elif txn_timeouts < self.bounds["txn_timeouts"]:
+            cause = "timeout"
+        else:
+            return None
+        failed = fence_write_failed(txn, max_epoch=self.max_epoch,
+                                    keeps_epoch=self.protocol.failed_fence_keeps_epoch)
+        return {"txn": failed, "cause": cause, "epoch": failed.epoch}

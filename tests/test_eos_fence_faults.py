@@ -1,0 +1,105 @@
+"""kafka.eos's failed fence appends (``failed_fence_appends``, ``eos_fence_faults``; review 21): the
+shared rule, the per-version switch (KAFKA-9666, 2.6.0) and what exploration reaches."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from eoscheck.checker.compose.testing import compare_memo, reachable_steps
+from eoscheck.model.api import coordinator as api
+from eoscheck.model.api.protocol import protocol as profile_protocol
+from eoscheck.model.errors import Errors
+from eoscheck.model.machines.eos import EosMachine, machine
+from eoscheck.model.machines.eos_model import BOUNDS
+from eoscheck.model.protocol import VARIANTS
+from eoscheck.model.state import TXN_IN_TXN, TXN_INIT, TxnMetadata
+from eoscheck.model.transactions.codes import NO_PENDING, TxnState
+
+ZOMBIE = {"restarts": 1, "input_records": 1}
+CTP = {"input_records": 1, "txn_timeouts": 1}
+
+
+def _ongoing(epoch: int = 1) -> TxnMetadata:
+    return TxnMetadata(True, 10, 10, epoch, -1, int(TxnState.ONGOING), False, NO_PENDING, (0,))
+
+
+def _fail(m: EosMachine, meta: TxnMetadata) -> TxnMetadata:
+    producer = m.initial_producer(0, True)._replace(phase=TXN_INIT)
+    out = m.fence_append_fails(txn=meta, producer=producer, txn_timeouts=0)
+    assert out["cause"] == "InitProducerId" and out["epoch"] == out["txn"].epoch
+    return out["txn"]
+
+
+def test_without_the_bound_the_fault_is_neither_listed_nor_shown() -> None:
+    m = machine("kafka-3.0-3.5", **ZOMBIE)
+    assert "FenceAppendFails" not in m.actions
+    assert "faults.failed_fence_appends" not in m.fields(next(iter(m.init_states())))
+    on = machine("kafka-3.0-3.5", **ZOMBIE, failed_fence_appends=1)
+    assert "FenceAppendFails" in on.actions
+    assert on.fields(next(iter(on.init_states())))["faults.failed_fence_appends"] == 0
+
+
+@pytest.mark.parametrize(("variant", "epochs"), [("kafka-2.6", (2, 2)), ("kafka-2.4", (2, 3)),
+                                                 ("kafka-4.0", (2, 2))])
+def test_a_second_failed_fence_bumps_again_only_before_kafka_9666(variant: str, epochs: tuple[int, int]) -> None:
+    m = machine(variant, **ZOMBIE, failed_fence_appends=2)
+    once = _fail(m, _ongoing())
+    twice = _fail(m, once)
+    assert (once.epoch, twice.epoch) == epochs
+    assert (once.state, once.pending_state, once.last_epoch) == (TxnState.ONGOING, NO_PENDING, -1)
+    assert twice.has_failed_epoch_fence == VARIANTS[variant].protocol.failed_fence_keeps_epoch
+
+
+@pytest.mark.parametrize("profile", ["kafka-2.4.1", "kafka-2.6", "kafka-3.8-3.9", "kafka-2024-10"])
+def test_the_machine_and_the_conformance_api_share_the_rule(profile: str) -> None:
+    """The timeout abort whose append fails, twice, through ``model.api`` (what INIT-11 / SM-33 check
+    against Kafka's unit tests) and through kafka.eos with the same KAFKA-9666 value."""
+    protocol = profile_protocol(profile)
+    variant = "kafka-2.6" if protocol.failed_fence_keeps_epoch else "kafka-2.4"
+    m = machine(variant, **ZOMBIE, failed_fence_appends=2)
+    state = api.CoordinatorState(_ongoing(), 20)
+    meta = _ongoing()
+    for _ in range(2):
+        _, state = api.abort_timed_out(state, protocol, append_error=Errors.NOT_ENOUGH_REPLICAS)
+        meta = _fail(m, meta)
+        assert state.metadata == meta
+
+
+def _explore(variant: str, bounds: dict[str, int]) -> list[tuple[Any, tuple, Any]]:
+    m = machine(variant, **bounds)
+    return [(m.view(s), step, m.view(t)) for s, step, t in reachable_steps(m)]
+
+
+def test_a_failed_fence_fences_the_old_producer_and_the_next_fence_writes_that_epoch() -> None:
+    steps = _explore("kafka-3.0-3.5", {**ZOMBIE, "failed_fence_appends": 1})
+    failed = [(s, t) for s, step, t in steps if step[0] == "FenceAppendFails"]
+    assert failed and all(t.txn[0].has_failed_epoch_fence and t.txn_log == s.txn_log for s, t in failed)
+    # the zombie's requests meet the fenced epoch although nothing was written
+    assert any(s.txn[0].has_failed_epoch_fence and step[0] in ("ZombieEndTxn", "AddPartitionsToTxn")
+               and step[-1] == Errors.PRODUCER_FENCED for s, step, _ in steps)
+    # the new instance's InitProducerId fences again at the same epoch: PrepareAbort written, flag cleared
+    refenced = [(s, t) for s, step, t in steps if step[0] == "InitProducerId" and s.txn[0].has_failed_epoch_fence]
+    assert refenced and all(t.txn[0].state == TxnState.PREPARE_ABORT and t.txn[0].epoch == s.txn[0].epoch
+                            and t.txn_log[0].epoch == s.txn[0].epoch and not t.txn[0].has_failed_epoch_fence
+                            for s, t in refenced if t.txn[0] != s.txn[0])
+
+
+def test_a_failure_only_happens_where_its_fence_is_tried_again() -> None:
+    steps = _explore("kafka-3.0-3.5", {"input_records": 1, "txn_timeouts": 1, "failed_fence_appends": 2})
+    causes = {step[2] for _, step, _ in steps if step[0] == "FenceAppendFails"}
+    assert causes == {"timeout"}
+    # the timeout is retried: a failure only while the timeout abort is still left
+    assert all(s.txn_timeouts == 0 for s, step, _ in steps if step[0] == "FenceAppendFails")
+    m = machine("kafka-3.0-3.5", **CTP, failed_fence_appends=2)
+    ready = m.initial_producer(0, True)._replace(phase=TXN_IN_TXN)
+    assert ready.phase != TXN_INIT and m.fence_append_fails(txn=_ongoing(), producer=ready, txn_timeouts=1) is None
+    assert m.fence_append_fails(txn=_ongoing(), producer=ready, txn_timeouts=0)["cause"] == "timeout"
+
+
+def test_memoised_and_unmemoised_agree_with_failed_fences() -> None:
+    def make(memoize: bool = True) -> EosMachine:
+        bounds = {name: b.default for name, b in BOUNDS.items()} | ZOMBIE | {"failed_fence_appends": 2,
+                                                                            "txn_timeouts": 1}
+        return EosMachine(VARIANTS["kafka-3.0-3.5"].protocol, bounds, memoize=memoize)
+    compare_memo(make, 20_000)

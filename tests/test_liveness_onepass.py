@@ -1,0 +1,212 @@
+"""Safety and liveness in one BFS (``checker.liveness.onepass``) against the two passes it replaces
+(the BFS engine, then the liveness graph): the same verdict, figures, findings and traces, on every
+liveness spec and on random machines with safety violations, deadlocks, bounds and limits."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from eoscheck.checker.explore import ExploreOptions, _dispatch, bfs, explore
+from eoscheck.checker.liveness import SF, WF, LivenessError, always_eventually, eventually, leads_to
+from eoscheck.checker.liveness.run import explore_with_liveness
+from eoscheck.checker.machine import Property
+from eoscheck.checker.registry import find_model
+from eoscheck.checker.result import Result
+from eoscheck.checker.spec import build_machine, load_spec, spec_to_options
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.liveness_graphs import GraphMachine
+from tests.test_liveness_integration import SymmetricGrid
+
+REPO = Path(__file__).resolve().parents[1]
+SPECS = REPO / "specs"
+
+
+def liveness_specs() -> list[Path]:
+    """Every committed spec that names a temporal property."""
+    out = []
+    for path in sorted(SPECS.rglob("*.toml")):
+        spec = load_spec(path)
+        if spec.check.properties and set(spec.check.properties) & set(find_model(spec.model).temporal):
+            out.append(path)
+    return out
+
+
+def outcome(r: Result) -> tuple:
+    """All a run reports but its times (the liveness line names them)."""
+    s = r.stats
+    return (r.verdict, r.strategy, r.limit_hit, s.distinct, s.generated, s.depth, s.queue, s.coverage,
+            s.observed_collision,
+            [(v.property, v.kind, v.trace, v.loop, v.found_length, v.shortened_by) for v in r.violations],
+            [n for n in r.notes if not n.startswith("liveness:")])
+
+
+def both(machine: Any, options: ExploreOptions) -> tuple[Result, Result]:
+    one = explore_with_liveness(machine, options, None, _dispatch)
+    two = explore_with_liveness(machine, options, None, _dispatch, one_pass=False)
+    return one, two
+
+
+def assert_same(machine: Any, options: ExploreOptions) -> Result:
+    one, two = both(machine, options)
+    assert outcome(one) == outcome(two)
+    return one
+
+
+# ------------------------------------------------------------------------------ committed specs
+
+
+SLOW = {"liveness-eos-beta-kip447", "liveness-lso-advances-kafka-2.4", "liveness-lso-stuck-kafka-0.11"}
+
+
+def test_the_liveness_specs_are_found():
+    names = {p.stem for p in liveness_specs()}
+    assert SLOW | {"liveness-init-exhausted-epoch-shipped", "liveness-idempotent-sends-complete"} <= names
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p.stem in SLOW else [])
+                                  for p in liveness_specs()])
+def test_every_liveness_spec_one_pass_equals_two(path):
+    spec = load_spec(path)
+    machine, options = build_machine(spec), spec_to_options(spec)
+    # as committed, and with every safety property and deadlock checked too (a safety violation
+    # then stops several of them before the liveness check)
+    every = dataclasses.replace(options, properties=None, check_deadlock=True)
+    assert_same(machine, options)
+    assert_same(machine, every)
+    if path.stem not in SLOW:  # (a minute more under load)
+        assert_same(machine, dataclasses.replace(every, stop_at_first=False))
+
+
+def test_kafka_safety_violation_before_liveness_is_the_engines():
+    spec = load_spec(SPECS / "liveness-lso-stuck-kafka-0.11.toml")
+    machine = build_machine(spec)
+    options = dataclasses.replace(spec_to_options(spec), properties=None)
+    one = assert_same(machine, options)
+    assert one.verdict == "violated" and [v.kind for v in one.violations] == ["invariant"]
+    assert one.violations[0].trace == explore(machine, dataclasses.replace(options, temporal=())).violations[0].trace
+
+
+# ---------------------------------------------------------------------------- random machines
+
+
+class SafetyGraph(GraphMachine):
+    """A labelled graph with two invariants (states to avoid), a transition property (steps to
+    avoid), a state constraint and terminal states."""
+
+    def __init__(self, edges: Mapping[int, list[tuple[str, int]]], init: list[int], bad1: set[int],
+                 bad2: set[int], bad_steps: set[tuple[int, int]], outside: set[int], terminal: set[int],
+                 fair: list, temporal: list):
+        super().__init__(edges, init=init, fair=fair, temporal=temporal)
+        self.bad1, self.bad2, self.bad_steps = bad1, bad2, bad_steps
+        self.outside, self.terminal = outside, terminal
+
+    def properties(self) -> Mapping[str, Property]:
+        return {
+            "Inv1": Property("Inv1", "", "invariant", lambda s: s[0] not in self.bad1),
+            "Step": Property("Step", "", "transition", lambda s, _step, t: (s[0], t[0]) not in self.bad_steps),
+            "Inv2": Property("Inv2", "", "invariant", lambda s: s[0] not in self.bad2),
+        }
+
+    def within_bounds(self, state: tuple) -> bool:
+        return state[0] not in self.outside
+
+    def is_terminal(self, state: tuple) -> bool:
+        return state[0] in self.terminal
+
+
+@st.composite
+def safety_cases(draw):
+    n = draw(st.integers(1, 14))
+    node = st.integers(0, n - 1)
+    edges = {u: draw(st.lists(st.tuples(st.sampled_from(("a", "b", "c")), node), max_size=4)) for u in range(n)}
+    init = draw(st.lists(node, min_size=1, max_size=3))
+    subset = st.sets(node, max_size=3)
+    bad_steps = draw(st.sets(st.tuples(node, node), max_size=3))
+    p, q = draw(st.sets(node)), draw(st.sets(node))
+    form = draw(st.sampled_from(["eventually", "leads_to", "always_eventually"]))
+    prop = {"eventually": eventually("X", "", lambda s: s[0] in p),
+            "leads_to": leads_to("X", "", lambda s: s[0] in p, lambda s: s[0] in q),
+            "always_eventually": always_eventually("X", "", lambda s: s[0] in p)}[form]
+    fair = [draw(st.sampled_from([WF, SF]))(a) for a in draw(st.sets(st.sampled_from(("a", "b", "c"))))]
+    machine = SafetyGraph(edges, init, draw(subset), draw(subset), bad_steps, draw(subset), draw(subset),
+                          fair, [prop])
+    options = ExploreOptions(
+        properties=draw(st.sampled_from([None, ("Inv2",), ("Step",), ()])),
+        check_deadlock=draw(st.booleans()), stop_at_first=draw(st.booleans()),
+        max_states=draw(st.sampled_from([None, None, 1, 3, 6])),
+        max_depth=draw(st.sampled_from([None, None, 1, 2, 4])), temporal=("X",))
+    return machine, options, draw(st.sampled_from([1, 2, 3, 2048]))
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(safety_cases())
+def test_random_machines_one_pass_equals_two(case):
+    machine, options, chunk = case
+    saved = bfs.CHUNK
+    bfs.CHUNK = chunk  # small chunks: which state a chunk's invariant check names first matters
+    try:
+        assert_same(machine, options)
+    finally:
+        bfs.CHUNK = saved
+
+
+def test_chunks_decide_which_invariant_is_reported_first(monkeypatch):
+    # 0's successors 1 (breaks Inv2) and 2 (breaks Inv1) are new in one chunk: the engine checks a
+    # chunk's new states property by property, so Inv1 (first in the machine's order) is reported
+    never = [eventually("X", "", lambda s: True)]
+    options = ExploreOptions(temporal=("X",))
+    m = SafetyGraph({0: [("a", 1), ("b", 2)]}, [0], {2}, {1}, set(), set(), {1, 2}, [WF("a")], never)
+    assert [v.property for v in assert_same(m, options).violations] == ["Inv1"]
+    # found by two parents, 5 and 6: one chunk as above, or (a chunk per parent) 1's Inv2 first
+    edges = {0: [("a", 5), ("b", 6)], 5: [("a", 1)], 6: [("a", 2)]}
+    m = SafetyGraph(edges, [0], {2}, {1}, set(), set(), {1, 2}, [WF("a")], never)
+    assert [v.property for v in assert_same(m, options).violations] == ["Inv1"]
+    monkeypatch.setattr(bfs, "CHUNK", 1)
+    one = assert_same(m, options)
+    assert [v.property for v in one.violations] == ["Inv2"]
+    assert [t.state[0] for t in one.violations[0].trace] == [0, 5, 1]
+
+
+def test_one_pass_explores_once(monkeypatch):
+    calls = []
+    real = _dispatch
+
+    def spy(machine, options, progress):
+        calls.append(options.strategy)
+        return real(machine, options, progress)
+
+    monkeypatch.setattr("eoscheck.checker.explore._dispatch", spy)
+    edges = {0: [("a", 1)], 1: [("a", 2)], 2: [("a", 0)]}
+    m = SafetyGraph(edges, [0], set(), set(), set(), set(), set(), [WF("a")], [eventually("X", "", lambda s: s[0] == 2)])
+    result = explore(m, ExploreOptions(temporal=("X",)))
+    assert result.verdict == "holds" and result.strategy == "bfs" and calls == []
+    assert "in the safety BFS (one pass)" in result.notes[-1]
+    result = explore(m, ExploreOptions(strategy="dfs", temporal=("X",)))
+    assert result.verdict == "holds" and calls == ["dfs"]
+    assert result.notes[-1].startswith("liveness: explored twice") and "dfs engine" in result.notes[-1]
+
+
+def test_symmetry_one_pass_equals_two():
+    for goal in (lambda s: s[0] + s[1] >= 1, lambda s: s[0] + s[1] == 3):
+        prop = eventually("P", "", goal)
+        for sym in (True, False):
+            assert_same(SymmetricGrid(prop), ExploreOptions(temporal=("P",), symmetry=sym))
+
+
+def test_refusal_keeps_the_two_pass_order():
+    # the liveness check refuses (a predicate not constant on orbits) when the walk expands (2, 0)
+    # at depth 3; NotCorner breaks at (2, 2), deeper: the engine's violation still wins, as when
+    # the engine ran first, and without it the run is refused
+    grid = SymmetricGrid(eventually("P", "x reaches 2", lambda s: s[0] == 2))
+    with pytest.raises(LivenessError, match="symmetry orbit"):
+        explore(grid, ExploreOptions(temporal=("P",), properties=(), check_deadlock=True))
+    options = ExploreOptions(temporal=("P",), check_deadlock=False)
+    one, two = both(grid, options)
+    assert outcome(one) == outcome(two) and one.violations[0].property == "NotCorner"
+    assert explore(grid, options).violations[0].trace[-1].state == (2, 2)
