@@ -176,8 +176,9 @@ def test_leaders_producer_state_agrees_with_the_log(variant):
     assert len(seen) > 100
 
 
-def _phases_after_stale_epoch_produce(variant):
-    """The phases an instance moves to when its produce is refused for a stale epoch (reachable)."""
+def _phases_after_refused_produce(variant, refused):
+    """The phases an instance moves to (reachable, one record and instance) when its produce is answered
+    while ``refused(state, app)`` holds of the state the ProduceArrives step leaves."""
     from eoscheck.model.machines.eos_pipeline import Phase
     m = MODEL.machine(variant, bounds={"records": 1, "instances": 1})
     seen = set(m.init_states())
@@ -189,13 +190,18 @@ def _phases_after_stale_epoch_produce(variant):
         for step, t in m.successors(s):
             if step[0] == "ProduceArrives":
                 a, b = s.apps[step[1]], t.apps[step[1]]
-                stale = s.leaders[0][0].epoch > a.producer_epoch  # OUTPUT, the only transactional id
-                if a.phase == Phase.AWAIT_PRODUCE and b.phase != Phase.AWAIT_PRODUCE and stale:
+                if a.phase == Phase.AWAIT_PRODUCE and b.phase != Phase.AWAIT_PRODUCE and refused(s, a):
                     phases.add(Phase(b.phase).name)
             if t not in seen:
                 seen.add(t)
                 todo.append(t)
     return phases
+
+
+def _phases_after_stale_epoch_produce(variant):
+    """The phases an instance moves to when its produce is refused for a stale epoch (reachable)."""
+    # OUTPUT's leader holds the only transactional id
+    return _phases_after_refused_produce(variant, lambda s, a: s.leaders[0][0].epoch > a.producer_epoch)
 
 
 def test_invalid_producer_epoch_on_produce_is_abortable_since_2_7():
@@ -232,21 +238,6 @@ def test_a_batch_the_coordinator_fenced_aborts_like_kafka_eos():
     """Explored: a produce whose epoch the coordinator fenced while the leader has not seen the new epoch
     (the verification refuses it) moves the instance to ABORT (InvalidProducerEpochException, 2.7+), as
     kafka.eos's producer does; before review 13's fix it was ABORT_TASK (INVALID_TXN_STATE)."""
-    from eoscheck.model.machines.eos_pipeline import Phase
-    m = MODEL.machine("kip890-verification", bounds={"records": 1, "instances": 1})
-    seen = set(m.init_states())
-    todo, phases = list(seen), set()
-    while todo:
-        s = todo.pop()
-        if not m.within_bounds(s):
-            continue
-        for step, t in m.successors(s):
-            if step[0] == "ProduceArrives":
-                a, b = s.apps[step[1]], t.apps[step[1]]
-                fenced_at_coordinator = s.txns[0].epoch > a.producer_epoch >= s.leaders[0][0].epoch
-                if a.phase == Phase.AWAIT_PRODUCE and b.phase != Phase.AWAIT_PRODUCE and fenced_at_coordinator:
-                    phases.add(Phase(b.phase).name)
-            if t not in seen:
-                seen.add(t)
-                todo.append(t)
+    phases = _phases_after_refused_produce(
+        "kip890-verification", lambda s, a: s.txns[0].epoch > a.producer_epoch >= s.leaders[0][0].epoch)
     assert phases == {"ABORT"}
