@@ -210,3 +210,128 @@ def test_refusal_keeps_the_two_pass_order():
     one, two = both(grid, options)
     assert outcome(one) == outcome(two) and one.violations[0].property == "NotCorner"
     assert explore(grid, options).violations[0].trace[-1].state == (2, 2)
+
+
+# ------------------------------------------------------------------- the parallel engine: one pass
+
+
+def with_engine(r: Result, strategy: str) -> tuple:
+    """``outcome`` with the strategy replaced and the engine's own notes (where its levels ran)
+    dropped: what must equal between the parallel engine's one pass and the BFS's."""
+    out = list(outcome(dataclasses.replace(r, strategy=strategy)))
+    out[-1] = [n for n in out[-1] if not n.startswith(("parallel:", "all "))]
+    return tuple(out)
+
+
+def assert_parallel_is_bfs(machine: Any, options: ExploreOptions) -> Result:
+    """The parallel engine's one pass reports what the BFS's two passes do (and so its one pass),
+    and says where it ran."""
+    par = dataclasses.replace(options, strategy="parallel")
+    one = explore_with_liveness(machine, par, None, _dispatch)
+    two = explore_with_liveness(machine, dataclasses.replace(options, strategy="bfs"), None, _dispatch,
+                                one_pass=False)
+    assert with_engine(one, "bfs") == with_engine(two, "bfs")
+    wants_safety = options.properties is None or bool(options.properties) or options.check_deadlock
+    if wants_safety:  # (a liveness-only run is the liveness walk whatever the engine)
+        assert one.strategy == "parallel"
+        assert any(n.startswith("parallel: no worker process started") for n in one.notes)
+    return one
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p.stem in SLOW else [])
+                                  for p in liveness_specs()])
+def test_every_liveness_spec_parallel_one_pass_equals_bfs(path):
+    spec = load_spec(path)
+    machine, options = build_machine(spec), spec_to_options(spec)
+    every = dataclasses.replace(options, properties=None, check_deadlock=True)
+    for opts in (options, every):
+        one = assert_parallel_is_bfs(machine, opts)
+        # and the parallel engine's own two passes agree on what it does not document as differing
+        # (which equally deep state ends a trace, per-action distinct coverage)
+        two = explore_with_liveness(machine, dataclasses.replace(opts, strategy="parallel"), None, _dispatch,
+                                    one_pass=False)
+        assert (one.verdict, one.stats.distinct, one.stats.generated, one.stats.depth) == \
+            (two.verdict, two.stats.distinct, two.stats.generated, two.stats.depth)
+        assert [(v.property, v.kind, len(v.trace), v.loop) for v in one.violations] == \
+            [(v.property, v.kind, len(v.trace), v.loop) for v in two.violations]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(safety_cases())
+def test_random_machines_parallel_one_pass_equals_bfs(case):
+    machine, options, chunk = case
+    saved = bfs.CHUNK
+    bfs.CHUNK = chunk
+    try:
+        assert_parallel_is_bfs(machine, options)
+    finally:
+        bfs.CHUNK = saved
+
+
+def test_parallel_one_pass_starts_no_engine(monkeypatch):
+    calls = []
+    real = _dispatch
+
+    def spy(machine, options, progress):
+        calls.append(options.strategy)
+        return real(machine, options, progress)
+
+    monkeypatch.setattr("eoscheck.checker.explore._dispatch", spy)
+    edges = {0: [("a", 1)], 1: [("a", 2)], 2: [("a", 0)]}
+    m = SafetyGraph(edges, [0], set(), set(), set(), set(), set(), [WF("a")], [eventually("X", "", lambda s: s[0] == 2)])
+    result = explore(m, ExploreOptions(strategy="parallel", temporal=("X",)))
+    assert result.verdict == "holds" and result.strategy == "parallel" and calls == []
+    assert "in the safety BFS (one pass)" in " ".join(result.notes)
+
+
+# ------------------------------------------------------------------------------ runs with a view
+
+
+class Hidden(SafetyGraph):
+    """0 -Go-> 1 (the goal) and 0 -Flip-> 2 -Spin-> 2: the behaviour that flips then spins is fair
+    (Go is not enabled at 2) and never reaches the goal. The view ``goal`` (reached the goal or
+    not) merges 2 into 0, whose successors it keeps: on the view's graph every fair behaviour
+    reaches the goal, so checking liveness there would miss the violation."""
+
+    def __init__(self, default: str | None = None):
+        super().__init__({0: [("Go", 1), ("Flip", 2)], 2: [("Spin", 2)]}, [0], set(), set(), set(), set(), {1},
+                         [WF("Go"), WF("Spin")], [eventually("Goal", "", lambda s: s[0] == 1)])
+        self.default_view = default  # type: ignore[misc]
+
+    def views(self) -> Mapping[str, Any]:
+        from eoscheck.checker.state_view import View
+        return {"goal": View("goal", "reached the goal or not", lambda s: s[0] == 1)}
+
+
+def test_a_view_would_hide_a_liveness_violation_so_the_graph_is_explored_without_it():
+    from eoscheck.checker.explore.expand import Expander
+    from eoscheck.checker.liveness.check import find_lasso
+    from eoscheck.checker.liveness.graph import build_graph
+    from eoscheck.checker.liveness.onepass import explore_bfs_with_liveness
+
+    m = Hidden()
+    plain = explore(m, ExploreOptions(temporal=("Goal",)))
+    assert plain.verdict == "violated" and [t.state[0] for t in plain.violations[0].trace] == [0, 2, 2]
+    # the view's graph (what one pass with the view would walk): two nodes, no violation
+    goal = m.temporal["Goal"]
+    viewed = build_graph(m, m.fair, [goal.p], expander=Expander(m, view="goal", check_deadlock=False,
+                                                                  stop_at_first=False, no_properties=True))
+    assert viewed.size == 2 and find_lasso(viewed, goal, viewed.marks[0], None) is None
+    assert explore_bfs_with_liveness(m, ExploreOptions(temporal=("Goal",), view="none")).verdict == "violated"
+    # a view in force (named, or the machine's default): the safety run is the view's, the
+    # liveness graph is not, and the note says why there are two passes
+    for machine, view in ((m, "goal"), (Hidden(default="goal"), None)):
+        for strategy in ("bfs", "parallel", "dfs"):
+            options = ExploreOptions(temporal=("Goal",), view=view, strategy=strategy)
+            r = explore(machine, options)
+            assert r.stats.distinct == 2 and r.view.startswith("goal")  # the view's safety run
+            assert r.verdict == "violated" and r.violations[0].trace == plain.violations[0].trace
+            if strategy != "dfs":
+                assert "the view 'goal' is applied to the safety run only" in r.notes[-1]
+                assert "could miss or invent a violation" in r.notes[-1]
+            two = explore_with_liveness(machine, options, None, _dispatch, one_pass=False)
+            assert outcome(r)[:-1] == outcome(two)[:-1]  # (notes: the workers' memory figures vary)
+    # --view none turns the machine's default off: one pass, no view anywhere
+    off = explore(Hidden(default="goal"), ExploreOptions(temporal=("Goal",), view="none"))
+    assert off.view is None and off.stats.distinct == 3 and "(one pass)" in off.notes[-1]
+    assert off.violations[0].trace == plain.violations[0].trace

@@ -16,6 +16,7 @@ from ..explore.expand import Expander
 from ..fingerprint import MASK64, fingerprint_fn
 from ..machine import Machine
 from ..result import ActionCoverage, Result, Stats, TraceStep, Violation
+from ..state_view import NO_VIEW
 from .check import Lasso, find_lasso
 from .graph import LivenessError, StateGraph, build_graph
 from .temporal import (
@@ -139,7 +140,7 @@ def lasso_trace(machine: Machine, g: StateGraph, lasso: Lasso) -> tuple[list[Tra
     a concrete state recurs at a round's end, and the loop starts there.
     """
     # re-execution through the expansion core, as ``checker.trace.rebuild_trace`` does
-    walker = Expander(machine, fingerprinter=fingerprint_fn(machine, g.symmetry), check_deadlock=False,
+    walker = Expander(machine, fingerprinter=fingerprint_fn(machine, g.symmetry, NO_VIEW), check_deadlock=False,
                       no_properties=True)
     first = g.fps[lasso.stem_nodes[0]]
     _, inits, init_fps = walker.init_states()

@@ -55,6 +55,7 @@ from ..explore.expand import Expander
 from ..fingerprint import MASK64
 from ..machine import Machine
 from ..result import Stats
+from ..state_view import NO_VIEW
 from ..symmetry import machine_symmetry
 from .temporal import Fairness, Predicate
 
@@ -154,8 +155,9 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
         chunk_size, sample = bfs.CHUNK, bfs.SAMPLE
     if expander is None:
         # nothing to check: successors and the run's fingerprint only
-        expander = Expander(machine, symmetry=symmetry, check_deadlock=False, stop_at_first=False,
-                            no_properties=True)
+        # NO_VIEW: never a view's graph, not even the machine's default (run.VIEW_REASON)
+        expander = Expander(machine, symmetry=symmetry, view=NO_VIEW, check_deadlock=False,
+                            stop_at_first=False, no_properties=True)
     expand = expander.expand_one
     if symmetry and any(f.per is not None for f in fairness):
         raise LivenessError("fairness split per instance names identities that symmetry renames, so the "

@@ -21,6 +21,7 @@ from ..explore.expand import Expander
 from ..fingerprint import observed_collision_probability
 from ..machine import Machine
 from ..result import Result, Stats
+from ..state_view import NO_VIEW
 from ..trace import to_violation
 from . import prepare, summary_note, temporal_violations
 from .graph import build_graph
@@ -35,10 +36,12 @@ ONE_PASS = " in the safety BFS (one pass)"
 
 def explore_bfs_with_liveness(machine: Machine, options: ExploreOptions, progress: Progress | None = None
                               ) -> Result:
-    """The BFS engine's result for ``options`` (``options.view`` unset) with the temporal properties
-    ``options.temporal`` checked on the graph the same walk recorded."""
+    """The BFS engine's result for ``options`` (no view in force, ``run.two_pass_reason``) with the
+    temporal properties ``options.temporal`` checked on the graph the same walk recorded. Asked
+    for the ``parallel`` engine (``run.ONE_PASS_ENGINES``) it is the same walk in this process."""
     props, fairness, preds, wanted = prepare(machine, options.temporal)
-    expander = Expander(machine, options.properties, symmetry=options.symmetry,
+    # NO_VIEW: the liveness graph is never a view's (run.VIEW_REASON); a run with one has two passes
+    expander = Expander(machine, options.properties, symmetry=options.symmetry, view=NO_VIEW,
                         check_deadlock=options.check_deadlock, stop_at_first=options.stop_at_first)
     ticker = Ticker(progress, "bfs", options.max_seconds)
     g = build_graph(machine, fairness, preds, symmetry=options.symmetry, max_states=options.max_states,
@@ -56,6 +59,9 @@ def explore_bfs_with_liveness(machine: Machine, options: ExploreOptions, progres
                   elapsed=ticker.elapsed(),
                   coverage=build_coverage(machine, g.coverage, g.new_coverage, g.outside),
                   observed_collision=observed_collision_probability(kept))
+    if options.strategy != "bfs":
+        notes.append(f"{options.strategy}: no worker process started; the liveness graph is built in one "
+                     "process, and that walk is the safety run too (one pass, the bfs engine's result)")
     ticker.finish(stats)
-    return Result(verdict=verdict_of(violations, g.limit_hit), strategy="bfs", stats=stats,
+    return Result(verdict=verdict_of(violations, g.limit_hit), strategy=options.strategy, stats=stats,
                   violations=violations, limit_hit=g.limit_hit, notes=notes)

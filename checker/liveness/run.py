@@ -1,5 +1,12 @@
 """Where liveness joins a run: in the BFS engine's own walk when it can (``onepass``), else after
-the safety engine (if it has anything to check), on a graph of its own."""
+the safety engine (if it has anything to check), on a graph of its own.
+
+The ``parallel`` engine takes the one-pass walk too (in this process): the liveness graph is built
+by one process whichever engine checks safety, and that walk *is* a BFS safety run, so starting
+workers beside it only adds their work; the result is the BFS one pass's (``parallel``'s own
+differences from the BFS, documented in ``checker.explore.parallel``, do not arise).
+
+A run with a view keeps two passes: the liveness graph is never the view's (see ``VIEW_REASON``)."""
 
 from __future__ import annotations
 
@@ -8,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..machine import Machine
 from ..result import Result, Stats
+from ..state_view import resolve_view
 from .graph import LivenessError
 
 if TYPE_CHECKING:
@@ -15,12 +23,23 @@ if TYPE_CHECKING:
     from ..progress import Progress
 
 
-def two_pass_reason(options: ExploreOptions) -> str | None:
+#: engines whose safety run the one-pass walk (a single-process BFS) reproduces
+ONE_PASS_ENGINES = ("bfs", "parallel")
+
+#: why a view keeps two passes (the run's note and docs/liveness.md say it)
+VIEW_REASON = ("a view may merge states that behave differently, so a temporal verdict on the view's "
+               "graph could miss or invent a violation: the liveness graph is explored without it")
+
+
+def two_pass_reason(machine: Machine, options: ExploreOptions) -> str | None:
     """Why a run that checks safety and liveness explores twice (None: it explores once)."""
-    if options.strategy != "bfs":
+    if options.strategy not in ONE_PASS_ENGINES:
         return f"the {options.strategy} engine keeps no graph for it"
-    if options.view is not None:
-        return f"the view {options.view!r} is not applied to the liveness graph"
+    # The safety run deduplicates on the view (a spec's or --view's, else the machine's default);
+    # the liveness graph cannot (VIEW_REASON), so the two graphs differ and one walk is not both.
+    view = resolve_view(machine, options.view)
+    if view is not None:
+        return f"the view {view.name!r} is applied to the safety run only; {VIEW_REASON}"
     if options.record_edges:
         return "the run records its edges"
     return None
@@ -38,7 +57,7 @@ def explore_with_liveness(machine: Machine, options: ExploreOptions, progress: P
     from . import check_liveness
 
     wants_safety = options.properties is None or bool(options.properties) or options.check_deadlock
-    reason = two_pass_reason(options) if wants_safety else None
+    reason = two_pass_reason(machine, options) if wants_safety else None
     if wants_safety and one_pass and reason is None:
         from .onepass import explore_bfs_with_liveness
         try:
@@ -68,7 +87,7 @@ def explore_with_liveness(machine: Machine, options: ExploreOptions, progress: P
     result.notes.extend(live.notes)
     if one_pass and reason is not None:
         result.notes.append(f"liveness: explored twice, safety then the liveness graph ({reason}; "
-                            "the bfs engine checks both in one pass)")
+                            "the bfs and parallel engines check both in one pass)")
     result.stats.elapsed += live.stats.elapsed  # the run's time is both passes
     if live.violations:
         result.verdict = "violated"
