@@ -335,3 +335,18 @@ def test_a_view_would_hide_a_liveness_violation_so_the_graph_is_explored_without
     off = explore(Hidden(default="goal"), ExploreOptions(temporal=("Goal",), view="none"))
     assert off.view is None and off.stats.distinct == 3 and "(one pass)" in off.notes[-1]
     assert off.violations[0].trace == plain.violations[0].trace
+
+
+def test_symmetry_image_check_finds_nothing_for_the_run():
+    # (1, 1) has no successors. The walk compares each of its first states with its images,
+    # expanding them; it once did so through the run's expander, which then reported this deadlock
+    # at reference 0 (a one-state trace of the initial state) before the walk reached it.
+    class Stuck(SymmetricGrid):
+        def successors(self, s):
+            if s != (1, 1):
+                yield from super().successors(s)
+
+    m = Stuck(eventually("P", "", lambda s: s[0] + s[1] >= 1))
+    for props in ((), None):
+        one = assert_same(m, ExploreOptions(temporal=("P",), properties=props, check_deadlock=True))
+        assert [t.state for t in one.violations[0].trace] == [(0, 0), (1, 0), (1, 1)]

@@ -591,6 +591,14 @@ class Expander:
             self._deadlock_stops(state, ref, level)
 
 
+def steps_of(machine: Machine, state: Any) -> Iterator[Any]:
+    """The steps ``machine`` yields from ``state``, constraint or not, with nothing checked, counted or
+    fingerprinted: which actions are enabled there (the liveness graph's symmetry check asks it of
+    states that are not the run's, so they must not reach the run's findings or coverage)."""
+    for step, _ in machine.successors(state):
+        yield step
+
+
 def count_new(coverage: dict[str, int], steps: Sequence[Any], indices: Sequence[int]) -> None:
     """Add the new states ``indices`` (into ``steps``) to the per-action distinct counts."""
     for action, n in Counter(map(_first, map(steps.__getitem__, indices))).items():  # in C

@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from ..explore.common import Ticker
-from ..explore.expand import Expander
+from ..explore.expand import Expander, steps_of
 from ..fingerprint import MASK64
 from ..machine import Machine
 from ..result import Stats
@@ -225,6 +225,7 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
     queue: deque[Any] = deque()  # the states of the nodes not expanded yet, in node order
     fps_append, marks = g.fps.append, g.marks
     t_append, l_append = g.targets.append, g.labels.append
+    en_append, off_append, targets, action_bits = g.enabled.append, g.offsets.append, g.targets, g.action_bits
     gen_cov, out_cov, new_cov = g.coverage, g.outside, g.new_coverage
     found = expander.found
     stop_first = expander.stop_at_first
@@ -298,8 +299,6 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
                 cut = False  # a new state past the depth limit
                 for u in range(chunk_start, chunk_end):
                     state = queue.popleft()
-                    if declared is not None and u < SYMMETRY_SAMPLE:
-                        _check_images(expander, declared, state, preds, fair_of)
                     en = 0
                     for step, nxt, h in expand(state, u, level, gen_cov, out_of_bounds=True, outside=out_cov):
                         name = step[0]
@@ -309,7 +308,7 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
                                 a = split_label(step)
                             else:
                                 a = action_index[name] = new_label(name, fair_of.get(name, 0), ())
-                        en |= g.action_bits[a]
+                        en |= action_bits[a]
                         if h is None:  # outside the constraint: it only made ``a`` enabled here
                             continue
                         v = ids.get(h)
@@ -324,8 +323,13 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
                             check_orbit(nxt, v)
                         t_append(v)
                         l_append(a)
-                    g.enabled.append(en)
-                    g.offsets.append(len(g.targets))
+                    if declared is not None and u < SYMMETRY_SAMPLE:
+                        # after the expansion, whose enabled bits (with symmetry no fairness is
+                        # split, so ``en`` is ``fair_of``'s) and marks it reuses; before the stop, so
+                        # a refusal still comes first, as when it ran before the expansion
+                        _check_images(machine, declared, state, [m[u] for m in marks], en, preds, fair_of)
+                    en_append(en)
+                    off_append(len(targets))
                     if stop_first and found:  # a transition or a deadlock: the chunk's states are not kept
                         stop(first_new, level, level_end - chunk_end)
                 u = chunk_end
@@ -364,18 +368,19 @@ class _Stop(Exception):
     pass
 
 
-def _check_images(expander: Expander, declared: Any, state: Any, preds: list[Predicate],
-                  fair_of: dict[str, int]) -> None:
-    """Every image of ``state`` under the symmetry group has the same predicate values and the same
-    enabled fairness constraints (steps leaving the constraint included, as in the graph)."""
+def _check_images(machine: Machine, declared: Any, state: Any, marks: list[int], bits: int,
+                  preds: list[Predicate], fair_of: dict[str, int]) -> None:
+    """Every image of ``state`` under the symmetry group has the same predicate values (``marks``,
+    the state's) and the same enabled fairness constraints (``bits``, the state's; steps leaving
+    the constraint included, as in the graph). The images are expanded by ``steps_of``, not the
+    run's expander: a deadlock or transition property met there is not the run's finding."""
     def enabled(s: Any) -> int:
         bits = 0
-        for step, _, _ in expander.expand_one(s, out_of_bounds=True):
+        for step in steps_of(machine, s):
             bits |= fair_of.get(step[0], 0)
         return bits
 
-    values = [bool(p(state)) for p in preds]
-    bits = enabled(state)
+    values = [bool(m) for m in marks]
     for g in declared.group():
         image = declared.apply(state, g)
         if image == state:
