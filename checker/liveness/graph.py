@@ -230,21 +230,25 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
     found = expander.found
     stop_first = expander.stop_at_first
 
+    pred_marks = list(zip(preds, marks))  # (one tuple per predicate: no indexing per state)
+
     def add(state: Any, key: int) -> int:
         node = len(g.fps)
         ids[key] = node
         fps_append(key & MASK64)
-        for k in range(npred):
-            marks[k].append(1 if preds[k](state) else 0)
+        for p, m in pred_marks:
+            m.append(1 if p(state) else 0)
         return node
 
     def check_orbit(state: Any, node: int) -> None:
-        for k in range(npred):
-            if bool(preds[k](state)) != bool(marks[k][node]):
+        # (called on every duplicate successor: a mark is 0 or 1, so ``not p(state) == mark`` says
+        # the value differs without converting either side)
+        for p, m in pred_marks:
+            if (not p(state)) == m[node]:
                 raise LivenessError(
-                    f"a predicate of the temporal properties ({getattr(preds[k], '__name__', k)}) differs between "
-                    "two states of one symmetry orbit, so the symmetry-reduced graph cannot check it; run with "
-                    "symmetry = false")
+                    f"a predicate of the temporal properties ({getattr(p, '__name__', preds.index(p))}) differs "
+                    "between two states of one symmetry orbit, so the symmetry-reduced graph cannot check it; run "
+                    "with symmetry = false")
 
     def stop(kept: int, level: int, unexpanded: int, limit: str | None = None) -> None:
         """End the walk as the BFS engine does: ``kept`` states counted, ``unexpanded`` of the
