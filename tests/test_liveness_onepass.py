@@ -247,13 +247,16 @@ def test_every_liveness_spec_parallel_one_pass_equals_bfs(path):
     for opts in (options, every):
         one = assert_parallel_is_bfs(machine, opts)
         # and the parallel engine's own two passes agree on what it does not document as differing
-        # (which equally deep state ends a trace, per-action distinct coverage)
+        # (which equally deep state ends a trace, per-action distinct coverage; when a safety
+        # violation stops the run: which kind among equally short ones, and the counts)
         two = explore_with_liveness(machine, dataclasses.replace(opts, strategy="parallel"), None, _dispatch,
                                     one_pass=False)
-        assert (one.verdict, one.stats.distinct, one.stats.generated, one.stats.depth) == \
-            (two.verdict, two.stats.distinct, two.stats.generated, two.stats.depth)
-        assert [(v.property, v.kind, len(v.trace), v.loop) for v in one.violations] == \
-            [(v.property, v.kind, len(v.trace), v.loop) for v in two.violations]
+        assert one.verdict == two.verdict
+        assert [len(v.trace) for v in one.violations] == [len(v.trace) for v in two.violations]
+        if all(v.kind == "temporal" for v in one.violations):
+            assert (one.stats.distinct, one.stats.generated, one.stats.depth) == \
+                (two.stats.distinct, two.stats.generated, two.stats.depth)
+            assert [(v.property, v.loop) for v in one.violations] == [(v.property, v.loop) for v in two.violations]
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
