@@ -37,7 +37,9 @@ from eoscheck.checker.explore import ExploreOptions, explore
 from eoscheck.checker.explore import parallel as P
 from eoscheck.checker.registry import find_model
 import eoscheck.checker.explore.bfs
-mode, sym, bounds = sys.argv[1], sys.argv[2] == "1", sys.argv[3]
+mode, sym, bounds, head = sys.argv[1], sys.argv[2] == "1", sys.argv[3], int(sys.argv[4])
+if head >= 0:
+    P.HEAD_FRONTIER = head
 machine = find_model("kafka.eos").machine(bounds={k: int(v) for k, v in (kv.split("=") for kv in bounds.split(","))})
 if mode == "startup":
     raise SystemExit(0)
@@ -73,13 +75,13 @@ def total(counts: Counter[str]) -> int:
     return sum(counts.values())
 
 
-def run(out: str, mode: str, symmetry: bool, bounds: str) -> list[str]:
+def run(out: str, mode: str, symmetry: bool, bounds: str, head: int) -> list[str]:
     script = os.path.join(out, "run.py")
     with open(script, "w") as f:
         f.write(RUN)
     subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
                     f"--cachegrind-out-file={out}/cg.{mode}.%p", sys.executable, script, mode,
-                    "1" if symmetry else "0", bounds], check=True, capture_output=True)
+                    "1" if symmetry else "0", bounds, str(head)], check=True, capture_output=True)
     # by pid: the parent first, then the workers in the order they were forked
     return sorted(glob.glob(f"{out}/cg.{mode}.*"), key=lambda p: int(p.rsplit(".", 1)[1]))
 
@@ -90,6 +92,8 @@ def main() -> int:
     parser.add_argument("--symmetry", action="store_true")
     parser.add_argument("--keep", metavar="DIR", help="write the cachegrind files here and keep them")
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--head", type=int, default=-1, metavar="STATES",
+                        help="parallel.HEAD_FRONTIER for the parallel runs (default: the engine's)")
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         print("valgrind not found", file=sys.stderr)
@@ -97,13 +101,16 @@ def main() -> int:
     out = args.keep or tempfile.mkdtemp(prefix="cachegrind-parallel-")
     os.makedirs(out, exist_ok=True)
     try:
-        startup = load(run(out, "startup", args.symmetry, args.bounds)[0])
-        bfs = load(run(out, "bfs", args.symmetry, args.bounds)[0])
-        _, *pre = map(load, run(out, "prefork", args.symmetry, args.bounds))
-        par_parent, *workers = map(load, run(out, "parallel", args.symmetry, args.bounds))
+        startup = load(run(out, "startup", args.symmetry, args.bounds, args.head)[0])
+        bfs = load(run(out, "bfs", args.symmetry, args.bounds, args.head)[0])
+        _, *pre = map(load, run(out, "prefork", args.symmetry, args.bounds, args.head))
+        par_parent, *workers = map(load, run(out, "parallel", args.symmetry, args.bounds, args.head))
     finally:
         if not args.keep:
             shutil.rmtree(out, ignore_errors=True)
+    if not workers:
+        print("the parallel run ended in its head (no worker forked): raise the bounds or lower --head")
+        return 2
     bfs_x = total(bfs) - total(startup)
     head = Counter(pre[0])
     head.subtract(startup)
