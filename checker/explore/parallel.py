@@ -31,7 +31,8 @@ through files in shared memory (/dev/shm), which avoids pipe deadlocks between w
 3. ``decide``: the parent hands each owner its share of the room left under ``max_states`` (none
    at the depth limit); owners add the admitted fingerprints, tell each generator which of its
    candidates to keep (a boolean array) and the parent how many each generator keeps. Without a
-   state or depth limit to share, phases 2 and 3 run as one round trip (``settle``).
+   state or depth limit to share, phases 2 and 3 run as one round trip (``settle``), and as one
+   probing pass: each generator's part is inserted in turn, and what was absent is kept.
 4. ``advance``: from those counts the parent plans the rebalancing and sends one command per
    worker; each generator keeps its admitted states, records their parent links, hands its
    surplus over (below), takes what others hand it (one byte on a pipe says a file is complete),
