@@ -721,10 +721,10 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         return self._offsets_commit(t, producer, txn, group, offsets_leader, generation_id=-1, member_id=NO_MEMBER_ID)
 
     def _offsets_commit(self, partition: int, producer: TxnProducer, txn: TxnMetadata, group: GroupMeta,
-                        offsets_leader: TxnPartitionState, *, generation_id: int, member_id: int) -> dict[str, Any]:
+                        offsets_leader: TxnPartitionState, *, generation_id: int, member_id: int) -> dict[str, Any] | None:
         """TxnOffsetCommit of ``producer``'s next input offset of ``partition`` with this group metadata:
         the group coordinator's checks, then the transactional append to __consumer_offsets (pending
-        until the marker)."""
+        until the marker); None when the client retries the answer (no step)."""
         offset = producer.position + 1
         error = validate_txn_offset_commit(group, check=self.protocol.txn_offset_commit_check.value,
                                            generation_id=generation_id, member_id=member_id)
@@ -748,8 +748,11 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
                 pid = producer.producer_id
                 group = on_txn_offset_commit_append(prepare_txn_offset_commit(group, pid, ((partition, offset),)),
                                                     pid, partition, offset, out.offset)
-        return {"producer": tx.on_txn_offset_commit(producer, error), "group": group, "offsets_leader": written,
-                "offset": offset, "error": int(error)}
+        client = tx.on_txn_offset_commit(producer, error,
+                                         any_retriable=self.protocol.client_txn_offset_commit_any_retriable)
+        if client is None:
+            return None  # retried (a retriable error): nothing was written, nothing changes
+        return {"producer": client, "group": group, "offsets_leader": written, "offset": offset, "error": int(error)}
 
     # the group through a written projection (its committed and pending offsets): the membership
     # moving costs no miss, and the write keeps it
@@ -899,7 +902,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
                                  offsets_leader: TxnPartitionState) -> Any:
         """The old instance commits its input offset to its transaction."""
         out = self.txn_offset_commit(t=t, producer=zombie, txn=txn, group=group, offsets_leader=offsets_leader)
-        return {**{k: v for k, v in out.items() if k != "producer"}, "zombie": out["producer"]}
+        return None if out is None else {**{k: v for k, v in out.items() if k != "producer"}, "zombie": out["producer"]}
 
     @rule("HandleProduceResponse", receive="responses", params=("partition", "client", "record"),
           reads=("producer[client]", "now"), writes=("producer[client]",), results=("error", "outcome"),
