@@ -233,7 +233,11 @@ def on_produce_response(p: TxnProducer, partition: int, resp: ProduceResponse, n
             # before KIP-360 an OutOfOrderSequenceException (UnknownProducerIdException is one) is fatal
             return _fatal(failed, error), cl.RAISED_OUT_OF_ORDER
         return _abortable(failed, True), cl.FAILED
-    return _abortable(failed, False), cl.FAILED
+    # any other failed batch too: handleFailedBatch -> maybeTransitionToErrorState sets epochBumpRequired
+    # for every non-fatal batch failure of a transactional client that can bump (2.5.0 .. 3.9.0 and trunk
+    # 2024-10 alike; 2.4 has no epochBumpRequired); the state is never COMMITTING / ABORTING here (the
+    # model's application ends a transaction once nothing is in flight), so isCompleting() is false
+    return _abortable(failed, cfg.version == "kip360"), cl.FAILED
 
 
 def give_up_in_flight(p: TxnProducer, partition: int, cfg: ClientConfig) -> TxnProducer | None:
