@@ -12,7 +12,8 @@ sequences at 0 under the same epoch and retry; otherwise the batch fails and the
 abortable error that needs an epoch bump. OUT_OF_ORDER_SEQUENCE_NUMBER for a batch that is not the
 next one (and no unresolved sequence) -> retry; otherwise as UNKNOWN_PRODUCER_ID. Before KIP-360
 (0.11, 1.0-2.4) both are fatal for a transactional producer (an OutOfOrderSequenceException).
-INVALID_PRODUCER_EPOCH / PRODUCER_FENCED -> fenced (fatal). Anything else -> abortable.
+INVALID_PRODUCER_EPOCH / PRODUCER_FENCED -> fenced (fatal). Anything else -> abortable, and a KIP-360
+client (2.5+) bumps its epoch after the abort, as after every failed batch (``maybeTransitionToErrorState``).
 """
 
 from __future__ import annotations
