@@ -166,6 +166,13 @@ class Protocol:
         "(Produce <= v10) AddPartitionsToTxnManager answers INVALID_TXN_STATE instead. Either is abortable for "
         "the client (Sender.failBatch -> TransactionManager.maybeTransitionToErrorState)",
         "KAFKA-16314 (3.8.0, KIP-890)")
+    client_txn_offset_commit_any_retriable: bool = _decision(
+        False,
+        "TxnOffsetCommitHandler retries every retriable partition error (CONCURRENT_TRANSACTIONS from a "
+        "verification of a transaction still completing, ...: 3.8.0+); False (2.5.0-3.7.1): it retries only "
+        "the coordinator errors, UNKNOWN_TOPIC_OR_PARTITION and COORDINATOR_LOAD_IN_PROGRESS, and an error it "
+        "does not name is fatal (KafkaException 'Unexpected error in TxnOffsetCommitResponse')",
+        "PR 15266 (33a4709490f, first tag 3.8.0); fid15")
     client_tv_change: ClientTvChange = _decision(
         ClientTvChange.NONE,
         "a transactional client switches its transaction version once between two transactions: none, "
@@ -431,7 +438,9 @@ KAFKA_3_0_0 = KAFKA_3_0.with_(txn_offset_commit_check="3.0")
 #: <= v10 (3.6.0 ProduceRequest.json 0-9, 3.7.0 0-10)
 KAFKA_3_6 = KAFKA_3_0.with_(partition_verification=True)
 #: 3.8-3.9: KAFKA-16314 on both sides (the coordinator's TRANSACTION_ABORTABLE, the client's Produce v11)
-KAFKA_3_8 = KAFKA_3_6.with_(verification_abortable=True, client_transaction_abortable=True)
+#: and the client's TxnOffsetCommitHandler retrying any retriable error (PR 15266, 3.8.0)
+KAFKA_3_8 = KAFKA_3_6.with_(verification_abortable=True, client_transaction_abortable=True,
+                            client_txn_offset_commit_any_retriable=True)
 KAFKA_4_0 = KAFKA_3_8.with_(transaction_version="tv2", client_epoch_bump_after_abort=False,
                             client_pid_mapping_fatal=True)
 #: 4.0.0 with the leader's implicit partition add of KIP-890 part 2 modelled (KAFKA-18654's epoch-aware check)

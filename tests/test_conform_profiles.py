@@ -232,6 +232,8 @@ _SAME_CHANGE = {
     "failed_fence_keeps_epoch": "failed_fence_keeps_epoch",
     # KAFKA-16314 (3.8.0): the coordinator's TRANSACTION_ABORTABLE for a partition outside the transaction
     "verification_abortable": "verification_abortable",
+    # PR 15266 (3.8.0): TxnOffsetCommitHandler retries every retriable error
+    "client_txn_offset_commit_any_retriable": "txn_offset_commit_any_retriable",
 }
 
 

@@ -103,3 +103,49 @@ def test_memoised_and_unmemoised_agree_with_failed_fences() -> None:
                                                                             "txn_timeouts": 1}
         return EosMachine(VARIANTS["kafka-3.0-3.5"].protocol, bounds, memoize=memoize)
     compare_memo(make, 20_000)
+
+
+# --- the instances mixin (``eos_instances``): InitProducerId's fence of the instances' transaction --------
+
+INSTANCES = {"producers": 0, "instances": 2, "instance_transactions": 1}
+
+
+def test_the_instances_fence_failure_is_off_at_bound_0_and_keeps_the_space() -> None:
+    from eoscheck.checker.explore import ExploreOptions, explore
+    off = machine("kafka-3.0-3.5", **INSTANCES)
+    on = machine("kafka-3.0-3.5", **INSTANCES, failed_fence_appends=1)
+    assert "InstanceFenceAppendFails" not in off.actions and "InstanceFenceAppendFails" in on.actions
+    plain = explore(off, ExploreOptions(stop_at_first=False))
+    faulty = explore(on, ExploreOptions(stop_at_first=False))
+    assert plain.verdict == faulty.verdict == "holds"
+    assert plain.stats.distinct < faulty.stats.distinct
+
+
+@pytest.mark.parametrize(("variant", "epochs"), [("kafka-3.0-3.5", (1, 1)), ("kafka-2.4", (1, 2))])
+def test_an_instance_fence_that_fails_twice_bumps_again_only_before_kafka_9666(
+        variant: str, epochs: tuple[int, int]) -> None:
+    steps = _explore(variant, {**INSTANCES, "failed_fence_appends": 2})
+    failed = [(s, step, t) for s, step, t in steps if step[0] == "InstanceFenceAppendFails"]
+    assert failed
+    for s, step, t in failed:
+        before, after = s.instances_txn, t.instances_txn
+        # the transaction stays Ongoing in memory at the fenced epoch; nothing is written
+        assert before.state == after.state == TxnState.ONGOING and t.instances_txn_log == s.instances_txn_log
+        assert after.has_failed_epoch_fence == VARIANTS[variant].protocol.failed_fence_keeps_epoch
+        assert step[-1] == after.epoch
+        # the client is answered COORDINATOR_NOT_AVAILABLE and resends
+        assert [r.error for r in t.init_responses if r not in s.init_responses] == [Errors.COORDINATOR_NOT_AVAILABLE]
+    first = {step[-1] for s, step, _ in failed if not s.instances_txn.has_failed_epoch_fence
+             and s.instances_txn.epoch == 0}
+    second = {step[-1] for s, step, _ in failed if s.instances_txn.epoch == epochs[0]
+              and (s.instances_txn.has_failed_epoch_fence or variant == "kafka-2.4")}
+    assert (min(first), max(second)) == epochs
+
+
+def test_the_next_instance_fence_writes_the_kept_epoch() -> None:
+    steps = _explore("kafka-3.0-3.5", {**INSTANCES, "failed_fence_appends": 1})
+    written = [t.instances_txn for s, step, t in steps if step[0] == "HandleInitProducerId"
+               and s.instances_txn.has_failed_epoch_fence]
+    assert written and all(m.state == TxnState.PREPARE_ABORT and m.epoch == 1 and not m.has_failed_epoch_fence
+                           for m in written if m.state != TxnState.ONGOING)
+    assert any(m.state == TxnState.PREPARE_ABORT for m in written)

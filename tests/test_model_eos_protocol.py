@@ -60,7 +60,9 @@ def test_kafka_releases_differ_by_the_fixes_they_shipped() -> None:
     assert diff(P.KAFKA_1_0_0, P.KAFKA_1_0_2) == {"broker_duplicate_sequence_error"}  # KAFKA-6683
     assert diff(P.KAFKA_1_0_2, P.KAFKA_2_4) == {"broker_retain_producer_state"}  # KAFKA-7190
     assert diff(P.KAFKA_3_0, P.KAFKA_3_6) == {"partition_verification"}  # KIP-890 part 1
-    assert diff(P.KAFKA_3_6, P.KAFKA_3_8) == {"verification_abortable", "client_transaction_abortable"}  # KAFKA-16314
+    # KAFKA-16314 and PR 15266, both 3.8.0
+    assert diff(P.KAFKA_3_6, P.KAFKA_3_8) == {"verification_abortable", "client_transaction_abortable",
+                                              "client_txn_offset_commit_any_retriable"}
     assert diff(P.KAFKA_3_8, P.KAFKA_4_0) == {"transaction_version", "client_epoch_bump_after_abort",
                                               "client_pid_mapping_fatal"}  # KAFKA-18019
     assert diff(P.KAFKA_4_0, P.KAFKA_JAVA_COORDINATOR) == {"tv2_fence_double_bump",  # KAFKA-19367

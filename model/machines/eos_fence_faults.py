@@ -19,6 +19,10 @@ timed-out transaction's abort every cleanup interval, and a failure with no retr
 leave the transaction Ongoing for good (a deadlock of the bounds, not of Kafka). A later successful fence (the next timeout or the retried InitProducerId) writes
 PrepareAbort, which clears the flag (``prepareComplete``); a coordinator failover loses it with the
 in-memory epoch (``load_metadata``).
+
+The instances mixin (``eos_instances``) has the InitProducerId cause for the instances' transactional id
+(``InstanceFenceAppendFails``: the same rule, on the same budget; the instances have no transaction
+timeout).
 """
 
 from __future__ import annotations

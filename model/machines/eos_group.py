@@ -530,6 +530,8 @@ class EosGroup:
         generation, member_id = self.alpha_commit_metadata(member, commit_metadata(member))  # type: ignore[attr-defined]
         out = self._offsets_commit(INPUT_PARTITION, producer, txn, group, offsets_leader,  # type: ignore[attr-defined]
                                    generation_id=generation, member_id=member_id)
+        if out is None:
+            return None  # retried
         if out["error"] in TASK_MIGRATED:
             out["member"] = lose_tasks(member)
         if out["error"] == 0 and not is_current_owner(member, group):

@@ -71,6 +71,7 @@ from ..transactions.add_partitions import add_partitions_error
 from ..transactions.codes import NO_PENDING, TxnResult, TxnState
 from ..transactions.end_txn import end_txn_decision
 from ..transactions.states import EXPIRATION_ALLOWED
+from ..transactions.timeout import fence_write_failed
 
 #: the bounds of the mechanism (kafka.eos names); ``instances`` = 0 switches it off
 BOUND_NAMES = ("instances", "abortable_errors", "instance_transactions", "txn_id_expirations")
@@ -81,9 +82,9 @@ PARTS = ("instance", "instances_txn", "instances_txn_log", "init_pending", "init
 ACTIONS = frozenset({"StartInstance", "RestartInstance", "InstanceAddPartitionsToTxn", "InstanceEndTxn",
                      "AbortableError", "InitProducerIdTimeout", "HandleInitProducerId", "CompleteAppend",
                      "HandleInitProducerIdResponse", "LoseInitProducerIdResponse", "CompleteTransaction",
-                     "ExpireTransactionalId"})
+                     "ExpireTransactionalId", "InstanceFenceAppendFails"})
 #: the steps that change the instances' transactional id's metadata or its log record
-COORDINATOR_ACTIONS = ("HandleInitProducerId", "CompleteAppend", "CompleteTransaction", "InstanceAddPartitionsToTxn",
+COORDINATOR_ACTIONS = ("HandleInitProducerId", "InstanceFenceAppendFails", "CompleteAppend", "CompleteTransaction", "InstanceAddPartitionsToTxn",
                        "InstanceEndTxn", "AbortableError", "TxnCoordinatorFailover", "ExpireTransactionalId")
 
 
@@ -286,6 +287,8 @@ class InstancesMixin:
         idle = set() if self.bounds.get("instance_transactions") else {"InstanceEndTxn", "CompleteTransaction"}
         if not self.coordinator.kip360 or not self.bounds.get("instance_transactions"):
             idle.add("AbortableError")
+        if not self.bounds.get("failed_fence_appends"):
+            idle.add("InstanceFenceAppendFails")
         if not self.bounds.get("lost_responses") and not self.bounds.get("coordinator_failovers"):
             idle.add("InitProducerIdTimeout")  # nothing else leaves a request unanswered
         if self.no_data:
@@ -488,6 +491,29 @@ class InstancesMixin:
         out["init_responses"] = InitPidResponse(client, msg.attempt, int(r.error), NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
         if r.fenced is not None:
             out.update(instances_txn=r.fenced, instances_txn_log=self._log(r.fenced))
+        return out
+
+    @rule("InstanceFenceAppendFails", receive="init_requests", params=("client", "attempt", "producer_id", "epoch"),
+          reads=("instance:started", "instances_txn", "init_pending:busy", "next_producer_id"),
+          writes=("instances_txn", "instance:started"), sends=("init_responses",), results=("epoch",),
+          spends="failed_fence_appends")
+    def instance_fence_append_fails(self, client: int, msg: InitPidRequest, instance: tuple[int, ...],
+                                    instances_txn: TxnMetadata, init_pending: bool, next_producer_id: int) -> Any:
+        """HandleInitProducerId on an Ongoing transaction whose fence's PrepareAbort append fails
+        (``eos_fence_faults``, review 21): the fenced epoch stays in memory, the transaction Ongoing,
+        nothing is written (``transactions.timeout.fence_write_failed``, with KAFKA-9666's
+        ``failed_fence_keeps_epoch``), and the request is answered with the append's error as
+        COORDINATOR_NOT_AVAILABLE, on which the client resends it unchanged."""
+        r = _decide(instances_txn, init_pending, msg.producer_id, msg.epoch, next_producer_id, self.coordinator)
+        if r.fenced is None:
+            return None  # no fence: nothing to fail
+        failed = fence_write_failed(instances_txn, max_epoch=self.coordinator.max_epoch,
+                                    keeps_epoch=self.protocol.failed_fence_keeps_epoch)
+        out: dict[str, Any] = {"instances_txn": failed, "epoch": failed.epoch,
+                               "init_responses": InitPidResponse(client, msg.attempt, int(Errors.COORDINATOR_NOT_AVAILABLE),
+                                                                 NO_PRODUCER_ID, NO_PRODUCER_EPOCH)}
+        if msg.producer_id == -1:
+            out["instance"] = _arrived(instance, client)  # the request reached the coordinator, as a handled one
         return out
 
     @precondition(lambda self, init_pending: bool(init_pending))

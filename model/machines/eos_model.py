@@ -47,7 +47,8 @@ BOUNDS: dict[str, Bound] = {
                              "again while the first copy may still reach the coordinator, before or after the retry "
                              "(TV1: a late EndTxn may end the next transaction, KIP-890's motivation; TV2, KIP-890 "
                              "part 2: the epoch bump per transaction fences it or makes it a retry)", 0, 0, 2),
-    "failed_fence_appends": Bound("coordinator fences (transaction timeout, InitProducerId on an Ongoing transaction) "
+    "failed_fence_appends": Bound("coordinator fences (transaction timeout, InitProducerId on an Ongoing transaction; "
+                                  "with instances, also the instances' InitProducerId) "
                                   "whose PrepareAbort append to __transaction_state fails: the fenced epoch stays in "
                                   "memory, the transaction Ongoing, and since KAFKA-9666 (2.6.0) the next fence keeps "
                                   "that epoch (failed_fence_keeps_epoch; 0 removes the fault)", 0, 0, 2),

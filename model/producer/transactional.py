@@ -12,7 +12,8 @@ sequences at 0 under the same epoch and retry; otherwise the batch fails and the
 abortable error that needs an epoch bump. OUT_OF_ORDER_SEQUENCE_NUMBER for a batch that is not the
 next one (and no unresolved sequence) -> retry; otherwise as UNKNOWN_PRODUCER_ID. Before KIP-360
 (0.11, 1.0-2.4) both are fatal for a transactional producer (an OutOfOrderSequenceException).
-INVALID_PRODUCER_EPOCH / PRODUCER_FENCED -> fenced (fatal). Anything else -> abortable.
+INVALID_PRODUCER_EPOCH / PRODUCER_FENCED -> fenced (fatal). Anything else -> abortable, and a KIP-360
+client (2.5+) bumps its epoch after the abort, as after every failed batch (``maybeTransitionToErrorState``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,10 @@ from . import client as cl
 from . import txn_responses as tr
 from .client import _fail, _restart_sequences
 from .config import ClientConfig
+from .txn_offsets_client import ABORTABLE as OFFSETS_ABORTABLE
+from .txn_offsets_client import DONE as OFFSETS_DONE
+from .txn_offsets_client import RETRY as OFFSETS_RETRY
+from .txn_offsets_client import on_txn_offset_commit_error
 
 #: a produce response outcome beyond the idempotent client's (``client.ACKED`` ... ``DROPPED``)
 FENCED = 5
@@ -135,14 +140,21 @@ def on_add_offsets(p: TxnProducer, error: int, *, can_bump_epoch: bool = False,
                                 pid_mapping_fatal=pid_mapping_fatal)
 
 
-def on_txn_offset_commit(p: TxnProducer, error: int) -> TxnProducer:
-    """The answer to TxnOffsetCommit: written; a group fencing error is abortable (CommitFailedException);
-    an epoch error is fatal."""
-    if error == Errors.NONE:
+def on_txn_offset_commit(p: TxnProducer, error: int, *, any_retriable: bool = False) -> TxnProducer | None:
+    """The answer to TxnOffsetCommit, by the rule the conformance API checks against Kafka's unit tests
+    (``txn_offsets_client.on_txn_offset_commit_error``): written; None: retried (the coordinator errors,
+    and every other retriable one with ``any_retriable``, 3.8.0+); the group's fencing
+    (CommitFailedException, FencedInstanceId) and TRANSACTION_ABORTABLE are abortable; an epoch error
+    fences the producer, and any error the handler does not name (CONCURRENT_TRANSACTIONS before 3.8.0,
+    INVALID_TXN_STATE and INVALID_PRODUCER_ID_MAPPING from a verification) is fatal."""
+    reaction = on_txn_offset_commit_error(error, any_retriable=any_retriable)
+    if reaction.action == OFFSETS_DONE:
         return p._replace(offsets=2)
-    if error in FENCING_ERRORS:
-        return _fatal(p, error)
-    return _abortable(p, False)
+    if reaction.action == OFFSETS_RETRY:
+        return None
+    if reaction.action == OFFSETS_ABORTABLE:
+        return _abortable(p, False)
+    return _fatal(p, error)
 
 
 def partitions_to_add(p: TxnProducer) -> tuple[int, ...]:
@@ -222,7 +234,11 @@ def on_produce_response(p: TxnProducer, partition: int, resp: ProduceResponse, n
             # before KIP-360 an OutOfOrderSequenceException (UnknownProducerIdException is one) is fatal
             return _fatal(failed, error), cl.RAISED_OUT_OF_ORDER
         return _abortable(failed, True), cl.FAILED
-    return _abortable(failed, False), cl.FAILED
+    # any other failed batch too: handleFailedBatch -> maybeTransitionToErrorState sets epochBumpRequired
+    # for every non-fatal batch failure of a transactional client that can bump (2.5.0 .. 3.9.0 and trunk
+    # 2024-10 alike; 2.4 has no epochBumpRequired); the state is never COMMITTING / ABORTING here (the
+    # model's application ends a transaction once nothing is in flight), so isCompleting() is false
+    return _abortable(failed, cfg.version == "kip360"), cl.FAILED
 
 
 def give_up_in_flight(p: TxnProducer, partition: int, cfg: ClientConfig) -> TxnProducer | None:
