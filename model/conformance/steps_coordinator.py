@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from ..api import coordinator as api
-from ..coordinator.producer_ids import ProducerIdsExhausted, generate_producer_id, grant_block
+from ..coordinator.producer_ids import ProducerIdsExhausted, block_accepted, generate_producer_id, grant_block
 from ..coordinator.txn_log import NO_METADATA
 from ..errors import Errors
 from ..transactions.codes import NO_PENDING, TxnResult, TxnState
@@ -328,12 +328,15 @@ def block_event(w: World, inp: dict[str, Any]) -> Observed:
     broker = integer(inp.get("broker", 0), "broker")
     if not re.search(r"\bgrants?\b", text):
         return {}
-    start = re.search(r"start\s*=?\s*(\d+)", text)
+    start = re.search(r"start\s*=?\s*(-?\d+)", text)
+    length = re.search(r"length\s*=?\s*(-?\d+)", text)
+    if start and length and not block_accepted(w.blocks, broker, int(start.group(1)), int(length.group(1))):
+        return {"block_accepted": False}
     if start and int(start.group(1)) != w.blocks.next_block_start:
         raise NotExpressible(f"{text!r}: the model grants blocks in request order, the next starts at "
                              f"{w.blocks.next_block_start}")
     w.blocks = grant_block(w.blocks, broker)
-    return {}
+    return {"block_accepted": True}
 
 
 def _range(ids: list[int]) -> str:
