@@ -84,7 +84,8 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
       r"markSequenceUnresolved|handleFailedBatch|maybeResolveSequences|transitionToFatalError)\("),
      steps_client.tm_call),
     (r"^sendOffsetsToTransaction\(", steps_client.send_offsets),
-    (r"^(send|resend|produce_response|response|tp\d+ produce|abortTransaction|beginCommit|new transaction|expire|runOnce)\b",
+    (r"^(send|resend|produce_response|response|tp\d+ produce|abortTransaction|beginCommit|new transaction|expire|runOnce|"
+     r"append tp\d+)\b",
      steps_client.event),
 )
 

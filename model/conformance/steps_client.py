@@ -240,7 +240,22 @@ def _clause(w: World, text: str, inp: dict[str, Any]) -> Observed:
         w.client["state"] = "IN_TRANSACTION"
         _entry(w, m.group(1))
         return {}
+    m = re.match(r"^append\s+(tp\d+)\s+(r\d+)$", t)
+    if m:
+        # RecordAccumulator.append: the batch waits to be drained; it has no sequence yet
+        _entry(w, m.group(1))
+        w.client.setdefault("_queued", {})[m.group(2)] = m.group(1)
+        w.client["_tp"] = m.group(1)
+        return {}
     m = re.match(r"^expire\s+(r\d+)\b", t)
+    if m and m.group(1) in w.client.get("_queued", {}):
+        # Sender.failBatch of a batch never drained (TimeoutException, no sequence adjustment):
+        # handleFailedBatch's maybeTransitionToErrorState only; no sequence was given, none is unresolved
+        w.client["_tp"] = w.client["_queued"].pop(m.group(1))
+        if _transactional(w):
+            _abortable(w)
+            w.client["last_error"] = "TimeoutException"
+        return {}
     if m:
         name = m.group(1)
         tp = w.client.get("_batches", {}).get(name, _tp(w))
