@@ -255,7 +255,7 @@ def _clause(w: World, text: str, inp: dict[str, Any]) -> Observed:
         if _transactional(w):
             _abortable(w)
             w.client["last_error"] = "TimeoutException"
-        return {}
+        return {"last_error": w.client.get("last_error")}
     if m:
         name = m.group(1)
         tp = w.client.get("_batches", {}).get(name, _tp(w))

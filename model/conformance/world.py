@@ -94,6 +94,9 @@ class World:
         self.completed_txns: list[tuple[int, int]] = []
         self._open_txns: dict[int, int] = {}
         self.snapshots: Any = ()
+        #: the batches and markers in the log, in offset order (``api.ProduceBatch`` / ``api.MarkerRequest``
+        #: with their offsets), for a UnifiedLog truncation that rebuilds the producer state from the log
+        self.log: list[Any] = []
         #: producer id -> (first sequence, first offset) of the batches appended through the current
         #: ``ProducerAppendInfo`` of a vector that says which steps share one (``append_info``)
         self.append_infos: dict[int, tuple[int, int]] = {}
