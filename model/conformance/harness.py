@@ -85,7 +85,8 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
      r"failPendingTxnOffsetCommit)\b"), steps_group.group_event),
     (r"^incrementSequenceNumber\(", steps_client.increment_sequence),
     ((r"^(requestEpochBumpForPartition|bumpIdempotentEpochAndResetIdIfNeeded|maybeUpdateProducerIdAndEpoch|"
-      r"markSequenceUnresolved|handleFailedBatch|maybeResolveSequences|transitionToFatalError)\("),
+      r"markSequenceUnresolved|handleFailedBatch|maybeResolveSequences|transitionToFatalError|"
+      r"transitionToAbortableError)\("),
      steps_client.tm_call),
     (r"^sendOffsetsToTransaction\(", steps_client.send_offsets),
     (r"^(send|resend|produce_response|response|tp\d+ produce|abortTransaction|beginCommit|new transaction|expire|runOnce|"
@@ -230,7 +231,8 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
 _KIP360_CLIENT = (r"^((InitProducerId|AddPartitionsToTxn|AddOffsetsToTxn|EndTxn|FindCoordinator)Response|send|resend|"
                   r"produce_response|response|tp\d+ produce|abortTransaction|beginCommit|new transaction|expire|runOnce|"
                   r"requestEpochBumpForPartition|bumpIdempotentEpochAndResetIdIfNeeded|maybeUpdateProducerIdAndEpoch|"
-                  r"markSequenceUnresolved|handleFailedBatch|maybeResolveSequences|transitionToFatalError)\b")
+                  r"markSequenceUnresolved|handleFailedBatch|maybeResolveSequences|transitionToFatalError|"
+                  r"transitionToAbortableError|append tp\d+)\b")
 
 
 def _client_features(inp: dict[str, Any], kind: str, at: str) -> list[tuple[str, str]]:

@@ -44,6 +44,7 @@ def _view(w: World, tp: str) -> Observed:
                      "producer_epoch": integer(w.client.get("epoch", 0), "epoch"),
                      "producer_id": integer(w.client.get("producer_id", 0), "producer_id"),
                      "client_state": _state(w),
+                     "has_ongoing_transaction": api.has_ongoing_transaction(_state(w)),
                      "first_in_flight_sequence": e.in_flight[0].base_sequence if e.in_flight else None,
                      "unresolved": e.unresolved >= 0,
                      # producerIdAndEpoch(tp): a partition keeps the pair of its batches until none is in flight
@@ -317,8 +318,15 @@ def tm_call(w: World, inp: dict[str, Any]) -> Observed:
             _react(w, tp, api.on_produce_error(_entry(w, tp), name, int(code), -1, transactional=_transactional(w),
                                                max_seq=w.protocol.max_seq, can_retry=False, adjust_sequences=adjust,
                                                producer_fatal=_state(w) == "FATAL_ERROR"))
-    elif re.match(r"^\s*transitionToFatalError\(\s*\w*\s*\)\s*$", text):
+    elif re.match(r"^\s*transitionToFatalError\(\s*(?:new\s+)?\w*(?:\(\))?\s*\)\s*$", text):
         w.client["state"] = "FATAL_ERROR"
+        tp = _tp(w)
+    elif (a := re.match(r"^\s*transitionToAbortableError\(\s*(?:new\s+)?(\w*)(?:\(\))?\s*\)\s*$", text)):
+        # the test's direct call: no epoch bump is asked for (that is maybeTransitionToErrorState's);
+        # an abort in progress is left alone
+        if _state(w) != "ABORTING_TRANSACTION":
+            w.client["state"] = "ABORTABLE_ERROR"
+            w.client["last_error"] = a.group(1) or "KafkaException"
         tp = _tp(w)
     elif re.match(r"^\s*maybeResolveSequences\(\s*\)\s*$", text):
         for name in list(w.client_partitions):
