@@ -32,7 +32,6 @@ from ..producer.txn_responses import APIS as TXN_RESPONSE_APIS
 from ..producer.txn_responses import TxnResponseReaction, on_txn_response
 from .protocol import Protocol
 
-
 #: the client states in which ``TransactionManager.hasOngoingTransaction`` holds (IN_TRANSACTION,
 #: completing, or an abortable error: "started until completion or a fatal error", 2.5 to trunk)
 ONGOING_STATES = frozenset({"IN_TRANSACTION", "COMMITTING_TRANSACTION", "ABORTING_TRANSACTION", "ABORTABLE_ERROR"})

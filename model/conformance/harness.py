@@ -89,8 +89,8 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
       r"transitionToAbortableError)\("),
      steps_client.tm_call),
     (r"^sendOffsetsToTransaction\(", steps_client.send_offsets),
-    (r"^(send|resend|produce_response|response|tp\d+ produce|abortTransaction|beginCommit|new transaction|expire|runOnce|"
-     r"append tp\d+)\b",
+    ((r"^(send|resend|produce_response|response|tp\d+ produce|abortTransaction|beginCommit|new transaction|expire|runOnce|"
+      r"append tp\d+)\b"),
      steps_client.event),
 )
 
