@@ -157,6 +157,11 @@ def test_truncation_rebuilds_from_the_log_and_refuses_a_snapshot_below() -> None
     assert _run(keep).outcome == harness.DISAGREE
     keep["steps"][3]["expected"] = {"state_after": {"1": {"last_seq": 1}}}
     assert _run(keep).outcome == harness.AGREE
+    # producers given in the initial state have no batches in the log to rebuild them from
+    given = json.loads(json.dumps(_vectors()["PROD-64"]))
+    given["initial_state"]["producers"] = {"9": {"epoch": 0, "last_seq": 4}}
+    report = _run(given)
+    assert report.outcome == harness.NOT_EXPRESSIBLE and "no batches in the log" in report.reason
 
 
 def test_an_unsent_batch_expiring_leaves_an_idempotent_producer_alone() -> None:

@@ -349,6 +349,9 @@ def log_truncate(w: World, inp: dict[str, Any]) -> Observed:
         w.snapshots, w.log = (), []
         w.log_start_offset = integer(inp.get("log_start_offset", target), "log_start_offset")
     elif target < w.leader.log_end_offset:
+        if w.log_incomplete:
+            raise NotExpressible(f"{call}({target}): the initial state's producers have no batches in the log to "
+                                 "rebuild them from")
         w.snapshots = tuple((o, p) for o, p in w.snapshots if o <= target)
         if any(o > w.log_start_offset for o, _ in w.snapshots):
             raise NotExpressible(f"{call}({target}): a producer snapshot at or below the offset would be loaded; the "

@@ -97,6 +97,8 @@ class World:
         #: the batches and markers in the log, in offset order (``api.ProduceBatch`` / ``api.MarkerRequest``
         #: with their offsets), for a UnifiedLog truncation that rebuilds the producer state from the log
         self.log: list[Any] = []
+        #: the initial state gave producers whose batches are not in ``log``
+        self.log_incomplete = False
         #: producer id -> (first sequence, first offset) of the batches appended through the current
         #: ``ProducerAppendInfo`` of a vector that says which steps share one (``append_info``)
         self.append_infos: dict[int, tuple[int, int]] = {}
@@ -309,6 +311,7 @@ def _producers(w: World, v: Any) -> None:
                                           integer(e.get("coordinator_epoch", -1), "coordinator_epoch"),
                                           -1 if tfo is None else integer(tfo, "txn_first_offset")))
     w.leader = w.leader._replace(producers=tuple(sorted(entries)))
+    w.log_incomplete = w.log_incomplete or bool(entries)
 
 
 def _log_end(w: World, v: Any) -> None:
