@@ -32,6 +32,14 @@ from ..producer.txn_responses import APIS as TXN_RESPONSE_APIS
 from ..producer.txn_responses import TxnResponseReaction, on_txn_response
 from .protocol import Protocol
 
+#: the client states in which ``TransactionManager.hasOngoingTransaction`` holds (IN_TRANSACTION,
+#: completing, or an abortable error: "started until completion or a fatal error", 2.5 to trunk)
+ONGOING_STATES = frozenset({"IN_TRANSACTION", "COMMITTING_TRANSACTION", "ABORTING_TRANSACTION", "ABORTABLE_ERROR"})
+
+
+def has_ongoing_transaction(client_state: str) -> bool:
+    return client_state in ONGOING_STATES
+
 
 def next_idempotent_pair(producer_id: int, epoch: int, max_epoch: int) -> tuple[int, int]:
     """``bumpIdempotentProducerEpoch``: (producer id, epoch + 1), or at ``max_epoch`` no producer id
@@ -57,6 +65,7 @@ __all__ = [
     "bump_idempotent_epoch",
     "consumer_offset_fetch_reaction",
     "expire_batch",
+    "has_ongoing_transaction",
     "increment_sequence",
     "mark_sequence_unresolved",
     "mark_unresolved_after",

@@ -150,7 +150,7 @@ def _init(state: CoordinatorState, request: InitProducerIdRequest, protocol: Pro
             next_producer_id=state.next_producer_id + 1)
     if request.transactional_id == "":
         return _error(Errors.INVALID_REQUEST), state
-    if not 0 < request.txn_timeout_ms <= protocol.max_txn_timeout_ms:
+    if not valid_txn_timeout(request.txn_timeout_ms, protocol):
         return _error(Errors.INVALID_TRANSACTION_TIMEOUT), state
     if _lookup_error(state):
         return _error(_lookup_error(state)), state
@@ -484,3 +484,58 @@ def append_error_answer(error: int) -> int:
     """What a failed ``__transaction_state`` append answers (``coordinator.txn_log.append_error_answer``);
     the ``append_error`` of the functions above is this answer (the unit tests mock the append)."""
     return _append_error_answer(error)
+
+
+def valid_txn_timeout(txn_timeout_ms: int, protocol: Protocol) -> bool:
+    """``TransactionStateManager.validateTransactionTimeoutMs``: positive and at most
+    ``transaction.max.timeout.ms``."""
+    return 0 < txn_timeout_ms <= protocol.max_txn_timeout_ms
+
+
+class CacheAtAppend(NamedTuple):
+    """What ``appendTransactionToLog``'s callback finds when it looks the transactional id up again
+    after the ``__transaction_state`` append: the cached metadata (``NO_METADATA``: gone, e.g. the
+    partition emigrated), the coordinator epoch the cache holds it at, whether its partition is
+    loading, and the error ``getTransactionState`` answers instead (0: none)."""
+
+    metadata: TxnMetadata
+    coordinator_epoch: int
+    loading: bool = False
+    lookup_error: int = 0
+
+
+class AppendOutcome(NamedTuple):
+    error: int
+    #: the cached metadata after the callback
+    metadata: TxnMetadata
+    #: a Java exception thrown instead of an answer ('' when none)
+    exception: str = ""
+
+
+def append_transaction_to_log(cache: CacheAtAppend, coordinator_epoch: int, transit: TxnMetadata, append_error: int,
+                              *, retry_on_error: bool = False) -> AppendOutcome:
+    """``TransactionStateManager.appendTransactionToLog``'s callback (2.0 to trunk) for the transition
+    to ``transit`` made at ``coordinator_epoch``, the append answering ``append_error``. A successful
+    append completes the transition only on the metadata still cached at the same coordinator epoch
+    (loading: COORDINATOR_LOAD_IN_PROGRESS; gone or another epoch: NOT_COORDINATOR, the partition
+    moved and came back); completing needs the pending state the transition set
+    (``completeTransitionTo`` throws otherwise). A failed one answers the mapped error and clears the
+    pending state, unless the caller retries on that error (``retryOnError``) or the cache moved on.
+    The machines append and complete in one step and leave the coordinator with its partition;
+    this is the rule for the conformance steps that interleave."""
+    err = append_error_answer(append_error)
+    meta = cache.metadata
+    same = not cache.loading and not cache.lookup_error and meta.exists and cache.coordinator_epoch == coordinator_epoch
+    if err != Errors.NONE:
+        if same and not retry_on_error:
+            meta = meta._replace(pending_state=NO_PENDING)
+        return AppendOutcome(err, meta)
+    if cache.loading:
+        return AppendOutcome(int(Errors.COORDINATOR_LOAD_IN_PROGRESS), meta)
+    if cache.lookup_error:
+        return AppendOutcome(cache.lookup_error, meta)
+    if not same:
+        return AppendOutcome(int(Errors.NOT_COORDINATOR), meta)
+    if meta.pending_state == NO_PENDING or meta.pending_state != transit.state:
+        return AppendOutcome(int(Errors.NONE), meta, "IllegalStateException")
+    return AppendOutcome(int(Errors.NONE), transit._replace(pending_state=NO_PENDING))

@@ -173,6 +173,37 @@ def append_marker(state: LeaderState, marker: MarkerRequest, protocol: Protocol,
         verifications=verifications)
 
 
+def batch_last_offset(batch: ProduceBatch, first_offset: int) -> int:
+    """The last offset of ``batch`` written at ``first_offset``: one record per sequence, or its
+    ``records`` when it has no producer id."""
+    if batch.producer_id < 0 or batch.base_sequence < 0:
+        return first_offset + max(batch.records, 1) - 1
+    return first_offset + (batch.last_sequence - batch.base_sequence) % 2**31
+
+
+def offsets_monotonic(batches: tuple[ProduceBatch, ...]) -> bool:
+    """``UnifiedLog.analyzeAndValidateRecords``: the batches of one append with offsets given (a
+    follower's) must have increasing last offsets; ``appendAsFollower`` throws
+    ``OffsetsOutOfOrderException`` otherwise (before any producer state is touched)."""
+    last = -1
+    for b in batches:
+        end = batch_last_offset(b, b.first_offset)
+        if b.first_offset >= 0 and end <= last:
+            return False
+        last = max(last, end)
+    return True
+
+
+def append_empty_control_batch(state: LeaderState, producer_id: int, offset: int) -> tuple[ProduceResult, LeaderState]:
+    """A control batch with no records (its transaction was cleaned away by compaction):
+    ``ProducerAppendInfo.append`` returns without a marker, and the manager's update stores the
+    producer's entry unchanged (an empty one if it had none): no transaction starts or ends."""
+    entry = find_entry(state.producers, producer_id) or empty_entry(producer_id)
+    at = offset if offset >= 0 else state.log_end_offset
+    return ProduceResult(APPENDED, int(Errors.NONE), at, at), state._replace(
+        producers=put_entry(state.producers, entry), log_end_offset=max(state.log_end_offset, at + 1))
+
+
 def remove_expired_producers(state: LeaderState, expiration_ms: int) -> LeaderState:
     """``ProducerStateManager.removeExpiredProducers``: producers idle ``expiration_ms`` with no open
     transaction, and verification entries as old."""

@@ -54,6 +54,8 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
      steps_coordinator.marker_response),
     (r"(?i)^retry (the )?(completion|CompleteCommit|CompleteAbort) append", steps_coordinator.retry_completion),
     (r"appendTransactionToLog", steps_coordinator.append_transaction_to_log),
+    (r"^validateTransactionTimeoutMs\b", steps_coordinator.validate_txn_timeout),
+    (r"^getTransactionState\b", steps_coordinator.get_transaction_state),
     (r"^WriteTxnMarker\s*\(to __consumer_offsets", steps_group.txn_marker),
     (r"^WriteTxnMarkers?\b", steps_leader.marker),
     (r"^advance_time\b", steps_leader.advance_time),
@@ -63,6 +65,10 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^maybeStartTransactionVerification\b", steps_leader.start_verification),
     (r"^clearVerificationStateEntry\b", steps_leader.clear_verification),
     (r"^takeSnapshot\b", steps_leader.take_snapshot),
+    (r"^(UnifiedLog\.)?(truncateTo|truncateFullyAndStartAt)\b", steps_leader.log_truncate),
+    (r"^close and reopen the log\b", steps_leader.reopen_log),
+    (r"^roll\b", steps_leader.roll),
+    (r"^deleteProducerSnapshotFiles\b", steps_leader.delete_snapshot_files),
     (r"^truncateAndReload\b", steps_leader.truncate_and_reload),
     (r"^(updateHighWatermark|onHighWatermarkUpdated)\b", steps_leader.update_high_watermark),
     (r"^setTransactionVerificationEnabled\b", steps_leader.set_verification_enabled),
@@ -79,10 +85,12 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
      r"failPendingTxnOffsetCommit)\b"), steps_group.group_event),
     (r"^incrementSequenceNumber\(", steps_client.increment_sequence),
     ((r"^(requestEpochBumpForPartition|bumpIdempotentEpochAndResetIdIfNeeded|maybeUpdateProducerIdAndEpoch|"
-      r"markSequenceUnresolved|handleFailedBatch|maybeResolveSequences|transitionToFatalError)\("),
+      r"markSequenceUnresolved|handleFailedBatch|maybeResolveSequences|transitionToFatalError|"
+      r"transitionToAbortableError)\("),
      steps_client.tm_call),
     (r"^sendOffsetsToTransaction\(", steps_client.send_offsets),
-    (r"^(send|resend|produce_response|response|tp\d+ produce|abortTransaction|beginCommit|new transaction|expire|runOnce)\b",
+    ((r"^(send|resend|produce_response|response|tp\d+ produce|abortTransaction|beginCommit|new transaction|expire|runOnce|"
+      r"append tp\d+)\b"),
      steps_client.event),
 )
 
@@ -223,7 +231,8 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
 _KIP360_CLIENT = (r"^((InitProducerId|AddPartitionsToTxn|AddOffsetsToTxn|EndTxn|FindCoordinator)Response|send|resend|"
                   r"produce_response|response|tp\d+ produce|abortTransaction|beginCommit|new transaction|expire|runOnce|"
                   r"requestEpochBumpForPartition|bumpIdempotentEpochAndResetIdIfNeeded|maybeUpdateProducerIdAndEpoch|"
-                  r"markSequenceUnresolved|handleFailedBatch|maybeResolveSequences|transitionToFatalError)\b")
+                  r"markSequenceUnresolved|handleFailedBatch|maybeResolveSequences|transitionToFatalError|"
+                  r"transitionToAbortableError|append tp\d+)\b")
 
 
 def _client_features(inp: dict[str, Any], kind: str, at: str) -> list[tuple[str, str]]:

@@ -44,6 +44,7 @@ def _view(w: World, tp: str) -> Observed:
                      "producer_epoch": integer(w.client.get("epoch", 0), "epoch"),
                      "producer_id": integer(w.client.get("producer_id", 0), "producer_id"),
                      "client_state": _state(w),
+                     "has_ongoing_transaction": api.has_ongoing_transaction(_state(w)),
                      "first_in_flight_sequence": e.in_flight[0].base_sequence if e.in_flight else None,
                      "unresolved": e.unresolved >= 0,
                      # producerIdAndEpoch(tp): a partition keeps the pair of its batches until none is in flight
@@ -240,7 +241,22 @@ def _clause(w: World, text: str, inp: dict[str, Any]) -> Observed:
         w.client["state"] = "IN_TRANSACTION"
         _entry(w, m.group(1))
         return {}
+    m = re.match(r"^append\s+(tp\d+)\s+(r\d+)$", t)
+    if m:
+        # RecordAccumulator.append: the batch waits to be drained; it has no sequence yet
+        _entry(w, m.group(1))
+        w.client.setdefault("_queued", {})[m.group(2)] = m.group(1)
+        w.client["_tp"] = m.group(1)
+        return {}
     m = re.match(r"^expire\s+(r\d+)\b", t)
+    if m and m.group(1) in w.client.get("_queued", {}):
+        # Sender.failBatch of a batch never drained (TimeoutException, no sequence adjustment):
+        # handleFailedBatch's maybeTransitionToErrorState only; no sequence was given, none is unresolved
+        w.client["_tp"] = w.client["_queued"].pop(m.group(1))
+        if _transactional(w):
+            _abortable(w)
+            w.client["last_error"] = "TimeoutException"
+        return {"last_error": w.client.get("last_error")}
     if m:
         name = m.group(1)
         tp = w.client.get("_batches", {}).get(name, _tp(w))
@@ -302,8 +318,15 @@ def tm_call(w: World, inp: dict[str, Any]) -> Observed:
             _react(w, tp, api.on_produce_error(_entry(w, tp), name, int(code), -1, transactional=_transactional(w),
                                                max_seq=w.protocol.max_seq, can_retry=False, adjust_sequences=adjust,
                                                producer_fatal=_state(w) == "FATAL_ERROR"))
-    elif re.match(r"^\s*transitionToFatalError\(\s*\w*\s*\)\s*$", text):
+    elif re.match(r"^\s*transitionToFatalError\(\s*(?:new\s+)?\w*(?:\(\))?\s*\)\s*$", text):
         w.client["state"] = "FATAL_ERROR"
+        tp = _tp(w)
+    elif (a := re.match(r"^\s*transitionToAbortableError\(\s*(?:new\s+)?(\w*)(?:\(\))?\s*\)\s*$", text)):
+        # the test's direct call: no epoch bump is asked for (that is maybeTransitionToErrorState's);
+        # an abort in progress is left alone
+        if _state(w) != "ABORTING_TRANSACTION":
+            w.client["state"] = "ABORTABLE_ERROR"
+            w.client["last_error"] = a.group(1) or "KafkaException"
         tp = _tp(w)
     elif re.match(r"^\s*maybeResolveSequences\(\s*\)\s*$", text):
         for name in list(w.client_partitions):

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from ..api import coordinator as api
-from ..coordinator.producer_ids import ProducerIdsExhausted, generate_producer_id, grant_block
+from ..coordinator.producer_ids import ProducerIdsExhausted, block_accepted, generate_producer_id, grant_block
 from ..coordinator.txn_log import NO_METADATA
 from ..errors import Errors
 from ..transactions.codes import NO_PENDING, TxnResult, TxnState
@@ -328,12 +328,15 @@ def block_event(w: World, inp: dict[str, Any]) -> Observed:
     broker = integer(inp.get("broker", 0), "broker")
     if not re.search(r"\bgrants?\b", text):
         return {}
-    start = re.search(r"start\s*=?\s*(\d+)", text)
+    start = re.search(r"start\s*=?\s*(-?\d+)", text)
+    length = re.search(r"length\s*=?\s*(-?\d+)", text)
+    if start and length and not block_accepted(w.blocks, broker, int(start.group(1)), int(length.group(1))):
+        return {"block_accepted": False}
     if start and int(start.group(1)) != w.blocks.next_block_start:
         raise NotExpressible(f"{text!r}: the model grants blocks in request order, the next starts at "
                              f"{w.blocks.next_block_start}")
     w.blocks = grant_block(w.blocks, broker)
-    return {}
+    return {"block_accepted": True}
 
 
 def _range(ids: list[int]) -> str:
@@ -381,7 +384,69 @@ def retry_completion(w: World, inp: dict[str, Any]) -> Observed:
 
 
 def append_transaction_to_log(w: World, inp: dict[str, Any]) -> Observed:
-    """``TransactionStateManager.appendTransactionToLog``'s answer to its callback."""
+    """``TransactionStateManager.appendTransactionToLog``'s answer to its callback. Without
+    ``new_metadata`` only the append error's mapping; with it, the transition (``{"transition":
+    "prepareAddPartitions", "partitions": [...]}``) prepared on the cached metadata, appended at
+    ``coordinator_epoch`` with ``retry_on_error``, and ``during_append``: what changes in the cache
+    before the callback (``removeTransactionsForTxnTopicPartition``, ``addLoadingPartition: {coordinator_epoch}``,
+    ``coordinator_epoch``, and metadata fields such as ``producer_epoch`` or ``pending_state``)."""
     raw = error_code(str(inp.get("append_error", inp.get("append_result", inp.get("error", "NONE")))))
-    return {"error": error_name(api.append_error_answer(raw)), "error_code": api.append_error_answer(raw),
-            "callback_error": error_name(api.append_error_answer(raw))}
+    if "new_metadata" not in inp:
+        return {"error": error_name(api.append_error_answer(raw)), "error_code": api.append_error_answer(raw),
+                "callback_error": error_name(api.append_error_answer(raw))}
+    tid = _tid(inp)
+    epoch = integer(inp.get("coordinator_epoch", 0), "coordinator_epoch")
+    spec = inp["new_metadata"]
+    if not isinstance(spec, dict) or spec.get("transition") != "prepareAddPartitions":
+        raise NotExpressible(f"appendTransactionToLog new_metadata {spec!r}: only a prepareAddPartitions transition")
+    meta = w.txns.get(tid, NO_METADATA)
+    res = api.prepare_add_partitions(meta, tuple(sorted(w.partitions.id(str(p)) for p in spec.get("partitions", []))))
+    if res.exception:
+        return {"error": "EXCEPTION", "exception": res.exception}
+    # prepareTransitionTo: the cached metadata keeps its fields and holds the pending state
+    cached = meta._replace(pending_state=res.metadata.state)
+    cache = api.CacheAtAppend(cached, epoch if w.coordinator_epoch is None else w.coordinator_epoch,
+                              w.loading, w.lookup_error)
+    cache = _during_append(w, cache, inp.get("during_append") or {})
+    out = api.append_transaction_to_log(cache, epoch, res.metadata, raw, retry_on_error=bool(inp.get("retry_on_error")))
+    w.txns[tid] = out.metadata
+    w.loading, w.lookup_error, w.coordinator_epoch = cache.loading, cache.lookup_error, cache.coordinator_epoch
+    if out.exception:
+        return {"error": "EXCEPTION", "exception": out.exception, "state_after": w.meta_view(out.metadata)}
+    return {"error": error_name(out.error), "error_code": out.error, "callback_error": error_name(out.error),
+            "state_after": w.meta_view(out.metadata)}
+
+
+def _during_append(w: World, cache: api.CacheAtAppend, changes: Any) -> api.CacheAtAppend:
+    if not isinstance(changes, dict):
+        raise NotExpressible(f"during_append {changes!r}: give the cache changes as an object")
+    fields = {}
+    for key, x in changes.items():
+        if key == "removeTransactionsForTxnTopicPartition" and x:
+            cache = cache._replace(metadata=NO_METADATA)
+        elif key == "addLoadingPartition":
+            at = x.get("coordinator_epoch", cache.coordinator_epoch) if isinstance(x, dict) else cache.coordinator_epoch
+            cache = cache._replace(loading=True, coordinator_epoch=integer(at, "coordinator_epoch"))
+        elif key == "coordinator_epoch":
+            cache = cache._replace(coordinator_epoch=integer(x, "coordinator_epoch"))
+        else:
+            fields[key] = x
+    if fields:
+        if not cache.metadata.exists:
+            raise NotExpressible(f"during_append {fields!r}: no cached metadata to change")
+        cache = cache._replace(metadata=w.meta_from({**w.meta_view(cache.metadata), **fields}))
+    return cache
+
+
+def validate_txn_timeout(w: World, inp: dict[str, Any]) -> Observed:
+    """``TransactionStateManager.validateTransactionTimeoutMs``."""
+    return {"valid": api.valid_txn_timeout(integer(inp.get("txn_timeout_ms"), "txn_timeout_ms"), w.protocol)}
+
+
+def get_transaction_state(w: World, inp: dict[str, Any]) -> Observed:
+    """``TransactionStateManager.getTransactionState``: the lookup's error, or the cached metadata."""
+    cs = w.coordinator(_tid(inp))
+    err = int(Errors.COORDINATOR_LOAD_IN_PROGRESS) if cs.loading else cs.lookup_error
+    if err:
+        return {"error": error_name(err), "error_code": err}
+    return {"error": "NONE", "error_code": 0, "state_after": w.meta_view(cs.metadata) if cs.metadata.exists else None}

@@ -148,5 +148,10 @@ def group_event(w: World, inp: dict[str, Any]) -> Observed:
         g = fail_pending_txn_offset_commit_all(w, pid)
     w.group = w.group._replace(group=g)
     pid = w.last_txn_pid
-    return {"committed": w.committed_view(), "pending_txn": w.pending_view(), "has_offsets": _has_offsets(w),
-            "has_pending_from_producer": any(e.producer_id == pid for e in g.pending)}
+    out = {"committed": w.committed_view(), "pending_txn": w.pending_view(), "has_offsets": _has_offsets(w),
+           "has_pending_from_producer": any(e.producer_id == pid for e in g.pending)}
+    if "partition" in inp:
+        # hasPendingOffsetCommitsForTopicPartition: a consumer commit not yet appended, or a producer's offsets
+        part = w.partitions.id(str(inp["partition"]))
+        out["has_pending"] = part in w.plain_commits or any(e.partition == part for e in g.pending)
+    return out

@@ -56,6 +56,7 @@ def produce(w: World, inp: dict[str, Any]) -> Observed:
         return _produce_many(w, inp, int(many.group(1)) if many else 0)
     batch = _batch(inp, inp)
     res, w.leader = api.append_batch(w.leader, batch, w.protocol, check_duplicates=w.unified_log)
+    _logged(w, batch, res)
     shared = _append_info(w, inp, batch.producer_id, batch.base_sequence, res.first_offset, res.result == api.APPENDED)
     return _shared_view(w, _after(w, _result(res), batch.producer_id), shared)
 
@@ -129,9 +130,12 @@ def _produce_many(w: World, inp: dict[str, Any], times: int) -> Observed:
                    for s in range(lo, hi + 1, n)]
     if times and times != len(batches):
         raise NotExpressible(f"{inp.get('api')!r} does not match the {len(batches)} batches given")
+    if batches[0].origin == AppendOrigin.REPLICATION and not api.offsets_monotonic(tuple(batches)):
+        return {"error": "EXCEPTION", "exception": "OffsetsOutOfOrderException", "result": api.REJECTED}
     results = []
     for batch in batches:
         res, w.leader = api.append_batch(w.leader, batch, w.protocol, check_duplicates=w.unified_log)
+        _logged(w, batch, res)
         results.append(res)
     bad = [r for r in results if r.result != api.APPENDED]
     last = bad[0] if bad else api.ProduceResult(api.APPENDED, 0, results[0].first_offset, results[-1].last_offset)
@@ -146,8 +150,15 @@ def marker(w: World, inp: dict[str, Any]) -> Observed:
                             integer(inp.get("offset", -1), "offset"))
     entry = next((e for e in w.leader.producers if e.producer_id == req.producer_id), None)
     txn_first = entry.current_txn_first_offset if entry is not None else -1
+    if integer(inp.get("records", 1), "records") == 0:
+        # a control batch with no records: no marker is applied, whoever appends it
+        _origin(inp)
+        res, w.leader = api.append_empty_control_batch(w.leader, req.producer_id, req.offset)
+        return _after(w, _result(res), req.producer_id)
     res, w.leader = api.append_marker(w.leader, req, w.protocol, origin=_origin({'origin': inp.get('origin', 'COORDINATOR')}),
                                       unified_log=w.unified_log)
+    if res.result == api.APPENDED:
+        w.log.append(req._replace(offset=res.first_offset))
     shared = _append_info(w, inp, req.producer_id, -1, -1, False)
     out = _shared_view(w, _after(w, _result(res), req.producer_id), shared)
     # the CompletedTxn the marker returns (appendEndTxnMarker): none when no transaction was open
@@ -289,9 +300,76 @@ def verification_response(w: World, inp: dict[str, Any]) -> Observed:
     return {"callback_errors": {parts[i]: error_name(e) for i, e in got.items()}}
 
 
+def _logged(w: World, batch: api.ProduceBatch, res: api.ProduceResult) -> None:
+    if res.result == api.APPENDED:
+        w.log.append(batch._replace(first_offset=res.first_offset))
+
+
+def _snapshot_view(w: World) -> Observed:
+    return {"snapshot_offsets": [o for o, _ in w.snapshots],
+            "latest_snapshot_offset": w.snapshots[-1][0] if w.snapshots else None,
+            "producer_state_end_offset": w.leader.log_end_offset}
+
+
 def take_snapshot(w: World, inp: dict[str, Any]) -> Observed:
     w.snapshots = api.take_snapshot(w.leader, w.snapshots)
-    return {"snapshot_offsets": [o for o, _ in w.snapshots]}
+    return _snapshot_view(w)
+
+
+def roll(w: World, inp: dict[str, Any]) -> Observed:
+    """``UnifiedLog.roll``: a new segment; the producer state is snapshotted at the roll offset."""
+    w.snapshots = api.take_snapshot(w.leader, w.snapshots)
+    return _snapshot_view(w)
+
+
+def delete_snapshot_files(w: World, inp: dict[str, Any]) -> Observed:
+    """``LogTestUtils.deleteProducerSnapshotFiles``: the files go, the in-memory state stays."""
+    w.snapshots = ()
+    return _snapshot_view(w)
+
+
+def reopen_log(w: World, inp: dict[str, Any]) -> Observed:
+    """``UnifiedLog.close`` snapshots the producer state at the log end; the reopened log loads that
+    snapshot (each producer with its last batch), with nothing after it to replay."""
+    w.snapshots = api.take_snapshot(w.leader, w.snapshots)
+    w.leader = w.leader._replace(producers=w.snapshots[-1][1])
+    return _after(w, _snapshot_view(w))
+
+
+def log_truncate(w: World, inp: dict[str, Any]) -> Observed:
+    """``UnifiedLog.truncateTo(offset)`` and ``truncateFullyAndStartAt(offset[, log_start_offset])``.
+    Starting over empties the producer state and deletes every snapshot, the map end offset at the
+    new offset. Truncating deletes the snapshots above the offset and rebuilds the producer state
+    from the log (``rebuildProducerState``): the harness replays the batches below the offset from
+    the log start, so it takes only a truncation that leaves no snapshot to load from."""
+    call = str(inp.get("call", ""))
+    target = integer(inp.get("offset"), "offset")
+    if re.search(r"truncateFullyAndStartAt", call) or target < w.log_start_offset:
+        w.leader = w.leader._replace(producers=(), log_end_offset=target, verifications=())
+        w.snapshots, w.log = (), []
+        w.log_start_offset = integer(inp.get("log_start_offset", target), "log_start_offset")
+    elif target < w.leader.log_end_offset:
+        if w.log_incomplete:
+            raise NotExpressible(f"{call}({target}): the initial state's producers have no batches in the log to "
+                                 "rebuild them from")
+        w.snapshots = tuple((o, p) for o, p in w.snapshots if o <= target)
+        if any(o > w.log_start_offset for o, _ in w.snapshots):
+            raise NotExpressible(f"{call}({target}): a producer snapshot at or below the offset would be loaded; the "
+                                 "harness rebuilds the producer state from the log start only")
+        w.log = [x for x in w.log if (x.offset if isinstance(x, api.MarkerRequest) else x.first_offset) < target]
+        w.leader = w.leader._replace(producers=(), log_end_offset=w.log_start_offset, verifications=())
+        for x in w.log:
+            if isinstance(x, api.MarkerRequest):
+                _, w.leader = api.append_marker(w.leader, x, w.protocol, origin=AppendOrigin.REPLICATION)
+            else:
+                _, w.leader = api.append_batch(w.leader, x._replace(origin=int(AppendOrigin.REPLICATION)), w.protocol)
+        w.leader = w.leader._replace(log_end_offset=target)
+    w.high_watermark = min(w.high_watermark, w.leader.log_end_offset)
+    w.completed_txns.clear()
+    w.reset_open_transactions()
+    out = _after(w, _snapshot_view(w))
+    out.update({"log_start_offset": w.log_start_offset, "log_end_offset": w.leader.log_end_offset})
+    return out
 
 
 def truncate_and_reload(w: World, inp: dict[str, Any]) -> Observed:

@@ -79,6 +79,8 @@ class World:
         self.next_pid = 0
         self.loading = False
         self.lookup_error = 0
+        #: the coordinator epoch the cache holds the transactional ids at (None: the one each append gives)
+        self.coordinator_epoch: int | None = None
         self.blocks: ProducerIdBlocks | None = None
         self.last_update: dict[str, int] = {}
         self.tid_expiration_ms = 604800000
@@ -92,6 +94,11 @@ class World:
         self.completed_txns: list[tuple[int, int]] = []
         self._open_txns: dict[int, int] = {}
         self.snapshots: Any = ()
+        #: the batches and markers in the log, in offset order (``api.ProduceBatch`` / ``api.MarkerRequest``
+        #: with their offsets), for a UnifiedLog truncation that rebuilds the producer state from the log
+        self.log: list[Any] = []
+        #: the initial state gave producers whose batches are not in ``log``
+        self.log_incomplete = False
         #: producer id -> (first sequence, first offset) of the batches appended through the current
         #: ``ProducerAppendInfo`` of a vector that says which steps share one (``append_info``)
         self.append_infos: dict[int, tuple[int, int]] = {}
@@ -246,10 +253,19 @@ def _txn_metadata(w: World, v: Any) -> None:
 
 def _coordinator(w: World, v: Any) -> None:
     """``{"loading": true}`` or any field naming the error ``getTransactionState`` answers
-    (``{"get_transaction_state": "NOT_COORDINATOR"}``)."""
+    (``{"get_transaction_state": "NOT_COORDINATOR"}``); ``coordinator_epoch``: the epoch the
+    transactions were loaded at; ``owned_partitions: []``: no ``__transaction_state`` partition is
+    loaded or loading (NOT_COORDINATOR)."""
     items = v.items() if isinstance(v, dict) else [("state", v)]
     for key, x in items:
-        if key in ("loading", "load_in_progress") and x:
+        if key == "coordinator_epoch":
+            w.coordinator_epoch = integer(x, "coordinator_epoch")
+        elif key == "owned_partitions":
+            if not isinstance(x, list):
+                raise NotExpressible(f"coordinator.owned_partitions {x!r}: give a list")
+            if not x:
+                w.lookup_error = int(Errors.NOT_COORDINATOR)
+        elif key in ("loading", "load_in_progress") and x:
             w.loading = True
         elif isinstance(x, str) and x in _ERROR_NAMES:
             w.lookup_error = int(Errors[x])
@@ -295,6 +311,7 @@ def _producers(w: World, v: Any) -> None:
                                           integer(e.get("coordinator_epoch", -1), "coordinator_epoch"),
                                           -1 if tfo is None else integer(tfo, "txn_first_offset")))
     w.leader = w.leader._replace(producers=tuple(sorted(entries)))
+    w.log_incomplete = w.log_incomplete or bool(entries)
 
 
 def _log_end(w: World, v: Any) -> None:

@@ -56,6 +56,18 @@ class ProducerIdsExhausted(Exception):
     producerIds.")`` in ``ZkProducerIdManager``; the controller refuses the same way)."""
 
 
+def block_accepted(state: ProducerIdBlocks, broker: int, start: int, length: int) -> bool:
+    """The KRaft broker's sanity check of a block the controller sends
+    (``RPCProducerIdManager.handleAllocateProducerIdsResponse``, 3.0+): a block starting below the
+    current one's last id, or with a negative start or length, or passing ``Long.MaxValue``, is
+    refused and the broker keeps no next block (its ``generateProducerId`` keeps failing with
+    COORDINATOR_LOAD_IN_PROGRESS until a valid block arrives). The model's controller never sends
+    one; this is the rule for a conformance step that does."""
+    current = _block(state, broker)
+    last = current.end - 1 if current is not None else -1
+    return not (start < last or start < 0 or length < 0 or start > MAX_PRODUCER_ID - length)
+
+
 def grant_block(state: ProducerIdBlocks, broker: int) -> ProducerIdBlocks:
     """The controller (or the znode update) grants ``broker`` the next block."""
     start = state.next_block_start

@@ -28,6 +28,8 @@ _FATAL = {
     Errors.PRODUCER_FENCED: "ProducerFencedException",
     # the broker's error itself, not the generic KafkaException of an unexpected answer
     Errors.UNSUPPORTED_FOR_MESSAGE_FORMAT: "UnsupportedForMessageFormatException",
+    # the client's version mismatch (TxnRequestHandler.onComplete, every version): fatal before the handler
+    Errors.UNSUPPORTED_VERSION: "UnsupportedVersionException",
 }
 
 

@@ -15,6 +15,10 @@ INVALID_PRODUCER_EPOCH for a fence); TRANSACTION_ABORTABLE is abortable. Where t
 * an error nobody expected is fatal (a ``KafkaException``), except in AddPartitionsToTxn, which
   collects it as a partition error and makes the transaction abortable.
 
+An unsupported version is fatal for every handler, before any of them reads the answer: the
+network client reports the version mismatch (``TxnRequestHandler.onComplete``: ``versionMismatch``,
+1.0 to trunk), which the model writes as the answer UNSUPPORTED_VERSION.
+
 Authorization errors (abortable or fatal by handler) are outside the model.
 """
 
@@ -55,6 +59,9 @@ def on_txn_response(api: str, error: int, *, can_bump_epoch: bool, pid_mapping_f
         raise ValueError(f"not a transaction coordinator request: {api!r}")
     if error == Errors.NONE:
         return TxnResponseReaction(DONE, "")
+    if error == Errors.UNSUPPORTED_VERSION:
+        # the client's version mismatch, before the handler (TxnRequestHandler.onComplete: fatalError)
+        return TxnResponseReaction(FATAL, "UnsupportedVersionException")
     if api != "FindCoordinator" and error in (Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE):
         return TxnResponseReaction(LOOKUP_RETRY, "")
     if error in RETRIABLE:
