@@ -1,13 +1,17 @@
 """The check every vector file's per-profile pin makes: which vectors disagree, which are not
-expressible, and that a vector is not expressible because its profile lacks a named feature."""
+expressible, and that a vector is not expressible because its profile lacks a named feature; and the
+two ways a file's pins are checked against every profile (listed, or derived from what a profile lacks)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
-from eoscheck.model.api.protocol import FEATURES, protocol
+from eoscheck.model.api.protocol import FEATURES, PROFILES, protocol
 from eoscheck.model.conformance import harness
 from eoscheck.model.conformance.vectors import VectorFile
+
+#: a profile's pin: ({vector: why it disagrees}, {vector: the feature the version lacks, or why it is out})
+Outcome = tuple[dict[str, str], dict[str, str]]
 
 
 def assert_pinned(vf: VectorFile, name: str, disagree: Mapping[str, str], inexpressible: Mapping[str, str]) -> None:
@@ -25,3 +29,25 @@ def assert_pinned(vf: VectorFile, name: str, disagree: Mapping[str, str], inexpr
             assert v.reason.startswith(f"not expressible under {p.name}: ") and FEATURES[feature] in v.reason, \
                 (name, v.id, v.reason)
             assert feature in p.lacks, (name, v.id, feature)
+
+
+def assert_derived_matches_listed(listed: Mapping[str, Outcome], derived: Callable[[str], Outcome]) -> None:
+    """``derived`` (the rule a file's pins follow) gives every listed profile its listed pin: the same
+    disagreeing vectors (their reasons are prose) and the same inexpressible vectors and features."""
+    for name, (disagree, inexpressible) in listed.items():
+        d, i = derived(name)
+        assert (set(d), i) == (set(disagree), inexpressible), name
+
+
+def assert_pinned_per_profile(vf: VectorFile, listed: Mapping[str, Outcome], derived: Callable[[str], Outcome]) -> None:
+    """``vf`` under every profile and alias: a listed profile gives its listed pin; one added later (a
+    version split) is checked against what ``derived`` says it should give."""
+    for name in PROFILES:
+        disagree, inexpressible = listed.get(name) or derived(name)
+        assert_pinned(vf, name, disagree, inexpressible)
+
+
+def outcome_totals(run: harness.RunReport) -> dict[str, int]:
+    """How many of ``run``'s vectors agree, disagree and are not expressible."""
+    return {k: sum(1 for v in run.vectors if v.outcome == k)
+            for k in (harness.AGREE, harness.DISAGREE, harness.NOT_EXPRESSIBLE)}

@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conform_pins import assert_pinned
+from conform_pins import Outcome, assert_derived_matches_listed, assert_pinned_per_profile, outcome_totals
 from eoscheck.model.api import group as group_api
 from eoscheck.model.api import leader as leader_api
-from eoscheck.model.api.protocol import PROFILES, protocol
+from eoscheck.model.api.protocol import protocol
 from eoscheck.model.conformance import harness
 from eoscheck.model.conformance.vectors import load_vectors, parse_vectors
 from eoscheck.model.errors import Errors
@@ -47,7 +47,7 @@ _OUT = {"BRK-APM-05": "out of scope"}
 #: profile -> ({vector: why it disagrees}, {vector: the feature it needs that the version lacks, or
 #: 'out of scope'}); every other vector of the broker file agrees. A disagreement here is a real
 #: behaviour of that version, not a model bug.
-PROFILE_OUTCOMES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
+PROFILE_OUTCOMES: dict[str, Outcome] = {
     "kafka-2024-10": ({}, dict(_OUT)),
     "kafka-later-trunk": ({}, dict(_OUT)),
     "kafka-3.8-3.9": ({}, {**_OUT, **{v: "transaction-version-2" for v in _TV2}}),
@@ -69,9 +69,7 @@ PROFILE_OUTCOMES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
 def test_the_broker_vectors_totals_are_pinned() -> None:
     run = harness.run_file(load_vectors(BROKER))
     assert run.variant == "kafka-2024-10"
-    totals = {k: sum(1 for v in run.vectors if v.outcome == k)
-              for k in (harness.AGREE, harness.DISAGREE, harness.NOT_EXPRESSIBLE)}
-    assert totals == {harness.AGREE: len(run.vectors) - 1, harness.DISAGREE: 0, harness.NOT_EXPRESSIBLE: 1}
+    assert outcome_totals(run) == {harness.AGREE: len(run.vectors) - 1, harness.DISAGREE: 0, harness.NOT_EXPRESSIBLE: 1}
     inexpressible = {v.id: v.reason for v in run.vectors if v.outcome == harness.NOT_EXPRESSIBLE}
     assert set(inexpressible) == {"BRK-APM-05"}
     assert "CLUSTER_AUTHORIZATION_FAILED" in inexpressible["BRK-APM-05"]
@@ -87,7 +85,7 @@ def test_the_header_says_who_wrote_the_vectors() -> None:
     assert not {v["id"] for v in data["vectors"]} & {v["id"] for v in written["vectors"]}
 
 
-def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
+def _derived(name: str) -> Outcome:
     """The outcome a profile should give, from what its version lacks and does: the first needed
     feature it lacks makes a vector inexpressible; a broker before KIP-360 answers an unknown
     producer's sequence other than 0 UNKNOWN_PRODUCER_ID (BRK-PSM-05, -13); one before KAFKA-7190
@@ -111,17 +109,11 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def test_the_derived_outcomes_match_the_listed_profiles() -> None:
-    for name, (disagree, inexpressible) in PROFILE_OUTCOMES.items():
-        d, i = _derived(name)
-        assert (set(d), i) == (set(disagree), inexpressible), name
+    assert_derived_matches_listed(PROFILE_OUTCOMES, _derived)
 
 
 def test_the_broker_vectors_outcome_is_pinned_per_profile() -> None:
-    vf = load_vectors(BROKER)
-    # a profile added later (a version split) is checked against what it lacks
-    outcomes = {name: PROFILE_OUTCOMES.get(name) or _derived(name) for name in PROFILES}
-    for name, (disagree, inexpressible) in outcomes.items():
-        assert_pinned(vf, name, disagree, inexpressible)
+    assert_pinned_per_profile(load_vectors(BROKER), PROFILE_OUTCOMES, _derived)
 
 
 # --- the rules the vectors led to ------------------------------------------------------------------

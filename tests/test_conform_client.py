@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conform_pins import assert_pinned
+from conform_pins import Outcome, assert_derived_matches_listed, assert_pinned_per_profile
 from eoscheck.model.api import client as client_api
-from eoscheck.model.api.protocol import PROFILES, protocol
+from eoscheck.model.api.protocol import protocol
 from eoscheck.model.conformance import harness
 from eoscheck.model.conformance.vectors import load_vectors, parse_vectors
 from eoscheck.model.errors import RETRIABLE, Errors
@@ -49,7 +49,7 @@ _ALL = [v["id"] for v in json.loads(CLIENT.read_text())["vectors"]]
 
 #: profile -> ({vector: why it disagrees}, {vector: the feature the version lacks}); every other vector
 #: agrees. A disagreement here is a real change of Kafka's client after the vectors' commit.
-PROFILE_OUTCOMES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
+PROFILE_OUTCOMES: dict[str, Outcome] = {
     "kafka-2024-10": ({}, {}),
     "kafka-later-trunk": ({
         # KAFKA-18019 (PR 17822, 4.0): INVALID_PRODUCER_ID_MAPPING is fatal for the producer
@@ -78,7 +78,7 @@ _TRANSACTION_ABORTABLE = ("CL-13", "CL-23", "CL-30", "CL-35", "CL-40", "CL-41", 
 _PRODUCER_FENCED = ("CL-21", "CL-27", "CL-36")
 
 
-def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
+def _derived(name: str) -> Outcome:
     """The outcome a profile not listed above should give, from what it lacks: the first needed feature
     it lacks makes a vector inexpressible (KIP-360 for every client step); the 4.0+ client (the profile
     validating EndTxn by the request's version) fails CL-33 / CL-38 (KAFKA-18019)."""
@@ -95,17 +95,11 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def test_the_derived_outcomes_match_the_listed_profiles() -> None:
-    for name, (disagree, inexpressible) in PROFILE_OUTCOMES.items():
-        d, i = _derived(name)
-        assert (set(d), i) == (set(disagree), inexpressible), name
+    assert_derived_matches_listed(PROFILE_OUTCOMES, _derived)
 
 
 def test_the_client_vectors_outcome_is_pinned_per_profile() -> None:
-    vf = load_vectors(CLIENT)
-    # a profile added later (a version split) is checked against what it lacks
-    outcomes = {name: PROFILE_OUTCOMES.get(name) or _derived(name) for name in PROFILES}
-    for name, (disagree, inexpressible) in outcomes.items():
-        assert_pinned(vf, name, disagree, inexpressible)
+    assert_pinned_per_profile(load_vectors(CLIENT), PROFILE_OUTCOMES, _derived)
 
 
 def test_the_file_does_not_repeat_kafkas_sample() -> None:

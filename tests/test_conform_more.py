@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conform_pins import assert_pinned
+from conform_pins import Outcome, assert_derived_matches_listed, assert_pinned_per_profile
 from eoscheck.model.api import coordinator as coord
-from eoscheck.model.api.protocol import PROFILES, protocol
+from eoscheck.model.api.protocol import protocol
 from eoscheck.model.conformance import harness
 from eoscheck.model.conformance.vectors import load_vectors, parse_vectors
 from eoscheck.model.errors import Errors
@@ -164,7 +164,7 @@ _KIP360 = ("INIT-40", "CLI-40", "CLI-41", "CLI-42", "CLI-43", "CLI-44")
 
 #: profile -> ({vector: why it disagrees}, {vector: the feature it needs that the version lacks}); every
 #: other vector of the file agrees. A disagreement here is a real behaviour of that version.
-PROFILE_OUTCOMES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
+PROFILE_OUTCOMES: dict[str, Outcome] = {
     "kafka-2024-10": ({}, {}),
     "kafka-later-trunk": ({v: "a TV2 completion keeps lastProducerEpoch (the snapshot sets it to the epoch)"
                            for v in _TV2}, {}),
@@ -177,7 +177,7 @@ PROFILE_OUTCOMES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
 }
 
 
-def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
+def _derived(name: str) -> Outcome:
     """The outcome a profile should give, from what its version lacks and does."""
     p = protocol(name)
     needs = {**{v: "transaction-version-2" for v in _TV2}, **{v: "kip-360" for v in _KIP360}}
@@ -199,16 +199,11 @@ def test_the_more_vectors_totals_are_pinned() -> None:
 
 
 def test_the_derived_outcomes_match_the_listed_profiles() -> None:
-    for name, (disagree, inexpressible) in PROFILE_OUTCOMES.items():
-        d, i = _derived(name)
-        assert (set(d), i) == (set(disagree), inexpressible), name
+    assert_derived_matches_listed(PROFILE_OUTCOMES, _derived)
 
 
 def test_the_more_vectors_outcome_is_pinned_per_profile() -> None:
-    vf = load_vectors(MORE)
-    for name in PROFILES:
-        disagree, inexpressible = PROFILE_OUTCOMES.get(name) or _derived(name)
-        assert_pinned(vf, name, disagree, inexpressible)
+    assert_pinned_per_profile(load_vectors(MORE), PROFILE_OUTCOMES, _derived)
 
 
 def test_the_file_repeats_no_earlier_vector_or_test() -> None:
