@@ -220,6 +220,52 @@ def test_a_failing_step_is_recorded_and_the_engine_reports_it_as_without_checked
         assert (got.stats.distinct, got.stats.generated) == (want.stats.distinct, want.stats.generated)
 
 
+class Journal(Composed):
+    """Ledger's two rules with one transition property, which names Write only: no step of Tick
+    can fail it."""
+
+    counter = Part(init=0, interned=False)
+    log = Part(init=())
+
+    def __init__(self, bug: bool = False, memoize: bool = True) -> None:
+        self.bug, self.limit = bug, 3
+        super().__init__({}, memoize=memoize)
+
+    @rule("Tick", reads=("counter",), writes=("counter",))
+    def tick(self, counter: int) -> dict[str, Any] | None:
+        return Ledger.tick(self, counter)  # type: ignore[arg-type]
+
+    @rule("Write", reads=("log", "counter"), writes=("log",), results=("at",))
+    def write(self, log: tuple[int, ...], counter: int) -> dict[str, Any] | None:
+        return Ledger.write(self, log, counter)  # type: ignore[arg-type]
+
+    @transition("Appends", reads=("log",), actions=("Write",))
+    def appends(self, step: tuple, before: Any, after: Any) -> bool:
+        """a write keeps the log's head"""
+        return after.log[:len(before.log)] == before.log
+
+
+def test_steps_of_a_rule_no_transition_property_names_are_left_unchecked(monkeypatch) -> None:
+    from eoscheck.checker.compose.machine import _NEVER_CHECKED, _checked_source
+
+    m = Journal()
+    plan = m._plan
+    assert not plan._may_check("Tick") and plan._may_check("Write")
+    steps = [x for x in plan.source.splitlines() if "append((step" in x]
+    assert len(steps) == 2 and sum(x.endswith(_NEVER_CHECKED) for x in steps) == 1
+    checked = _checked_source(plan.source)
+    assert checked.count("CK[ci]") == 1 and checked.count(_NEVER_CHECKED) == 1
+    # the same verdicts, traces and counts as the engine's own checks, with the bug and without
+    for bug in (False, True):
+        got = explore(Journal(bug=bug), ExploreOptions(stop_at_first=False, check_deadlock=False))
+        monkeypatch.setattr(Composed, "checked_successors", lambda self, names: None)
+        want = explore(Journal(bug=bug), ExploreOptions(stop_at_first=False, check_deadlock=False))
+        monkeypatch.undo()
+        assert got.verdict == want.verdict == ("violated" if bug else "holds")
+        assert [(v.property, v.trace) for v in got.violations] == [(v.property, v.trace) for v in want.violations]
+        assert (got.stats.distinct, got.stats.generated) == (want.stats.distinct, want.stats.generated)
+
+
 def _reachable(m: Composed) -> list[tuple]:
     seen = list(m.init_states())
     index = set(seen)
