@@ -37,6 +37,7 @@ from .rules import (
     _Projection,
     _Rule,
     hoist_projections,
+    plain_projections,
     read_parts,
 )
 
@@ -418,7 +419,7 @@ class _Plan:
                 body = [x + _NEVER_CHECKED if _APPEND_STEP.match(x) else x for x in body]
             lines += ["    " + x for x in body]
         lines.append("    return out")
-        lines = hoist_projections(lines, 3, lazy=True)
+        lines = plain_projections(hoist_projections(lines, 3, lazy=True), env)
         #: the generated source (profiles name its lines: ``<compose Class>:N``)
         self.source = "\n".join(lines)
         exec(compile(self.source, f"<compose {type(self.machine).__name__}>", "exec"), env)  # noqa: S102
