@@ -228,6 +228,27 @@ def test_add_distinct_tests_and_inserts_in_one_pass(seed):
     assert fpset.contains_batch(np.array(sorted(reference), dtype=np.uint64)).all()
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_insert_distinct_answers_and_grows_as_contains_then_add_new(seed):
+    """One pass (the parallel engine's settle) against the two it replaces: the same answers,
+    the same set, and a table of the same size after every batch (it grows by what was new)."""
+    one, two = FingerprintSet(capacity=16), FingerprintSet(capacity=16)
+    reference: set[int] = set()
+    sizes = set()
+    for batch in _random_batches(seed, batches=40, size=900, universe=6000):
+        distinct = np.array(list(dict.fromkeys(batch.tolist())), dtype=np.uint64)
+        is_new = one.insert_distinct(distinct)
+        expected = ~two.contains_batch(distinct)
+        two.add_new(distinct[expected]) if expected.any() else None
+        assert is_new.tolist() == expected.tolist() == [v not in reference for v in distinct.tolist()]
+        reference.update(distinct.tolist())
+        assert len(one) == len(two) == len(reference)
+        assert one.capacity == two.capacity
+        sizes.add(one.capacity)
+    assert len(sizes) > 2  # the table grew several times on the way
+    assert one.contains_batch(np.array(sorted(reference), dtype=np.uint64)).all()
+
+
 def test_compact_visited_known_holds_only_recent_levels():
     from eoscheck.checker.explore.compact import CompactVisited
 

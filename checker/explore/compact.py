@@ -168,6 +168,26 @@ class FingerprintSet:
         self._grow_for(fps.size)
         return self._insert_distinct(fps)
 
+    def insert_distinct(self, fps: np.ndarray) -> np.ndarray:
+        """``add_distinct`` whose table grows after the insertion, by the count of values that
+        were new (as ``add_new`` grows, which is told only new ones), not before it by the count
+        offered: a batch that is mostly present does not double the table early, and the table's
+        size follows the set's. The load may pass ``max_load`` during the one pass; a batch that
+        could take it past 0.9 grows the table first."""
+        if not fps.all():  # the fingerprint 0 is a flag, not a slot
+            is_new = np.zeros(fps.size, dtype=bool)
+            zero = fps == _EMPTY
+            is_new[zero] = not self._has_zero
+            self._has_zero = True
+            rest = np.flatnonzero(~zero)
+            is_new[rest] = self.insert_distinct(fps[rest])
+            return is_new
+        if self._count + fps.size > 0.9 * self._table.size:
+            self._grow_for(fps.size)
+        is_new = self._insert_distinct(fps)
+        self._grow_for(0)
+        return is_new
+
     def contains_batch(self, fps: np.ndarray) -> np.ndarray:
         fps = np.asarray(fps, dtype=np.uint64)
         table = self._table
