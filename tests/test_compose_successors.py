@@ -220,6 +220,52 @@ def test_a_failing_step_is_recorded_and_the_engine_reports_it_as_without_checked
         assert (got.stats.distinct, got.stats.generated) == (want.stats.distinct, want.stats.generated)
 
 
+class Journal(Composed):
+    """Ledger's two rules with one transition property, which names Write only: no step of Tick
+    can fail it."""
+
+    counter = Part(init=0, interned=False)
+    log = Part(init=())
+
+    def __init__(self, bug: bool = False, memoize: bool = True) -> None:
+        self.bug, self.limit = bug, 3
+        super().__init__({}, memoize=memoize)
+
+    @rule("Tick", reads=("counter",), writes=("counter",))
+    def tick(self, counter: int) -> dict[str, Any] | None:
+        return Ledger.tick(self, counter)  # type: ignore[arg-type]
+
+    @rule("Write", reads=("log", "counter"), writes=("log",), results=("at",))
+    def write(self, log: tuple[int, ...], counter: int) -> dict[str, Any] | None:
+        return Ledger.write(self, log, counter)  # type: ignore[arg-type]
+
+    @transition("Appends", reads=("log",), actions=("Write",))
+    def appends(self, step: tuple, before: Any, after: Any) -> bool:
+        """a write keeps the log's head"""
+        return after.log[:len(before.log)] == before.log
+
+
+def test_steps_of_a_rule_no_transition_property_names_are_left_unchecked(monkeypatch) -> None:
+    from eoscheck.checker.compose.machine import _NEVER_CHECKED, _checked_source
+
+    m = Journal()
+    plan = m._plan
+    assert not plan._may_check("Tick") and plan._may_check("Write")
+    steps = [x for x in plan.source.splitlines() if "append((step" in x]
+    assert len(steps) == 2 and sum(x.endswith(_NEVER_CHECKED) for x in steps) == 1
+    checked = _checked_source(plan.source)
+    assert checked.count("CK[ci]") == 1 and checked.count(_NEVER_CHECKED) == 1
+    # the same verdicts, traces and counts as the engine's own checks, with the bug and without
+    for bug in (False, True):
+        got = explore(Journal(bug=bug), ExploreOptions(stop_at_first=False, check_deadlock=False))
+        monkeypatch.setattr(Composed, "checked_successors", lambda self, names: None)
+        want = explore(Journal(bug=bug), ExploreOptions(stop_at_first=False, check_deadlock=False))
+        monkeypatch.undo()
+        assert got.verdict == want.verdict == ("violated" if bug else "holds")
+        assert [(v.property, v.trace) for v in got.violations] == [(v.property, v.trace) for v in want.violations]
+        assert (got.stats.distinct, got.stats.generated) == (want.stats.distinct, want.stats.generated)
+
+
 def _reachable(m: Composed) -> list[tuple]:
     seen = list(m.init_states())
     index = set(seen)
@@ -470,3 +516,35 @@ def test_a_receive_rule_on_one_shared_key_looks_its_steps_up_once_and_makes_the_
         if isinstance(r, _Rule) and r.action in ("File", "Stamp"):
             assert r.flat and not r.per_channel.keys() - {k if type(k) is int else k[0] for k in r.flat}
     assert compare_memo(lambda memo: Mailroom(network, memoize=memo)).complete
+
+
+# ---------------------------------------------------------------- projected terms
+
+
+def test_projected_terms_hit_plain_dicts_and_miss_through_the_maps_in_the_same_order() -> None:
+    from eoscheck.checker.compose.rules import _Projection, plain_projections
+
+    lines = ["def f(s):",
+             "    q0 = P1[s[2]]",
+             "    k = (s[0], q0, P1[s[1]])",
+             "    outs = m.get((s[0], P1[s[3]], P2[s[1]]))",
+             "    x = P1[s[0]] if s[0] else -1",  # conditional: a term it may skip stays as it is
+             "    y = g(P2[s[2]])",  # a call before the last term: left as it is
+             "    return q0, k, outs, x, y"]
+
+    def run(rewrite: bool) -> tuple[list[Any], list[list[Any]]]:
+        projs = [_Projection("part:mod3", lambda v: v % 3, None), _Projection("part:half", lambda v: v // 2, None)]
+        env: dict[str, Any] = {"P1": projs[0].ids, "P2": projs[1].ids, "m": {(0, 1, 0): "hit"}, "g": lambda v: v}
+        src = plain_projections(lines, env) if rewrite else lines
+        exec("\n".join(src), env)  # noqa: S102
+        rng = random.Random(7)
+        got = [env["f"](tuple(rng.randrange(9) for _ in range(4))) for _ in range(300)]
+        for p in projs:
+            assert p.ids.plain == dict(p.ids)
+        return got, [list(p.shared) for p in projs]
+
+    src = plain_projections(lines, {"P1": _Projection("a", abs, None).ids, "P2": _Projection("b", abs, None).ids})
+    assert sum(x.strip() == "try:" for x in src) == 3
+    assert not any("F" in x for x in src if x.lstrip().startswith(("x =", "y =")))
+    # the same values, and the projected values first seen in the same order (the ids they get)
+    assert run(True) == run(False)

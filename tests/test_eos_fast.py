@@ -135,3 +135,20 @@ def test_pair_form_on_ties(display: int, monkeypatch: pytest.MonkeyPatch) -> Non
     swapped = [s for s, f in zip(ties, forms) if f != s]
     kept = [s for s, f in zip(ties, forms) if f == s and m._plan.permuters["instance"](s, (1, 0)) != s]
     assert swapped and kept  # both outcomes of the comparison occur
+
+
+def test_constraint_reads_plain_maps_filled_by_its_flags() -> None:
+    """The generated constraint reads each flag map's plain ``seen`` (a dict subclass's subscript is
+    slower) and falls back to the maps, which compute a missing flag, on first sight of a content:
+    the same answers on first sight and on every later hit, and ``seen`` holds exactly the flags."""
+    variant, bounds = CONFIGS[3]
+    m = machine(variant, **bounds)
+    states = _walk(m, 3000)
+    env = m.within_bounds.__globals__
+    maps = [env[n] for n in ("E", "G", "M")]
+    assert all(isinstance(f, eos_fast._Flags) and type(env[n + "s"]) is dict and env[n + "s"] is f.seen
+               for n, f in zip(("E", "G", "M"), maps))
+    want = [EosMachine.within_bounds(m, s) for s in states]
+    assert [m.within_bounds(s) for s in states] == want  # first sight: through the maps
+    assert all(f.seen == dict(f) and f for f in maps)
+    assert False in want and [m.within_bounds(s) for s in states] == want  # hits: through ``seen``

@@ -37,6 +37,7 @@ from .rules import (
     _Projection,
     _Rule,
     hoist_projections,
+    plain_projections,
     read_parts,
 )
 
@@ -113,6 +114,9 @@ def _hosts(lookups: Sequence[tuple[list[Term], bool]]) -> list[tuple[list[Term],
 
 
 _APPEND_STEP = re.compile(r"^(\s*)append\(\(step, (build\(s, a(?:, rest)?\))\)\)$")
+#: the mark ``_Plan.compile`` puts after the step lines of a rule whose steps no transition property
+#: names (``_Plan._may_check``): ``_checked_source`` does not match them and leaves them as they are
+_NEVER_CHECKED = "  # never checked"
 
 
 def _check_lines(indent: str, check: str) -> list[str]:
@@ -408,14 +412,14 @@ class _Plan:
                     body, names = rule.body(f"r{id(rule)}_", grouped.get(n), gated.get(n), hosted.get(n))
                 else:
                     body, names = rule.inline
-                env.update(names)
-                lines += ["    " + x for x in body]
             else:  # a channel rule: its outcomes by the channel's content, as a rule's
                 body, names = rule.body(f"c{n}_")
-                env.update(names)
-                lines += ["    " + x for x in body]
+            env.update(names)
+            if not self._may_check(rule.action):
+                body = [x + _NEVER_CHECKED if _APPEND_STEP.match(x) else x for x in body]
+            lines += ["    " + x for x in body]
         lines.append("    return out")
-        lines = hoist_projections(lines, 3, lazy=True)
+        lines = plain_projections(hoist_projections(lines, 3, lazy=True), env)
         #: the generated source (profiles name its lines: ``<compose Class>:N``)
         self.source = "\n".join(lines)
         exec(compile(self.source, f"<compose {type(self.machine).__name__}>", "exec"), env)  # noqa: S102
@@ -428,6 +432,13 @@ class _Plan:
         self._outcome_checks: dict[tuple[str, ...], Callable[[tuple, Step, tuple], bool]] = {}
         if "successors" in vars(self.machine):  # bound on the instance (``Composed._bind_within``): rebind
             self.machine.successors = self.successors  # type: ignore[method-assign]
+
+    def _may_check(self, action: str) -> bool:
+        """Can some transition property apply to a step of ``action`` (``_Transition.applies``'s
+        first test)? The outcomes of a rule whose action none names always have check index 0:
+        ``checked_successors`` leaves its steps as ``successors`` makes them (no local, no test of
+        the index per successor)."""
+        return any(not obj.actions or action in obj.actions for _, obj in self._transition_objs)
 
     def _groups(self, env: dict[str, Any], lines: list[str]) -> tuple[
             dict[int, dict[int, tuple[str, int]]], dict[int, dict[int, tuple[str, int]]], dict[int, Hosted]]:

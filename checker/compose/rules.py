@@ -42,10 +42,12 @@ class _ProjectionValues(dict[Any, Any]):
 
 class _ProjectionIds(dict[Any, int]):
     """Slot content -> the projection's id of its projected value (equal projections, one id):
-    what memo keys hold in place of the slot content."""
+    what memo keys hold in place of the slot content. ``plain`` holds the same entries in a plain
+    dict, for the generated successors' hits (``plain_projections``)."""
 
-    __slots__ = ("projection",)
+    __slots__ = ("plain", "projection")
     projection: _Projection
+    plain: dict[Any, int]
 
     def __missing__(self, key: Any) -> int:
         return self.projection.see(key)
@@ -67,6 +69,7 @@ class _Projection:
         self.puts: dict[Hashable, dict[Any, Any]] = {}
         self.ids = _ProjectionIds()
         self.ids.projection = self
+        self.ids.plain = {}
         self.values = _ProjectionValues()
         self.values.projection = self
         #: projected value -> its id (ids are small ints, in order of first sight)
@@ -95,12 +98,13 @@ class _Projection:
             # the first equal value: one object per projected value, however many slot contents
             # project to it (a part of many values, few projections, keeps few alive)
             projected = self.shared[pid]
-        self.ids[key] = pid
+        self.ids[key] = self.ids.plain[key] = pid
         self.values[key] = projected
         return pid
 
     def clear(self) -> None:
         self.ids.clear()
+        self.ids.plain.clear()
         self.values.clear()
         self.by_value.clear()
         self.shared.clear()
@@ -354,6 +358,45 @@ def _implied(terms: list[Term]) -> list[Term]:
 _PROJECTED = re.compile(r"\bP\d+\[s\[\d+\]\]")
 #: a budgeted rule's test (``_Rule.body``): its block runs on most states
 _BUDGET_TEST = re.compile(r"^if s\[\d+\] < \d+:$")
+
+
+#: a generated assignment whose value may read projected terms: (indent, target, value)
+_ASSIGN = re.compile(r"^(\s*)([A-Za-z_]\w*) = (.+)$")
+#: what a value must not hold to be evaluated twice (the second time only after a KeyError): a test
+#: that would skip a term, or a nested function
+_LAZY = re.compile(r"\b(?:if|and|or|lambda|for)\b")
+#: a value that is one memo's ``get`` of a key (the key alone is evaluated again), and a call
+_GET = re.compile(r"^[A-Za-z_]\w*\.get\((.*)\)$")
+_CALL = re.compile(r"\w\(")
+
+
+def plain_projections(lines: list[str], env: dict[str, Any]) -> list[str]:
+    """``lines`` (a generated function's) with each assignment whose value reads projected terms
+    (``P<id>[s[k]]``) made first on the projections' plain dicts (``_ProjectionIds.plain``): a
+    subscript of a dict subclass goes through the type's generic slot (``dict`` declares
+    ``__getitem__`` as a method, so a subclass never inherits the C subscript), about 50 ns more
+    per hit. A content seen for the first time raises KeyError, and the value is evaluated again
+    as before, on the maps that compute the missing id: the terms before it are hits the second
+    time (pure), and the miss happens where it did, in the same order. Only values that read every
+    term unconditionally and call nothing before their last term (a memo's ``get`` of the key) are
+    rewritten; ``env`` receives the plain dicts (``F<id>``)."""
+    out: list[str] = []
+    for line in lines:
+        m = _ASSIGN.match(line)
+        terms = _PROJECTED.findall(line)
+        key = _GET.match(m.group(3)) if m is not None else None
+        if (m is None or not terms or _LAZY.search(m.group(3))
+                or _CALL.search(key.group(1) if key is not None else m.group(3))):
+            out.append(line)
+            continue
+        indent, target, value = m.groups()
+        for term in terms:
+            name = term[:term.index("[")]
+            env["F" + name[1:]] = env[name].plain
+        fast = _PROJECTED.sub(lambda t: "F" + t.group(0)[1:], value)
+        out += [f"{indent}try:", f"{indent}    {target} = {fast}", f"{indent}except KeyError:",
+                f"{indent}    {target} = {value}"]
+    return out
 
 
 def hoist_projections(lines: list[str], at: int, lazy: bool = False) -> list[str]:
