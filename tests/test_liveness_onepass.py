@@ -173,8 +173,9 @@ def test_chunks_decide_which_invariant_is_reported_first(monkeypatch):
     assert [t.state[0] for t in one.violations[0].trace] == [0, 5, 1]
 
 
-def test_one_pass_explores_once(monkeypatch):
-    calls = []
+def _dispatched(monkeypatch) -> list[str]:
+    """The strategies the engine dispatcher is asked to run from now on (a second pass shows here)."""
+    calls: list[str] = []
     real = _dispatch
 
     def spy(machine, options, progress):
@@ -182,8 +183,19 @@ def test_one_pass_explores_once(monkeypatch):
         return real(machine, options, progress)
 
     monkeypatch.setattr("eoscheck.checker.explore._dispatch", spy)
+    return calls
+
+
+def _fair_cycle() -> SafetyGraph:
+    """0 -> 1 -> 2 -> 0 under WF(a): every fair behaviour reaches 2."""
     edges = {0: [("a", 1)], 1: [("a", 2)], 2: [("a", 0)]}
-    m = SafetyGraph(edges, [0], set(), set(), set(), set(), set(), [WF("a")], [eventually("X", "", lambda s: s[0] == 2)])
+    return SafetyGraph(edges, [0], set(), set(), set(), set(), set(), [WF("a")],
+                       [eventually("X", "", lambda s: s[0] == 2)])
+
+
+def test_one_pass_explores_once(monkeypatch):
+    calls = _dispatched(monkeypatch)
+    m = _fair_cycle()
     result = explore(m, ExploreOptions(temporal=("X",)))
     assert result.verdict == "holds" and result.strategy == "bfs" and calls == []
     assert "in the safety BFS (one pass)" in result.notes[-1]
@@ -272,17 +284,8 @@ def test_random_machines_parallel_one_pass_equals_bfs(case):
 
 
 def test_parallel_one_pass_starts_no_engine(monkeypatch):
-    calls = []
-    real = _dispatch
-
-    def spy(machine, options, progress):
-        calls.append(options.strategy)
-        return real(machine, options, progress)
-
-    monkeypatch.setattr("eoscheck.checker.explore._dispatch", spy)
-    edges = {0: [("a", 1)], 1: [("a", 2)], 2: [("a", 0)]}
-    m = SafetyGraph(edges, [0], set(), set(), set(), set(), set(), [WF("a")], [eventually("X", "", lambda s: s[0] == 2)])
-    result = explore(m, ExploreOptions(strategy="parallel", temporal=("X",)))
+    calls = _dispatched(monkeypatch)
+    result = explore(_fair_cycle(), ExploreOptions(strategy="parallel", temporal=("X",)))
     assert result.verdict == "holds" and result.strategy == "parallel" and calls == []
     assert "in the safety BFS (one pass)" in " ".join(result.notes)
 
