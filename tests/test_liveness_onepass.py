@@ -64,19 +64,26 @@ def assert_same(machine: Any, options: ExploreOptions) -> Result:
 SLOW = {"liveness-eos-beta-kip447", "liveness-lso-advances-kafka-2.4", "liveness-lso-stuck-kafka-0.11"}
 
 
+SPEC_PARAMS = [pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p.stem in SLOW else [])
+               for p in liveness_specs()]
+
+
+def _spec_runs(path):
+    """The spec's machine, its options as committed, and the same with every safety property and
+    deadlock checked too (a safety violation then stops several of them before the liveness check)."""
+    spec = load_spec(path)
+    options = spec_to_options(spec)
+    return build_machine(spec), options, dataclasses.replace(options, properties=None, check_deadlock=True)
+
+
 def test_the_liveness_specs_are_found():
     names = {p.stem for p in liveness_specs()}
     assert SLOW | {"liveness-init-exhausted-epoch-shipped", "liveness-idempotent-sends-complete"} <= names
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p.stem in SLOW else [])
-                                  for p in liveness_specs()])
+@pytest.mark.parametrize("path", SPEC_PARAMS)
 def test_every_liveness_spec_one_pass_equals_two(path):
-    spec = load_spec(path)
-    machine, options = build_machine(spec), spec_to_options(spec)
-    # as committed, and with every safety property and deadlock checked too (a safety violation
-    # then stops several of them before the liveness check)
-    every = dataclasses.replace(options, properties=None, check_deadlock=True)
+    machine, options, every = _spec_runs(path)
     assert_same(machine, options)
     assert_same(machine, every)
     if path.stem not in SLOW:  # (a minute more under load)
@@ -250,12 +257,9 @@ def assert_parallel_is_bfs(machine: Any, options: ExploreOptions) -> Result:
     return one
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p.stem in SLOW else [])
-                                  for p in liveness_specs()])
+@pytest.mark.parametrize("path", SPEC_PARAMS)
 def test_every_liveness_spec_parallel_one_pass_equals_bfs(path):
-    spec = load_spec(path)
-    machine, options = build_machine(spec), spec_to_options(spec)
-    every = dataclasses.replace(options, properties=None, check_deadlock=True)
+    machine, options, every = _spec_runs(path)
     for opts in (options, every):
         one = assert_parallel_is_bfs(machine, opts)
         # and the parallel engine's own two passes agree on what it does not document as differing
