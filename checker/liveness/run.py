@@ -23,8 +23,11 @@ if TYPE_CHECKING:
     from ..progress import Progress
 
 
-#: engines whose safety run the one-pass walk (a single-process BFS) reproduces
+#: engines whose safety run the one-pass BFS walk reproduces (a single-process BFS)
 ONE_PASS_ENGINES = ("bfs", "parallel")
+#: engines that check the temporal properties in one pass of their own: the DFS records the graph
+#: as it runs (``onepass.explore_dfs_with_liveness``)
+OWN_ONE_PASS = ("dfs",)
 
 #: why a view keeps two passes (the run's note and docs/liveness.md say it)
 VIEW_REASON = ("a view may merge states that behave differently, so a temporal verdict on the view's "
@@ -33,7 +36,7 @@ VIEW_REASON = ("a view may merge states that behave differently, so a temporal v
 
 def two_pass_reason(machine: Machine, options: ExploreOptions) -> str | None:
     """Why a run that checks safety and liveness explores twice (None: it explores once)."""
-    if options.strategy not in ONE_PASS_ENGINES:
+    if options.strategy not in ONE_PASS_ENGINES + OWN_ONE_PASS:
         return f"the {options.strategy} engine keeps no graph for it"
     # The safety run deduplicates on the view (a spec's or --view's, else the machine's default);
     # the liveness graph cannot (VIEW_REASON), so the two graphs differ and one walk is not both.
@@ -59,8 +62,10 @@ def explore_with_liveness(machine: Machine, options: ExploreOptions, progress: P
     wants_safety = options.properties is None or bool(options.properties) or options.check_deadlock
     reason = two_pass_reason(machine, options) if wants_safety else None
     if wants_safety and one_pass and reason is None:
-        from .onepass import explore_bfs_with_liveness
+        from .onepass import explore_bfs_with_liveness, explore_dfs_with_liveness
         try:
+            if options.strategy in OWN_ONE_PASS:
+                return explore_dfs_with_liveness(machine, options, progress)
             return explore_bfs_with_liveness(machine, options, progress)
         except LivenessError:
             # The liveness check refuses this machine/options. Two passes would have reported a
@@ -87,7 +92,7 @@ def explore_with_liveness(machine: Machine, options: ExploreOptions, progress: P
     result.notes.extend(live.notes)
     if one_pass and reason is not None:
         result.notes.append(f"liveness: explored twice, safety then the liveness graph ({reason}; "
-                            "the bfs and parallel engines check both in one pass)")
+                            "the bfs, parallel and dfs engines check both in one pass)")
     result.stats.elapsed += live.stats.elapsed  # the run's time is both passes
     if live.violations:
         result.verdict = "violated"
