@@ -28,6 +28,8 @@ ONE_PASS_ENGINES = ("bfs", "parallel")
 #: engines that check the temporal properties in one pass of their own: the DFS records the graph
 #: as it runs (``onepass.explore_dfs_with_liveness``)
 OWN_ONE_PASS = ("dfs",)
+#: engines that judge the temporal properties on each random walk (``checker.liveness.walks``)
+WALK_ENGINES = ("simulate",)
 
 #: why a view keeps two passes (the run's note and docs/liveness.md say it)
 VIEW_REASON = ("a view may merge states that behave differently, so a temporal verdict on the view's "
@@ -59,6 +61,10 @@ def explore_with_liveness(machine: Machine, options: ExploreOptions, progress: P
     liveness check (a temporal verdict needs the whole graph)."""
     from . import check_liveness
 
+    if options.strategy in WALK_ENGINES:
+        # judged on the walks (liveness-only runs too): an exhaustive graph is what simulate avoids
+        from ..explore.simulate import explore_simulate
+        return explore_simulate(machine, options, progress, temporal=True)
     wants_safety = options.properties is None or bool(options.properties) or options.check_deadlock
     reason = two_pass_reason(machine, options) if wants_safety else None
     if wants_safety and one_pass and reason is None:
