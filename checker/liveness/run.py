@@ -1,5 +1,7 @@
-"""Where liveness joins a run: in the BFS engine's own walk when it can (``onepass``), else after
-the safety engine (if it has anything to check), on a graph of its own.
+"""Where liveness joins a run: in the BFS engine's own walk when it can (``onepass``), in the DFS
+engine's run (it records the graph, ``dfs_graph``), on each random walk for ``simulate``
+(``walks``: lassos of the walks, never an exhaustive graph), else (``spark``, a view, recorded
+edges) after the safety engine (if it has anything to check), on a graph of its own.
 
 The ``parallel`` engine takes the one-pass walk too (in this process): the liveness graph is built
 by one process whichever engine checks safety, and that walk *is* a BFS safety run, so starting
