@@ -42,6 +42,8 @@ class Errors(IntEnum):
     INVALID_TRANSACTION_TIMEOUT = 50
     CONCURRENT_TRANSACTIONS = 51
     TRANSACTION_COORDINATOR_FENCED = 52
+    #: KafkaApis' answer for the partitions of an AddPartitionsToTxn it refused because of another one
+    OPERATION_NOT_ATTEMPTED = 55
     KAFKA_STORAGE_ERROR = 56
     UNKNOWN_PRODUCER_ID = 59
     FENCED_INSTANCE_ID = 82

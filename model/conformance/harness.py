@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 from ..api.coordinator import FENCED_SINCE
 from ..api.protocol import DEFAULT_PROFILE, FEATURE_FIELDS, FEATURES, Protocol, profile_for
 from ..api.protocol import protocol as make_protocol
-from . import steps_client, steps_coordinator, steps_group, steps_leader
+from . import steps_client, steps_coordinator, steps_group, steps_leader, steps_txn_calls
 from .compare import Difference, compare
 from .values import NotExpressible, expand
 from .vectors import Vector, VectorFile
@@ -89,6 +89,7 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
       r"transitionToAbortableError)\("),
      steps_client.tm_call),
     (r"^sendOffsetsToTransaction\(", steps_client.send_offsets),
+    (r"^(transactionManager|sender|accumulator)\.\w+\(", steps_txn_calls.call),
     ((r"^(send|resend|produce_response|response|tp\d+ produce|abortTransaction|beginCommit|new transaction|expire|runOnce|"
       r"append tp\d+)\b"),
      steps_client.event),
@@ -222,6 +223,8 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
         # answers it, but no 3.5 broker sends it)
         if re.match(r"AddPartitionsToTxn\b", kind) and (inp.get("verify_only") or inp.get("verifyOnly")):
             found.append(("kip-890-verification", f"{at}{kind} verify_only"))
+        if re.match(r"transactionManager\.setPoisonStateOnInvalidTransition\(\s*true", kind):
+            found.append(("kafka-14831", f"{at}{kind}"))
         found.extend(_client_features(inp, kind, at))
     return found
 

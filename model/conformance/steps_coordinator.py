@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from ..api import coordinator as api
+from ..api import kafka_apis
 from ..coordinator.producer_ids import ProducerIdsExhausted, block_accepted, generate_producer_id, grant_block
 from ..coordinator.txn_log import NO_METADATA
 from ..errors import Errors
@@ -142,6 +143,14 @@ def end_txn(w: World, inp: dict[str, Any]) -> Observed:
 
 def add_partitions(w: World, inp: dict[str, Any]) -> Observed:
     tid = _tid(inp)
+    if w.metadata_cache is not None:
+        # KafkaApis first: a partition its metadata cache does not know stops the request before the coordinator
+        refused = kafka_apis.add_partitions_errors([str(p) for p in inp.get("partitions", [])],
+                                                   kafka_apis.known_in(w.metadata_cache))
+        if refused is not None:
+            return {"per_partition": {tp: {"error": error_name(e), "error_code": e} for tp, e in refused.items()},
+                    "coordinator_called": False, "txn_log_append": None,
+                    "state_after": w.meta_view(w.txns.get(tid, NO_METADATA))}
     _precondition(w, tid, inp)
     parts = tuple(sorted(w.partitions.id(p) for p in inp.get("partitions", [])))
     tid_raw = inp.get("transactional_id", DEFAULT_TID)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..api import kafka_apis
 from ..api import leader as api
 from ..errors import Errors
 from ..partition.validation import AppendOrigin
@@ -143,6 +144,25 @@ def _produce_many(w: World, inp: dict[str, Any], times: int) -> Observed:
 
 
 def marker(w: World, inp: dict[str, Any]) -> Observed:
+    if w.replica_magic is not None:
+        # KafkaApis.handleWriteTxnMarkersRequest first: a partition not hosted here, or whose log is older
+        # than format v2, is answered without an append
+        parts = [str(p) for p in inp.get("partitions", [])]
+        refused, append = kafka_apis.marker_errors(parts, w.replica_magic)
+        answers = {tp: {"error": error_name(e), "error_code": e} for tp, e in refused.items()}
+        if len(append) > 1:
+            raise NotExpressible("a marker for several hosted partitions: a model world holds one leader partition")
+        if not append:
+            return {"per_partition": answers, "appended": False}
+        out = _marker(w, inp)
+        out["per_partition"] = {**answers, append[0]: {"error": out.get("error", "NONE"),
+                                                       "error_code": out.get("error_code", 0)}}
+        out["appended"] = True
+        return out
+    return _marker(w, inp)
+
+
+def _marker(w: World, inp: dict[str, Any]) -> Observed:
     req = api.MarkerRequest(integer(inp.get("producer_id", 0), "producer_id"),
                             integer(inp.get("producer_epoch", 0), "producer_epoch"),
                             int(TxnResult[str(inp.get("result", "COMMIT"))]),
