@@ -127,6 +127,9 @@ def _copy(vid: str) -> dict:
 
 
 def test_a_known_partition_reaches_the_coordinator() -> None:
+    refused = _run(_copy("SM-80"))
+    assert refused.outcome == harness.AGREE
+    assert refused.steps[0].unchecked["input.producer_id"].startswith("KafkaApis' metadata check answered")
     sm80 = _copy("SM-80")
     sm80["initial_state"]["metadata_cache"] = {"topic": 2}  # topic-1 now exists
     report = _run(sm80)

@@ -14,6 +14,7 @@ from ..errors import Errors
 from ..transactions.codes import NO_PENDING, TxnResult, TxnState
 from ..transactions.markers import complete_if_done
 from .values import (
+    ANSWERED_BEFORE,
     NotExpressible,
     error_code,
     error_name,
@@ -149,7 +150,7 @@ def add_partitions(w: World, inp: dict[str, Any]) -> Observed:
                                                    kafka_apis.known_in(w.metadata_cache))
         if refused is not None:
             return {"per_partition": {tp: {"error": error_name(e), "error_code": e} for tp, e in refused.items()},
-                    "coordinator_called": False, "txn_log_append": None,
+                    "coordinator_called": False, "txn_log_append": None, ANSWERED_BEFORE: "KafkaApis' metadata check",
                     "state_after": w.meta_view(w.txns.get(tid, NO_METADATA))}
     _precondition(w, tid, inp)
     parts = tuple(sorted(w.partitions.id(p) for p in inp.get("partitions", [])))

@@ -14,7 +14,7 @@ from ..group.pending_offsets import (
     on_txn_offset_commit_append,
     prepare_txn_offset_commit,
 )
-from .values import NotExpressible, error_code, error_name, integer
+from .values import ANSWERED_BEFORE, NotExpressible, error_code, error_name, integer
 from .world import World
 
 Observed = dict[str, Any]
@@ -55,6 +55,7 @@ def txn_offset_commit(w: World, inp: dict[str, Any]) -> Observed:
         answers = {tp: {"error": error_name(e), "error_code": e} for tp, e in refused.items()}
         if not valid:
             return {"per_partition": answers, "coordinator_called": False, "committed": w.committed_view(),
+                    ANSWERED_BEFORE: "KafkaApis' metadata check",
                     "pending_txn": w.pending_view()}
         out = _txn_offset_commit(w, {**inp, "offsets": {tp: requested[tp] for tp in valid}})
         out["per_partition"] = {**out["per_partition"], **answers}

@@ -12,7 +12,7 @@ from ..errors import Errors
 from ..partition.validation import AppendOrigin
 from ..partition.verification import NO_COORDINATOR_ANSWER, superseded_verification, verification_callback_errors
 from ..transactions.codes import TxnResult
-from .values import NotExpressible, error_code, error_name, integer
+from .values import ANSWERED_BEFORE, NotExpressible, error_code, error_name, integer
 from .world import World
 
 Observed = dict[str, Any]
@@ -153,7 +153,7 @@ def marker(w: World, inp: dict[str, Any]) -> Observed:
         if len(append) > 1:
             raise NotExpressible("a marker for several hosted partitions: a model world holds one leader partition")
         if not append:
-            return {"per_partition": answers, "appended": False}
+            return {"per_partition": answers, "appended": False, ANSWERED_BEFORE: "KafkaApis' getMagic check"}
         out = _marker(w, inp)
         out["per_partition"] = {**answers, append[0]: {"error": out.get("error", "NONE"),
                                                        "error_code": out.get("error_code", 0)}}
