@@ -1,6 +1,6 @@
 """Session 17's vectors (``tests/data/kafka-unit-test-vectors.more3.json``), written by eoscheck's
-developers for TransactionManagerTest's and KafkaApisTest's tests that no earlier vector covered, and the
-rules and harness steps they led to, checked directly."""
+developers for TransactionManagerTest's, KafkaApisTest's and UnifiedLogTest's tests that no earlier vector
+covered, and the rules and harness steps they led to, checked directly."""
 
 from __future__ import annotations
 
@@ -176,6 +176,52 @@ def test_an_error_answer_to_add_partitions_leaves_the_sets_untracked() -> None:
     assert "has_partitions_to_add" in report.steps[3].unchecked
 
 
+def test_a_truncation_loads_the_latest_snapshot_below_and_replays_from_it() -> None:
+    """rebuildProducerState with producers: the snapshot keeps each producer's last batch only, so a
+    duplicate of an earlier batch is no longer found once the state comes from it."""
+    def batch(seq: int) -> dict:
+        return {"input": {"api": "ProduceBatch", "origin": "CLIENT", "producer_id": 1, "producer_epoch": 0,
+                          "base_sequence": seq, "last_sequence": seq, "first_offset": None}, "expected": {}}
+    vec = {"id": "T", "mechanism": "produce_validation", "component": "x", "source": {"file": "f", "test": "t"},
+           "initial_state": {"producers": {}, "log_end_offset": 0},
+           "steps": [batch(0), batch(1), {"input": {"call": "takeSnapshot"}, "expected": {}}, batch(2), batch(3),
+                     {"input": {"call": "UnifiedLog.truncateTo", "offset": 3},
+                      "expected": {"snapshot_offsets": [2, 3], "producer_state_end_offset": 3,
+                                   "state_after": {"1": {"last_seq": 2}}}},
+                     {**batch(0), "expected": {"error": "OUT_OF_ORDER_SEQUENCE_NUMBER"}}]}
+    report = _run(vec)
+    assert report.outcome == harness.AGREE, report.differences
+    # replayed from the log start instead (no snapshot; none is taken at the log start), batch 0 is still
+    # cached: a duplicate, answered with its first offset
+    vec["steps"].pop(2)
+    vec["steps"][4]["expected"] = {"snapshot_offsets": [3], "producer_state_end_offset": 3}
+    vec["steps"][5]["expected"] = {"result": "DUPLICATE", "error": "NONE", "first_offset": 0}
+    report = _run(vec)
+    assert report.outcome == harness.AGREE, report.differences
+
+
+def test_a_replayed_segment_of_the_last_two_is_snapshotted_at_its_base() -> None:
+    """No snapshot left: the replay from the log start snapshots where the last segment begins (the
+    first segment's base is the log start, where none is taken), then at the new end."""
+    def batch(seq: int) -> dict:
+        return {"input": {"api": "ProduceBatch", "origin": "CLIENT", "producer_id": 7, "producer_epoch": 0,
+                          "base_sequence": seq, "last_sequence": seq, "first_offset": None}, "expected": {}}
+    vec = {"id": "T", "mechanism": "produce_validation", "component": "x", "source": {"file": "f", "test": "t"},
+           "initial_state": {"producers": {}, "log_end_offset": 0},
+           "steps": [batch(0), {"input": {"call": "roll"}, "expected": {"snapshot_offsets": [1]}}, batch(1), batch(2),
+                     {"input": {"call": "deleteProducerSnapshotFiles"}, "expected": {"snapshot_offsets": []}},
+                     {"input": {"call": "UnifiedLog.truncateTo", "offset": 2},
+                      "expected": {"snapshot_offsets": [1, 2], "producer_state_end_offset": 2,
+                                   "state_after": {"7": {"last_seq": 1}}}}]}
+    report = _run(vec)
+    assert report.outcome == harness.AGREE, report.differences
+    # an offset inside a batch is not followed
+    vec["steps"][3]["input"]["last_sequence"] = 3
+    vec["steps"][5]["input"]["offset"] = 3
+    report = _run(vec)
+    assert report.outcome == harness.NOT_EXPRESSIBLE and "inside a batch" in report.reason
+
+
 def test_drain_with_batches_in_flight_is_not_expressible() -> None:
     cli102 = _copy("CLI-102")
     cli102["initial_state"]["client_partition"] = {"tp0": {"next_sequence": 0}}
@@ -206,7 +252,7 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
 def test_the_more3_vectors_totals_are_pinned() -> None:
     run = harness.run_file(load_vectors(MORE3))
     assert run.variant == "kafka-2024-10"
-    assert len(run.vectors) == 29 and all(v.outcome == harness.AGREE for v in run.vectors)
+    assert len(run.vectors) == 30 and all(v.outcome == harness.AGREE for v in run.vectors)
 
 
 @pytest.mark.parametrize("name", list(PROFILES))
@@ -224,11 +270,11 @@ def test_the_derived_pins() -> None:
 def test_the_file_repeats_no_earlier_vector_or_test() -> None:
     data = json.loads(MORE3.read_text())
     assert "WRITTEN BY EOSCHECK'S DEVELOPERS (session 17)" in data["schema"]["description"]
-    assert data["counts"]["total"] == len(data["vectors"]) == 29
+    assert data["counts"]["total"] == len(data["vectors"]) == 30
     ids = [v["id"] for v in data["vectors"]]
     assert len(set(ids)) == len(ids)
     mine = {(v["source"]["file"], v["source"]["test"]) for v in data["vectors"]}
-    assert len(mine) == 28  # SM-81 and SM-81b are one parameterized test
+    assert len(mine) == 29  # SM-81 and SM-81b are one parameterized test
     for other in ("sample", "written", "client", "broker", "more", "more2"):
         earlier = json.loads((MORE3.parent / f"kafka-unit-test-vectors.{other}.json").read_text())
         assert not set(ids) & {v["id"] for v in earlier["vectors"]}, other

@@ -94,6 +94,8 @@ class World:
         self.completed_txns: list[tuple[int, int]] = []
         self._open_txns: dict[int, int] = {}
         self.snapshots: Any = ()
+        #: the base offsets of the log's segments after the first (a roll starts one at the log end)
+        self.segment_bases: list[int] = []
         #: the batches and markers in the log, in offset order (``api.ProduceBatch`` / ``api.MarkerRequest``
         #: with their offsets), for a UnifiedLog truncation that rebuilds the producer state from the log
         self.log: list[Any] = []
