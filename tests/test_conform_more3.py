@@ -97,6 +97,20 @@ def test_a_partitions_way_into_the_transaction() -> None:
     assert tc.maybe_add_partition(tc.TxnClient(tc.READY), "tp0").exception == ISE
 
 
+def test_the_end_txn_waits_and_is_skipped_when_nothing_was_added() -> None:
+    committing = tc.TxnClient(tc.COMMITTING, started=True)
+    assert tc.next_request_to_end(committing, "3.6", True) == tc.NextRequest(committing, "")
+    assert tc.next_request_to_end(committing, "3.6", False).request == "EndTxn"
+    # nothing added: completed without sending, READY (INITIALIZING when an epoch bump is pending)
+    aborting = tc.TxnClient(tc.ABORTING, added=frozenset({"tp9"}))
+    r = tc.next_request_to_end(aborting, "3.6", False)
+    assert (r.request, r.end_txn_skipped, r.client.state, r.client.added) == ("", True, tc.READY, frozenset())
+    assert tc.complete_transaction(aborting, "3.6", epoch_bump_required=True).client.state == tc.INITIALIZING
+    # partitions not yet sent go first
+    r = tc.next_request_to_end(committing._replace(new=frozenset({"tp0"})), "3.6", False)
+    assert (r.request, r.client.pending) == ("AddPartitionsToTxn", frozenset({"tp0"}))
+
+
 def test_kafka_apis_checks() -> None:
     known = kafka_apis.known_in({"topic": 1})
     assert known("topic-0") and not known("topic-1") and not known("topic--1") and not known("other-0")
@@ -222,6 +236,14 @@ def test_a_replayed_segment_of_the_last_two_is_snapshotted_at_its_base() -> None
     assert report.outcome == harness.NOT_EXPRESSIBLE and "inside a batch" in report.reason
 
 
+def test_an_abort_after_a_partition_was_added_sends_end_txn() -> None:
+    cli103 = _copy("CLI-103")
+    cli103["steps"].insert(3, {"input": {"event": "AddPartitionsToTxnResponse", "error": "NONE"}, "expected": {}})
+    report = _run(cli103)
+    assert report.outcome == harness.DISAGREE
+    assert {(s, d.field) for s, d in report.differences} == {(6, "end_txn_sent"), (6, "client_state")}
+
+
 def test_drain_with_batches_in_flight_is_not_expressible() -> None:
     cli102 = _copy("CLI-102")
     cli102["initial_state"]["client_partition"] = {"tp0": {"next_sequence": 0}}
@@ -233,7 +255,7 @@ def test_drain_with_batches_in_flight_is_not_expressible() -> None:
 # --- the file's outcome, pinned per profile --------------------------------------------------------------
 
 #: the client vectors that read a coordinator's answer through the KIP-360 client's handlers
-_KIP360 = ("CLI-90", "CLI-95", "CLI-96", "CLI-100", "CLI-102")
+_KIP360 = ("CLI-90", "CLI-95", "CLI-96", "CLI-100", "CLI-102", "CLI-104")
 
 
 def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -252,7 +274,7 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
 def test_the_more3_vectors_totals_are_pinned() -> None:
     run = harness.run_file(load_vectors(MORE3))
     assert run.variant == "kafka-2024-10"
-    assert len(run.vectors) == 30 and all(v.outcome == harness.AGREE for v in run.vectors)
+    assert len(run.vectors) == 32 and all(v.outcome == harness.AGREE for v in run.vectors)
 
 
 @pytest.mark.parametrize("name", list(PROFILES))
@@ -264,17 +286,17 @@ def test_the_more3_vectors_outcome_is_pinned_per_profile(name: str) -> None:
 def test_the_derived_pins() -> None:
     assert _derived("kafka-3.6") == ({}, {})
     assert set(_derived("kafka-3.3-3.5")[1]) == {"CLI-99", "SM-81b"}
-    assert len(_derived("kafka-2.0-2.3")[1]) == 7
+    assert len(_derived("kafka-2.0-2.3")[1]) == 8
 
 
 def test_the_file_repeats_no_earlier_vector_or_test() -> None:
     data = json.loads(MORE3.read_text())
     assert "WRITTEN BY EOSCHECK'S DEVELOPERS (session 17)" in data["schema"]["description"]
-    assert data["counts"]["total"] == len(data["vectors"]) == 30
+    assert data["counts"]["total"] == len(data["vectors"]) == 32
     ids = [v["id"] for v in data["vectors"]]
     assert len(set(ids)) == len(ids)
     mine = {(v["source"]["file"], v["source"]["test"]) for v in data["vectors"]}
-    assert len(mine) == 29  # SM-81 and SM-81b are one parameterized test
+    assert len(mine) == 31  # SM-81 and SM-81b are one parameterized test
     for other in ("sample", "written", "client", "broker", "more", "more2"):
         earlier = json.loads((MORE3.parent / f"kafka-unit-test-vectors.{other}.json").read_text())
         assert not set(ids) & {v["id"] for v in earlier["vectors"]}, other

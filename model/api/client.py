@@ -25,6 +25,7 @@ from ..producer.partition_sequences import (
 )
 from ..producer.txn_calls import STATES as CLIENT_STATES
 from ..producer.txn_calls import CallResult as TxnCallResult
+from ..producer.txn_calls import NextRequest as TxnNextRequest
 from ..producer.txn_calls import (
     TxnClient,
     begin_abort,
@@ -37,6 +38,7 @@ from ..producer.txn_calls import (
     is_send_to_partition_allowed,
     may_drain,
     maybe_add_partition,
+    next_request_to_end,
     partitions_added,
     send_add_partitions,
     send_offsets_to_transaction,
@@ -83,6 +85,7 @@ __all__ = [
     "PartitionEntry",
     "TxnCallResult",
     "TxnClient",
+    "TxnNextRequest",
     "TxnResponseReaction",
     "acknowledge",
     "assign",
@@ -106,6 +109,7 @@ __all__ = [
     "maybe_resolve_sequences",
     "maybe_update_producer_id_and_epoch",
     "next_idempotent_pair",
+    "next_request_to_end",
     "on_init_response",
     "on_produce_error",
     "on_txn_offset_commit_error",

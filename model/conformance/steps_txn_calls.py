@@ -2,7 +2,8 @@
 ``transactionManager.<call>(...)`` (initializeTransactions, beginTransaction, beginCommit, beginAbort,
 sendOffsetsToTransaction, maybeAddPartition, isSendToPartitionAllowed, transitionToAbortableError,
 transitionToFatalError, handleFailedBatch, setPoisonStateOnInvalidTransition, isPartitionAdded, ...),
-``sender.sendAddPartitionsToTxn()`` (the AddPartitionsToTxn request sent and left in flight) and the
+``sender.sendAddPartitionsToTxn()`` (the AddPartitionsToTxn request sent and left in flight),
+``sender.runOnce()`` (for the transaction: undrained batches aborted, the next request chosen) and the
 accumulator's ``accumulator.append(tp)`` / ``accumulator.drain()``. The client's state lives in
 ``World.client`` as for the other client steps (``steps_client``), with the partitions on their way
 into the transaction."""
@@ -35,12 +36,12 @@ def client_of(w: World) -> api.TxnClient:
         last = "KafkaException"
     return api.TxnClient(state, str(last), transactional, integer(c.get("producer_id", 0), "producer_id") >= 0,
                          frozenset(c.get("_new", ())), frozenset(c.get("_pending", ())),
-                         frozenset(c.get("_added", ())), bool(c.get("_background", False)))
+                         frozenset(c.get("_added", ())), bool(c.get("_background", False)), bool(c.get("_started", False)))
 
 
 def store(w: World, c: api.TxnClient) -> None:
     w.client.update({"state": c.state, "last_error": c.last_error or None, "_new": c.new, "_pending": c.pending,
-                     "_added": c.added, "_background": c.background})
+                     "_added": c.added, "_background": c.background, "_started": c.started})
 
 
 def _view(w: World, c: api.TxnClient, tp: str) -> Observed:
@@ -77,6 +78,9 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
     extra: Observed = {}
     if owner == "transactionManager" and name in _CALLS:
         r = _CALLS[name](c, table)
+        if not r.exception and name in ("beginCommit", "beginAbort"):
+            # beginCompletingTransaction queues the EndTxn (an epoch bump queues InitProducerId too)
+            w.client["_end_txn_queued"] = not w.client.get("_epoch_bump_required", False)
         c, exception = r.client, r.exception
     elif owner == "transactionManager" and name == "maybeAddPartition":
         r = api.maybe_add_partition(c, tp)
@@ -104,6 +108,22 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
         if not c.new:
             raise NotExpressible("sendAddPartitionsToTxn with no partition waiting to be added")
         c = api.send_add_partitions(c)
+    elif owner == "transactionManager" and name == "nextRequest":
+        c, extra = _next_request(w, c, arg.strip() == "true")
+    elif owner == "sender" and name == "runOnce":
+        # Sender.runOnce for the transaction: an abort (or an abortable error) aborts the batches never
+        # drained, then the next transactional request is chosen with the batches still incomplete
+        if any(e.in_flight for e in w.client_partitions.values()):
+            raise NotExpressible("sender.runOnce with produce batches in flight: use the client's runOnce()")
+        appended = list(w.client.get("_appended", []))
+        aborted: list[str] = []
+        if c.state in ("ABORTING_TRANSACTION", "ABORTABLE_ERROR"):
+            aborted, appended = sorted(set(appended)), []
+            w.client["_appended"] = []
+        extra = {"aborted_batches": aborted}
+        if w.client.get("_end_txn_queued"):
+            c, more = _next_request(w, c, bool(appended))
+            extra.update(more)
     elif owner == "accumulator" and name == "append":
         appended = list(w.client.get("_appended", []))
         appended.append(tp)
@@ -126,6 +146,16 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
     return out
 
 
+def _next_request(w: World, c: api.TxnClient, has_incomplete_batches: bool) -> tuple[api.TxnClient, Observed]:
+    if not w.client.get("_end_txn_queued"):
+        raise NotExpressible("nextRequest with no EndTxn queued by this vector's beginCommit / beginAbort")
+    r = api.next_request_to_end(c, w.protocol.client_transitions, has_incomplete_batches)
+    if r.request == "EndTxn" or r.end_txn_skipped:
+        w.client["_end_txn_queued"] = False
+    return r.client, {"next_request": r.request or None, "end_txn_sent": r.request == "EndTxn",
+                      "end_txn_skipped": r.end_txn_skipped}
+
+
 def _send_offsets(c: api.TxnClient, table: str) -> api.TxnCallResult:
     return api.send_offsets_to_transaction(c)
 
@@ -142,9 +172,12 @@ def answered(w: World, api_name: str, done: bool) -> None:
     keys = ("_new", "_pending", "_added")
     if api_name == "AddPartitionsToTxn" and done:
         c = api.partitions_added(client_of(w))
-        w.client.update({"_new": c.new, "_pending": c.pending, "_added": c.added})
+        w.client.update({"_new": c.new, "_pending": c.pending, "_added": c.added, "_started": c.started})
+    elif api_name == "AddOffsetsToTxn" and done:
+        w.client["_started"] = True
     elif api_name == "AddPartitionsToTxn" and any(w.client.get(k) for k in keys):
         w.client["_partitions_unknown"] = True
     elif api_name == "EndTxn" and done:
         w.client.update({k: frozenset() for k in keys})
+        w.client.update({"_started": False, "_end_txn_queued": False})
         w.client.pop("_partitions_unknown", None)

@@ -68,6 +68,8 @@ class TxnClient(NamedTuple):
     added: frozenset[str] = frozenset()
     #: setPoisonStateOnInvalidTransition(true): the call runs on the Sender's thread (KAFKA-14831, 3.6.0+)
     background: bool = False
+    #: transactionStarted: a partition or the offsets were added (the coordinator has a transaction to end)
+    started: bool = False
 
 
 class CallResult(NamedTuple):
@@ -183,7 +185,43 @@ def partitions_added(c: TxnClient) -> TxnClient:
     """AddPartitionsToTxn answered NONE for every partition: those in the request are in the
     transaction (the Sender sent the new ones first)."""
     sent = c.pending | c.new
-    return c._replace(new=frozenset(), pending=frozenset(), added=c.added | sent)
+    return c._replace(new=frozenset(), pending=frozenset(), added=c.added | sent, started=True)
+
+
+def complete_transaction(c: TxnClient, table: str, epoch_bump_required: bool = False) -> CallResult:
+    """``completeTransaction``: INITIALIZING when an epoch bump is pending, else READY; the partition
+    sets and transactionStarted are cleared."""
+    r = transition(c, INITIALIZING if epoch_bump_required else READY, table)
+    if r.exception:
+        return r
+    return CallResult(r.client._replace(new=frozenset(), pending=frozenset(), added=frozenset(), started=False))
+
+
+class NextRequest(NamedTuple):
+    client: TxnClient
+    #: the request dequeued for sending ('' none)
+    request: str
+    #: the EndTxn was completed without being sent (nothing was added to the transaction)
+    end_txn_skipped: bool = False
+
+
+def next_request_to_end(c: TxnClient, table: str, has_incomplete_batches: bool) -> NextRequest:
+    """``nextRequest(hasIncompleteBatches)`` with an EndTxn queued (beginCommit / beginAbort) and no
+    epoch bump: partitions not yet sent go first (AddPartitionsToTxn); the EndTxn waits while batches
+    are incomplete; a transaction to which nothing was added is completed without sending it (1.0 to
+    trunk)."""
+    if c.new:
+        return NextRequest(send_add_partitions(c), "AddPartitionsToTxn")
+    if has_incomplete_batches:
+        return NextRequest(c, "")
+    if has_error(c):
+        # maybeTerminateRequestWithError: the queued request fails with the last error
+        return NextRequest(c, "")
+    if not c.started:
+        if c.state == FATAL_ERROR:
+            return NextRequest(c, "", end_txn_skipped=True)
+        return NextRequest(complete_transaction(c, table).client, "", end_txn_skipped=True)
+    return NextRequest(c, "EndTxn")
 
 
 def is_partition_added(c: TxnClient, tp: str) -> bool:
