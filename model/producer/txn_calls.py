@@ -159,10 +159,11 @@ def send_offsets_to_transaction(c: TxnClient) -> CallResult:
 
 
 def maybe_add_partition(c: TxnClient, tp: str) -> CallResult:
-    """``maybeAddPartition`` (3.3.0+; ``failIfNotReadyForSend`` and ``maybeAddPartitionToTransaction``
-    before, with the same checks): an error state fails it; a transactional producer needs a producer
-    id and an open transaction; a partition added or on its way is left alone; an idempotent producer
-    adds nothing."""
+    """``maybeAddPartition`` (KAFKA-13412, df2236d73bc, 3.2.0; ``failIfNotReadyForSend`` and
+    ``maybeAddPartitionToTransaction`` before, with the same checks, but wrapping every error, a fencing
+    one too, in a KafkaException: not modelled, as it falls inside the kafka-3.0-3.2 profile): an error
+    state fails it; a transactional producer needs a producer id and an open transaction; a partition
+    added or on its way is left alone; an idempotent producer adds nothing."""
     failed = fail_with_error(c)
     if failed:
         return CallResult(c, failed)
