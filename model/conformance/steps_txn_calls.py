@@ -171,7 +171,10 @@ def answered(w: World, api_name: str, done: bool) -> None:
     AddPartitionsToTxn leaves sets this harness does not track."""
     keys = ("_new", "_pending", "_added")
     if api_name == "AddPartitionsToTxn" and done:
-        c = api.partitions_added(client_of(w))
+        # only the partition sets are read here (the state may be one a vector of the other steps names freely)
+        c = api.partitions_added(api.TxnClient("IN_TRANSACTION", new=frozenset(w.client.get("_new", ())),
+                                               pending=frozenset(w.client.get("_pending", ())),
+                                               added=frozenset(w.client.get("_added", ()))))
         w.client.update({"_new": c.new, "_pending": c.pending, "_added": c.added, "_started": c.started})
     elif api_name == "AddOffsetsToTxn" and done:
         w.client["_started"] = True
