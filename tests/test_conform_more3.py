@@ -1,6 +1,6 @@
 """Session 17's vectors (``tests/data/kafka-unit-test-vectors.more3.json``), written by eoscheck's
-developers for TransactionManagerTest's, KafkaApisTest's and UnifiedLogTest's tests that no earlier vector
-covered, and the rules and harness steps they led to, checked directly."""
+developers for TransactionManagerTest's, KafkaApisTest's, UnifiedLogTest's and TransactionStateManagerTest's
+tests that no earlier vector covered, and the rules and harness steps they led to, checked directly."""
 
 from __future__ import annotations
 
@@ -109,6 +109,24 @@ def test_the_end_txn_waits_and_is_skipped_when_nothing_was_added() -> None:
     # partitions not yet sent go first
     r = tc.next_request_to_end(committing._replace(new=frozenset({"tp0"})), "3.6", False)
     assert (r.request, r.client.pending) == ("AddPartitionsToTxn", frozenset({"tp0"}))
+
+
+def test_put_transaction_state_keeps_what_is_cached() -> None:
+    sm82 = _copy("SM-82")
+    # a second put for 'one' returns the metadata already cached, not the one given
+    again = {"input": {"call": "putTransactionStateIfNotExists",
+                       "txn_metadata": {**sm82["steps"][1]["input"]["txn_metadata"], "producer_id": 99}},
+             "expected": {"state_after": {"producer_id": 1}}}
+    sm82["steps"].append(again)
+    assert _run(sm82).outcome == harness.AGREE
+    again["expected"] = {"state_after": {"producer_id": 99}}
+    assert _run(sm82).outcome == harness.DISAGREE
+    # while the partition loads, neither call reaches the cache
+    loading = _copy("SM-82")
+    loading["initial_state"]["coordinator"]["loading"] = True
+    report = _run(loading)
+    assert report.outcome == harness.DISAGREE
+    assert {d.model for _, d in report.differences if d.field == "error"} == {"COORDINATOR_LOAD_IN_PROGRESS"}
 
 
 def test_kafka_apis_checks() -> None:
@@ -274,7 +292,7 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
 def test_the_more3_vectors_totals_are_pinned() -> None:
     run = harness.run_file(load_vectors(MORE3))
     assert run.variant == "kafka-2024-10"
-    assert len(run.vectors) == 32 and all(v.outcome == harness.AGREE for v in run.vectors)
+    assert len(run.vectors) == 33 and all(v.outcome == harness.AGREE for v in run.vectors)
 
 
 @pytest.mark.parametrize("name", list(PROFILES))
@@ -292,11 +310,11 @@ def test_the_derived_pins() -> None:
 def test_the_file_repeats_no_earlier_vector_or_test() -> None:
     data = json.loads(MORE3.read_text())
     assert "WRITTEN BY EOSCHECK'S DEVELOPERS (session 17)" in data["schema"]["description"]
-    assert data["counts"]["total"] == len(data["vectors"]) == 32
+    assert data["counts"]["total"] == len(data["vectors"]) == 33
     ids = [v["id"] for v in data["vectors"]]
     assert len(set(ids)) == len(ids)
     mine = {(v["source"]["file"], v["source"]["test"]) for v in data["vectors"]}
-    assert len(mine) == 31  # SM-81 and SM-81b are one parameterized test
+    assert len(mine) == 32  # SM-81 and SM-81b are one parameterized test
     for other in ("sample", "written", "client", "broker", "more", "more2"):
         earlier = json.loads((MORE3.parent / f"kafka-unit-test-vectors.{other}.json").read_text())
         assert not set(ids) & {v["id"] for v in earlier["vectors"]}, other

@@ -453,10 +453,27 @@ def validate_txn_timeout(w: World, inp: dict[str, Any]) -> Observed:
     return {"valid": api.valid_txn_timeout(integer(inp.get("txn_timeout_ms"), "txn_timeout_ms"), w.protocol)}
 
 
+def put_transaction_state(w: World, inp: dict[str, Any]) -> Observed:
+    """``TransactionStateManager.putTransactionStateIfNotExists(txn_metadata)``: the metadata cached for
+    its transactional id afterwards (the given one only if there was none) and the coordinator epoch."""
+    given = inp.get("txn_metadata")
+    if not isinstance(given, dict):
+        raise NotExpressible("putTransactionStateIfNotExists needs the txn_metadata it puts")
+    tid = str(given.get("transactional_id", DEFAULT_TID))
+    err, st = api.put_transaction_state_if_not_exists(w.coordinator(tid), w.meta_from(given))
+    if err:
+        return {"error": error_name(err), "error_code": err}
+    w.set_coordinator(tid, st)
+    return {"error": "NONE", "error_code": 0, "state_after": w.meta_view(st.metadata),
+            "coordinator_epoch": w.coordinator_epoch}
+
+
 def get_transaction_state(w: World, inp: dict[str, Any]) -> Observed:
     """``TransactionStateManager.getTransactionState``: the lookup's error, or the cached metadata."""
     cs = w.coordinator(_tid(inp))
     err = int(Errors.COORDINATOR_LOAD_IN_PROGRESS) if cs.loading else cs.lookup_error
     if err:
         return {"error": error_name(err), "error_code": err}
-    return {"error": "NONE", "error_code": 0, "state_after": w.meta_view(cs.metadata) if cs.metadata.exists else None}
+    if not cs.metadata.exists:
+        return {"error": "NONE", "error_code": 0, "state_after": None}
+    return {"error": "NONE", "error_code": 0, "state_after": w.meta_view(cs.metadata), "coordinator_epoch": w.coordinator_epoch}
