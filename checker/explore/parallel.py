@@ -99,6 +99,9 @@ if TYPE_CHECKING:
 
     from ..progress import Progress
 
+#: what a worker receives when its parent dies (PR_SET_PDEATHSIG); SIGTERM is the parent's own stop
+PARENT_DIED = signal.SIGUSR2
+
 #: frontier states expanded between time-limit checks in a worker
 CHUNK = 2048
 #: a worker keeps at most this many bytes of parent links in RAM; older levels go to a temp file
@@ -524,7 +527,7 @@ class _Worker:
 
 
 def _worker_main(machine: Machine, options: ExploreOptions, setup: _Setup, conn: Connection) -> None:
-    _die_with_parent()
+    _die_with_parent(setup.exchange_dir)
     # States are acyclic tuples: the cyclic collector would only walk millions of them for nothing.
     gc.disable()
     try:
@@ -543,19 +546,26 @@ def _worker_main(machine: Machine, options: ExploreOptions, setup: _Setup, conn:
         conn.close()
 
 
-def _die_with_parent() -> None:
+def _die_with_parent(exchange_dir: str) -> None:
     """A worker ends on SIGTERM at once (the parent's terminate() in its cleanup), and ends when
     the parent dies however it dies: it holds a copy of the parent's pipe end, so it would never
     see EOF and would wait forever (Linux prctl PR_SET_PDEATHSIG; elsewhere the parent's cleanup
-    is all there is)."""
+    is all there is). A parent killed by SIGKILL cleans nothing up, so the death signal is one of
+    its own that removes the exchange directory first: nobody else is left to."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+    def orphaned(_signum: int, _frame: object) -> None:
+        shutil.rmtree(exchange_dir, ignore_errors=True)
+        os._exit(1)
+
+    signal.signal(PARENT_DIED, orphaned)
     try:
         import ctypes
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+        libc.prctl(1, PARENT_DIED, 0, 0, 0)  # PR_SET_PDEATHSIG
         if os.getppid() == 1:  # the parent died before prctl took effect
-            os._exit(1)
+            orphaned(PARENT_DIED, None)
     except (OSError, AttributeError):
         pass
 
