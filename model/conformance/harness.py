@@ -252,7 +252,11 @@ def _client_features(inp: dict[str, Any], kind: str, at: str) -> list[tuple[str,
     committed = inp.get("TxnOffsetCommit_response")
     if isinstance(committed, dict):
         answers.extend(str(e) for e in committed.values())
-    for error, feature in (("PRODUCER_FENCED", "kip-588"), ("TRANSACTION_ABORTABLE", "transaction-abortable")):
+    # the group's fencing answers a transactional commit only from KIP-447's broker (2.4.1 doCommitOffsets skips the
+    # membership checks when the commit has a producer id)
+    for error, feature in (("PRODUCER_FENCED", "kip-588"), ("TRANSACTION_ABORTABLE", "transaction-abortable"),
+                           ("UNKNOWN_MEMBER_ID", "kip-447"), ("ILLEGAL_GENERATION", "kip-447"),
+                           ("FENCED_INSTANCE_ID", "kip-447")):
         if any(re.search(rf"\b{error}\b", a) for a in answers):
             found.append((feature, f"{at}the answer {error}"))
     return found

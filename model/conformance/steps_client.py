@@ -431,7 +431,8 @@ def send_offsets(w: World, inp: dict[str, Any]) -> Observed:
     errors = inp.get("TxnOffsetCommit_response", {}) or {}
     if add != "NONE":
         errors = {"*": add}
-    reactions = [api.on_txn_offset_commit_error(error_code(str(e)), any_retriable=w.protocol.txn_offset_commit_any_retriable)
+    reactions = [api.on_txn_offset_commit_error(error_code(str(e)), any_retriable=w.protocol.txn_offset_commit_any_retriable,
+                                                handler=w.protocol.txn_offset_commit_handler)
                  for e in errors.values()]
     worst = next((r for r in reactions if r.action in ("fatal",)), None) or \
         next((r for r in reactions if r.action == "abortable"), None)
