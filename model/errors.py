@@ -46,6 +46,8 @@ class Errors(IntEnum):
     TRANSACTION_COORDINATOR_FENCED = 52
     #: no machine produces it; the transactional handlers name it (fatal TransactionalIdAuthorizationException)
     TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
+    #: KafkaApis' answer for the partitions of an AddPartitionsToTxn it refused because of another one
+    OPERATION_NOT_ATTEMPTED = 55
     KAFKA_STORAGE_ERROR = 56
     UNKNOWN_PRODUCER_ID = 59
     FENCED_INSTANCE_ID = 82

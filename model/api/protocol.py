@@ -78,6 +78,9 @@ class Protocol(NamedTuple):
     #: release profile sets it and it has no SWITCH_HISTORY entry; ``kafka-later-trunk`` (trunk after February
     #: 2026) does
     stale_epoch_before_verification: bool = False
+    #: the producer client's table of valid state transitions (``model.producer.txn_calls.TRANSITIONS``):
+    #: "2.0" (2.0.0-2.4.1), "2.5" (KIP-360, 2.5.0-3.5.2), "3.6" (KAFKA-13668, ea81e99e598, first tag 3.6.0)
+    client_transitions: str = "3.6"
 
 
 #: what a profile can lack (``Protocol.lacks``) -> what it is and when Kafka got it
@@ -95,6 +98,8 @@ FEATURES: dict[str, str] = {
                     "write is verified with the transaction coordinator first), released in 3.7"),
     "kafka-9666": ("KAFKA-9666 (TransactionMetadata.hasFailedEpochFence: a fence whose write failed is not bumped "
                    "again), released in 2.6"),
+    "kafka-14831": ("KAFKA-14831 (an invalid state transition made on the Sender's thread poisons the transactional "
+                    "producer: TransactionManager.setPoisonStateOnInvalidTransition), released in 3.6"),
     "transaction-abortable": ("the TRANSACTION_ABORTABLE error (code 120, KAFKA-16314, part of KIP-890) and the client's "
                               "abortable reaction to it, released in 3.8"),
 }
@@ -159,6 +164,8 @@ FEATURE_SINCE: dict[str, Since] = {
     "transaction-abortable": Since((3, 8, 0), "3.8.0 Errors.TRANSACTION_ABORTABLE and the client's "
                                    "TransactionAbortableException (KAFKA-16314 2e8d69b78ca, first tag 3.8.0; renamed "
                                    "from ABORTABLE_TRANSACTION by cf1ba099c07 before 3.8.0)"),
+    "kafka-14831": Since((3, 6, 0), "3.6.0 TransactionManager.shouldPoisonStateOnInvalidTransition (3.5.2: none); "
+                         "KAFKA-14831 a81f35c1c8f"),
     "kafka-15449": Since((3, 7, 0), "3.7.0 GroupCoordinator / GroupMetadataManager pass a verificationGuard for "
                          "a transactional offset commit (3.6.2: none); KAFKA-15449 b6c78554753 (first tag 3.7.0)"),
     "kafka-9666": Since((2, 6, 0), "2.6.0 TransactionMetadata.hasFailedEpochFence (2.5.1: none); KAFKA-9666 "
@@ -199,6 +206,10 @@ SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
     # TransactionManager.TxnOffsetCommitHandler: ``error.exception() instanceof RetriableException`` from PR 15266
     # (33a4709490f, first tag 3.8.0); 2.5.0-3.7.1 name UNKNOWN_TOPIC_OR_PARTITION / COORDINATOR_LOAD_IN_PROGRESS only
     "txn_offset_commit_any_retriable": (((2, 0, 0), False), ((3, 8, 0), True)),
+    # TransactionManager.State.isTransitionValid: 2.4.1 has no UNINITIALIZED case; 2.5.0 (KIP-360) adds it from
+    # READY and INITIALIZING from ABORTING_TRANSACTION; 3.6.0 (KAFKA-13668 ea81e99e598; 3.5.2 without) adds
+    # UNINITIALIZED from ABORTABLE_ERROR and ABORTABLE_ERROR from INITIALIZING
+    "client_transitions": (((2, 0, 0), "2.0"), ((2, 5, 0), "2.5"), ((3, 6, 0), "3.6")),
     # TransactionManager.TxnOffsetCommitHandler.handleResponse: KAFKA-7296 (1b0340b8328 on the 2.0 branch, first tag
     # 2.0.1; 4f25f1fb711, 2.1.0); KIP-447's FENCED_INSTANCE_ID / UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION (2.5.0);
     # Errors.INVALID_PRODUCER_EPOCH -> InvalidProducerEpochException (KAFKA-9911 b937ec75677, 2.7.0), reached through
@@ -222,7 +233,7 @@ def history_value(field: str, at: Version) -> object:
 _NO_TV2 = frozenset({"transaction-version-2"})
 _BEFORE_3_8 = _NO_TV2 | {"transaction-abortable"}
 _BEFORE_3_7 = _BEFORE_3_8 | {"kafka-15449"}
-_BEFORE_3_6 = _BEFORE_3_7 | {"kip-890-verification"}
+_BEFORE_3_6 = _BEFORE_3_7 | {"kip-890-verification", "kafka-14831"}
 _BEFORE_2_7 = _BEFORE_3_6 | {"kip-588"}
 _BEFORE_2_6 = _BEFORE_2_7 | {"kafka-9666"}
 #: before 2.5 (2.4.1's message definitions): InitProducerId stops at v2 (no producer id / epoch), TxnOffsetCommit at
@@ -233,6 +244,7 @@ _TV1 = {"end_txn": "tv1", "tv2_last_epoch": "keep", "max_txn_timeout_ms": 900000
 #: 2.0 .. 2.6: no PRODUCER_FENCED, so nothing to down-convert (every fence is INVALID_PRODUCER_EPOCH)
 _BEFORE_2_7_FENCING = {"down_convert_fenced": False, "producer_fenced": False}
 _BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "pre-kip447", "lacks": _BEFORE_2_5,
+                           "client_transitions": "2.0",
                            "end_txn_exact_epoch": False, "failed_fence_keeps_epoch": False,
                            "verification_abortable": False, "txn_offset_commit_any_retriable": False,
                            "txn_offset_commit_handler": "2.0.1"}
@@ -306,14 +318,14 @@ PROFILE_TABLE: dict[str, Profile] = {
          "TxnOffsetCommit checked by validateOffsetCommit with the Empty-group shortcut (KAFKA-14201, 3.3.0)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
         lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False,
-        txn_offset_commit_handler="2.7"),
+        txn_offset_commit_handler="2.7", client_transitions="2.5"),
     "kafka-3.0-3.2": _entry(
         "kafka-3.0-3.2", "3.0.0", "3.2.3",
         ("released 3.0.0 .. 3.2.x: as 3.3-3.5, but validateOffsetCommit (5dae3648abd, 3.0.0) has no Empty-group "
          "shortcut: a TxnOffsetCommit with generation < 0 and a member id on an Empty group is UNKNOWN_MEMBER_ID"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="3.0",
         lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False,
-        txn_offset_commit_handler="2.7"),
+        txn_offset_commit_handler="2.7", client_transitions="2.5"),
     "kafka-2.7-2.8": _entry(
         "kafka-2.7-2.8", "2.7.0", "2.8.2",
         ("released 2.7.0 .. 2.8.x: KIP-588 (PRODUCER_FENCED, down-converted to INVALID_PRODUCER_EPOCH for "
@@ -321,7 +333,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "TxnOffsetCommit checked by 2.8.2's doTxnCommitOffsets (the 2.5 rules)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="2.5",
         lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False,
-        txn_offset_commit_handler="2.7"),
+        txn_offset_commit_handler="2.7", client_transitions="2.5"),
     "kafka-2.6": _entry(
         "kafka-2.6", "2.6.0", "2.6.3",
         ("released 2.6.0 .. 2.6.3: KAFKA-9600 (a client's EndTxn needs the exact epoch) and KAFKA-9666 "
@@ -329,7 +341,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "INVALID_PRODUCER_EPOCH (2.6.3's Errors has no code 90)"),
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
         lacks=_BEFORE_2_7, verification_abortable=False, txn_offset_commit_any_retriable=False,
-        txn_offset_commit_handler="2.5"),
+        txn_offset_commit_handler="2.5", client_transitions="2.5"),
     "kafka-2.5": _entry(
         "kafka-2.5", "2.5.0", "2.5.1",
         ("released 2.5.0 .. 2.5.1: KIP-360 and KIP-447 (2.5.0 messages); endTransaction refuses only a lower "
@@ -338,7 +350,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
         lacks=_BEFORE_2_6, end_txn_exact_epoch=False, failed_fence_keeps_epoch=False, fence_keeps_last_epoch=True,
         verification_abortable=False, txn_offset_commit_any_retriable=False,
-        txn_offset_commit_handler="2.5"),
+        txn_offset_commit_handler="2.5", client_transitions="2.5"),
     "kafka-2.4.1": _entry(
         "kafka-2.4.1", "2.4.1", "2.4.1",
         ("released 2.4.1: the 2.4 broker (KAFKA-7190: producer state kept when the log start offset moves; an "
