@@ -298,6 +298,15 @@ class Protocol:
         "id at epoch 0 (KIP-890 writes them under the old producer id with the bumped epoch)",
         "KIP-890 part 2 (4.0)")
     # --- the group coordinator and the application -------------------------------------------------
+    txn_offsets_completion_async: bool = _decision(
+        False,
+        "a COMMIT/ABORT marker written on __consumer_offsets has the group coordinator's completion of the "
+        "producer's pending offsets only scheduled (onTransactionCompleted -> scheduleHandleTxnCompletion), and "
+        "WriteTxnMarkers answers the transaction coordinator before it runs, so the producer's next transaction "
+        "can have offsets pending when it does, and it completes them with the old marker's result (2.0.0-3.9.x; "
+        "False: 0.11-1.1 complete in the marker's request, and 4.0.0 answers only once they are materialised). "
+        "Takes effect with the bound delayed_offset_completions",
+        "KAFKA-6917 (2.0.0, c53e274d312); KAFKA-17507 (4.0.0, PR 18168)")
     txn_offset_commit_check: TxnOffsetCommitCheck = _decision(
         TxnOffsetCommitCheck.CURRENT,
         "TxnOffsetCommit group fencing: none (pre-kip447, before 2.5), 2.5 (2.5.0-2.8.x), 3.0 (3.0.0-3.2.x), or "
@@ -419,7 +428,9 @@ KAFKA_0_11_0_0 = _P.with_(
 KAFKA_0_11_0_2 = KAFKA_0_11_0_0.with_(timeout_abort_bumps_epoch=True)
 KAFKA_1_0_0 = KAFKA_0_11_0_2.with_(client_version="pre-kip360", broker_unknown_producer="unknown_producer_id",
                                    broker_batch_cache=5, broker_duplicate_sequence_error=True)
-KAFKA_1_0_2 = KAFKA_1_0_0.with_(broker_duplicate_sequence_error=False)
+#: 1.0.2-2.3: also the group coordinator's asynchronous marker completion, which is 2.0.0's (KAFKA-6917; 1.0.2-1.1
+#: complete in the request)
+KAFKA_1_0_2 = KAFKA_1_0_0.with_(broker_duplicate_sequence_error=False, txn_offsets_completion_async=True)
 KAFKA_2_4 = KAFKA_1_0_2.with_(broker_retain_producer_state=True)
 #: 2.4.1: KAFKA-9144 (markers keep their producer alive; snapshots keep a marker-only producer)
 KAFKA_2_4_1 = KAFKA_2_4.with_(marker_sets_producer_timestamp=True)
@@ -442,7 +453,7 @@ KAFKA_3_6 = KAFKA_3_0.with_(partition_verification=True)
 KAFKA_3_8 = KAFKA_3_6.with_(verification_abortable=True, client_transaction_abortable=True,
                             client_txn_offset_commit_any_retriable=True)
 KAFKA_4_0 = KAFKA_3_8.with_(transaction_version="tv2", client_epoch_bump_after_abort=False,
-                            client_pid_mapping_fatal=True)
+                            client_pid_mapping_fatal=True, txn_offsets_completion_async=False)
 #: 4.0.0 with the leader's implicit partition add of KIP-890 part 2 modelled (KAFKA-18654's epoch-aware check)
 KAFKA_4_0_LEADER_ADD = KAFKA_4_0.with_(tv2_partition_add="leader")
 #: the 4.0 development trunk before KAFKA-18575 / KAFKA-18654 (December 2024 - January 2025, never released)
@@ -479,7 +490,9 @@ VARIANTS: dict[str, NamedProtocol] = {
                                  "batches, DUPLICATE_SEQUENCE_NUMBER for an old duplicate, the pre-KIP-360 client",
                                  KAFKA_1_0_0),
     "kafka-1.0.2-2.3": NamedProtocol("Kafka 1.0.2, 1.1 and 2.0-2.3: as 1.0.0 without the duplicate error "
-                                     "(KAFKA-6683); producer state evicted when the log start offset passes it",
+                                     "(KAFKA-6683); producer state evicted when the log start offset passes it; "
+                                     "the group coordinator completes a marker's offsets asynchronously, which is "
+                                     "2.0's (KAFKA-6917: 1.0.2-1.1 differ there)",
                                      KAFKA_1_0_2),
     "kafka-2.4": NamedProtocol("Kafka 2.4.0: as 2.3, but producer state survives log start offset moves "
                                "(KAFKA-7190, cherry-picked into 2.4.0)", KAFKA_2_4),
