@@ -173,6 +173,14 @@ class Protocol:
         "the coordinator errors, UNKNOWN_TOPIC_OR_PARTITION and COORDINATOR_LOAD_IN_PROGRESS, and an error it "
         "does not name is fatal (KafkaException 'Unexpected error in TxnOffsetCommitResponse')",
         "PR 15266 (33a4709490f, first tag 3.8.0); fid15")
+    client_send_error_aborts: bool = _decision(
+        False,
+        "a send() that fails in the application thread (a record larger than max.request.size, a serialization "
+        "error: KafkaProducer.doSend catches the ApiException and returns a failed future) puts the transactional "
+        "client in an abortable error, so commitTransaction fails (3.2.0+, with the epoch bump after the abort "
+        "where the client bumps); False (0.11-3.1): only the future reports it, the transaction goes on without "
+        "the record and commitTransaction succeeds. Takes effect with the bound send_errors",
+        "KAFKA-9279 (3.2.0, 000ba031c3d)")
     client_tv_change: ClientTvChange = _decision(
         ClientTvChange.NONE,
         "a transactional client switches its transaction version once between two transactions: none, "
@@ -442,9 +450,10 @@ KAFKA_2_5 = KAFKA_2_4_1.with_(client_version="kip360", client_epoch_bump_after_a
 #: 2.6: as 2.7-2.8, but a produce refused with INVALID_PRODUCER_EPOCH is fatal (InvalidProducerEpochException is
 #: 2.7.0's, KIP-588); the composed coordinator's EndTxn / fence rules are 2.6.0's (KAFKA-9600, KAFKA-9666)
 KAFKA_2_6 = KAFKA_2_5.with_(invalid_producer_epoch_abortable=False)
-KAFKA_3_0 = KAFKA_2_5.with_(txn_offset_commit_check="current")
-#: 3.0.0-3.2.x: validateOffsetCommit without KAFKA-14201's Empty-group shortcut (3.3.0)
-KAFKA_3_0_0 = KAFKA_3_0.with_(txn_offset_commit_check="3.0")
+KAFKA_3_0 = KAFKA_2_5.with_(txn_offset_commit_check="current", client_send_error_aborts=True)
+#: 3.0.0-3.2.x: validateOffsetCommit without KAFKA-14201's Empty-group shortcut (3.3.0), and the 3.0-3.1 client
+#: without KAFKA-9279 (3.2.0 has it)
+KAFKA_3_0_0 = KAFKA_3_0.with_(txn_offset_commit_check="3.0", client_send_error_aborts=False)
 #: 3.6-3.7: KIP-890 part 1; a partition outside the transaction is INVALID_TXN_STATE, and the client sends Produce
 #: <= v10 (3.6.0 ProduceRequest.json 0-9, 3.7.0 0-10)
 KAFKA_3_6 = KAFKA_3_0.with_(partition_verification=True)
@@ -506,7 +515,8 @@ VARIANTS: dict[str, NamedProtocol] = {
     "kafka-3.0-3.5": NamedProtocol("Kafka 3.0-3.5: KIP-447 with the 3.3+ TxnOffsetCommit checks; 3.0-3.2 differ "
                                    "(kafka-3.0-3.2) only for a generation < 0 with a member id on an Empty group, "
                                    "which no machine sends (commit_metadata: a member that never joined sends "
-                                   "neither, and a member without a generation owns no task)", KAFKA_3_0),
+                                   "neither, and a member without a generation owns no task), and in the 3.0-3.1 "
+                                   "client's failed send() (KAFKA-9279, 3.2.0; bound send_errors)", KAFKA_3_0),
     "kafka-3.6-3.9": NamedProtocol("the switches of kafka-3.8-3.9 under the wide name the first KIP-890 part 1 specs "
                                    "used: leaders verify a first transactional batch with the coordinator, the "
                                    "offsets write of TxnOffsetCommit too (KAFKA-15449, 3.7.0), and a partition "
@@ -553,7 +563,8 @@ VARIANTS: dict[str, NamedProtocol] = {
                                    "abortable, PRODUCER_FENCED); TxnOffsetCommit by 2.8.2's doTxnCommitOffsets",
                                    KAFKA_2_5),
     "kafka-3.0-3.2": NamedProtocol("Kafka 3.0.0-3.2.3: validateOffsetCommit (5dae3648abd) without KAFKA-14201's "
-                                   "Empty-group shortcut", KAFKA_3_0_0),
+                                   "Empty-group shortcut; a failed send() is not an abortable error (3.2.x differs "
+                                   "there: KAFKA-9279, 3.2.0)", KAFKA_3_0_0),
     "kafka-3.6-3.7": NamedProtocol("Kafka 3.6.0-3.7.1: KIP-890 part 1 before KAFKA-16314: the coordinator answers a "
                                    "verification outside the transaction with INVALID_TXN_STATE and the client sends "
                                    "Produce <= v10 (abortable for it, as TRANSACTION_ABORTABLE is for 3.8+); the "

@@ -152,6 +152,7 @@ from .eos_liveness import EosLiveness
 from .eos_offsets_completion import ScheduledOffsetCompletion
 from .eos_partition_symmetry import PARTITION
 from .eos_readers import EosReaders
+from .eos_send_errors import SendErrors
 from .eos_txn_id_expiry import TxnIdExpiry
 
 #: what kafka.eos models of the protocol: every decision, each with every value; ``deployment`` and
@@ -403,7 +404,7 @@ _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOut
 
 
 class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnLeaderFailover,
-                 LateEndTxn, FailedFenceAppends, ScheduledOffsetCompletion, TxnIdExpiry,
+                 LateEndTxn, FailedFenceAppends, ScheduledOffsetCompletion, SendErrors, TxnIdExpiry,
                  Composed):
     """``kafka.eos``; see the module doc."""
 
@@ -530,6 +531,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         config.update(end_txn_config)
         config.update(self._fence_faults_setup(bounds))
         config.update(self._offsets_completion_setup(bounds))
+        config.update(self._send_errors_setup(bounds))
         super().__init__(config, memoize=memoize)
         self._instances_compiled()
         # Rules that cannot fire without their fault or the clock have no bindings (or a clock stopped
@@ -544,7 +546,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
             set() if bounds["restarts"] and self.input_records else {"ZombieTxnOffsetCommit"}) | self.idempotent_idle() | (
             self.group_idle_actions()) | (set() if self.n_readers else {"Fetch"}) | self.txn_failover_idle() | (
             self.end_txn_idle_actions()) | self.fence_faults_idle() | self._txn_id_expiry_idle() | (
-            self.offsets_completion_idle())
+            self.offsets_completion_idle()) | self.send_errors_idle()
         listed: Mapping[str, tuple[str, ...]] = self._plan.actions
         idle |= self._instances_idle(listed)
         self.actions = {name: params for name, params in listed.items() if name not in idle}
