@@ -80,3 +80,15 @@ def test_kafka_17507_is_the_switch_that_removes_the_early_commit(variant: str, s
         assert actions.index("CompleteTxnOffsets") == len(actions) - 1
         assert "TxnOffsetCommit" in actions[marker:]
         assert actions[marker:].count("BeginTransaction") == 1
+
+
+def test_the_scheduled_completion_is_weakly_fair_only_with_the_mechanism() -> None:
+    """The scheduler runs every task eventually; the fairness of other configurations is unchanged."""
+    def names(m: EosMachine) -> set[str]:
+        return {repr(f) for f in m.fairness()}
+    on, off = machine("kafka-3.8-3.9", **PAIR), machine("kafka-3.8-3.9", input_records=2, transactions=2)
+    assert names(on) - names(off) == {repr(f) for f in on.offsets_completion_fairness()}
+    assert len(on.offsets_completion_fairness()) == 1 and off.offsets_completion_fairness() == ()
+    r = explore(on, ExploreOptions(properties=(), temporal=("MarkersComplete", "TransactionsComplete"),
+                                   check_deadlock=False))
+    assert r.verdict == "holds"

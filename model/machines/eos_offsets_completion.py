@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from eoscheck.checker.compose import Budget, precondition, rule
+from eoscheck.checker.liveness.temporal import WF, Fairness
 
 from .. import properties as props
 from ..group.pending_offsets import run_txn_offset_completion
@@ -67,6 +68,11 @@ class ScheduledOffsetCompletion:
     def offsets_completion_idle(self) -> set[str]:
         """Actions with no bindings in this configuration (not listed)."""
         return set() if _deferring(self) else {"WriteOffsetsMarkerAsync", "CompleteTxnOffsets"}
+
+    def offsets_completion_fairness(self) -> tuple[Fairness, ...]:
+        """The broker's scheduler runs every scheduled task eventually (weak fairness; nothing without
+        the mechanism)."""
+        return (WF("CompleteTxnOffsets"),) if _deferring(self) else ()
 
     def fields(self, state: tuple) -> dict[str, Any]:
         out: dict[str, Any] = super().fields(state)  # type: ignore[misc]
