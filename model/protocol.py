@@ -174,7 +174,7 @@ class Protocol:
         "does not name is fatal (KafkaException 'Unexpected error in TxnOffsetCommitResponse')",
         "PR 15266 (33a4709490f, first tag 3.8.0); fid15")
     client_send_error_aborts: bool = _decision(
-        False,
+        True,
         "a send() that fails in the application thread (a record larger than max.request.size, a serialization "
         "error: KafkaProducer.doSend catches the ApiException and returns a failed future) puts the transactional "
         "client in an abortable error, so commitTransaction fails (3.2.0+, with the epoch bump after the abort "
@@ -307,7 +307,7 @@ class Protocol:
         "KIP-890 part 2 (4.0)")
     # --- the group coordinator and the application -------------------------------------------------
     txn_offsets_completion_async: bool = _decision(
-        False,
+        True,
         "a COMMIT/ABORT marker written on __consumer_offsets has the group coordinator's completion of the "
         "producer's pending offsets only scheduled (onTransactionCompleted -> scheduleHandleTxnCompletion), and "
         "WriteTxnMarkers answers the transaction coordinator before it runs, so the producer's next transaction "
@@ -432,7 +432,7 @@ KAFKA_0_11_0_0 = _P.with_(
     broker_retain_producer_state=False, broker_batch_cache=1, init_producer_id="pre-kip360",
     timeout_abort_bumps_epoch=False, txn_offset_commit_check="pre-kip447", require_stable="never",
     deployment="per-partition", invalid_producer_epoch_abortable=False, marker_sets_producer_timestamp=False,
-    failed_fence_keeps_epoch=False)
+    failed_fence_keeps_epoch=False, txn_offsets_completion_async=False, client_send_error_aborts=False)
 KAFKA_0_11_0_2 = KAFKA_0_11_0_0.with_(timeout_abort_bumps_epoch=True)
 KAFKA_1_0_0 = KAFKA_0_11_0_2.with_(client_version="pre-kip360", broker_unknown_producer="unknown_producer_id",
                                    broker_batch_cache=5, broker_duplicate_sequence_error=True)
