@@ -642,6 +642,9 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
             out[f"{name}.log"] = [record(e, kind=EntryKind(e.kind).name) for e in part.log]
             out[f"{name}.producers"] = [record(e) for e in part.producers]
         out["group.pending"] = [record(e) for e in v.group.pending]
+        if v.group.completing:  # scheduled completions (eos_offsets_completion), as records
+            out["group.completing"] = [{"producer_id": pid, "result": "COMMIT" if commit else "ABORT"}
+                                       for pid, commit in v.group.completing]
         if v.zombie_offsets:
             out["zombie_offsets.entries"] = [record(e) for e in v.zombie_offsets]
         for channel in ("requests", "responses"):
