@@ -173,6 +173,14 @@ class Protocol:
         "the coordinator errors, UNKNOWN_TOPIC_OR_PARTITION and COORDINATOR_LOAD_IN_PROGRESS, and an error it "
         "does not name is fatal (KafkaException 'Unexpected error in TxnOffsetCommitResponse')",
         "PR 15266 (33a4709490f, first tag 3.8.0); fid15")
+    client_send_error_aborts: bool = _decision(
+        True,
+        "a send() that fails in the application thread (a record larger than max.request.size, a serialization "
+        "error: KafkaProducer.doSend catches the ApiException and returns a failed future) puts the transactional "
+        "client in an abortable error, so commitTransaction fails (3.2.0+, with the epoch bump after the abort "
+        "where the client bumps); False (0.11-3.1): only the future reports it, the transaction goes on without "
+        "the record and commitTransaction succeeds. Takes effect with the bound send_errors",
+        "KAFKA-9279 (3.2.0, 000ba031c3d)")
     client_tv_change: ClientTvChange = _decision(
         ClientTvChange.NONE,
         "a transactional client switches its transaction version once between two transactions: none, "
@@ -298,6 +306,15 @@ class Protocol:
         "id at epoch 0 (KIP-890 writes them under the old producer id with the bumped epoch)",
         "KIP-890 part 2 (4.0)")
     # --- the group coordinator and the application -------------------------------------------------
+    txn_offsets_completion_async: bool = _decision(
+        True,
+        "a COMMIT/ABORT marker written on __consumer_offsets has the group coordinator's completion of the "
+        "producer's pending offsets only scheduled (onTransactionCompleted -> scheduleHandleTxnCompletion), and "
+        "WriteTxnMarkers answers the transaction coordinator before it runs, so the producer's next transaction "
+        "can have offsets pending when it does, and it completes them with the old marker's result (2.0.0-3.9.x; "
+        "False: 0.11-1.1 complete in the marker's request, and 4.0.0 answers only once they are materialised). "
+        "Takes effect with the bound delayed_offset_completions",
+        "KAFKA-6917 (2.0.0, c53e274d312); KAFKA-17507 (4.0.0, PR 18168)")
     txn_offset_commit_check: TxnOffsetCommitCheck = _decision(
         TxnOffsetCommitCheck.CURRENT,
         "TxnOffsetCommit group fencing: none (pre-kip447, before 2.5), 2.5 (2.5.0-2.8.x), 3.0 (3.0.0-3.2.x), or "
@@ -415,11 +432,13 @@ KAFKA_0_11_0_0 = _P.with_(
     broker_retain_producer_state=False, broker_batch_cache=1, init_producer_id="pre-kip360",
     timeout_abort_bumps_epoch=False, txn_offset_commit_check="pre-kip447", require_stable="never",
     deployment="per-partition", invalid_producer_epoch_abortable=False, marker_sets_producer_timestamp=False,
-    failed_fence_keeps_epoch=False)
+    failed_fence_keeps_epoch=False, txn_offsets_completion_async=False, client_send_error_aborts=False)
 KAFKA_0_11_0_2 = KAFKA_0_11_0_0.with_(timeout_abort_bumps_epoch=True)
 KAFKA_1_0_0 = KAFKA_0_11_0_2.with_(client_version="pre-kip360", broker_unknown_producer="unknown_producer_id",
                                    broker_batch_cache=5, broker_duplicate_sequence_error=True)
-KAFKA_1_0_2 = KAFKA_1_0_0.with_(broker_duplicate_sequence_error=False)
+#: 1.0.2-2.3: also the group coordinator's asynchronous marker completion, which is 2.0.0's (KAFKA-6917; 1.0.2-1.1
+#: complete in the request)
+KAFKA_1_0_2 = KAFKA_1_0_0.with_(broker_duplicate_sequence_error=False, txn_offsets_completion_async=True)
 KAFKA_2_4 = KAFKA_1_0_2.with_(broker_retain_producer_state=True)
 #: 2.4.1: KAFKA-9144 (markers keep their producer alive; snapshots keep a marker-only producer)
 KAFKA_2_4_1 = KAFKA_2_4.with_(marker_sets_producer_timestamp=True)
@@ -431,9 +450,10 @@ KAFKA_2_5 = KAFKA_2_4_1.with_(client_version="kip360", client_epoch_bump_after_a
 #: 2.6: as 2.7-2.8, but a produce refused with INVALID_PRODUCER_EPOCH is fatal (InvalidProducerEpochException is
 #: 2.7.0's, KIP-588); the composed coordinator's EndTxn / fence rules are 2.6.0's (KAFKA-9600, KAFKA-9666)
 KAFKA_2_6 = KAFKA_2_5.with_(invalid_producer_epoch_abortable=False)
-KAFKA_3_0 = KAFKA_2_5.with_(txn_offset_commit_check="current")
-#: 3.0.0-3.2.x: validateOffsetCommit without KAFKA-14201's Empty-group shortcut (3.3.0)
-KAFKA_3_0_0 = KAFKA_3_0.with_(txn_offset_commit_check="3.0")
+KAFKA_3_0 = KAFKA_2_5.with_(txn_offset_commit_check="current", client_send_error_aborts=True)
+#: 3.0.0-3.2.x: validateOffsetCommit without KAFKA-14201's Empty-group shortcut (3.3.0), and the 3.0-3.1 client
+#: without KAFKA-9279 (3.2.0 has it)
+KAFKA_3_0_0 = KAFKA_3_0.with_(txn_offset_commit_check="3.0", client_send_error_aborts=False)
 #: 3.6-3.7: KIP-890 part 1; a partition outside the transaction is INVALID_TXN_STATE, and the client sends Produce
 #: <= v10 (3.6.0 ProduceRequest.json 0-9, 3.7.0 0-10)
 KAFKA_3_6 = KAFKA_3_0.with_(partition_verification=True)
@@ -442,7 +462,7 @@ KAFKA_3_6 = KAFKA_3_0.with_(partition_verification=True)
 KAFKA_3_8 = KAFKA_3_6.with_(verification_abortable=True, client_transaction_abortable=True,
                             client_txn_offset_commit_any_retriable=True)
 KAFKA_4_0 = KAFKA_3_8.with_(transaction_version="tv2", client_epoch_bump_after_abort=False,
-                            client_pid_mapping_fatal=True)
+                            client_pid_mapping_fatal=True, txn_offsets_completion_async=False)
 #: 4.0.0 with the leader's implicit partition add of KIP-890 part 2 modelled (KAFKA-18654's epoch-aware check)
 KAFKA_4_0_LEADER_ADD = KAFKA_4_0.with_(tv2_partition_add="leader")
 #: the 4.0 development trunk before KAFKA-18575 / KAFKA-18654 (December 2024 - January 2025, never released)
@@ -479,7 +499,9 @@ VARIANTS: dict[str, NamedProtocol] = {
                                  "batches, DUPLICATE_SEQUENCE_NUMBER for an old duplicate, the pre-KIP-360 client",
                                  KAFKA_1_0_0),
     "kafka-1.0.2-2.3": NamedProtocol("Kafka 1.0.2, 1.1 and 2.0-2.3: as 1.0.0 without the duplicate error "
-                                     "(KAFKA-6683); producer state evicted when the log start offset passes it",
+                                     "(KAFKA-6683); producer state evicted when the log start offset passes it; "
+                                     "the group coordinator completes a marker's offsets asynchronously, which is "
+                                     "2.0's (KAFKA-6917: 1.0.2-1.1 differ there)",
                                      KAFKA_1_0_2),
     "kafka-2.4": NamedProtocol("Kafka 2.4.0: as 2.3, but producer state survives log start offset moves "
                                "(KAFKA-7190, cherry-picked into 2.4.0)", KAFKA_2_4),
@@ -493,7 +515,8 @@ VARIANTS: dict[str, NamedProtocol] = {
     "kafka-3.0-3.5": NamedProtocol("Kafka 3.0-3.5: KIP-447 with the 3.3+ TxnOffsetCommit checks; 3.0-3.2 differ "
                                    "(kafka-3.0-3.2) only for a generation < 0 with a member id on an Empty group, "
                                    "which no machine sends (commit_metadata: a member that never joined sends "
-                                   "neither, and a member without a generation owns no task)", KAFKA_3_0),
+                                   "neither, and a member without a generation owns no task), and in the 3.0-3.1 "
+                                   "client's failed send() (KAFKA-9279, 3.2.0; bound send_errors)", KAFKA_3_0),
     "kafka-3.6-3.9": NamedProtocol("the switches of kafka-3.8-3.9 under the wide name the first KIP-890 part 1 specs "
                                    "used: leaders verify a first transactional batch with the coordinator, the "
                                    "offsets write of TxnOffsetCommit too (KAFKA-15449, 3.7.0), and a partition "
@@ -540,7 +563,8 @@ VARIANTS: dict[str, NamedProtocol] = {
                                    "abortable, PRODUCER_FENCED); TxnOffsetCommit by 2.8.2's doTxnCommitOffsets",
                                    KAFKA_2_5),
     "kafka-3.0-3.2": NamedProtocol("Kafka 3.0.0-3.2.3: validateOffsetCommit (5dae3648abd) without KAFKA-14201's "
-                                   "Empty-group shortcut", KAFKA_3_0_0),
+                                   "Empty-group shortcut; a failed send() is not an abortable error (3.2.x differs "
+                                   "there: KAFKA-9279, 3.2.0)", KAFKA_3_0_0),
     "kafka-3.6-3.7": NamedProtocol("Kafka 3.6.0-3.7.1: KIP-890 part 1 before KAFKA-16314: the coordinator answers a "
                                    "verification outside the transaction with INVALID_TXN_STATE and the client sends "
                                    "Produce <= v10 (abortable for it, as TRANSACTION_ABORTABLE is for 3.8+); the "

@@ -216,10 +216,14 @@ def test_a_twin_takes_the_closest_named_variant_and_overrides_the_rest() -> None
     assert closest_variant(KAFKA_3_6) == ("kafka-3.6-3.7", {})
     name, overrides = closest_variant(KAFKA_3_8.with_(client_tv_change="upgrade"))
     assert name == "kafka-3.6-3.9" and overrides == {"client_tv_change": "upgrade"}
-    # a tie goes to the preferred protocol's variant
+    # a tie goes to the preferred protocol's variant, else to the first listed: 3.3's checks with the
+    # 3.0-3.1 client's failed send() is one decision from kafka-2.5-2.8, kafka-3.0-3.5 and kafka-3.0-3.2
+    tie = PIPELINE_PRESET.base.with_(client_send_error_aborts=False)
+    assert closest_variant(tie) == ("kafka-2.5-2.8", {"txn_offset_commit_check": "current"})
+    assert closest_variant(tie, PIPELINE_PRESET.base) == ("kafka-3.0-3.5", {"client_send_error_aborts": False})
+    # KIP-447's decisions alone: kafka-2.5-2.8 is one decision further (its 2.7-2.8 client's failed send())
     pre_kip447 = PIPELINE_PRESET.base.with_(txn_offset_commit_check="pre-kip447", require_stable="never")
-    assert closest_variant(pre_kip447)[0] == "kafka-2.5-2.8"
-    assert closest_variant(pre_kip447, PIPELINE_PRESET.base) == (
+    assert closest_variant(pre_kip447) == (
         "kafka-3.0-3.5", {"txn_offset_commit_check": "pre-kip447", "require_stable": "never"})
 
 

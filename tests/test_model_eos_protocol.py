@@ -57,14 +57,16 @@ def test_kafka_releases_differ_by_the_fixes_they_shipped() -> None:
     def diff(a: P.Protocol, b: P.Protocol) -> set[str]:
         return {f.name for f in fields(P.Protocol) if getattr(a, f.name) != getattr(b, f.name)}
     assert diff(P.KAFKA_0_11_0_0, P.KAFKA_0_11_0_2) == {"timeout_abort_bumps_epoch"}  # KAFKA-6119
-    assert diff(P.KAFKA_1_0_0, P.KAFKA_1_0_2) == {"broker_duplicate_sequence_error"}  # KAFKA-6683
+    # KAFKA-6683; the variant's 2.0-2.3 part has KAFKA-6917's asynchronous offsets completion
+    assert diff(P.KAFKA_1_0_0, P.KAFKA_1_0_2) == {"broker_duplicate_sequence_error", "txn_offsets_completion_async"}
     assert diff(P.KAFKA_1_0_2, P.KAFKA_2_4) == {"broker_retain_producer_state"}  # KAFKA-7190
     assert diff(P.KAFKA_3_0, P.KAFKA_3_6) == {"partition_verification"}  # KIP-890 part 1
     # KAFKA-16314 and PR 15266, both 3.8.0
     assert diff(P.KAFKA_3_6, P.KAFKA_3_8) == {"verification_abortable", "client_transaction_abortable",
                                               "client_txn_offset_commit_any_retriable"}
     assert diff(P.KAFKA_3_8, P.KAFKA_4_0) == {"transaction_version", "client_epoch_bump_after_abort",
-                                              "client_pid_mapping_fatal"}  # KAFKA-18019
+                                              "client_pid_mapping_fatal",  # KAFKA-18019
+                                              "txn_offsets_completion_async"}  # KAFKA-17507
     assert diff(P.KAFKA_4_0, P.KAFKA_JAVA_COORDINATOR) == {"tv2_fence_double_bump",  # KAFKA-19367
                                                            "previous_producer_id_update"}  # KAFKA-18884
     assert diff(P.KAFKA_2_4, P.KAFKA_2_4_1) == {"marker_sets_producer_timestamp"}  # KAFKA-9144

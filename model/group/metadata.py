@@ -60,6 +60,10 @@ class GroupMeta(NamedTuple):
     offsets: tuple[CommittedOffset, ...]
     #: pending transactional offsets, sorted by (producer id, partition)
     pending: tuple[PendingTxnOffset, ...]
+    #: (producer id, 1 for COMMIT / 0 for ABORT) of markers written on __consumer_offsets whose
+    #: completion the group coordinator's scheduler has not run yet (``scheduleHandleTxnCompletion``,
+    #: 2.0-3.9; ``pending_offsets.defer_txn_offset_completion``), in marker order
+    completing: tuple[tuple[int, int], ...] = ()
 
 
 def new_group(num_partitions: int) -> GroupMeta:

@@ -58,3 +58,19 @@ def complete_pending_txn_offset_commit(group: GroupMeta, producer_id: int, is_co
             if current.appended_at == NOT_APPENDED or current.appended_at < e.appended_at:
                 offsets[e.partition] = CommittedOffset(e.offset, e.appended_at)
     return group._replace(offsets=tuple(offsets), pending=rest)
+
+
+def defer_txn_offset_completion(group: GroupMeta, producer_id: int, is_commit: bool) -> GroupMeta:
+    """The marker is written but its completion only scheduled (2.0-3.9: ``onTransactionCompleted`` ->
+    ``scheduleHandleTxnCompletion``, KAFKA-6917): the producer's offsets stay pending until
+    ``run_txn_offset_completion`` runs it, and WriteTxnMarkers answers meanwhile (KAFKA-17507)."""
+    return group._replace(completing=(*group.completing, (producer_id, int(is_commit))))
+
+
+def run_txn_offset_completion(group: GroupMeta, index: int) -> GroupMeta:
+    """The scheduler runs the ``index``-th scheduled completion: ``completePendingTxnOffsetCommit`` on
+    whatever the producer id has pending *now*, which includes the offsets of a transaction that began
+    after the marker (the pending set is keyed by producer id alone)."""
+    producer_id, is_commit = group.completing[index]
+    rest = group.completing[:index] + group.completing[index + 1:]
+    return complete_pending_txn_offset_commit(group._replace(completing=rest), producer_id, bool(is_commit))

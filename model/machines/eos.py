@@ -77,6 +77,7 @@ from ..group.offset_fetch import (
 )
 from ..group.pending_offsets import (
     complete_pending_txn_offset_commit,
+    defer_txn_offset_completion,
     on_txn_offset_commit_append,
     prepare_txn_offset_commit,
 )
@@ -148,8 +149,10 @@ from .eos_group import GROUP_PROJECTIONS, EosGroup, GroupOffsets, show_membershi
 from .eos_idempotent import IDEMPOTENT_PARTITION, IdempotentProducers, Waiting, waiting
 from .eos_instances import INSTANCE_CHART_PARTS, InstancesMixin
 from .eos_liveness import EosLiveness
+from .eos_offsets_completion import ScheduledOffsetCompletion
 from .eos_partition_symmetry import PARTITION
 from .eos_readers import EosReaders
+from .eos_send_errors import SendErrors
 from .eos_txn_id_expiry import TxnIdExpiry
 
 #: what kafka.eos models of the protocol: every decision, each with every value; ``deployment`` and
@@ -235,8 +238,11 @@ def _show_messages(msgs: tuple[Routed, ...]) -> list[str]:
 
 def _show_group(g: GroupMeta) -> dict[str, Any]:
     # a group with membership starts at generation 1 (eos_group); without, it stays at 0 and shows as before
-    return {**(show_membership(g) if g.generation_id else {}), "committed": [o.offset for o in g.offsets],
-            "pending": [f"pid {e.producer_id}: input {e.partition} offset {e.offset}" for e in g.pending]}
+    out = {**(show_membership(g) if g.generation_id else {}), "committed": [o.offset for o in g.offsets],
+           "pending": [f"pid {e.producer_id}: input {e.partition} offset {e.offset}" for e in g.pending]}
+    if g.completing:  # shown only while a scheduled completion waits (other traces unchanged)
+        out["completing"] = [f"pid {pid}: {'COMMIT' if commit else 'ABORT'}" for pid, commit in g.completing]
+    return out
 
 
 def _consumers(machine: Any) -> range:
@@ -400,7 +406,7 @@ _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOut
 
 
 class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnLeaderFailover,
-                 LateEndTxn, FailedFenceAppends, TxnIdExpiry,
+                 LateEndTxn, FailedFenceAppends, ScheduledOffsetCompletion, SendErrors, TxnIdExpiry,
                  Composed):
     """``kafka.eos``; see the module doc."""
 
@@ -526,6 +532,8 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         config.update(self.txn_failover_setup(bounds))
         config.update(end_txn_config)
         config.update(self._fence_faults_setup(bounds))
+        config.update(self._offsets_completion_setup(bounds))
+        config.update(self._send_errors_setup(bounds))
         super().__init__(config, memoize=memoize)
         self._instances_compiled()
         # Rules that cannot fire without their fault or the clock have no bindings (or a clock stopped
@@ -539,7 +547,8 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
             set() if bounds["restarts"] else {"ZombieEndTxn"}) | (
             set() if bounds["restarts"] and self.input_records else {"ZombieTxnOffsetCommit"}) | self.idempotent_idle() | (
             self.group_idle_actions()) | (set() if self.n_readers else {"Fetch"}) | self.txn_failover_idle() | (
-            self.end_txn_idle_actions()) | self.fence_faults_idle() | self._txn_id_expiry_idle()
+            self.end_txn_idle_actions()) | self.fence_faults_idle() | self._txn_id_expiry_idle() | (
+            self.offsets_completion_idle()) | self.send_errors_idle()
         listed: Mapping[str, tuple[str, ...]] = self._plan.actions
         idle |= self._instances_idle(listed)
         self.actions = {name: params for name, params in listed.items() if name not in idle}
@@ -635,6 +644,9 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
             out[f"{name}.log"] = [record(e, kind=EntryKind(e.kind).name) for e in part.log]
             out[f"{name}.producers"] = [record(e) for e in part.producers]
         out["group.pending"] = [record(e) for e in v.group.pending]
+        if v.group.completing:  # scheduled completions (eos_offsets_completion), as records
+            out["group.completing"] = [{"producer_id": pid, "result": "COMMIT" if commit else "ABORT"}
+                                       for pid, commit in v.group.completing]
         if v.zombie_offsets:
             out["zombie_offsets.entries"] = [record(e) for e in v.zombie_offsets]
         for channel in ("requests", "responses"):
@@ -767,6 +779,12 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
                              coordinator_epoch: int, now: int) -> Any:
         """The marker on __consumer_offsets: the group coordinator materialises (COMMIT) or drops
         (ABORT) the producer's pending offsets."""
+        return self._offsets_marker(txn, offsets_leader, group, coordinator_epoch, now, deferred=False)
+
+    def _offsets_marker(self, txn: TxnMetadata, offsets_leader: TxnPartitionState, group: GroupOffsets,
+                        coordinator_epoch: int, now: int, *, deferred: bool) -> dict[str, Any] | None:
+        """The marker on __consumer_offsets and its answer to the coordinator; the producer's pending
+        offsets completed at once, or (``deferred``, ``eos_offsets_completion``) only scheduled."""
         marker = next((m for m in self._markers(txn, coordinator_epoch) if m.partition == OFFSETS), None)
         if marker is None:
             return None
@@ -777,7 +795,10 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         if error != Errors.NONE:
             return None
         commit = marker.result == TxnResult.COMMIT
-        group = complete_pending_txn_offset_commit(group, marker.producer_id, commit)  # type: ignore[arg-type,assignment]
+        if deferred:
+            group = defer_txn_offset_completion(group, marker.producer_id, commit)  # type: ignore[arg-type,assignment]
+        else:
+            group = complete_pending_txn_offset_commit(group, marker.producer_id, commit)  # type: ignore[arg-type,assignment]
         done, wrote = complete_if_done(on_marker_response(txn, OFFSETS, int(Errors.NONE)).meta)
         coordinator = self._coordinator(done) if wrote else {"txn": done}
         return {**coordinator, "offsets_leader": written, "group": group, "result": TxnResult(marker.result).name}

@@ -153,24 +153,26 @@ def membership(group: GroupMeta) -> Membership:
 
 def with_membership(group: GroupMeta, m: Membership) -> GroupMeta:
     return GroupMeta(m.state, m.generation_id, m.members, m.static_members, m.assignment, group.offsets,
-                     group.pending)
+                     group.pending, group.completing)
 
 
 class GroupOffsets(NamedTuple):
-    """The group's committed and pending offsets (``GroupMeta``'s last two fields): what a marker on
+    """The group's committed and pending offsets and its scheduled completions (``GroupMeta``'s last
+    three fields): what a marker on
     __consumer_offsets reads and writes of the group (``complete_pending_txn_offset_commit``) and what
     ZombieNeverCommitsOffsets reads, nothing of its membership."""
 
     offsets: tuple[CommittedOffset, ...]
     pending: tuple[PendingTxnOffset, ...]
+    completing: tuple[tuple[int, int], ...] = ()
 
 
 def group_offsets(group: GroupMeta) -> GroupOffsets:
-    return GroupOffsets(group.offsets, group.pending)
+    return GroupOffsets(group.offsets, group.pending, group.completing)
 
 
 def with_offsets(group: GroupMeta, o: GroupOffsets) -> GroupMeta:
-    return group._replace(offsets=o.offsets, pending=o.pending)
+    return group._replace(offsets=o.offsets, pending=o.pending, completing=o.completing)
 
 
 def fetched(group: GroupMeta) -> tuple[OffsetFetchAnswer, OffsetFetchAnswer]:

@@ -119,7 +119,10 @@ class EosLiveness:
 
     def fairness(self) -> tuple[Fairness, ...]:
         others: tuple[Fairness, ...] = super().fairness()  # type: ignore[misc]
-        return others + (FAIRNESS if self.n_producers else ())
+        # a scheduled completion of a marker's offsets runs eventually (eos_offsets_completion; none
+        # without its bound, so the fairness of other configurations is unchanged)
+        scheduled: tuple[Fairness, ...] = self.offsets_completion_fairness()  # type: ignore[attr-defined]
+        return others + (FAIRNESS if self.n_producers else ()) + scheduled
 
 
 __all__ = ["FAIRNESS", "FAIR_ACTIONS", "TEMPORAL_DOCS", "EosLiveness"]

@@ -52,6 +52,14 @@ BOUNDS: dict[str, Bound] = {
                                   "whose PrepareAbort append to __transaction_state fails: the fenced epoch stays in "
                                   "memory, the transaction Ongoing, and since KAFKA-9666 (2.6.0) the next fence keeps "
                                   "that epoch (failed_fence_keeps_epoch; 0 removes the fault)", 0, 0, 2),
+    "send_errors": Bound("send() calls of a transactional producer that fail in the application thread (a record "
+                         "larger than max.request.size, a serialization error): the record never reaches the "
+                         "accumulator and only the returned future reports it; from 3.2.0 the transaction also gets "
+                         "an abortable error (client_send_error_aborts, KAFKA-9279; 0 removes it)", 0, 0, 2),
+    "delayed_offset_completions": Bound("COMMIT/ABORT markers on __consumer_offsets whose completion of the "
+                                        "producer's pending offsets the group coordinator's scheduler runs later, "
+                                        "after WriteTxnMarkers answered (txn_offsets_completion_async, 2.0-3.9, "
+                                        "KAFKA-17507; 0 removes it)", 0, 0, 2),
     "delete_records": Bound("log start offset moves (retention or DeleteRecords)", 0, 0, 3),
     "coordinator_failovers": Bound("transaction coordinator failovers (reload from __transaction_state with a "
                                    "higher coordinator epoch; the old coordinator's markers stay in flight)", 0, 0, 2),

@@ -252,6 +252,20 @@ def give_up_in_flight(p: TxnProducer, partition: int, cfg: ClientConfig) -> TxnP
     return _abortable(_set_part(p, partition, cl.expire_batch(part, index, cfg)), True)
 
 
+def send_failed(p: TxnProducer, partition: int, *, aborts: bool) -> TxnProducer | None:
+    """A send() of the open transaction fails in the application thread (``KafkaProducer.doSend`` catches
+    the ApiException, e.g. RecordTooLargeException, before the accumulator): the record is failed and
+    never sent. ``aborts`` is KAFKA-9279 (3.2.0: ``maybeTransitionToErrorState``, an abortable error
+    with the epoch bump where the client can bump); before, only the returned future knew. The model's
+    sends happen at beginTransaction, so the failed one is a record still queued there."""
+    part = p.parts[partition]
+    index = next((i for i, b in enumerate(part.batches) if b.status == QUEUED and b.seq < 0), -1)
+    if p.phase != TXN_IN_TXN or index < 0:
+        return None
+    failed = _set_part(p, partition, _fail(part, [index]))
+    return _abortable(failed, True) if aborts else failed
+
+
 def connection_closed(p: TxnProducer, partition: int) -> TxnProducer:
     """request.timeout.ms on the partition's connection: in-flight batches will be retried."""
     return _set_part(p, partition, cl.connection_closed(p.parts[partition]))
