@@ -18,7 +18,9 @@ rule on exactly the parts it reads. A fault rule spends a ``Budget``; a zero bud
 and rules that only matter with a budget (request timeouts with lost responses, expiry with a
 clock) get no bindings, so a small spec stays small.
 
-Abstractions (beyond those of the rooms): requests to the coordinator (InitProducerId,
+Abstractions (beyond those of the rooms): a leader verifies a transactional batch with the coordinator
+(KIP-890 part 1) and appends it in one step unless ``verification_steps`` puts them apart
+(``eos_verification``); requests to the coordinator (InitProducerId,
 AddPartitionsToTxn, EndTxn) and the coordinator's log appends are atomic with their answer (with
 ``endtxn_timeouts`` an EndTxn the client gave up on may also arrive late, and the atomic EndTxn is
 its retry: ``eos_endtxn``); markers
@@ -151,6 +153,7 @@ from .eos_liveness import EosLiveness
 from .eos_partition_symmetry import PARTITION
 from .eos_readers import EosReaders
 from .eos_txn_id_expiry import TxnIdExpiry
+from .eos_verification import SplitVerification, show_pending
 
 #: what kafka.eos models of the protocol: every decision, each with every value; ``deployment`` and
 #: ``per_partition_group_metadata`` matter with a group only (``members``: eos_group, eos_alpha), without
@@ -209,7 +212,8 @@ def _show_leader(leader: TxnPartitionState) -> dict[str, Any]:
             "producer_state_lso": producer_state_lso(leader),
             "producers": [f"pid {e.producer_id}: epoch {e.epoch}, batches {[(b.seq, b.offset) for b in e.batches]} "
                           f"(seq, offset), txn first offset {e.current_txn_first_offset}, coordinator epoch "
-                          f"{e.coordinator_epoch}, lastTimestamp {e.last_timestamp}" for e in leader.producers]}
+                          f"{e.coordinator_epoch}, lastTimestamp {e.last_timestamp}" for e in leader.producers],
+            **show_pending(leader)}
 
 
 def _show_txn(m: TxnMetadata) -> dict[str, Any]:
@@ -397,7 +401,7 @@ _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOut
                 "CompleteEmptyTransaction", "FenceAppendFails", "ExpireDataTransactionalId", "ZombieInitProducerId")
 
 
-class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnLeaderFailover,
+class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnLeaderFailover,
                  LateEndTxn, FailedFenceAppends, TxnIdExpiry,
                  Composed):
     """``kafka.eos``; see the module doc."""
@@ -524,6 +528,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         config.update(self.txn_failover_setup(bounds))
         config.update(end_txn_config)
         config.update(self._fence_faults_setup(bounds))
+        self._verification_setup(bounds)
         super().__init__(config, memoize=memoize)
         self._instances_compiled()
         # Rules that cannot fire without their fault or the clock have no bindings (or a clock stopped
@@ -537,7 +542,8 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
             set() if bounds["restarts"] else {"ZombieEndTxn"}) | (
             set() if bounds["restarts"] and self.input_records else {"ZombieTxnOffsetCommit"}) | self.idempotent_idle() | (
             self.group_idle_actions()) | (set() if self.n_readers else {"Fetch"}) | self.txn_failover_idle() | (
-            self.end_txn_idle_actions()) | self.fence_faults_idle() | self._txn_id_expiry_idle()
+            self.end_txn_idle_actions()) | self.fence_faults_idle() | self._txn_id_expiry_idle() | (
+            self.verification_idle(bool(self.n_idempotent)))
         listed: Mapping[str, tuple[str, ...]] = self._plan.actions
         idle |= self._instances_idle(listed)
         self.actions = {name: params for name, params in listed.items() if name not in idle}
@@ -926,6 +932,8 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
                        txn: TxnMetadata) -> Any:
         """The leader handles the oldest request of a connection: KIP-890 verification with the
         coordinator when switched on, then the produce checks and the append."""
+        if self.verification_split:
+            return None  # VerifyProduce and AppendVerifiedProduce (``eos_verification``)
         req = msg.message
         assert isinstance(req, ProduceRequest)
         verification = self.produce_verification(partition, leader, txn, req.producer_id, req.epoch)

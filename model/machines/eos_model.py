@@ -52,6 +52,10 @@ BOUNDS: dict[str, Bound] = {
                                   "whose PrepareAbort append to __transaction_state fails: the fenced epoch stays in "
                                   "memory, the transaction Ongoing, and since KAFKA-9666 (2.6.0) the next fence keeps "
                                   "that epoch (failed_fence_keeps_epoch; 0 removes the fault)", 0, 0, 2),
+    "verification_steps": Bound("produce requests each output partition's leader may hold between KIP-890 part 1's "
+                                "verification and the append (0: the two are one step); with partition_verification "
+                                "a marker, another produce or a timeout abort can come between them, and the append "
+                                "checks the request's VerificationGuard", 0, 0, 3),
     "delete_records": Bound("log start offset moves (retention or DeleteRecords)", 0, 0, 3),
     "coordinator_failovers": Bound("transaction coordinator failovers (reload from __transaction_state with a "
                                    "higher coordinator epoch; the old coordinator's markers stay in flight)", 0, 0, 2),
