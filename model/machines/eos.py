@@ -153,7 +153,7 @@ from .eos_liveness import EosLiveness
 from .eos_partition_symmetry import PARTITION
 from .eos_readers import EosReaders
 from .eos_txn_id_expiry import TxnIdExpiry
-from .eos_verification import SplitVerification, show_pending
+from .eos_verification import GUARD_NAMES, SplitVerification, show_pending
 
 #: what kafka.eos models of the protocol: every decision, each with every value; ``deployment`` and
 #: ``per_partition_group_metadata`` matter with a group only (``members``: eos_group, eos_alpha), without
@@ -638,6 +638,11 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
         for name, part in leaders:
             out[f"{name}.log"] = [record(e, kind=EntryKind(e.kind).name) for e in part.log]
             out[f"{name}.producers"] = [record(e) for e in part.producers]
+            if part.verifications:
+                out[f"{name}.verifications"] = [record(e) for e in part.verifications]
+            if part.pending:
+                out[f"{name}.verifying"] = [record(p, request=record(p.request), guard=GUARD_NAMES[p.guard],
+                                                   answer=error_name(p.answer)) for p in part.pending]
         out["group.pending"] = [record(e) for e in v.group.pending]
         if v.zombie_offsets:
             out["zombie_offsets.entries"] = [record(e) for e in v.zombie_offsets]
