@@ -9,6 +9,12 @@ subprocess through ``explore`` as ``eoscheck check`` runs it. Records wall and C
 
 Appends JSON records to ``bench/results/liveness-onepass.jsonl`` and writes a table of medians
 to ``bench/results/liveness-onepass.md``.
+
+``--engine dfs --two-pass-before`` compares, in one checkout, the DFS engine's two passes
+(``explore_with_liveness(..., one_pass=False)``: the engine, then the BFS liveness walk) with its
+one pass (the DFS records the graph); records go to ``liveness-onepass-dfs.{jsonl,md}``:
+
+    python bench/bench_liveness_onepass.py --engine dfs --two-pass-before --after .venv/bin/python
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ CONFIGS: dict[str, tuple[str, list[str] | None]] = {
 }
 
 
-def child(name: str) -> dict[str, Any]:
+def child(name: str, engine: str, two_pass: bool) -> dict[str, Any]:
     import dataclasses
 
     from eoscheck.checker.explore import explore
@@ -65,8 +71,14 @@ def child(name: str) -> dict[str, Any]:
         safety = list(md.properties) if "*" in props else [p for p in props if p not in md.temporal]
         options = dataclasses.replace(options, properties=tuple(safety),
                                       temporal=tuple(p for p in props if p in md.temporal))
+    options = dataclasses.replace(options, strategy=engine)
     cpu, wall = time.process_time(), time.perf_counter()
-    r = explore(machine, options)
+    if two_pass:
+        from eoscheck.checker.explore import _dispatch
+        from eoscheck.checker.liveness.run import explore_with_liveness
+        r = explore_with_liveness(machine, options, None, _dispatch, one_pass=False)
+    else:
+        r = explore(machine, options)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     return {"checkout": str(Path(eoscheck.__file__).resolve().parent.parent), "config": name,
             "verdict": r.verdict, "distinct": r.stats.distinct, "generated": r.stats.generated,
@@ -74,8 +86,9 @@ def child(name: str) -> dict[str, Any]:
             "cpu_s": round(cpu, 3), "wall_s": round(wall, 3)}
 
 
-def run(interpreter: str, name: str) -> dict[str, Any]:
-    out = subprocess.run([*shlex.split(interpreter), __file__, "--child", name], check=True,
+def run(interpreter: str, name: str, engine: str = "bfs", two_pass: bool = False) -> dict[str, Any]:
+    extra = ["--engine", engine] + (["--two-pass"] if two_pass else [])
+    out = subprocess.run([*shlex.split(interpreter), __file__, "--child", name, *extra], check=True,
                          capture_output=True, text=True, cwd="/tmp")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -86,28 +99,36 @@ def main() -> int:
     ap.add_argument("--after", help="interpreter command of the checkout after")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", action="append", choices=sorted(CONFIGS))
+    ap.add_argument("--engine", default="bfs", choices=("bfs", "dfs", "parallel"))
+    ap.add_argument("--two-pass-before", action="store_true",
+                    help="before = the --after checkout's own two passes (one_pass=False)")
+    ap.add_argument("--two-pass", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(child(args.child)))
+        print(json.dumps(child(args.child, args.engine, args.two_pass)))
         return 0
+    if args.two_pass_before and not args.before:
+        args.before = args.after
     if not args.before or not args.after:
         ap.error("--before and --after are required")
+    out_name = "liveness-onepass" + ("" if args.engine == "bfs" else f"-{args.engine}")
     names = args.only or list(CONFIGS)
     rows: dict[str, dict[str, list[dict[str, Any]]]] = {n: {"before": [], "after": []} for n in names}
     stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     RESULTS.mkdir(exist_ok=True)
-    with (RESULTS / "liveness-onepass.jsonl").open("a") as log:
+    with (RESULTS / f"{out_name}.jsonl").open("a") as log:
         for i in range(args.repeat):
             for name in names:
                 for side in (("before", "after") if i % 2 == 0 else ("after", "before")):
-                    rec = run(args.before if side == "before" else args.after, name)
-                    rec.update(side=side, at=stamp, round=i)
+                    rec = run(args.before if side == "before" else args.after, name, args.engine,
+                              args.two_pass_before and side == "before")
+                    rec.update(side=side, at=stamp, round=i, engine=args.engine)
                     rows[name][side].append(rec)
                     log.write(json.dumps(rec) + "\n")
                     print(f"{name} {side}: {rec['cpu_s']:.2f} s CPU, {rec['wall_s']:.2f} s wall, "
                           f"{rec['distinct']:,} states", file=sys.stderr, flush=True)
-    lines = [f"# Safety + liveness: two passes (before) and one BFS (after), {stamp}", "",
+    lines = [f"# Safety + liveness: two passes (before) and one pass (after), engine {args.engine}, {stamp}", "",
              f"Medians of {args.repeat} interleaved fresh-process runs each (`bench/bench_liveness_onepass.py`).", "",
              "| configuration | verdict | distinct | generated | before wall / CPU | after wall / CPU | CPU after/before | same counts and traces |",
              "|---|---|---|---|---|---|---|---|"]
@@ -122,7 +143,7 @@ def main() -> int:
         lines.append(f"| {name} | {b[0]['verdict']} | {b[0]['distinct']:,} | {b[0]['generated']:,} | "
                      f"{med(b, 'wall_s'):.2f} / {med(b, 'cpu_s'):.2f} s | {med(a, 'wall_s'):.2f} / {med(a, 'cpu_s'):.2f} s | "
                      f"{med(a, 'cpu_s') / med(b, 'cpu_s'):.2f}x | {'yes' if same else 'NO'} |")
-    (RESULTS / "liveness-onepass.md").write_text("\n".join(lines) + "\n")
+    (RESULTS / f"{out_name}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
 

@@ -57,6 +57,8 @@ def main() -> int:
     parser.add_argument("--head", type=int, default=None, metavar="STATES",
                         help="parallel.HEAD_FRONTIER: the parent expands levels itself below this many states "
                              "per worker (0: the workers start from the initial states)")
+    parser.add_argument("--per-level", action="store_true",
+                        help="with --counts: print each level's states, successors, memo misses and modelled cost per worker")
     parser.add_argument("--handover-block", type=int, default=None, metavar="STATES",
                         help="parallel.HANDOVER_BLOCK: the level the head hands over is dealt in blocks of this many states")
     args = parser.parse_args()
@@ -177,6 +179,12 @@ def main() -> int:
         print(f"  worker {w}: CPU {run['cpu']:.2f} s, blocked on its pipe {run['blocked']:.2f} s | {phases}")
         for name, level, spent in run["per_level"]:
             by_key[name, level][w] += spent
+    if args.per_level:
+        # each level's expansion (``advance`` runs the next level's), CPU seconds per worker
+        print("  expansion CPU per level (s): " + ", ".join(
+            f"{level + (1 if name == 'advance' else 0)}: " + "/".join(f"{x:.3f}" for x in spent)
+            for (name, level), spent in sorted(by_key.items(), key=lambda kv: kv[0][1])
+            if name in ("expand", "advance")))
     loss: defaultdict[str, float] = defaultdict(float)
     for (name, _), spent in by_key.items():
         loss[name] += max(spent) - min(spent)
@@ -198,6 +206,12 @@ def main() -> int:
         per = {level: [cost(g, m) for _, g, m in r] for level, r in rows.items()}
         total, slowest = sum(map(sum, per.values())), sum(map(max, per.values()))
         spread = [sum(max(x[i] for x in r) - min(x[i] for x in r) for r in rows.values()) for i in (1, 2)]
+        if args.per_level:
+            print("  level: per worker (states, generated, memo misses, modelled s); slower - faster (s)")
+            for level in sorted(rows):
+                r = rows[level]
+                print(f"  {level:5d}: " + " | ".join(f"{st:7,} {g:8,} {m:6,} {c:.3f}" for (st, g, m), c in zip(r, per[level]))
+                      + f"; {max(per[level]) - min(per[level]):.3f}")
         print(f"  modelled: head {cost(head['generated'], head['misses']):.3f} s, workers {total:.3f} s, "
               f"sum of each level's slowest worker {slowest:.3f} s (barrier loss {slowest * args.workers - total:.3f} s); "
               f"per-level spread between workers: {spread[0]:,} generated, {spread[1]:,} memo misses")

@@ -6,11 +6,14 @@ a tenth of hashing the nested one, and a rule applied to a part can be memoised 
 the same client state recurs in thousands of global states, so its successors are computed once.
 
 An id is the part's own content hash (``hash`` of an int/bool/tuple value) reduced modulo
-``2**61 - 1``, not a counter: it is the same in every process, run and Spark executor, so
+``ID_MODULUS``, not a counter: it is the same in every process, run and Spark executor, so
 fingerprints of states that hold ids still agree across processes. The reduction puts every id in
 the range where CPython's int hash is the identity, so a flat state of small ints and ids can use
 the fast ``hash`` fingerprint soundly (``checker.fingerprint``: two ids 2**61-1 apart would
-otherwise hash alike). Two different parts with one id would merge silently, so
+otherwise hash alike). ``ID_MODULUS`` is the largest prime below ``2**60`` rather than ``2**61 - 1``
+itself, so that every id is a two-digit CPython int (30-bit digits): the ids are hashed in every
+successor's fingerprint and every memo key, and a three-digit int (half of the ids below
+``2**61 - 1``) costs ``long_hash`` one more turn of its loop. Two different parts with one id would merge silently, so
 ``Interner.intern`` compares with the value already stored under that id and raises
 ``InternCollision`` naming the first field where they differ (rare for unrelated values, but
 CPython's ``hash(-1) == hash(-2)`` makes a part holding -2 where another holds -1 collide).
@@ -28,9 +31,10 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from typing import Any, Generic, TypeVar
 
-from .fingerprint import P
-
 T = TypeVar("T", bound=Hashable)
+
+#: ids lie in ``[0, ID_MODULUS)``: below ``P`` (the hash domain) and below ``2**60`` (two digits)
+ID_MODULUS = (1 << 60) - 93
 
 
 class InternCollision(RuntimeError):
@@ -50,7 +54,7 @@ class Interner(Generic[T]):
         self.ids: dict[int, int] = {}
 
     def intern(self, value: T) -> int:
-        h = hash(value) % P
+        h = hash(value) % ID_MODULUS
         old = self.values.setdefault(h, value)
         if old is not value and old != value:
             raise InternCollision(f"two different {self.kind} values share the id {h}: they differ at "

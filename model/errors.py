@@ -31,6 +31,8 @@ class Errors(IntEnum):
     INVALID_GROUP_ID = 24
     UNKNOWN_MEMBER_ID = 25
     REBALANCE_IN_PROGRESS = 27
+    #: no machine produces it; TxnOffsetCommitHandler names it (abortable GroupAuthorizationException)
+    GROUP_AUTHORIZATION_FAILED = 30
     UNSUPPORTED_VERSION = 35
     INVALID_REQUEST = 42
     UNSUPPORTED_FOR_MESSAGE_FORMAT = 43
@@ -42,6 +44,10 @@ class Errors(IntEnum):
     INVALID_TRANSACTION_TIMEOUT = 50
     CONCURRENT_TRANSACTIONS = 51
     TRANSACTION_COORDINATOR_FENCED = 52
+    #: no machine produces it; the transactional handlers name it (fatal TransactionalIdAuthorizationException)
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
+    #: KafkaApis' answer for the partitions of an AddPartitionsToTxn it refused because of another one
+    OPERATION_NOT_ATTEMPTED = 55
     KAFKA_STORAGE_ERROR = 56
     UNKNOWN_PRODUCER_ID = 59
     FENCED_INSTANCE_ID = 82

@@ -51,7 +51,7 @@ PROFILE_OUTCOMES: dict[str, Outcome] = {
     "kafka-2024-10": ({}, dict(_OUT)),
     "kafka-later-trunk": ({}, dict(_OUT)),
     "kafka-3.8-3.9": ({}, {**_OUT, **{v: "transaction-version-2" for v in _TV2}}),
-    "kafka-2.0-2.3": ({
+    "kafka-2.0.1-2.3": ({
         # before KIP-360 (2.5) a producer the leader has no state for gets UNKNOWN_PRODUCER_ID for a
         # sequence other than 0: the test's append after expiry is refused
         "BRK-PSM-05": "the expired producer's sequence 1 is UNKNOWN_PRODUCER_ID, not accepted",

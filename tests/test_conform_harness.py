@@ -105,7 +105,7 @@ def test_the_variant_follows_the_commit_date_for_an_unknown_commit():
     data = raw()
     data["source"] = {"commit": "0" * 40, "commit_date": "2019-05-01"}
     run = harness.run_file(parse_vectors(data))
-    assert run.variant == "kafka-2.0-2.3" and "commit date" in run.chosen_by
+    assert run.variant == "kafka-2.0.1-2.3" and "commit date" in run.chosen_by
     assert any(v.outcome == harness.DISAGREE for v in run.vectors)  # 2019 Kafka is not the 2024 snapshot
 
 
@@ -351,7 +351,7 @@ def test_moving_the_log_start_offset_keeps_producer_state_since_kafka_7190(tmp_p
     data = {"source": {"commit": "1eb7644349cb07139d6a3c1ad1986979647cac99"},
             "vectors": [{"id": "lso", "mechanism": "m", "initial_state": {"producers": {}}, "steps": steps}]}
     assert harness.run_file(parse_vectors(data)).vectors[0].outcome == harness.AGREE
-    # before KAFKA-7190 (2.4.0: the kafka-2.0-2.3 profile, alias kafka-2.0-2.4) the producer is evicted, and
+    # before KAFKA-7190 (2.4.0: the kafka-2.0.1-2.3 profile, aliases kafka-2.0-2.3 and kafka-2.0-2.4) the producer is evicted, and
     # its next batch gets UNKNOWN_PRODUCER_ID
     rep = harness.run_file(parse_vectors(data), "kafka-2.0-2.4").vectors[0]
     assert rep.outcome == harness.DISAGREE

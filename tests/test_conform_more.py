@@ -170,10 +170,16 @@ PROFILE_OUTCOMES: dict[str, Outcome] = {
                            for v in _TV2}, {}),
     "kafka-3.7": ({"TOC-31": "before PR 15266 (3.8.0) NETWORK_EXCEPTION on TxnOffsetCommit is fatal"},
                   {v: "transaction-version-2" for v in _TV2}),
-    "kafka-2.0-2.3": ({"TOC-31": "before PR 15266 (3.8.0) NETWORK_EXCEPTION on TxnOffsetCommit is fatal",
-                       "INIT-42": "before KIP-588 (2.7) the fenced abort answers INVALID_PRODUCER_EPOCH"},
-                      {**{v: "transaction-version-2" for v in _TV2},
-                       **{v: "kip-360" for v in _KIP360}}),
+    "kafka-2.0.1-2.3": ({"TOC-31": "before PR 15266 (3.8.0) NETWORK_EXCEPTION on TxnOffsetCommit is fatal",
+                         "INIT-42": "before KIP-588 (2.7) the fenced abort answers INVALID_PRODUCER_EPOCH"},
+                        {**{v: "transaction-version-2" for v in _TV2},
+                         **{v: "kip-360" for v in _KIP360}}),
+    "kafka-2.0.0": ({"TOC-31": "before PR 15266 (3.8.0) NETWORK_EXCEPTION on TxnOffsetCommit is fatal",
+                     # 2.0.0 TxnOffsetCommitHandler does not name it: an unexpected, fatal error
+                     "TOC-32": "before KAFKA-7296 (2.0.1) COORDINATOR_LOAD_IN_PROGRESS on TxnOffsetCommit is fatal",
+                     "INIT-42": "before KIP-588 (2.7) the fenced abort answers INVALID_PRODUCER_EPOCH"},
+                    {**{v: "transaction-version-2" for v in _TV2},
+                     **{v: "kip-360" for v in _KIP360}}),
 }
 
 
@@ -187,6 +193,8 @@ def _derived(name: str) -> Outcome:
         disagree.update({v: "TV2 completion keeps lastProducerEpoch" for v in _TV2})
     if not p.txn_offset_commit_any_retriable:
         disagree["TOC-31"] = "NETWORK_EXCEPTION fatal before 3.8"
+    if p.txn_offset_commit_handler == "2.0.0":
+        disagree["TOC-32"] = "COORDINATOR_LOAD_IN_PROGRESS fatal before KAFKA-7296 (2.0.1)"
     if not p.producer_fenced:
         disagree["INIT-42"] = "INVALID_PRODUCER_EPOCH before KIP-588"
     return disagree, inexpressible

@@ -97,7 +97,8 @@ def test_each_profile_doc_names_its_versions_and_evidence() -> None:
 
 
 def test_old_profile_names_still_resolve() -> None:
-    assert PROFILE_ALIASES == {"kafka-2.7-3.9": "kafka-3.8-3.9", "kafka-2.0-2.4": "kafka-2.0-2.3"}
+    assert PROFILE_ALIASES == {"kafka-2.7-3.9": "kafka-3.8-3.9", "kafka-2.0-2.4": "kafka-2.0.1-2.3",
+                               "kafka-2.0-2.3": "kafka-2.0.1-2.3"}
     for old, new in PROFILE_ALIASES.items():
         assert old in PROFILES and protocol(old) == protocol(new) and protocol(old).name == new
     with pytest.raises(KeyError, match="unknown variant"):
@@ -106,7 +107,8 @@ def test_old_profile_names_still_resolve() -> None:
 
 def test_a_commit_date_picks_the_release_its_trunk_commit_went_into() -> None:
     # a trunk commit after a branch cut goes into the next release
-    assert profile_for(None, "2019-05-01") == "kafka-2.0-2.3"
+    assert profile_for(None, "2018-03-01") == "kafka-2.0.0"  # went into 2.0.0, before KAFKA-7296
+    assert profile_for(None, "2019-05-01") == "kafka-2.0.1-2.3"
     assert profile_for(None, "2019-06-01") == "kafka-2.4.0"
     assert profile_for(None, "2019-11-13") == "kafka-2.5"  # KAFKA-8710 (KIP-360), first tag 2.5.0
     assert profile_for(None, "2020-03-28") == "kafka-2.6"  # KAFKA-9600, first tag 2.6.0

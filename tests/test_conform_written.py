@@ -252,7 +252,8 @@ _TV2 = ("INIT-07c", "INIT-07e", "INIT-08a", "SM-24", "SM-02", "SM-03", "SM-04-tv
         "SM-44b", "SM-45", "SM-46")
 
 _KIP360 = ("INIT-12", "INIT-15", "INIT-16", "INIT-18", "INIT-19", "INIT-24", "INIT-25", "INIT-32")
-_KIP447 = ("TOC-02", "TOC-03", "TOC-08", "TOC-09", "TOC-11")
+#: TOC-18, TOC-20: the group's fencing answers a transactional commit only from KIP-447's broker (fid16)
+_KIP447 = ("TOC-02", "TOC-03", "TOC-08", "TOC-09", "TOC-11", "TOC-18", "TOC-20")
 _VERIFY = ("PROD-16", "PROD-17", "PROD-22", "PROD-23", "SM-23a", "SM-23b", "SM-23c", "SM-23d", "SM-27", "SM-29")
 
 
@@ -282,6 +283,10 @@ _PRE_KIP360 = _lacking((_TV2, "transaction-version-2"), (_KIP360 + _CLIENT, "kip
 _FENCED_AS_EPOCH = {v: "the fence is INVALID_PRODUCER_EPOCH (no error 90 before 2.7.0)"
                     for v in ("INIT-12", "INIT-16", "INIT-18")}
 
+# 2.7.0-3.5.2 TxnOffsetCommitHandler: INVALID_PRODUCER_EPOCH goes through isFatalException to error.exception(),
+# InvalidProducerEpochException since KIP-588; KAFKA-14278 (ff77b3ad041, 3.6.0) raises ProducerFencedException
+_IPE_EXCEPTION = {"TOC-23": "INVALID_PRODUCER_EPOCH on TxnOffsetCommit raises InvalidProducerEpochException (fatal)"}
+
 #: profile -> ({vector: why it disagrees}, {vector: the feature it needs that the version lacks, or
 #: 'out of scope'}); every other vector of the written file agrees. The reasons are read from Kafka's source
 #: at the release tags (model/api/protocol.py's FEATURE_SINCE and SWITCH_HISTORY): a disagreement here is a
@@ -308,9 +313,9 @@ PROFILE_OUTCOMES: dict[str, Outcome] = {
         "SM-23d": "a verified partition outside the transaction is INVALID_TXN_STATE before 3.8.0",
         "SM-29": "a verified partition outside the transaction is INVALID_TXN_STATE before 3.8.0",
     }, _NO_OFFSETS_VERIFY),
-    "kafka-3.3-3.5": ({}, _NO_VERIFY),
-    "kafka-3.0-3.2": ({}, _NO_VERIFY),
-    "kafka-2.7-2.8": ({}, _NO_VERIFY),
+    "kafka-3.3-3.5": (_IPE_EXCEPTION, _NO_VERIFY),
+    "kafka-3.0-3.2": (_IPE_EXCEPTION, _NO_VERIFY),
+    "kafka-2.7-2.8": (_IPE_EXCEPTION, _NO_VERIFY),
     "kafka-2.6": (_FENCED_AS_EPOCH, _NO_KIP588),
     "kafka-2.5": ({
         **_FENCED_AS_EPOCH,
@@ -322,11 +327,14 @@ PROFILE_OUTCOMES: dict[str, Outcome] = {
     }, _NO_KIP588),
     "kafka-2.4.1": ({}, _PRE_KIP360),
     "kafka-2.4.0": ({}, _PRE_KIP360),
-    "kafka-2.0-2.3": ({
+    "kafka-2.0.1-2.3": ({
         # KAFKA-7190 shipped in 2.4.0 (1a5971ebdc7); 2.0 .. 2.3 evicted a producer whose last batch left the log
         "EXP-06": "moving the log start offset past producer 1's only batch evicts it (2.0 .. 2.3)",
     }, _PRE_KIP360),
 }
+#: 2.0.0 differs from 2.0.1 only in TxnOffsetCommitHandler's COORDINATOR_LOAD_IN_PROGRESS (KAFKA-7296), which no
+#: written vector answers
+PROFILE_OUTCOMES["kafka-2.0.0"] = PROFILE_OUTCOMES["kafka-2.0.1-2.3"]
 
 
 def test_the_written_vectors_outcome_is_pinned_per_profile() -> None:
@@ -406,6 +414,8 @@ _SAMPLE_TV2 = {"INIT-08b", "SM-01", "SM-06-tv2", "SM-09-tv2", "SM-12", "SM-15", 
 _SAMPLE_VERIFY = {"EXP-04", "PROD-15"}
 _SAMPLE_PRE_KIP360 = _SAMPLE_TV2 | _SAMPLE_VERIFY | {"INIT-04", "INIT-14", "INIT-17", "INIT-20", "INIT-26", "INIT-29",
                                                      "TOC-01", "TOC-04", "TOC-07", "TOC-10",
+                                                     # FENCED_INSTANCE_ID: KIP-447's broker only (fid16)
+                                                     "TOC-19",
                                                      # the interface's client is the KIP-360 client (2.5+)
                                                      "CLI-04", "CLI-07", "CLI-10"}
 
@@ -428,7 +438,8 @@ SAMPLE_OUTCOMES: dict[str, tuple[set[str], set[str]]] = {
     # side (2.5; 2.4.1's ProducerStateManager.checkSequence); SM-10-tv0: before KAFKA-9600 / KIP-588
     "kafka-2.4.1": ({"EXP-01", "INIT-11", "SM-10-tv0"}, _SAMPLE_PRE_KIP360),
     "kafka-2.4.0": ({"EXP-01", "INIT-11", "SM-10-tv0"}, _SAMPLE_PRE_KIP360),
-    "kafka-2.0-2.3": ({"EXP-01", "INIT-11", "SM-10-tv0"}, _SAMPLE_PRE_KIP360),
+    "kafka-2.0.1-2.3": ({"EXP-01", "INIT-11", "SM-10-tv0"}, _SAMPLE_PRE_KIP360),
+    "kafka-2.0.0": ({"EXP-01", "INIT-11", "SM-10-tv0"}, _SAMPLE_PRE_KIP360),
 }
 
 

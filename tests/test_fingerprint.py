@@ -188,6 +188,8 @@ def test_interned_ids_lie_in_the_hash_domain_and_collisions_name_the_field():
     table: Interner[tuple] = Interner("part")
     ids = [table.intern((i, -i, (1 << 62) + i)) for i in range(200)]
     assert all(0 <= i < P for i in ids)
+    # below 2**60 as well: a two-digit int, which long_hash reads in one turn less than a three-digit one
+    assert all(i < 1 << 60 for i in ids) and any(i >= 1 << 59 for i in ids)
     with pytest.raises(InternCollision, match=r"part\.1 \(-1 and -2\)"):
         table.intern((7, -1))
         table.intern((7, -2))

@@ -18,7 +18,7 @@ from functools import cache
 from typing import Any
 
 import pytest
-from eoscheck.checker.intern import InternCollision, Interner
+from eoscheck.checker.intern import ID_MODULUS, InternCollision, Interner
 from eoscheck.model import properties as props
 from eoscheck.model.machines.idempotent_packed import PackedIdempotentState, pack
 from eoscheck.model.machines.idempotent_produce import IdempotentProduceMachine
@@ -268,8 +268,9 @@ def test_interner_gives_equal_values_one_id_and_keeps_the_first() -> None:
     second = tuple([1, (2, 3), True])  # noqa: C409
     assert first is not second
     ident = table.intern(first)
-    # the id is the content hash reduced into hash()'s injective range: the same in every process
-    assert ident == hash(first) % ((1 << 61) - 1)
+    # the id is the content hash reduced into hash()'s injective range (and below 2**60: two
+    # 30-bit digits): the same in every process
+    assert ident == hash(first) % ID_MODULUS and 0 <= ident < 1 << 60
     assert table.intern(second) == ident
     assert table[ident] is first and table.values[ident] is first
     assert len(table) == 1

@@ -316,6 +316,31 @@ def test_workers_going_on_from_the_head_match_the_bfs(monkeypatch, machine, opti
     assert_same_run(bfs, par)
 
 
+def test_a_finished_run_reports_its_stores_and_leaves_no_worker_or_exchange_file(monkeypatch):
+    """The last round trip (``finish``) brings each worker's sorted fingerprints, store bytes and
+    peak RAM; the workers exit after it while the parent merges, and are joined before the run
+    returns: no child process and no file in the exchange directory is left."""
+    import glob
+    import multiprocessing
+    import os
+    import re
+
+    monkeypatch.setattr(parallel, "HEAD_FRONTIER", 8)
+    options = ExploreOptions(properties=NONE, stop_at_first=False)
+    bfs, par = run_both(TwoPhase(5), options)
+    assert started_workers(par)
+    assert_same_run(bfs, par)  # the observed collision estimate from the merged runs included
+    assert par.stats.observed_collision is not None
+    (stores,) = [n for n in par.notes if "bytes per distinct state" in n]
+    per_state = float(re.search(r"links: ([\d.]+) bytes per distinct state", stores).group(1))
+    assert 8 <= per_state < 200  # at least the 8-byte fingerprint of every state, in both workers' sets
+    (ram,) = [n for n in par.notes if "peak RAM above their forked image" in n]
+    assert int(re.search(r"image: ([\d,]+) bytes", ram).group(1).replace(",", "")) > 0
+    assert multiprocessing.active_children() == []
+    assert glob.glob(f"/dev/shm/eoscheck-parallel-{os.getpid()}-*") == []
+    assert glob.glob(f"/tmp/eoscheck-parallel-{os.getpid()}-*") == []
+
+
 @pytest.mark.parametrize("size, workers, block", [(5809, 2, 64), (4096, 2, 64), (200, 3, 7), (10, 3, 64), (0, 2, 64)])
 def test_the_level_handed_over_is_dealt_in_blocks_in_turn(size, workers, block):
     dealt = [parallel._handed_over(size, workers, w, block) for w in range(workers)]

@@ -356,6 +356,8 @@ def _implied(terms: list[Term]) -> list[Term]:
 
 
 _PROJECTED = re.compile(r"\bP\d+\[s\[\d+\]\]")
+#: a projected term of the state before or after a step (a transition check reads both, ``s`` and ``t``)
+_PROJECTED_ST = re.compile(r"\bP\d+\[[st]\[\d+\]\]")
 #: a budgeted rule's test (``_Rule.body``): its block runs on most states
 _BUDGET_TEST = re.compile(r"^if s\[\d+\] < \d+:$")
 
@@ -372,7 +374,7 @@ _CALL = re.compile(r"\w\(")
 
 def plain_projections(lines: list[str], env: dict[str, Any]) -> list[str]:
     """``lines`` (a generated function's) with each assignment whose value reads projected terms
-    (``P<id>[s[k]]``) made first on the projections' plain dicts (``_ProjectionIds.plain``): a
+    (``P<id>[s[k]]``, or ``P<id>[t[k]]`` in a transition check) made first on the projections' plain dicts (``_ProjectionIds.plain``): a
     subscript of a dict subclass goes through the type's generic slot (``dict`` declares
     ``__getitem__`` as a method, so a subclass never inherits the C subscript), about 50 ns more
     per hit. A content seen for the first time raises KeyError, and the value is evaluated again
@@ -383,7 +385,7 @@ def plain_projections(lines: list[str], env: dict[str, Any]) -> list[str]:
     out: list[str] = []
     for line in lines:
         m = _ASSIGN.match(line)
-        terms = _PROJECTED.findall(line)
+        terms = _PROJECTED_ST.findall(line)
         key = _GET.match(m.group(3)) if m is not None else None
         if (m is None or not terms or _LAZY.search(m.group(3))
                 or _CALL.search(key.group(1) if key is not None else m.group(3))):
@@ -393,7 +395,7 @@ def plain_projections(lines: list[str], env: dict[str, Any]) -> list[str]:
         for term in terms:
             name = term[:term.index("[")]
             env["F" + name[1:]] = env[name].plain
-        fast = _PROJECTED.sub(lambda t: "F" + t.group(0)[1:], value)
+        fast = _PROJECTED_ST.sub(lambda t: "F" + t.group(0)[1:], value)
         out += [f"{indent}try:", f"{indent}    {target} = {fast}", f"{indent}except KeyError:",
                 f"{indent}    {target} = {value}"]
     return out

@@ -14,6 +14,7 @@ closed under successors); otherwise "incomplete" with ``limit_hit``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..fingerprint import observed_collision_probability
@@ -24,12 +25,17 @@ from .expand import Expander
 from .options import ExploreOptions
 
 if TYPE_CHECKING:
+    from ..liveness.dfs_graph import DfsRecorder
     from ..progress import Progress
 
 _CHECK_EVERY = 4096  # steps between time-limit checks and progress updates
 
 
-def explore_dfs(machine: Machine, options: ExploreOptions, progress: Progress | None = None) -> Result:
+def explore_dfs(machine: Machine, options: ExploreOptions, progress: Progress | None = None,
+                recorder: DfsRecorder | None = None) -> Result:
+    """The DFS run; ``recorder`` (``checker.liveness.dfs_graph``) also records the liveness graph on
+    the way (one pass with safety): it sees each kept state and each state's first expansion, and
+    hands the engine the same items in the same order, so the run is the same."""
     expander = Expander(machine, options.properties, symmetry=options.symmetry, view=options.view,
                         check_deadlock=options.check_deadlock, stop_at_first=options.stop_at_first)
     fpr = expander.fp
@@ -52,6 +58,15 @@ def explore_dfs(machine: Machine, options: ExploreOptions, progress: Progress | 
     # stack frames: [state, step that led here, successor iterator, depth]
     stack: list[list[Any]] = []
 
+    def expand(state: Any, h: int, d: int, first: bool) -> Iterator[tuple[Any, Any, int]]:
+        if recorder is None:
+            return expander.expand_one(state, h, d, gen_cov, outside=out_cov)
+        if first:  # a new node: record it, and its edges on this (its first) expansion
+            recorder.add(state, h)
+            return recorder.expand(state, h, expander.expand_one(state, h, d, gen_cov, out_of_bounds=True,
+                                                                 outside=out_cov))
+        return expander.expand_one(state, h, d, gen_cov, outside=out_cov)
+
     def path() -> list[TraceStep]:
         return [TraceStep(f[1], f[0]) for f in stack]
 
@@ -70,6 +85,8 @@ def explore_dfs(machine: Machine, options: ExploreOptions, progress: Progress | 
     stop = False
     init_generated, inits, init_fps = expander.init_states()
     expander.check_sample(inits)
+    if recorder is not None:
+        recorder.initial(init_fps)
     generated += init_generated
     for init, h in zip(inits, init_fps):
         if stop:
@@ -84,7 +101,7 @@ def explore_dfs(machine: Machine, options: ExploreOptions, progress: Progress | 
             limit_hit = "states"
             break
         seen[h] = 1
-        stack.append([init, None, expander.expand_one(init, h, 1, gen_cov, outside=out_cov), 1])
+        stack.append([init, None, expand(init, h, 1, first), 1])
         max_seen_depth = max(max_seen_depth, 1)
         if first:
             expander.check_invariants([init], [h], 1)
@@ -115,7 +132,7 @@ def explore_dfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                 action = step[0]
                 new_cov[action] = new_cov.get(action, 0) + 1
             seen[h] = d
-            stack.append([nxt, step, expander.expand_one(nxt, h, d, gen_cov, outside=out_cov), d])
+            stack.append([nxt, step, expand(nxt, h, d, old is None), d])
             max_seen_depth = max(max_seen_depth, d)
             if old is None:
                 expander.check_invariants([nxt], [h], d)

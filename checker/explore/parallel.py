@@ -99,6 +99,9 @@ if TYPE_CHECKING:
 
     from ..progress import Progress
 
+#: what a worker receives when its parent dies (PR_SET_PDEATHSIG); SIGTERM is the parent's own stop
+PARENT_DIED = signal.SIGUSR2
+
 #: frontier states expanded between time-limit checks in a worker
 CHUNK = 2048
 #: a worker keeps at most this many bytes of parent links in RAM; older levels go to a temp file
@@ -216,25 +219,28 @@ class _Worker:
     def serve(self) -> None:
         handlers: dict[str, Callable[..., Any]] = {
             "expand": self.expand, "absorb": self.absorb, "decide": self.decide,
-            "settle": self.settle, "advance": self.advance,
-            "chain": self.parents.link, "memory": self.memory,
-            "nbytes": lambda: self.visited.nbytes + self.parents.nbytes,
-            "fingerprints": self.sorted_fingerprints}
+            "settle": self.settle, "advance": self.advance, "chain": self.parents.link}
         while True:
             cmd, *args = self.conn.recv()
-            if cmd == "stop":
+            if cmd == "finish":
+                # the run's last reply; the worker exits right after it, while the parent merges
+                # the sorted runs (the exit of a process holding a level's worth of states takes
+                # as long as the merge: done in parallel, neither waits for the other)
+                self.conn.send(self.finish())
                 self.parents.close()
                 return
             self.conn.send(handlers[cmd](*args))
 
-    def sorted_fingerprints(self) -> tuple[str, int]:
-        """This worker's visited fingerprints, sorted here (in parallel with the other workers),
-        in a file of the exchange directory: the parent merges the sorted runs for the observed
-        collision estimate (the sort of all of them in one process took as long as a level)."""
+    def finish(self) -> tuple[str, int, int, int]:
+        """What the parent reports at the end, in one reply: this worker's visited fingerprints,
+        sorted here (in parallel with the other workers) into a file of the exchange directory (the
+        parent merges the sorted runs for the observed collision estimate: the sort of all of them
+        in one process took as long as a level), their count, the bytes of its visited set and
+        parent links, and its peak RAM above the image it was forked with."""
         values = np.sort(self.visited.values())
         path = os.path.join(self.s.exchange_dir, f"fingerprints-{self.w}")
         values.tofile(path)
-        return path, int(values.size)
+        return path, int(values.size), self.visited.nbytes + self.parents.nbytes, self.memory()
 
     def memory(self) -> int:
         """Peak RAM this worker added to the image it was forked with (shared pages not counted
@@ -521,7 +527,7 @@ class _Worker:
 
 
 def _worker_main(machine: Machine, options: ExploreOptions, setup: _Setup, conn: Connection) -> None:
-    _die_with_parent()
+    _die_with_parent(setup.exchange_dir)
     # States are acyclic tuples: the cyclic collector would only walk millions of them for nothing.
     gc.disable()
     try:
@@ -540,19 +546,26 @@ def _worker_main(machine: Machine, options: ExploreOptions, setup: _Setup, conn:
         conn.close()
 
 
-def _die_with_parent() -> None:
+def _die_with_parent(exchange_dir: str) -> None:
     """A worker ends on SIGTERM at once (the parent's terminate() in its cleanup), and ends when
     the parent dies however it dies: it holds a copy of the parent's pipe end, so it would never
     see EOF and would wait forever (Linux prctl PR_SET_PDEATHSIG; elsewhere the parent's cleanup
-    is all there is)."""
+    is all there is). A parent killed by SIGKILL cleans nothing up, so the death signal is one of
+    its own that removes the exchange directory first: nobody else is left to."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+    def orphaned(_signum: int, _frame: object) -> None:
+        shutil.rmtree(exchange_dir, ignore_errors=True)
+        os._exit(1)
+
+    signal.signal(PARENT_DIED, orphaned)
     try:
         import ctypes
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+        libc.prctl(1, PARENT_DIED, 0, 0, 0)  # PR_SET_PDEATHSIG
         if os.getppid() == 1:  # the parent died before prctl took effect
-            os._exit(1)
+            orphaned(PARENT_DIED, None)
     except (OSError, AttributeError):
         pass
 
@@ -770,10 +783,11 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
             expanding = False
         violations = [to_violation(machine, head.chain(f.ref), f, fpr) for f in head_found]
         violations += [to_violation(machine, head.extend(_chain(conns, workers, f.ref)), f, fpr) for f in found]
-        observed = _observed_collision(_ask_all(conns, ("fingerprints",)))
-        store_bytes = sum(_ask_all(conns, ("nbytes",)))
-        worker_ram = sum(_ask_all(conns, ("memory",)))
-        _ask_all(conns, ("stop",), expect_reply=False)
+        # one round trip ends the workers; they exit while the sorted runs are merged here
+        finals = _ask_all(conns, ("finish",))
+        observed = _observed_collision([(path, count) for path, count, _, _ in finals])
+        store_bytes = sum(f[2] for f in finals)
+        worker_ram = sum(f[3] for f in finals)
         for p in procs:
             p.join(timeout=10)
     finally:

@@ -9,6 +9,11 @@ state with no successor inside the state constraint.
 
 Simulation never proves anything: without a violation the verdict is "incomplete". Traces are
 shortened like DFS traces (``checker.trace.shorten_trace``).
+
+Temporal properties (``options.temporal``, with ``temporal=True``) are judged on each walk as a
+lasso when a concrete state repeats, or where the walk stops with no fair action enabled
+(``checker.liveness.walks``); the steps leaving the state constraint are then generated too, as
+the liveness graph does, to know which actions are enabled. The walks themselves do not change.
 """
 
 from __future__ import annotations
@@ -17,8 +22,9 @@ import random
 from typing import TYPE_CHECKING
 
 from ..fingerprint import observed_collision_probability
+from ..liveness.walks import Instance, WalkChecker
 from ..machine import Machine
-from ..result import Result, Stats, TraceStep, ViolationKind
+from ..result import Result, Stats, TraceStep, Violation, ViolationKind
 from .common import Ticker, build_coverage, describe_limit, shortened_violation
 from .expand import Expander
 from .options import ExploreOptions
@@ -27,7 +33,8 @@ if TYPE_CHECKING:
     from ..progress import Progress
 
 
-def explore_simulate(machine: Machine, options: ExploreOptions, progress: Progress | None = None) -> Result:
+def explore_simulate(machine: Machine, options: ExploreOptions, progress: Progress | None = None,
+                     temporal: bool = False) -> Result:
     expander = Expander(machine, options.properties, symmetry=options.symmetry, view=options.view,
                         check_deadlock=options.check_deadlock, stop_at_first=options.stop_at_first)
     fpr = expander.fp
@@ -44,6 +51,8 @@ def explore_simulate(machine: Machine, options: ExploreOptions, progress: Progre
     limit_hit: str | None = None
     found: list[tuple[str, ViolationKind, list[TraceStep]]] = []
     reported = 0
+    lassos: list[Violation] = []  # temporal violations (already lasso-shaped and shortened)
+    walks = WalkChecker(machine, options.temporal) if temporal and options.temporal else None
 
     def take_findings(walk: list[TraceStep]) -> bool:
         """Traces for the expander's new findings (``walk`` ends at the state they concern);
@@ -72,9 +81,19 @@ def explore_simulate(machine: Machine, options: ExploreOptions, progress: Progre
             break
         state = rng.choice(inits)
         walk = [TraceStep(None, state)]
+        if walks is not None:
+            marks, enabled, last = [walks.marks(state)], [], {state: 0}
         while len(walk) < options.walk_depth and not stop:
             allowed = []
-            for step, nxt, h in expander.expand_one(state, 0, len(walk), gen_cov, outside=out_cov):
+            en: set[Instance] = set()
+            # (steps leaving the constraint too: with temporal properties they make an action enabled)
+            for step, nxt, fp in expander.expand_one(state, 0, len(walk), gen_cov, out_of_bounds=True,
+                                                     outside=out_cov):
+                if walks is not None:
+                    en |= walks.instances(step)
+                if fp is None:
+                    continue
+                h = fp
                 allowed.append((step, nxt))
                 if h not in seen:
                     seen.add(h)
@@ -87,10 +106,22 @@ def explore_simulate(machine: Machine, options: ExploreOptions, progress: Progre
                     break
             if len(expander.found) > reported:  # a transition (its successor was not yielded) or a deadlock
                 stop = take_findings(walk) or stop
+            if walks is not None:
+                enabled.append(frozenset(en))
+                if not stop and not allowed:  # the walk ends here: a stutter, if no fair action is enabled
+                    lassos += walks.judge(walk, marks, enabled, len(walk) - 1)
+                    stop = bool(lassos) and options.stop_at_first
             if stop or not allowed:
                 break
             step, state = rng.choice(allowed)
             walk.append(TraceStep(step, state))
+            if walks is not None:
+                marks.append(walks.marks(state))
+                j = last.get(state)
+                if j is not None and len(walks.violated) < len(walks.wanted):  # a cycle closes
+                    lassos += walks.judge(walk, marks, enabled, j)
+                    stop = bool(lassos) and options.stop_at_first
+                last[state] = len(walk) - 1
         longest = max(longest, len(walk))
         walks_done += 1
         expander.check_sample([state], 16)  # the fingerprint's domain where this walk ended
@@ -109,8 +140,8 @@ def explore_simulate(machine: Machine, options: ExploreOptions, progress: Progre
                   elapsed=ticker.elapsed(), coverage=build_coverage(machine, gen_cov, new_cov, out_cov),
                   observed_collision=observed_collision_probability(list(seen)))
     violations = [shortened_violation(machine, name, kind, trace, fpr)
-                  for name, kind, trace in found]
-    notes = []
+                  for name, kind, trace in found] + lassos
+    notes = [walks.note()] if walks is not None else []
     if limit_hit:
         value = {"states": max_states, "time": options.max_seconds}[limit_hit]
         notes.append(describe_limit(limit_hit, value))

@@ -133,6 +133,100 @@ class StateGraph:
         return sum(a.itemsize * len(a) for a in arrays) + sum(len(m) for m in self.marks)
 
 
+def symmetry_guard(machine: Machine, fairness: Sequence[Fairness], symmetry: bool) -> Any:
+    """The machine's declared ``Symmetry`` when the graph is reduced by it (None without symmetry);
+    refuses (one line) what the quotient graph cannot check soundly."""
+    if symmetry and any(f.per is not None for f in fairness):
+        raise LivenessError("fairness split per instance names identities that symmetry renames, so the "
+                            "symmetry-reduced graph cannot check it; run with symmetry = false")
+    declared = machine_symmetry(machine) if symmetry else None
+    if symmetry and declared is None:
+        raise LivenessError("the machine reduces by symmetry without declaring it (Machine.symmetry), so "
+                            "liveness cannot check that permutations keep its predicates and fairness; run "
+                            "with symmetry = false")
+    return declared
+
+
+def orbit_error(p: Predicate, preds: Sequence[Predicate]) -> str:
+    return (f"a predicate of the temporal properties ({getattr(p, '__name__', list(preds).index(p))}) differs "
+            "between two states of one symmetry orbit, so the symmetry-reduced graph cannot check it; run "
+            "with symmetry = false")
+
+
+def empty_graph(fairness: Sequence[Fairness], preds: Sequence[Predicate], symmetry: bool) -> StateGraph:
+    return StateGraph(fps=array("Q"), offsets=array("q", [0]), targets=array("i"), labels=array("H"),
+                      enabled=array("Q"), marks=[bytearray() for _ in preds], init=[], action_names=[],
+                      action_bits=[], symmetry=symmetry, bit_kinds=[f.kind for f in fairness])
+
+
+class Labels:
+    """Edge labels of a graph: an action's index, one per instance when its fairness is split
+    ``per`` (new fairness bits are handed out to instances as they are met), with the fairness
+    bits each label belongs to. Shared by the BFS walk (``build_graph``) and the DFS engine's
+    recorder (``dfs_graph``), so both number labels and instances in the order steps are generated."""
+
+    def __init__(self, g: StateGraph, fairness: Sequence[Fairness]):
+        self.g = g
+        self.fairness = fairness
+        self.fair_of: dict[str, int] = {}  # action not split -> its constraints' bits
+        self.per_of: dict[str, list[tuple[int, Any]]] = {}  # action split -> (constraint, per) pairs
+        for i, f in enumerate(fairness):
+            for name in f.actions:
+                if f.per is None:
+                    self.fair_of[name] = self.fair_of.get(name, 0) | (1 << i)
+                else:
+                    self.per_of.setdefault(name, []).append((i, f.per))
+        self.action_index: dict[str, int] = {}  # actions not split per instance: name -> label
+        self.split_index: dict[tuple, int] = {}  # (name, (constraint, key), ...) -> label
+        self.instance_bit: dict[tuple[int, Any], int] = {}
+        g.label_of = self.of
+
+    def new(self, name: str, bits: int, keys: tuple) -> int:
+        g = self.g
+        if len(g.action_names) >= 0xFFFF:
+            raise LivenessError("more than 65,535 distinct fairness instances")
+        g.action_names.append(name)
+        g.action_bits.append(bits)
+        g.label_keys.append(keys)
+        return len(g.action_names) - 1
+
+    def split(self, step: tuple) -> int:
+        name = step[0]
+        keys = tuple((i, per(step)) for i, per in self.per_of[name])
+        label = self.split_index.get((name, keys))
+        if label is None:
+            bits = self.fair_of.get(name, 0)
+            for key in keys:
+                bit = self.instance_bit.get(key)
+                if bit is None:
+                    bit = len(self.g.bit_kinds)
+                    if bit >= 64:
+                        raise LivenessError("more than 64 fairness constraints and instances; split fewer "
+                                            "actions per instance or lower the bounds")
+                    self.instance_bit[key] = bit
+                    self.g.bit_kinds.append(self.fairness[key[0]].kind)
+                bits |= 1 << bit
+            label = self.split_index[(name, keys)] = self.new(name, bits, keys)
+        return label
+
+    def label(self, step: tuple) -> int:
+        """The step's label, made on first sight (the hot loops inline the unsplit lookup)."""
+        name = step[0]
+        a = self.action_index.get(name)
+        if a is None:
+            if name in self.per_of:
+                return self.split(step)
+            a = self.action_index[name] = self.new(name, self.fair_of.get(name, 0), ())
+        return a
+
+    def of(self, step: tuple) -> int | None:
+        """The step's label, None for a step the graph never recorded."""
+        name = step[0]
+        if name not in self.per_of:
+            return self.action_index.get(name)
+        return self.split_index.get((name, tuple((i, per(step)) for i, per in self.per_of[name])))
+
+
 def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequence[Predicate], *,
                 symmetry: bool = True, max_states: int | None = None,
                 max_seconds: float | None = None, max_depth: int | None = None,
@@ -159,68 +253,15 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
         expander = Expander(machine, symmetry=symmetry, view=NO_VIEW, check_deadlock=False,
                             stop_at_first=False, no_properties=True)
     expand = expander.expand_one
-    if symmetry and any(f.per is not None for f in fairness):
-        raise LivenessError("fairness split per instance names identities that symmetry renames, so the "
-                            "symmetry-reduced graph cannot check it; run with symmetry = false")
-    declared = machine_symmetry(machine) if symmetry else None
-    if symmetry and declared is None:
-        raise LivenessError("the machine reduces by symmetry without declaring it (Machine.symmetry), so "
-                            "liveness cannot check that permutations keep its predicates and fairness; run "
-                            "with symmetry = false")
+    declared = symmetry_guard(machine, fairness, symmetry)
     if ticker is None:
         ticker = Ticker(None, "liveness", max_seconds)
-    fair_of: dict[str, int] = {}
-    per_of: dict[str, list[tuple[int, Any]]] = {}
-    for i, f in enumerate(fairness):
-        for name in f.actions:
-            if f.per is None:
-                fair_of[name] = fair_of.get(name, 0) | (1 << i)
-            else:
-                per_of.setdefault(name, []).append((i, f.per))
     preds = list(predicates)
     npred = len(preds)
-
-    g = StateGraph(fps=array("Q"), offsets=array("q", [0]), targets=array("i"), labels=array("H"),
-                   enabled=array("Q"), marks=[bytearray() for _ in preds], init=[], action_names=[],
-                   action_bits=[], symmetry=symmetry, bit_kinds=[f.kind for f in fairness])
-    action_index: dict[str, int] = {}  # actions not split per instance: name -> label
-    split_index: dict[tuple, int] = {}  # (name, (constraint, key), ...) -> label
-    instance_bit: dict[tuple[int, Any], int] = {}
-
-    def new_label(name: str, bits: int, keys: tuple) -> int:
-        if len(g.action_names) >= 0xFFFF:
-            raise LivenessError("more than 65,535 distinct fairness instances")
-        g.action_names.append(name)
-        g.action_bits.append(bits)
-        g.label_keys.append(keys)
-        return len(g.action_names) - 1
-
-    def split_label(step: tuple) -> int:
-        name = step[0]
-        keys = tuple((i, per(step)) for i, per in per_of[name])
-        label = split_index.get((name, keys))
-        if label is None:
-            bits = fair_of.get(name, 0)
-            for key in keys:
-                bit = instance_bit.get(key)
-                if bit is None:
-                    bit = len(g.bit_kinds)
-                    if bit >= 64:
-                        raise LivenessError("more than 64 fairness constraints and instances; split fewer "
-                                            "actions per instance or lower the bounds")
-                    instance_bit[key] = bit
-                    g.bit_kinds.append(fairness[key[0]].kind)
-                bits |= 1 << bit
-            label = split_index[(name, keys)] = new_label(name, bits, keys)
-        return label
-
-    def label_of(step: tuple) -> int | None:
-        name = step[0]
-        if name not in per_of:
-            return action_index.get(name)
-        return split_index.get((name, tuple((i, per(step)) for i, per in per_of[name])))
-
-    g.label_of = label_of
+    g = empty_graph(fairness, preds, symmetry)
+    labels = Labels(g, fairness)
+    fair_of, per_of, action_index = labels.fair_of, labels.per_of, labels.action_index
+    new_label, split_label = labels.new, labels.split
     ids: dict[int, int] = {}
     queue: deque[Any] = deque()  # the states of the nodes not expanded yet, in node order
     fps_append, marks = g.fps.append, g.marks
@@ -245,10 +286,7 @@ def build_graph(machine: Machine, fairness: Sequence[Fairness], predicates: Sequ
         # the value differs without converting either side)
         for p, m in pred_marks:
             if (not p(state)) == m[node]:
-                raise LivenessError(
-                    f"a predicate of the temporal properties ({getattr(p, '__name__', preds.index(p))}) differs "
-                    "between two states of one symmetry orbit, so the symmetry-reduced graph cannot check it; run "
-                    "with symmetry = false")
+                raise LivenessError(orbit_error(p, preds))
 
     def stop(kept: int, level: int, unexpanded: int, limit: str | None = None) -> None:
         """End the walk as the BFS engine does: ``kept`` states counted, ``unexpanded`` of the

@@ -1,5 +1,6 @@
-"""Safety and liveness in one BFS (TLC's way): the liveness graph's walk checks the invariants,
-transition properties and deadlock as the BFS engine does, and the engine's own run is skipped.
+"""Safety and liveness in one walk (TLC's way): the liveness graph's walk checks the invariants,
+transition properties and deadlock as the BFS engine does, and the engine's own run is skipped;
+with the DFS engine, the engine's own run records the graph (``explore_dfs_with_liveness``).
 
 ``graph.build_graph`` walks as ``checker.explore.bfs.explore_bfs`` does (levels, chunks of parents,
 the first occurrence of a fingerprint kept, the limits) and checks on the way through the same
@@ -12,6 +13,7 @@ properties checked on the graph, as after the engine's run.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 
 #: how the liveness line of a one-pass run says so
 ONE_PASS = " in the safety BFS (one pass)"
+ONE_PASS_DFS = " in the safety DFS (one pass)"
 
 
 def explore_bfs_with_liveness(machine: Machine, options: ExploreOptions, progress: Progress | None = None
@@ -65,3 +68,34 @@ def explore_bfs_with_liveness(machine: Machine, options: ExploreOptions, progres
     ticker.finish(stats)
     return Result(verdict=verdict_of(violations, g.limit_hit), strategy=options.strategy, stats=stats,
                   violations=violations, limit_hit=g.limit_hit, notes=notes)
+
+
+def explore_dfs_with_liveness(machine: Machine, options: ExploreOptions, progress: Progress | None = None
+                              ) -> Result:
+    """The DFS engine's result for ``options`` (no view in force) with the temporal properties
+    checked on the graph its run recorded (``dfs_graph.DfsRecorder``). The temporal properties are
+    checked exactly when two passes would have built the liveness graph: the run ended without a
+    finding that stops it and without a limit. The lasso is ``check.find_lasso``'s on the same
+    graph as the BFS walk's, so it has the BFS one pass's shape and length (shortest stem), not a
+    DFS path's (see docs/liveness.md)."""
+    from ..explore.dfs import explore_dfs
+    from .dfs_graph import DfsRecorder
+
+    props, fairness, preds, wanted = prepare(machine, options.temporal)
+    recorder = DfsRecorder(machine, fairness, preds, symmetry=options.symmetry)
+    result = explore_dfs(machine, options, progress, recorder=recorder)
+    if (result.violations and options.stop_at_first) or result.limit_hit:
+        return result
+    start = time.perf_counter()
+    g = recorder.graph()
+    if g is None:  # (the engine reports a depth limit whenever a cut state was never kept)
+        raise AssertionError("the DFS run is complete but its graph has an edge to a state it never kept")
+    built = result.stats.elapsed + time.perf_counter() - start
+    found = temporal_violations(machine, g, wanted, options.stop_at_first)
+    result.violations.extend(found)
+    if found:
+        result.verdict = "violated"
+    total = result.stats.elapsed + time.perf_counter() - start
+    result.notes.append(summary_note(props, fairness, g, built, total - built, ONE_PASS_DFS))
+    result.stats.elapsed = total
+    return result

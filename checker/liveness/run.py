@@ -1,5 +1,7 @@
-"""Where liveness joins a run: in the BFS engine's own walk when it can (``onepass``), else after
-the safety engine (if it has anything to check), on a graph of its own.
+"""Where liveness joins a run: in the BFS engine's own walk when it can (``onepass``), in the DFS
+engine's run (it records the graph, ``dfs_graph``), on each random walk for ``simulate``
+(``walks``: lassos of the walks, never an exhaustive graph), else (``spark``, a view, recorded
+edges) after the safety engine (if it has anything to check), on a graph of its own.
 
 The ``parallel`` engine takes the one-pass walk too (in this process): the liveness graph is built
 by one process whichever engine checks safety, and that walk *is* a BFS safety run, so starting
@@ -23,8 +25,13 @@ if TYPE_CHECKING:
     from ..progress import Progress
 
 
-#: engines whose safety run the one-pass walk (a single-process BFS) reproduces
+#: engines whose safety run the one-pass BFS walk reproduces (a single-process BFS)
 ONE_PASS_ENGINES = ("bfs", "parallel")
+#: engines that check the temporal properties in one pass of their own: the DFS records the graph
+#: as it runs (``onepass.explore_dfs_with_liveness``)
+OWN_ONE_PASS = ("dfs",)
+#: engines that judge the temporal properties on each random walk (``checker.liveness.walks``)
+WALK_ENGINES = ("simulate",)
 
 #: why a view keeps two passes (the run's note and docs/liveness.md say it)
 VIEW_REASON = ("a view may merge states that behave differently, so a temporal verdict on the view's "
@@ -33,7 +40,7 @@ VIEW_REASON = ("a view may merge states that behave differently, so a temporal v
 
 def two_pass_reason(machine: Machine, options: ExploreOptions) -> str | None:
     """Why a run that checks safety and liveness explores twice (None: it explores once)."""
-    if options.strategy not in ONE_PASS_ENGINES:
+    if options.strategy not in ONE_PASS_ENGINES + OWN_ONE_PASS:
         return f"the {options.strategy} engine keeps no graph for it"
     # The safety run deduplicates on the view (a spec's or --view's, else the machine's default);
     # the liveness graph cannot (VIEW_REASON), so the two graphs differ and one walk is not both.
@@ -56,11 +63,17 @@ def explore_with_liveness(machine: Machine, options: ExploreOptions, progress: P
     liveness check (a temporal verdict needs the whole graph)."""
     from . import check_liveness
 
+    if options.strategy in WALK_ENGINES:
+        # judged on the walks (liveness-only runs too): an exhaustive graph is what simulate avoids
+        from ..explore.simulate import explore_simulate
+        return explore_simulate(machine, options, progress, temporal=True)
     wants_safety = options.properties is None or bool(options.properties) or options.check_deadlock
     reason = two_pass_reason(machine, options) if wants_safety else None
     if wants_safety and one_pass and reason is None:
-        from .onepass import explore_bfs_with_liveness
+        from .onepass import explore_bfs_with_liveness, explore_dfs_with_liveness
         try:
+            if options.strategy in OWN_ONE_PASS:
+                return explore_dfs_with_liveness(machine, options, progress)
             return explore_bfs_with_liveness(machine, options, progress)
         except LivenessError:
             # The liveness check refuses this machine/options. Two passes would have reported a
@@ -87,7 +100,7 @@ def explore_with_liveness(machine: Machine, options: ExploreOptions, progress: P
     result.notes.extend(live.notes)
     if one_pass and reason is not None:
         result.notes.append(f"liveness: explored twice, safety then the liveness graph ({reason}; "
-                            "the bfs and parallel engines check both in one pass)")
+                            "the bfs, parallel and dfs engines check both in one pass)")
     result.stats.elapsed += live.stats.elapsed  # the run's time is both passes
     if live.violations:
         result.verdict = "violated"

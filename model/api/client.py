@@ -23,6 +23,29 @@ from ..producer.partition_sequences import (
     on_produce_error,
     restart_sequences,
 )
+from ..producer.txn_calls import STATES as CLIENT_STATES
+from ..producer.txn_calls import CallResult as TxnCallResult
+from ..producer.txn_calls import NextRequest as TxnNextRequest
+from ..producer.txn_calls import (
+    TxnClient,
+    begin_abort,
+    begin_commit,
+    begin_transaction,
+    has_partitions_to_add,
+    initialize_transactions,
+    is_partition_added,
+    is_partition_pending_add,
+    is_send_to_partition_allowed,
+    may_drain,
+    maybe_add_partition,
+    next_request_to_end,
+    partitions_added,
+    send_add_partitions,
+    send_offsets_to_transaction,
+)
+from ..producer.txn_calls import has_error as txn_has_error
+from ..producer.txn_calls import to_abortable_error as txn_to_abortable_error
+from ..producer.txn_calls import to_fatal_error as txn_to_fatal_error
 from ..producer.txn_client import on_init_response
 from ..producer.txn_offsets_client import (
     OffsetCommitReaction,
@@ -54,27 +77,48 @@ def increment_sequence(seq: int, inc: int, protocol: Protocol) -> int:
 
 
 __all__ = [
+    "CLIENT_STATES",
     "TXN_RESPONSE_APIS",
     "ConsumerFetchReaction",
     "ErrorReaction",
     "OffsetCommitReaction",
     "PartitionEntry",
+    "TxnCallResult",
+    "TxnClient",
+    "TxnNextRequest",
     "TxnResponseReaction",
     "acknowledge",
     "assign",
+    "begin_abort",
+    "begin_commit",
+    "begin_transaction",
     "bump_idempotent_epoch",
     "consumer_offset_fetch_reaction",
     "expire_batch",
     "has_ongoing_transaction",
+    "has_partitions_to_add",
     "increment_sequence",
+    "initialize_transactions",
+    "is_partition_added",
+    "is_partition_pending_add",
+    "is_send_to_partition_allowed",
     "mark_sequence_unresolved",
     "mark_unresolved_after",
+    "may_drain",
+    "maybe_add_partition",
     "maybe_resolve_sequences",
     "maybe_update_producer_id_and_epoch",
     "next_idempotent_pair",
+    "next_request_to_end",
     "on_init_response",
     "on_produce_error",
     "on_txn_offset_commit_error",
     "on_txn_response",
+    "partitions_added",
     "restart_sequences",
+    "send_add_partitions",
+    "send_offsets_to_transaction",
+    "txn_has_error",
+    "txn_to_abortable_error",
+    "txn_to_fatal_error",
 ]

@@ -62,6 +62,16 @@ def _lookup_error(state: CoordinatorState) -> int:
     return state.lookup_error
 
 
+def put_transaction_state_if_not_exists(state: CoordinatorState, metadata: TxnMetadata) -> tuple[int, CoordinatorState]:
+    """``TransactionStateManager.putTransactionStateIfNotExists`` (``getAndMaybeAddTransactionState``,
+    as InitProducerId uses it for a new transactional id): the lookup's error (the partition loading, or
+    not owned here); else the cached metadata, the new one cached only when there was none."""
+    err = _lookup_error(state)
+    if err or state.metadata.exists:
+        return err, state
+    return 0, state._replace(metadata=metadata)
+
+
 class InitProducerIdRequest(NamedTuple):
     transactional_id: str | None  # None: an idempotent producer
     producer_id: int = NO_PRODUCER_ID
@@ -430,6 +440,7 @@ __all__ = [
     "may_expire",
     "prepare_abort_or_commit_transition",
     "prepare_increment_producer_epoch",
+    "put_transaction_state_if_not_exists",
 ]
 
 

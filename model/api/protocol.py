@@ -64,6 +64,11 @@ class Protocol(NamedTuple):
     #: first tag 3.8.0); before, only the coordinator errors, UNKNOWN_TOPIC_OR_PARTITION and
     #: COORDINATOR_LOAD_IN_PROGRESS, and another (NETWORK_EXCEPTION, ...) was an unexpected, fatal error
     txn_offset_commit_any_retriable: bool = True
+    #: the errors TxnOffsetCommitHandler names and the exceptions it raises (``txn_offsets_client.HANDLERS``):
+    #: "2.0.0", "2.0.1" (KAFKA-7296: COORDINATOR_LOAD_IN_PROGRESS retried), "2.5" (KIP-447's group fencing is
+    #: abortable), "2.7" (INVALID_PRODUCER_EPOCH raises InvalidProducerEpochException, KIP-588), "3.6" (it and
+    #: PRODUCER_FENCED raise ProducerFencedException, KAFKA-14278)
+    txn_offset_commit_handler: str = "3.6"
     #: KAFKA-19690 (PRs 20534 trunk, 20577 3.9, 20607 4.0, 20618 4.1; September-October 2025): a transactional
     #: batch with no transaction ongoing on the partition and no verification guard whose epoch is below the
     #: producer's entry is answered INVALID_PRODUCER_EPOCH (abortable, KIP-588) instead of INVALID_TXN_STATE
@@ -73,6 +78,9 @@ class Protocol(NamedTuple):
     #: release profile sets it and it has no SWITCH_HISTORY entry; ``kafka-later-trunk`` (trunk after February
     #: 2026) does
     stale_epoch_before_verification: bool = False
+    #: the producer client's table of valid state transitions (``model.producer.txn_calls.TRANSITIONS``):
+    #: "2.0" (2.0.0-2.4.1), "2.5" (KIP-360, 2.5.0-3.5.2), "3.6" (KAFKA-13668, ea81e99e598, first tag 3.6.0)
+    client_transitions: str = "3.6"
 
 
 #: what a profile can lack (``Protocol.lacks``) -> what it is and when Kafka got it
@@ -90,6 +98,8 @@ FEATURES: dict[str, str] = {
                     "write is verified with the transaction coordinator first), released in 3.7"),
     "kafka-9666": ("KAFKA-9666 (TransactionMetadata.hasFailedEpochFence: a fence whose write failed is not bumped "
                    "again), released in 2.6"),
+    "kafka-14831": ("KAFKA-14831 (an invalid state transition made on the Sender's thread poisons the transactional "
+                    "producer: TransactionManager.setPoisonStateOnInvalidTransition), released in 3.6"),
     "transaction-abortable": ("the TRANSACTION_ABORTABLE error (code 120, KAFKA-16314, part of KIP-890) and the client's "
                               "abortable reaction to it, released in 3.8"),
 }
@@ -154,6 +164,8 @@ FEATURE_SINCE: dict[str, Since] = {
     "transaction-abortable": Since((3, 8, 0), "3.8.0 Errors.TRANSACTION_ABORTABLE and the client's "
                                    "TransactionAbortableException (KAFKA-16314 2e8d69b78ca, first tag 3.8.0; renamed "
                                    "from ABORTABLE_TRANSACTION by cf1ba099c07 before 3.8.0)"),
+    "kafka-14831": Since((3, 6, 0), "3.6.0 TransactionManager.shouldPoisonStateOnInvalidTransition (3.5.2: none); "
+                         "KAFKA-14831 a81f35c1c8f"),
     "kafka-15449": Since((3, 7, 0), "3.7.0 GroupCoordinator / GroupMetadataManager pass a verificationGuard for "
                          "a transactional offset commit (3.6.2: none); KAFKA-15449 b6c78554753 (first tag 3.7.0)"),
     "kafka-9666": Since((2, 6, 0), "2.6.0 TransactionMetadata.hasFailedEpochFence (2.5.1: none); KAFKA-9666 "
@@ -194,6 +206,16 @@ SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
     # TransactionManager.TxnOffsetCommitHandler: ``error.exception() instanceof RetriableException`` from PR 15266
     # (33a4709490f, first tag 3.8.0); 2.5.0-3.7.1 name UNKNOWN_TOPIC_OR_PARTITION / COORDINATOR_LOAD_IN_PROGRESS only
     "txn_offset_commit_any_retriable": (((2, 0, 0), False), ((3, 8, 0), True)),
+    # TransactionManager.State.isTransitionValid: 2.4.1 has no UNINITIALIZED case; 2.5.0 (KIP-360) adds it from
+    # READY and INITIALIZING from ABORTING_TRANSACTION; 3.6.0 (KAFKA-13668 ea81e99e598; 3.5.2 without) adds
+    # UNINITIALIZED from ABORTABLE_ERROR and ABORTABLE_ERROR from INITIALIZING
+    "client_transitions": (((2, 0, 0), "2.0"), ((2, 5, 0), "2.5"), ((3, 6, 0), "3.6")),
+    # TransactionManager.TxnOffsetCommitHandler.handleResponse: KAFKA-7296 (1b0340b8328 on the 2.0 branch, first tag
+    # 2.0.1; 4f25f1fb711, 2.1.0); KIP-447's FENCED_INSTANCE_ID / UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION (2.5.0);
+    # Errors.INVALID_PRODUCER_EPOCH -> InvalidProducerEpochException (KAFKA-9911 b937ec75677, 2.7.0), reached through
+    # isFatalException; both epoch errors -> ProducerFencedException by name (KAFKA-14278 ff77b3ad041, 3.6.0)
+    "txn_offset_commit_handler": (((2, 0, 0), "2.0.0"), ((2, 0, 1), "2.0.1"), ((2, 5, 0), "2.5"), ((2, 7, 0), "2.7"),
+                                  ((3, 6, 0), "3.6")),
 }
 
 
@@ -211,7 +233,7 @@ def history_value(field: str, at: Version) -> object:
 _NO_TV2 = frozenset({"transaction-version-2"})
 _BEFORE_3_8 = _NO_TV2 | {"transaction-abortable"}
 _BEFORE_3_7 = _BEFORE_3_8 | {"kafka-15449"}
-_BEFORE_3_6 = _BEFORE_3_7 | {"kip-890-verification"}
+_BEFORE_3_6 = _BEFORE_3_7 | {"kip-890-verification", "kafka-14831"}
 _BEFORE_2_7 = _BEFORE_3_6 | {"kip-588"}
 _BEFORE_2_6 = _BEFORE_2_7 | {"kafka-9666"}
 #: before 2.5 (2.4.1's message definitions): InitProducerId stops at v2 (no producer id / epoch), TxnOffsetCommit at
@@ -222,8 +244,10 @@ _TV1 = {"end_txn": "tv1", "tv2_last_epoch": "keep", "max_txn_timeout_ms": 900000
 #: 2.0 .. 2.6: no PRODUCER_FENCED, so nothing to down-convert (every fence is INVALID_PRODUCER_EPOCH)
 _BEFORE_2_7_FENCING = {"down_convert_fenced": False, "producer_fenced": False}
 _BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "pre-kip447", "lacks": _BEFORE_2_5,
+                           "client_transitions": "2.0",
                            "end_txn_exact_epoch": False, "failed_fence_keeps_epoch": False,
-                           "verification_abortable": False, "txn_offset_commit_any_retriable": False}
+                           "verification_abortable": False, "txn_offset_commit_any_retriable": False,
+                           "txn_offset_commit_handler": "2.0.1"}
 
 
 class Profile(NamedTuple):
@@ -293,27 +317,31 @@ PROFILE_TABLE: dict[str, Profile] = {
          "928070e3206; 3.5.2 ReplicaManager has no verification, although AddPartitionsToTxn v4 exists); "
          "TxnOffsetCommit checked by validateOffsetCommit with the Empty-group shortcut (KAFKA-14201, 3.3.0)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
-        lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False),
+        lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False,
+        txn_offset_commit_handler="2.7", client_transitions="2.5"),
     "kafka-3.0-3.2": _entry(
         "kafka-3.0-3.2", "3.0.0", "3.2.3",
         ("released 3.0.0 .. 3.2.x: as 3.3-3.5, but validateOffsetCommit (5dae3648abd, 3.0.0) has no Empty-group "
          "shortcut: a TxnOffsetCommit with generation < 0 and a member id on an Empty group is UNKNOWN_MEMBER_ID"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="3.0",
-        lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False),
+        lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False,
+        txn_offset_commit_handler="2.7", client_transitions="2.5"),
     "kafka-2.7-2.8": _entry(
         "kafka-2.7-2.8", "2.7.0", "2.8.2",
         ("released 2.7.0 .. 2.8.x: KIP-588 (PRODUCER_FENCED, down-converted to INVALID_PRODUCER_EPOCH for "
          "InitProducerId < v4 and EndTxn / AddPartitionsToTxn / AddOffsetsToTxn < v2: 2.7.0 KafkaApis); "
          "TxnOffsetCommit checked by 2.8.2's doTxnCommitOffsets (the 2.5 rules)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="2.5",
-        lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False),
+        lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False,
+        txn_offset_commit_handler="2.7", client_transitions="2.5"),
     "kafka-2.6": _entry(
         "kafka-2.6", "2.6.0", "2.6.3",
         ("released 2.6.0 .. 2.6.3: KAFKA-9600 (a client's EndTxn needs the exact epoch) and KAFKA-9666 "
          "(hasFailedEpochFence) are in 2.6.0's TransactionCoordinator / TransactionMetadata; every fence is "
          "INVALID_PRODUCER_EPOCH (2.6.3's Errors has no code 90)"),
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
-        lacks=_BEFORE_2_7, verification_abortable=False, txn_offset_commit_any_retriable=False),
+        lacks=_BEFORE_2_7, verification_abortable=False, txn_offset_commit_any_retriable=False,
+        txn_offset_commit_handler="2.5", client_transitions="2.5"),
     "kafka-2.5": _entry(
         "kafka-2.5", "2.5.0", "2.5.1",
         ("released 2.5.0 .. 2.5.1: KIP-360 and KIP-447 (2.5.0 messages); endTransaction refuses only a lower "
@@ -321,7 +349,8 @@ PROFILE_TABLE: dict[str, Profile] = {
          "next fence (2.5.1 TransactionCoordinator l.369-385, TransactionMetadata.prepareFenceProducerEpoch)"),
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
         lacks=_BEFORE_2_6, end_txn_exact_epoch=False, failed_fence_keeps_epoch=False, fence_keeps_last_epoch=True,
-        verification_abortable=False, txn_offset_commit_any_retriable=False),
+        verification_abortable=False, txn_offset_commit_any_retriable=False,
+        txn_offset_commit_handler="2.5", client_transitions="2.5"),
     "kafka-2.4.1": _entry(
         "kafka-2.4.1", "2.4.1", "2.4.1",
         ("released 2.4.1: the 2.4 broker (KAFKA-7190: producer state kept when the log start offset moves; an "
@@ -333,18 +362,27 @@ PROFILE_TABLE: dict[str, Profile] = {
         ("released 2.4.0: as 2.4.1 without KAFKA-9144 (a marker leaves lastTimestamp at the last cached data "
          "batch's, NO_TIMESTAMP once its new epoch cleared the cache)"),
         "broker-2.4", "pre-kip360", **_BEFORE_2_5_COORDINATOR, marker_sets_producer_timestamp=False),
-    "kafka-2.0-2.3": _entry(
-        "kafka-2.0-2.3", "2.0.0", "2.3.1",
-        ("released 2.0.0 .. 2.3.1: before KAFKA-7190 (a producer whose last batch falls below the log start offset "
+    "kafka-2.0.1-2.3": _entry(
+        "kafka-2.0.1-2.3", "2.0.1", "2.3.1",
+        ("released 2.0.1 .. 2.3.1: before KAFKA-7190 (a producer whose last batch falls below the log start offset "
          "is evicted: 2.3.1 ProducerStateManager.truncateHead / isProducerRetained), KIP-360, KIP-447 and "
-         "KAFKA-9144; the coordinator as 2.4 (TransactionCoordinator 2.0.0 .. 2.4.1 differ in no rule)"),
+         "KAFKA-9144; the coordinator as 2.4 (TransactionCoordinator 2.0.0 .. 2.4.1 differ in no rule). Was "
+         "kafka-2.0-2.3 (2.0.0 lacks KAFKA-7296: ``kafka-2.0.0``)"),
         "broker-2.0-2.3", "pre-kip360", **_BEFORE_2_5_COORDINATOR, marker_sets_producer_timestamp=False),
+    "kafka-2.0.0": _entry(
+        "kafka-2.0.0", "2.0.0", "2.0.0",
+        ("released 2.0.0: as 2.0.1-2.3, but TxnOffsetCommitHandler does not name COORDINATOR_LOAD_IN_PROGRESS (an "
+         "unexpected, fatal error; KAFKA-7296 retries it from 2.0.1)"),
+        "broker-2.0-2.3", "pre-kip360", **{**_BEFORE_2_5_COORDINATOR, "txn_offset_commit_handler": "2.0.0"},
+        marker_sets_producer_timestamp=False),
 }
 
 #: old profile names -> the profile that replaces them: kafka-2.7-3.9 had exactly kafka-3.8-3.9's switches (it
 #: stood for 2.7 .. 3.9 with 3.8's answers); kafka-2.0-2.4 had the 2.0-2.3 broker, and kafka-2.0-2.3 now also lacks
-#: KAFKA-9144 and KAFKA-9666 as those versions did
-PROFILE_ALIASES: dict[str, str] = {"kafka-2.7-3.9": "kafka-3.8-3.9", "kafka-2.0-2.4": "kafka-2.0-2.3"}
+#: KAFKA-9144 and KAFKA-9666 as those versions did; kafka-2.0-2.3 stood for 2.0.0 .. 2.3.1 with 2.0.1's
+#: TxnOffsetCommitHandler (fid16)
+PROFILE_ALIASES: dict[str, str] = {"kafka-2.7-3.9": "kafka-3.8-3.9", "kafka-2.0-2.4": "kafka-2.0.1-2.3",
+                                   "kafka-2.0-2.3": "kafka-2.0.1-2.3"}
 
 #: profile name (and alias) -> (doc, Protocol); the newest first
 PROFILES: dict[str, tuple[str, Protocol]] = {
@@ -368,7 +406,9 @@ _DATE_PROFILES: tuple[tuple[str, str], ...] = (
     ("2023-08-20", "kafka-3.7"), ("2023-04-14", "kafka-3.6"),
     ("2022-03-21", "kafka-3.3-3.5"), ("2021-02-06", "kafka-3.0-3.2"), ("2020-05-28", "kafka-2.7-2.8"),
     ("2020-01-31", "kafka-2.6"), ("2019-10-07", "kafka-2.5"), ("2019-05-20", "kafka-2.4.0"),
-    ("2018-01-31", "kafka-2.0-2.3"),
+    # the 2.0 branch cut (merge-base of 2.0.0 and 2.1.0): later trunk commits went into 2.1.0, which has
+    # KAFKA-7296 (trunk commits between the cut and 2018-08-16 lacked it: the date cannot tell them apart)
+    ("2018-06-06", "kafka-2.0.1-2.3"), ("2018-01-31", "kafka-2.0.0"),
 )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..api import client as api
 from ..errors import Errors
+from .steps_txn_calls import answered
 from .values import NotExpressible, error_code, integer
 from .world import World
 
@@ -415,6 +416,8 @@ def txn_response(w: World, inp: dict[str, Any]) -> Observed:
         result = "failed"
         w.client["state"] = "FATAL_ERROR"
         w.client["last_error"] = r.exception
+    # the transaction's partitions (read by the TransactionManager calls, steps_txn_calls)
+    answered(w, name, r.action == "done")
     out = _view(w, _tp(w))
     out.update({"result": result, "retry": r.action in ("retry", "lookup-retry"),
                 "lookup_coordinator": r.action == "lookup-retry", "last_error": w.client.get("last_error"),
@@ -428,7 +431,8 @@ def send_offsets(w: World, inp: dict[str, Any]) -> Observed:
     errors = inp.get("TxnOffsetCommit_response", {}) or {}
     if add != "NONE":
         errors = {"*": add}
-    reactions = [api.on_txn_offset_commit_error(error_code(str(e)), any_retriable=w.protocol.txn_offset_commit_any_retriable)
+    reactions = [api.on_txn_offset_commit_error(error_code(str(e)), any_retriable=w.protocol.txn_offset_commit_any_retriable,
+                                                handler=w.protocol.txn_offset_commit_handler)
                  for e in errors.values()]
     worst = next((r for r in reactions if r.action in ("fatal",)), None) or \
         next((r for r in reactions if r.action == "abortable"), None)

@@ -7,12 +7,14 @@ import re
 from typing import Any
 
 from ..api import coordinator as api
+from ..api import kafka_apis
 from ..coordinator.producer_ids import ProducerIdsExhausted, block_accepted, generate_producer_id, grant_block
 from ..coordinator.txn_log import NO_METADATA
 from ..errors import Errors
 from ..transactions.codes import NO_PENDING, TxnResult, TxnState
 from ..transactions.markers import complete_if_done
 from .values import (
+    ANSWERED_BEFORE,
     NotExpressible,
     error_code,
     error_name,
@@ -142,6 +144,14 @@ def end_txn(w: World, inp: dict[str, Any]) -> Observed:
 
 def add_partitions(w: World, inp: dict[str, Any]) -> Observed:
     tid = _tid(inp)
+    if w.metadata_cache is not None:
+        # KafkaApis first: a partition its metadata cache does not know stops the request before the coordinator
+        refused = kafka_apis.add_partitions_errors([str(p) for p in inp.get("partitions", [])],
+                                                   kafka_apis.known_in(w.metadata_cache))
+        if refused is not None:
+            return {"per_partition": {tp: {"error": error_name(e), "error_code": e} for tp, e in refused.items()},
+                    "coordinator_called": False, "txn_log_append": None, ANSWERED_BEFORE: "KafkaApis' metadata check",
+                    "state_after": w.meta_view(w.txns.get(tid, NO_METADATA))}
     _precondition(w, tid, inp)
     parts = tuple(sorted(w.partitions.id(p) for p in inp.get("partitions", [])))
     tid_raw = inp.get("transactional_id", DEFAULT_TID)
@@ -443,10 +453,27 @@ def validate_txn_timeout(w: World, inp: dict[str, Any]) -> Observed:
     return {"valid": api.valid_txn_timeout(integer(inp.get("txn_timeout_ms"), "txn_timeout_ms"), w.protocol)}
 
 
+def put_transaction_state(w: World, inp: dict[str, Any]) -> Observed:
+    """``TransactionStateManager.putTransactionStateIfNotExists(txn_metadata)``: the metadata cached for
+    its transactional id afterwards (the given one only if there was none) and the coordinator epoch."""
+    given = inp.get("txn_metadata")
+    if not isinstance(given, dict):
+        raise NotExpressible("putTransactionStateIfNotExists needs the txn_metadata it puts")
+    tid = str(given.get("transactional_id", DEFAULT_TID))
+    err, st = api.put_transaction_state_if_not_exists(w.coordinator(tid), w.meta_from(given))
+    if err:
+        return {"error": error_name(err), "error_code": err}
+    w.set_coordinator(tid, st)
+    return {"error": "NONE", "error_code": 0, "state_after": w.meta_view(st.metadata),
+            "coordinator_epoch": w.coordinator_epoch}
+
+
 def get_transaction_state(w: World, inp: dict[str, Any]) -> Observed:
     """``TransactionStateManager.getTransactionState``: the lookup's error, or the cached metadata."""
     cs = w.coordinator(_tid(inp))
     err = int(Errors.COORDINATOR_LOAD_IN_PROGRESS) if cs.loading else cs.lookup_error
     if err:
         return {"error": error_name(err), "error_code": err}
-    return {"error": "NONE", "error_code": 0, "state_after": w.meta_view(cs.metadata) if cs.metadata.exists else None}
+    if not cs.metadata.exists:
+        return {"error": "NONE", "error_code": 0, "state_after": None}
+    return {"error": "NONE", "error_code": 0, "state_after": w.meta_view(cs.metadata), "coordinator_epoch": w.coordinator_epoch}

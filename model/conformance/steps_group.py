@@ -7,13 +7,14 @@ import re
 from typing import Any
 
 from ..api import group as api
+from ..api import kafka_apis
 from ..group.metadata import NO_INSTANCE_ID, NOT_APPENDED, GroupState
 from ..group.pending_offsets import (
     fail_pending_txn_offset_commit,
     on_txn_offset_commit_append,
     prepare_txn_offset_commit,
 )
-from .values import NotExpressible, error_code, error_name, integer
+from .values import ANSWERED_BEFORE, NotExpressible, error_code, error_name, integer
 from .world import World
 
 Observed = dict[str, Any]
@@ -47,6 +48,23 @@ def _precondition(w: World, inp: dict[str, Any]) -> None:
 
 
 def txn_offset_commit(w: World, inp: dict[str, Any]) -> Observed:
+    if w.metadata_cache is not None:
+        # KafkaApis first: partitions its metadata cache does not know are answered there; the rest go on
+        requested = {str(p): o for p, o in (inp.get("offsets") or {}).items()}
+        refused, valid = kafka_apis.txn_offset_commit_split(list(requested), kafka_apis.known_in(w.metadata_cache))
+        answers = {tp: {"error": error_name(e), "error_code": e} for tp, e in refused.items()}
+        if not valid:
+            return {"per_partition": answers, "coordinator_called": False, "committed": w.committed_view(),
+                    ANSWERED_BEFORE: "KafkaApis' metadata check",
+                    "pending_txn": w.pending_view()}
+        out = _txn_offset_commit(w, {**inp, "offsets": {tp: requested[tp] for tp in valid}})
+        out["per_partition"] = {**out["per_partition"], **answers}
+        out["coordinator_called"] = True
+        return out
+    return _txn_offset_commit(w, inp)
+
+
+def _txn_offset_commit(w: World, inp: dict[str, Any]) -> Observed:
     _precondition(w, inp)
     pid_raw = inp.get("producer_id")
     pid = ANONYMOUS_PRODUCER if pid_raw is None else integer(pid_raw, "producer_id")

@@ -6,12 +6,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..api import kafka_apis
 from ..api import leader as api
 from ..errors import Errors
 from ..partition.validation import AppendOrigin
 from ..partition.verification import NO_COORDINATOR_ANSWER, superseded_verification, verification_callback_errors
 from ..transactions.codes import TxnResult
-from .values import NotExpressible, error_code, error_name, integer
+from .values import ANSWERED_BEFORE, NotExpressible, error_code, error_name, integer
 from .world import World
 
 Observed = dict[str, Any]
@@ -143,6 +144,25 @@ def _produce_many(w: World, inp: dict[str, Any], times: int) -> Observed:
 
 
 def marker(w: World, inp: dict[str, Any]) -> Observed:
+    if w.replica_magic is not None:
+        # KafkaApis.handleWriteTxnMarkersRequest first: a partition not hosted here, or whose log is older
+        # than format v2, is answered without an append
+        parts = [str(p) for p in inp.get("partitions", [])]
+        refused, append = kafka_apis.marker_errors(parts, w.replica_magic)
+        answers = {tp: {"error": error_name(e), "error_code": e} for tp, e in refused.items()}
+        if len(append) > 1:
+            raise NotExpressible("a marker for several hosted partitions: a model world holds one leader partition")
+        if not append:
+            return {"per_partition": answers, "appended": False, ANSWERED_BEFORE: "KafkaApis' getMagic check"}
+        out = _marker(w, inp)
+        out["per_partition"] = {**answers, append[0]: {"error": out.get("error", "NONE"),
+                                                       "error_code": out.get("error_code", 0)}}
+        out["appended"] = True
+        return out
+    return _marker(w, inp)
+
+
+def _marker(w: World, inp: dict[str, Any]) -> Observed:
     req = api.MarkerRequest(integer(inp.get("producer_id", 0), "producer_id"),
                             integer(inp.get("producer_epoch", 0), "producer_epoch"),
                             int(TxnResult[str(inp.get("result", "COMMIT"))]),
@@ -319,6 +339,8 @@ def take_snapshot(w: World, inp: dict[str, Any]) -> Observed:
 def roll(w: World, inp: dict[str, Any]) -> Observed:
     """``UnifiedLog.roll``: a new segment; the producer state is snapshotted at the roll offset."""
     w.snapshots = api.take_snapshot(w.leader, w.snapshots)
+    if not w.segment_bases or w.segment_bases[-1] < w.leader.log_end_offset:
+        w.segment_bases.append(w.leader.log_end_offset)
     return _snapshot_view(w)
 
 
@@ -339,37 +361,79 @@ def reopen_log(w: World, inp: dict[str, Any]) -> Observed:
 def log_truncate(w: World, inp: dict[str, Any]) -> Observed:
     """``UnifiedLog.truncateTo(offset)`` and ``truncateFullyAndStartAt(offset[, log_start_offset])``.
     Starting over empties the producer state and deletes every snapshot, the map end offset at the
-    new offset. Truncating deletes the snapshots above the offset and rebuilds the producer state
-    from the log (``rebuildProducerState``): the harness replays the batches below the offset from
-    the log start, so it takes only a truncation that leaves no snapshot to load from."""
+    new offset. Truncating drops the segments above the offset and rebuilds the producer state
+    (``UnifiedLog.rebuildProducerState``, 1eb7644): ``truncateAndReload`` deletes the snapshots above
+    the offset and loads the latest one left (none: empty, at the log start); unless the state was
+    empty before, the batches from there up to the offset are replayed, with a snapshot where a
+    replayed segment of the last two starts; then the map end moves to the offset and a snapshot is
+    taken there if it is past the loaded one."""
     call = str(inp.get("call", ""))
     target = integer(inp.get("offset"), "offset")
     if re.search(r"truncateFullyAndStartAt", call) or target < w.log_start_offset:
         w.leader = w.leader._replace(producers=(), log_end_offset=target, verifications=())
-        w.snapshots, w.log = (), []
+        w.snapshots, w.log, w.segment_bases = (), [], []
         w.log_start_offset = integer(inp.get("log_start_offset", target), "log_start_offset")
     elif target < w.leader.log_end_offset:
         if w.log_incomplete:
             raise NotExpressible(f"{call}({target}): the initial state's producers have no batches in the log to "
                                  "rebuild them from")
-        w.snapshots = tuple((o, p) for o, p in w.snapshots if o <= target)
-        if any(o > w.log_start_offset for o, _ in w.snapshots):
-            raise NotExpressible(f"{call}({target}): a producer snapshot at or below the offset would be loaded; the "
-                                 "harness rebuilds the producer state from the log start only")
-        w.log = [x for x in w.log if (x.offset if isinstance(x, api.MarkerRequest) else x.first_offset) < target]
-        w.leader = w.leader._replace(producers=(), log_end_offset=w.log_start_offset, verifications=())
-        for x in w.log:
-            if isinstance(x, api.MarkerRequest):
-                _, w.leader = api.append_marker(w.leader, x, w.protocol, origin=AppendOrigin.REPLICATION)
-            else:
-                _, w.leader = api.append_batch(w.leader, x._replace(origin=int(AppendOrigin.REPLICATION)), w.protocol)
+        if [x for x in w.log if isinstance(x, api.ProduceBatch) and _log_offset(x) < target <= _last_offset(x)]:
+            # the segment is cut at the batch holding the offset, which the harness does not follow
+            raise NotExpressible(f"{call}({target}): the offset falls inside a batch")
+        # isEmptyBeforeTruncation (the map end is past the offset in this branch)
+        empty_before = not w.leader.producers
+        w.segment_bases = [b for b in w.segment_bases if b <= target]
+        w.log = [x for x in w.log if _log_offset(x) < target]
+        w.leader, w.snapshots = api.truncate_and_reload(w.leader, w.snapshots, w.log_start_offset, target, w.now,
+                                                        w.pid_expiration_ms, w.protocol)
+        w.leader = w.leader._replace(verifications=())
+        last_snapshot = w.leader.log_end_offset  # the loaded snapshot's offset, or the log start
+        if target > w.leader.log_end_offset and not empty_before:
+            last_snapshot = _replay(w, w.leader.log_end_offset, target, last_snapshot)
         w.leader = w.leader._replace(log_end_offset=target)
+        if target > last_snapshot:
+            w.snapshots = api.take_snapshot(w.leader, w.snapshots)
     w.high_watermark = min(w.high_watermark, w.leader.log_end_offset)
     w.completed_txns.clear()
     w.reset_open_transactions()
     out = _after(w, _snapshot_view(w))
     out.update({"log_start_offset": w.log_start_offset, "log_end_offset": w.leader.log_end_offset})
     return out
+
+
+def _log_offset(x: Any) -> int:
+    return int(x.offset if isinstance(x, api.MarkerRequest) else x.first_offset)
+
+
+def _last_offset(b: api.ProduceBatch) -> int:
+    count = b.records if b.records > 0 else b.last_sequence - b.base_sequence + 1
+    return b.first_offset + max(count, 1) - 1
+
+
+def _replay(w: World, start: int, target: int, last_snapshot: int) -> int:
+    """``loadProducersFromRecords`` over the segments from the map end offset ``start`` to ``target``
+    (as a follower's appends); entering a segment that is one of the log's last two (the first
+    segment counts), at its base or ``start``, snapshots the map first (``takeSnapshot``: only past
+    ``last_snapshot``, the last one taken or loaded). Returns the last snapshot's offset."""
+    bases = [w.log_start_offset, *w.segment_bases]
+    snapshot_at = set(bases[-2:])
+    for i, base in enumerate(bases):
+        end = bases[i + 1] if i + 1 < len(bases) else target
+        if end <= start or base >= target:
+            continue
+        begin = max(base, start, w.log_start_offset)
+        w.leader = w.leader._replace(log_end_offset=begin)
+        if base in snapshot_at and begin > last_snapshot:
+            w.snapshots = api.take_snapshot(w.leader, w.snapshots)
+            last_snapshot = begin
+        for x in w.log:
+            if begin <= _log_offset(x) < min(end, target):
+                if isinstance(x, api.MarkerRequest):
+                    _, w.leader = api.append_marker(w.leader, x, w.protocol, origin=AppendOrigin.REPLICATION)
+                else:
+                    _, w.leader = api.append_batch(w.leader, x._replace(origin=int(AppendOrigin.REPLICATION)),
+                                                   w.protocol)
+    return last_snapshot
 
 
 def truncate_and_reload(w: World, inp: dict[str, Any]) -> Observed:

@@ -59,6 +59,11 @@ def error_code(name: str) -> int:
         raise NotExpressible(f"error {name} is not among the errors the model produces (model.errors)") from None
 
 
+#: a step's observation key naming what answered the request before the model's coordinator or log saw it
+#: (its other input fields are then unread for that reason)
+ANSWERED_BEFORE = "__answered_before__"
+
+
 def error_name(code: int) -> str:
     try:
         return Errors(code).name

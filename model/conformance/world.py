@@ -94,6 +94,8 @@ class World:
         self.completed_txns: list[tuple[int, int]] = []
         self._open_txns: dict[int, int] = {}
         self.snapshots: Any = ()
+        #: the base offsets of the log's segments after the first (a roll starts one at the log end)
+        self.segment_bases: list[int] = []
         #: the batches and markers in the log, in offset order (``api.ProduceBatch`` / ``api.MarkerRequest``
         #: with their offsets), for a UnifiedLog truncation that rebuilds the producer state from the log
         self.log: list[Any] = []
@@ -114,6 +116,10 @@ class World:
         self.client: dict[str, Any] = {}
         self.client_partitions: dict[str, PartitionEntry] = {}
         self.client_seq: dict[str, int] = {}
+        #: KafkaApis' metadata cache: topic -> its number of partitions (None: every partition is known)
+        self.metadata_cache: dict[str, int] | None = None
+        #: the partitions this broker hosts -> their log's message format (None: every one, format v2)
+        self.replica_magic: dict[str, int] | None = None
         self.source_file = ""
         self.component = ""
         #: produce batches go through UnifiedLog (duplicate pre-check) unless the vector drives
@@ -401,6 +407,18 @@ def _client_partition(w: World, v: Any) -> None:
                                                  integer(e.get("last_acked_offset", -1), "last_acked_offset"))
 
 
+def _metadata_cache(w: World, v: Any) -> None:
+    if not isinstance(v, dict):
+        raise NotExpressible("initial_state.metadata_cache: not a map of topic -> number of partitions")
+    w.metadata_cache = {str(t): integer(n, "metadata_cache") for t, n in v.items()}
+
+
+def _replica_magic(w: World, v: Any) -> None:
+    if not isinstance(v, dict):
+        raise NotExpressible("initial_state.replica_magic: not a map of partition -> message format")
+    w.replica_magic = {str(tp): integer(m, "replica_magic") for tp, m in v.items()}
+
+
 def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).upper()
 
@@ -413,6 +431,7 @@ _LOADERS = {
     "verification_guard": _verification_guard, "verification_state": _verification_state,
     "transaction_verification_enabled": _verification_enabled, "group": _group,
     "pending_txn_offsets": _pending_txn_offsets, "producer": _producer, "client_partition": _client_partition,
+    "metadata_cache": _metadata_cache, "replica_magic": _replica_magic,
 }
 _ERROR_NAMES = {e.name for e in Errors}
 

@@ -355,14 +355,16 @@ _exactly_once.__doc__ = props.eos_exactly_once.__doc__
 #: the steps that can fail a producer, and those that change the coordinator's metadata
 _FAILING = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "HandleProduceResponse", "TxnOffsetCommit",
             "ZombieEndTxn", "ZombieTxnOffsetCommit", "ZombieAddPartitionsToTxn", "ZombieInitProducerId")
-#: the steps FencedGetsFencingError looks at. TxnOffsetCommit is left out: its fatal errors were fencing
-#: errors only until fid15; now an answer TxnOffsetCommitHandler does not name is fatal too
-#: (``producer.transactional.on_txn_offset_commit``), which this property does not check (an open item)
-_FENCING_CHECKED = tuple(a for a in _FAILING if a not in ("TxnOffsetCommit", "ZombieTxnOffsetCommit"))
+#: the steps FencedGetsFencingError looks at: every step that can fail a producer. TxnOffsetCommit
+#: too since fid16: until fid15 its only fatal errors were fencing errors, since fid15 an answer
+#: TxnOffsetCommitHandler does not name is fatal as well (``producer.transactional.on_txn_offset_commit``)
+_FENCING_CHECKED = _FAILING
 #: the steps whose error (their last field) is the fatal error they give their producer, if any:
 #: ``on_init_producer_id`` and ``on_add_partitions`` fail it with exactly that error and leave it
-#: alone on NONE
-_ERROR_IS_FATAL = frozenset({"InitProducerId", "AddPartitionsToTxn", "ZombieInitProducerId"})
+#: alone on NONE; ``on_txn_offset_commit`` writes on NONE, retries without a step, and otherwise makes
+#: the transaction abortable or fails the producer with exactly that error
+_ERROR_IS_FATAL = frozenset({"InitProducerId", "AddPartitionsToTxn", "ZombieInitProducerId", "TxnOffsetCommit",
+                             "ZombieTxnOffsetCommit"})
 _FENCING = frozenset(int(e) for e in tx.FENCING_ERRORS)
 
 
@@ -371,7 +373,7 @@ def _may_fail_unfenced(step: tuple) -> bool:
     fencing one (FencedGetsFencingError holds on the others, whatever the states). A produce response
     does so only when it raises OutOfOrderSequence; a step whose error is a fencing error fails its
     producer (EndTxn's ``on_end_txn`` too) with that error, or not at all; InitProducerId and
-    AddPartitionsToTxn answered NONE fail nobody. An EndTxn answered NONE (or aborted locally) may
+    AddPartitionsToTxn and TxnOffsetCommit answered NONE fail nobody. An EndTxn answered NONE (or aborted locally) may
     still fail the producer on an unresolved sequence (``finish_transaction``): checked."""
     action, error = step[0], step[-1]
     if action == "HandleProduceResponse":
@@ -1090,10 +1092,9 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
     oos_on_loss = _transition("OutOfOrderOnlyOnLoss", props.eos_out_of_order_only_on_loss, ("leader", "producer"),
                               ("HandleProduceResponse",),
                               when=lambda step: step[-1] == RAISED_OUT_OF_ORDER and step[1] != IDEMPOTENT_PARTITION)
-    # only a new fatal error that is not a fencing one can break it: TxnOffsetCommit is not checked
-    # (``_FENCING_CHECKED``), and a produce response fails a producer with another error only when it
-    # raises OutOfOrderSequence (``on_produce_response``); the other steps pass without a memo key
-    # (``_may_fail_unfenced``)
+    # only a new fatal error that is not a fencing one can break it: a produce response fails a
+    # producer with another error only when it raises OutOfOrderSequence (``on_produce_response``);
+    # the other steps pass without a memo key (``_may_fail_unfenced``)
     # on projections (``_ProducerFence``, ``_TxnFence``): a step that moves a producer's batches or
     # sequences only is a hit
     fencing_error = _transition("FencedGetsFencingError", props.eos_fenced_gets_fencing_error,

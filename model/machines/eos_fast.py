@@ -270,18 +270,21 @@ def _compile_perm(plan: Any, moved: list[tuple[int, int]], renames: list[Any],
 
 class _Renamed(dict[Any, Any]):
     """One renaming memo of a swap (part id -> renamed part id), filled on first sight of a part:
-    a hit is one subscript, with no ``None`` test after a ``get``."""
+    a hit is one subscript, with no ``None`` test after a ``get``. ``plain`` holds the same entries
+    in a plain dict, which the generated code reads first (as ``_Flags.seen``: a subscript of this
+    subclass goes through the generic slot)."""
 
-    __slots__ = ("memoize", "miss")
+    __slots__ = ("memoize", "miss", "plain")
 
     def __init__(self, miss: Callable[[Any], Any], memoize: bool) -> None:
         super().__init__()
         self.miss, self.memoize = miss, memoize
+        self.plain: dict[Any, Any] = {}
 
     def __missing__(self, key: Any) -> Any:
         new = self.miss(key)
         if self.memoize:
-            self[key] = new
+            self[key] = self.plain[key] = new
         return new
 
 
@@ -321,8 +324,26 @@ def _swap_lines(plan: Any, moved: list[tuple[int, int]], renames: list[Any],
             changed[j] = f"s[{pos[source[k]]}]"
     width = len(plan.live)
     if width <= DISPLAY_WIDTH:
-        return ["return (" + "".join(changed.get(j, f"s[{j}]") + ", " for j in range(width)) + ")"], renamed
-    return ["t = list(s)", *(f"t[{j}] = {x}" for j, x in changed.items()), "return tuple(t)"], renamed
+        lines = ["return (" + "".join(changed.get(j, f"s[{j}]") + ", " for j in range(width)) + ")"]
+    else:
+        lines = ["t = list(s)", *(f"t[{j}] = {x}" for j, x in changed.items()), "return tuple(t)"]
+    return _plain_first(lines, env, plan.memoize), renamed
+
+
+_RENAMED = re.compile(r"\bR(\d+)\[")
+
+
+def _plain_first(lines: list[str], env: dict[str, Any], memoize: bool) -> list[str]:
+    """``lines`` (reading renaming memos ``R<n>[...]``) tried first on the memos' plain dicts
+    (``F<n>``); a part seen for the first time raises KeyError there, before any memo is asked, and
+    ``lines`` then run as they are (the same misses in the same order). Without memoisation the
+    plain dicts stay empty: ``lines`` unchanged."""
+    if not memoize or not any(_RENAMED.search(x) for x in lines):
+        return lines
+    for name in {f"R{n}" for x in lines for n in _RENAMED.findall(x)}:
+        env["F" + name[1:]] = env[name].plain
+    fast = [_RENAMED.sub(lambda m: f"F{m.group(1)}[", x) for x in lines]
+    return ["try:", *("    " + x for x in fast), "except KeyError:", *("    " + x for x in lines)]
 
 
 def _canonical_pair(plan: Any, places: list[list[int]], apply: Any) -> Callable[[tuple], tuple]:
@@ -346,8 +367,8 @@ def _canonical_pair(plan: Any, places: list[list[int]], apply: Any) -> Callable[
     for j in sorted(renamed):
         # the actors' places are equal in pairs here, so a renamed place's image is its memo's value
         # of the place's own content, wherever the swap reads it from
-        lines += [f"    v = R{renamed[j]}[s[{j}]]",
-                  f"    if v != s[{j}]:",
+        lines += ["    " + x for x in _plain_first([f"v = R{renamed[j]}[s[{j}]]"], env, plan.memoize)]
+        lines += [f"    if v != s[{j}]:",
                   f"        if v > s[{j}]:",
                   "            return s",
                   *("        " + x for x in swap)]

@@ -1,0 +1,186 @@
+"""The transactional producer's own calls, as a TransactionManagerTest makes them:
+``transactionManager.<call>(...)`` (initializeTransactions, beginTransaction, beginCommit, beginAbort,
+sendOffsetsToTransaction, maybeAddPartition, isSendToPartitionAllowed, transitionToAbortableError,
+transitionToFatalError, handleFailedBatch, setPoisonStateOnInvalidTransition, isPartitionAdded, ...),
+``sender.sendAddPartitionsToTxn()`` (the AddPartitionsToTxn request sent and left in flight),
+``sender.runOnce()`` (for the transaction: undrained batches aborted, the next request chosen) and the
+accumulator's ``accumulator.append(tp)`` / ``accumulator.drain()``. The client's state lives in
+``World.client`` as for the other client steps (``steps_client``), with the partitions on their way
+into the transaction."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..api import client as api
+from .values import NotExpressible, integer
+from .world import World
+
+Observed = dict[str, Any]
+
+#: exceptions a test hands to transitionTo*Error / handleFailedBatch that maybeTransitionToErrorState
+#: makes fatal (the others are abortable for a transactional producer)
+_FATAL_EXCEPTIONS = frozenset({"ClusterAuthorizationException", "TransactionalIdAuthorizationException",
+                               "ProducerFencedException", "UnsupportedVersionException"})
+
+
+def client_of(w: World) -> api.TxnClient:
+    c = w.client
+    transactional = bool(c.get("transactional", False))
+    state = str(c.get("state", "IN_TRANSACTION" if transactional else "READY")).split(",")[0].strip()
+    if state not in api.CLIENT_STATES:
+        raise NotExpressible(f"producer state {state!r}: not one of {', '.join(api.CLIENT_STATES)}")
+    last = c.get("last_error") or ""
+    if state in ("ABORTABLE_ERROR", "FATAL_ERROR") and not last:
+        last = "KafkaException"
+    return api.TxnClient(state, str(last), transactional, integer(c.get("producer_id", 0), "producer_id") >= 0,
+                         frozenset(c.get("_new", ())), frozenset(c.get("_pending", ())),
+                         frozenset(c.get("_added", ())), bool(c.get("_background", False)), bool(c.get("_started", False)))
+
+
+def store(w: World, c: api.TxnClient) -> None:
+    w.client.update({"state": c.state, "last_error": c.last_error or None, "_new": c.new, "_pending": c.pending,
+                     "_added": c.added, "_background": c.background, "_started": c.started})
+
+
+def _view(w: World, c: api.TxnClient, tp: str) -> Observed:
+    out: Observed = {"client_state": c.state, "has_error": api.txn_has_error(c),
+                     "has_fatal_error": c.state == "FATAL_ERROR", "has_abortable_error": c.state == "ABORTABLE_ERROR",
+                     "has_ongoing_transaction": api.has_ongoing_transaction(c.state), "is_transactional": c.transactional,
+                     "has_producer_id": c.has_producer_id, "last_error": c.last_error or None}
+    if w.client.get("_partitions_unknown"):
+        # an AddPartitionsToTxn answer other than NONE: which partitions it left pending is not tracked
+        return out
+    out.update({"has_partitions_to_add": api.has_partitions_to_add(c),
+                "partition_added": api.is_partition_added(c, tp), "partition_pending_add": api.is_partition_pending_add(c, tp),
+                "allowed": api.is_send_to_partition_allowed(c, tp)})
+    return out
+
+
+#: TransactionManager's questions about its state, answered by the step's view
+_QUERIES = frozenset({"hasPartitionsToAdd", "hasProducerId", "isTransactional", "hasError", "hasFatalError",
+                      "hasAbortableError", "hasOngoingTransaction"})
+_CALL = re.compile(r"^\s*(transactionManager|sender|accumulator)\.(\w+)\(\s*(.*?)\s*\)\s*;?\s*$")
+_PARTITION = re.compile(r"tp\d+|[a-z][\w.]*-\d+")
+
+
+def call(w: World, inp: dict[str, Any]) -> Observed:
+    text = str(inp.get("call") or inp.get("event") or "")
+    m = _CALL.match(text)
+    if not m:
+        raise NotExpressible(f"call not understood: {text!r}")
+    owner, name, arg = m.groups()
+    c = client_of(w)
+    table = w.protocol.client_transitions
+    tp = arg if _PARTITION.fullmatch(arg) else str(w.client.get("_tp", "tp0"))
+    exception = ""
+    extra: Observed = {}
+    if owner == "transactionManager" and name in _CALLS:
+        r = _CALLS[name](c, table)
+        if not r.exception and name in ("beginCommit", "beginAbort"):
+            # beginCompletingTransaction queues the EndTxn (an epoch bump queues InitProducerId too)
+            w.client["_end_txn_queued"] = not w.client.get("_epoch_bump_required", False)
+        c, exception = r.client, r.exception
+    elif owner == "transactionManager" and name == "maybeAddPartition":
+        r = api.maybe_add_partition(c, tp)
+        c, exception = r.client, r.exception
+        w.client["_tp"] = tp
+    elif owner == "transactionManager" and name in ("isSendToPartitionAllowed", "isPartitionAdded",
+                                                    "isPartitionPendingAdd"):
+        w.client["_tp"] = tp
+    elif owner == "transactionManager" and name in _QUERIES:
+        pass  # a question about the state the view answers
+    elif owner == "transactionManager" and name in ("transitionToAbortableError", "transitionToFatalError",
+                                                    "handleFailedBatch"):
+        error = (re.findall(r"(\w+(?:Exception|Error))", arg) or ["KafkaException"])[0]
+        if name == "transitionToFatalError" or (name == "handleFailedBatch" and error in _FATAL_EXCEPTIONS):
+            r = api.txn_to_fatal_error(c, table, error)
+        elif name == "handleFailedBatch" and not c.transactional:
+            raise NotExpressible("handleFailedBatch of an idempotent producer: use the client's handleFailedBatch(rN, ...)")
+        else:
+            # maybeTransitionToErrorState / the test's own transitionToAbortableError
+            r = api.txn_to_abortable_error(c, table, error)
+        c, exception = r.client, r.exception
+    elif owner == "transactionManager" and name == "setPoisonStateOnInvalidTransition":
+        c = c._replace(background=arg.strip() == "true")
+    elif owner == "sender" and name == "sendAddPartitionsToTxn":
+        if not c.new:
+            raise NotExpressible("sendAddPartitionsToTxn with no partition waiting to be added")
+        c = api.send_add_partitions(c)
+    elif owner == "transactionManager" and name == "nextRequest":
+        c, extra = _next_request(w, c, arg.strip() == "true")
+    elif owner == "sender" and name == "runOnce":
+        # Sender.runOnce for the transaction: an abort (or an abortable error) aborts the batches never
+        # drained, then the next transactional request is chosen with the batches still incomplete
+        if any(e.in_flight for e in w.client_partitions.values()):
+            raise NotExpressible("sender.runOnce with produce batches in flight: use the client's runOnce()")
+        appended = list(w.client.get("_appended", []))
+        aborted: list[str] = []
+        if c.state in ("ABORTING_TRANSACTION", "ABORTABLE_ERROR"):
+            aborted, appended = sorted(set(appended)), []
+            w.client["_appended"] = []
+        extra = {"aborted_batches": aborted}
+        if w.client.get("_end_txn_queued"):
+            c, more = _next_request(w, c, bool(appended))
+            extra.update(more)
+    elif owner == "accumulator" and name == "append":
+        appended = list(w.client.get("_appended", []))
+        appended.append(tp)
+        w.client["_appended"] = appended
+        w.client["_tp"] = tp
+    elif owner == "accumulator" and name == "drain":
+        if any(e.in_flight or e.unresolved >= 0 for e in w.client_partitions.values()):
+            raise NotExpressible("drain with batches in flight: the harness reads only the transaction's checks")
+        appended = list(w.client.get("_appended", []))
+        drained = sorted({p for p in appended if api.may_drain(c, p)})
+        w.client["_appended"] = [p for p in appended if p not in drained]
+        extra = {"drained": drained, "has_undrained": bool(w.client["_appended"])}
+    else:
+        raise NotExpressible(f"call not understood: {text!r}")
+    store(w, c)
+    out = _view(w, c, tp)
+    out.update(extra)
+    out["exception"] = exception or None
+    out["throws"] = bool(exception)
+    return out
+
+
+def _next_request(w: World, c: api.TxnClient, has_incomplete_batches: bool) -> tuple[api.TxnClient, Observed]:
+    if not w.client.get("_end_txn_queued"):
+        raise NotExpressible("nextRequest with no EndTxn queued by this vector's beginCommit / beginAbort")
+    r = api.next_request_to_end(c, w.protocol.client_transitions, has_incomplete_batches)
+    if r.request == "EndTxn" or r.end_txn_skipped:
+        w.client["_end_txn_queued"] = False
+    return r.client, {"next_request": r.request or None, "end_txn_sent": r.request == "EndTxn",
+                      "end_txn_skipped": r.end_txn_skipped}
+
+
+def _send_offsets(c: api.TxnClient, table: str) -> api.TxnCallResult:
+    return api.send_offsets_to_transaction(c)
+
+
+_CALLS = {"initializeTransactions": api.initialize_transactions, "beginTransaction": api.begin_transaction,
+          "beginCommit": api.begin_commit, "beginAbort": api.begin_abort, "sendOffsetsToTransaction": _send_offsets}
+
+
+def answered(w: World, api_name: str, done: bool) -> None:
+    """The transaction's partitions after a coordinator's answer (``steps_client.txn_response``):
+    AddPartitionsToTxn answered NONE puts the sent partitions in the transaction; EndTxn answered NONE
+    completes it (``completeTransaction`` clears every partition set); another answer to
+    AddPartitionsToTxn leaves sets this harness does not track."""
+    keys = ("_new", "_pending", "_added")
+    if api_name == "AddPartitionsToTxn" and done:
+        # only the partition sets are read here (the state may be one a vector of the other steps names freely)
+        c = api.partitions_added(api.TxnClient("IN_TRANSACTION", new=frozenset(w.client.get("_new", ())),
+                                               pending=frozenset(w.client.get("_pending", ())),
+                                               added=frozenset(w.client.get("_added", ()))))
+        w.client.update({"_new": c.new, "_pending": c.pending, "_added": c.added, "_started": c.started})
+    elif api_name == "AddOffsetsToTxn" and done:
+        w.client["_started"] = True
+    elif api_name == "AddPartitionsToTxn" and any(w.client.get(k) for k in keys):
+        w.client["_partitions_unknown"] = True
+    elif api_name == "EndTxn" and done:
+        w.client.update({k: frozenset() for k in keys})
+        w.client.update({"_started": False, "_end_txn_queued": False})
+        w.client.pop("_partitions_unknown", None)

@@ -1,0 +1,251 @@
+"""The transactional producer's own calls: ``TransactionManager``'s state machine (which transitions
+are valid, per version), what a call throws in an error state, a partition's way into the transaction
+(``maybeAddPartition``, the AddPartitionsToTxn request and its successful answer) and whether the
+accumulator may drain a batch for a partition (``isSendToPartitionAllowed``).
+
+Read at apache/kafka 1eb7644 (TransactionManager.java) and at the release tags named below. No machine
+reads this module: the composed machine's producers take only valid steps; the conformance interface
+(``model/api/client.py``) does, for Kafka's TransactionManagerTest.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+UNINITIALIZED = "UNINITIALIZED"
+INITIALIZING = "INITIALIZING"
+READY = "READY"
+IN_TRANSACTION = "IN_TRANSACTION"
+COMMITTING = "COMMITTING_TRANSACTION"
+ABORTING = "ABORTING_TRANSACTION"
+ABORTABLE_ERROR = "ABORTABLE_ERROR"
+FATAL_ERROR = "FATAL_ERROR"
+STATES = (UNINITIALIZED, INITIALIZING, READY, IN_TRANSACTION, COMMITTING, ABORTING, ABORTABLE_ERROR, FATAL_ERROR)
+
+ILLEGAL_STATE = "IllegalStateException"
+KAFKA_EXCEPTION = "KafkaException"
+
+#: ``State.isTransitionValid``: target -> the states it may be entered from (FATAL_ERROR from any), per
+#: version of the table. "2.0": 2.0.0-2.4.1 (no UNINITIALIZED case: the switch's default lets any state
+#: reach it); "2.5": 2.5.0-3.5.2 (KIP-360: UNINITIALIZED from READY for the idempotent producer's reset,
+#: INITIALIZING also from ABORTING_TRANSACTION for the epoch bump); "3.6": 3.6.0 to trunk (KAFKA-13668,
+#: ea81e99e598: UNINITIALIZED also from ABORTABLE_ERROR, ABORTABLE_ERROR also from INITIALIZING)
+_ANY = frozenset(STATES)
+TRANSITIONS: dict[str, dict[str, frozenset[str]]] = {
+    "2.0": {UNINITIALIZED: _ANY, INITIALIZING: frozenset({UNINITIALIZED}),
+            READY: frozenset({INITIALIZING, COMMITTING, ABORTING}), IN_TRANSACTION: frozenset({READY}),
+            COMMITTING: frozenset({IN_TRANSACTION}), ABORTING: frozenset({IN_TRANSACTION, ABORTABLE_ERROR}),
+            ABORTABLE_ERROR: frozenset({IN_TRANSACTION, COMMITTING, ABORTABLE_ERROR}), FATAL_ERROR: _ANY},
+    "2.5": {UNINITIALIZED: frozenset({READY}), INITIALIZING: frozenset({UNINITIALIZED, ABORTING}),
+            READY: frozenset({INITIALIZING, COMMITTING, ABORTING}), IN_TRANSACTION: frozenset({READY}),
+            COMMITTING: frozenset({IN_TRANSACTION}), ABORTING: frozenset({IN_TRANSACTION, ABORTABLE_ERROR}),
+            ABORTABLE_ERROR: frozenset({IN_TRANSACTION, COMMITTING, ABORTABLE_ERROR}), FATAL_ERROR: _ANY},
+    "3.6": {UNINITIALIZED: frozenset({READY, ABORTABLE_ERROR}), INITIALIZING: frozenset({UNINITIALIZED, ABORTING}),
+            READY: frozenset({INITIALIZING, COMMITTING, ABORTING}), IN_TRANSACTION: frozenset({READY}),
+            COMMITTING: frozenset({IN_TRANSACTION}), ABORTING: frozenset({IN_TRANSACTION, ABORTABLE_ERROR}),
+            ABORTABLE_ERROR: frozenset({IN_TRANSACTION, COMMITTING, ABORTABLE_ERROR, INITIALIZING}),
+            FATAL_ERROR: _ANY},
+}
+
+
+def transition_valid(source: str, target: str, table: str) -> bool:
+    return source in TRANSITIONS[table][target]
+
+
+class TxnClient(NamedTuple):
+    """What the calls read of a ``TransactionManager``."""
+
+    state: str
+    #: the class of ``lastError`` ('' when there is none)
+    last_error: str = ""
+    transactional: bool = True
+    has_producer_id: bool = True
+    #: newPartitionsInTransaction (added by maybeAddPartition, not yet sent)
+    new: frozenset[str] = frozenset()
+    #: pendingPartitionsInTransaction (in an AddPartitionsToTxn request in flight)
+    pending: frozenset[str] = frozenset()
+    #: partitionsInTransaction (the coordinator has added them)
+    added: frozenset[str] = frozenset()
+    #: setPoisonStateOnInvalidTransition(true): the call runs on the Sender's thread (KAFKA-14831, 3.6.0+)
+    background: bool = False
+    #: transactionStarted: a partition or the offsets were added (the coordinator has a transaction to end)
+    started: bool = False
+
+
+class CallResult(NamedTuple):
+    client: TxnClient
+    #: the exception the call throws ('' when it returns)
+    exception: str = ""
+
+
+def has_error(c: TxnClient) -> bool:
+    return c.state in (ABORTABLE_ERROR, FATAL_ERROR)
+
+
+def fail_with_error(c: TxnClient) -> str:
+    """``maybeFailWithError``: what a call made in an error state throws ('' when not in one). The
+    fencing errors are rethrown as themselves, the poisoned state's IllegalStateException as one
+    (3.6.0+), any other error wrapped in a KafkaException."""
+    if not has_error(c):
+        return ""
+    if c.last_error in ("ProducerFencedException", "InvalidProducerEpochException", ILLEGAL_STATE):
+        return c.last_error
+    return KAFKA_EXCEPTION
+
+
+def transition(c: TxnClient, target: str, table: str, error: str = "") -> CallResult:
+    """``transitionTo(target, error)``: an invalid transition throws IllegalStateException; made on the
+    Sender's thread (``background``) it also poisons the manager: FATAL_ERROR with that exception as
+    the last error (KAFKA-14831, a81f35c1c8f, 3.6.0; before, the state was left as it was)."""
+    if not transition_valid(c.state, target, table):
+        if c.background:
+            return CallResult(c._replace(state=FATAL_ERROR, last_error=ILLEGAL_STATE), ILLEGAL_STATE)
+        return CallResult(c, ILLEGAL_STATE)
+    last = (error or KAFKA_EXCEPTION) if target in (FATAL_ERROR, ABORTABLE_ERROR) else ""
+    return CallResult(c._replace(state=target, last_error=last))
+
+
+def to_abortable_error(c: TxnClient, table: str, error: str = KAFKA_EXCEPTION) -> CallResult:
+    """``transitionToAbortableError``: an abort in progress stays one."""
+    if c.state == ABORTING:
+        return CallResult(c)
+    return transition(c, ABORTABLE_ERROR, table, error)
+
+
+def to_fatal_error(c: TxnClient, table: str, error: str = KAFKA_EXCEPTION) -> CallResult:
+    return transition(c, FATAL_ERROR, table, error)
+
+
+def _checked(c: TxnClient, target: str, table: str, fail_first: bool = True) -> CallResult:
+    if not c.transactional:
+        # ensureTransactional
+        return CallResult(c, ILLEGAL_STATE)
+    failed = fail_with_error(c) if fail_first else ""
+    if failed:
+        return CallResult(c, failed)
+    return transition(c, target, table)
+
+
+def initialize_transactions(c: TxnClient, table: str) -> CallResult:
+    """``initializeTransactions()`` (no epoch bump): INITIALIZING, from UNINITIALIZED only."""
+    return _checked(c, INITIALIZING, table)
+
+
+def begin_transaction(c: TxnClient, table: str) -> CallResult:
+    return _checked(c, IN_TRANSACTION, table)
+
+
+def begin_commit(c: TxnClient, table: str) -> CallResult:
+    return _checked(c, COMMITTING, table)
+
+
+def begin_abort(c: TxnClient, table: str) -> CallResult:
+    """``beginAbort()``: an abortable error is what an abort is for, so only another error fails it;
+    partitions not yet sent are dropped."""
+    r = _checked(c, ABORTING, table, fail_first=c.state != ABORTABLE_ERROR)
+    if r.exception:
+        return r
+    return CallResult(r.client._replace(new=frozenset()))
+
+
+def send_offsets_to_transaction(c: TxnClient) -> CallResult:
+    """``sendOffsetsToTransaction``: only inside a transaction (no transition)."""
+    if not c.transactional:
+        return CallResult(c, ILLEGAL_STATE)
+    failed = fail_with_error(c)
+    if failed:
+        return CallResult(c, failed)
+    return CallResult(c, "" if c.state == IN_TRANSACTION else ILLEGAL_STATE)
+
+
+def maybe_add_partition(c: TxnClient, tp: str) -> CallResult:
+    """``maybeAddPartition`` (KAFKA-13412, df2236d73bc, 3.2.0; ``failIfNotReadyForSend`` and
+    ``maybeAddPartitionToTransaction`` before, with the same checks, but wrapping every error, a fencing
+    one too, in a KafkaException: not modelled, as it falls inside the kafka-3.0-3.2 profile): an error
+    state fails it; a transactional producer needs a producer id and an open transaction; a partition
+    added or on its way is left alone; an idempotent producer adds nothing."""
+    failed = fail_with_error(c)
+    if failed:
+        return CallResult(c, failed)
+    if not c.transactional:
+        return CallResult(c)
+    if not c.has_producer_id or c.state != IN_TRANSACTION:
+        return CallResult(c, ILLEGAL_STATE)
+    if is_partition_added(c, tp) or is_partition_pending_add(c, tp):
+        return CallResult(c)
+    return CallResult(c._replace(new=c.new | {tp}))
+
+
+def send_add_partitions(c: TxnClient) -> TxnClient:
+    """The Sender sends AddPartitionsToTxn (``addPartitionsToTransactionHandler``): the new partitions
+    become pending."""
+    return c._replace(new=frozenset(), pending=c.pending | c.new)
+
+
+def partitions_added(c: TxnClient) -> TxnClient:
+    """AddPartitionsToTxn answered NONE for every partition: those in the request are in the
+    transaction (the Sender sent the new ones first)."""
+    sent = c.pending | c.new
+    return c._replace(new=frozenset(), pending=frozenset(), added=c.added | sent, started=True)
+
+
+def complete_transaction(c: TxnClient, table: str, epoch_bump_required: bool = False) -> CallResult:
+    """``completeTransaction``: INITIALIZING when an epoch bump is pending, else READY; the partition
+    sets and transactionStarted are cleared."""
+    r = transition(c, INITIALIZING if epoch_bump_required else READY, table)
+    if r.exception:
+        return r
+    return CallResult(r.client._replace(new=frozenset(), pending=frozenset(), added=frozenset(), started=False))
+
+
+class NextRequest(NamedTuple):
+    client: TxnClient
+    #: the request dequeued for sending ('' none)
+    request: str
+    #: the EndTxn was completed without being sent (nothing was added to the transaction)
+    end_txn_skipped: bool = False
+
+
+def next_request_to_end(c: TxnClient, table: str, has_incomplete_batches: bool) -> NextRequest:
+    """``nextRequest(hasIncompleteBatches)`` with an EndTxn queued (beginCommit / beginAbort) and no
+    epoch bump: partitions not yet sent go first (AddPartitionsToTxn); the EndTxn waits while batches
+    are incomplete; a transaction to which nothing was added is completed without sending it (1.0 to
+    trunk)."""
+    if c.new:
+        return NextRequest(send_add_partitions(c), "AddPartitionsToTxn")
+    if has_incomplete_batches:
+        return NextRequest(c, "")
+    if has_error(c):
+        # maybeTerminateRequestWithError: the queued request fails with the last error
+        return NextRequest(c, "")
+    if not c.started:
+        if c.state == FATAL_ERROR:
+            return NextRequest(c, "", end_txn_skipped=True)
+        return NextRequest(complete_transaction(c, table).client, "", end_txn_skipped=True)
+    return NextRequest(c, "EndTxn")
+
+
+def is_partition_added(c: TxnClient, tp: str) -> bool:
+    return tp in c.added
+
+
+def is_partition_pending_add(c: TxnClient, tp: str) -> bool:
+    return tp in c.new or tp in c.pending
+
+
+def has_partitions_to_add(c: TxnClient) -> bool:
+    return bool(c.new or c.pending)
+
+
+def is_send_to_partition_allowed(c: TxnClient, tp: str) -> bool:
+    """``isSendToPartitionAllowed`` (2.0 to trunk): never in a fatal error; a transactional producer
+    only to a partition the coordinator has added (an abortable error still lets those drain)."""
+    if c.state == FATAL_ERROR:
+        return False
+    return not c.transactional or tp in c.added
+
+
+def may_drain(c: TxnClient, tp: str) -> bool:
+    """``RecordAccumulator.shouldStopDrainBatchesForPartition``'s first two checks, for a partition with
+    no batch in flight: the send must be allowed and the producer id known."""
+    return is_send_to_partition_allowed(c, tp) and c.has_producer_id
