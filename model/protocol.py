@@ -212,6 +212,20 @@ class Protocol:
         "on the partition belongs to its ongoing transaction (transaction.partition.verification.enable); "
         "kafka.eos verifies TxnOffsetCommit's offsets write too, which is 3.7.0's (KAFKA-15449)",
         "KIP-890 part 1 (3.6; offsets 3.7)")
+    stale_epoch_before_verification: bool = _decision(
+        False,
+        "a client's transactional batch with no transaction ongoing for its producer on the partition and no "
+        "verification guard, whose epoch is below the producer's entry, is answered INVALID_PRODUCER_EPOCH "
+        "(recoverable) instead of INVALID_TXN_STATE (which Kafka Streams takes as fatal): 3.9 / 4.0 / 4.1 patch "
+        "releases after September 2025 and trunk; reached in kafka.eos only with verification_steps, where a "
+        "marker can land between the leader's check and its append",
+        "KAFKA-19690 (PRs 20534, 20577, 20607, 20618)")
+    verification_guard: bool = _decision(
+        True,
+        "with partition_verification and verification_steps, the append checks the VerificationGuard its "
+        "request was handed (KIP-890 part 1 as shipped, 3.6+); False is a counterfactual: the append trusts the "
+        "coordinator's answer whatever the leader wrote since (the ABA race UnifiedLog's comment describes)",
+        "KIP-890 part 1 (3.6)")
     marker_sets_producer_timestamp: bool = _decision(
         True,
         "a written COMMIT/ABORT marker sets its producer's lastTimestamp, and a producer-state snapshot keeps "
@@ -475,10 +489,14 @@ KAFKA_LATER_TRUNK = KAFKA_4_0.with_(persist_prev_producer_id=True)
 #: trunk after KAFKA-19367 (one bump per fence-abort) and the Java TransactionMetadata (KAFKA-18884),
 #: before KAFKA-20310 / KAFKA-20357 persisted PreviousProducerId and lastProducerEpoch
 KAFKA_JAVA_COORDINATOR = KAFKA_4_0.with_(tv2_fence_double_bump=False, previous_producer_id_update="every-transition")
-#: trunk after KAFKA-19446 (November 2025: a tv2 marker must raise the stored epoch), before KAFKA-19999
-KAFKA_TRUNK_2025_12 = KAFKA_JAVA_COORDINATOR.with_(tv2_marker_epoch_check="strict")
+#: trunk after KAFKA-19446 (November 2025: a tv2 marker must raise the stored epoch), before KAFKA-19999; both
+#: trunks have KAFKA-19690 (PR 20534, September 2025: the epoch check before the verification guard)
+KAFKA_TRUNK_2025_12 = KAFKA_JAVA_COORDINATOR.with_(tv2_marker_epoch_check="strict", stale_epoch_before_verification=True)
 #: trunk after KAFKA-19999 (December 2025: an equal-epoch marker without an open transaction is a retry)
-KAFKA_TRUNK_2026_01 = KAFKA_JAVA_COORDINATOR.with_(tv2_marker_epoch_check="strict-retry")
+KAFKA_TRUNK_2026_01 = KAFKA_JAVA_COORDINATOR.with_(tv2_marker_epoch_check="strict-retry",
+                                                   stale_epoch_before_verification=True)
+#: 3.9.x patch releases after September 2025: 3.8-3.9 with KAFKA-19690 (PR 20577)
+KAFKA_3_9_KAFKA_19690 = KAFKA_3_8.with_(stale_epoch_before_verification=True)
 KAFKA_TRUNK_2026 = KAFKA_TRUNK_2026_01.with_(persist_prev_producer_id=True, persist_last_epoch=True)
 
 
@@ -572,7 +590,12 @@ VARIANTS: dict[str, NamedProtocol] = {
                                    "there, with the same verdicts)", KAFKA_3_6),
     "kafka-3.8-3.9": NamedProtocol("Kafka 3.8.0-3.9.x: KIP-890 part 1 with KAFKA-16314 (TRANSACTION_ABORTABLE from the "
                                    "coordinator, Produce v11 / TxnOffsetCommit v4 from the client); 3.9 releases after "
-                                   "September 2025 also have KAFKA-19690 (not modelled)", KAFKA_3_8),
+                                   "September 2025 also have KAFKA-19690 (kafka-3.9-kafka-19690)", KAFKA_3_8),
+    "kafka-3.9-kafka-19690": NamedProtocol("Kafka 3.9.x patch releases after September 2025: kafka-3.8-3.9 with "
+                                           "KAFKA-19690 (PR 20577: a stale-epoch transactional batch without a "
+                                           "verification guard is answered INVALID_PRODUCER_EPOCH, not "
+                                           "INVALID_TXN_STATE; seen in kafka.eos with verification_steps)",
+                                           KAFKA_3_9_KAFKA_19690),
     "kafka-3.3-3.5": NamedProtocol("Kafka 3.3.0-3.5.2: the 3.3+ TxnOffsetCommit checks, no partition verification "
                                    "(KIP-890 part 1 was reverted on the 3.5 branch, 928070e3206)", KAFKA_3_0),
     # KIPs as designed

@@ -7,7 +7,7 @@ shared between states, so a successor costs one new tuple per level it touches.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .transactions.log import LogEntry
 
@@ -317,6 +317,11 @@ class TxnPartitionState(NamedTuple):
     log: tuple[LogEntry, ...]
     log_start_offset: int
     producers: tuple[ProducerStateEntry, ...]
+    #: KIP-890 verification entries (``partition.verification.VerificationEntry``) and the produce requests
+    #: waiting between their verification and their append (``partition.txn_produce.PendingProduce``); both
+    #: stay empty unless ``verification_steps`` splits the two (the one-step rule keeps neither)
+    verifications: tuple[Any, ...] = ()
+    pending: tuple[Any, ...] = ()
 
 
 class Routed(NamedTuple):

@@ -70,7 +70,10 @@ def test_kafka_releases_differ_by_the_fixes_they_shipped() -> None:
     assert diff(P.KAFKA_4_0, P.KAFKA_JAVA_COORDINATOR) == {"tv2_fence_double_bump",  # KAFKA-19367
                                                            "previous_producer_id_update"}  # KAFKA-18884
     assert diff(P.KAFKA_2_4, P.KAFKA_2_4_1) == {"marker_sets_producer_timestamp"}  # KAFKA-9144
-    assert diff(P.KAFKA_JAVA_COORDINATOR, P.KAFKA_TRUNK_2025_12) == {"tv2_marker_epoch_check"}  # KAFKA-19446
+    # KAFKA-19446; KAFKA-19690 (September 2025) is on trunk since
+    assert diff(P.KAFKA_JAVA_COORDINATOR, P.KAFKA_TRUNK_2025_12) == {"tv2_marker_epoch_check",
+                                                                     "stale_epoch_before_verification"}
+    assert diff(P.KAFKA_3_8, P.KAFKA_3_9_KAFKA_19690) == {"stale_epoch_before_verification"}  # KAFKA-19690
     assert diff(P.KAFKA_TRUNK_2025_12, P.KAFKA_TRUNK_2026_01) == {"tv2_marker_epoch_check"}  # KAFKA-19999
     assert diff(P.KAFKA_TRUNK_2026_01, P.KAFKA_TRUNK_2026) == {"persist_prev_producer_id", "persist_last_epoch"}
     assert not P.KAFKA_2_4.invalid_producer_epoch_abortable and P.KAFKA_2_5.invalid_producer_epoch_abortable

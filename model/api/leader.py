@@ -30,6 +30,7 @@ from ..partition.verification import (
     Verifications,
     clear_verification,
     find_verification,
+    missing_guard_error,
     produce_verification_error,
     remove_expired_verifications,
     verification_refuses,
@@ -102,16 +103,16 @@ def append_batch(state: LeaderState, batch: ProduceBatch, protocol: Protocol, *,
             cached = next(b for b in entry.batches if b.offset == d.duplicate_offset)  # type: ignore[union-attr]
             return ProduceResult(DUPLICATE, int(Errors.NONE), cached.offset - cached.delta, cached.offset), state
     if (check_duplicates and state.verification_enabled and batch.transactional
-            and batch.origin != AppendOrigin.REPLICATION
-            and (entry is None or entry.current_txn_first_offset < 0)
-            and (verification is None or not batch.verified)):
-        # UnifiedLog.analyzeAndValidateProducerState: a transactional batch outside an ongoing
-        # transaction must carry the guard of a verification (batchMissingRequiredVerification); since
-        # KAFKA-19690 a batch of an epoch the entry has moved past is told so first, as the recoverable
-        # INVALID_PRODUCER_EPOCH (the marker of a timeout abort landed after the leader skipped verification)
-        if protocol.stale_epoch_before_verification and entry is not None and batch.epoch < entry.epoch:
-            return ProduceResult(REJECTED, int(Errors.INVALID_PRODUCER_EPOCH)), state
-        return ProduceResult(REJECTED, int(Errors.INVALID_TXN_STATE)), state
+            and batch.origin != AppendOrigin.REPLICATION):
+        # a transactional batch outside an ongoing transaction must carry the guard of a verification;
+        # since KAFKA-19690 a batch of an epoch the entry has moved past is told so first (the marker of a
+        # timeout abort landed after the leader skipped verification): kafka.eos's rule too
+        guard_error = missing_guard_error(None if entry is None else entry.epoch, batch.epoch,
+                                          ongoing=entry is not None and entry.current_txn_first_offset >= 0,
+                                          guarded=verification is not None and batch.verified,
+                                          stale_epoch_first=protocol.stale_epoch_before_verification)
+        if guard_error != Errors.NONE:
+            return ProduceResult(REJECTED, guard_error), state
     if batch.origin == AppendOrigin.CLIENT:
         # ProducerAppendInfo: the epoch check, then checkSequence, whose first test is the
         # verification entry's lowest sequence

@@ -18,7 +18,9 @@ rule on exactly the parts it reads. A fault rule spends a ``Budget``; a zero bud
 and rules that only matter with a budget (request timeouts with lost responses, expiry with a
 clock) get no bindings, so a small spec stays small.
 
-Abstractions (beyond those of the rooms): requests to the coordinator (InitProducerId,
+Abstractions (beyond those of the rooms): a leader verifies a transactional batch with the coordinator
+(KIP-890 part 1) and appends it in one step unless ``verification_steps`` puts them apart
+(``eos_verification``); requests to the coordinator (InitProducerId,
 AddPartitionsToTxn, EndTxn) and the coordinator's log appends are atomic with their answer (with
 ``endtxn_timeouts`` an EndTxn the client gave up on may also arrive late, and the atomic EndTxn is
 its retry: ``eos_endtxn``); markers
@@ -154,6 +156,7 @@ from .eos_partition_symmetry import PARTITION
 from .eos_readers import EosReaders
 from .eos_send_errors import SendErrors
 from .eos_txn_id_expiry import TxnIdExpiry
+from .eos_verification import GUARD_NAMES, SplitVerification, show_pending
 
 #: what kafka.eos models of the protocol: every decision, each with every value; ``deployment`` and
 #: ``per_partition_group_metadata`` matter with a group only (``members``: eos_group, eos_alpha), without
@@ -212,7 +215,8 @@ def _show_leader(leader: TxnPartitionState) -> dict[str, Any]:
             "producer_state_lso": producer_state_lso(leader),
             "producers": [f"pid {e.producer_id}: epoch {e.epoch}, batches {[(b.seq, b.offset) for b in e.batches]} "
                           f"(seq, offset), txn first offset {e.current_txn_first_offset}, coordinator epoch "
-                          f"{e.coordinator_epoch}, lastTimestamp {e.last_timestamp}" for e in leader.producers]}
+                          f"{e.coordinator_epoch}, lastTimestamp {e.last_timestamp}" for e in leader.producers],
+            **show_pending(leader)}
 
 
 def _show_txn(m: TxnMetadata) -> dict[str, Any]:
@@ -405,8 +409,8 @@ _COORDINATOR = ("InitProducerId", "AddPartitionsToTxn", "EndTxn", "AbortTimedOut
                 "CompleteEmptyTransaction", "FenceAppendFails", "ExpireDataTransactionalId", "ZombieInitProducerId")
 
 
-class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, EosGroup, EosReaders, TxnLeaderFailover,
-                 LateEndTxn, FailedFenceAppends, ScheduledOffsetCompletion, SendErrors, TxnIdExpiry,
+class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, EosGroup, EosReaders,
+                 TxnLeaderFailover, LateEndTxn, FailedFenceAppends, ScheduledOffsetCompletion, SendErrors, TxnIdExpiry,
                  Composed):
     """``kafka.eos``; see the module doc."""
 
@@ -534,6 +538,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         config.update(self._fence_faults_setup(bounds))
         config.update(self._offsets_completion_setup(bounds))
         config.update(self._send_errors_setup(bounds))
+        self._verification_setup(bounds)
         super().__init__(config, memoize=memoize)
         self._instances_compiled()
         # Rules that cannot fire without their fault or the clock have no bindings (or a clock stopped
@@ -548,7 +553,7 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
             set() if bounds["restarts"] and self.input_records else {"ZombieTxnOffsetCommit"}) | self.idempotent_idle() | (
             self.group_idle_actions()) | (set() if self.n_readers else {"Fetch"}) | self.txn_failover_idle() | (
             self.end_txn_idle_actions()) | self.fence_faults_idle() | self._txn_id_expiry_idle() | (
-            self.offsets_completion_idle()) | self.send_errors_idle()
+            self.offsets_completion_idle()) | self.send_errors_idle() | self.verification_idle(bool(self.n_idempotent))
         listed: Mapping[str, tuple[str, ...]] = self._plan.actions
         idle |= self._instances_idle(listed)
         self.actions = {name: params for name, params in listed.items() if name not in idle}
@@ -643,6 +648,11 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
         for name, part in leaders:
             out[f"{name}.log"] = [record(e, kind=EntryKind(e.kind).name) for e in part.log]
             out[f"{name}.producers"] = [record(e) for e in part.producers]
+            if part.verifications:
+                out[f"{name}.verifications"] = [record(e) for e in part.verifications]
+            if part.pending:
+                out[f"{name}.verifying"] = [record(p, request=record(p.request), guard=GUARD_NAMES[p.guard],
+                                                   answer=error_name(p.answer)) for p in part.pending]
         out["group.pending"] = [record(e) for e in v.group.pending]
         if v.group.completing:  # scheduled completions (eos_offsets_completion), as records
             out["group.completing"] = [{"producer_id": pid, "result": "COMMIT" if commit else "ABORT"}
@@ -949,6 +959,8 @@ class EosMachine(EosAlpha, EosLiveness, InstancesMixin, IdempotentProducers, Eos
                        txn: TxnMetadata) -> Any:
         """The leader handles the oldest request of a connection: KIP-890 verification with the
         coordinator when switched on, then the produce checks and the append."""
+        if self.verification_split:
+            return None  # VerifyProduce and AppendVerifiedProduce (``eos_verification``)
         req = msg.message
         assert isinstance(req, ProduceRequest)
         verification = self.produce_verification(partition, leader, txn, req.producer_id, req.epoch)

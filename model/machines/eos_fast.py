@@ -384,6 +384,8 @@ def prune_idle_rules(machine: Any) -> None:
 
     - the clock's Tick when the clock stops at 0 (``max_ticks`` = 0: its guard ``now < max`` never
       holds);
+    - KIP-890 verification's VerifyProduce / AppendVerifiedProduce without ``verification_steps``, and
+      the leaders' HandleProduce with it (``eos_verification``);
     - the rules that receive from, lose or copy messages of a channel nothing can put a message
       in: empty in every initial state, and no rule that can fire sends to it or writes it (the
       idempotent producers' channels without idempotent producers, the instances' without
@@ -397,6 +399,11 @@ def prune_idle_rules(machine: Any) -> None:
     rules = list(plan.rules)
     if machine.bounds.get("max_ticks", 0) == 0:
         rules = [r for r in rules if r.action != "Tick"]
+    # KIP-890 verification's two steps only with verification_steps, the leaders' one step only without
+    from .eos_verification import SPLIT_ACTIONS
+    split = getattr(machine, "verification_split", False)
+    rules = [r for r in rules if not (r.action in SPLIT_ACTIONS and not split) and not (
+        split and r.action == "HandleProduce" and isinstance(r, _Rule) and r.spec.receive == "requests")]
     channels = plan.channels
     live: set[str] = set()
     for s in machine.init_states():

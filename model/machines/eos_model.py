@@ -60,6 +60,10 @@ BOUNDS: dict[str, Bound] = {
                                         "producer's pending offsets the group coordinator's scheduler runs later, "
                                         "after WriteTxnMarkers answered (txn_offsets_completion_async, 2.0-3.9, "
                                         "KAFKA-17507; 0 removes it)", 0, 0, 2),
+    "verification_steps": Bound("produce requests each output partition's leader may hold between KIP-890 part 1's "
+                                "verification and the append (0: the two are one step); with partition_verification "
+                                "a marker, another produce or a timeout abort can come between them, and the append "
+                                "checks the request's VerificationGuard", 0, 0, 3),
     "delete_records": Bound("log start offset moves (retention or DeleteRecords)", 0, 0, 3),
     "coordinator_failovers": Bound("transaction coordinator failovers (reload from __transaction_state with a "
                                    "higher coordinator epoch; the old coordinator's markers stay in flight)", 0, 0, 2),

@@ -44,6 +44,7 @@ from .. import properties as props
 from ..group.metadata import GroupMeta
 from ..state import TxnPartitionState
 from ..transactions.log import EntryKind
+from .eos_verification import rename_pending
 
 Permutation = tuple[int, ...]
 
@@ -56,7 +57,7 @@ def rename_leader(leader: TxnPartitionState, perm: Permutation) -> TxnPartitionS
             t, r = props.record_of(e.value)
             e = e._replace(value=props.record_value(perm[t], r))
         log.append(e)
-    return leader._replace(log=tuple(log))
+    return rename_pending(leader._replace(log=tuple(log)), perm)
 
 
 def rename_routed(messages: tuple[Any, ...], perm: Permutation) -> tuple[Any, ...]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..errors import Errors
-from ..state import ProducerStateEntry, TxnPartitionState
+from ..state import ProduceRequest, ProducerStateEntry, TxnPartitionState
 from ..transactions.codes import TxnResult
 from ..transactions.log import EntryKind, LogEntry
 from ..transactions.markers import TxnMarker
@@ -32,6 +32,73 @@ from .validation import (
     validate_data_batch,
     validate_produce,
 )
+from .verification import (
+    GUARDED,
+    SENTINEL,
+    STALE,
+    clear_verification,
+    find_verification,
+    missing_guard_error,
+    start_verification,
+    verification_refuses,
+)
+
+#: ``handle_txn_produce``'s ``guard`` when verification is atomic with the append (no guard to check), and
+#: when the append trusts the verification without a guard (the counterfactual ``verification_guard=False``)
+NO_GUARD_CHECK, TRUSTED = -1, -2
+
+
+class PendingProduce(NamedTuple):
+    """A produce request the leader took off its connection and verifies with the transaction coordinator
+    (``ReplicaManager.appendRecords`` -> ``AddPartitionsToTxnManager.verifyTransaction``, the append in its
+    callback). The socket server reads no further request of the connection until this one is answered."""
+
+    request: ProduceRequest
+    #: the produce error the coordinator's answer converts to (``verification.verification_produce_error``;
+    #: NONE: append)
+    answer: int
+    #: the guard the request carries to its append (``verification.SENTINEL`` / ``GUARDED`` / ``STALE``)
+    guard: int
+
+
+def clear_guard(partition: TxnPartitionState, producer_id: int) -> TxnPartitionState:
+    """``clearVerificationStateEntry``: a transactional batch or a marker of the producer was written, so
+    its verification entry goes and the requests holding the entry's guard now hold a stale one."""
+    if not partition.verifications and not partition.pending:
+        return partition  # the one-step rule keeps neither
+    pending = tuple(sorted(p._replace(guard=STALE) if p.guard == GUARDED and p.request.producer_id == producer_id
+                           else p for p in partition.pending))
+    return partition._replace(verifications=clear_verification(partition.verifications, producer_id), pending=pending)
+
+
+def begin_verified_produce(partition: TxnPartitionState, request: ProduceRequest, answer: int | None,
+                           now: int) -> TxnPartitionState:
+    """The leader starts a transactional batch (``maybeStartTransactionVerification``): with the producer's
+    transaction ongoing on the partition nothing is verified (``answer`` None: the SENTINEL guard, and the
+    append follows in the same request handler, after the log's lock was let go); otherwise the producer's
+    verification entry is created or updated (``verification.start_verification``) and ``answer`` is the
+    coordinator's, as the produce request will see it."""
+    if answer is None:
+        item = PendingProduce(request, int(Errors.NONE), SENTINEL)
+        return partition._replace(pending=tuple(sorted((*partition.pending, item))))
+    entries = start_verification(partition.verifications, request.producer_id, request.seq, request.epoch, now)
+    item = PendingProduce(request, answer, GUARDED)
+    return partition._replace(verifications=entries, pending=tuple(sorted((*partition.pending, item))))
+
+
+def finish_verified_produce(partition: TxnPartitionState, item: PendingProduce, *, value: int, max_seq: int,
+                            cache_size: int, unknown_producer: str, old_duplicate_error: bool,
+                            stale_epoch_first: bool, check_guard: bool = True) -> TxnProduceOutcome:
+    """The verification's callback (``appendEntries``): a failed verification is answered with its error
+    and leaves the verification entry; otherwise the batch is appended with its guard
+    (``handle_txn_produce``; ``check_guard=False``: the counterfactual append that trusts any guard)."""
+    rest = partition._replace(pending=tuple(p for p in partition.pending if p != item))
+    req = item.request
+    return handle_txn_produce(rest, producer_id=req.producer_id, epoch=req.epoch, seq=req.seq, value=value,
+                              timestamp=req.created, max_seq=max_seq, cache_size=cache_size,
+                              unknown_producer=unknown_producer, old_duplicate_error=old_duplicate_error,
+                              verification_error=item.answer, guard=item.guard if check_guard else TRUSTED,
+                              stale_epoch_first=stale_epoch_first)
 
 
 def needs_verification(partition: TxnPartitionState, producer_id: int) -> bool:
@@ -50,15 +117,29 @@ class TxnProduceOutcome(NamedTuple):
 
 def handle_txn_produce(partition: TxnPartitionState, *, producer_id: int, epoch: int, seq: int, value: int,
                        timestamp: int, max_seq: int, cache_size: int, unknown_producer: str,
-                       old_duplicate_error: bool, verification_error: int = Errors.NONE) -> TxnProduceOutcome:
+                       old_duplicate_error: bool, verification_error: int = Errors.NONE,
+                       guard: int = NO_GUARD_CHECK, stale_epoch_first: bool = False) -> TxnProduceOutcome:
     """One transactional batch from a client. ``verification_error`` is the coordinator's answer to
     the leader's verification (NONE when it was not asked); verification runs before the append
-    and makes verify-then-append atomic (the VerificationGuard), so it is checked first."""
+    and, with ``guard`` = NO_GUARD_CHECK, is atomic with it, so it is checked first. Otherwise
+    (``verification_steps``: ``finish_verified_produce``) the batch carries the guard it was handed
+    (``verification.SENTINEL`` / ``GUARDED`` / ``STALE``), checked after the duplicate check
+    (``verification.missing_guard_error``; ``stale_epoch_first``: KAFKA-19690), and the producer's
+    verification entry bounds its first sequence (``ProducerAppendInfo.checkSequence``)."""
     if verification_error != Errors.NONE:
         return TxnProduceOutcome(int(verification_error), -1, partition)
     entry = find_entry(partition.producers, producer_id)
     decision = validate_produce(entry, epoch=epoch, seq=seq, max_seq=max_seq, unknown_producer=unknown_producer,
                                 old_duplicate_error=old_duplicate_error)
+    if guard != NO_GUARD_CHECK and decision.duplicate_offset < 0:
+        error = missing_guard_error(None if entry is None else entry.epoch, epoch,
+                                    ongoing=entry is not None and entry.current_txn_first_offset >= 0,
+                                    guarded=guard in (GUARDED, TRUSTED), stale_epoch_first=stale_epoch_first)
+        if error == Errors.NONE and decision.error != Errors.INVALID_PRODUCER_EPOCH and verification_refuses(
+                find_verification(partition.verifications, producer_id), seq):
+            error = int(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER)
+        if error != Errors.NONE:
+            return TxnProduceOutcome(error, -1, partition)
     if decision.error != Errors.NONE or not decision.append:
         return TxnProduceOutcome(int(decision.error), decision.duplicate_offset, partition)
     error = validate_data_batch(entry if entry is not None else empty_entry(producer_id), epoch=epoch,
@@ -68,8 +149,8 @@ def handle_txn_produce(partition: TxnPartitionState, *, producer_id: int, epoch:
     offset = len(partition.log)
     updated = begin_transaction(add_batch(entry, producer_id, epoch, seq, offset, timestamp, cache_size), offset)
     log = partition.log + (LogEntry(producer_id, epoch, int(EntryKind.TXN_DATA), value),)
-    return TxnProduceOutcome(int(Errors.NONE), offset,
-                             partition._replace(log=log, producers=put_entry(partition.producers, updated)))
+    written = partition._replace(log=log, producers=put_entry(partition.producers, updated))
+    return TxnProduceOutcome(int(Errors.NONE), offset, clear_guard(written, producer_id))
 
 
 def append_coordinator_batch(partition: TxnPartitionState, *, producer_id: int, epoch: int, value: int,
@@ -86,8 +167,8 @@ def append_coordinator_batch(partition: TxnPartitionState, *, producer_id: int, 
     offset = len(partition.log)
     updated = begin_transaction(maybe_update_epoch(entry, epoch), offset)
     log = partition.log + (LogEntry(producer_id, epoch, int(EntryKind.TXN_DATA), value),)
-    return TxnProduceOutcome(int(Errors.NONE), offset,
-                             partition._replace(log=log, producers=put_entry(partition.producers, updated)))
+    written = partition._replace(log=log, producers=put_entry(partition.producers, updated))
+    return TxnProduceOutcome(int(Errors.NONE), offset, clear_guard(written, producer_id))
 
 
 def tv2_marker_refused(entry: ProducerStateEntry, marker: TxnMarker, check: str) -> bool:
@@ -119,7 +200,8 @@ def write_marker(partition: TxnPartitionState, marker: TxnMarker, *, timestamp: 
     kind = EntryKind.COMMIT if marker.result == TxnResult.COMMIT else EntryKind.ABORT
     control = LogEntry(marker.producer_id, marker.producer_epoch, int(kind), marker.coordinator_epoch)
     log = partition.log + (control,)
-    return int(Errors.NONE), partition._replace(log=log, producers=put_entry(partition.producers, decision.entry))
+    written = partition._replace(log=log, producers=put_entry(partition.producers, decision.entry))
+    return int(Errors.NONE), clear_guard(written, marker.producer_id)
 
 
 def producer_state_lso(partition: TxnPartitionState) -> int:

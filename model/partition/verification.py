@@ -57,6 +57,28 @@ def verification_refuses(entry: VerificationEntry | None, first_seq: int) -> boo
     return entry is not None and first_seq > entry.lowest_sequence
 
 
+#: the guard a produce request carries from its verification to its append (``VerificationGuard``):
+#: SENTINEL (the producer had a transaction ongoing, nothing was verified), GUARDED (the guard of the
+#: producer's current verification entry), STALE (the entry it was handed was cleared since: a marker or a
+#: transactional append of the producer, ``UnifiedLog.updateProducers``; a new entry has a new guard)
+SENTINEL, GUARDED, STALE = 0, 1, 2
+
+
+def missing_guard_error(entry_epoch: int | None, batch_epoch: int, *, ongoing: bool, guarded: bool,
+                        stale_epoch_first: bool) -> int:
+    """``UnifiedLog.analyzeAndValidateProducerState`` for a client's transactional batch, after the
+    duplicate check (NONE: go on to ``ProducerAppendInfo``): with no transaction ongoing for the producer
+    on the partition, the request must carry the guard of its current verification entry
+    (``batchMissingRequiredVerification``), else INVALID_TXN_STATE. Since KAFKA-19690
+    (``stale_epoch_first``) a batch below the epoch of the producer's entry (``entry_epoch``, None: no
+    entry) is told INVALID_PRODUCER_EPOCH first, which a client recovers from by aborting."""
+    if ongoing or guarded:
+        return int(Errors.NONE)
+    if stale_epoch_first and entry_epoch is not None and batch_epoch < entry_epoch:
+        return int(Errors.INVALID_PRODUCER_EPOCH)
+    return int(Errors.INVALID_TXN_STATE)
+
+
 def remove_expired_verifications(entries: Verifications, now: int, expiration: int) -> Verifications:
     return tuple(v for v in entries if now - v.created < expiration)
 
