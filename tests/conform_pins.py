@@ -4,11 +4,16 @@ two ways a file's pins are checked against every profile (listed, or derived fro
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from eoscheck.model.api.protocol import FEATURES, PROFILES, protocol
 from eoscheck.model.conformance import harness
-from eoscheck.model.conformance.vectors import VectorFile
+from eoscheck.model.conformance.vectors import VectorFile, parse_vectors
+
+#: the Kafka commit the written vector files were read at
+KAFKA_COMMIT = "1eb7644349cb07139d6a3c1ad1986979647cac99"
 
 #: a profile's pin: ({vector: why it disagrees}, {vector: the feature the version lacks, or why it is out})
 Outcome = tuple[dict[str, str], dict[str, str]]
@@ -51,3 +56,15 @@ def outcome_totals(run: harness.RunReport) -> dict[str, int]:
     """How many of ``run``'s vectors agree, disagree and are not expressible."""
     return {k: sum(1 for v in run.vectors if v.outcome == k)
             for k in (harness.AGREE, harness.DISAGREE, harness.NOT_EXPRESSIBLE)}
+
+
+def vectors_by_id(path: Path) -> dict[str, dict]:
+    """A vector file's vectors as raw dicts, by id (for tests that run a modified copy of one)."""
+    return {v["id"]: v for v in json.loads(path.read_text())["vectors"]}
+
+
+def run_vector(vector: dict, variant: str | None = None) -> harness.VectorReport:
+    """One raw vector through the harness under ``variant`` (the default profile when None)."""
+    data = {"source": {"repository": "apache/kafka", "commit": KAFKA_COMMIT}, "vectors": [vector]}
+    (report,) = harness.run_file(parse_vectors(data, "inline"), variant).vectors
+    return report

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conform_pins import Outcome, assert_derived_matches_listed, assert_pinned_per_profile
+from conform_pins import Outcome, assert_derived_matches_listed, assert_pinned_per_profile, run_vector
 from eoscheck.model.api import coordinator as coord
 from eoscheck.model.api.protocol import protocol
 from eoscheck.model.conformance import harness
-from eoscheck.model.conformance.vectors import load_vectors, parse_vectors
+from eoscheck.model.conformance.vectors import load_vectors
 from eoscheck.model.errors import Errors
 from eoscheck.model.transactions.codes import NO_PENDING, TxnResult, TxnState
 from eoscheck.model.transactions.metadata import TxnMeta
@@ -59,13 +59,6 @@ def test_the_fence_abort_of_unchanged_metadata_prepares_the_abort() -> None:
         Errors.PRODUCER_FENCED
 
 
-def _run(vector: dict, variant: str | None = None) -> harness.VectorReport:
-    data = {"source": {"repository": "apache/kafka", "commit": "1eb7644349cb07139d6a3c1ad1986979647cac99"},
-            "vectors": [vector]}
-    (report,) = harness.run_file(parse_vectors(data, "inline"), variant).vectors
-    return report
-
-
 def _init_vector(state: str, **extra: object) -> dict:
     return {"id": "X", "mechanism": "init_producer_id", "component": "c", "source": {"file": "f", "test": "t"},
             "initial_state": {"txn_metadata": {"exists": True, "producer_id": 10, "prev_producer_id": 10,
@@ -78,16 +71,16 @@ def _init_vector(state: str, **extra: object) -> dict:
 
 def test_the_harness_reads_the_metadata_the_abort_finds() -> None:
     changed = {"metadata_at_abort": {"producer_epoch": 3}}
-    assert _run(_init_vector("Ongoing", **changed)).outcome == harness.AGREE
+    assert run_vector(_init_vector("Ongoing", **changed)).outcome == harness.AGREE
     # without it the fence's abort finds its own metadata: CONCURRENT_TRANSACTIONS and a PrepareAbort append
-    plain = _run(_init_vector("Ongoing"))
+    plain = run_vector(_init_vector("Ongoing"))
     assert plain.outcome == harness.DISAGREE
     assert {d.field for _, d in plain.differences} == {"error", "txn_log_append"}
     # the same epoch as the fence's: the abort goes ahead
-    same = _run(_init_vector("Ongoing", metadata_at_abort={"producer_epoch": 2}))
+    same = run_vector(_init_vector("Ongoing", metadata_at_abort={"producer_epoch": 2}))
     assert same.outcome == harness.DISAGREE and any(d.model == "CONCURRENT_TRANSACTIONS" for _, d in same.differences)
     # no fence to follow: the field cannot apply
-    empty = _run(_init_vector("Empty", **changed))
+    empty = run_vector(_init_vector("Empty", **changed))
     assert empty.outcome == harness.NOT_EXPRESSIBLE and "does not fence an ongoing transaction" in empty.reason
 
 
@@ -103,12 +96,12 @@ THROWN = {"error": "EXCEPTION", "exception": "IllegalStateException"}
 
 
 def test_the_harness_runs_prepare_add_partitions() -> None:
-    report = _run(_add_vector("Empty", ADDED))
+    report = run_vector(_add_vector("Empty", ADDED))
     assert report.outcome == harness.AGREE, report
     # the update time is listed as not read, with the reason
     assert "update_timestamp" in str(report.steps[0].unchecked)
-    assert _run(_add_vector("PrepareCommit", THROWN)).outcome == harness.AGREE
-    assert _run(_add_vector("Empty", THROWN)).outcome == harness.DISAGREE
+    assert run_vector(_add_vector("PrepareCommit", THROWN)).outcome == harness.AGREE
+    assert run_vector(_add_vector("Empty", THROWN)).outcome == harness.DISAGREE
 
 
 def test_txn_offset_commit_retries_any_retriable_error_from_3_8() -> None:
@@ -145,14 +138,14 @@ def _produce_vector(mode: str | None) -> dict:
 def test_a_shared_append_info_shows_its_own_first_batch() -> None:
     """ProducerAppendInfo.toEntry(): firstSeq / firstDataOffset of the batches of that append info; the
     marker's CompletedTxn spans the transaction's first offset to the marker."""
-    assert _run(_produce_vector("new")).outcome == harness.AGREE
-    plain = _run(_produce_vector(None))  # the manager's entry: the oldest cached batch (sequence 0, offset 9)
+    assert run_vector(_produce_vector("new")).outcome == harness.AGREE
+    plain = run_vector(_produce_vector(None))  # the manager's entry: the oldest cached batch (sequence 0, offset 9)
     assert plain.outcome == harness.DISAGREE
     assert {(s, d.field, d.model) for s, d in plain.differences} == {
         (2, "state_after.1.first_seq", 0), (2, "state_after.1.first_offset", 9), (3, "state_after.1.first_seq", 0)}
     bad = _produce_vector("new")
     bad["steps"][1]["input"]["append_info"] = "later"
-    assert _run(bad).outcome == harness.NOT_EXPRESSIBLE
+    assert run_vector(bad).outcome == harness.NOT_EXPRESSIBLE
 
 
 # --- the file's outcome, pinned per profile ----------------------------------------------------------
@@ -231,7 +224,7 @@ def test_all_states_lists_each_state_once() -> None:
     vector = {"id": "X", "mechanism": "txn_state_machine", "component": "c", "source": {"file": "f", "test": "t"},
               "initial_state": {}, "steps": [{"input": {"api": "TransactionState.AllStates"},
                                               "expected": {"states": ["Empty", "Ongoing"]}}]}
-    assert _run(vector).outcome == harness.DISAGREE  # eight states, not two
+    assert run_vector(vector).outcome == harness.DISAGREE  # eight states, not two
     data = json.loads(MORE.read_text())
     (sm65,) = [v for v in data["vectors"] if v["id"] == "SM-65"]
     assert len(sm65["steps"][0]["expected"]["states"]) == 8
@@ -262,7 +255,7 @@ def test_a_response_out_of_retries_fails_the_batch() -> None:
                 "initial_state": {"producer": {"transactional": False, "producer_id": 7, "epoch": 0}},
                 "steps": [{"input": {"event": "send tp0 r1"}, "expected": {}},
                           {"input": {"event": text, "error": "NOT_LEADER_OR_FOLLOWER"}, "expected": expected}]}
-    assert _run(vector("response r1", {"can_retry": True, "first_in_flight_sequence": 0})).outcome == harness.AGREE
-    assert _run(vector("response r1 (retries exhausted)",
+    assert run_vector(vector("response r1", {"can_retry": True, "first_in_flight_sequence": 0})).outcome == harness.AGREE
+    assert run_vector(vector("response r1 (retries exhausted)",
                        {"can_retry": False, "first_in_flight_sequence": None, "partition_epoch": 0,
                         "stale_producer_id_and_epoch": False})).outcome == harness.AGREE

@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conform_pins import assert_pinned
+from conform_pins import assert_pinned, run_vector, vectors_by_id
 from eoscheck.model.api import client as client_api
 from eoscheck.model.api import coordinator as coord
 from eoscheck.model.api import leader as leader_api
 from eoscheck.model.api.protocol import PROFILES, protocol
 from eoscheck.model.conformance import harness
-from eoscheck.model.conformance.vectors import load_vectors, parse_vectors
+from eoscheck.model.conformance.vectors import load_vectors
 from eoscheck.model.coordinator.producer_ids import ProducerIdBlocks, block_accepted
 from eoscheck.model.coordinator.txn_log import NO_METADATA
 from eoscheck.model.errors import Errors
@@ -124,63 +124,52 @@ def test_has_ongoing_transaction() -> None:
 
 # --- harness steps -------------------------------------------------------------------------------------
 
-def _vectors() -> dict[str, dict]:
-    return {v["id"]: v for v in json.loads(MORE2.read_text())["vectors"]}
-
-
-def _run(vector: dict, variant: str | None = None) -> harness.VectorReport:
-    data = {"source": {"repository": "apache/kafka", "commit": "1eb7644349cb07139d6a3c1ad1986979647cac99"},
-            "vectors": [vector]}
-    (report,) = harness.run_file(parse_vectors(data, "inline"), variant).vectors
-    return report
-
-
 def test_retry_on_error_is_read() -> None:
-    sm71 = json.loads(json.dumps(_vectors()["SM-71"]))
+    sm71 = json.loads(json.dumps(vectors_by_id(MORE2)["SM-71"]))
     sm71["steps"][0]["input"]["retry_on_error"] = False
-    report = _run(sm71)
+    report = run_vector(sm71)
     assert report.outcome == harness.DISAGREE
     assert {d.field for _, d in report.differences} == {"state_after.pending_state"}
 
 
 def test_truncation_rebuilds_from_the_log_and_refuses_a_snapshot_below() -> None:
-    prod64 = json.loads(json.dumps(_vectors()["PROD-64"]))
-    assert _run(prod64).outcome == harness.AGREE
+    prod64 = json.loads(json.dumps(vectors_by_id(MORE2)["PROD-64"]))
+    assert run_vector(prod64).outcome == harness.AGREE
     # a snapshot at offset 1 (taken after the first batch) is loaded (session 17): the state is the
     # snapshot's, the one at 2 is deleted, and nothing is left to replay or snapshot again
     prod64["steps"][2]["input"] = {"call": "takeSnapshot"}
     prod64["steps"].insert(1, {"input": {"call": "takeSnapshot"}, "expected": {}})
     prod64["steps"][4]["expected"] = {**prod64["steps"][4]["expected"], "snapshot_offsets": [1]}
-    report = _run(prod64)
+    report = run_vector(prod64)
     assert report.outcome == harness.AGREE
     # truncating at the log end (2) changes nothing: the second batch's sequence 1 stays the last
-    keep = json.loads(json.dumps(_vectors()["PROD-64"]))
+    keep = json.loads(json.dumps(vectors_by_id(MORE2)["PROD-64"]))
     keep["steps"][3]["input"]["offset"] = 2
-    assert _run(keep).outcome == harness.DISAGREE
+    assert run_vector(keep).outcome == harness.DISAGREE
     keep["steps"][3]["expected"] = {"state_after": {"1": {"last_seq": 1}}}
-    assert _run(keep).outcome == harness.AGREE
+    assert run_vector(keep).outcome == harness.AGREE
     # producers given in the initial state have no batches in the log to rebuild them from
-    given = json.loads(json.dumps(_vectors()["PROD-64"]))
+    given = json.loads(json.dumps(vectors_by_id(MORE2)["PROD-64"]))
     given["initial_state"]["producers"] = {"9": {"epoch": 0, "last_seq": 4}}
-    report = _run(given)
+    report = run_vector(given)
     assert report.outcome == harness.NOT_EXPRESSIBLE and "no batches in the log" in report.reason
 
 
 def test_an_unsent_batch_expiring_leaves_an_idempotent_producer_alone() -> None:
-    cli65 = json.loads(json.dumps(_vectors()["CLI-65"]))
+    cli65 = json.loads(json.dumps(vectors_by_id(MORE2)["CLI-65"]))
     cli65["steps"][1]["expected"] = {"client_state": "ABORTABLE_ERROR"}
-    assert _run(cli65).outcome == harness.DISAGREE  # an idempotent producer has no abortable error
-    cli63 = json.loads(json.dumps(_vectors()["CLI-63"]))
+    assert run_vector(cli65).outcome == harness.DISAGREE  # an idempotent producer has no abortable error
+    cli63 = json.loads(json.dumps(vectors_by_id(MORE2)["CLI-63"]))
     cli63["initial_state"]["producer"]["state"] = "ABORTING_TRANSACTION"
     cli63["steps"] = cli63["steps"][1:]  # an abort in progress stays one
     cli63["steps"][1]["expected"] = {"client_state": "ABORTING_TRANSACTION"}
-    assert _run(cli63).outcome == harness.AGREE
+    assert run_vector(cli63).outcome == harness.AGREE
 
 
 def test_an_invalid_block_answer_is_reported() -> None:
-    pidm = json.loads(json.dumps(_vectors()["PIDM-10"]))
+    pidm = json.loads(json.dumps(vectors_by_id(MORE2)["PIDM-10"]))
     pidm["steps"][1]["input"]["event"] = "controller grants ProducerIdsBlock(broker 0, start 0, length 10)"
-    report = _run(pidm)
+    report = run_vector(pidm)
     assert report.outcome == harness.DISAGREE
     # the valid block of ten ids then serves every later call
     assert {(s, d.field) for s, d in report.differences} == {(2, "block_accepted"), (3, "error"), (5, "error"), (7, "error")}

@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
-from conform_pins import assert_pinned
+from conform_pins import assert_pinned, run_vector, vectors_by_id
 from eoscheck.model.api import kafka_apis
 from eoscheck.model.api.protocol import PROFILES, SWITCH_HISTORY, protocol
 from eoscheck.model.conformance import harness
-from eoscheck.model.conformance.vectors import load_vectors, parse_vectors
+from eoscheck.model.conformance.vectors import load_vectors
 from eoscheck.model.errors import Errors
 from eoscheck.model.producer import txn_calls as tc
 
@@ -118,13 +118,13 @@ def test_put_transaction_state_keeps_what_is_cached() -> None:
                        "txn_metadata": {**sm82["steps"][1]["input"]["txn_metadata"], "producer_id": 99}},
              "expected": {"state_after": {"producer_id": 1}}}
     sm82["steps"].append(again)
-    assert _run(sm82).outcome == harness.AGREE
+    assert run_vector(sm82).outcome == harness.AGREE
     again["expected"] = {"state_after": {"producer_id": 99}}
-    assert _run(sm82).outcome == harness.DISAGREE
+    assert run_vector(sm82).outcome == harness.DISAGREE
     # while the partition loads, neither call reaches the cache
     loading = _copy("SM-82")
     loading["initial_state"]["coordinator"]["loading"] = True
-    report = _run(loading)
+    report = run_vector(loading)
     assert report.outcome == harness.DISAGREE
     assert {d.model for _, d in report.differences if d.field == "error"} == {"COORDINATOR_LOAD_IN_PROGRESS"}
 
@@ -143,35 +143,24 @@ def test_kafka_apis_checks() -> None:
 
 # --- harness steps -------------------------------------------------------------------------------------
 
-def _vectors() -> dict[str, dict]:
-    return {v["id"]: v for v in json.loads(MORE3.read_text())["vectors"]}
-
-
-def _run(vector: dict, variant: str | None = None) -> harness.VectorReport:
-    data = {"source": {"repository": "apache/kafka", "commit": "1eb7644349cb07139d6a3c1ad1986979647cac99"},
-            "vectors": [vector]}
-    (report,) = harness.run_file(parse_vectors(data, "inline"), variant).vectors
-    return report
-
-
 def _copy(vid: str) -> dict:
-    return json.loads(json.dumps(_vectors()[vid]))
+    return json.loads(json.dumps(vectors_by_id(MORE3)[vid]))
 
 
 def test_a_known_partition_reaches_the_coordinator() -> None:
-    refused = _run(_copy("SM-80"))
+    refused = run_vector(_copy("SM-80"))
     assert refused.outcome == harness.AGREE
     assert refused.steps[0].unchecked["input.producer_id"].startswith("KafkaApis' metadata check answered")
     sm80 = _copy("SM-80")
     sm80["initial_state"]["metadata_cache"] = {"topic": 2}  # topic-1 now exists
-    report = _run(sm80)
+    report = run_vector(sm80)
     assert report.outcome == harness.DISAGREE and {s for s, _ in report.differences} == {2}
     toc = _copy("TOC-50")
     toc["steps"][1]["expected"]["coordinator_called"] = False
-    assert _run(toc).outcome == harness.AGREE
+    assert run_vector(toc).outcome == harness.AGREE
     toc["initial_state"]["metadata_cache"] = {"topic": 2}
     toc["initial_state"]["group"] = {"committed": {}}
-    assert _run(toc).outcome == harness.DISAGREE
+    assert run_vector(toc).outcome == harness.DISAGREE
 
 
 def test_a_hosted_format_v2_partition_gets_its_marker() -> None:
@@ -179,17 +168,17 @@ def test_a_hosted_format_v2_partition_gets_its_marker() -> None:
     prod["initial_state"]["replica_magic"] = {"t-0": 2}
     prod["initial_state"]["producers"] = {}
     prod["steps"][0]["expected"] = {"per_partition": {"t-0": {"error": "NONE"}}, "appended": True}
-    assert _run(prod).outcome == harness.AGREE
+    assert run_vector(prod).outcome == harness.AGREE
     prod["steps"][0]["input"]["partitions"] = ["t-0", "t-1"]
     prod["initial_state"]["replica_magic"] = {"t-0": 2, "t-1": 2}
-    report = _run(prod)
+    report = run_vector(prod)
     assert report.outcome == harness.NOT_EXPRESSIBLE and "one leader partition" in report.reason
 
 
 def test_the_poisoned_manager_disagrees_if_the_state_were_kept() -> None:
     cli99 = _copy("CLI-99")
     del cli99["steps"][1]  # no poison flag: the invalid transition only throws
-    report = _run(cli99)
+    report = run_vector(cli99)
     assert report.outcome == harness.DISAGREE
     # (steps count from 1) READY stays READY, so beginTransaction, then beginAbort, then the epoch bump's
     # INITIALIZING from ABORTING_TRANSACTION, are valid; beginCommit and maybeAddPartition while aborting,
@@ -202,7 +191,7 @@ def test_an_error_answer_to_add_partitions_leaves_the_sets_untracked() -> None:
     cli95 = _copy("CLI-95")
     cli95["steps"][2]["input"]["error"] = "CONCURRENT_TRANSACTIONS"
     cli95["steps"][2]["expected"] = {"retry": True}
-    report = _run(cli95)
+    report = run_vector(cli95)
     # the later steps' partition fields are then not answered: nothing is compared for them
     assert report.outcome == harness.AGREE
     assert "has_partitions_to_add" in report.steps[3].unchecked
@@ -221,14 +210,14 @@ def test_a_truncation_loads_the_latest_snapshot_below_and_replays_from_it() -> N
                       "expected": {"snapshot_offsets": [2, 3], "producer_state_end_offset": 3,
                                    "state_after": {"1": {"last_seq": 2}}}},
                      {**batch(0), "expected": {"error": "OUT_OF_ORDER_SEQUENCE_NUMBER"}}]}
-    report = _run(vec)
+    report = run_vector(vec)
     assert report.outcome == harness.AGREE, report.differences
     # replayed from the log start instead (no snapshot; none is taken at the log start), batch 0 is still
     # cached: a duplicate, answered with its first offset
     vec["steps"].pop(2)
     vec["steps"][4]["expected"] = {"snapshot_offsets": [3], "producer_state_end_offset": 3}
     vec["steps"][5]["expected"] = {"result": "DUPLICATE", "error": "NONE", "first_offset": 0}
-    report = _run(vec)
+    report = run_vector(vec)
     assert report.outcome == harness.AGREE, report.differences
 
 
@@ -245,19 +234,19 @@ def test_a_replayed_segment_of_the_last_two_is_snapshotted_at_its_base() -> None
                      {"input": {"call": "UnifiedLog.truncateTo", "offset": 2},
                       "expected": {"snapshot_offsets": [1, 2], "producer_state_end_offset": 2,
                                    "state_after": {"7": {"last_seq": 1}}}}]}
-    report = _run(vec)
+    report = run_vector(vec)
     assert report.outcome == harness.AGREE, report.differences
     # an offset inside a batch is not followed
     vec["steps"][3]["input"]["last_sequence"] = 3
     vec["steps"][5]["input"]["offset"] = 3
-    report = _run(vec)
+    report = run_vector(vec)
     assert report.outcome == harness.NOT_EXPRESSIBLE and "inside a batch" in report.reason
 
 
 def test_an_abort_after_a_partition_was_added_sends_end_txn() -> None:
     cli103 = _copy("CLI-103")
     cli103["steps"].insert(3, {"input": {"event": "AddPartitionsToTxnResponse", "error": "NONE"}, "expected": {}})
-    report = _run(cli103)
+    report = run_vector(cli103)
     assert report.outcome == harness.DISAGREE
     assert {(s, d.field) for s, d in report.differences} == {(6, "end_txn_sent"), (6, "client_state")}
 
@@ -266,7 +255,7 @@ def test_drain_with_batches_in_flight_is_not_expressible() -> None:
     cli102 = _copy("CLI-102")
     cli102["initial_state"]["client_partition"] = {"tp0": {"next_sequence": 0}}
     cli102["steps"].insert(1, {"input": {"event": "send tp0 r1"}, "expected": {}})
-    report = _run(cli102)
+    report = run_vector(cli102)
     assert report.outcome == harness.NOT_EXPRESSIBLE and "in flight" in report.reason
 
 
