@@ -12,7 +12,8 @@ head expands, ``parallel.HEAD_FRONTIER``, are known to all). The cost model is p
 ``--us-per-miss`` per miss, plus ``--us-per-move`` to both ends of each state whose worker is not
 one of the workers that generated it (a move). Printed: misses per worker (and their sum over the
 BFS's after the head), moves, successors per worker, and the modelled ratio BFS / (head + each
-level's slower worker). It treats every key as looked up by every state of the level (a gated
+level's slower worker), and in parentheses BFS / (head + the workers' mean): the ceiling of the
+same partition were each level's work evened out (by stealing within the level, say) at no cost. It treats every key as looked up by every state of the level (a gated
 rule's outcome memo is looked up only where its gate passes; receive rules are left out), so its
 totals differ from the engine's counts: compare policies with each other, and check a winner
 with the engine (``profile_parallel.py --counts``).
@@ -230,7 +231,8 @@ class Model:
         return (f"{policy:26} misses {'/'.join(f'{m:,}' for m in misses)} = {sum(misses) / max(1, bfs_after_head):.3f}x the BFS's "
                 f"after the head; moves {moves:,}; successors {'/'.join(f'{s:,}' for s in succ)}; modelled head {head / 1e6:.3f} "
                 f"+ slower {wall / 1e6:.3f} s (barrier {(wall * workers - total) / 1e6:.3f}); BFS {bfs / 1e6:.3f} s; "
-                f"ratio {bfs / (head + wall):.3f}x")
+                f"ratio {bfs / (head + wall):.3f}x (with each level's work evened out between the workers: "
+                f"{bfs / (head + total / workers):.3f}x)")
 
     def rebalance(self, owner: list[int], states: list, fps: list[int], lv: int, pick: Callable | None) -> None:
         """The engine's ``_plan_moves`` and ``give``, for 2 workers: the surplus over the share
