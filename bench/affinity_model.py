@@ -33,6 +33,10 @@ Policies (SLOTS: part names, comma-separated, as ``Composed`` lays them out):
 * ``oracle:SLOTS`` / ``predicted:SLOTS``: as sticky, balanced by cost: the level's exact cost per
   state (successors, keys new to the BFS) or the group's cost per state in the previous level.
 
+``--steal`` models stealing within a level: after the policy's assignment, the worker with less
+work takes the other's last states (each a move) until their costs meet, and expands them after its
+own, missing whatever keys of theirs it has not met.
+
 ``--exchange-us X`` adds a memo exchange after each level: every worker knows every key missed
 before the level, and pays X per entry missed in the level (by any worker: sending and installing).
 """
@@ -197,24 +201,34 @@ class Model:
                 for i, g in enumerate(gs):
                     prev_cost[g] = prev_cost.get(g, 0.0) + a.us_per_successor * self.succ[lv][i] + a.us_per_miss * self.bfs_new[lv][i]
                     prev_n[g] = prev_n.get(g, 0) + 1
-            cost_w = [0.0] * workers
-            level_misses = [0] * workers
-            for i, ks in enumerate(self.keys[lv]):
-                w = owner[i]
-                kw = known[w]
-                m = 0
-                for j, k in enumerate(ks):
-                    if k not in kw[j]:
-                        kw[j].add(k)
-                        m += 1
-                level_misses[w] += m
-                succ[w] += self.succ[lv][i]
-                cost_w[w] += a.us_per_miss * m + a.us_per_successor * self.succ[lv][i]
+            routed = list(owner)
+            order: list[int] = list(range(len(states)))
+            stolen: list[int] = []
+            if a.steal:
+                trial = [[set(x) for x in known[w]] for w in range(workers)]
+                cost_t, _, per = self.level_costs(lv, owner, trial, order, [0] * workers)
+                victim = max(range(workers), key=lambda w: cost_t[w])
+                thief = min(range(workers), key=lambda w: cost_t[w])
+                taken = 0.0
+                for i in reversed(range(len(states))):
+                    if taken >= (cost_t[victim] - cost_t[thief]) / 2:
+                        break
+                    if owner[i] == victim:
+                        taken += per[i] + a.us_per_move
+                        stolen.append(i)
+                for i in stolen:
+                    owner[i] = thief
+                order = [i for i in order if routed[i] == owner[i]] + stolen[::-1]
+            cost_w, level_misses, _ = self.level_costs(lv, owner, known, order, succ)
+            if stolen:
+                moves += len(stolen)
+                cost_w[victim] += a.us_per_move * len(stolen)
+                cost_w[thief] += a.us_per_move * len(stolen)
             if not first:
                 for i, h in enumerate(fps):
-                    if owner[i] not in gens[h]:
+                    if routed[i] not in gens[h]:
                         moves += 1
-                        cost_w[owner[i]] += a.us_per_move
+                        cost_w[routed[i]] += a.us_per_move
                         cost_w[min(gens[h])] += a.us_per_move
             if a.exchange_us is not None:
                 for w in range(workers):
@@ -233,6 +247,28 @@ class Model:
                 f"+ slower {wall / 1e6:.3f} s (barrier {(wall * workers - total) / 1e6:.3f}); BFS {bfs / 1e6:.3f} s; "
                 f"ratio {bfs / (head + wall):.3f}x (with each level's work evened out between the workers: "
                 f"{bfs / (head + total / workers):.3f}x)")
+
+    def level_costs(self, lv: int, owner: list[int], known: list[list[set]], order: list[int],
+                    succ: list[int]) -> tuple[list[float], list[int], list[float]]:
+        """Each worker's cost and misses for level ``lv``, its states taken in ``order`` (``known``
+        and ``succ`` updated), and each state's cost."""
+        a, workers = self.args, self.args.workers
+        cost_w = [0.0] * workers
+        misses = [0] * workers
+        per = [0.0] * len(owner)
+        for i in order:
+            w = owner[i]
+            kw = known[w]
+            m = 0
+            for j, k in enumerate(self.keys[lv][i]):
+                if k not in kw[j]:
+                    kw[j].add(k)
+                    m += 1
+            misses[w] += m
+            succ[w] += self.succ[lv][i]
+            per[i] = a.us_per_miss * m + a.us_per_successor * self.succ[lv][i]
+            cost_w[w] += per[i]
+        return cost_w, misses, per
 
     def rebalance(self, owner: list[int], states: list, fps: list[int], lv: int, pick: Callable | None) -> None:
         """The engine's ``_plan_moves`` and ``give``, for 2 workers: the surplus over the share
@@ -304,6 +340,9 @@ def main() -> int:
     parser.add_argument("--us-per-move", type=float, default=4.2,
                         help="to each end of a move (par14: a third of what expanding a state costs)")
     parser.add_argument("--exchange-us", type=float, default=None)
+    parser.add_argument("--steal", action="store_true",
+                        help="at each level's end, the less loaded worker takes the other's last states until their "
+                             "costs meet (charged: a move each, and the keys they bring that the taker has not met)")
     args = parser.parse_args()
     if args.workers != 2:
         parser.error("the gen policies model the engine's rebalancing for 2 workers only")
@@ -315,7 +354,7 @@ def main() -> int:
     model = Model(machine, levels, getters, args)
     print(f"{args.model} {args.bounds} symmetry={args.symmetry}: {sum(len(s) for s, _, _ in levels):,} states, "
           f"{sum(len(e) for _, _, e in levels):,} edges, {len(levels)} levels; {len(getters)} key getters, "
-          f"{sum(map(sum, model.bfs_new)):,} keys" + (f"; exchange {args.exchange_us} us per entry" if args.exchange_us is not None else ""))
+          f"{sum(map(sum, model.bfs_new)):,} keys" + ("; stealing within levels" if args.steal else "") + (f"; exchange {args.exchange_us} us per entry" if args.exchange_us is not None else ""))
     for policy in args.policy or DEFAULT_POLICIES:
         print(model.run(policy), flush=True)
     return 0
