@@ -9,7 +9,7 @@ from typing import Any
 
 from ..api import client as api
 from ..errors import Errors
-from .steps_txn_calls import answered
+from .steps_txn_calls import answered, call_completed
 from .values import NotExpressible, error_code, integer
 from .world import World
 
@@ -418,6 +418,9 @@ def txn_response(w: World, inp: dict[str, Any]) -> Observed:
         w.client["last_error"] = r.exception
     # the transaction's partitions (read by the TransactionManager calls, steps_txn_calls)
     answered(w, name, r.action == "done")
+    if name in ("InitProducerId", "EndTxn") and r.action in ("done", "abortable", "fatal"):
+        # the handler completes (or fails) the call's result: a retry after a timeout gets it back
+        call_completed(w)
     out = _view(w, _tp(w))
     out.update({"result": result, "retry": r.action in ("retry", "lookup-retry"),
                 "lookup_coordinator": r.action == "lookup-retry", "last_error": w.client.get("last_error"),

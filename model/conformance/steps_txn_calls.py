@@ -36,12 +36,24 @@ def client_of(w: World) -> api.TxnClient:
         last = "KafkaException"
     return api.TxnClient(state, str(last), transactional, integer(c.get("producer_id", 0), "producer_id") >= 0,
                          frozenset(c.get("_new", ())), frozenset(c.get("_pending", ())),
-                         frozenset(c.get("_added", ())), bool(c.get("_background", False)), bool(c.get("_started", False)))
+                         frozenset(c.get("_added", ())), bool(c.get("_background", False)), bool(c.get("_started", False)),
+                         c.get("_pending_call"), w.protocol.client_retry_safe_calls)
 
 
 def store(w: World, c: api.TxnClient) -> None:
     w.client.update({"state": c.state, "last_error": c.last_error or None, "_new": c.new, "_pending": c.pending,
-                     "_added": c.added, "_background": c.background, "_started": c.started})
+                     "_added": c.added, "_background": c.background, "_started": c.started,
+                     "_pending_call": c.pending_call})
+
+
+def call_completed(w: World) -> None:
+    """The coordinator answered the request of the kept initTransactions / commitTransaction /
+    abortTransaction call. Unless the vector has shown the call's ``result.await(...)`` timing out, the
+    application is taken to be waiting in that await (as KafkaProducer's calls do), so the result is acked
+    as it completes; after a timed-out await only a later ``result.await()`` acks it."""
+    p = w.client.get("_pending_call")
+    if isinstance(p, api.PendingCall) and not p.completed:
+        w.client["_pending_call"] = api.complete_call(client_of(w), acked=not w.client.get("_timed_out")).pending_call
 
 
 def _view(w: World, c: api.TxnClient, tp: str) -> Observed:
@@ -61,7 +73,7 @@ def _view(w: World, c: api.TxnClient, tp: str) -> Observed:
 #: TransactionManager's questions about its state, answered by the step's view
 _QUERIES = frozenset({"hasPartitionsToAdd", "hasProducerId", "isTransactional", "hasError", "hasFatalError",
                       "hasAbortableError", "hasOngoingTransaction"})
-_CALL = re.compile(r"^\s*(transactionManager|sender|accumulator)\.(\w+)\(\s*(.*?)\s*\)\s*;?\s*$")
+_CALL = re.compile(r"^\s*(transactionManager|sender|accumulator|result)\.(\w+)\(\s*(.*?)\s*\)\s*;?\s*$")
 _PARTITION = re.compile(r"tp\d+|[a-z][\w.]*-\d+")
 
 
@@ -78,10 +90,23 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
     extra: Observed = {}
     if owner == "transactionManager" and name in _CALLS:
         r = _CALLS[name](c, table)
-        if not r.exception and name in ("beginCommit", "beginAbort"):
+        if not r.exception and not r.reused and name in ("beginCommit", "beginAbort"):
             # beginCompletingTransaction queues the EndTxn (an epoch bump queues InitProducerId too)
             w.client["_end_txn_queued"] = not w.client.get("_epoch_bump_required", False)
+        if not r.exception and not r.reused and name in _KEPT:
+            w.client["_timed_out"] = False
         c, exception = r.client, r.exception
+        extra = {"same_result": r.reused} if name in _KEPT and not r.exception else {}
+    elif owner == "result" and name == "await":
+        # the test's TransactionalRequestResult of the last initTransactions / commit / abort call
+        if c.pending_call is None:
+            raise NotExpressible("result.await with no initTransactions / commitTransaction / abortTransaction result")
+        r = api.await_result(c)
+        c, exception = r.client, r.exception
+        if exception:
+            w.client["_timed_out"] = True
+        extra = {"result_completed": c.pending_call is not None and c.pending_call.completed,
+                 "result_acked": c.pending_call is not None and c.pending_call.acked}
     elif owner == "transactionManager" and name == "maybeAddPartition":
         r = api.maybe_add_partition(c, tp)
         c, exception = r.client, r.exception
@@ -152,6 +177,10 @@ def _next_request(w: World, c: api.TxnClient, has_incomplete_batches: bool) -> t
     r = api.next_request_to_end(c, w.protocol.client_transitions, has_incomplete_batches)
     if r.request == "EndTxn" or r.end_txn_skipped:
         w.client["_end_txn_queued"] = False
+    if r.end_txn_skipped and r.client.pending_call is not None:
+        # completeTransaction completes the call's result without a request
+        return api.complete_call(r.client, acked=not w.client.get("_timed_out")), {
+            "next_request": None, "end_txn_sent": False, "end_txn_skipped": True}
     return r.client, {"next_request": r.request or None, "end_txn_sent": r.request == "EndTxn",
                       "end_txn_skipped": r.end_txn_skipped}
 
@@ -159,6 +188,9 @@ def _next_request(w: World, c: api.TxnClient, has_incomplete_batches: bool) -> t
 def _send_offsets(c: api.TxnClient, table: str) -> api.TxnCallResult:
     return api.send_offsets_to_transaction(c)
 
+
+#: the calls whose result TransactionManager keeps for a retry (handleCachedTransactionRequestResult)
+_KEPT = frozenset({"initializeTransactions", "beginCommit", "beginAbort"})
 
 _CALLS = {"initializeTransactions": api.initialize_transactions, "beginTransaction": api.begin_transaction,
           "beginCommit": api.begin_commit, "beginAbort": api.begin_abort, "sendOffsetsToTransaction": _send_offsets}
@@ -180,7 +212,7 @@ def answered(w: World, api_name: str, done: bool) -> None:
         w.client["_started"] = True
     elif api_name == "AddPartitionsToTxn" and any(w.client.get(k) for k in keys):
         w.client["_partitions_unknown"] = True
-    elif api_name == "EndTxn" and done:
+    if api_name == "EndTxn" and done:
         w.client.update({k: frozenset() for k in keys})
         w.client.update({"_started": False, "_end_txn_queued": False})
         w.client.pop("_partitions_unknown", None)
