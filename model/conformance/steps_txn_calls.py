@@ -44,6 +44,8 @@ def store(w: World, c: api.TxnClient) -> None:
     w.client.update({"state": c.state, "last_error": c.last_error or None, "_new": c.new, "_pending": c.pending,
                      "_added": c.added, "_background": c.background, "_started": c.started,
                      "_pending_call": c.pending_call})
+    if c.pending_call is not None and w.client.get("_serial") == w.client.get("_result_serial"):
+        w.client["_result"] = c.pending_call
 
 
 def call_completed(w: World) -> None:
@@ -53,7 +55,7 @@ def call_completed(w: World) -> None:
     as it completes; after a timed-out await only a later ``result.await()`` acks it."""
     p = w.client.get("_pending_call")
     if isinstance(p, api.PendingCall) and not p.completed:
-        w.client["_pending_call"] = api.complete_call(client_of(w), acked=not w.client.get("_timed_out")).pending_call
+        store(w, api.complete_call(client_of(w), acked=not w.client.get("_timed_out")))
 
 
 def _view(w: World, c: api.TxnClient, tp: str) -> Observed:
@@ -94,19 +96,27 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
             # beginCompletingTransaction queues the EndTxn (an epoch bump queues InitProducerId too)
             w.client["_end_txn_queued"] = not w.client.get("_epoch_bump_required", False)
         if not r.exception and not r.reused and name in _KEPT:
+            # a new result: the test's ``result`` variable is the first one a vector gets
             w.client["_timed_out"] = False
+            w.client["_serial"] = int(w.client.get("_serial", 0)) + 1
+            w.client.setdefault("_result_serial", w.client["_serial"])
         c, exception = r.client, r.exception
         extra = {"same_result": r.reused} if name in _KEPT and not r.exception else {}
     elif owner == "result" and name == "await":
         # the test's TransactionalRequestResult of the last initTransactions / commit / abort call
-        if c.pending_call is None:
+        # the test's result (its first kept call), which a newer call may have replaced as the kept one
+        held = w.client.get("_result")
+        if not isinstance(held, api.PendingCall):
             raise NotExpressible("result.await with no initTransactions / commitTransaction / abortTransaction result")
-        r = api.await_result(c)
-        c, exception = r.client, r.exception
+        r = api.await_result(c._replace(pending_call=held))
+        exception = r.exception
+        held = r.client.pending_call
+        w.client["_result"] = held
+        if w.client.get("_serial") == w.client.get("_result_serial"):
+            c = c._replace(pending_call=held)
         if exception:
             w.client["_timed_out"] = True
-        extra = {"result_completed": c.pending_call is not None and c.pending_call.completed,
-                 "result_acked": c.pending_call is not None and c.pending_call.acked}
+        extra = {"result_completed": held is not None and held.completed, "result_acked": held is not None and held.acked}
     elif owner == "transactionManager" and name == "maybeAddPartition":
         r = api.maybe_add_partition(c, tp)
         c, exception = r.client, r.exception

@@ -1,0 +1,125 @@
+"""Session 19's vectors (``tests/data/kafka-unit-test-vectors.more4.json``): TransactionManagerTest's five
+testRetry...AfterTimeout tests (KAFKA-13412), pinned per profile, and the rule they read, checked directly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conform_pins import assert_pinned
+from eoscheck.model.api.protocol import PROFILES, SWITCH_HISTORY, protocol
+from eoscheck.model.conformance import harness
+from eoscheck.model.conformance.vectors import load_vectors
+from eoscheck.model.producer import txn_calls as tc
+
+MORE4 = Path(__file__).parent / "data" / "kafka-unit-test-vectors.more4.json"
+ISE = "IllegalStateException"
+TABLE = "2.5"
+
+
+def _timed_out_commit(kafka_13412: bool) -> tc.TxnClient:
+    c = tc.TxnClient(tc.IN_TRANSACTION, added=frozenset({"tp0"}), started=True, kafka_13412=kafka_13412)
+    r = tc.begin_commit(c, TABLE)
+    assert r.exception == "" and r.client.pending_call == tc.PendingCall(tc.COMMITTING, "commitTransaction")
+    assert tc.await_result(r.client).exception == "TimeoutException"
+    return r.client
+
+
+def test_kafka_13412_keeps_a_timed_out_call_until_it_is_awaited() -> None:
+    c = _timed_out_commit(True)
+    # another call while the commit is unanswered: the kept result's target differs
+    assert tc.begin_abort(c, TABLE).exception == ISE
+    # answered (READY), not awaited: every other call is refused, the retry gets the same result
+    done = tc.complete_call(c._replace(state=tc.READY), acked=False)
+    for call in (tc.begin_transaction, tc.begin_abort, tc.initialize_transactions):
+        assert call(done, TABLE).exception == ISE
+    assert tc.maybe_add_partition(done, "tp0").exception == ISE
+    again = tc.begin_commit(done, TABLE)
+    assert (again.exception, again.reused) == ("", True)
+    acked = tc.await_result(again.client)
+    assert acked.exception == "" and acked.client.pending_call is not None and acked.client.pending_call.acked
+    began = tc.begin_transaction(acked.client, TABLE)
+    assert (began.exception, began.client.state, began.client.pending_call) == ("", tc.IN_TRANSACTION, None)
+
+
+def test_before_kafka_13412_a_retry_is_a_new_call_unless_in_its_target_state() -> None:
+    c = _timed_out_commit(False)
+    # COMMITTING -> ABORTING is invalid: KafkaException (3.1.0's test asserts it)
+    assert tc.begin_abort(c, TABLE).exception == "KafkaException"
+    # in its own target state the kept result is handed back (KAFKA-7763's pendingResult)
+    assert tc.begin_commit(c, TABLE).reused
+    # once READY, nothing is kept for the retry: READY -> COMMITTING is invalid, beginTransaction goes through
+    done = tc.complete_call(c._replace(state=tc.READY), acked=False)
+    assert tc.begin_commit(done, TABLE).exception == "KafkaException"
+    assert tc.begin_transaction(done, TABLE).exception == ""
+    # the wrapping of failIfNotReadyForSend and sendOffsetsToTransaction's KafkaException
+    fenced = tc.TxnClient(tc.FATAL_ERROR, "ProducerFencedException", kafka_13412=False)
+    assert tc.maybe_add_partition(fenced, "tp0").exception == "KafkaException"
+    assert tc.maybe_add_partition(fenced._replace(kafka_13412=True), "tp0").exception == "ProducerFencedException"
+    assert tc.send_offsets_to_transaction(tc.TxnClient(tc.READY, kafka_13412=False)).exception == "KafkaException"
+    assert tc.send_offsets_to_transaction(tc.TxnClient(tc.READY)).exception == ISE
+
+
+def test_a_fatal_error_fails_the_kept_result() -> None:
+    c = _timed_out_commit(True)
+    r = tc.to_fatal_error(c, TABLE)
+    assert r.client.pending_call is not None and r.client.pending_call.completed
+    assert tc.await_result(r.client).exception == ""
+
+
+def test_the_switch_follows_the_tags() -> None:
+    assert SWITCH_HISTORY["client_retry_safe_calls"] == (((2, 0, 0), False), ((3, 1, 1), True))
+    assert not protocol("kafka-3.0-3.1.0").client_retry_safe_calls
+    assert protocol("kafka-3.1.1-3.2").client_retry_safe_calls
+    assert protocol("kafka-3.0-3.2") == protocol("kafka-3.1.1-3.2")
+
+
+_VECTORS = ("CLI-110", "CLI-111", "CLI-112", "CLI-113", "CLI-114")
+
+
+def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
+    p = protocol(name)
+    if "kip-360" in p.lacks:
+        # each reads a coordinator's answer through the KIP-360 client's handlers
+        return {}, {v: "kip-360" for v in _VECTORS}
+    if not p.client_retry_safe_calls:
+        return {v: "KAFKA-13412 (3.1.1 / 3.2.0): no pendingTransition, KafkaException for an invalid call"
+                for v in _VECTORS}, {}
+    return {}, {}
+
+
+@pytest.mark.parametrize("name", list(PROFILES))
+def test_the_more4_vectors_outcome_is_pinned_per_profile(name: str) -> None:
+    disagree, inexpressible = _derived(name)
+    assert_pinned(load_vectors(MORE4), name, disagree, inexpressible)
+
+
+def test_the_derived_pins() -> None:
+    assert _derived("kafka-3.1.1-3.2") == ({}, {})
+    assert set(_derived("kafka-3.0-3.1.0")[0]) == set(_VECTORS) == set(_derived("kafka-2.5")[0])
+    assert set(_derived("kafka-2.4.1")[1]) == set(_VECTORS)
+
+
+def test_the_old_profile_disagrees_where_3_1_0_differs() -> None:
+    run = harness.run_file(load_vectors(MORE4), "kafka-3.0-3.1.0")
+    by_id = {v.id: v for v in run.vectors}
+    # the cross retries: 3.1.0's own test asserts KafkaException where 3.2.0's asserts IllegalStateException
+    for vid in ("CLI-113", "CLI-114"):
+        assert [(d.field, d.expected, d.model) for _, d in by_id[vid].differences] == [
+            ("exception", ISE, "KafkaException")]
+    # the test's first result is still awaited (it completed); only the calls differ
+    assert all(d.field != "result_acked" for _, d in by_id["CLI-110"].differences)
+
+
+def test_the_file_repeats_no_earlier_vector_or_test() -> None:
+    data = json.loads(MORE4.read_text())
+    assert "WRITTEN BY EOSCHECK'S DEVELOPERS (session 19)" in data["schema"]["description"]
+    assert data["counts"]["total"] == len(data["vectors"]) == 5
+    ids = [v["id"] for v in data["vectors"]]
+    mine = {(v["source"]["file"], v["source"]["test"]) for v in data["vectors"]}
+    assert len(mine) == 5
+    for other in ("sample", "written", "client", "broker", "more", "more2", "more3"):
+        earlier = json.loads((MORE4.parent / f"kafka-unit-test-vectors.{other}.json").read_text())
+        assert not set(ids) & {v["id"] for v in earlier["vectors"]}, other
+        assert not mine & {(v["source"]["file"], v["source"]["test"]) for v in earlier["vectors"]}, other
