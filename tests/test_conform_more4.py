@@ -114,7 +114,7 @@ def test_the_old_profile_disagrees_where_3_1_0_differs() -> None:
 
 def test_the_file_repeats_no_earlier_vector_or_test() -> None:
     data = json.loads(MORE4.read_text())
-    assert "WRITTEN BY EOSCHECK'S DEVELOPERS (session 19)" in data["schema"]["description"]
+    assert "WRITTEN BY EOSCHECK'S DEVELOPERS (session 17)" in data["schema"]["description"]
     assert data["counts"]["total"] == len(data["vectors"]) == 5
     ids = [v["id"] for v in data["vectors"]]
     mine = {(v["source"]["file"], v["source"]["test"]) for v in data["vectors"]}
