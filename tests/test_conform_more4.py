@@ -7,11 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
-from conform_pins import assert_pinned
+from conform_pins import assert_pinned, run_vector, vectors_by_id
 from eoscheck.model.api.protocol import PROFILES, SWITCH_HISTORY, protocol
 from eoscheck.model.conformance import harness
 from eoscheck.model.conformance.vectors import load_vectors
+from eoscheck.model.errors import Errors
 from eoscheck.model.producer import txn_calls as tc
+from eoscheck.model.producer import txn_offsets_client as toc
 
 MORE4 = Path(__file__).parent / "data" / "kafka-unit-test-vectors.more4.json"
 ISE = "IllegalStateException"
@@ -75,6 +77,39 @@ def test_the_switch_follows_the_tags() -> None:
     assert protocol("kafka-3.0-3.2") == protocol("kafka-3.1.1-3.2")
 
 
+def test_pending_offset_commits_complete_the_result_only_when_all_are_committed() -> None:
+    pending = frozenset({"tp1", "tp2"})
+    a = toc.on_txn_offset_commit_answer(pending, {"tp1": Errors.NONE, "tp2": Errors.COORDINATOR_LOAD_IN_PROGRESS})
+    assert (a.pending, a.action) == (frozenset({"tp2"}), toc.RETRY)
+    a = toc.on_txn_offset_commit_answer(a.pending, {"tp2": Errors.NONE})
+    assert (a.pending, a.action) == (frozenset(), toc.DONE)
+    # the first abortable or fatal error fails the result and clears what is pending
+    a = toc.on_txn_offset_commit_answer(pending, {"tp1": Errors.UNKNOWN_MEMBER_ID, "tp2": Errors.NONE})
+    assert (a.pending, a.action, a.exception) == (frozenset(), toc.ABORTABLE, "CommitFailedException")
+    a = toc.on_txn_offset_commit_answer(pending, {"tp1": Errors.PRODUCER_FENCED})
+    assert (a.action, a.exception) == (toc.FATAL, "ProducerFencedException")
+
+
+def test_the_basic_transaction_with_a_failing_offset_commit() -> None:
+    cli115 = json.loads(json.dumps(vectors_by_id(MORE4)["CLI-115"]))
+    step = next(i for i, s in enumerate(cli115["steps"]) if s["input"].get("event") == "TxnOffsetCommitResponse")
+    cli115["steps"][step]["input"]["errors"] = {"tp1": "COORDINATOR_LOAD_IN_PROGRESS"}
+    cli115["steps"][step]["expected"] = {"has_pending_offset_commits": True, "offsets_result_completed": False,
+                                         "retry": True}
+    cli115["steps"][step + 1:] = [{"input": {"event": "TxnOffsetCommitResponse", "errors": {"tp1": "ILLEGAL_GENERATION"}},
+                                   "expected": {"has_pending_offset_commits": False, "offsets_result_completed": True,
+                                                "client_state": "ABORTABLE_ERROR",
+                                                "last_error": "CommitFailedException"}},
+                                  {"input": {"call": "transactionManager.beginCommit()"},
+                                   "expected": {"exception": "KafkaException"}}]
+    report = run_vector(cli115)
+    assert report.outcome == harness.AGREE, report.differences
+    # a TxnOffsetCommit answer with nothing pending is refused rather than read
+    del cli115["steps"][step - 4:step]  # from the AddOffsetsToTxn answer to the group coordinator's lookup
+    report = run_vector(cli115)
+    assert report.outcome == harness.NOT_EXPRESSIBLE and "no offsets pending" in report.reason
+
+
 _VECTORS = ("CLI-110", "CLI-111", "CLI-112", "CLI-113", "CLI-114")
 
 
@@ -82,7 +117,7 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
     p = protocol(name)
     if "kip-360" in p.lacks:
         # each reads a coordinator's answer through the KIP-360 client's handlers
-        return {}, {v: "kip-360" for v in _VECTORS}
+        return {}, {v: "kip-360" for v in (*_VECTORS, "CLI-115")}
     if not p.client_retry_safe_calls:
         return {v: "KAFKA-13412 (3.1.1 / 3.2.0): no pendingTransition, KafkaException for an invalid call"
                 for v in _VECTORS}, {}
@@ -98,7 +133,7 @@ def test_the_more4_vectors_outcome_is_pinned_per_profile(name: str) -> None:
 def test_the_derived_pins() -> None:
     assert _derived("kafka-3.1.1-3.2") == ({}, {})
     assert set(_derived("kafka-3.0-3.1.0")[0]) == set(_VECTORS) == set(_derived("kafka-2.5")[0])
-    assert set(_derived("kafka-2.4.1")[1]) == set(_VECTORS)
+    assert set(_derived("kafka-2.4.1")[1]) == {*_VECTORS, "CLI-115"}
 
 
 def test_the_old_profile_disagrees_where_3_1_0_differs() -> None:
@@ -115,10 +150,10 @@ def test_the_old_profile_disagrees_where_3_1_0_differs() -> None:
 def test_the_file_repeats_no_earlier_vector_or_test() -> None:
     data = json.loads(MORE4.read_text())
     assert "WRITTEN BY EOSCHECK'S DEVELOPERS (session 17)" in data["schema"]["description"]
-    assert data["counts"]["total"] == len(data["vectors"]) == 5
+    assert data["counts"]["total"] == len(data["vectors"]) == 6
     ids = [v["id"] for v in data["vectors"]]
     mine = {(v["source"]["file"], v["source"]["test"]) for v in data["vectors"]}
-    assert len(mine) == 5
+    assert len(mine) == 6
     for other in ("sample", "written", "client", "broker", "more", "more2", "more3"):
         earlier = json.loads((MORE4.parent / f"kafka-unit-test-vectors.{other}.json").read_text())
         assert not set(ids) & {v["id"] for v in earlier["vectors"]}, other

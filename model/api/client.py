@@ -52,6 +52,8 @@ from ..producer.txn_calls import to_fatal_error as txn_to_fatal_error
 from ..producer.txn_client import on_init_response
 from ..producer.txn_offsets_client import (
     OffsetCommitReaction,
+    OffsetsAnswer,
+    on_txn_offset_commit_answer,
     on_txn_offset_commit_error,
 )
 from ..producer.txn_responses import APIS as TXN_RESPONSE_APIS
@@ -85,6 +87,7 @@ __all__ = [
     "ConsumerFetchReaction",
     "ErrorReaction",
     "OffsetCommitReaction",
+    "OffsetsAnswer",
     "PartitionEntry",
     "PendingCall",
     "TxnCallResult",
@@ -118,6 +121,7 @@ __all__ = [
     "next_request_to_end",
     "on_init_response",
     "on_produce_error",
+    "on_txn_offset_commit_answer",
     "on_txn_offset_commit_error",
     "on_txn_response",
     "partitions_added",

@@ -34,6 +34,7 @@ Handler = Callable[[World, dict[str, Any]], dict[str, Any]]
 ROUTES: tuple[tuple[str, Handler], ...] = (
     # the producer client reading a coordinator's answer (the coordinator's own routes follow)
     (r"^(InitProducerId|AddPartitionsToTxn|AddOffsetsToTxn|EndTxn|FindCoordinator)Response\b", steps_client.txn_response),
+    (r"^TxnOffsetCommitResponse\b", steps_txn_calls.txn_offset_commit_response),
     (r"^InitProducerId\b", steps_coordinator.init_producer_id),
     (r"^EndTxn\b", steps_coordinator.end_txn),
     (r"^(AddPartitionsToTxn|AddOffsetsToTxn)\b", steps_coordinator.add_partitions),

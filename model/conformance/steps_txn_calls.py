@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from ..api import client as api
-from .values import NotExpressible, integer
+from .values import NotExpressible, error_code, integer
 from .world import World
 
 Observed = dict[str, Any]
@@ -37,13 +37,14 @@ def client_of(w: World) -> api.TxnClient:
     return api.TxnClient(state, str(last), transactional, integer(c.get("producer_id", 0), "producer_id") >= 0,
                          frozenset(c.get("_new", ())), frozenset(c.get("_pending", ())),
                          frozenset(c.get("_added", ())), bool(c.get("_background", False)), bool(c.get("_started", False)),
-                         c.get("_pending_call"), w.protocol.client_retry_safe_calls)
+                         c.get("_pending_call"), w.protocol.client_retry_safe_calls,
+                         frozenset(c.get("_pending_offsets", ())))
 
 
 def store(w: World, c: api.TxnClient) -> None:
     w.client.update({"state": c.state, "last_error": c.last_error or None, "_new": c.new, "_pending": c.pending,
                      "_added": c.added, "_background": c.background, "_started": c.started,
-                     "_pending_call": c.pending_call})
+                     "_pending_call": c.pending_call, "_pending_offsets": c.pending_offsets})
     if c.pending_call is not None and w.client.get("_serial") == w.client.get("_result_serial"):
         w.client["_result"] = c.pending_call
 
@@ -62,7 +63,11 @@ def _view(w: World, c: api.TxnClient, tp: str) -> Observed:
     out: Observed = {"client_state": c.state, "has_error": api.txn_has_error(c),
                      "has_fatal_error": c.state == "FATAL_ERROR", "has_abortable_error": c.state == "ABORTABLE_ERROR",
                      "has_ongoing_transaction": api.has_ongoing_transaction(c.state), "is_transactional": c.transactional,
-                     "has_producer_id": c.has_producer_id, "last_error": c.last_error or None}
+                     "has_producer_id": c.has_producer_id, "last_error": c.last_error or None,
+                     "is_completing": c.state in ("COMMITTING_TRANSACTION", "ABORTING_TRANSACTION"),
+                     "has_pending_offset_commits": bool(c.pending_offsets)}
+    if w.client.get("_offsets_result"):
+        out["offsets_result_completed"] = w.client["_offsets_result"] != "pending"
     if w.client.get("_partitions_unknown"):
         # an AddPartitionsToTxn answer other than NONE: which partitions it left pending is not tracked
         return out
@@ -74,7 +79,7 @@ def _view(w: World, c: api.TxnClient, tp: str) -> Observed:
 
 #: TransactionManager's questions about its state, answered by the step's view
 _QUERIES = frozenset({"hasPartitionsToAdd", "hasProducerId", "isTransactional", "hasError", "hasFatalError",
-                      "hasAbortableError", "hasOngoingTransaction"})
+                      "hasAbortableError", "hasOngoingTransaction", "isCompleting", "hasPendingOffsetCommits"})
 _CALL = re.compile(r"^\s*(transactionManager|sender|accumulator|result)\.(\w+)\(\s*(.*?)\s*\)\s*;?\s*$")
 _PARTITION = re.compile(r"tp\d+|[a-z][\w.]*-\d+")
 
@@ -95,6 +100,11 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
         if not r.exception and not r.reused and name in ("beginCommit", "beginAbort"):
             # beginCompletingTransaction queues the EndTxn (an epoch bump queues InitProducerId too)
             w.client["_end_txn_queued"] = not w.client.get("_epoch_bump_required", False)
+        if not r.exception and name == "sendOffsetsToTransaction":
+            # the offsets' partitions (``{tp1: 1}``): committed by the TxnOffsetCommit AddOffsetsToTxn leads to
+            w.client["_offsets"] = frozenset(_PARTITION.findall(arg.split(",")[0] if "{" not in arg else
+                                                                arg[arg.index("{"):arg.index("}") + 1]))
+            w.client["_offsets_result"] = "pending"
         if not r.exception and not r.reused and name in _KEPT:
             # a new result: the test's ``result`` variable is the first one a vector gets
             w.client["_timed_out"] = False
@@ -122,7 +132,7 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
         c, exception = r.client, r.exception
         w.client["_tp"] = tp
     elif owner == "transactionManager" and name in ("isSendToPartitionAllowed", "isPartitionAdded",
-                                                    "isPartitionPendingAdd"):
+                                                    "isPartitionPendingAdd", "transactionContainsPartition"):
         w.client["_tp"] = tp
     elif owner == "transactionManager" and name in _QUERIES:
         pass  # a question about the state the view answers
@@ -219,10 +229,40 @@ def answered(w: World, api_name: str, done: bool) -> None:
                                                added=frozenset(w.client.get("_added", ()))))
         w.client.update({"_new": c.new, "_pending": c.pending, "_added": c.added, "_started": c.started})
     elif api_name == "AddOffsetsToTxn" and done:
+        # the TxnOffsetCommit is enqueued with the offsets pending; the result waits for it
         w.client["_started"] = True
+        w.client["_pending_offsets"] = frozenset(w.client.get("_offsets", ()))
     elif api_name == "AddPartitionsToTxn" and any(w.client.get(k) for k in keys):
         w.client["_partitions_unknown"] = True
     if api_name == "EndTxn" and done:
         w.client.update({k: frozenset() for k in keys})
         w.client.update({"_started": False, "_end_txn_queued": False})
         w.client.pop("_partitions_unknown", None)
+
+
+def txn_offset_commit_response(w: World, inp: dict[str, Any]) -> Observed:
+    """``TxnOffsetCommitResponse`` with ``errors`` (partition -> error): the transactional producer's
+    TxnOffsetCommitHandler after sendOffsetsToTransaction and a successful AddOffsetsToTxn."""
+    errors = inp.get("errors")
+    if not isinstance(errors, dict) or not errors:
+        raise NotExpressible("TxnOffsetCommitResponse without 'errors' (partition -> error)")
+    c = client_of(w)
+    if not c.pending_offsets:
+        raise NotExpressible("TxnOffsetCommitResponse with no offsets pending (sendOffsetsToTransaction, then "
+                             "AddOffsetsToTxnResponse NONE)")
+    a = api.on_txn_offset_commit_answer(c.pending_offsets, {str(tp): error_code(str(e)) for tp, e in errors.items()},
+                                        any_retriable=w.protocol.txn_offset_commit_any_retriable,
+                                        handler=w.protocol.txn_offset_commit_handler)
+    table = w.protocol.client_transitions
+    if a.action == "abortable":
+        c = api.txn_to_abortable_error(c, table, a.exception).client
+    elif a.action == "fatal":
+        c = api.txn_to_fatal_error(c, table, a.exception).client
+    c = c._replace(pending_offsets=a.pending)
+    if a.action != "retry":
+        w.client["_offsets_result"] = "done" if a.action == "done" else "failed"
+    store(w, c)
+    out = _view(w, c, str(w.client.get("_tp", "tp0")))
+    out.update({"result": {"done": "succeeded", "retry": "pending"}.get(a.action, "failed"), "retry": a.action == "retry",
+                "last_error": c.last_error or None})
+    return out

@@ -84,6 +84,9 @@ class TxnClient(NamedTuple):
     #: the client has KAFKA-13412 (3.1.1 / 3.2.0 on): ``pendingTransition`` and IllegalStateException for an
     #: invalid call; False: 2.3.0-3.1.0's ``pendingResult`` (KAFKA-7763, 201da054272) and KafkaException
     kafka_13412: bool = True
+    #: pendingTxnOffsetCommits: partitions whose offsets AddOffsetsToTxn let through and TxnOffsetCommit has
+    #: not yet committed (``hasPendingOffsetCommits``; ``txn_offsets_client.on_txn_offset_commit_answer``)
+    pending_offsets: frozenset[str] = frozenset()
 
 
 class PendingCall(NamedTuple):
