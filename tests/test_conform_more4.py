@@ -70,6 +70,16 @@ def test_a_fatal_error_fails_the_kept_result() -> None:
     assert tc.await_result(r.client).exception == ""
 
 
+def test_an_abort_without_error_fails_undrained_batches_by_version() -> None:
+    aborting = tc.TxnClient(tc.ABORTING)
+    assert tc.undrained_batch_error(aborting, protocol("kafka-2.7-2.8").client_abort_exception) == \
+        "TransactionAbortedException"
+    assert tc.undrained_batch_error(aborting, protocol("kafka-2.6").client_abort_exception) == "KafkaException"
+    # an abortable error fails them with that error, in every version
+    assert tc.undrained_batch_error(tc.TxnClient(tc.ABORTABLE_ERROR, "CommitFailedException"),
+                                    "TransactionAbortedException") == "CommitFailedException"
+
+
 def test_the_switch_follows_the_tags() -> None:
     assert SWITCH_HISTORY["client_retry_safe_calls"] == (((2, 0, 0), False), ((3, 1, 1), True))
     assert not protocol("kafka-3.0-3.1.0").client_retry_safe_calls
@@ -117,11 +127,14 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
     p = protocol(name)
     if "kip-360" in p.lacks:
         # each reads a coordinator's answer through the KIP-360 client's handlers
-        return {}, {v: "kip-360" for v in (*_VECTORS, "CLI-115")}
+        return {}, {v: "kip-360" for v in (*_VECTORS, "CLI-115", "CLI-116")}
+    disagree: dict[str, str] = {}
     if not p.client_retry_safe_calls:
-        return {v: "KAFKA-13412 (3.1.1 / 3.2.0): no pendingTransition, KafkaException for an invalid call"
-                for v in _VECTORS}, {}
-    return {}, {}
+        disagree.update({v: "KAFKA-13412 (3.1.1 / 3.2.0): no pendingTransition, KafkaException for an invalid call"
+                         for v in _VECTORS})
+    if p.client_abort_exception != "TransactionAbortedException":
+        disagree["CLI-116"] = "KAFKA-10186 (2.7.0): an aborted undrained batch fails with a plain KafkaException"
+    return disagree, {}
 
 
 @pytest.mark.parametrize("name", list(PROFILES))
@@ -132,8 +145,9 @@ def test_the_more4_vectors_outcome_is_pinned_per_profile(name: str) -> None:
 
 def test_the_derived_pins() -> None:
     assert _derived("kafka-3.1.1-3.2") == ({}, {})
-    assert set(_derived("kafka-3.0-3.1.0")[0]) == set(_VECTORS) == set(_derived("kafka-2.5")[0])
-    assert set(_derived("kafka-2.4.1")[1]) == {*_VECTORS, "CLI-115"}
+    assert set(_derived("kafka-3.0-3.1.0")[0]) == set(_VECTORS) == set(_derived("kafka-2.7-2.8")[0])
+    assert set(_derived("kafka-2.5")[0]) == set(_derived("kafka-2.6")[0]) == {*_VECTORS, "CLI-116"}
+    assert set(_derived("kafka-2.4.1")[1]) == {*_VECTORS, "CLI-115", "CLI-116"}
 
 
 def test_the_old_profile_disagrees_where_3_1_0_differs() -> None:
@@ -150,10 +164,10 @@ def test_the_old_profile_disagrees_where_3_1_0_differs() -> None:
 def test_the_file_repeats_no_earlier_vector_or_test() -> None:
     data = json.loads(MORE4.read_text())
     assert "WRITTEN BY EOSCHECK'S DEVELOPERS (session 17)" in data["schema"]["description"]
-    assert data["counts"]["total"] == len(data["vectors"]) == 6
+    assert data["counts"]["total"] == len(data["vectors"]) == 7
     ids = [v["id"] for v in data["vectors"]]
     mine = {(v["source"]["file"], v["source"]["test"]) for v in data["vectors"]}
-    assert len(mine) == 6
+    assert len(mine) == 7
     for other in ("sample", "written", "client", "broker", "more", "more2", "more3"):
         earlier = json.loads((MORE4.parent / f"kafka-unit-test-vectors.{other}.json").read_text())
         assert not set(ids) & {v["id"] for v in earlier["vectors"]}, other

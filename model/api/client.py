@@ -45,6 +45,7 @@ from ..producer.txn_calls import (
     partitions_added,
     send_add_partitions,
     send_offsets_to_transaction,
+    undrained_batch_error,
 )
 from ..producer.txn_calls import has_error as txn_has_error
 from ..producer.txn_calls import to_abortable_error as txn_to_abortable_error
@@ -131,4 +132,5 @@ __all__ = [
     "txn_has_error",
     "txn_to_abortable_error",
     "txn_to_fatal_error",
+    "undrained_batch_error",
 ]

@@ -86,6 +86,10 @@ class Protocol(NamedTuple):
     #: throws IllegalStateException meanwhile, and an invalid call throws IllegalStateException (KafkaException
     #: before); ``model.producer.txn_calls``
     client_retry_safe_calls: bool = True
+    #: what the Sender fails a batch with when an abort (with no error) drops it undrained: TransactionAbortedException
+    #: (KAFKA-10186, 40a23cc0c2e, first tag 2.7.0); before, a KafkaException ("Failing batch since transaction was
+    #: aborted", 2.6.0 Sender.maybeSendAndPollTransactionalRequest)
+    client_abort_exception: str = "TransactionAbortedException"
 
 
 #: what a profile can lack (``Protocol.lacks``) -> what it is and when Kafka got it
@@ -218,6 +222,8 @@ SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
     # TransactionManager.pendingTransition / throwIfPendingState: KAFKA-13412 df2236d73bc (first tag 3.2.0) and its
     # 3.1 backport cde0046d15a (first tag 3.1.1); 3.0.2 and 3.1.0 keep pendingResult and throw KafkaException
     "client_retry_safe_calls": (((2, 0, 0), False), ((3, 1, 1), True)),
+    # Sender.maybeSendAndPollTransactionalRequest's abortUndrainedBatches: KAFKA-10186 40a23cc0c2e (first tag 2.7.0)
+    "client_abort_exception": (((2, 0, 0), "KafkaException"), ((2, 7, 0), "TransactionAbortedException")),
     # TransactionManager.TxnOffsetCommitHandler.handleResponse: KAFKA-7296 (1b0340b8328 on the 2.0 branch, first tag
     # 2.0.1; 4f25f1fb711, 2.1.0); KIP-447's FENCED_INSTANCE_ID / UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION (2.5.0);
     # Errors.INVALID_PRODUCER_EPOCH -> InvalidProducerEpochException (KAFKA-9911 b937ec75677, 2.7.0), reached through
@@ -253,6 +259,7 @@ _TV1 = {"end_txn": "tv1", "tv2_last_epoch": "keep", "max_txn_timeout_ms": 900000
 _BEFORE_2_7_FENCING = {"down_convert_fenced": False, "producer_fenced": False}
 _BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "pre-kip447", "lacks": _BEFORE_2_5,
                            "client_transitions": "2.0", "client_retry_safe_calls": False,
+                           "client_abort_exception": "KafkaException",
                            "end_txn_exact_epoch": False, "failed_fence_keeps_epoch": False,
                            "verification_abortable": False, "txn_offset_commit_any_retriable": False,
                            "txn_offset_commit_handler": "2.0.1"}
@@ -360,7 +367,8 @@ PROFILE_TABLE: dict[str, Profile] = {
          "INVALID_PRODUCER_EPOCH (2.6.3's Errors has no code 90)"),
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
         lacks=_BEFORE_2_7, verification_abortable=False, txn_offset_commit_any_retriable=False,
-        txn_offset_commit_handler="2.5", client_transitions="2.5", client_retry_safe_calls=False),
+        txn_offset_commit_handler="2.5", client_transitions="2.5", client_retry_safe_calls=False,
+        client_abort_exception="KafkaException"),
     "kafka-2.5": _entry(
         "kafka-2.5", "2.5.0", "2.5.1",
         ("released 2.5.0 .. 2.5.1: KIP-360 and KIP-447 (2.5.0 messages); endTransaction refuses only a lower "
@@ -369,7 +377,8 @@ PROFILE_TABLE: dict[str, Profile] = {
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
         lacks=_BEFORE_2_6, end_txn_exact_epoch=False, failed_fence_keeps_epoch=False, fence_keeps_last_epoch=True,
         verification_abortable=False, txn_offset_commit_any_retriable=False,
-        txn_offset_commit_handler="2.5", client_transitions="2.5", client_retry_safe_calls=False),
+        txn_offset_commit_handler="2.5", client_transitions="2.5", client_retry_safe_calls=False,
+        client_abort_exception="KafkaException"),
     "kafka-2.4.1": _entry(
         "kafka-2.4.1", "2.4.1", "2.4.1",
         ("released 2.4.1: the 2.4 broker (KAFKA-7190: producer state kept when the log start offset moves; an "

@@ -166,6 +166,8 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
             aborted, appended = sorted(set(appended)), []
             w.client["_appended"] = []
         extra = {"aborted_batches": aborted}
+        if aborted:
+            extra["aborted_batches_error"] = api.undrained_batch_error(c, w.protocol.client_abort_exception)
         if w.client.get("_end_txn_queued"):
             c, more = _next_request(w, c, bool(appended))
             extra.update(more)

@@ -366,6 +366,13 @@ def is_send_to_partition_allowed(c: TxnClient, tp: str) -> bool:
     return not c.transactional or tp in c.added
 
 
+def undrained_batch_error(c: TxnClient, aborted: str) -> str:
+    """What the Sender fails the batches never drained with while aborting or in an abortable error
+    (``abortUndrainedBatches``): the manager's last error, else ``aborted`` (the version's exception for an
+    abort without error: ``Protocol.client_abort_exception``)."""
+    return c.last_error or aborted
+
+
 def may_drain(c: TxnClient, tp: str) -> bool:
     """``RecordAccumulator.shouldStopDrainBatchesForPartition``'s first two checks, for a partition with
     no batch in flight: the send must be allowed and the producer id known."""
