@@ -189,12 +189,25 @@ def test_the_poisoned_manager_disagrees_if_the_state_were_kept() -> None:
 
 def test_an_error_answer_to_add_partitions_leaves_the_sets_untracked() -> None:
     cli95 = _copy("CLI-95")
-    cli95["steps"][2]["input"]["error"] = "CONCURRENT_TRANSACTIONS"
-    cli95["steps"][2]["expected"] = {"retry": True}
+    cli95["steps"][2]["input"]["error"] = "INVALID_TXN_STATE"
+    cli95["steps"][2]["expected"] = {"result": "failed"}
+    cli95["steps"][5]["expected"] = {}
     report = run_vector(cli95)
     # the later steps' partition fields are then not answered: nothing is compared for them
     assert report.outcome == harness.AGREE
     assert "has_partitions_to_add" in report.steps[3].unchecked
+
+
+def test_a_retried_add_partitions_keeps_its_partitions_pending() -> None:
+    """A retriable answer re-enqueues the request (session 17): the partition stays pending, not added."""
+    cli95 = _copy("CLI-95")
+    cli95["steps"][2]["input"]["error"] = "CONCURRENT_TRANSACTIONS"
+    cli95["steps"][2]["expected"] = {"retry": True}
+    cli95["steps"][3]["expected"] = {"has_partitions_to_add": True}
+    cli95["steps"][5]["expected"] = {"allowed": False, "has_abortable_error": True}
+    report = run_vector(cli95)
+    assert report.outcome == harness.AGREE, report.differences
+    assert "has_partitions_to_add" not in report.steps[3].unchecked
 
 
 def test_a_truncation_loads_the_latest_snapshot_below_and_replays_from_it() -> None:

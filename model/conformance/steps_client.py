@@ -417,7 +417,7 @@ def txn_response(w: World, inp: dict[str, Any]) -> Observed:
         w.client["state"] = "FATAL_ERROR"
         w.client["last_error"] = r.exception
     # the transaction's partitions (read by the TransactionManager calls, steps_txn_calls)
-    answered(w, name, r.action == "done")
+    answered(w, name, r.action == "done", retry=r.action in ("retry", "lookup-retry"))
     if name in ("InitProducerId", "EndTxn") and r.action in ("done", "abortable", "fatal"):
         # the handler completes (or fails) the call's result: a retry after a timeout gets it back
         call_completed(w)

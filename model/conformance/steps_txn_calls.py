@@ -38,13 +38,14 @@ def client_of(w: World) -> api.TxnClient:
                          frozenset(c.get("_new", ())), frozenset(c.get("_pending", ())),
                          frozenset(c.get("_added", ())), bool(c.get("_background", False)), bool(c.get("_started", False)),
                          c.get("_pending_call"), w.protocol.client_retry_safe_calls,
-                         frozenset(c.get("_pending_offsets", ())))
+                         frozenset(c.get("_pending_offsets", ())), bool(c.get("_add_partitions_queued", False)))
 
 
 def store(w: World, c: api.TxnClient) -> None:
     w.client.update({"state": c.state, "last_error": c.last_error or None, "_new": c.new, "_pending": c.pending,
                      "_added": c.added, "_background": c.background, "_started": c.started,
-                     "_pending_call": c.pending_call, "_pending_offsets": c.pending_offsets})
+                     "_pending_call": c.pending_call, "_pending_offsets": c.pending_offsets,
+                     "_add_partitions_queued": c.add_partitions_queued})
     if c.pending_call is not None and w.client.get("_serial") == w.client.get("_result_serial"):
         w.client["_result"] = c.pending_call
 
@@ -218,7 +219,7 @@ _CALLS = {"initializeTransactions": api.initialize_transactions, "beginTransacti
           "beginCommit": api.begin_commit, "beginAbort": api.begin_abort, "sendOffsetsToTransaction": _send_offsets}
 
 
-def answered(w: World, api_name: str, done: bool) -> None:
+def answered(w: World, api_name: str, done: bool, retry: bool = False) -> None:
     """The transaction's partitions after a coordinator's answer (``steps_client.txn_response``):
     AddPartitionsToTxn answered NONE puts the sent partitions in the transaction; EndTxn answered NONE
     completes it (``completeTransaction`` clears every partition set); another answer to
@@ -229,11 +230,17 @@ def answered(w: World, api_name: str, done: bool) -> None:
         c = api.partitions_added(api.TxnClient("IN_TRANSACTION", new=frozenset(w.client.get("_new", ())),
                                                pending=frozenset(w.client.get("_pending", ())),
                                                added=frozenset(w.client.get("_added", ()))))
-        w.client.update({"_new": c.new, "_pending": c.pending, "_added": c.added, "_started": c.started})
+        w.client.update({"_new": c.new, "_pending": c.pending, "_added": c.added, "_started": c.started,
+                         "_add_partitions_queued": False})
     elif api_name == "AddOffsetsToTxn" and done:
         # the TxnOffsetCommit is enqueued with the offsets pending; the result waits for it
         w.client["_started"] = True
         w.client["_pending_offsets"] = frozenset(w.client.get("_offsets", ()))
+    elif api_name == "AddPartitionsToTxn" and retry and w.client.get("_new") and not w.client.get("_partitions_unknown"):
+        # re-enqueued: the partitions stay pending and the request goes ahead of an EndTxn
+        c = api.retry_add_partitions(api.TxnClient("IN_TRANSACTION", new=frozenset(w.client.get("_new", ())),
+                                                   pending=frozenset(w.client.get("_pending", ()))))
+        w.client.update({"_new": c.new, "_pending": c.pending, "_add_partitions_queued": True})
     elif api_name == "AddPartitionsToTxn" and any(w.client.get(k) for k in keys):
         w.client["_partitions_unknown"] = True
     if api_name == "EndTxn" and done:

@@ -87,6 +87,8 @@ class TxnClient(NamedTuple):
     #: pendingTxnOffsetCommits: partitions whose offsets AddOffsetsToTxn let through and TxnOffsetCommit has
     #: not yet committed (``hasPendingOffsetCommits``; ``txn_offsets_client.on_txn_offset_commit_answer``)
     pending_offsets: frozenset[str] = frozenset()
+    #: an AddPartitionsToTxn answered with a retriable error waits in the queue to be sent again
+    add_partitions_queued: bool = False
 
 
 class PendingCall(NamedTuple):
@@ -327,11 +329,20 @@ class NextRequest(NamedTuple):
     end_txn_skipped: bool = False
 
 
+def retry_add_partitions(c: TxnClient) -> TxnClient:
+    """A retriable answer to AddPartitionsToTxn (``reenqueue``): the sent partitions stay pending and the
+    request waits in the queue, ahead of an EndTxn (its priority is ADD_PARTITIONS_OR_OFFSETS)."""
+    return c._replace(new=frozenset(), pending=c.pending | c.new, add_partitions_queued=True)
+
+
 def next_request_to_end(c: TxnClient, table: str, has_incomplete_batches: bool) -> NextRequest:
     """``nextRequest(hasIncompleteBatches)`` with an EndTxn queued (beginCommit / beginAbort) and no
-    epoch bump: partitions not yet sent go first (AddPartitionsToTxn); the EndTxn waits while batches
-    are incomplete; a transaction to which nothing was added is completed without sending it (1.0 to
+    epoch bump: an AddPartitionsToTxn goes first (one re-enqueued after a retriable answer, or the
+    partitions not yet sent: beginAbort dropped only those); the EndTxn waits while batches are
+    incomplete; a transaction to which nothing was added is completed without sending it (1.0 to
     trunk)."""
+    if c.add_partitions_queued:
+        return NextRequest(c._replace(add_partitions_queued=False), "AddPartitionsToTxn")
     if c.new:
         return NextRequest(send_add_partitions(c), "AddPartitionsToTxn")
     if has_incomplete_batches:
