@@ -59,7 +59,7 @@ from ..producer.txn_offsets_client import (
     on_txn_offset_commit_error,
 )
 from ..producer.txn_responses import APIS as TXN_RESPONSE_APIS
-from ..producer.txn_responses import TxnResponseReaction, on_txn_response
+from ..producer.txn_responses import TxnResponseReaction, on_disconnect, on_txn_response
 from .protocol import Protocol
 
 #: the client states in which ``TransactionManager.hasOngoingTransaction`` holds (IN_TRANSACTION,
@@ -121,6 +121,7 @@ __all__ = [
     "maybe_update_producer_id_and_epoch",
     "next_idempotent_pair",
     "next_request_to_end",
+    "on_disconnect",
     "on_init_response",
     "on_produce_error",
     "on_txn_offset_commit_answer",

@@ -383,10 +383,15 @@ def txn_response(w: World, inp: dict[str, Any]) -> Observed:
     if not m or m.group(1) not in api.TXN_RESPONSE_APIS:
         raise NotExpressible(f"{kind!r}: not an answer of the transaction coordinator")
     name = m.group(1)
-    err = error_code(str(inp.get("error", "NONE")))
-    # the profile after the 2024-10 snapshot (EndTxn by the request's version) is the 4.0+ client
-    r = api.on_txn_response(name, err, can_bump_epoch=bool(w.client.get("coordinator_supports_epoch_bump", True)),
-                            pid_mapping_fatal=w.protocol.end_txn == "later-trunk")
+    if inp.get("disconnected"):
+        # no answer: the connection was lost (before the send too, with before_send: the same lookup and retry)
+        inp.get("before_send")
+        r = api.on_disconnect(name)
+    else:
+        err = error_code(str(inp.get("error", "NONE")))
+        # the profile after the 2024-10 snapshot (EndTxn by the request's version) is the 4.0+ client
+        r = api.on_txn_response(name, err, can_bump_epoch=bool(w.client.get("coordinator_supports_epoch_bump", True)),
+                                pid_mapping_fatal=w.protocol.end_txn == "later-trunk")
     state = _state(w)
     result = "pending"
     if r.action == "done":

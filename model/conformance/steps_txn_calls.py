@@ -113,6 +113,11 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
             w.client.setdefault("_result_serial", w.client["_serial"])
         c, exception = r.client, r.exception
         extra = {"same_result": r.reused} if name in _KEPT and not r.exception else {}
+    elif owner == "result" and name == "isCompleted":
+        held = w.client.get("_result")
+        if not isinstance(held, api.PendingCall):
+            raise NotExpressible("result.isCompleted with no initTransactions / commitTransaction / abortTransaction result")
+        extra = {"result_completed": held.completed, "result_acked": held.acked}
     elif owner == "result" and name == "await":
         # the test's TransactionalRequestResult of the last initTransactions / commit / abort call
         # the test's result (its first kept call), which a newer call may have replaced as the kept one
