@@ -127,7 +127,7 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
     p = protocol(name)
     if "kip-360" in p.lacks:
         # each reads a coordinator's answer through the KIP-360 client's handlers
-        return {}, {v: "kip-360" for v in (*_VECTORS, "CLI-115", "CLI-116", "CLI-117", "CLI-118", "CLI-119", "CLI-120")}
+        return {}, {v: "kip-360" for v in (*_VECTORS, "CLI-115", "CLI-116", "CLI-117", "CLI-118", "CLI-119", "CLI-120", "CLI-121")}
     disagree: dict[str, str] = {}
     if not p.client_retry_safe_calls:
         disagree.update({v: "KAFKA-13412 (3.1.1 / 3.2.0): no pendingTransition, KafkaException for an invalid call"
@@ -147,7 +147,7 @@ def test_the_derived_pins() -> None:
     assert _derived("kafka-3.1.1-3.2") == ({}, {})
     assert set(_derived("kafka-3.0-3.1.0")[0]) == set(_VECTORS) == set(_derived("kafka-2.7-2.8")[0])
     assert set(_derived("kafka-2.5")[0]) == set(_derived("kafka-2.6")[0]) == {*_VECTORS, "CLI-116"}
-    assert set(_derived("kafka-2.4.1")[1]) == {*_VECTORS, "CLI-115", "CLI-116", "CLI-117", "CLI-118", "CLI-119", "CLI-120"}
+    assert set(_derived("kafka-2.4.1")[1]) == {*_VECTORS, "CLI-115", "CLI-116", "CLI-117", "CLI-118", "CLI-119", "CLI-120", "CLI-121"}
 
 
 def test_the_old_profile_disagrees_where_3_1_0_differs() -> None:
@@ -164,10 +164,10 @@ def test_the_old_profile_disagrees_where_3_1_0_differs() -> None:
 def test_the_file_repeats_no_earlier_vector_or_test() -> None:
     data = json.loads(MORE4.read_text())
     assert "WRITTEN BY EOSCHECK'S DEVELOPERS (session 17)" in data["schema"]["description"]
-    assert data["counts"]["total"] == len(data["vectors"]) == 11
+    assert data["counts"]["total"] == len(data["vectors"]) == 12
     ids = [v["id"] for v in data["vectors"]]
     mine = {(v["source"]["file"], v["source"]["test"]) for v in data["vectors"]}
-    assert len(mine) == 11
+    assert len(mine) == 12
     for other in ("sample", "written", "client", "broker", "more", "more2", "more3"):
         earlier = json.loads((MORE4.parent / f"kafka-unit-test-vectors.{other}.json").read_text())
         assert not set(ids) & {v["id"] for v in earlier["vectors"]}, other

@@ -91,7 +91,7 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
       r"transitionToAbortableError)\("),
      steps_client.tm_call),
     (r"^sendOffsetsToTransaction\(", steps_client.send_offsets),
-    (r"^(transactionManager|sender|accumulator|result)\.\w+\(", steps_txn_calls.call),
+    (r"^(transactionManager|sender|accumulator|result|client)\.\w+\(", steps_txn_calls.call),
     ((r"^(send|resend|produce_response|response|tp\d+ produce|abortTransaction|beginCommit|new transaction|expire|runOnce|"
       r"append tp\d+)\b"),
      steps_client.event),

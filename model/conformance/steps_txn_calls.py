@@ -66,12 +66,15 @@ def _view(w: World, c: api.TxnClient, tp: str) -> Observed:
                      "has_ongoing_transaction": api.has_ongoing_transaction(c.state), "is_transactional": c.transactional,
                      "has_producer_id": c.has_producer_id, "last_error": c.last_error or None,
                      "is_completing": c.state in ("COMMITTING_TRANSACTION", "ABORTING_TRANSACTION"),
-                     "has_pending_offset_commits": bool(c.pending_offsets)}
+                     "has_pending_offset_commits": bool(c.pending_offsets),
+                     # a transactional request the Sender sent (nextRequest) whose answer has not been read yet
+                     "has_in_flight_request": bool(w.client.get("_txn_in_flight"))}
     if w.client.get("_offsets_result"):
         out["offsets_result_completed"] = w.client["_offsets_result"] != "pending"
     if w.client.get("_partitions_unknown"):
         # an AddPartitionsToTxn answer other than NONE: which partitions it left pending is not tracked
         return out
+    out["has_inflight_batches"] = tp in w.client.get("_inflight", [])
     out.update({"has_partitions_to_add": api.has_partitions_to_add(c),
                 "partition_added": api.is_partition_added(c, tp), "partition_pending_add": api.is_partition_pending_add(c, tp),
                 "allowed": api.is_send_to_partition_allowed(c, tp)})
@@ -80,8 +83,9 @@ def _view(w: World, c: api.TxnClient, tp: str) -> Observed:
 
 #: TransactionManager's questions about its state, answered by the step's view
 _QUERIES = frozenset({"hasPartitionsToAdd", "hasProducerId", "isTransactional", "hasError", "hasFatalError",
-                      "hasAbortableError", "hasOngoingTransaction", "isCompleting", "hasPendingOffsetCommits"})
-_CALL = re.compile(r"^\s*(transactionManager|sender|accumulator|result)\.(\w+)\(\s*(.*?)\s*\)\s*;?\s*$")
+                      "hasAbortableError", "hasOngoingTransaction", "isCompleting", "hasPendingOffsetCommits",
+                      "hasInFlightRequest"})
+_CALL = re.compile(r"^\s*(transactionManager|sender|accumulator|result|client)\.(\w+)\(\s*(.*?)\s*\)\s*;?\s*$")
 _PARTITION = re.compile(r"tp\d+|[a-z][\w.]*-\d+")
 
 
@@ -138,7 +142,8 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
         c, exception = r.client, r.exception
         w.client["_tp"] = tp
     elif owner == "transactionManager" and name in ("isSendToPartitionAllowed", "isPartitionAdded",
-                                                    "isPartitionPendingAdd", "transactionContainsPartition"):
+                                                    "isPartitionPendingAdd", "transactionContainsPartition",
+                                                    "hasInflightBatches"):
         w.client["_tp"] = tp
     elif owner == "transactionManager" and name in _QUERIES:
         pass  # a question about the state the view answers
@@ -167,6 +172,8 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
         if any(e.in_flight for e in w.client_partitions.values()):
             raise NotExpressible("sender.runOnce with produce batches in flight: use the client's runOnce()")
         appended = list(w.client.get("_appended", []))
+        # a batch drained and not yet answered is incomplete too (RecordAccumulator.hasIncomplete)
+        incomplete = bool(appended) or bool(w.client.get("_inflight"))
         aborted: list[str] = []
         if c.state in ("ABORTING_TRANSACTION", "ABORTABLE_ERROR"):
             aborted, appended = sorted(set(appended)), []
@@ -174,20 +181,33 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
         extra = {"aborted_batches": aborted}
         if aborted:
             extra["aborted_batches_error"] = api.undrained_batch_error(c, w.protocol.client_abort_exception)
+            incomplete = bool(w.client.get("_inflight"))
         if w.client.get("_end_txn_queued"):
-            c, more = _next_request(w, c, bool(appended))
+            c, more = _next_request(w, c, incomplete)
             extra.update(more)
     elif owner == "accumulator" and name == "append":
         appended = list(w.client.get("_appended", []))
         appended.append(tp)
         w.client["_appended"] = appended
         w.client["_tp"] = tp
+    elif owner == "client" and name == "respondToProduce":
+        # the produce request's answer for the oldest batch of the partition in flight: only NONE is read here
+        inflight = list(w.client.get("_inflight", []))
+        tp = (_PARTITION.findall(arg) or [tp])[0]
+        if tp not in inflight:
+            raise NotExpressible(f"respondToProduce({arg}) with no batch of {tp} in flight (accumulator.drain)")
+        if not re.search(r"\bNONE\b", arg):
+            raise NotExpressible(f"respondToProduce({arg}): only a NONE answer is read on this path")
+        inflight.remove(tp)
+        w.client["_inflight"] = inflight
     elif owner == "accumulator" and name == "drain":
         if any(e.in_flight or e.unresolved >= 0 for e in w.client_partitions.values()):
             raise NotExpressible("drain with batches in flight: the harness reads only the transaction's checks")
         appended = list(w.client.get("_appended", []))
         drained = sorted({p for p in appended if api.may_drain(c, p)})
         w.client["_appended"] = [p for p in appended if p not in drained]
+        # sent in a produce request: in flight until its answer (client.respondToProduce)
+        w.client["_inflight"] = list(w.client.get("_inflight", [])) + [p for p in appended if p in drained]
         extra = {"drained": drained, "has_undrained": bool(w.client["_appended"])}
     else:
         raise NotExpressible(f"call not understood: {text!r}")
@@ -203,6 +223,8 @@ def _next_request(w: World, c: api.TxnClient, has_incomplete_batches: bool) -> t
     if not w.client.get("_end_txn_queued"):
         raise NotExpressible("nextRequest with no EndTxn queued by this vector's beginCommit / beginAbort")
     r = api.next_request_to_end(c, w.protocol.client_transitions, has_incomplete_batches)
+    if r.request:
+        w.client["_txn_in_flight"] = r.request
     if r.request == "EndTxn" or r.end_txn_skipped:
         w.client["_end_txn_queued"] = False
     if r.end_txn_skipped and r.client.pending_call is not None:
@@ -230,6 +252,8 @@ def answered(w: World, api_name: str, done: bool, retry: bool = False) -> None:
     completes it (``completeTransaction`` clears every partition set); another answer to
     AddPartitionsToTxn leaves sets this harness does not track."""
     keys = ("_new", "_pending", "_added")
+    if w.client.get("_txn_in_flight") == api_name:
+        w.client.pop("_txn_in_flight")
     if api_name == "AddPartitionsToTxn" and done:
         # only the partition sets are read here (the state may be one a vector of the other steps names freely)
         c = api.partitions_added(api.TxnClient("IN_TRANSACTION", new=frozenset(w.client.get("_new", ())),
