@@ -347,10 +347,13 @@ class FenceResult(NamedTuple):
 def prepare_fence_producer_epoch(meta: TxnMetadata, protocol: Protocol) -> FenceResult:
     """``TransactionMetadata.prepareFenceProducerEpoch`` (pending PrepareEpochFence): epoch + 1 unless
     a fence failed before; at the largest epoch the 2024 snapshot throws, later trunk keeps it;
-    a transition already pending throws (``prepareTransitionTo``)."""
+    a transition already pending throws, and so does a state PrepareEpochFence cannot follow (only Ongoing:
+    ``prepareTransitionTo``'s valid-previous-states check, 2.5.0 to trunk)."""
     if meta.pending_state != NO_PENDING:
         return FenceResult(meta, "IllegalStateException")
     if meta.epoch >= protocol.max_epoch and protocol.fence_at_max_epoch == "throw":
+        return FenceResult(meta, "IllegalStateException")
+    if not is_valid_transition(meta.state, int(TxnState.PREPARE_EPOCH_FENCE)):
         return FenceResult(meta, "IllegalStateException")
     meta = _before_kafka_9666(meta, protocol)
     fenced = fence_producer_epoch(CONCRETE, max_epoch=protocol.max_epoch, epoch=meta.epoch,

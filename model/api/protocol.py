@@ -425,6 +425,9 @@ DEFAULT_PROFILE = "kafka-2024-10"
 #: known commits of apache/kafka -> profile (a vector file names the commit its tests were read at)
 COMMIT_PROFILES: dict[str, str] = {
     "1eb7644349cb07139d6a3c1ad1986979647cac99": "kafka-2024-10",
+    # the stored trunk TransactionMetadataTest.java (transaction-coordinator module) session 17 read: its
+    # testFenceProducerNotAllowedIfItWouldOverflow keeps the epoch, which is KAFKA-20090 (PR 21469, February 2026)
+    "6d535d360a78d475cabc39a83940a470400cee0f": "kafka-later-trunk",
 }
 
 #: for an unknown trunk commit, its date decides: the first profile whose start is not after it. A start is
