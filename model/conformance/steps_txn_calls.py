@@ -68,7 +68,10 @@ def _view(w: World, c: api.TxnClient, tp: str) -> Observed:
                      "is_completing": c.state in ("COMMITTING_TRANSACTION", "ABORTING_TRANSACTION"),
                      "has_pending_offset_commits": bool(c.pending_offsets),
                      # a transactional request the Sender sent (nextRequest) whose answer has not been read yet
-                     "has_in_flight_request": bool(w.client.get("_txn_in_flight"))}
+                     "has_in_flight_request": bool(w.client.get("_txn_in_flight")),
+                     # RecordAccumulator.hasUndrained / hasIncomplete: appended and not drained; or drained and unanswered
+                     "has_undrained": bool(w.client.get("_appended")),
+                     "has_incomplete": bool(w.client.get("_appended")) or bool(w.client.get("_inflight"))}
     if w.client.get("_offsets_result"):
         out["offsets_result_completed"] = w.client["_offsets_result"] != "pending"
     if w.client.get("_partitions_unknown"):
@@ -185,6 +188,8 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
         if w.client.get("_end_txn_queued"):
             c, more = _next_request(w, c, incomplete)
             extra.update(more)
+    elif owner == "accumulator" and name in ("hasUndrained", "hasIncomplete"):
+        pass  # answered by the view
     elif owner == "accumulator" and name == "append":
         appended = list(w.client.get("_appended", []))
         appended.append(tp)
