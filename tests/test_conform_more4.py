@@ -166,10 +166,10 @@ def test_the_old_profile_disagrees_where_3_1_0_differs() -> None:
 def test_the_file_repeats_no_earlier_vector_or_test() -> None:
     data = json.loads(MORE4.read_text())
     assert "WRITTEN BY EOSCHECK'S DEVELOPERS (session 17)" in data["schema"]["description"]
-    assert data["counts"]["total"] == len(data["vectors"]) == 14
+    assert data["counts"]["total"] == len(data["vectors"]) == 16
     ids = [v["id"] for v in data["vectors"]]
     mine = {(v["source"]["file"], v["source"]["test"]) for v in data["vectors"]}
-    assert len(mine) == 14
+    assert len(mine) == 16
     for other in ("sample", "written", "client", "broker", "more", "more2", "more3"):
         earlier = json.loads((MORE4.parent / f"kafka-unit-test-vectors.{other}.json").read_text())
         assert not set(ids) & {v["id"] for v in earlier["vectors"]}, other
@@ -189,3 +189,19 @@ def test_a_disconnect_looks_the_coordinator_up_again() -> None:
     report = run_vector(cli118)
     assert report.outcome == harness.DISAGREE
     assert {d.field for _, d in report.differences} >= {"retry", "lookup_coordinator", "result_completed"}
+
+
+def test_a_loaded_prepared_transaction_gets_its_markers_again() -> None:
+    from eoscheck.model.api import coordinator as coordinator_api
+    from eoscheck.model.state import TxnMetadata
+    from eoscheck.model.transactions.codes import TxnResult, TxnState
+    prepared = TxnMetadata(True, 1, -1, 0, -1, int(TxnState.PREPARE_ABORT), False, partitions=(0, 1))
+    loaded, partitions, result = coordinator_api.load_and_resume(prepared, 3)
+    assert (partitions, result, loaded.state) == ((0, 1), int(TxnResult.ABORT), int(TxnState.PREPARE_ABORT))
+    done = prepared._replace(state=int(TxnState.COMPLETE_COMMIT), partitions=())
+    assert coordinator_api.load_and_resume(done, 3)[1:] == ((), -1)
+    # the vector with a completed transaction: no markers, so it disagrees
+    sm95 = json.loads(json.dumps(vectors_by_id(MORE4)["SM-95"]))
+    sm95["initial_state"]["txn1"]["state"] = "CompleteCommit"
+    sm95["initial_state"]["txn1"]["partitions"] = []
+    assert run_vector(sm95).outcome == harness.DISAGREE

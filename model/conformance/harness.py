@@ -58,6 +58,7 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^validateTransactionTimeoutMs\b", steps_coordinator.validate_txn_timeout),
     (r"^getTransactionState\b", steps_coordinator.get_transaction_state),
     (r"^putTransactionStateIfNotExists\b", steps_coordinator.put_transaction_state),
+    (r"^(TransactionStateManager\.)?loadTransactionsForTxnTopicPartition\b", steps_coordinator.load_transactions),
     (r"^WriteTxnMarker\s*\(to __consumer_offsets", steps_group.txn_marker),
     (r"^WriteTxnMarkers?\b", steps_leader.marker),
     (r"^advance_time\b", steps_leader.advance_time),
