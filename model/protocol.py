@@ -487,9 +487,12 @@ KAFKA_2_5 = KAFKA_2_4_1.with_(client_version="kip360", client_epoch_bump_after_a
 #: 2.7.0's, KIP-588); the composed coordinator's EndTxn / fence rules are 2.6.0's (KAFKA-9600, KAFKA-9666)
 KAFKA_2_6 = KAFKA_2_5.with_(invalid_producer_epoch_abortable=False)
 KAFKA_3_0 = KAFKA_2_5.with_(txn_offset_commit_check="current", client_send_error_aborts=True)
-#: 3.0.0-3.2.x: validateOffsetCommit without KAFKA-14201's Empty-group shortcut (3.3.0), and the 3.0-3.1 client
-#: without KAFKA-9279 (3.2.0 has it)
-KAFKA_3_0_0 = KAFKA_3_0.with_(txn_offset_commit_check="3.0", client_send_error_aborts=False)
+#: 3.2.0-3.2.3: validateOffsetCommit without KAFKA-14201's Empty-group shortcut (3.3.0); the client has KAFKA-9279
+#: (000ba031c3d, first tag 3.2.0: 3.2.0 KafkaProducer.doSend calls maybeTransitionToErrorState)
+KAFKA_3_2 = KAFKA_3_0.with_(txn_offset_commit_check="3.0")
+#: 3.0.0-3.1.2: as 3.2, but the client without KAFKA-9279 (3.1.2 KafkaProducer.doSend has no
+#: maybeTransitionToErrorState; not backported to the 3.1 branch)
+KAFKA_3_0_0 = KAFKA_3_2.with_(client_send_error_aborts=False)
 #: 3.6-3.7: KIP-890 part 1; a partition outside the transaction is INVALID_TXN_STATE, and the client sends Produce
 #: <= v10 (3.6.0 ProduceRequest.json 0-9, 3.7.0 0-10)
 KAFKA_3_6 = KAFKA_3_0.with_(partition_verification=True)
@@ -626,9 +629,15 @@ VARIANTS: dict[str, NamedProtocol] = {
     "kafka-2.7-2.8": NamedProtocol("Kafka 2.7.0-2.8.2: as 2.6 with KIP-588 (InvalidProducerEpochException is "
                                    "abortable, PRODUCER_FENCED); TxnOffsetCommit by 2.8.2's doTxnCommitOffsets",
                                    KAFKA_2_5),
-    "kafka-3.0-3.2": NamedProtocol("Kafka 3.0.0-3.2.3: validateOffsetCommit (5dae3648abd) without KAFKA-14201's "
-                                   "Empty-group shortcut; a failed send() is not an abortable error (3.2.x differs "
-                                   "there: KAFKA-9279, 3.2.0)", KAFKA_3_0_0),
+    "kafka-3.0-3.2": NamedProtocol("the switches of kafka-3.0-3.1 under their first, too wide name (kept for tests "
+                                   "that use it): 3.2.x differs (kafka-3.2: a failed send() is an abortable error, "
+                                   "KAFKA-9279, 3.2.0)", KAFKA_3_0_0),
+    "kafka-3.0-3.1": NamedProtocol("Kafka 3.0.0-3.1.2: validateOffsetCommit (5dae3648abd) without KAFKA-14201's "
+                                   "Empty-group shortcut; a failed send() is not an abortable error (KAFKA-9279 is "
+                                   "3.2.0's, not on the 3.1 branch)", KAFKA_3_0_0),
+    "kafka-3.2": NamedProtocol("Kafka 3.2.0-3.2.3: as kafka-3.0-3.1, with KAFKA-9279 (000ba031c3d): a send() that "
+                               "fails in the application thread is an abortable error of the transaction",
+                               KAFKA_3_2),
     "kafka-3.6-3.7": NamedProtocol("Kafka 3.6.0-3.7.1: KIP-890 part 1 before KAFKA-16314: the coordinator answers a "
                                    "verification outside the transaction with INVALID_TXN_STATE and the client sends "
                                    "Produce <= v10 (abortable for it, as TRANSACTION_ABORTABLE is for 3.8+); the "

@@ -23,7 +23,7 @@ def test_second_build_compiles_nothing_and_shares_code_not_globals() -> None:
     second = ComposedTwoPhase(3)
     assert code_cache.compiled.cache_info().misses == misses
     assert first._plan.source == second._plan.source
-    one, two = first._plan.successors, second._plan.successors
+    one, two = first._plan._compile_successors(), second._plan._compile_successors()
     assert one is not two and one.__code__ is two.__code__
     assert one.__globals__ is not two.__globals__
 
