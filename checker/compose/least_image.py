@@ -23,6 +23,8 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .code_cache import run as run_code
+
 if TYPE_CHECKING:
     from .machine import _Plan
 
@@ -190,7 +192,7 @@ def least_image(plan: _Plan) -> tuple[Callable[[tuple], tuple], list[dict[Any, A
     memo_dicts.append(recent)
     source = "\n".join(builders + lines)
     env["__source__"] = source  # for reading profiles
-    exec(compile(source, f"<compose {type(plan.machine).__name__} least image>", "exec"), env)  # noqa: S102
+    run_code(source, f"<compose {type(plan.machine).__name__} least image>", env)
     env["build"] = (env["identity"], *(env[f"image{e}"] for e in range(1, len(images))))
     form: Callable[[tuple], tuple] = env["canonical"]
     return form, memo_dicts

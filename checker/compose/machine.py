@@ -23,6 +23,7 @@ from ..intern import Interner
 from ..machine import Machine, Property, State, Step
 from ..symmetry import Scalarset, Symmetry, canonicalize
 from . import least_image
+from .code_cache import run as run_code
 from .declare import ComposeError, Domain, PropertySpec, RuleSpec
 from .network import ChannelOps, Delivery, Network
 from .parts import Actors, Budget, Channel, Clock, Decl, Projection
@@ -273,7 +274,7 @@ class _Plan:
         if self.consts:
             kept = "".join(f"s[{k}], " for k in self.live)
             src = f"def unpack(s):\n    return ({', '.join(items)},)\ndef pack(s):\n    return ({kept})\n"
-            exec(compile(src, f"<compose {type(self.machine).__name__} layout>", "exec"), env)  # noqa: S102
+            run_code(src, f"<compose {type(self.machine).__name__} layout>", env)
             #: a state -> its logical tuple (every slot), and back
             self.unpack: Callable[[tuple], tuple] = env["unpack"]
             self.pack: Callable[[tuple], tuple] = env["pack"]
@@ -414,7 +415,7 @@ class _Plan:
                 continue  # no parameter values (e.g. zero actors): nothing to call
             if isinstance(rule, _Rule):  # pasted in: one call per state, not one per rule and state
                 if n in grouped or n in gated or n in hosted:
-                    body, names = rule.body(f"r{id(rule)}_", grouped.get(n), gated.get(n), hosted.get(n))
+                    body, names = rule.body(rule.tag, grouped.get(n), gated.get(n), hosted.get(n))
                 else:
                     body, names = rule.inline
             else:  # a channel rule: its outcomes by the channel's content, as a rule's
@@ -456,7 +457,7 @@ class _Plan:
         first-call stub (on the machine too, where the stub was bound)."""
         if self._compiled is None:
             stub = self.successors
-            exec(compile(self.source, f"<compose {type(self.machine).__name__}>", "exec"), self._env)  # noqa: S102
+            run_code(self.source, f"<compose {type(self.machine).__name__}>", self._env)
             self._compiled = self.successors = self._env["successors"]
             if vars(self.machine).get("successors") is stub:
                 self.machine.successors = self._compiled  # type: ignore[method-assign,assignment]
@@ -651,7 +652,8 @@ class _Plan:
                 raise ComposeError(f"{where}: part {part!r} has no projection {name!r} "
                                    f"(its projections: {', '.join(declared) or 'none'})")
             source = self.tables[part].values if part in self.tables else None
-            proj = self.projections[(part, name)] = _Projection(f"{part}:{name}", fn, source, put)
+            proj = self.projections[(part, name)] = _Projection(f"{part}:{name}", fn, source, put,
+                                                                label=f"P{len(self.projections)}")
         return proj
 
     def _budget(self, name: str, what: str) -> tuple[int, int]:
@@ -925,7 +927,7 @@ class _Plan:
             env = dict(self._env)
             env.update(CK=table, failed=failed)
             source = _checked_source(self.source)
-            exec(compile(source, f"<compose {type(self.machine).__name__} checked>", "exec"), env)  # noqa: S102
+            run_code(source, f"<compose {type(self.machine).__name__} checked>", env)
             got = self._checked[key] = (env["successors"], failed)
         return got
 

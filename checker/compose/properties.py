@@ -8,6 +8,7 @@ from collections.abc import Callable, Collection, Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..machine import Property, Step
+from .code_cache import run as run_code
 from .declare import ComposeError, PropertySpec
 from .rules import (
     ReadSlots,
@@ -71,6 +72,7 @@ def _miss_function(plan: _Plan, fn: Callable[..., Any], names: tuple[str, ...] |
         return None
     env: dict[str, Any] = {"memo": memo, "plan": plan, "fn": fn, "unknown": _unknown_part}
     pos, consts = plan.pos, plan.consts
+    tables: dict[int, str] = {}
 
     def term(k: int, values: Any) -> str:
         j = pos[k]
@@ -81,8 +83,10 @@ def _miss_function(plan: _Plan, fn: Callable[..., Any], names: tuple[str, ...] |
             x = f"s[{j}]"
         if values is None:
             return x
-        env[f"V{id(values)}"] = values
-        return f"V{id(values)}[{x}]"
+        # one name per table, numbered in order of first use (not ``id()``: equal code, equal text)
+        name = tables.setdefault(id(values), f"V{len(tables)}")
+        env[name] = values
+        return f"{name}[{x}]"
 
     local: dict[str, str] = {}
     body: list[str] = []
@@ -99,7 +103,7 @@ def _miss_function(plan: _Plan, fn: Callable[..., Any], names: tuple[str, ...] |
     lines = ["def miss(s, k):", "    try:", *(body or ["        pass"]),
              "    except KeyError as exc:", "        raise unknown(exc) from None",
              f"    ok = memo[k] = bool(fn({args}))", "    return ok"]
-    exec(compile("\n".join(lines), "<compose invariant miss>", "exec"), env)  # noqa: S102
+    run_code("\n".join(lines), "<compose invariant miss>", env)
     miss: Callable[[tuple, Hashable], bool] = env["miss"]
     return miss
 
@@ -171,7 +175,7 @@ class _Invariant:
             env[f"m{i}"], env[f"miss{i}"] = memo, self.misses[i]
             lines += _binding_check(f"m{i}", key_slots, f"miss{i}", env, pos)
         lines.append("    return True")
-        exec(compile("\n".join(lines), f"<compose {self.spec.kind} {self.spec.name}>", "exec"), env)  # noqa: S102
+        run_code("\n".join(lines), f"<compose {self.spec.kind} {self.spec.name}>", env)
         check: Callable[[tuple], bool] = env["check"]
         self.check = check
         if self.spec.kind == "invariant":
@@ -250,7 +254,7 @@ class _Transition:
                   "    if ok is None:",
                   "        ok = miss(s, step, t, key)",
                   "    return ok"]
-        exec(compile("\n".join(lines), f"<compose transition {self.spec.name}>", "exec"), env)  # noqa: S102
+        run_code("\n".join(lines), f"<compose transition {self.spec.name}>", env)
         check: Callable[[tuple, Step, tuple], bool] = env["check"]
         self.plan.properties[self.spec.name] = Property(self.spec.name, self.spec.doc, "transition", check)
         return check
@@ -356,7 +360,7 @@ class _Fused:
         # the generated successors do (``plain_projections``): kafka.eos's pipeline shape reads 2 to
         # 12 projected terms per new state here
         src = plain_projections(src, env)
-        exec(compile("\n".join(src), "<compose fused invariants>", "exec"), env)  # noqa: S102
+        run_code("\n".join(src), "<compose fused invariants>", env)
         self.fused_envs.append(env)
         return env["check"]
 
@@ -417,5 +421,5 @@ class _Fused:
         # each key's projected terms of ``s`` and ``t`` through the plain dicts first (kafka.eos's
         # pipeline shape and yardstick: 8 per checked step)
         lines = plain_projections(lines, env)
-        exec(compile("\n".join(lines), "<compose fused transitions>", "exec"), env)  # noqa: S102
+        run_code("\n".join(lines), "<compose fused transitions>", env)
         return env["check"]

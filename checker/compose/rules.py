@@ -12,6 +12,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from ..machine import Step
+from .code_cache import run as run_code
 from .declare import ComposeError, RuleSpec
 from .network import ChannelOps
 from .parts import Actors, Channel
@@ -57,12 +58,15 @@ class _Projection:
     """A part's named projection (``parts.Decl.projections``) in one compiled machine: both maps
     are filled on first sight of a slot content, and emptied with the memos keyed by its ids."""
 
-    __slots__ = ("by_value", "fn", "ids", "name", "put", "puts", "shared", "source", "values")
+    __slots__ = ("by_value", "fn", "ids", "label", "name", "put", "puts", "shared", "source", "values")
 
     def __init__(self, name: str, fn: Callable[[Any], Hashable], source: Mapping[int, Any] | None,
-                 put: Callable[[Any, Any], Any] | None = None) -> None:
+                 put: Callable[[Any, Any], Any] | None = None, label: str = "P0") -> None:
         #: ``"part:projection"``, for messages
         self.name, self.fn, self.source = name, fn, source
+        #: the name generated code gives its ids map, ``P<n>`` (n: its place in the machine's
+        #: projections), so equal code is equal text (``code_cache``)
+        self.label = label
         #: ``put(value, projected) -> value`` (``parts.Projection``), or None: read only
         self.put = put
         #: projected value written -> (slot content -> slot content after the write), filled on use
@@ -182,7 +186,7 @@ def _builder(width: int, written: tuple[int, ...], sent: tuple[int, ...], receiv
     body, display = _builder_lines(width, written, sent, receive, budget)
     lines = [f"def build(s, a{', rest' if receive >= 0 else ''}):", *("    " + x for x in body), f"    return {display}"]
     env: dict[str, Any] = {}
-    exec(compile("\n".join(lines), "<compose successor>", "exec"), env)  # noqa: S102
+    run_code("\n".join(lines), "<compose successor>", env)
     build = _BUILDERS[key] = env["build"]
     return build
 
@@ -330,7 +334,7 @@ def _term_source(k: Term, var: str, env: dict[str, Any] | None, pos: Sequence[in
     slot, proj = k  # type: ignore[misc]
     if env is None:
         raise ValueError("a projected key term needs the generated code's globals")
-    name = f"P{id(proj)}"
+    name = proj.label
     env[name] = proj.ids
     return f"{name}[{var}[{slot if pos is None else pos[slot]}]]"
 
@@ -563,6 +567,9 @@ class _Rule:
         self.plan, self.fn, self.spec, self.action = plan, fn, spec, spec.action
         where = f"rule {spec.action} ({getattr(fn, '__qualname__', fn)})"
         self.where = where
+        #: the prefix of this rule's names in generated code: its place among the machine's rules
+        #: (the plan appends each rule as it is made), not ``id()``, so equal code is equal text
+        self.tag = f"r{len(plan.rules)}_"
         self.receive: ChannelOps | None = None
         self.receive_slot = -1
         from_msg = [p for p, d in spec.params.items() if d is None]
@@ -711,7 +718,7 @@ class _Rule:
         """(Re)generate ``inline``: this rule's body as (source lines, names) for ``_Plan.compile`` to
         paste into the machine's one ``successors`` function (no call per rule and state); ``expand``
         is compiled from it when first called."""
-        self.inline: tuple[list[str], dict[str, Any]] = self.body(f"r{id(self)}_")
+        self.inline: tuple[list[str], dict[str, Any]] = self.body(self.tag)
         self.__dict__.pop("expand", None)
 
     def expand(self, s: tuple, out: list[tuple[Step, tuple]]) -> None:
@@ -721,7 +728,7 @@ class _Rule:
         body, names = self.inline
         env = dict(names)
         lines = ["def expand(s, out):", "    append = out.append", *("    " + x for x in body), "    return"]
-        exec(compile("\n".join(lines), f"<compose rule {self.action}>", "exec"), env)  # noqa: S102
+        run_code("\n".join(lines), f"<compose rule {self.action}>", env)
         self.expand = env["expand"]  # type: ignore[method-assign]
         self.expand(s, out)
 

@@ -524,7 +524,7 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
         #: the largest coordinator epoch explored: max_epoch, or below the exhausted ones
         self.explored_epoch = self.max_epoch if bounds.get("exhausted_epochs", 1) else self.max_epoch - 2
         self.tv2 = p.transaction_version == TransactionVersion.TV2
-        end_txn_config = self._end_txn_setup(bounds)
+        self._end_txn_setup()
         #: the transaction version every producer starts with (``client_tv_change`` may switch it)
         self.initial_tv = 2 if self.tv2 else 0
         self.cfg = ClientConfig(version=p.client_version.value, epoch_bump=p.client_epoch_bump.value,
@@ -552,10 +552,7 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
         self._alpha_setup(bounds)
         config.update(self._readers_setup(bounds))
         config.update(self.txn_failover_setup(bounds))
-        config.update(end_txn_config)
-        config.update(self._fence_faults_setup(bounds))
-        config.update(self._offsets_completion_setup(bounds))
-        config.update(self._send_errors_setup(bounds))
+        config.update(self.optional_budgets_setup(bounds))
         self._verification_setup(bounds)
         super().__init__(config, memoize=memoize)
         self._instances_compiled()
@@ -570,8 +567,8 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
             set() if bounds["restarts"] else {"ZombieEndTxn"}) | (
             set() if bounds["restarts"] and self.input_records else {"ZombieTxnOffsetCommit"}) | self.idempotent_idle() | (
             self.group_idle_actions()) | (set() if self.n_readers else {"Fetch"}) | self.txn_failover_idle() | (
-            self.end_txn_idle_actions()) | self.fence_faults_idle() | self._txn_id_expiry_idle() | (
-            self.offsets_completion_idle()) | self.send_errors_idle() | self.verification_idle(bool(self.n_idempotent))
+            self.end_txn_idle_actions()) | self.optional_budgets_idle() | self._txn_id_expiry_idle() | (
+            self.verification_idle(bool(self.n_idempotent)))
         listed: Mapping[str, tuple[str, ...]] = self._plan.actions
         idle |= self._instances_idle(listed)
         self.actions = {name: params for name, params in listed.items() if name not in idle}

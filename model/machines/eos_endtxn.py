@@ -31,11 +31,9 @@ with InitProducerId after an abort: the EndTxn answer carries the bumped epoch (
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from eoscheck.checker.compose import (
-    Budget,
     Channel,
     Delivery,
     Network,
@@ -50,12 +48,13 @@ from ..state import TXN_READY, TxnMetadata, TxnProducer
 from ..transactions.codes import TxnResult, TxnState
 from ..transactions.end_txn import end_txn, end_txn_tv2
 from ..transactions.markers import complete_if_done
+from .optional_budget import OptionalBudget, OptionalBudgets
 
 #: the actions of this mixin (listed only when their bound or switch is on)
 LATE_ACTIONS = frozenset({"EndTxnTimesOut", "StaleEndTxnArrives", "CompleteEmptyTransaction"})
 TV_ACTIONS = frozenset({"ClientTransactionVersion"})
 #: ``fields`` keys hidden while the mechanism is off (counterexamples of other configurations unchanged)
-_LATE_FIELDS = frozenset({"late_end_txn", "faults.endtxn_timeouts"})
+_LATE_FIELDS = frozenset({"late_end_txn"})
 #: the parts whose shown producers carry ``tv`` (hidden while no client changes its version)
 _TV_OWNERS = frozenset({"producer", "zombie"})
 
@@ -76,7 +75,7 @@ def _show_late(msgs: tuple[EndTxnRequest, ...]) -> list[str]:
 
 
 def _timing_out(machine: Any) -> range:
-    return range(machine.n_producers) if machine.endtxn_timeouts_bound else range(0)
+    return range(machine.n_producers) if machine.optional_bound("endtxn_timeouts") else range(0)
 
 
 def _empty_aborts(machine: Any) -> range:
@@ -96,7 +95,7 @@ def end_request(producer: TxnProducer, consume: bool) -> int | None:
     return None
 
 
-class LateEndTxn:
+class LateEndTxn(OptionalBudgets):
     """Late EndTxn requests and per-producer transaction versions of ``kafka.eos`` (see the module doc)."""
 
     n_producers: int
@@ -107,13 +106,13 @@ class LateEndTxn:
 
     late_end_txn = Channel(network=Network(Delivery.UNORDERED), show=_show_late,
                            doc="EndTxn requests the client gave up on (request.timeout.ms), still in flight")
-    endtxn_timeouts = Budget("endtxn_timeouts", doc="EndTxn requests timed out on the client and sent again")
+    endtxn_timeouts = OptionalBudget("endtxn_timeouts", actions=("EndTxnTimesOut", "StaleEndTxnArrives"),
+                                     doc="EndTxn requests timed out on the client and sent again")
 
-    def _end_txn_setup(self, bounds: Mapping[str, int]) -> dict[str, int]:
-        """This mixin's attributes and configuration entries; ValueError (one line) for a configuration
-        it cannot honour."""
+    def _end_txn_setup(self) -> None:
+        """This mixin's attributes (its budget's are ``OptionalBudgets``'); ValueError (one line) for a
+        configuration it cannot honour."""
         p = self.protocol
-        self.endtxn_timeouts_bound = bounds.get("endtxn_timeouts", 0)
         self.tv_change = p.client_tv_change
         tv2 = p.transaction_version == TransactionVersion.TV2
         if self.tv_change == ClientTvChange.UPGRADE and tv2:
@@ -124,7 +123,6 @@ class LateEndTxn:
                              "downgrade to TV1)")
         # the broker runs TV2 once any client may send a TV2 EndTxn
         self.server_tv2 = tv2 or self.tv_change != ClientTvChange.NONE
-        return {"endtxn_timeouts": self.endtxn_timeouts_bound}
 
     def empty_aborts_possible(self) -> bool:
         """Whether a TV2 EndTxn(ABORT) can find nothing added: a late copy (``endtxn_timeouts``), or the client's
@@ -135,19 +133,19 @@ class LateEndTxn:
         b = self.bounds  # type: ignore[attr-defined]
         leader = getattr(self, "leader_adds_partitions", False) and (b.get("produce_timeouts", 0)
                                                                      or b.get("lost_responses", 0))
-        return bool(self.endtxn_timeouts_bound or b.get("send_errors", 0) or leader)
+        return bool(self.optional_bound("endtxn_timeouts") or b.get("send_errors", 0) or leader)
 
     def end_txn_idle_actions(self) -> set[str]:
-        """Actions with no bindings in this configuration (not listed)."""
-        idle = set() if self.endtxn_timeouts_bound else {"EndTxnTimesOut", "StaleEndTxnArrives"}
+        """Actions with no bindings in this configuration (not listed), besides the budget's."""
+        idle: set[str] = set()
         if not (self.server_tv2 and self.empty_aborts_possible()):
             idle.add("CompleteEmptyTransaction")
         return idle | (set(TV_ACTIONS) if self.tv_change == ClientTvChange.NONE else set())
 
     def fields(self, state: tuple) -> dict[str, Any]:
         """Every part by name, without this mixin's while it is off."""
-        out: dict[str, Any] = super().fields(state)  # type: ignore[misc]
-        if not self.endtxn_timeouts_bound:
+        out: dict[str, Any] = super().fields(state)
+        if not self.optional_bound("endtxn_timeouts"):
             out = {k: v for k, v in out.items() if k not in _LATE_FIELDS}
         if self.tv_change == ClientTvChange.NONE:
             out = {k: v for k, v in out.items() if not (k.endswith("].tv") and k.split("[")[0] in _TV_OWNERS)}
@@ -155,7 +153,7 @@ class LateEndTxn:
 
     def end_txn_itf_fields(self, v: Any) -> dict[str, Any]:
         """``late_end_txn`` as records for ITF (while the mechanism is on)."""
-        if not self.endtxn_timeouts_bound:
+        if not self.optional_bound("endtxn_timeouts"):
             return {}
         from .itf_data import record
         return {"late_end_txn": [record(m, result=TxnResult(m.result).name) for m in v.late_end_txn]}

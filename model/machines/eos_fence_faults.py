@@ -27,23 +27,20 @@ timeout).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from eoscheck.checker.compose import Budget, precondition, rule
+from eoscheck.checker.compose import precondition, rule
 
 from ..state import TXN_BUMP, TXN_INIT, TxnMetadata, TxnProducer
 from ..transactions.timeout import can_time_out, fence_write_failed
-
-#: ``fields`` keys hidden while the mechanism is off (counterexamples of other configurations unchanged)
-_FIELDS = frozenset({"faults.failed_fence_appends"})
+from .optional_budget import OptionalBudget, OptionalBudgets
 
 
 def _fencing(machine: Any) -> range:
-    return range(machine.n_producers) if machine.failed_fence_appends_bound else range(0)
+    return range(machine.n_producers) if machine.optional_bound("failed_fence_appends") else range(0)
 
 
-class FailedFenceAppends:
+class FailedFenceAppends(OptionalBudgets):
     """Failed PrepareAbort appends of the coordinator's fences (see the module doc)."""
 
     n_producers: int
@@ -51,22 +48,8 @@ class FailedFenceAppends:
     bounds: dict[str, int]
     protocol: Any
 
-    failed_fence_appends = Budget("failed_fence_appends",
-                                  doc="fences whose PrepareAbort append to __transaction_state failed")
-
-    def _fence_faults_setup(self, bounds: Mapping[str, int]) -> dict[str, int]:
-        self.failed_fence_appends_bound = bounds.get("failed_fence_appends", 0)
-        return {"failed_fence_appends": self.failed_fence_appends_bound}
-
-    def fence_faults_idle(self) -> set[str]:
-        """Actions with no bindings in this configuration (not listed)."""
-        return set() if self.failed_fence_appends_bound else {"FenceAppendFails"}
-
-    def fields(self, state: tuple) -> dict[str, Any]:
-        out: dict[str, Any] = super().fields(state)  # type: ignore[misc]
-        if not self.failed_fence_appends_bound:
-            out = {k: v for k, v in out.items() if k not in _FIELDS}
-        return out
+    failed_fence_appends = OptionalBudget("failed_fence_appends", actions=("FenceAppendFails",),
+                                          doc="fences whose PrepareAbort append to __transaction_state failed")
 
     # a gate on the metadata alone: only an Ongoing transaction with no transition pending is fenced
     @precondition(lambda self, txn: can_time_out(txn))

@@ -25,10 +25,9 @@ offsets in their own step as before. Stale markers of a coordinator that failed 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from eoscheck.checker.compose import Budget, precondition, rule
+from eoscheck.checker.compose import precondition, rule
 from eoscheck.checker.liveness.temporal import WF, Fairness
 
 from .. import properties as props
@@ -36,49 +35,36 @@ from ..group.pending_offsets import run_txn_offset_completion
 from ..state import TxnMetadata, TxnPartitionState
 from ..transactions.codes import TxnResult, TxnState
 from .eos_group import GroupOffsets
+from .optional_budget import OptionalBudget, OptionalBudgets
 
 _PREPARING = frozenset({int(TxnState.PREPARE_COMMIT), int(TxnState.PREPARE_ABORT)})
-#: ``fields`` keys hidden while the mechanism is off (counterexamples of other configurations unchanged)
-_FIELDS = frozenset({"faults.delayed_offset_completions"})
 
 
 def _deferring(machine: Any) -> range:
-    on = machine.offsets_completion_bound and machine.protocol.txn_offsets_completion_async
+    on = machine.optional_bound("delayed_offset_completions") and machine.protocol.txn_offsets_completion_async
     return range(machine.n_producers) if on and machine.input_records else range(0)
 
 
 def _scheduled(machine: Any) -> range:
-    return range(machine.offsets_completion_bound) if _deferring(machine) else range(0)
+    return range(machine.optional_bound("delayed_offset_completions")) if _deferring(machine) else range(0)
 
 
-class ScheduledOffsetCompletion:
+class ScheduledOffsetCompletion(OptionalBudgets):
     """Markers on __consumer_offsets whose offsets the group coordinator completes later (module doc)."""
 
     n_producers: int
     input_records: int
     protocol: Any
 
-    delayed_offset_completions = Budget("delayed_offset_completions",
-                                        doc="markers on __consumer_offsets answered before their offsets completed")
-
-    def _offsets_completion_setup(self, bounds: Mapping[str, int]) -> dict[str, int]:
-        self.offsets_completion_bound = bounds.get("delayed_offset_completions", 0)
-        return {"delayed_offset_completions": self.offsets_completion_bound}
-
-    def offsets_completion_idle(self) -> set[str]:
-        """Actions with no bindings in this configuration (not listed)."""
-        return set() if _deferring(self) else {"WriteOffsetsMarkerAsync", "CompleteTxnOffsets"}
+    # on with the switch and consume-transform-produce as well as the budget
+    delayed_offset_completions = OptionalBudget(
+        "delayed_offset_completions", actions=("WriteOffsetsMarkerAsync", "CompleteTxnOffsets"), live=_deferring,
+        doc="markers on __consumer_offsets answered before their offsets completed")
 
     def offsets_completion_fairness(self) -> tuple[Fairness, ...]:
         """The broker's scheduler runs every scheduled task eventually (weak fairness; nothing without
         the mechanism)."""
         return (WF("CompleteTxnOffsets"),) if _deferring(self) else ()
-
-    def fields(self, state: tuple) -> dict[str, Any]:
-        out: dict[str, Any] = super().fields(state)  # type: ignore[misc]
-        if not self.offsets_completion_bound:
-            out = {k: v for k, v in out.items() if k not in _FIELDS}
-        return out
 
     @precondition(lambda self, txn: txn.state in _PREPARING and props.OFFSETS_PARTITION in txn.partitions)
     @rule("WriteOffsetsMarkerAsync", params={"t": _deferring},

@@ -13,44 +13,28 @@ the futures, as a callback-free application does. The switch is ``client_send_er
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from eoscheck.checker.compose import Budget, precondition, rule
+from eoscheck.checker.compose import precondition, rule
 
 from ..producer import transactional as tx
 from ..state import TXN_IN_TXN, TxnProducer
-
-#: ``fields`` keys hidden while the mechanism is off (counterexamples of other configurations unchanged)
-_FIELDS = frozenset({"faults.send_errors"})
+from .optional_budget import OptionalBudget, OptionalBudgets
 
 
 def _senders(machine: Any) -> range:
-    return range(machine.n_producers) if machine.send_errors_bound else range(0)
+    return range(machine.n_producers) if machine.optional_bound("send_errors") else range(0)
 
 
-class SendErrors:
+class SendErrors(OptionalBudgets):
     """send() calls that fail before the accumulator (see the module doc)."""
 
     n_producers: int
     n_partitions: int
     protocol: Any
 
-    send_errors = Budget("send_errors", doc="send() calls that failed in the application thread")
-
-    def _send_errors_setup(self, bounds: Mapping[str, int]) -> dict[str, int]:
-        self.send_errors_bound = bounds.get("send_errors", 0)
-        return {"send_errors": self.send_errors_bound}
-
-    def send_errors_idle(self) -> set[str]:
-        """Actions with no bindings in this configuration (not listed)."""
-        return set() if self.send_errors_bound else {"SendFails"}
-
-    def fields(self, state: tuple) -> dict[str, Any]:
-        out: dict[str, Any] = super().fields(state)  # type: ignore[misc]
-        if not self.send_errors_bound:
-            out = {k: v for k, v in out.items() if k not in _FIELDS}
-        return out
+    send_errors = OptionalBudget("send_errors", actions=("SendFails",),
+                                 doc="send() calls that failed in the application thread")
 
     # a gate on the producer alone: only an open transaction's queued records can fail to be sent
     @precondition(lambda self, producer: producer.phase == TXN_IN_TXN)
