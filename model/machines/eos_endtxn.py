@@ -80,9 +80,12 @@ def _timing_out(machine: Any) -> range:
 
 
 def _empty_aborts(machine: Any) -> range:
-    # only a TV2 EndTxn(ABORT) copy starts an abort with no partition: the client aborts an empty
-    # transaction locally (``EosMachine.end_transaction``)
-    return range(machine.n_producers) if machine.endtxn_timeouts_bound and machine.server_tv2 else range(0)
+    # a TV2 EndTxn(ABORT) that starts an abort with no partition: a late copy (the client aborts a
+    # transaction it added nothing to locally, ``EosMachine.end_transaction``), or, where TV2 leaders add
+    # partitions (``eos_tv2_add``), the client's abort of a transaction none of whose batches a leader
+    # added (each timed out first, failed, or was refused after it skipped the add)
+    tv2_aborts = machine.endtxn_timeouts_bound or machine.leader_adds_partitions
+    return range(machine.n_producers) if tv2_aborts and machine.server_tv2 else range(0)
 
 
 def _changing(machine: Any) -> range:
@@ -131,7 +134,7 @@ class LateEndTxn:
     def end_txn_idle_actions(self) -> set[str]:
         """Actions with no bindings in this configuration (not listed)."""
         idle = set() if self.endtxn_timeouts_bound else {"EndTxnTimesOut", "StaleEndTxnArrives"}
-        if not (self.endtxn_timeouts_bound and self.server_tv2):
+        if not _empty_aborts(self):
             idle.add("CompleteEmptyTransaction")
         return idle | (set(TV_ACTIONS) if self.tv_change == ClientTvChange.NONE else set())
 
