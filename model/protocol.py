@@ -314,6 +314,28 @@ class Protocol:
         "adds partitions (tv2_partition_add leader modes): with the client's own AddPartitionsToTxn the model's "
         "upgrade keeps the epoch, as the add waits for the TV1 transaction to complete either way",
         "KIP-890 part 2; KAFKA-18227 (4.0.0)")
+    tv2_end_txn_pending_first: bool = _decision(
+        True,
+        "with tv2, EndTxn answers CONCURRENT_TRANSACTIONS for a transaction still completing (PrepareX, CompleteX "
+        "pending while the markers are written) before it checks the epoch, so an EndTxn at the epoch the previous "
+        "EndTxn answered waits for that completion (4.0.0); False: the epoch first, and such an EndTxn (an abort "
+        "right after a commit, with nothing added) is PRODUCER_FENCED, fatal for the client (trunk December 2024 - "
+        "January 10, 2025, never released)",
+        "KAFKA-18464 (PR 18467, 4.0.0)")
+    tv2_rotation_answer_next_producer_id: bool = _decision(
+        True,
+        "with tv2, an EndTxn whose bump exhausts the epoch answers the next producer id at epoch 0, the pair the "
+        "transaction completes to (4.0.0: newPreSendMetadata's); False: it answers the old producer id with the "
+        "exhausted epoch, so the client's next request after the completion gets INVALID_PRODUCER_ID_MAPPING, fatal "
+        "for the 4.0 client (trunk before January 30, 2025, never released)",
+        "KAFKA-18660 (PRs 18730, 18758; 4.0.0)")
+    add_partitions_pending_first: bool = _decision(
+        False,
+        "AddPartitionsToTxn / AddOffsetsToTxn answer CONCURRENT_TRANSACTIONS for a transaction still completing "
+        "(PrepareX, CompleteX pending) before they check the producer id and epoch, so the first add under the "
+        "producer id a TV2 rotation answered waits for the completion (4.0.0); False (0.11-3.9, 4.0 trunk before "
+        "January 30, 2025): the producer id first, and that add is INVALID_PRODUCER_ID_MAPPING",
+        "KAFKA-18660 (PRs 18730, 18758; 4.0.0)")
     rotation_markers_new_producer_id: bool = _decision(
         False,
         "counterfactual: a TV2 transaction whose epoch overflowed writes its markers under the new producer "
@@ -465,9 +487,12 @@ KAFKA_2_5 = KAFKA_2_4_1.with_(client_version="kip360", client_epoch_bump_after_a
 #: 2.7.0's, KIP-588); the composed coordinator's EndTxn / fence rules are 2.6.0's (KAFKA-9600, KAFKA-9666)
 KAFKA_2_6 = KAFKA_2_5.with_(invalid_producer_epoch_abortable=False)
 KAFKA_3_0 = KAFKA_2_5.with_(txn_offset_commit_check="current", client_send_error_aborts=True)
-#: 3.0.0-3.2.x: validateOffsetCommit without KAFKA-14201's Empty-group shortcut (3.3.0), and the 3.0-3.1 client
-#: without KAFKA-9279 (3.2.0 has it)
-KAFKA_3_0_0 = KAFKA_3_0.with_(txn_offset_commit_check="3.0", client_send_error_aborts=False)
+#: 3.2.0-3.2.3: validateOffsetCommit without KAFKA-14201's Empty-group shortcut (3.3.0); the client has KAFKA-9279
+#: (000ba031c3d, first tag 3.2.0: 3.2.0 KafkaProducer.doSend calls maybeTransitionToErrorState)
+KAFKA_3_2 = KAFKA_3_0.with_(txn_offset_commit_check="3.0")
+#: 3.0.0-3.1.2: as 3.2, but the client without KAFKA-9279 (3.1.2 KafkaProducer.doSend has no
+#: maybeTransitionToErrorState; not backported to the 3.1 branch)
+KAFKA_3_0_0 = KAFKA_3_2.with_(client_send_error_aborts=False)
 #: 3.6-3.7: KIP-890 part 1; a partition outside the transaction is INVALID_TXN_STATE, and the client sends Produce
 #: <= v10 (3.6.0 ProduceRequest.json 0-9, 3.7.0 0-10)
 KAFKA_3_6 = KAFKA_3_0.with_(partition_verification=True)
@@ -476,14 +501,26 @@ KAFKA_3_6 = KAFKA_3_0.with_(partition_verification=True)
 KAFKA_3_8 = KAFKA_3_6.with_(verification_abortable=True, client_transaction_abortable=True,
                             client_txn_offset_commit_any_retriable=True)
 KAFKA_4_0 = KAFKA_3_8.with_(transaction_version="tv2", client_epoch_bump_after_abort=False,
-                            client_pid_mapping_fatal=True, txn_offsets_completion_async=False)
+                            client_pid_mapping_fatal=True, txn_offsets_completion_async=False,
+                            add_partitions_pending_first=True)
 #: 4.0.0 with the leader's implicit partition add of KIP-890 part 2 modelled (KAFKA-18654's epoch-aware check)
 KAFKA_4_0_LEADER_ADD = KAFKA_4_0.with_(tv2_partition_add="leader")
-#: the 4.0 development trunk before KAFKA-18575 / KAFKA-18654 (December 2024 - January 2025, never released)
-KAFKA_4_0_DEV_2025_01 = KAFKA_4_0.with_(tv2_partition_add="leader-epoch-blind")
+#: the 4.0 development trunk before KAFKA-18575 / KAFKA-18654 (never released): of 10-21 January 2025, after
+#: KAFKA-18464 (PR 18467) and before KAFKA-18575 (PR 18604) and KAFKA-18660 (PR 18730), so a TV2 rotation also
+#: answers the old producer id and AddPartitionsToTxn checks the producer id first
+KAFKA_4_0_DEV_2025_01 = KAFKA_4_0.with_(tv2_partition_add="leader-epoch-blind",
+                                        tv2_rotation_answer_next_producer_id=False, add_partitions_pending_first=False)
 #: the 4.0 development trunk before KAFKA-18227 (December 2024, after KAFKA-14563 removed the TV2 client's
-#: AddPartitionsToTxn; never released)
-KAFKA_4_0_DEV_2024_12 = KAFKA_4_0_DEV_2025_01.with_(tv2_upgrade_bumps_epoch=False)
+#: AddPartitionsToTxn; never released): also before KAFKA-18464, so a TV2 EndTxn checks the epoch first
+KAFKA_4_0_DEV_2024_12 = KAFKA_4_0_DEV_2025_01.with_(tv2_upgrade_bumps_epoch=False, tv2_end_txn_pending_first=False)
+#: the 4.0 development trunk of late January 2025 (after KAFKA-18464, before KAFKA-18660's fix of January 30; never
+#: released): a TV2 rotation answers the old producer id with the exhausted epoch, and AddPartitionsToTxn checks the
+#: producer id before a pending completion
+KAFKA_4_0_DEV_2025_01_28 = KAFKA_4_0.with_(tv2_rotation_answer_next_producer_id=False,
+                                          add_partitions_pending_first=False)
+#: the 4.0 development trunk of early January 2025 (before KAFKA-18464's fix of January 10; never released): as
+#: kafka-4.0-dev-2025-01-28, and a TV2 EndTxn checks the epoch before a pending completion
+KAFKA_4_0_DEV_2025_01_09 = KAFKA_4_0_DEV_2025_01_28.with_(tv2_end_txn_pending_first=False)
 #: a what-if of two switches, never released as such (fidelity audit C7)
 KAFKA_LATER_TRUNK = KAFKA_4_0.with_(persist_prev_producer_id=True)
 #: trunk after KAFKA-19367 (one bump per fence-abort) and the Java TransactionMetadata (KAFKA-18884),
@@ -548,15 +585,27 @@ VARIANTS: dict[str, NamedProtocol] = {
                                           "modelled: the TV2 client sends no AddPartitionsToTxn, the leader adds the "
                                           "partition unless the producer has a transaction open there at the "
                                           "batch's epoch (KAFKA-18654, 4.0.0)", KAFKA_4_0_LEADER_ADD),
-    "kafka-4.0-dev-2025-01": NamedProtocol("the 4.0 development trunk of December 2024 - January 2025 (never "
-                                           "released): as kafka-4.0-leader-add, but the leader skips the add when "
-                                           "the producer has a transaction open at any epoch, so the next "
-                                           "transaction's batch can join the one still completing (KAFKA-18575)",
-                                           KAFKA_4_0_DEV_2025_01),
+    "kafka-4.0-dev-2025-01": NamedProtocol("the 4.0 development trunk of 10-21 January 2025 (never released): as "
+                                           "kafka-4.0-leader-add, but the leader skips the add when the producer has "
+                                           "a transaction open at any epoch, so the next transaction's batch can join "
+                                           "the one still completing (KAFKA-18575); before KAFKA-18660 too (as "
+                                           "kafka-4.0-dev-2025-01-28)", KAFKA_4_0_DEV_2025_01),
+    "kafka-4.0-dev-2025-01-09": NamedProtocol("the 4.0 development trunk of early January 2025, before KAFKA-18464's "
+                                              "fix (PR 18467, January 10; never released): as kafka-4.0-dev-2025-01-28, "
+                                              "and a TV2 EndTxn checks the epoch before a pending completion, so an "
+                                              "abort at the epoch a commit still completing answered is PRODUCER_FENCED",
+                                              KAFKA_4_0_DEV_2025_01_09),
+    "kafka-4.0-dev-2025-01-28": NamedProtocol("the 4.0 development trunk of late January 2025, before KAFKA-18660's "
+                                              "fix (PR 18730, January 30; never released): as kafka-4.0 with the "
+                                              "client's add, but a TV2 EndTxn that exhausts the epoch answers the old "
+                                              "producer id with the exhausted epoch, and AddPartitionsToTxn checks the "
+                                              "producer id before a pending completion",
+                                              KAFKA_4_0_DEV_2025_01_28),
     "kafka-4.0-dev-2024-12": NamedProtocol("the 4.0 development trunk of December 2024 (never released), after "
                                            "KAFKA-14563 moved a TV2 partition's add to the leader: as "
                                            "kafka-4.0-dev-2025-01, and a client upgrading to TV2 keeps its epoch, "
-                                           "so its first TV2 batches can join its last TV1 transaction (KAFKA-18227)",
+                                           "so its first TV2 batches can join its last TV1 transaction (KAFKA-18227); "
+                                           "before KAFKA-18464 too (as kafka-4.0-dev-2025-01-09)",
                                            KAFKA_4_0_DEV_2024_12),
     "kafka-later-trunk": NamedProtocol("what-if, never released as such: 4.0 with PreviousProducerId persisted "
                                        "and lastProducerEpoch not (fidelity audit C7)", KAFKA_LATER_TRUNK),
@@ -580,9 +629,15 @@ VARIANTS: dict[str, NamedProtocol] = {
     "kafka-2.7-2.8": NamedProtocol("Kafka 2.7.0-2.8.2: as 2.6 with KIP-588 (InvalidProducerEpochException is "
                                    "abortable, PRODUCER_FENCED); TxnOffsetCommit by 2.8.2's doTxnCommitOffsets",
                                    KAFKA_2_5),
-    "kafka-3.0-3.2": NamedProtocol("Kafka 3.0.0-3.2.3: validateOffsetCommit (5dae3648abd) without KAFKA-14201's "
-                                   "Empty-group shortcut; a failed send() is not an abortable error (3.2.x differs "
-                                   "there: KAFKA-9279, 3.2.0)", KAFKA_3_0_0),
+    "kafka-3.0-3.2": NamedProtocol("the switches of kafka-3.0-3.1 under their first, too wide name (kept for tests "
+                                   "that use it): 3.2.x differs (kafka-3.2: a failed send() is an abortable error, "
+                                   "KAFKA-9279, 3.2.0)", KAFKA_3_0_0),
+    "kafka-3.0-3.1": NamedProtocol("Kafka 3.0.0-3.1.2: validateOffsetCommit (5dae3648abd) without KAFKA-14201's "
+                                   "Empty-group shortcut; a failed send() is not an abortable error (KAFKA-9279 is "
+                                   "3.2.0's, not on the 3.1 branch)", KAFKA_3_0_0),
+    "kafka-3.2": NamedProtocol("Kafka 3.2.0-3.2.3: as kafka-3.0-3.1, with KAFKA-9279 (000ba031c3d): a send() that "
+                               "fails in the application thread is an abortable error of the transaction",
+                               KAFKA_3_2),
     "kafka-3.6-3.7": NamedProtocol("Kafka 3.6.0-3.7.1: KIP-890 part 1 before KAFKA-16314: the coordinator answers a "
                                    "verification outside the transaction with INVALID_TXN_STATE and the client sends "
                                    "Produce <= v10 (abortable for it, as TRANSACTION_ABORTABLE is for 3.8+); the "

@@ -307,7 +307,7 @@ def test_a_projection_read_twice_per_state_is_looked_up_once() -> None:
     base = twice.slot("node")
     top = [x for x in source.splitlines() if x.startswith("    ") and not x.startswith("     ")]
     for i in range(3):  # read by Advance's gate and by Peek: at most once per state
-        term = f"P{id(phase)}[s[{base + i}]]"
+        term = f"P{id(phase)}[s{base + i}]"  # the place's local (``_Plan.compile`` unpacks the state)
         assert term in source
         # both lookups are answered by the host keyed on node[i] (which decides the projection):
         # the projection is read only where a place is filled, never on every state

@@ -251,10 +251,11 @@ def test_steps_of_a_rule_no_transition_property_names_are_left_unchecked(monkeyp
     m = Journal()
     plan = m._plan
     assert not plan._may_check("Tick") and plan._may_check("Write")
+    # per rule two step lines: the successor built in place (its usual shape) and by its builder
     steps = [x for x in plan.source.splitlines() if "append((step" in x]
-    assert len(steps) == 2 and sum(x.endswith(_NEVER_CHECKED) for x in steps) == 1
+    assert len(steps) == 4 and sum(x.endswith(_NEVER_CHECKED) for x in steps) == 2
     checked = _checked_source(plan.source)
-    assert checked.count("CK[ci]") == 1 and checked.count(_NEVER_CHECKED) == 1
+    assert checked.count("CK[ci]") == 2 and checked.count(_NEVER_CHECKED) == 2
     # the same verdicts, traces and counts as the engine's own checks, with the bug and without
     for bug in (False, True):
         got = explore(Journal(bug=bug), ExploreOptions(stop_at_first=False, check_deadlock=False))
@@ -548,3 +549,53 @@ def test_projected_terms_hit_plain_dicts_and_miss_through_the_maps_in_the_same_o
     assert not any("F" in x for x in src if x.lstrip().startswith(("x =", "y =")))
     # the same values, and the projected values first seen in the same order (the ids they get)
     assert run(True) == run(False)
+
+
+class Partial(Composed):
+    """Post writes its clerk and the archive, sends a letter and spends a budget, or (an odd count)
+    writes its clerk alone: outcomes of the full shape (everything the rule declares) are built in
+    place by the generated successors, the others by their builders."""
+
+    clerk = Actors(count="clerks", init=0, interned=False)
+    archive = Part(init=())
+    tray = Channel(network="network", label=("src", "n"))
+    posts = Budget("max_posts")
+
+    def __init__(self, memoize: bool = True) -> None:
+        super().__init__({"clerks": 2, "network": Network(Delivery.UNORDERED), "max_posts": 3}, memoize=memoize)
+
+    @rule("Post", params={"c": "clerk"}, reads=("clerk[c]", "archive"), writes=("clerk[c]", "archive"),
+          sends=("tray",), spends="posts")
+    def post(self, c: int, clerk: int, archive: tuple[int, ...]) -> dict[str, Any] | None:
+        if clerk >= 3:
+            return None
+        if clerk % 2:
+            return {"clerk": clerk + 1}
+        return {"clerk": clerk + 1, "archive": (*archive, c)[-2:], "tray": Msg(c, clerk)}
+
+    @rule("Take", receive="tray", params=("src", "n"), reads=("archive",), writes=("archive",))
+    def take(self, msg: Msg, archive: tuple[int, ...]) -> dict[str, Any]:
+        return {"archive": archive[1:]}
+
+
+def test_a_successor_built_in_place_is_the_one_its_builder_makes(monkeypatch: pytest.MonkeyPatch) -> None:
+    m = Partial()
+    assert "if build is " in m._plan.source  # Post's full shape, built in place
+    # the reference: every step line calls the outcome's builder (the generated code before)
+    monkeypatch.setattr(_Rule, "_apply", lambda self, b, env, name: ["append((step, build(s, a)))"])
+    ref = Partial()
+    assert "if build is " not in ref._plan.source
+    full = partial = 0
+    for s in _reachable(ref):
+        assert m.successors(s) == ref.successors(s)
+        for rule_ in m._plan.rules:
+            if isinstance(rule_, _Rule) and rule_.action == "Post":
+                for b in rule_.bindings:
+                    shape = rule_._shape(b, rule_.allowed)
+                    for _, build, _, _ in b.memo.get(b.getter(s), ()):
+                        if build is _builder(len(m._plan.live), *shape):
+                            full += 1
+                        else:
+                            partial += 1
+    assert full and partial  # both kinds of outcome were made
+    assert explore(m, ExploreOptions()).stats.distinct == explore(ref, ExploreOptions()).stats.distinct

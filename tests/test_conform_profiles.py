@@ -98,7 +98,7 @@ def test_each_profile_doc_names_its_versions_and_evidence() -> None:
 
 def test_old_profile_names_still_resolve() -> None:
     assert PROFILE_ALIASES == {"kafka-2.7-3.9": "kafka-3.8-3.9", "kafka-2.0-2.4": "kafka-2.0.1-2.3",
-                               "kafka-2.0-2.3": "kafka-2.0.1-2.3"}
+                               "kafka-2.0-2.3": "kafka-2.0.1-2.3", "kafka-3.0-3.2": "kafka-3.1.1-3.2"}
     for old, new in PROFILE_ALIASES.items():
         assert old in PROFILES and protocol(old) == protocol(new) and protocol(old).name == new
     with pytest.raises(KeyError, match="unknown variant"):
@@ -114,6 +114,9 @@ def test_a_commit_date_picks_the_release_its_trunk_commit_went_into() -> None:
     assert profile_for(None, "2020-03-28") == "kafka-2.6"  # KAFKA-9600, first tag 2.6.0
     assert profile_for(None, "2020-08-12") == "kafka-2.7-2.8"  # KAFKA-9911, first tag 2.7.0
     assert profile_for(None, "2022-09-08") == "kafka-3.3-3.5"  # KAFKA-14201
+    # KAFKA-13412 df2236d73bc (2022-01-19) went into 3.2.0; a trunk commit before the 3.1 branch cut into 3.1.0
+    assert profile_for(None, "2022-01-19") == "kafka-3.1.1-3.2"
+    assert profile_for(None, "2021-10-01") == "kafka-3.0-3.1.0"
     assert profile_for(None, "2023-09-04") == "kafka-3.7"  # KAFKA-15424; KAFKA-15449 (2023-10-02) too
     assert profile_for(None, "2023-06-01") == "kafka-3.6"
     assert profile_for(None, "2024-03-22") == "kafka-3.8-3.9"  # KAFKA-16314, first tag 3.8.0
@@ -159,9 +162,9 @@ def test_3_0_to_3_2_check_a_member_id_with_generation_minus_one_on_an_empty_grou
     assert empty.state == GroupState.EMPTY and not empty.members
     answers = {name: validate_txn_offset_commit(empty, check=protocol(name).txn_offset_commit, generation_id=-1,
                                                 member_id=5)
-               for name in ("kafka-2.7-2.8", "kafka-3.0-3.2", "kafka-3.3-3.5")}
-    assert answers == {"kafka-2.7-2.8": Errors.UNKNOWN_MEMBER_ID, "kafka-3.0-3.2": Errors.UNKNOWN_MEMBER_ID,
-                       "kafka-3.3-3.5": Errors.NONE}
+               for name in ("kafka-2.7-2.8", "kafka-3.0-3.1.0", "kafka-3.1.1-3.2", "kafka-3.3-3.5")}
+    assert answers == {"kafka-2.7-2.8": Errors.UNKNOWN_MEMBER_ID, "kafka-3.0-3.1.0": Errors.UNKNOWN_MEMBER_ID,
+                       "kafka-3.1.1-3.2": Errors.UNKNOWN_MEMBER_ID, "kafka-3.3-3.5": Errors.NONE}
     # with no member id all three accept (the request a pre-KIP-447 or eos-alpha producer sends)
     for name in answers:
         assert validate_txn_offset_commit(empty, check=protocol(name).txn_offset_commit, generation_id=-1,
@@ -217,9 +220,10 @@ def test_kafka_16314_verification_outside_the_transaction_is_abortable_from_3_8(
 #: named release variant -> the releases it claims (clipped to 2.0.0+, where SWITCH_HISTORY starts)
 _NAMED_RANGES = {
     "kafka-1.0.2-2.3": ("2.0.0", "2.3.1"), "kafka-2.4": ("2.4.0", "2.4.0"), "kafka-2.4.1": ("2.4.1", "2.4.1"),
-    "kafka-2.6": ("2.6.0", "2.6.3"), "kafka-2.7-2.8": ("2.7.0", "2.8.2"), "kafka-3.0-3.2": ("3.0.0", "3.2.3"),
+    "kafka-2.6": ("2.6.0", "2.6.3"), "kafka-2.7-2.8": ("2.7.0", "2.8.2"), "kafka-3.0-3.1": ("3.0.0", "3.1.2"),
+    "kafka-3.2": ("3.2.0", "3.2.3"), "kafka-3.0-3.2": ("3.0.0", "3.1.2"),
     "kafka-3.3-3.5": ("3.3.0", "3.5.2"), "kafka-3.6-3.7": ("3.6.0", "3.7.1"), "kafka-3.8-3.9": ("3.8.0", "3.9.0"),
-    # the three wide names kept for specs: their docs say which part of the range differs, and how
+    # the wide names kept for specs and tests: their docs say which part of the range differs, and how
     "kafka-2.5-2.8": ("2.7.0", "2.8.2"), "kafka-3.0-3.5": ("3.3.0", "3.5.2"), "kafka-3.6-3.9": ("3.8.0", "3.9.0"),
 }
 
@@ -260,5 +264,12 @@ def test_named_release_variants_of_the_composed_machines_match_the_version_table
     if name == "kafka-3.0-3.5":
         assert VARIANTS[name].protocol == VARIANTS["kafka-3.3-3.5"].protocol
         # and the 3.0-3.1 client's failed send() (KAFKA-9279, 3.2.0)
-        assert VARIANTS["kafka-3.0-3.2"].protocol == VARIANTS[name].protocol.with_(txn_offset_commit_check="3.0",
+        assert VARIANTS["kafka-3.0-3.1"].protocol == VARIANTS[name].protocol.with_(txn_offset_commit_check="3.0",
                                                                                    client_send_error_aborts=False)
+    if name == "kafka-3.0-3.2":
+        assert VARIANTS[name].protocol == VARIANTS["kafka-3.0-3.1"].protocol
+        assert "kafka-3.2" in VARIANTS[name].doc and "KAFKA-9279" in VARIANTS[name].doc
+    # KAFKA-9279 (000ba031c3d, first tag 3.2.0; 3.1.2's KafkaProducer.doSend has no maybeTransitionToErrorState):
+    # no conform switch records it, so the composed decision is checked against the tags here
+    lo_release = version(_NAMED_RANGES[name][0])
+    assert p["client_send_error_aborts"] == (lo_release >= (3, 2, 0)), name

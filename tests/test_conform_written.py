@@ -314,7 +314,8 @@ PROFILE_OUTCOMES: dict[str, Outcome] = {
         "SM-29": "a verified partition outside the transaction is INVALID_TXN_STATE before 3.8.0",
     }, _NO_OFFSETS_VERIFY),
     "kafka-3.3-3.5": (_IPE_EXCEPTION, _NO_VERIFY),
-    "kafka-3.0-3.2": (_IPE_EXCEPTION, _NO_VERIFY),
+    "kafka-3.1.1-3.2": (_IPE_EXCEPTION, _NO_VERIFY),
+    "kafka-3.0-3.1.0": (_IPE_EXCEPTION, _NO_VERIFY),
     "kafka-2.7-2.8": (_IPE_EXCEPTION, _NO_VERIFY),
     "kafka-2.6": (_FENCED_AS_EPOCH, _NO_KIP588),
     "kafka-2.5": ({
@@ -428,7 +429,8 @@ SAMPLE_OUTCOMES: dict[str, tuple[set[str], set[str]]] = {
     "kafka-3.7": (set(), _SAMPLE_TV2),
     "kafka-3.6": (set(), _SAMPLE_TV2),
     "kafka-3.3-3.5": (set(), _SAMPLE_TV2 | _SAMPLE_VERIFY),
-    "kafka-3.0-3.2": (set(), _SAMPLE_TV2 | _SAMPLE_VERIFY),
+    "kafka-3.1.1-3.2": (set(), _SAMPLE_TV2 | _SAMPLE_VERIFY),
+    "kafka-3.0-3.1.0": (set(), _SAMPLE_TV2 | _SAMPLE_VERIFY),
     "kafka-2.7-2.8": (set(), _SAMPLE_TV2 | _SAMPLE_VERIFY),
     # INIT-14, SM-10-tv0: PRODUCER_FENCED does not exist before 2.7.0 (the fence is INVALID_PRODUCER_EPOCH)
     "kafka-2.6": ({"INIT-14", "SM-10-tv0"}, _SAMPLE_TV2 | _SAMPLE_VERIFY),

@@ -33,8 +33,9 @@ def test_the_failed_record_is_dropped_and_only_the_fixed_client_aborts(aborts: b
 
 
 def test_the_switch_is_on_from_3_2() -> None:
-    off = {"kafka-0.11.0.0", "kafka-1.0.2-2.3", "kafka-2.4.1", "kafka-2.6", "kafka-2.7-2.8", "kafka-3.0-3.2"}
-    on = {"kafka-3.3-3.5", "kafka-3.0-3.5", "kafka-3.6-3.7", "kafka-3.8-3.9", "kafka-4.0"}
+    off = {"kafka-0.11.0.0", "kafka-1.0.2-2.3", "kafka-2.4.1", "kafka-2.6", "kafka-2.7-2.8", "kafka-3.0-3.2",
+           "kafka-3.0-3.1"}
+    on = {"kafka-3.2", "kafka-3.3-3.5", "kafka-3.0-3.5", "kafka-3.6-3.7", "kafka-3.8-3.9", "kafka-4.0"}
     assert not any(VARIANTS[v].protocol.client_send_error_aborts for v in off)
     assert all(VARIANTS[v].protocol.client_send_error_aborts for v in on)
     assert "3.2.x" in VARIANTS["kafka-3.0-3.2"].doc and "KAFKA-9279" in decision_doc("client_send_error_aborts")

@@ -114,7 +114,12 @@ def _hosts(lookups: Sequence[tuple[list[Term], bool]]) -> list[tuple[list[Term],
     return [(terms, mine) for (terms, _), mine in zip(maximal, members) if len(mine) > 1]
 
 
-_APPEND_STEP = re.compile(r"^(\s*)append\(\(step, (build\(s, a(?:, rest)?\))\)\)$")
+#: a generated line appending a step and its successor: by the outcome's builder, or built in
+#: place (``_Rule._apply``: a tuple display of the state's places, written values and sends)
+_APPEND_STEP = re.compile(r"^(\s*)append\(\(step, (build\(s, a(?:, rest)?\)|\([\w\[\], +]*\))\)\)$")
+#: a place of the state read by the generated successors, which reads it from a local instead
+#: (``_Plan.compile``: the state is unpacked once per call)
+_PLACE = re.compile(r"\bs\[(\d+)\]")
 #: the mark ``_Plan.compile`` puts after the step lines of a rule whose steps no transition property
 #: names (``_Plan._may_check``): ``_checked_source`` does not match them and leaves them as they are
 _NEVER_CHECKED = "  # never checked"
@@ -427,18 +432,42 @@ class _Plan:
             lines += ["    " + x for x in body]
         lines.append("    return out")
         lines = plain_projections(hoist_projections(lines, 3, lazy=True), env)
+        if self.live:
+            # every place in a local, unpacked once per state: ``s[k]`` costs three opcodes per read
+            # (keys, the successors built in place), a local one
+            lines = [lines[0], f"    ({''.join(f's{k}, ' for k in range(len(self.live)))}) = s",
+                     *(_PLACE.sub(r"s\1", x) for x in lines[1:])]
         #: the generated source (profiles name its lines: ``<compose Class>:N``)
         self.source = "\n".join(lines)
-        exec(compile(self.source, f"<compose {type(self.machine).__name__}>", "exec"), env)  # noqa: S102
-        self.successors: Callable[[tuple], list[tuple[Step, tuple]]] = env["successors"]
         self._env = env
+        self._compiled: Callable[[tuple], list[tuple[Step, tuple]]] | None = None
+
+        def successors(s: tuple) -> list[tuple[Step, tuple]]:
+            # compiled on the first call: a machine laid out again at start-up (``relayout``,
+            # ``set_rules``), or one the engine expands only by ``checked_successors``, never
+            # parses this source
+            return self._compile_successors()(s)
+
+        successors.__qualname__ = "successors"  # as the compiled function's (``run_key`` reads reprs)
+        self.successors: Callable[[tuple], list[tuple[Step, tuple]]] = successors
         #: ``checked_successors`` by the transition properties checked, and their tables of
         #: checks by ``check_sets`` index (extended as ``check_index`` finds new sets)
         self._checked: dict[tuple[str, ...], tuple[Callable[[tuple], list[tuple[Step, tuple]]], list[Step]]] = {}
         self._check_tables: list[tuple[tuple[str, ...], list[Any]]] = []
         self._outcome_checks: dict[tuple[str, ...], Callable[[tuple, Step, tuple], bool]] = {}
         if "successors" in vars(self.machine):  # bound on the instance (``Composed._bind_within``): rebind
-            self.machine.successors = self.successors  # type: ignore[method-assign]
+            self.machine.successors = self.successors  # type: ignore[method-assign,assignment]
+
+    def _compile_successors(self) -> Callable[[tuple], list[tuple[Step, tuple]]]:
+        """The generated ``successors``, compiled from ``source`` once, and bound in place of the
+        first-call stub (on the machine too, where the stub was bound)."""
+        if self._compiled is None:
+            stub = self.successors
+            exec(compile(self.source, f"<compose {type(self.machine).__name__}>", "exec"), self._env)  # noqa: S102
+            self._compiled = self.successors = self._env["successors"]
+            if vars(self.machine).get("successors") is stub:
+                self.machine.successors = self._compiled  # type: ignore[method-assign,assignment]
+        return self._compiled
 
     def _may_check(self, action: str) -> bool:
         """Can some transition property apply to a step of ``action`` (``_Transition.applies``'s

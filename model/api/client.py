@@ -27,10 +27,13 @@ from ..producer.txn_calls import STATES as CLIENT_STATES
 from ..producer.txn_calls import CallResult as TxnCallResult
 from ..producer.txn_calls import NextRequest as TxnNextRequest
 from ..producer.txn_calls import (
+    PendingCall,
     TxnClient,
+    await_result,
     begin_abort,
     begin_commit,
     begin_transaction,
+    complete_call,
     has_partitions_to_add,
     initialize_transactions,
     is_partition_added,
@@ -40,8 +43,10 @@ from ..producer.txn_calls import (
     maybe_add_partition,
     next_request_to_end,
     partitions_added,
+    retry_add_partitions,
     send_add_partitions,
     send_offsets_to_transaction,
+    undrained_batch_error,
 )
 from ..producer.txn_calls import has_error as txn_has_error
 from ..producer.txn_calls import to_abortable_error as txn_to_abortable_error
@@ -49,10 +54,12 @@ from ..producer.txn_calls import to_fatal_error as txn_to_fatal_error
 from ..producer.txn_client import on_init_response
 from ..producer.txn_offsets_client import (
     OffsetCommitReaction,
+    OffsetsAnswer,
+    on_txn_offset_commit_answer,
     on_txn_offset_commit_error,
 )
 from ..producer.txn_responses import APIS as TXN_RESPONSE_APIS
-from ..producer.txn_responses import TxnResponseReaction, on_txn_response
+from ..producer.txn_responses import TxnResponseReaction, on_disconnect, on_txn_response
 from .protocol import Protocol
 
 #: the client states in which ``TransactionManager.hasOngoingTransaction`` holds (IN_TRANSACTION,
@@ -82,17 +89,21 @@ __all__ = [
     "ConsumerFetchReaction",
     "ErrorReaction",
     "OffsetCommitReaction",
+    "OffsetsAnswer",
     "PartitionEntry",
+    "PendingCall",
     "TxnCallResult",
     "TxnClient",
     "TxnNextRequest",
     "TxnResponseReaction",
     "acknowledge",
     "assign",
+    "await_result",
     "begin_abort",
     "begin_commit",
     "begin_transaction",
     "bump_idempotent_epoch",
+    "complete_call",
     "consumer_offset_fetch_reaction",
     "expire_batch",
     "has_ongoing_transaction",
@@ -110,15 +121,19 @@ __all__ = [
     "maybe_update_producer_id_and_epoch",
     "next_idempotent_pair",
     "next_request_to_end",
+    "on_disconnect",
     "on_init_response",
     "on_produce_error",
+    "on_txn_offset_commit_answer",
     "on_txn_offset_commit_error",
     "on_txn_response",
     "partitions_added",
     "restart_sequences",
+    "retry_add_partitions",
     "send_add_partitions",
     "send_offsets_to_transaction",
     "txn_has_error",
     "txn_to_abortable_error",
     "txn_to_fatal_error",
+    "undrained_batch_error",
 ]

@@ -34,8 +34,9 @@ from ..transactions.end_txn import (
     end_txn_tv2,
     prepare_abort_or_commit,
 )
+from ..transactions.failover import load_transaction
 from ..transactions.markers import complete_if_done, on_marker_response
-from ..transactions.metadata import new_metadata
+from ..transactions.metadata import new_metadata, to_log_record
 from ..transactions.states import EXPIRATION_ALLOWED, is_valid_transition
 from ..transactions.timeout import abort_timed_out as _abort_timed_out
 from ..transactions.timeout import fence_write_failed
@@ -347,10 +348,13 @@ class FenceResult(NamedTuple):
 def prepare_fence_producer_epoch(meta: TxnMetadata, protocol: Protocol) -> FenceResult:
     """``TransactionMetadata.prepareFenceProducerEpoch`` (pending PrepareEpochFence): epoch + 1 unless
     a fence failed before; at the largest epoch the 2024 snapshot throws, later trunk keeps it;
-    a transition already pending throws (``prepareTransitionTo``)."""
+    a transition already pending throws, and so does a state PrepareEpochFence cannot follow (only Ongoing:
+    ``prepareTransitionTo``'s valid-previous-states check, 2.5.0 to trunk)."""
     if meta.pending_state != NO_PENDING:
         return FenceResult(meta, "IllegalStateException")
     if meta.epoch >= protocol.max_epoch and protocol.fence_at_max_epoch == "throw":
+        return FenceResult(meta, "IllegalStateException")
+    if not is_valid_transition(meta.state, int(TxnState.PREPARE_EPOCH_FENCE)):
         return FenceResult(meta, "IllegalStateException")
     meta = _before_kafka_9666(meta, protocol)
     fenced = fence_producer_epoch(CONCRETE, max_epoch=protocol.max_epoch, epoch=meta.epoch,
@@ -550,3 +554,13 @@ def append_transaction_to_log(cache: CacheAtAppend, coordinator_epoch: int, tran
     if meta.pending_state == NO_PENDING or meta.pending_state != transit.state:
         return AppendOutcome(int(Errors.NONE), meta, "IllegalStateException")
     return AppendOutcome(int(Errors.NONE), transit._replace(pending_state=NO_PENDING))
+
+
+def load_and_resume(meta: TxnMetadata, coordinator_epoch: int) -> tuple[TxnMetadata, tuple[int, ...], int]:
+    """``loadTransactionsForTxnTopicPartition`` for one transactional id whose last ``__transaction_state`` record is
+    ``meta`` (the machines' coordinator failover, ``transactions.failover``): the metadata loaded, and for a
+    PrepareCommit / PrepareAbort the partitions whose markers the new coordinator sends again (the callback
+    ``sendTxnMarkers``) and their result (TxnResult; -1 when none). The record is written without
+    PreviousProducerId (what the loaded metadata keeps of it depends on the version; only the markers are read)."""
+    loaded, markers = load_transaction(to_log_record(meta), coordinator_epoch)
+    return loaded, tuple(m.partition for m in markers), (markers[0].result if markers else -1)

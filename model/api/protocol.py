@@ -81,6 +81,15 @@ class Protocol(NamedTuple):
     #: the producer client's table of valid state transitions (``model.producer.txn_calls.TRANSITIONS``):
     #: "2.0" (2.0.0-2.4.1), "2.5" (KIP-360, 2.5.0-3.5.2), "3.6" (KAFKA-13668, ea81e99e598, first tag 3.6.0)
     client_transitions: str = "3.6"
+    #: KAFKA-13412 (df2236d73bc, first tags 3.1.1 via cde0046d15a and 3.2.0): a timed-out initTransactions /
+    #: commitTransaction / abortTransaction is kept until awaited, its retry gets the same result, any other call
+    #: throws IllegalStateException meanwhile, and an invalid call throws IllegalStateException (KafkaException
+    #: before); ``model.producer.txn_calls``
+    client_retry_safe_calls: bool = True
+    #: what the Sender fails a batch with when an abort (with no error) drops it undrained: TransactionAbortedException
+    #: (KAFKA-10186, 40a23cc0c2e, first tag 2.7.0); before, a KafkaException ("Failing batch since transaction was
+    #: aborted", 2.6.0 Sender.maybeSendAndPollTransactionalRequest)
+    client_abort_exception: str = "TransactionAbortedException"
 
 
 #: what a profile can lack (``Protocol.lacks``) -> what it is and when Kafka got it
@@ -210,6 +219,11 @@ SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
     # READY and INITIALIZING from ABORTING_TRANSACTION; 3.6.0 (KAFKA-13668 ea81e99e598; 3.5.2 without) adds
     # UNINITIALIZED from ABORTABLE_ERROR and ABORTABLE_ERROR from INITIALIZING
     "client_transitions": (((2, 0, 0), "2.0"), ((2, 5, 0), "2.5"), ((3, 6, 0), "3.6")),
+    # TransactionManager.pendingTransition / throwIfPendingState: KAFKA-13412 df2236d73bc (first tag 3.2.0) and its
+    # 3.1 backport cde0046d15a (first tag 3.1.1); 3.0.2 and 3.1.0 keep pendingResult and throw KafkaException
+    "client_retry_safe_calls": (((2, 0, 0), False), ((3, 1, 1), True)),
+    # Sender.maybeSendAndPollTransactionalRequest's abortUndrainedBatches: KAFKA-10186 40a23cc0c2e (first tag 2.7.0)
+    "client_abort_exception": (((2, 0, 0), "KafkaException"), ((2, 7, 0), "TransactionAbortedException")),
     # TransactionManager.TxnOffsetCommitHandler.handleResponse: KAFKA-7296 (1b0340b8328 on the 2.0 branch, first tag
     # 2.0.1; 4f25f1fb711, 2.1.0); KIP-447's FENCED_INSTANCE_ID / UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION (2.5.0);
     # Errors.INVALID_PRODUCER_EPOCH -> InvalidProducerEpochException (KAFKA-9911 b937ec75677, 2.7.0), reached through
@@ -244,7 +258,8 @@ _TV1 = {"end_txn": "tv1", "tv2_last_epoch": "keep", "max_txn_timeout_ms": 900000
 #: 2.0 .. 2.6: no PRODUCER_FENCED, so nothing to down-convert (every fence is INVALID_PRODUCER_EPOCH)
 _BEFORE_2_7_FENCING = {"down_convert_fenced": False, "producer_fenced": False}
 _BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "pre-kip447", "lacks": _BEFORE_2_5,
-                           "client_transitions": "2.0",
+                           "client_transitions": "2.0", "client_retry_safe_calls": False,
+                           "client_abort_exception": "KafkaException",
                            "end_txn_exact_epoch": False, "failed_fence_keeps_epoch": False,
                            "verification_abortable": False, "txn_offset_commit_any_retriable": False,
                            "txn_offset_commit_handler": "2.0.1"}
@@ -319,13 +334,24 @@ PROFILE_TABLE: dict[str, Profile] = {
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
         lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5"),
-    "kafka-3.0-3.2": _entry(
-        "kafka-3.0-3.2", "3.0.0", "3.2.3",
-        ("released 3.0.0 .. 3.2.x: as 3.3-3.5, but validateOffsetCommit (5dae3648abd, 3.0.0) has no Empty-group "
-         "shortcut: a TxnOffsetCommit with generation < 0 and a member id on an Empty group is UNKNOWN_MEMBER_ID"),
+    "kafka-3.1.1-3.2": _entry(
+        "kafka-3.1.1-3.2", "3.1.1", "3.2.3",
+        ("released 3.1.1 .. 3.2.x: as 3.3-3.5, but validateOffsetCommit (5dae3648abd, 3.0.0) has no Empty-group "
+         "shortcut: a TxnOffsetCommit with generation < 0 and a member id on an Empty group is UNKNOWN_MEMBER_ID; "
+         "the client has KAFKA-13412 (df2236d73bc, first tag 3.2.0; cde0046d15a on the 3.1 branch, first tag 3.1.1): "
+         "a timed-out transactional call is retried through pendingTransition. Was kafka-3.0-3.2 with these switches"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="3.0",
         lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5"),
+    "kafka-3.0-3.1.0": _entry(
+        "kafka-3.0-3.1.0", "3.0.0", "3.1.0",
+        ("released 3.0.0 .. 3.1.0: as 3.1.1-3.2 without KAFKA-13412 (3.0.2 and 3.1.0 TransactionManager: "
+         "pendingResult handed back only in the retried call's target state, an invalid transition and "
+         "sendOffsetsToTransaction outside a transaction throw KafkaException, failIfNotReadyForSend wraps every "
+         "error in a KafkaException)"),
+        "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="3.0",
+        lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False,
+        txn_offset_commit_handler="2.7", client_transitions="2.5", client_retry_safe_calls=False),
     "kafka-2.7-2.8": _entry(
         "kafka-2.7-2.8", "2.7.0", "2.8.2",
         ("released 2.7.0 .. 2.8.x: KIP-588 (PRODUCER_FENCED, down-converted to INVALID_PRODUCER_EPOCH for "
@@ -333,7 +359,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "TxnOffsetCommit checked by 2.8.2's doTxnCommitOffsets (the 2.5 rules)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="2.5",
         lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False,
-        txn_offset_commit_handler="2.7", client_transitions="2.5"),
+        txn_offset_commit_handler="2.7", client_transitions="2.5", client_retry_safe_calls=False),
     "kafka-2.6": _entry(
         "kafka-2.6", "2.6.0", "2.6.3",
         ("released 2.6.0 .. 2.6.3: KAFKA-9600 (a client's EndTxn needs the exact epoch) and KAFKA-9666 "
@@ -341,7 +367,8 @@ PROFILE_TABLE: dict[str, Profile] = {
          "INVALID_PRODUCER_EPOCH (2.6.3's Errors has no code 90)"),
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
         lacks=_BEFORE_2_7, verification_abortable=False, txn_offset_commit_any_retriable=False,
-        txn_offset_commit_handler="2.5", client_transitions="2.5"),
+        txn_offset_commit_handler="2.5", client_transitions="2.5", client_retry_safe_calls=False,
+        client_abort_exception="KafkaException"),
     "kafka-2.5": _entry(
         "kafka-2.5", "2.5.0", "2.5.1",
         ("released 2.5.0 .. 2.5.1: KIP-360 and KIP-447 (2.5.0 messages); endTransaction refuses only a lower "
@@ -350,7 +377,8 @@ PROFILE_TABLE: dict[str, Profile] = {
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
         lacks=_BEFORE_2_6, end_txn_exact_epoch=False, failed_fence_keeps_epoch=False, fence_keeps_last_epoch=True,
         verification_abortable=False, txn_offset_commit_any_retriable=False,
-        txn_offset_commit_handler="2.5", client_transitions="2.5"),
+        txn_offset_commit_handler="2.5", client_transitions="2.5", client_retry_safe_calls=False,
+        client_abort_exception="KafkaException"),
     "kafka-2.4.1": _entry(
         "kafka-2.4.1", "2.4.1", "2.4.1",
         ("released 2.4.1: the 2.4 broker (KAFKA-7190: producer state kept when the log start offset moves; an "
@@ -380,9 +408,10 @@ PROFILE_TABLE: dict[str, Profile] = {
 #: old profile names -> the profile that replaces them: kafka-2.7-3.9 had exactly kafka-3.8-3.9's switches (it
 #: stood for 2.7 .. 3.9 with 3.8's answers); kafka-2.0-2.4 had the 2.0-2.3 broker, and kafka-2.0-2.3 now also lacks
 #: KAFKA-9144 and KAFKA-9666 as those versions did; kafka-2.0-2.3 stood for 2.0.0 .. 2.3.1 with 2.0.1's
-#: TxnOffsetCommitHandler (fid16)
+#: TxnOffsetCommitHandler (fid16); kafka-3.0-3.2 had exactly kafka-3.1.1-3.2's switches (it stood for 3.0.0 .. 3.2.3
+#: with KAFKA-13412's client, which 3.0.x and 3.1.0 lack: kafka-3.0-3.1.0)
 PROFILE_ALIASES: dict[str, str] = {"kafka-2.7-3.9": "kafka-3.8-3.9", "kafka-2.0-2.4": "kafka-2.0.1-2.3",
-                                   "kafka-2.0-2.3": "kafka-2.0.1-2.3"}
+                                   "kafka-2.0-2.3": "kafka-2.0.1-2.3", "kafka-3.0-3.2": "kafka-3.1.1-3.2"}
 
 #: profile name (and alias) -> (doc, Protocol); the newest first
 PROFILES: dict[str, tuple[str, Protocol]] = {
@@ -396,6 +425,9 @@ DEFAULT_PROFILE = "kafka-2024-10"
 #: known commits of apache/kafka -> profile (a vector file names the commit its tests were read at)
 COMMIT_PROFILES: dict[str, str] = {
     "1eb7644349cb07139d6a3c1ad1986979647cac99": "kafka-2024-10",
+    # the stored trunk TransactionMetadataTest.java (transaction-coordinator module) session 17 read: its
+    # testFenceProducerNotAllowedIfItWouldOverflow keeps the epoch, which is KAFKA-20090 (PR 21469, February 2026)
+    "6d535d360a78d475cabc39a83940a470400cee0f": "kafka-later-trunk",
 }
 
 #: for an unknown trunk commit, its date decides: the first profile whose start is not after it. A start is
@@ -404,7 +436,8 @@ COMMIT_PROFILES: dict[str, str] = {
 _DATE_PROFILES: tuple[tuple[str, str], ...] = (
     ("2025-01-01", "kafka-later-trunk"), ("2024-07-30", "kafka-2024-10"), ("2023-12-12", "kafka-3.8-3.9"),
     ("2023-08-20", "kafka-3.7"), ("2023-04-14", "kafka-3.6"),
-    ("2022-03-21", "kafka-3.3-3.5"), ("2021-02-06", "kafka-3.0-3.2"), ("2020-05-28", "kafka-2.7-2.8"),
+    ("2022-03-21", "kafka-3.3-3.5"), ("2021-10-30", "kafka-3.1.1-3.2"), ("2021-02-06", "kafka-3.0-3.1.0"),
+    ("2020-05-28", "kafka-2.7-2.8"),
     ("2020-01-31", "kafka-2.6"), ("2019-10-07", "kafka-2.5"), ("2019-05-20", "kafka-2.4.0"),
     # the 2.0 branch cut (merge-base of 2.0.0 and 2.1.0): later trunk commits went into 2.1.0, which has
     # KAFKA-7296 (trunk commits between the cut and 2018-08-16 lacked it: the date cannot tell them apart)

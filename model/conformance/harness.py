@@ -34,6 +34,7 @@ Handler = Callable[[World, dict[str, Any]], dict[str, Any]]
 ROUTES: tuple[tuple[str, Handler], ...] = (
     # the producer client reading a coordinator's answer (the coordinator's own routes follow)
     (r"^(InitProducerId|AddPartitionsToTxn|AddOffsetsToTxn|EndTxn|FindCoordinator)Response\b", steps_client.txn_response),
+    (r"^TxnOffsetCommitResponse\b", steps_txn_calls.txn_offset_commit_response),
     (r"^InitProducerId\b", steps_coordinator.init_producer_id),
     (r"^EndTxn\b", steps_coordinator.end_txn),
     (r"^(AddPartitionsToTxn|AddOffsetsToTxn)\b", steps_coordinator.add_partitions),
@@ -57,6 +58,7 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^validateTransactionTimeoutMs\b", steps_coordinator.validate_txn_timeout),
     (r"^getTransactionState\b", steps_coordinator.get_transaction_state),
     (r"^putTransactionStateIfNotExists\b", steps_coordinator.put_transaction_state),
+    (r"^(TransactionStateManager\.)?loadTransactionsForTxnTopicPartition\b", steps_coordinator.load_transactions),
     (r"^WriteTxnMarker\s*\(to __consumer_offsets", steps_group.txn_marker),
     (r"^WriteTxnMarkers?\b", steps_leader.marker),
     (r"^advance_time\b", steps_leader.advance_time),
@@ -90,7 +92,7 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
       r"transitionToAbortableError)\("),
      steps_client.tm_call),
     (r"^sendOffsetsToTransaction\(", steps_client.send_offsets),
-    (r"^(transactionManager|sender|accumulator)\.\w+\(", steps_txn_calls.call),
+    (r"^(transactionManager|sender|accumulator|result|client)\.\w+\(", steps_txn_calls.call),
     ((r"^(send|resend|produce_response|response|tp\d+ produce|abortTransaction|beginCommit|new transaction|expire|runOnce|"
       r"append tp\d+)\b"),
      steps_client.event),

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..api import client as api
 from ..errors import Errors
-from .steps_txn_calls import answered
+from .steps_txn_calls import answered, call_completed
 from .values import NotExpressible, error_code, integer
 from .world import World
 
@@ -383,10 +383,15 @@ def txn_response(w: World, inp: dict[str, Any]) -> Observed:
     if not m or m.group(1) not in api.TXN_RESPONSE_APIS:
         raise NotExpressible(f"{kind!r}: not an answer of the transaction coordinator")
     name = m.group(1)
-    err = error_code(str(inp.get("error", "NONE")))
-    # the profile after the 2024-10 snapshot (EndTxn by the request's version) is the 4.0+ client
-    r = api.on_txn_response(name, err, can_bump_epoch=bool(w.client.get("coordinator_supports_epoch_bump", True)),
-                            pid_mapping_fatal=w.protocol.end_txn == "later-trunk")
+    if inp.get("disconnected"):
+        # no answer: the connection was lost (before the send too, with before_send: the same lookup and retry)
+        inp.get("before_send")
+        r = api.on_disconnect(name)
+    else:
+        err = error_code(str(inp.get("error", "NONE")))
+        # the profile after the 2024-10 snapshot (EndTxn by the request's version) is the 4.0+ client
+        r = api.on_txn_response(name, err, can_bump_epoch=bool(w.client.get("coordinator_supports_epoch_bump", True)),
+                                pid_mapping_fatal=w.protocol.end_txn == "later-trunk")
     state = _state(w)
     result = "pending"
     if r.action == "done":
@@ -417,7 +422,10 @@ def txn_response(w: World, inp: dict[str, Any]) -> Observed:
         w.client["state"] = "FATAL_ERROR"
         w.client["last_error"] = r.exception
     # the transaction's partitions (read by the TransactionManager calls, steps_txn_calls)
-    answered(w, name, r.action == "done")
+    answered(w, name, r.action == "done", retry=r.action in ("retry", "lookup-retry"))
+    if name in ("InitProducerId", "EndTxn") and r.action in ("done", "abortable", "fatal"):
+        # the handler completes (or fails) the call's result: a retry after a timeout gets it back
+        call_completed(w)
     out = _view(w, _tp(w))
     out.update({"result": result, "retry": r.action in ("retry", "lookup-retry"),
                 "lookup_coordinator": r.action == "lookup-retry", "last_error": w.client.get("last_error"),

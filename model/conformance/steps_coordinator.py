@@ -477,3 +477,23 @@ def get_transaction_state(w: World, inp: dict[str, Any]) -> Observed:
     if not cs.metadata.exists:
         return {"error": "NONE", "error_code": 0, "state_after": None}
     return {"error": "NONE", "error_code": 0, "state_after": w.meta_view(cs.metadata), "coordinator_epoch": w.coordinator_epoch}
+
+
+def load_transactions(w: World, inp: dict[str, Any]) -> Observed:
+    """``loadTransactionsForTxnTopicPartition`` (then the scheduler's tick): the cached metadata is taken as the
+    last ``__transaction_state`` record of each transactional id and loaded by a new coordinator; a PrepareCommit
+    or PrepareAbort gets its markers sent again (the test's callback records the transactional id)."""
+    epoch = integer(inp.get("coordinator_epoch", w.coordinator_epoch), "coordinator_epoch")
+    resumed: list[str] = []
+    out: Observed = {}
+    for tid, meta in sorted(w.txns.items()):
+        if not meta.exists:
+            continue
+        loaded, partitions, result = api.load_and_resume(meta, epoch)
+        w.txns[tid] = loaded
+        if partitions:
+            resumed.append(tid)
+            out["marker_result"] = "COMMIT" if result == int(TxnResult.COMMIT) else "ABORT"
+            out["marker_partitions"] = sorted(w.partitions.name(p) for p in partitions)
+    out["markers_sent_for"] = resumed
+    return out

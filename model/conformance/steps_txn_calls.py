@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from ..api import client as api
-from .values import NotExpressible, integer
+from .values import NotExpressible, error_code, integer
 from .world import World
 
 Observed = dict[str, Any]
@@ -36,22 +36,48 @@ def client_of(w: World) -> api.TxnClient:
         last = "KafkaException"
     return api.TxnClient(state, str(last), transactional, integer(c.get("producer_id", 0), "producer_id") >= 0,
                          frozenset(c.get("_new", ())), frozenset(c.get("_pending", ())),
-                         frozenset(c.get("_added", ())), bool(c.get("_background", False)), bool(c.get("_started", False)))
+                         frozenset(c.get("_added", ())), bool(c.get("_background", False)), bool(c.get("_started", False)),
+                         c.get("_pending_call"), w.protocol.client_retry_safe_calls,
+                         frozenset(c.get("_pending_offsets", ())), bool(c.get("_add_partitions_queued", False)))
 
 
 def store(w: World, c: api.TxnClient) -> None:
     w.client.update({"state": c.state, "last_error": c.last_error or None, "_new": c.new, "_pending": c.pending,
-                     "_added": c.added, "_background": c.background, "_started": c.started})
+                     "_added": c.added, "_background": c.background, "_started": c.started,
+                     "_pending_call": c.pending_call, "_pending_offsets": c.pending_offsets,
+                     "_add_partitions_queued": c.add_partitions_queued})
+    if c.pending_call is not None and w.client.get("_serial") == w.client.get("_result_serial"):
+        w.client["_result"] = c.pending_call
+
+
+def call_completed(w: World) -> None:
+    """The coordinator answered the request of the kept initTransactions / commitTransaction /
+    abortTransaction call. Unless the vector has shown the call's ``result.await(...)`` timing out, the
+    application is taken to be waiting in that await (as KafkaProducer's calls do), so the result is acked
+    as it completes; after a timed-out await only a later ``result.await()`` acks it."""
+    p = w.client.get("_pending_call")
+    if isinstance(p, api.PendingCall) and not p.completed:
+        store(w, api.complete_call(client_of(w), acked=not w.client.get("_timed_out")))
 
 
 def _view(w: World, c: api.TxnClient, tp: str) -> Observed:
     out: Observed = {"client_state": c.state, "has_error": api.txn_has_error(c),
                      "has_fatal_error": c.state == "FATAL_ERROR", "has_abortable_error": c.state == "ABORTABLE_ERROR",
                      "has_ongoing_transaction": api.has_ongoing_transaction(c.state), "is_transactional": c.transactional,
-                     "has_producer_id": c.has_producer_id, "last_error": c.last_error or None}
+                     "has_producer_id": c.has_producer_id, "last_error": c.last_error or None,
+                     "is_completing": c.state in ("COMMITTING_TRANSACTION", "ABORTING_TRANSACTION"),
+                     "has_pending_offset_commits": bool(c.pending_offsets),
+                     # a transactional request the Sender sent (nextRequest) whose answer has not been read yet
+                     "has_in_flight_request": bool(w.client.get("_txn_in_flight")),
+                     # RecordAccumulator.hasUndrained / hasIncomplete: appended and not drained; or drained and unanswered
+                     "has_undrained": bool(w.client.get("_appended")),
+                     "has_incomplete": bool(w.client.get("_appended")) or bool(w.client.get("_inflight"))}
+    if w.client.get("_offsets_result"):
+        out["offsets_result_completed"] = w.client["_offsets_result"] != "pending"
     if w.client.get("_partitions_unknown"):
         # an AddPartitionsToTxn answer other than NONE: which partitions it left pending is not tracked
         return out
+    out["has_inflight_batches"] = tp in w.client.get("_inflight", [])
     out.update({"has_partitions_to_add": api.has_partitions_to_add(c),
                 "partition_added": api.is_partition_added(c, tp), "partition_pending_add": api.is_partition_pending_add(c, tp),
                 "allowed": api.is_send_to_partition_allowed(c, tp)})
@@ -60,8 +86,9 @@ def _view(w: World, c: api.TxnClient, tp: str) -> Observed:
 
 #: TransactionManager's questions about its state, answered by the step's view
 _QUERIES = frozenset({"hasPartitionsToAdd", "hasProducerId", "isTransactional", "hasError", "hasFatalError",
-                      "hasAbortableError", "hasOngoingTransaction"})
-_CALL = re.compile(r"^\s*(transactionManager|sender|accumulator)\.(\w+)\(\s*(.*?)\s*\)\s*;?\s*$")
+                      "hasAbortableError", "hasOngoingTransaction", "isCompleting", "hasPendingOffsetCommits",
+                      "hasInFlightRequest"})
+_CALL = re.compile(r"^\s*(transactionManager|sender|accumulator|result|client)\.(\w+)\(\s*(.*?)\s*\)\s*;?\s*$")
 _PARTITION = re.compile(r"tp\d+|[a-z][\w.]*-\d+")
 
 
@@ -78,16 +105,48 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
     extra: Observed = {}
     if owner == "transactionManager" and name in _CALLS:
         r = _CALLS[name](c, table)
-        if not r.exception and name in ("beginCommit", "beginAbort"):
+        if not r.exception and not r.reused and name in ("beginCommit", "beginAbort"):
             # beginCompletingTransaction queues the EndTxn (an epoch bump queues InitProducerId too)
             w.client["_end_txn_queued"] = not w.client.get("_epoch_bump_required", False)
+        if not r.exception and name == "sendOffsetsToTransaction":
+            # the offsets' partitions (``{tp1: 1}``): committed by the TxnOffsetCommit AddOffsetsToTxn leads to
+            w.client["_offsets"] = frozenset(_PARTITION.findall(arg.split(",")[0] if "{" not in arg else
+                                                                arg[arg.index("{"):arg.index("}") + 1]))
+            w.client["_offsets_result"] = "pending"
+        if not r.exception and not r.reused and name in _KEPT:
+            # a new result: the test's ``result`` variable is the first one a vector gets
+            w.client["_timed_out"] = False
+            w.client["_serial"] = int(w.client.get("_serial", 0)) + 1
+            w.client.setdefault("_result_serial", w.client["_serial"])
         c, exception = r.client, r.exception
+        extra = {"same_result": r.reused} if name in _KEPT and not r.exception else {}
+    elif owner == "result" and name == "isCompleted":
+        held = w.client.get("_result")
+        if not isinstance(held, api.PendingCall):
+            raise NotExpressible("result.isCompleted with no initTransactions / commitTransaction / abortTransaction result")
+        extra = {"result_completed": held.completed, "result_acked": held.acked}
+    elif owner == "result" and name == "await":
+        # the test's TransactionalRequestResult of the last initTransactions / commit / abort call
+        # the test's result (its first kept call), which a newer call may have replaced as the kept one
+        held = w.client.get("_result")
+        if not isinstance(held, api.PendingCall):
+            raise NotExpressible("result.await with no initTransactions / commitTransaction / abortTransaction result")
+        r = api.await_result(c._replace(pending_call=held))
+        exception = r.exception
+        held = r.client.pending_call
+        w.client["_result"] = held
+        if w.client.get("_serial") == w.client.get("_result_serial"):
+            c = c._replace(pending_call=held)
+        if exception:
+            w.client["_timed_out"] = True
+        extra = {"result_completed": held is not None and held.completed, "result_acked": held is not None and held.acked}
     elif owner == "transactionManager" and name == "maybeAddPartition":
         r = api.maybe_add_partition(c, tp)
         c, exception = r.client, r.exception
         w.client["_tp"] = tp
     elif owner == "transactionManager" and name in ("isSendToPartitionAllowed", "isPartitionAdded",
-                                                    "isPartitionPendingAdd"):
+                                                    "isPartitionPendingAdd", "transactionContainsPartition",
+                                                    "hasInflightBatches"):
         w.client["_tp"] = tp
     elif owner == "transactionManager" and name in _QUERIES:
         pass  # a question about the state the view answers
@@ -116,25 +175,44 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
         if any(e.in_flight for e in w.client_partitions.values()):
             raise NotExpressible("sender.runOnce with produce batches in flight: use the client's runOnce()")
         appended = list(w.client.get("_appended", []))
+        # a batch drained and not yet answered is incomplete too (RecordAccumulator.hasIncomplete)
+        incomplete = bool(appended) or bool(w.client.get("_inflight"))
         aborted: list[str] = []
         if c.state in ("ABORTING_TRANSACTION", "ABORTABLE_ERROR"):
             aborted, appended = sorted(set(appended)), []
             w.client["_appended"] = []
         extra = {"aborted_batches": aborted}
+        if aborted:
+            extra["aborted_batches_error"] = api.undrained_batch_error(c, w.protocol.client_abort_exception)
+            incomplete = bool(w.client.get("_inflight"))
         if w.client.get("_end_txn_queued"):
-            c, more = _next_request(w, c, bool(appended))
+            c, more = _next_request(w, c, incomplete)
             extra.update(more)
+    elif owner == "accumulator" and name in ("hasUndrained", "hasIncomplete"):
+        pass  # answered by the view
     elif owner == "accumulator" and name == "append":
         appended = list(w.client.get("_appended", []))
         appended.append(tp)
         w.client["_appended"] = appended
         w.client["_tp"] = tp
+    elif owner == "client" and name == "respondToProduce":
+        # the produce request's answer for the oldest batch of the partition in flight: only NONE is read here
+        inflight = list(w.client.get("_inflight", []))
+        tp = (_PARTITION.findall(arg) or [tp])[0]
+        if tp not in inflight:
+            raise NotExpressible(f"respondToProduce({arg}) with no batch of {tp} in flight (accumulator.drain)")
+        if not re.search(r"\bNONE\b", arg):
+            raise NotExpressible(f"respondToProduce({arg}): only a NONE answer is read on this path")
+        inflight.remove(tp)
+        w.client["_inflight"] = inflight
     elif owner == "accumulator" and name == "drain":
         if any(e.in_flight or e.unresolved >= 0 for e in w.client_partitions.values()):
             raise NotExpressible("drain with batches in flight: the harness reads only the transaction's checks")
         appended = list(w.client.get("_appended", []))
         drained = sorted({p for p in appended if api.may_drain(c, p)})
         w.client["_appended"] = [p for p in appended if p not in drained]
+        # sent in a produce request: in flight until its answer (client.respondToProduce)
+        w.client["_inflight"] = list(w.client.get("_inflight", [])) + [p for p in appended if p in drained]
         extra = {"drained": drained, "has_undrained": bool(w.client["_appended"])}
     else:
         raise NotExpressible(f"call not understood: {text!r}")
@@ -150,8 +228,14 @@ def _next_request(w: World, c: api.TxnClient, has_incomplete_batches: bool) -> t
     if not w.client.get("_end_txn_queued"):
         raise NotExpressible("nextRequest with no EndTxn queued by this vector's beginCommit / beginAbort")
     r = api.next_request_to_end(c, w.protocol.client_transitions, has_incomplete_batches)
+    if r.request:
+        w.client["_txn_in_flight"] = r.request
     if r.request == "EndTxn" or r.end_txn_skipped:
         w.client["_end_txn_queued"] = False
+    if r.end_txn_skipped and r.client.pending_call is not None:
+        # completeTransaction completes the call's result without a request
+        return api.complete_call(r.client, acked=not w.client.get("_timed_out")), {
+            "next_request": None, "end_txn_sent": False, "end_txn_skipped": True}
     return r.client, {"next_request": r.request or None, "end_txn_sent": r.request == "EndTxn",
                       "end_txn_skipped": r.end_txn_skipped}
 
@@ -160,27 +244,68 @@ def _send_offsets(c: api.TxnClient, table: str) -> api.TxnCallResult:
     return api.send_offsets_to_transaction(c)
 
 
+#: the calls whose result TransactionManager keeps for a retry (handleCachedTransactionRequestResult)
+_KEPT = frozenset({"initializeTransactions", "beginCommit", "beginAbort"})
+
 _CALLS = {"initializeTransactions": api.initialize_transactions, "beginTransaction": api.begin_transaction,
           "beginCommit": api.begin_commit, "beginAbort": api.begin_abort, "sendOffsetsToTransaction": _send_offsets}
 
 
-def answered(w: World, api_name: str, done: bool) -> None:
+def answered(w: World, api_name: str, done: bool, retry: bool = False) -> None:
     """The transaction's partitions after a coordinator's answer (``steps_client.txn_response``):
     AddPartitionsToTxn answered NONE puts the sent partitions in the transaction; EndTxn answered NONE
     completes it (``completeTransaction`` clears every partition set); another answer to
     AddPartitionsToTxn leaves sets this harness does not track."""
     keys = ("_new", "_pending", "_added")
+    if w.client.get("_txn_in_flight") == api_name:
+        w.client.pop("_txn_in_flight")
     if api_name == "AddPartitionsToTxn" and done:
         # only the partition sets are read here (the state may be one a vector of the other steps names freely)
         c = api.partitions_added(api.TxnClient("IN_TRANSACTION", new=frozenset(w.client.get("_new", ())),
                                                pending=frozenset(w.client.get("_pending", ())),
                                                added=frozenset(w.client.get("_added", ()))))
-        w.client.update({"_new": c.new, "_pending": c.pending, "_added": c.added, "_started": c.started})
+        w.client.update({"_new": c.new, "_pending": c.pending, "_added": c.added, "_started": c.started,
+                         "_add_partitions_queued": False})
     elif api_name == "AddOffsetsToTxn" and done:
+        # the TxnOffsetCommit is enqueued with the offsets pending; the result waits for it
         w.client["_started"] = True
+        w.client["_pending_offsets"] = frozenset(w.client.get("_offsets", ()))
+    elif api_name == "AddPartitionsToTxn" and retry and w.client.get("_new") and not w.client.get("_partitions_unknown"):
+        # re-enqueued: the partitions stay pending and the request goes ahead of an EndTxn
+        c = api.retry_add_partitions(api.TxnClient("IN_TRANSACTION", new=frozenset(w.client.get("_new", ())),
+                                                   pending=frozenset(w.client.get("_pending", ()))))
+        w.client.update({"_new": c.new, "_pending": c.pending, "_add_partitions_queued": True})
     elif api_name == "AddPartitionsToTxn" and any(w.client.get(k) for k in keys):
         w.client["_partitions_unknown"] = True
-    elif api_name == "EndTxn" and done:
+    if api_name == "EndTxn" and done:
         w.client.update({k: frozenset() for k in keys})
         w.client.update({"_started": False, "_end_txn_queued": False})
         w.client.pop("_partitions_unknown", None)
+
+
+def txn_offset_commit_response(w: World, inp: dict[str, Any]) -> Observed:
+    """``TxnOffsetCommitResponse`` with ``errors`` (partition -> error): the transactional producer's
+    TxnOffsetCommitHandler after sendOffsetsToTransaction and a successful AddOffsetsToTxn."""
+    errors = inp.get("errors")
+    if not isinstance(errors, dict) or not errors:
+        raise NotExpressible("TxnOffsetCommitResponse without 'errors' (partition -> error)")
+    c = client_of(w)
+    if not c.pending_offsets:
+        raise NotExpressible("TxnOffsetCommitResponse with no offsets pending (sendOffsetsToTransaction, then "
+                             "AddOffsetsToTxnResponse NONE)")
+    a = api.on_txn_offset_commit_answer(c.pending_offsets, {str(tp): error_code(str(e)) for tp, e in errors.items()},
+                                        any_retriable=w.protocol.txn_offset_commit_any_retriable,
+                                        handler=w.protocol.txn_offset_commit_handler)
+    table = w.protocol.client_transitions
+    if a.action == "abortable":
+        c = api.txn_to_abortable_error(c, table, a.exception).client
+    elif a.action == "fatal":
+        c = api.txn_to_fatal_error(c, table, a.exception).client
+    c = c._replace(pending_offsets=a.pending)
+    if a.action != "retry":
+        w.client["_offsets_result"] = "done" if a.action == "done" else "failed"
+    store(w, c)
+    out = _view(w, c, str(w.client.get("_tp", "tp0")))
+    out.update({"result": {"done": "succeeded", "retry": "pending"}.get(a.action, "failed"), "retry": a.action == "retry",
+                "last_error": c.last_error or None})
+    return out

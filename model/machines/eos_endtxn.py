@@ -80,12 +80,7 @@ def _timing_out(machine: Any) -> range:
 
 
 def _empty_aborts(machine: Any) -> range:
-    # a TV2 EndTxn(ABORT) that starts an abort with no partition: a late copy (the client aborts a
-    # transaction it added nothing to locally, ``EosMachine.end_transaction``), or, where TV2 leaders add
-    # partitions (``eos_tv2_add``), the client's abort of a transaction none of whose batches a leader
-    # added (each timed out first, failed, or was refused after it skipped the add)
-    tv2_aborts = machine.endtxn_timeouts_bound or machine.leader_adds_partitions
-    return range(machine.n_producers) if tv2_aborts and machine.server_tv2 else range(0)
+    return range(machine.n_producers) if machine.server_tv2 and machine.empty_aborts_possible() else range(0)
 
 
 def _changing(machine: Any) -> range:
@@ -131,10 +126,23 @@ class LateEndTxn:
         self.server_tv2 = tv2 or self.tv_change != ClientTvChange.NONE
         return {"endtxn_timeouts": self.endtxn_timeouts_bound}
 
+    def empty_aborts_possible(self) -> bool:
+        """Whether a TV2 EndTxn(ABORT) can find nothing added: a late copy (``endtxn_timeouts``), or the client's
+        own abort after an abortable error that can come before any partition is added at the coordinator (a
+        TV2 client sends EndTxn once a send() was triggered, ``EosMachine.end_transaction``): a failed send(),
+        or, where the leader adds partitions, a batch whose delivery timed out or whose connection closed
+        before its leader added it, or (``verification_steps``) that the leader refused after it skipped the
+        add, the marker having closed the transaction it counted on (KAFKA-18575's second outcome). Otherwise
+        every TV2 abort has a partition, and the rule stays unlisted."""
+        b = self.bounds  # type: ignore[attr-defined]
+        leader = getattr(self, "leader_adds_partitions", False) and (
+            b.get("produce_timeouts", 0) or b.get("lost_responses", 0) or b.get("verification_steps", 0))
+        return bool(self.endtxn_timeouts_bound or b.get("send_errors", 0) or leader)
+
     def end_txn_idle_actions(self) -> set[str]:
         """Actions with no bindings in this configuration (not listed)."""
         idle = set() if self.endtxn_timeouts_bound else {"EndTxnTimesOut", "StaleEndTxnArrives"}
-        if not _empty_aborts(self):
+        if not (self.server_tv2 and self.empty_aborts_possible()):
             idle.add("CompleteEmptyTransaction")
         return idle | (set(TV_ACTIONS) if self.tv_change == ClientTvChange.NONE else set())
 
@@ -159,8 +167,10 @@ class LateEndTxn:
         """``handleEndTransaction`` validated by the request's transaction version (an exhausted TV2
         epoch rotates to the allocator's next producer id)."""
         if tv >= 2:
+            # kafka.eos writes PrepareX in one step, its completion to come: Kafka's CompleteX pending
             return end_txn_tv2(txn, producer_id, epoch, result, new_producer_id=next_producer_id,
-                               max_epoch=self.max_epoch)
+                               max_epoch=self.max_epoch, prepare_pending=True,
+                               epoch_first=not self.protocol.tv2_end_txn_pending_first)
         return end_txn(txn, producer_id, epoch, result)
 
     def bumps_after_abort(self, producer: TxnProducer) -> bool:

@@ -6,6 +6,15 @@ accumulator may drain a batch for a partition (``isSendToPartitionAllowed``).
 Read at apache/kafka 1eb7644 (TransactionManager.java) and at the release tags named below. No machine
 reads this module: the composed machine's producers take only valid steps; the conformance interface
 (``model/api/client.py``) does, for Kafka's TransactionManagerTest.
+
+KAFKA-13412 (df2236d73bc on trunk, first tag 3.2.0; cde0046d15a on the 3.1 branch, first tag 3.1.1; 3.0.2 and
+3.1.0 without it) made a timed-out ``initTransactions`` / ``commitTransaction`` / ``abortTransaction`` safe to
+retry: the call's result is kept with its target state (``pendingTransition``) until the application has
+awaited it, a retry of the same call gets it back, and every other call throws IllegalStateException
+meanwhile. The same change made an invalid transition and ``sendOffsetsToTransaction`` outside a
+transaction throw IllegalStateException (KafkaException before) and replaced ``failIfNotReadyForSend``
+(which wrapped any error, a fencing one too, in a KafkaException) by ``maybeAddPartition``'s
+``maybeFailWithError``. ``TxnClient.kafka_13412`` says which code a call runs.
 """
 
 from __future__ import annotations
@@ -70,12 +79,46 @@ class TxnClient(NamedTuple):
     background: bool = False
     #: transactionStarted: a partition or the offsets were added (the coordinator has a transaction to end)
     started: bool = False
+    #: the last initTransactions / commitTransaction / abortTransaction result kept for a retry (None: none)
+    pending_call: PendingCall | None = None
+    #: the client has KAFKA-13412 (3.1.1 / 3.2.0 on): ``pendingTransition`` and IllegalStateException for an
+    #: invalid call; False: 2.3.0-3.1.0's ``pendingResult`` (KAFKA-7763, 201da054272) and KafkaException
+    kafka_13412: bool = True
+    #: pendingTxnOffsetCommits: partitions whose offsets AddOffsetsToTxn let through and TxnOffsetCommit has
+    #: not yet committed (``hasPendingOffsetCommits``; ``txn_offsets_client.on_txn_offset_commit_answer``)
+    pending_offsets: frozenset[str] = frozenset()
+    #: an AddPartitionsToTxn answered with a retriable error waits in the queue to be sent again
+    add_partitions_queued: bool = False
+
+
+class PendingCall(NamedTuple):
+    """The result a retry of a transactional call may get back: ``pendingTransition`` (KAFKA-13412: the
+    call's target state and name, kept until the result is acked, i.e. ``await`` returned) or, before it,
+    ``pendingResult`` (returned only while the manager is in the retried call's target state, dropped once
+    returned completed). 2.0.0-2.2.x kept no result at all (KAFKA-7763, first tag 2.3.0): a call repeated
+    in its own target state was an invalid transition there; that falls inside the kafka-2.0.1-2.3 profile
+    and is not modelled."""
+
+    target: str
+    operation: str
+    #: the coordinator answered (the result is done or failed)
+    completed: bool = False
+    #: TransactionalRequestResult.isAcked: an ``await`` returned after completion (KAFKA-13412)
+    acked: bool = False
 
 
 class CallResult(NamedTuple):
     client: TxnClient
     #: the exception the call throws ('' when it returns)
     exception: str = ""
+    #: the call returned the kept result of an earlier call (a retry after a timeout)
+    reused: bool = False
+
+
+def _invalid(c: TxnClient) -> str:
+    """What an invalid call throws: IllegalStateException from KAFKA-13412, KafkaException before
+    (``transitionTo`` at 2.0.0, 2.5.0 and 3.1.0; ``sendOffsetsToTransaction`` outside a transaction)."""
+    return ILLEGAL_STATE if c.kafka_13412 else KAFKA_EXCEPTION
 
 
 def has_error(c: TxnClient) -> bool:
@@ -100,7 +143,7 @@ def transition(c: TxnClient, target: str, table: str, error: str = "") -> CallRe
     if not transition_valid(c.state, target, table):
         if c.background:
             return CallResult(c._replace(state=FATAL_ERROR, last_error=ILLEGAL_STATE), ILLEGAL_STATE)
-        return CallResult(c, ILLEGAL_STATE)
+        return CallResult(c, _invalid(c))
     last = (error or KAFKA_EXCEPTION) if target in (FATAL_ERROR, ABORTABLE_ERROR) else ""
     return CallResult(c._replace(state=target, last_error=last))
 
@@ -113,7 +156,64 @@ def to_abortable_error(c: TxnClient, table: str, error: str = KAFKA_EXCEPTION) -
 
 
 def to_fatal_error(c: TxnClient, table: str, error: str = KAFKA_EXCEPTION) -> CallResult:
-    return transition(c, FATAL_ERROR, table, error)
+    """``transitionToFatalError``: the kept result fails with the error too (``pendingTransition.result.fail``;
+    ``pendingResult.fail`` before KAFKA-13412)."""
+    r = transition(c, FATAL_ERROR, table, error)
+    if r.exception or c.pending_call is None:
+        return r
+    return CallResult(r.client._replace(pending_call=c.pending_call._replace(completed=True)))
+
+
+def throw_if_pending(c: TxnClient) -> CallResult | None:
+    """``throwIfPendingState`` (KAFKA-13412): a result not yet acked blocks every other call; an acked one
+    is dropped. None: the call goes on (with the client returned in ``CallResult.client``)."""
+    p = c.pending_call
+    if not c.kafka_13412 or p is None:
+        return None
+    if p.acked:
+        return CallResult(c._replace(pending_call=None))
+    return CallResult(c, ILLEGAL_STATE)
+
+
+def _cached_call(c: TxnClient, target: str, operation: str, table: str, fail_first: bool = True) -> CallResult:
+    """``handleCachedTransactionRequestResult`` around the call's own checks (``_checked``)."""
+    if not c.transactional:
+        # ensureTransactional
+        return CallResult(c, ILLEGAL_STATE)
+    p = c.pending_call
+    if c.kafka_13412 and p is not None:
+        if p.acked:
+            c = c._replace(pending_call=None)
+        elif p.target != target:
+            return CallResult(c, ILLEGAL_STATE)
+        else:
+            return CallResult(c, reused=True)
+    elif p is not None and c.state == target:
+        # pendingResult: handed back while the manager is in this call's target state, dropped once complete
+        return CallResult(c._replace(pending_call=None if p.completed else p), reused=True)
+    r = _checked(c, target, table, fail_first)
+    if r.exception:
+        return r
+    return CallResult(r.client._replace(pending_call=PendingCall(target, operation)))
+
+
+def complete_call(c: TxnClient, acked: bool) -> TxnClient:
+    """The coordinator answered the kept call's request (done or failed); ``acked``: the application was
+    waiting in ``await`` for it, so the result is acked as it completes."""
+    if c.pending_call is None:
+        return c
+    return c._replace(pending_call=c.pending_call._replace(completed=True, acked=acked))
+
+
+def await_result(c: TxnClient) -> CallResult:
+    """``result.await()`` on the kept result: TimeoutException while the coordinator has not answered;
+    once it has, the result is acked (KAFKA-13412's ``isAcked``)."""
+    p = c.pending_call
+    if p is None:
+        return CallResult(c)
+    if not p.completed:
+        return CallResult(c, "TimeoutException")
+    return CallResult(c._replace(pending_call=p._replace(acked=True)))
 
 
 def _checked(c: TxnClient, target: str, table: str, fail_first: bool = True) -> CallResult:
@@ -127,46 +227,69 @@ def _checked(c: TxnClient, target: str, table: str, fail_first: bool = True) -> 
 
 
 def initialize_transactions(c: TxnClient, table: str) -> CallResult:
-    """``initializeTransactions()`` (no epoch bump): INITIALIZING, from UNINITIALIZED only."""
-    return _checked(c, INITIALIZING, table)
+    """``initializeTransactions()`` (no epoch bump): INITIALIZING, from UNINITIALIZED only. KAFKA-13412
+    checks the error state first; before, only the transition (an error state is an invalid one)."""
+    if c.kafka_13412:
+        failed = fail_with_error(c)
+        if failed:
+            return CallResult(c, failed)
+    return _cached_call(c, INITIALIZING, "initTransactions", table, fail_first=False)
 
 
 def begin_transaction(c: TxnClient, table: str) -> CallResult:
+    if not c.transactional:
+        return CallResult(c, ILLEGAL_STATE)
+    blocked = throw_if_pending(c)
+    if blocked is not None:
+        if blocked.exception:
+            return blocked
+        c = blocked.client
     return _checked(c, IN_TRANSACTION, table)
 
 
 def begin_commit(c: TxnClient, table: str) -> CallResult:
-    return _checked(c, COMMITTING, table)
+    return _cached_call(c, COMMITTING, "commitTransaction", table)
 
 
 def begin_abort(c: TxnClient, table: str) -> CallResult:
     """``beginAbort()``: an abortable error is what an abort is for, so only another error fails it;
     partitions not yet sent are dropped."""
-    r = _checked(c, ABORTING, table, fail_first=c.state != ABORTABLE_ERROR)
-    if r.exception:
+    r = _cached_call(c, ABORTING, "abortTransaction", table, fail_first=c.state != ABORTABLE_ERROR)
+    if r.exception or r.reused:
         return r
     return CallResult(r.client._replace(new=frozenset()))
 
 
 def send_offsets_to_transaction(c: TxnClient) -> CallResult:
-    """``sendOffsetsToTransaction``: only inside a transaction (no transition)."""
+    """``sendOffsetsToTransaction``: only inside a transaction (no transition); IllegalStateException
+    outside one from KAFKA-13412, KafkaException before."""
     if not c.transactional:
         return CallResult(c, ILLEGAL_STATE)
+    blocked = throw_if_pending(c)
+    if blocked is not None:
+        if blocked.exception:
+            return blocked
+        c = blocked.client
     failed = fail_with_error(c)
     if failed:
         return CallResult(c, failed)
-    return CallResult(c, "" if c.state == IN_TRANSACTION else ILLEGAL_STATE)
+    return CallResult(c, "" if c.state == IN_TRANSACTION else _invalid(c))
 
 
 def maybe_add_partition(c: TxnClient, tp: str) -> CallResult:
-    """``maybeAddPartition`` (KAFKA-13412, df2236d73bc, 3.2.0; ``failIfNotReadyForSend`` and
-    ``maybeAddPartitionToTransaction`` before, with the same checks, but wrapping every error, a fencing
-    one too, in a KafkaException: not modelled, as it falls inside the kafka-3.0-3.2 profile): an error
-    state fails it; a transactional producer needs a producer id and an open transaction; a partition
-    added or on its way is left alone; an idempotent producer adds nothing."""
+    """``maybeAddPartition`` (KAFKA-13412: ``maybeFailWithError``, then ``throwIfPendingState("send")``);
+    before it (3.1.0 and older), ``failIfNotReadyForSend`` and ``maybeAddPartitionToTransaction`` with the
+    same checks, but an error state wrapped, a fencing one too, in a KafkaException: an error state fails
+    it; a transactional producer needs a producer id and an open transaction; a partition added or on its
+    way is left alone; an idempotent producer adds nothing."""
     failed = fail_with_error(c)
     if failed:
-        return CallResult(c, failed)
+        return CallResult(c, failed if c.kafka_13412 else KAFKA_EXCEPTION)
+    blocked = throw_if_pending(c)
+    if blocked is not None:
+        if blocked.exception:
+            return blocked
+        c = blocked.client
     if not c.transactional:
         return CallResult(c)
     if not c.has_producer_id or c.state != IN_TRANSACTION:
@@ -206,11 +329,20 @@ class NextRequest(NamedTuple):
     end_txn_skipped: bool = False
 
 
+def retry_add_partitions(c: TxnClient) -> TxnClient:
+    """A retriable answer to AddPartitionsToTxn (``reenqueue``): the sent partitions stay pending and the
+    request waits in the queue, ahead of an EndTxn (its priority is ADD_PARTITIONS_OR_OFFSETS)."""
+    return c._replace(new=frozenset(), pending=c.pending | c.new, add_partitions_queued=True)
+
+
 def next_request_to_end(c: TxnClient, table: str, has_incomplete_batches: bool) -> NextRequest:
     """``nextRequest(hasIncompleteBatches)`` with an EndTxn queued (beginCommit / beginAbort) and no
-    epoch bump: partitions not yet sent go first (AddPartitionsToTxn); the EndTxn waits while batches
-    are incomplete; a transaction to which nothing was added is completed without sending it (1.0 to
+    epoch bump: an AddPartitionsToTxn goes first (one re-enqueued after a retriable answer, or the
+    partitions not yet sent: beginAbort dropped only those); the EndTxn waits while batches are
+    incomplete; a transaction to which nothing was added is completed without sending it (1.0 to
     trunk)."""
+    if c.add_partitions_queued:
+        return NextRequest(c._replace(add_partitions_queued=False), "AddPartitionsToTxn")
     if c.new:
         return NextRequest(send_add_partitions(c), "AddPartitionsToTxn")
     if has_incomplete_batches:
@@ -243,6 +375,13 @@ def is_send_to_partition_allowed(c: TxnClient, tp: str) -> bool:
     if c.state == FATAL_ERROR:
         return False
     return not c.transactional or tp in c.added
+
+
+def undrained_batch_error(c: TxnClient, aborted: str) -> str:
+    """What the Sender fails the batches never drained with while aborting or in an abortable error
+    (``abortUndrainedBatches``): the manager's last error, else ``aborted`` (the version's exception for an
+    abort without error: ``Protocol.client_abort_exception``)."""
+    return c.last_error or aborted
 
 
 def may_drain(c: TxnClient, tp: str) -> bool:

@@ -80,3 +80,32 @@ def on_txn_offset_commit_error(error: int, *, any_retriable: bool = True, handle
     if error in _FATAL:
         return OffsetCommitReaction(FATAL, _FATAL[Errors(error)])
     return OffsetCommitReaction(FATAL, "KafkaException")
+
+
+class OffsetsAnswer(NamedTuple):
+    """What a TxnOffsetCommit answer leaves of ``pendingTxnOffsetCommits`` and the send-offsets result."""
+
+    #: the partitions whose offsets still wait to be committed
+    pending: frozenset[str]
+    #: DONE (every partition committed: the result completes), RETRY (the rest is sent again), or the error's
+    #: ABORTABLE / FATAL reaction (the result fails and nothing stays pending)
+    action: str
+    #: the failing reaction's exception ('' if none)
+    exception: str = ""
+
+
+def on_txn_offset_commit_answer(pending: frozenset[str], errors: dict[str, int], *, any_retriable: bool = True,
+                                handler: str = "3.6") -> OffsetsAnswer:
+    """``TxnOffsetCommitHandler.handleResponse`` over the answer's partitions in order (1eb7644): NONE takes a
+    partition off the pending set, a retriable error leaves it for the resend, the first abortable or fatal
+    error fails the result (the loop stops) and the pending set is cleared; with none pending the result is
+    done, else the request is re-enqueued. The result of sendOffsetsToTransaction completes only here, after
+    AddOffsetsToTxn and TxnOffsetCommit both returned."""
+    left = set(pending)
+    for tp, error in errors.items():
+        r = on_txn_offset_commit_error(error, any_retriable=any_retriable, handler=handler)
+        if r.action == DONE:
+            left.discard(tp)
+        elif r.action in (ABORTABLE, FATAL):
+            return OffsetsAnswer(frozenset(), r.action, r.exception)
+    return OffsetsAnswer(frozenset(left), RETRY if left else DONE)

@@ -50,6 +50,16 @@ _EXCEPTION = {
 }
 
 
+def on_disconnect(api: str) -> TxnResponseReaction:
+    """The request's connection was lost, after the send (``TxnRequestHandler.onComplete``: wasDisconnected) or
+    before it (``Sender.maybeSendAndPollTransactionalRequest``: the node not ready, or an IOException on send,
+    then ``maybeFindCoordinatorAndRetry``): a request to a coordinator looks it up again, and the request is
+    retried either way (1eb7644; the result stays incomplete)."""
+    if api not in APIS:
+        raise ValueError(f"not a transaction coordinator request: {api!r}")
+    return TxnResponseReaction(RETRY if api == "FindCoordinator" else LOOKUP_RETRY, "")
+
+
 def on_txn_response(api: str, error: int, *, can_bump_epoch: bool, pid_mapping_fatal: bool = False) -> TxnResponseReaction:
     """The handler's reaction to ``error`` answering ``api`` (one of ``APIS``); ``can_bump_epoch``:
     ``TransactionManager.canBumpEpoch`` (the coordinator supports InitProducerId v3).
