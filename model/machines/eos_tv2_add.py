@@ -14,9 +14,7 @@ Abstractions: the leader's AddPartitionsToTxn and the append are one step (the V
 makes verify-then-append atomic) unless ``verification_steps`` puts them apart (``VerifyProduce`` below,
 ``eos_verification``): then KAFKA-18575's second outcome, a marker written between the leader's check
 and its append (INVALID_TXN_STATE for the batch), is reachable in the epoch-blind trunk, and the append
-asks for the transaction at the batch's epoch in 4.0 (``ongoing_at_epoch``). A TV2 abort of a
-transaction none of whose batches a leader added has no partition and completes at once
-(``CompleteEmptyTransaction``). The __consumer_offsets
+asks for the transaction at the batch's epoch in 4.0 (``ongoing_at_epoch``). The __consumer_offsets
 partition still joins with the client's AddOffsetsToTxn; a group's members and the instances keep
 their own AddPartitionsToTxn rules, so those bounds are refused. With ``client_tv_change=upgrade`` the
 clients start on TV1 (their own AddPartitionsToTxn, the leader's verify-only check) and the leader
