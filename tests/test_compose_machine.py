@@ -511,6 +511,22 @@ def test_clock_ticks_only_when_allowed_and_up_to_its_max():
                 assert not m.view(s).requests and step == ("Tick", m.view(s).now + 1)
 
 
+class StoreTickingWhileQuiet(Store):
+    """The clock reads a projection of a part: ticks wait while some client has sent a record."""
+
+    client = Actors(count="clients", init=0, interned=False, projections={"started": lambda sent: sent > 0})
+    now = Clock(max="max_ticks", tick="Tick", reads=("client:started",),
+                when=lambda m, client: not any(client))
+
+
+def test_a_clock_may_read_a_projection_under_its_part_name():
+    m = StoreTickingWhileQuiet(max_ticks=2, max_lost=0)
+    ticks = [(s, step) for s in reachable(m) for step, _ in m.successors(s) if step[0] == "Tick"]
+    assert ticks and all(not any(m.view(s).client) for s, _ in ticks)
+    # a client that sent stops the clock, which Store's own reading of the requests alone would not
+    assert any(any(m.view(s).client) and not m.view(s).requests and m.view(s).now < 2 for s in reachable(m))
+
+
 # ---------------------------------------------------------------- declaration errors
 
 def test_declaration_errors_name_the_rule_and_the_problem():

@@ -13,6 +13,7 @@ from eoscheck.model.machines.eos_symmetry import rename_leader
 from eoscheck.model.partition.producer_state import find_entry
 from eoscheck.model.partition.txn_produce import (
     begin_verified_produce,
+    expire_producer_state,
     finish_verified_produce,
     handle_txn_produce,
     write_marker,
@@ -142,9 +143,6 @@ def test_bound_zero_keeps_the_one_step_rule() -> None:
 
 @pytest.mark.parametrize(("variant", "bounds", "why"), [
     ("kafka-3.0-3.5", {}, "needs partition_verification"),
-    ("kafka-3.8-3.9", {"max_ticks": 2}, "max_ticks"),
-    ("kafka-3.8-3.9", {"output_leader_failovers": 1}, "output_leader_failovers"),
-    ("kafka-4.0-leader-add", {}, "tv2_partition_add=leader"),
 ])
 def test_configurations_the_split_cannot_honour_are_refused(variant: str, bounds: dict[str, int], why: str) -> None:
     values = {name: b.default for name, b in BOUNDS.items()} | bounds | {"verification_steps": 1}
@@ -158,3 +156,96 @@ def test_producer_symmetry_renames_the_waiting_requests() -> None:
     renamed = rename_leader(leader, (1, 0))
     assert [p.request.client for p in renamed.pending] == [1]
     assert rename_leader(renamed, (1, 0)) == leader
+
+
+# --- fid17: expiry, output leader failover, the TV2 leader's add ----------------------------------------
+
+
+def test_expiry_drops_entries_as_old_as_the_expiration_and_stales_their_guards() -> None:
+    req = _request(0, 0)
+    leader = begin_verified_produce(EMPTY, req, int(Errors.NONE), 1)  # the entry is created at tick 1
+    assert expire_producer_state(leader, 1, 1) is None  # 0 ticks old: kept
+    expired = expire_producer_state(leader, 2, 1)  # removeExpiredProducers: now - timestamp >= expiration
+    assert expired is not None and not expired.verifications and [p.guard for p in expired.pending] == [STALE]
+    error, _ = _append(expired, req)  # verificationGuard(producerId) is SENTINEL now: no handed-out guard matches
+    assert error == Errors.INVALID_TXN_STATE
+    # an update (a lower sequence, a higher epoch) does not renew the entry's time
+    renewed = begin_verified_produce(leader._replace(pending=()), _request(1, 0, epoch=1), int(Errors.NONE), 2)
+    assert expire_producer_state(renewed, 2, 1) is not None
+
+
+def _split(variant: str, **bounds: int) -> tuple[EosMachine, list[tuple]]:
+    m = machine(variant, verification_steps=1, **bounds)
+    return m, list(reachable_steps(m))
+
+
+def test_an_entry_expires_under_a_held_request_and_time_waits_for_awaited_ones() -> None:
+    m, steps = _split("kafka-3.8-3.9", batches=2, produce_timeouts=1, max_ticks=2, producer_id_expiration=1)
+    stale_by_expiry = 0
+    for s, step, t in steps:
+        before, after = m.view(s), m.view(t)
+        if step[0] == "ExpireProducerIds":
+            old, new = before.leader[step[1]], after.leader[step[1]]
+            if any(p.guard == GUARDED for p in old.pending) and not new.verifications:
+                stale_by_expiry += 1
+                assert all(p.guard != GUARDED for p in new.pending)
+        if step[0] == "Tick":  # no request a leader holds is still awaited by its producer
+            for p, leader in enumerate(before.leader):
+                for item in leader.pending:
+                    part = before.producer[item.request.client].parts[p]
+                    assert item.request.connection != part.connection or all(
+                        b.record != item.request.record or b.status != 1 for b in part.batches)
+    assert stale_by_expiry > 0
+
+
+def test_a_failover_answers_the_held_requests_and_the_new_leader_has_no_entry() -> None:
+    m, steps = _split("kafka-3.8-3.9", batches=2, produce_timeouts=1, output_leader_failovers=1)
+    answers = set()
+    for s, step, t in steps:
+        if step[0] != "TxnLeaderFailover":
+            continue
+        old, new = m.view(s).leader[step[1]], m.view(t).leader[step[1]]
+        assert not new.pending and not new.verifications
+        fresh = [r for r in m.view(t).responses if r not in m.view(s).responses]
+        for item in old.pending:
+            got = next(r.message.error for r in fresh if r.client == item.request.client
+                       and r.record == item.request.record and r.connection == item.request.connection)
+            want = Errors.NOT_LEADER_OR_FOLLOWER if item.answer == Errors.NONE else item.answer
+            assert got == want
+            answers.add(Errors(got).name)
+    assert "NOT_LEADER_OR_FOLLOWER" in answers and len(answers) > 1
+
+
+def test_the_append_asks_for_the_transaction_at_the_batch_epoch_in_4_0() -> None:
+    opened = handle_txn_produce(EMPTY, producer_id=7, epoch=0, seq=0, value=0, timestamp=0, **_ROOM).partition
+    item_req = ProduceRequest(client=0, connection=0, record=1, producer_id=7, epoch=1, seq=0, created=0)
+    leader = begin_verified_produce(opened, item_req, None, 0)  # SENTINEL: the leader skipped the add
+    item = leader.pending[0]
+    blind = finish_verified_produce(leader, item, value=1, stale_epoch_first=False, **_ROOM)
+    aware = finish_verified_produce(leader, item, value=1, stale_epoch_first=False, ongoing_at_epoch=True, **_ROOM)
+    # 3.x / the epoch-blind trunk: an open transaction at any epoch lets the SENTINEL batch through (it then
+    # joins that transaction); 4.0 (KAFKA-18654) asks for its guard, which a SENTINEL is not
+    assert blind.error == Errors.NONE and aware.error == Errors.INVALID_TXN_STATE
+
+
+def test_tv2_leaders_add_with_the_steps_apart() -> None:
+    m, steps = _split("kafka-4.0-leader-add", transactions=2, txn_timeouts=1)
+    assert "HandleProduce" not in m.actions and "VerifyProduce" in m.actions
+    adds = [(s, t) for s, step, t in steps if step[0] == "VerifyProduce" and step[-2] == GUARDED and step[-1] == 0]
+    # the leader's request added the partition: the coordinator's metadata moved in the same step
+    assert any(set(m.view(t).txn[0].partitions) - set(m.view(s).txn[0].partitions) for s, t in adds)
+
+
+def _sentinel_overtaken(variant: str, **bounds: int) -> set[int]:
+    m = machine(variant, **bounds)
+    return {step[-1] for s, step, _ in reachable_steps(m)
+            if step[0] == "AppendVerifiedProduce" and step[-2] == SENTINEL and step[-1] != Errors.NONE}
+
+
+def test_kafka_18575s_second_outcome_needs_the_steps_apart() -> None:
+    # the 2025-01 trunk skips the add for a batch of the next transaction while the previous one is open at
+    # the old epoch; the previous transaction's marker can land before the append, which then has no
+    # transaction and a SENTINEL guard: INVALID_TXN_STATE
+    bounds = {"transactions": 2, "batches": 1}
+    assert int(Errors.INVALID_TXN_STATE) in _sentinel_overtaken("kafka-4.0-dev-2025-01", verification_steps=1, **bounds)
+    assert not _sentinel_overtaken("kafka-4.0-leader-add", verification_steps=1, **bounds)

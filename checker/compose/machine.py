@@ -30,6 +30,7 @@ from .parts import Actors, Budget, Channel, Clock, Decl, Projection
 from .properties import _Fused, _Invariant, _Transition
 from .rules import (
     _NO_MSG,
+    _REF,
     ReadSlots,
     Term,
     _ChannelRule,
@@ -159,6 +160,12 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (tuple, list, frozenset, set)):
         return [_jsonable(v) for v in value]
     return value
+
+
+def _read_key(text: str) -> str:
+    """The keyword a rule receives a read under: its alias, else its part's name."""
+    m = _REF.match(text)
+    return text if m is None else m.group(1) or m.group(2)
 
 
 class _Plan:
@@ -606,9 +613,12 @@ class _Plan:
         top = self.size(clock.max, f"clock {name}: max")
         when = clock.when
 
+        # a read is passed under its part's name (or alias), as to any rule: ``leader:phase`` as ``leader``
+        keys = tuple(_read_key(r) for r in clock.reads)
+
         def tick(machine: Any, **parts: Any) -> dict[str, int] | None:
             now = parts[name]
-            if now >= top or (when is not None and not when(machine, **{r: parts[r] for r in clock.reads})):
+            if now >= top or (when is not None and not when(machine, **{k: parts[k] for k in keys})):
                 return None
             return {name: now + 1, "now": now + 1}
 

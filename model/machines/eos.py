@@ -84,13 +84,10 @@ from ..group.pending_offsets import (
     prepare_txn_offset_commit,
 )
 from ..group.txn_offset_commit import validate_txn_offset_commit
-from ..partition.producer_state import (
-    is_producer_expired,
-    remove_expired_producers,
-    truncate_head,
-)
+from ..partition.producer_state import truncate_head
 from ..partition.txn_produce import (
     append_coordinator_batch,
+    expire_producer_state,
     handle_txn_produce,
     needs_verification,
     producer_state_lso,
@@ -182,10 +179,27 @@ def _awaited(producer: tuple[TxnProducer, ...], m: Routed) -> bool:
 
 def _quiet(machine: Any, requests: tuple[Routed, ...], responses: tuple[Routed, ...],
            producer: tuple[TxnProducer, ...], idem_requests: tuple[Routed, ...],
-           idem_responses: tuple[Routed, ...]) -> bool:
-    """Time passes only while nothing a client waits for is in flight (a late request may be)."""
+           idem_responses: tuple[Routed, ...], leader: tuple[tuple[tuple[int, int, int], ...], ...]) -> bool:
+    """Time passes only while nothing a client waits for is in flight (a late request may be), a
+    request a leader holds while it verifies it (``verification_steps``) included."""
     return (not responses and not any(_awaited(producer, m) for m in requests)
+            and not any(_holds_awaited(producer, p, held) for p, held in enumerate(leader) if held)
             and machine.idempotent_quiet(idem_requests, idem_responses))
+
+
+def _holds_awaited(producer: tuple[TxnProducer, ...], p: int, held: tuple[tuple[int, int, int], ...]) -> bool:
+    """Leader ``p`` holds a request (client, connection, record) whose producer still waits for it."""
+    for client, connection, record in held:
+        part = producer[client].parts[p]
+        if connection == part.connection and any(b.record == record and b.status == INFLIGHT for b in part.batches):
+            return True
+    return False
+
+
+def _verifying(leader: TxnPartitionState) -> tuple[tuple[int, int, int], ...]:
+    """The requests a leader holds between their verification and their append, as (client, connection,
+    record) (``_quiet`` reads this projection: () for every leader unless ``verification_steps``)."""
+    return tuple((p.request.client, p.request.connection, p.request.record) for p in leader.pending)
 
 
 def _show_producer(p: TxnProducer) -> dict[str, Any]:
@@ -448,7 +462,7 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
 
     # --- parts, in slot order
     now = Clock(max="max_ticks", tick="Tick", reads=("requests", "responses", "producer", "idem_requests",
-                                                     "idem_responses"), when=_quiet,
+                                                     "idem_responses", "leader:verifying"), when=_quiet,
                 doc="abstract time in ticks (producer-id expiry)")
     next_producer_id = Scalar(init=lambda m: m.n_idempotent,
                               doc="the producer id allocator's next id (idempotent producers start with ids 0..n-1)")
@@ -468,7 +482,7 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
     txn_log = Actors(count="producers", init=NO_LOG_VALUE, symmetric="producer",
                      rename={PARTITION: eps.rename_txn_log}, doc="the last __transaction_state record per id")
     leader = Actors(count="partitions", init=TxnPartitionState((), 0, ()), show=_show_leader, symmetric=PARTITION,
-                    rename={"producer": eos_symmetry.rename_leader},
+                    rename={"producer": eos_symmetry.rename_leader}, projections={"verifying": _verifying},
                     doc="output partition leaders: log, log start offset, producer state")
     offsets_leader = Part(init=TxnPartitionState((), 0, ()), show=_show_leader,
                           doc="the leader of the group's __consumer_offsets partition (consume-transform-produce)")
@@ -1029,11 +1043,10 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
 
     @rule("ExpireProducerIds", params={"p": _with_time}, reads=("leader[p]", "now"), writes=("leader[p]",))
     def expire_producer_ids(self, leader: TxnPartitionState, now: int) -> Any:
-        """producer.id.expiration.ms (KIP-854): idle producers with no open transaction are forgotten."""
-        expiration = self.bounds["producer_id_expiration"]
-        if not any(is_producer_expired(e, now, expiration) for e in leader.producers):
-            return None
-        return {"leader": leader._replace(producers=remove_expired_producers(leader.producers, now, expiration))}
+        """producer.id.expiration.ms (KIP-854): idle producers with no open transaction are forgotten, and
+        KIP-890 verification entries as old (``verification_steps``; the one-step rule keeps none)."""
+        expired = expire_producer_state(leader, now, self.bounds["producer_id_expiration"])
+        return None if expired is None else {"leader": expired}
 
     # --- the transaction coordinator ---------------------------------------------------------------
 

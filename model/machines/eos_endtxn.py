@@ -129,10 +129,12 @@ class LateEndTxn(OptionalBudgets):
         own abort after an abortable error that can come before any partition is added at the coordinator (a
         TV2 client sends EndTxn once a send() was triggered, ``EosMachine.end_transaction``): a failed send(),
         or, where the leader adds partitions, a batch whose delivery timed out or whose connection closed
-        before its leader added it. Otherwise every TV2 abort has a partition, and the rule stays unlisted."""
+        before its leader added it, or (``verification_steps``) that the leader refused after it skipped the
+        add, the marker having closed the transaction it counted on (KAFKA-18575's second outcome). Otherwise
+        every TV2 abort has a partition, and the rule stays unlisted."""
         b = self.bounds  # type: ignore[attr-defined]
-        leader = getattr(self, "leader_adds_partitions", False) and (b.get("produce_timeouts", 0)
-                                                                     or b.get("lost_responses", 0))
+        leader = getattr(self, "leader_adds_partitions", False) and (
+            b.get("produce_timeouts", 0) or b.get("lost_responses", 0) or b.get("verification_steps", 0))
         return bool(self.optional_bound("endtxn_timeouts") or b.get("send_errors", 0) or leader)
 
     def end_txn_idle_actions(self) -> set[str]:

@@ -23,9 +23,10 @@ response, ``lost_responses``) is on the new leader too.
 
 Abstractions: WriteTxnMarkers stays one atomic step of the coordinator and the leader of the
 moment, so a marker request to the old leader that failed with NOT_LEADER_OR_FOLLOWER and was
-retried to the new leader is a marker written to the new leader later; KIP-890's verification is
-part of HandleProduce (atomic), so no verification state survives a failover and the new leader
-verifies a producer again whenever its own table shows no open transaction for it; the old leader
+retried to the new leader is a marker written to the new leader later; KIP-890's verification state is
+the old leader's alone (with ``verification_steps``: no entry moves, a held request is answered at the
+failover, ``answered_at_failover``), and the new leader verifies a producer again whenever its own table
+shows no open transaction for it; the old leader
 becomes an in-sync follower at once (a later in-sync failover hands back the current table); a
 snapshot's table is rebuilt from the log below its offset, without the expiry checks the replica
 ran before taking it (only the expiry check at load is modelled); the log start offset moves with
@@ -140,20 +141,30 @@ class TxnLeaderFailover:
 
     def _moved(self, p: int, leader: TxnPartitionState, producers: tuple, kind: int, snapshot: int, marker_of: int,
                requests: tuple[Routed, ...], responses: tuple[Routed, ...], output_failovers: int) -> dict[str, Any]:
-        """The new leader with ``producers``; the old one answers its pending requests NOT_LEADER_OR_FOLLOWER."""
-        bounced = []
+        """The new leader with ``producers``; the old one answers its pending requests NOT_LEADER_OR_FOLLOWER.
+        KIP-890's verification state is the old leader's alone (``verification_steps``): the new leader
+        starts with no verification entry and holds no request, and each request the old one held gets
+        its answer (``answered_at_failover``) before the requests behind it on its connection."""
+        bounced = self.answered_at_failover(p, leader)
         for m in requests:
             if m.partition == p:
                 req = m.message
                 assert isinstance(req, ProduceRequest)
                 bounced.append(m._replace(message=ProduceResponse(req.client, m.connection, req.record,
                                                                   int(Errors.NOT_LEADER_OR_FOLLOWER), -1, -1)))
+        if leader.pending or leader.verifications:
+            leader = leader._replace(verifications=(), pending=())
         out: dict[str, Any] = {"leader": leader._replace(producers=producers), "rebuilt": kind, "snapshot": snapshot,
                                "marker_of": marker_of, "output_failovers": output_failovers + (1 << 2 * kind)}
         if bounced:
             out["requests"] = tuple(m for m in requests if m.partition != p)
             out["responses"] = responses + tuple(bounced)
         return out
+
+    def answered_at_failover(self, p: int, leader: TxnPartitionState) -> list[Routed]:
+        """The answers to the requests the old leader held between verification and append (none
+        without ``verification_steps``; ``eos_verification`` answers them)."""
+        return []
 
     def _before_failover(self, p: int, leader: TxnPartitionState, txn: tuple[TxnMetadata, ...],
                          coordinator_epoch: int, now: int) -> list[tuple[int, TxnPartitionState]]:

@@ -11,8 +11,10 @@ returns this class only when the switch asks for it (``EosMachine.__new__``), so
 configurations compile the rules they always did.
 
 Abstractions: the leader's AddPartitionsToTxn and the append are one step (the VerificationGuard
-makes verify-then-append atomic); KAFKA-18575's second outcome, a marker written between the leader's
-check and its append (INVALID_TXN_STATE for the batch), is not modelled. The __consumer_offsets
+makes verify-then-append atomic) unless ``verification_steps`` puts them apart (``VerifyProduce`` below,
+``eos_verification``): then KAFKA-18575's second outcome, a marker written between the leader's check
+and its append (INVALID_TXN_STATE for the batch), is reachable in the epoch-blind trunk, and the append
+asks for the transaction at the batch's epoch in 4.0 (``ongoing_at_epoch``). The __consumer_offsets
 partition still joins with the client's AddOffsetsToTxn; a group's members and the instances keep
 their own AddPartitionsToTxn rules, so those bounds are refused. With ``client_tv_change=upgrade`` the
 clients start on TV1 (their own AddPartitionsToTxn, the leader's verify-only check) and the leader
@@ -38,6 +40,7 @@ from ..state import TXN_BUMP, TXN_READY, ProduceRequest, Routed, TxnMetadata, Tx
 from ..transactions.add_partitions import add_partitions_to_txn
 from .eos import EosMachine, _solo
 from .eos_endtxn import LateEndTxn, _changing
+from .eos_verification import GUARD_NAMES
 
 
 def leader_skips_add(leader: TxnPartitionState, producer_id: int, epoch: int, epoch_blind: bool) -> bool:
@@ -63,6 +66,9 @@ class Tv2LeaderAddMachine(EosMachine):
                              "a group or instances (members = instances = 0)")
         #: the transaction version of the batch HandleProduce is handling (``produce_verification`` reads it)
         self._batch_tv = 2
+        #: 4.0's ``hasOngoingTransaction(producerId, epoch)`` (KAFKA-18654) in the append's guard check too;
+        #: the epoch-blind trunk asked ``hasOngoingTransaction(producerId)`` there as at the start
+        self.ongoing_at_epoch = protocol.tv2_partition_add == Tv2PartitionAdd.LEADER
         super().__init__(protocol, bounds, memoize=memoize, extensions=extensions)
         if protocol.client_tv_change == ClientTvChange.NONE:
             # every producer is a TV2 client (``Protocol.consistency_error``): none sends AddPartitionsToTxn,
@@ -110,6 +116,8 @@ class Tv2LeaderAddMachine(EosMachine):
         (``produce_verification``), and the coordinator's metadata after that add. The batch's transaction
         version is the client's (``producer.tv``), which the produce request's version carries: the
         client switches it only between transactions, when nothing of the previous one is in flight."""
+        if self.verification_split:
+            return None  # VerifyProduce and AppendVerifiedProduce (below, and ``eos_verification``)
         tv = 2 if producer is None else producer.tv  # compose always passes it; None only keeps the override's signature
         self._batch_tv = tv
         out = EosMachine.handle_produce(self, partition=partition, client=client, msg=msg, leader=leader, txn=txn)
@@ -123,6 +131,35 @@ class Tv2LeaderAddMachine(EosMachine):
             if added.wrote:
                 out = {**self._coordinator(added.meta), **out}
         return out
+
+    @rule("VerifyProduce", receive="requests", params=("partition", "client", "record"),
+          reads=("leader[partition]", "txn[client]", "now", "producer[client]"),
+          writes=("leader[partition]", "txn[client]", "txn_log[client]"),
+          results=("seq", "epoch", "guard", "answer"), show={"guard": GUARD_NAMES.__getitem__, "answer": error_name})
+    def verify_produce(self, partition: int, client: int, msg: Routed, leader: TxnPartitionState, txn: TxnMetadata,
+                       now: int, producer: TxnProducer | None = None) -> Any:
+        """``SplitVerification``'s VerifyProduce (``verification_steps``) for a TV2 batch: the leader starts
+        the verification unless the producer has a transaction open there (``leader_skips_add``: the SENTINEL
+        guard), and the request it sends the coordinator is the add (``transactionSupportedOperation``
+        addPartition, Produce v12): the coordinator's metadata after that add and its answer, converted as
+        for the one-step rule. A TV1 client's batch (before an upgrade) is KIP-890 part 1's verify-only
+        request."""
+        req = msg.message
+        assert isinstance(req, ProduceRequest)
+        if producer is not None and producer.tv < 2:
+            self._batch_tv = producer.tv
+            out = EosMachine.verify_produce(self, partition=partition, client=client, msg=msg, leader=leader, txn=txn,
+                                            now=now)
+            self._batch_tv = 2
+            return out
+        if not self.may_hold(leader, client, req):
+            return None
+        epoch_blind = self.protocol.tv2_partition_add == Tv2PartitionAdd.LEADER_EPOCH_BLIND
+        if leader_skips_add(leader, req.producer_id, req.epoch, epoch_blind):
+            return self.held(leader, req, None, now)
+        added = add_partitions_to_txn(txn, req.producer_id, req.epoch, (partition,))
+        out = self.held(leader, req, verification_produce_error(int(added.error), generic_error=False), now)
+        return {**self._coordinator(added.meta), **out} if added.wrote else out
 
     @precondition(lambda self, producer: producer.phase == TXN_READY and producer.tv == self.tv_from
                   and (not self.consume or producer.position >= 0))

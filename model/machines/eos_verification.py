@@ -19,12 +19,25 @@ connection until its request is answered. ``AppendVerifiedProduce`` is the callb
 or the append with the guard (``finish_verified_produce``: the rooms' ``handle_txn_produce`` and the guard
 rule ``verification.missing_guard_error`` the conformance leader uses too).
 
-Abstractions: the coordinator answers when the leader starts the verification (the window modelled is
-between the answer and the append; a marker between the start and the answer makes the request's guard
-stale in Kafka, here the answer reflects the marker's transaction instead); verification entries do not
-expire (``max_ticks`` is refused), and TxnOffsetCommit's write to ``__consumer_offsets`` keeps the
-one-step rule. Refused: a leader that adds partitions itself (``tv2_partition_add`` leader modes, its own
-HandleProduce) and output leader failovers (a pending request would have to fail over with its leader).
+Expiry (``max_ticks``): ``ExpireProducerIds`` is ``removeExpiredProducers``, which also drops every entry
+created ``producer.id.expiration.ms`` ago or earlier (3.6.0 to the 2024-10 trunk alike); a request holding
+its guard then holds a stale one (``txn_produce.expire_producer_state``), and time passes only while no
+request a leader holds is still awaited by its producer (``EosMachine``'s clock, as for requests on the
+network). Output leader failover (``eos_failover``): the entries are the old leader's alone (never
+replicated), so the new leader has none, and each request the old one held is answered as the callback
+answers it on a broker that lost the leadership (``answered_at_failover``: NOT_LEADER_OR_FOLLOWER, or the
+coordinator's error). A TV2 leader that adds partitions itself (``eos_tv2_add``) overrides VerifyProduce:
+its request to the coordinator is the add, and the append asks for the transaction at the batch's epoch.
+
+Abstractions: the coordinator answers when the leader starts (the window modelled is between the answer
+and the append; a marker between the start and the answer makes the request's guard stale in Kafka, here
+the answer reflects the state before the marker instead: only which abortable error the producer gets
+differs, as the stale guard refuses the append either way); at a failover the new leader has no entry even
+when it is a former leader (Kafka's broker keeps its own leftover entries until a replicated batch or
+marker of the producer, or expiry, clears them: exact for a partition's first failover) and a held request
+is answered at the failover (Kafka answers it when the coordinator's answer arrives, which cannot make it
+an append unless the leadership came back first); TxnOffsetCommit's write to ``__consumer_offsets`` keeps
+the one-step rule.
 """
 
 from __future__ import annotations
@@ -36,7 +49,7 @@ from eoscheck.checker.compose import rule
 from eoscheck.checker.liveness.temporal import WF, Fairness
 
 from .. import properties as props
-from ..errors import error_name
+from ..errors import Errors, error_name
 from ..partition.txn_produce import PendingProduce, begin_verified_produce, finish_verified_produce, needs_verification
 from ..partition.verification import SENTINEL, STALE
 from ..state import ProduceRequest, ProduceResponse, Routed, TxnMetadata, TxnPartitionState
@@ -45,13 +58,6 @@ from ..state import ProduceRequest, ProduceResponse, Routed, TxnMetadata, TxnPar
 SPLIT_ACTIONS = frozenset({"VerifyProduce", "AppendVerifiedProduce"})
 SPLIT_FAIRNESS: tuple[Fairness, ...] = (WF("VerifyProduce"), WF("AppendVerifiedProduce"))
 GUARD_NAMES = {SENTINEL: "SENTINEL", 1: "guard", STALE: "stale guard"}
-#: bounds the split cannot honour, with why
-_REFUSED_BOUNDS = {
-    "max_ticks": "verification entries do not expire in the model",
-    "output_leader_failovers": "a pending produce would have to move with its leader",
-    "output_restarted_replica_failovers": "a pending produce would have to move with its leader",
-    "output_snapshot_restored_failovers": "a pending produce would have to move with its leader",
-}
 
 
 def show_pending(leader: TxnPartitionState) -> dict[str, Any]:
@@ -86,6 +92,8 @@ class SplitVerification:
     protocol: Any
     cfg: Any
     n_partitions: int
+    #: the append asks ``hasOngoingTransaction(producerId, producerEpoch)`` (the TV2 leader-add class, 4.0)
+    ongoing_at_epoch: bool = False
 
     def _verification_setup(self, bounds: Mapping[str, int]) -> None:
         """This mixin's attributes; ValueError (one line) for a configuration it cannot honour."""
@@ -95,12 +103,6 @@ class SplitVerification:
             return
         if not self.protocol.partition_verification:
             raise ValueError("verification_steps needs partition_verification (KIP-890 part 1, Kafka 3.6+)")
-        if self.protocol.tv2_partition_add.value != "client":
-            raise ValueError(f"verification_steps is modelled for the client's AddPartitionsToTxn, not "
-                             f"tv2_partition_add={self.protocol.tv2_partition_add.value}")
-        for name, why in _REFUSED_BOUNDS.items():
-            if bounds.get(name, 0):
-                raise ValueError(f"verification_steps cannot be combined with {name} ({why})")
 
     def verification_idle(self, idempotent: bool) -> set[str]:
         """The actions that cannot fire: the two steps without the split; with it, the leaders' one-step
@@ -110,21 +112,31 @@ class SplitVerification:
         return set() if idempotent else {"HandleProduce"}
 
     @rule("VerifyProduce", receive="requests", params=("partition", "client", "record"),
-          reads=("leader[partition]", "txn[client]"), writes=("leader[partition]",),
+          reads=("leader[partition]", "txn[client]", "now"), writes=("leader[partition]",),
           results=("seq", "epoch", "guard", "answer"), show={"guard": GUARD_NAMES.__getitem__, "answer": error_name})
     def verify_produce(self, partition: int, client: int, msg: Routed, leader: TxnPartitionState,
-                       txn: TxnMetadata) -> Any:
+                       txn: TxnMetadata, now: int) -> Any:
         """The leader takes the oldest request of a connection whose request before it was answered, and
         starts its verification (``ReplicaManager.appendRecords``); the coordinator answers at once."""
         req = msg.message
         assert isinstance(req, ProduceRequest)
-        if len(leader.pending) >= self.verification_steps or any(
-                p.request.client == client and p.request.connection == req.connection for p in leader.pending):
+        if not self.may_hold(leader, client, req):
             return None
         answer = None
         if needs_verification(leader, req.producer_id):
             answer = self.produce_verification(partition, leader, txn, req.producer_id, req.epoch)  # type: ignore[attr-defined]
-        after = begin_verified_produce(leader, req, answer, 0)
+        return self.held(leader, req, answer, now)
+
+    def may_hold(self, leader: TxnPartitionState, client: int, req: ProduceRequest) -> bool:
+        """The leader may take the request: it holds fewer than ``verification_steps`` and none of the
+        request's connection (the socket server reads no further request of a muted connection)."""
+        return len(leader.pending) < self.verification_steps and not any(
+            p.request.client == client and p.request.connection == req.connection for p in leader.pending)
+
+    def held(self, leader: TxnPartitionState, req: ProduceRequest, answer: int | None, now: int) -> dict[str, Any]:
+        """VerifyProduce's step: the request held with its guard (``answer`` None: SENTINEL, nothing
+        verified) and the verification entry started at ``now``."""
+        after = begin_verified_produce(leader, req, answer, now)
         item = next(p for p in after.pending if p.request == req)
         return {"leader": after, "seq": req.seq, "epoch": req.epoch, "guard": item.guard, "answer": item.answer}
 
@@ -147,12 +159,26 @@ class SplitVerification:
                                       unknown_producer=p.broker_unknown_producer.value,
                                       old_duplicate_error=p.broker_duplicate_sequence_error,
                                       stale_epoch_first=p.stale_epoch_before_verification,
-                                      check_guard=p.verification_guard)
+                                      check_guard=p.verification_guard, ongoing_at_epoch=self.ongoing_at_epoch)
         resp = ProduceResponse(req.client, req.connection, req.record, out.error, out.offset,
                                out.partition.log_start_offset)
         routed = Routed(partition, req.client, req.connection, req.record, resp)
         return {"leader": out.partition, "responses": routed, "client": req.client, "record": req.record,
                 "guard": item.guard, "error": out.error}
+
+    def answered_at_failover(self, partition: int, leader: TxnPartitionState) -> list[Routed]:
+        """The answers of the requests a leader held when its leadership moved (``eos_failover``): the
+        verification's callback runs on a broker that is no longer the leader, so a failed verification is
+        answered with its error (``postVerificationCallback`` appends nothing for it) and any other request
+        NOT_LEADER_OR_FOLLOWER (``Partition.appendRecordsToLeader`` with no local leader log), which the
+        producer retries, with its sequence, to the new leader."""
+        out = []
+        for item in leader.pending:
+            req = item.request
+            error = item.answer if item.answer != Errors.NONE else int(Errors.NOT_LEADER_OR_FOLLOWER)
+            out.append(Routed(partition, req.client, req.connection, req.record,
+                              ProduceResponse(req.client, req.connection, req.record, error, -1, -1)))
+        return out
 
     def fairness(self) -> tuple[Fairness, ...]:
         others: tuple[Fairness, ...] = super().fairness()  # type: ignore[misc]

@@ -22,8 +22,10 @@ from .producer_state import (
     begin_transaction,
     empty_entry,
     find_entry,
+    is_producer_expired,
     maybe_update_epoch,
     put_entry,
+    remove_expired_producers,
 )
 from .replica import marker_timestamp
 from .validation import (
@@ -39,6 +41,7 @@ from .verification import (
     clear_verification,
     find_verification,
     missing_guard_error,
+    remove_expired_verifications,
     start_verification,
     verification_refuses,
 )
@@ -71,6 +74,23 @@ def clear_guard(partition: TxnPartitionState, producer_id: int) -> TxnPartitionS
     return partition._replace(verifications=clear_verification(partition.verifications, producer_id), pending=pending)
 
 
+def expire_producer_state(partition: TxnPartitionState, now: int, expiration: int) -> TxnPartitionState | None:
+    """``ProducerStateManager.removeExpiredProducers`` (the leader's periodic check, 3.6.0 to 2024-10 trunk
+    alike): producers idle ``expiration`` with no open transaction are forgotten, and so is every
+    verification entry started ``expiration`` ago or earlier, whatever its producer does (the entry keeps
+    the time it was created; an update does not renew it). A request still holding an expired entry's
+    guard now holds a stale one: ``UnifiedLog.verificationGuard`` answers SENTINEL for a producer with no
+    entry, which no handed-out guard equals. None when nothing expires."""
+    expired = any(is_producer_expired(e, now, expiration) for e in partition.producers)
+    entries = remove_expired_verifications(partition.verifications, now, expiration)
+    if not expired and len(entries) == len(partition.verifications):
+        return None
+    out = partition._replace(producers=remove_expired_producers(partition.producers, now, expiration))
+    for gone in set(partition.verifications) - set(entries):
+        out = clear_guard(out, gone.producer_id)
+    return out
+
+
 def begin_verified_produce(partition: TxnPartitionState, request: ProduceRequest, answer: int | None,
                            now: int) -> TxnPartitionState:
     """The leader starts a transactional batch (``maybeStartTransactionVerification``): with the producer's
@@ -88,7 +108,8 @@ def begin_verified_produce(partition: TxnPartitionState, request: ProduceRequest
 
 def finish_verified_produce(partition: TxnPartitionState, item: PendingProduce, *, value: int, max_seq: int,
                             cache_size: int, unknown_producer: str, old_duplicate_error: bool,
-                            stale_epoch_first: bool, check_guard: bool = True) -> TxnProduceOutcome:
+                            stale_epoch_first: bool, check_guard: bool = True,
+                            ongoing_at_epoch: bool = False) -> TxnProduceOutcome:
     """The verification's callback (``appendEntries``): a failed verification is answered with its error
     and leaves the verification entry; otherwise the batch is appended with its guard
     (``handle_txn_produce``; ``check_guard=False``: the counterfactual append that trusts any guard)."""
@@ -98,7 +119,7 @@ def finish_verified_produce(partition: TxnPartitionState, item: PendingProduce, 
                               timestamp=req.created, max_seq=max_seq, cache_size=cache_size,
                               unknown_producer=unknown_producer, old_duplicate_error=old_duplicate_error,
                               verification_error=item.answer, guard=item.guard if check_guard else TRUSTED,
-                              stale_epoch_first=stale_epoch_first)
+                              stale_epoch_first=stale_epoch_first, ongoing_at_epoch=ongoing_at_epoch)
 
 
 def needs_verification(partition: TxnPartitionState, producer_id: int) -> bool:
@@ -118,14 +139,18 @@ class TxnProduceOutcome(NamedTuple):
 def handle_txn_produce(partition: TxnPartitionState, *, producer_id: int, epoch: int, seq: int, value: int,
                        timestamp: int, max_seq: int, cache_size: int, unknown_producer: str,
                        old_duplicate_error: bool, verification_error: int = Errors.NONE,
-                       guard: int = NO_GUARD_CHECK, stale_epoch_first: bool = False) -> TxnProduceOutcome:
+                       guard: int = NO_GUARD_CHECK, stale_epoch_first: bool = False,
+                       ongoing_at_epoch: bool = False) -> TxnProduceOutcome:
     """One transactional batch from a client. ``verification_error`` is the coordinator's answer to
     the leader's verification (NONE when it was not asked); verification runs before the append
     and, with ``guard`` = NO_GUARD_CHECK, is atomic with it, so it is checked first. Otherwise
     (``verification_steps``: ``finish_verified_produce``) the batch carries the guard it was handed
     (``verification.SENTINEL`` / ``GUARDED`` / ``STALE``), checked after the duplicate check
     (``verification.missing_guard_error``; ``stale_epoch_first``: KAFKA-19690), and the producer's
-    verification entry bounds its first sequence (``ProducerAppendInfo.checkSequence``)."""
+    verification entry bounds its first sequence (``ProducerAppendInfo.checkSequence``). The guard is
+    not asked for while the producer has a transaction ongoing on the partition: at any epoch (3.6-3.9's
+    ``hasOngoingTransaction(producerId)``), or with ``ongoing_at_epoch`` at the batch's epoch (4.0's
+    ``hasOngoingTransaction(producerId, producerEpoch)``, KAFKA-18654)."""
     if verification_error != Errors.NONE:
         return TxnProduceOutcome(int(verification_error), -1, partition)
     entry = find_entry(partition.producers, producer_id)
@@ -133,7 +158,8 @@ def handle_txn_produce(partition: TxnPartitionState, *, producer_id: int, epoch:
                                 old_duplicate_error=old_duplicate_error)
     if guard != NO_GUARD_CHECK and decision.duplicate_offset < 0:
         error = missing_guard_error(None if entry is None else entry.epoch, epoch,
-                                    ongoing=entry is not None and entry.current_txn_first_offset >= 0,
+                                    ongoing=entry is not None and entry.current_txn_first_offset >= 0 and (
+                                        not ongoing_at_epoch or entry.epoch == epoch),
                                     guarded=guard in (GUARDED, TRUSTED), stale_epoch_first=stale_epoch_first)
         if error == Errors.NONE and decision.error != Errors.INVALID_PRODUCER_EPOCH and verification_refuses(
                 find_verification(partition.verifications, producer_id), seq):
