@@ -415,8 +415,31 @@ def eos_fenced_gets_fencing_error(step: tuple, before: Any, after: Any) -> bool:
     for i, (old, new) in pairs:
         if new.fatal_error and not old.fatal_error:
             meta = after.txn[i]
-            superseded = meta.exists and (meta.producer_id != new.producer_id or meta.epoch > new.epoch)
+            # a producer holding the producer id the coordinator rotates to (TV2, still completing) is not
+            # superseded: it was answered that id (``answer_after_end_txn``)
+            rotated_to = new.producer_id >= 0 and new.producer_id == meta.next_producer_id
+            superseded = meta.exists and (meta.producer_id != new.producer_id and not rotated_to
+                                          or meta.producer_id == new.producer_id and meta.epoch > new.epoch)
             if superseded and new.fatal_error not in FENCING_ERRORS:
+                return False
+    return True
+
+
+def eos_no_spurious_fencing(step: tuple, before: Any, after: Any) -> bool:
+    """A producer is fenced (a fencing error, or 4.0's fatal INVALID_PRODUCER_ID_MAPPING) only once a newer instance or the coordinator's own fence has superseded it."""
+    from .producer.transactional import FENCED_OUTCOMES
+    zombies = getattr(after, "zombie", ())
+    for i, (old, new) in enumerate(zip(before.producer, after.producer)):
+        if new.fatal_error in FENCED_OUTCOMES and not old.fatal_error and not (i < len(zombies) and zombies[i]):
+            # no newer instance (no zombie: the live one is the newest, and a zombie re-initialising may
+            # have the coordinator fence it); the coordinator still holds the producer's pair, or only the
+            # producer's own TV2 rotation moved it: completed (the previous producer id is the producer's)
+            # or still completing (the next producer id is)
+            meta = after.txn[i]
+            own = meta.exists and ((meta.producer_id, meta.epoch) == (old.producer_id, old.epoch)
+                                   or meta.producer_id != old.producer_id == meta.prev_producer_id >= 0
+                                   or meta.next_producer_id == old.producer_id >= 0)
+            if own:
                 return False
     return True
 

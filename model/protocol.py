@@ -314,6 +314,28 @@ class Protocol:
         "adds partitions (tv2_partition_add leader modes): with the client's own AddPartitionsToTxn the model's "
         "upgrade keeps the epoch, as the add waits for the TV1 transaction to complete either way",
         "KIP-890 part 2; KAFKA-18227 (4.0.0)")
+    tv2_end_txn_pending_first: bool = _decision(
+        True,
+        "with tv2, EndTxn answers CONCURRENT_TRANSACTIONS for a transaction still completing (PrepareX, CompleteX "
+        "pending while the markers are written) before it checks the epoch, so an EndTxn at the epoch the previous "
+        "EndTxn answered waits for that completion (4.0.0); False: the epoch first, and such an EndTxn (an abort "
+        "right after a commit, with nothing added) is PRODUCER_FENCED, fatal for the client (trunk December 2024 - "
+        "January 10, 2025, never released)",
+        "KAFKA-18464 (PR 18467, 4.0.0)")
+    tv2_rotation_answer_next_producer_id: bool = _decision(
+        True,
+        "with tv2, an EndTxn whose bump exhausts the epoch answers the next producer id at epoch 0, the pair the "
+        "transaction completes to (4.0.0: newPreSendMetadata's); False: it answers the old producer id with the "
+        "exhausted epoch, so the client's next request after the completion gets INVALID_PRODUCER_ID_MAPPING, fatal "
+        "for the 4.0 client (trunk before January 30, 2025, never released)",
+        "KAFKA-18660 (PRs 18730, 18758; 4.0.0)")
+    add_partitions_pending_first: bool = _decision(
+        False,
+        "AddPartitionsToTxn / AddOffsetsToTxn answer CONCURRENT_TRANSACTIONS for a transaction still completing "
+        "(PrepareX, CompleteX pending) before they check the producer id and epoch, so the first add under the "
+        "producer id a TV2 rotation answered waits for the completion (4.0.0); False (0.11-3.9, 4.0 trunk before "
+        "January 30, 2025): the producer id first, and that add is INVALID_PRODUCER_ID_MAPPING",
+        "KAFKA-18660 (PRs 18730, 18758; 4.0.0)")
     rotation_markers_new_producer_id: bool = _decision(
         False,
         "counterfactual: a TV2 transaction whose epoch overflowed writes its markers under the new producer "
@@ -476,14 +498,26 @@ KAFKA_3_6 = KAFKA_3_0.with_(partition_verification=True)
 KAFKA_3_8 = KAFKA_3_6.with_(verification_abortable=True, client_transaction_abortable=True,
                             client_txn_offset_commit_any_retriable=True)
 KAFKA_4_0 = KAFKA_3_8.with_(transaction_version="tv2", client_epoch_bump_after_abort=False,
-                            client_pid_mapping_fatal=True, txn_offsets_completion_async=False)
+                            client_pid_mapping_fatal=True, txn_offsets_completion_async=False,
+                            add_partitions_pending_first=True)
 #: 4.0.0 with the leader's implicit partition add of KIP-890 part 2 modelled (KAFKA-18654's epoch-aware check)
 KAFKA_4_0_LEADER_ADD = KAFKA_4_0.with_(tv2_partition_add="leader")
-#: the 4.0 development trunk before KAFKA-18575 / KAFKA-18654 (December 2024 - January 2025, never released)
-KAFKA_4_0_DEV_2025_01 = KAFKA_4_0.with_(tv2_partition_add="leader-epoch-blind")
+#: the 4.0 development trunk before KAFKA-18575 / KAFKA-18654 (never released): of 10-21 January 2025, after
+#: KAFKA-18464 (PR 18467) and before KAFKA-18575 (PR 18604) and KAFKA-18660 (PR 18730), so a TV2 rotation also
+#: answers the old producer id and AddPartitionsToTxn checks the producer id first
+KAFKA_4_0_DEV_2025_01 = KAFKA_4_0.with_(tv2_partition_add="leader-epoch-blind",
+                                        tv2_rotation_answer_next_producer_id=False, add_partitions_pending_first=False)
 #: the 4.0 development trunk before KAFKA-18227 (December 2024, after KAFKA-14563 removed the TV2 client's
-#: AddPartitionsToTxn; never released)
-KAFKA_4_0_DEV_2024_12 = KAFKA_4_0_DEV_2025_01.with_(tv2_upgrade_bumps_epoch=False)
+#: AddPartitionsToTxn; never released): also before KAFKA-18464, so a TV2 EndTxn checks the epoch first
+KAFKA_4_0_DEV_2024_12 = KAFKA_4_0_DEV_2025_01.with_(tv2_upgrade_bumps_epoch=False, tv2_end_txn_pending_first=False)
+#: the 4.0 development trunk of late January 2025 (after KAFKA-18464, before KAFKA-18660's fix of January 30; never
+#: released): a TV2 rotation answers the old producer id with the exhausted epoch, and AddPartitionsToTxn checks the
+#: producer id before a pending completion
+KAFKA_4_0_DEV_2025_01_28 = KAFKA_4_0.with_(tv2_rotation_answer_next_producer_id=False,
+                                          add_partitions_pending_first=False)
+#: the 4.0 development trunk of early January 2025 (before KAFKA-18464's fix of January 10; never released): as
+#: kafka-4.0-dev-2025-01-28, and a TV2 EndTxn checks the epoch before a pending completion
+KAFKA_4_0_DEV_2025_01_09 = KAFKA_4_0_DEV_2025_01_28.with_(tv2_end_txn_pending_first=False)
 #: a what-if of two switches, never released as such (fidelity audit C7)
 KAFKA_LATER_TRUNK = KAFKA_4_0.with_(persist_prev_producer_id=True)
 #: trunk after KAFKA-19367 (one bump per fence-abort) and the Java TransactionMetadata (KAFKA-18884),
@@ -548,15 +582,27 @@ VARIANTS: dict[str, NamedProtocol] = {
                                           "modelled: the TV2 client sends no AddPartitionsToTxn, the leader adds the "
                                           "partition unless the producer has a transaction open there at the "
                                           "batch's epoch (KAFKA-18654, 4.0.0)", KAFKA_4_0_LEADER_ADD),
-    "kafka-4.0-dev-2025-01": NamedProtocol("the 4.0 development trunk of December 2024 - January 2025 (never "
-                                           "released): as kafka-4.0-leader-add, but the leader skips the add when "
-                                           "the producer has a transaction open at any epoch, so the next "
-                                           "transaction's batch can join the one still completing (KAFKA-18575)",
-                                           KAFKA_4_0_DEV_2025_01),
+    "kafka-4.0-dev-2025-01": NamedProtocol("the 4.0 development trunk of 10-21 January 2025 (never released): as "
+                                           "kafka-4.0-leader-add, but the leader skips the add when the producer has "
+                                           "a transaction open at any epoch, so the next transaction's batch can join "
+                                           "the one still completing (KAFKA-18575); before KAFKA-18660 too (as "
+                                           "kafka-4.0-dev-2025-01-28)", KAFKA_4_0_DEV_2025_01),
+    "kafka-4.0-dev-2025-01-09": NamedProtocol("the 4.0 development trunk of early January 2025, before KAFKA-18464's "
+                                              "fix (PR 18467, January 10; never released): as kafka-4.0-dev-2025-01-28, "
+                                              "and a TV2 EndTxn checks the epoch before a pending completion, so an "
+                                              "abort at the epoch a commit still completing answered is PRODUCER_FENCED",
+                                              KAFKA_4_0_DEV_2025_01_09),
+    "kafka-4.0-dev-2025-01-28": NamedProtocol("the 4.0 development trunk of late January 2025, before KAFKA-18660's "
+                                              "fix (PR 18730, January 30; never released): as kafka-4.0 with the "
+                                              "client's add, but a TV2 EndTxn that exhausts the epoch answers the old "
+                                              "producer id with the exhausted epoch, and AddPartitionsToTxn checks the "
+                                              "producer id before a pending completion",
+                                              KAFKA_4_0_DEV_2025_01_28),
     "kafka-4.0-dev-2024-12": NamedProtocol("the 4.0 development trunk of December 2024 (never released), after "
                                            "KAFKA-14563 moved a TV2 partition's add to the leader: as "
                                            "kafka-4.0-dev-2025-01, and a client upgrading to TV2 keeps its epoch, "
-                                           "so its first TV2 batches can join its last TV1 transaction (KAFKA-18227)",
+                                           "so its first TV2 batches can join its last TV1 transaction (KAFKA-18227); "
+                                           "before KAFKA-18464 too (as kafka-4.0-dev-2025-01-09)",
                                            KAFKA_4_0_DEV_2024_12),
     "kafka-later-trunk": NamedProtocol("what-if, never released as such: 4.0 with PreviousProducerId persisted "
                                        "and lastProducerEpoch not (fidelity audit C7)", KAFKA_LATER_TRUNK),

@@ -135,7 +135,7 @@ def test_retry_on_error_is_read() -> None:
 def test_truncation_rebuilds_from_the_log_and_refuses_a_snapshot_below() -> None:
     prod64 = json.loads(json.dumps(vectors_by_id(MORE2)["PROD-64"]))
     assert run_vector(prod64).outcome == harness.AGREE
-    # a snapshot at offset 1 (taken after the first batch) is loaded (session 17): the state is the
+    # a snapshot at offset 1 (taken after the first batch) is loaded (session 16): the state is the
     # snapshot's, the one at 2 is deleted, and nothing is left to replay or snapshot again
     prod64["steps"][2]["input"] = {"call": "takeSnapshot"}
     prod64["steps"].insert(1, {"input": {"call": "takeSnapshot"}, "expected": {}})

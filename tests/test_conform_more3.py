@@ -1,4 +1,4 @@
-"""Session 17's vectors (``tests/data/kafka-unit-test-vectors.more3.json``), written by eoscheck's
+"""Session 16's vectors (``tests/data/kafka-unit-test-vectors.more3.json``), written by eoscheck's
 developers for TransactionManagerTest's, KafkaApisTest's, UnifiedLogTest's and TransactionStateManagerTest's
 tests that no earlier vector covered, and the rules and harness steps they led to, checked directly."""
 
@@ -298,7 +298,7 @@ def test_the_derived_pins() -> None:
 
 def test_the_file_repeats_no_earlier_vector_or_test() -> None:
     data = json.loads(MORE3.read_text())
-    assert "WRITTEN BY EOSCHECK'S DEVELOPERS (session 17)" in data["schema"]["description"]
+    assert "WRITTEN BY EOSCHECK'S DEVELOPERS (session 16)" in data["schema"]["description"]
     assert data["counts"]["total"] == len(data["vectors"]) == 33
     ids = [v["id"] for v in data["vectors"]]
     assert len(set(ids)) == len(ids)

@@ -392,3 +392,29 @@ def test_a_run_with_a_head_is_deterministic(monkeypatch):
     assert all(started_workers(r) for r in runs)
     assert len({repr(steps_and_states(r.violations[0])) for r in runs}) == 1
     assert len({repr(r.stats.coverage) for r in runs}) == 1
+
+
+class _GonePeer:
+    """A pipe end whose worker died: SIGKILLed with unread data in the pipe, the kernel resets it."""
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+    def send(self, message: object) -> None:
+        raise self.exc
+
+    def recv(self) -> object:
+        raise self.exc
+
+
+@pytest.mark.parametrize("exc", [EOFError(), ConnectionResetError(104, "Connection reset by peer"),
+                                 BrokenPipeError(32, "Broken pipe")])
+def test_a_worker_gone_from_its_pipe_is_a_worker_error(exc):
+    # before: a reset surfaced as "eoscheck: error: Connection reset by peer", naming no engine
+    conn = _GonePeer(exc)
+    with pytest.raises(WorkerError, match="exited unexpectedly"):
+        parallel._ask(conn, ("chain", 0))  # type: ignore[arg-type]
+    with pytest.raises(WorkerError, match="exited unexpectedly"):
+        parallel._receive(conn)  # type: ignore[arg-type]
+    with pytest.raises(WorkerError, match="exited unexpectedly"):
+        parallel._ask_all([conn], ("finish",))  # type: ignore[list-item]

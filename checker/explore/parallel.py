@@ -730,7 +730,7 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
                     if sum(allows) < sum(counts):
                         limit_hit = "states"
                 for c, a in zip(conns, allows):
-                    c.send(("decide", a))
+                    _send(c, ("decide", a))
                 by_owner = [_receive(c) for c in conns]
             # each generator's share of the next frontier, known before anyone commits: the
             # rebalancing is planned now and the workers go on to the next level by themselves
@@ -742,7 +742,7 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
             expand_next = bool(new_total) and limit_hit is None and not late
             gives, takes, planned = _plan_moves(sizes) if expand_next else ([[]] * workers, [[]] * workers, 0)
             for c, g, t in zip(conns, gives, takes):
-                c.send(("advance", g, t, set(violated), expand_next))
+                _send(c, ("advance", g, t, set(violated), expand_next))
             commits = [_receive(c) for c in conns]
             expanding = expand_next
             moved += planned
@@ -1005,14 +1005,26 @@ def _finish(machine: Machine, options: ExploreOptions, ticker: Ticker, stats: St
 
 
 def _ask(conn: Connection, message: tuple) -> Any:
-    conn.send(message)
+    _send(conn, message)
     return _receive(conn)
+
+
+#: what the pipe raises when the worker at its other end is gone: EOF on a closed pipe, and a reset
+#: or broken pipe when the worker died with unread data in it (a SIGKILL while the parent sends)
+_WORKER_GONE = (EOFError, ConnectionResetError, BrokenPipeError)
+
+
+def _send(conn: Connection, message: tuple) -> None:
+    try:
+        conn.send(message)
+    except _WORKER_GONE:
+        raise WorkerError("a worker process exited unexpectedly") from None
 
 
 def _receive(conn: Connection) -> Any:
     try:
         reply = conn.recv()
-    except EOFError:
+    except _WORKER_GONE:
         raise WorkerError("a worker process exited unexpectedly") from None
     if isinstance(reply, tuple) and len(reply) == 2 and reply[0] == "error":
         raise WorkerError(f"worker failed:\n{reply[1]}")
@@ -1023,7 +1035,7 @@ def _receive(conn: Connection) -> Any:
 
 def _ask_all(conns: list[Connection], message: tuple, expect_reply: bool = True) -> list[Any]:
     for c in conns:
-        c.send(message)
+        _send(c, message)
     return [_receive(c) for c in conns] if expect_reply else []
 
 

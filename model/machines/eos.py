@@ -325,6 +325,21 @@ class _TxnFence(NamedTuple):
     exists: bool
     producer_id: int
     epoch: int
+    next_producer_id: int
+
+
+class _TxnIdentity(NamedTuple):
+    """What NoSpuriousFencing reads of the coordinator's metadata (``props.eos_no_spurious_fencing``)."""
+
+    exists: bool
+    producer_id: int
+    prev_producer_id: int
+    epoch: int
+    next_producer_id: int
+
+
+def _txn_identity(m: TxnMetadata) -> _TxnIdentity:
+    return _TxnIdentity(m.exists, m.producer_id, m.prev_producer_id, m.epoch, m.next_producer_id)
 
 
 def _producer_fence(p: TxnProducer | tuple[()]) -> _ProducerFence | tuple[()]:
@@ -333,7 +348,7 @@ def _producer_fence(p: TxnProducer | tuple[()]) -> _ProducerFence | tuple[()]:
 
 
 def _txn_fence(m: TxnMetadata) -> _TxnFence:
-    return _TxnFence(m.exists, m.producer_id, m.epoch)
+    return _TxnFence(m.exists, m.producer_id, m.epoch, m.next_producer_id)
 
 
 def _epoch_in_range(self: Any, producer: tuple[tuple[int, int] | tuple[()], ...], txn: tuple[int, ...]) -> bool:
@@ -372,6 +387,9 @@ _FENCING_CHECKED = _FAILING
 _ERROR_IS_FATAL = frozenset({"InitProducerId", "AddPartitionsToTxn", "ZombieInitProducerId", "TxnOffsetCommit",
                              "ZombieTxnOffsetCommit"})
 _FENCING = frozenset(int(e) for e in tx.FENCING_ERRORS)
+#: the steps that can fail a data producer (``producer[t]``) with a fatal error: NoSpuriousFencing looks at them
+_FAILING_PRODUCER = ("InitProducerId", "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn", "HandleProduceResponse",
+                     "TxnOffsetCommit", "ZombieInitProducerId")
 
 
 def _may_fail_unfenced(step: tuple) -> bool:
@@ -445,7 +463,7 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
                     doc="the previous instance of a transactional id's producer, after a restart (() if none)")
     txn = Actors(count="producers", init=NO_METADATA, show=_show_txn, symmetric="producer",
                  rename={PARTITION: eps.rename_txn}, projections={**GROUP_PROJECTIONS["txn"], "epoch": _txn_epoch,
-                                                                      "fence": _txn_fence},
+                                                                      "fence": _txn_fence, "identity": _txn_identity},
                  doc="the coordinator's metadata per transactional id")
     txn_log = Actors(count="producers", init=NO_LOG_VALUE, symmetric="producer",
                      rename={PARTITION: eps.rename_txn_log}, doc="the last __transaction_state record per id")
@@ -729,7 +747,8 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
     @rule("AddOffsetsToTxn", params={"t": _consumers}, reads=("producer[t]", "txn[t]"),
           writes=("producer[t]", "txn[t]", "txn_log[t]"), results=("error",), show={"error": error_name})
     def add_offsets(self, producer: TxnProducer, txn: TxnMetadata) -> Any:
-        out = add_partitions_to_txn(txn, producer.producer_id, producer.epoch, (OFFSETS,))
+        out = add_partitions_to_txn(txn, producer.producer_id, producer.epoch, (OFFSETS,),
+                                    pending_first=self.protocol.add_partitions_pending_first)
         client = tx.on_add_offsets(producer, out.error, **self.txn_errors)
         if client is None:
             return None
@@ -828,7 +847,8 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
     def add_partitions(self, producer: TxnProducer, txn: TxnMetadata) -> Any:
         moves = []
         for p in tx.partitions_to_add(producer):
-            out = add_partitions_to_txn(txn, producer.producer_id, producer.epoch, (p,))
+            out = add_partitions_to_txn(txn, producer.producer_id, producer.epoch, (p,),
+                                        pending_first=self.protocol.add_partitions_pending_first)
             client = tx.on_add_partitions(producer, p, out.error, **self.txn_errors)
             if client is None:
                 continue  # CONCURRENT_TRANSACTIONS: retried later, nothing changes
@@ -885,7 +905,8 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
           show={"error": _end_txn_error_name})
     def end_transaction(self, producer: TxnProducer, txn: TxnMetadata, next_producer_id: int) -> Any:
         """commitTransaction once every batch is acknowledged; abortTransaction after an abortable error
-        once nothing is in flight (queued batches are aborted; with no partition added, locally)."""
+        once nothing is in flight (queued batches are aborted; with no partition added, a TV0/1 client
+        aborts locally)."""
         bump = self.bumps_after_abort(producer)
         tv2 = producer.tv >= 2
         if tx.ready_to_commit(producer, self.consume):
@@ -894,7 +915,10 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
             commit = False
             producer = tx.abort_undrained(producer)
             skip = producer.bump_after_abort == tx.SKIP_END_TXN
-            if skip or (not producer.added and not producer.offsets):
+            # a TV2 client sends EndTxn once a send() was triggered (4.0 ``TransactionManager.nextRequest``:
+            # transactionStarted is set by the send, the leader adding the partition), and beginTransaction here
+            # always sends: only a TV0/1 client ends a transaction with nothing added locally
+            if skip or (not tv2 and not producer.added and not producer.offsets):
                 client = tx.finish_transaction(producer, False, producer.epoch, bump_after_abort=bump, cfg=self.cfg)
                 return {"producer": client, "result": "ABORT", "error": _SKIPPED_END_TXN if skip else _LOCAL_ABORT}
         else:
@@ -903,7 +927,8 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
         # validated by the transaction version the request carries (the producer's)
         out = self.coordinator_end_txn(txn, producer.producer_id, producer.epoch, int(result), producer.tv,
                                        next_producer_id)
-        answered = tx.on_end_txn(producer, commit, out.error, answer_after_end_txn(out.meta), tv2=tv2,
+        answer = answer_after_end_txn(out.meta, self.protocol.tv2_rotation_answer_next_producer_id)
+        answered = tx.on_end_txn(producer, commit, out.error, answer, tv2=tv2,
                                  bump_after_abort=bump, cfg=self.cfg, **self.txn_errors)
         if answered is None:
             return None  # CONCURRENT_TRANSACTIONS: retried
@@ -1119,6 +1144,10 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
     # sequences only is a hit
     fencing_error = _transition("FencedGetsFencingError", props.eos_fenced_gets_fencing_error,
                                 ("producer:fence", "zombie:fence", "txn:fence"), _FENCING_CHECKED, when=_may_fail_unfenced)
+    # on projections too: the producer's (fatal error, producer id, epoch), the zombie's presence and the
+    # coordinator's (exists, producer id, previous producer id, epoch, next producer id)
+    spurious_fencing = _transition("NoSpuriousFencing", props.eos_no_spurious_fencing,
+                                   ("producer:fence", "zombie:fence", "txn:identity"), _FAILING_PRODUCER)
 
     @transition("ValidTxnTransitions", reads=("txn",), actions=_COORDINATOR, stuttering=True)
     def valid_transitions(self, step: tuple, before: Any, after: Any) -> bool:

@@ -80,9 +80,7 @@ def _timing_out(machine: Any) -> range:
 
 
 def _empty_aborts(machine: Any) -> range:
-    # only a TV2 EndTxn(ABORT) copy starts an abort with no partition: the client aborts an empty
-    # transaction locally (``EosMachine.end_transaction``)
-    return range(machine.n_producers) if machine.endtxn_timeouts_bound and machine.server_tv2 else range(0)
+    return range(machine.n_producers) if machine.server_tv2 and machine.empty_aborts_possible() else range(0)
 
 
 def _changing(machine: Any) -> range:
@@ -128,10 +126,21 @@ class LateEndTxn:
         self.server_tv2 = tv2 or self.tv_change != ClientTvChange.NONE
         return {"endtxn_timeouts": self.endtxn_timeouts_bound}
 
+    def empty_aborts_possible(self) -> bool:
+        """Whether a TV2 EndTxn(ABORT) can find nothing added: a late copy (``endtxn_timeouts``), or the client's
+        own abort after an abortable error that can come before any partition is added at the coordinator (a
+        TV2 client sends EndTxn once a send() was triggered, ``EosMachine.end_transaction``): a failed send(),
+        or, where the leader adds partitions, a batch whose delivery timed out or whose connection closed
+        before its leader added it. Otherwise every TV2 abort has a partition, and the rule stays unlisted."""
+        b = self.bounds  # type: ignore[attr-defined]
+        leader = getattr(self, "leader_adds_partitions", False) and (b.get("produce_timeouts", 0)
+                                                                     or b.get("lost_responses", 0))
+        return bool(self.endtxn_timeouts_bound or b.get("send_errors", 0) or leader)
+
     def end_txn_idle_actions(self) -> set[str]:
         """Actions with no bindings in this configuration (not listed)."""
         idle = set() if self.endtxn_timeouts_bound else {"EndTxnTimesOut", "StaleEndTxnArrives"}
-        if not (self.endtxn_timeouts_bound and self.server_tv2):
+        if not (self.server_tv2 and self.empty_aborts_possible()):
             idle.add("CompleteEmptyTransaction")
         return idle | (set(TV_ACTIONS) if self.tv_change == ClientTvChange.NONE else set())
 
@@ -156,8 +165,10 @@ class LateEndTxn:
         """``handleEndTransaction`` validated by the request's transaction version (an exhausted TV2
         epoch rotates to the allocator's next producer id)."""
         if tv >= 2:
+            # kafka.eos writes PrepareX in one step, its completion to come: Kafka's CompleteX pending
             return end_txn_tv2(txn, producer_id, epoch, result, new_producer_id=next_producer_id,
-                               max_epoch=self.max_epoch)
+                               max_epoch=self.max_epoch, prepare_pending=True,
+                               epoch_first=not self.protocol.tv2_end_txn_pending_first)
         return end_txn(txn, producer_id, epoch, result)
 
     def bumps_after_abort(self, producer: TxnProducer) -> bool:

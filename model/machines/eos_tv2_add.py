@@ -96,7 +96,8 @@ class Tv2LeaderAddMachine(EosMachine):
         # client), CONCURRENT_TRANSACTIONS -> NOT_ENOUGH_REPLICAS (retried). The operation is addPartition, not
         # genericError, so a TRANSACTION_ABORTABLE would reach the client as INVALID_TXN_STATE; an add never
         # answers it
-        added = add_partitions_to_txn(txn, producer_id, epoch, (partition,))
+        added = add_partitions_to_txn(txn, producer_id, epoch, (partition,),
+                                      pending_first=self.protocol.add_partitions_pending_first)
         return verification_produce_error(int(added.error), generic_error=False)
 
     @rule("HandleProduce", receive="requests", params=("partition", "client", "record"),
@@ -117,7 +118,8 @@ class Tv2LeaderAddMachine(EosMachine):
         assert isinstance(req, ProduceRequest)
         epoch_blind = self.protocol.tv2_partition_add == Tv2PartitionAdd.LEADER_EPOCH_BLIND
         if tv >= 2 and not leader_skips_add(leader, req.producer_id, req.epoch, epoch_blind):
-            added = add_partitions_to_txn(txn, req.producer_id, req.epoch, (partition,))
+            added = add_partitions_to_txn(txn, req.producer_id, req.epoch, (partition,),
+                                          pending_first=self.protocol.add_partitions_pending_first)
             if added.wrote:
                 out = {**self._coordinator(added.meta), **out}
         return out

@@ -41,6 +41,7 @@ from eoscheck.checker.compose import precondition, rule
 from ..coordinator.txn_log import NO_LOG_VALUE, NO_METADATA
 from ..errors import Errors, error_name
 from ..producer import transactional as tx
+from ..protocol import Protocol
 from ..state import TXN_ABORTABLE, TXN_BUMP, TXN_INIT, TXN_READY, TxnMetadata, TxnProducer
 from ..transactions.add_partitions import add_partitions_to_txn
 from ..transactions.codes import NO_PENDING
@@ -84,6 +85,7 @@ class TxnIdExpiry:
     input_records: int
     n_partitions: int
     txn_errors: dict[str, bool]
+    protocol: Protocol
     #: the data producers' ids may expire (``txn_id_expirations`` > 0, producers, no group)
     data_txn_id_expiry: bool = False
 
@@ -112,7 +114,8 @@ class TxnIdExpiry:
         it (fenced, or the id no longer mapped to its producer id) and, the error being abortable, the
         application aborts: nothing was sent, and after InvalidPidMappingException the abort skips
         EndTxn and InitProducerId(producer id, epoch) follows."""
-        out = add_partitions_to_txn(txn, zombie.producer_id, zombie.epoch, tuple(range(self.n_partitions)))
+        out = add_partitions_to_txn(txn, zombie.producer_id, zombie.epoch, tuple(range(self.n_partitions)),
+                                    pending_first=self.protocol.add_partitions_pending_first)
         if out.error == Errors.NONE:
             return None  # the coordinator still takes the zombie's epoch: not modelled (module doc)
         client = tx.on_coordinator_error(zombie, "AddPartitionsToTxn", out.error, **self.txn_errors)

@@ -53,6 +53,9 @@ OUTCOME_NAMES = {**cl.OUTCOME_NAMES, cl.FAILED: "failed (abortable)", FENCED: "f
 
 #: errors that mean "another instance or the coordinator fenced this producer epoch"
 FENCING_ERRORS = frozenset({Errors.PRODUCER_FENCED, Errors.INVALID_PRODUCER_EPOCH})
+#: the fatal errors that end a producer as fenced: a fencing error, or INVALID_PRODUCER_ID_MAPPING, which the 4.0
+#: client takes as fatal (KAFKA-18019: the coordinator no longer maps the transactional id to its producer id)
+FENCED_OUTCOMES = frozenset(FENCING_ERRORS | {Errors.INVALID_PRODUCER_ID_MAPPING})
 
 #: ``TxnProducer.bump_after_abort`` when the abortable error is an InvalidPidMappingException (the
 #: coordinator no longer maps the transactional id to this producer id): ``beginCompletingTransaction``

@@ -39,13 +39,24 @@ class AddPartitionsOutcome(NamedTuple):
     wrote: bool
 
 
+def completing(meta: TxnMeta) -> bool:
+    """Whether the transaction is still completing: a pending transition, or PrepareX, which the composed
+    machines write in one step with its completion still to come (Kafka's PrepareX always has CompleteX
+    pending once its record is written: ``prepareComplete`` runs in the append callback)."""
+    return meta.pending_state != NO_PENDING or meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT)
+
+
 def add_partitions_to_txn(meta: TxnMeta | None, producer_id: int, epoch: int,
-                          partitions: tuple[int, ...]) -> AddPartitionsOutcome:
+                          partitions: tuple[int, ...], *, pending_first: bool = False) -> AddPartitionsOutcome:
     """Handle AddPartitionsToTxn / AddOffsetsToTxn on concrete metadata (``None`` or ``exists=False``:
-    unknown transactional id)."""
+    unknown transactional id). ``pending_first``: a transaction still completing is answered
+    CONCURRENT_TRANSACTIONS before the producer id and epoch are checked (4.0.0, KAFKA-18660, PR 18730:
+    the first add under the producer id a TV2 rotation answered arrives before the rotation completes)."""
     if meta is None or not meta.exists:
         # An unknown transactional id has no metadata to return; callers keep theirs.
         return AddPartitionsOutcome(int(Errors.INVALID_PRODUCER_ID_MAPPING), meta, False)  # type: ignore[arg-type]
+    if pending_first and completing(meta):
+        return AddPartitionsOutcome(int(Errors.CONCURRENT_TRANSACTIONS), meta, False)
     added = set(partitions) <= set(meta.partitions)
     err = add_partitions_error(CONCRETE, meta_exists=True, meta_producer_id=meta.producer_id,
                                meta_epoch=meta.epoch, meta_state=meta.state,

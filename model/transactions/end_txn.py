@@ -186,7 +186,8 @@ def end_txn_snapshot(meta: TxnMeta | None, producer_id: int, epoch: int, result:
 
 
 def end_txn_tv2(meta: TxnMeta | None, producer_id: int, epoch: int, result: int, *, max_epoch: int = 32767,
-                new_producer_id: int = NO_PRODUCER_ID) -> EndTxnOutcome:
+                new_producer_id: int = NO_PRODUCER_ID, prepare_pending: bool = False,
+                epoch_first: bool = False) -> EndTxnOutcome:
     """EndTxn from a TV2 client (KIP-890 part 2), as the later-trunk ``endTransaction`` tabulates it.
 
     Every accepted EndTxn bumps the epoch (lastEpoch := the old one); the client learns the new epoch
@@ -204,6 +205,13 @@ def end_txn_tv2(meta: TxnMeta | None, producer_id: int, epoch: int, result: int,
     At an exhausted epoch the bump allocates ``new_producer_id`` as nextProducerId (rotation at
     completion); a retry after that rotation (previous producer id, epoch max_epoch - 1, metadata at
     epoch 0) is answered like a retry of the completed transaction.
+
+    A pending transition is answered CONCURRENT_TRANSACTIONS before the epoch is checked (4.0.0,
+    KAFKA-18464). ``prepare_pending``: PrepareX counts as pending, as in Kafka once its record is written
+    (CompleteX pending while the markers go out; the composed machines write PrepareX in one step).
+    ``epoch_first``: the order before KAFKA-18464 (4.0 trunk before January 10, 2025): an invalid epoch is
+    PRODUCER_FENCED even while the transaction completes, so an abort at the epoch the commit answered,
+    sent before that commit completes, fences its own producer.
     """
     E, S = Errors, TxnState
     if meta is None or not meta.exists:
@@ -213,11 +221,15 @@ def end_txn_tv2(meta: TxnMeta | None, producer_id: int, epoch: int, result: int,
                       and meta.state in (S.COMPLETE_COMMIT, S.COMPLETE_ABORT))
     if meta.producer_id != producer_id and not overflow_retry:
         return EndTxnOutcome(int(E.INVALID_PRODUCER_ID_MAPPING), meta, False)
-    if meta.pending_state != NO_PENDING:
-        return EndTxnOutcome(int(E.CONCURRENT_TRANSACTIONS), meta, False)
     commit = result == TxnResult.COMMIT
     retry, current = meta.epoch == epoch + 1 or overflow_retry, meta.epoch == epoch and not overflow_retry
     st = meta.state
+    preparing = st in (S.PREPARE_COMMIT, S.PREPARE_ABORT)
+    if meta.pending_state != NO_PENDING or (prepare_pending and preparing):
+        # isValidEpoch by state: PrepareX needs a retry, CompleteX a retry or the current epoch, the rest current
+        valid = retry if preparing else (retry or current) if st in (S.COMPLETE_COMMIT, S.COMPLETE_ABORT) else current
+        error = E.PRODUCER_FENCED if epoch_first and not valid else E.CONCURRENT_TRANSACTIONS
+        return EndTxnOutcome(int(error), meta, False)
     target = S.PREPARE_COMMIT if commit else S.PREPARE_ABORT
 
     def bump(state: int) -> EndTxnOutcome:
@@ -245,9 +257,11 @@ def end_txn_tv2(meta: TxnMeta | None, producer_id: int, epoch: int, result: int,
     return answer(E.PRODUCER_FENCED)
 
 
-def answer_after_end_txn(meta: TxnMeta) -> tuple[int, int]:
+def answer_after_end_txn(meta: TxnMeta, next_producer_id: bool = True) -> tuple[int, int]:
     """The producer id and epoch an accepted TV2 EndTxn answers with (EndTxn v5): the bumped pair, or
-    the next producer id at epoch 0 when the epoch overflowed."""
-    if meta.next_producer_id >= 0:
+    the next producer id at epoch 0 when the epoch overflowed. ``next_producer_id`` False: the 4.0 trunk
+    before KAFKA-18660 (January 30, 2025) answered the old producer id with the exhausted epoch
+    (``txnMetadata``'s pair, not ``newPreSendMetadata``'s)."""
+    if next_producer_id and meta.next_producer_id >= 0:
         return meta.next_producer_id, 0
     return meta.producer_id, meta.epoch
