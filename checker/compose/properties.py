@@ -175,6 +175,11 @@ class _Invariant:
             env[f"m{i}"], env[f"miss{i}"] = memo, self.misses[i]
             lines += _binding_check(f"m{i}", key_slots, f"miss{i}", env, pos)
         lines.append("    return True")
+        # projected key terms through the projections' plain dicts first, as the fused checks read
+        # them (``plain_projections``): an engine calls this check itself where it is the only
+        # invariant left unviolated (``_Fused.invariants``), once per new state (kafka.init_producer_id's
+        # UniqueProducerIdEpoch on its preset row, two projected terms)
+        lines = plain_projections(lines, env)
         run_code("\n".join(lines), f"<compose {self.spec.kind} {self.spec.name}>", env)
         check: Callable[[tuple], bool] = env["check"]
         self.check = check
