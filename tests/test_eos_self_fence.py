@@ -8,7 +8,6 @@ the PR 18467 / 18730 diffs, and 4.3.1's answer from ``newPreSendMetadata``."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -16,7 +15,6 @@ import pytest
 from eoscheck.checker.compose.testing import reachable_steps
 from eoscheck.checker.explore import explore
 from eoscheck.checker.explore.options import ExploreOptions
-from eoscheck.checker.spec import build_machine, load_spec, spec_to_options
 from eoscheck.model.errors import Errors
 from eoscheck.model.machines.eos import EosMachine
 from eoscheck.model.machines.eos_model import BOUNDS
@@ -26,8 +24,8 @@ from eoscheck.model.transactions.add_partitions import add_partitions_to_txn
 from eoscheck.model.transactions.codes import TxnResult, TxnState
 from eoscheck.model.transactions.end_txn import answer_after_end_txn, end_txn_tv2
 from eoscheck.model.transactions.metadata import new_metadata
+from spec_pairs import check_spec_pair_member
 
-REPO = Path(__file__).resolve().parents[1]
 #: an abort after a commit still completing (KAFKA-18464); the fourth transaction after a rotation (KAFKA-18660)
 ABORT_AFTER_COMMIT = {"transactions": 2, "send_errors": 1}
 ROTATION = {"transactions": 4, "max_epoch": 3}
@@ -191,13 +189,7 @@ def test_kafka_18660_the_old_pair_meets_the_completed_rotation_on_the_january_tr
                           ("eos-kafka-18660-rotation-answer-self-fence-kafka-4.0-dev-2025-01-28", 40),
                           ("eos-kafka-18660-rotation-answer-self-fence-kafka-4.0", None)])
 def test_the_spec_pairs(name: str, length: int | None) -> None:
-    spec = load_spec(REPO / "specs" / f"{name}.toml")
-    result = explore(build_machine(spec), spec_to_options(spec))
-    if length is None:
-        assert spec.expect.verdict == "holds" and result.verdict == "holds"
-        return
-    assert [(v.property, len(v.trace)) for v in result.violations] == [("NoSpuriousFencing", length)]
-    assert (REPO / "counterexamples" / f"{name}.NoSpuriousFencing.itf.json").exists()
+    check_spec_pair_member(name, "NoSpuriousFencing", length)
 
 
 # --- the same family? (task: PR 15266's fatal TxnOffsetCommit error, the 4.0 zombie's unmapped producer id) -----
