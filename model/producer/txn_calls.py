@@ -164,12 +164,13 @@ def to_fatal_error(c: TxnClient, table: str, error: str = KAFKA_EXCEPTION) -> Ca
     return CallResult(r.client._replace(pending_call=c.pending_call._replace(completed=True)))
 
 
-def throw_if_pending(c: TxnClient) -> CallResult | None:
-    """``throwIfPendingState`` (KAFKA-13412): a result not yet acked blocks every other call; an acked one
-    is dropped. None: the call goes on (with the client returned in ``CallResult.client``)."""
+def throw_if_pending(c: TxnClient) -> CallResult:
+    """``throwIfPendingState`` (KAFKA-13412): a result not yet acked blocks every other call (the
+    result's exception); an acked one is dropped. Without an exception the call goes on with the
+    result's client."""
     p = c.pending_call
     if not c.kafka_13412 or p is None:
-        return None
+        return CallResult(c)
     if p.acked:
         return CallResult(c._replace(pending_call=None))
     return CallResult(c, ILLEGAL_STATE)
@@ -240,10 +241,9 @@ def begin_transaction(c: TxnClient, table: str) -> CallResult:
     if not c.transactional:
         return CallResult(c, ILLEGAL_STATE)
     blocked = throw_if_pending(c)
-    if blocked is not None:
-        if blocked.exception:
-            return blocked
-        c = blocked.client
+    if blocked.exception:
+        return blocked
+    c = blocked.client
     return _checked(c, IN_TRANSACTION, table)
 
 
@@ -266,10 +266,9 @@ def send_offsets_to_transaction(c: TxnClient) -> CallResult:
     if not c.transactional:
         return CallResult(c, ILLEGAL_STATE)
     blocked = throw_if_pending(c)
-    if blocked is not None:
-        if blocked.exception:
-            return blocked
-        c = blocked.client
+    if blocked.exception:
+        return blocked
+    c = blocked.client
     failed = fail_with_error(c)
     if failed:
         return CallResult(c, failed)
@@ -286,10 +285,9 @@ def maybe_add_partition(c: TxnClient, tp: str) -> CallResult:
     if failed:
         return CallResult(c, failed if c.kafka_13412 else KAFKA_EXCEPTION)
     blocked = throw_if_pending(c)
-    if blocked is not None:
-        if blocked.exception:
-            return blocked
-        c = blocked.client
+    if blocked.exception:
+        return blocked
+    c = blocked.client
     if not c.transactional:
         return CallResult(c)
     if not c.has_producer_id or c.state != IN_TRANSACTION:
