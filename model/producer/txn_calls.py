@@ -237,14 +237,16 @@ def initialize_transactions(c: TxnClient, table: str) -> CallResult:
     return _cached_call(c, INITIALIZING, "initTransactions", table, fail_first=False)
 
 
-def begin_transaction(c: TxnClient, table: str) -> CallResult:
+def _transactional_unblocked(c: TxnClient) -> CallResult:
+    """``ensureTransactional`` then ``throwIfPendingState``: an exception, or the client to go on with."""
     if not c.transactional:
         return CallResult(c, ILLEGAL_STATE)
-    blocked = throw_if_pending(c)
-    if blocked.exception:
-        return blocked
-    c = blocked.client
-    return _checked(c, IN_TRANSACTION, table)
+    return throw_if_pending(c)
+
+
+def begin_transaction(c: TxnClient, table: str) -> CallResult:
+    r = _transactional_unblocked(c)
+    return r if r.exception else _checked(r.client, IN_TRANSACTION, table)
 
 
 def begin_commit(c: TxnClient, table: str) -> CallResult:
@@ -263,12 +265,10 @@ def begin_abort(c: TxnClient, table: str) -> CallResult:
 def send_offsets_to_transaction(c: TxnClient) -> CallResult:
     """``sendOffsetsToTransaction``: only inside a transaction (no transition); IllegalStateException
     outside one from KAFKA-13412, KafkaException before."""
-    if not c.transactional:
-        return CallResult(c, ILLEGAL_STATE)
-    blocked = throw_if_pending(c)
-    if blocked.exception:
-        return blocked
-    c = blocked.client
+    r = _transactional_unblocked(c)
+    if r.exception:
+        return r
+    c = r.client
     failed = fail_with_error(c)
     if failed:
         return CallResult(c, failed)
