@@ -59,6 +59,13 @@ def one(config: dict, intruders: int, kind: str, timeout: float) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def probe() -> list[float]:
+    """machine_probe's fixed compute loop, one process per core at once: ms of CPU per core."""
+    sys.path.insert(0, str(HERE))
+    from machine_probe import sample
+    return [round(c["compute_s"] * 1e3, 1) for c in sorted(sample()["cores"], key=lambda c: c["cpu"])]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--engine", default="parallel", help="bfs, parallel (--workers)")
@@ -69,14 +76,18 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=60)
     parser.add_argument("--jsonl", default=None)
+    parser.add_argument("--probe", action="store_true",
+                        help="before and after each run, time machine_probe's fixed loop on both cores")
     args = parser.parse_args()
     os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(1))
     config = {"model": "kafka.eos", "bounds": BOUNDS, "engine": args.engine, "symmetry": args.symmetry,
               "workers": args.workers}
     for _ in range(args.repeat):
         for n in (int(x) for x in args.intruders.split(",")):
+            before = probe() if args.probe else None
             r = one(config, n, args.kind, args.timeout)
-            r.update(intruders=n, kind=args.kind, **config)
+            after = probe() if args.probe else None
+            r.update(intruders=n, kind=args.kind, probe_before=before, probe_after=after, **config)
             if args.jsonl:
                 with open(args.jsonl, "a") as f:
                     f.write(json.dumps(r) + "\n")
@@ -86,7 +97,8 @@ def main() -> int:
                   f"intruders={n} ({args.kind}): {r['distinct']:,} states, wall {r['elapsed']:.2f} s, "
                   f"parent CPU {r['cpu_self']:.2f} s, workers' CPU {workers or '-'} s (waiting {waits or '-'} s), "
                   f"children CPU {r['cpu_children']:.2f} s, others {r['machine_others_cpu']:.2f} s, "
-                  f"steal {r['machine_steal']:.2f} s", flush=True)
+                  f"steal {r['machine_steal']:.2f} s"
+                  + (f"; probe ms before {before} after {after}" if args.probe else ""), flush=True)
             time.sleep(5)  # the machine's other processes get their turn between runs
     return 0
 
