@@ -135,14 +135,17 @@ def _record_workers() -> str:
             serve(self)
         finally:
             ru = resource.getrusage(resource.RUSAGE_SELF)
-            wait = None
+            wait = core = None
             try:
                 with open("/proc/self/schedstat") as f:
                     wait = int(f.read().split()[1]) / 1e9
-            except OSError:
+                with open("/proc/self/stat") as f:  # the core it ran on last (field 39)
+                    core = int(f.read().rsplit(")", 1)[1].split()[36])
+            except (OSError, IndexError, ValueError):
                 pass
             with open(os.path.join(out, f"w{self.w}.json"), "w") as f:
-                json.dump({"cpu": ru.ru_utime + ru.ru_stime, "runqueue_wait": wait}, f)
+                json.dump({"cpu": ru.ru_utime + ru.ru_stime, "runqueue_wait": wait, "core": core,
+                           "switches": ru.ru_nvcsw + ru.ru_nivcsw}, f)
 
     _RECORDING.append(serve)
     P._Worker.serve = recorded  # type: ignore[method-assign]

@@ -93,6 +93,7 @@ def main() -> int:
                     f.write(json.dumps(r) + "\n")
             workers = "/".join(f"{w['cpu']:.2f}" for w in r.get("workers_cpu") or [])
             waits = "/".join(f"{w['runqueue_wait']:.2f}" for w in r.get("workers_cpu") or [])
+            waits += " on cores " + "/".join(str(w.get("core")) for w in r.get("workers_cpu") or [])
             print(f"{args.engine} x{args.workers if args.engine == 'parallel' else 1} sym={args.symmetry} "
                   f"intruders={n} ({args.kind}): {r['distinct']:,} states, wall {r['elapsed']:.2f} s, "
                   f"parent CPU {r['cpu_self']:.2f} s, workers' CPU {workers or '-'} s (waiting {waits or '-'} s), "
