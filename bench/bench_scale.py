@@ -13,7 +13,11 @@ appended to ``bench/results/scale.jsonl`` (``--out``); a markdown table is print
 next to it as ``scale.md``.
 
 Figures are wall-clock on whatever else the machine is doing: each record carries the load
-average before and after, and every ratio in the table compares configurations of the same run.
+average before and after, the CPU seconds the rest of the machine used during the run ("others")
+and the steal the hypervisor reported, and for the parallel engine each worker's CPU seconds; every
+ratio in the table compares configurations of the same run. A run's counts and instructions are the
+same every time (par18, ``bench/parallel_runs.py``), so a run slower than its repeats ran the same
+work on a slower or busier machine: rerun it (``--repeat`` keeps the median).
 """
 
 from __future__ import annotations
@@ -63,12 +67,19 @@ def run_one(config: dict[str, Any]) -> dict[str, Any]:
     import eoscheck.checker.explore.parallel
     if config["engine"] == "spark":
         import eoscheck.checker.explore.spark  # noqa: F401
+    worker_dir = _record_workers() if config["engine"] == "parallel" else None
     baseline = _rss_bytes()
     load_before = os.getloadavg()[0]
     cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+    stat0 = _proc_stat()
     t0 = time.perf_counter()
-    result = explore(machine, options)
+    try:
+        result = explore(machine, options)
+    finally:
+        if worker_dir is not None:
+            _stop_recording_workers()
     elapsed = time.perf_counter() - t0
+    stat1 = _proc_stat()
     cpu1 = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     peak_self = cpu1.ru_maxrss * 1024
@@ -79,18 +90,89 @@ def run_one(config: dict[str, Any]) -> dict[str, Any]:
              if (m := re.search(r"peak RAM above their forked image: ([\d,]+) bytes", n))]
     peak_children = added[0] if added else kids.ru_maxrss * 1024
     s = result.stats
+    cpu_self = (cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime)
+    cpu_children = kids.ru_utime + kids.ru_stime
+    # what the machine did besides this run, in the run's own seconds: a disturbed run shows here
+    # (a run's counts and instructions are the same every time, par18: only the machine varies)
+    hz = os.sysconf("SC_CLK_TCK")
+    delta = [(b - a) / hz for a, b in zip(stat0, stat1)]
+    busy = sum(delta[:3]) + sum(delta[5:7])  # user, nice, system, irq, softirq
     return {
+        "machine_others_cpu": max(busy - cpu_self - cpu_children, 0.0), "machine_steal": delta[7],
+        "workers_cpu": _read_workers(worker_dir),
         "verdict": result.verdict, "limit_hit": result.limit_hit,
         "distinct": s.distinct, "generated": s.generated, "depth": s.depth,
         "elapsed": elapsed,
-        "cpu_self": (cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime),
-        "cpu_children": kids.ru_utime + kids.ru_stime,
+        "cpu_self": cpu_self,
+        "cpu_children": cpu_children,
         "baseline_rss": baseline, "peak_rss_self": peak_self, "peak_rss_children": peak_children,
         "peak_rss": peak_self + peak_children,
         "load_before": load_before, "load_after": os.getloadavg()[0],
         "violations": {v.property: v.length for v in result.violations},
         "notes": result.notes,
     }
+
+
+def _proc_stat() -> list[int]:
+    """The machine's CPU time so far, all cores (user nice system idle iowait irq softirq steal)."""
+    with open("/proc/stat") as f:
+        return [int(x) for x in f.readline().split()[1:9]]
+
+
+def _record_workers() -> str:
+    """Have each parallel worker write its own CPU seconds and its time runnable but waiting for a
+    core (``/proc/self/schedstat``) when it ends: RUSAGE_CHILDREN sums the workers, and a run where
+    one core ran slower than the other looks like one where both did. Costs one write per worker."""
+    import tempfile
+
+    from eoscheck.checker.explore import parallel as P
+
+    out = tempfile.mkdtemp(prefix="bench-scale-workers-")
+    serve = P._Worker.serve
+
+    def recorded(self: Any) -> None:
+        try:
+            serve(self)
+        finally:
+            ru = resource.getrusage(resource.RUSAGE_SELF)
+            wait = core = None
+            try:
+                with open("/proc/self/schedstat") as f:
+                    wait = int(f.read().split()[1]) / 1e9
+                with open("/proc/self/stat") as f:  # the core it ran on last (field 39)
+                    core = int(f.read().rsplit(")", 1)[1].split()[36])
+            except (OSError, IndexError, ValueError):
+                pass
+            with open(os.path.join(out, f"w{self.w}.json"), "w") as f:
+                json.dump({"cpu": ru.ru_utime + ru.ru_stime, "runqueue_wait": wait, "core": core,
+                           "switches": ru.ru_nvcsw + ru.ru_nivcsw}, f)
+
+    _RECORDING.append(serve)
+    P._Worker.serve = recorded  # type: ignore[method-assign]
+    return out
+
+
+#: the engine's own ``_Worker.serve`` while ``_record_workers`` has replaced it
+_RECORDING: list[Any] = []
+
+
+def _stop_recording_workers() -> None:
+    from eoscheck.checker.explore import parallel as P
+
+    P._Worker.serve = _RECORDING.pop()  # type: ignore[method-assign]
+
+
+def _read_workers(out: str | None) -> list[dict[str, Any]] | None:
+    if out is None:
+        return None
+    rows = []
+    for name in sorted(os.listdir(out), key=lambda n: int(n[1:-5])):
+        path = os.path.join(out, name)
+        with open(path) as f:
+            rows.append(json.load(f))
+        os.unlink(path)
+    os.rmdir(out)
+    return rows
 
 
 def symcost_one(config: dict[str, Any], sample_size: int = 200_000) -> dict[str, Any]:
@@ -371,8 +453,20 @@ def table(records: list[dict[str, Any]]) -> str:
             f" | {_fmt(r.get('reduction'), '.1f')} | {_fmt(r.get('symmetry_cost_per_generated'), '.2f')}"
             f" | {_fmt(r.get('symmetry_cost_cpu'), '.2f')}"
             f" | {r['load_before']:.1f}-{r['load_after']:.1f}"
-            f"{'' if r.get('idle_before') is None else ' (idle %.0f%%)' % (100 * r['idle_before'])} |")
+            f"{'' if r.get('idle_before') is None else ' (idle %.0f%%)' % (100 * r['idle_before'])}"
+            f"{_machine(r)} |")
     return "\n".join(lines)
+
+
+def _machine(r: dict[str, Any]) -> str:
+    """Others' CPU seconds and steal during the run, and each worker's CPU seconds (older records
+    have none of them)."""
+    if "machine_others_cpu" not in r:
+        return ""
+    text = f"; others {r['machine_others_cpu']:.1f} s, steal {r['machine_steal']:.1f} s"
+    if r.get("workers_cpu"):
+        text += "; workers' CPU " + "/".join(f"{w['cpu']:.1f}" for w in r["workers_cpu"]) + " s"
+    return text
 
 
 def against_targets(records: list[dict[str, Any]], store_rows: list[dict[str, Any]]) -> str:

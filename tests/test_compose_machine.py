@@ -501,6 +501,56 @@ def test_a_stuttering_transition_is_asked_only_on_steps_that_change_its_reads():
     assert {step[0] for step in StoreWithGrowingLog.calls} == {"Append"}
 
 
+def _duplicates(log: tuple[Req, ...]) -> int:
+    return len(log) - len(set(log))
+
+
+class StoreCountingDuplicates(Store):
+    """Store with a property that can fail only where a projection of what it reads moves
+    (``stuttering=(terms)``): the log changes on every Append, its number of duplicates only on a
+    duplicate one."""
+
+    log = Part(init=(), projections={"dups": _duplicates})
+    calls: list[tuple] = []  # noqa: RUF012 (the steps the property was evaluated on, per test)
+
+    @transition("NoNewDuplicate", reads=("log",), actions=("Append",), stuttering=("log:dups",))
+    def no_new_duplicate(self, step: tuple, before: Any, after: Any) -> bool:
+        """no append repeats a request already in the log"""
+        StoreCountingDuplicates.calls.append(step)
+        return _duplicates(after.log) == _duplicates(before.log)
+
+
+def test_a_transition_stuttering_on_a_projection_is_asked_only_where_the_projection_moves():
+    StoreCountingDuplicates.calls = []
+    m = StoreCountingDuplicates()
+    appends = [(s, step, t) for s in reachable(m) for step, t in m.successors(s) if step[0] == "Append"]
+    # every Append changes the log (what the property reads), none its duplicates: nothing is asked
+    assert appends and all(m.view(s).log != m.view(t).log for s, _, t in appends)
+    check = m.properties()["NoNewDuplicate"].check
+    assert all(check(s, step, t) for s, step, t in appends) and StoreCountingDuplicates.calls == []
+    clean = explore(StoreCountingDuplicates(), ExploreOptions(check_deadlock=False))
+    assert clean.verdict == "holds" and StoreCountingDuplicates.calls == []
+    # with a retransmission the second Append of one request moves the projection: asked, and it fails
+    dup = explore(StoreCountingDuplicates(max_copies=1), ExploreOptions(check_deadlock=False, stop_at_first=False))
+    assert {v.property for v in dup.violations} == {"NoDuplicates", "NoNewDuplicate"}
+    assert StoreCountingDuplicates.calls and all(step[0] == "Append" and step[-1] is True
+                                                 for step in StoreCountingDuplicates.calls)
+    # the same verdicts and counts as the property without the shortcut
+    plain = explore(StoreWithoutStuttering(max_copies=1), ExploreOptions(check_deadlock=False, stop_at_first=False))
+    assert ({v.property for v in plain.violations}, plain.stats.distinct, plain.stats.generated) == \
+        ({v.property for v in dup.violations}, dup.stats.distinct, dup.stats.generated)
+    assert [t.step for t in plain.violations[-1].trace] == [t.step for t in dup.violations[-1].trace]
+
+
+class StoreWithoutStuttering(Store):
+    """StoreCountingDuplicates's property asked on every Append."""
+
+    @transition("NoNewDuplicate", reads=("log",), actions=("Append",))
+    def no_new_duplicate(self, step: tuple, before: Any, after: Any) -> bool:
+        """no append repeats a request already in the log"""
+        return _duplicates(after.log) == _duplicates(before.log)
+
+
 def test_clock_ticks_only_when_allowed_and_up_to_its_max():
     m = Store(max_ticks=2, max_lost=0)
     nows = {m.view(s).now for s in reachable(m)}

@@ -49,6 +49,17 @@ def _moved_source(key_slots: list[Term], pos: Sequence[int | None]) -> str:
     return " or ".join(f"s[{k}] != t[{k}]" for k in slots) if slots else "False"
 
 
+def _moved_test(terms: list[Term], env: dict[str, Any], pos: Sequence[int | None]) -> tuple[list[str], str]:
+    """Generated statements and the condition of "a stuttering property's term differs between ``s``
+    and ``t``". Slots alone: ``_moved_source`` (its slots' ids compared). With a projected term
+    (``stuttering=("part:projection",)``): the projection's ids before and after, compared as two
+    tuples in one assignment, so that ``plain_projections`` reads them through the plain dicts (equal
+    ids are equal projections: a projection's ids are interned by value)."""
+    if all(type(k) is int for k in terms):
+        return [], _moved_source(terms, pos)
+    return [f"moved = {_key_source(terms, 's', env, pos)} != {_key_source(terms, 't', env, pos)}"], "moved"
+
+
 def _binding_check(memo: str, key_slots: list[Term], miss: str, env: dict[str, Any],
                    pos: Sequence[int | None]) -> list[str]:
     """Generated lines: one binding's memoised check on ``s``, returning False where it fails (the
@@ -207,6 +218,9 @@ class _Transition:
         self.refs = refs = [_Ref(r, plan, where, ()) for r in spec.reads]
         self.reads = [(r.key, r.slots({}), r.values, r.whole) for r in refs]
         self.actions = frozenset(spec.actions)
+        #: ``stuttering=(terms)``: those terms' parts, else None (True: the reads')
+        self.moved_refs = ([_Ref(r, plan, f"{where}, stuttering", ()) for r in spec.stuttering]
+                           if isinstance(spec.stuttering, tuple) else None)
         self.memo: dict[Hashable, bool] = {} if plan.memoize else _NoMemo()
         self.relayout()
 
@@ -215,6 +229,11 @@ class _Transition:
         #: without the constant slots
         self.key_slots: list[Term] = _live_terms(_implied([k for r in self.refs for k in r.terms({})]),
                                                  self.plan.consts)
+        #: a stuttering property's terms: a step that leaves them all equal passes (constant
+        #: slots never move)
+        self.moved_terms: list[Term] = (self.key_slots if self.moved_refs is None else
+                                        _live_terms([k for r in self.moved_refs for k in r.terms({})],
+                                                    self.plan.consts))
         self.memo.clear()
 
     def __repr__(self) -> str:
@@ -232,7 +251,7 @@ class _Transition:
             return False
         if spec.stuttering:
             pos = self.plan.pos
-            return any(pos[term_slot(k)] in written for k in self.key_slots)
+            return any(pos[term_slot(k)] in written for k in self.moved_terms)
         return True
 
     def clear(self) -> None:
@@ -253,7 +272,8 @@ class _Transition:
             lines.append("    if not when(step): return True")
         pos = self.plan.pos
         if self.spec.stuttering:
-            lines.append(f"    if not ({_moved_source(self.key_slots, pos)}): return True")
+            pre, moved = _moved_test(self.moved_terms, env, pos)
+            lines += [*("    " + x for x in pre), f"    if not ({moved}): return True"]
         lines += [f"    key = {_transition_key(self.key_slots, env, pos)}",
                   "    ok = memo.get(key)",
                   "    if ok is None:",
@@ -416,7 +436,8 @@ class _Fused:
                     "if not ok:",
                     "    return False"]
             if obj.spec.stuttering:
-                body = [f"if {_moved_source(obj.key_slots, self.pos)}:", *("    " + x for x in body)]
+                pre, moved = _moved_test(obj.moved_terms, env, self.pos)
+                body = [*pre, f"if {moved}:", *("    " + x for x in body)]
             if id(obj) in place:
                 body = [f"if w[{place[id(obj)]}]:", *("    " + x for x in body)]
             elif obj.spec.when is not None and filters:
