@@ -322,6 +322,15 @@ class Protocol:
         "right after a commit, with nothing added) is PRODUCER_FENCED, fatal for the client (trunk December 2024 - "
         "January 10, 2025, never released)",
         "KAFKA-18464 (PR 18467, 4.0.0)")
+    tv2_end_txn_pending_before_producer_id: bool = _decision(
+        True,
+        "with tv2, EndTxn answers CONCURRENT_TRANSACTIONS for a transaction still completing before it checks the "
+        "producer id, so an EndTxn under the next producer id a rotating EndTxn answered (the metadata holds it "
+        "only in the pending CompleteX) waits for the completion (4.0.0 to trunk: endTransaction at the 4.0.0, "
+        "4.0.1, 4.1.0 and 4.1.1 tags); False: the producer id first, and an abort sent under the new producer id "
+        "while the rotation completes is INVALID_PRODUCER_ID_MAPPING, fatal for the 4.0 client (trunk before "
+        "January 30, 2025, never released)",
+        "KAFKA-18660 (PRs 18730, 18758: the endTransaction half of the reorder; 4.0.0)")
     tv2_rotation_answer_next_producer_id: bool = _decision(
         True,
         "with tv2, an EndTxn whose bump exhausts the epoch answers the next producer id at epoch 0, the pair the "
@@ -507,17 +516,19 @@ KAFKA_4_0 = KAFKA_3_8.with_(transaction_version="tv2", client_epoch_bump_after_a
 KAFKA_4_0_LEADER_ADD = KAFKA_4_0.with_(tv2_partition_add="leader")
 #: the 4.0 development trunk before KAFKA-18575 / KAFKA-18654 (never released): of 10-21 January 2025, after
 #: KAFKA-18464 (PR 18467) and before KAFKA-18575 (PR 18604) and KAFKA-18660 (PR 18730), so a TV2 rotation also
-#: answers the old producer id and AddPartitionsToTxn checks the producer id first
+#: answers the old producer id, and AddPartitionsToTxn and a TV2 EndTxn check the producer id first
 KAFKA_4_0_DEV_2025_01 = KAFKA_4_0.with_(tv2_partition_add="leader-epoch-blind",
-                                        tv2_rotation_answer_next_producer_id=False, add_partitions_pending_first=False)
+                                        tv2_rotation_answer_next_producer_id=False, add_partitions_pending_first=False,
+                                        tv2_end_txn_pending_before_producer_id=False)
 #: the 4.0 development trunk before KAFKA-18227 (December 2024, after KAFKA-14563 removed the TV2 client's
 #: AddPartitionsToTxn; never released): also before KAFKA-18464, so a TV2 EndTxn checks the epoch first
 KAFKA_4_0_DEV_2024_12 = KAFKA_4_0_DEV_2025_01.with_(tv2_upgrade_bumps_epoch=False, tv2_end_txn_pending_first=False)
 #: the 4.0 development trunk of late January 2025 (after KAFKA-18464, before KAFKA-18660's fix of January 30; never
-#: released): a TV2 rotation answers the old producer id with the exhausted epoch, and AddPartitionsToTxn checks the
-#: producer id before a pending completion
+#: released): a TV2 rotation answers the old producer id with the exhausted epoch, and AddPartitionsToTxn and a TV2
+#: EndTxn check the producer id before a pending completion
 KAFKA_4_0_DEV_2025_01_28 = KAFKA_4_0.with_(tv2_rotation_answer_next_producer_id=False,
-                                          add_partitions_pending_first=False)
+                                          add_partitions_pending_first=False,
+                                          tv2_end_txn_pending_before_producer_id=False)
 #: the 4.0 development trunk of early January 2025 (before KAFKA-18464's fix of January 10; never released): as
 #: kafka-4.0-dev-2025-01-28, and a TV2 EndTxn checks the epoch before a pending completion
 KAFKA_4_0_DEV_2025_01_09 = KAFKA_4_0_DEV_2025_01_28.with_(tv2_end_txn_pending_first=False)

@@ -91,6 +91,27 @@ def test_a_rotation_answers_the_next_producer_id_only_after_kafka_18660() -> Non
     assert add_partitions_to_txn(done, 7, 0, (0,), pending_first=True).error == E.NONE
 
 
+def test_an_end_txn_under_the_rotated_to_producer_id_waits_for_the_completion_from_4_0_0() -> None:
+    """KAFKA-18660's endTransaction half (PR 18730; 4.0.0 to 4.1.1 and the 4.2 branch check the pending
+    completion first): the abort the client sends under the producer id the rotating commit answered
+    meets the old producer id while the rotation completes."""
+    rotating = _prepare_commit(epoch=3, next_pid=7)
+    assert end_txn_tv2(rotating, 7, 0, R.ABORT, prepare_pending=True).error == E.CONCURRENT_TRANSACTIONS
+    assert end_txn_tv2(rotating, 7, 0, R.ABORT, prepare_pending=True,
+                       producer_id_first=True).error == E.INVALID_PRODUCER_ID_MAPPING
+    # before KAFKA-18464 the producer id was also first
+    assert end_txn_tv2(rotating, 7, 0, R.ABORT, prepare_pending=True,
+                       epoch_first=True).error == E.INVALID_PRODUCER_ID_MAPPING
+    # a producer id that is neither the rotation's nor the metadata's waits too, and is refused after it
+    assert end_txn_tv2(rotating, 9, 0, R.ABORT, prepare_pending=True).error == E.CONCURRENT_TRANSACTIONS
+    done = rotating._replace(state=int(S.COMPLETE_COMMIT), producer_id=7, prev_producer_id=0, epoch=0,
+                             next_producer_id=-1, partitions=())
+    assert end_txn_tv2(done, 9, 0, R.ABORT).error == E.INVALID_PRODUCER_ID_MAPPING
+    # once complete, the abort under the new producer id is current: an empty abort with a bump
+    out = end_txn_tv2(done, 7, 0, R.ABORT, prepare_pending=True)
+    assert (out.error, out.meta.state, out.meta.producer_id, out.meta.epoch) == (E.NONE, S.PREPARE_ABORT, 7, 1)
+
+
 # --- the property ---------------------------------------------------------------------------------
 
 
@@ -181,6 +202,24 @@ def test_kafka_18660_the_old_pair_meets_the_completed_rotation_on_the_january_tr
     assert steps[-2][0] == "WriteTxnMarker"
     assert [s[2] for s in steps if s[0] == "EndTxn"] == ["COMMIT"] * 3
     assert not _violation(_machine("kafka-4.0", ROTATION))
+
+
+def test_the_abort_after_a_rotating_commit_waits_on_4_0_0() -> None:
+    """Session 17's candidate (KAFKA-18660's bounds with a failing send): with the producer id checked
+    first (the 4.0 trunk before January 30, 2025) the abort under the new producer id is fatal in 39
+    states; 4.0.0 checks the pending completion first and every property holds."""
+    bounds = ROTATION | {"send_errors": 1}
+    steps = _violation(_machine("kafka-4.0", bounds, tv2_end_txn_pending_before_producer_id=False))
+    assert len(steps) + 1 == 39
+    assert steps[-1][:3] == ("EndTxn", 0, "ABORT") and steps[-1][-1] == E.INVALID_PRODUCER_ID_MAPPING
+    # the rotating commit answered, the next transaction began and its send failed; no marker yet
+    assert [s[0] for s in steps[-4:-1]] == ["EndTxn", "BeginTransaction", "SendFails"]
+    assert [s[2] for s in steps if s[0] == "EndTxn"] == ["COMMIT"] * 3 + ["ABORT"]
+    r = explore(_machine("kafka-4.0", bounds), ExploreOptions())
+    assert r.verdict == "holds"
+    # the abort waits (CONCURRENT_TRANSACTIONS is a retry, no step) and is then accepted: every EndTxn answers NONE
+    ends = {(step[2], step[-1]) for _, step, _ in reachable_steps(_machine("kafka-4.0", bounds)) if step[0] == "EndTxn"}
+    assert ends == {("COMMIT", E.NONE), ("ABORT", E.NONE)}
 
 
 @pytest.mark.parametrize(("name", "length"),

@@ -187,7 +187,7 @@ def end_txn_snapshot(meta: TxnMeta | None, producer_id: int, epoch: int, result:
 
 def end_txn_tv2(meta: TxnMeta | None, producer_id: int, epoch: int, result: int, *, max_epoch: int = 32767,
                 new_producer_id: int = NO_PRODUCER_ID, prepare_pending: bool = False,
-                epoch_first: bool = False) -> EndTxnOutcome:
+                epoch_first: bool = False, producer_id_first: bool = False) -> EndTxnOutcome:
     """EndTxn from a TV2 client (KIP-890 part 2), as the later-trunk ``endTransaction`` tabulates it.
 
     Every accepted EndTxn bumps the epoch (lastEpoch := the old one); the client learns the new epoch
@@ -206,16 +206,25 @@ def end_txn_tv2(meta: TxnMeta | None, producer_id: int, epoch: int, result: int,
     completion); a retry after that rotation (previous producer id, epoch max_epoch - 1, metadata at
     epoch 0) is answered like a retry of the completed transaction.
 
-    A pending transition is answered CONCURRENT_TRANSACTIONS before the epoch is checked (4.0.0,
-    KAFKA-18464). ``prepare_pending``: PrepareX counts as pending, as in Kafka once its record is written
-    (CompleteX pending while the markers go out; the composed machines write PrepareX in one step).
-    ``epoch_first``: the order before KAFKA-18464 (4.0 trunk before January 10, 2025): an invalid epoch is
-    PRODUCER_FENCED even while the transaction completes, so an abort at the epoch the commit answered,
-    sent before that commit completes, fences its own producer.
+    A pending transition is answered CONCURRENT_TRANSACTIONS before the producer id and the epoch are
+    checked (4.0.0 to trunk: KAFKA-18464 moved it before the epoch, KAFKA-18660 before the producer id,
+    ``endTransaction`` at the 4.0.0 tag). ``prepare_pending``: PrepareX counts as pending, as in Kafka once
+    its record is written (CompleteX pending while the markers go out; the composed machines write PrepareX
+    in one step). ``producer_id_first``: the order before KAFKA-18660 (PR 18730, 4.0 trunk before January
+    30, 2025): the producer id first, so an EndTxn under the producer id a rotation answered, sent while
+    the rotation completes (the metadata still holds the old one), is INVALID_PRODUCER_ID_MAPPING.
+    ``epoch_first``: the order before KAFKA-18464 (4.0 trunk before January 10, 2025; implies
+    ``producer_id_first``): an invalid epoch is PRODUCER_FENCED even while the transaction completes, so
+    an abort at the epoch the commit answered, sent before that commit completes, fences its own producer.
     """
     E, S = Errors, TxnState
     if meta is None or not meta.exists:
         return EndTxnOutcome(int(E.INVALID_PRODUCER_ID_MAPPING), meta, False)  # type: ignore[arg-type]
+    st = meta.state
+    preparing = st in (S.PREPARE_COMMIT, S.PREPARE_ABORT)
+    pending = meta.pending_state != NO_PENDING or (prepare_pending and preparing)
+    if pending and not (producer_id_first or epoch_first):
+        return EndTxnOutcome(int(E.CONCURRENT_TRANSACTIONS), meta, False)
     overflow_retry = (meta.producer_id != producer_id and meta.prev_producer_id == producer_id
                       and epoch == max_epoch - 1 and meta.epoch == 0
                       and meta.state in (S.COMPLETE_COMMIT, S.COMPLETE_ABORT))
@@ -223,9 +232,7 @@ def end_txn_tv2(meta: TxnMeta | None, producer_id: int, epoch: int, result: int,
         return EndTxnOutcome(int(E.INVALID_PRODUCER_ID_MAPPING), meta, False)
     commit = result == TxnResult.COMMIT
     retry, current = meta.epoch == epoch + 1 or overflow_retry, meta.epoch == epoch and not overflow_retry
-    st = meta.state
-    preparing = st in (S.PREPARE_COMMIT, S.PREPARE_ABORT)
-    if meta.pending_state != NO_PENDING or (prepare_pending and preparing):
+    if pending:
         # isValidEpoch by state: PrepareX needs a retry, CompleteX a retry or the current epoch, the rest current
         valid = retry if preparing else (retry or current) if st in (S.COMPLETE_COMMIT, S.COMPLETE_ABORT) else current
         error = E.PRODUCER_FENCED if epoch_first and not valid else E.CONCURRENT_TRANSACTIONS
