@@ -556,8 +556,9 @@ class Partial(Composed):
     """Post writes its clerk and the archive, sends a letter and spends a budget (its full shape:
     everything the rule declares), or writes both and sends nothing (its writes-only shape), or
     writes its clerk alone; Take takes a letter and writes the archive, or (clerk 1's letter)
-    nothing; the tray may lose a letter. The generated successors build in place the full and
-    writes-only shapes, a message taken alone, and every loss; the others by their builders."""
+    nothing; Ack takes a letter and writes its sender; the tray may lose a letter. The generated
+    successors build in place the full and writes-only shapes, a message taken alone or with its
+    sender written, and every loss; the others by their builders."""
 
     clerk = Actors(count="clerks", init=0, interned=False)
     archive = Part(init=())
@@ -583,6 +584,10 @@ class Partial(Composed):
     @rule("Take", receive="tray", params=("src", "n"), reads=("archive",), writes=("archive",))
     def take(self, msg: Msg, archive: tuple[int, ...]) -> dict[str, Any]:
         return {"archive": archive[1:]} if msg.src == 0 else {}
+
+    @rule("Ack", receive="tray", params=("src", "n"), reads=("clerk[src]",), writes=("clerk[src]",))
+    def ack(self, msg: Msg, clerk: int) -> dict[str, Any] | None:
+        return {"clerk": 9} if clerk < 9 else None
 
 
 def test_a_successor_built_in_place_is_the_one_its_builder_makes(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -619,5 +624,7 @@ def test_a_successor_built_in_place_is_the_one_its_builder_makes(monkeypatch: py
     alone = {step[0] for s in _reachable(m) for step, t in m.successors(s)
              if [k for k in range(width) if s[k] != t[k]] == [tray]}
     assert "Take" in alone
+    assert any(step[0] == "Ack" for s in _reachable(m) for step, _ in m.successors(s))
+    assert "elif build is r2_R_1:" in m._plan.source  # Ack's sender written in place (clerk 0's)
     assert any(step[0] == "Drop_tray" for s in _reachable(m) for step, _ in m.successors(s))
     assert explore(m, ExploreOptions()).stats.distinct == explore(ref, ExploreOptions()).stats.distinct

@@ -148,6 +148,10 @@ Term = int | tuple[int, _Projection]
 #: ``checks`` indexes the set of transition properties the step may fail (``_Plan.check_index``)
 Outcome = tuple[Step, Callable[..., tuple], tuple[Any, ...], int]
 
+#: the most shapes a receive rule's successors are built in place for beside the message taken
+#: alone (``_Rule._receive_shapes``): each costs a test of the builder per successor that is not it
+RECEIVE_SHAPES = 8
+
 #: generated successor builders, by (width, written places, sent places, receive place, budget place)
 _BUILDERS: dict[tuple[int, tuple[int, ...], tuple[int, ...], int, int], Callable[..., tuple]] = {}
 
@@ -755,10 +759,11 @@ class _Rule:
         # (``_Plan.checked_successors`` rewrites this line to check the step's transition properties)
         if self.receive is not None:
             # a message taken and nothing else written or sent (an answer to an older attempt
-            # dropped: 40% of kafka.init_producer_id's HandleInitProducerIdResponse steps) is built
-            # in place, as a binding's full shape is (``_apply``); the outcome's bindings differ
-            # per message, so other shapes stay calls of their builder
-            apply = self._apply_shapes(env, [((), (), rslot, bslot)], f"{tag}R", apply[0])
+            # dropped: 40% of kafka.init_producer_id's HandleInitProducerIdResponse steps), and
+            # the shapes ``_receive_shapes`` names, are built in place, as a binding's full shape
+            # is (``_apply``); the others stay calls of their builder
+            apply = self._apply_shapes(env, [((), (), rslot, bslot), *self._receive_shapes(rslot, bslot)],
+                                       f"{tag}R", apply[0])
         lines: list[str] = []
         if self.receive is None:
             for n, b in enumerate(self.bindings):
@@ -838,6 +843,25 @@ class _Rule:
         if self.sends and self.writes:
             shapes.append(self._shape(b, {r.key for r in self.writes}))
         return self._apply_shapes(env, shapes, name, "append((step, build(s, a)))")
+
+    def _receive_shapes(self, rslot: int, bslot: int) -> list[tuple[tuple[int, ...], tuple[int, ...], int, int]]:
+        """A receive rule's shapes of every write and every send, and of every write and no send,
+        where its writes are one actor's, indexed by a field of the message (a client taking its
+        answer: kafka.init_producer_id's HandleInitProducerIdResponse, the rest of its steps):
+        one pair per actor, up to ``RECEIVE_SHAPES`` shapes. None for other receive rules, whose
+        outcomes' shapes their declarations leave open (the bindings differ per message)."""
+        if len(self.writes) != 1:
+            return []
+        ref = self.writes[0]
+        if ref.param not in self.from_msg or ref.projection is not None or 2 * ref.count > RECEIVE_SHAPES:
+            return []
+        placed = self.plan.placed
+        sent = tuple(placed(slot) for slot, _ in self.sends.values())
+        out: list[tuple[tuple[int, ...], tuple[int, ...], int, int]] = []
+        for i in range(ref.count):
+            written = (placed(ref.base + i),)
+            out += [(written, sent, rslot, bslot), (written, (), rslot, bslot)]
+        return out
 
     def _apply_shapes(self, env: dict[str, Any], shapes: list[tuple[tuple[int, ...], tuple[int, ...], int, int]],
                       name: str, call: str) -> list[str]:
