@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -552,50 +553,78 @@ def test_projected_terms_hit_plain_dicts_and_miss_through_the_maps_in_the_same_o
 
 
 class Partial(Composed):
-    """Post writes its clerk and the archive, sends a letter and spends a budget, or (an odd count)
-    writes its clerk alone: outcomes of the full shape (everything the rule declares) are built in
-    place by the generated successors, the others by their builders."""
+    """Post writes its clerk and the archive, sends a letter and spends a budget (its full shape:
+    everything the rule declares), or writes both and sends nothing (its writes-only shape), or
+    writes its clerk alone; Take takes a letter and writes the archive, or (clerk 1's letter)
+    nothing; Ack takes a letter and writes its sender; the tray may lose a letter. The generated
+    successors build in place the full and writes-only shapes, a message taken alone or with its
+    sender written, and every loss; the others by their builders."""
 
     clerk = Actors(count="clerks", init=0, interned=False)
     archive = Part(init=())
     tray = Channel(network="network", label=("src", "n"))
     posts = Budget("max_posts")
+    losses = Budget("max_losses")
 
     def __init__(self, memoize: bool = True) -> None:
-        super().__init__({"clerks": 2, "network": Network(Delivery.UNORDERED), "max_posts": 3}, memoize=memoize)
+        super().__init__({"clerks": 2, "network": Network(Delivery.UNORDERED, loss="losses"), "max_posts": 3,
+                          "max_losses": 1}, memoize=memoize)
 
     @rule("Post", params={"c": "clerk"}, reads=("clerk[c]", "archive"), writes=("clerk[c]", "archive"),
           sends=("tray",), spends="posts")
     def post(self, c: int, clerk: int, archive: tuple[int, ...]) -> dict[str, Any] | None:
-        if clerk >= 3:
+        if clerk >= 4:
             return None
         if clerk % 2:
             return {"clerk": clerk + 1}
+        if clerk == 2:
+            return {"clerk": clerk + 1, "archive": (*archive, c)[-2:]}
         return {"clerk": clerk + 1, "archive": (*archive, c)[-2:], "tray": Msg(c, clerk)}
 
     @rule("Take", receive="tray", params=("src", "n"), reads=("archive",), writes=("archive",))
     def take(self, msg: Msg, archive: tuple[int, ...]) -> dict[str, Any]:
-        return {"archive": archive[1:]}
+        return {"archive": archive[1:]} if msg.src == 0 else {}
+
+    @rule("Ack", receive="tray", params=("src", "n"), reads=("clerk[src]",), writes=("clerk[src]",))
+    def ack(self, msg: Msg, clerk: int) -> dict[str, Any] | None:
+        return {"clerk": 9} if clerk < 9 else None
 
 
 def test_a_successor_built_in_place_is_the_one_its_builder_makes(monkeypatch: pytest.MonkeyPatch) -> None:
     m = Partial()
     assert "if build is " in m._plan.source  # Post's full shape, built in place
+    assert "elif build is " in m._plan.source  # and its writes-only shape
     # the reference: every step line calls the outcome's builder (the generated code before)
-    monkeypatch.setattr(_Rule, "_apply", lambda self, b, env, name: ["append((step, build(s, a)))"])
+    monkeypatch.setattr(_Rule, "_apply_shapes", lambda self, env, shapes, name, call: [call])
+    channel_body = _ChannelRule.body
+
+    def called(self: _ChannelRule, tag: str) -> tuple[list[str], dict[str, Any]]:
+        lines, env = channel_body(self, tag)
+        return [re.sub(r"append\(\(step, \(.*\)\)\)$", "append((step, build(s, a)))", x) for x in lines], env
+
+    monkeypatch.setattr(_ChannelRule, "body", called)
     ref = Partial()
-    assert "if build is " not in ref._plan.source
-    full = partial = 0
+    assert "build is " not in ref._plan.source
+    assert all("append((step, build(" in x for x in ref._plan.source.splitlines() if "append((step" in x)
+    seen: dict[str, int] = {}
+    width = len(m._plan.live)
     for s in _reachable(ref):
         assert m.successors(s) == ref.successors(s)
         for rule_ in m._plan.rules:
             if isinstance(rule_, _Rule) and rule_.action == "Post":
                 for b in rule_.bindings:
-                    shape = rule_._shape(b, rule_.allowed)
+                    shapes = {_builder(width, *rule_._shape(b, rule_.allowed)): "full",
+                              _builder(width, *rule_._shape(b, {"clerk", "archive"})): "writes"}
                     for _, build, _, _ in b.memo.get(b.getter(s), ()):
-                        if build is _builder(len(m._plan.live), *shape):
-                            full += 1
-                        else:
-                            partial += 1
-    assert full and partial  # both kinds of outcome were made
+                        kind = shapes.get(build, "other")
+                        seen[kind] = seen.get(kind, 0) + 1
+    assert seen.keys() == {"full", "writes", "other"}  # every kind of outcome was made
+    # a letter taken with nothing written (the receive-only shape), and a letter lost
+    tray = m._plan.pos[m.slot("tray")]
+    alone = {step[0] for s in _reachable(m) for step, t in m.successors(s)
+             if [k for k in range(width) if s[k] != t[k]] == [tray]}
+    assert "Take" in alone
+    assert any(step[0] == "Ack" for s in _reachable(m) for step, _ in m.successors(s))
+    assert "elif build is r2_R_1:" in m._plan.source  # Ack's sender written in place (clerk 0's)
+    assert any(step[0] == "Drop_tray" for s in _reachable(m) for step, _ in m.successors(s))
     assert explore(m, ExploreOptions()).stats.distinct == explore(ref, ExploreOptions()).stats.distinct

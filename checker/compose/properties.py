@@ -285,6 +285,17 @@ class _Transition:
         return check
 
 
+def _covering_key(objs: Sequence[_Transition]) -> list[Term] | None:
+    """The key terms of the first of ``objs`` whose terms include every other's (a term, or the
+    slot of a projected term it holds whole: ``_implied``'s rule), or None when none does."""
+    for obj in objs:
+        mine = set(obj.key_slots)
+        if all(all(k in mine or (type(k) is not int and k[0] in mine) for k in other.key_slots)  # type: ignore[index]
+               for other in objs):
+            return obj.key_slots
+    return None
+
+
 #: entries a fused invariant memo keeps before it starts afresh: its keys are wider than any one
 #: property's, so unbounded it would grow with the state space (the properties' own memos stay)
 FUSED_MEMO_CAP = 1 << 16
@@ -444,6 +455,22 @@ class _Fused:
                 body = [f"if when{i}(step):", *("    " + x for x in body)]
             lines += ["    " + x for x in body]
         lines.append("    return True")
+        covering = _covering_key(objs) if self.memoize and len(objs) > 1 else None
+        if covering is not None:
+            # One property's key covers every other's (the coordinator's CoordinatorEpochMonotonic
+            # and CoordinatorLegalState on kafka.init_producer_id: (txn, log) and txn): the
+            # conjunction is a function of that key, so one lookup of it answers the step and the
+            # properties' own lookups run only where it misses (the same memos filled, in the same
+            # order). Its entries are that property's keys, and the steps it would skip (an
+            # unmoved place, a filtered step): no more keys than that memo may hold.
+            env["umemo"] = self.memo()
+            lines[0] = "def conj(s, step, t):"
+            lines += ["def check(s, step, t):",
+                      f"    key = {_transition_key(covering, env, self.pos)}",
+                      "    ok = umemo.get(key)",
+                      "    if ok is None:",
+                      "        ok = umemo[key] = conj(s, step, t)",
+                      "    return ok"]
         # each key's projected terms of ``s`` and ``t`` through the plain dicts first (kafka.eos's
         # pipeline shape and yardstick: 8 per checked step)
         lines = plain_projections(lines, env)

@@ -148,6 +148,10 @@ Term = int | tuple[int, _Projection]
 #: ``checks`` indexes the set of transition properties the step may fail (``_Plan.check_index``)
 Outcome = tuple[Step, Callable[..., tuple], tuple[Any, ...], int]
 
+#: the most shapes a receive rule's successors are built in place for beside the message taken
+#: alone (``_Rule._receive_shapes``): each costs a test of the builder per successor that is not it
+RECEIVE_SHAPES = 8
+
 #: generated successor builders, by (width, written places, sent places, receive place, budget place)
 _BUILDERS: dict[tuple[int, tuple[int, ...], tuple[int, ...], int, int], Callable[..., tuple]] = {}
 
@@ -753,6 +757,13 @@ class _Rule:
         # writes are part of its shape)
         apply = ["append((step, build(s, a, rest)))" if self.receive is not None else "append((step, build(s, a)))"]
         # (``_Plan.checked_successors`` rewrites this line to check the step's transition properties)
+        if self.receive is not None:
+            # a message taken and nothing else written or sent (an answer to an older attempt
+            # dropped: 40% of kafka.init_producer_id's HandleInitProducerIdResponse steps), and
+            # the shapes ``_receive_shapes`` names, are built in place, as a binding's full shape
+            # is (``_apply``); the others stay calls of their builder
+            apply = self._apply_shapes(env, [((), (), rslot, bslot), *self._receive_shapes(rslot, bslot)],
+                                       f"{tag}R", apply[0])
         lines: list[str] = []
         if self.receive is None:
             for n, b in enumerate(self.bindings):
@@ -824,12 +835,47 @@ class _Rule:
     def _apply(self, b: _Binding, env: dict[str, Any], name: str) -> list[str]:
         """The lines that append an outcome's step and successor: the successor built in place
         when the outcome has the shape of one that writes and sends everything ``b`` declares
-        (most outcomes: no call per successor), else by the outcome's builder."""
-        shape = self._shape(b, self.allowed)
-        env[name] = _builder(len(self.plan.live), *shape)
-        pre, display = _builder_lines(len(self.plan.live), *shape)
-        return [f"if build is {name}:", *("    " + x for x in pre), f"    append((step, {display}))",
-                "else:", "    append((step, build(s, a)))"]
+        (most outcomes: no call per successor), or of one that writes everything and sends
+        nothing (kafka.init_producer_id's AddPartitionsToTxn and EndTxn(COMMIT) succeeding: a
+        builder call is about 800 instructions more than the tuple display), else by the
+        outcome's builder."""
+        shapes = [self._shape(b, self.allowed)]
+        if self.sends and self.writes:
+            shapes.append(self._shape(b, {r.key for r in self.writes}))
+        return self._apply_shapes(env, shapes, name, "append((step, build(s, a)))")
+
+    def _receive_shapes(self, rslot: int, bslot: int) -> list[tuple[tuple[int, ...], tuple[int, ...], int, int]]:
+        """A receive rule's shapes of every write and every send, and of every write and no send,
+        where its writes are one actor's, indexed by a field of the message (a client taking its
+        answer: kafka.init_producer_id's HandleInitProducerIdResponse, the rest of its steps):
+        one pair per actor, up to ``RECEIVE_SHAPES`` shapes. None for other receive rules, whose
+        outcomes' shapes their declarations leave open (the bindings differ per message)."""
+        if len(self.writes) != 1:
+            return []
+        ref = self.writes[0]
+        if ref.param not in self.from_msg or ref.projection is not None or 2 * ref.count > RECEIVE_SHAPES:
+            return []
+        placed = self.plan.placed
+        sent = tuple(placed(slot) for slot, _ in self.sends.values())
+        out: list[tuple[tuple[int, ...], tuple[int, ...], int, int]] = []
+        for i in range(ref.count):
+            written = (placed(ref.base + i),)
+            out += [(written, sent, rslot, bslot), (written, (), rslot, bslot)]
+        return out
+
+    def _apply_shapes(self, env: dict[str, Any], shapes: list[tuple[tuple[int, ...], tuple[int, ...], int, int]],
+                      name: str, call: str) -> list[str]:
+        """``if build is <shape's builder>:`` the successor built in place, per distinct shape in
+        order (the builders named ``name``, ``name``_1, ...), ``else:`` the ``call`` line."""
+        width = len(self.plan.live)
+        lines: list[str] = []
+        for i, shape in enumerate(dict.fromkeys(shapes)):
+            var = name if i == 0 else f"{name}_{i}"
+            env[var] = _builder(width, *shape)
+            pre, display = _builder_lines(width, *shape)
+            lines += [f"{'if' if i == 0 else 'elif'} build is {var}:", *("    " + x for x in pre),
+                      f"    append((step, {display}))"]
+        return [*lines, "else:", "    " + call]
 
     def gate(self, b: _Binding, s: tuple) -> bool:
         """A miss of the narrow preconditions' memo: are they all true here? (``compute`` checks
@@ -961,8 +1007,10 @@ class _ChannelRule:
         prefixed by ``tag``): one memo lookup of the channel's content, then its outcomes, the
         same steps and successors in the same order."""
         place, bslot = self.place, self.budget_place
+        # every outcome has one shape (``outcomes``' builder): its successor is built in place
+        _, display = _builder_lines(len(self.plan.live), (place,), (), -1, bslot)
         lines = [f"outs = {tag}m.get(s[{place}])", "if outs is None:", f"    outs = {tag}miss(s[{place}])",
-                 "for step, build, a, ci in outs:", "    append((step, build(s, a)))"]
+                 "for step, build, a, ci in outs:", f"    append((step, {display}))"]
         if bslot >= 0:
             lines = [f"if s[{bslot}] < {self.budget_bound}:", *("    " + x for x in lines)]
         return lines, {f"{tag}m": self.outs, f"{tag}miss": self.outcomes}
