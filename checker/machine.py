@@ -17,7 +17,7 @@ import pickle
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
 if TYPE_CHECKING:
     from .chart import ChartEvent
@@ -28,6 +28,24 @@ State = Any  # a hashable tuple of ints/bools/tuples; see the module docstring
 Step = tuple  # (action name, *parameters)
 
 PropertyKind = Literal["invariant", "transition"]
+
+
+class Dedup(NamedTuple):
+    """A machine's successors fused with the engine's duplicate test (``Machine.dedup_successors``).
+
+    ``bind(seen, known, actions, cut, fps, parents, states, steps)`` hands the function the engine's
+    containers (again whenever they change). ``expand(state, ref)`` then goes through ``successors(state)``
+    in its order and, for each successor ``t`` of a step: appends the step's action to ``actions``;
+    takes ``h = hash(canonical(t))`` (``hash(t)`` without a canonical form); when ``h`` is in
+    neither ``seen`` nor ``known``, appends the action to ``cut`` if ``within`` was given and rejects
+    ``t``, else adds ``h`` to ``seen`` and appends ``h``, ``ref``, ``t`` and the step to ``fps``,
+    ``parents``, ``states`` and ``steps``. It checks the transition properties it was made for on
+    every step as ``checked_successors`` does, appending to ``failed`` where a step may fail one
+    (the caller empties it, forgets what the call recorded and takes that state again)."""
+
+    expand: Callable[[State, Any], None]
+    failed: list[Any]
+    bind: Callable[..., None]
 
 
 @dataclass(frozen=True)
@@ -114,6 +132,16 @@ class Machine(ABC):
         which ``failed`` is empty has no step that fails one of them, so the engines skip their
         own checks of its steps; after any other state they check its steps as usual. None: the
         engines check every step (``fused_transitions``)."""
+        return None
+
+    def dedup_successors(self, names: Sequence[str], canonical: Callable[[State], State] | None,
+                         within: Callable[[State], bool] | None) -> Dedup | None:
+        """``successors`` fused with the engine's duplicate test (``Dedup``), checking the transition
+        properties ``names`` (none when empty), fingerprinting by ``hash`` of ``canonical`` (None:
+        of the state) and asking ``within`` (None: no constraint) of the successors not seen; or
+        None (the default: the engines take every successor from ``successors``). An optional
+        capability for a machine that generates its successor function: most successors are
+        duplicates, and these then cost no pair, list entry or turn of the engine's loop."""
         return None
 
     def within_bounds(self, state: State) -> bool:

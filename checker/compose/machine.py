@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..fingerprint import P, _plain, check_state
 from ..intern import Interner
-from ..machine import Machine, Property, State, Step
+from ..machine import Dedup, Machine, Property, State, Step
 from ..symmetry import Scalarset, Symmetry, canonicalize
 from . import least_image
 from .code_cache import run as run_code
@@ -152,6 +152,53 @@ def _checked_source(source: str) -> str:
             continue
         lines.append(line)
     return "\n".join(lines)
+
+
+#: a step line of the generated successors, checked or not (``_NEVER_CHECKED``)
+_STEP_LINE = re.compile(_APPEND_STEP.pattern[:-1] + f"(?:{re.escape(_NEVER_CHECKED)})?$")
+#: names ``_dedup_source`` gives the function's arguments, locals and sinks; absent from any source it rewrites
+_DEDUP_NAMES = re.compile(r"\b(?:ref|seen|seen_add|known|count|cut|within|canon|keep_fp|keep_parent|keep_state"
+                          r"|keep_step|h_)\b")
+#: lines of the generated successors that build the list ``_dedup_source``'s function does without
+_OUT_LIST = ("    out = []", "    append = out.append", "    return out")
+
+
+def _dedup_source(source: str, actions: Sequence[str], checked: bool, symmetric: bool, bounded: bool) -> str | None:
+    """``successors``' source fused with the engine's duplicate test (``_Plan.dedup_successors``):
+    ``successors(s, ref)`` makes no list; each step line counts its action (``actions[i]`` for the
+    i-th step line: the line itself cannot name it), fingerprints its successor and, when the
+    fingerprint is in neither ``seen`` nor ``known``, keeps it in the engine's sinks (or counts it
+    as cut by the constraint, with ``bounded``); with ``checked``, each step is then checked as in
+    ``_checked_source``. None when the source is not as expected (the engines then take the plain
+    path)."""
+    lines = source.splitlines()
+    if (not lines or lines[0] != "def successors(s):" or lines[-1] != _OUT_LIST[2]
+            or _DEDUP_NAMES.search(source)):
+        return None
+    out = ["def successors(s, ref):"]
+    fp = "hash(canon(t))" if symmetric else "hash(t)"
+    n = 0
+    for line in lines[1:]:
+        m = _STEP_LINE.match(line)
+        if m is None:
+            if line not in _OUT_LIST:
+                out.append(line)
+            continue
+        if n >= len(actions):
+            return None
+        i, action = m.group(1), repr(actions[n])
+        keep = ["seen_add(h_)", "keep_fp(h_)", "keep_parent(ref)", "keep_state(t)", "keep_step(step)"]
+        out += [f"{i}t = {m.group(2)}", f"{i}count({action})", f"{i}h_ = {fp}",
+                f"{i}if h_ not in seen and h_ not in known:"]
+        if bounded:
+            out += [f"{i}    if within(t):", *(f"{i}        {x}" for x in keep), f"{i}    else:",
+                    f"{i}        cut({action})"]
+        else:
+            out += [f"{i}    {x}" for x in keep]
+        if checked and not line.endswith(_NEVER_CHECKED):
+            out += [f"{i}if ci:", *_check_lines(i + "    ", "CK[ci]")]
+        n += 1
+    return "\n".join(out) if n == len(actions) else None
 
 
 def _jsonable(value: Any) -> Any:
@@ -417,6 +464,7 @@ class _Plan:
         env: dict[str, Any] = {}
         lines = ["def successors(s):", "    out = []", "    append = out.append"]
         grouped, gated, hosted = self._groups(env, lines)
+        step_actions: list[str] = []  # the action of each step line, in order (``dedup_successors``)
         for n, rule in enumerate(self.rules):
             if isinstance(rule, _Rule) and rule.receive is None and not rule.bindings:
                 continue  # no parameter values (e.g. zero actors): nothing to call
@@ -430,6 +478,7 @@ class _Plan:
             env.update(names)
             if not self._may_check(rule.action):
                 body = [x + _NEVER_CHECKED if _APPEND_STEP.match(x) else x for x in body]
+            step_actions += [rule.action] * sum(1 for x in body if _STEP_LINE.match(x))
             lines += ["    " + x for x in body]
         lines.append("    return out")
         lines = plain_projections(hoist_projections(lines, 3, lazy=True), env)
@@ -440,6 +489,7 @@ class _Plan:
                      *(_PLACE.sub(r"s\1", x) for x in lines[1:])]
         #: the generated source (profiles name its lines: ``<compose Class>:N``)
         self.source = "\n".join(lines)
+        self._step_actions = step_actions
         self._env = env
         self._compiled: Callable[[tuple], list[tuple[Step, tuple]]] | None = None
 
@@ -456,6 +506,8 @@ class _Plan:
         self._checked: dict[tuple[str, ...], tuple[Callable[[tuple], list[tuple[Step, tuple]]], list[Step]]] = {}
         self._check_tables: list[tuple[tuple[str, ...], list[Any]]] = []
         self._outcome_checks: dict[tuple[str, ...], Callable[[tuple, Step, tuple], bool]] = {}
+        #: ``dedup_successors`` by (transition properties checked, canonical form)
+        self._dedup: dict[tuple[tuple[str, ...], Any, Any], Dedup | None] = {}
         if "successors" in vars(self.machine):  # bound on the instance (``Composed._bind_within``): rebind
             self.machine.successors = self.successors  # type: ignore[method-assign,assignment]
 
@@ -944,6 +996,36 @@ class _Plan:
             got = self._checked[key] = (env["successors"], failed)
         return got
 
+    def dedup_successors(self, names: Sequence[str], canonical: Callable[[tuple], tuple] | None,
+                         within: Callable[[tuple], bool] | None) -> Dedup | None:
+        """``successors`` fused with the engine's duplicate test (``Machine.dedup_successors``),
+        checking the named transition properties (none: nothing checked) as ``checked_successors``
+        does; None when the source cannot be rewritten."""
+        key = (tuple(names), canonical, within)
+        if key in self._dedup:
+            return self._dedup[key]
+        env = dict(self._env)
+        failed: list[Step] = []
+        if names:
+            table = [self._outcome_check(names_, key[0]) for names_ in self.check_sets]
+            self._check_tables.append((key[0], table))
+            env.update(CK=table)
+        env.update(failed=failed, canon=canonical, within=within)
+        source = _dedup_source(self.source, self._step_actions, bool(names), canonical is not None, within is not None)
+        got = None
+        if source is not None:
+            run_code(source, f"<compose {type(self.machine).__name__} dedup>", env)
+
+            def bind(seen: set[int], known: Any, actions: list[str], cut: list[str], fps: list[int],
+                     parents: list[Any], states: list[Any], steps: list[Any]) -> None:
+                env.update(seen=seen, seen_add=seen.add, known=known, count=actions.append, cut=cut.append,
+                           keep_fp=fps.append, keep_parent=parents.append, keep_state=states.append,
+                           keep_step=steps.append)
+
+            got = Dedup(env["successors"], failed, bind)
+        self._dedup[key] = got
+        return got
+
     def decode_reads(self, s: tuple, reads: list[ReadSlots]) -> dict[str, Any]:
         return read_parts(self.unpack(s), reads, {})
 
@@ -1191,6 +1273,17 @@ class Composed(Machine):
         if not declared or vars(self).get("successors") is not self._plan.successors:
             return None
         return self._plan.checked_successors(declared)
+
+    def dedup_successors(self, names: Sequence[str], canonical: Callable[[tuple], tuple] | None,
+                         within: Callable[[tuple], bool] | None) -> Dedup | None:
+        """The generated ``successors`` fused with the engines' duplicate test (see
+        ``Machine.dedup_successors``), checking the named transition properties as
+        ``checked_successors`` does. None where the class changes ``successors`` or a name is not
+        a declared property's."""
+        declared = self._declared_names(names)
+        if declared is None or vars(self).get("successors") is not self._plan.successors:
+            return None
+        return self._plan.dedup_successors(declared, canonical, within)
 
     def _declared_names(self, names: Sequence[str]) -> list[str] | None:
         """The declared properties behind ``properties()``'s ``names``, found by their compiled check

@@ -119,7 +119,7 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
             expander.check_sample(queue.states[:SAMPLE], SAMPLE)
             for chunk_start, chunk_end in queue.chunks(CHUNK):
                 states, refs = queue.take(chunk_start, chunk_end)
-                cand = expander.expand_chunk(states, refs, level, known, edges=chunk_edges)
+                cand = expander.expand_chunk(states, refs, level, known, edges=chunk_edges, dedup=True)
                 if edges is not None and chunk_edges:
                     edges.add(chunk_edges)
                     chunk_edges.clear()

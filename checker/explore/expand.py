@@ -37,7 +37,7 @@ from operator import itemgetter
 from typing import Any, Literal, overload
 
 from ..fingerprint import Fingerprinter, fingerprint_fn
-from ..machine import Machine
+from ..machine import Dedup, Machine
 from ..result import ViolationKind
 from .common import overrides, select_properties
 
@@ -108,6 +108,7 @@ class Expander:
         self._fused_inv: dict[tuple[str, ...], Any] = {}
         self._fused_trans: dict[tuple[str, ...], Any] = {}
         self._checked: dict[tuple[str, ...], Any] = {}
+        self._dedup: dict[tuple[tuple[str, ...], Any, Any], Dedup | None] = {}
 
     def _fused_invariants(self) -> Any:
         names = tuple(n for n, _ in self.invariants if n not in self.violated)
@@ -209,7 +210,7 @@ class Expander:
 
     def expand_chunk(self, states: Sequence[Any], refs: Sequence[int], level: int,
                      known: Any = frozenset(), seen: set[int] | None = None,
-                     edges: list[tuple[int, int, Any]] | None = None) -> Candidates:
+                     edges: list[tuple[int, int, Any]] | None = None, dedup: bool = False) -> Candidates:
         """Expand ``states`` (named by ``refs``, at ``level``) in order.
 
         A successor is a candidate unless its fingerprint is in ``known`` (states the caller
@@ -219,6 +220,9 @@ class Expander:
         constraint the machine declares ``symmetric_constraint``), a successor found there is not
         asked ``within_bounds`` again. ``edges``, when given, receives (parent reference, child
         fingerprint, step) for every successor inside the constraint, duplicates included.
+        ``dedup`` lets a machine that offers ``dedup_successors`` drop the duplicates as it makes
+        them (without edges, with ``hash`` fingerprints, and with a constraint asked after the
+        duplicate test): same candidates, counts and findings.
         """
         machine = self.machine
         successors = machine.successors
@@ -261,20 +265,48 @@ class Expander:
         # that may fail one): after a state whose ``failed`` stays empty, none of its steps needs
         # an engine check; after another, its steps are checked one by one as below (``slow``)
         checked: Any = None
-        if not record and mode != 2:
-            if not trans:
-                checked = (successors, [])
-            elif fused_get is not None:
-                checked = self._checked_successors(tuple(n for n, _ in trans))
+        # the machine's successors that drop the duplicates themselves (``dedup_successors``), where
+        # the loops below would drop a duplicate before asking the constraint (``sym_first`` off) or
+        # there is none
+        dd: Any = None
+        sym_first = mode == 1 and not machine.symmetric_constraint
+        if not record and mode != 2 and (not trans or fused_get is not None):
+            if dedup and (not sym_first or not bounded):
+                dd = self._dedup_successors(tuple(n for n, _ in trans), canonical, within if bounded else None)
+            if dd is None:
+                checked = (successors, []) if not trans else self._checked_successors(tuple(n for n, _ in trans))
         try:
-            if checked is not None:
-                succ, failed = checked
-                sym_first = mode == 1 and not machine.symmetric_constraint
-
+            if checked is not None or dd is not None:
                 # (a method, not a closure: the loops' locals stay fast locals, not cells)
                 slow = self._slow_state
                 ctx = (level, mode, sym_first, canonical, bounded, within, tget, trans, seen, known, act_append,
                        cut_append, seen_add, fps_append, par_append, st_append, step_append, deadlock)
+
+                # the machine's successors drop the duplicates themselves (``Machine.dedup_successors``),
+                # keeping the others in this chunk's lists as the loops below would; ``actions``
+                # grows by every successor generated (``mark``: its length before the state). After a
+                # state whose ``failed`` is not empty, what its call recorded is forgotten and the
+                # state is taken again from ``successors`` (``_undo``, ``slow``)
+                if dd is not None:
+                    expand, dfailed = dd.expand, dd.failed
+                    dd.bind(seen, known, actions, cut, out.fps, out.parents, out.states, out.steps)
+                    mark = 0
+                    for state, ref in zip(states, refs):
+                        expand(state, ref)
+                        if dfailed:
+                            dfailed.clear()
+                            self._undo(state, ref, out, actions, mark, cut, seen, known, canonical,
+                                       within if bounded else None)
+                            if slow(state, ref, successors(state), ctx):
+                                out.stopped = True
+                                return out
+                        elif len(actions) == mark and deadlock and self._deadlock_stops(state, ref, level):
+                            out.stopped = True
+                            return out
+                        mark = len(actions)
+                    return out
+
+                succ, failed = checked
 
                 # the same three loops as below without a transition check per step (the usual
                 # state: ``failed`` empty)
@@ -511,6 +543,41 @@ class Expander:
             st_append(nxt)
             step_append(step)
         return nxt is _NONE and deadlock and self._deadlock_stops(state, ref, level)
+
+    def _undo(self, state: Any, ref: Any, out: Candidates, actions: list[str], mark: int, cut: list[str],
+              seen: set[int], known: Any, canonical: Any, within: Any) -> None:
+        """Forget what ``Machine.dedup_successors`` recorded for ``state`` (the last state expanded,
+        named by ``ref``): the actions it counted after ``mark``, its candidates (the last ones, named
+        by ``ref``; the chunk's states have distinct references) and its successors cut by the
+        constraint (those among its successors new before it: counted again here)."""
+        del actions[mark:]
+        parents = out.parents
+        k = len(parents)
+        while k and parents[k - 1] == ref:
+            k -= 1
+        seen.difference_update(out.fps[k:])
+        del out.fps[k:], parents[k:], out.states[k:], out.steps[k:]
+        if within is not None:
+            cuts = 0
+            mine: set[int] = set()
+            for _step, nxt in self.machine.successors(state):
+                h = hash(nxt) if canonical is None else hash(canonical(nxt))
+                if h in seen or h in known or h in mine:
+                    continue
+                if within(nxt):
+                    mine.add(h)
+                else:
+                    cuts += 1
+            if cuts:
+                del cut[-cuts:]
+
+    def _dedup_successors(self, names: tuple[str, ...], canonical: Any, within: Any) -> Dedup | None:
+        """The machine's ``dedup_successors`` for these transition properties, canonical form and
+        constraint (None: it has none)."""
+        key = (names, canonical, within)
+        if key not in self._dedup:
+            self._dedup[key] = self.machine.dedup_successors(names, canonical, within)
+        return self._dedup[key]
 
     def _checked_successors(self, names: tuple[str, ...]) -> Any:
         """The machine's ``checked_successors`` for these transition properties (None: it has none)."""
