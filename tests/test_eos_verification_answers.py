@@ -131,3 +131,19 @@ def test_the_spurious_refusal_needs_the_answer_as_its_own_step() -> None:
                 meta = m.view(s).txn[step[2]]
                 found |= meta.state == TxnState.ONGOING and step[1] in meta.partitions
         assert found == refused
+
+
+def test_renaming_producers_and_partitions_commutes_with_the_answer_step() -> None:
+    m = machine("kafka-3.8-3.9", producers=2, partitions=2, verification_steps=1, verification_answers=1)
+    assert m.has_symmetry() and m.symmetry.exact
+    apply = m.symmetry.apply
+    sizes = [ss.size for ss in m.symmetry.scalarsets]
+    perms = [tuple(tuple(reversed(range(n))) if i == k else tuple(range(n)) for i, n in enumerate(sizes))
+             for k in range(len(sizes))]
+    awaited = 0
+    for s, _, _ in reachable_steps(m, limit=3_000):
+        awaited += any(p.answer == AWAITED for leader in m.view(s).leader for p in leader.pending)
+        for perm in perms:
+            image = apply(s, perm)
+            assert {apply(t, perm) for _, t in m.successors(s)} == {t for _, t in m.successors(image)}
+    assert awaited
