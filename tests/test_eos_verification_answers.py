@@ -147,3 +147,14 @@ def test_renaming_producers_and_partitions_commutes_with_the_answer_step() -> No
             image = apply(s, perm)
             assert {apply(t, perm) for _, t in m.successors(s)} == {t for _, t in m.successors(image)}
     assert awaited
+
+
+def test_the_split_add_at_the_start_waits_for_a_completing_transaction_in_4_0() -> None:
+    # 4.0.0's handleAddPartitionsToTransaction answers CONCURRENT_TRANSACTIONS for a transaction still
+    # completing before it checks the epoch (KAFKA-18660), whoever sends the add: the leader's add at the start
+    # too (before fid18 it skipped the switch there and answered the next transaction's batch PRODUCER_FENCED)
+    m = machine("kafka-4.0-leader-add", transactions=2, batches=2, produce_timeouts=1, txn_timeouts=1,
+                verification_steps=1)
+    answers = {step[-1] for s, step, _ in reachable_steps(m) if step[0] == "VerifyProduce" and step[-2] == 1
+               and m.view(s).txn[step[2]].state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT)}
+    assert answers == {Errors.NOT_ENOUGH_REPLICAS}

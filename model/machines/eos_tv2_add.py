@@ -160,7 +160,9 @@ class Tv2LeaderAddMachine(EosMachine):
             return self.held(leader, req, None, now)
         if self.verification_answers:  # the add goes to the coordinator, which writes it when it answers
             return self.held(leader, req, AWAITED, now, sent_to=coordinator_epoch, adds=1)
-        added = add_partitions_to_txn(txn, req.producer_id, req.epoch, (partition,))
+        # the same handler as the one-step rule's add, so 4.0.0's pending-first order too (KAFKA-18660)
+        added = add_partitions_to_txn(txn, req.producer_id, req.epoch, (partition,),
+                                      pending_first=self.protocol.add_partitions_pending_first)
         out = self.held(leader, req, verification_produce_error(int(added.error), generic_error=False), now)
         return {**self._coordinator(added.meta), **out} if added.wrote else out
 
