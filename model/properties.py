@@ -406,6 +406,26 @@ def eos_out_of_order_only_on_loss(step: tuple, before: Any, after: Any) -> bool:
     return any(acked >> r & 1 and record_value(t, r) not in logged for r in range(acked.bit_length()))
 
 
+def eos_no_spurious_txn_state_refusal(step: tuple, before: Any, after: Any) -> bool:
+    """A leader refuses a batch its producer still awaits as outside any transaction (INVALID_TXN_STATE) only when the coordinator no longer has that transaction ongoing with the partition in it."""
+    from .errors import Errors
+    from .state import INFLIGHT
+    if step[0] != "AppendVerifiedProduce" or step[-1] != Errors.INVALID_TXN_STATE:
+        return True
+    partition, client, record = step[1], step[2], step[3]
+    item = next((p for p in before.leader[partition].pending
+                 if p.request.client == client and p.request.record == record), None)
+    if item is None:
+        return True
+    part = before.producer[client].parts[partition]
+    awaited = item.request.connection == part.connection and any(
+        b.record == record and b.status == INFLIGHT for b in part.batches)
+    meta = before.txn[client]
+    counted = (meta.exists and meta.state == TxnState.ONGOING and meta.producer_id == item.request.producer_id
+               and meta.epoch == item.request.epoch and partition in meta.partitions)
+    return not (awaited and counted)
+
+
 def eos_fenced_gets_fencing_error(step: tuple, before: Any, after: Any) -> bool:
     """A producer whose epoch the coordinator has superseded fails with a fencing error, never another one."""
     from .producer.transactional import FENCING_ERRORS

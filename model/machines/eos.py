@@ -153,7 +153,7 @@ from .eos_partition_symmetry import PARTITION
 from .eos_readers import EosReaders
 from .eos_send_errors import SendErrors
 from .eos_txn_id_expiry import TxnIdExpiry
-from .eos_verification import GUARD_NAMES, SplitVerification, show_pending
+from .eos_verification import GUARD_NAMES, SplitVerification, answer_name, show_pending
 
 #: what kafka.eos models of the protocol: every decision, each with every value; ``deployment`` and
 #: ``per_partition_group_metadata`` matter with a group only (``members``: eos_group, eos_alpha), without
@@ -200,6 +200,16 @@ def _verifying(leader: TxnPartitionState) -> tuple[tuple[int, int, int], ...]:
     """The requests a leader holds between their verification and their append, as (client, connection,
     record) (``_quiet`` reads this projection: () for every leader unless ``verification_steps``)."""
     return tuple((p.request.client, p.request.connection, p.request.record) for p in leader.pending)
+
+
+def _verifying_record(record: Callable[..., dict[str, Any]], p: Any) -> dict[str, Any]:
+    """A held request as an ITF record; where it went and whether it adds only with ``verification_answers``
+    (so the records of the answer at the start keep their form)."""
+    out = record(p, request=record(p.request), guard=GUARD_NAMES[p.guard], answer=answer_name(p.answer))
+    if not p.sent_to and not p.adds:
+        out.pop("sent_to", None)
+        out.pop("adds", None)
+    return out
 
 
 def _show_producer(p: TxnProducer) -> dict[str, Any]:
@@ -688,8 +698,7 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
             if part.verifications:
                 out[f"{name}.verifications"] = [record(e) for e in part.verifications]
             if part.pending:
-                out[f"{name}.verifying"] = [record(p, request=record(p.request), guard=GUARD_NAMES[p.guard],
-                                                   answer=error_name(p.answer)) for p in part.pending]
+                out[f"{name}.verifying"] = [_verifying_record(record, p) for p in part.pending]
         out["group.pending"] = [record(e) for e in v.group.pending]
         if v.group.completing:  # scheduled completions (eos_offsets_completion), as records
             out["group.completing"] = [{"producer_id": pid, "result": "COMMIT" if commit else "ABORT"}
@@ -1170,6 +1179,12 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
     spurious_fencing = _transition("NoSpuriousFencing", props.eos_no_spurious_fencing,
                                    ("producer:fence", "zombie:fence", "txn:identity"), _FAILING_PRODUCER,
                                    moves=("producer:fatal",))
+
+    # KIP-890's split verification (``verification_steps``): an append refused INVALID_TXN_STATE while its
+    # producer still waits for it and the coordinator counts the partition in the batch's transaction
+    spurious_refusal = _transition("NoSpuriousTxnStateRefusal", props.eos_no_spurious_txn_state_refusal,
+                                   ("leader", "producer", "txn"), ("AppendVerifiedProduce",),
+                                   when=lambda step: step[-1] == Errors.INVALID_TXN_STATE)
 
     @transition("ValidTxnTransitions", reads=("txn",), actions=_COORDINATOR, stuttering=True)
     def valid_transitions(self, step: tuple, before: Any, after: Any) -> bool:

@@ -64,6 +64,12 @@ BOUNDS: dict[str, Bound] = {
                                 "verification and the append (0: the two are one step); with partition_verification "
                                 "a marker, another produce or a timeout abort can come between them, and the append "
                                 "checks the request's VerificationGuard", 0, 0, 3),
+    "verification_answers": Bound("1: the transaction coordinator answers a leader's verification request "
+                                  "(AddPartitionsToTxnManager's verify-only AddPartitionsToTxn, or a TV2 leader's "
+                                  "add) in a step of its own, from its state then, and the leader takes the answer "
+                                  "in the append step (AnswerVerification; 3.6.0 to trunk); 0: the coordinator "
+                                  "answers when the leader starts the verification. Needs verification_steps",
+                                  0, 0, 1),
     "delete_records": Bound("log start offset moves (retention or DeleteRecords)", 0, 0, 3),
     "coordinator_failovers": Bound("transaction coordinator failovers (reload from __transaction_state with a "
                                    "higher coordinator epoch; the old coordinator's markers stay in flight)", 0, 0, 2),

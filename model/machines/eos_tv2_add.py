@@ -34,13 +34,14 @@ from eoscheck.checker.registry import SwitchValue
 
 from ..errors import Errors, error_name
 from ..partition.producer_state import find_entry
+from ..partition.txn_produce import AWAITED, answer_verification
 from ..partition.verification import verification_produce_error
 from ..protocol import ClientTvChange, Protocol, Tv2PartitionAdd
 from ..state import TXN_BUMP, TXN_READY, ProduceRequest, Routed, TxnMetadata, TxnPartitionState, TxnProducer
 from ..transactions.add_partitions import add_partitions_to_txn
 from .eos import EosMachine, _solo
 from .eos_endtxn import LateEndTxn, _changing
-from .eos_verification import GUARD_NAMES
+from .eos_verification import GUARD_NAMES, _answering, answer_name
 
 
 def leader_skips_add(leader: TxnPartitionState, producer_id: int, epoch: int, epoch_blind: bool) -> bool:
@@ -133,11 +134,11 @@ class Tv2LeaderAddMachine(EosMachine):
         return out
 
     @rule("VerifyProduce", receive="requests", params=("partition", "client", "record"),
-          reads=("leader[partition]", "txn[client]", "now", "producer[client]"),
+          reads=("leader[partition]", "txn[client]", "now", "coordinator_epoch", "producer[client]"),
           writes=("leader[partition]", "txn[client]", "txn_log[client]"),
-          results=("seq", "epoch", "guard", "answer"), show={"guard": GUARD_NAMES.__getitem__, "answer": error_name})
+          results=("seq", "epoch", "guard", "answer"), show={"guard": GUARD_NAMES.__getitem__, "answer": answer_name})
     def verify_produce(self, partition: int, client: int, msg: Routed, leader: TxnPartitionState, txn: TxnMetadata,
-                       now: int, producer: TxnProducer | None = None) -> Any:
+                       now: int, coordinator_epoch: int = 0, producer: TxnProducer | None = None) -> Any:
         """``SplitVerification``'s VerifyProduce (``verification_steps``) for a TV2 batch: the leader starts
         the verification unless the producer has a transaction open there (``leader_skips_add``: the SENTINEL
         guard), and the request it sends the coordinator is the add (``transactionSupportedOperation``
@@ -149,7 +150,7 @@ class Tv2LeaderAddMachine(EosMachine):
         if producer is not None and producer.tv < 2:
             self._batch_tv = producer.tv
             out = EosMachine.verify_produce(self, partition=partition, client=client, msg=msg, leader=leader, txn=txn,
-                                            now=now)
+                                            now=now, coordinator_epoch=coordinator_epoch)
             self._batch_tv = 2
             return out
         if not self.may_hold(leader, client, req):
@@ -157,9 +158,43 @@ class Tv2LeaderAddMachine(EosMachine):
         epoch_blind = self.protocol.tv2_partition_add == Tv2PartitionAdd.LEADER_EPOCH_BLIND
         if leader_skips_add(leader, req.producer_id, req.epoch, epoch_blind):
             return self.held(leader, req, None, now)
-        added = add_partitions_to_txn(txn, req.producer_id, req.epoch, (partition,))
+        if self.verification_answers:  # the add goes to the coordinator, which writes it when it answers
+            return self.held(leader, req, AWAITED, now, sent_to=coordinator_epoch, adds=1)
+        # the same handler as the one-step rule's add, so 4.0.0's pending-first order too (KAFKA-18660)
+        added = add_partitions_to_txn(txn, req.producer_id, req.epoch, (partition,),
+                                      pending_first=self.protocol.add_partitions_pending_first)
         out = self.held(leader, req, verification_produce_error(int(added.error), generic_error=False), now)
         return {**self._coordinator(added.meta), **out} if added.wrote else out
+
+    @rule("AnswerVerification", params={"t": "producer", "p": _answering},
+          reads=("leader[p]", "txn[t]", "coordinator_epoch"), writes=("leader[p]", "txn[t]", "txn_log[t]"),
+          results=("record", "answer"), show={"answer": error_name})
+    def answer_verification_rule(self, t: int, p: int, leader: TxnPartitionState, txn: TxnMetadata,
+                                 coordinator_epoch: int) -> Any:
+        """``SplitVerification``'s AnswerVerification for a TV2 leader's add (``verification_answers``): the
+        coordinator handles the add when the request reaches it (``handleAddPartitionsToTransaction``, 4.0), so
+        it adds the partition to the transaction it has then, and writes that to __transaction_state; a TV1
+        client's batch (before an upgrade) is KIP-890 part 1's verify-only request, answered from the metadata."""
+        outs = []
+        for item in leader.pending:
+            if item.answer != AWAITED or item.request.client != t:
+                continue
+            req = item.request
+            meta: dict[str, Any] = {}
+            if not item.adds:
+                self._batch_tv = 0
+                answer = self.coordinator_answer(p, item, txn, coordinator_epoch)
+                self._batch_tv = 2
+            elif item.sent_to != coordinator_epoch:
+                answer = verification_produce_error(int(Errors.NOT_COORDINATOR), generic_error=False)
+            else:
+                added = add_partitions_to_txn(txn, req.producer_id, req.epoch, (p,),
+                                              pending_first=self.protocol.add_partitions_pending_first)
+                answer = verification_produce_error(int(added.error), generic_error=False)
+                meta = self._coordinator(added.meta) if added.wrote else {}
+            outs.append({**meta, "leader": answer_verification(leader, item, answer), "record": req.record,
+                         "answer": answer})
+        return outs or None
 
     @precondition(lambda self, producer: producer.phase == TXN_READY and producer.tv == self.tv_from
                   and (not self.consume or producer.position >= 0))

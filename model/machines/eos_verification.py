@@ -29,10 +29,15 @@ answers it on a broker that lost the leadership (``answered_at_failover``: NOT_L
 coordinator's error). A TV2 leader that adds partitions itself (``eos_tv2_add``) overrides VerifyProduce:
 its request to the coordinator is the add, and the append asks for the transaction at the batch's epoch.
 
-Abstractions: the coordinator answers when the leader starts (the window modelled is between the answer
-and the append; a marker between the start and the answer makes the request's guard stale in Kafka, here
-the answer reflects the state before the marker instead: only which abortable error the producer gets
-differs, as the stale guard refuses the append either way); at a failover the new leader has no entry even
+The coordinator's answer (``verification_answers``, fid18): at 0 the coordinator answers when the leader
+starts (the window modelled is between the answer and the append); at 1 ``VerifyProduce`` only sends the
+request (the held request's answer is ``AWAITED``, with the coordinator epoch it went to and whether it is a
+TV2 leader's add) and ``AnswerVerification`` answers it from the coordinator's metadata when it handles it
+(``TransactionCoordinator.handleVerifyPartitionsInTransaction``; NOT_COORDINATOR from a coordinator that
+failed over since), so a marker, an EndTxn or a timeout abort can come between the start and the answer
+too. A request still awaiting its answer at an output leader failover is answered NOT_LEADER_OR_FOLLOWER.
+
+Abstractions: at a failover the new leader has no entry even
 when it is a former leader (Kafka's broker keeps its own leftover entries until a replicated batch or
 marker of the producer, or expiry, clears them: exact for a partition's first failover) and a held request
 is answered at the failover (Kafka answers it when the coordinator's answer arrives, which cannot make it
@@ -50,14 +55,30 @@ from eoscheck.checker.liveness.temporal import WF, Fairness
 
 from .. import properties as props
 from ..errors import Errors, error_name
-from ..partition.txn_produce import PendingProduce, begin_verified_produce, finish_verified_produce, needs_verification
-from ..partition.verification import SENTINEL, STALE
+from ..partition.txn_produce import (
+    AWAITED,
+    PendingProduce,
+    answer_verification,
+    begin_verified_produce,
+    finish_verified_produce,
+    needs_verification,
+)
+from ..partition.verification import SENTINEL, STALE, verification_produce_error
 from ..state import ProduceRequest, ProduceResponse, Routed, TxnMetadata, TxnPartitionState
 
-#: the actions of this mixin (listed only with ``verification_steps``)
-SPLIT_ACTIONS = frozenset({"VerifyProduce", "AppendVerifiedProduce"})
+#: the actions of this mixin (listed only with ``verification_steps``; AnswerVerification only with
+#: ``verification_answers`` too)
+SPLIT_ACTIONS = frozenset({"VerifyProduce", "AppendVerifiedProduce", "AnswerVerification"})
 SPLIT_FAIRNESS: tuple[Fairness, ...] = (WF("VerifyProduce"), WF("AppendVerifiedProduce"))
 GUARD_NAMES = {SENTINEL: "SENTINEL", 1: "guard", STALE: "stale guard"}
+#: the leader's state as the coordinator sees it when it answers: not at all (``produce_verification`` asks
+#: whether the leader needs to verify; the leader decided that when it started)
+_UNSEEN = TxnPartitionState((), 0, ())
+
+
+def answer_name(answer: int) -> str:
+    """A held request's answer for traces: the error, or that the coordinator has not answered yet."""
+    return "awaited" if answer == AWAITED else error_name(answer)
 
 
 def show_pending(leader: TxnPartitionState) -> dict[str, Any]:
@@ -70,7 +91,7 @@ def show_pending(leader: TxnPartitionState) -> dict[str, Any]:
     if leader.pending:
         out["verifying"] = [f"producer{p.request.client}/r{p.request.record} (pid {p.request.producer_id}, epoch "
                             f"{p.request.epoch}, seq {p.request.seq}): {GUARD_NAMES[p.guard]}, answer "
-                            f"{error_name(p.answer)}" for p in leader.pending]
+                            f"{answer_name(p.answer)}" + _sent(p) for p in leader.pending]
     return out
 
 
@@ -82,8 +103,19 @@ def rename_pending(leader: TxnPartitionState, perm: Any) -> TxnPartitionState:
                                                 for p in leader.pending)))
 
 
+def _sent(p: PendingProduce) -> str:
+    # shown only with verification_answers (so the traces of the answer at the start keep their form)
+    if not p.sent_to and not p.adds:
+        return ""
+    return f", {'add' if p.adds else 'verify'} sent to coordinator epoch {p.sent_to}"
+
+
 def _splitting(machine: Any) -> range:
     return range(machine.n_partitions) if machine.verification_split else range(0)
+
+
+def _answering(machine: Any) -> range:
+    return range(machine.n_partitions) if machine.verification_answers else range(0)
 
 
 class SplitVerification:
@@ -99,6 +131,10 @@ class SplitVerification:
         """This mixin's attributes; ValueError (one line) for a configuration it cannot honour."""
         self.verification_steps = steps = bounds.get("verification_steps", 0)
         self.verification_split = steps > 0
+        #: the coordinator answers in a step of its own (``AnswerVerification``)
+        self.verification_answers = bool(bounds.get("verification_answers", 0))
+        if self.verification_answers and not steps:
+            raise ValueError("verification_answers needs verification_steps (the answer is a step between them)")
         if not steps:
             return
         if not self.protocol.partition_verification:
@@ -109,22 +145,26 @@ class SplitVerification:
         HandleProduce (unless idempotent producers' leader shares the name)."""
         if not self.verification_split:
             return set(SPLIT_ACTIONS)
-        return set() if idempotent else {"HandleProduce"}
+        answers = set() if self.verification_answers else {"AnswerVerification"}
+        return answers if idempotent else answers | {"HandleProduce"}
 
     @rule("VerifyProduce", receive="requests", params=("partition", "client", "record"),
-          reads=("leader[partition]", "txn[client]", "now"), writes=("leader[partition]",),
-          results=("seq", "epoch", "guard", "answer"), show={"guard": GUARD_NAMES.__getitem__, "answer": error_name})
+          reads=("leader[partition]", "txn[client]", "now", "coordinator_epoch"), writes=("leader[partition]",),
+          results=("seq", "epoch", "guard", "answer"), show={"guard": GUARD_NAMES.__getitem__, "answer": answer_name})
     def verify_produce(self, partition: int, client: int, msg: Routed, leader: TxnPartitionState,
-                       txn: TxnMetadata, now: int) -> Any:
+                       txn: TxnMetadata, now: int, coordinator_epoch: int) -> Any:
         """The leader takes the oldest request of a connection whose request before it was answered, and
-        starts its verification (``ReplicaManager.appendRecords``); the coordinator answers at once."""
+        starts its verification (``ReplicaManager.appendRecords``); the coordinator answers at once, or
+        (``verification_answers``) the request goes to it and ``AnswerVerification`` answers later."""
         req = msg.message
         assert isinstance(req, ProduceRequest)
         if not self.may_hold(leader, client, req):
             return None
-        answer = None
-        if needs_verification(leader, req.producer_id):
-            answer = self.produce_verification(partition, leader, txn, req.producer_id, req.epoch)  # type: ignore[attr-defined]
+        if not needs_verification(leader, req.producer_id):
+            return self.held(leader, req, None, now)
+        if self.verification_answers:
+            return self.held(leader, req, AWAITED, now, sent_to=coordinator_epoch)
+        answer = self.produce_verification(partition, leader, txn, req.producer_id, req.epoch)  # type: ignore[attr-defined]
         return self.held(leader, req, answer, now)
 
     def may_hold(self, leader: TxnPartitionState, client: int, req: ProduceRequest) -> bool:
@@ -133,12 +173,42 @@ class SplitVerification:
         return len(leader.pending) < self.verification_steps and not any(
             p.request.client == client and p.request.connection == req.connection for p in leader.pending)
 
-    def held(self, leader: TxnPartitionState, req: ProduceRequest, answer: int | None, now: int) -> dict[str, Any]:
+    def held(self, leader: TxnPartitionState, req: ProduceRequest, answer: int | None, now: int, *,
+             sent_to: int = 0, adds: int = 0) -> dict[str, Any]:
         """VerifyProduce's step: the request held with its guard (``answer`` None: SENTINEL, nothing
-        verified) and the verification entry started at ``now``."""
-        after = begin_verified_produce(leader, req, answer, now)
+        verified; ``AWAITED``: sent to the coordinator of epoch ``sent_to``) and the verification entry
+        started at ``now``."""
+        after = begin_verified_produce(leader, req, answer, now, sent_to=sent_to, adds=adds)
         item = next(p for p in after.pending if p.request == req)
         return {"leader": after, "seq": req.seq, "epoch": req.epoch, "guard": item.guard, "answer": item.answer}
+
+    @rule("AnswerVerification", params={"t": "producer", "p": _answering},
+          reads=("leader[p]", "txn[t]", "coordinator_epoch"), writes=("leader[p]",), results=("record", "answer"),
+          show={"answer": error_name})
+    def answer_verification_rule(self, t: int, p: int, leader: TxnPartitionState, txn: TxnMetadata,
+                                 coordinator_epoch: int) -> Any:
+        """The transaction coordinator answers a verification request of producer ``t``'s that leader ``p``
+        sent (``TransactionCoordinator.handleVerifyPartitionsInTransaction``, 3.6.0 to trunk) from its
+        metadata now, which may have moved since the leader started (an EndTxn, a timeout abort, a new
+        transaction); the answer reaches the leader converted as the produce path sees it
+        (``AddPartitionsToTxnManager``, then ReplicaManager's ``postVerificationCallback``)."""
+        outs = []
+        for item in leader.pending:
+            if item.answer == AWAITED and item.request.client == t:
+                answer = self.coordinator_answer(p, item, txn, coordinator_epoch)
+                outs.append({"leader": answer_verification(leader, item, answer), "record": item.request.record,
+                             "answer": answer})
+        return outs or None
+
+    def coordinator_answer(self, p: int, item: PendingProduce, txn: TxnMetadata, coordinator_epoch: int) -> int:
+        """The produce error the coordinator's answer to ``item`` converts to. A request that went to a
+        coordinator that failed over since is answered NOT_COORDINATOR by the broker that no longer owns the
+        transactional id's __transaction_state partition (``TransactionStateManager.getTransactionState``),
+        which ReplicaManager turns into the retriable NOT_ENOUGH_REPLICAS (KAFKA-15459, 3.6.0)."""
+        if item.sent_to != coordinator_epoch:
+            return verification_produce_error(int(Errors.NOT_COORDINATOR), generic_error=False)
+        req = item.request
+        return int(self.produce_verification(p, _UNSEEN, txn, req.producer_id, req.epoch))  # type: ignore[attr-defined]
 
     @rule("AppendVerifiedProduce", params={"partition": _splitting}, reads=("leader[partition]",),
           writes=("leader[partition]",), sends=("responses",), results=("client", "record", "guard", "error"),
@@ -148,7 +218,8 @@ class SplitVerification:
         with the request's guard, and the answer on its connection."""
         outs = []
         for item in leader.pending:
-            outs.append(self._append_one(partition, leader, item))
+            if item.answer != AWAITED:
+                outs.append(self._append_one(partition, leader, item))
         return outs or None
 
     def _append_one(self, partition: int, leader: TxnPartitionState, item: PendingProduce) -> dict[str, Any]:
@@ -175,14 +246,18 @@ class SplitVerification:
         out = []
         for item in leader.pending:
             req = item.request
-            error = item.answer if item.answer != Errors.NONE else int(Errors.NOT_LEADER_OR_FOLLOWER)
+            # a request whose answer is still awaited (``verification_answers``) is answered as if the answer
+            # were NONE: a failed one would give its error, which the producer sees from the new leader too
+            # when it retries there
+            error = item.answer if item.answer not in (Errors.NONE, AWAITED) else int(Errors.NOT_LEADER_OR_FOLLOWER)
             out.append(Routed(partition, req.client, req.connection, req.record,
                               ProduceResponse(req.client, req.connection, req.record, error, -1, -1)))
         return out
 
     def fairness(self) -> tuple[Fairness, ...]:
         others: tuple[Fairness, ...] = super().fairness()  # type: ignore[misc]
-        return others + (SPLIT_FAIRNESS if self.verification_split else ())
+        answers = (WF("AnswerVerification"),) if self.verification_answers else ()
+        return others + (SPLIT_FAIRNESS + answers if self.verification_split else ())
 
 
 __all__ = ["SPLIT_ACTIONS", "SplitVerification", "rename_pending", "show_pending"]

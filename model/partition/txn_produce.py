@@ -62,6 +62,17 @@ class PendingProduce(NamedTuple):
     answer: int
     #: the guard the request carries to its append (``verification.SENTINEL`` / ``GUARDED`` / ``STALE``)
     guard: int
+    #: with ``verification_answers``: the coordinator epoch of the coordinator the request went to (the
+    #: leader's metadata names the coordinator when it starts the verification); 0 otherwise
+    sent_to: int = 0
+    #: with ``verification_answers``: 1 when the request is a TV2 leader's add (KIP-890 part 2, the
+    #: coordinator writes it when it answers), 0 for KIP-890 part 1's verify-only request
+    adds: int = 0
+
+
+#: ``PendingProduce.answer`` while the coordinator has not answered yet (``verification_answers``): no
+#: error code (Kafka's are -1..~130)
+AWAITED = -100
 
 
 def clear_guard(partition: TxnPartitionState, producer_id: int) -> TxnPartitionState:
@@ -92,18 +103,30 @@ def expire_producer_state(partition: TxnPartitionState, now: int, expiration: in
 
 
 def begin_verified_produce(partition: TxnPartitionState, request: ProduceRequest, answer: int | None,
-                           now: int) -> TxnPartitionState:
+                           now: int, *, sent_to: int = 0, adds: int = 0) -> TxnPartitionState:
     """The leader starts a transactional batch (``maybeStartTransactionVerification``): with the producer's
     transaction ongoing on the partition nothing is verified (``answer`` None: the SENTINEL guard, and the
     append follows in the same request handler, after the log's lock was let go); otherwise the producer's
     verification entry is created or updated (``verification.start_verification``) and ``answer`` is the
-    coordinator's, as the produce request will see it."""
+    coordinator's, as the produce request will see it, or ``AWAITED`` (``verification_answers``: the
+    request went to the coordinator of epoch ``sent_to``, ``adds`` for a TV2 leader's add, and
+    ``answer_verification`` fills the answer in later)."""
     if answer is None:
         item = PendingProduce(request, int(Errors.NONE), SENTINEL)
         return partition._replace(pending=tuple(sorted((*partition.pending, item))))
     entries = start_verification(partition.verifications, request.producer_id, request.seq, request.epoch, now)
-    item = PendingProduce(request, answer, GUARDED)
+    item = PendingProduce(request, answer, GUARDED, sent_to, adds)
     return partition._replace(verifications=entries, pending=tuple(sorted((*partition.pending, item))))
+
+
+def answer_verification(partition: TxnPartitionState, item: PendingProduce, answer: int) -> TxnPartitionState:
+    """The coordinator's answer reaches the leader (``AddPartitionsToTxnHandler.onComplete``, the callback
+    scheduled on a request handler thread): the held request ``item`` now carries the produce error its
+    answer converts to; the guard and the verification entry stay as they are now (a marker since the start
+    made the guard stale whatever the coordinator answers)."""
+    assert item.answer == AWAITED
+    pending = tuple(sorted(p._replace(answer=answer) if p == item else p for p in partition.pending))
+    return partition._replace(pending=pending)
 
 
 def finish_verified_produce(partition: TxnPartitionState, item: PendingProduce, *, value: int, max_seq: int,
@@ -113,6 +136,7 @@ def finish_verified_produce(partition: TxnPartitionState, item: PendingProduce, 
     """The verification's callback (``appendEntries``): a failed verification is answered with its error
     and leaves the verification entry; otherwise the batch is appended with its guard
     (``handle_txn_produce``; ``check_guard=False``: the counterfactual append that trusts any guard)."""
+    assert item.answer != AWAITED, "the coordinator has not answered this request yet"
     rest = partition._replace(pending=tuple(p for p in partition.pending if p != item))
     req = item.request
     return handle_txn_produce(rest, producer_id=req.producer_id, epoch=req.epoch, seq=req.seq, value=value,
