@@ -42,8 +42,6 @@ CONFIGS: dict[str, tuple[str, list[str] | None]] = {
     "liveness-init-exhausted-epoch-shipped": ("specs/liveness-init-exhausted-epoch-shipped.toml", None),
     "liveness-init-exhausted-epoch-designed": ("specs/liveness-init-exhausted-epoch-designed.toml", None),
     "liveness-idempotent-sends-complete": ("specs/liveness-idempotent-sends-complete.toml", None),
-    "eos-idempotent-liveness-idempotent-sends-complete":
-        ("specs/eos-idempotent-liveness-idempotent-sends-complete.toml", None),
     # the pipeline's safety properties as well (they hold on this space)
     "liveness-eos-beta-kip447+safety": ("specs/liveness-eos-beta-kip447.toml", [
         "TransactionsComplete", "MarkersComplete", "RebalanceSettles", "*"]),
