@@ -40,7 +40,7 @@ def rows(summary: dict[str, Any], root: Path) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
+    if len(argv) != 1 or argv[0].startswith("-"):
         print("usage: python3 bench/spec_table.py SUMMARY.json", file=sys.stderr)
         return 2
     summary = json.loads(Path(argv[0]).read_text())
