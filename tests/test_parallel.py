@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from eoscheck.checker.explore import ExploreOptions, explore, parallel
@@ -418,3 +419,24 @@ def test_a_worker_gone_from_its_pipe_is_a_worker_error(exc):
         parallel._receive(conn)  # type: ignore[arg-type]
     with pytest.raises(WorkerError, match="exited unexpectedly"):
         parallel._ask_all([conn], ("finish",))  # type: ignore[list-item]
+
+
+def test_a_dead_runs_exchange_directory_is_swept(tmp_path: Path) -> None:
+    # a run killed with its workers leaves its directory in /dev/shm; the next run removes it
+    import os
+    import subprocess
+    import sys
+
+    from eoscheck.checker.explore.parallel import _sweep_stale
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True)
+    dead = tmp_path / f"eoscheck-parallel-{gone.stdout.strip()}-abc123"
+    live = tmp_path / f"eoscheck-parallel-{os.getpid()}-def456"
+    other = tmp_path / "eoscheck-parallel-notapid"
+    for d in (dead, live, other):
+        d.mkdir()
+    (dead / "level-0").write_bytes(b"x")
+    _sweep_stale(str(tmp_path))
+    assert not dead.exists()
+    assert live.exists() and other.exists()

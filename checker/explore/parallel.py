@@ -71,6 +71,7 @@ import gc
 import multiprocessing as mp
 import os
 import pickle
+import re
 import resource
 import shutil
 import signal
@@ -582,8 +583,31 @@ def _rss_bytes() -> int:
         return 0
 
 
+def _sweep_stale(base: str) -> None:
+    """Remove this user's exchange directories whose run is gone: a run killed with its workers
+    (SIGKILL to the whole group) cannot remove its own, and /dev/shm is memory until reboot."""
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return
+    for name in names:
+        m = re.fullmatch(r"eoscheck-parallel-(\d+)-\w+", name)
+        if m is None:
+            continue
+        path = os.path.join(base, name)
+        try:
+            if os.stat(path).st_uid != os.getuid():
+                continue
+            os.kill(int(m.group(1)), 0)
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except OSError:
+            continue  # alive under another user, or gone meanwhile
+
+
 def _exchange_dir() -> str:
     base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    _sweep_stale(base or tempfile.gettempdir())
     # the run's pid in the name: a directory left by a killed run names its owner, and a check for
     # leftovers can tell this run's directory from a concurrent run's
     return tempfile.mkdtemp(prefix=f"eoscheck-parallel-{os.getpid()}-", dir=base)
