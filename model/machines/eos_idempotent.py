@@ -221,10 +221,12 @@ def shape(client: IdempotentClient) -> IdempotentClient:
     times are many (the idempotent preset's first 330k states: 30,167 clients, 1,135 shapes; 57,899
     (client, now) pairs, 3,524 (shape, now)). ``None``, not a number: a function that read a time it
     was not given would fail, not decide on a made-up time."""
-    batches = client.batches
+    batches = client[_BATCHES]
     if not batches:
         return client
-    return _new(IdempotentClient, (*client[:_BATCHES], tuple([_new(ProducerBatch, (b[0], None, *b[2:])) for b in batches]),
+    # each batch's eight fields spelled out (no slice, list or star-unpacking per batch)
+    return _new(IdempotentClient, (*client[:_BATCHES], tuple([_new(ProducerBatch, (b[0], None, b[2], b[3], b[4], b[5],
+                                                                                      b[6], b[7])) for b in batches]),
                                    *client[_BATCHES + 1:]))
 
 
@@ -232,19 +234,28 @@ def with_shape(client: IdempotentClient, new: IdempotentClient) -> IdempotentCli
     """``new`` (a shape) with the creation times of ``client``'s batches, by record. A step that
     writes the shape keeps, drops or rewrites batches in their order but never adds one (Send writes
     the client whole): anything else is refused, so the batches stay in creation order."""
-    batches = new.batches
+    batches = new[_BATCHES]
     if not batches:
         return new
+    old = client[_BATCHES]
+    drop = len(old) - len(batches)
+    if drop >= 0:
+        # the usual write keeps the client's last batches (none or the first ones answered or
+        # expired): one pass pairing them, None where a record differs (then the general walk)
+        out = [_new(ProducerBatch, (x[0], o[1], x[2], x[3], x[4], x[5], x[6], x[7])) if x[0] == o[0] else None
+               for x, o in zip(batches, old[drop:] if drop else old)]
+        if None not in out:
+            return _new(IdempotentClient, (*new[:_BATCHES], tuple(out), *new[_BATCHES + 1:]))
     out = []
-    old = iter(client.batches)
+    rest = iter(old)
     for b in batches:
         record = b[0]
-        for o in old:
+        for o in rest:
             if o[0] == record:
                 break
         else:
             raise ValueError(f"a write of client:shape adds or moves the batch of record {record} (the client holds "
-                             f"{[o[0] for o in client.batches]}, the write {[x[0] for x in batches]})")
+                             f"{[o[0] for o in old]}, the write {[x[0] for x in batches]})")
         out.append(_new(ProducerBatch, (record, o[_CREATED], *b[2:])))
     return _new(IdempotentClient, (*new[:_BATCHES], tuple(out), *new[_BATCHES + 1:]))
 
@@ -268,12 +279,13 @@ def with_queued(client: IdempotentClient, new: tuple[IdempotentClient, int]) -> 
     shaped, last = new
     batches = shaped[_BATCHES]
     old = client[_BATCHES]
-    n = len(old)
-    if len(batches) == n + 1 and all(b[0] == o[0] for b, o in zip(batches, old)):
-        b = batches[-1]
-        out = tuple([_new(ProducerBatch, (o[0], o[_CREATED], *x[2:])) for x, o in zip(batches, old)])
-        return _new(IdempotentClient, (*shaped[:_BATCHES], (*out, _new(ProducerBatch, (b[0], last, *b[2:]))),
-                                       *shaped[_BATCHES + 1:]))
+    if len(batches) == len(old) + 1:
+        out = [_new(ProducerBatch, (x[0], o[1], x[2], x[3], x[4], x[5], x[6], x[7])) if x[0] == o[0] else None
+               for x, o in zip(batches, old)]
+        if None not in out:
+            b = batches[-1]
+            out.append(_new(ProducerBatch, (b[0], last, b[2], b[3], b[4], b[5], b[6], b[7])))
+            return _new(IdempotentClient, (*shaped[:_BATCHES], tuple(out), *shaped[_BATCHES + 1:]))
     got = with_shape(client, shaped)
     if (got[_BATCHES][-1][_CREATED] if got[_BATCHES] else -1) != last:
         raise ValueError(f"a write of client:queued gives the last batch the time {last}, the client's is not that")
@@ -322,12 +334,32 @@ def drain_next(client: IdempotentClient) -> tuple[int, int] | None:
     return None if queued is None else (queued[_CREATED], sequenced)
 
 
+#: the client ``timing`` last projected and its answer (``drain`` and ``expiry`` read it)
+_LAST_TIMING: list[Any] = [None, (None, None)]
+
+
 def timing(client: IdempotentClient) -> tuple[tuple[int, int] | None, tuple[int, int]]:
     """``drain_next`` and ``expiry`` at once: what the gates of IdempotentDrain and ExpireBatch read of
     the client. One projection for both puts the two gates on the same slots (with ``now``), which
     compose looks up once per state for both (a gate group); neither effect reads it, so it stays out
     of their outcomes' keys."""
-    return drain_next(client), expiry(client)
+    got = _LAST_TIMING[1] = drain_next(client), expiry(client)
+    _LAST_TIMING[0] = client
+    return got
+
+
+# The ``drain`` and ``expiry`` projections of a client are computed (once per client value) where
+# IdempotentDrain's or ExpireBatch's gate holds, which read its ``timing`` on the same state just
+# before: they take their half of it when ``timing`` last saw this very object (a value is immutable
+# and the reference keeps it alive, so the answer is its own), else compute it.
+def drain(client: IdempotentClient) -> tuple[int, int] | None:
+    """``drain_next`` (the ``drain`` projection)."""
+    return _LAST_TIMING[1][0] if _LAST_TIMING[0] is client else drain_next(client)
+
+
+def oldest(client: IdempotentClient) -> tuple[int, int]:
+    """``expiry`` (the ``expiry`` projection)."""
+    return _LAST_TIMING[1][1] if _LAST_TIMING[0] is client else expiry(client)
 
 
 def logged(leader: PartitionState) -> tuple[LogRecord, ...]:
@@ -467,8 +499,8 @@ class IdempotentProducers:
     # every mention of it (records, messages, its initial producer id) is renamed with it
     client = Actors(count="idempotent_producers", init=lambda m, i: cl.new_client(i), show=_show_client,
                     symmetric=CLIENTS, rename={CLIENTS: rename_client},
-                    projections={"send_order": props.send_order_view, "expiry": expiry,
-                                 "drain": drain_next, "timing": timing, "shape": Projection(shape, with_shape),
+                    projections={"send_order": props.send_order_view, "expiry": oldest,
+                                 "drain": drain, "timing": timing, "shape": Projection(shape, with_shape),
                                  "queued": Projection(queued, with_queued),
                                  "in_flight_created": in_flight_created},
                     doc="idempotent producers (no transactional id), each with the producer id of its index")
