@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
 
 from eoscheck.checker.compose import (
     Actors,
@@ -199,7 +199,7 @@ def expiry(client: IdempotentClient) -> tuple[int, int]:
     ``now``, which never goes back; ``with_shape`` refuses a write that moves one), so the oldest of
     each kind is its first, which ExpireBatch expires."""
     waiting = sent = -1
-    for b in client.batches:
+    for b in client[_BATCHES]:
         created = b[1]
         if b[2] == INFLIGHT:
             if sent < 0 or created < sent:
@@ -210,7 +210,8 @@ def expiry(client: IdempotentClient) -> tuple[int, int]:
 
 
 # field positions (the projections below run once per distinct client value, on every such value)
-_BATCHES, _CREATED = 6, 1
+_BATCHES: Final = 6
+_CREATED: Final = 1
 _new = tuple.__new__
 
 
@@ -295,7 +296,7 @@ def with_queued(client: IdempotentClient, new: tuple[IdempotentClient, int]) -> 
 def in_flight_created(client: IdempotentClient) -> tuple[tuple[int, int], ...]:
     """(record, creation time) of each batch in flight: the times a produce response's handling reads
     (a retriable error retries a batch only before its delivery timeout)."""
-    return tuple([(b[0], b[1]) for b in client.batches if b[2] == INFLIGHT])
+    return tuple([(b[0], b[1]) for b in client[_BATCHES] if b[2] == INFLIGHT])
 
 
 def _with_created(client: IdempotentClient, created: Mapping[int, int]) -> IdempotentClient:
@@ -309,13 +310,15 @@ def drain_next(client: IdempotentClient) -> tuple[int, int] | None:
     """What IdempotentDrain's gate reads of the client: None where ``client.drain`` drains nothing
     whatever the time, else (creation of the batch it would drain, batches sequenced before it; -1
     for a retry, which ignores max.in.flight). ``client.drain``'s tests in its order, time aside."""
-    if client.fatal or client.producer_id < 0 or client.epoch_bump_required:
+    # the fields by position (a named field of a NamedTuple is a descriptor call): this runs once per
+    # client value, on most of them
+    pid, epoch, _, _, _, _, batches, _, _, _, bump_required, unresolved, fatal, _ = client
+    if fatal or pid < 0 or bump_required:
         return None
-    pid, epoch = client.producer_id, client.epoch
     first: ProducerBatch | None = None
     queued: ProducerBatch | None = None
     sequenced, retry, other = 0, False, False
-    for b in client.batches:
+    for b in batches:
         status = b[2]
         if status == QUEUED:
             if queued is None:
@@ -329,7 +332,7 @@ def drain_next(client: IdempotentClient) -> tuple[int, int] | None:
     if retry:
         assert first is not None
         return (first[_CREATED], -1) if first[2] == RETRY else None
-    if client.unresolved >= 0 or other:
+    if unresolved >= 0 or other:
         return None
     return None if queued is None else (queued[_CREATED], sequenced)
 
