@@ -16,7 +16,12 @@ from eoscheck.model.conformance.vectors import load_vectors, parse_vectors
 
 MORE7 = Path(__file__).parent / "data" / "kafka-unit-test-vectors.more7.json"
 # the vectors whose metadata is at transaction version 2 (client_transaction_version 2)
-TV2 = ("SM-101", "SM-102", "SM-103", "SM-104", "SM-105", "SM-106", "SM-109", "SM-110", "SM-115", "SM-116")
+TV2 = ("SM-101", "SM-102", "SM-103", "SM-104", "SM-105", "SM-106", "SM-109", "SM-110", "SM-115", "SM-116", "SM-117",
+       "SM-118", "SM-120", "SM-121", "SM-122", "SM-123")
+#: KAFKA-19367 (4.0.1, 4.1.0): a TV2 fence-abort whose append fails leaves the epoch and no hasFailedEpochFence; the
+#: model keeps 4.0.0's (the fenced epoch in memory, the flag set), and the harness cannot set the coordinator's
+#: transaction.version level the test mocks (transactionVersionLevel() = TV_2)
+KAFKA_19367 = {"SM-123": "KAFKA-19367's failed TV2 fence-abort not modelled"}
 
 
 def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -26,8 +31,12 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
     if "transaction-version-2" in p.lacks:
         inexpressible.update({v: "transaction-version-2" for v in TV2})
     elif p.end_txn == "snapshot-2024-10":
-        # before 4.0's EndTxn (KAFKA-14563's follow-ups): no TV2 empty abort from an ended state, no TV2 retry epoch
-        disagree.update({v: "TV2 EndTxn of 4.0" for v in ("SM-101", "SM-105", "SM-109", "SM-115")})
+        # before 4.0's EndTxn (KAFKA-14563's follow-ups): no TV2 empty abort from an ended state, no TV2 retry epoch,
+        # and before KAFKA-18660 (the rotation's answer, AddPartitions' pending check first)
+        disagree.update({v: "TV2 EndTxn of 4.0" for v in ("SM-101", "SM-105", "SM-109", "SM-115", "SM-117", "SM-118")})
+        disagree.update(KAFKA_19367)
+    else:
+        disagree.update(KAFKA_19367)
     if "kip-890-verification" in p.lacks:
         inexpressible.update({"PROD-102": "kip-890-verification", "PROD-103": "kip-890-verification"})
     if "kip-588" in p.lacks:
@@ -43,19 +52,37 @@ def test_the_more7_vectors_outcome_is_pinned_per_profile(name: str) -> None:
 
 
 def test_the_derived_pins() -> None:
-    assert _derived("kafka-later-trunk") == ({}, {})
-    assert set(_derived("kafka-2024-10")[0]) == {"SM-101", "SM-105", "SM-109", "SM-115"}
+    assert _derived("kafka-later-trunk") == (KAFKA_19367, {})
+    assert set(_derived("kafka-2024-10")[0]) == {"SM-101", "SM-105", "SM-109", "SM-115", "SM-117", "SM-118", "SM-123"}
     assert set(_derived("kafka-3.8-3.9")[1]) == set(TV2) and _derived("kafka-3.8-3.9")[0] == {}
     assert set(_derived("kafka-2.6")[0]) == {"SM-108", "SM-112", "SM-114"}
     assert set(_derived("kafka-3.3-3.5")[1]) == set(TV2) | {"PROD-102", "PROD-103"}
 
 
-def _run_changed(vid: str, change) -> str:
+def _run_changed(vid: str, change, variant: str = "kafka-later-trunk") -> str:
     data = json.loads(MORE7.read_text())
     data["vectors"] = [copy.deepcopy(v) for v in data["vectors"] if v["id"] == vid]
     change(data["vectors"][0])
-    (v,) = harness.run_file(parse_vectors(data), "kafka-later-trunk").vectors
+    (v,) = harness.run_file(parse_vectors(data), variant).vectors
     return v.outcome
+
+
+def test_kafka_18660_in_the_conformance_interface(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SM-117 and SM-118 agree because of ``kafka_18660``: without it (the 4.0 trunk before January 30, 2025) a TV2
+    rotation answers the old producer id with the exhausted epoch, and an add under the new producer id while the
+    completion is pending is INVALID_PRODUCER_ID_MAPPING; a PrepareCommit with nothing pending (written.json's SM-24,
+    4.0.0's test too) is still checked for the epoch first."""
+    doc, later = PROFILES["kafka-later-trunk"]
+    assert later.kafka_18660
+    assert not any(p.kafka_18660 for name, (_, p) in PROFILES.items() if name != "kafka-later-trunk")
+    monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, later._replace(kafka_18660=False)))
+    assert _run_changed("SM-117", lambda v: None) == harness.DISAGREE
+    assert _run_changed("SM-118", lambda v: None) == harness.DISAGREE
+    monkeypatch.undo()
+    assert _run_changed("SM-117", lambda v: None) == harness.AGREE
+    # with nothing pending the producer id is checked first, as before
+    assert _run_changed("SM-118", lambda v: v["initial_state"]["txn_metadata"].update(pending_state=None)) == \
+        harness.DISAGREE
 
 
 def test_the_comparisons_can_fail() -> None:
@@ -81,10 +108,10 @@ def test_the_comparisons_can_fail() -> None:
 
 def test_the_file_names_tests_no_other_file_covers_with_their_tags() -> None:
     data = json.loads(MORE7.read_text())
-    assert data["counts"]["total"] == len(data["vectors"]) == 21
+    assert data["counts"]["total"] == len(data["vectors"]) == 28
     assert all(v["source"]["tag"] in ("4.0.0", "4.1.0", "4.2.0-rc1") for v in data["vectors"])
     tests = {v["source"]["test"] for v in data["vectors"]}
-    assert len(tests) == 13
+    assert len(tests) == 19
     for other in ("sample", "written", "client", "broker", "more", "more2", "more3", "more4", "more5", "more6"):
         earlier = json.loads((MORE7.parent / f"kafka-unit-test-vectors.{other}.json").read_text())
         assert not tests & {v["source"]["test"] for v in earlier["vectors"]}, other
