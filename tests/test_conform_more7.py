@@ -38,7 +38,12 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
     else:
         disagree.update(KAFKA_19367)
     if "kip-890-verification" in p.lacks:
-        inexpressible.update({"PROD-102": "kip-890-verification", "PROD-103": "kip-890-verification"})
+        inexpressible.update({v: "kip-890-verification" for v in ("PROD-102", "PROD-103", "PROD-104", "PROD-105",
+                                                                  "PROD-107", "PROD-108")})
+    else:
+        # KAFKA-18202 (PR 19902, 4.1.0): a TV2 verification entry (supportsEpochBump) and no producer state need
+        # sequence 0; the model's verification entry has no such flag (before 4.0 there is no TV2 client at all)
+        disagree["PROD-104"] = "KAFKA-18202 not modelled"
     if "kip-588" in p.lacks:
         # PRODUCER_FENCED is KIP-588's (2.7); before it EndTxn answers INVALID_PRODUCER_EPOCH
         disagree.update({v: "INVALID_PRODUCER_EPOCH before KIP-588" for v in ("SM-108", "SM-112", "SM-114")})
@@ -52,11 +57,13 @@ def test_the_more7_vectors_outcome_is_pinned_per_profile(name: str) -> None:
 
 
 def test_the_derived_pins() -> None:
-    assert _derived("kafka-later-trunk") == (KAFKA_19367, {})
-    assert set(_derived("kafka-2024-10")[0]) == {"SM-101", "SM-105", "SM-109", "SM-115", "SM-117", "SM-118", "SM-123"}
-    assert set(_derived("kafka-3.8-3.9")[1]) == set(TV2) and _derived("kafka-3.8-3.9")[0] == {}
+    assert _derived("kafka-later-trunk") == ({**KAFKA_19367, "PROD-104": "KAFKA-18202 not modelled"}, {})
+    assert set(_derived("kafka-2024-10")[0]) == {"SM-101", "SM-105", "SM-109", "SM-115", "SM-117", "SM-118", "SM-123",
+                                                 "PROD-104"}
+    assert set(_derived("kafka-3.8-3.9")[1]) == set(TV2) and set(_derived("kafka-3.8-3.9")[0]) == {"PROD-104"}
     assert set(_derived("kafka-2.6")[0]) == {"SM-108", "SM-112", "SM-114"}
-    assert set(_derived("kafka-3.3-3.5")[1]) == set(TV2) | {"PROD-102", "PROD-103"}
+    assert set(_derived("kafka-3.3-3.5")[1]) == set(TV2) | {"PROD-102", "PROD-103", "PROD-104", "PROD-105", "PROD-107",
+                                                            "PROD-108"}
 
 
 def _run_changed(vid: str, change, variant: str = "kafka-later-trunk") -> str:
@@ -101,6 +108,11 @@ def test_the_comparisons_can_fail() -> None:
         harness.DISAGREE
     # a marker at an older epoch than the entry's is fenced, so the retry's epoch matters
     assert _run_changed("PROD-101", lambda v: v["steps"][2]["input"].update(producer_epoch=0)) == harness.DISAGREE
+    # a commit marker at an epoch below the batch's is fenced: the bumped TV2 marker is what is accepted
+    assert _run_changed("PROD-106", lambda v: v["steps"][1]["input"].update(producer_epoch=4)) == harness.DISAGREE
+    # the same batch at the current epoch 6 is a new transaction, not a stale one
+    assert _run_changed("PROD-107", lambda v: (v["steps"][3]["input"].update(producer_epoch=6),
+                                               v["steps"][4]["input"].update(producer_epoch=6))) == harness.DISAGREE
     # with the verification entry's lowest sequence below 5 (KIP-890: a later first batch) the batch at 5 is refused
     assert _run_changed("PROD-102", lambda v: v["initial_state"]["verification_state"]["2"].update(
         lowest_sequence=4)) == harness.DISAGREE
@@ -108,10 +120,10 @@ def test_the_comparisons_can_fail() -> None:
 
 def test_the_file_names_tests_no_other_file_covers_with_their_tags() -> None:
     data = json.loads(MORE7.read_text())
-    assert data["counts"]["total"] == len(data["vectors"]) == 28
+    assert data["counts"]["total"] == len(data["vectors"]) == 33
     assert all(v["source"]["tag"] in ("4.0.0", "4.1.0", "4.2.0-rc1") for v in data["vectors"])
     tests = {v["source"]["test"] for v in data["vectors"]}
-    assert len(tests) == 19
+    assert len(tests) == 23
     for other in ("sample", "written", "client", "broker", "more", "more2", "more3", "more4", "more5", "more6"):
         earlier = json.loads((MORE7.parent / f"kafka-unit-test-vectors.{other}.json").read_text())
         assert not tests & {v["source"]["test"] for v in earlier["vectors"]}, other
