@@ -258,8 +258,8 @@ def write_marker(partition: TxnPartitionState, marker: TxnMarker, *, timestamp: 
     control = LogEntry(marker.producer_id, marker.producer_epoch, int(kind), marker.coordinator_epoch)
     log = partition.log + (control,)
     written = partition._replace(log=log, producers=put_entry(partition.producers, decision.entry))
-    if marker_keeps_verification(find_verification(partition.verifications, marker.producer_id),
-                                 marker.producer_epoch):
+    if partition.verifications and marker_keeps_verification(  # most leaders hold no entry: skip the lookup
+            find_verification(partition.verifications, marker.producer_id), marker.producer_epoch):
         return int(Errors.NONE), written  # 4.0.0: the next TV2 transaction's entry and its guards stay
     return int(Errors.NONE), clear_guard(written, marker.producer_id)
 
