@@ -86,6 +86,17 @@ def clear_guard(partition: TxnPartitionState, producer_id: int) -> TxnPartitionS
     return partition._replace(verifications=clear_verification(partition.verifications, producer_id), pending=pending)
 
 
+def clear_guard_after_marker(partition: TxnPartitionState, marker: TxnMarker) -> TxnPartitionState:
+    """``clear_guard`` for a written marker, unless the producer's entry is a TV2 client's at the marker's
+    epoch (``verification.marker_keeps_verification``, 4.0.0): then the entry and its guards stay."""
+    if not partition.verifications and not partition.pending:
+        return partition  # the hot path (no leader holds anything without verification_steps): nothing to look up
+    if marker_keeps_verification(find_verification(partition.verifications, marker.producer_id),
+                                 marker.producer_epoch):
+        return partition
+    return clear_guard(partition, marker.producer_id)
+
+
 def expire_producer_state(partition: TxnPartitionState, now: int, expiration: int) -> TxnPartitionState | None:
     """``ProducerStateManager.removeExpiredProducers`` (the leader's periodic check, 3.6.0 to 2024-10 trunk
     alike): producers idle ``expiration`` with no open transaction are forgotten, and so is every
@@ -258,10 +269,7 @@ def write_marker(partition: TxnPartitionState, marker: TxnMarker, *, timestamp: 
     control = LogEntry(marker.producer_id, marker.producer_epoch, int(kind), marker.coordinator_epoch)
     log = partition.log + (control,)
     written = partition._replace(log=log, producers=put_entry(partition.producers, decision.entry))
-    if partition.verifications and marker_keeps_verification(  # most leaders hold no entry: skip the lookup
-            find_verification(partition.verifications, marker.producer_id), marker.producer_epoch):
-        return int(Errors.NONE), written  # 4.0.0: the next TV2 transaction's entry and its guards stay
-    return int(Errors.NONE), clear_guard(written, marker.producer_id)
+    return int(Errors.NONE), clear_guard_after_marker(written, marker)
 
 
 def producer_state_lso(partition: TxnPartitionState) -> int:
