@@ -284,9 +284,9 @@ class Protocol:
     tv2_fence_double_bump: bool = _decision(
         True,
         "with tv2: the coordinator's fence-abort (transaction timeout, InitProducerId on Ongoing) bumps the "
-        "epoch twice, the fence and the TV2 abort (4.0.0); False bumps once (4.0 branch after June 2025, 4.1+), "
+        "epoch twice, the fence and the TV2 abort (4.0.0); False bumps once (4.0.1, 4.1.0+), "
         "so the fenced producer's EndTxn(ABORT) is a retry",
-        "KAFKA-19367 (June 2025); fidelity audit B3")
+        "KAFKA-19367 (PR 19910, June 2025; 4.0 cherry-pick PRs 19958 and 19991, first released in 4.0.1; 4.1.0); fidelity audit B3")
     tv2_marker_epoch_check: Tv2MarkerEpochCheck = _decision(
         Tv2MarkerEpochCheck.LENIENT,
         "with tv2, a leader refuses a marker whose producer epoch is: lenient, below the stored epoch (4.0-4.1, "
@@ -603,8 +603,8 @@ VARIANTS: dict[str, NamedProtocol] = {
                                    "answer INVALID_TXN_STATE (kafka-3.6-3.7), which is as abortable for the client",
                                    KAFKA_3_8),
     "kafka-4.0": NamedProtocol("Kafka 4.0.0 with transaction.version 2: KIP-890 parts 1 and 2 (an epoch bump per "
-                               "transaction, two on a fence-abort until KAFKA-19367 reached the 4.0 branch in June "
-                               "2025); the TV2 client does not bump after an abort", KAFKA_4_0),
+                               "transaction, two on a fence-abort: KAFKA-19367's single bump first ships in 4.0.1 "
+                               "and 4.1.0); the TV2 client does not bump after an abort", KAFKA_4_0),
     "kafka-4.0-leader-add": NamedProtocol("Kafka 4.0 as kafka-4.0, with KIP-890 part 2's implicit partition add "
                                           "modelled: the TV2 client sends no AddPartitionsToTxn, the leader adds the "
                                           "partition unless the producer has a transaction open there at the "
