@@ -284,9 +284,9 @@ class Protocol:
     tv2_fence_double_bump: bool = _decision(
         True,
         "with tv2: the coordinator's fence-abort (transaction timeout, InitProducerId on Ongoing) bumps the "
-        "epoch twice, the fence and the TV2 abort (4.0.0); False bumps once (4.0 branch after June 2025, 4.1+), "
+        "epoch twice, the fence and the TV2 abort (4.0.0); False bumps once (4.0.1, 4.1.0+), "
         "so the fenced producer's EndTxn(ABORT) is a retry",
-        "KAFKA-19367 (June 2025); fidelity audit B3")
+        "KAFKA-19367 (PR 19910, June 2025; 4.0 cherry-pick PRs 19958 and 19991, first released in 4.0.1; 4.1.0); fidelity audit B3")
     tv2_marker_epoch_check: Tv2MarkerEpochCheck = _decision(
         Tv2MarkerEpochCheck.LENIENT,
         "with tv2, a leader refuses a marker whose producer epoch is: lenient, below the stored epoch (4.0-4.1, "
@@ -306,6 +306,17 @@ class Protocol:
         "transaction open there at any epoch (trunk December 2024 - January 2025, never released), so a batch of "
         "the next transaction, sent after EndTxn answered and before the marker, joins the completing one",
         "KIP-890 part 2; KAFKA-18575, KAFKA-18654 (4.0.0)")
+    tv2_marker_keeps_verification: bool = _decision(
+        False,
+        "with tv2 and the leader's add (tv2_partition_add leader modes), the verification entry a TV2 batch's add "
+        "creates records that its client supports the epoch bump, and a COMMIT/ABORT marker written at the "
+        "entry's epoch keeps it (UnifiedLog.updateProducers' isV2NextTransactionStarted: the entry is the next "
+        "transaction's, at the epoch the marker's EndTxn bumped to), so that batch's guard still matches when "
+        "it is appended after the previous transaction completed (4.0.0 on); False: every marker clears the "
+        "producer's entry (3.6-3.9, and the 4.0 trunk before February 3, 2025, never released), and a next "
+        "transaction's batch whose add started before the previous transaction's marker is refused "
+        "INVALID_TXN_STATE though the coordinator added its partition. Takes effect with verification_steps",
+        "KAFKA-18654 [1/2] (PR 18720, 4.0.0)")
     tv2_upgrade_bumps_epoch: bool = _decision(
         True,
         "a client that upgrades to TV2 between two transactions (client_tv_change=upgrade) bumps its epoch with "
@@ -511,7 +522,7 @@ KAFKA_3_8 = KAFKA_3_6.with_(verification_abortable=True, client_transaction_abor
                             client_txn_offset_commit_any_retriable=True)
 KAFKA_4_0 = KAFKA_3_8.with_(transaction_version="tv2", client_epoch_bump_after_abort=False,
                             client_pid_mapping_fatal=True, txn_offsets_completion_async=False,
-                            add_partitions_pending_first=True)
+                            add_partitions_pending_first=True, tv2_marker_keeps_verification=True)
 #: 4.0.0 with the leader's implicit partition add of KIP-890 part 2 modelled (KAFKA-18654's epoch-aware check)
 KAFKA_4_0_LEADER_ADD = KAFKA_4_0.with_(tv2_partition_add="leader")
 #: the 4.0 development trunk before KAFKA-18575 / KAFKA-18654 (never released): of 10-21 January 2025, after
@@ -519,7 +530,8 @@ KAFKA_4_0_LEADER_ADD = KAFKA_4_0.with_(tv2_partition_add="leader")
 #: answers the old producer id, and AddPartitionsToTxn and a TV2 EndTxn check the producer id first
 KAFKA_4_0_DEV_2025_01 = KAFKA_4_0.with_(tv2_partition_add="leader-epoch-blind",
                                         tv2_rotation_answer_next_producer_id=False, add_partitions_pending_first=False,
-                                        tv2_end_txn_pending_before_producer_id=False)
+                                        tv2_end_txn_pending_before_producer_id=False,
+                                        tv2_marker_keeps_verification=False)
 #: the 4.0 development trunk before KAFKA-18227 (December 2024, after KAFKA-14563 removed the TV2 client's
 #: AddPartitionsToTxn; never released): also before KAFKA-18464, so a TV2 EndTxn checks the epoch first
 KAFKA_4_0_DEV_2024_12 = KAFKA_4_0_DEV_2025_01.with_(tv2_upgrade_bumps_epoch=False, tv2_end_txn_pending_first=False)
@@ -528,7 +540,8 @@ KAFKA_4_0_DEV_2024_12 = KAFKA_4_0_DEV_2025_01.with_(tv2_upgrade_bumps_epoch=Fals
 #: EndTxn check the producer id before a pending completion
 KAFKA_4_0_DEV_2025_01_28 = KAFKA_4_0.with_(tv2_rotation_answer_next_producer_id=False,
                                           add_partitions_pending_first=False,
-                                          tv2_end_txn_pending_before_producer_id=False)
+                                          tv2_end_txn_pending_before_producer_id=False,
+                                          tv2_marker_keeps_verification=False)
 #: the 4.0 development trunk of early January 2025 (before KAFKA-18464's fix of January 10; never released): as
 #: kafka-4.0-dev-2025-01-28, and a TV2 EndTxn checks the epoch before a pending completion
 KAFKA_4_0_DEV_2025_01_09 = KAFKA_4_0_DEV_2025_01_28.with_(tv2_end_txn_pending_first=False)
@@ -590,8 +603,8 @@ VARIANTS: dict[str, NamedProtocol] = {
                                    "answer INVALID_TXN_STATE (kafka-3.6-3.7), which is as abortable for the client",
                                    KAFKA_3_8),
     "kafka-4.0": NamedProtocol("Kafka 4.0.0 with transaction.version 2: KIP-890 parts 1 and 2 (an epoch bump per "
-                               "transaction, two on a fence-abort until KAFKA-19367 reached the 4.0 branch in June "
-                               "2025); the TV2 client does not bump after an abort", KAFKA_4_0),
+                               "transaction, two on a fence-abort: KAFKA-19367's single bump first ships in 4.0.1 "
+                               "and 4.1.0); the TV2 client does not bump after an abort", KAFKA_4_0),
     "kafka-4.0-leader-add": NamedProtocol("Kafka 4.0 as kafka-4.0, with KIP-890 part 2's implicit partition add "
                                           "modelled: the TV2 client sends no AddPartitionsToTxn, the leader adds the "
                                           "partition unless the producer has a transaction open there at the "

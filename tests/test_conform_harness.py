@@ -12,6 +12,7 @@ import pytest
 from eoscheck.checker.cli import main
 from eoscheck.model.conformance import harness
 from eoscheck.model.conformance.vectors import (
+    KNOWN_MECHANISMS,
     VectorFileError,
     load_vectors,
     parse_vectors,
@@ -137,6 +138,11 @@ def test_placeholders_run_every_choice():
     ({"vectors": [{"id": "X", "mechanism": "m", "steps": [{"input": 3}]}]}, "'input' object"),
     ({"vectors": [{"mechanism": "m", "steps": [{"input": {}}]}]}, "'id'"),
     ({"mechanisms": {"a": ""}, "vectors": [{"id": "X", "mechanism": "b", "steps": [{"input": {}}]}]}, "not listed"),
+    # listed in the file's map but not one of the model's: refused, not run under a label nothing checks
+    ({"mechanisms": {"b": ""}, "vectors": [{"id": "X", "mechanism": "b", "steps": [{"input": {}}]}]},
+     "mechanism 'b' is not one the model knows"),
+    ({"vectors": [{"id": "X", "mechanism": "producer_fencing", "steps": [{"input": {"api": "EndTxn"}}]}]},
+     "not one the model knows"),
 ])
 def test_a_malformed_file_is_one_line_and_exit_2(tmp_path, capsys, content, needle):
     assert main(["conform", write(tmp_path, content)]) == 2
@@ -228,7 +234,7 @@ EXTRA = [
 @pytest.mark.parametrize("vid, init, inp, expected", EXTRA, ids=[e[0] for e in EXTRA])
 def test_more_coordinator_and_leader_inputs_agree(vid, init, inp, expected):
     data = {"source": {"commit": "1eb7644349cb07139d6a3c1ad1986979647cac99"},
-            "vectors": [{"id": vid, "mechanism": "m", "initial_state": init, "steps": [{"input": inp, "expected": expected}]}]}
+            "vectors": [{"id": vid, "mechanism": "produce_validation", "initial_state": init, "steps": [{"input": inp, "expected": expected}]}]}
     rep = harness.run_file(parse_vectors(data)).vectors[0]
     assert rep.outcome == harness.AGREE, rep
     assert sum(s.compared for s in rep.steps) >= 1
@@ -295,7 +301,7 @@ EXTRA_STEPS = [
 @pytest.mark.parametrize("vid, init, steps", EXTRA_STEPS, ids=[e[0] for e in EXTRA_STEPS])
 def test_more_multi_step_vectors_agree(vid, init, steps):
     data = {"source": {"commit": "1eb7644349cb07139d6a3c1ad1986979647cac99"},
-            "vectors": [{"id": vid, "mechanism": "m", "component": "UnifiedLog", "initial_state": init,
+            "vectors": [{"id": vid, "mechanism": "produce_validation", "component": "UnifiedLog", "initial_state": init,
                          "steps": [{"input": i, "expected": e} for i, e in steps]}]}
     rep = harness.run_file(parse_vectors(data)).vectors[0]
     assert rep.outcome == harness.AGREE, rep
@@ -307,7 +313,7 @@ def test_the_consumer_retries_an_unstable_offset_fetch():
                "partition": "t1p"}, {"initializing_partitions": ["t1p"], "retriable": True}),
              ({"event": "initWithCommittedOffsetsIfNeeded", "response": "OffsetFetch -> NONE offset 100",
                "partition": "t1p"}, {"initializing_partitions": [], "has_all_fetch_positions": True, "position": 100})]
-    data = {"vectors": [{"id": "c", "mechanism": "m", "initial_state": {},
+    data = {"vectors": [{"id": "c", "mechanism": "produce_validation", "initial_state": {},
                          "steps": [{"input": i, "expected": e} for i, e in steps]}]}
     rep = harness.run_file(parse_vectors(data)).vectors[0]
     assert rep.outcome == harness.AGREE, rep
@@ -315,9 +321,9 @@ def test_the_consumer_retries_an_unstable_offset_fetch():
 
 def test_unreadable_state_or_input_is_not_expressible_and_a_raising_rule_disagrees(monkeypatch):
     base = {"vectors": [
-        {"id": "bad-state", "mechanism": "m", "initial_state": {"producers": {"1": "not an object"}},
+        {"id": "bad-state", "mechanism": "produce_validation", "initial_state": {"producers": {"1": "not an object"}},
          "steps": [{"input": _batch(0), "expected": {"result": "APPENDED"}}]},
-        {"id": "bad-input", "mechanism": "m", "initial_state": {},
+        {"id": "bad-input", "mechanism": "produce_validation", "initial_state": {},
          "steps": [{"input": {"event": "prepareTxnOffsetCommit", "producer_id": 1}, "expected": {}}]},
     ]}
     reps = harness.run_file(parse_vectors(base)).vectors
@@ -337,7 +343,7 @@ def test_unreadable_state_or_input_is_not_expressible_and_a_raising_rule_disagre
 def test_symbolic_expected_values_are_evaluated():
     init = {"txn_metadata": _meta("CompleteCommit", "E")}
     step = {"input": _end(4, 0, metadata_epoch=4), "expected": {"error": "NONE", "producer_epoch": "E"}}
-    data = {"vectors": [{"id": "s", "mechanism": "m", "initial_state": init, "steps": [step]}]}
+    data = {"vectors": [{"id": "s", "mechanism": "produce_validation", "initial_state": init, "steps": [step]}]}
     assert harness.run_file(parse_vectors(data)).vectors[0].outcome == harness.AGREE
     step["expected"]["producer_epoch"] = "E + 1"
     rep = harness.run_file(parse_vectors(data)).vectors[0]
@@ -349,7 +355,7 @@ def test_moving_the_log_start_offset_keeps_producer_state_since_kafka_7190(tmp_p
              {"input": {"event": "deleteRecords", "log_start_offset": 5}, "expected": {"active_producers": 1}},
              {"input": _batch(1), "expected": {"result": "APPENDED"}}]
     data = {"source": {"commit": "1eb7644349cb07139d6a3c1ad1986979647cac99"},
-            "vectors": [{"id": "lso", "mechanism": "m", "initial_state": {"producers": {}}, "steps": steps}]}
+            "vectors": [{"id": "lso", "mechanism": "produce_validation", "initial_state": {"producers": {}}, "steps": steps}]}
     assert harness.run_file(parse_vectors(data)).vectors[0].outcome == harness.AGREE
     # before KAFKA-7190 (2.4.0: the kafka-2.0.1-2.3 profile, aliases kafka-2.0-2.3 and kafka-2.0-2.4) the producer is evicted, and
     # its next batch gets UNKNOWN_PRODUCER_ID
@@ -370,7 +376,7 @@ def test_marker_answers_and_append_errors():
               {"error": "COORDINATOR_NOT_AVAILABLE"}),
              ({"api": "TransactionStateManager.appendTransactionToLog", "append_error": "KAFKA_STORAGE_ERROR"},
               {"error": "NOT_COORDINATOR"})]
-    data = {"vectors": [{"id": "mk", "mechanism": "m", "initial_state": init,
+    data = {"vectors": [{"id": "mk", "mechanism": "produce_validation", "initial_state": init,
                          "steps": [{"input": i, "expected": e} for i, e in steps]}]}
     assert harness.run_file(parse_vectors(data)).vectors[0].outcome == harness.AGREE
     data["vectors"][0]["steps"] = [{"input": {"event": "WriteTxnMarkers response", "partition": "topic1-0",
@@ -388,7 +394,7 @@ def test_the_record_a_request_tries_to_write_is_reported_even_when_the_append_fa
     init = {"txn_metadata": _meta("Empty", 5, last_producer_epoch=4)}
     step = {"input": {**INIT, "producer_id": 10, "producer_epoch": 4},
             "expected": {"error": "NONE", "producer_epoch": 5, "txn_log_append": {"state": "Empty", "producer_epoch": 5}}}
-    data = {"vectors": [{"id": "r", "mechanism": "m", "initial_state": init, "steps": [step]}]}
+    data = {"vectors": [{"id": "r", "mechanism": "produce_validation", "initial_state": init, "steps": [step]}]}
     assert harness.run_file(parse_vectors(data)).vectors[0].outcome == harness.AGREE
 
 
@@ -399,7 +405,7 @@ def test_several_batches_in_one_step(batches, offsets):
               "expected": {"result": "APPENDED", "offsets": offsets}},
              {"input": _batch(0, 2 if isinstance(batches, list) else 1 if "2 records" in batches else 0),
               "expected": {"result": "DUPLICATE" if not isinstance(batches, str) or "2 records" in batches else "REJECTED"}}]
-    data = {"vectors": [{"id": "b", "mechanism": "m", "component": "UnifiedLog", "initial_state": {"producers": {}},
+    data = {"vectors": [{"id": "b", "mechanism": "produce_validation", "component": "UnifiedLog", "initial_state": {"producers": {}},
                          "steps": steps}]}
     rep = harness.run_file(parse_vectors(data)).vectors[0]
     assert rep.outcome == harness.AGREE, rep
@@ -412,7 +418,14 @@ def test_group_preconditions_in_free_text():
     cases = [("group in CompletingRebalance, generation 3", "NONE"), ("separate test: dead group", "COORDINATOR_NOT_AVAILABLE"),
              ("the moon is full", None)]
     for text, error in cases:
-        data = {"vectors": [{"id": "g", "mechanism": "m", "initial_state": base,
+        data = {"vectors": [{"id": "g", "mechanism": "produce_validation", "initial_state": base,
                              "steps": [{"input": {**commit, "precondition": text}, "expected": {"error": error or "NONE"}}]}]}
         rep = harness.run_file(parse_vectors(data)).vectors[0]
         assert rep.outcome == (harness.AGREE if error else harness.NOT_EXPRESSIBLE), (text, rep)
+
+
+def test_every_mechanism_of_the_sample_is_known() -> None:
+    """The sample names the mechanisms of Kafka's whole vector set (its top-level map): each is one the runner takes."""
+    sample = json.loads(SAMPLE.read_text())
+    assert set(sample["mechanisms"]) <= set(KNOWN_MECHANISMS)
+    assert {v.mechanism for v in parse_vectors(sample).vectors} == set(sample["mechanisms"])

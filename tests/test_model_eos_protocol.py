@@ -67,11 +67,13 @@ def test_kafka_releases_differ_by_the_fixes_they_shipped() -> None:
     assert diff(P.KAFKA_3_8, P.KAFKA_4_0) == {"transaction_version", "client_epoch_bump_after_abort",
                                               "client_pid_mapping_fatal",  # KAFKA-18019
                                               "txn_offsets_completion_async",  # KAFKA-17507
-                                              "add_partitions_pending_first"}  # KAFKA-18660
+                                              "add_partitions_pending_first",  # KAFKA-18660
+                                              "tv2_marker_keeps_verification"}  # KAFKA-18654 [1/2]
     # the January 2025 development trunks: KAFKA-18660 (January 30), then KAFKA-18464 (January 10) before it
     assert diff(P.KAFKA_4_0_DEV_2025_01_28, P.KAFKA_4_0) == {"tv2_rotation_answer_next_producer_id",
                                                              "add_partitions_pending_first",
-                                                             "tv2_end_txn_pending_before_producer_id"}
+                                                             "tv2_end_txn_pending_before_producer_id",
+                                                             "tv2_marker_keeps_verification"}  # February 3
     assert diff(P.KAFKA_4_0_DEV_2025_01_09, P.KAFKA_4_0_DEV_2025_01_28) == {"tv2_end_txn_pending_first"}
     assert diff(P.KAFKA_4_0, P.KAFKA_JAVA_COORDINATOR) == {"tv2_fence_double_bump",  # KAFKA-19367
                                                            "previous_producer_id_update"}  # KAFKA-18884

@@ -29,6 +29,7 @@ from ..transactions.add_partitions import add_partitions_to_txn
 from ..transactions.add_partitions import verify_partitions as _verify
 from ..transactions.codes import NO_PENDING, TxnResult, TxnState
 from ..transactions.end_txn import (
+    answer_after_end_txn,
     end_txn,
     end_txn_snapshot,
     end_txn_tv2,
@@ -271,6 +272,10 @@ def _end_txn(state: CoordinatorState, request: EndTxnRequest, protocol: Protocol
     if append_error != Errors.NONE:
         return _error(append_error), state
     used = out.meta.next_producer_id == state.next_producer_id and out.meta.next_producer_id >= 0
+    if protocol.kafka_18660 and protocol.end_txn == "later-trunk" and request.client_tv >= 2:
+        # 4.0.0 answers the pair the transaction completes to: the next producer id at epoch 0 after a rotation
+        return (Response(int(Errors.NONE), *answer_after_end_txn(out.meta)),
+                state._replace(metadata=out.meta, next_producer_id=state.next_producer_id + (1 if used else 0)))
     return (Response(int(Errors.NONE), out.meta.producer_id, out.meta.epoch),
             state._replace(metadata=out.meta, next_producer_id=state.next_producer_id + (1 if used else 0)))
 
@@ -294,17 +299,24 @@ def handle_add_partitions(state: CoordinatorState, producer_id: int, epoch: int,
                           api: str = "AddPartitionsToTxn") -> tuple[Response, CoordinatorState, bool]:
     """AddPartitionsToTxn / AddOffsetsToTxn (``api``); the third value says whether an Ongoing record
     was written (its transition is made with TV_0)."""
-    resp, new, wrote = _add_partitions(state, producer_id, epoch, partitions, append_error, transactional_id)
+    resp, new, wrote = _add_partitions(state, producer_id, epoch, partitions, append_error, transactional_id,
+                                       pending_first=protocol.kafka_18660)
     err = down_convert_fenced(resp.error, api, version, protocol)
     return (resp if err == resp.error else _error(err)), new, wrote
 
 
 def _add_partitions(state: CoordinatorState, producer_id: int, epoch: int, partitions: tuple[int, ...],
-                    append_error: int, transactional_id: str | None) -> tuple[Response, CoordinatorState, bool]:
+                    append_error: int, transactional_id: str | None, *,
+                    pending_first: bool = False) -> tuple[Response, CoordinatorState, bool]:
     if not transactional_id:
         return _error(Errors.INVALID_REQUEST), state, False
     if _lookup_error(state):
         return _error(_lookup_error(state)), state, False
+    if pending_first and state.metadata.exists and state.metadata.pending_state != NO_PENDING:
+        # 4.0.0's pendingTransitionInProgress check, before the producer id and epoch (a PrepareX with nothing
+        # pending is still checked for them first: the machines' ``completing`` also counts PrepareX, which they
+        # write with its completion to come)
+        return _error(Errors.CONCURRENT_TRANSACTIONS), state, False
     out = add_partitions_to_txn(state.metadata if state.metadata.exists else None, producer_id, epoch, partitions)
     if out.error != Errors.NONE:
         return _error(out.error), state, False

@@ -78,6 +78,13 @@ class Protocol(NamedTuple):
     #: release profile sets it and it has no SWITCH_HISTORY entry; ``kafka-later-trunk`` (trunk after February
     #: 2026) does
     stale_epoch_before_verification: bool = False
+    #: KAFKA-18660 (PRs 18730, 18758; 4.0.0): a TV2 EndTxn whose bump exhausts the epoch answers the next producer id
+    #: at epoch 0 (``newPreSendMetadata``'s pair, the one the transaction completes to), and AddPartitionsToTxn /
+    #: AddOffsetsToTxn answer CONCURRENT_TRANSACTIONS for a transaction still completing before they check the
+    #: producer id and epoch (``model.protocol``'s ``tv2_rotation_answer_next_producer_id`` and
+    #: ``add_partitions_pending_first``, which kafka.eos has had since session 17; the conformance interface lagged).
+    #: Only ``kafka-later-trunk`` sets it: the 2024 snapshot predates it and the release profiles lack TV2
+    kafka_18660: bool = False
     #: the producer client's table of valid state transitions (``model.producer.txn_calls.TRANSITIONS``):
     #: "2.0" (2.0.0-2.4.1), "2.5" (KIP-360, 2.5.0-3.5.2), "3.6" (KAFKA-13668, ea81e99e598, first tag 3.6.0)
     client_transitions: str = "3.6"
@@ -294,7 +301,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "the mirror has no 4.x tag, so the 4.x releases have no profile of their own"),
         "kafka-shipped", "kafka-later-trunk", end_txn="later-trunk", tv2_last_epoch="keep", down_convert_fenced=True,
         max_txn_timeout_ms=900000, txn_offset_commit="current", fence_at_max_epoch="keep",
-        stale_epoch_before_verification=True),
+        stale_epoch_before_verification=True, kafka_18660=True),
     "kafka-2024-10": _entry(
         "kafka-2024-10", SNAPSHOT_2024_10, SNAPSHOT_2024_10,
         ("the apache/kafka snapshot 1eb7644 (2024-10-25, trunk after the 3.9 branch cut, before 4.0) the vectors "

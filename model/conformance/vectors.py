@@ -36,6 +36,14 @@ class VectorFile(NamedTuple):
     vectors: tuple[Vector, ...]
 
 
+# The mechanisms a vector may name: the eight of Kafka's vector set (its sample's top-level 'mechanisms') and the two
+# eoscheck's own files add. A step is dispatched by its input's 'api'/'event', not by the mechanism, so an unknown one
+# would otherwise run silently under a label the model does not know: refuse it instead (exit 2).
+KNOWN_MECHANISMS = ("init_producer_id", "produce_validation", "producer_client", "producer_expiration",
+                    "transactional_id_expiration", "offset_fetch_require_stable", "txn_offset_commit",
+                    "txn_state_machine", "txn_verification", "txn_client_requests")
+
+
 def _need(cond: bool, where: str, what: str) -> None:
     if not cond:
         raise VectorFileError(f"{where}: {what}")
@@ -97,6 +105,7 @@ def parse_vectors(raw: Any, where: str = "<vectors>") -> VectorFile:
             parsed.append(Step(st["input"], exp))
         src = v.get("source", {})
         _need(isinstance(src, dict), at, "'source' must be an object")
+        _need(mech in KNOWN_MECHANISMS, at, f"mechanism {mech!r} is not one the model knows ({', '.join(KNOWN_MECHANISMS)})")
         notes = v.get("notes", "")
         vectors.append(Vector(vid, mech, str(v.get("component", "")), src, init, tuple(parsed),
                               notes if isinstance(notes, str) else json.dumps(notes)))

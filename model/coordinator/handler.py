@@ -37,7 +37,7 @@ class CoordinatorConfig(NamedTuple):
     persist_prev_producer_id: bool
     #: transaction.version 2 (KIP-890 part 2): EndTxn bumps the epoch
     tv2: bool = False
-    #: with tv2: the fence-abort's second bump (the 2024 snapshot, 4.0.0); False since KAFKA-19367
+    #: with tv2: the fence-abort's second bump (the 2024 snapshot, 4.0.0); False since KAFKA-19367 (4.0.1, 4.1.0)
     tv2_fence_double_bump: bool = True
     #: as shipped, which transitions record the producer id they start from as previousProducerId:
     #: every one (the Java TransactionMetadata, KAFKA-18884, 2025), or False: only the InitProducerId

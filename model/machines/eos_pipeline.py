@@ -815,8 +815,8 @@ SWITCHES = {
                                "its own version and each transaction records it", "none", TV_CHANGES),
     "tv2_fence_double_bump": Switch("with tv2_epoch_bump: the coordinator's fence-abort (transaction timeout, "
                                     "InitProducerId on Ongoing) bumps the epoch twice, the fence and then the TV2 "
-                                    "abort (the 2024 snapshot, 4.0.0); KAFKA-19367 (June 2025, 4.0 branch via "
-                                    "PR #19991, 4.1+) bumps once, so the fenced producer's EndTxn(ABORT) is a retry",
+                                    "abort (the 2024 snapshot, 4.0.0); KAFKA-19367 (June 2025; 4.0.1 via "
+                                    "PRs #19958/#19991, 4.1.0+) bumps once, so the fenced producer's EndTxn(ABORT) is a retry",
                                     True),
     "invalid_producer_epoch_abortable": Switch("a produce refused with INVALID_PRODUCER_EPOCH (a stale epoch at the "
                                                "partition) is an abortable error for the transactional client "
@@ -863,8 +863,8 @@ VARIANTS = {
     "kip890-tv2": Variant("KIP-447 plus KIP-890 parts 1 and 2 (4.0.0, the 2024 snapshot): verification, an epoch "
                           "bump per transaction, and two bumps on a fence-abort",
                           {"kip890_verification": True, "tv2_epoch_bump": True}),
-    "kip890-tv2-kafka-19367": Variant("as kip890-tv2 after KAFKA-19367 (June 2025; the 4.0 branch after 4.0.0 via "
-                                      "PR 19991, and 4.1+): one bump on a fence-abort",
+    "kip890-tv2-kafka-19367": Variant("as kip890-tv2 after KAFKA-19367 (June 2025; first released in 4.0.1 via "
+                                      "PRs 19958 and 19991, and 4.1.0+): one bump on a fence-abort",
                                       {"kip890_verification": True, "tv2_epoch_bump": True,
                                        "tv2_fence_double_bump": False}),
     "tv2-without-verification": Variant("KIP-447 with only the per-transaction epoch bump of KIP-890 part 2",

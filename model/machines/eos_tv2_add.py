@@ -158,12 +158,16 @@ class Tv2LeaderAddMachine(EosMachine):
         epoch_blind = self.protocol.tv2_partition_add == Tv2PartitionAdd.LEADER_EPOCH_BLIND
         if leader_skips_add(leader, req.producer_id, req.epoch, epoch_blind):
             return self.held(leader, req, None, now)
+        # the operation is addPartition, whose supportsEpochBump the new entry records (4.0.0, KAFKA-18654): a
+        # marker at the entry's epoch then keeps it (``write_marker``); before, no entry had the flag
+        bump = self.protocol.tv2_marker_keeps_verification
         if self.verification_answers:  # the add goes to the coordinator, which writes it when it answers
-            return self.held(leader, req, AWAITED, now, sent_to=coordinator_epoch, adds=1)
+            return self.held(leader, req, AWAITED, now, sent_to=coordinator_epoch, adds=1, supports_epoch_bump=bump)
         # the same handler as the one-step rule's add, so 4.0.0's pending-first order too (KAFKA-18660)
         added = add_partitions_to_txn(txn, req.producer_id, req.epoch, (partition,),
                                       pending_first=self.protocol.add_partitions_pending_first)
-        out = self.held(leader, req, verification_produce_error(int(added.error), generic_error=False), now)
+        out = self.held(leader, req, verification_produce_error(int(added.error), generic_error=False), now,
+                        supports_epoch_bump=bump)
         return {**self._coordinator(added.meta), **out} if added.wrote else out
 
     @rule("AnswerVerification", params={"t": "producer", "p": _answering},

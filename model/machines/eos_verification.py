@@ -174,11 +174,12 @@ class SplitVerification:
             p.request.client == client and p.request.connection == req.connection for p in leader.pending)
 
     def held(self, leader: TxnPartitionState, req: ProduceRequest, answer: int | None, now: int, *,
-             sent_to: int = 0, adds: int = 0) -> dict[str, Any]:
+             sent_to: int = 0, adds: int = 0, supports_epoch_bump: bool = False) -> dict[str, Any]:
         """VerifyProduce's step: the request held with its guard (``answer`` None: SENTINEL, nothing
         verified; ``AWAITED``: sent to the coordinator of epoch ``sent_to``) and the verification entry
-        started at ``now``."""
-        after = begin_verified_produce(leader, req, answer, now, sent_to=sent_to, adds=adds)
+        started at ``now`` (``supports_epoch_bump``: a TV2 leader's add creates it, 4.0.0)."""
+        after = begin_verified_produce(leader, req, answer, now, sent_to=sent_to, adds=adds,
+                                       supports_epoch_bump=supports_epoch_bump)
         item = next(p for p in after.pending if p.request == req)
         return {"leader": after, "seq": req.seq, "epoch": req.epoch, "guard": item.guard, "answer": item.answer}
 

@@ -40,6 +40,7 @@ from .verification import (
     STALE,
     clear_verification,
     find_verification,
+    marker_keeps_verification,
     missing_guard_error,
     remove_expired_verifications,
     start_verification,
@@ -85,6 +86,17 @@ def clear_guard(partition: TxnPartitionState, producer_id: int) -> TxnPartitionS
     return partition._replace(verifications=clear_verification(partition.verifications, producer_id), pending=pending)
 
 
+def clear_guard_after_marker(partition: TxnPartitionState, marker: TxnMarker) -> TxnPartitionState:
+    """``clear_guard`` for a written marker, unless the producer's entry is a TV2 client's at the marker's
+    epoch (``verification.marker_keeps_verification``, 4.0.0): then the entry and its guards stay."""
+    if not partition.verifications and not partition.pending:
+        return partition  # the hot path (no leader holds anything without verification_steps): nothing to look up
+    if marker_keeps_verification(find_verification(partition.verifications, marker.producer_id),
+                                 marker.producer_epoch):
+        return partition
+    return clear_guard(partition, marker.producer_id)
+
+
 def expire_producer_state(partition: TxnPartitionState, now: int, expiration: int) -> TxnPartitionState | None:
     """``ProducerStateManager.removeExpiredProducers`` (the leader's periodic check, 3.6.0 to 2024-10 trunk
     alike): producers idle ``expiration`` with no open transaction are forgotten, and so is every
@@ -103,18 +115,21 @@ def expire_producer_state(partition: TxnPartitionState, now: int, expiration: in
 
 
 def begin_verified_produce(partition: TxnPartitionState, request: ProduceRequest, answer: int | None,
-                           now: int, *, sent_to: int = 0, adds: int = 0) -> TxnPartitionState:
+                           now: int, *, sent_to: int = 0, adds: int = 0,
+                           supports_epoch_bump: bool = False) -> TxnPartitionState:
     """The leader starts a transactional batch (``maybeStartTransactionVerification``): with the producer's
     transaction ongoing on the partition nothing is verified (``answer`` None: the SENTINEL guard, and the
     append follows in the same request handler, after the log's lock was let go); otherwise the producer's
     verification entry is created or updated (``verification.start_verification``) and ``answer`` is the
     coordinator's, as the produce request will see it, or ``AWAITED`` (``verification_answers``: the
     request went to the coordinator of epoch ``sent_to``, ``adds`` for a TV2 leader's add, and
-    ``answer_verification`` fills the answer in later)."""
+    ``answer_verification`` fills the answer in later). ``supports_epoch_bump``: a new entry is a TV2 client's
+    (``verification.marker_keeps_verification``)."""
     if answer is None:
         item = PendingProduce(request, int(Errors.NONE), SENTINEL)
         return partition._replace(pending=tuple(sorted((*partition.pending, item))))
-    entries = start_verification(partition.verifications, request.producer_id, request.seq, request.epoch, now)
+    entries = start_verification(partition.verifications, request.producer_id, request.seq, request.epoch, now,
+                                 supports_epoch_bump=supports_epoch_bump)
     item = PendingProduce(request, answer, GUARDED, sent_to, adds)
     return partition._replace(verifications=entries, pending=tuple(sorted((*partition.pending, item))))
 
@@ -238,7 +253,10 @@ def write_marker(partition: TxnPartitionState, marker: TxnMarker, *, timestamp: 
     """WriteTxnMarkers on the leader: ``append_marker``'s checks on the producer's entry (a fresh one
     if the producer has no state, as ``appendEndTxnMarker`` creates it), then the control batch.
     ``sets_timestamp=False`` is the entry's lastTimestamp before KAFKA-9144 (``replica.marker_timestamp``);
-    ``tv2_epoch_check`` the transaction-version-2 epoch check (``tv2_marker_refused``)."""
+    ``tv2_epoch_check`` the transaction-version-2 epoch check (``tv2_marker_refused``). The producer's
+    verification entry goes with the marker (``clear_guard``) unless it is a TV2 client's at the marker's
+    epoch (``verification.marker_keeps_verification``, 4.0.0); entries only carry that flag where
+    ``Protocol.tv2_marker_keeps_verification`` sets it."""
     found = find_entry(partition.producers, marker.producer_id)
     entry: ProducerStateEntry = found or empty_entry(marker.producer_id)
     if tv2_marker_refused(entry, marker, tv2_epoch_check):
@@ -251,7 +269,7 @@ def write_marker(partition: TxnPartitionState, marker: TxnMarker, *, timestamp: 
     control = LogEntry(marker.producer_id, marker.producer_epoch, int(kind), marker.coordinator_epoch)
     log = partition.log + (control,)
     written = partition._replace(log=log, producers=put_entry(partition.producers, decision.entry))
-    return int(Errors.NONE), clear_guard(written, marker.producer_id)
+    return int(Errors.NONE), clear_guard_after_marker(written, marker)
 
 
 def producer_state_lso(partition: TxnPartitionState) -> int:

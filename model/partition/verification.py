@@ -20,6 +20,9 @@ class VerificationEntry(NamedTuple):
     lowest_sequence: int
     epoch: int
     created: int  # the time the verification started
+    #: the request that created the entry was a TV2 client's, whose leader adds the partition
+    #: (``VerificationStateEntry.supportsEpochBump``, 4.0.0, KAFKA-18654): set once, at creation
+    supports_epoch_bump: bool = False
 
 
 Verifications = tuple[VerificationEntry, ...]
@@ -29,14 +32,17 @@ def find_verification(entries: Verifications, producer_id: int) -> VerificationE
     return next((v for v in entries if v.producer_id == producer_id), None)
 
 
-def start_verification(entries: Verifications, producer_id: int, seq: int, epoch: int, now: int) -> Verifications:
+def start_verification(entries: Verifications, producer_id: int, seq: int, epoch: int, now: int, *,
+                       supports_epoch_bump: bool = False) -> Verifications:
     """``maybeCreateVerificationStateEntry``: a new entry, or the existing one updated
     (``maybeUpdateLowestSequenceAndEpoch``): a higher epoch replaces both epoch and sequence (the
     producer restarted its sequences), the same epoch keeps the lowest sequence, an older epoch
-    changes nothing (a zombie must not lower the bound the current producer is checked against)."""
+    changes nothing (a zombie must not lower the bound the current producer is checked against).
+    ``supports_epoch_bump`` is taken only by a new entry (4.0.0's ``computeIfAbsent``: an update keeps
+    the flag the entry was created with)."""
     old = find_verification(entries, producer_id)
     if old is None:
-        entry = VerificationEntry(producer_id, seq, epoch, now)
+        entry = VerificationEntry(producer_id, seq, epoch, now, supports_epoch_bump)
     elif epoch > old.epoch:
         entry = old._replace(lowest_sequence=seq, epoch=epoch)
     elif epoch == old.epoch:
@@ -50,6 +56,16 @@ def clear_verification(entries: Verifications, producer_id: int) -> Verification
     """``clearVerificationStateEntry``: a transactional batch or marker was written for the producer
     (``UnifiedLog.updateProducers``), so the transaction is either ongoing or complete."""
     return tuple(v for v in entries if v.producer_id != producer_id)
+
+
+def marker_keeps_verification(entry: VerificationEntry | None, marker_epoch: int) -> bool:
+    """4.0.0's exception to ``clear_verification`` for a control marker (``UnifiedLog.updateProducers``'s
+    ``isV2NextTransactionStarted``, KAFKA-18654 [1/2], PR 18720): the entry was created for a TV2 client
+    (``supports_epoch_bump``) at the marker's epoch. A TV2 marker carries the epoch its EndTxn bumped to, the
+    epoch the client's next transaction runs at, so such an entry is that next transaction's verification,
+    started on a leader that still had the previous transaction open; clearing it would leave the batch's
+    guard matching no entry once that transaction is complete (INVALID_TXN_STATE for a healthy batch)."""
+    return entry is not None and entry.supports_epoch_bump and entry.epoch == marker_epoch
 
 
 def verification_refuses(entry: VerificationEntry | None, first_seq: int) -> bool:

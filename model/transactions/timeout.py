@@ -51,8 +51,8 @@ def fence_and_abort(meta: TxnMeta, *, max_epoch: int, bump_epoch: bool = True, t
     the current epoch. With ``tv2`` (server transaction.version 2) and ``tv2_double_bump`` (the 2024
     snapshot and 4.0.0) ``prepareAbortOrCommit`` bumps once more: the PrepareAbort carries epoch + 2 and
     lastEpoch = epoch + 1, so the fenced producer's EndTxn is neither "current" nor a "retry" and gets
-    PRODUCER_FENCED. KAFKA-19367 (apache/kafka PR #19910, June 2025; in the 4.0 branch via #19991, and
-    4.1+) removed that second bump (``tv2_double_bump=False``): the PrepareAbort carries the fenced epoch
+    PRODUCER_FENCED. KAFKA-19367 (apache/kafka PR #19910, June 2025; cherry-picked to the 4.0 branch as #19958 and #19991,
+    first released in 4.0.1; 4.1.0+) removed that second bump (``tv2_double_bump=False``): the PrepareAbort carries the fenced epoch
     + 1 only, so the timed-out producer's EndTxn(ABORT, epoch) is a TV2 retry (fidelity audit B3).
     """
     if not bump_epoch:

@@ -1,0 +1,141 @@
+"""Session 19's vectors (``tests/data/kafka-unit-test-vectors.more7.json``): TransactionCoordinatorTest and
+ProducerStateManagerTest tests added after 1eb7644, read at the release tags 4.0.0, 4.1.0 and 4.2.0-rc1, pinned per
+profile, and what their comparison rests on."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+from conform_pins import assert_pinned
+from eoscheck.model.api.protocol import PROFILES, protocol
+from eoscheck.model.conformance import harness
+from eoscheck.model.conformance.vectors import load_vectors, parse_vectors
+
+MORE7 = Path(__file__).parent / "data" / "kafka-unit-test-vectors.more7.json"
+# the vectors whose metadata is at transaction version 2 (client_transaction_version 2)
+TV2 = ("SM-101", "SM-102", "SM-103", "SM-104", "SM-105", "SM-106", "SM-109", "SM-110", "SM-115", "SM-116", "SM-117",
+       "SM-118", "SM-120", "SM-121", "SM-122", "SM-123")
+#: KAFKA-19367 (4.0.1, 4.1.0): a TV2 fence-abort whose append fails leaves the epoch and no hasFailedEpochFence; the
+#: model keeps 4.0.0's (the fenced epoch in memory, the flag set), and the harness cannot set the coordinator's
+#: transaction.version level the test mocks (transactionVersionLevel() = TV_2)
+KAFKA_19367 = {"SM-123": "KAFKA-19367's failed TV2 fence-abort not modelled"}
+
+
+def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
+    p = protocol(name)
+    disagree: dict[str, str] = {}
+    inexpressible: dict[str, str] = {}
+    if "transaction-version-2" in p.lacks:
+        inexpressible.update({v: "transaction-version-2" for v in TV2})
+    elif p.end_txn == "snapshot-2024-10":
+        # before 4.0's EndTxn (KAFKA-14563's follow-ups): no TV2 empty abort from an ended state, no TV2 retry epoch,
+        # and before KAFKA-18660 (the rotation's answer, AddPartitions' pending check first)
+        disagree.update({v: "TV2 EndTxn of 4.0" for v in ("SM-101", "SM-105", "SM-109", "SM-115", "SM-117", "SM-118")})
+        disagree.update(KAFKA_19367)
+    else:
+        disagree.update(KAFKA_19367)
+    if "kip-890-verification" in p.lacks:
+        inexpressible.update({v: "kip-890-verification" for v in ("PROD-102", "PROD-103", "PROD-104", "PROD-105",
+                                                                  "PROD-107", "PROD-108")})
+    else:
+        # KAFKA-18202 (PR 19902, 4.1.0): a TV2 verification entry (supportsEpochBump) and no producer state need
+        # sequence 0; the model's verification entry has no such flag (before 4.0 there is no TV2 client at all)
+        disagree["PROD-104"] = "KAFKA-18202 not modelled"
+    if "kip-588" in p.lacks:
+        # PRODUCER_FENCED is KIP-588's (2.7); before it EndTxn answers INVALID_PRODUCER_EPOCH
+        disagree.update({v: "INVALID_PRODUCER_EPOCH before KIP-588" for v in ("SM-108", "SM-112", "SM-114")})
+    return disagree, inexpressible
+
+
+@pytest.mark.parametrize("name", list(PROFILES))
+def test_the_more7_vectors_outcome_is_pinned_per_profile(name: str) -> None:
+    disagree, inexpressible = _derived(name)
+    assert_pinned(load_vectors(MORE7), name, disagree, inexpressible)
+
+
+def test_the_derived_pins() -> None:
+    assert _derived("kafka-later-trunk") == ({**KAFKA_19367, "PROD-104": "KAFKA-18202 not modelled"}, {})
+    assert set(_derived("kafka-2024-10")[0]) == {"SM-101", "SM-105", "SM-109", "SM-115", "SM-117", "SM-118", "SM-123",
+                                                 "PROD-104"}
+    assert set(_derived("kafka-3.8-3.9")[1]) == set(TV2) and set(_derived("kafka-3.8-3.9")[0]) == {"PROD-104"}
+    assert set(_derived("kafka-2.6")[0]) == {"SM-108", "SM-112", "SM-114"}
+    assert set(_derived("kafka-3.3-3.5")[1]) == set(TV2) | {"PROD-102", "PROD-103", "PROD-104", "PROD-105", "PROD-107",
+                                                            "PROD-108"}
+
+
+def _run_changed(vid: str, change, variant: str = "kafka-later-trunk") -> str:
+    data = json.loads(MORE7.read_text())
+    data["vectors"] = [copy.deepcopy(v) for v in data["vectors"] if v["id"] == vid]
+    change(data["vectors"][0])
+    (v,) = harness.run_file(parse_vectors(data), variant).vectors
+    return v.outcome
+
+
+def test_kafka_18660_in_the_conformance_interface(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SM-117 and SM-118 agree because of ``kafka_18660``: without it (the 4.0 trunk before January 30, 2025) a TV2
+    rotation answers the old producer id with the exhausted epoch, and an add under the new producer id while the
+    completion is pending is INVALID_PRODUCER_ID_MAPPING; a PrepareCommit with nothing pending (written.json's SM-24,
+    4.0.0's test too) is still checked for the epoch first."""
+    doc, later = PROFILES["kafka-later-trunk"]
+    assert later.kafka_18660
+    assert not any(p.kafka_18660 for name, (_, p) in PROFILES.items() if name != "kafka-later-trunk")
+    monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, later._replace(kafka_18660=False)))
+    assert _run_changed("SM-117", lambda v: None) == harness.DISAGREE
+    assert _run_changed("SM-118", lambda v: None) == harness.DISAGREE
+    monkeypatch.undo()
+    assert _run_changed("SM-117", lambda v: None) == harness.AGREE
+    # with nothing pending the producer id is checked first, as before
+    assert _run_changed("SM-118", lambda v: v["initial_state"]["txn_metadata"].update(pending_state=None)) == \
+        harness.DISAGREE
+
+
+def test_the_comparisons_can_fail() -> None:
+    # at TV1 the abort of an Empty transaction is refused, so SM-101's NONE and epoch bump would not hold
+    assert _run_changed("SM-101", lambda v: (v["initial_state"]["txn_metadata"].update(client_transaction_version=0),
+                                             v["steps"][0]["input"].update(client_transaction_version=0))) == \
+        harness.DISAGREE
+    # the TV2 retry of a completed abort writes nothing: expecting a record fails
+    assert _run_changed("SM-106", lambda v: v["steps"][0]["expected"].update(txn_log_append={"producer_epoch": 1})) == \
+        harness.DISAGREE
+    # a TV2 COMMIT retry of a committed transaction at the current epoch is not a retry
+    assert _run_changed("SM-116", lambda v: v["steps"][0]["input"].update(producer_epoch=1)) == harness.DISAGREE
+    # at the same epoch 0 a batch continuing at sequence 3 is accepted: the refusal is the new epoch's
+    assert _run_changed("PROD-100", lambda v: v["steps"][3]["input"].update(producer_epoch=0, base_sequence=3,
+                                                                             last_sequence=3)) == \
+        harness.DISAGREE
+    # a marker at an older epoch than the entry's is fenced, so the retry's epoch matters
+    assert _run_changed("PROD-101", lambda v: v["steps"][2]["input"].update(producer_epoch=0)) == harness.DISAGREE
+    # a commit marker at an epoch below the batch's is fenced: the bumped TV2 marker is what is accepted
+    assert _run_changed("PROD-106", lambda v: v["steps"][1]["input"].update(producer_epoch=4)) == harness.DISAGREE
+    # the same batch at the current epoch 6 is a new transaction, not a stale one
+    assert _run_changed("PROD-107", lambda v: (v["steps"][3]["input"].update(producer_epoch=6),
+                                               v["steps"][4]["input"].update(producer_epoch=6))) == harness.DISAGREE
+    # with the verification entry's lowest sequence below 5 (KIP-890: a later first batch) the batch at 5 is refused
+    assert _run_changed("PROD-102", lambda v: v["initial_state"]["verification_state"]["2"].update(
+        lowest_sequence=4)) == harness.DISAGREE
+
+
+def test_the_file_names_tests_no_other_file_covers_with_their_tags() -> None:
+    data = json.loads(MORE7.read_text())
+    assert data["counts"]["total"] == len(data["vectors"]) == 33
+    assert all(v["source"]["tag"] in ("4.0.0", "4.1.0", "4.2.0-rc1") for v in data["vectors"])
+    tests = {v["source"]["test"] for v in data["vectors"]}
+    assert len(tests) == 23
+    for other in ("sample", "written", "client", "broker", "more", "more2", "more3", "more4", "more5", "more6"):
+        earlier = json.loads((MORE7.parent / f"kafka-unit-test-vectors.{other}.json").read_text())
+        assert not tests & {v["source"]["test"] for v in earlier["vectors"]}, other
+        assert not {v["id"] for v in data["vectors"]} & {v["id"] for v in earlier["vectors"]}, other
+
+
+def test_the_coverage_table_names_the_vectors() -> None:
+    """docs/conformance.md's coverage table has one row per test of the file, ending with its vectors."""
+    doc = (Path(__file__).parent.parent / "docs" / "conformance.md").read_text()
+    by_test: dict[str, list[str]] = {}
+    for v in json.loads(MORE7.read_text())["vectors"]:
+        by_test.setdefault(v["source"]["test"], []).append(v["id"])
+    for test, ids in by_test.items():
+        rows = [line for line in doc.splitlines() if line.startswith("| ") and f"`{test}`" in line]
+        assert len(rows) == 1 and rows[0].rstrip(" |").endswith(", ".join(ids)), test
