@@ -69,7 +69,7 @@ API summary (full reference: ``docs/compose.md``)::
 
 from __future__ import annotations
 
-from .declare import ComposeError, constraint, invariant, precondition, rule, transition
+from .declare import OUTSIDE, ComposeError, constraint, invariant, precondition, rule, transition
 from .machine import TABLES, Composed, View
 from .network import DUPLICATING, ORDERED, UNORDERED, Delivery, Network
 from .parts import Actors, Budget, Channel, Clock, Part, Projection, Scalar
@@ -77,6 +77,7 @@ from .parts import Actors, Budget, Channel, Clock, Part, Projection, Scalar
 __all__ = [
            "DUPLICATING",
            "ORDERED",
+           "OUTSIDE",
            "TABLES",
            "UNORDERED",
            "Actors",

@@ -45,6 +45,13 @@ class RuleSpec:
     show: dict[str, Callable[[Any], str]]
     memo: bool
     match: Callable[[Any], bool] | None = None
+    #: the effect may mark an outcome ``OUTSIDE`` the state constraint (see ``rule``)
+    outside: bool = False
+
+
+#: the key an effect's outcome sets (to True) to say that every successor it makes lies outside the
+#: machine's state constraint (``rule``'s ``outside``); no part, channel or result should take its name
+OUTSIDE = "__outside__"
 
 
 @dataclass(frozen=True)
@@ -66,7 +73,7 @@ def rule(action: str, *, params: Mapping[str, Domain] | tuple[str, ...] | None =
          reads: tuple[str, ...] = (), writes: tuple[str, ...] = (), sends: tuple[str, ...] = (),
          receive: str | None = None, results: tuple[str, ...] = (), spends: str | None = None,
          show: Mapping[str, Callable[[Any], str]] | None = None, memo: bool = True,
-         match: Callable[[Any], bool] | None = None) -> Callable[[F], F]:
+         match: Callable[[Any], bool] | None = None, outside: bool = False) -> Callable[[F], F]:
     """Declare a method as a rule whose steps are ``(action, *params, *results)``.
 
     - ``params``: name -> domain (see ``Domain``); the rule is tried for every combination, in
@@ -87,6 +94,13 @@ def rule(action: str, *, params: Mapping[str, Domain] | tuple[str, ...] | None =
     - ``spends``: a ``Budget`` part; see ``Budget``.
     - ``show``: field name -> formatter for ``format_step``.
     - ``memo=False``: recompute on every state (for a rule cheaper than a lookup).
+    - ``outside=True``: an outcome may carry ``OUTSIDE: True``, the model's word that every successor
+      it makes, from every state it is an outcome of, is outside the state constraint
+      (``within_bounds`` is False: a bound the outcome itself passes, such as a counter it writes past
+      its limit). Performance only: the BFS then counts such a successor as generated and cut
+      without building or fingerprinting it (it cannot be a visited state); everywhere else it is
+      built as usual. Checked on the state of each memo miss (``ComposeError`` if that successor is
+      within the constraint).
 
     The effect ``f(self, **params, **reads[, msg])`` returns ``None`` (not enabled), a dict of
     {written part / channel sent to / result: value}, or a list of such dicts (a choice: one
@@ -95,7 +109,7 @@ def rule(action: str, *, params: Mapping[str, Domain] | tuple[str, ...] | None =
     def mark(fn: F) -> F:
         specs = list(getattr(fn, "__compose_rules__", ()))
         specs.append(RuleSpec(action, _params(params), tuple(reads), tuple(writes), tuple(sends), receive,
-                              tuple(results), spends, dict(show or {}), memo, match))
+                              tuple(results), spends, dict(show or {}), memo, match, outside))
         fn.__compose_rules__ = specs  # type: ignore[attr-defined]
         return fn
 

@@ -14,7 +14,7 @@ import itertools
 import math
 import pickle
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -31,6 +31,7 @@ from .properties import _Fused, _Invariant, _Transition
 from .rules import (
     _NO_MSG,
     _REF,
+    OUTSIDE_BUILT,
     ReadSlots,
     Term,
     _ChannelRule,
@@ -158,19 +159,24 @@ def _checked_source(source: str) -> str:
 _STEP_LINE = re.compile(_APPEND_STEP.pattern[:-1] + f"(?:{re.escape(_NEVER_CHECKED)})?$")
 #: names ``_dedup_source`` gives the function's arguments, locals and sinks; absent from any source it rewrites
 _DEDUP_NAMES = re.compile(r"\b(?:ref|seen|seen_add|known|count|cut|within|canon|keep_fp|keep_parent|keep_state"
-                          r"|keep_step|h_)\b")
+                          r"|keep_step|h_|OUTSIDE_BUILT)\b")
 #: lines of the generated successors that build the list ``_dedup_source``'s function does without
 _OUT_LIST = ("    out = []", "    append = out.append", "    return out")
 
 
-def _dedup_source(source: str, actions: Sequence[str], checked: bool, symmetric: bool, bounded: bool) -> str | None:
+def _dedup_source(source: str, actions: Sequence[str], checked: bool, symmetric: bool, bounded: bool,
+                  outside: Collection[str] = ()) -> str | None:
     """``successors``' source fused with the engine's duplicate test (``_Plan.dedup_successors``):
     ``successors(s, ref)`` makes no list; each step line counts its action (``actions[i]`` for the
     i-th step line: the line itself cannot name it), fingerprints its successor and, when the
     fingerprint is in neither ``seen`` nor ``known``, keeps it in the engine's sinks (or counts it
     as cut by the constraint, with ``bounded``); with ``checked``, each step is then checked as in
-    ``_checked_source``. None when the source is not as expected (the engines then take the plain
-    path)."""
+    ``_checked_source``. With ``bounded``, a builder call's line of an action in ``outside`` (its
+    rule's ``outside=True``) first asks whether the outcome is marked ``OUTSIDE``
+    (``rules.OUTSIDE_BUILT``): such a successor is counted and cut unbuilt and unchecked, as the
+    engines' loops would count it (outside the constraint, it is no visited state or candidate,
+    and a step out of the constraint is not checked). None when the source is not as expected
+    (the engines then take the plain path)."""
     lines = source.splitlines()
     if (not lines or lines[0] != "def successors(s):" or lines[-1] != _OUT_LIST[2]
             or _DEDUP_NAMES.search(source)):
@@ -187,16 +193,25 @@ def _dedup_source(source: str, actions: Sequence[str], checked: bool, symmetric:
         if n >= len(actions):
             return None
         i, action = m.group(1), repr(actions[n])
+        check = checked and not line.endswith(_NEVER_CHECKED)
+        step_lines = []
+        if bounded and actions[n] in outside and m.group(2).startswith("build("):
+            # an outcome marked OUTSIDE: counted and cut, not built (the engines check no step that
+            # leaves the constraint: ``Expander._slow_state``)
+            step_lines += [f"{i}if build in OUTSIDE_BUILT:", f"{i}    count({action})", f"{i}    cut({action})",
+                           f"{i}else:"]
+            i += "    "
         keep = ["seen_add(h_)", "keep_fp(h_)", "keep_parent(ref)", "keep_state(t)", "keep_step(step)"]
-        out += [f"{i}t = {m.group(2)}", f"{i}count({action})", f"{i}h_ = {fp}",
-                f"{i}if h_ not in seen and h_ not in known:"]
+        step_lines += [f"{i}t = {m.group(2)}", f"{i}count({action})", f"{i}h_ = {fp}",
+                       f"{i}if h_ not in seen and h_ not in known:"]
         if bounded:
-            out += [f"{i}    if within(t):", *(f"{i}        {x}" for x in keep), f"{i}    else:",
-                    f"{i}        cut({action})"]
+            step_lines += [f"{i}    if within(t):", *(f"{i}        {x}" for x in keep), f"{i}    else:",
+                           f"{i}        cut({action})"]
         else:
-            out += [f"{i}    {x}" for x in keep]
-        if checked and not line.endswith(_NEVER_CHECKED):
-            out += [f"{i}if ci:", *_check_lines(i + "    ", "CK[ci]")]
+            step_lines += [f"{i}    {x}" for x in keep]
+        if check:
+            step_lines += [f"{i}if ci:", *_check_lines(i + "    ", "CK[ci]")]
+        out += step_lines
         n += 1
     return "\n".join(out) if n == len(actions) else None
 
@@ -465,6 +480,9 @@ class _Plan:
         lines = ["def successors(s):", "    out = []", "    append = out.append"]
         grouped, gated, hosted = self._groups(env, lines)
         step_actions: list[str] = []  # the action of each step line, in order (``dedup_successors``)
+        #: the actions whose rules may mark an outcome ``OUTSIDE`` (``rule``'s ``outside``)
+        self._outside_actions = frozenset(rule.action for rule in self.rules
+                                          if isinstance(rule, _Rule) and rule.spec.outside)
         for n, rule in enumerate(self.rules):
             if isinstance(rule, _Rule) and rule.receive is None and not rule.bindings:
                 continue  # no parameter values (e.g. zero actors): nothing to call
@@ -1011,7 +1029,9 @@ class _Plan:
             self._check_tables.append((key[0], table))
             env.update(CK=table)
         env.update(failed=failed, canon=canonical, within=within)
-        source = _dedup_source(self.source, self._step_actions, bool(names), canonical is not None, within is not None)
+        source = _dedup_source(self.source, self._step_actions, bool(names), canonical is not None, within is not None,
+                               self._outside_actions)
+        env["OUTSIDE_BUILT"] = OUTSIDE_BUILT
         got = None
         if source is not None:
             run_code(source, f"<compose {type(self.machine).__name__} dedup>", env)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..machine import Step
 from .code_cache import run as run_code
-from .declare import ComposeError, RuleSpec
+from .declare import OUTSIDE, ComposeError, RuleSpec
 from .network import ChannelOps
 from .parts import Actors, Channel
 
@@ -154,6 +154,11 @@ RECEIVE_SHAPES = 8
 
 #: generated successor builders, by (width, written places, sent places, receive place, budget place)
 _BUILDERS: dict[tuple[int, tuple[int, ...], tuple[int, ...], int, int], Callable[..., tuple]] = {}
+#: the builders of outcomes marked ``OUTSIDE`` (``outside_builder``), by the same key
+_OUTSIDE_BUILDERS: dict[tuple[int, tuple[int, ...], tuple[int, ...], int, int], Callable[..., tuple]] = {}
+#: those builders (functions hash by identity): the fused duplicate test (``machine._dedup_source``)
+#: asks ``build in OUTSIDE_BUILT`` of an outcome whose successor is not built in place
+OUTSIDE_BUILT: set[Callable[..., tuple]] = set()
 
 
 def _builder_lines(width: int, written: tuple[int, ...], sent: tuple[int, ...], receive: int = -1,
@@ -192,6 +197,24 @@ def _builder(width: int, written: tuple[int, ...], sent: tuple[int, ...], receiv
     env: dict[str, Any] = {}
     run_code("\n".join(lines), "<compose successor>", env)
     build = _BUILDERS[key] = env["build"]
+    return build
+
+
+def outside_builder(width: int, written: tuple[int, ...], sent: tuple[int, ...], receive: int = -1,
+                    budget: int = -1) -> Callable[..., tuple]:
+    """``_builder``'s function for an outcome marked ``OUTSIDE``: the same successor, from a function
+    object of its own (listed in ``OUTSIDE_BUILT``), which no step line builds in place: the fused
+    duplicate test recognises it and counts its successor as cut without building it."""
+    key = (width, written, sent, receive, budget)
+    build = _OUTSIDE_BUILDERS.get(key)
+    if build is None:
+        body, display = _builder_lines(width, written, sent, receive, budget)
+        lines = [f"def build(s, a{', rest' if receive >= 0 else ''}):", *("    " + x for x in body),
+                 f"    return {display}"]
+        env: dict[str, Any] = {}
+        run_code("\n".join(lines), "<compose successor>", env)
+        build = _OUTSIDE_BUILDERS[key] = env["build"]
+        OUTSIDE_BUILT.add(build)
     return build
 
 
@@ -933,14 +956,31 @@ class _Rule:
                 else:
                     raise ComposeError(f"{self.where} returned a {type(result).__name__}; "
                                        "an effect returns None, a dict or a list of dicts")
+                if self.spec.outside:
+                    self._check_outside(s, outs, rest)
         b.memo[b.getter(s)] = outs
         return outs
 
+    def _check_outside(self, s: tuple, outs: tuple[Outcome, ...], rest: int) -> None:
+        """The model's ``OUTSIDE`` marks, checked on the state of the miss: each marked outcome's
+        successor of ``s`` must be outside the machine's state constraint."""
+        within = self.plan.machine.within_bounds
+        for step, build, a, _ in outs:
+            if build in OUTSIDE_BUILT and within(build(s, a, rest) if self.receive is not None else build(s, a)):
+                raise ComposeError(f"{self.where}: the outcome {step} is marked OUTSIDE, but its successor "
+                                   "is within the state constraint")
+
     def _outcome(self, b: _Binding, d: Mapping[str, Any]) -> Outcome:
+        outside = False
         if not self.allowed.issuperset(d):
             extra = set(d) - self.allowed
-            raise ComposeError(f"{self.where} returned {', '.join(sorted(extra))}, which it does not declare "
-                               f"in writes, sends or results")
+            if self.spec.outside and OUTSIDE in extra:
+                extra.discard(OUTSIDE)
+                outside = bool(d[OUTSIDE])
+            if extra:
+                raise ComposeError(f"{self.where} returned {', '.join(sorted(extra))}, which it does not declare "
+                                   f"in writes, sends or results" + (" (OUTSIDE needs outside=True)"
+                                                                     if OUTSIDE in extra else ""))
         try:
             step = b.prefix + tuple(map(d.__getitem__, self.spec.results)) if self.spec.results else b.prefix
         except KeyError as exc:
@@ -977,7 +1017,7 @@ class _Rule:
         budget = self.plan.placed(self.budget_slot) if self.budget_slot >= 0 else -1
         written = tuple(k for k, _ in writes)
         sent = tuple(k for k, _, _ in sends)
-        build = _builder(len(self.plan.live), written, sent, receive, budget)
+        build = (outside_builder if outside else _builder)(len(self.plan.live), written, sent, receive, budget)
         checks = self.plan.check_index(step, (*written, *sent, receive, budget))
         return step, build, (*(v for _, v in writes), *(x for _, cache, fold in sends for x in (cache, fold))), checks
 
