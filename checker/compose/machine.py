@@ -42,6 +42,7 @@ from .rules import (
     hoist_projections,
     plain_projections,
     read_parts,
+    term_slot,
 )
 
 if TYPE_CHECKING:
@@ -302,8 +303,8 @@ class _Plan:
         self.check_sets: list[tuple[str, ...]] = [()]
         self.check_ids: dict[tuple[str, ...], int] = {(): 0}
         self._transition_objs = [(name, obj) for name, obj in self.property_objs.items() if isinstance(obj, _Transition)]
-        #: (step, written places) -> its ``check_sets`` index (``check_index``)
-        self._check_index: dict[tuple[Step, tuple[int, ...]], int] = {}
+        #: (step, written places[, terms left equal]) -> its ``check_sets`` index (``check_index``)
+        self._check_index: dict[tuple[Any, ...], int] = {}
         self._fuse()
         self.compile()
 
@@ -315,6 +316,14 @@ class _Plan:
             self.fused.invariants(self.constraints, [c.check for c in self.constraints]) if self.constraints else None)
         self._fused_invariants: dict[tuple[str, ...], Callable[[tuple], bool]] = {}
         self._fused_transitions: dict[tuple[str, ...], dict[str, Callable[[tuple, Step, tuple], bool]]] = {}
+        #: place -> the stuttering transition properties' terms read there (``check_index``'s ``fixed``)
+        self.watched: dict[int, list[Term]] = {}
+        for _, obj in self._transition_objs:
+            if obj.spec.stuttering:
+                for k in obj.moved_terms:
+                    terms = self.watched.setdefault(self.pos[term_slot(k)], [])  # type: ignore[arg-type]
+                    if k not in terms:
+                        terms.append(k)
 
     # ---- the layout: constant slots left out of the states
 
@@ -963,18 +972,36 @@ class _Plan:
                 objs, [self.properties[n].check for n in key], list(self.actions))  # type: ignore[arg-type]
         return checks
 
-    def check_index(self, step: Step, written: tuple[int, ...]) -> int:
+    def check_index(self, step: Step, written: tuple[int, ...], fixed: Sequence[tuple[int, Any, Any]] = ()) -> int:
         """The index in ``check_sets`` of the transition properties that may fail on ``step``, a
         step writing the places ``written`` (``_Transition.applies``): an outcome's, computed when
-        its binding's memo misses (and remembered by step and places: misses repeat steps)."""
-        key = (step, written)
+        its binding's memo misses (and remembered by step and places: misses repeat steps).
+
+        ``fixed``: (place, content before, content written) of the places in ``watched`` the outcome
+        writes whole and its binding's memo key holds whole, so that every state the outcome is
+        looked up for has that content there before the step. A stuttering property's term read
+        there that these contents leave equal does not move on the step (kafka.eos's
+        NoSpuriousFencing on a producer whose fatal error an outcome leaves as it was): the same
+        answer as the property's own test, which compares the same contents."""
+        still = self._still(fixed) if fixed else ()
+        key = (step, written, still) if still else (step, written)
         index = self._check_index.get(key)
         if index is not None:
             return index
         places = set(written)
-        names = tuple(name for name, obj in self._transition_objs if obj.applies(step, places))
+        names = tuple(name for name, obj in self._transition_objs if obj.applies(step, places, still))
         index = self._check_index[key] = self._check_set(names)
         return index
+
+    def _still(self, fixed: Sequence[tuple[int, Any, Any]]) -> tuple[Term, ...]:
+        """The ``watched`` terms at ``fixed``'s places that its contents leave equal (a slot: the same
+        content; a projection: the same projected id)."""
+        still: list[Term] = []
+        for place, before, after in fixed:
+            for k in self.watched[place]:
+                if before == after if type(k) is int else k[1].ids[before] == k[1].ids[after]:  # type: ignore[index]
+                    still.append(k)
+        return tuple(still)
 
     def _check_set(self, names: tuple[str, ...]) -> int:
         index = self.check_ids.get(names)

@@ -239,11 +239,12 @@ class _Transition:
     def __repr__(self) -> str:
         return f"<transition {self.spec.name}>"
 
-    def applies(self, step: Step, written: Collection[int]) -> bool:
+    def applies(self, step: Step, written: Collection[int], still: Collection[Term] = ()) -> bool:
         """Can this property fail on ``step``, by what the step alone decides (its action, its
         ``when``) and, for a stuttering property, whether the step writes a place it reads (a
         step that writes none leaves them equal: the property holds)? ``written``: the places of a
-        state the step writes."""
+        state the step writes; ``still``: terms the step is known to leave equal where it writes
+        their place (``_Plan.check_index``)."""
         spec = self.spec
         if self.actions and step[0] not in self.actions:
             return False
@@ -251,7 +252,7 @@ class _Transition:
             return False
         if spec.stuttering:
             pos = self.plan.pos
-            return any(pos[term_slot(k)] in written for k in self.moved_terms)
+            return any(pos[term_slot(k)] in written and k not in still for k in self.moved_terms)
         return True
 
     def clear(self) -> None:

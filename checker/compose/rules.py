@@ -950,9 +950,9 @@ class _Rule:
             if result is not None:
                 kind = type(result)
                 if kind is dict or (kind is not list and isinstance(result, Mapping)):
-                    outs = (self._outcome(b, result),)
+                    outs = (self._outcome(b, result, s),)
                 elif isinstance(result, list):
-                    outs = tuple(self._outcome(b, d) for d in result)
+                    outs = tuple(self._outcome(b, d, s) for d in result)
                 else:
                     raise ComposeError(f"{self.where} returned a {type(result).__name__}; "
                                        "an effect returns None, a dict or a list of dicts")
@@ -970,7 +970,7 @@ class _Rule:
                 raise ComposeError(f"{self.where}: the outcome {step} is marked OUTSIDE, but its successor "
                                    "is within the state constraint")
 
-    def _outcome(self, b: _Binding, d: Mapping[str, Any]) -> Outcome:
+    def _outcome(self, b: _Binding, d: Mapping[str, Any], s: tuple) -> Outcome:
         outside = False
         if not self.allowed.issuperset(d):
             extra = set(d) - self.allowed
@@ -1018,7 +1018,17 @@ class _Rule:
         written = tuple(k for k, _ in writes)
         sent = tuple(k for k, _, _ in sends)
         build = (outside_builder if outside else _builder)(len(self.plan.live), written, sent, receive, budget)
-        checks = self.plan.check_index(step, (*written, *sent, receive, budget))
+        watched = self.plan.watched
+        fixed: list[tuple[int, Any, Any]] = []
+        if watched and writes:
+            # whole writes of watched places whose content before the step the memo key fixes (a
+            # slot it holds whole): every state this outcome is looked up for has ``s``'s there
+            last = dict(writes)  # a place written twice: the last write wins (``_builder``)
+            pos = self.plan.pos
+            for k in b.key_slots:
+                if type(k) is int and (place := pos[k]) in last and place in watched and place not in sent:
+                    fixed.append((place, s[place], last[place]))
+        checks = self.plan.check_index(step, (*written, *sent, receive, budget), fixed)
         return step, build, (*(v for _, v in writes), *(x for _, cache, fold in sends for x in (cache, fold))), checks
 
 
