@@ -534,8 +534,8 @@ class _Ref:
 class _Binding:
     """One rule at one combination of parameter values: the slots it reads, its memo."""
 
-    __slots__ = ("decode", "gate_getter", "gate_memo", "gate_slots", "getter", "key_slots", "logical_writes",
-                 "memo", "params", "prefix", "puts", "reads", "writes")
+    __slots__ = ("decode", "gate_getter", "gate_memo", "gate_slots", "getter", "held", "key_slots",
+                 "logical_writes", "memo", "params", "prefix", "puts", "reads", "writes")
 
     def __init__(self, rule: _Rule, params: dict[str, Any]) -> None:
         self.params = params
@@ -576,6 +576,9 @@ class _Binding:
                 self.getter = _getter(key_slots, pos)
         self.gate_getter = _getter(self.gate_slots, pos) if self.gate_slots else None
         self.gate_memo: dict[Hashable, bool] = {}
+        #: the places of ``_Plan.watched`` the key holds whole (set on the first outcome:
+        #: ``_Plan.watched`` is made after the bindings)
+        self.held: tuple[int, ...] | None = None
 
 
 def _hosted_lookup(var: str, lookup: list[str], place: tuple[str, int] | None) -> list[str]:
@@ -1018,16 +1021,16 @@ class _Rule:
         written = tuple(k for k, _ in writes)
         sent = tuple(k for k, _, _ in sends)
         build = (outside_builder if outside else _builder)(len(self.plan.live), written, sent, receive, budget)
-        watched = self.plan.watched
+        held = b.held
+        if held is None:
+            watched, pos = self.plan.watched, self.plan.pos
+            held = b.held = tuple(sorted({pos[k] for k in b.key_slots if type(k) is int and pos[k] in watched}))  # type: ignore[misc]
         fixed: list[tuple[int, Any, Any]] = []
-        if watched and writes:
+        if held and writes:
             # whole writes of watched places whose content before the step the memo key fixes (a
             # slot it holds whole): every state this outcome is looked up for has ``s``'s there
             last = dict(writes)  # a place written twice: the last write wins (``_builder``)
-            pos = self.plan.pos
-            for k in b.key_slots:
-                if type(k) is int and (place := pos[k]) in last and place in watched and place not in sent:
-                    fixed.append((place, s[place], last[place]))
+            fixed = [(place, s[place], last[place]) for place in held if place in last and place not in sent]
         checks = self.plan.check_index(step, (*written, *sent, receive, budget), fixed)
         return step, build, (*(v for _, v in writes), *(x for _, cache, fold in sends for x in (cache, fold))), checks
 
