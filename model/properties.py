@@ -31,6 +31,8 @@ from .transactions.log import (
     outcome_of,
 )
 
+_new_tuple = tuple.__new__
+
 # --- idempotent produce ------------------------------------------------------------------------
 
 
@@ -89,10 +91,11 @@ class SendOrderView(NamedTuple):
 
 
 def send_order_view(client: IdempotentClient) -> SendOrderView:
+    # fields by position (batches, acked, failed; a batch's record): a projection of every client value
     pending = 0
-    for b in client.batches:
-        pending |= 1 << b.record
-    return SendOrderView(client.acked, client.failed, pending)
+    for b in client[6]:
+        pending |= 1 << b[0]
+    return _new_tuple(SendOrderView, (client[7], client[8], pending))
 
 
 def send_order_no_loss_of(log: tuple[LogRecord, ...], c: int, client: SendOrderView) -> bool:

@@ -99,6 +99,7 @@ class Tv2PartitionAdd(str, Enum):
 
     CLIENT = "client"
     LEADER = "leader"
+    #: a counterfactual, in no Kafka snapshot: the leader's add with 3.x's epoch-blind ``hasOngoingTransaction``
     LEADER_EPOCH_BLIND = "leader-epoch-blind"
 
 
@@ -303,11 +304,23 @@ class Protocol:
         "produces (the model's abstraction of 4.0's implicit add; a produce to a transaction still completing waits "
         "for CONCURRENT_TRANSACTIONS to clear, as with the leader's epoch-aware check); leader, the TV2 client sends "
         "no AddPartitionsToTxn and the leader adds the partition with the coordinator before the append unless the "
-        "producer has a transaction open there at the batch's epoch (4.0.0: hasOngoingTransaction(producerId, "
-        "epoch), KAFKA-18654); leader-epoch-blind, as leader but the add is skipped when the producer has a "
-        "transaction open there at any epoch (trunk December 2024 - January 2025, never released), so a batch of "
-        "the next transaction, sent after EndTxn answered and before the marker, joins the completing one",
-        "KIP-890 part 2; KAFKA-18575, KAFKA-18654 (4.0.0)")
+        "producer has a transaction open there at the batch's epoch (hasOngoingTransaction(producerId, epoch), in "
+        "the leader's check and the append's since KAFKA-14563's commit, December 6, 2024, so in every trunk with "
+        "the leader's add and in 4.0.0); leader-epoch-blind, a counterfactual in no Kafka snapshot: as leader but "
+        "with 3.x's hasOngoingTransaction(producerId), the add skipped when the producer has a transaction open "
+        "there at any epoch, so a batch of the next transaction, sent after EndTxn answered and before the marker, "
+        "joins the completing one (why the check must be epoch-aware)",
+        "KIP-890 part 2; KAFKA-14563 (PR 17698, 4.0.0)")
+    tv2_leader_concurrent_below_epoch: bool = _decision(
+        False,
+        "with tv2_partition_add=leader: hasOngoingTransaction throws ConcurrentTransactionsException when the "
+        "producer has a transaction open on the partition at an epoch below the batch's, so the leader answers "
+        "CONCURRENT_TRANSACTIONS before it adds the partition (NOT_ENOUGH_REPLICAS to the client, which retries), "
+        "and the append's check refuses such a data batch with CONCURRENT_TRANSACTIONS (control batches skip that "
+        "check). Trunk and 4.0 branch January 22 - February 3, 2025, never released: False before (the batch "
+        "starts its add while the previous transaction completes) and after (4.0.0: KAFKA-18654 [1/2] reverted "
+        "the early return and made a marker keep the next transaction's entry, tv2_marker_keeps_verification)",
+        "KAFKA-18575 (PR 18604); reverted by KAFKA-18654 [1/2] (PR 18720, 4.0.0)")
     tv2_marker_keeps_verification: bool = _decision(
         False,
         "with tv2 and the leader's add (tv2_partition_add leader modes), the verification entry a TV2 batch's add "
@@ -424,6 +437,9 @@ class Protocol:
             return (f"tv2_partition_add={self.tv2_partition_add.value} needs every producer a TV2 client "
                     "(transaction_version=tv2, client_tv_change=none) or upgrading to TV2 (transaction_version=tv1, "
                     "client_tv_change=upgrade)")
+        if self.tv2_leader_concurrent_below_epoch and self.tv2_partition_add != Tv2PartitionAdd.LEADER:
+            return ("tv2_leader_concurrent_below_epoch needs tv2_partition_add=leader (KAFKA-18575 changed the "
+                    "epoch-aware check of the leader's add)")
         if self.broker_batch_cache < 1:
             return "broker_batch_cache must be at least 1"
         return None
@@ -525,12 +541,14 @@ KAFKA_3_8 = KAFKA_3_6.with_(verification_abortable=True, client_transaction_abor
 KAFKA_4_0 = KAFKA_3_8.with_(transaction_version="tv2", client_epoch_bump_after_abort=False,
                             client_pid_mapping_fatal=True, txn_offsets_completion_async=False,
                             add_partitions_pending_first=True, tv2_marker_keeps_verification=True)
-#: 4.0.0 with the leader's implicit partition add of KIP-890 part 2 modelled (KAFKA-18654's epoch-aware check)
+#: 4.0.0 with the leader's implicit partition add of KIP-890 part 2 modelled (the epoch-aware check of KAFKA-14563's
+#: commit, and KAFKA-18654 [1/2]'s entry kept by a marker at its epoch)
 KAFKA_4_0_LEADER_ADD = KAFKA_4_0.with_(tv2_partition_add="leader")
-#: the 4.0 development trunk before KAFKA-18575 / KAFKA-18654 (never released): of 10-21 January 2025, after
-#: KAFKA-18464 (PR 18467) and before KAFKA-18575 (PR 18604) and KAFKA-18660 (PR 18730), so a TV2 rotation also
-#: answers the old producer id, and AddPartitionsToTxn and a TV2 EndTxn check the producer id first
-KAFKA_4_0_DEV_2025_01 = KAFKA_4_0.with_(tv2_partition_add="leader-epoch-blind",
+#: the 4.0 development trunk of 10-21 January 2025 (never released), after KAFKA-18464 (PR 18467) and before
+#: KAFKA-18575 (PR 18604) and KAFKA-18660 (PR 18730): the leader's epoch-aware add (KAFKA-14563's commit,
+#: 755adf8a56), a marker clears the next transaction's verification entry (before KAFKA-18654 [1/2]), a TV2 rotation
+#: also answers the old producer id, and AddPartitionsToTxn and a TV2 EndTxn check the producer id first
+KAFKA_4_0_DEV_2025_01 = KAFKA_4_0.with_(tv2_partition_add="leader",
                                         tv2_rotation_answer_next_producer_id=False, add_partitions_pending_first=False,
                                         tv2_end_txn_pending_before_producer_id=False,
                                         tv2_marker_keeps_verification=False)
@@ -547,6 +565,12 @@ KAFKA_4_0_DEV_2025_01_28 = KAFKA_4_0.with_(tv2_rotation_answer_next_producer_id=
 #: the 4.0 development trunk of early January 2025 (before KAFKA-18464's fix of January 10; never released): as
 #: kafka-4.0-dev-2025-01-28, and a TV2 EndTxn checks the epoch before a pending completion
 KAFKA_4_0_DEV_2025_01_09 = KAFKA_4_0_DEV_2025_01_28.with_(tv2_end_txn_pending_first=False)
+#: kafka-4.0-dev-2025-01-28 with the leader's add modelled: KAFKA-18575's early CONCURRENT_TRANSACTIONS (PR 18604,
+#: January 22, 2025, 94a1bfb128; on the 4.0 branch 82ccf75ae0) for a batch above the epoch of an open transaction
+KAFKA_4_0_DEV_2025_01_28_LEADER_ADD = KAFKA_4_0_DEV_2025_01_28.with_(tv2_partition_add="leader",
+                                                                     tv2_leader_concurrent_below_epoch=True)
+#: a counterfactual, in no Kafka snapshot: 4.0.0's leader add with 3.x's epoch-blind hasOngoingTransaction
+TV2_LEADER_ADD_EPOCH_BLIND = KAFKA_4_0_LEADER_ADD.with_(tv2_partition_add="leader-epoch-blind")
 #: a what-if of two switches, never released as such (fidelity audit C7)
 KAFKA_LATER_TRUNK = KAFKA_4_0.with_(persist_prev_producer_id=True)
 #: trunk after KAFKA-19367 (one bump per fence-abort) and the Java TransactionMetadata (KAFKA-18884),
@@ -626,12 +650,16 @@ VARIANTS: dict[str, NamedProtocol] = {
     "kafka-4.0-leader-add": NamedProtocol("Kafka 4.0 as kafka-4.0, with KIP-890 part 2's implicit partition add "
                                           "modelled: the TV2 client sends no AddPartitionsToTxn, the leader adds the "
                                           "partition unless the producer has a transaction open there at the "
-                                          "batch's epoch (KAFKA-18654, 4.0.0)", KAFKA_4_0_LEADER_ADD),
-    "kafka-4.0-dev-2025-01": NamedProtocol("the 4.0 development trunk of 10-21 January 2025 (never released): as "
-                                           "kafka-4.0-leader-add, but the leader skips the add when the producer has "
-                                           "a transaction open at any epoch, so the next transaction's batch can join "
-                                           "the one still completing (KAFKA-18575); before KAFKA-18660 too (as "
-                                           "kafka-4.0-dev-2025-01-28)", KAFKA_4_0_DEV_2025_01),
+                                          "batch's epoch (KAFKA-14563's epoch-aware check), and a marker at the "
+                                          "epoch of the next transaction's verification entry keeps it "
+                                          "(KAFKA-18654 [1/2], 4.0.0)", KAFKA_4_0_LEADER_ADD),
+    "kafka-4.0-dev-2025-01": NamedProtocol("the 4.0 development trunk of 10-21 January 2025 (never released), before "
+                                           "KAFKA-18575: as kafka-4.0-leader-add (the same epoch-aware check), but "
+                                           "every marker clears the producer's verification entry, so a batch of "
+                                           "the next transaction whose add started before the previous "
+                                           "transaction's marker is refused INVALID_TXN_STATE (the race of "
+                                           "KAFKA-18575's PR); before KAFKA-18660 too (as kafka-4.0-dev-2025-01-28)",
+                                           KAFKA_4_0_DEV_2025_01),
     "kafka-4.0-dev-2025-01-09": NamedProtocol("the 4.0 development trunk of early January 2025, before KAFKA-18464's "
                                               "fix (PR 18467, January 10; never released): as kafka-4.0-dev-2025-01-28, "
                                               "and a TV2 EndTxn checks the epoch before a pending completion, so an "
@@ -643,6 +671,11 @@ VARIANTS: dict[str, NamedProtocol] = {
                                               "producer id with the exhausted epoch, and AddPartitionsToTxn checks the "
                                               "producer id before a pending completion",
                                               KAFKA_4_0_DEV_2025_01_28),
+    "kafka-4.0-dev-2025-01-28-leader-add": NamedProtocol(
+        "the 4.0 development trunk of 22-29 January 2025 (never released), after KAFKA-18575 (PR 18604): as "
+        "kafka-4.0-dev-2025-01-28 with the leader's add modelled, and the leader answers CONCURRENT_TRANSACTIONS "
+        "for a batch above the epoch of a transaction still open there instead of starting its add "
+        "(reverted by KAFKA-18654 [1/2], February 3)", KAFKA_4_0_DEV_2025_01_28_LEADER_ADD),
     "kafka-4.0-dev-2024-12": NamedProtocol("the 4.0 development trunk of December 2024 (never released), after "
                                            "KAFKA-14563 moved a TV2 partition's add to the leader: as "
                                            "kafka-4.0-dev-2025-01, and a client upgrading to TV2 keeps its epoch, "
@@ -729,6 +762,11 @@ VARIANTS: dict[str, NamedProtocol] = {
     "tv2-rotation-markers-new-producer-id": NamedProtocol(
         "counterfactual: 4.0, but a transaction that rotates the producer id at epoch overflow writes its "
         "markers under the new producer id", KAFKA_4_0.with_(rotation_markers_new_producer_id=True)),
+    "tv2-leader-add-epoch-blind": NamedProtocol(
+        "counterfactual, in no Kafka snapshot: kafka-4.0-leader-add with 3.x's epoch-blind hasOngoingTransaction "
+        "(KAFKA-14563's commit made it epoch-aware when it moved the add to the leader), so a batch of the next "
+        "transaction joins the one still completing: why the check must be epoch-aware",
+        TV2_LEADER_ADD_EPOCH_BLIND),
     "tv2-without-verification": NamedProtocol("counterfactual: 4.0's per-transaction epoch bump without KIP-890 "
                                               "part 1's verification", KAFKA_4_0.with_(partition_verification=False)),
 }

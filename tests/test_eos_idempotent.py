@@ -20,6 +20,7 @@ from eoscheck.model.state import (
     QUEUED,
     RETRY,
     FollowerState,
+    IdempotentClient,
     LogRecord,
     PartitionState,
     ProduceRequest,
@@ -340,6 +341,85 @@ def test_the_shape_puts_back_the_times_and_refuses_a_new_or_moved_batch() -> Non
                 with_shape(c, p._replace(batches=p.batches[::-1]))
         with pytest.raises(ValueError, match="adds or moves"):
             with_shape(c, p._replace(batches=(*p.batches, cl.send(c, 0).batches[-1]._replace(created=None))))
+
+
+def _with_shape_walk(client: IdempotentClient, new: IdempotentClient) -> IdempotentClient:
+    """``with_shape`` as one walk by record (its general path, the reference for its fast one)."""
+    times = {b.record: b.created for b in client.batches}
+    return new._replace(batches=tuple(b._replace(created=times[b.record]) for b in new.batches))
+
+
+def test_send_writes_the_queued_projection_and_it_puts_back_the_times() -> None:
+    """Send reads the client's shape and writes ``queued`` (the shape and its last batch's time): the
+    client it leaves is ``cl.send``'s on the whole client, and the projection's put and get agree."""
+    from eoscheck.model.machines.eos_idempotent import queued, shape, with_queued, with_shape
+    m = idem(idempotent_records=3, max_in_flight=3, lost_responses=1, max_ticks=3, delivery_timeout=2)
+    sent = 0
+    clients = set()
+    for s in reachable(m, 3000):
+        v = m.view(s)
+        clients.add(v.client[0])
+        for _, w in steps(m, s, "Send"):
+            assert w.client[0] == cl.send(v.client[0], v.now)
+            sent += 1
+    assert sent > 100 and sum(len(c.batches) >= 2 for c in clients) > 20
+    for c in clients:
+        q = queued(c)
+        assert with_queued(c, q) == c and queued(with_queued(c, q)) == q
+        if c.sent < 3:
+            grown = cl.send(c, 7)
+            assert with_queued(c, queued(grown)) == grown and queued(grown)[1] == 7
+        if c.batches:
+            with pytest.raises(ValueError, match="last batch the time"):
+                with_queued(c, (q[0], q[1] + 1))
+        # with_shape's one-pass pairing of the kept last batches is the walk by record
+        p = shape(c)
+        for k in range(len(c.batches) + 1):
+            kept = p._replace(batches=p.batches[k:])
+            assert with_shape(c, kept) == _with_shape_walk(c, kept)
+        if len(c.batches) >= 3:  # a middle batch dropped: the walk
+            gap = p._replace(batches=(p.batches[0], *p.batches[2:]))
+            assert with_shape(c, gap) == _with_shape_walk(c, gap)
+
+
+def test_drain_and_expiry_projections_agree_with_their_functions() -> None:
+    """The ``drain`` and ``expiry`` projections take ``timing``'s answer for the client it last saw:
+    the same as computing them, whichever client ``timing`` saw last."""
+    from eoscheck.model.machines.eos_idempotent import drain, drain_next, expiry, oldest, timing
+    m = idem(idempotent_records=3, max_in_flight=3, lost_responses=1, max_ticks=3, delivery_timeout=2)
+    clients = sorted({m.view(s).client[0] for s in reachable(m, 2000)}, key=repr)
+    assert len({drain_next(c) for c in clients}) > 3 and len({expiry(c) for c in clients}) > 3
+    for a, b in zip(clients, clients[1:] + clients[:1]):
+        timing(a)
+        assert (drain(a), oldest(a), drain(b), oldest(b)) == (drain_next(a), expiry(a), drain_next(b), expiry(b))
+        # an equal client that is another object is computed, not taken
+        twin = IdempotentClient(*a)
+        assert twin is not a and (drain(twin), oldest(twin)) == (drain_next(a), expiry(a))
+
+
+def test_the_produce_steps_are_built_in_place_as_their_builders_build_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """HandleProduce (the leader's ``appendable`` written, a response sent, or a response alone) and
+    HandleProduceResponse (its sender's ``shape``, indexed by the message) are built in place: every
+    outcome they make has a shape the generated successors build without calling its builder, and the
+    successors are those of a machine whose step lines all call their builders."""
+    from eoscheck.checker.compose.rules import _Rule
+    bounds = {"idempotent_records": 3, "max_in_flight": 3, "lost_responses": 1, "max_ticks": 3,
+              "delivery_timeout": 2, "leader_failovers": 1}
+    m = idem(**bounds)
+    rules = {r.action: r for r in m._plan.rules if isinstance(r, _Rule) and r.receive is not None}
+    states = list(reachable(m, 4000))
+    monkeypatch.setattr(_Rule, "_apply_shapes", lambda self, env, shapes, name, call: [call])
+    ref = idem(**bounds)
+    assert all(m.successors(s) == ref.successors(s) for s in states)
+    for action in ("HandleProduce", "HandleProduceResponse"):
+        rule_ = rules[action]
+        _, env = rule_.inline
+        in_place = {v for k, v in env.items() if k.startswith(rule_.tag + "R")}
+        outs = [o for got in rule_.flat.values() for o in got] if action == "HandleProduce" else [
+            o for _, _, bindings in (x for plan in rule_.per_channel.values() for x in plan)
+            for b, _, _ in bindings for got in b.memo.values() for o in got]
+        builds = {o[1] for o in outs}
+        assert len(outs) > 20 and len(builds) >= (2 if action == "HandleProduce" else 1) and builds <= in_place, action
 
 
 @pytest.mark.parametrize(("variant", "bounds"), PROJECTED, ids=[f"{v}-{i}" for i, (v, _) in enumerate(PROJECTED)])

@@ -1,7 +1,8 @@
 """KIP-890 part 2's implicit partition add in ``kafka.eos`` (``Protocol.tv2_partition_add``,
-model/machines/eos_tv2_add.py): the leader's check before it adds a partition, epoch-aware (4.0.0,
-KAFKA-18654) or epoch-blind (the 2025-01 trunk, KAFKA-18575); the class each configuration runs on;
-the refusals; and the verdicts of the spec pair."""
+model/machines/eos_tv2_add.py): the leader's check before it adds a partition, epoch-aware in every trunk
+with the leader's add (KAFKA-14563's commit) or epoch-blind in the counterfactual; KAFKA-18575's early
+CONCURRENT_TRANSACTIONS (``tv2_leader_concurrent_below_epoch``); the class each configuration runs on;
+the refusals; and the verdicts of the spec pairs."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from eoscheck.checker.cli import main
 from eoscheck.model.errors import Errors
 from eoscheck.model.machines.eos import EosMachine, machine, machine_class
 from eoscheck.model.machines.eos_model import BOUNDS
-from eoscheck.model.machines.eos_tv2_add import Tv2LeaderAddMachine, leader_skips_add
+from eoscheck.model.machines.eos_tv2_add import EARLY_CONCURRENT, Tv2LeaderAddMachine, leader_skips_add
+from eoscheck.model.partition.txn_produce import AWAITED, handle_txn_produce
+from eoscheck.model.partition.verification import GUARDED, SENTINEL
 from eoscheck.model.producer import transactional as tx
 from eoscheck.model.protocol import KAFKA_4_0, VARIANTS, Tv2PartitionAdd
 from eoscheck.model.state import (
@@ -29,7 +32,9 @@ from eoscheck.model.transactions.codes import TxnState
 from eoscheck.model.transactions.log import EntryKind, LogEntry
 from spec_pairs import check_spec_pair_member
 
-PRE, POST = "kafka-4.0-dev-2025-01", "kafka-4.0-leader-add"
+#: the trunk before KAFKA-18575, the trunk after it (before KAFKA-18654 [1/2]), 4.0.0, and the counterfactual
+PRE, EARLY, POST = "kafka-4.0-dev-2025-01", "kafka-4.0-dev-2025-01-28-leader-add", "kafka-4.0-leader-add"
+BLIND = "tv2-leader-add-epoch-blind"
 
 
 def _open_at_epoch_0() -> TxnPartitionState:
@@ -46,14 +51,17 @@ def _preparing_commit() -> TxnMetadata:
 def test_the_leader_skips_the_add_only_for_a_transaction_open_at_the_batchs_epoch_unless_epoch_blind() -> None:
     leader = _open_at_epoch_0()
     assert leader_skips_add(leader, 0, 0, epoch_blind=False) and leader_skips_add(leader, 0, 0, epoch_blind=True)
-    assert not leader_skips_add(leader, 0, 1, epoch_blind=False)  # 4.0.0: the next transaction's batch is added
-    assert leader_skips_add(leader, 0, 1, epoch_blind=True)  # the 2025-01 trunk: it joins the open one
+    # every trunk with the leader's add: the next transaction's batch is added
+    assert not leader_skips_add(leader, 0, 1, epoch_blind=False)
+    assert leader_skips_add(leader, 0, 1, epoch_blind=True)  # the counterfactual: it joins the open one
     closed = leader._replace(producers=(leader.producers[0]._replace(current_txn_first_offset=-1),))
     assert not leader_skips_add(closed, 0, 1, epoch_blind=True)
     assert not leader_skips_add(TxnPartitionState((), 0, ()), 0, 0, epoch_blind=True)
 
 
-@pytest.mark.parametrize(("variant", "error", "appended"), [(PRE, Errors.NONE, True),
+@pytest.mark.parametrize(("variant", "error", "appended"), [(BLIND, Errors.NONE, True),
+                                                             (PRE, Errors.NOT_ENOUGH_REPLICAS, False),
+                                                             (EARLY, Errors.NOT_ENOUGH_REPLICAS, False),
                                                              (POST, Errors.NOT_ENOUGH_REPLICAS, False)])
 def test_the_next_transactions_batch_before_the_marker(variant: str, error: int, appended: bool) -> None:
     m = machine(variant, transactions=2)
@@ -65,11 +73,51 @@ def test_the_next_transactions_batch_before_the_marker(variant: str, error: int,
                            producer=tv2_client)
     assert out["error"] == error
     assert (len(out["leader"].log) == 2) == appended
-    # the leader's add answered CONCURRENT_TRANSACTIONS (the batch sees ReplicaManager's NOT_ENOUGH_REPLICAS,
-    # retried) and wrote nothing; the skipped add wrote nothing either
+    # the leader's add answered CONCURRENT_TRANSACTIONS, or (EARLY) the leader did before any add (the batch sees
+    # ReplicaManager's NOT_ENOUGH_REPLICAS, retried), and wrote nothing; the skipped add wrote nothing either
     assert "txn" not in out
     if appended:  # the batch joined the transaction still open at epoch 0: the same first offset
         assert out["leader"].producers[0].current_txn_first_offset == 0 and out["leader"].producers[0].epoch == 1
+
+
+@pytest.mark.parametrize(("variant", "early"), [(PRE, False), (EARLY, True), (POST, False)])
+def test_kafka_18575_answers_before_any_verification_starts(variant: str, early: bool) -> None:
+    """With the add apart from the append and the coordinator's answer a step of its own: before KAFKA-18575
+    (and in 4.0.0) the leader creates an entry at the bumped epoch and sends the add; KAFKA-18575's leader
+    answers CONCURRENT_TRANSACTIONS at once, with no entry and nothing sent."""
+    m = machine(variant, transactions=2, verification_steps=1, verification_answers=1)
+    req = ProduceRequest(0, 0, 1, 0, 1, 0, 0)
+    tv2_client = tx.new_producer(2)._replace(tv=2)
+    out = m.verify_produce(partition=0, client=0, msg=Routed(0, 0, 0, 1, req), leader=_open_at_epoch_0(),
+                           txn=_preparing_commit(), now=0, coordinator_epoch=0, producer=tv2_client)
+    (item,) = out["leader"].pending
+    if early:
+        assert (out["answer"], out["guard"]) == (EARLY_CONCURRENT, SENTINEL) == (Errors.NOT_ENOUGH_REPLICAS, SENTINEL)
+        assert not out["leader"].verifications and item.adds == 0
+    else:
+        assert (out["answer"], out["guard"], item.adds) == (AWAITED, GUARDED, 1)
+        assert [v.epoch for v in out["leader"].verifications] == [1]
+
+
+@pytest.mark.parametrize("concurrent", [False, True])
+def test_kafka_18575s_append_check_refuses_a_batch_above_the_open_transactions_epoch(concurrent: bool) -> None:
+    # a guarded batch at epoch 1 while the producer's transaction at epoch 0 is open: the append's
+    # hasOngoingTransaction throws ConcurrentTransactionsException with KAFKA-18575, before the guard is looked at
+    out = handle_txn_produce(_open_at_epoch_0(), producer_id=0, epoch=1, seq=0, value=1, timestamp=0, max_seq=7,
+                             cache_size=5, unknown_producer="accept", old_duplicate_error=False, guard=GUARDED,
+                             ongoing_at_epoch=True, concurrent_below_epoch=concurrent)
+    if concurrent:
+        assert (out.error, out.offset, out.partition) == (Errors.CONCURRENT_TRANSACTIONS, -1, _open_at_epoch_0())
+    else:
+        assert out.error == Errors.NONE and len(out.partition.log) == 2
+
+
+def test_kafka_18575s_early_answer_is_reached() -> None:
+    from eoscheck.checker.compose.testing import reachable_steps
+    m = machine(EARLY, transactions=2, verification_steps=1, verification_answers=1)
+    early = [step for _, step, _ in reachable_steps(m)
+             if step[0] == "VerifyProduce" and step[-2:] == (SENTINEL, EARLY_CONCURRENT)]
+    assert early
 
 
 def test_a_tv2_client_of_the_leader_add_machine_drains_without_add_partitions() -> None:
@@ -83,7 +131,11 @@ def test_a_tv2_client_of_the_leader_add_machine_drains_without_add_partitions() 
 def test_each_configuration_runs_on_its_class() -> None:
     assert machine_class(KAFKA_4_0) is EosMachine and type(machine("kafka-4.0")) is EosMachine
     assert machine_class(VARIANTS[PRE].protocol) is Tv2LeaderAddMachine
-    assert VARIANTS[PRE].protocol.tv2_partition_add == Tv2PartitionAdd.LEADER_EPOCH_BLIND
+    # no Kafka variant has the epoch-blind check: only the named counterfactual
+    assert {name for name, v in VARIANTS.items()
+            if v.protocol.tv2_partition_add == Tv2PartitionAdd.LEADER_EPOCH_BLIND} == {BLIND}
+    assert VARIANTS[BLIND].doc.startswith("counterfactual")
+    assert VARIANTS[PRE].protocol.tv2_partition_add == VARIANTS[EARLY].protocol.tv2_partition_add == Tv2PartitionAdd.LEADER
     assert KAFKA_4_0.tv2_partition_add == Tv2PartitionAdd.CLIENT  # the default variants keep the abstraction
     values = {name: b.default for name, b in BOUNDS.items()}
     assert type(EosMachine(VARIANTS[POST].protocol, values)) is Tv2LeaderAddMachine
@@ -109,6 +161,15 @@ def test_leader_add_needs_every_producer_a_tv2_client(capsys: pytest.CaptureFixt
     assert code == 2 and len(err) == 1 and "needs every producer a TV2 client" in err[0] and "Traceback" not in err[0]
 
 
+@pytest.mark.parametrize("add", ["client", "leader-epoch-blind"])
+def test_kafka_18575s_switch_needs_the_leaders_epoch_aware_add(add: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert VARIANTS[POST].protocol.with_(tv2_leader_concurrent_below_epoch=True).consistency_error() is None
+    code = main(["check", "--model", "kafka.eos", "--variant", POST, "--set", f"tv2_partition_add={add}",
+                 "--set", "tv2_leader_concurrent_below_epoch=true", "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "needs tv2_partition_add=leader" in err[0]
+
+
 @pytest.mark.parametrize("bumps", [True, False])
 def test_upgrading_to_tv2_bumps_the_epoch_only_with_the_switch(bumps: bool) -> None:
     protocol = VARIANTS[POST].protocol.with_(transaction_version="tv1", client_tv_change="upgrade",
@@ -121,12 +182,20 @@ def test_upgrading_to_tv2_bumps_the_epoch_only_with_the_switch(bumps: bool) -> N
     assert out["producer"].tv == 2 and (out["producer"].phase == TXN_BUMP) == bumps
 
 
-@pytest.mark.parametrize(("name", "length"), [("eos-tv2-next-txn-joins-completing-kafka-4.0-dev-2025-01", 19),
+@pytest.mark.parametrize(("name", "length"), [("eos-tv2-next-txn-joins-completing-epoch-blind-counterfactual", 19),
+                                              ("eos-tv2-next-txn-joins-completing-kafka-4.0-dev-2025-01", None),
                                               ("eos-tv2-next-txn-joins-completing-kafka-4.0", None),
                                               ("eos-tv2-upgrade-joins-last-tv1-txn-no-upgrade-bump", 22),
                                               ("eos-tv2-upgrade-joins-last-tv1-txn-kafka-4.0", None)])
 def test_the_spec_pairs(name: str, length: int | None) -> None:
     check_spec_pair_member(name, "AtomicTransactions", length)
+
+
+@pytest.mark.parametrize(("name", "length"), [
+    ("eos-kafka-18575-next-txn-refused-after-marker-kafka-4.0-dev-2025-01", 21),
+    ("eos-kafka-18575-next-txn-refused-after-marker-kafka-4.0-dev-2025-01-28-leader-add", None)])
+def test_the_kafka_18575_spec_pair(name: str, length: int | None) -> None:
+    check_spec_pair_member(name, "NoSpuriousTxnStateRefusal", length)
 
 
 # --- the coordinator's answer to the leader's add, as the produce request sees it (fid14 item 3) -----------

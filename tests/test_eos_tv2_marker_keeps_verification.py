@@ -74,7 +74,8 @@ def test_the_switch_is_on_from_4_0_0_and_off_before() -> None:
     on = {name for name, v in P.VARIANTS.items() if v.protocol.tv2_marker_keeps_verification}
     assert {"kafka-4.0", "kafka-4.0-leader-add", "kafka-java-coordinator", "kafka-trunk-2026"} <= on
     assert not on & {"kafka-4.0-dev-2025-01", "kafka-4.0-dev-2024-12", "kafka-4.0-dev-2025-01-28",
-                     "kafka-4.0-dev-2025-01-09", "kafka-3.8-3.9", "kafka-3.6-3.7"}
+                     "kafka-4.0-dev-2025-01-28-leader-add", "kafka-4.0-dev-2025-01-09", "kafka-3.8-3.9",
+                     "kafka-3.6-3.7"}
 
 
 def _machine(variant: str, **switches: Any) -> EosMachine:
@@ -97,12 +98,16 @@ def _spurious_refusal(m: EosMachine) -> bool:
 @pytest.mark.parametrize(("variant", "switches", "refused"), [
     ("kafka-4.0-leader-add", {}, False),
     ("kafka-4.0-leader-add", {"tv2_marker_keeps_verification": False}, True),
-    # the 4.0 trunk before KAFKA-18575 as its code reads (KAFKA-14563's epoch-aware leader check, every marker
-    # clears): the same refusal
-    ("kafka-4.0-dev-2025-01", {"tv2_partition_add": "leader"}, True),
+    # the 4.0 trunk before KAFKA-18575 (KAFKA-14563's epoch-aware leader check, every marker clears): the same
+    # refusal
+    ("kafka-4.0-dev-2025-01", {}, True),
+    # KAFKA-18575's trunk: every marker still clears, but the leader answers CONCURRENT_TRANSACTIONS instead of
+    # starting an entry the marker would clear; without that early answer, the refusal again
+    ("kafka-4.0-dev-2025-01-28-leader-add", {}, False),
+    ("kafka-4.0-dev-2025-01-28-leader-add", {"tv2_leader_concurrent_below_epoch": False}, True),
 ])
-def test_only_the_keep_removes_the_after_marker_refusal(variant: str, switches: dict[str, Any],
-                                                        refused: bool) -> None:
+def test_the_keep_or_kafka_18575s_early_answer_removes_the_after_marker_refusal(variant: str, switches: dict[str, Any],
+                                                                                refused: bool) -> None:
     assert _spurious_refusal(_machine(variant, **switches)) == refused
 
 

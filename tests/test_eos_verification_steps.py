@@ -226,8 +226,9 @@ def test_the_append_asks_for_the_transaction_at_the_batch_epoch_in_4_0() -> None
     item = leader.pending[0]
     blind = finish_verified_produce(leader, item, value=1, stale_epoch_first=False, **_ROOM)
     aware = finish_verified_produce(leader, item, value=1, stale_epoch_first=False, ongoing_at_epoch=True, **_ROOM)
-    # 3.x / the epoch-blind trunk: an open transaction at any epoch lets the SENTINEL batch through (it then
-    # joins that transaction); 4.0 (KAFKA-18654) asks for its guard, which a SENTINEL is not
+    # 3.x / the epoch-blind counterfactual: an open transaction at any epoch lets the SENTINEL batch through (it
+    # then joins that transaction); every trunk with the leader's add (KAFKA-14563's commit) asks for its guard,
+    # which a SENTINEL is not
     assert blind.error == Errors.NONE and aware.error == Errors.INVALID_TXN_STATE
 
 
@@ -245,10 +246,12 @@ def _sentinel_overtaken(variant: str, **bounds: int) -> set[int]:
             if step[0] == "AppendVerifiedProduce" and step[-2] == SENTINEL and step[-1] != Errors.NONE}
 
 
-def test_kafka_18575s_second_outcome_needs_the_steps_apart() -> None:
-    # the 2025-01 trunk skips the add for a batch of the next transaction while the previous one is open at
-    # the old epoch; the previous transaction's marker can land before the append, which then has no
-    # transaction and a SENTINEL guard: INVALID_TXN_STATE
-    bounds = {"transactions": 2, "batches": 1}
-    assert int(Errors.INVALID_TXN_STATE) in _sentinel_overtaken("kafka-4.0-dev-2025-01", verification_steps=1, **bounds)
-    assert not _sentinel_overtaken("kafka-4.0-leader-add", verification_steps=1, **bounds)
+def test_only_the_epoch_blind_counterfactual_lets_the_marker_overtake_a_skipped_add() -> None:
+    # the counterfactual skips the add for a batch of the next transaction while the previous one is open at
+    # the old epoch; that transaction's marker can land before the append, which then has no transaction and a
+    # SENTINEL guard: INVALID_TXN_STATE. With the epoch-aware check (every trunk with the leader's add) a batch
+    # skips the add only at its own transaction's epoch, whose marker cannot come before its batches are acked
+    bounds = {"transactions": 2, "batches": 1, "verification_steps": 1}
+    assert int(Errors.INVALID_TXN_STATE) in _sentinel_overtaken("tv2-leader-add-epoch-blind", **bounds)
+    assert not _sentinel_overtaken("kafka-4.0-dev-2025-01", **bounds)
+    assert not _sentinel_overtaken("kafka-4.0-leader-add", **bounds)

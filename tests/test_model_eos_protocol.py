@@ -75,6 +75,11 @@ def test_kafka_releases_differ_by_the_fixes_they_shipped() -> None:
                                                              "tv2_end_txn_pending_before_producer_id",
                                                              "tv2_marker_keeps_verification"}  # February 3
     assert diff(P.KAFKA_4_0_DEV_2025_01_09, P.KAFKA_4_0_DEV_2025_01_28) == {"tv2_end_txn_pending_first"}
+    # with the leader's add: the trunks of 10-21 and 22-29 January differ by KAFKA-18575 alone (January 22), and
+    # 10-21 January differs from 4.0.0 by the fixes above, not by the leader's check (epoch-aware in both)
+    assert diff(P.KAFKA_4_0_DEV_2025_01, P.KAFKA_4_0_DEV_2025_01_28_LEADER_ADD) == {"tv2_leader_concurrent_below_epoch"}
+    assert diff(P.KAFKA_4_0_DEV_2025_01_28, P.KAFKA_4_0_DEV_2025_01) == {"tv2_partition_add"}
+    assert diff(P.KAFKA_4_0_LEADER_ADD, P.TV2_LEADER_ADD_EPOCH_BLIND) == {"tv2_partition_add"}
     assert diff(P.KAFKA_4_0, P.KAFKA_JAVA_COORDINATOR) == {"tv2_fence_double_bump",  # KAFKA-19367
                                                            "previous_producer_id_update"}  # KAFKA-18884
     assert diff(P.KAFKA_2_4, P.KAFKA_2_4_1) == {"marker_sets_producer_timestamp"}  # KAFKA-9144

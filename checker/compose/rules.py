@@ -845,22 +845,43 @@ class _Rule:
         return self._apply_shapes(env, shapes, name, "append((step, build(s, a)))")
 
     def _receive_shapes(self, rslot: int, bslot: int) -> list[tuple[tuple[int, ...], tuple[int, ...], int, int]]:
-        """A receive rule's shapes of every write and every send, and of every write and no send,
-        where its writes are one actor's, indexed by a field of the message (a client taking its
-        answer: kafka.init_producer_id's HandleInitProducerIdResponse, the rest of its steps):
-        one pair per actor, up to ``RECEIVE_SHAPES`` shapes. None for other receive rules, whose
-        outcomes' shapes their declarations leave open (the bindings differ per message)."""
-        if len(self.writes) != 1:
-            return []
-        ref = self.writes[0]
-        if ref.param not in self.from_msg or ref.projection is not None or 2 * ref.count > RECEIVE_SHAPES:
-            return []
+        """A receive rule's shapes built in place besides the message taken alone, up to
+        ``RECEIVE_SHAPES``. Where its writes are one actor's, indexed by a field of the message (a
+        client taking its answer: kafka.init_producer_id's HandleInitProducerIdResponse, the
+        idempotent preset's HandleProduceResponse through the client's shape): the shapes of every
+        write and every send, and of every write and no send, one pair per actor. Where its writes
+        are all of fixed parts (the idempotent preset's HandleProduce: the leader's ``appendable``
+        and the follower): each subset of the writes, the largest first, with every send and with
+        none. None for other receive rules, whose outcomes' shapes their declarations leave open
+        (the bindings differ per message)."""
         placed = self.plan.placed
         sent = tuple(placed(slot) for slot, _ in self.sends.values())
         out: list[tuple[tuple[int, ...], tuple[int, ...], int, int]] = []
-        for i in range(ref.count):
-            written = (placed(ref.base + i),)
-            out += [(written, sent, rslot, bslot), (written, (), rslot, bslot)]
+        if len(self.writes) == 1 and self.writes[0].param in self.from_msg:
+            ref = self.writes[0]
+            if 2 * ref.count > RECEIVE_SHAPES:
+                return []
+            for i in range(ref.count):
+                k = placed(ref.base + i)
+                # a write through a projection folds the place per state: ``_outcome`` lists it
+                # with the sends, before the channels'
+                if ref.projection is None:
+                    out += [((k,), sent, rslot, bslot), ((k,), (), rslot, bslot)]
+                else:
+                    out += [((), (k, *sent), rslot, bslot), ((), (k,), rslot, bslot)]
+            return out
+        if not self.writes or any(ref.param is not None for ref in self.writes):
+            return []
+        if 2 ** len(self.writes) * (2 if sent else 1) > RECEIVE_SHAPES:
+            return []
+        for n in range(len(self.writes), -1, -1):
+            for subset in itertools.combinations(self.writes, n):
+                written: list[int] = []
+                puts: list[int] = []
+                for ref in subset:  # in declared order, as ``_outcome`` lists an outcome's writes
+                    slots = [placed(k) for k in ref.slots({})]
+                    (puts if ref.projection is not None else written).extend(slots if ref.whole else slots[:1])
+                out += [(tuple(written), (*puts, *x), rslot, bslot) for x in ((sent, ()) if sent else ((),))]
         return out
 
     def _apply_shapes(self, env: dict[str, Any], shapes: list[tuple[tuple[int, ...], tuple[int, ...], int, int]],

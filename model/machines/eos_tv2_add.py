@@ -1,7 +1,7 @@
-"""``kafka.eos`` with KIP-890 part 2's implicit partition add (``Protocol.tv2_partition_add`` leader or
-leader-epoch-blind): a TV2 client sends no AddPartitionsToTxn for its output partitions, and the leader
-adds a partition with the transaction coordinator before it appends the producer's batch there,
-unless it takes the producer's transaction to be open on the partition already. The coordinator's
+"""``kafka.eos`` with KIP-890 part 2's implicit partition add (``Protocol.tv2_partition_add`` leader, or the
+counterfactual leader-epoch-blind): a TV2 client sends no AddPartitionsToTxn for its output partitions, and
+the leader adds a partition with the transaction coordinator before it appends the producer's batch there,
+unless the producer has a transaction open on the partition at the batch's epoch. The coordinator's
 answer to that add reaches the batch as ``AddPartitionsToTxnManager`` and ``ReplicaManager`` convert it,
 the same conversion as KIP-890 part 1's verification (``partition.verification.verification_produce_error``).
 
@@ -12,9 +12,14 @@ configurations compile the rules they always did.
 
 Abstractions: the leader's AddPartitionsToTxn and the append are one step (the VerificationGuard
 makes verify-then-append atomic) unless ``verification_steps`` puts them apart (``VerifyProduce`` below,
-``eos_verification``): then KAFKA-18575's second outcome, a marker written between the leader's check
-and its append (INVALID_TXN_STATE for the batch), is reachable in the epoch-blind trunk, and the append
-asks for the transaction at the batch's epoch in 4.0 (``ongoing_at_epoch``). The __consumer_offsets
+``eos_verification``): then the race KAFKA-18575's PR describes is reachable, a batch of the next
+transaction whose add started before the previous transaction's marker, refused INVALID_TXN_STATE at its
+append once that marker cleared its verification entry (the trunk before February 3, 2025:
+``tv2_marker_keeps_verification`` off). Every trunk with the leader's add asked for the transaction at the
+batch's epoch, in the leader's check and the append's (``hasOngoingTransaction(producerId, producerEpoch)``
+since KAFKA-14563's commit; ``ongoing_at_epoch``); from January 22 to February 3, 2025 it also answered
+CONCURRENT_TRANSACTIONS for a transaction open at a lower epoch (``tv2_leader_concurrent_below_epoch``,
+KAFKA-18575). The __consumer_offsets
 partition still joins with the client's AddOffsetsToTxn; a group's members and the instances keep
 their own AddPartitionsToTxn rules, so those bounds are refused. With ``client_tv_change=upgrade`` the
 clients start on TV1 (their own AddPartitionsToTxn, the leader's verify-only check) and the leader
@@ -34,8 +39,8 @@ from eoscheck.checker.registry import SwitchValue
 
 from ..errors import Errors, error_name
 from ..partition.producer_state import find_entry
-from ..partition.txn_produce import AWAITED, answer_verification
-from ..partition.verification import verification_produce_error
+from ..partition.txn_produce import AWAITED, answer_verification, refuse_before_verification
+from ..partition.verification import SENTINEL, produce_verification_error, verification_produce_error
 from ..protocol import ClientTvChange, Protocol, Tv2PartitionAdd
 from ..state import TXN_BUMP, TXN_READY, ProduceRequest, Routed, TxnMetadata, TxnPartitionState, TxnProducer
 from ..transactions.add_partitions import add_partitions_to_txn
@@ -45,14 +50,28 @@ from .eos_verification import GUARD_NAMES, _answering, answer_name
 
 
 def leader_skips_add(leader: TxnPartitionState, producer_id: int, epoch: int, epoch_blind: bool) -> bool:
-    """The leader appends without adding the partition: the producer has a transaction open on it
-    (``UnifiedLog.hasOngoingTransaction``), at the batch's epoch (4.0.0, KAFKA-18654) or, before
-    KAFKA-18575, at any epoch: a TV2 batch of the next transaction then joins the one whose marker
-    has not arrived yet."""
+    """The leader appends without adding the partition: the producer has a transaction open on it at the
+    batch's epoch (``UnifiedLog.hasOngoingTransaction(producerId, producerEpoch)``, in every trunk with the
+    leader's add: KAFKA-14563's commit made it epoch-aware) or, in the counterfactual ``epoch_blind``
+    (3.x's ``hasOngoingTransaction(producerId)``), at any epoch: a TV2 batch of the next transaction then
+    joins the one whose marker has not arrived yet."""
     entry = find_entry(leader.producers, producer_id)
     if entry is None or entry.current_txn_first_offset < 0:
         return False
     return epoch_blind or entry.epoch == epoch
+
+
+def open_below_epoch(leader: TxnPartitionState, producer_id: int, epoch: int) -> bool:
+    """The producer has a transaction open on the partition at an epoch below the batch's: KAFKA-18575's
+    ``hasOngoingTransaction`` throws ConcurrentTransactionsException then (``tv2_leader_concurrent_below_epoch``):
+    with TV2 the previous transaction is likely still completing."""
+    entry = find_entry(leader.producers, producer_id)
+    return entry is not None and entry.current_txn_first_offset >= 0 and entry.epoch < epoch
+
+
+#: the produce error of the leader's early CONCURRENT_TRANSACTIONS: ``maybeStartTransactionVerificationForPartition``
+#: hands it to ``postVerificationCallback`` without asking the coordinator, which retries it as NOT_ENOUGH_REPLICAS
+EARLY_CONCURRENT = produce_verification_error(int(Errors.CONCURRENT_TRANSACTIONS))
 
 
 class Tv2LeaderAddMachine(EosMachine):
@@ -67,9 +86,12 @@ class Tv2LeaderAddMachine(EosMachine):
                              "a group or instances (members = instances = 0)")
         #: the transaction version of the batch HandleProduce is handling (``produce_verification`` reads it)
         self._batch_tv = 2
-        #: 4.0's ``hasOngoingTransaction(producerId, epoch)`` (KAFKA-18654) in the append's guard check too;
-        #: the epoch-blind trunk asked ``hasOngoingTransaction(producerId)`` there as at the start
+        #: ``hasOngoingTransaction(producerId, epoch)`` (KAFKA-14563's commit) in the append's guard check too;
+        #: the counterfactual asks 3.x's ``hasOngoingTransaction(producerId)`` there as at the start
         self.ongoing_at_epoch = protocol.tv2_partition_add == Tv2PartitionAdd.LEADER
+        #: KAFKA-18575's ConcurrentTransactionsException, at the leader's check and the append's
+        self.concurrent_below_epoch = protocol.tv2_leader_concurrent_below_epoch
+        self._epoch_blind = protocol.tv2_partition_add == Tv2PartitionAdd.LEADER_EPOCH_BLIND
         super().__init__(protocol, bounds, memoize=memoize, extensions=extensions)
         if protocol.client_tv_change == ClientTvChange.NONE:
             # every producer is a TV2 client (``Protocol.consistency_error``): none sends AddPartitionsToTxn,
@@ -95,8 +117,9 @@ class Tv2LeaderAddMachine(EosMachine):
         leader skips the add): it takes the place of KIP-890 part 1's verify-only request."""
         if self._batch_tv < 2:  # a TV1 client's batch (before an upgrade): KIP-890 part 1's verification
             return EosMachine.produce_verification(self, partition, leader, txn, producer_id, epoch)
-        epoch_blind = self.protocol.tv2_partition_add == Tv2PartitionAdd.LEADER_EPOCH_BLIND
-        if leader_skips_add(leader, producer_id, epoch, epoch_blind):
+        if self.concurrent_below_epoch and open_below_epoch(leader, producer_id, epoch):
+            return EARLY_CONCURRENT
+        if leader_skips_add(leader, producer_id, epoch, self._epoch_blind):
             return int(Errors.NONE)
         # the add goes through the same AddPartitionsToTxnManager handler as KIP-890 part 1's verification, and
         # its answer through ReplicaManager's: PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH (abortable for a 2.7+
@@ -125,8 +148,8 @@ class Tv2LeaderAddMachine(EosMachine):
         self._batch_tv = 2
         req = msg.message
         assert isinstance(req, ProduceRequest)
-        epoch_blind = self.protocol.tv2_partition_add == Tv2PartitionAdd.LEADER_EPOCH_BLIND
-        if tv >= 2 and not leader_skips_add(leader, req.producer_id, req.epoch, epoch_blind):
+        early = self.concurrent_below_epoch and open_below_epoch(leader, req.producer_id, req.epoch)
+        if tv >= 2 and not early and not leader_skips_add(leader, req.producer_id, req.epoch, self._epoch_blind):
             added = add_partitions_to_txn(txn, req.producer_id, req.epoch, (partition,),
                                           pending_first=self.protocol.add_partitions_pending_first)
             if added.wrote:
@@ -140,8 +163,9 @@ class Tv2LeaderAddMachine(EosMachine):
     def verify_produce(self, partition: int, client: int, msg: Routed, leader: TxnPartitionState, txn: TxnMetadata,
                        now: int, coordinator_epoch: int = 0, producer: TxnProducer | None = None) -> Any:
         """``SplitVerification``'s VerifyProduce (``verification_steps``) for a TV2 batch: the leader starts
-        the verification unless the producer has a transaction open there (``leader_skips_add``: the SENTINEL
-        guard), and the request it sends the coordinator is the add (``transactionSupportedOperation``
+        the verification unless the producer has a transaction open there at the batch's epoch
+        (``leader_skips_add``: the SENTINEL guard) or, with KAFKA-18575's check, at a lower one (the early
+        CONCURRENT_TRANSACTIONS, nothing started), and the request it sends the coordinator is the add (``transactionSupportedOperation``
         addPartition, Produce v12): the coordinator's metadata after that add and its answer, converted as
         for the one-step rule. A TV1 client's batch (before an upgrade) is KIP-890 part 1's verify-only
         request."""
@@ -155,8 +179,12 @@ class Tv2LeaderAddMachine(EosMachine):
             return out
         if not self.may_hold(leader, client, req):
             return None
-        epoch_blind = self.protocol.tv2_partition_add == Tv2PartitionAdd.LEADER_EPOCH_BLIND
-        if leader_skips_add(leader, req.producer_id, req.epoch, epoch_blind):
+        if self.concurrent_below_epoch and open_below_epoch(leader, req.producer_id, req.epoch):
+            # no verification entry and no request to the coordinator: the error goes straight to the callback
+            after = refuse_before_verification(leader, req, EARLY_CONCURRENT)
+            return {"leader": after, "seq": req.seq, "epoch": req.epoch, "guard": SENTINEL,
+                    "answer": EARLY_CONCURRENT}
+        if leader_skips_add(leader, req.producer_id, req.epoch, self._epoch_blind):
             return self.held(leader, req, None, now)
         # the operation is addPartition, whose supportsEpochBump the new entry records (4.0.0, KAFKA-18654): a
         # marker at the entry's epoch then keeps it (``write_marker``); before, no entry had the flag

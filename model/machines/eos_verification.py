@@ -126,6 +126,8 @@ class SplitVerification:
     n_partitions: int
     #: the append asks ``hasOngoingTransaction(producerId, producerEpoch)`` (the TV2 leader-add class, 4.0)
     ongoing_at_epoch: bool = False
+    #: the append's check answers CONCURRENT_TRANSACTIONS for a batch above an open transaction's epoch (KAFKA-18575)
+    concurrent_below_epoch: bool = False
 
     def _verification_setup(self, bounds: Mapping[str, int]) -> None:
         """This mixin's attributes; ValueError (one line) for a configuration it cannot honour."""
@@ -231,7 +233,8 @@ class SplitVerification:
                                       unknown_producer=p.broker_unknown_producer.value,
                                       old_duplicate_error=p.broker_duplicate_sequence_error,
                                       stale_epoch_first=p.stale_epoch_before_verification,
-                                      check_guard=p.verification_guard, ongoing_at_epoch=self.ongoing_at_epoch)
+                                      check_guard=p.verification_guard, ongoing_at_epoch=self.ongoing_at_epoch,
+                                      concurrent_below_epoch=self.concurrent_below_epoch)
         resp = ProduceResponse(req.client, req.connection, req.record, out.error, out.offset,
                                out.partition.log_start_offset)
         routed = Routed(partition, req.client, req.connection, req.record, resp)

@@ -134,6 +134,16 @@ def begin_verified_produce(partition: TxnPartitionState, request: ProduceRequest
     return partition._replace(verifications=entries, pending=tuple(sorted((*partition.pending, item))))
 
 
+def refuse_before_verification(partition: TxnPartitionState, request: ProduceRequest,
+                               error: int) -> TxnPartitionState:
+    """The leader's check of the producer's state failed before any verification started
+    (``maybeStartTransactionVerificationForPartition``'s ``Left(error)``, KAFKA-18575's
+    CONCURRENT_TRANSACTIONS): no verification entry, nothing sent to the coordinator; the request waits
+    for its callback with ``error`` (as converted for the produce answer) and appends nothing."""
+    item = PendingProduce(request, error, SENTINEL)
+    return partition._replace(pending=tuple(sorted((*partition.pending, item))))
+
+
 def answer_verification(partition: TxnPartitionState, item: PendingProduce, answer: int) -> TxnPartitionState:
     """The coordinator's answer reaches the leader (``AddPartitionsToTxnHandler.onComplete``, the callback
     scheduled on a request handler thread): the held request ``item`` now carries the produce error its
@@ -147,7 +157,7 @@ def answer_verification(partition: TxnPartitionState, item: PendingProduce, answ
 def finish_verified_produce(partition: TxnPartitionState, item: PendingProduce, *, value: int, max_seq: int,
                             cache_size: int, unknown_producer: str, old_duplicate_error: bool,
                             stale_epoch_first: bool, check_guard: bool = True,
-                            ongoing_at_epoch: bool = False) -> TxnProduceOutcome:
+                            ongoing_at_epoch: bool = False, concurrent_below_epoch: bool = False) -> TxnProduceOutcome:
     """The verification's callback (``appendEntries``): a failed verification is answered with its error
     and leaves the verification entry; otherwise the batch is appended with its guard
     (``handle_txn_produce``; ``check_guard=False``: the counterfactual append that trusts any guard)."""
@@ -158,7 +168,8 @@ def finish_verified_produce(partition: TxnPartitionState, item: PendingProduce, 
                               timestamp=req.created, max_seq=max_seq, cache_size=cache_size,
                               unknown_producer=unknown_producer, old_duplicate_error=old_duplicate_error,
                               verification_error=item.answer, guard=item.guard if check_guard else TRUSTED,
-                              stale_epoch_first=stale_epoch_first, ongoing_at_epoch=ongoing_at_epoch)
+                              stale_epoch_first=stale_epoch_first, ongoing_at_epoch=ongoing_at_epoch,
+                              concurrent_below_epoch=concurrent_below_epoch)
 
 
 def needs_verification(partition: TxnPartitionState, producer_id: int) -> bool:
@@ -179,7 +190,7 @@ def handle_txn_produce(partition: TxnPartitionState, *, producer_id: int, epoch:
                        timestamp: int, max_seq: int, cache_size: int, unknown_producer: str,
                        old_duplicate_error: bool, verification_error: int = Errors.NONE,
                        guard: int = NO_GUARD_CHECK, stale_epoch_first: bool = False,
-                       ongoing_at_epoch: bool = False) -> TxnProduceOutcome:
+                       ongoing_at_epoch: bool = False, concurrent_below_epoch: bool = False) -> TxnProduceOutcome:
     """One transactional batch from a client. ``verification_error`` is the coordinator's answer to
     the leader's verification (NONE when it was not asked); verification runs before the append
     and, with ``guard`` = NO_GUARD_CHECK, is atomic with it, so it is checked first. Otherwise
@@ -189,13 +200,18 @@ def handle_txn_produce(partition: TxnPartitionState, *, producer_id: int, epoch:
     verification entry bounds its first sequence (``ProducerAppendInfo.checkSequence``). The guard is
     not asked for while the producer has a transaction ongoing on the partition: at any epoch (3.6-3.9's
     ``hasOngoingTransaction(producerId)``), or with ``ongoing_at_epoch`` at the batch's epoch (4.0's
-    ``hasOngoingTransaction(producerId, producerEpoch)``, KAFKA-18654)."""
+    ``hasOngoingTransaction(producerId, producerEpoch)``, since KAFKA-14563's commit of December 2024), and
+    with ``concurrent_below_epoch`` that check refuses a batch above the epoch of the producer's open
+    transaction with CONCURRENT_TRANSACTIONS (KAFKA-18575's ConcurrentTransactionsException, January 22 -
+    February 3, 2025)."""
     if verification_error != Errors.NONE:
         return TxnProduceOutcome(int(verification_error), -1, partition)
     entry = find_entry(partition.producers, producer_id)
     decision = validate_produce(entry, epoch=epoch, seq=seq, max_seq=max_seq, unknown_producer=unknown_producer,
                                 old_duplicate_error=old_duplicate_error)
     if guard != NO_GUARD_CHECK and decision.duplicate_offset < 0:
+        if concurrent_below_epoch and entry is not None and entry.current_txn_first_offset >= 0 and entry.epoch < epoch:
+            return TxnProduceOutcome(int(Errors.CONCURRENT_TRANSACTIONS), -1, partition)
         error = missing_guard_error(None if entry is None else entry.epoch, epoch,
                                     ongoing=entry is not None and entry.current_txn_first_offset >= 0 and (
                                         not ongoing_at_epoch or entry.epoch == epoch),
