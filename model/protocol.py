@@ -364,6 +364,15 @@ class Protocol:
         "exhausted epoch, so the client's next request after the completion gets INVALID_PRODUCER_ID_MAPPING, fatal "
         "for the 4.0 client (trunk before January 30, 2025, never released)",
         "KAFKA-18660 (PRs 18730, 18758; 4.0.0)")
+    tv2_late_commit_fenced: bool = _decision(
+        False,
+        "with tv2, an EndTxn(COMMIT) at the retry epoch (the stored epoch is the request's plus one, or the "
+        "overflow retry) of a CompleteAbort transaction is answered PRODUCER_FENCED (fencing: Kafka Streams "
+        "rejoins) instead of INVALID_TXN_STATE (fatal: the thread dies). Only a coordinator-side abort leaves a "
+        "client's commit at that epoch: since KAFKA-19367's single bump (tv2_fence_double_bump off) the timed-out "
+        "producer's late commit is such a 'retry'. False at every release tag up to 4.2.0-rc1; trunk after "
+        "KAFKA-20785 (PR 23204, opened August 20, 2026)",
+        "KAFKA-20785 (PR 23204)")
     add_partitions_pending_first: bool = _decision(
         False,
         "AddPartitionsToTxn / AddOffsetsToTxn answer CONCURRENT_TRANSACTIONS for a transaction still completing "
