@@ -81,6 +81,7 @@ def test_kafka_releases_differ_by_the_fixes_they_shipped() -> None:
     assert diff(P.KAFKA_4_0_DEV_2025_01_28, P.KAFKA_4_0_DEV_2025_01) == {"tv2_partition_add"}
     assert diff(P.KAFKA_4_0_LEADER_ADD, P.TV2_LEADER_ADD_EPOCH_BLIND) == {"tv2_partition_add"}
     assert diff(P.KAFKA_4_0, P.KAFKA_JAVA_COORDINATOR) == {"tv2_fence_double_bump",  # KAFKA-19367
+                                                           "tv2_failed_fence_leaves_epoch",  # its follow-up
                                                            "previous_producer_id_update"}  # KAFKA-18884
     assert diff(P.KAFKA_2_4, P.KAFKA_2_4_1) == {"marker_sets_producer_timestamp"}  # KAFKA-9144
     # KAFKA-19446; KAFKA-19690 (September 2025) is on trunk since
@@ -100,6 +101,37 @@ def test_kafka_eos_passes_the_fence_bump_decision_to_the_timeout_abort() -> None
     epochs = {name: EosMachine(P.VARIANTS[name].protocol, bounds).timeout_abort(ongoing)["txn"].epoch
               for name in ("kafka-4.0", "kafka-java-coordinator")}
     assert epochs == {"kafka-4.0": 3, "kafka-java-coordinator": 2}  # two bumps before KAFKA-19367, one after
+
+
+def test_kafka_eos_failed_tv2_fence_leaves_the_metadata_after_kafka_19367() -> None:
+    """FenceAppendFails and InstanceFenceAppendFails share ``failed_fence``: 4.0.0 leaves the fenced epoch in memory
+    with hasFailedEpochFence (as TV1 does since KAFKA-9666), 4.0.1 / 4.1.0 leave the metadata as it was; a TV1
+    server keeps KAFKA-9666's rule whatever the switch (the coordinator's abort uses the server's version)."""
+    from eoscheck.model.state import TxnMetadata
+    from eoscheck.model.transactions.codes import TxnState
+    bounds = {n: b.default for n, b in BOUNDS.items()}
+    ongoing = TxnMetadata(True, 3, -1, 1, 0, int(TxnState.ONGOING), False, -1, (0,), -1, 2)
+    after = {name: EosMachine(P.VARIANTS[name].protocol, bounds).failed_fence(ongoing)
+             for name in ("kafka-4.0", "kafka-java-coordinator", "kafka-trunk-2026-01", "kafka-3.8-3.9")}
+    assert after["kafka-4.0"] == ongoing._replace(epoch=2, last_epoch=-1, has_failed_epoch_fence=True)
+    assert after["kafka-java-coordinator"] == after["kafka-trunk-2026-01"] == ongoing
+    assert after["kafka-3.8-3.9"] == after["kafka-4.0"]
+    tv1_server = P.KAFKA_3_8.with_(tv2_fence_double_bump=False, tv2_failed_fence_leaves_epoch=True)
+    assert EosMachine(tv1_server, bounds).failed_fence(ongoing) == after["kafka-4.0"]
+    # the rule itself: a pending PrepareEpochFence is cleared, nothing else moves
+    machine = EosMachine(P.VARIANTS["kafka-java-coordinator"].protocol, bounds)
+    assert machine.failed_fence(ongoing._replace(pending_state=int(TxnState.PREPARE_EPOCH_FENCE))) == ongoing
+
+
+def test_tv2_failed_fence_leaves_epoch_needs_the_single_bump() -> None:
+    why = P.KAFKA_4_0.with_(tv2_failed_fence_leaves_epoch=True).consistency_error()
+    assert why is not None and why.startswith("tv2_failed_fence_leaves_epoch needs tv2_fence_double_bump=false")
+    assert P.KAFKA_JAVA_COORDINATOR.consistency_error() is None
+    assert P.KAFKA_4_0.with_(tv2_fence_double_bump=False).consistency_error() is None  # the other way: a what-if
+    # every named variant with the single bump has the follow-up too, and none without it
+    for name, named in P.VARIANTS.items():
+        p = named.protocol
+        assert p.tv2_failed_fence_leaves_epoch == (not p.tv2_fence_double_bump), name
 
 
 def test_kafka_eos_refuses_a_client_transaction_version_change_it_cannot_start_in_one_line() -> None:

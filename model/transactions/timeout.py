@@ -16,7 +16,9 @@
 Both write PrepareAbort through ``endTransaction``, which installs the fenced epoch in memory before the
 append. When that append fails (``fence_write_failed``) the fenced epoch stays in memory, the
 transaction stays Ongoing and nothing reaches the log; since KAFKA-9666 (2.6.0) the metadata remembers
-it (``hasFailedEpochFence``) so the next fence does not bump again.
+it (``hasFailedEpochFence``) so the next fence does not bump again. The TV2 path after KAFKA-19367
+(4.0.1, 4.1.0) installs nothing before the append and sets no flag on its failure: the metadata is left as
+it was (``leaves_epoch``).
 """
 
 from __future__ import annotations
@@ -84,7 +86,7 @@ def init_producer_id_on_ongoing(meta: TxnMeta, *, max_epoch: int, tv2: bool = Fa
     return AbortOutcome(err, out.meta, out.wrote)
 
 
-def fence_write_failed(meta: TxnMeta, *, max_epoch: int, keeps_epoch: bool) -> TxnMeta:
+def fence_write_failed(meta: TxnMeta, *, max_epoch: int, keeps_epoch: bool, leaves_epoch: bool = False) -> TxnMeta:
     """The metadata after a fence whose PrepareAbort append failed (``endTransaction``'s append callback
     with an error and ``isEpochFence``): ``endTransaction`` had already set the fenced epoch and
     lastProducerEpoch = -1 in memory and cleared the pending PrepareEpochFence, so the transaction stays
@@ -93,7 +95,16 @@ def fence_write_failed(meta: TxnMeta, *, max_epoch: int, keeps_epoch: bool) -> T
     (2.5.1 and earlier ``prepareFenceProducerEpoch``) every fence bumps again, so repeated failures
     (InitProducerId retries while the log is unavailable) walk the epoch towards exhaustion.
     The same for TV2: its second bump is in the PrepareAbort record, which was not written. 2.5.x also
-    kept the old epoch as lastProducerEpoch, which its caller sets (``model.api.coordinator``)."""
+    kept the old epoch as lastProducerEpoch, which its caller sets (``model.api.coordinator``).
+
+    ``leaves_epoch``: the TV2 fence-abort after KAFKA-19367 (4.0.1, 4.1.0; the caller passes it only when the
+    server's transaction version, which the coordinator's own aborts use, is 2). ``endTransaction`` no longer
+    installs the fenced epoch before the append (``prepareAbortOrCommit`` bumps the current one in the record
+    only) and its failure callback no longer sets hasFailedEpochFence; ``TransactionStateManager`` resets
+    the pending PrepareAbort. So the metadata is as before the fence: epoch, lastProducerEpoch and the flag
+    unchanged, the producer's epoch still current, and the next fence bumps from the same epoch."""
+    if leaves_epoch:
+        return meta._replace(pending_state=NO_PENDING)
     if not keeps_epoch:
         meta = meta._replace(has_failed_epoch_fence=False)
     fenced = fence_producer_epoch(CONCRETE, max_epoch=max_epoch, epoch=meta.epoch,
