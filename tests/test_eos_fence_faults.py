@@ -191,7 +191,8 @@ def test_after_kafka_19367_a_failed_fence_changes_nothing_and_the_written_one_bu
                    and s.zombie[0] and s.zombie[0].epoch == s.txn[0].epoch for s, step, _ in steps)
     written = [(s.txn[0], t.txn[0]) for s, step, t in steps if step[0] == "InitProducerId"
                and s.txn[0].state == TxnState.ONGOING and t.txn[0].state == TxnState.PREPARE_ABORT]
-    assert written and all(b.epoch == a.epoch + 1 for a, b in written)
+    # prepareAbortOrCommit's bump at the server's version: lastEpoch = the fenced producer's epoch, TV2
+    assert written and all((b.epoch, b.last_epoch, b.tv) == (a.epoch + 1, a.epoch, 2) for a, b in written)
 
 
 @pytest.mark.parametrize("variant", ["kafka-4.0", POST_19367])
