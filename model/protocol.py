@@ -289,6 +289,18 @@ class Protocol:
         "epoch twice, the fence and the TV2 abort (4.0.0); False bumps once (4.0.1, 4.1.0+), "
         "so the fenced producer's EndTxn(ABORT) is a retry",
         "KAFKA-19367 (PR 19910, June 2025; 4.0 cherry-pick PRs 19958 and 19991, first released in 4.0.1; 4.1.0); fidelity audit B3")
+    tv2_failed_fence_leaves_epoch: bool = _decision(
+        False,
+        "with tv2 (the server's transaction.version, which the coordinator's own aborts use): a fence-abort "
+        "(transaction timeout, InitProducerId on Ongoing) whose PrepareAbort append fails leaves the metadata as "
+        "it was, the epoch not bumped in memory and hasFailedEpochFence not set, so the producer's epoch stays "
+        "current until a fence is written and the next fence bumps from the same epoch (4.0.1, 4.1.0+: "
+        "endTransaction no longer installs the fenced epoch before the append, and its failure callback no longer "
+        "sets the flag); False (4.0.0, the TV1 path of every version): the fenced epoch stays in memory with "
+        "hasFailedEpochFence (failed_fence_keeps_epoch). Needs tv2_fence_double_bump=false: the second bump "
+        "starts from the epoch installed in memory, which is the one a failed append leaves",
+        "KAFKA-19367 (trunk: PR 19910, no in-memory epoch, and its follow-up PR 19976, no hasFailedEpochFence, "
+        "June 2025, 4.1.0; 4.0 branch: PRs 19958 and 19991, first released in 4.0.1)")
     tv2_marker_epoch_check: Tv2MarkerEpochCheck = _decision(
         Tv2MarkerEpochCheck.LENIENT,
         "with tv2, a leader refuses a marker whose producer epoch is: lenient, below the stored epoch (4.0.0-4.1.1, "
@@ -446,6 +458,10 @@ class Protocol:
             return (f"tv2_partition_add={self.tv2_partition_add.value} needs every producer a TV2 client "
                     "(transaction_version=tv2, client_tv_change=none) or upgrading to TV2 (transaction_version=tv1, "
                     "client_tv_change=upgrade)")
+        if self.tv2_failed_fence_leaves_epoch and self.tv2_fence_double_bump:
+            return ("tv2_failed_fence_leaves_epoch needs tv2_fence_double_bump=false (KAFKA-19367 removed both: the "
+                    "double bump starts from the fenced epoch endTransaction installs in memory before the append, "
+                    "which a failed append leaves there)")
         if self.tv2_leader_concurrent_below_epoch and self.tv2_partition_add != Tv2PartitionAdd.LEADER:
             return ("tv2_leader_concurrent_below_epoch needs tv2_partition_add=leader (KAFKA-18575 changed the "
                     "epoch-aware check of the leader's add)")
@@ -585,7 +601,8 @@ KAFKA_LATER_TRUNK = KAFKA_4_0.with_(persist_prev_producer_id=True)
 #: trunk after KAFKA-19367 (one bump per fence-abort) and the Java TransactionMetadata (KAFKA-18884),
 #: before KAFKA-20310 / KAFKA-20357 persisted PreviousProducerId and lastProducerEpoch; its previousProducerId rule
 #: is older than the Java class (KAFKA-15370 [1/N], 4.1.0), so its switches are 4.1.0's (KAFKA_4_1_0)
-KAFKA_JAVA_COORDINATOR = KAFKA_4_0.with_(tv2_fence_double_bump=False, previous_producer_id_update="every-transition")
+KAFKA_JAVA_COORDINATOR = KAFKA_4_0.with_(tv2_fence_double_bump=False, tv2_failed_fence_leaves_epoch=True,
+                                         previous_producer_id_update="every-transition")
 #: trunk after KAFKA-19446 (November 2025: a tv2 marker must raise the stored epoch), before KAFKA-19999; both
 #: trunks have KAFKA-19690 (PR 20534, September 2025: the epoch check before the verification guard)
 KAFKA_TRUNK_2025_12 = KAFKA_JAVA_COORDINATOR.with_(tv2_marker_epoch_check="strict", stale_epoch_before_verification=True)
@@ -598,7 +615,7 @@ KAFKA_TRUNK_2026 = KAFKA_TRUNK_2026_01.with_(persist_prev_producer_id=True, pers
 #: the 4.x releases read at their tags (session 19; docs/kafka-versions.md, "4.x release tags"): 4.0.1 is 4.0.0 with
 #: KAFKA-19367's 4.0 cherry-pick (PRs 19958, 19991: TransactionCoordinator.endTransaction no longer installs the
 #: fenced epoch before prepareAbortOrCommit's TV2 bump)
-KAFKA_4_0_1 = KAFKA_4_0.with_(tv2_fence_double_bump=False)
+KAFKA_4_0_1 = KAFKA_4_0.with_(tv2_fence_double_bump=False, tv2_failed_fence_leaves_epoch=True)
 #: 4.1.0: 4.0.1 with KAFKA-15370 [1/N] (PR 17687, trunk December 20, 2024, after the 4.0 branch point):
 #: TransactionMetadata.prepareTransitionTo stamps the current producer id as prevProducerId on every transit and
 #: completeTransitionTo copies it. The same switches as the Java-coordinator trunk of August 2025
@@ -887,7 +904,8 @@ LEGACY_ALIASES: dict[tuple[str, str], Protocol] = {
     (PIPELINE, "no-coordinator-epoch-check"): VARIANTS["no-coordinator-epoch-check"].protocol,
     (PIPELINE, "kip890-verification"): KAFKA_3_8,
     (PIPELINE, "kip890-tv2"): KAFKA_3_8.with_(transaction_version="tv2"),
-    (PIPELINE, "kip890-tv2-kafka-19367"): KAFKA_3_8.with_(transaction_version="tv2", tv2_fence_double_bump=False),
+    (PIPELINE, "kip890-tv2-kafka-19367"): KAFKA_3_8.with_(transaction_version="tv2", tv2_fence_double_bump=False,
+                                                          tv2_failed_fence_leaves_epoch=True),
     (PIPELINE, "tv2-client-upgrade"): KAFKA_3_8.with_(client_tv_change="upgrade"),
     (PIPELINE, "tv2-client-downgrade"): KAFKA_3_8.with_(transaction_version="tv2", client_tv_change="downgrade"),
     (PIPELINE, "tv2-without-verification"): _SHIPPED.with_(transaction_version="tv2"),

@@ -18,10 +18,11 @@ MORE7 = Path(__file__).parent / "data" / "kafka-unit-test-vectors.more7.json"
 # the vectors whose metadata is at transaction version 2 (client_transaction_version 2)
 TV2 = ("SM-101", "SM-102", "SM-103", "SM-104", "SM-105", "SM-106", "SM-109", "SM-110", "SM-115", "SM-116", "SM-117",
        "SM-118", "SM-120", "SM-121", "SM-122", "SM-123")
-#: KAFKA-19367 (4.0.1, 4.1.0): a TV2 fence-abort whose append fails leaves the epoch and no hasFailedEpochFence; the
-#: model keeps 4.0.0's (the fenced epoch in memory, the flag set), and the harness cannot set the coordinator's
-#: transaction.version level the test mocks (transactionVersionLevel() = TV_2)
-KAFKA_19367 = {"SM-123": "KAFKA-19367's failed TV2 fence-abort not modelled"}
+#: KAFKA-19367 (4.0.1, 4.1.0): a TV2 fence-abort whose append fails leaves the epoch and no hasFailedEpochFence
+#: (``Protocol.tv2_failed_fence_leaves_epoch``, kafka-later-trunk only); the 2024-10 snapshot, like 4.0.0, installs
+#: the fenced epoch in memory and sets the flag (1eb7644 TransactionCoordinator.endTransaction), so SM-123 (read at
+#: 4.1.0) disagrees there
+KAFKA_19367 = {"SM-123": "KAFKA-19367's failed TV2 fence-abort (4.0.1, 4.1.0)"}
 
 
 def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -34,8 +35,6 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
         # before 4.0's EndTxn (KAFKA-14563's follow-ups): no TV2 empty abort from an ended state, no TV2 retry epoch,
         # and before KAFKA-18660 (the rotation's answer, AddPartitions' pending check first)
         disagree.update({v: "TV2 EndTxn of 4.0" for v in ("SM-101", "SM-105", "SM-109", "SM-115", "SM-117", "SM-118")})
-        disagree.update(KAFKA_19367)
-    else:
         disagree.update(KAFKA_19367)
     if "kip-890-verification" in p.lacks:
         inexpressible.update({v: "kip-890-verification" for v in ("PROD-102", "PROD-103", "PROD-104", "PROD-105",
@@ -57,7 +56,7 @@ def test_the_more7_vectors_outcome_is_pinned_per_profile(name: str) -> None:
 
 
 def test_the_derived_pins() -> None:
-    assert _derived("kafka-later-trunk") == ({**KAFKA_19367, "PROD-104": "KAFKA-18202 not modelled"}, {})
+    assert _derived("kafka-later-trunk") == ({"PROD-104": "KAFKA-18202 not modelled"}, {})
     assert set(_derived("kafka-2024-10")[0]) == {"SM-101", "SM-105", "SM-109", "SM-115", "SM-117", "SM-118", "SM-123",
                                                  "PROD-104"}
     assert set(_derived("kafka-3.8-3.9")[1]) == set(TV2) and set(_derived("kafka-3.8-3.9")[0]) == {"PROD-104"}
@@ -90,6 +89,31 @@ def test_kafka_18660_in_the_conformance_interface(monkeypatch: pytest.MonkeyPatc
     # with nothing pending the producer id is checked first, as before
     assert _run_changed("SM-118", lambda v: v["initial_state"]["txn_metadata"].update(pending_state=None)) == \
         harness.DISAGREE
+
+
+def test_kafka_19367_in_the_conformance_interface(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SM-123 agrees because of ``tv2_failed_fence_leaves_epoch``: without it (4.0.0, the 2024-10 snapshot) the
+    failed fence leaves the fenced epoch 2 in memory with hasFailedEpochFence, which the first step's state_after
+    refutes; with it, the same failure at TV1 (a TV1 server: the metadata's version stands for it) still keeps
+    KAFKA-9666's fenced epoch, so the switch is the TV2 path's only."""
+    doc, later = PROFILES["kafka-later-trunk"]
+    assert later.tv2_failed_fence_leaves_epoch
+    assert not any(p.tv2_failed_fence_leaves_epoch for name, (_, p) in PROFILES.items() if name != "kafka-later-trunk")
+    assert _run_changed("SM-123", lambda v: None) == harness.AGREE
+    monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, later._replace(tv2_failed_fence_leaves_epoch=False)))
+    assert _run_changed("SM-123", lambda v: None) == harness.DISAGREE
+    # 4.0.0's outcome of the first step is what the disagreement is: the fenced epoch and the flag
+    assert _run_changed("SM-123", lambda v: v["steps"][0]["expected"]["state_after"].update(
+        producer_epoch=2, has_failed_epoch_fence=True)) == harness.AGREE
+    monkeypatch.undo()
+
+    def tv1(v: dict) -> None:
+        v["initial_state"]["txn_metadata"]["client_transaction_version"] = 0
+        v["steps"] = v["steps"][:1]
+
+    assert _run_changed("SM-123", tv1) == harness.DISAGREE
+    assert _run_changed("SM-123", lambda v: (tv1(v), v["steps"][0]["expected"]["state_after"].update(
+        producer_epoch=2, has_failed_epoch_fence=True))) == harness.AGREE
 
 
 def test_the_comparisons_can_fail() -> None:

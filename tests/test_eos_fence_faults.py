@@ -149,3 +149,70 @@ def test_the_next_instance_fence_writes_the_kept_epoch() -> None:
     assert written and all(m.state == TxnState.PREPARE_ABORT and m.epoch == 1 and not m.has_failed_epoch_fence
                            for m in written if m.state != TxnState.ONGOING)
     assert any(m.state == TxnState.PREPARE_ABORT for m in written)
+
+
+# --- transaction.version 2 after KAFKA-19367 (4.0.1, 4.1.0): ``tv2_failed_fence_leaves_epoch`` -------------
+
+POST_19367 = "kafka-java-coordinator"
+
+
+@pytest.mark.parametrize(("variant", "epochs", "flag"), [("kafka-4.0", (2, 2), True), (POST_19367, (1, 1), False)])
+def test_a_failed_tv2_fence_keeps_the_fenced_epoch_only_before_kafka_19367(variant: str, epochs: tuple[int, int],
+                                                                          flag: bool) -> None:
+    m = machine(variant, **ZOMBIE, failed_fence_appends=2)
+    once = _fail(m, _ongoing())
+    twice = _fail(m, once)
+    assert (once.epoch, twice.epoch) == epochs and once.has_failed_epoch_fence == twice.has_failed_epoch_fence == flag
+    if not flag:
+        assert once == twice == _ongoing()
+
+
+def test_the_machine_and_the_conformance_api_share_the_tv2_rule() -> None:
+    """SM-123's rule: a TV2 timeout abort whose append fails, twice, through ``model.api`` under kafka-later-trunk
+    (the metadata's version 2 standing for the server's) and through kafka.eos after KAFKA-19367; and under the
+    2024-10 snapshot as 4.0.0's kafka.eos."""
+    for profile, variant in (("kafka-later-trunk", POST_19367), ("kafka-2024-10", "kafka-4.0")):
+        protocol = profile_protocol(profile)
+        m = machine(variant, **ZOMBIE, failed_fence_appends=2)
+        state = api.CoordinatorState(_ongoing()._replace(tv=2), 20)
+        meta = _ongoing()._replace(tv=2)
+        for _ in range(2):
+            _, state = api.abort_timed_out(state, protocol, append_error=Errors.NOT_ENOUGH_REPLICAS)
+            meta = _fail(m, meta)
+            assert state.metadata == meta, profile
+
+
+def test_after_kafka_19367_a_failed_fence_changes_nothing_and_the_written_one_bumps_once() -> None:
+    steps = _explore(POST_19367, {**ZOMBIE, "failed_fence_appends": 1})
+    failed = [(s, t) for s, step, t in steps if step[0] == "FenceAppendFails"]
+    assert failed and all(t.txn == s.txn and t.txn_log == s.txn_log and t.producer == s.producer for s, t in failed)
+    # the zombie's epoch stays current: its requests are not refused as fenced before a fence is written
+    assert not any(step[-1] == Errors.PRODUCER_FENCED and s.txn[0].state == TxnState.ONGOING
+                   and s.zombie[0] and s.zombie[0].epoch == s.txn[0].epoch for s, step, _ in steps)
+    written = [(s.txn[0], t.txn[0]) for s, step, t in steps if step[0] == "InitProducerId"
+               and s.txn[0].state == TxnState.ONGOING and t.txn[0].state == TxnState.PREPARE_ABORT]
+    # prepareAbortOrCommit's bump at the server's version: lastEpoch = the fenced producer's epoch, TV2
+    assert written and all((b.epoch, b.last_epoch, b.tv) == (a.epoch + 1, a.epoch, 2) for a, b in written)
+
+
+@pytest.mark.parametrize("variant", ["kafka-4.0", POST_19367])
+def test_an_instance_fence_that_fails_leaves_the_metadata_after_kafka_19367(variant: str) -> None:
+    steps = _explore(variant, {**INSTANCES, "failed_fence_appends": 2})
+    failed = [(s, step, t) for s, step, t in steps if step[0] == "InstanceFenceAppendFails"]
+    assert failed
+    leaves = VARIANTS[variant].protocol.tv2_failed_fence_leaves_epoch
+    for s, step, t in failed:
+        before, after = s.instances_txn, t.instances_txn
+        assert before.state == after.state == TxnState.ONGOING and t.instances_txn_log == s.instances_txn_log
+        if leaves:
+            assert after == before and not after.has_failed_epoch_fence
+        else:
+            assert after.has_failed_epoch_fence and after.epoch == before.epoch + (not before.has_failed_epoch_fence)
+        assert [r.error for r in t.init_responses if r not in s.init_responses] == [Errors.COORDINATOR_NOT_AVAILABLE]
+    # the fence that is written: one bump over the current epoch after KAFKA-19367; 4.0.0's second bump over the
+    # fenced epoch its failure kept (and over a fresh fence: two in all)
+    written = [(s.instances_txn, t.instances_txn) for s, step, t in steps if step[0] == "HandleInitProducerId"
+               and s.instances_txn.state == TxnState.ONGOING and t.instances_txn.state == TxnState.PREPARE_ABORT]
+    assert written
+    for a, b in written:
+        assert b.epoch == a.epoch + (1 if leaves else (1 if a.has_failed_epoch_fence else 2)), (a, b)

@@ -81,6 +81,7 @@ def test_kafka_releases_differ_by_the_fixes_they_shipped() -> None:
     assert diff(P.KAFKA_4_0_DEV_2025_01_28, P.KAFKA_4_0_DEV_2025_01) == {"tv2_partition_add"}
     assert diff(P.KAFKA_4_0_LEADER_ADD, P.TV2_LEADER_ADD_EPOCH_BLIND) == {"tv2_partition_add"}
     assert diff(P.KAFKA_4_0, P.KAFKA_JAVA_COORDINATOR) == {"tv2_fence_double_bump",  # KAFKA-19367
+                                                           "tv2_failed_fence_leaves_epoch",  # its follow-up
                                                            "previous_producer_id_update"}  # KAFKA-18884
     assert diff(P.KAFKA_2_4, P.KAFKA_2_4_1) == {"marker_sets_producer_timestamp"}  # KAFKA-9144
     # KAFKA-19446; KAFKA-19690 (September 2025) is on trunk since
@@ -100,14 +101,15 @@ def test_the_4x_release_variants_differ_from_kafka_4_0_by_what_their_tags_show()
     assert base == P.KAFKA_4_0 and base.tv2_fence_double_bump  # the 4.0.0 tag: two bumps per fence-abort
     expected = {
         # KAFKA-19367's 4.0 cherry-pick (PRs 19958, 19991)
-        "kafka-4.0.1": {"tv2_fence_double_bump"},
+        "kafka-4.0.1": {"tv2_fence_double_bump", "tv2_failed_fence_leaves_epoch"},
         # + KAFKA-15370 [1/N] (PR 17687): prepareTransitionTo stamps prevProducerId on every transit
-        "kafka-4.1.0": {"tv2_fence_double_bump", "previous_producer_id_update"},
+        "kafka-4.1.0": {"tv2_fence_double_bump", "tv2_failed_fence_leaves_epoch", "previous_producer_id_update"},
         # + KAFKA-19690 (PR 20618)
-        "kafka-4.1.1": {"tv2_fence_double_bump", "previous_producer_id_update", "stale_epoch_before_verification"},
+        "kafka-4.1.1": {"tv2_fence_double_bump", "tv2_failed_fence_leaves_epoch", "previous_producer_id_update",
+                        "stale_epoch_before_verification"},
         # + KAFKA-19446 [3/3] and KAFKA-19999 (ProducerAppendInfo.checkProducerEpoch)
-        "kafka-4.2.0-rc1": {"tv2_fence_double_bump", "previous_producer_id_update", "stale_epoch_before_verification",
-                            "tv2_marker_epoch_check"},
+        "kafka-4.2.0-rc1": {"tv2_fence_double_bump", "tv2_failed_fence_leaves_epoch", "previous_producer_id_update",
+                            "stale_epoch_before_verification", "tv2_marker_epoch_check"},
     }
     for name, changed in expected.items():
         variant = P.VARIANTS[name]
@@ -135,6 +137,37 @@ def test_kafka_eos_passes_the_fence_bump_decision_to_the_timeout_abort() -> None
     epochs = {name: EosMachine(P.VARIANTS[name].protocol, bounds).timeout_abort(ongoing)["txn"].epoch
               for name in ("kafka-4.0", "kafka-java-coordinator")}
     assert epochs == {"kafka-4.0": 3, "kafka-java-coordinator": 2}  # two bumps before KAFKA-19367, one after
+
+
+def test_kafka_eos_failed_tv2_fence_leaves_the_metadata_after_kafka_19367() -> None:
+    """FenceAppendFails and InstanceFenceAppendFails share ``failed_fence``: 4.0.0 leaves the fenced epoch in memory
+    with hasFailedEpochFence (as TV1 does since KAFKA-9666), 4.0.1 / 4.1.0 leave the metadata as it was; a TV1
+    server keeps KAFKA-9666's rule whatever the switch (the coordinator's abort uses the server's version)."""
+    from eoscheck.model.state import TxnMetadata
+    from eoscheck.model.transactions.codes import TxnState
+    bounds = {n: b.default for n, b in BOUNDS.items()}
+    ongoing = TxnMetadata(True, 3, -1, 1, 0, int(TxnState.ONGOING), False, -1, (0,), -1, 2)
+    after = {name: EosMachine(P.VARIANTS[name].protocol, bounds).failed_fence(ongoing)
+             for name in ("kafka-4.0", "kafka-java-coordinator", "kafka-trunk-2026-01", "kafka-3.8-3.9")}
+    assert after["kafka-4.0"] == ongoing._replace(epoch=2, last_epoch=-1, has_failed_epoch_fence=True)
+    assert after["kafka-java-coordinator"] == after["kafka-trunk-2026-01"] == ongoing
+    assert after["kafka-3.8-3.9"] == after["kafka-4.0"]
+    tv1_server = P.KAFKA_3_8.with_(tv2_fence_double_bump=False, tv2_failed_fence_leaves_epoch=True)
+    assert EosMachine(tv1_server, bounds).failed_fence(ongoing) == after["kafka-4.0"]
+    # the rule itself: a pending PrepareEpochFence is cleared, nothing else moves
+    machine = EosMachine(P.VARIANTS["kafka-java-coordinator"].protocol, bounds)
+    assert machine.failed_fence(ongoing._replace(pending_state=int(TxnState.PREPARE_EPOCH_FENCE))) == ongoing
+
+
+def test_tv2_failed_fence_leaves_epoch_needs_the_single_bump() -> None:
+    why = P.KAFKA_4_0.with_(tv2_failed_fence_leaves_epoch=True).consistency_error()
+    assert why is not None and why.startswith("tv2_failed_fence_leaves_epoch needs tv2_fence_double_bump=false")
+    assert P.KAFKA_JAVA_COORDINATOR.consistency_error() is None
+    assert P.KAFKA_4_0.with_(tv2_fence_double_bump=False).consistency_error() is None  # the other way: a what-if
+    # every named variant with the single bump has the follow-up too, and none without it
+    for name, named in P.VARIANTS.items():
+        p = named.protocol
+        assert p.tv2_failed_fence_leaves_epoch == (not p.tv2_fence_double_bump), name
 
 
 def test_kafka_eos_refuses_a_client_transaction_version_change_it_cannot_start_in_one_line() -> None:

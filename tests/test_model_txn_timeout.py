@@ -87,3 +87,23 @@ def test_tv2_fence_abort_after_kafka_19367_bumps_once_so_the_old_producers_abort
     assert end_txn_tv2(done, PID, EPOCH, R.COMMIT).error == E.INVALID_TXN_STATE
     fenced = init_producer_id_on_ongoing(ongoing(), max_epoch=MAX, tv2=True, tv2_double_bump=False)
     assert fenced.meta.epoch == EPOCH + 1
+
+
+def test_tv2_fence_abort_after_kafka_19367_writes_what_prepare_abort_or_commit_writes():
+    """4.0.1's endTransaction installs nothing for the fence and ``prepareAbortOrCommit`` bumps the epoch in memory
+    at the server's version: lastProducerEpoch is the fenced producer's epoch and the record is TV2, the same
+    metadata a client's own TV2 abort writes; 4.0.0's fence (and TV1's) writes lastProducerEpoch -1."""
+    from eoscheck.model.transactions.end_txn import end_txn_tv2
+
+    for call in (lambda **kw: abort_timed_out(ongoing(), max_epoch=MAX, tv2=True, **kw),
+                 lambda **kw: init_producer_id_on_ongoing(ongoing(), max_epoch=MAX, tv2=True, **kw)):
+        single = call(tv2_double_bump=False).meta
+        assert (single.epoch, single.last_epoch, single.tv, single.pending_state) == (EPOCH + 1, EPOCH, 2, -1)
+        assert single == end_txn_tv2(ongoing()._replace(tv=2), PID, EPOCH, R.ABORT).meta._replace(
+            tv=single.tv, prev_producer_id=single.prev_producer_id)
+        double = call(tv2_double_bump=True).meta
+        assert (double.epoch, double.last_epoch) == (EPOCH + 2, EPOCH + 1)
+    assert abort_timed_out(ongoing(), max_epoch=MAX, tv2=False).meta.last_epoch == -1
+    # at the largest epoch the fence keeps it (Kafka throws; no TV2 producer holds it): no bump past max_epoch
+    top = abort_timed_out(ongoing()._replace(epoch=MAX), max_epoch=MAX, tv2=True, tv2_double_bump=False).meta
+    assert top.epoch == MAX

@@ -101,7 +101,11 @@ def config(protocol: Protocol) -> CoordinatorConfig:
 def _fence_failed(meta: TxnMetadata, protocol: Protocol) -> TxnMetadata:
     """The PrepareAbort of a fence was not written: the fenced epoch stays in memory (lastEpoch -1),
     the transaction stays Ongoing, and the next fence does not bump again (KAFKA-9666, 2.6.0; before,
-    the next fence bumps again and 2.5's lastEpoch is the epoch before the fence)."""
+    the next fence bumps again and 2.5's lastEpoch is the epoch before the fence). A TV2 fence after
+    KAFKA-19367 (4.0.1, 4.1.0) leaves the metadata as it was; the fence runs at the server's transaction
+    version, for which the metadata's client version stands here (``Protocol.tv2_failed_fence_leaves_epoch``)."""
+    if protocol.tv2_failed_fence_leaves_epoch and meta.tv >= 2:
+        return fence_write_failed(meta, max_epoch=protocol.max_epoch, keeps_epoch=True, leaves_epoch=True)
     failed = fence_write_failed(meta, max_epoch=protocol.max_epoch, keeps_epoch=protocol.failed_fence_keeps_epoch)
     return failed._replace(last_epoch=_fence_last_epoch(meta, protocol))
 

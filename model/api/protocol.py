@@ -85,6 +85,15 @@ class Protocol(NamedTuple):
     #: ``add_partitions_pending_first``, which kafka.eos has had since session 17; the conformance interface lagged).
     #: Only ``kafka-later-trunk`` sets it: the 2024 snapshot predates it and the release profiles lack TV2
     kafka_18660: bool = False
+    #: KAFKA-19367 (4.0 branch PRs 19958 and 19991, first released in 4.0.1; trunk PRs 19910 and 19976, 4.1.0): a
+    #: TV2 fence-abort whose PrepareAbort append fails leaves the metadata as it was (no fenced epoch in memory, no
+    #: hasFailedEpochFence), so the next fence bumps from the same epoch (``model.protocol``'s
+    #: ``tv2_failed_fence_leaves_epoch``). The coordinator's own aborts run at the server's transaction version
+    #: (``transactionVersionLevel()``), which the interface does not hold: it takes the metadata's client
+    #: version for it, as every TransactionCoordinatorTest that fails a fence's append mocks the two alike. Only
+    #: ``kafka-later-trunk`` sets it (4.0.0 does not: its range starts at 4.0.0 only where the two agree), so it
+    #: has no ``SWITCH_HISTORY`` entry
+    tv2_failed_fence_leaves_epoch: bool = False
     #: the producer client's table of valid state transitions (``model.producer.txn_calls.TRANSITIONS``):
     #: "2.0" (2.0.0-2.4.1), "2.5" (KIP-360, 2.5.0-3.5.2), "3.6" (KAFKA-13668, ea81e99e598, first tag 3.6.0)
     client_transitions: str = "3.6"
@@ -301,7 +310,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "the mirror has no 4.x tag, so the 4.x releases have no profile of their own"),
         "kafka-shipped", "kafka-later-trunk", end_txn="later-trunk", tv2_last_epoch="keep", down_convert_fenced=True,
         max_txn_timeout_ms=900000, txn_offset_commit="current", fence_at_max_epoch="keep",
-        stale_epoch_before_verification=True, kafka_18660=True),
+        stale_epoch_before_verification=True, kafka_18660=True, tv2_failed_fence_leaves_epoch=True),
     "kafka-2024-10": _entry(
         "kafka-2024-10", SNAPSHOT_2024_10, SNAPSHOT_2024_10,
         ("the apache/kafka snapshot 1eb7644 (2024-10-25, trunk after the 3.9 branch cut, before 4.0) the vectors "

@@ -7,8 +7,11 @@ fenced epoch in memory before appending PrepareAbort to ``__transaction_state``.
 is that append failing (fewer in-sync replicas than min.insync.replicas, a timeout): nothing is
 written, the transaction stays Ongoing at the fenced epoch in memory, no marker is sent, and
 (2.6.0+, KAFKA-9666) ``hasFailedEpochFence`` is set so the next fence keeps that epoch; before, every
-fence bumps again (``failed_fence_keeps_epoch``). The rule is ``transactions.timeout.fence_write_failed``,
-the one the conformance API checks against Kafka's unit tests (INIT-11, SM-33).
+fence bumps again (``failed_fence_keeps_epoch``). With transaction.version 2 after KAFKA-19367 (4.0.1,
+4.1.0: ``tv2_failed_fence_leaves_epoch``) nothing was installed in memory before the append and no flag is
+set on its failure, so the metadata is left as it was: the producer's epoch stays current until a fence is
+written, and the next fence bumps from it. The rule is ``transactions.timeout.fence_write_failed``, the one
+the conformance API checks against Kafka's unit tests (INIT-11, SM-33; SM-123 for the TV2 path).
 
 The two causes leave the same coordinator state: an InitProducerId that triggered the fence is
 answered with the append's error mapped to COORDINATOR_NOT_AVAILABLE (``append_error_answer``), on
@@ -47,6 +50,7 @@ class FailedFenceAppends(OptionalBudgets):
     max_epoch: int
     bounds: dict[str, int]
     protocol: Any
+    server_tv2: bool
 
     failed_fence_appends = OptionalBudget("failed_fence_appends", actions=("FenceAppendFails",),
                                           doc="fences whose PrepareAbort append to __transaction_state failed")
@@ -67,6 +71,13 @@ class FailedFenceAppends(OptionalBudgets):
             cause = "timeout"
         else:
             return None
-        failed = fence_write_failed(txn, max_epoch=self.max_epoch,
-                                    keeps_epoch=self.protocol.failed_fence_keeps_epoch)
+        failed = self.failed_fence(txn)
         return {"txn": failed, "cause": cause, "epoch": failed.epoch}
+
+    def failed_fence(self, txn: TxnMetadata) -> TxnMetadata:
+        """The metadata after a fence-abort whose PrepareAbort append failed. The coordinator's own abort
+        runs at the server's transaction version (``transactionVersionLevel()``), not the client's, so the
+        TV2 rule (KAFKA-19367) applies whenever the server has TV2 (``server_tv2``: also while clients
+        upgrade or downgrade)."""
+        return fence_write_failed(txn, max_epoch=self.max_epoch, keeps_epoch=self.protocol.failed_fence_keeps_epoch,
+                                  leaves_epoch=self.server_tv2 and self.protocol.tv2_failed_fence_leaves_epoch)

@@ -25,7 +25,7 @@ that machine's specs on ``kafka.eos``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple, cast
 
@@ -71,7 +71,6 @@ from ..transactions.add_partitions import add_partitions_error
 from ..transactions.codes import NO_PENDING, TxnResult, TxnState
 from ..transactions.end_txn import end_txn_decision
 from ..transactions.states import EXPIRATION_ALLOWED
-from ..transactions.timeout import fence_write_failed
 
 #: the bounds of the mechanism (kafka.eos names); ``instances`` = 0 switches it off
 BOUND_NAMES = ("instances", "abortable_errors", "instance_transactions", "txn_id_expirations")
@@ -249,6 +248,8 @@ class InstancesMixin:
     protocol: Any
     #: ``EosMachine.txn_errors``: canBumpEpoch and KAFKA-18019, the client's table switches
     txn_errors: dict[str, bool]
+    #: ``FailedFenceAppends.failed_fence``: the metadata a fence-abort with a failed append leaves
+    failed_fence: Callable[[TxnMetadata], TxnMetadata]
 
     instance = Actors(count="instances", init=IDLE, symmetric="instance", show=_show_client,
                       projections={"started": Projection(_started, _with_started), "held": _held},
@@ -502,13 +503,13 @@ class InstancesMixin:
         """HandleInitProducerId on an Ongoing transaction whose fence's PrepareAbort append fails
         (``eos_fence_faults``, review 21): the fenced epoch stays in memory, the transaction Ongoing,
         nothing is written (``transactions.timeout.fence_write_failed``, with KAFKA-9666's
-        ``failed_fence_keeps_epoch``), and the request is answered with the append's error as
+        ``failed_fence_keeps_epoch``; with TV2 after KAFKA-19367 the metadata is left as it was,
+        ``tv2_failed_fence_leaves_epoch``), and the request is answered with the append's error as
         COORDINATOR_NOT_AVAILABLE, on which the client resends it unchanged."""
         r = _decide(instances_txn, init_pending, msg.producer_id, msg.epoch, next_producer_id, self.coordinator)
         if r.fenced is None:
             return None  # no fence: nothing to fail
-        failed = fence_write_failed(instances_txn, max_epoch=self.coordinator.max_epoch,
-                                    keeps_epoch=self.protocol.failed_fence_keeps_epoch)
+        failed = self.failed_fence(instances_txn)
         out: dict[str, Any] = {"instances_txn": failed, "epoch": failed.epoch,
                                "init_responses": InitPidResponse(client, msg.attempt, int(Errors.COORDINATOR_NOT_AVAILABLE),
                                                                  NO_PRODUCER_ID, NO_PRODUCER_EPOCH)}
