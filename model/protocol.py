@@ -221,6 +221,22 @@ class Protocol:
         "releases after September 2025 and trunk; reached in kafka.eos only with verification_steps, where a "
         "marker can land between the leader's check and its append",
         "KAFKA-19690 (PRs 20534, 20577, 20607, 20618)")
+    verification_rejects_lower_epoch: bool = _decision(
+        False,
+        "the leader answers a transactional batch whose epoch is below its producer's entry INVALID_PRODUCER_EPOCH "
+        "when it starts the verification (UnifiedLog.maybeStartTransactionVerification), before any verification "
+        "entry is created or updated and before anything is sent to the coordinator (4.1.0+); False (3.6.0-4.0.1): "
+        "the batch starts its verification (a TV2 leader's add too), creating an entry at its stale epoch when the "
+        "producer had none, and the coordinator's PRODUCER_FENCED, or the append's epoch check, refuses it",
+        "KAFKA-18042 (PR 19844, cc25d217da, first tag 4.1.0, not 4.0.1)")
+    tv2_new_producer_sequence_zero: bool = _decision(
+        False,
+        "a client's batch appended under a verification entry of a TV2 client (VerificationStateEntry."
+        "supportsEpochBump) for a producer with no batch in the leader's producer state must start at sequence 0, "
+        "else OUT_OF_ORDER_SEQUENCE_NUMBER (ProducerAppendInfo.checkSequence's first check, 4.1.0+); False "
+        "(3.6.0-4.0.1): such a producer is unknown to the leader and any sequence is accepted (KIP-360's "
+        "broker_unknown_producer=accept). A TV1 entry keeps the old rule",
+        "KAFKA-18202 (PR 19902, 3479ce793b, first tag 4.1.0, not 4.0.1)")
     verification_guard: bool = _decision(
         True,
         "with partition_verification and verification_steps, the append checks the VerificationGuard its "
@@ -572,8 +588,11 @@ TV2_LEADER_ADD_EPOCH_BLIND = KAFKA_4_0_LEADER_ADD.with_(tv2_partition_add="leade
 #: a what-if of two switches, never released as such (fidelity audit C7)
 KAFKA_LATER_TRUNK = KAFKA_4_0.with_(persist_prev_producer_id=True)
 #: trunk after KAFKA-19367 (one bump per fence-abort) and the Java TransactionMetadata (KAFKA-18884),
-#: before KAFKA-20310 / KAFKA-20357 persisted PreviousProducerId and lastProducerEpoch
-KAFKA_JAVA_COORDINATOR = KAFKA_4_0.with_(tv2_fence_double_bump=False, previous_producer_id_update="every-transition")
+#: before KAFKA-20310 / KAFKA-20357 persisted PreviousProducerId and lastProducerEpoch; with the two leader changes of
+#: June 2025 (first tag 4.1.0) every later trunk has: KAFKA-18042's early INVALID_PRODUCER_EPOCH at the verification
+#: start, KAFKA-18202's sequence 0 for a TV2 producer without state
+KAFKA_JAVA_COORDINATOR = KAFKA_4_0.with_(tv2_fence_double_bump=False, previous_producer_id_update="every-transition",
+                                         verification_rejects_lower_epoch=True, tv2_new_producer_sequence_zero=True)
 #: trunk after KAFKA-19446 (November 2025: a tv2 marker must raise the stored epoch), before KAFKA-19999; both
 #: trunks have KAFKA-19690 (PR 20534, September 2025: the epoch check before the verification guard)
 KAFKA_TRUNK_2025_12 = KAFKA_JAVA_COORDINATOR.with_(tv2_marker_epoch_check="strict", stale_epoch_before_verification=True)
@@ -668,7 +687,8 @@ VARIANTS: dict[str, NamedProtocol] = {
                                        "and lastProducerEpoch not (fidelity audit C7)", KAFKA_LATER_TRUNK),
     "kafka-java-coordinator": NamedProtocol("trunk August - November 2025: the Java TransactionMetadata "
                                             "(KAFKA-18884: every transition sets previousProducerId), one bump "
-                                            "per TV2 fence-abort (KAFKA-19367), nothing extra persisted; the "
+                                            "per TV2 fence-abort (KAFKA-19367), nothing extra persisted, and the "
+                                            "leader checks of June 2025 (KAFKA-18042, KAFKA-18202); the "
                                             "same coordinator until March 2026 (kafka-trunk-2025-12, -2026-01)",
                                             KAFKA_JAVA_COORDINATOR),
     "kafka-trunk-2025-12": NamedProtocol("trunk between KAFKA-19446 (2025-11) and KAFKA-19999 (2025-12): the Java "
