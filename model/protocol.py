@@ -454,6 +454,9 @@ class Protocol:
         if self.tv2_leader_concurrent_below_epoch and self.tv2_partition_add != Tv2PartitionAdd.LEADER:
             return ("tv2_leader_concurrent_below_epoch needs tv2_partition_add=leader (KAFKA-18575 changed the "
                     "epoch-aware check of the leader's add)")
+        if self.tv2_new_producer_sequence_zero and not self.tv2_marker_keeps_verification:
+            return ("tv2_new_producer_sequence_zero needs tv2_marker_keeps_verification (KAFKA-18202 reads "
+                    "VerificationStateEntry.supportsEpochBump, which KAFKA-18654 [1/2] added in 4.0.0)")
         if self.broker_batch_cache < 1:
             return "broker_batch_cache must be at least 1"
         return None

@@ -81,7 +81,9 @@ def test_kafka_releases_differ_by_the_fixes_they_shipped() -> None:
     assert diff(P.KAFKA_4_0_DEV_2025_01_28, P.KAFKA_4_0_DEV_2025_01) == {"tv2_partition_add"}
     assert diff(P.KAFKA_4_0_LEADER_ADD, P.TV2_LEADER_ADD_EPOCH_BLIND) == {"tv2_partition_add"}
     assert diff(P.KAFKA_4_0, P.KAFKA_JAVA_COORDINATOR) == {"tv2_fence_double_bump",  # KAFKA-19367
-                                                           "previous_producer_id_update"}  # KAFKA-18884
+                                                           "previous_producer_id_update",  # KAFKA-18884
+                                                           "verification_rejects_lower_epoch",  # KAFKA-18042
+                                                           "tv2_new_producer_sequence_zero"}  # KAFKA-18202
     assert diff(P.KAFKA_2_4, P.KAFKA_2_4_1) == {"marker_sets_producer_timestamp"}  # KAFKA-9144
     # KAFKA-19446; KAFKA-19690 (September 2025) is on trunk since
     assert diff(P.KAFKA_JAVA_COORDINATOR, P.KAFKA_TRUNK_2025_12) == {"tv2_marker_epoch_check",
