@@ -187,3 +187,26 @@ def test_an_expired_in_flight_first_attempt_leaves_no_unresolved_sequence() -> N
     assert retried.batches[0].retried
     again = cl.drain(retried, 0, 0, c)[0]
     assert cl.expire_in_flight_batch(again, 0, c).unresolved == 1
+
+
+def test_success_answer_reads_no_time() -> None:
+    """``handle_produce_success`` (the idempotent preset's success rule, keyed without the clock) gives
+    ``handle_produce_response``'s answer whatever the clock and the batches' creation times, for every
+    client version, under the current producer id and an id reset since, and for an answer with no
+    batch in flight."""
+    for version in ("0.11", "pre-kip360", "kip360"):
+        c = cfg(version=version, dt=2)
+        base = sent_client(3, c, acked_prefix=1)
+        reset = base._replace(producer_id=base.producer_id + 1, epoch=0)
+        for client in (base, reset):
+            for error in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER):
+                for record in (1, 2, 3, 9):
+                    answer = resp(record, error, 5)
+                    got = cl.handle_produce_success(client, answer, c)
+                    for now in (0, 1, 5, 50):
+                        assert cl.handle_produce_response(client, answer, now, c) == got
+                    timeless = client._replace(batches=tuple(b._replace(created=None) for b in client.batches))
+                    shaped, outcome = cl.handle_produce_success(timeless, answer, c)
+                    assert outcome == got.outcome
+                    assert shaped._replace(batches=()) == got.client._replace(batches=())
+                    assert [b.record for b in shaped.batches] == [b.record for b in got.client.batches]

@@ -759,14 +759,29 @@ class IdempotentProducers:
         design keeps sequences, so its bump waits until the old epoch's requests are answered)."""
         return {"client": cl.bump_epoch(client, self.idem_cfg)}
 
+    # an answer that completes its batch reads neither the clock, nor a creation time, nor the leader epoch:
+    # its own rule keys its memo on (answer, the client's shape) alone (the idempotent preset's first 300k
+    # states: 325 misses, not the 8,008 of (answer, shape, times in flight, clock, leader epoch))
     @rule("HandleProduceResponse", receive="idem_responses", params=("partition", "client", "record"),
+          match=lambda m: m.message.error in cl.SUCCESS, reads=("sender=client[client]:shape",),
+          writes=("sender=client[client]:shape",),
+          results=("error", "outcome"), show={"error": error_name, "outcome": cl.OUTCOME_NAMES.__getitem__})
+    def idempotent_handle_success(self, msg: Routed, sender: IdempotentClient) -> Any:
+        """``Sender.completeBatch`` of a batch the leader appended (or had appended: a duplicate)."""
+        resp = msg.message
+        assert isinstance(resp, ProduceResponse)
+        new_client, outcome = cl.handle_produce_success(sender, resp, self.idem_cfg)
+        return {"sender": new_client, "error": resp.error, "outcome": outcome}
+
+    @rule("HandleProduceResponse", receive="idem_responses", params=("partition", "client", "record"),
+          match=lambda m: m.message.error not in cl.SUCCESS,
           reads=("sender=client[client]:shape", "flying=client[client]:in_flight_created", "now", "leader_epoch"),
           writes=("sender=client[client]:shape",), results=("error", "outcome"),
           show={"error": error_name, "outcome": cl.OUTCOME_NAMES.__getitem__})
     def idempotent_handle_response(self, msg: Routed, sender: IdempotentClient,
                                    flying: tuple[tuple[int, int], ...], now: int, leader_epoch: int) -> Any:
-        """``Sender.completeBatch``; NOT_LEADER_OR_FOLLOWER refreshes the client's metadata. It reads
-        the creation time of the answered batch alone (one in flight: the retry's delivery timeout)."""
+        """``Sender.completeBatch`` of a failed batch; NOT_LEADER_OR_FOLLOWER refreshes the client's metadata.
+        It reads the creation time of the answered batch alone (one in flight: the retry's delivery timeout)."""
         resp = msg.message
         assert isinstance(resp, ProduceResponse)
         new_client, outcome = cl.handle_produce_response(_with_created(sender, dict(flying)), resp, now, self.idem_cfg)

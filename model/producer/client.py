@@ -33,7 +33,7 @@ waits behind retries, behind an unresolved sequence and behind a pending epoch b
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from eoscheck.checker.ops import CONCRETE
 
@@ -192,7 +192,7 @@ def old_id_answer(client: IdempotentClient, index: int, error: int, now: int, cf
     OUT_OF_ORDER_SEQUENCE_NUMBER and UNKNOWN_PRODUCER_ID (its subclass); anything else fails it."""
     batch = client.batches[index]
     rest = client.batches[:index] + client.batches[index + 1:]
-    if error in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER):
+    if error in SUCCESS:
         return ResponseOutcome(client._replace(batches=rest, acked=client.acked | 1 << batch.record), ACKED)
     failed = client._replace(batches=rest, failed=client.failed | 1 << batch.record)
     raised = (error in (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, Errors.UNKNOWN_PRODUCER_ID)
@@ -250,21 +250,39 @@ def resolve_sequences(client: IdempotentClient, cfg: ClientConfig) -> Idempotent
     return reset_producer_id(client)
 
 
-def handle_produce_response(client: IdempotentClient, resp: ProduceResponse, now: int, cfg: ClientConfig) -> ResponseOutcome:
-    """``Sender.completeBatch`` + ``TransactionManager.canRetry`` / ``handleFailedBatch``."""
+#: the answers that complete a batch (``Sender.completeBatch``'s success path)
+SUCCESS: Final = frozenset((int(Errors.NONE), int(Errors.DUPLICATE_SEQUENCE_NUMBER)))
+
+
+def handle_produce_success(client: IdempotentClient, resp: ProduceResponse, cfg: ClientConfig) -> ResponseOutcome:
+    """``handle_produce_response`` for an answer in ``SUCCESS``. It reads no clock and no batch's creation
+    time (only a failed batch's retry asks for its delivery timeout), so a caller may pass a client
+    whose times are left out and keep the clock out of its memo key."""
     index = next((i for i, b in enumerate(client.batches) if b.record == resp.record and b.status == INFLIGHT), -1)
     if index < 0:
         return ResponseOutcome(client, DROPPED)
     batch = client.batches[index]
+    rest = client.batches[:index] + client.batches[index + 1:]
+    if batch.producer_id != client.producer_id and cfg.version != "kip360":
+        # ``old_id_answer``: 0.11-2.4 complete it, skipping the bookkeeping of the id they reset
+        return ResponseOutcome(client._replace(batches=rest, acked=client.acked | 1 << batch.record), ACKED)
+    last_seq = batch.seq if client.last_acked_seq < 0 else max(client.last_acked_seq, batch.seq)
+    return ResponseOutcome(client._replace(
+        batches=rest, acked=client.acked | (1 << batch.record), last_acked_seq=last_seq,
+        last_acked_offset=max(client.last_acked_offset, resp.base_offset)), ACKED)
+
+
+def handle_produce_response(client: IdempotentClient, resp: ProduceResponse, now: int, cfg: ClientConfig) -> ResponseOutcome:
+    """``Sender.completeBatch`` + ``TransactionManager.canRetry`` / ``handleFailedBatch``."""
     error = resp.error
+    if error in SUCCESS:
+        return handle_produce_success(client, resp, cfg)
+    index = next((i for i, b in enumerate(client.batches) if b.record == resp.record and b.status == INFLIGHT), -1)
+    if index < 0:
+        return ResponseOutcome(client, DROPPED)
+    batch = client.batches[index]
     if batch.producer_id != client.producer_id and cfg.version != "kip360":
         return old_id_answer(client, index, error, now, cfg)
-    if error in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER):
-        rest = client.batches[:index] + client.batches[index + 1:]
-        last_seq = batch.seq if client.last_acked_seq < 0 else max(client.last_acked_seq, batch.seq)
-        return ResponseOutcome(client._replace(
-            batches=rest, acked=client.acked | (1 << batch.record), last_acked_seq=last_seq,
-            last_acked_offset=max(client.last_acked_offset, resp.base_offset)), ACKED)
 
     def retry(c: IdempotentClient) -> ResponseOutcome:
         if is_expired(batch, now, cfg):  # canRetry: past the delivery timeout
