@@ -217,8 +217,8 @@ class Protocol:
         False,
         "a client's transactional batch with no transaction ongoing for its producer on the partition and no "
         "verification guard, whose epoch is below the producer's entry, is answered INVALID_PRODUCER_EPOCH "
-        "(recoverable) instead of INVALID_TXN_STATE (which Kafka Streams takes as fatal): 3.9 / 4.0 / 4.1 patch "
-        "releases after September 2025 and trunk; reached in kafka.eos only with verification_steps, where a "
+        "(recoverable) instead of INVALID_TXN_STATE (which Kafka Streams takes as fatal): 4.1.1 and 4.2.0-rc1 "
+        "(not 4.0.1 or 4.1.0; on the 3.9 branch after 3.9.1, 3.9.2-rc0) and trunk; reached in kafka.eos only with verification_steps, where a "
         "marker can land between the leader's check and its append",
         "KAFKA-19690 (PRs 20534, 20577, 20607, 20618)")
     verification_rejects_lower_epoch: bool = _decision(
@@ -278,10 +278,11 @@ class Protocol:
         "KIP-360; KIP-890 part 2")
     previous_producer_id_update: PreviousProducerIdUpdate = _decision(
         PreviousProducerIdUpdate.SCALA,
-        "which completed transitions set previousProducerId: scala (the Scala TransactionMetadata, 2.5 .. "
-        "2025: only InitProducerId's transition to Empty and a TV2 CompleteX) or every-transition (the Java "
-        "TransactionMetadata, August 2025)",
-        "KAFKA-18884; fidelity audit B1")
+        "which completed transitions set previousProducerId: scala (2.5.0 .. 4.0.1: completeTransitionTo sets it "
+        "only in InitProducerId's transition to Empty and a TV2 CompleteX) or every-transition (4.1.0+: "
+        "prepareTransitionTo stamps the producer id it starts from on every transit and completeTransitionTo "
+        "copies it, in the Scala TransactionMetadata of 4.1.x and the Java one of 4.2.0-rc1, KAFKA-18884)",
+        "KAFKA-15370 [1/N] (PR 17687, trunk December 2024, first tag 4.1.0); fidelity audit B1")
     timeout_abort_bumps_epoch: bool = _decision(
         True,
         "the coordinator's timeout abort fences the producer with an epoch bump (False: 0.11.0.0-0.11.0.1)",
@@ -306,11 +307,12 @@ class Protocol:
         "KAFKA-19367 (PR 19910, June 2025; 4.0 cherry-pick PRs 19958 and 19991, first released in 4.0.1; 4.1.0); fidelity audit B3")
     tv2_marker_epoch_check: Tv2MarkerEpochCheck = _decision(
         Tv2MarkerEpochCheck.LENIENT,
-        "with tv2, a leader refuses a marker whose producer epoch is: lenient, below the stored epoch (4.0-4.1, "
-        "as for tv1); strict, not above it (trunk November-December 2025: a tv2 marker carries the bumped "
+        "with tv2, a leader refuses a marker whose producer epoch is: lenient, below the stored epoch (4.0.0-4.1.1, "
+        "as for tv1); strict, not above it (trunk November-December 2025, never released: a tv2 marker carries the bumped "
         "epoch, so one at the stored epoch is taken for the previous transaction's), which also refuses the "
         "coordinator's retry of a marker the leader already wrote; strict-retry, as strict but a marker at the "
-        "stored epoch while the producer has no open transaction is a retry and succeeds",
+        "stored epoch while the producer has no open transaction is a retry and succeeds (4.2.0-rc1: "
+        "ProducerAppendInfo.checkProducerEpoch with the marker's transaction version)",
         "KAFKA-19446 (strict); KAFKA-19999 (strict-retry)")
     tv2_partition_add: Tv2PartitionAdd = _decision(
         Tv2PartitionAdd.CLIENT,
@@ -378,6 +380,15 @@ class Protocol:
         "exhausted epoch, so the client's next request after the completion gets INVALID_PRODUCER_ID_MAPPING, fatal "
         "for the 4.0 client (trunk before January 30, 2025, never released)",
         "KAFKA-18660 (PRs 18730, 18758; 4.0.0)")
+    tv2_late_commit_fenced: bool = _decision(
+        False,
+        "with tv2, an EndTxn(COMMIT) at the retry epoch (the stored epoch is the request's plus one, or the "
+        "overflow retry) of a CompleteAbort transaction is answered PRODUCER_FENCED (fencing: Kafka Streams "
+        "rejoins) instead of INVALID_TXN_STATE (fatal: the thread dies). Only a coordinator-side abort leaves a "
+        "client's commit at that epoch: since KAFKA-19367's single bump (tv2_fence_double_bump off) the timed-out "
+        "producer's late commit is such a 'retry'. False at every release tag up to 4.2.0-rc1; trunk after "
+        "KAFKA-20785 (PR 23204, opened August 20, 2026)",
+        "KAFKA-20785 (PR 23204)")
     add_partitions_pending_first: bool = _decision(
         False,
         "AddPartitionsToTxn / AddOffsetsToTxn answer CONCURRENT_TRANSACTIONS for a transaction still completing "
@@ -591,8 +602,9 @@ TV2_LEADER_ADD_EPOCH_BLIND = KAFKA_4_0_LEADER_ADD.with_(tv2_partition_add="leade
 #: a what-if of two switches, never released as such (fidelity audit C7)
 KAFKA_LATER_TRUNK = KAFKA_4_0.with_(persist_prev_producer_id=True)
 #: trunk after KAFKA-19367 (one bump per fence-abort) and the Java TransactionMetadata (KAFKA-18884),
-#: before KAFKA-20310 / KAFKA-20357 persisted PreviousProducerId and lastProducerEpoch; with the two leader changes of
-#: June 2025 (first tag 4.1.0) every later trunk has: KAFKA-18042's early INVALID_PRODUCER_EPOCH at the verification
+#: before KAFKA-20310 / KAFKA-20357 persisted PreviousProducerId and lastProducerEpoch; its previousProducerId rule
+#: is older than the Java class (KAFKA-15370 [1/N], 4.1.0), so its switches are 4.1.0's (KAFKA_4_1_0), with the two
+#: leader changes of June 2025 (first tag 4.1.0): KAFKA-18042's early INVALID_PRODUCER_EPOCH at the verification
 #: start, KAFKA-18202's sequence 0 for a TV2 producer without state
 KAFKA_JAVA_COORDINATOR = KAFKA_4_0.with_(tv2_fence_double_bump=False, previous_producer_id_update="every-transition",
                                          verification_rejects_lower_epoch=True, tv2_new_producer_sequence_zero=True)
@@ -605,6 +617,23 @@ KAFKA_TRUNK_2026_01 = KAFKA_JAVA_COORDINATOR.with_(tv2_marker_epoch_check="stric
 #: 3.9.x patch releases after September 2025: 3.8-3.9 with KAFKA-19690 (PR 20577)
 KAFKA_3_9_KAFKA_19690 = KAFKA_3_8.with_(stale_epoch_before_verification=True)
 KAFKA_TRUNK_2026 = KAFKA_TRUNK_2026_01.with_(persist_prev_producer_id=True, persist_last_epoch=True)
+#: the 4.x releases read at their tags (session 19; docs/kafka-versions.md, "4.x release tags"): 4.0.1 is 4.0.0 with
+#: KAFKA-19367's 4.0 cherry-pick (PRs 19958, 19991: TransactionCoordinator.endTransaction no longer installs the
+#: fenced epoch before prepareAbortOrCommit's TV2 bump)
+KAFKA_4_0_1 = KAFKA_4_0.with_(tv2_fence_double_bump=False)
+#: 4.1.0: 4.0.1 with KAFKA-15370 [1/N] (PR 17687, trunk December 20, 2024, after the 4.0 branch point):
+#: TransactionMetadata.prepareTransitionTo stamps the current producer id as prevProducerId on every transit and
+#: completeTransitionTo copies it; and the leader's KAFKA-18042 (PR 19844, cc25d217da) and KAFKA-18202 (PR 19902,
+#: 3479ce793b), ancestors of 4.1.0 and not of 4.0.1. The same switches as the Java-coordinator trunk of August 2025
+KAFKA_4_1_0 = KAFKA_4_0_1.with_(previous_producer_id_update="every-transition", verification_rejects_lower_epoch=True,
+                                tv2_new_producer_sequence_zero=True)
+#: 4.1.1: 4.1.0 with KAFKA-19690's 4.1 cherry-pick (PR 20618, a10c1f3ea1: UnifiedLog.analyzeAndValidateProducerState
+#: checks the epoch before the verification guard)
+KAFKA_4_1_1 = KAFKA_4_1_0.with_(stale_epoch_before_verification=True)
+#: 4.2.0-rc1 (January 2026): 4.1.1 with KAFKA-19446 [3/3] (PR 20882) and KAFKA-19999 (PR 21176) in
+#: ProducerAppendInfo.checkProducerEpoch, and the Java TransactionMetadata (KAFKA-18884, same rules): the same
+#: switches as the trunk of January 2026 (KAFKA_TRUNK_2026_01)
+KAFKA_4_2_0_RC1 = KAFKA_4_1_1.with_(tv2_marker_epoch_check="strict-retry")
 
 
 @dataclass(frozen=True)
@@ -689,9 +718,10 @@ VARIANTS: dict[str, NamedProtocol] = {
     "kafka-later-trunk": NamedProtocol("what-if, never released as such: 4.0 with PreviousProducerId persisted "
                                        "and lastProducerEpoch not (fidelity audit C7)", KAFKA_LATER_TRUNK),
     "kafka-java-coordinator": NamedProtocol("trunk August - November 2025: the Java TransactionMetadata "
-                                            "(KAFKA-18884: every transition sets previousProducerId), one bump "
-                                            "per TV2 fence-abort (KAFKA-19367), nothing extra persisted, and the "
-                                            "leader checks of June 2025 (KAFKA-18042, KAFKA-18202); the "
+                                            "(KAFKA-18884; every transition sets previousProducerId, as the Scala "
+                                            "one does from 4.1.0, KAFKA-15370), one bump per TV2 fence-abort "
+                                            "(KAFKA-19367), nothing extra persisted, the leader checks of June 2025 "
+                                            "(KAFKA-18042, KAFKA-18202): the switches of kafka-4.1.0; the "
                                             "same coordinator until March 2026 (kafka-trunk-2025-12, -2026-01)",
                                             KAFKA_JAVA_COORDINATOR),
     "kafka-trunk-2025-12": NamedProtocol("trunk between KAFKA-19446 (2025-11) and KAFKA-19999 (2025-12): the Java "
@@ -733,6 +763,24 @@ VARIANTS: dict[str, NamedProtocol] = {
                                            KAFKA_3_9_KAFKA_19690),
     "kafka-3.3-3.5": NamedProtocol("Kafka 3.3.0-3.5.2: the 3.3+ TxnOffsetCommit checks, no partition verification "
                                    "(KIP-890 part 1 was reverted on the 3.5 branch, 928070e3206)", KAFKA_3_0),
+    "kafka-4.0.1": NamedProtocol("Kafka 4.0.1 (tag 4.0.1) with transaction.version 2: kafka-4.0 with KAFKA-19367's "
+                                 "4.0 cherry-pick (PRs 19958, 19991): one bump per TV2 fence-abort, so the fenced "
+                                 "producer's EndTxn(ABORT) is a retry; no KAFKA-19690 (its 4.0 PR 20607 is after the "
+                                 "tag)", KAFKA_4_0_1),
+    "kafka-4.1.0": NamedProtocol("Kafka 4.1.0 (tag 4.1.0) with transaction.version 2: kafka-4.0.1, and every completed "
+                                 "coordinator transition sets previousProducerId (KAFKA-15370 [1/N], PR 17687); the "
+                                 "same switches as kafka-java-coordinator. Not modelled: KAFKA-18042's early "
+                                 "INVALID_PRODUCER_EPOCH and KAFKA-18202's OUT_OF_ORDER_SEQUENCE for a TV2 first "
+                                 "sequence other than 0 (docs/kafka-versions.md)", KAFKA_4_1_0),
+    "kafka-4.1.1": NamedProtocol("Kafka 4.1.1 (tag 4.1.1) with transaction.version 2: kafka-4.1.0 with KAFKA-19690 "
+                                 "(PR 20618: a stale-epoch transactional batch without a verification guard is "
+                                 "answered INVALID_PRODUCER_EPOCH, not INVALID_TXN_STATE; seen in kafka.eos with "
+                                 "verification_steps)", KAFKA_4_1_1),
+    "kafka-4.2.0-rc1": NamedProtocol("Kafka 4.2.0-rc1 (tag 4.2.0-rc1, January 2026) with transaction.version 2: "
+                                     "kafka-4.1.1 whose leaders refuse a TV2 marker not above the stored epoch unless "
+                                     "it is a retry (KAFKA-19446, KAFKA-19999), with the Java TransactionMetadata "
+                                     "(KAFKA-18884, the same rules); the same switches as kafka-trunk-2026-01",
+                                     KAFKA_4_2_0_RC1),
     # KIPs as designed
     "kip360-designed": NamedProtocol("KIP-360 as its text designs it: retry-safe InitProducerId with the last "
                                      "producer id/epoch persisted, sequences permanent once assigned",

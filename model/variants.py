@@ -104,10 +104,11 @@ INIT_SWITCHES: dict[str, Switch] = {
         False),
     "previous_producer_id_update": Switch(
         "as shipped, which completed transitions set previousProducerId := the producer id they start from: "
-        "scala (the Scala TransactionMetadata.completeTransitionTo, 2.5 .. 2025: only the InitProducerId "
+        "scala (TransactionMetadata.completeTransitionTo, 2.5.0 .. 4.0.1: only the InitProducerId "
         "transition to Empty and a TV2 CompleteX; Ongoing, PrepareX and TV0/TV1 CompleteX keep it, so an id "
         "replaced by a rotation stays previousProducerId through the new id's transactions) or "
-        "every-transition (the Java TransactionMetadata, KAFKA-18884, merged August 2025)",
+        "every-transition (4.1.0+: KAFKA-15370 [1/N], PR 17687, trunk December 2024, stamps the producer id on "
+        "every transit; the Java TransactionMetadata of KAFKA-18884, 4.2.0-rc1, keeps the rule)",
         "scala", PREV_PRODUCER_ID_UPDATES),
 }
 
@@ -120,8 +121,8 @@ INIT_VARIANTS: dict[str, Variant] = {
         "transaction log, so a retry spanning a coordinator failover still returns the bumped epoch",
         {"init_producer_id": "kip360-designed", "persist_last_epoch": True, "persist_prev_producer_id": True}),
     "kafka-shipped": Variant(
-        "Kafka as shipped (2.6.0 .. 3.9.0 at the release tags, and trunk with the Scala coordinator until KAFKA-18884, "
-        "August 2025): lastProducerEpoch and previousProducerId "
+        "Kafka as shipped (2.6.0 .. 3.9.0 and 4.0.0 .. 4.0.1 at the release tags; trunk until KAFKA-15370 [1/N], "
+        "December 2024, first released in 4.1.0): lastProducerEpoch and previousProducerId "
         "live in memory only, so a retry spanning a coordinator failover is fenced; previousProducerId is "
         "set only by InitProducerId (and TV2 CompleteX). The EndTxn and fence rules are 2.6's (KAFKA-9600: "
         "a client's EndTxn needs the exact epoch; the fence sets lastProducerEpoch to -1) with 2.7's "
@@ -138,7 +139,7 @@ INIT_VARIANTS: dict[str, Variant] = {
          "previous_producer_id_update": "scala"}),
     "kafka-java-coordinator": Variant(
         "trunk after the Java TransactionMetadata (KAFKA-18884, August 2025) and before KAFKA-20310 "
-        "(March 2026): every completed transition sets previousProducerId; neither it nor "
+        "(March 2026): every completed transition sets previousProducerId (as in 4.1.0+, KAFKA-15370); neither it nor "
         "lastProducerEpoch is written to the transaction log",
         {"init_producer_id": "kip360-shipped", "persist_last_epoch": False, "persist_prev_producer_id": False,
          "previous_producer_id_update": "every-transition"}),

@@ -111,7 +111,10 @@ def _stale_sentinel(s: tuple, step: tuple, m: EosMachine) -> bool:
 
 
 @pytest.mark.parametrize(("variant", "answer"), [("kafka-3.8-3.9", Errors.INVALID_TXN_STATE),
-                                                 ("kafka-3.9-kafka-19690", Errors.INVALID_PRODUCER_EPOCH)])
+                                                 ("kafka-3.9-kafka-19690", Errors.INVALID_PRODUCER_EPOCH),
+                                                 # TV2 at the tags: KAFKA-19690's 4.1 PR 20618 is in 4.1.1, not 4.1.0
+                                                 ("kafka-4.1.0", Errors.INVALID_TXN_STATE),
+                                                 ("kafka-4.1.1", Errors.INVALID_PRODUCER_EPOCH)])
 def test_kafka_19690s_window_is_reachable_with_the_steps_apart(variant: str, answer: Errors) -> None:
     bounds = {"verification_steps": 1, "batches": 2, "txn_timeouts": 1}
     m = machine(variant, **bounds)

@@ -94,6 +94,41 @@ def test_kafka_releases_differ_by_the_fixes_they_shipped() -> None:
     assert not P.KAFKA_2_4.invalid_producer_epoch_abortable and P.KAFKA_2_5.invalid_producer_epoch_abortable
 
 
+def test_the_4x_release_variants_differ_from_kafka_4_0_by_what_their_tags_show() -> None:
+    """Read at the release tags of a mirror with the upstream tags (docs/kafka-versions.md, 4.x table)."""
+    def diff(a: P.Protocol, b: P.Protocol) -> set[str]:
+        return {f.name for f in fields(P.Protocol) if getattr(a, f.name) != getattr(b, f.name)}
+    base = P.VARIANTS["kafka-4.0"].protocol
+    assert base == P.KAFKA_4_0 and base.tv2_fence_double_bump  # the 4.0.0 tag: two bumps per fence-abort
+    expected = {
+        # KAFKA-19367's 4.0 cherry-pick (PRs 19958, 19991)
+        "kafka-4.0.1": {"tv2_fence_double_bump"},
+        # + KAFKA-15370 [1/N] (PR 17687): prepareTransitionTo stamps prevProducerId on every transit
+        "kafka-4.1.0": {"tv2_fence_double_bump", "previous_producer_id_update"},
+        # + KAFKA-19690 (PR 20618)
+        "kafka-4.1.1": {"tv2_fence_double_bump", "previous_producer_id_update", "stale_epoch_before_verification"},
+        # + KAFKA-19446 [3/3] and KAFKA-19999 (ProducerAppendInfo.checkProducerEpoch)
+        "kafka-4.2.0-rc1": {"tv2_fence_double_bump", "previous_producer_id_update", "stale_epoch_before_verification",
+                            "tv2_marker_epoch_check"},
+    }
+    for name, changed in expected.items():
+        variant = P.VARIANTS[name]
+        assert diff(base, variant.protocol) == changed, name
+        assert f"(tag {name.removeprefix('kafka-')}" in variant.doc, name
+    got = {name: P.VARIANTS[name].protocol for name in expected}
+    assert not got["kafka-4.0.1"].tv2_fence_double_bump
+    assert got["kafka-4.1.0"].previous_producer_id_update == P.PreviousProducerIdUpdate.EVERY_TRANSITION
+    assert got["kafka-4.1.1"].stale_epoch_before_verification and not got["kafka-4.1.0"].stale_epoch_before_verification
+    assert got["kafka-4.2.0-rc1"].tv2_marker_epoch_check == P.Tv2MarkerEpochCheck.STRICT_RETRY
+    # nothing persisted beyond 4.0.0's record up to 4.2.0-rc1 (TransactionLog.valueToBytes); KAFKA-20310 / -20357 later
+    assert not any(p.persist_prev_producer_id or p.persist_last_epoch for p in got.values())
+    # two releases have the switches of the trunk snapshots modelled before the tags were read
+    assert got["kafka-4.1.0"] == P.KAFKA_JAVA_COORDINATOR and got["kafka-4.2.0-rc1"] == P.KAFKA_TRUNK_2026_01
+    # every new release variant resolves by name for kafka.eos and for the pipeline's legacy adapter
+    for name in expected:
+        assert P.resolve(name) == got[name] and P.resolve(name, P.PIPELINE) == got[name]
+
+
 def test_kafka_eos_passes_the_fence_bump_decision_to_the_timeout_abort() -> None:
     from eoscheck.model.state import TxnMetadata
     from eoscheck.model.transactions.codes import TxnState

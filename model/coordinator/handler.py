@@ -40,8 +40,8 @@ class CoordinatorConfig(NamedTuple):
     #: with tv2: the fence-abort's second bump (the 2024 snapshot, 4.0.0); False since KAFKA-19367 (4.0.1, 4.1.0)
     tv2_fence_double_bump: bool = True
     #: as shipped, which transitions record the producer id they start from as previousProducerId:
-    #: every one (the Java TransactionMetadata, KAFKA-18884, 2025), or False: only the InitProducerId
-    #: transition to Empty and a TV2 CompleteX (the Scala coordinator, 2.5 .. 2025; fidelity audit B1)
+    #: every one (4.1.0+: KAFKA-15370 [1/N], kept by the Java TransactionMetadata of KAFKA-18884), or False: only
+    #: the InitProducerId transition to Empty and a TV2 CompleteX (2.5.0 .. 4.0.1; fidelity audit B1)
     prev_pid_every_transition: bool = True
 
 
@@ -98,9 +98,8 @@ def handle_init_producer_id(meta: TxnMetadata, pending: bool, req_producer_id: i
 def complete_transaction(meta: TxnMetadata, *, shipped: bool = True) -> TxnMetadata:
     """Every marker of a PrepareCommit/PrepareAbort landed: CompleteCommit/CompleteAbort is written
     (``markers.complete_if_done``: ``prepareComplete`` clears hasFailedEpochFence). ``shipped``: the
-    transition records the producer id as previousProducerId (the Java coordinator since KAFKA-18884,
-    and the Scala one for TV2); False keeps it (the KIP's design, and the Scala coordinator's TV0/TV1
-    CompleteX)."""
+    transition records the producer id as previousProducerId (4.1.0+, KAFKA-15370 [1/N], and 2.5.0 .. 4.0.1
+    for TV2); False keeps it (the KIP's design, and 2.5.0 .. 4.0.1's TV0/TV1 CompleteX)."""
     done, wrote = complete_if_done(meta)
     if not wrote:
         raise ValueError(f"transaction in state {meta.state} with partitions {meta.partitions} cannot complete")
@@ -109,8 +108,8 @@ def complete_transaction(meta: TxnMetadata, *, shipped: bool = True) -> TxnMetad
 
 def transaction_transition(meta: TxnMetadata, state: int, *, every_transition: bool) -> TxnMetadata:
     """A transaction transition of a client request (AddPartitionsToTxn, EndTxn; TV0/TV1):
-    ``every_transition`` is the Java coordinator (KAFKA-18884), which records the producer id it starts
-    from as previousProducerId; the Scala coordinator's ``completeTransitionTo`` keeps it for Ongoing
+    ``every_transition`` is 4.1.0+ (KAFKA-15370 [1/N]; the Java coordinator too), which records the producer
+    id it starts from as previousProducerId; 2.5.0 .. 4.0.1's ``completeTransitionTo`` keeps it for Ongoing
     and PrepareX, and so does the KIP's design (fidelity audit B1)."""
     if every_transition:
         return transit(meta, state=int(state))

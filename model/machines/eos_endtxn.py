@@ -169,7 +169,8 @@ class LateEndTxn(OptionalBudgets):
             return end_txn_tv2(txn, producer_id, epoch, result, new_producer_id=next_producer_id,
                                max_epoch=self.max_epoch, prepare_pending=True,
                                epoch_first=not self.protocol.tv2_end_txn_pending_first,
-                               producer_id_first=not self.protocol.tv2_end_txn_pending_before_producer_id)
+                               producer_id_first=not self.protocol.tv2_end_txn_pending_before_producer_id,
+                               late_commit_fenced=self.protocol.tv2_late_commit_fenced)
         return end_txn(txn, producer_id, epoch, result)
 
     def bumps_after_abort(self, producer: TxnProducer) -> bool:

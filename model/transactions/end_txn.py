@@ -187,7 +187,8 @@ def end_txn_snapshot(meta: TxnMeta | None, producer_id: int, epoch: int, result:
 
 def end_txn_tv2(meta: TxnMeta | None, producer_id: int, epoch: int, result: int, *, max_epoch: int = 32767,
                 new_producer_id: int = NO_PRODUCER_ID, prepare_pending: bool = False,
-                epoch_first: bool = False, producer_id_first: bool = False) -> EndTxnOutcome:
+                epoch_first: bool = False, producer_id_first: bool = False,
+                late_commit_fenced: bool = False) -> EndTxnOutcome:
     """EndTxn from a TV2 client (KIP-890 part 2), as the later-trunk ``endTransaction`` tabulates it.
 
     Every accepted EndTxn bumps the epoch (lastEpoch := the old one); the client learns the new epoch
@@ -213,6 +214,9 @@ def end_txn_tv2(meta: TxnMeta | None, producer_id: int, epoch: int, result: int,
     in one step). ``producer_id_first``: the order before KAFKA-18660 (PR 18730, 4.0 trunk before January
     30, 2025): the producer id first, so an EndTxn under the producer id a rotation answered, sent while
     the rotation completes (the metadata still holds the old one), is INVALID_PRODUCER_ID_MAPPING.
+    ``late_commit_fenced``: KAFKA-20785 (PR 23204, trunk 2026): a COMMIT retry in CompleteAbort is
+    PRODUCER_FENCED, not INVALID_TXN_STATE. A client's own EndTxn retry carries its own result, so only a
+    coordinator-side abort (timeout, fence) leaves a commit at the retry epoch of a CompleteAbort.
     ``epoch_first``: the order before KAFKA-18464 (4.0 trunk before January 10, 2025; implies
     ``producer_id_first``): an invalid epoch is PRODUCER_FENCED even while the transaction completes, so
     an abort at the epoch the commit answered, sent before that commit completes, fences its own producer.
@@ -255,6 +259,8 @@ def end_txn_tv2(meta: TxnMeta | None, producer_id: int, epoch: int, result: int,
     if st in (S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
         done = S.COMPLETE_COMMIT if commit else S.COMPLETE_ABORT
         if retry:
+            if commit and st == S.COMPLETE_ABORT and late_commit_fenced:
+                return answer(E.PRODUCER_FENCED)
             return answer(E.NONE if st == done else E.INVALID_TXN_STATE)
         if current:
             return bump(S.PREPARE_ABORT) if not commit else answer(E.INVALID_TXN_STATE)
