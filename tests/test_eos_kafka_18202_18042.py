@@ -41,7 +41,8 @@ def _eos(protocol, **bounds: int) -> EosMachine:  # type: ignore[no-untyped-def]
 
 
 def test_the_variants_after_june_2025_have_both_and_no_earlier_one_has_either() -> None:
-    later = {"kafka-java-coordinator", "kafka-trunk-2025-12", "kafka-trunk-2026-01", "kafka-trunk-2026"}
+    later = {"kafka-java-coordinator", "kafka-trunk-2025-12", "kafka-trunk-2026-01", "kafka-trunk-2026", "kafka-4.1.0",
+             "kafka-4.1.1", "kafka-4.2.0-rc1"}
     for name, v in VARIANTS.items():
         for switch in SWITCHES:
             assert getattr(v.protocol, switch) == (name in later), (name, switch)

@@ -99,17 +99,20 @@ def test_the_4x_release_variants_differ_from_kafka_4_0_by_what_their_tags_show()
     def diff(a: P.Protocol, b: P.Protocol) -> set[str]:
         return {f.name for f in fields(P.Protocol) if getattr(a, f.name) != getattr(b, f.name)}
     base = P.VARIANTS["kafka-4.0"].protocol
+    LEADER_4_1 = ("verification_rejects_lower_epoch", "tv2_new_producer_sequence_zero")
     assert base == P.KAFKA_4_0 and base.tv2_fence_double_bump  # the 4.0.0 tag: two bumps per fence-abort
     expected = {
         # KAFKA-19367's 4.0 cherry-pick (PRs 19958, 19991)
         "kafka-4.0.1": {"tv2_fence_double_bump"},
-        # + KAFKA-15370 [1/N] (PR 17687): prepareTransitionTo stamps prevProducerId on every transit
-        "kafka-4.1.0": {"tv2_fence_double_bump", "previous_producer_id_update"},
+        # + KAFKA-15370 [1/N] (PR 17687): prepareTransitionTo stamps prevProducerId on every transit; the leader's
+        # KAFKA-18042 (PR 19844) and KAFKA-18202 (PR 19902)
+        "kafka-4.1.0": {"tv2_fence_double_bump", "previous_producer_id_update", *LEADER_4_1},
         # + KAFKA-19690 (PR 20618)
-        "kafka-4.1.1": {"tv2_fence_double_bump", "previous_producer_id_update", "stale_epoch_before_verification"},
+        "kafka-4.1.1": {"tv2_fence_double_bump", "previous_producer_id_update", "stale_epoch_before_verification",
+                        *LEADER_4_1},
         # + KAFKA-19446 [3/3] and KAFKA-19999 (ProducerAppendInfo.checkProducerEpoch)
         "kafka-4.2.0-rc1": {"tv2_fence_double_bump", "previous_producer_id_update", "stale_epoch_before_verification",
-                            "tv2_marker_epoch_check"},
+                            "tv2_marker_epoch_check", *LEADER_4_1},
     }
     for name, changed in expected.items():
         variant = P.VARIANTS[name]
