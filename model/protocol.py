@@ -221,6 +221,22 @@ class Protocol:
         "(not 4.0.1 or 4.1.0; on the 3.9 branch after 3.9.1, 3.9.2-rc0) and trunk; reached in kafka.eos only with verification_steps, where a "
         "marker can land between the leader's check and its append",
         "KAFKA-19690 (PRs 20534, 20577, 20607, 20618)")
+    verification_rejects_lower_epoch: bool = _decision(
+        False,
+        "the leader answers a transactional batch whose epoch is below its producer's entry INVALID_PRODUCER_EPOCH "
+        "when it starts the verification (UnifiedLog.maybeStartTransactionVerification), before any verification "
+        "entry is created or updated and before anything is sent to the coordinator (4.1.0+); False (3.6.0-4.0.1): "
+        "the batch starts its verification (a TV2 leader's add too), creating an entry at its stale epoch when the "
+        "producer had none, and the coordinator's PRODUCER_FENCED, or the append's epoch check, refuses it",
+        "KAFKA-18042 (PR 19844, cc25d217da, first tag 4.1.0, not 4.0.1)")
+    tv2_new_producer_sequence_zero: bool = _decision(
+        False,
+        "a client's batch appended under a verification entry of a TV2 client (VerificationStateEntry."
+        "supportsEpochBump) for a producer with no batch in the leader's producer state must start at sequence 0, "
+        "else OUT_OF_ORDER_SEQUENCE_NUMBER (ProducerAppendInfo.checkSequence's first check, 4.1.0+); False "
+        "(3.6.0-4.0.1): such a producer is unknown to the leader and any sequence is accepted (KIP-360's "
+        "broker_unknown_producer=accept). A TV1 entry keeps the old rule",
+        "KAFKA-18202 (PR 19902, 3479ce793b, first tag 4.1.0, not 4.0.1)")
     verification_guard: bool = _decision(
         True,
         "with partition_verification and verification_steps, the append checks the VerificationGuard its "
@@ -465,6 +481,9 @@ class Protocol:
         if self.tv2_leader_concurrent_below_epoch and self.tv2_partition_add != Tv2PartitionAdd.LEADER:
             return ("tv2_leader_concurrent_below_epoch needs tv2_partition_add=leader (KAFKA-18575 changed the "
                     "epoch-aware check of the leader's add)")
+        if self.tv2_new_producer_sequence_zero and not self.tv2_marker_keeps_verification:
+            return ("tv2_new_producer_sequence_zero needs tv2_marker_keeps_verification (KAFKA-18202 reads "
+                    "VerificationStateEntry.supportsEpochBump, which KAFKA-18654 [1/2] added in 4.0.0)")
         if self.broker_batch_cache < 1:
             return "broker_batch_cache must be at least 1"
         return None
@@ -600,9 +619,12 @@ TV2_LEADER_ADD_EPOCH_BLIND = KAFKA_4_0_LEADER_ADD.with_(tv2_partition_add="leade
 KAFKA_LATER_TRUNK = KAFKA_4_0.with_(persist_prev_producer_id=True)
 #: trunk after KAFKA-19367 (one bump per fence-abort) and the Java TransactionMetadata (KAFKA-18884),
 #: before KAFKA-20310 / KAFKA-20357 persisted PreviousProducerId and lastProducerEpoch; its previousProducerId rule
-#: is older than the Java class (KAFKA-15370 [1/N], 4.1.0), so its switches are 4.1.0's (KAFKA_4_1_0)
+#: is older than the Java class (KAFKA-15370 [1/N], 4.1.0), so its switches are 4.1.0's (KAFKA_4_1_0), with the two
+#: leader changes of June 2025 (first tag 4.1.0): KAFKA-18042's early INVALID_PRODUCER_EPOCH at the verification
+#: start, KAFKA-18202's sequence 0 for a TV2 producer without state
 KAFKA_JAVA_COORDINATOR = KAFKA_4_0.with_(tv2_fence_double_bump=False, tv2_failed_fence_leaves_epoch=True,
-                                         previous_producer_id_update="every-transition")
+                                         previous_producer_id_update="every-transition",
+                                         verification_rejects_lower_epoch=True, tv2_new_producer_sequence_zero=True)
 #: trunk after KAFKA-19446 (November 2025: a tv2 marker must raise the stored epoch), before KAFKA-19999; both
 #: trunks have KAFKA-19690 (PR 20534, September 2025: the epoch check before the verification guard)
 KAFKA_TRUNK_2025_12 = KAFKA_JAVA_COORDINATOR.with_(tv2_marker_epoch_check="strict", stale_epoch_before_verification=True)
@@ -618,8 +640,10 @@ KAFKA_TRUNK_2026 = KAFKA_TRUNK_2026_01.with_(persist_prev_producer_id=True, pers
 KAFKA_4_0_1 = KAFKA_4_0.with_(tv2_fence_double_bump=False, tv2_failed_fence_leaves_epoch=True)
 #: 4.1.0: 4.0.1 with KAFKA-15370 [1/N] (PR 17687, trunk December 20, 2024, after the 4.0 branch point):
 #: TransactionMetadata.prepareTransitionTo stamps the current producer id as prevProducerId on every transit and
-#: completeTransitionTo copies it. The same switches as the Java-coordinator trunk of August 2025
-KAFKA_4_1_0 = KAFKA_4_0_1.with_(previous_producer_id_update="every-transition")
+#: completeTransitionTo copies it; and the leader's KAFKA-18042 (PR 19844, cc25d217da) and KAFKA-18202 (PR 19902,
+#: 3479ce793b), ancestors of 4.1.0 and not of 4.0.1. The same switches as the Java-coordinator trunk of August 2025
+KAFKA_4_1_0 = KAFKA_4_0_1.with_(previous_producer_id_update="every-transition", verification_rejects_lower_epoch=True,
+                                tv2_new_producer_sequence_zero=True)
 #: 4.1.1: 4.1.0 with KAFKA-19690's 4.1 cherry-pick (PR 20618, a10c1f3ea1: UnifiedLog.analyzeAndValidateProducerState
 #: checks the epoch before the verification guard)
 KAFKA_4_1_1 = KAFKA_4_1_0.with_(stale_epoch_before_verification=True)
@@ -713,7 +737,8 @@ VARIANTS: dict[str, NamedProtocol] = {
     "kafka-java-coordinator": NamedProtocol("trunk August - November 2025: the Java TransactionMetadata "
                                             "(KAFKA-18884; every transition sets previousProducerId, as the Scala "
                                             "one does from 4.1.0, KAFKA-15370), one bump per TV2 fence-abort "
-                                            "(KAFKA-19367), nothing extra persisted: the switches of kafka-4.1.0; the "
+                                            "(KAFKA-19367), nothing extra persisted, the leader checks of June 2025 "
+                                            "(KAFKA-18042, KAFKA-18202): the switches of kafka-4.1.0; the "
                                             "same coordinator until March 2026 (kafka-trunk-2025-12, -2026-01)",
                                             KAFKA_JAVA_COORDINATOR),
     "kafka-trunk-2025-12": NamedProtocol("trunk between KAFKA-19446 (2025-11) and KAFKA-19999 (2025-12): the Java "

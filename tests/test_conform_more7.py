@@ -39,10 +39,11 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
     if "kip-890-verification" in p.lacks:
         inexpressible.update({v: "kip-890-verification" for v in ("PROD-102", "PROD-103", "PROD-104", "PROD-105",
                                                                   "PROD-107", "PROD-108")})
-    else:
-        # KAFKA-18202 (PR 19902, 4.1.0): a TV2 verification entry (supportsEpochBump) and no producer state need
-        # sequence 0; the model's verification entry has no such flag (before 4.0 there is no TV2 client at all)
-        disagree["PROD-104"] = "KAFKA-18202 not modelled"
+    elif not p.kafka_18202:
+        # KAFKA-18202 (PR 19902, first tag 4.1.0): a TV2 verification entry (supportsEpochBump) and no producer state
+        # need sequence 0; the profiles before 4.1 accept any sequence from a producer without state, as their
+        # versions do (before 4.0 there is no TV2 client at all)
+        disagree["PROD-104"] = "before KAFKA-18202"
     if "kip-588" in p.lacks:
         # PRODUCER_FENCED is KIP-588's (2.7); before it EndTxn answers INVALID_PRODUCER_EPOCH
         disagree.update({v: "INVALID_PRODUCER_EPOCH before KIP-588" for v in ("SM-108", "SM-112", "SM-114")})
@@ -56,7 +57,7 @@ def test_the_more7_vectors_outcome_is_pinned_per_profile(name: str) -> None:
 
 
 def test_the_derived_pins() -> None:
-    assert _derived("kafka-later-trunk") == ({"PROD-104": "KAFKA-18202 not modelled"}, {})
+    assert _derived("kafka-later-trunk") == ({}, {})
     assert set(_derived("kafka-2024-10")[0]) == {"SM-101", "SM-105", "SM-109", "SM-115", "SM-117", "SM-118", "SM-123",
                                                  "PROD-104"}
     assert set(_derived("kafka-3.8-3.9")[1]) == set(TV2) and set(_derived("kafka-3.8-3.9")[0]) == {"PROD-104"}
@@ -114,6 +115,41 @@ def test_kafka_19367_in_the_conformance_interface(monkeypatch: pytest.MonkeyPatc
     assert _run_changed("SM-123", tv1) == harness.DISAGREE
     assert _run_changed("SM-123", lambda v: (tv1(v), v["steps"][0]["expected"]["state_after"].update(
         producer_epoch=2, has_failed_epoch_fence=True))) == harness.AGREE
+
+
+def test_kafka_18202_in_the_conformance_interface(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PROD-104 agrees because of ``kafka_18202`` (the TV2 entry's sequence-0 check, 4.1.0), and only through the
+    entry's ``supports_epoch_bump``: without the switch, or with a TV1 entry (PROD-105's form), the batch at
+    sequence 3 is appended; PROD-103 (a TV2 entry at lowest sequence 0) is refused by either check."""
+    doc, later = PROFILES["kafka-later-trunk"]
+    assert later.kafka_18202 and later.kafka_18042
+    assert not any(p.kafka_18202 or p.kafka_18042 for name, (_, p) in PROFILES.items() if name != "kafka-later-trunk")
+    assert _run_changed("PROD-104", lambda v: None) == harness.AGREE
+    # a TV1 entry: the old rule, the batch is appended, which PROD-104 does not expect
+    assert _run_changed("PROD-104", lambda v: v["steps"][0]["input"].update(supports_epoch_bump=False)) == \
+        harness.DISAGREE
+    # a TV2 entry at lowest sequence 5 and a batch at 5: only KAFKA-18202's check refuses it
+    assert _run_changed("PROD-103", lambda v: (
+        v["initial_state"]["verification_state"]["1"].update(lowest_sequence=5))) == harness.AGREE
+    monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, later._replace(kafka_18202=False)))
+    assert _run_changed("PROD-104", lambda v: None) == harness.DISAGREE
+    assert _run_changed("PROD-103", lambda v: (
+        v["initial_state"]["verification_state"]["1"].update(lowest_sequence=5))) == harness.DISAGREE
+
+
+def test_kafka_18042_answers_the_stale_verification_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PROD-108's second verification (epoch 3 after the TV2 marker at 4) throws InvalidProducerEpochException with
+    ``kafka_18042`` (4.1.0's maybeStartTransactionVerification) and creates no entry; without it the entry is updated
+    and the append answers the same error (KAFKA-19690), so the vector agrees either way."""
+    def expect_refused(v: dict) -> None:
+        v["steps"][3]["expected"].update(result="REJECTED", error="INVALID_PRODUCER_EPOCH",
+                                         verification_entry_present=False)
+    assert _run_changed("PROD-108", expect_refused) == harness.AGREE
+    assert _run_changed("PROD-108", lambda v: None) == harness.AGREE
+    doc, later = PROFILES["kafka-later-trunk"]
+    monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, later._replace(kafka_18042=False)))
+    assert _run_changed("PROD-108", expect_refused) == harness.DISAGREE
+    assert _run_changed("PROD-108", lambda v: None) == harness.AGREE
 
 
 def test_the_comparisons_can_fail() -> None:

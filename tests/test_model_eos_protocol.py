@@ -82,7 +82,9 @@ def test_kafka_releases_differ_by_the_fixes_they_shipped() -> None:
     assert diff(P.KAFKA_4_0_LEADER_ADD, P.TV2_LEADER_ADD_EPOCH_BLIND) == {"tv2_partition_add"}
     assert diff(P.KAFKA_4_0, P.KAFKA_JAVA_COORDINATOR) == {"tv2_fence_double_bump",  # KAFKA-19367
                                                            "tv2_failed_fence_leaves_epoch",  # its follow-up
-                                                           "previous_producer_id_update"}  # KAFKA-18884
+                                                           "previous_producer_id_update",  # KAFKA-18884
+                                                           "verification_rejects_lower_epoch",  # KAFKA-18042
+                                                           "tv2_new_producer_sequence_zero"}  # KAFKA-18202
     assert diff(P.KAFKA_2_4, P.KAFKA_2_4_1) == {"marker_sets_producer_timestamp"}  # KAFKA-9144
     # KAFKA-19446; KAFKA-19690 (September 2025) is on trunk since
     assert diff(P.KAFKA_JAVA_COORDINATOR, P.KAFKA_TRUNK_2025_12) == {"tv2_marker_epoch_check",
@@ -98,18 +100,21 @@ def test_the_4x_release_variants_differ_from_kafka_4_0_by_what_their_tags_show()
     def diff(a: P.Protocol, b: P.Protocol) -> set[str]:
         return {f.name for f in fields(P.Protocol) if getattr(a, f.name) != getattr(b, f.name)}
     base = P.VARIANTS["kafka-4.0"].protocol
+    LEADER_4_1 = ("verification_rejects_lower_epoch", "tv2_new_producer_sequence_zero")
     assert base == P.KAFKA_4_0 and base.tv2_fence_double_bump  # the 4.0.0 tag: two bumps per fence-abort
     expected = {
         # KAFKA-19367's 4.0 cherry-pick (PRs 19958, 19991)
         "kafka-4.0.1": {"tv2_fence_double_bump", "tv2_failed_fence_leaves_epoch"},
-        # + KAFKA-15370 [1/N] (PR 17687): prepareTransitionTo stamps prevProducerId on every transit
-        "kafka-4.1.0": {"tv2_fence_double_bump", "tv2_failed_fence_leaves_epoch", "previous_producer_id_update"},
+        # + KAFKA-15370 [1/N] (PR 17687): prepareTransitionTo stamps prevProducerId on every transit; the leader's
+        # KAFKA-18042 (PR 19844) and KAFKA-18202 (PR 19902)
+        "kafka-4.1.0": {"tv2_fence_double_bump", "tv2_failed_fence_leaves_epoch", "previous_producer_id_update",
+                        *LEADER_4_1},
         # + KAFKA-19690 (PR 20618)
         "kafka-4.1.1": {"tv2_fence_double_bump", "tv2_failed_fence_leaves_epoch", "previous_producer_id_update",
-                        "stale_epoch_before_verification"},
+                        "stale_epoch_before_verification", *LEADER_4_1},
         # + KAFKA-19446 [3/3] and KAFKA-19999 (ProducerAppendInfo.checkProducerEpoch)
         "kafka-4.2.0-rc1": {"tv2_fence_double_bump", "tv2_failed_fence_leaves_epoch", "previous_producer_id_update",
-                            "stale_epoch_before_verification", "tv2_marker_epoch_check"},
+                            "stale_epoch_before_verification", "tv2_marker_epoch_check", *LEADER_4_1},
     }
     for name, changed in expected.items():
         variant = P.VARIANTS[name]

@@ -31,6 +31,7 @@ from ..partition.verification import (
     clear_verification,
     find_verification,
     missing_guard_error,
+    new_producer_refuses,
     produce_verification_error,
     remove_expired_verifications,
     verification_refuses,
@@ -116,7 +117,11 @@ def append_batch(state: LeaderState, batch: ProduceBatch, protocol: Protocol, *,
     if batch.origin == AppendOrigin.CLIENT:
         # ProducerAppendInfo: the epoch check, then checkSequence, whose first test is the
         # verification entry's lowest sequence
-        if d.error != Errors.INVALID_PRODUCER_EPOCH and verification_refuses(verification, batch.base_sequence):
+        if d.error != Errors.INVALID_PRODUCER_EPOCH and (
+                verification_refuses(verification, batch.base_sequence)
+                or (protocol.kafka_18202 and verification is not None and verification.supports_epoch_bump
+                    and d.duplicate_offset < 0 and new_producer_refuses(entry, batch.base_sequence))):
+            # KAFKA-18202 (4.1.0) comes first in checkSequence; both answer OUT_OF_ORDER_SEQUENCE_NUMBER
             return ProduceResult(REJECTED, int(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER)), state
         if d.error != Errors.NONE:
             return ProduceResult(REJECTED, int(d.error)), state
@@ -241,6 +246,8 @@ def start_replica_append(state: LeaderState, batch: ProduceBatch, protocol: Prot
     producer has a transaction ongoing here (``maybeStartTransactionVerification`` answers the
     SENTINEL guard); otherwise it is appended at once."""
     if transactional_id and batch.transactional and state.verification_enabled:
+        if stale_at_verification(state, batch.producer_id, batch.epoch, protocol):
+            return VerifiedAppend(ProduceResult(REJECTED, int(Errors.INVALID_PRODUCER_EPOCH)), False), state
         entry = find_entry(state.producers, batch.producer_id)
         if entry is None or entry.current_txn_first_offset < 0:
             return VerifiedAppend(None, True), start_verification(state, batch.producer_id, batch.base_sequence,
@@ -259,13 +266,24 @@ def complete_verified_append(state: LeaderState, batch: ProduceBatch, protocol: 
     return append_batch(state, batch._replace(verified=True), protocol)
 
 
-def start_verification(state: LeaderState, producer_id: int, seq: int, epoch: int) -> LeaderState:
+def start_verification(state: LeaderState, producer_id: int, seq: int, epoch: int, *,
+                       supports_epoch_bump: bool = False) -> LeaderState:
     """``UnifiedLog.maybeStartTransactionVerification``: nothing to verify (the SENTINEL guard) while
-    the producer has a transaction ongoing on this partition; otherwise the entry is created or updated."""
+    the producer has a transaction ongoing on this partition; otherwise the entry is created or updated
+    (``supports_epoch_bump``: the request is a TV2 client's, which a new entry records). The caller asks
+    ``stale_at_verification`` first (KAFKA-18042)."""
     entry = find_entry(state.producers, producer_id)
     if entry is not None and entry.current_txn_first_offset >= 0:
         return state
-    return state._replace(verifications=_start_verification(state.verifications, producer_id, seq, epoch, state.now))
+    return state._replace(verifications=_start_verification(state.verifications, producer_id, seq, epoch, state.now,
+                                                            supports_epoch_bump=supports_epoch_bump))
+
+
+def stale_at_verification(state: LeaderState, producer_id: int, epoch: int, protocol: Protocol) -> bool:
+    """KAFKA-18042 (``Protocol.kafka_18042``, 4.1.0): ``maybeStartTransactionVerification`` throws
+    InvalidProducerEpochException for an epoch below the producer's entry, before anything else."""
+    entry = find_entry(state.producers, producer_id)
+    return protocol.kafka_18042 and entry is not None and epoch < entry.epoch
 
 
 #: producer-state snapshots by offset (``ProducerStateManager``'s snapshot files)

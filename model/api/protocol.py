@@ -94,6 +94,15 @@ class Protocol(NamedTuple):
     #: ``kafka-later-trunk`` sets it (4.0.0 does not: its range starts at 4.0.0 only where the two agree), so it
     #: has no ``SWITCH_HISTORY`` entry
     tv2_failed_fence_leaves_epoch: bool = False
+    #: KAFKA-18202 (PR 19902, 3479ce793b, first tag 4.1.0; not 4.0.1): ``ProducerAppendInfo.checkSequence`` first refuses
+    #: (OUT_OF_ORDER_SEQUENCE_NUMBER) a first sequence other than 0 from a producer with no cached batch when the
+    #: producer's verification entry is a TV2 client's (``supportsEpochBump``); ``model.protocol``'s
+    #: ``tv2_new_producer_sequence_zero``. Only ``kafka-later-trunk`` sets it (no profile stands for 4.1 alone)
+    kafka_18202: bool = False
+    #: KAFKA-18042 (PR 19844, cc25d217da, first tag 4.1.0; not 4.0.1): ``UnifiedLog.maybeStartTransactionVerification``
+    #: throws InvalidProducerEpochException for an epoch below the producer's entry before it creates or updates a
+    #: verification entry; ``model.protocol``'s ``verification_rejects_lower_epoch``. Only ``kafka-later-trunk``
+    kafka_18042: bool = False
     #: the producer client's table of valid state transitions (``model.producer.txn_calls.TRANSITIONS``):
     #: "2.0" (2.0.0-2.4.1), "2.5" (KIP-360, 2.5.0-3.5.2), "3.6" (KAFKA-13668, ea81e99e598, first tag 3.6.0)
     client_transitions: str = "3.6"
@@ -310,7 +319,8 @@ PROFILE_TABLE: dict[str, Profile] = {
          "the mirror has no 4.x tag, so the 4.x releases have no profile of their own"),
         "kafka-shipped", "kafka-later-trunk", end_txn="later-trunk", tv2_last_epoch="keep", down_convert_fenced=True,
         max_txn_timeout_ms=900000, txn_offset_commit="current", fence_at_max_epoch="keep",
-        stale_epoch_before_verification=True, kafka_18660=True, tv2_failed_fence_leaves_epoch=True),
+        stale_epoch_before_verification=True, kafka_18660=True, tv2_failed_fence_leaves_epoch=True,
+        kafka_18202=True, kafka_18042=True),
     "kafka-2024-10": _entry(
         "kafka-2024-10", SNAPSHOT_2024_10, SNAPSHOT_2024_10,
         ("the apache/kafka snapshot 1eb7644 (2024-10-25, trunk after the 3.9 branch cut, before 4.0) the vectors "

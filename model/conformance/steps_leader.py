@@ -203,9 +203,15 @@ def remove_expired(w: World, inp: dict[str, Any]) -> Observed:
 
 def start_verification(w: World, inp: dict[str, Any]) -> Observed:
     pid = integer(inp.get("producer_id", 0), "producer_id")
-    w.leader = api.start_verification(w.leader, pid,
-                                      integer(inp.get("base_sequence", inp.get("sequence", 0)), "sequence"),
-                                      integer(inp.get("producer_epoch", 0), "producer_epoch"))
+    seq = integer(inp.get("base_sequence", inp.get("sequence", 0)), "sequence")
+    epoch = integer(inp.get("producer_epoch", 0), "producer_epoch")
+    bump = bool(inp.get("supports_epoch_bump", False))
+    if api.stale_at_verification(w.leader, pid, epoch, w.protocol):
+        # KAFKA-18042: the call throws before it creates or updates an entry
+        entry = next((e for e in w.leader.verifications if e.producer_id == pid), None)
+        return {**_result(api.ProduceResult(api.REJECTED, int(Errors.INVALID_PRODUCER_EPOCH))),
+                "verification_entry_present": entry is not None}
+    w.leader = api.start_verification(w.leader, pid, seq, epoch, supports_epoch_bump=bump)
     entry = next((e for e in w.leader.verifications if e.producer_id == pid), None)
     if entry is None:  # a transaction is ongoing: the SENTINEL guard, nothing to verify
         return {"verification_entry_present": False, "verification_entry": None}

@@ -351,7 +351,8 @@ def _verification_enabled(w: World, v: Any) -> None:
 
 def _verification_state(w: World, v: Any) -> None:
     entries = [VerificationEntry(int(pid), integer(e.get("lowest_sequence", 0), "lowest_sequence"),
-                                 integer(e.get("epoch", 0), "epoch"), integer(e.get("created_ms", "T"), "created_ms"))
+                                 integer(e.get("epoch", 0), "epoch"), integer(e.get("created_ms", "T"), "created_ms"),
+                                 bool(e.get("supports_epoch_bump", False)))
                for pid, e in (v or {}).items()]
     w.leader = w.leader._replace(verifications=tuple(sorted(entries)))
 

@@ -1022,7 +1022,9 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
                                  max_seq=self.cfg.max_seq, cache_size=self.protocol.broker_batch_cache,
                                  unknown_producer=self.protocol.broker_unknown_producer.value,
                                  old_duplicate_error=self.protocol.broker_duplicate_sequence_error,
-                                 verification_error=verification)
+                                 verification_error=verification, new_producer_seq_zero=self.new_producer_seq_zero,
+                                 tv2_verified=self.new_producer_seq_zero
+                                 and self.tv2_entry_at_append(leader, req.producer_id, req.epoch))
         resp = ProduceResponse(client, msg.connection, req.record, out.error, out.offset,
                                out.partition.log_start_offset)
         return {"leader": self.stamped(leader, out.partition, req.seq, req.created), "responses": msg._replace(message=resp), "seq": req.seq,
@@ -1038,6 +1040,8 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
         producer's coordinator metadata), so the rule's memo stays exact; machine attributes such as
         ``self.protocol`` and ``self.extensions`` are constants of the run."""
         p = self.protocol
+        if p.partition_verification and self.stale_at_start(leader, producer_id, epoch):
+            return int(Errors.INVALID_PRODUCER_EPOCH)  # KAFKA-18042: before the coordinator is asked
         if p.partition_verification and needs_verification(leader, producer_id):
             answer = verify_partitions(txn, producer_id, epoch, (partition,), abortable=p.verification_abortable)[0][1]
             # the coordinator's answer as the produce request sees it: AddPartitionsToTxnManager's
@@ -1045,6 +1049,13 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
             # for Produce <= v10), then ReplicaManager's (retriable coordinator errors -> NOT_ENOUGH_REPLICAS)
             return verification_produce_error(answer, generic_error=p.client_transaction_abortable)
         return int(Errors.NONE)
+
+    def tv2_entry_at_append(self, leader: TxnPartitionState, producer_id: int, epoch: int) -> bool:
+        """The one-step HandleProduce's batch is appended under a verification entry of a TV2 client (the one its
+        verification created, with supportsEpochBump): with the client's add, the leader verified it (no
+        transaction open for the producer there) and every producer is a TV2 client (``tv2_client_entries``)."""
+        return (self.tv2_client_entries and self.protocol.partition_verification
+                and needs_verification(leader, producer_id))
 
     @rule("DeleteRecords", params={"p": "partitions"}, reads=("leader[p]",), writes=("leader[p]",),
           results=("offset",), spends="delete_records")

@@ -117,6 +117,8 @@ class Tv2LeaderAddMachine(EosMachine):
         leader skips the add): it takes the place of KIP-890 part 1's verify-only request."""
         if self._batch_tv < 2:  # a TV1 client's batch (before an upgrade): KIP-890 part 1's verification
             return EosMachine.produce_verification(self, partition, leader, txn, producer_id, epoch)
+        if self.stale_at_start(leader, producer_id, epoch):
+            return int(Errors.INVALID_PRODUCER_EPOCH)  # KAFKA-18042: no add is sent
         if self.concurrent_below_epoch and open_below_epoch(leader, producer_id, epoch):
             return EARLY_CONCURRENT
         if leader_skips_add(leader, producer_id, epoch, self._epoch_blind):
@@ -129,6 +131,13 @@ class Tv2LeaderAddMachine(EosMachine):
         added = add_partitions_to_txn(txn, producer_id, epoch, (partition,),
                                       pending_first=self.protocol.add_partitions_pending_first)
         return verification_produce_error(int(added.error), generic_error=False)
+
+    def tv2_entry_at_append(self, leader: TxnPartitionState, producer_id: int, epoch: int) -> bool:
+        """The one-step HandleProduce's TV2 batch is appended under the entry the leader's add created (it did
+        not skip the add: no transaction open there at the batch's epoch); a TV1 client's as in ``EosMachine``."""
+        if self._batch_tv < 2:
+            return EosMachine.tv2_entry_at_append(self, leader, producer_id, epoch)
+        return not leader_skips_add(leader, producer_id, epoch, self._epoch_blind)
 
     @rule("HandleProduce", receive="requests", params=("partition", "client", "record"),
           reads=("leader[partition]", "txn[client]", "producer[client]"),
@@ -148,7 +157,8 @@ class Tv2LeaderAddMachine(EosMachine):
         self._batch_tv = 2
         req = msg.message
         assert isinstance(req, ProduceRequest)
-        early = self.concurrent_below_epoch and open_below_epoch(leader, req.producer_id, req.epoch)
+        early = (self.concurrent_below_epoch and open_below_epoch(leader, req.producer_id, req.epoch)
+                 or self.stale_at_start(leader, req.producer_id, req.epoch))
         if tv >= 2 and not early and not leader_skips_add(leader, req.producer_id, req.epoch, self._epoch_blind):
             added = add_partitions_to_txn(txn, req.producer_id, req.epoch, (partition,),
                                           pending_first=self.protocol.add_partitions_pending_first)
@@ -179,6 +189,8 @@ class Tv2LeaderAddMachine(EosMachine):
             return out
         if not self.may_hold(leader, client, req):
             return None
+        if self.stale_at_start(leader, req.producer_id, req.epoch):
+            return self.refused_at_start(leader, req)
         if self.concurrent_below_epoch and open_below_epoch(leader, req.producer_id, req.epoch):
             # no verification entry and no request to the coordinator: the error goes straight to the callback
             after = refuse_before_verification(leader, req, EARLY_CONCURRENT)
@@ -188,7 +200,7 @@ class Tv2LeaderAddMachine(EosMachine):
             return self.held(leader, req, None, now)
         # the operation is addPartition, whose supportsEpochBump the new entry records (4.0.0, KAFKA-18654): a
         # marker at the entry's epoch then keeps it (``write_marker``); before, no entry had the flag
-        bump = self.protocol.tv2_marker_keeps_verification
+        bump = self.protocol.tv2_marker_keeps_verification or self.new_producer_seq_zero
         if self.verification_answers:  # the add goes to the coordinator, which writes it when it answers
             return self.held(leader, req, AWAITED, now, sent_to=coordinator_epoch, adds=1, supports_epoch_bump=bump)
         # the same handler as the one-step rule's add, so 4.0.0's pending-first order too (KAFKA-18660)

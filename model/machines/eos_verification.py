@@ -55,6 +55,7 @@ from eoscheck.checker.liveness.temporal import WF, Fairness
 
 from .. import properties as props
 from ..errors import Errors, error_name
+from ..partition.producer_state import find_entry
 from ..partition.txn_produce import (
     AWAITED,
     PendingProduce,
@@ -62,8 +63,10 @@ from ..partition.txn_produce import (
     begin_verified_produce,
     finish_verified_produce,
     needs_verification,
+    refuse_before_verification,
 )
 from ..partition.verification import SENTINEL, STALE, verification_produce_error
+from ..protocol import ClientTvChange, TransactionVersion
 from ..state import ProduceRequest, ProduceResponse, Routed, TxnMetadata, TxnPartitionState
 
 #: the actions of this mixin (listed only with ``verification_steps``; AnswerVerification only with
@@ -131,6 +134,17 @@ class SplitVerification:
 
     def _verification_setup(self, bounds: Mapping[str, int]) -> None:
         """This mixin's attributes; ValueError (one line) for a configuration it cannot honour."""
+        p = self.protocol
+        #: KAFKA-18042 (4.1.0): a batch below its producer's epoch is refused when the verification would start
+        self.stale_epoch_at_start = p.verification_rejects_lower_epoch
+        #: KAFKA-18202 (4.1.0): a TV2 client's entry asks a producer without state for sequence 0
+        self.new_producer_seq_zero = p.tv2_new_producer_sequence_zero
+        #: the verification entries of the client-add abstraction record that their client is a TV2 one
+        #: (``supportsEpochBump``: Produce v12, which every TV2 client sends from 4.0.0): set only where KAFKA-18202
+        #: reads it, so the entries of the 4.0 variants keep their form. A client switching versions keeps the
+        #: flag off (its batches' version is not read here)
+        self.tv2_client_entries = (p.tv2_new_producer_sequence_zero and p.transaction_version == TransactionVersion.TV2
+                                   and p.client_tv_change == ClientTvChange.NONE)
         self.verification_steps = steps = bounds.get("verification_steps", 0)
         self.verification_split = steps > 0
         #: the coordinator answers in a step of its own (``AnswerVerification``)
@@ -162,12 +176,31 @@ class SplitVerification:
         assert isinstance(req, ProduceRequest)
         if not self.may_hold(leader, client, req):
             return None
+        if self.stale_at_start(leader, req.producer_id, req.epoch):
+            return self.refused_at_start(leader, req)
         if not needs_verification(leader, req.producer_id):
             return self.held(leader, req, None, now)
+        bump = self.tv2_client_entries
         if self.verification_answers:
-            return self.held(leader, req, AWAITED, now, sent_to=coordinator_epoch)
+            return self.held(leader, req, AWAITED, now, sent_to=coordinator_epoch, supports_epoch_bump=bump)
         answer = self.produce_verification(partition, leader, txn, req.producer_id, req.epoch)  # type: ignore[attr-defined]
-        return self.held(leader, req, answer, now)
+        return self.held(leader, req, answer, now, supports_epoch_bump=bump)
+
+    def stale_at_start(self, leader: TxnPartitionState, producer_id: int, epoch: int) -> bool:
+        """KAFKA-18042 (``verification_rejects_lower_epoch``, 4.1.0): ``maybeStartTransactionVerification`` first
+        throws InvalidProducerEpochException for a batch below the epoch of its producer's entry, before it asks
+        ``hasOngoingTransaction`` and before any verification entry is created or updated."""
+        if not self.stale_epoch_at_start:
+            return False
+        entry = find_entry(leader.producers, producer_id)
+        return entry is not None and epoch < entry.epoch
+
+    def refused_at_start(self, leader: TxnPartitionState, req: ProduceRequest) -> dict[str, Any]:
+        """VerifyProduce's step for a batch ``stale_at_start`` refuses: nothing verified or sent to the coordinator,
+        the error handed to the callback (``maybeSendPartitionsToTransactionCoordinator``'s ``Left``) as it is."""
+        after = refuse_before_verification(leader, req, int(Errors.INVALID_PRODUCER_EPOCH))
+        return {"leader": after, "seq": req.seq, "epoch": req.epoch, "guard": SENTINEL,
+                "answer": int(Errors.INVALID_PRODUCER_EPOCH)}
 
     def may_hold(self, leader: TxnPartitionState, client: int, req: ProduceRequest) -> bool:
         """The leader may take the request: it holds fewer than ``verification_steps`` and none of the
@@ -234,7 +267,8 @@ class SplitVerification:
                                       old_duplicate_error=p.broker_duplicate_sequence_error,
                                       stale_epoch_first=p.stale_epoch_before_verification,
                                       check_guard=p.verification_guard, ongoing_at_epoch=self.ongoing_at_epoch,
-                                      concurrent_below_epoch=self.concurrent_below_epoch)
+                                      concurrent_below_epoch=self.concurrent_below_epoch,
+                                      new_producer_seq_zero=self.new_producer_seq_zero)
         resp = ProduceResponse(req.client, req.connection, req.record, out.error, out.offset,
                                out.partition.log_start_offset)
         routed = Routed(partition, req.client, req.connection, req.record, resp)

@@ -42,6 +42,7 @@ from .verification import (
     find_verification,
     marker_keeps_verification,
     missing_guard_error,
+    new_producer_refuses,
     remove_expired_verifications,
     start_verification,
     verification_refuses,
@@ -157,7 +158,8 @@ def answer_verification(partition: TxnPartitionState, item: PendingProduce, answ
 def finish_verified_produce(partition: TxnPartitionState, item: PendingProduce, *, value: int, max_seq: int,
                             cache_size: int, unknown_producer: str, old_duplicate_error: bool,
                             stale_epoch_first: bool, check_guard: bool = True,
-                            ongoing_at_epoch: bool = False, concurrent_below_epoch: bool = False) -> TxnProduceOutcome:
+                            ongoing_at_epoch: bool = False, concurrent_below_epoch: bool = False,
+                            new_producer_seq_zero: bool = False) -> TxnProduceOutcome:
     """The verification's callback (``appendEntries``): a failed verification is answered with its error
     and leaves the verification entry; otherwise the batch is appended with its guard
     (``handle_txn_produce``; ``check_guard=False``: the counterfactual append that trusts any guard)."""
@@ -169,7 +171,7 @@ def finish_verified_produce(partition: TxnPartitionState, item: PendingProduce, 
                               unknown_producer=unknown_producer, old_duplicate_error=old_duplicate_error,
                               verification_error=item.answer, guard=item.guard if check_guard else TRUSTED,
                               stale_epoch_first=stale_epoch_first, ongoing_at_epoch=ongoing_at_epoch,
-                              concurrent_below_epoch=concurrent_below_epoch)
+                              concurrent_below_epoch=concurrent_below_epoch, new_producer_seq_zero=new_producer_seq_zero)
 
 
 def needs_verification(partition: TxnPartitionState, producer_id: int) -> bool:
@@ -190,7 +192,8 @@ def handle_txn_produce(partition: TxnPartitionState, *, producer_id: int, epoch:
                        timestamp: int, max_seq: int, cache_size: int, unknown_producer: str,
                        old_duplicate_error: bool, verification_error: int = Errors.NONE,
                        guard: int = NO_GUARD_CHECK, stale_epoch_first: bool = False,
-                       ongoing_at_epoch: bool = False, concurrent_below_epoch: bool = False) -> TxnProduceOutcome:
+                       ongoing_at_epoch: bool = False, concurrent_below_epoch: bool = False,
+                       new_producer_seq_zero: bool = False, tv2_verified: bool = False) -> TxnProduceOutcome:
     """One transactional batch from a client. ``verification_error`` is the coordinator's answer to
     the leader's verification (NONE when it was not asked); verification runs before the append
     and, with ``guard`` = NO_GUARD_CHECK, is atomic with it, so it is checked first. Otherwise
@@ -203,7 +206,10 @@ def handle_txn_produce(partition: TxnPartitionState, *, producer_id: int, epoch:
     ``hasOngoingTransaction(producerId, producerEpoch)``, since KAFKA-14563's commit of December 2024), and
     with ``concurrent_below_epoch`` that check refuses a batch above the epoch of the producer's open
     transaction with CONCURRENT_TRANSACTIONS (KAFKA-18575's ConcurrentTransactionsException, January 22 -
-    February 3, 2025)."""
+    February 3, 2025). With ``new_producer_seq_zero`` (KAFKA-18202, 4.1.0) a batch appended under a TV2 client's
+    verification entry (the guarded path: the producer's entry has ``supports_epoch_bump``; the one-step rule:
+    ``tv2_verified``, the batch was verified and its entry was created with the flag) must start at sequence 0
+    when the producer has no cached batch (``new_producer_refuses``)."""
     if verification_error != Errors.NONE:
         return TxnProduceOutcome(int(verification_error), -1, partition)
     entry = find_entry(partition.producers, producer_id)
@@ -216,11 +222,20 @@ def handle_txn_produce(partition: TxnPartitionState, *, producer_id: int, epoch:
                                     ongoing=entry is not None and entry.current_txn_first_offset >= 0 and (
                                         not ongoing_at_epoch or entry.epoch == epoch),
                                     guarded=guard in (GUARDED, TRUSTED), stale_epoch_first=stale_epoch_first)
-        if error == Errors.NONE and decision.error != Errors.INVALID_PRODUCER_EPOCH and verification_refuses(
-                find_verification(partition.verifications, producer_id), seq):
-            error = int(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER)
+        if error == Errors.NONE and decision.error != Errors.INVALID_PRODUCER_EPOCH:
+            # ProducerAppendInfo.checkSequence, after checkProducerEpoch: KAFKA-18202's test, then the entry's
+            # lowest sequence (both answer OUT_OF_ORDER_SEQUENCE_NUMBER)
+            verification = find_verification(partition.verifications, producer_id)
+            if (new_producer_seq_zero and verification is not None and verification.supports_epoch_bump
+                    and new_producer_refuses(entry, seq)) or verification_refuses(verification, seq):
+                error = int(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER)
         if error != Errors.NONE:
             return TxnProduceOutcome(error, -1, partition)
+    elif (new_producer_seq_zero and tv2_verified and decision.duplicate_offset < 0
+          and decision.error != Errors.INVALID_PRODUCER_EPOCH and new_producer_refuses(entry, seq)):
+        # the one-step rule: the entry the verification created is there at the append (its lowest sequence is
+        # the batch's own, so only KAFKA-18202's test can refuse)
+        return TxnProduceOutcome(int(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER), -1, partition)
     if decision.error != Errors.NONE or not decision.append:
         return TxnProduceOutcome(int(decision.error), decision.duplicate_offset, partition)
     error = validate_data_batch(entry if entry is not None else empty_entry(producer_id), epoch=epoch,

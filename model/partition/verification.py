@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..errors import Errors
+from ..state import ProducerStateEntry
 
 
 class VerificationEntry(NamedTuple):
@@ -66,6 +67,16 @@ def marker_keeps_verification(entry: VerificationEntry | None, marker_epoch: int
     started on a leader that still had the previous transaction open; clearing it would leave the batch's
     guard matching no entry once that transaction is complete (INVALID_TXN_STATE for a healthy batch)."""
     return entry is not None and entry.supports_epoch_bump and entry.epoch == marker_epoch
+
+
+def new_producer_refuses(producer: ProducerStateEntry | None, first_seq: int) -> bool:
+    """KAFKA-18202's test (4.1.0, ``ProducerAppendInfo.checkSequence``'s first), asked only under a TV2 client's
+    entry (``supports_epoch_bump``): a first sequence other than 0 from a producer with no cached batch
+    (``currentEntry.isEmpty()``: no entry at all, or one a marker's new epoch emptied). Only the first case is
+    new: an entry at another epoch already asks a new epoch for sequence 0, and one at the batch's epoch with no
+    batch expects 0 too (``inSequence(NO_SEQUENCE, seq)``); before, a producer without state was accepted at any
+    sequence (KIP-360)."""
+    return first_seq != 0 and (producer is None or not producer.batches)
 
 
 def verification_refuses(entry: VerificationEntry | None, first_seq: int) -> bool:
