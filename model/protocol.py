@@ -786,9 +786,9 @@ VARIANTS: dict[str, NamedProtocol] = {
                                  "tag)", KAFKA_4_0_1),
     "kafka-4.1.0": NamedProtocol("Kafka 4.1.0 (tag 4.1.0) with transaction.version 2: kafka-4.0.1, and every completed "
                                  "coordinator transition sets previousProducerId (KAFKA-15370 [1/N], PR 17687); the "
-                                 "same switches as kafka-java-coordinator. Not modelled: KAFKA-18042's early "
-                                 "INVALID_PRODUCER_EPOCH and KAFKA-18202's OUT_OF_ORDER_SEQUENCE for a TV2 first "
-                                 "sequence other than 0 (docs/kafka-versions.md)", KAFKA_4_1_0),
+                                 "leader's KAFKA-18042 (an early INVALID_PRODUCER_EPOCH for a stale batch before any "
+                                 "verification) and KAFKA-18202 (a TV2 producer without state starts at sequence 0); "
+                                 "the same switches as kafka-java-coordinator", KAFKA_4_1_0),
     "kafka-4.1.1": NamedProtocol("Kafka 4.1.1 (tag 4.1.1) with transaction.version 2: kafka-4.1.0 with KAFKA-19690 "
                                  "(PR 20618: a stale-epoch transactional batch without a verification guard is "
                                  "answered INVALID_PRODUCER_EPOCH, not INVALID_TXN_STATE; seen in kafka.eos with "
