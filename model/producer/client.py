@@ -187,13 +187,12 @@ def connection_closed(client: IdempotentClient, track_retries: bool = False) -> 
 def old_id_answer(client: IdempotentClient, index: int, error: int, now: int, cfg: ClientConfig) -> ResponseOutcome:
     """The answer to a batch sent under a producer id the client has reset since (0.11-2.4,
     ``Sender.completeBatch`` with ``handleCompletedBatch`` / ``handleFailedBatch`` skipping the
-    bookkeeping of another id): success still completes it; a retriable error fails it with a
-    synthetic OutOfOrderSequenceException ("the producer id changed in the mean time"), as do
-    OUT_OF_ORDER_SEQUENCE_NUMBER and UNKNOWN_PRODUCER_ID (its subclass); anything else fails it."""
+    bookkeeping of another id) with an error (success still completes it: ``handle_produce_success``): a
+    retriable error fails it with a synthetic OutOfOrderSequenceException ("the producer id changed in the
+    mean time"), as do OUT_OF_ORDER_SEQUENCE_NUMBER and UNKNOWN_PRODUCER_ID (its subclass); anything else
+    fails it."""
     batch = client.batches[index]
     rest = client.batches[:index] + client.batches[index + 1:]
-    if error in SUCCESS:
-        return ResponseOutcome(client._replace(batches=rest, acked=client.acked | 1 << batch.record), ACKED)
     failed = client._replace(batches=rest, failed=client.failed | 1 << batch.record)
     raised = (error in (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, Errors.UNKNOWN_PRODUCER_ID)
               or (error in RETRIABLE and not is_expired(batch, now, cfg)))
