@@ -39,7 +39,7 @@ from eoscheck.checker.registry import SwitchValue
 
 from ..errors import Errors, error_name
 from ..partition.producer_state import find_entry
-from ..partition.txn_produce import AWAITED, answer_verification, refuse_before_verification
+from ..partition.txn_produce import AWAITED, answer_verification, open_below, refuse_before_verification
 from ..partition.verification import SENTINEL, produce_verification_error, verification_produce_error
 from ..protocol import ClientTvChange, Protocol, Tv2PartitionAdd
 from ..state import TXN_BUMP, TXN_READY, ProduceRequest, Routed, TxnMetadata, TxnPartitionState, TxnProducer
@@ -62,11 +62,8 @@ def leader_skips_add(leader: TxnPartitionState, producer_id: int, epoch: int, ep
 
 
 def open_below_epoch(leader: TxnPartitionState, producer_id: int, epoch: int) -> bool:
-    """The producer has a transaction open on the partition at an epoch below the batch's: KAFKA-18575's
-    ``hasOngoingTransaction`` throws ConcurrentTransactionsException then (``tv2_leader_concurrent_below_epoch``):
-    with TV2 the previous transaction is likely still completing."""
-    entry = find_entry(leader.producers, producer_id)
-    return entry is not None and entry.current_txn_first_offset >= 0 and entry.epoch < epoch
+    """``open_below`` for the producer's entry at ``leader``."""
+    return open_below(find_entry(leader.producers, producer_id), epoch)
 
 
 #: the produce error of the leader's early CONCURRENT_TRANSACTIONS: ``maybeStartTransactionVerificationForPartition``

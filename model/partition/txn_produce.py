@@ -216,7 +216,7 @@ def handle_txn_produce(partition: TxnPartitionState, *, producer_id: int, epoch:
     decision = validate_produce(entry, epoch=epoch, seq=seq, max_seq=max_seq, unknown_producer=unknown_producer,
                                 old_duplicate_error=old_duplicate_error)
     if guard != NO_GUARD_CHECK and decision.duplicate_offset < 0:
-        if concurrent_below_epoch and entry is not None and entry.current_txn_first_offset >= 0 and entry.epoch < epoch:
+        if concurrent_below_epoch and open_below(entry, epoch):
             return TxnProduceOutcome(int(Errors.CONCURRENT_TRANSACTIONS), -1, partition)
         error = missing_guard_error(None if entry is None else entry.epoch, epoch,
                                     ongoing=entry is not None and entry.current_txn_first_offset >= 0 and (
@@ -265,6 +265,13 @@ def append_coordinator_batch(partition: TxnPartitionState, *, producer_id: int, 
     log = partition.log + (LogEntry(producer_id, epoch, int(EntryKind.TXN_DATA), value),)
     written = partition._replace(log=log, producers=put_entry(partition.producers, updated))
     return TxnProduceOutcome(int(Errors.NONE), offset, clear_guard(written, producer_id))
+
+
+def open_below(entry: ProducerStateEntry | None, epoch: int) -> bool:
+    """The producer has a transaction open on the partition at an epoch below ``epoch``: KAFKA-18575's
+    ``hasOngoingTransaction`` throws ConcurrentTransactionsException then (``tv2_leader_concurrent_below_epoch``):
+    with TV2 the previous transaction is likely still completing."""
+    return entry is not None and entry.current_txn_first_offset >= 0 and entry.epoch < epoch
 
 
 def tv2_marker_refused(entry: ProducerStateEntry, marker: TxnMarker, check: str) -> bool:
