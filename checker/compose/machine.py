@@ -993,7 +993,7 @@ class _Plan:
             return index
         places = set(written)
         names = tuple(name for name, obj in self._transition_objs
-                      if obj.applies(step, places, still, [k for n, k in decided if n == name]))
+                      if obj.applies(step, places, still, [k for n, k in decided if n == name] if decided else ()))
         index = self._check_index[key] = self._check_set(names)
         return index
 
