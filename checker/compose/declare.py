@@ -67,6 +67,8 @@ class PropertySpec:
     #: transition properties: a step that leaves every read slot as it was passes without a lookup
     #: (True), or every one of these reads (a tuple of ``reads``-style terms)
     stuttering: bool | tuple[str, ...] = False
+    #: transition properties: ``f`` judges one actor of its one read part (``transition(each=True)``)
+    each: bool = False
 
 
 def rule(action: str, *, params: Mapping[str, Domain] | tuple[str, ...] | None = None,
@@ -164,7 +166,7 @@ def constraint(name: str | None = None, *, reads: tuple[str, ...] = (),
 
 def transition(name: str | None = None, *, reads: tuple[str, ...] = (),
                actions: tuple[str, ...] = (), when: Callable[[tuple], bool] | None = None,
-               stuttering: bool | tuple[str, ...] = False) -> Callable[[F], F]:
+               stuttering: bool | tuple[str, ...] = False, each: bool = False) -> Callable[[F], F]:
     """Declare ``f(self, step, before, after) -> bool`` as a transition property: ``before`` and
     ``after`` have the parts in ``reads`` as attributes. Memoised on (step, those parts before and
     after). With ``actions``, checked only on steps of those actions (others pass); with ``when``,
@@ -178,12 +180,23 @@ def transition(name: str | None = None, *, reads: tuple[str, ...] = (),
     ``part:projection``, every actor of a kind): a step that leaves each of them as it was passes
     without a memo key. Cheaper than ``reads`` when the property can fail only where a
     narrow projection moves (kafka.eos's NoSpuriousFencing: a producer's fatal error), since that test
-    is a few id lookups per step and the key is built only where it fails."""
+    is a few id lookups per step and the key is built only where it fails.
+
+    ``each=True``: the property is the conjunction over the actors of its one read (a whole
+    ``Actors`` part, ``reads=("part",)`` or ``("part:projection",)``) of ``f(self, step, before,
+    after)`` with ``before.part`` / ``after.part`` ONE actor's value; an actor the step leaves as it
+    was passes (per actor stuttering; it implies ``stuttering=True``). Memoised per actor on (step,
+    its value before, after). A rule outcome that writes one actor whole, from a memo key that holds
+    it whole, fixes both values, so the engine decides that actor's conjunct once per outcome rather
+    than once per successor (``_Plan.check_index``)."""
 
     def mark(fn: F) -> F:
         doc = (fn.__doc__ or "").strip().splitlines()
+        if each and (len(reads) != 1 or stuttering not in (False, True)):
+            raise ComposeError(f"transition {name or fn.__name__}: each=True reads one part and is stuttering per actor")
         fn.__compose_property__ = PropertySpec(name or fn.__name__, "transition", tuple(reads),  # type: ignore[attr-defined]
-                                               {}, tuple(actions), doc[0] if doc else "", when, stuttering)
+                                               {}, tuple(actions), doc[0] if doc else "", when,
+                                               True if each else stuttering, each)
         return fn
 
     return mark

@@ -303,6 +303,8 @@ class _Plan:
         self.check_sets: list[tuple[str, ...]] = [()]
         self.check_ids: dict[tuple[str, ...], int] = {(): 0}
         self._transition_objs = [(name, obj) for name, obj in self.property_objs.items() if isinstance(obj, _Transition)]
+        #: the ``each`` ones (``check_index`` decides their conjuncts on an outcome's fixed places)
+        self._each_objs = [(name, obj) for name, obj in self._transition_objs if obj.each]
         #: (step, written places[, terms left equal]) -> its ``check_sets`` index (``check_index``)
         self._check_index: dict[tuple[Any, ...], int] = {}
         self._fuse()
@@ -984,14 +986,31 @@ class _Plan:
         NoSpuriousFencing on a producer whose fatal error an outcome leaves as it was): the same
         answer as the property's own test, which compares the same contents."""
         still = self._still(fixed) if fixed else ()
-        key = (step, written, still) if still else (step, written)
+        decided = self._decided(step, fixed) if fixed and self._each_objs else ()
+        key = (step, written, still, decided) if still or decided else (step, written)
         index = self._check_index.get(key)
         if index is not None:
             return index
         places = set(written)
-        names = tuple(name for name, obj in self._transition_objs if obj.applies(step, places, still))
+        names = tuple(name for name, obj in self._transition_objs
+                      if obj.applies(step, places, still, [k for n, k in decided if n == name] if decided else ()))
         index = self._check_index[key] = self._check_set(names)
         return index
+
+    def _decided(self, step: Step, fixed: Sequence[tuple[int, Any, Any]]) -> tuple[tuple[str, Term], ...]:
+        """(property, term) of the ``each`` transition properties' terms at ``fixed``'s places whose
+        conjunct ``step`` meets, decided on ``fixed``'s contents (every state the outcome is looked up
+        for holds them before the step, and its successor after): a conjunct that fails is not
+        decided, so the step is checked per successor and fails there, as it did."""
+        decided: list[tuple[str, Term]] = []
+        for name, obj in self._each_objs:
+            if not obj.admits(step):
+                continue
+            for place, before, after in fixed:
+                for k in obj.moved_terms:
+                    if self.pos[term_slot(k)] == place and obj.decide(step, k, before, after):
+                        decided.append((name, k))
+        return tuple(decided)
 
     def _still(self, fixed: Sequence[tuple[int, Any, Any]]) -> tuple[Term, ...]:
         """The ``watched`` terms at ``fixed``'s places that its contents leave equal (a slot: the same

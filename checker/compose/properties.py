@@ -60,6 +60,23 @@ def _moved_test(terms: list[Term], env: dict[str, Any], pos: Sequence[int | None
     return [f"moved = {_key_source(terms, 's', env, pos)} != {_key_source(terms, 't', env, pos)}"], "moved"
 
 
+def _each_lines(terms: list[Term], memo: str, miss: str, env: dict[str, Any], pos: Sequence[int | None]) -> list[str]:
+    """Generated lines: an ``each`` transition property's conjunct for every actor whose term moves
+    between ``s`` and ``t``, looked up on (step, term before, after); False returned where one fails."""
+    lines: list[str] = []
+    for k in terms:
+        lines += [f"a = {_key_source([k], 's', env, pos)}",
+                  f"b = {_key_source([k], 't', env, pos)}",
+                  "if a != b:",
+                  "    key = (step, a, b)",
+                  f"    ok = {memo}.get(key)",
+                  "    if ok is None:",
+                  f"        ok = {miss}(a, step, b, key)",
+                  "    if not ok:",
+                  "        return False"]
+    return lines
+
+
 def _binding_check(memo: str, key_slots: list[Term], miss: str, env: dict[str, Any],
                    pos: Sequence[int | None]) -> list[str]:
     """Generated lines: one binding's memoised check on ``s``, returning False where it fails (the
@@ -222,6 +239,11 @@ class _Transition:
         self.moved_refs = ([_Ref(r, plan, f"{where}, stuttering", ()) for r in spec.stuttering]
                            if isinstance(spec.stuttering, tuple) else None)
         self.memo: dict[Hashable, bool] = {} if plan.memoize else _NoMemo()
+        #: ``each=True``: the property is a conjunction per actor of its one read, memoised on
+        #: (step, that actor's term before, after) (``_each_lines``)
+        self.each = spec.each
+        if self.each and not (len(refs) == 1 and refs[0].whole):
+            raise ComposeError(f"{where}: each=True reads one whole Actors part (not {', '.join(spec.reads)})")
         self.relayout()
 
     def relayout(self) -> None:
@@ -239,12 +261,14 @@ class _Transition:
     def __repr__(self) -> str:
         return f"<transition {self.spec.name}>"
 
-    def applies(self, step: Step, written: Collection[int], still: Collection[Term] = ()) -> bool:
+    def applies(self, step: Step, written: Collection[int], still: Collection[Term] = (),
+                decided: Collection[Term] = ()) -> bool:
         """Can this property fail on ``step``, by what the step alone decides (its action, its
         ``when``) and, for a stuttering property, whether the step writes a place it reads (a
         step that writes none leaves them equal: the property holds)? ``written``: the places of a
         state the step writes; ``still``: terms the step is known to leave equal where it writes
-        their place (``_Plan.check_index``)."""
+        their place (``_Plan.check_index``); ``decided``: terms of an ``each`` property whose
+        conjunct the step is known to meet (``decide``)."""
         spec = self.spec
         if self.actions and step[0] not in self.actions:
             return False
@@ -252,13 +276,41 @@ class _Transition:
             return False
         if spec.stuttering:
             pos = self.plan.pos
-            return any(pos[term_slot(k)] in written and k not in still for k in self.moved_terms)
+            return any(pos[term_slot(k)] in written and k not in still and k not in decided for k in self.moved_terms)
         return True
+
+    def admits(self, step: Step) -> bool:
+        """Does the step pass this property's action and ``when`` filters (they decide it alone)?"""
+        return (not self.actions or step[0] in self.actions) and (self.spec.when is None or bool(self.spec.when(step)))
+
+    def decide(self, step: Step, k: Term, before: Any, after: Any) -> bool:
+        """An ``each`` property's conjunct for the actor of term ``k`` on ``step``, that actor's slot
+        holding ``before`` before the step and ``after`` after it (slot contents): the same memo
+        entry the per-successor check looks up (``_each_lines``)."""
+        if type(k) is not int:
+            ids = k[1].ids  # type: ignore[index]
+            before, after = ids[before], ids[after]
+        if before == after:
+            return True
+        key = (step, before, after)
+        ok = self.memo.get(key)
+        return self.miss(before, step, after, key) if ok is None else ok
 
     def clear(self) -> None:
         self.memo.clear()
 
-    def miss(self, s: tuple, step: Step, t: tuple, key: Hashable) -> bool:
+    def miss(self, s: Any, step: Step, t: Any, key: Hashable) -> bool:
+        """The verdict on ``key``, computed and remembered. ``s`` and ``t`` are the states before and
+        after the step; for an ``each`` property, one actor's term (its slot's content, or its
+        projection's id) before and after."""
+        if self.each:
+            name, values = self.refs[0].key, self.refs[0].values
+            try:
+                a, b = (s, t) if values is None else (values[s], values[t])
+            except KeyError as exc:
+                raise _unknown_part(exc) from None
+            ok = self.memo[key] = bool(self.fn(self.plan.machine, step, _Parts({name: a}), _Parts({name: b})))
+            return ok
         before = _Parts(self.plan.decode_reads(s, self.reads))
         after = _Parts(self.plan.decode_reads(t, self.reads))
         ok = self.memo[key] = bool(self.fn(self.plan.machine, step, before, after))
@@ -272,14 +324,18 @@ class _Transition:
         if self.spec.when is not None:
             lines.append("    if not when(step): return True")
         pos = self.plan.pos
-        if self.spec.stuttering:
+        if self.each:
+            lines += ["    " + x for x in _each_lines(self.key_slots, "memo", "miss", env, pos)]
+            lines.append("    return True")
+        elif self.spec.stuttering:
             pre, moved = _moved_test(self.moved_terms, env, pos)
             lines += [*("    " + x for x in pre), f"    if not ({moved}): return True"]
-        lines += [f"    key = {_transition_key(self.key_slots, env, pos)}",
-                  "    ok = memo.get(key)",
-                  "    if ok is None:",
-                  "        ok = miss(s, step, t, key)",
-                  "    return ok"]
+        if not self.each:
+            lines += [f"    key = {_transition_key(self.key_slots, env, pos)}",
+                      "    ok = memo.get(key)",
+                      "    if ok is None:",
+                      "        ok = miss(s, step, t, key)",
+                      "    return ok"]
         run_code("\n".join(lines), f"<compose transition {self.spec.name}>", env)
         check: Callable[[tuple, Step, tuple], bool] = env["check"]
         self.plan.properties[self.spec.name] = Property(self.spec.name, self.spec.doc, "transition", check)
@@ -441,6 +497,14 @@ class _Fused:
             lines += ["    w = wmemo.get(step)", "    if w is None:", "        w = wmiss(step)"]
         for i, obj in enumerate(objs):
             env[f"memo{i}"], env[f"miss{i}"], env[f"when{i}"] = obj.memo, obj.miss, obj.spec.when
+            if obj.each:
+                body = _each_lines(obj.key_slots, f"memo{i}", f"miss{i}", env, self.pos)
+                if id(obj) in place:
+                    body = [f"if w[{place[id(obj)]}]:", *("    " + x for x in body)]
+                elif obj.spec.when is not None and filters:
+                    body = [f"if when{i}(step):", *("    " + x for x in body)]
+                lines += ["    " + x for x in body]
+                continue
             body = [f"key = {_transition_key(obj.key_slots, env, self.pos)}",
                     f"ok = memo{i}.get(key)",
                     "if ok is None:",
