@@ -145,7 +145,7 @@ from .eos_endtxn import LateEndTxn
 from .eos_failover import TxnLeaderFailover
 from .eos_fence_faults import FailedFenceAppends
 from .eos_group import GROUP_PROJECTIONS, EosGroup, GroupOffsets, show_membership
-from .eos_idempotent import IDEMPOTENT_PARTITION, IdempotentProducers, Waiting, waiting
+from .eos_idempotent import IDEMPOTENT_PARTITION, IdempotentProducers, Waiting, in_flight, waiting
 from .eos_instances import INSTANCE_CHART_PARTS, InstancesMixin
 from .eos_liveness import EosLiveness
 from .eos_offsets_completion import ScheduledOffsetCompletion
@@ -170,28 +170,44 @@ ROUTE = ("partition", "client", "connection")
 OFFSETS = props.OFFSETS_PARTITION
 
 
-def _awaited(producer: tuple[TxnProducer, ...], m: Routed) -> bool:
+#: a producer as Tick's guard reads it (its ``awaiting`` projection): per output partition, the
+#: connection and the records of its batches in flight. The rest of a producer (phase, transaction,
+#: epoch, queued batches, ghosts) changes on most steps; keyed on it, Tick missed its memo ~10k times
+#: in the yardstick's first 300k states.
+Awaiting = tuple[tuple[int, tuple[int, ...]], ...]
+
+
+def _awaiting(p: TxnProducer) -> Awaiting:
+    return tuple([in_flight(part) for part in p.parts])
+
+
+def _busy(messages: tuple[Routed, ...]) -> bool:
+    """Any produce response in flight (Tick's guard reads only this of the responses channel)."""
+    return bool(messages)
+
+
+def _awaited(producer: tuple[Awaiting, ...], m: Waiting) -> bool:
     """The producer still waits for this request's answer (the batch is in flight on that connection)."""
-    part = producer[m.client].parts[m.partition]
-    return m.connection == part.connection and any(b.record == m.record and b.status == INFLIGHT
-                                                   for b in part.batches)
+    connection, records = producer[m.client][m.partition]
+    return m.connection == connection and m.record in records
 
 
-def _quiet(machine: Any, requests: tuple[Routed, ...], responses: tuple[Routed, ...],
-           producer: tuple[TxnProducer, ...], idem_requests: tuple[Routed, ...],
-           idem_responses: tuple[Routed, ...], leader: tuple[tuple[tuple[int, int, int], ...], ...]) -> bool:
+def _quiet(machine: Any, requests: tuple[Waiting, ...], responses: bool, producer: tuple[Awaiting, ...],
+           idem_requests: tuple[Routed, ...], idem_responses: tuple[Routed, ...],
+           leader: tuple[tuple[tuple[int, int, int], ...], ...]) -> bool:
     """Time passes only while nothing a client waits for is in flight (a late request may be), a
-    request a leader holds while it verifies it (``verification_steps``) included."""
+    request a leader holds while it verifies it (``verification_steps``) included. Reads the
+    channels' ``waiting`` / ``busy`` and the producers' ``awaiting`` projections: what decides it."""
     return (not responses and not any(_awaited(producer, m) for m in requests)
             and not any(_holds_awaited(producer, p, held) for p, held in enumerate(leader) if held)
             and machine.idempotent_quiet(idem_requests, idem_responses))
 
 
-def _holds_awaited(producer: tuple[TxnProducer, ...], p: int, held: tuple[tuple[int, int, int], ...]) -> bool:
+def _holds_awaited(producer: tuple[Awaiting, ...], p: int, held: tuple[tuple[int, int, int], ...]) -> bool:
     """Leader ``p`` holds a request (client, connection, record) whose producer still waits for it."""
     for client, connection, record in held:
-        part = producer[client].parts[p]
-        if connection == part.connection and any(b.record == record and b.status == INFLIGHT for b in part.batches):
+        in_flight_connection, records = producer[client][p]
+        if connection == in_flight_connection and record in records:
             return True
     return False
 
@@ -392,6 +408,14 @@ def _epoch_in_range(self: Any, producer: tuple[tuple[int, int] | tuple[()], ...]
 _epoch_in_range.__doc__ = props.eos_epoch_in_range.__doc__
 
 
+def _no_hanging(self: Any, leader: tuple[tuple[int, ...], ...], offsets_leader: tuple[int, ...],
+                txn: tuple[tuple[int, tuple[int, ...]] | tuple[()], ...]) -> bool:
+    return props.no_hanging_open(leader, offsets_leader, txn)
+
+
+_no_hanging.__doc__ = props.eos_no_hanging_transaction.__doc__
+
+
 def _no_loss(self: Any, t: int, leader: TxnPartitionState, producer: TxnProducer) -> bool:
     return props.eos_no_loss_at(t, leader, producer, self.batches)
 
@@ -478,8 +502,9 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
         "leader_epoch": "idempotent leader", **INSTANCE_CHART_PARTS}
 
     # --- parts, in slot order
-    now = Clock(max="max_ticks", tick="Tick", reads=("requests", "responses", "producer", "idem_requests",
-                                                     "idem_responses", "leader:verifying"), when=_quiet,
+    now = Clock(max="max_ticks", tick="Tick", reads=("requests:waiting", "responses:busy", "producer:awaiting",
+                                                     "idem_requests", "idem_responses", "leader:verifying"),
+                when=_quiet,
                 doc="abstract time in ticks (producer-id expiry)")
     next_producer_id = Scalar(init=lambda m: m.n_idempotent,
                               doc="the producer id allocator's next id (idempotent producers start with ids 0..n-1)")
@@ -488,21 +513,23 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
                       init=lambda m, i: m.initial_producer(i, m.initially_owns(i))._replace(tv=m.initial_tv),
                       show=_show_producer, symmetric="producer", rename={PARTITION: eps.rename_producer},
                       projections={**GROUP_PROJECTIONS["producer"], "held": _held, "fence": _producer_fence,
-                                   "fatal": _fatal_error},
+                                   "fatal": _fatal_error, "awaiting": _awaiting},
                       doc="transactional producers, one per transactional id")
     zombie = Actors(count="producers", init=(), show=lambda z: _show_producer(z) if z else "none", symmetric="producer",
                     rename={PARTITION: eps.rename_producer}, projections={"fence": _producer_fence},
                     doc="the previous instance of a transactional id's producer, after a restart (() if none)")
     txn = Actors(count="producers", init=NO_METADATA, show=_show_txn, symmetric="producer",
                  rename={PARTITION: eps.rename_txn}, projections={**GROUP_PROJECTIONS["txn"], "epoch": _txn_epoch,
-                                                                      "fence": _txn_fence, "identity": _txn_identity},
+                                                                      "fence": _txn_fence, "identity": _txn_identity,
+                                                                      "tracked": props.tracked_transaction},
                  doc="the coordinator's metadata per transactional id")
     txn_log = Actors(count="producers", init=NO_LOG_VALUE, symmetric="producer",
                      rename={PARTITION: eps.rename_txn_log}, doc="the last __transaction_state record per id")
     leader = Actors(count="partitions", init=TxnPartitionState((), 0, ()), show=_show_leader, symmetric=PARTITION,
-                    rename={"producer": eos_symmetry.rename_leader}, projections={"verifying": _verifying},
+                    rename={"producer": eos_symmetry.rename_leader},
+                    projections={"verifying": _verifying, "open": props.open_producer_ids},
                     doc="output partition leaders: log, log start offset, producer state")
-    offsets_leader = Part(init=TxnPartitionState((), 0, ()), show=_show_leader,
+    offsets_leader = Part(init=TxnPartitionState((), 0, ()), show=_show_leader, projections={"open": props.open_producer_ids},
                           doc="the leader of the group's __consumer_offsets partition (consume-transform-produce)")
     group = Part(init=lambda m: m._initial_group or new_group(m.n_producers), show=_show_group,
                  rename={"producer": eos_symmetry.rename_group}, projections=GROUP_PROJECTIONS["group"],
@@ -514,7 +541,7 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
     responses = Channel(network=Network(Delivery.ORDERED, loss="lost_responses"), connection=ROUTE,
                         label=("partition", "client", "record"), drop="LoseResponse", show=_show_messages,
                         rename={"producer": eos_symmetry.rename_routed, PARTITION: eps.rename_routed},
-                        projections={"waiting": waiting},
+                        projections={"waiting": waiting, "busy": _busy},
                         doc="produce responses in flight")
     stale_markers = Channel(network=Network(Delivery.UNORDERED), show=lambda ms: [_show_marker(m) for m in ms],
                             rename={PARTITION: eps.rename_markers},
@@ -1163,8 +1190,11 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
         if reader:
             return props.eos_no_aborted_delivery(leader, reader)
         return props.eos_no_aborted_read(leader)
-    no_hanging = _invariant("NoHangingTransaction", props.eos_no_hanging_transaction,
-                            ("leader", "offsets_leader", "txn"))
+    # on projections (the open producer ids per partition, what each coordinator entry tracks): a step
+    # that moves a log without opening or closing a transaction, or a coordinator entry outside its
+    # Ongoing / PrepareX states, is a hit
+    no_hanging = invariant("NoHangingTransaction", reads=("leader:open", "offsets_leader:open", "txn:tracked"))(
+        _no_hanging)
     exactly_once = invariant("ExactlyOnce", params={"t": _solo_consumers, "p": "partitions"},
                              reads=("leader[p]", "producer[t]", "group", "txn[t]"))(_exactly_once)
     order = _invariant("PerPartitionOrder", props.eos_per_partition_order, ("leader",))
