@@ -59,6 +59,7 @@ from eoscheck.checker.compose import (
     Delivery,
     Network,
     Part,
+    Projection,
     Scalar,
     invariant,
     precondition,
@@ -118,6 +119,7 @@ from ..state import (
     TXN_INIT,
     TXN_PHASE_NAMES,
     TXN_READY,
+    IdempotentClient,
     ProduceRequest,
     ProduceResponse,
     Routed,
@@ -144,7 +146,15 @@ from .eos_alpha import EosAlpha
 from .eos_endtxn import LateEndTxn
 from .eos_failover import TxnLeaderFailover
 from .eos_fence_faults import FailedFenceAppends
-from .eos_group import GROUP_PROJECTIONS, EosGroup, GroupOffsets, show_membership
+from .eos_group import (
+    GROUP_PROJECTIONS,
+    CommitFields,
+    EosGroup,
+    GroupOffsets,
+    commit_fields,
+    show_membership,
+    with_commit_fields,
+)
 from .eos_idempotent import IDEMPOTENT_PARTITION, IdempotentProducers, Waiting, in_flight, waiting
 from .eos_instances import INSTANCE_CHART_PARTS, InstancesMixin
 from .eos_liveness import EosLiveness
@@ -179,6 +189,26 @@ Awaiting = tuple[tuple[int, tuple[int, ...]], ...]
 
 def _awaiting(p: TxnProducer) -> Awaiting:
     return tuple([in_flight(part) for part in p.parts])
+
+
+def _zombie_commit(z: TxnProducer | tuple[()]) -> CommitFields | tuple[()]:
+    """A zombie's ``CommitFields`` (ZombieTxnOffsetCommit's written projection), () if there is none."""
+    return commit_fields(z) if z else ()
+
+
+_ZOMBIE_COMMIT = Projection(_zombie_commit, with_commit_fields)
+
+
+def _parts(p: TxnProducer) -> tuple[IdempotentClient, ...]:
+    return p.parts
+
+
+def _with_parts(p: TxnProducer, parts: tuple[IdempotentClient, ...]) -> TxnProducer:
+    return p._replace(parts=parts)
+
+
+#: a producer's per-partition sequence state, written back whole (a completed batch's answer)
+_PARTS = Projection(_parts, _with_parts)
 
 
 def _busy(messages: tuple[Routed, ...]) -> bool:
@@ -513,10 +543,11 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
                       init=lambda m, i: m.initial_producer(i, m.initially_owns(i))._replace(tv=m.initial_tv),
                       show=_show_producer, symmetric="producer", rename={PARTITION: eps.rename_producer},
                       projections={**GROUP_PROJECTIONS["producer"], "held": _held, "fence": _producer_fence,
-                                   "fatal": _fatal_error, "awaiting": _awaiting},
+                                   "fatal": _fatal_error, "awaiting": _awaiting,
+                                   "parts": _PARTS},
                       doc="transactional producers, one per transactional id")
     zombie = Actors(count="producers", init=(), show=lambda z: _show_producer(z) if z else "none", symmetric="producer",
-                    rename={PARTITION: eps.rename_producer}, projections={"fence": _producer_fence},
+                    rename={PARTITION: eps.rename_producer}, projections={"fence": _producer_fence, "commit": _ZOMBIE_COMMIT},
                     doc="the previous instance of a transactional id's producer, after a restart (() if none)")
     txn = Actors(count="producers", init=NO_METADATA, show=_show_txn, symmetric="producer",
                  rename={PARTITION: eps.rename_txn}, projections={**GROUP_PROJECTIONS["txn"], "epoch": _txn_epoch,
@@ -809,17 +840,22 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
             return None
         return {**(self._coordinator(out.meta) if out.wrote else {}), "producer": client, "error": int(out.error)}
 
-    @precondition(lambda self, producer: producer.phase == TXN_IN_TXN and producer.offsets == 1)
-    @rule("TxnOffsetCommit", params={"t": _solo_consumers}, reads=("producer[t]", "txn[t]", "group", "offsets_leader"),
-          writes=("producer[t]", "group", "offsets_leader"), results=("offset", "error"), show={"error": error_name})
-    def txn_offset_commit(self, t: int, producer: TxnProducer, txn: TxnMetadata, group: GroupMeta,
+    # the producer through a written projection (``CommitFields``: what the commit reads and writes, as
+    # the group's TxnOffsetCommit in ``eos_group``), the gate on the whole producer (read by the gate
+    # alone): its batches and ghosts moving cost no miss
+    @precondition(lambda self, whole: whole.phase == TXN_IN_TXN and whole.offsets == 1)
+    @rule("TxnOffsetCommit", params={"t": _solo_consumers},
+          reads=("producer[t]:commit", "txn[t]", "group", "offsets_leader", "whole=producer[t]"),
+          writes=("producer[t]:commit", "group", "offsets_leader"), results=("offset", "error"),
+          show={"error": error_name})
+    def txn_offset_commit(self, t: int, producer: CommitFields, txn: TxnMetadata, group: GroupMeta,
                           offsets_leader: TxnPartitionState) -> Any:
         """The group coordinator validates the commit (no group metadata: the producer is alone on its
         input partition) and appends the offset to __consumer_offsets as a transactional batch; it stays
         pending until the marker."""
         return self._offsets_commit(t, producer, txn, group, offsets_leader, generation_id=-1, member_id=NO_MEMBER_ID)
 
-    def _offsets_commit(self, partition: int, producer: TxnProducer, txn: TxnMetadata, group: GroupMeta,
+    def _offsets_commit(self, partition: int, producer: CommitFields, txn: TxnMetadata, group: GroupMeta,
                         offsets_leader: TxnPartitionState, *, generation_id: int, member_id: int) -> dict[str, Any] | None:
         """TxnOffsetCommit of ``producer``'s next input offset of ``partition`` with this group metadata:
         the group coordinator's checks, then the transactional append to __consumer_offsets (pending
@@ -847,7 +883,8 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
                 pid = producer.producer_id
                 group = on_txn_offset_commit_append(prepare_txn_offset_commit(group, pid, ((partition, offset),)),
                                                     pid, partition, offset, out.offset)
-        client = tx.on_txn_offset_commit(producer, error,
+        # CommitFields holds every field the answer reads and writes (phase, bump, fatal error, offsets)
+        client = tx.on_txn_offset_commit(producer, error,  # type: ignore[arg-type]
                                          any_retriable=self.protocol.client_txn_offset_commit_any_retriable)
         if client is None:
             return None  # retried (a retriable error): nothing was written, nothing changes
@@ -1008,17 +1045,40 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
         out = self.end_transaction(producer=zombie, txn=txn, next_producer_id=next_producer_id)
         return None if out is None else {**{k: v for k, v in out.items() if k != "producer"}, "zombie": out["producer"]}
 
-    @precondition(lambda self, zombie: zombie != () and zombie.phase == TXN_IN_TXN and zombie.offsets == 1)
+    # the old instance through the same written projection as TxnOffsetCommit's producer
+    @precondition(lambda self, whole: whole != () and whole.phase == TXN_IN_TXN and whole.offsets == 1)
     @rule("ZombieTxnOffsetCommit", params={"t": lambda m: _consumers(m) if m.bounds["restarts"] else range(0)},
-          reads=("zombie[t]", "txn[t]", "group", "offsets_leader"), writes=("zombie[t]", "group", "offsets_leader"),
-          results=("offset", "error"), show={"error": error_name})
-    def zombie_txn_offset_commit(self, t: int, zombie: TxnProducer, txn: TxnMetadata, group: GroupMeta,
+          reads=("zombie[t]:commit", "txn[t]", "group", "offsets_leader", "whole=zombie[t]"),
+          writes=("zombie[t]:commit", "group", "offsets_leader"), results=("offset", "error"),
+          show={"error": error_name})
+    def zombie_txn_offset_commit(self, t: int, zombie: CommitFields, txn: TxnMetadata, group: GroupMeta,
                                  offsets_leader: TxnPartitionState) -> Any:
         """The old instance commits its input offset to its transaction."""
         out = self.txn_offset_commit(t=t, producer=zombie, txn=txn, group=group, offsets_leader=offsets_leader)
         return None if out is None else {**{k: v for k, v in out.items() if k != "producer"}, "zombie": out["producer"]}
 
+    # an answer that completes its batch (NONE, DUPLICATE_SEQUENCE_NUMBER) reads and writes only the
+    # partition's sequence state (``cl.handle_produce_success``: no clock, no phase, no ghost): its own
+    # rule keyed on (answer, the producer's ``parts``), as the idempotent producers' (hpr20)
     @rule("HandleProduceResponse", receive="responses", params=("partition", "client", "record"),
+          match=lambda m: m.message.error in tx.cl.SUCCESS, reads=("producer[client]:parts",),
+          writes=("producer[client]:parts",), results=("error", "outcome"),
+          show={"error": error_name, "outcome": tx.OUTCOME_NAMES.__getitem__})
+    def handle_success(self, partition: int, msg: Routed, producer: tuple[IdempotentClient, ...]) -> Any:
+        """``Sender.completeBatch`` of a batch the leader appended (or had appended: a duplicate)."""
+        resp = msg.message
+        assert isinstance(resp, ProduceResponse)
+        part = producer[partition]
+        if msg.connection != part.connection:
+            return {"error": resp.error, "outcome": tx.cl.DROPPED}  # the connection was closed: never read
+        # ``tx.on_produce_response``'s success branch: the batch completed already (expired in flight)
+        # is dropped, else ``cl.handle_produce_response`` completes it, which reads no clock on SUCCESS
+        done, outcome = tx.cl.handle_produce_success(part, resp, self.cfg)
+        return {"producer": producer[:partition] + (done,) + producer[partition + 1:], "error": resp.error,
+                "outcome": outcome}
+
+    @rule("HandleProduceResponse", receive="responses", params=("partition", "client", "record"),
+          match=lambda m: m.message.error not in tx.cl.SUCCESS,
           reads=("producer[client]", "now"), writes=("producer[client]",), results=("error", "outcome"),
           show={"error": error_name, "outcome": tx.OUTCOME_NAMES.__getitem__})
     def handle_response(self, partition: int, msg: Routed, producer: TxnProducer, now: int) -> Any:
