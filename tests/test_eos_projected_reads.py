@@ -10,6 +10,7 @@ from typing import Any
 from eoscheck.checker.compose.testing import reachable_steps
 from eoscheck.model import properties as props
 from eoscheck.model.machines.eos import machine
+from eoscheck.model.producer import transactional as tx
 from eoscheck.model.state import INFLIGHT, TxnPartitionState
 from eoscheck.model.transactions.codes import TxnState
 from eoscheck.model.transactions.log import open_transactions
@@ -88,3 +89,26 @@ def test_no_hanging_open_refuses_a_transaction_its_coordinator_does_not_track() 
     pid = next(pids for pids in opened if pids)[0]
     assert not props.no_hanging_open([()] * len(opened), (pid,), tracked)
     assert not _no_hanging_whole(v.leader, [x._replace(state=int(TxnState.EMPTY)) for x in v.txn], v.offsets_leader)
+
+
+def test_a_completing_answer_changes_its_producer_as_on_produce_response_does() -> None:
+    # the answer NONE / DUPLICATE_SEQUENCE_NUMBER has its own HandleProduceResponse rule on the producer's
+    # parts alone (no clock, no phase): its successor's producer is what the whole-producer path makes
+    m = machine("kafka-4.0", transactions=1, lost_responses=1, produce_timeouts=1, max_ticks=1)
+    checked = 0
+    for s, step, t in reachable_steps(m):
+        if step[0] != "HandleProduceResponse" or step[4] not in tx.cl.SUCCESS:
+            continue
+        before, after = m.view(s), m.view(t)
+        partition, client, record = step[1:4]
+        msg = next(r for r in before.responses if (r.partition, r.client, r.record) == (partition, client, record))
+        producer = before.producer[client]
+        if msg.connection != producer.parts[partition].connection:
+            expected = producer
+        else:
+            expected, outcome = tx.on_produce_response(producer, partition, msg.message, before.now, m.cfg,
+                                                       ipe_abortable=m.protocol.invalid_producer_epoch_abortable)
+            assert outcome == step[5]
+        assert after.producer[client] == expected
+        checked += 1
+    assert checked
