@@ -341,32 +341,13 @@ def eos_no_aborted_delivery(leader: Leaders, reader: tuple[tuple[int, tuple[int,
 def eos_no_hanging_transaction(leader: Leaders, txn: tuple[TxnMetadata, ...],
                                offsets_leader: TxnPartitionState | None = None) -> bool:
     """Every transaction open on a partition is one its coordinator tracks there (Ongoing or PrepareX with the partition)."""
-    opened = [open_producer_ids(part) for part in leader]
-    return no_hanging_open(opened, None if offsets_leader is None else open_producer_ids(offsets_leader),
-                           [tracked_transaction(m) for m in txn])
-
-
-def open_producer_ids(part: TxnPartitionState) -> tuple[int, ...]:
-    """The producer ids with a transaction open on the partition (NoHangingTransaction reads only this of a leader)."""
-    return tuple([pid for pid, _ in open_transactions(part.log)])
-
-
-def tracked_transaction(m: TxnMetadata) -> tuple[int, tuple[int, ...]] | tuple[()]:
-    """(producer id, partitions) of a transaction its coordinator tracks (Ongoing or PrepareX), () if none:
-    what NoHangingTransaction reads of the coordinator's metadata."""
-    return (m.producer_id, m.partitions) if m.exists and m.state in _LIVE else ()
-
-
-def no_hanging_open(opened: Any, offsets_opened: tuple[int, ...] | None,
-                    tracked: Any) -> bool:
-    """``eos_no_hanging_transaction`` on its projections: the open producer ids per output partition
-    (and on __consumer_offsets, if read), and each coordinator entry's ``tracked_transaction``."""
-    partitions = list(enumerate(opened))
-    if offsets_opened is not None:
-        partitions.append((OFFSETS_PARTITION, offsets_opened))
-    for p, pids in partitions:
-        for pid in pids:
-            if not any(t and t[0] == pid and p in t[1] for t in tracked):
+    live = _LIVE
+    partitions = list(enumerate(leader))
+    if offsets_leader is not None:
+        partitions.append((OFFSETS_PARTITION, offsets_leader))
+    for p, part in partitions:
+        for pid, _ in open_transactions(part.log):
+            if not any(m.exists and m.producer_id == pid and m.state in live and p in m.partitions for m in txn):
                 return False
     return True
 

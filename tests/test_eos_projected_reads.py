@@ -1,21 +1,16 @@
-"""kafka.eos's Tick and NoHangingTransaction read projections of the parts (perf21c): the clock's guard
-sees each producer's ``awaiting`` (connection and records in flight per partition) and the channels'
-``waiting`` / ``busy``, the invariant each leader's open producer ids and each coordinator entry's
-tracked transaction. Both must decide exactly as the whole-part formulas did."""
+"""kafka.eos's rules on projections of the parts (perf21c): the clock's guard sees each producer's
+``awaiting`` (connection and records in flight per partition) and the channels' ``waiting`` / ``busy``;
+a completing produce answer sees the producer's ``parts``. Both must decide exactly as the whole-part
+formulas did."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from eoscheck.checker.compose.testing import reachable_steps
-from eoscheck.model import properties as props
 from eoscheck.model.machines.eos import machine
 from eoscheck.model.producer import transactional as tx
-from eoscheck.model.state import INFLIGHT, TxnPartitionState
-from eoscheck.model.transactions.codes import TxnState
-from eoscheck.model.transactions.log import open_transactions
-
-_LIVE = {int(TxnState.ONGOING), int(TxnState.PREPARE_COMMIT), int(TxnState.PREPARE_ABORT)}
+from eoscheck.model.state import INFLIGHT
 
 
 def _quiet_whole(v: Any) -> bool:
@@ -29,13 +24,6 @@ def _quiet_whole(v: Any) -> bool:
             and not any(awaited(p.request.client, i, p.request.connection, p.request.record)
                         for i, leader in enumerate(v.leader) for p in leader.pending)
             and not v.idem_requests and not v.idem_responses)
-
-
-def _no_hanging_whole(leader: Any, txn: Any, offsets_leader: TxnPartitionState) -> bool:
-    """NoHangingTransaction on whole parts, written out (session 20's ``eos_no_hanging_transaction``)."""
-    partitions = [*enumerate(leader), (props.OFFSETS_PARTITION, offsets_leader)]
-    return all(any(m.exists and m.producer_id == pid and m.state in _LIVE and p in m.partitions for m in txn)
-               for p, part in partitions for pid, _ in open_transactions(part.log))
 
 
 def test_tick_fires_exactly_where_the_whole_part_guard_holds() -> None:
@@ -60,35 +48,6 @@ def test_tick_fires_exactly_where_the_whole_part_guard_holds() -> None:
         busy += not whole
         late += whole and bool(v.requests)
     assert quiet and busy and late  # both answers, and a tick over a request nobody awaits
-
-
-def test_no_hanging_transaction_on_projections_agrees_with_the_whole_parts() -> None:
-    m = machine("kafka-4.0", restarts=1, transactions=2, input_records=1, max_ticks=1)
-    seen = 0
-    for s, _, t in reachable_steps(m, limit=20_000):
-        for state in (s, t):
-            v = m.view(state)
-            opened = [props.open_producer_ids(p) for p in v.leader]
-            tracked = [props.tracked_transaction(x) for x in v.txn]
-            got = props.no_hanging_open(opened, props.open_producer_ids(v.offsets_leader), tracked)
-            assert got == _no_hanging_whole(v.leader, v.txn, v.offsets_leader)
-            seen += any(opened)
-    assert seen  # transactions were open on some partition
-
-
-def test_no_hanging_open_refuses_a_transaction_its_coordinator_does_not_track() -> None:
-    m = machine("kafka-4.0", transactions=1)
-    s = next(t for _, step, t in reachable_steps(m) if step[0] == "HandleProduce" and step[-1] == 0)
-    v = m.view(s)
-    opened = [props.open_producer_ids(p) for p in v.leader]
-    assert any(opened)
-    tracked = [props.tracked_transaction(x) for x in v.txn]
-    assert props.no_hanging_open(opened, (), tracked)
-    assert not props.no_hanging_open(opened, (), [()] * len(tracked))  # the coordinator forgot it
-    # the open transaction on __consumer_offsets is judged against the offsets partition
-    pid = next(pids for pids in opened if pids)[0]
-    assert not props.no_hanging_open([()] * len(opened), (pid,), tracked)
-    assert not _no_hanging_whole(v.leader, [x._replace(state=int(TxnState.EMPTY)) for x in v.txn], v.offsets_leader)
 
 
 def test_a_completing_answer_changes_its_producer_as_on_produce_response_does() -> None:

@@ -438,14 +438,6 @@ def _epoch_in_range(self: Any, producer: tuple[tuple[int, int] | tuple[()], ...]
 _epoch_in_range.__doc__ = props.eos_epoch_in_range.__doc__
 
 
-def _no_hanging(self: Any, leader: tuple[tuple[int, ...], ...], offsets_leader: tuple[int, ...],
-                txn: tuple[tuple[int, tuple[int, ...]] | tuple[()], ...]) -> bool:
-    return props.no_hanging_open(leader, offsets_leader, txn)
-
-
-_no_hanging.__doc__ = props.eos_no_hanging_transaction.__doc__
-
-
 def _no_loss(self: Any, t: int, leader: TxnPartitionState, producer: TxnProducer) -> bool:
     return props.eos_no_loss_at(t, leader, producer, self.batches)
 
@@ -551,16 +543,14 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
                     doc="the previous instance of a transactional id's producer, after a restart (() if none)")
     txn = Actors(count="producers", init=NO_METADATA, show=_show_txn, symmetric="producer",
                  rename={PARTITION: eps.rename_txn}, projections={**GROUP_PROJECTIONS["txn"], "epoch": _txn_epoch,
-                                                                      "fence": _txn_fence, "identity": _txn_identity,
-                                                                      "tracked": props.tracked_transaction},
+                                                                      "fence": _txn_fence, "identity": _txn_identity},
                  doc="the coordinator's metadata per transactional id")
     txn_log = Actors(count="producers", init=NO_LOG_VALUE, symmetric="producer",
                      rename={PARTITION: eps.rename_txn_log}, doc="the last __transaction_state record per id")
     leader = Actors(count="partitions", init=TxnPartitionState((), 0, ()), show=_show_leader, symmetric=PARTITION,
-                    rename={"producer": eos_symmetry.rename_leader},
-                    projections={"verifying": _verifying, "open": props.open_producer_ids},
+                    rename={"producer": eos_symmetry.rename_leader}, projections={"verifying": _verifying},
                     doc="output partition leaders: log, log start offset, producer state")
-    offsets_leader = Part(init=TxnPartitionState((), 0, ()), show=_show_leader, projections={"open": props.open_producer_ids},
+    offsets_leader = Part(init=TxnPartitionState((), 0, ()), show=_show_leader,
                           doc="the leader of the group's __consumer_offsets partition (consume-transform-produce)")
     group = Part(init=lambda m: m._initial_group or new_group(m.n_producers), show=_show_group,
                  rename={"producer": eos_symmetry.rename_group}, projections=GROUP_PROJECTIONS["group"],
@@ -1250,11 +1240,8 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
         if reader:
             return props.eos_no_aborted_delivery(leader, reader)
         return props.eos_no_aborted_read(leader)
-    # on projections (the open producer ids per partition, what each coordinator entry tracks): a step
-    # that moves a log without opening or closing a transaction, or a coordinator entry outside its
-    # Ongoing / PrepareX states, is a hit
-    no_hanging = invariant("NoHangingTransaction", reads=("leader:open", "offsets_leader:open", "txn:tracked"))(
-        _no_hanging)
+    no_hanging = _invariant("NoHangingTransaction", props.eos_no_hanging_transaction,
+                            ("leader", "offsets_leader", "txn"))
     exactly_once = invariant("ExactlyOnce", params={"t": _solo_consumers, "p": "partitions"},
                              reads=("leader[p]", "producer[t]", "group", "txn[t]"))(_exactly_once)
     order = _invariant("PerPartitionOrder", props.eos_per_partition_order, ("leader",))
