@@ -1,7 +1,6 @@
-"""kafka.eos's rules on projections of the parts (perf21c): the clock's guard sees each producer's
-``awaiting`` (connection and records in flight per partition) and the channels' ``waiting`` / ``busy``;
-a completing produce answer sees the producer's ``parts``. Both must decide exactly as the whole-part
-formulas did."""
+"""kafka.eos's Tick on projections of the parts (perf21c): the clock's guard sees each producer's
+``awaiting`` (connection and records in flight per partition) and the channels' ``waiting`` / ``busy``,
+and must decide exactly as the whole-part formula did."""
 
 from __future__ import annotations
 
@@ -9,7 +8,6 @@ from typing import Any
 
 from eoscheck.checker.compose.testing import reachable_steps
 from eoscheck.model.machines.eos import machine
-from eoscheck.model.producer import transactional as tx
 from eoscheck.model.state import INFLIGHT
 
 
@@ -49,25 +47,3 @@ def test_tick_fires_exactly_where_the_whole_part_guard_holds() -> None:
         late += whole and bool(v.requests)
     assert quiet and busy and late  # both answers, and a tick over a request nobody awaits
 
-
-def test_a_completing_answer_changes_its_producer_as_on_produce_response_does() -> None:
-    # the answer NONE / DUPLICATE_SEQUENCE_NUMBER has its own HandleProduceResponse rule on the producer's
-    # parts alone (no clock, no phase): its successor's producer is what the whole-producer path makes
-    m = machine("kafka-4.0", transactions=1, lost_responses=1, produce_timeouts=1, max_ticks=1)
-    checked = 0
-    for s, step, t in reachable_steps(m):
-        if step[0] != "HandleProduceResponse" or step[4] not in tx.cl.SUCCESS:
-            continue
-        before, after = m.view(s), m.view(t)
-        partition, client, record = step[1:4]
-        msg = next(r for r in before.responses if (r.partition, r.client, r.record) == (partition, client, record))
-        producer = before.producer[client]
-        if msg.connection != producer.parts[partition].connection:
-            expected = producer
-        else:
-            expected, outcome = tx.on_produce_response(producer, partition, msg.message, before.now, m.cfg,
-                                                       ipe_abortable=m.protocol.invalid_producer_epoch_abortable)
-            assert outcome == step[5]
-        assert after.producer[client] == expected
-        checked += 1
-    assert checked

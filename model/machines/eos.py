@@ -119,7 +119,6 @@ from ..state import (
     TXN_INIT,
     TXN_PHASE_NAMES,
     TXN_READY,
-    IdempotentClient,
     ProduceRequest,
     ProduceResponse,
     Routed,
@@ -197,18 +196,6 @@ def _zombie_commit(z: TxnProducer | tuple[()]) -> CommitFields | tuple[()]:
 
 
 _ZOMBIE_COMMIT = Projection(_zombie_commit, with_commit_fields)
-
-
-def _parts(p: TxnProducer) -> tuple[IdempotentClient, ...]:
-    return p.parts
-
-
-def _with_parts(p: TxnProducer, parts: tuple[IdempotentClient, ...]) -> TxnProducer:
-    return p._replace(parts=parts)
-
-
-#: a producer's per-partition sequence state, written back whole (a completed batch's answer)
-_PARTS = Projection(_parts, _with_parts)
 
 
 def _busy(messages: tuple[Routed, ...]) -> bool:
@@ -535,8 +522,7 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
                       init=lambda m, i: m.initial_producer(i, m.initially_owns(i))._replace(tv=m.initial_tv),
                       show=_show_producer, symmetric="producer", rename={PARTITION: eps.rename_producer},
                       projections={**GROUP_PROJECTIONS["producer"], "held": _held, "fence": _producer_fence,
-                                   "fatal": _fatal_error, "awaiting": _awaiting,
-                                   "parts": _PARTS},
+                                   "fatal": _fatal_error, "awaiting": _awaiting},
                       doc="transactional producers, one per transactional id")
     zombie = Actors(count="producers", init=(), show=lambda z: _show_producer(z) if z else "none", symmetric="producer",
                     rename={PARTITION: eps.rename_producer}, projections={"fence": _producer_fence, "commit": _ZOMBIE_COMMIT},
@@ -1047,28 +1033,7 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
         out = self.txn_offset_commit(t=t, producer=zombie, txn=txn, group=group, offsets_leader=offsets_leader)
         return None if out is None else {**{k: v for k, v in out.items() if k != "producer"}, "zombie": out["producer"]}
 
-    # an answer that completes its batch (NONE, DUPLICATE_SEQUENCE_NUMBER) reads and writes only the
-    # partition's sequence state (``cl.handle_produce_success``: no clock, no phase, no ghost): its own
-    # rule keyed on (answer, the producer's ``parts``), as the idempotent producers' (hpr20)
     @rule("HandleProduceResponse", receive="responses", params=("partition", "client", "record"),
-          match=lambda m: m.message.error in tx.cl.SUCCESS, reads=("producer[client]:parts",),
-          writes=("producer[client]:parts",), results=("error", "outcome"),
-          show={"error": error_name, "outcome": tx.OUTCOME_NAMES.__getitem__})
-    def handle_success(self, partition: int, msg: Routed, producer: tuple[IdempotentClient, ...]) -> Any:
-        """``Sender.completeBatch`` of a batch the leader appended (or had appended: a duplicate)."""
-        resp = msg.message
-        assert isinstance(resp, ProduceResponse)
-        part = producer[partition]
-        if msg.connection != part.connection:
-            return {"error": resp.error, "outcome": tx.cl.DROPPED}  # the connection was closed: never read
-        # ``tx.on_produce_response``'s success branch: the batch completed already (expired in flight)
-        # is dropped, else ``cl.handle_produce_response`` completes it, which reads no clock on SUCCESS
-        done, outcome = tx.cl.handle_produce_success(part, resp, self.cfg)
-        return {"producer": producer[:partition] + (done,) + producer[partition + 1:], "error": resp.error,
-                "outcome": outcome}
-
-    @rule("HandleProduceResponse", receive="responses", params=("partition", "client", "record"),
-          match=lambda m: m.message.error not in tx.cl.SUCCESS,
           reads=("producer[client]", "now"), writes=("producer[client]",), results=("error", "outcome"),
           show={"error": error_name, "outcome": tx.OUTCOME_NAMES.__getitem__})
     def handle_response(self, partition: int, msg: Routed, producer: TxnProducer, now: int) -> Any:
