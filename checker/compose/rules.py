@@ -309,11 +309,15 @@ def _decoder(reads: Iterable[ReadSlots], pos: Sequence[int | None] | None = None
                 into[name] = s[k]
             for name, k, table in tabled:
                 into[name] = table[s[k]]
+            # (no comprehension over ``s``: it would make ``s`` a cell of every call, paid per memo miss)
+            get = s.__getitem__
             for name, slots, values in wholes:
-                into[name] = tuple([s[k] for k in slots] if values is None else [values[s[k]] for k in slots])
+                into[name] = tuple(map(get, slots)) if values is None else tuple(map(values.__getitem__, map(get, slots)))
             for name, cs, js, values, whole in fixed:  # reads of constant slots (a projection's map may be new)
-                contents = [s[j] if j is not None else c for c, j in zip(cs, js)]
-                got = contents if values is None else [values[x] for x in contents]
+                contents = []
+                for c, j in zip(cs, js):
+                    contents.append(s[j] if j is not None else c)
+                got = contents if values is None else list(map(values.__getitem__, contents))
                 into[name] = tuple(got) if whole else got[0]
         except KeyError as exc:
             raise _unknown_part(exc) from None
@@ -738,7 +742,8 @@ class _Rule:
                 outs = memo.get(getter(s))
                 if outs is None:
                     outs = self.compute(b, s, msg, rest)
-                found.extend((step, build, a, ci, rest) for step, build, a, ci in outs)
+                for out in outs:  # (a loop: a generator over ``rest`` would make it a cell of every miss)
+                    found.append((*out, rest))
         result = self.flat[key] = tuple(found)
         return result
 
@@ -929,7 +934,11 @@ class _Rule:
         them again with the others, so a state they pass is computed as before.)"""
         kwargs: dict[str, Any] = b.decode(s, dict(b.params))
         machine = self.plan.machine
-        ok = all(call(machine, kwargs) for call in self.gate_calls)
+        ok = True
+        for call in self.gate_calls:  # (a loop: a generator would make ``machine`` and ``kwargs`` cells)
+            if not call(machine, kwargs):
+                ok = False
+                break
         assert b.gate_getter is not None
         b.gate_memo[b.gate_getter(s)] = ok
         return ok
