@@ -315,20 +315,16 @@ def _swap_lines(plan: Any, moved: list[tuple[int, int]], renames: list[Any],
         for k in slots:
             if pos[k] is not None:
                 renamed[pos[k]] = n
-    width = len(plan.live)
-    # a display reads the state's places from locals unpacked once (one opcode per place, not three
-    # for ``s[j]``: about 150 instructions less per swap on the init_producer_id preset's 15 places)
-    var = "u{}" if width <= DISPLAY_WIDTH else "s[{}]"
-    changed: dict[int, str] = {}  # place -> its value in the image, where that is not the state's own
+    changed: dict[int, str] = {}  # place -> its value in the image, where that is not ``s[j]``
     for k in plan.live:
         j = pos[k]
         if j in renamed:
-            changed[j] = f"R{renamed[j]}[{var.format(pos[source[k]])}]"
+            changed[j] = f"R{renamed[j]}[s[{pos[source[k]]}]]"
         elif source[k] != k:
-            changed[j] = var.format(pos[source[k]])
+            changed[j] = f"s[{pos[source[k]]}]"
+    width = len(plan.live)
     if width <= DISPLAY_WIDTH:
-        lines = ["(" + "".join(f"u{j}, " for j in range(width)) + ") = s",
-                 "return (" + "".join(changed.get(j, f"u{j}") + ", " for j in range(width)) + ")"]
+        lines = ["return (" + "".join(changed.get(j, f"s[{j}]") + ", " for j in range(width)) + ")"]
     else:
         lines = ["t = list(s)", *(f"t[{j}] = {x}" for j, x in changed.items()), "return tuple(t)"]
     return _plain_first(lines, env, plan.memoize), renamed
