@@ -429,6 +429,31 @@ def eos_no_spurious_txn_state_refusal(step: tuple, before: Any, after: Any) -> b
     return not (awaited and counted)
 
 
+def eos_no_spurious_out_of_order(step: tuple, before: Any, after: Any) -> bool:
+    """A leader refuses as out of order (OUT_OF_ORDER_SEQUENCE_NUMBER) a batch its producer still awaits that directly follows the producer's last one at its epoch only behind a lower sequence of that epoch being verified."""
+    from .errors import Errors
+    from .partition.producer_state import find_entry
+    from .partition.verification import find_verification
+    from .state import INFLIGHT
+    if step[0] != "AppendVerifiedProduce" or step[-1] != Errors.OUT_OF_ORDER_SEQUENCE_NUMBER:
+        return True
+    partition, client, record = step[1], step[2], step[3]
+    leader = before.leader[partition]
+    item = next((p for p in leader.pending if p.request.client == client and p.request.record == record), None)
+    if item is None:
+        return True
+    req = item.request
+    part = before.producer[client].parts[partition]
+    awaited = req.connection == part.connection and any(b.record == record and b.status == INFLIGHT
+                                                        for b in part.batches)
+    entry = find_entry(leader.producers, req.producer_id)
+    follows = entry is not None and entry.epoch == req.epoch and bool(entry.batches) and (
+        req.seq == entry.batches[-1].seq + 1)
+    verifying = find_verification(leader.verifications, req.producer_id)
+    behind_own_epoch = verifying is not None and verifying.epoch == req.epoch and verifying.lowest_sequence < req.seq
+    return not (awaited and follows and not behind_own_epoch)
+
+
 def eos_fenced_gets_fencing_error(step: tuple, before: Any, after: Any) -> bool:
     """A producer whose epoch the coordinator has superseded fails with a fencing error, never another one."""
     from .producer.transactional import FENCING_ERRORS

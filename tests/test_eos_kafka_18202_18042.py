@@ -4,8 +4,12 @@ reaches with them."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 from eoscheck.checker.compose.testing import reachable_steps
+from eoscheck.checker.spec import build_machine, load_spec
+from eoscheck.model import properties as props
 from eoscheck.model.errors import Errors
 from eoscheck.model.machines.eos import EosMachine
 from eoscheck.model.machines.eos_model import BOUNDS
@@ -30,6 +34,7 @@ from eoscheck.model.state import (
     TxnPartitionState,
 )
 from eoscheck.model.transactions.codes import TxnState
+from spec_pairs import REPO, check_spec_pair_member
 
 SWITCHES = ("tv2_new_producer_sequence_zero", "verification_rejects_lower_epoch")
 
@@ -145,3 +150,68 @@ def test_kafka_18202_is_reached_when_a_failover_reorders_the_first_two_batches(s
     assert appends == ({Errors.OUT_OF_ORDER_SEQUENCE_NUMBER} if switch else {Errors.NONE})
     assert {record for record, _ in oos_answers} == ({1} if switch else {0})
     assert {outcome for _, outcome in oos_answers} == {RETRIED}
+
+
+# --- KAFKA-18042's 4.0.x bug: a zombie's stale entry refuses the live producer's next sequence -------------------
+
+ZOMBIE_PAIR = "eos-kafka-18042-zombie-batch-blocks-next-seq-kafka-"
+
+
+def test_an_entry_at_a_lower_epoch_refuses_a_sentinel_batch_that_follows_its_producers_last() -> None:
+    # ProducerAppendInfo.checkSequence's first test reads the entry's lowest sequence whatever its epoch (4.0.1 to
+    # 4.2.0-rc1 alike): the live producer (epoch 1, sequence 0 appended, transaction open) sends sequence 1
+    live = ProducerStateEntry(0, 1, (CachedBatch(0, 0),), 0, current_txn_first_offset=0)
+    for entry_epoch in (0, 1):
+        leader = TxnPartitionState((), 0, (live,), verifications=(VerificationEntry(0, 0, entry_epoch, 0, True),))
+        out = handle_txn_produce(leader, producer_id=0, epoch=1, seq=1, value=1, timestamp=0, max_seq=7, cache_size=5,
+                                 unknown_producer="accept", old_duplicate_error=False, guard=SENTINEL,
+                                 ongoing_at_epoch=True)
+        assert out.error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
+    out = handle_txn_produce(TxnPartitionState((), 0, (live,)), producer_id=0, epoch=1, seq=1, value=1, timestamp=0,
+                             max_seq=7, cache_size=5, unknown_producer="accept", old_duplicate_error=False,
+                             guard=SENTINEL, ongoing_at_epoch=True)
+    assert out.error == Errors.NONE
+
+
+def _oos_appends(variant: str) -> tuple[EosMachine, list[tuple[tuple, tuple, tuple]]]:
+    """The pair's machine on ``variant`` and (state, step, successor) of every append it refuses
+    OUT_OF_ORDER_SEQUENCE_NUMBER."""
+    m = build_machine(load_spec(REPO / "specs" / f"{ZOMBIE_PAIR}{variant}.toml"))
+    assert isinstance(m, EosMachine)
+    return m, [(s, step, t) for s, step, t in reachable_steps(m)
+               if step[0] == "AppendVerifiedProduce" and step[-1] == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER]
+
+
+def test_before_kafka_18042_the_refusal_comes_from_an_entry_of_a_lower_epoch() -> None:
+    m, steps = _oos_appends("4.0.1")
+    spurious = [(s, step, t) for s, step, t in steps if not props.eos_no_spurious_out_of_order(step, m.view(s),
+                                                                                                m.view(t))]
+    assert spurious
+    for s, step, _ in spurious:
+        before = m.view(s)
+        leader = before.leader[step[1]]
+        item = next(p for p in leader.pending if (p.request.client, p.request.record) == step[2:4])
+        entry = find_verification(leader.verifications, item.request.producer_id)
+        assert entry is not None and entry.epoch < item.request.epoch and item.guard == SENTINEL
+        # the same step behind an entry of the batch's own epoch is a legitimate refusal
+        own = leader._replace(verifications=(entry._replace(epoch=item.request.epoch),))
+        moved = SimpleNamespace(leader=tuple(own if i == step[1] else x for i, x in enumerate(before.leader)),
+                                producer=before.producer)
+        assert props.eos_no_spurious_out_of_order(step, moved, m.view(s))
+
+
+def test_from_kafka_18042_no_append_is_refused_out_of_order_at_these_bounds() -> None:
+    _, steps = _oos_appends("4.1.0")
+    assert steps == []
+
+
+@pytest.mark.parametrize(("name", "length"), [(f"{ZOMBIE_PAIR}4.0.1", 16), (f"{ZOMBIE_PAIR}4.1.0", None)])
+def test_the_zombie_batch_pair(name: str, length: int | None) -> None:
+    check_spec_pair_member(name, "NoSpuriousOutOfOrder", length)
+
+
+def test_kafka_4_0_0_reaches_the_same_refusal() -> None:
+    # 4.0.0 (kafka-4.0-leader-add) has the epoch-aware hasOngoingTransaction of KAFKA-14563 too
+    m = _eos(KAFKA_4_0_LEADER_ADD, transactions=2, batches=2, restarts=1, verification_steps=1)
+    assert any(not props.eos_no_spurious_out_of_order(step, m.view(s), m.view(t)) for s, step, t in reachable_steps(m)
+               if step[0] == "AppendVerifiedProduce" and step[-1] == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER)

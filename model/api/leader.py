@@ -30,6 +30,7 @@ from ..partition.verification import (
     Verifications,
     clear_verification,
     find_verification,
+    marker_keeps_verification,
     missing_guard_error,
     new_producer_refuses,
     produce_verification_error,
@@ -173,7 +174,12 @@ def append_marker(state: LeaderState, marker: MarkerRequest, protocol: Protocol,
     if not protocol.marker_sets_producer_timestamp:
         # before KAFKA-9144 (2.4.1 / 2.5.0) a marker left lastTimestamp at the last cached data batch's
         d = d._replace(entry=marker_timestamp(find_entry(state.producers, marker.producer_id), d.entry, False))
-    verifications = clear_verification(state.verifications, marker.producer_id) if unified_log else state.verifications
+    pending = next((v for v in state.verifications if v.producer_id == marker.producer_id), None)
+    if not unified_log or (protocol.kafka_18654 and marker_keeps_verification(pending, marker.epoch)):
+        # KAFKA-18654 [1/2] (4.0.0): a TV2 client's entry at the marker's epoch is the next transaction's
+        verifications = state.verifications
+    else:
+        verifications = clear_verification(state.verifications, marker.producer_id)
     return ProduceResult(APPENDED, int(Errors.NONE), offset, offset), state._replace(
         producers=put_entry(state.producers, d.entry), log_end_offset=max(state.log_end_offset, offset + 1),
         verifications=verifications)

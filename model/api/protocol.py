@@ -103,6 +103,32 @@ class Protocol(NamedTuple):
     #: throws InvalidProducerEpochException for an epoch below the producer's entry before it creates or updates a
     #: verification entry; ``model.protocol``'s ``verification_rejects_lower_epoch``. Only ``kafka-later-trunk``
     kafka_18042: bool = False
+    #: KAFKA-18654 [1/2] (PR 18720; d119864f16 on the 4.0 branch, first tag 4.0.0; ab8ef87c7f on trunk, 4.1.0): a
+    #: marker keeps the producer's verification entry when it is a TV2 client's (``supportsEpochBump``) at the
+    #: marker's epoch (``UnifiedLog.updateProducers``' isV2NextTransactionStarted; ``model.partition.verification``'s
+    #: ``marker_keeps_verification``, which kafka.eos reads under ``tv2_marker_keeps_verification``); the
+    #: conformance leader cleared the entry on every marker. Only ``kafka-later-trunk`` (starts at 4.0.0)
+    kafka_18654: bool = False
+    #: the producer client's transaction version 2 (``transaction_v2`` in a vector's producer): KAFKA-14563 (PR
+    #: 17698, 755adf8a56, first tag 4.0.0; not at 1eb7644, whose client only records isTransactionV2Enabled)
+    #: adds a partition to the transaction at once (no AddPartitionsToTxn) and sends TxnOffsetCommit without
+    #: AddOffsetsToTxn, and makes InvalidPidMappingException fatal in ``maybeTransitionToErrorState`` (a produce
+    #: answer INVALID_PRODUCER_ID_MAPPING, at either transaction version). Only ``kafka-later-trunk``
+    kafka_14563_client: bool = False
+    #: KAFKA-14562 [2/3] (PR 17402, e14a81b4b2, first tag 4.0.0): a TV2 client continues with the producer id and
+    #: epoch EndTxn v5+ answers (``EndTxnHandler``; kafka.eos's ``producer.transactional.on_end_txn``). Only
+    #: ``kafka-later-trunk``
+    kafka_14562_end_txn_answer: bool = False
+    #: KAFKA-19176 (PR 19522, 8c71ab03b5, first tag 4.1.0; with KAFKA-19177): a transactional producer's batch that
+    #: fails for good with a retriable error or InvalidTxnStateException leaves a TransactionAbortableException
+    #: (its cause the error) as the abortable error, which the undrained batches and the next calls carry. Only
+    #: ``kafka-later-trunk``
+    kafka_19176: bool = False
+    #: KAFKA-19250 (PR 19656, b1ea280ab1, first tag 4.1.0): TRANSACTION_ABORTABLE answering EndTxn(ABORT) is a fatal
+    #: KafkaException (it stays abortable answering a commit), so an application does not retry an abort forever.
+    #: Conformance only: kafka.eos's coordinator never answers TRANSACTION_ABORTABLE to EndTxn. Only
+    #: ``kafka-later-trunk``
+    kafka_19250: bool = False
     #: the producer client's table of valid state transitions (``model.producer.txn_calls.TRANSITIONS``):
     #: "2.0" (2.0.0-2.4.1), "2.5" (KIP-360, 2.5.0-3.5.2), "3.6" (KAFKA-13668, ea81e99e598, first tag 3.6.0)
     client_transitions: str = "3.6"
@@ -320,7 +346,8 @@ PROFILE_TABLE: dict[str, Profile] = {
         "kafka-shipped", "kafka-later-trunk", end_txn="later-trunk", tv2_last_epoch="keep", down_convert_fenced=True,
         max_txn_timeout_ms=900000, txn_offset_commit="current", fence_at_max_epoch="keep",
         stale_epoch_before_verification=True, kafka_18660=True, tv2_failed_fence_leaves_epoch=True,
-        kafka_18202=True, kafka_18042=True),
+        kafka_18202=True, kafka_18042=True, kafka_18654=True, kafka_14563_client=True, kafka_14562_end_txn_answer=True,
+        kafka_19176=True, kafka_19250=True),
     "kafka-2024-10": _entry(
         "kafka-2024-10", SNAPSHOT_2024_10, SNAPSHOT_2024_10,
         ("the apache/kafka snapshot 1eb7644 (2024-10-25, trunk after the 3.9 branch cut, before 4.0) the vectors "

@@ -110,8 +110,8 @@ def _respond(w: World, tp: str, name: str | None, error: int, base_offset: int, 
     # out of retries: Sender.failBatch(batch, response, attempts < retries), so no sequence adjustment
     r = api.on_produce_error(e, batch.name, error, lso, transactional=_transactional(w), max_seq=w.protocol.max_seq,
                              producer_fatal=_state(w) == "FATAL_ERROR", can_retry=retries_left,
-                             adjust_sequences=retries_left)
-    _react(w, tp, r)
+                             adjust_sequences=retries_left, pid_mapping_fatal=w.protocol.kafka_14563_client)
+    _react(w, tp, r, error)
     if r.completed:
         out["record_offset"] = -1
     out["can_retry"] = r.retry
@@ -133,7 +133,14 @@ def _abortable(w: World) -> None:
         w.client["state"] = "ABORTABLE_ERROR"
 
 
-def _react(w: World, tp: str, r: api.ErrorReaction) -> None:
+def _react(w: World, tp: str, r: api.ErrorReaction, error: int | None = None) -> None:
+    """The reaction's effects; ``error``: the batch's error, whose exception becomes the transactional producer's
+    lastError (``transitionToFatalError`` always; ``transitionToAbortableError`` not during an abort; nothing
+    when the producer was already in a fatal error: ``handleFailedBatch`` returns early)."""
+    if error is not None and _transactional(w) and _state(w) != "FATAL_ERROR" and (
+            r.fatal or (r.abortable and _state(w) != "ABORTING_TRANSACTION")):
+        w.client["last_error"] = api.failed_batch_error(error, transactional=True,
+                                                        wrap_in_abortable=w.protocol.kafka_19176)
     w.client_partitions[tp] = r.entry
     if r.bump_epoch:
         w.client.setdefault("_rewrite", set()).add(tp)
@@ -154,17 +161,22 @@ def _resolve(w: World, tp: str) -> str:
     return action
 
 
+def _resolved_reaction(w: World, action: str) -> None:
+    """A transactional producer's unresolved sequence that did not resolve: an abortable error with an epoch
+    bump where the client may bump, else a fatal error (``maybeResolveSequences``)."""
+    if action == "abortable-bump":
+        w.client["_epoch_bump_required"] = True
+        if _state(w) != "ABORTING_TRANSACTION":
+            w.client["state"] = "ABORTABLE_ERROR"
+    elif action == "fatal":
+        w.client["state"] = "FATAL_ERROR"
+
+
 def _sender_loop(w: World) -> None:
     """What the Sender's next loop does before draining: ``maybeResolveSequences``, then the
     idempotent producer's ``bumpIdempotentEpochAndResetIdIfNeeded``."""
     for tp in list(w.client_partitions):
-        action = _resolve(w, tp)
-        if action == "abortable-bump":
-            w.client["_epoch_bump_required"] = True
-            if _state(w) != "ABORTING_TRANSACTION":
-                w.client["state"] = "ABORTABLE_ERROR"
-        elif action == "fatal":
-            w.client["state"] = "FATAL_ERROR"
+        _resolved_reaction(w, _resolve(w, tp))
     rewrite = w.client.pop("_rewrite", set())
     if rewrite and not _transactional(w) and _state(w) != "FATAL_ERROR":
         _bump(w, rewrite)
@@ -256,7 +268,9 @@ def _clause(w: World, text: str, inp: dict[str, Any]) -> Observed:
         w.client["_tp"] = w.client["_queued"].pop(m.group(1))
         if _transactional(w):
             _abortable(w)
-            w.client["last_error"] = "TimeoutException"
+            # Sender.failBatch's TimeoutException (a TransactionAbortableException around it from KAFKA-19176)
+            w.client["last_error"] = api.failed_batch_error(int(Errors.REQUEST_TIMED_OUT), transactional=True,
+                                                            wrap_in_abortable=w.protocol.kafka_19176)
         return {"last_error": w.client.get("last_error")}
     if m:
         name = m.group(1)
@@ -318,7 +332,8 @@ def tm_call(w: World, inp: dict[str, Any]) -> Observed:
             adjust = bool(re.search(r",\s*true\s*\)\s*$", text))
             _react(w, tp, api.on_produce_error(_entry(w, tp), name, int(code), -1, transactional=_transactional(w),
                                                max_seq=w.protocol.max_seq, can_retry=False, adjust_sequences=adjust,
-                                               producer_fatal=_state(w) == "FATAL_ERROR"))
+                                               producer_fatal=_state(w) == "FATAL_ERROR",
+                                               pid_mapping_fatal=w.protocol.kafka_14563_client), int(code))
     elif re.match(r"^\s*transitionToFatalError\(\s*(?:new\s+)?\w*(?:\(\))?\s*\)\s*$", text):
         w.client["state"] = "FATAL_ERROR"
         tp = _tp(w)
@@ -331,9 +346,7 @@ def tm_call(w: World, inp: dict[str, Any]) -> Observed:
         tp = _tp(w)
     elif re.match(r"^\s*maybeResolveSequences\(\s*\)\s*$", text):
         for name in list(w.client_partitions):
-            action = _resolve(w, name)
-            if action not in ("bump", "resolved", "pending"):
-                raise NotExpressible("maybeResolveSequences on a transactional producer: use an expiry event")
+            _resolved_reaction(w, _resolve(w, name))
         tp = _tp(w)
     elif re.match(r"^\s*bumpIdempotentEpochAndResetIdIfNeeded\(\s*\)\s*$", text):
         if _transactional(w):
@@ -391,7 +404,8 @@ def txn_response(w: World, inp: dict[str, Any]) -> Observed:
         err = error_code(str(inp.get("error", "NONE")))
         # the profile after the 2024-10 snapshot (EndTxn by the request's version) is the 4.0+ client
         r = api.on_txn_response(name, err, can_bump_epoch=bool(w.client.get("coordinator_supports_epoch_bump", True)),
-                                pid_mapping_fatal=w.protocol.end_txn == "later-trunk")
+                                pid_mapping_fatal=w.protocol.end_txn == "later-trunk",
+                                aborting=_state(w) == "ABORTING_TRANSACTION", abort_abortable_fatal=w.protocol.kafka_19250)
     state = _state(w)
     result = "pending"
     if r.action == "done":
@@ -406,6 +420,16 @@ def txn_response(w: World, inp: dict[str, Any]) -> Observed:
                     w.client_partitions[tp] = api.PartitionEntry(w.client["producer_id"], w.client["epoch"])
             w.client["state"] = "READY"
             w.client.pop("_epoch_bump_required", None)
+        elif name == "EndTxn" and w.client.get("transaction_v2") and w.protocol.kafka_14562_end_txn_answer:
+            # KAFKA-14562 [2/3] (4.0.0): EndTxn v5+ answers the producer id and epoch the coordinator bumped to; the
+            # TV2 client continues with them and its partitions restart at sequence 0 (no InitProducerId)
+            pid = integer(inp.get("producer_id", w.client.get("producer_id", 0)), "producer_id")
+            epoch = integer(inp.get("producer_epoch", w.client.get("epoch", 0)), "producer_epoch")
+            w.client["producer_id"], w.client["epoch"] = pid, epoch
+            for tp in w.client_partitions:
+                w.client_partitions[tp] = api.PartitionEntry(pid, epoch)
+            w.client.pop("_epoch_bump_required", None)
+            w.client["state"] = "READY"
         elif name == "EndTxn":
             # completeTransaction: INITIALIZING while an epoch bump is pending, READY otherwise
             w.client["state"] = "INITIALIZING" if w.client.pop("_epoch_bump_required", False) else "READY"

@@ -92,6 +92,12 @@ _CALL = re.compile(r"^\s*(transactionManager|sender|accumulator|result|client)\.
 _PARTITION = re.compile(r"tp\d+|[a-z][\w.]*-\d+")
 
 
+def _tv2(w: World) -> bool:
+    """The vector's client runs transaction version 2 (``World``'s loader refuses it where the profile's client
+    has none)."""
+    return bool(w.client.get("transaction_v2")) and w.protocol.kafka_14563_client
+
+
 def call(w: World, inp: dict[str, Any]) -> Observed:
     text = str(inp.get("call") or inp.get("event") or "")
     m = _CALL.match(text)
@@ -113,6 +119,10 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
             w.client["_offsets"] = frozenset(_PARTITION.findall(arg.split(",")[0] if "{" not in arg else
                                                                 arg[arg.index("{"):arg.index("}") + 1]))
             w.client["_offsets_result"] = "pending"
+            if _tv2(w):
+                # KAFKA-14563 (4.0.0): no AddOffsetsToTxn, the TxnOffsetCommit is enqueued with the offsets pending
+                c = r.client._replace(pending_offsets=w.client["_offsets"], started=True)
+                r = r._replace(client=c)
         if not r.exception and not r.reused and name in _KEPT:
             # a new result: the test's ``result`` variable is the first one a vector gets
             w.client["_timed_out"] = False
@@ -143,6 +153,9 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
     elif owner == "transactionManager" and name == "maybeAddPartition":
         r = api.maybe_add_partition(c, tp)
         c, exception = r.client, r.exception
+        if not exception and c.transactional and _tv2(w):
+            # KAFKA-14563 (4.0.0): the TV2 client puts the partition in the transaction at once (the leader adds it)
+            c = c._replace(new=c.new - {tp}, added=c.added | {tp}, started=True)
         w.client["_tp"] = tp
     elif owner == "transactionManager" and name in ("isSendToPartitionAllowed", "isPartitionAdded",
                                                     "isPartitionPendingAdd", "transactionContainsPartition",

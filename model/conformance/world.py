@@ -397,6 +397,10 @@ def _pending_txn_offsets(w: World, v: Any) -> None:
 
 def _producer(w: World, v: Any) -> None:
     w.client = dict(v or {})
+    if w.client.get("transaction_v2") and not w.protocol.kafka_14563_client:
+        # the TV2 client's paths are KAFKA-14563's (4.0.0); 1eb7644's client only recorded the version
+        raise NotExpressible("producer.transaction_v2: this profile's client has no transaction version 2 "
+                             "(KAFKA-14563, 4.0.0)")
 
 
 def _client_partition(w: World, v: Any) -> None:

@@ -1197,6 +1197,12 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
                                    ("leader", "producer", "txn"), ("AppendVerifiedProduce",),
                                    when=lambda step: step[-1] == Errors.INVALID_TXN_STATE)
 
+    # the same steps: an append refused OUT_OF_ORDER_SEQUENCE_NUMBER though the batch follows its producer's last one
+    # (4.0.x: a lower epoch's verification entry, KAFKA-18042)
+    spurious_out_of_order = _transition("NoSpuriousOutOfOrder", props.eos_no_spurious_out_of_order,
+                                        ("leader", "producer"), ("AppendVerifiedProduce",),
+                                        when=lambda step: step[-1] == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER)
+
     @transition("ValidTxnTransitions", reads=("txn",), actions=_COORDINATOR, stuttering=True)
     def valid_transitions(self, step: tuple, before: Any, after: Any) -> bool:
         """The transaction coordinator only makes transitions Kafka's state table allows."""

@@ -125,12 +125,15 @@ def adjust_sequences_after_failure(entry: PartitionEntry, failed: InFlightBatch)
 
 def on_produce_error(entry: PartitionEntry, name: str, error: int, log_start_offset: int, *, transactional: bool,
                      unresolved: bool = False, max_seq: int = 2**31 - 1, can_retry: bool = True,
-                     adjust_sequences: bool = True, producer_fatal: bool = False) -> ErrorReaction:
+                     adjust_sequences: bool = True, producer_fatal: bool = False,
+                     pid_mapping_fatal: bool = False) -> ErrorReaction:
     """``Sender.completeBatch`` for a refused batch: ``TransactionManager.canRetry`` (``can_retry``:
     the Sender's own conditions - delivery timeout, retries left), else ``handleFailedBatch``
     (``adjust_sequences``: false for a batch that expired or ran out of retries, whose sequence may
     have been written). ``unresolved``: the partition's sequence is unresolved (also read from the
-    entry). ``producer_fatal``: the producer is already in a fatal error (nothing but the removal)."""
+    entry). ``producer_fatal``: the producer is already in a fatal error (nothing but the removal).
+    ``pid_mapping_fatal``: the 4.0+ client, whose ``maybeTransitionToErrorState`` makes InvalidPidMappingException
+    fatal (KAFKA-14563, PR 17698, 4.0.0; before, a transactional producer's abortable error)."""
     batch = next(b for b in entry.in_flight if b.name == name)
     unresolved = unresolved or entry.unresolved >= 0
 
@@ -165,7 +168,7 @@ def on_produce_error(entry: PartitionEntry, name: str, error: int, log_start_off
                              rest._replace(last_acked_sequence=max(entry.last_acked_sequence, last_sequence(batch, max_seq))),
                              completed=True)
     # handleFailedBatch
-    fatal = error in FATAL_PRODUCE_ERRORS
+    fatal = error in FATAL_PRODUCE_ERRORS or (pid_mapping_fatal and error == Errors.INVALID_PRODUCER_ID_MAPPING)
     if fatal or producer_fatal:
         # a producer in a fatal error only drops the batch
         return ErrorReaction(False, False, False, False, rest, True)
@@ -240,3 +243,22 @@ def bump_idempotent_epoch(entry: PartitionEntry, max_seq: int) -> PartitionEntry
     """The idempotent producer's local bump for a partition that asked for it: epoch + 1 and the
     in-flight batches re-sequenced from 0 (``startSequencesAtBeginning``)."""
     return restart_sequences(entry, max_seq, epoch=entry.epoch + 1)
+
+
+#: the exception a produce error completes its batch with, where its name is not the error's own in CamelCase
+_PRODUCE_EXCEPTIONS = {Errors.OUT_OF_ORDER_SEQUENCE_NUMBER: "OutOfOrderSequenceException",
+                       Errors.DUPLICATE_SEQUENCE_NUMBER: "DuplicateSequenceException",
+                       Errors.INVALID_PRODUCER_ID_MAPPING: "InvalidPidMappingException",
+                       Errors.REQUEST_TIMED_OUT: "TimeoutException"}
+
+
+def failed_batch_error(error: int, *, transactional: bool, wrap_in_abortable: bool) -> str:
+    """The exception ``handleFailedBatch`` hands ``maybeTransitionToErrorState``, which becomes the transactional
+    producer's lastError. ``wrap_in_abortable``: KAFKA-19176 (PR 19522, 4.1.0; KAFKA-19177 for
+    InvalidTxnStateException): a transactional producer's batch failed for good with a retriable error or
+    INVALID_TXN_STATE leaves a TransactionAbortableException (its cause the error), so the application aborts
+    rather than retries the send and writes duplicates."""
+    if transactional and wrap_in_abortable and (error in RETRIABLE or error == Errors.INVALID_TXN_STATE):
+        return "TransactionAbortableException"
+    named = _PRODUCE_EXCEPTIONS.get(Errors(error))
+    return named or "".join(w.capitalize() for w in Errors(error).name.split("_")) + "Exception"

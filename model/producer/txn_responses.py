@@ -60,11 +60,15 @@ def on_disconnect(api: str) -> TxnResponseReaction:
     return TxnResponseReaction(RETRY if api == "FindCoordinator" else LOOKUP_RETRY, "")
 
 
-def on_txn_response(api: str, error: int, *, can_bump_epoch: bool, pid_mapping_fatal: bool = False) -> TxnResponseReaction:
+def on_txn_response(api: str, error: int, *, can_bump_epoch: bool, pid_mapping_fatal: bool = False,
+                    aborting: bool = False, abort_abortable_fatal: bool = False) -> TxnResponseReaction:
     """The handler's reaction to ``error`` answering ``api`` (one of ``APIS``); ``can_bump_epoch``:
     ``TransactionManager.canBumpEpoch`` (the coordinator supports InitProducerId v3).
     ``pid_mapping_fatal``: the 4.0+ client, where INVALID_PRODUCER_ID_MAPPING is fatal (KAFKA-18019,
-    PR 17822: recovering from it could let a fenced instance process again after the id expired)."""
+    PR 17822: recovering from it could let a fenced instance process again after the id expired).
+    ``aborting``: the EndTxn answered is an abort's; ``abort_abortable_fatal``: the 4.1+ client, where
+    TRANSACTION_ABORTABLE answering an abort is a fatal KafkaException (KAFKA-19250, PR 19656: retrying the
+    abort would loop)."""
     if api not in APIS:
         raise ValueError(f"not a transaction coordinator request: {api!r}")
     if error == Errors.NONE:
@@ -78,6 +82,8 @@ def on_txn_response(api: str, error: int, *, can_bump_epoch: bool, pid_mapping_f
         return TxnResponseReaction(RETRY, "")
     if api != "FindCoordinator" and error in (Errors.INVALID_PRODUCER_EPOCH, Errors.PRODUCER_FENCED):
         return TxnResponseReaction(FATAL, "ProducerFencedException")
+    if error == Errors.TRANSACTION_ABORTABLE and api == "EndTxn" and aborting and abort_abortable_fatal:
+        return TxnResponseReaction(FATAL, "KafkaException")
     if error == Errors.TRANSACTION_ABORTABLE:
         return TxnResponseReaction(ABORTABLE, _EXCEPTION[Errors.TRANSACTION_ABORTABLE])
     if api in ("AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn"):
