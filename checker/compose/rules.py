@@ -309,11 +309,15 @@ def _decoder(reads: Iterable[ReadSlots], pos: Sequence[int | None] | None = None
                 into[name] = s[k]
             for name, k, table in tabled:
                 into[name] = table[s[k]]
+            # (no comprehension over ``s``: it would make ``s`` a cell of every call, paid per memo miss)
+            get = s.__getitem__
             for name, slots, values in wholes:
-                into[name] = tuple([s[k] for k in slots] if values is None else [values[s[k]] for k in slots])
+                into[name] = tuple(map(get, slots)) if values is None else tuple(map(values.__getitem__, map(get, slots)))
             for name, cs, js, values, whole in fixed:  # reads of constant slots (a projection's map may be new)
-                contents = [s[j] if j is not None else c for c, j in zip(cs, js)]
-                got = contents if values is None else [values[x] for x in contents]
+                contents = []
+                for c, j in zip(cs, js):
+                    contents.append(s[j] if j is not None else c)
+                got = contents if values is None else list(map(values.__getitem__, contents))
                 into[name] = tuple(got) if whole else got[0]
         except KeyError as exc:
             raise _unknown_part(exc) from None
@@ -738,7 +742,8 @@ class _Rule:
                 outs = memo.get(getter(s))
                 if outs is None:
                     outs = self.compute(b, s, msg, rest)
-                found.extend((step, build, a, ci, rest) for step, build, a, ci in outs)
+                for out in outs:  # (a loop: a generator over ``rest`` would make it a cell of every miss)
+                    found.append((*out, rest))
         result = self.flat[key] = tuple(found)
         return result
 
@@ -929,7 +934,11 @@ class _Rule:
         them again with the others, so a state they pass is computed as before.)"""
         kwargs: dict[str, Any] = b.decode(s, dict(b.params))
         machine = self.plan.machine
-        ok = all(call(machine, kwargs) for call in self.gate_calls)
+        ok = True
+        for call in self.gate_calls:  # (a loop: a generator would make ``machine`` and ``kwargs`` cells)
+            if not call(machine, kwargs):
+                ok = False
+                break
         assert b.gate_getter is not None
         b.gate_memo[b.gate_getter(s)] = ok
         return ok
@@ -955,7 +964,11 @@ class _Rule:
                 if kind is dict or (kind is not list and isinstance(result, Mapping)):
                     outs = (self._outcome(b, result, s),)
                 elif isinstance(result, list):
-                    outs = tuple(self._outcome(b, d, s) for d in result)
+                    # (a loop: a generator over ``self``, ``b`` and ``s`` would make them cells of every miss)
+                    made = []
+                    for d in result:
+                        made.append(self._outcome(b, d, s))
+                    outs = tuple(made)
                 else:
                     raise ComposeError(f"{self.where} returned a {type(result).__name__}; "
                                        "an effect returns None, a dict or a list of dicts")
@@ -988,51 +1001,76 @@ class _Rule:
             step = b.prefix + tuple(map(d.__getitem__, self.spec.results)) if self.spec.results else b.prefix
         except KeyError as exc:
             raise ComposeError(f"{self.where} did not return its result {exc.args[0]!r}") from None
-        writes: list[tuple[int, Any]] = []
-        sends: list[tuple[int, dict[Any, Any], Callable[[Any], Any]]] = []
+        # (plain loops and module-level helpers, no comprehension over this frame's variables: a
+        # comprehension that reads ``s`` or ``sent`` makes them cells of every call, paid per miss)
+        written: list[int] = []  # the places written whole, in order (a place written twice: the last wins)
+        values: list[Any] = []  # their contents
+        sent: list[int] = []  # the places folded through a cache (a projection's writer or a channel's sender)
+        folds: list[Any] = []  # per ``sent`` place: its cache, its fold
         puts = b.puts
         for name, (slots, whole, encode) in b.writes.items():
             if name not in d:
                 continue
             value = d[name]
             proj = puts.get(name) if puts else None
+            if whole and (not isinstance(value, tuple) or len(value) != len(slots)):
+                raise ComposeError(f"{self.where}: {name} is {len(slots)} actors; write a tuple of that length")
             if proj is not None:  # the new value depends on the fields the projection drops: per state
                 if whole:
-                    if not isinstance(value, tuple) or len(value) != len(slots):
-                        raise ComposeError(f"{self.where}: {name} is {len(slots)} actors; write a tuple of that length")
-                    sends.extend((k, *proj.writer(v, encode)) for k, v in zip(slots, value))
+                    for k, v in zip(slots, value):
+                        sent.append(k)
+                        folds.extend(proj.writer(v, encode))
                 else:
-                    sends.append((slots[0], *proj.writer(value, encode)))
+                    sent.append(slots[0])
+                    folds.extend(proj.writer(value, encode))
                 continue
             if whole:
-                if not isinstance(value, tuple) or len(value) != len(slots):
-                    raise ComposeError(f"{self.where}: {name} is {len(slots)} actors; write a tuple of that length")
-                writes.extend((k, encode(v)) for k, v in zip(slots, value))
+                for k, v in zip(slots, value):
+                    written.append(k)
+                    values.append(encode(v))
             else:
-                writes.append((slots[0], encode(value)))
+                written.append(slots[0])
+                values.append(encode(value))
         for ch, (slot, ops) in self.sends.items():
             msgs = d.get(ch)
             if msgs is not None:
                 msgs = tuple(msgs) if isinstance(msgs, list) else (msgs,)
-                cache, fold = ops.sender(self.plan.checked(msgs, ch))
-                sends.append((self.plan.placed(slot), cache, fold))
+                folds.extend(ops.sender(self.plan.checked(msgs, ch)))
+                sent.append(self.plan.placed(slot))
         receive = self.plan.placed(self.receive_slot) if self.receive is not None else -1
         budget = self.plan.placed(self.budget_slot) if self.budget_slot >= 0 else -1
-        written = tuple(k for k, _ in writes)
-        sent = tuple(k for k, _, _ in sends)
-        build = (outside_builder if outside else _builder)(len(self.plan.live), written, sent, receive, budget)
+        shape = tuple(written)
+        sends = tuple(sent)
+        build = (outside_builder if outside else _builder)(len(self.plan.live), shape, sends, receive, budget)
         held = b.held
         if held is None:
-            watched, pos = self.plan.watched, self.plan.pos
-            held = b.held = tuple(sorted({pos[k] for k in b.key_slots if type(k) is int and pos[k] in watched}))  # type: ignore[misc]
-        fixed: list[tuple[int, Any, Any]] = []
-        if held and writes:
-            # whole writes of watched places whose content before the step the memo key fixes (a
-            # slot it holds whole): every state this outcome is looked up for has ``s``'s there
-            last = dict(writes)  # a place written twice: the last write wins (``_builder``)
-            fixed = [(place, s[place], last[place]) for place in held if place in last and place not in sent]
-        checks = self.plan.check_index(step, (*written, *sent, receive, budget), fixed)
-        return step, build, (*(v for _, v in writes), *(x for _, cache, fold in sends for x in (cache, fold))), checks
+            held = b.held = _held(b.key_slots, self.plan.pos, self.plan.watched)
+        fixed = _fixed(s, held, written, values, sent) if held and written else ()
+        checks = self.plan.check_index(step, (*shape, *sends, receive, budget), fixed)
+        return step, build, (*values, *folds), checks
+
+
+def _held(key_slots: Sequence[Any], pos: Sequence[int | None], watched: Mapping[int, Any]) -> tuple[int, ...]:
+    """The places of ``watched`` that a binding's memo key (``key_slots``) holds whole."""
+    places: set[int] = set()
+    for k in key_slots:
+        if type(k) is int:
+            place = pos[k]
+            if place in watched:
+                places.add(place)  # type: ignore[arg-type]
+    return tuple(sorted(places))
+
+
+def _fixed(s: tuple, held: tuple[int, ...], written: list[int], values: list[Any],
+           sent: list[int]) -> list[tuple[int, Any, Any]]:
+    """Whole writes of watched places whose content before the step the memo key fixes (a slot it
+    holds whole): every state this outcome is looked up for has ``s``'s there. (place, before, after)."""
+    last = dict(zip(written, values))  # a place written twice: the last write wins (``_builder``)
+    fixed: list[tuple[int, Any, Any]] = []
+    for place in held:
+        if place in last and place not in sent:
+            fixed.append((place, s[place], last[place]))
+    return fixed
 
 
 class _ChannelRule:
