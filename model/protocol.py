@@ -221,6 +221,14 @@ class Protocol:
         "(not 4.0.1 or 4.1.0; on the 3.9 branch after 3.9.1, 3.9.2-rc0) and trunk; reached in kafka.eos only with verification_steps, where a "
         "marker can land between the leader's check and its append",
         "KAFKA-19690 (PRs 20534, 20577, 20607, 20618)")
+    verification_ongoing_at_epoch: bool = _decision(
+        False,
+        "the leader's hasOngoingTransaction asks for a transaction open at the batch's epoch (4.0.0+): a batch below "
+        "the epoch of its producer's open transaction starts a verification (its own entry at its stale epoch and "
+        "sequence when the producer had none), and the append's guard check does not take it for part of that "
+        "transaction; False (3.6-3.9): a transaction open at any epoch skips the verification. The TV2 leader-add "
+        "class decides this by tv2_partition_add (leader vs the leader-epoch-blind counterfactual)",
+        "KAFKA-14563 (755adf8a56, December 2024, first tag 4.0.0, not 3.9.1)")
     verification_rejects_lower_epoch: bool = _decision(
         False,
         "the leader answers a transactional batch whose epoch is below its producer's entry INVALID_PRODUCER_EPOCH "
@@ -584,7 +592,8 @@ KAFKA_3_8 = KAFKA_3_6.with_(verification_abortable=True, client_transaction_abor
                             client_txn_offset_commit_any_retriable=True)
 KAFKA_4_0 = KAFKA_3_8.with_(transaction_version="tv2", client_epoch_bump_after_abort=False,
                             client_pid_mapping_fatal=True, txn_offsets_completion_async=False,
-                            add_partitions_pending_first=True, tv2_marker_keeps_verification=True)
+                            add_partitions_pending_first=True, tv2_marker_keeps_verification=True,
+                            verification_ongoing_at_epoch=True)
 #: 4.0.0 with the leader's implicit partition add of KIP-890 part 2 modelled (the epoch-aware check of KAFKA-14563's
 #: commit, and KAFKA-18654 [1/2]'s entry kept by a marker at its epoch)
 KAFKA_4_0_LEADER_ADD = KAFKA_4_0.with_(tv2_partition_add="leader")
@@ -614,7 +623,8 @@ KAFKA_4_0_DEV_2025_01_09 = KAFKA_4_0_DEV_2025_01_28.with_(tv2_end_txn_pending_fi
 KAFKA_4_0_DEV_2025_01_28_LEADER_ADD = KAFKA_4_0_DEV_2025_01_28.with_(tv2_partition_add="leader",
                                                                      tv2_leader_concurrent_below_epoch=True)
 #: a counterfactual, in no Kafka snapshot: 4.0.0's leader add with 3.x's epoch-blind hasOngoingTransaction
-TV2_LEADER_ADD_EPOCH_BLIND = KAFKA_4_0_LEADER_ADD.with_(tv2_partition_add="leader-epoch-blind")
+TV2_LEADER_ADD_EPOCH_BLIND = KAFKA_4_0_LEADER_ADD.with_(tv2_partition_add="leader-epoch-blind",
+                                                        verification_ongoing_at_epoch=False)
 #: a what-if of two switches, never released as such (fidelity audit C7)
 KAFKA_LATER_TRUNK = KAFKA_4_0.with_(persist_prev_producer_id=True)
 #: trunk after KAFKA-19367 (one bump per fence-abort) and the Java TransactionMetadata (KAFKA-18884),

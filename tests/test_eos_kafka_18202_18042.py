@@ -205,7 +205,10 @@ def test_from_kafka_18042_no_append_is_refused_out_of_order_at_these_bounds() ->
     assert steps == []
 
 
-@pytest.mark.parametrize(("name", "length"), [(f"{ZOMBIE_PAIR}4.0.1", 16), (f"{ZOMBIE_PAIR}4.1.0", None)])
+@pytest.mark.parametrize(("name", "length"), [
+    (f"{ZOMBIE_PAIR}4.0.1", 16), (f"{ZOMBIE_PAIR}4.1.0", None),
+    ("eos-kafka-18042-zombie-batch-blocks-next-seq-client-add-kafka-4.0.1", 20),
+    ("eos-kafka-18042-zombie-batch-blocks-next-seq-client-add-kafka-4.1.0", None)])
 def test_the_zombie_batch_pair(name: str, length: int | None) -> None:
     check_spec_pair_member(name, "NoSpuriousOutOfOrder", length)
 
@@ -215,3 +218,16 @@ def test_kafka_4_0_0_reaches_the_same_refusal() -> None:
     m = _eos(KAFKA_4_0_LEADER_ADD, transactions=2, batches=2, restarts=1, verification_steps=1)
     assert any(not props.eos_no_spurious_out_of_order(step, m.view(s), m.view(t)) for s, step, t in reachable_steps(m)
                if step[0] == "AppendVerifiedProduce" and step[-1] == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER)
+
+
+@pytest.mark.parametrize("at_epoch", [True, False])
+def test_the_client_add_reaches_it_only_with_the_epoch_aware_start(at_epoch: bool) -> None:
+    # KAFKA-14563 (755adf8a56, 4.0.0): a TV2 client's own add (the client-add abstraction) meets the same leader, whose
+    # hasOngoingTransaction(producerId, epoch) starts the zombie's verification; 3.x's check at any epoch skips it
+    # (the zombie's batch is refused by the append's epoch check and leaves no entry)
+    protocol = VARIANTS["kafka-4.0.1"].protocol.with_(verification_ongoing_at_epoch=at_epoch)
+    m = _eos(protocol, transactions=2, batches=2, restarts=1, verification_steps=1)
+    spurious = [step for s, step, t in reachable_steps(m)
+                if step[0] == "AppendVerifiedProduce" and step[-1] == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
+                and not props.eos_no_spurious_out_of_order(step, m.view(s), m.view(t))]
+    assert bool(spurious) == at_epoch

@@ -68,7 +68,8 @@ def test_kafka_releases_differ_by_the_fixes_they_shipped() -> None:
                                               "client_pid_mapping_fatal",  # KAFKA-18019
                                               "txn_offsets_completion_async",  # KAFKA-17507
                                               "add_partitions_pending_first",  # KAFKA-18660
-                                              "tv2_marker_keeps_verification"}  # KAFKA-18654 [1/2]
+                                              "tv2_marker_keeps_verification",  # KAFKA-18654 [1/2]
+                                              "verification_ongoing_at_epoch"}  # KAFKA-14563 (755adf8a56)
     # the January 2025 development trunks: KAFKA-18660 (January 30), then KAFKA-18464 (January 10) before it
     assert diff(P.KAFKA_4_0_DEV_2025_01_28, P.KAFKA_4_0) == {"tv2_rotation_answer_next_producer_id",
                                                              "add_partitions_pending_first",
@@ -79,7 +80,9 @@ def test_kafka_releases_differ_by_the_fixes_they_shipped() -> None:
     # 10-21 January differs from 4.0.0 by the fixes above, not by the leader's check (epoch-aware in both)
     assert diff(P.KAFKA_4_0_DEV_2025_01, P.KAFKA_4_0_DEV_2025_01_28_LEADER_ADD) == {"tv2_leader_concurrent_below_epoch"}
     assert diff(P.KAFKA_4_0_DEV_2025_01_28, P.KAFKA_4_0_DEV_2025_01) == {"tv2_partition_add"}
-    assert diff(P.KAFKA_4_0_LEADER_ADD, P.TV2_LEADER_ADD_EPOCH_BLIND) == {"tv2_partition_add"}
+    # the counterfactual: 3.x's epoch-blind hasOngoingTransaction at the leader's add and at a TV1 batch's verification
+    assert diff(P.KAFKA_4_0_LEADER_ADD, P.TV2_LEADER_ADD_EPOCH_BLIND) == {"tv2_partition_add",
+                                                                         "verification_ongoing_at_epoch"}
     assert diff(P.KAFKA_4_0, P.KAFKA_JAVA_COORDINATOR) == {"tv2_fence_double_bump",  # KAFKA-19367
                                                            "tv2_failed_fence_leaves_epoch",  # its follow-up
                                                            "previous_producer_id_update",  # KAFKA-18884

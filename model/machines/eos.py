@@ -843,7 +843,8 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
         if error == Errors.NONE:
             verification = int(Errors.NONE)
             p = self.protocol
-            if p.partition_verification and needs_verification(offsets_leader, producer.producer_id):
+            if p.partition_verification and needs_verification(offsets_leader, producer.producer_id,
+                                                                 self.verification_at(producer.epoch)):
                 answer = verify_partitions(txn, producer.producer_id, producer.epoch, (OFFSETS,),
                                            abortable=p.verification_abortable)[0][1]
                 # AddPartitionsToTxnManager's conversion, as for a produce request (TxnOffsetCommit v4+ is a
@@ -1084,7 +1085,7 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
         p = self.protocol
         if p.partition_verification and self.stale_at_start(leader, producer_id, epoch):
             return int(Errors.INVALID_PRODUCER_EPOCH)  # KAFKA-18042: before the coordinator is asked
-        if p.partition_verification and needs_verification(leader, producer_id):
+        if p.partition_verification and needs_verification(leader, producer_id, self.verification_at(epoch)):
             answer = verify_partitions(txn, producer_id, epoch, (partition,), abortable=p.verification_abortable)[0][1]
             # the coordinator's answer as the produce request sees it: AddPartitionsToTxnManager's
             # conversion (PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH; TRANSACTION_ABORTABLE -> INVALID_TXN_STATE
@@ -1097,7 +1098,7 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
         verification created, with supportsEpochBump): with the client's add, the leader verified it (no
         transaction open for the producer there) and every producer is a TV2 client (``tv2_client_entries``)."""
         return (self.tv2_client_entries and self.protocol.partition_verification
-                and needs_verification(leader, producer_id))
+                and needs_verification(leader, producer_id, self.verification_at(epoch)))
 
     @rule("DeleteRecords", params={"p": "partitions"}, reads=("leader[p]",), writes=("leader[p]",),
           results=("offset",), spends="delete_records")

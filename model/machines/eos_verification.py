@@ -135,6 +135,9 @@ class SplitVerification:
     def _verification_setup(self, bounds: Mapping[str, int]) -> None:
         """This mixin's attributes; ValueError (one line) for a configuration it cannot honour."""
         p = self.protocol
+        #: KAFKA-14563's epoch-aware hasOngoingTransaction (4.0.0+) at the verification's start and the append's
+        #: guard check (the TV2 leader-add class sets it before, from ``tv2_partition_add``)
+        self.ongoing_at_epoch = self.ongoing_at_epoch or p.verification_ongoing_at_epoch
         #: KAFKA-18042 (4.1.0): a batch below its producer's epoch is refused when the verification would start
         self.stale_epoch_at_start = p.verification_rejects_lower_epoch
         #: KAFKA-18202 (4.1.0): a TV2 client's entry asks a producer without state for sequence 0
@@ -178,13 +181,18 @@ class SplitVerification:
             return None
         if self.stale_at_start(leader, req.producer_id, req.epoch):
             return self.refused_at_start(leader, req)
-        if not needs_verification(leader, req.producer_id):
+        if not needs_verification(leader, req.producer_id, self.verification_at(req.epoch)):
             return self.held(leader, req, None, now)
         bump = self.tv2_client_entries
         if self.verification_answers:
             return self.held(leader, req, AWAITED, now, sent_to=coordinator_epoch, supports_epoch_bump=bump)
         answer = self.produce_verification(partition, leader, txn, req.producer_id, req.epoch)  # type: ignore[attr-defined]
         return self.held(leader, req, answer, now, supports_epoch_bump=bump)
+
+    def verification_at(self, epoch: int) -> int | None:
+        """The epoch ``needs_verification`` asks the producer's open transaction to be at (``ongoing_at_epoch``,
+        4.0.0+), or None: any epoch (3.6-3.9)."""
+        return epoch if self.ongoing_at_epoch else None
 
     def stale_at_start(self, leader: TxnPartitionState, producer_id: int, epoch: int) -> bool:
         """KAFKA-18042 (``verification_rejects_lower_epoch``, 4.1.0): ``maybeStartTransactionVerification`` first

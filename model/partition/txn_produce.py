@@ -174,11 +174,13 @@ def finish_verified_produce(partition: TxnPartitionState, item: PendingProduce, 
                               concurrent_below_epoch=concurrent_below_epoch, new_producer_seq_zero=new_producer_seq_zero)
 
 
-def needs_verification(partition: TxnPartitionState, producer_id: int) -> bool:
+def needs_verification(partition: TxnPartitionState, producer_id: int, at_epoch: int | None = None) -> bool:
     """KIP-890 part 1: a transactional batch is verified with the coordinator unless the producer
-    already has a transaction open on the partition (``VerificationGuard``)."""
+    already has a transaction open on the partition (``VerificationGuard``): at any epoch (3.6-3.9's
+    ``hasOngoingTransaction(producerId)``) or, given ``at_epoch``, at that epoch (4.0.0+, KAFKA-14563's
+    ``hasOngoingTransaction(producerId, producerEpoch)``)."""
     entry = find_entry(partition.producers, producer_id)
-    return entry is None or entry.current_txn_first_offset < 0
+    return entry is None or entry.current_txn_first_offset < 0 or (at_epoch is not None and entry.epoch != at_epoch)
 
 
 class TxnProduceOutcome(NamedTuple):
