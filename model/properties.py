@@ -409,24 +409,32 @@ def eos_out_of_order_only_on_loss(step: tuple, before: Any, after: Any) -> bool:
     return any(acked >> r & 1 and record_value(t, r) not in logged for r in range(acked.bit_length()))
 
 
-def eos_no_spurious_txn_state_refusal(step: tuple, before: Any, after: Any) -> bool:
-    """A leader refuses a batch its producer still awaits as outside any transaction (INVALID_TXN_STATE) only when the coordinator no longer has that transaction ongoing with the partition in it."""
-    from .errors import Errors
+def _awaited_refusal(step: tuple, before: Any, error: int) -> Any:
+    """The leader's held request that an AppendVerifiedProduce ``step`` refuses with ``error``, when its producer
+    still awaits that batch (in flight on the request's connection); None otherwise."""
     from .state import INFLIGHT
-    if step[0] != "AppendVerifiedProduce" or step[-1] != Errors.INVALID_TXN_STATE:
-        return True
+    if step[0] != "AppendVerifiedProduce" or step[-1] != error:
+        return None
     partition, client, record = step[1], step[2], step[3]
     item = next((p for p in before.leader[partition].pending
                  if p.request.client == client and p.request.record == record), None)
     if item is None:
-        return True
+        return None
     part = before.producer[client].parts[partition]
     awaited = item.request.connection == part.connection and any(
         b.record == record and b.status == INFLIGHT for b in part.batches)
-    meta = before.txn[client]
-    counted = (meta.exists and meta.state == TxnState.ONGOING and meta.producer_id == item.request.producer_id
-               and meta.epoch == item.request.epoch and partition in meta.partitions)
-    return not (awaited and counted)
+    return item.request if awaited else None
+
+
+def eos_no_spurious_txn_state_refusal(step: tuple, before: Any, after: Any) -> bool:
+    """A leader refuses a batch its producer still awaits as outside any transaction (INVALID_TXN_STATE) only when the coordinator no longer has that transaction ongoing with the partition in it."""
+    from .errors import Errors
+    req = _awaited_refusal(step, before, Errors.INVALID_TXN_STATE)
+    if req is None:
+        return True
+    meta = before.txn[req.client]
+    return not (meta.exists and meta.state == TxnState.ONGOING and meta.producer_id == req.producer_id
+                and meta.epoch == req.epoch and step[1] in meta.partitions)
 
 
 def eos_no_spurious_out_of_order(step: tuple, before: Any, after: Any) -> bool:
@@ -434,24 +442,16 @@ def eos_no_spurious_out_of_order(step: tuple, before: Any, after: Any) -> bool:
     from .errors import Errors
     from .partition.producer_state import find_entry
     from .partition.verification import find_verification
-    from .state import INFLIGHT
-    if step[0] != "AppendVerifiedProduce" or step[-1] != Errors.OUT_OF_ORDER_SEQUENCE_NUMBER:
+    req = _awaited_refusal(step, before, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER)
+    if req is None:
         return True
-    partition, client, record = step[1], step[2], step[3]
-    leader = before.leader[partition]
-    item = next((p for p in leader.pending if p.request.client == client and p.request.record == record), None)
-    if item is None:
-        return True
-    req = item.request
-    part = before.producer[client].parts[partition]
-    awaited = req.connection == part.connection and any(b.record == record and b.status == INFLIGHT
-                                                        for b in part.batches)
+    leader = before.leader[step[1]]
     entry = find_entry(leader.producers, req.producer_id)
     follows = entry is not None and entry.epoch == req.epoch and bool(entry.batches) and (
         req.seq == entry.batches[-1].seq + 1)
     verifying = find_verification(leader.verifications, req.producer_id)
     behind_own_epoch = verifying is not None and verifying.epoch == req.epoch and verifying.lowest_sequence < req.seq
-    return not (awaited and follows and not behind_own_epoch)
+    return not (follows and not behind_own_epoch)
 
 
 def eos_fenced_gets_fencing_error(step: tuple, before: Any, after: Any) -> bool:
