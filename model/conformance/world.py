@@ -120,6 +120,8 @@ class World:
         self.metadata_cache: dict[str, int] | None = None
         #: the partitions this broker hosts -> their log's message format (None: every one, format v2)
         self.replica_magic: dict[str, int] | None = None
+        #: the waiting ReplicaManager append's transactionSupportedOperation (``steps_leader.replica_append``)
+        self.pending_operation = "genericError"
         self.source_file = ""
         self.component = ""
         #: produce batches go through UnifiedLog (duplicate pre-check) unless the vector drives
