@@ -98,7 +98,7 @@ def marker_answer(completion_error: int, *, new_coordinator: bool = True) -> int
     transaction coordinator's marker handler retries; others pass through. The old one
     (``new_coordinator=False``): the marker is written, and a failure to materialise the offsets
     (``onTransactionCompleted``; ``scheduleHandleTxnCompletion`` before 3.5.0) is UNKNOWN_SERVER_ERROR
-    whatever the error (3.4.0 .. 4.0.0 KafkaApis.scala, ``successfulOffsetsPartitions``)."""
+    whatever the error (2.0.0 .. 4.0.x KafkaApis.scala, ``successfulOffsetsPartitions``; 4.1.0 has no old coordinator)."""
     if not new_coordinator:
         return int(Errors.UNKNOWN_SERVER_ERROR)
     if completion_error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.NOT_COORDINATOR):
