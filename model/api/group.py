@@ -91,11 +91,16 @@ def txn_offset_commit_answer(error: int, request_version: int) -> int:
     return int(error)
 
 
-def marker_answer(completion_error: int) -> int:
+def marker_answer(completion_error: int, *, new_coordinator: bool = True) -> int:
     """The WriteTxnMarkers answer for a ``__consumer_offsets`` partition when the group coordinator
-    fails to complete the transaction (``KafkaApis.handleWriteTxnMarkersRequest``, new group
-    coordinator): its coordinator errors become NOT_LEADER_OR_FOLLOWER, which the transaction
-    coordinator's marker handler retries; others pass through."""
+    fails to complete the transaction (``KafkaApis.handleWriteTxnMarkersRequest``). The new group
+    coordinator (``completeTransaction``): its coordinator errors become NOT_LEADER_OR_FOLLOWER, which the
+    transaction coordinator's marker handler retries; others pass through. The old one
+    (``new_coordinator=False``): the marker is written, and a failure to materialise the offsets
+    (``onTransactionCompleted``; ``scheduleHandleTxnCompletion`` before 3.5.0) is UNKNOWN_SERVER_ERROR
+    whatever the error (2.0.0 .. 4.0.x KafkaApis.scala, ``successfulOffsetsPartitions``; 4.1.0 has no old coordinator)."""
+    if not new_coordinator:
+        return int(Errors.UNKNOWN_SERVER_ERROR)
     if completion_error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.NOT_COORDINATOR):
         return int(Errors.NOT_LEADER_OR_FOLLOWER)
     return int(completion_error)

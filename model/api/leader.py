@@ -24,6 +24,7 @@ from ..partition.producer_state import (
 )
 from ..partition.producer_state import remove_expired_producers as _remove_expired
 from ..partition.replica import marker_timestamp
+from ..partition.txn_produce import tv2_marker_refused
 from ..partition.validation import AppendOrigin, validate_data_batch, validate_produce
 from ..partition.validation import append_marker as _append_marker
 from ..partition.verification import (
@@ -157,12 +158,19 @@ class MarkerRequest(NamedTuple):
 
 
 def append_marker(state: LeaderState, marker: MarkerRequest, protocol: Protocol, *,
-                  origin: int = AppendOrigin.COORDINATOR, unified_log: bool = True) -> tuple[ProduceResult, LeaderState]:
+                  origin: int = AppendOrigin.COORDINATOR, unified_log: bool = True,
+                  transaction_version: int = 0) -> tuple[ProduceResult, LeaderState]:
     """WriteTxnMarkers on this partition (origin COORDINATOR; REPLICATION skips the checks); through
-    ``UnifiedLog`` (``unified_log``) the marker also clears the producer's verification entry."""
+    ``UnifiedLog`` (``unified_log``) the marker also clears the producer's verification entry.
+    ``transaction_version`` is the marker's (WriteTxnMarkers v2); only ``protocol.kafka_19446`` reads it."""
     entry = find_entry(state.producers, marker.producer_id) or empty_entry(marker.producer_id)
     offset = marker.offset if marker.offset >= 0 else state.log_end_offset
     mk = TxnMarker(0, marker.producer_id, marker.epoch, marker.result, marker.coordinator_epoch)
+    if protocol.kafka_19446 and transaction_version >= 2 and origin != AppendOrigin.REPLICATION and \
+            tv2_marker_refused(entry, mk, "strict-retry"):
+        # KAFKA-19446 / KAFKA-19999 (4.2.0-rc1 ProducerAppendInfo.checkProducerEpoch): a TV2 marker must be above the
+        # producer's epoch, or at it with no transaction open
+        return ProduceResult(REJECTED, int(Errors.INVALID_PRODUCER_EPOCH)), state
     if origin == AppendOrigin.REPLICATION:
         # a follower applies the marker without the epoch and coordinator-epoch checks
         d = _append_marker(entry._replace(epoch=min(entry.epoch, marker.epoch)), mk, timestamp=state.now,

@@ -129,6 +129,13 @@ class Protocol(NamedTuple):
     #: Conformance only: kafka.eos's coordinator never answers TRANSACTION_ABORTABLE to EndTxn. Only
     #: ``kafka-later-trunk``
     kafka_19250: bool = False
+    #: KAFKA-19446 [2/3], [3/3] (PR 20868 7ee5a2ac26, PR 20882 c1ded05067) with KAFKA-19999 (PR 21176, 4a57c6d228), all
+    #: first in 4.2.0-rc1 (not 4.1.1): WriteTxnMarkers carries the marker's transaction version to
+    #: ``ProducerAppendInfo.checkProducerEpoch``, which refuses a TV2 marker not above the producer's epoch
+    #: (INVALID_PRODUCER_EPOCH) unless it is at the epoch with no transaction open (a retry of a marker already
+    #: written); kafka.eos's ``tv2_marker_epoch_check="strict-retry"``. The conformance marker step read no
+    #: transaction version before. Only ``kafka-later-trunk`` (no profile stands for 4.2 alone)
+    kafka_19446: bool = False
     #: the producer client's table of valid state transitions (``model.producer.txn_calls.TRANSITIONS``):
     #: "2.0" (2.0.0-2.4.1), "2.5" (KIP-360, 2.5.0-3.5.2), "3.6" (KAFKA-13668, ea81e99e598, first tag 3.6.0)
     client_transitions: str = "3.6"
@@ -347,7 +354,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         max_txn_timeout_ms=900000, txn_offset_commit="current", fence_at_max_epoch="keep",
         stale_epoch_before_verification=True, kafka_18660=True, tv2_failed_fence_leaves_epoch=True,
         kafka_18202=True, kafka_18042=True, kafka_18654=True, kafka_14563_client=True, kafka_14562_end_txn_answer=True,
-        kafka_19176=True, kafka_19250=True),
+        kafka_19176=True, kafka_19250=True, kafka_19446=True),
     "kafka-2024-10": _entry(
         "kafka-2024-10", SNAPSHOT_2024_10, SNAPSHOT_2024_10,
         ("the apache/kafka snapshot 1eb7644 (2024-10-25, trunk after the 3.9 branch cut, before 4.0) the vectors "

@@ -199,6 +199,10 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
         tv = inp.get("client_transaction_version", 0)
         if _int(tv, 0) >= 2:
             found.append(("transaction-version-2", f"{at}input.client_transaction_version {tv}"))
+        if re.match(r"WriteTxnMarkers?\b", kind) and _int(inp.get("transaction_version", 0), 0) >= 2:
+            found.append(("transaction-version-2", f"{at}{kind} at transaction_version {inp['transaction_version']}"))
+        if str(inp.get("transaction_supported_operation", "")) == "ADD_PARTITION":
+            found.append(("transaction-version-2", f"{at}transaction_supported_operation ADD_PARTITION"))
         if re.match(r"InitProducerId\b", kind) and (_int(inp.get("producer_id", -1), -1) >= 0
                                                    or _int(inp.get("producer_epoch", -1), -1) >= 0):
             found.append(("kip-360", (f"{at}InitProducerId with producer id {inp.get('producer_id')} and epoch "

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..api import group as api
 from ..api import kafka_apis
+from ..errors import Errors
 from ..group.metadata import NO_INSTANCE_ID, NOT_APPENDED, GroupState
 from ..group.pending_offsets import (
     fail_pending_txn_offset_commit,
@@ -105,10 +106,15 @@ def txn_marker(w: World, inp: dict[str, Any]) -> Observed:
     if "is_commit" in inp:
         commit = bool(inp["is_commit"])
     had = any(e.producer_id == pid for e in w.group_meta().pending)
-    failed = error_code(str(inp.get("group_coordinator_error", "NONE")))
+    coordinator = str(inp.get("group_coordinator", "new"))
+    if coordinator not in ("new", "old"):
+        raise NotExpressible(f"group_coordinator {coordinator!r}: the model knows the old and the new one")
+    raw = str(inp.get("group_coordinator_error", "NONE"))
+    # the old coordinator's answer does not depend on which error onTransactionCompleted failed with (any name)
+    failed = error_code(raw) if coordinator == "new" or raw == "NONE" else int(Errors.UNKNOWN_SERVER_ERROR)
     if failed != 0:
         # the group coordinator could not complete the transaction: nothing changes, the marker is answered
-        answer = api.marker_answer(failed)
+        answer = api.marker_answer(failed, new_coordinator=coordinator == "new")
         return {"error": error_name(answer), "error_code": answer}
     try:
         w.group = api.handle_txn_marker(w.group, pid, commit)

@@ -163,8 +163,8 @@ def marker(w: World, inp: dict[str, Any]) -> Observed:
 
 
 def _marker(w: World, inp: dict[str, Any]) -> Observed:
-    # peeked at without marking it read (a transaction version 1 or 2 stays listed as not read): the model's
-    # marker step takes none, and an unknown one from the coordinator is no protocol answer but appendAsLeader's
+    # peeked at without marking it read: before KAFKA-19446 (``kafka_19446``) the model's marker step takes no
+    # transaction version, and an unknown one from the coordinator is no protocol answer but appendAsLeader's
     # argument check (KAFKA-19446, PR 20882, 4.2.0-rc1: IllegalArgumentException; a follower may leave it unknown)
     if dict.get(inp, "transaction_version") in ("TV_UNKNOWN", -1) and \
             str(dict.get(inp, "origin", "COORDINATOR")) == "COORDINATOR":
@@ -183,8 +183,11 @@ def _marker(w: World, inp: dict[str, Any]) -> Observed:
         _origin(inp)
         res, w.leader = api.append_empty_control_batch(w.leader, req.producer_id, req.offset)
         return _after(w, _result(res), req.producer_id)
+    # KAFKA-19446 (4.2.0-rc1) reads the marker's transaction version; before it, the field stays listed as not read
+    raw_tv = inp.get("transaction_version", 0) if w.protocol.kafka_19446 else 0
+    tv = 0 if raw_tv in ("TV_UNKNOWN", -1) else integer(raw_tv, "transaction_version")
     res, w.leader = api.append_marker(w.leader, req, w.protocol, origin=_origin({'origin': inp.get('origin', 'COORDINATOR')}),
-                                      unified_log=w.unified_log)
+                                      unified_log=w.unified_log, transaction_version=tv)
     if res.result == api.APPENDED:
         w.log.append(req._replace(offset=res.first_offset))
     shared = _append_info(w, inp, req.producer_id, -1, -1, False)
@@ -264,6 +267,13 @@ def replica_append(w: World, inp: dict[str, Any]) -> Observed:
     AddPartitionsToTxnManager's callback answers (mocked in ReplicaManagerTest); without it the
     batch waits for a later 'verification callback' step."""
     batch = _batch(inp, inp)
+    # the produce request's operation (v12+): verifying one (TV1, genericErrorSupported from v11) or adding the
+    # partition (TV2); the errors converted are the same but for the add's retry of CONCURRENT_TRANSACTIONS
+    operation = str(inp.get("transaction_supported_operation", "genericError"))
+    if operation not in ("genericError", "defaultError", "ADD_PARTITION"):
+        raise NotExpressible(f"transaction_supported_operation {operation!r}: genericError, defaultError or "
+                             "ADD_PARTITION")
+    w.pending_operation = operation
     started, w.leader = api.start_replica_append(w.leader, batch, w.protocol,
                                                  transactional_id=inp.get("transactional_id") is not None)
     if started.result is not None:
@@ -278,9 +288,15 @@ def verification_callback(w: World, inp: dict[str, Any]) -> Observed:
     batch = w.pending_append
     if batch is None:
         raise NotExpressible("verification callback: no produce request is waiting for its verification")
+    answer = error_code(str(inp.get("verification_callback_error", "NONE")))
+    if w.pending_operation == "ADD_PARTITION" and answer == Errors.CONCURRENT_TRANSACTIONS:
+        # KAFKA-18654 [2/2] (PR 18810, 9cb271f1e1, 4.1.0): a TV2 produce request whose partition the coordinator
+        # is still adding is retried after addPartitionsToTxnRetryBackoffMs; the model's ReplicaManager has no
+        # scheduler and answers at once (the TV1 conversion to NOT_ENOUGH_REPLICAS)
+        raise NotExpressible("verification callback CONCURRENT_TRANSACTIONS on an ADD_PARTITION (TV2) produce: "
+                             "ReplicaManager's scheduled retry, which the model has no step for")
     w.pending_append = None
-    res, w.leader = api.complete_verified_append(w.leader, batch, w.protocol,
-                                                 error_code(str(inp.get("verification_callback_error", "NONE"))))
+    res, w.leader = api.complete_verified_append(w.leader, batch, w.protocol, answer)
     return _after(w, _result(res), batch.producer_id)
 
 

@@ -120,6 +120,8 @@ class World:
         self.metadata_cache: dict[str, int] | None = None
         #: the partitions this broker hosts -> their log's message format (None: every one, format v2)
         self.replica_magic: dict[str, int] | None = None
+        #: the waiting ReplicaManager append's transactionSupportedOperation (``steps_leader.replica_append``)
+        self.pending_operation = "genericError"
         self.source_file = ""
         self.component = ""
         #: produce batches go through UnifiedLog (duplicate pre-check) unless the vector drives
@@ -359,7 +361,11 @@ def _verification_state(w: World, v: Any) -> None:
 
 def _group(w: World, v: Any) -> None:
     n = max(1, len(w.partitions))
-    new = bool(isinstance(v, dict) and v.get("type") == "consumer")
+    kind = v.get("type") if isinstance(v, dict) else None
+    if kind not in (None, "classic", "consumer"):
+        # a streams group (KIP-1071) or a share group checks members its own way: not one the model holds
+        raise NotExpressible(f"initial_state.group.type {kind!r}: the model's groups are classic or consumer")
+    new = kind == "consumer"
     if v is None:
         w.group = GroupCoordinatorState(None, n)
         return
