@@ -160,6 +160,31 @@ class Protocol:
         "transactional client (4.0+); False: the 2.5-3.9 client's abortableErrorIfPossible (abortable, and the "
         "abort skips EndTxn and bumps with InitProducerId(producer id, epoch), where the coordinator can bump)",
         "KIP-360 (2.5); KAFKA-18019 (4.0, PR 17822)")
+    client_produce_pid_mapping_fatal: bool = _decision(
+        False,
+        "a batch that fails with INVALID_PRODUCER_ID_MAPPING (the coordinator's answer to a leader's verification or "
+        "TV2 add, which AddPartitionsToTxnManager and ReplicaManager pass on unchanged) is fatal for the transactional "
+        "client: maybeTransitionToErrorState lists InvalidPidMappingException with the fatal exceptions "
+        "(TransactionManager.java:724-729 at 4.0.0); False (2.5-3.9, 3.9.1's :655-666): an abortable error whose "
+        "abort skips EndTxn and bumps with InitProducerId(producer id, epoch) (:339-342). In kafka.eos a live "
+        "producer's batch meets it only where the leader adds partitions (tv2_partition_add leader modes) and the "
+        "coordinator's producer id moved under the producer (docs/kafka-model.md)",
+        "KAFKA-14563 (PR 17698, 755adf8a56, first tag 4.0.0, not 3.9.1)")
+    client_batch_error_wrapped_abortable: bool = _decision(
+        False,
+        "a transactional batch that fails for good with a retriable error or INVALID_TXN_STATE leaves a "
+        "TransactionAbortableException (its cause the error) as the abortable error the next calls throw "
+        "(maybeTransitionToErrorState, TransactionManager.java:776-781 at 4.1.0); False (to 4.0.1): the error's own "
+        "exception. The transaction is abortable and bumps alike either way, so kafka.eos, whose producer keeps no "
+        "exception class, cannot tell the two apart; the conformance interface checks the exception",
+        "KAFKA-19176 with KAFKA-19177 (PR 19522, 8c71ab03b5, first tag 4.1.0, not 4.0.1)")
+    client_abort_abortable_fatal: bool = _decision(
+        False,
+        "TRANSACTION_ABORTABLE answering EndTxn(ABORT) is a fatal KafkaException('Failed to abort transaction'), so "
+        "an application does not retry the abort forever; it stays abortable answering a commit "
+        "(EndTxnHandler, TransactionManager.java:1772-1776 at 4.1.0); False (to 4.0.1): abortable for both. kafka.eos's "
+        "coordinator never answers EndTxn with TRANSACTION_ABORTABLE, so only the conformance interface reaches it",
+        "KAFKA-19250 (PR 19656, b1ea280ab1, first tag 4.1.0, not 4.0.1)")
     client_transaction_abortable: bool = _decision(
         False,
         "the producer client knows TRANSACTION_ABORTABLE: it sends Produce v11+ and TxnOffsetCommit v4+ (3.8.0+), so "
@@ -591,7 +616,8 @@ KAFKA_3_6 = KAFKA_3_0.with_(partition_verification=True)
 KAFKA_3_8 = KAFKA_3_6.with_(verification_abortable=True, client_transaction_abortable=True,
                             client_txn_offset_commit_any_retriable=True)
 KAFKA_4_0 = KAFKA_3_8.with_(transaction_version="tv2", client_epoch_bump_after_abort=False,
-                            client_pid_mapping_fatal=True, txn_offsets_completion_async=False,
+                            client_pid_mapping_fatal=True, client_produce_pid_mapping_fatal=True,
+                            txn_offsets_completion_async=False,
                             add_partitions_pending_first=True, tv2_marker_keeps_verification=True,
                             verification_ongoing_at_epoch=True)
 #: 4.0.0 with the leader's implicit partition add of KIP-890 part 2 modelled (the epoch-aware check of KAFKA-14563's
@@ -631,10 +657,12 @@ KAFKA_LATER_TRUNK = KAFKA_4_0.with_(persist_prev_producer_id=True)
 #: before KAFKA-20310 / KAFKA-20357 persisted PreviousProducerId and lastProducerEpoch; its previousProducerId rule
 #: is older than the Java class (KAFKA-15370 [1/N], 4.1.0), so its switches are 4.1.0's (KAFKA_4_1_0), with the two
 #: leader changes of June 2025 (first tag 4.1.0): KAFKA-18042's early INVALID_PRODUCER_EPOCH at the verification
-#: start, KAFKA-18202's sequence 0 for a TV2 producer without state
+#: start, KAFKA-18202's sequence 0 for a TV2 producer without state; and the client's KAFKA-19176 and KAFKA-19250 (both
+#: June 3, 2025), also first tagged 4.1.0
 KAFKA_JAVA_COORDINATOR = KAFKA_4_0.with_(tv2_fence_double_bump=False, tv2_failed_fence_leaves_epoch=True,
                                          previous_producer_id_update="every-transition",
-                                         verification_rejects_lower_epoch=True, tv2_new_producer_sequence_zero=True)
+                                         verification_rejects_lower_epoch=True, tv2_new_producer_sequence_zero=True,
+                                         client_batch_error_wrapped_abortable=True, client_abort_abortable_fatal=True)
 #: trunk after KAFKA-19446 (November 2025: a tv2 marker must raise the stored epoch), before KAFKA-19999; both
 #: trunks have KAFKA-19690 (PR 20534, September 2025: the epoch check before the verification guard)
 KAFKA_TRUNK_2025_12 = KAFKA_JAVA_COORDINATOR.with_(tv2_marker_epoch_check="strict", stale_epoch_before_verification=True)
@@ -651,9 +679,11 @@ KAFKA_4_0_1 = KAFKA_4_0.with_(tv2_fence_double_bump=False, tv2_failed_fence_leav
 #: 4.1.0: 4.0.1 with KAFKA-15370 [1/N] (PR 17687, trunk December 20, 2024, after the 4.0 branch point):
 #: TransactionMetadata.prepareTransitionTo stamps the current producer id as prevProducerId on every transit and
 #: completeTransitionTo copies it; and the leader's KAFKA-18042 (PR 19844, cc25d217da) and KAFKA-18202 (PR 19902,
-#: 3479ce793b), ancestors of 4.1.0 and not of 4.0.1. The same switches as the Java-coordinator trunk of August 2025
+#: 3479ce793b), ancestors of 4.1.0 and not of 4.0.1; the client's KAFKA-19176 (8c71ab03b5) and KAFKA-19250
+#: (b1ea280ab1), ancestors of 4.1.0 and not of 4.0.1. The same switches as the Java-coordinator trunk of August 2025
 KAFKA_4_1_0 = KAFKA_4_0_1.with_(previous_producer_id_update="every-transition", verification_rejects_lower_epoch=True,
-                                tv2_new_producer_sequence_zero=True)
+                                tv2_new_producer_sequence_zero=True, client_batch_error_wrapped_abortable=True,
+                                client_abort_abortable_fatal=True)
 #: 4.1.1: 4.1.0 with KAFKA-19690's 4.1 cherry-pick (PR 20618, a10c1f3ea1: UnifiedLog.analyzeAndValidateProducerState
 #: checks the epoch before the verification guard)
 KAFKA_4_1_1 = KAFKA_4_1_0.with_(stale_epoch_before_verification=True)

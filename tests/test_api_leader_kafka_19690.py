@@ -26,7 +26,7 @@ from eoscheck.model.api.leader import (
     start_replica_append,
     start_verification,
 )
-from eoscheck.model.api.protocol import PROFILE_TABLE, Protocol
+from eoscheck.model.api.protocol import PROFILE_TABLE, Protocol, with_eos
 from eoscheck.model.errors import Errors
 from eoscheck.model.partition.validation import AppendOrigin
 from eoscheck.model.transactions.codes import TxnResult
@@ -60,7 +60,7 @@ def _race(protocol: Protocol) -> tuple[int, LeaderState]:
 @pytest.mark.parametrize(("fixed", "error"), [(False, Errors.INVALID_TXN_STATE),
                                               (True, Errors.INVALID_PRODUCER_EPOCH)])
 def test_a_stale_batch_after_the_abort_marker_is_told_its_epoch_only_with_the_fix(fixed: bool, error: int) -> None:
-    protocol = PROFILE_TABLE["kafka-3.8-3.9"].protocol._replace(stale_epoch_before_verification=fixed)
+    protocol = with_eos(PROFILE_TABLE["kafka-3.8-3.9"].protocol, stale_epoch_before_verification=fixed)
     assert _race(protocol)[0] == error
 
 
@@ -68,7 +68,7 @@ def test_the_fix_leaves_a_batch_of_the_current_epoch_without_a_guard_invalid_txn
     """The epoch check comes first only for an epoch below the entry's: a batch of the entry's own epoch
     with no transaction ongoing and no guard is still INVALID_TXN_STATE (BRK-UL-11's case)."""
     protocol = PROFILE_TABLE["kafka-later-trunk"].protocol
-    assert protocol.stale_epoch_before_verification
+    assert protocol.eos.stale_epoch_before_verification
     state = _open_transaction(protocol)
     marker = MarkerRequest(PID, 2, int(TxnResult.ABORT), coordinator_epoch=0)
     state = append_marker(state, marker, protocol)[1]
@@ -83,7 +83,7 @@ def test_without_the_race_the_leader_verifies_and_never_reaches_the_check() -> N
     """The stalled producer's request arriving after the marker starts a verification (no transaction
     open): the coordinator's answer decides, not the append's check, in either version."""
     for fixed in (False, True):
-        protocol = PROFILE_TABLE["kafka-3.8-3.9"].protocol._replace(stale_epoch_before_verification=fixed)
+        protocol = with_eos(PROFILE_TABLE["kafka-3.8-3.9"].protocol, stale_epoch_before_verification=fixed)
         state = _open_transaction(protocol)
         state = append_marker(state, MarkerRequest(PID, 2, int(TxnResult.ABORT), coordinator_epoch=0), protocol)[1]
         late = ProduceBatch(PID, 1, 1, 1, transactional=True)
@@ -92,5 +92,5 @@ def test_without_the_race_the_leader_verifies_and_never_reaches_the_check() -> N
 
 
 def test_only_the_later_trunk_profile_has_the_fix() -> None:
-    on = {name for name, p in PROFILE_TABLE.items() if p.protocol.stale_epoch_before_verification}
+    on = {name for name, p in PROFILE_TABLE.items() if p.protocol.eos.stale_epoch_before_verification}
     assert on == {"kafka-later-trunk"}

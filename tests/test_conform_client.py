@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from conform_pins import Outcome, assert_derived_matches_listed, assert_pinned_per_profile
 from eoscheck.model.api import client as client_api
-from eoscheck.model.api.protocol import protocol
+from eoscheck.model.api.protocol import PROFILES, protocol, with_eos
 from eoscheck.model.conformance import harness
 from eoscheck.model.conformance.vectors import load_vectors, parse_vectors
 from eoscheck.model.errors import RETRIABLE, Errors
@@ -81,7 +82,8 @@ _PRODUCER_FENCED = ("CL-21", "CL-27", "CL-36")
 def _derived(name: str) -> Outcome:
     """The outcome a profile not listed above should give, from what it lacks: the first needed feature
     it lacks makes a vector inexpressible (KIP-360 for every client step); the 4.0+ client (the profile
-    validating EndTxn by the request's version) fails CL-33 / CL-38 (KAFKA-18019)."""
+    validating EndTxn by the request's version, whose kafka.eos variant has ``client_pid_mapping_fatal``) fails CL-33 /
+    CL-38 (KAFKA-18019)."""
     p = protocol(name)
     inexpressible: dict[str, str] = {}
     for vid in _ALL:
@@ -90,8 +92,21 @@ def _derived(name: str) -> Outcome:
         lacked = [f for f in needs if f in p.lacks]
         if lacked:
             inexpressible[vid] = lacked[0]
-    disagree = {v: "KAFKA-18019" for v in ("CL-33", "CL-38") if p.end_txn == "later-trunk" and v not in inexpressible}
+    disagree = {v: "KAFKA-18019" for v in ("CL-33", "CL-38") if p.eos.client_pid_mapping_fatal and v not in inexpressible}
     return disagree, inexpressible
+
+
+def test_kafka_18019_is_kafka_eos_client_pid_mapping_fatal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The interface's client reads KAFKA-18019 from the profile's kafka.eos switch set: off in kafka-later-trunk, the
+    1eb7644 vectors CL-33 / CL-38 (an abortable INVALID_PRODUCER_ID_MAPPING) agree."""
+    doc, later = PROFILES["kafka-later-trunk"]
+    data = _data()
+    data["vectors"] = [v for v in data["vectors"] if v["id"] in ("CL-33", "CL-38")]
+    run = harness.run_file(parse_vectors(data), "kafka-later-trunk")
+    assert {v.outcome for v in run.vectors} == {harness.DISAGREE}
+    monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, with_eos(later, client_pid_mapping_fatal=False)))
+    run = harness.run_file(parse_vectors(data), "kafka-later-trunk")
+    assert {v.outcome for v in run.vectors} == {harness.AGREE}
 
 
 def test_the_derived_outcomes_match_the_listed_profiles() -> None:

@@ -183,13 +183,13 @@ _KIP360 = tuple(f"CLI-{n}" for n in range(60, 71))
 
 #: read at 1eb7644, where the expired batch's TimeoutException is also the manager's lastError; from KAFKA-19176
 #: (4.1.0) the lastError is a TransactionAbortableException around it (the batch still fails with the
-#: TimeoutException, and 4.1.0's tests assert that only), so these two disagree where ``kafka_19176`` is set
+#: TimeoutException, and 4.1.0's tests assert that only), so these two disagree where kafka.eos's ``client_batch_error_wrapped_abortable`` is set
 _KAFKA_19176 = ("CLI-63", "CLI-64")
 
 
 def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
     p = protocol(name)
-    disagree = {v: "KAFKA-19176" for v in _KAFKA_19176} if p.kafka_19176 else {}
+    disagree = {v: "KAFKA-19176" for v in _KAFKA_19176} if p.eos.client_batch_error_wrapped_abortable else {}
     return disagree, ({v: "kip-360" for v in _KIP360} if "kip-360" in p.lacks else {})
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from conform_pins import assert_pinned
-from eoscheck.model.api.protocol import PROFILES, protocol
+from eoscheck.model.api.protocol import PROFILES, protocol, with_eos
 from eoscheck.model.conformance import harness
 from eoscheck.model.conformance.vectors import load_vectors, parse_vectors
 
@@ -24,7 +24,7 @@ TV2 = ("SM-101", "SM-102", "SM-103", "SM-104", "SM-105", "SM-106", "SM-109", "SM
 #: 4.1.0) disagrees there
 KAFKA_19367 = {"SM-123": "KAFKA-19367's failed TV2 fence-abort (4.0.1, 4.1.0)"}
 #: the vectors with a WriteTxnMarker at transaction_version 2: a version without TV2 has no such marker (session 22:
-#: the harness reads the field since ``kafka_19446``, and a profile lacking TV2 no longer agrees by ignoring it)
+#: the harness reads the field since KAFKA-19446 (kafka.eos's ``tv2_marker_epoch_check``), and a profile lacking TV2 no longer agrees by ignoring it)
 TV2_MARKER = ("PROD-101", "PROD-106", "PROD-108")
 
 
@@ -42,7 +42,7 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
     if "kip-890-verification" in p.lacks:
         inexpressible.update({v: "kip-890-verification" for v in ("PROD-102", "PROD-103", "PROD-104", "PROD-105",
                                                                   "PROD-107", "PROD-108")})
-    elif not p.kafka_18202:
+    elif not p.eos.tv2_new_producer_sequence_zero:
         # KAFKA-18202 (PR 19902, first tag 4.1.0): a TV2 verification entry (supportsEpochBump) and no producer state
         # need sequence 0; the profiles before 4.1 accept any sequence from a producer without state, as their
         # versions do (before 4.0 there is no TV2 client at all)
@@ -79,14 +79,16 @@ def _run_changed(vid: str, change, variant: str = "kafka-later-trunk") -> str:
 
 
 def test_kafka_18660_in_the_conformance_interface(monkeypatch: pytest.MonkeyPatch) -> None:
-    """SM-117 and SM-118 agree because of ``kafka_18660``: without it (the 4.0 trunk before January 30, 2025) a TV2
+    """SM-117 and SM-118 agree because of KAFKA-18660 (kafka.eos's ``add_partitions_pending_first`` and
+    ``tv2_rotation_answer_next_producer_id``, read through ``Protocol.eos``): without it (the 4.0 trunk before January 30, 2025) a TV2
     rotation answers the old producer id with the exhausted epoch, and an add under the new producer id while the
     completion is pending is INVALID_PRODUCER_ID_MAPPING; a PrepareCommit with nothing pending (written.json's SM-24,
     4.0.0's test too) is still checked for the epoch first."""
     doc, later = PROFILES["kafka-later-trunk"]
-    assert later.kafka_18660
-    assert not any(p.kafka_18660 for name, (_, p) in PROFILES.items() if name != "kafka-later-trunk")
-    monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, later._replace(kafka_18660=False)))
+    halves = ("add_partitions_pending_first", "tv2_rotation_answer_next_producer_id")
+    assert all(getattr(later.eos, h) for h in halves)
+    assert not any(p.eos.add_partitions_pending_first for name, (_, p) in PROFILES.items() if name != "kafka-later-trunk")
+    monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, with_eos(later, **dict.fromkeys(halves, False))))
     assert _run_changed("SM-117", lambda v: None) == harness.DISAGREE
     assert _run_changed("SM-118", lambda v: None) == harness.DISAGREE
     monkeypatch.undo()
@@ -102,10 +104,10 @@ def test_kafka_19367_in_the_conformance_interface(monkeypatch: pytest.MonkeyPatc
     refutes; with it, the same failure at TV1 (a TV1 server: the metadata's version stands for it) still keeps
     KAFKA-9666's fenced epoch, so the switch is the TV2 path's only."""
     doc, later = PROFILES["kafka-later-trunk"]
-    assert later.tv2_failed_fence_leaves_epoch
-    assert not any(p.tv2_failed_fence_leaves_epoch for name, (_, p) in PROFILES.items() if name != "kafka-later-trunk")
+    assert later.eos.tv2_failed_fence_leaves_epoch
+    assert not any(p.eos.tv2_failed_fence_leaves_epoch for name, (_, p) in PROFILES.items() if name != "kafka-later-trunk")
     assert _run_changed("SM-123", lambda v: None) == harness.AGREE
-    monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, later._replace(tv2_failed_fence_leaves_epoch=False)))
+    monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, with_eos(later, tv2_failed_fence_leaves_epoch=False)))
     assert _run_changed("SM-123", lambda v: None) == harness.DISAGREE
     # 4.0.0's outcome of the first step is what the disagreement is: the fenced epoch and the flag
     assert _run_changed("SM-123", lambda v: v["steps"][0]["expected"]["state_after"].update(
@@ -122,12 +124,13 @@ def test_kafka_19367_in_the_conformance_interface(monkeypatch: pytest.MonkeyPatc
 
 
 def test_kafka_18202_in_the_conformance_interface(monkeypatch: pytest.MonkeyPatch) -> None:
-    """PROD-104 agrees because of ``kafka_18202`` (the TV2 entry's sequence-0 check, 4.1.0), and only through the
+    """PROD-104 agrees because of KAFKA-18202 (kafka.eos's ``tv2_new_producer_sequence_zero``) (the TV2 entry's sequence-0 check, 4.1.0), and only through the
     entry's ``supports_epoch_bump``: without the switch, or with a TV1 entry (PROD-105's form), the batch at
     sequence 3 is appended; PROD-103 (a TV2 entry at lowest sequence 0) is refused by either check."""
     doc, later = PROFILES["kafka-later-trunk"]
-    assert later.kafka_18202 and later.kafka_18042
-    assert not any(p.kafka_18202 or p.kafka_18042 for name, (_, p) in PROFILES.items() if name != "kafka-later-trunk")
+    assert later.eos.tv2_new_producer_sequence_zero and later.eos.verification_rejects_lower_epoch
+    assert not any(p.eos.tv2_new_producer_sequence_zero or p.eos.verification_rejects_lower_epoch
+                   for name, (_, p) in PROFILES.items() if name != "kafka-later-trunk")
     assert _run_changed("PROD-104", lambda v: None) == harness.AGREE
     # a TV1 entry: the old rule, the batch is appended, which PROD-104 does not expect
     assert _run_changed("PROD-104", lambda v: v["steps"][0]["input"].update(supports_epoch_bump=False)) == \
@@ -135,7 +138,7 @@ def test_kafka_18202_in_the_conformance_interface(monkeypatch: pytest.MonkeyPatc
     # a TV2 entry at lowest sequence 5 and a batch at 5: only KAFKA-18202's check refuses it
     assert _run_changed("PROD-103", lambda v: (
         v["initial_state"]["verification_state"]["1"].update(lowest_sequence=5))) == harness.AGREE
-    monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, later._replace(kafka_18202=False)))
+    monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, with_eos(later, tv2_new_producer_sequence_zero=False)))
     assert _run_changed("PROD-104", lambda v: None) == harness.DISAGREE
     assert _run_changed("PROD-103", lambda v: (
         v["initial_state"]["verification_state"]["1"].update(lowest_sequence=5))) == harness.DISAGREE
@@ -143,7 +146,7 @@ def test_kafka_18202_in_the_conformance_interface(monkeypatch: pytest.MonkeyPatc
 
 def test_kafka_18042_answers_the_stale_verification_itself(monkeypatch: pytest.MonkeyPatch) -> None:
     """PROD-108's second verification (epoch 3 after the TV2 marker at 4) throws InvalidProducerEpochException with
-    ``kafka_18042`` (4.1.0's maybeStartTransactionVerification) and creates no entry; without it the entry is updated
+    KAFKA-18042 (kafka.eos's ``verification_rejects_lower_epoch``, 4.1.0's maybeStartTransactionVerification) and creates no entry; without it the entry is updated
     and the append answers the same error (KAFKA-19690), so the vector agrees either way."""
     def expect_refused(v: dict) -> None:
         v["steps"][3]["expected"].update(result="REJECTED", error="INVALID_PRODUCER_EPOCH",
@@ -151,7 +154,7 @@ def test_kafka_18042_answers_the_stale_verification_itself(monkeypatch: pytest.M
     assert _run_changed("PROD-108", expect_refused) == harness.AGREE
     assert _run_changed("PROD-108", lambda v: None) == harness.AGREE
     doc, later = PROFILES["kafka-later-trunk"]
-    monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, later._replace(kafka_18042=False)))
+    monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, with_eos(later, verification_rejects_lower_epoch=False)))
     assert _run_changed("PROD-108", expect_refused) == harness.DISAGREE
     assert _run_changed("PROD-108", lambda v: None) == harness.AGREE
 

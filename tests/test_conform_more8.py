@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conform_pins import assert_pinned
-from eoscheck.model.api.protocol import PROFILES, protocol
+from eoscheck.model.api.protocol import PROFILES, client_tv2, protocol, with_eos
 from eoscheck.model.conformance import harness
 from eoscheck.model.conformance.vectors import load_vectors, parse_vectors
 
@@ -35,18 +35,18 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
         inexpressible.update({v: "kip-360" for v in KIP360_CLIENT + TV2_CLIENT if v != "CLI-154"})
         inexpressible["CLI-154"] = "TV2 client (KAFKA-14563)"
     else:
-        if not p.kafka_14563_client:
+        if not client_tv2(p):
             inexpressible.update({v: "TV2 client (KAFKA-14563)" for v in TV2_CLIENT})
         if "transaction-abortable" in p.lacks:
             inexpressible["CLI-160"] = "transaction-abortable"
-        elif not p.kafka_19250:
+        elif not p.eos.client_abort_abortable_fatal:
             disagree["CLI-160"] = "before KAFKA-19250: an abort's TRANSACTION_ABORTABLE stays abortable"
-        if not p.kafka_19176:
+        if not p.eos.client_batch_error_wrapped_abortable:
             disagree.update({v: "before KAFKA-19176: lastError is the produce error itself"
                              for v in ("CLI-161-load", "CLI-161-txnstate")})
     if "kip-890-verification" in p.lacks:
         inexpressible.update({v: "kip-890-verification" for v in VERIFIED})
-    elif not p.kafka_18654:
+    elif not p.eos.tv2_marker_keeps_verification:
         disagree["PROD-110"] = "before KAFKA-18654 [1/2]: every marker clears the verification entry"
     return disagree, inexpressible
 
@@ -81,23 +81,35 @@ def _same(v: dict) -> None:
 
 
 @pytest.mark.parametrize(("switch", "vectors"), [
-    ("kafka_14562_end_txn_answer", ("CLI-151", "CLI-152")),
-    ("kafka_19176", ("CLI-161-load", "CLI-161-txnstate")),
-    ("kafka_19250", ("CLI-160",)),
-    ("kafka_18654", ("PROD-110",)),
+    ("client_batch_error_wrapped_abortable", ("CLI-161-load", "CLI-161-txnstate")),
+    ("client_abort_abortable_fatal", ("CLI-160",)),
+    ("tv2_marker_keeps_verification", ("PROD-110",)),
 ])
 def test_each_switch_is_what_its_vectors_agree_by(monkeypatch: pytest.MonkeyPatch, switch: str,
                                                   vectors: tuple[str, ...]) -> None:
-    """Each of session 21's conformance switches is set in ``kafka-later-trunk`` only, and turning it off there
-    makes its vectors disagree (the behaviour is the switch's, not the harness's)."""
+    """Each of session 21's conformance switches, now kafka.eos's (``Protocol.eos``), is set in ``kafka-later-trunk``
+    only, and turning it off there makes its vectors disagree (the behaviour is the switch's, not the harness's)."""
     doc, later = PROFILES["kafka-later-trunk"]
-    assert getattr(later, switch)
-    assert not any(getattr(p, switch) for name, (_, p) in PROFILES.items() if name != "kafka-later-trunk")
+    assert getattr(later.eos, switch)
+    assert not any(getattr(p.eos, switch) for name, (_, p) in PROFILES.items() if name != "kafka-later-trunk")
     for vid in vectors:
         assert _run_changed(vid, _same) == harness.AGREE
-    monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, later._replace(**{switch: False})))
+    monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, with_eos(later, **{switch: False})))
     for vid in vectors:
         assert _run_changed(vid, _same) == harness.DISAGREE, vid
+
+
+def test_kafka_14562_end_txn_answer_is_kafka_eos_transaction_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    """KAFKA-14562 [2/3]'s EndTxn answer (CLI-151, CLI-152) is kafka.eos's transaction version 2 (its client continues
+    with EndTxn's producer id and epoch: ``producer.transactional.on_end_txn``), which only kafka-later-trunk's
+    variant sets: at tv1 the vectors' TV2 client is not expressible."""
+    doc, later = PROFILES["kafka-later-trunk"]
+    assert client_tv2(later) and not any(client_tv2(p) for name, (_, p) in PROFILES.items() if name != "kafka-later-trunk")
+    for vid in ("CLI-151", "CLI-152"):
+        assert _run_changed(vid, _same) == harness.AGREE
+    monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, with_eos(later, transaction_version="tv1")))
+    for vid in ("CLI-151", "CLI-152"):
+        assert _run_changed(vid, _same) == harness.NOT_EXPRESSIBLE, vid
 
 
 def test_kafka_14563_client(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -110,9 +122,11 @@ def test_kafka_14563_client(monkeypatch: pytest.MonkeyPatch) -> None:
     assert _run_changed("CLI-153", tv1) == harness.AGREE
     assert _run_changed("CLI-154", tv1) == harness.DISAGREE
     doc, later = PROFILES["kafka-later-trunk"]
-    monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, later._replace(kafka_14563_client=False)))
+    monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, with_eos(later, transaction_version="tv1")))
     assert _run_changed("CLI-154", _same) == harness.NOT_EXPRESSIBLE
-    # the 3.x client: an abortable error
+    assert _run_changed("CLI-153", tv1) == harness.AGREE
+    # the 3.x client (kafka.eos's client_produce_pid_mapping_fatal off): an abortable error
+    monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, with_eos(later, client_produce_pid_mapping_fatal=False)))
     assert _run_changed("CLI-153", tv1) == harness.DISAGREE
     assert _run_changed("CLI-153", lambda v: (tv1(v), v["steps"][0]["expected"].update(
         client_state="ABORTABLE_ERROR"))) == harness.AGREE

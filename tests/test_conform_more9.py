@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conform_pins import assert_pinned
-from eoscheck.model.api.protocol import PROFILES, protocol
+from eoscheck.model.api.protocol import PROFILES, protocol, with_eos
 from eoscheck.model.conformance import harness
 from eoscheck.model.conformance.vectors import load_vectors, parse_vectors
 
@@ -30,7 +30,7 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
     inexpressible: dict[str, str] = dict(OUT)
     if "transaction-version-2" in p.lacks:
         inexpressible.update({v: "transaction-version-2" for v in TV2})
-    elif not p.kafka_19446:
+    elif p.eos.tv2_marker_epoch_check == "lenient":
         disagree["BRK-KA-30-tv2"] = "before KAFKA-19446: a TV2 marker at the producer's epoch is appended"
     if "kip-890-verification" in p.lacks:
         inexpressible.update({v: "kip-890-verification" for v in VERIFIED})
@@ -67,14 +67,16 @@ def _same(v: dict) -> None:
     pass
 
 
-def test_kafka_19446_is_what_the_tv2_marker_agrees_by(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``kafka_19446`` is set in ``kafka-later-trunk`` only; turning it off there makes the TV2 marker at the
-    producer's epoch an append (the TV0 check, epoch >= current), and the TV1 vector does not move."""
+def test_the_tv2_marker_epoch_check_is_what_the_tv2_marker_agrees_by(monkeypatch: pytest.MonkeyPatch) -> None:
+    """kafka.eos's ``tv2_marker_epoch_check`` (KAFKA-19446 / KAFKA-19999) is strict-retry in ``kafka-later-trunk``
+    only; lenient there, the TV2 marker at the producer's epoch is an append (the TV0 check, epoch >= current), and
+    the TV1 vector does not move."""
     doc, later = PROFILES["kafka-later-trunk"]
-    assert later.kafka_19446
-    assert not any(p.kafka_19446 for name, (_, p) in PROFILES.items() if name != "kafka-later-trunk")
+    assert later.eos.tv2_marker_epoch_check == "strict-retry"
+    assert all(p.eos.tv2_marker_epoch_check == "lenient" for name, (_, p) in PROFILES.items()
+               if name != "kafka-later-trunk")
     assert _run_changed("BRK-KA-30-tv2", _same) == harness.AGREE
-    monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, later._replace(kafka_19446=False)))
+    monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, with_eos(later, tv2_marker_epoch_check="lenient")))
     assert _run_changed("BRK-KA-30-tv2", _same) == harness.DISAGREE
     assert _run_changed("BRK-KA-30-tv1", _same) == harness.AGREE
 

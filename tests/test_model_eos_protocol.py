@@ -66,6 +66,7 @@ def test_kafka_releases_differ_by_the_fixes_they_shipped() -> None:
                                               "client_txn_offset_commit_any_retriable"}
     assert diff(P.KAFKA_3_8, P.KAFKA_4_0) == {"transaction_version", "client_epoch_bump_after_abort",
                                               "client_pid_mapping_fatal",  # KAFKA-18019
+                                              "client_produce_pid_mapping_fatal",  # KAFKA-14563 (755adf8a56)
                                               "txn_offsets_completion_async",  # KAFKA-17507
                                               "add_partitions_pending_first",  # KAFKA-18660
                                               "tv2_marker_keeps_verification",  # KAFKA-18654 [1/2]
@@ -87,7 +88,9 @@ def test_kafka_releases_differ_by_the_fixes_they_shipped() -> None:
                                                            "tv2_failed_fence_leaves_epoch",  # its follow-up
                                                            "previous_producer_id_update",  # KAFKA-18884
                                                            "verification_rejects_lower_epoch",  # KAFKA-18042
-                                                           "tv2_new_producer_sequence_zero"}  # KAFKA-18202
+                                                           "tv2_new_producer_sequence_zero",  # KAFKA-18202
+                                                           "client_batch_error_wrapped_abortable",  # KAFKA-19176
+                                                           "client_abort_abortable_fatal"}  # KAFKA-19250
     assert diff(P.KAFKA_2_4, P.KAFKA_2_4_1) == {"marker_sets_producer_timestamp"}  # KAFKA-9144
     # KAFKA-19446; KAFKA-19690 (September 2025) is on trunk since
     assert diff(P.KAFKA_JAVA_COORDINATOR, P.KAFKA_TRUNK_2025_12) == {"tv2_marker_epoch_check",
@@ -103,7 +106,9 @@ def test_the_4x_release_variants_differ_from_kafka_4_0_by_what_their_tags_show()
     def diff(a: P.Protocol, b: P.Protocol) -> set[str]:
         return {f.name for f in fields(P.Protocol) if getattr(a, f.name) != getattr(b, f.name)}
     base = P.VARIANTS["kafka-4.0"].protocol
-    LEADER_4_1 = ("verification_rejects_lower_epoch", "tv2_new_producer_sequence_zero")
+    # the leader's KAFKA-18042 and KAFKA-18202, the client's KAFKA-19176 and KAFKA-19250: all first tagged 4.1.0
+    LEADER_4_1 = ("verification_rejects_lower_epoch", "tv2_new_producer_sequence_zero",
+                  "client_batch_error_wrapped_abortable", "client_abort_abortable_fatal")
     assert base == P.KAFKA_4_0 and base.tv2_fence_double_bump  # the 4.0.0 tag: two bumps per fence-abort
     expected = {
         # KAFKA-19367's 4.0 cherry-pick (PRs 19958, 19991)

@@ -103,8 +103,8 @@ def _fence_failed(meta: TxnMetadata, protocol: Protocol) -> TxnMetadata:
     the transaction stays Ongoing, and the next fence does not bump again (KAFKA-9666, 2.6.0; before,
     the next fence bumps again and 2.5's lastEpoch is the epoch before the fence). A TV2 fence after
     KAFKA-19367 (4.0.1, 4.1.0) leaves the metadata as it was; the fence runs at the server's transaction
-    version, for which the metadata's client version stands here (``Protocol.tv2_failed_fence_leaves_epoch``)."""
-    if protocol.tv2_failed_fence_leaves_epoch and meta.tv >= 2:
+    version, for which the metadata's client version stands here (kafka.eos's ``tv2_failed_fence_leaves_epoch``, read through ``Protocol.eos``)."""
+    if protocol.eos.tv2_failed_fence_leaves_epoch and meta.tv >= 2:
         return fence_write_failed(meta, max_epoch=protocol.max_epoch, keeps_epoch=True, leaves_epoch=True)
     failed = fence_write_failed(meta, max_epoch=protocol.max_epoch, keeps_epoch=protocol.failed_fence_keeps_epoch)
     return failed._replace(last_epoch=_fence_last_epoch(meta, protocol))
@@ -276,7 +276,7 @@ def _end_txn(state: CoordinatorState, request: EndTxnRequest, protocol: Protocol
     if append_error != Errors.NONE:
         return _error(append_error), state
     used = out.meta.next_producer_id == state.next_producer_id and out.meta.next_producer_id >= 0
-    if protocol.kafka_18660 and protocol.end_txn == "later-trunk" and request.client_tv >= 2:
+    if protocol.eos.tv2_rotation_answer_next_producer_id and protocol.end_txn == "later-trunk" and request.client_tv >= 2:
         # 4.0.0 answers the pair the transaction completes to: the next producer id at epoch 0 after a rotation
         return (Response(int(Errors.NONE), *answer_after_end_txn(out.meta)),
                 state._replace(metadata=out.meta, next_producer_id=state.next_producer_id + (1 if used else 0)))
@@ -304,7 +304,7 @@ def handle_add_partitions(state: CoordinatorState, producer_id: int, epoch: int,
     """AddPartitionsToTxn / AddOffsetsToTxn (``api``); the third value says whether an Ongoing record
     was written (its transition is made with TV_0)."""
     resp, new, wrote = _add_partitions(state, producer_id, epoch, partitions, append_error, transactional_id,
-                                       pending_first=protocol.kafka_18660)
+                                       pending_first=protocol.eos.add_partitions_pending_first)
     err = down_convert_fenced(resp.error, api, version, protocol)
     return (resp if err == resp.error else _error(err)), new, wrote
 

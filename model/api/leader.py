@@ -113,7 +113,7 @@ def append_batch(state: LeaderState, batch: ProduceBatch, protocol: Protocol, *,
         guard_error = missing_guard_error(None if entry is None else entry.epoch, batch.epoch,
                                           ongoing=entry is not None and entry.current_txn_first_offset >= 0,
                                           guarded=verification is not None and batch.verified,
-                                          stale_epoch_first=protocol.stale_epoch_before_verification)
+                                          stale_epoch_first=protocol.eos.stale_epoch_before_verification)
         if guard_error != Errors.NONE:
             return ProduceResult(REJECTED, guard_error), state
     if batch.origin == AppendOrigin.CLIENT:
@@ -121,7 +121,7 @@ def append_batch(state: LeaderState, batch: ProduceBatch, protocol: Protocol, *,
         # verification entry's lowest sequence
         if d.error != Errors.INVALID_PRODUCER_EPOCH and (
                 verification_refuses(verification, batch.base_sequence)
-                or (protocol.kafka_18202 and verification is not None and verification.supports_epoch_bump
+                or (protocol.eos.tv2_new_producer_sequence_zero and verification is not None and verification.supports_epoch_bump
                     and d.duplicate_offset < 0 and new_producer_refuses(entry, batch.base_sequence))):
             # KAFKA-18202 (4.1.0) comes first in checkSequence; both answer OUT_OF_ORDER_SEQUENCE_NUMBER
             return ProduceResult(REJECTED, int(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER)), state
@@ -162,12 +162,14 @@ def append_marker(state: LeaderState, marker: MarkerRequest, protocol: Protocol,
                   transaction_version: int = 0) -> tuple[ProduceResult, LeaderState]:
     """WriteTxnMarkers on this partition (origin COORDINATOR; REPLICATION skips the checks); through
     ``UnifiedLog`` (``unified_log``) the marker also clears the producer's verification entry.
-    ``transaction_version`` is the marker's (WriteTxnMarkers v2); only ``protocol.kafka_19446`` reads it."""
+    ``transaction_version`` is the marker's (WriteTxnMarkers v2); only kafka.eos's ``tv2_marker_epoch_check`` other than
+    lenient (``protocol.eos``) reads it."""
     entry = find_entry(state.producers, marker.producer_id) or empty_entry(marker.producer_id)
     offset = marker.offset if marker.offset >= 0 else state.log_end_offset
     mk = TxnMarker(0, marker.producer_id, marker.epoch, marker.result, marker.coordinator_epoch)
-    if protocol.kafka_19446 and transaction_version >= 2 and origin != AppendOrigin.REPLICATION and \
-            tv2_marker_refused(entry, mk, "strict-retry"):
+    check = protocol.eos.tv2_marker_epoch_check.value
+    if check != "lenient" and transaction_version >= 2 and origin != AppendOrigin.REPLICATION and \
+            tv2_marker_refused(entry, mk, check):
         # KAFKA-19446 / KAFKA-19999 (4.2.0-rc1 ProducerAppendInfo.checkProducerEpoch): a TV2 marker must be above the
         # producer's epoch, or at it with no transaction open
         return ProduceResult(REJECTED, int(Errors.INVALID_PRODUCER_EPOCH)), state
@@ -183,7 +185,7 @@ def append_marker(state: LeaderState, marker: MarkerRequest, protocol: Protocol,
         # before KAFKA-9144 (2.4.1 / 2.5.0) a marker left lastTimestamp at the last cached data batch's
         d = d._replace(entry=marker_timestamp(find_entry(state.producers, marker.producer_id), d.entry, False))
     pending = next((v for v in state.verifications if v.producer_id == marker.producer_id), None)
-    if not unified_log or (protocol.kafka_18654 and marker_keeps_verification(pending, marker.epoch)):
+    if not unified_log or (protocol.eos.tv2_marker_keeps_verification and marker_keeps_verification(pending, marker.epoch)):
         # KAFKA-18654 [1/2] (4.0.0): a TV2 client's entry at the marker's epoch is the next transaction's
         verifications = state.verifications
     else:
@@ -294,10 +296,10 @@ def start_verification(state: LeaderState, producer_id: int, seq: int, epoch: in
 
 
 def stale_at_verification(state: LeaderState, producer_id: int, epoch: int, protocol: Protocol) -> bool:
-    """KAFKA-18042 (``Protocol.kafka_18042``, 4.1.0): ``maybeStartTransactionVerification`` throws
+    """KAFKA-18042 (kafka.eos's ``verification_rejects_lower_epoch``, 4.1.0): ``maybeStartTransactionVerification`` throws
     InvalidProducerEpochException for an epoch below the producer's entry, before anything else."""
     entry = find_entry(state.producers, producer_id)
-    return protocol.kafka_18042 and entry is not None and epoch < entry.epoch
+    return protocol.eos.verification_rejects_lower_epoch and entry is not None and epoch < entry.epoch
 
 
 #: producer-state snapshots by offset (``ProducerStateManager``'s snapshot files)

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..protocol import VARIANTS as EOS_VARIANTS
+from ..protocol import Protocol as EosProtocol
+from ..protocol import TransactionVersion
 from ..variants import IDEMPOTENT_SWITCHES, IDEMPOTENT_VARIANTS, INIT_VARIANTS
 
 
@@ -69,73 +72,11 @@ class Protocol(NamedTuple):
     #: abortable), "2.7" (INVALID_PRODUCER_EPOCH raises InvalidProducerEpochException, KIP-588), "3.6" (it and
     #: PRODUCER_FENCED raise ProducerFencedException, KAFKA-14278)
     txn_offset_commit_handler: str = "3.6"
-    #: KAFKA-19690 (PRs 20534 trunk, 20577 3.9, 20607 4.0, 20618 4.1; September-October 2025): a transactional
-    #: batch with no transaction ongoing on the partition and no verification guard whose epoch is below the
-    #: producer's entry is answered INVALID_PRODUCER_EPOCH (abortable, KIP-588) instead of INVALID_TXN_STATE
-    #: (which Kafka Streams takes as fatal). The leader skips verification while the producer's transaction is
-    #: open (the SENTINEL guard), and a timeout abort's marker written before the append closes it. Only the
-    #: 3.9 / 4.0 / 4.1 patch releases after the fix have it (no 4.x tag in the mirror to pin which), so no
-    #: release profile sets it and it has no SWITCH_HISTORY entry; ``kafka-later-trunk`` (trunk after February
-    #: 2026) does
-    stale_epoch_before_verification: bool = False
-    #: KAFKA-18660 (PRs 18730, 18758; 4.0.0): a TV2 EndTxn whose bump exhausts the epoch answers the next producer id
-    #: at epoch 0 (``newPreSendMetadata``'s pair, the one the transaction completes to), and AddPartitionsToTxn /
-    #: AddOffsetsToTxn answer CONCURRENT_TRANSACTIONS for a transaction still completing before they check the
-    #: producer id and epoch (``model.protocol``'s ``tv2_rotation_answer_next_producer_id`` and
-    #: ``add_partitions_pending_first``, which kafka.eos has had since session 17; the conformance interface lagged).
-    #: Only ``kafka-later-trunk`` sets it: the 2024 snapshot predates it and the release profiles lack TV2
-    kafka_18660: bool = False
-    #: KAFKA-19367 (4.0 branch PRs 19958 and 19991, first released in 4.0.1; trunk PRs 19910 and 19976, 4.1.0): a
-    #: TV2 fence-abort whose PrepareAbort append fails leaves the metadata as it was (no fenced epoch in memory, no
-    #: hasFailedEpochFence), so the next fence bumps from the same epoch (``model.protocol``'s
-    #: ``tv2_failed_fence_leaves_epoch``). The coordinator's own aborts run at the server's transaction version
-    #: (``transactionVersionLevel()``), which the interface does not hold: it takes the metadata's client
-    #: version for it, as every TransactionCoordinatorTest that fails a fence's append mocks the two alike. Only
-    #: ``kafka-later-trunk`` sets it (4.0.0 does not: its range starts at 4.0.0 only where the two agree), so it
-    #: has no ``SWITCH_HISTORY`` entry
-    tv2_failed_fence_leaves_epoch: bool = False
-    #: KAFKA-18202 (PR 19902, 3479ce793b, first tag 4.1.0; not 4.0.1): ``ProducerAppendInfo.checkSequence`` first refuses
-    #: (OUT_OF_ORDER_SEQUENCE_NUMBER) a first sequence other than 0 from a producer with no cached batch when the
-    #: producer's verification entry is a TV2 client's (``supportsEpochBump``); ``model.protocol``'s
-    #: ``tv2_new_producer_sequence_zero``. Only ``kafka-later-trunk`` sets it (no profile stands for 4.1 alone)
-    kafka_18202: bool = False
-    #: KAFKA-18042 (PR 19844, cc25d217da, first tag 4.1.0; not 4.0.1): ``UnifiedLog.maybeStartTransactionVerification``
-    #: throws InvalidProducerEpochException for an epoch below the producer's entry before it creates or updates a
-    #: verification entry; ``model.protocol``'s ``verification_rejects_lower_epoch``. Only ``kafka-later-trunk``
-    kafka_18042: bool = False
-    #: KAFKA-18654 [1/2] (PR 18720; d119864f16 on the 4.0 branch, first tag 4.0.0; ab8ef87c7f on trunk, 4.1.0): a
-    #: marker keeps the producer's verification entry when it is a TV2 client's (``supportsEpochBump``) at the
-    #: marker's epoch (``UnifiedLog.updateProducers``' isV2NextTransactionStarted; ``model.partition.verification``'s
-    #: ``marker_keeps_verification``, which kafka.eos reads under ``tv2_marker_keeps_verification``); the
-    #: conformance leader cleared the entry on every marker. Only ``kafka-later-trunk`` (starts at 4.0.0)
-    kafka_18654: bool = False
-    #: the producer client's transaction version 2 (``transaction_v2`` in a vector's producer): KAFKA-14563 (PR
-    #: 17698, 755adf8a56, first tag 4.0.0; not at 1eb7644, whose client only records isTransactionV2Enabled)
-    #: adds a partition to the transaction at once (no AddPartitionsToTxn) and sends TxnOffsetCommit without
-    #: AddOffsetsToTxn, and makes InvalidPidMappingException fatal in ``maybeTransitionToErrorState`` (a produce
-    #: answer INVALID_PRODUCER_ID_MAPPING, at either transaction version). Only ``kafka-later-trunk``
-    kafka_14563_client: bool = False
-    #: KAFKA-14562 [2/3] (PR 17402, e14a81b4b2, first tag 4.0.0): a TV2 client continues with the producer id and
-    #: epoch EndTxn v5+ answers (``EndTxnHandler``; kafka.eos's ``producer.transactional.on_end_txn``). Only
-    #: ``kafka-later-trunk``
-    kafka_14562_end_txn_answer: bool = False
-    #: KAFKA-19176 (PR 19522, 8c71ab03b5, first tag 4.1.0; with KAFKA-19177): a transactional producer's batch that
-    #: fails for good with a retriable error or InvalidTxnStateException leaves a TransactionAbortableException
-    #: (its cause the error) as the abortable error, which the undrained batches and the next calls carry. Only
-    #: ``kafka-later-trunk``
-    kafka_19176: bool = False
-    #: KAFKA-19250 (PR 19656, b1ea280ab1, first tag 4.1.0): TRANSACTION_ABORTABLE answering EndTxn(ABORT) is a fatal
-    #: KafkaException (it stays abortable answering a commit), so an application does not retry an abort forever.
-    #: Conformance only: kafka.eos's coordinator never answers TRANSACTION_ABORTABLE to EndTxn. Only
-    #: ``kafka-later-trunk``
-    kafka_19250: bool = False
-    #: KAFKA-19446 [2/3], [3/3] (PR 20868 7ee5a2ac26, PR 20882 c1ded05067) with KAFKA-19999 (PR 21176, 4a57c6d228), all
-    #: first in 4.2.0-rc1 (not 4.1.1): WriteTxnMarkers carries the marker's transaction version to
-    #: ``ProducerAppendInfo.checkProducerEpoch``, which refuses a TV2 marker not above the producer's epoch
-    #: (INVALID_PRODUCER_EPOCH) unless it is at the epoch with no transaction open (a retry of a marker already
-    #: written); kafka.eos's ``tv2_marker_epoch_check="strict-retry"``. The conformance marker step read no
-    #: transaction version before. Only ``kafka-later-trunk`` (no profile stands for 4.2 alone)
-    kafka_19446: bool = False
+    #: the kafka.eos switch set (``model.protocol``) of this profile's version: the rules both the conformance
+    #: interface and kafka.eos model are decided there once, under kafka.eos's name, and read from here
+    #: (``eos.tv2_marker_keeps_verification``, ...); a profile takes the named kafka.eos variant of its versions
+    #: (``EOS_VARIANT``)
+    eos: EosProtocol = EOS_VARIANTS["kafka-3.8-3.9"].protocol
     #: the producer client's table of valid state transitions (``model.producer.txn_calls.TRANSITIONS``):
     #: "2.0" (2.0.0-2.4.1), "2.5" (KIP-360, 2.5.0-3.5.2), "3.6" (KAFKA-13668, ea81e99e598, first tag 3.6.0)
     client_transitions: str = "3.6"
@@ -185,10 +126,11 @@ def _idempotent(variant: str) -> dict[str, object]:
     return values
 
 
-def _profile(name: str, idempotent_variant: str, init_variant: str, **rest: object) -> Protocol:
+def _profile(name: str, idempotent_variant: str, init_variant: str, eos_variant: str, **rest: object) -> Protocol:
     idem = _idempotent(idempotent_variant)
     return Protocol(
         name=name, init_producer_id=str(INIT_VARIANTS[init_variant].switches["init_producer_id"]),
+        eos=EOS_VARIANTS[eos_variant].protocol,
         broker_unknown_producer=str(idem["broker_unknown_producer"]),
         broker_batch_cache=int(idem["broker_batch_cache"]),  # type: ignore[call-overload]
         broker_duplicate_sequence_error=bool(idem["broker_duplicate_sequence_error"]),
@@ -337,7 +279,29 @@ def _entry(name: str, first: str | Version, last: str | Version, doc: str, idemp
            **rest: object) -> Profile:
     lo = version(first) if isinstance(first, str) else first
     hi = version(last) if isinstance(last, str) else last
-    return Profile(doc, lo, hi, _profile(name, idempotent, init, **rest))
+    return Profile(doc, lo, hi, _profile(name, idempotent, init, EOS_VARIANT[name], **rest))
+
+
+#: profile -> the named kafka.eos variant (``model.protocol.VARIANTS``) whose switches the profile reads through
+#: ``Protocol.eos``: the release variant of its versions; kafka-later-trunk (trunk after KAFKA-20090, February 2026,
+#: before KAFKA-20310) is kafka-trunk-2026-01's; the 2024-10 snapshot, whose client has no TV2 paths (KAFKA-14563
+#: came after it), reads kafka-3.8-3.9's, as the other rules it reads of ``eos`` (KAFKA-18654 [1/2], KAFKA-18660,
+#: KAFKA-18042, KAFKA-18202, KAFKA-19367, KAFKA-19690, KAFKA-19176, KAFKA-19250) are all later than it
+EOS_VARIANT: dict[str, str] = {
+    "kafka-later-trunk": "kafka-trunk-2026-01", "kafka-2024-10": "kafka-3.8-3.9", "kafka-3.8-3.9": "kafka-3.8-3.9",
+    "kafka-3.7": "kafka-3.6-3.7", "kafka-3.6": "kafka-3.6-3.7", "kafka-3.3-3.5": "kafka-3.3-3.5",
+    "kafka-3.1.1-3.2": "kafka-3.2", "kafka-3.0-3.1.0": "kafka-3.0-3.1", "kafka-2.7-2.8": "kafka-2.7-2.8",
+    "kafka-2.6": "kafka-2.6", "kafka-2.5": "kafka-2.5-2.8", "kafka-2.4.1": "kafka-2.4.1", "kafka-2.4.0": "kafka-2.4",
+    "kafka-2.0.1-2.3": "kafka-1.0.2-2.3", "kafka-2.0.0": "kafka-1.0.2-2.3",
+}
+
+
+def client_tv2(protocol: Protocol) -> bool:
+    """The profile's client has the transaction version 2 paths (KAFKA-14563, PR 17698, 755adf8a56, first tag
+    4.0.0: a partition joins the transaction without AddPartitionsToTxn, TxnOffsetCommit goes without
+    AddOffsetsToTxn; KAFKA-14562 [2/3], e14a81b4b2, 4.0.0: the client continues with EndTxn v5's producer id and
+    epoch): kafka.eos's ``transaction_version`` tv2, which only its 4.0+ variants set"""
+    return protocol.eos.transaction_version == TransactionVersion.TV2
 
 
 #: profile name -> Profile; the newest first. Each is a contiguous range of Kafka versions inside which every
@@ -351,10 +315,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "it. Stands for 4.0+ only where those agree: 4.0.0 .. 4.2 still throw on a fence at Short.MaxValue (INIT-28); "
          "the mirror has no 4.x tag, so the 4.x releases have no profile of their own"),
         "kafka-shipped", "kafka-later-trunk", end_txn="later-trunk", tv2_last_epoch="keep", down_convert_fenced=True,
-        max_txn_timeout_ms=900000, txn_offset_commit="current", fence_at_max_epoch="keep",
-        stale_epoch_before_verification=True, kafka_18660=True, tv2_failed_fence_leaves_epoch=True,
-        kafka_18202=True, kafka_18042=True, kafka_18654=True, kafka_14563_client=True, kafka_14562_end_txn_answer=True,
-        kafka_19176=True, kafka_19250=True, kafka_19446=True),
+        max_txn_timeout_ms=900000, txn_offset_commit="current", fence_at_max_epoch="keep"),
     "kafka-2024-10": _entry(
         "kafka-2024-10", SNAPSHOT_2024_10, SNAPSHOT_2024_10,
         ("the apache/kafka snapshot 1eb7644 (2024-10-25, trunk after the 3.9 branch cut, before 4.0) the vectors "
@@ -520,3 +481,8 @@ def protocol(name: str) -> Protocol:
     if name not in PROFILES:
         raise KeyError(f"unknown variant {name!r}; one of {', '.join(PROFILES)}")
     return PROFILES[name][1]
+
+
+def with_eos(p: Protocol, **changes: object) -> Protocol:
+    """``p`` with kafka.eos decisions changed (``model.protocol.Protocol.with_``): a profile's what-if."""
+    return p._replace(eos=p.eos.with_(**changes))

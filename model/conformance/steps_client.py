@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from ..api import client as api
+from ..api.protocol import client_tv2
 from ..errors import Errors
 from .steps_txn_calls import answered, call_completed
 from .values import NotExpressible, error_code, integer
@@ -110,7 +111,7 @@ def _respond(w: World, tp: str, name: str | None, error: int, base_offset: int, 
     # out of retries: Sender.failBatch(batch, response, attempts < retries), so no sequence adjustment
     r = api.on_produce_error(e, batch.name, error, lso, transactional=_transactional(w), max_seq=w.protocol.max_seq,
                              producer_fatal=_state(w) == "FATAL_ERROR", can_retry=retries_left,
-                             adjust_sequences=retries_left, pid_mapping_fatal=w.protocol.kafka_14563_client)
+                             adjust_sequences=retries_left, pid_mapping_fatal=w.protocol.eos.client_produce_pid_mapping_fatal)
     _react(w, tp, r, error)
     if r.completed:
         out["record_offset"] = -1
@@ -140,7 +141,7 @@ def _react(w: World, tp: str, r: api.ErrorReaction, error: int | None = None) ->
     if error is not None and _transactional(w) and _state(w) != "FATAL_ERROR" and (
             r.fatal or (r.abortable and _state(w) != "ABORTING_TRANSACTION")):
         w.client["last_error"] = api.failed_batch_error(error, transactional=True,
-                                                        wrap_in_abortable=w.protocol.kafka_19176)
+                                                        wrap_in_abortable=w.protocol.eos.client_batch_error_wrapped_abortable)
     w.client_partitions[tp] = r.entry
     if r.bump_epoch:
         w.client.setdefault("_rewrite", set()).add(tp)
@@ -270,7 +271,7 @@ def _clause(w: World, text: str, inp: dict[str, Any]) -> Observed:
             _abortable(w)
             # Sender.failBatch's TimeoutException (a TransactionAbortableException around it from KAFKA-19176)
             w.client["last_error"] = api.failed_batch_error(int(Errors.REQUEST_TIMED_OUT), transactional=True,
-                                                            wrap_in_abortable=w.protocol.kafka_19176)
+                                                            wrap_in_abortable=w.protocol.eos.client_batch_error_wrapped_abortable)
         return {"last_error": w.client.get("last_error")}
     if m:
         name = m.group(1)
@@ -333,7 +334,7 @@ def tm_call(w: World, inp: dict[str, Any]) -> Observed:
             _react(w, tp, api.on_produce_error(_entry(w, tp), name, int(code), -1, transactional=_transactional(w),
                                                max_seq=w.protocol.max_seq, can_retry=False, adjust_sequences=adjust,
                                                producer_fatal=_state(w) == "FATAL_ERROR",
-                                               pid_mapping_fatal=w.protocol.kafka_14563_client), int(code))
+                                               pid_mapping_fatal=w.protocol.eos.client_produce_pid_mapping_fatal), int(code))
     elif re.match(r"^\s*transitionToFatalError\(\s*(?:new\s+)?\w*(?:\(\))?\s*\)\s*$", text):
         w.client["state"] = "FATAL_ERROR"
         tp = _tp(w)
@@ -402,10 +403,10 @@ def txn_response(w: World, inp: dict[str, Any]) -> Observed:
         r = api.on_disconnect(name)
     else:
         err = error_code(str(inp.get("error", "NONE")))
-        # the profile after the 2024-10 snapshot (EndTxn by the request's version) is the 4.0+ client
+        # KAFKA-18019 (4.0.0): kafka.eos's client_pid_mapping_fatal, of the 4.0+ profile only
         r = api.on_txn_response(name, err, can_bump_epoch=bool(w.client.get("coordinator_supports_epoch_bump", True)),
-                                pid_mapping_fatal=w.protocol.end_txn == "later-trunk",
-                                aborting=_state(w) == "ABORTING_TRANSACTION", abort_abortable_fatal=w.protocol.kafka_19250)
+                                pid_mapping_fatal=w.protocol.eos.client_pid_mapping_fatal,
+                                aborting=_state(w) == "ABORTING_TRANSACTION", abort_abortable_fatal=w.protocol.eos.client_abort_abortable_fatal)
     state = _state(w)
     result = "pending"
     if r.action == "done":
@@ -420,7 +421,7 @@ def txn_response(w: World, inp: dict[str, Any]) -> Observed:
                     w.client_partitions[tp] = api.PartitionEntry(w.client["producer_id"], w.client["epoch"])
             w.client["state"] = "READY"
             w.client.pop("_epoch_bump_required", None)
-        elif name == "EndTxn" and w.client.get("transaction_v2") and w.protocol.kafka_14562_end_txn_answer:
+        elif name == "EndTxn" and w.client.get("transaction_v2") and client_tv2(w.protocol):
             # KAFKA-14562 [2/3] (4.0.0): EndTxn v5+ answers the producer id and epoch the coordinator bumped to; the
             # TV2 client continues with them and its partitions restart at sequence 0 (no InitProducerId)
             pid = integer(inp.get("producer_id", w.client.get("producer_id", 0)), "producer_id")

@@ -163,7 +163,7 @@ def marker(w: World, inp: dict[str, Any]) -> Observed:
 
 
 def _marker(w: World, inp: dict[str, Any]) -> Observed:
-    # peeked at without marking it read: before KAFKA-19446 (``kafka_19446``) the model's marker step takes no
+    # peeked at without marking it read: before KAFKA-19446 (kafka.eos's ``tv2_marker_epoch_check``) the model's marker step takes no
     # transaction version, and an unknown one from the coordinator is no protocol answer but appendAsLeader's
     # argument check (KAFKA-19446, PR 20882, 4.2.0-rc1: IllegalArgumentException; a follower may leave it unknown)
     if dict.get(inp, "transaction_version") in ("TV_UNKNOWN", -1) and \
@@ -184,7 +184,7 @@ def _marker(w: World, inp: dict[str, Any]) -> Observed:
         res, w.leader = api.append_empty_control_batch(w.leader, req.producer_id, req.offset)
         return _after(w, _result(res), req.producer_id)
     # KAFKA-19446 (4.2.0-rc1) reads the marker's transaction version; before it, the field stays listed as not read
-    raw_tv = inp.get("transaction_version", 0) if w.protocol.kafka_19446 else 0
+    raw_tv = inp.get("transaction_version", 0) if w.protocol.eos.tv2_marker_epoch_check != "lenient" else 0
     tv = 0 if raw_tv in ("TV_UNKNOWN", -1) else integer(raw_tv, "transaction_version")
     res, w.leader = api.append_marker(w.leader, req, w.protocol, origin=_origin({'origin': inp.get('origin', 'COORDINATOR')}),
                                       unified_log=w.unified_log, transaction_version=tv)

@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from ..api import client as api
+from ..api.protocol import client_tv2
 from .values import NotExpressible, error_code, integer
 from .world import World
 
@@ -95,7 +96,7 @@ _PARTITION = re.compile(r"tp\d+|[a-z][\w.]*-\d+")
 def _tv2(w: World) -> bool:
     """The vector's client runs transaction version 2 (``World``'s loader refuses it where the profile's client
     has none)."""
-    return bool(w.client.get("transaction_v2")) and w.protocol.kafka_14563_client
+    return bool(w.client.get("transaction_v2")) and client_tv2(w.protocol)
 
 
 def call(w: World, inp: dict[str, Any]) -> Observed:

@@ -10,7 +10,7 @@ from typing import Any
 from ..api.coordinator import CoordinatorState
 from ..api.group import GroupCoordinatorState
 from ..api.leader import LeaderState
-from ..api.protocol import Protocol
+from ..api.protocol import Protocol, client_tv2
 from ..coordinator.producer_ids import ProducerIdBlocks
 from ..coordinator.txn_log import NO_METADATA
 from ..errors import Errors
@@ -403,7 +403,7 @@ def _pending_txn_offsets(w: World, v: Any) -> None:
 
 def _producer(w: World, v: Any) -> None:
     w.client = dict(v or {})
-    if w.client.get("transaction_v2") and not w.protocol.kafka_14563_client:
+    if w.client.get("transaction_v2") and not client_tv2(w.protocol):
         # the TV2 client's paths are KAFKA-14563's (4.0.0); 1eb7644's client only recorded the version
         raise NotExpressible("producer.transaction_v2: this profile's client has no transaction version 2 "
                              "(KAFKA-14563, 4.0.0)")

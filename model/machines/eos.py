@@ -459,13 +459,15 @@ _FAILING_PRODUCER = ("InitProducerId", "AddPartitionsToTxn", "AddOffsetsToTxn", 
 def _may_fail_unfenced(step: tuple) -> bool:
     """Whether a step of ``_FENCING_CHECKED`` can give a producer a new fatal error that is not a
     fencing one (FencedGetsFencingError holds on the others, whatever the states). A produce response
-    does so only when it raises OutOfOrderSequence; a step whose error is a fencing error fails its
+    does so only when it raises OutOfOrderSequence or is INVALID_PRODUCER_ID_MAPPING (fatal from 4.0.0,
+    ``client_produce_pid_mapping_fatal``); a step whose error is a fencing error fails its
     producer (EndTxn's ``on_end_txn`` too) with that error, or not at all; InitProducerId and
     AddPartitionsToTxn and TxnOffsetCommit answered NONE fail nobody. An EndTxn answered NONE (or aborted locally) may
     still fail the producer on an unresolved sequence (``finish_transaction``): checked."""
     action, error = step[0], step[-1]
     if action == "HandleProduceResponse":
-        return error == RAISED_OUT_OF_ORDER
+        # its last field is the outcome, the one before the error: 4.0's fatal INVALID_PRODUCER_ID_MAPPING (KAFKA-14563)
+        return error == RAISED_OUT_OF_ORDER or step[-2] == Errors.INVALID_PRODUCER_ID_MAPPING
     if error in _FENCING:
         return False
     return not (error == 0 and action in _ERROR_IS_FATAL)
@@ -1043,7 +1045,8 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
         if msg.connection != producer.parts[partition].connection:
             return {"error": resp.error, "outcome": tx.cl.DROPPED}  # the connection was closed: never read
         client, outcome = tx.on_produce_response(producer, partition, resp, now, self.cfg,
-                                                 ipe_abortable=self.protocol.invalid_producer_epoch_abortable)
+                                                 ipe_abortable=self.protocol.invalid_producer_epoch_abortable,
+                                                 pid_mapping_fatal=self.protocol.client_produce_pid_mapping_fatal)
         return {"producer": client, "error": resp.error, "outcome": outcome}
 
     # --- partition leaders -------------------------------------------------------------------------
@@ -1219,7 +1222,8 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
                               ("HandleProduceResponse",),
                               when=lambda step: step[-1] == RAISED_OUT_OF_ORDER and step[1] != IDEMPOTENT_PARTITION)
     # only a new fatal error that is not a fencing one can break it: a produce response fails a
-    # producer with another error only when it raises OutOfOrderSequence (``on_produce_response``);
+    # producer with another error only when it raises OutOfOrderSequence or, from 4.0.0, answers
+    # INVALID_PRODUCER_ID_MAPPING (``on_produce_response``);
     # the other steps pass without a memo key (``_may_fail_unfenced``)
     # on projections (``_ProducerFence``, ``_TxnFence``): a step that moves a producer's batches or
     # sequences only is a hit

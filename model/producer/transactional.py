@@ -202,10 +202,14 @@ def _abortable(p: TxnProducer, needs_bump: bool, *, skip_end_txn: bool = False) 
 
 
 def on_produce_response(p: TxnProducer, partition: int, resp: ProduceResponse, now: int,
-                        cfg: ClientConfig, *, ipe_abortable: bool = False) -> tuple[TxnProducer, int]:
+                        cfg: ClientConfig, *, ipe_abortable: bool = False,
+                        pid_mapping_fatal: bool = False) -> tuple[TxnProducer, int]:
     """``Sender.completeBatch`` for a transactional producer: (producer, outcome).
     ``ipe_abortable``: INVALID_PRODUCER_EPOCH is InvalidProducerEpochException (2.7+, KIP-588), an
-    abortable error that asks for an epoch bump; before, it fenced the producer."""
+    abortable error that asks for an epoch bump; before, it fenced the producer. ``pid_mapping_fatal``:
+    INVALID_PRODUCER_ID_MAPPING (the coordinator's answer to the leader's verification or add) is fatal
+    (KAFKA-14563, 4.0.0: ``maybeTransitionToErrorState``, TransactionManager.java:724-729), outcome FENCED;
+    before, an abortable error whose abort skips EndTxn (3.9.1 TransactionManager.java:339-342, 655-666)."""
     part = p.parts[partition]
     index = next((i for i, b in enumerate(part.batches) if b.record == resp.record and b.status == INFLIGHT), -1)
     if index < 0:
@@ -232,6 +236,12 @@ def on_produce_response(p: TxnProducer, partition: int, resp: ProduceResponse, n
         return _abortable(failed, True), cl.FAILED
     if error in FENCING_ERRORS:
         return _fatal(failed, error), FENCED
+    if error == Errors.INVALID_PRODUCER_ID_MAPPING:
+        # Sender.failBatch -> handleFailedBatch -> maybeTransitionToErrorState: InvalidPidMappingException is
+        # the new lastError either way, so the 2.5-3.9 abort goes straight to InitProducerId(producer id, epoch)
+        if pid_mapping_fatal:
+            return _fatal(failed, error), FENCED
+        return _abortable(failed, cfg.version == "kip360", skip_end_txn=True), cl.FAILED
     if error in (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, Errors.UNKNOWN_PRODUCER_ID):
         if cfg.version != "kip360":
             # before KIP-360 an OutOfOrderSequenceException (UnknownProducerIdException is one) is fatal
