@@ -77,6 +77,29 @@ def test_prove_spec_timeout_inf_is_a_spec_error(tmp_path, capsys):
     one_line(code, err, "prove.timeout must be a positive number")
 
 
+def test_ctrl_c_during_a_z3_check_interrupts_the_proof():
+    # Z3 catches a SIGINT that arrives while it checks and only answers unknown: `eoscheck prove`
+    # reported the obligation unknown and ran on to the end (140 s, exit 1, no "interrupted" line)
+    import threading
+    import time
+
+    import z3
+    from eoscheck.checker.smt.runner import _Budget
+
+    x, y, z = z3.BitVecs("x y z", 64)
+    s = z3.SolverFor("QF_BV")
+    s.add(x * y * z == 0x1234567890ABCDEF, x > 1, y > 1, z > 1, x * x + y * y == z * z + 12345)
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    start = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _Budget(60).check(s)
+    finally:
+        timer.join()
+    assert 0.4 < time.monotonic() - start < 30  # the signal came during the check, which stopped
+
+
 # -------------------------------------------------------------------------------------- conform
 
 def test_conform_json_naming_the_vector_file_keeps_it(tmp_path, capsys):
