@@ -5,6 +5,7 @@ partial counts, and no process left behind."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -108,6 +109,18 @@ def test_conform_json_naming_the_vector_file_keeps_it(tmp_path, capsys):
     code, err = run(capsys, "conform", str(vectors), "--json", str(vectors))
     one_line(code, err, "would overwrite the vector file")
     assert vectors.read_bytes() == VECTORS.read_bytes()
+
+
+def test_conform_initial_state_naming_an_unknown_partition_is_not_expressible(tmp_path, capsys):
+    # a committed offset for a partition no step mentions indexed past the group's offsets: IndexError traceback
+    data = json.loads((REPO / "tests" / "data" / "kafka-unit-test-vectors.broker.json").read_text())
+    vector = next(v for v in data["vectors"] if v["id"] == "BRK-GC-01")
+    vector["initial_state"]["group"]["committed"] = {"other-partition": 1}
+    vectors = tmp_path / "v.json"
+    vectors.write_text(json.dumps({**data, "vectors": [vector]}))
+    code = main(["conform", str(vectors)])
+    out = capsys.readouterr().out
+    assert code == 0 and "BRK-GC-01 (offset_fetch_require_stable): initial_state not readable" in out, out
 
 
 def test_conform_refuses_a_fifo(tmp_path):
