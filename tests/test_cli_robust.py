@@ -123,6 +123,18 @@ def test_conform_initial_state_naming_an_unknown_partition_is_not_expressible(tm
     assert code == 0 and "BRK-GC-01 (offset_fetch_require_stable): initial_state not readable" in out, out
 
 
+def test_conform_block_grant_past_the_largest_producer_id_is_not_expressible(tmp_path, capsys):
+    # the model's grant_block refuses a block passing Long.MaxValue; its exception escaped as a traceback
+    data = json.loads((REPO / "tests" / "data" / "kafka-unit-test-vectors.written.json").read_text())
+    vector = next(v for v in data["vectors"] if v["id"] == "PIDM-02")
+    vector["initial_state"]["block_size"] = 2**64
+    vectors = tmp_path / "v.json"
+    vectors.write_text(json.dumps({**data, "vectors": [vector]}))
+    code = main(["conform", str(vectors)])
+    out = capsys.readouterr().out
+    assert code == 0 and "PIDM-02 (init_producer_id): step 2:" in out and "passes the largest producer id" in out, out
+
+
 def test_conform_refuses_a_fifo(tmp_path):
     fifo = tmp_path / "v.json"
     os.mkfifo(fifo)
