@@ -78,27 +78,51 @@ def test_prove_spec_timeout_inf_is_a_spec_error(tmp_path, capsys):
     one_line(code, err, "prove.timeout must be a positive number")
 
 
-def test_ctrl_c_during_a_z3_check_interrupts_the_proof():
+def _hard_z3_problem(incremental: bool) -> Any:
+    import z3
+
+    x, y, z = z3.BitVecs("x y z", 64)
+    s = z3.Solver() if incremental else z3.SolverFor("QF_BV")
+    s.add(x > 1, y > 1, z > 1)
+    if incremental:
+        s.push()  # what the induction step's incremental solver does
+    s.add(x * y * z == 0x1234567890ABCDEF, x * x + y * y == z * z + 12345)
+    return s
+
+
+@pytest.mark.parametrize("incremental", [False, True])
+def test_ctrl_c_during_a_z3_check_interrupts_the_proof(incremental):
     # Z3 catches a SIGINT that arrives while it checks and only answers unknown: `eoscheck prove`
     # reported the obligation unknown and ran on to the end (140 s, exit 1, no "interrupted" line)
     import threading
     import time
 
-    import z3
-    from eoscheck.checker.smt.runner import _Budget
+    from eoscheck.checker.smt.runner import _Budget, _check
 
-    x, y, z = z3.BitVecs("x y z", 64)
-    s = z3.SolverFor("QF_BV")
-    s.add(x * y * z == 0x1234567890ABCDEF, x > 1, y > 1, z > 1, x * x + y * y == z * z + 12345)
+    s = _hard_z3_problem(incremental)
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
     start = time.monotonic()
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            _Budget(60).check(s)
+            if incremental:
+                s.set(timeout=60_000)
+                _check(s, limit=60)
+            else:
+                _Budget(60).check(s)
     finally:
         timer.join()
     assert 0.4 < time.monotonic() - start < 30  # the signal came during the check, which stopped
+
+
+def test_an_incremental_solver_timing_out_stays_unknown():
+    # its timeout gives the reason "canceled", as a Ctrl-C does: only an early one is the interrupt
+    import z3
+    from eoscheck.checker.smt.runner import _check
+
+    s = _hard_z3_problem(True)
+    s.set(timeout=300)
+    assert _check(s, limit=0.3) == z3.unknown and s.reason_unknown() == "canceled"
 
 
 # -------------------------------------------------------------------------------------- conform
