@@ -91,7 +91,7 @@ def _decode(value: Any, where: str) -> Any:
     if "#bigint" in value:
         digits = value["#bigint"]
         if not isinstance(digits, str) or not _is_integer_text(digits):
-            raise ITFValueError(f"{where}: #bigint must be a string of decimal digits, got "
+            raise ITFValueError(f"{where}: #bigint must be a string of decimal digits (at most {MAX_BIGINT_DIGITS}), got "
                                 f"{_short(digits)}")
         return int(digits)
     if "#tup" in value or "#set" in value:

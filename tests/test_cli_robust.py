@@ -5,6 +5,7 @@ partial counts, and no process left behind."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -77,6 +78,53 @@ def test_prove_spec_timeout_inf_is_a_spec_error(tmp_path, capsys):
     one_line(code, err, "prove.timeout must be a positive number")
 
 
+def _hard_z3_problem(incremental: bool) -> Any:
+    import z3
+
+    x, y, z = z3.BitVecs("x y z", 64)
+    s = z3.Solver() if incremental else z3.SolverFor("QF_BV")
+    s.add(x > 1, y > 1, z > 1)
+    if incremental:
+        s.push()  # what the induction step's incremental solver does
+    s.add(x * y * z == 0x1234567890ABCDEF, x * x + y * y == z * z + 12345)
+    return s
+
+
+@pytest.mark.parametrize("incremental", [False, True])
+def test_ctrl_c_during_a_z3_check_interrupts_the_proof(incremental):
+    # Z3 catches a SIGINT that arrives while it checks and only answers unknown: `eoscheck prove`
+    # reported the obligation unknown and ran on to the end (140 s, exit 1, no "interrupted" line)
+    import threading
+    import time
+
+    from eoscheck.checker.smt.runner import _Budget, _check
+
+    s = _hard_z3_problem(incremental)
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    start = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            if incremental:
+                s.set(timeout=60_000)
+                _check(s, limit=60)
+            else:
+                _Budget(60).check(s)
+    finally:
+        timer.join()
+    assert 0.4 < time.monotonic() - start < 30  # the signal came during the check, which stopped
+
+
+def test_an_incremental_solver_timing_out_stays_unknown():
+    # its timeout gives the reason "canceled", as a Ctrl-C does: only an early one is the interrupt
+    import z3
+    from eoscheck.checker.smt.runner import _check
+
+    s = _hard_z3_problem(True)
+    s.set(timeout=300)
+    assert _check(s, limit=0.3) == z3.unknown and s.reason_unknown() == "canceled"
+
+
 # -------------------------------------------------------------------------------------- conform
 
 def test_conform_json_naming_the_vector_file_keeps_it(tmp_path, capsys):
@@ -85,6 +133,30 @@ def test_conform_json_naming_the_vector_file_keeps_it(tmp_path, capsys):
     code, err = run(capsys, "conform", str(vectors), "--json", str(vectors))
     one_line(code, err, "would overwrite the vector file")
     assert vectors.read_bytes() == VECTORS.read_bytes()
+
+
+def test_conform_initial_state_naming_an_unknown_partition_is_not_expressible(tmp_path, capsys):
+    # a committed offset for a partition no step mentions indexed past the group's offsets: IndexError traceback
+    data = json.loads((REPO / "tests" / "data" / "kafka-unit-test-vectors.broker.json").read_text())
+    vector = next(v for v in data["vectors"] if v["id"] == "BRK-GC-01")
+    vector["initial_state"]["group"]["committed"] = {"other-partition": 1}
+    vectors = tmp_path / "v.json"
+    vectors.write_text(json.dumps({**data, "vectors": [vector]}))
+    code = main(["conform", str(vectors)])
+    out = capsys.readouterr().out
+    assert code == 0 and "BRK-GC-01 (offset_fetch_require_stable): initial_state not readable" in out, out
+
+
+def test_conform_block_grant_past_the_largest_producer_id_is_not_expressible(tmp_path, capsys):
+    # the model's grant_block refuses a block passing Long.MaxValue; its exception escaped as a traceback
+    data = json.loads((REPO / "tests" / "data" / "kafka-unit-test-vectors.written.json").read_text())
+    vector = next(v for v in data["vectors"] if v["id"] == "PIDM-02")
+    vector["initial_state"]["block_size"] = 2**64
+    vectors = tmp_path / "v.json"
+    vectors.write_text(json.dumps({**data, "vectors": [vector]}))
+    code = main(["conform", str(vectors)])
+    out = capsys.readouterr().out
+    assert code == 0 and "PIDM-02 (init_producer_id): step 2:" in out and "passes the largest producer id" in out, out
 
 
 def test_conform_refuses_a_fifo(tmp_path):

@@ -66,6 +66,25 @@ class _OutOfTime(Exception):
     pass
 
 
+#: Z3's reason when its own SIGINT handler (installed for the length of every check) cancelled it
+_KEYBOARD = "interrupted from keyboard"
+
+
+def _check(s: z3.Solver, *assumptions: Any, limit: float) -> z3.CheckSatResult:
+    """``s.check`` (with ``limit`` the timeout in seconds just set on it), except that a Ctrl-C is a
+    Ctrl-C: Z3 catches a SIGINT that arrives during a check and only answers unknown, so the
+    obligation was reported unknown and the run went on to the end. A QF_BV solver gives the reason
+    "interrupted from keyboard"; an incremental ``z3.Solver`` says "canceled", as it does for its
+    timeout, so there a "canceled" well before the timeout is the interrupt."""
+    start = time.monotonic()
+    r = s.check(*assumptions)
+    if r == z3.unknown:
+        reason = s.reason_unknown()
+        if reason == _KEYBOARD or (reason == "canceled" and time.monotonic() - start < 0.9 * limit):
+            raise KeyboardInterrupt
+    return r
+
+
 class _Budget:
     def __init__(self, seconds: float) -> None:
         self.deadline = time.monotonic() + seconds
@@ -83,7 +102,7 @@ class _Budget:
         if left <= 0:
             raise _OutOfTime()
         s.set(timeout=max(1, int(left * 1000)))
-        return s.check()
+        return _check(s, limit=left)
 
 
 def make_vars(widths: Widths, tag: str) -> dict[str, Any]:
@@ -143,7 +162,7 @@ def _tidy(solver: z3.Solver, variables: Sequence[Any], budget: _Budget, seconds:
             solver.push()
             solver.add(var == cand)
             solver.set(timeout=max(1, int(left * 1000)))
-            r = solver.check()
+            r = _check(solver, limit=left)
             if r == z3.sat:
                 best = solver.model()
             solver.pop()
@@ -320,7 +339,7 @@ def _preserves(hyp: Sequence[Any], successors: Mapping[str, tuple[Any, Any, Any,
             if left <= 0:
                 raise _OutOfTime()
             solver.set(timeout=max(1, int(min(left, INCREMENTAL_SECONDS) * 1000)))
-            r = solver.check()
+            r = _check(solver, limit=min(left, INCREMENTAL_SECONDS))
             reason = solver.reason_unknown() if r == z3.unknown else ""
             solver.pop()
             if r == z3.unknown:
@@ -399,7 +418,7 @@ def _induction(ts: TransitionSystem, budget: _Budget) -> tuple[str, str]:
         if left <= 0:
             raise _OutOfTime()
         solver.set(timeout=max(1, int(left * 1000)))
-        if solver.check(guard) == z3.unsat:
+        if _check(solver, guard, limit=left) == z3.unsat:
             dead.append(name)
     notes = ["invariant preservation proved earlier in this run, reused"] if reused else []
     if dead:

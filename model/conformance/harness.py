@@ -308,7 +308,7 @@ def _run_case(vector: Vector, protocol: Protocol, initial: dict[str, Any], case:
         world = World(protocol, {"initial_state": initial, "steps": [s._asdict() for s in vector.steps]}, initial)
     except NotExpressible as exc:
         return report(NOT_EXPRESSIBLE, str(exc))
-    except (AttributeError, TypeError, ValueError, KeyError) as exc:
+    except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
         return report(NOT_EXPRESSIBLE, f"initial_state not readable as the model's state: {type(exc).__name__}: {exc}")
     world.source_file = str(vector.source.get("file", ""))
     world.component = vector.component

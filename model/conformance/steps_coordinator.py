@@ -345,7 +345,12 @@ def block_event(w: World, inp: dict[str, Any]) -> Observed:
     if start and int(start.group(1)) != w.blocks.next_block_start:
         raise NotExpressible(f"{text!r}: the model grants blocks in request order, the next starts at "
                              f"{w.blocks.next_block_start}")
-    w.blocks = grant_block(w.blocks, broker)
+    try:
+        w.blocks = grant_block(w.blocks, broker)
+    except ProducerIdsExhausted as exc:
+        # the model's controller has no such block to grant (its grant_block refuses one past the
+        # largest id); what the broker does with the controller's error is not modelled
+        raise NotExpressible(f"{text!r}: {exc}") from None
     return {"block_accepted": True}
 
 
