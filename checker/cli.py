@@ -187,8 +187,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     lst = sub.add_parser("list", help="list models (variants, switches, bounds, properties) and specs")
     lst.add_argument("model", nargs="?", help="show only this model")
-    lst.add_argument("--specs", default="specs", metavar="DIR",
-                     help="where to look for specs (default ./specs, recursively)")
+    lst.add_argument("--specs", default=None, metavar="DIR",
+                     help="where to look for specs (default ./specs, recursively, when it exists)")
     lst.set_defaults(func=cmd_list)
 
     show = sub.add_parser("show", help="render a counterexample file step by step")
@@ -519,6 +519,10 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     from .registry import UnknownModelError, find_model, installed_models
 
+    root = Path(args.specs if args.specs is not None else "specs")
+    if args.specs is not None and not root.is_dir():
+        # a directory the user named and that is not there is a typo, not an empty list
+        raise BadInput(f"--specs {args.specs}: " + ("not a directory" if root.exists() else "no such directory"))
     console = Console(highlight=False)
     try:
         models = {args.model: find_model(args.model)} if args.model else installed_models()
@@ -553,7 +557,6 @@ def cmd_list(args: argparse.Namespace) -> int:
             for pname, doc in md.temporal.items():
                 say(f"{pname}: {doc}", indent=4)
         say("")
-    root = Path(args.specs)
     if root.is_dir():
         files = sorted(root.rglob("*.toml"))
         say(f"specs under {root}:", style="bold")

@@ -469,6 +469,9 @@ def collect_spec_paths(paths: Sequence[str]) -> list[Path]:
     """SPEC files as given; a DIR contributes its *.toml files (not recursive), sorted; each once."""
     found: list[Path] = []
     for text in paths:
+        if not text.strip():
+            # Path("") is ".", which would run every spec of the working directory
+            raise SpecError("an empty argument names no spec file or directory")
         p = Path(text)
         if p.is_dir():
             tomls = sorted(q for q in p.glob("*.toml") if q.is_file())

@@ -342,3 +342,31 @@ def test_a_jvm_running_before_the_cli_is_left_alone(capsys, monkeypatch):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_an_empty_spec_argument_is_refused_not_read_as_the_working_directory(tmp_path, capsys, monkeypatch):
+    # Path("") is "."; a directory of specs there would all run
+    (tmp_path / "a.toml").write_text('model = "kafka.eos"\n')
+    monkeypatch.chdir(tmp_path)
+    code, err = run(capsys, "check", "", "--no-progress")
+    assert code == 2
+    assert err.strip() == "eoscheck: error: an empty argument names no spec file or directory"
+
+
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_list_specs_naming_no_directory_is_refused_before_any_listing(tmp_path, capsys, kind):
+    target = tmp_path / "specs.toml"
+    if kind == "file":
+        target.write_text("")
+    code = main(["list", "kafka.eos", "--specs", str(target)])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert out == ""
+    assert err.strip().endswith("not a directory" if kind == "file" else "no such directory")
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_list_without_specs_outside_a_checkout_still_lists_the_models(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["list", "kafka.eos"]) == 0
+    assert "kafka.eos" in capsys.readouterr().out
