@@ -1013,7 +1013,11 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
         a zombie, unaware, until something fences it."""
         return {"producer": tx.restart(producer), "zombie": producer}
 
-    @precondition(lambda self, zombie: zombie != ())
+    # the gate is EndTxn's on the old instance (``end_transaction`` does nothing unless it may commit or
+    # abort), memoised on the zombie alone: keyed on the coordinator entry and the allocator too, which move
+    # with the live instance's transactions, a zombie with batches in flight missed its memo on every move
+    @precondition(lambda self, zombie: zombie != () and (tx.ready_to_commit(zombie, self.consume)
+                                                         or tx.ready_to_abort(zombie)))
     @rule("ZombieEndTxn", params={"t": _zombies}, reads=("zombie[t]", "txn[t]", "next_producer_id"),
           writes=("zombie[t]", "txn[t]", "txn_log[t]", "next_producer_id"), results=("result", "error"),
           show={"error": _end_txn_error_name})
