@@ -237,33 +237,6 @@ def _with_drain_fields(p: TxnProducer, f: DrainFields) -> TxnProducer:
 _DRAIN = Projection(_drain_fields, _with_drain_fields)
 
 
-class AddFields(NamedTuple):
-    """What AddPartitionsToTxn reads and writes of its producer (``tx.on_add_partitions``: the phase,
-    id, epoch, partitions added, bump and fatal error; of the parts only which hold batches, read-only):
-    a written projection, so the batches' progress, the transaction counter and the ghosts moving cost
-    it no miss (the symmetric 2-worker row: 339 misses keyed on the whole producer, 22 on this)."""
-
-    phase: int
-    producer_id: int
-    epoch: int
-    added: int
-    bump_after_abort: int
-    fatal_error: int
-    batched: int  # ``tx.batched``: read, never written (the rule moves no batch)
-
-
-def _add_fields(p: TxnProducer) -> AddFields:
-    return AddFields(p.phase, p.producer_id, p.epoch, p.added, p.bump_after_abort, p.fatal_error, tx.batched(p))
-
-
-def _with_add_fields(p: TxnProducer, f: AddFields) -> TxnProducer:
-    return p._replace(phase=f.phase, producer_id=f.producer_id, epoch=f.epoch, added=f.added,
-                      bump_after_abort=f.bump_after_abort, fatal_error=f.fatal_error)
-
-
-_ADD = Projection(_add_fields, _with_add_fields)
-
-
 def _zombie_commit(z: TxnProducer | tuple[()]) -> CommitFields | tuple[()]:
     """A zombie's ``CommitFields`` (ZombieTxnOffsetCommit's written projection), () if there is none."""
     return commit_fields(z) if z else ()
@@ -597,7 +570,7 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
                       show=_show_producer, symmetric="producer", rename={PARTITION: eps.rename_producer},
                       projections={**GROUP_PROJECTIONS["producer"], "held": _held, "fence": _producer_fence,
                                    "fatal": _fatal_error, "awaiting": _awaiting, "produce": _PRODUCE,
-                                   "drain": _DRAIN, "add": _ADD},
+                                   "drain": _DRAIN},
                       doc="transactional producers, one per transactional id")
     zombie = Actors(count="producers", init=(), show=lambda z: _show_producer(z) if z else "none", symmetric="producer",
                     rename={PARTITION: eps.rename_producer}, projections={"fence": _producer_fence, "commit": _ZOMBIE_COMMIT},
@@ -989,16 +962,15 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
     # (``checker.compose``), so the many states where a producer has nothing to add, drain or end cost
     # a lookup on its one slot, and no miss of the full key when another part moves. Each is the
     # effect's own "nothing to do" test, so the steps are the same.
-    @precondition(lambda self, producer: bool(tx.unadded(producer.phase, producer.added, producer.batched)))
-    @rule("AddPartitionsToTxn", params={"t": "producer"}, reads=("producer[t]:add", "txn[t]"),
-          writes=("producer[t]:add", "txn[t]", "txn_log[t]"), results=("p", "error"), show={"error": error_name})
-    def add_partitions(self, producer: AddFields, txn: TxnMetadata) -> Any:
+    @precondition(lambda self, producer: bool(tx.partitions_to_add(producer)))
+    @rule("AddPartitionsToTxn", params={"t": "producer"}, reads=("producer[t]", "txn[t]"),
+          writes=("producer[t]", "txn[t]", "txn_log[t]"), results=("p", "error"), show={"error": error_name})
+    def add_partitions(self, producer: TxnProducer, txn: TxnMetadata) -> Any:
         moves = []
-        for p in tx.unadded(producer.phase, producer.added, producer.batched):
+        for p in tx.partitions_to_add(producer):
             out = add_partitions_to_txn(txn, producer.producer_id, producer.epoch, (p,),
                                         pending_first=self.protocol.add_partitions_pending_first)
-            # AddFields holds every field the answer reads and writes (phase, added, bump, fatal error)
-            client = tx.on_add_partitions(producer, p, out.error, **self.txn_errors)  # type: ignore[arg-type]
+            client = tx.on_add_partitions(producer, p, out.error, **self.txn_errors)
             if client is None:
                 continue  # CONCURRENT_TRANSACTIONS: retried later, nothing changes
             moves.append({**(self._coordinator(out.meta) if out.wrote else {}), "producer": client, "p": p,

@@ -167,23 +167,6 @@ def partitions_to_add(p: TxnProducer) -> tuple[int, ...]:
     return tuple(i for i, part in enumerate(p.parts) if part.batches and not p.added >> i & 1)
 
 
-def batched(p: TxnProducer) -> int:
-    """Bitmask of the partitions holding batches (what ``partitions_to_add`` reads of the parts)."""
-    mask = 0
-    for i, part in enumerate(p.parts):
-        if part.batches:
-            mask |= 1 << i
-    return mask
-
-
-def unadded(phase: int, added: int, holding: int) -> tuple[int, ...]:
-    """``partitions_to_add`` on what it reads: the phase, the partitions added and ``holding``, the
-    partitions holding batches (``batched``)."""
-    if phase != TXN_IN_TXN:
-        return ()
-    return tuple(i for i in range(holding.bit_length()) if holding >> i & 1 and not added >> i & 1)
-
-
 def on_add_partitions(p: TxnProducer, partition: int, error: int, *, can_bump_epoch: bool = False,
                       pid_mapping_fatal: bool = False) -> TxnProducer | None:
     """The answer to AddPartitionsToTxn; None: retry (CONCURRENT_TRANSACTIONS)."""
@@ -393,7 +376,6 @@ __all__ = [
     "OUTCOME_NAMES",
     "SKIP_END_TXN",
     "abort_undrained",
-    "batched",
     "begin_transaction",
     "connection_closed",
     "drain",
@@ -414,6 +396,5 @@ __all__ = [
     "ready_to_abort",
     "ready_to_commit",
     "restart",
-    "unadded",
     "with_producer_id",
 ]
