@@ -853,17 +853,13 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
         client = tx.on_offset_fetch(producer, reaction, position)
         return None if client is None else {"producer": client, "position": position}
 
-    # the producer through TxnOffsetCommit's written projection (``CommitFields`` holds every field
-    # ``tx.on_add_offsets`` reads and writes: phase, id, epoch, bump, fatal error, offsets), the gate on
-    # it too: its batches and ghosts moving cost no miss (the symmetric 2-worker row: 278 misses keyed
-    # on the whole producer)
     @precondition(lambda self, producer: producer.phase == TXN_IN_TXN and producer.offsets == 0)
-    @rule("AddOffsetsToTxn", params={"t": _consumers}, reads=("producer[t]:commit", "txn[t]"),
-          writes=("producer[t]:commit", "txn[t]", "txn_log[t]"), results=("error",), show={"error": error_name})
-    def add_offsets(self, producer: CommitFields, txn: TxnMetadata) -> Any:
+    @rule("AddOffsetsToTxn", params={"t": _consumers}, reads=("producer[t]", "txn[t]"),
+          writes=("producer[t]", "txn[t]", "txn_log[t]"), results=("error",), show={"error": error_name})
+    def add_offsets(self, producer: TxnProducer, txn: TxnMetadata) -> Any:
         out = add_partitions_to_txn(txn, producer.producer_id, producer.epoch, (OFFSETS,),
                                     pending_first=self.protocol.add_partitions_pending_first)
-        client = tx.on_add_offsets(producer, out.error, **self.txn_errors)  # type: ignore[arg-type]
+        client = tx.on_add_offsets(producer, out.error, **self.txn_errors)
         if client is None:
             return None
         return {**(self._coordinator(out.meta) if out.wrote else {}), "producer": client, "error": int(out.error)}
