@@ -215,28 +215,6 @@ def _with_produce_fields(p: TxnProducer, f: ProduceFields) -> TxnProducer:
 _PRODUCE = Projection(_produce_fields, _with_produce_fields)
 
 
-class DrainFields(NamedTuple):
-    """What Drain reads and writes of its producer (``tx.drain``: the phase, the partitions added and
-    their sequence state): a written projection, so the producer's transaction counter, ghosts, id,
-    bump and offsets moving cost it no miss (the symmetric 2-worker row: 1,572 misses keyed on the
-    whole producer, 524 on this)."""
-
-    phase: int
-    added: int
-    parts: tuple[IdempotentClient, ...]
-
-
-def _drain_fields(p: TxnProducer) -> DrainFields:
-    return DrainFields(p.phase, p.added, p.parts)
-
-
-def _with_drain_fields(p: TxnProducer, f: DrainFields) -> TxnProducer:
-    return p._replace(phase=f.phase, added=f.added, parts=f.parts)
-
-
-_DRAIN = Projection(_drain_fields, _with_drain_fields)
-
-
 def _zombie_commit(z: TxnProducer | tuple[()]) -> CommitFields | tuple[()]:
     """A zombie's ``CommitFields`` (ZombieTxnOffsetCommit's written projection), () if there is none."""
     return commit_fields(z) if z else ()
@@ -569,8 +547,7 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
                       init=lambda m, i: m.initial_producer(i, m.initially_owns(i))._replace(tv=m.initial_tv),
                       show=_show_producer, symmetric="producer", rename={PARTITION: eps.rename_producer},
                       projections={**GROUP_PROJECTIONS["producer"], "held": _held, "fence": _producer_fence,
-                                   "fatal": _fatal_error, "awaiting": _awaiting, "produce": _PRODUCE,
-                                   "drain": _DRAIN},
+                                   "fatal": _fatal_error, "awaiting": _awaiting, "produce": _PRODUCE},
                       doc="transactional producers, one per transactional id")
     zombie = Actors(count="producers", init=(), show=lambda z: _show_producer(z) if z else "none", symmetric="producer",
                     rename={PARTITION: eps.rename_producer}, projections={"fence": _producer_fence, "commit": _ZOMBIE_COMMIT},
@@ -974,13 +951,12 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
         return moves
 
     @precondition(lambda self, producer: producer.phase == TXN_IN_TXN and producer.added != 0)
-    @rule("Drain", params={"t": "producer"}, reads=("producer[t]:drain", "now"),
-          writes=("producer[t]:drain",), sends=("requests",), results=("p", "record", "seq", "epoch"))
-    def drain(self, t: int, producer: DrainFields, now: int) -> Any:
+    @rule("Drain", params={"t": "producer"}, reads=("producer[t]", "now"),
+          writes=("producer[t]",), sends=("requests",), results=("p", "record", "seq", "epoch"))
+    def drain(self, t: int, producer: TxnProducer, now: int) -> Any:
         moves = []
         for p in range(self.n_partitions):
-            # DrainFields holds every field the drain reads and writes (phase, added, parts)
-            drained = tx.drain(producer, t, p, now, self.cfg)  # type: ignore[arg-type]
+            drained = tx.drain(producer, t, p, now, self.cfg)
             if drained is None:
                 continue
             client, req = drained
