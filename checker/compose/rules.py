@@ -853,6 +853,12 @@ class _Rule:
             lines += [" " * 12 + x for x in apply]
         if not lines:
             return ["pass"], env  # a rule without bindings (zero actors) has no body
+        if self.receive is not None:
+            # an empty channel delivers nothing: no key built, no lookup (kafka.init_producer_id's
+            # init_requests is empty in two states in five). ``is``: a state holds the one int object
+            # per id (``Interner.intern``); another object equal to it only costs the lookup
+            env[f"{tag}EMPTY"] = self.receive.empty()
+            lines = [f"if s[{rslot}] is not {tag}EMPTY:", *("    " + x for x in lines)]
         if bslot >= 0:
             lines = [f"if s[{bslot}] < {self.budget_bound}:", *("    " + x for x in lines)]
         return lines, env
@@ -1147,11 +1153,12 @@ class _ChannelRule:
         place, bslot = self.place, self.budget_place
         # every outcome has one shape (``outcomes``' builder): its successor is built in place
         _, display = _builder_lines(len(self.plan.live), (place,), (), -1, bslot)
-        lines = [f"outs = {tag}m.get(s[{place}])", "if outs is None:", f"    outs = {tag}miss(s[{place}])",
-                 "for step, build, a, ci in outs:", f"    append((step, {display}))"]
+        lines = [f"if s[{place}] is not {tag}EMPTY:",  # nothing to lose or copy (``_Rule.body``)
+                 f"    outs = {tag}m.get(s[{place}])", "    if outs is None:", f"        outs = {tag}miss(s[{place}])",
+                 "    for step, build, a, ci in outs:", f"        append((step, {display}))"]
         if bslot >= 0:
             lines = [f"if s[{bslot}] < {self.budget_bound}:", *("    " + x for x in lines)]
-        return lines, {f"{tag}m": self.outs, f"{tag}miss": self.outcomes}
+        return lines, {f"{tag}m": self.outs, f"{tag}miss": self.outcomes, f"{tag}EMPTY": self.ops.empty()}
 
     def step(self, msg: Any) -> Step:
         step = self.steps.get(msg)
