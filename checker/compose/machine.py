@@ -166,7 +166,7 @@ _OUT_LIST = ("    out = []", "    append = out.append", "    return out")
 
 
 def _dedup_source(source: str, actions: Sequence[str], checked: bool, symmetric: bool, bounded: bool,
-                  outside: Collection[str] = (), below: tuple[int, int] | None = None) -> str | None:
+                  outside: Collection[str] = ()) -> str | None:
     """``successors``' source fused with the engine's duplicate test (``_Plan.dedup_successors``):
     ``successors(s, ref)`` makes no list; each step line counts its action (``actions[i]`` for the
     i-th step line: the line itself cannot name it), fingerprints its successor and, when the
@@ -177,17 +177,13 @@ def _dedup_source(source: str, actions: Sequence[str], checked: bool, symmetric:
     (``rules.OUTSIDE_BUILT``): such a successor is counted and cut unbuilt and unchecked, as the
     engines' loops would count it (outside the constraint, it is no visited state or candidate,
     and a step out of the constraint is not checked). None when the source is not as expected
-    (the engines then take the plain path). ``below``: the canonical form's ``own_form_below``
-    (places ``i``, ``j``: a state holding less at ``i`` than at ``j`` is its own form), tested
-    inline so that such a successor is fingerprinted without a call."""
+    (the engines then take the plain path)."""
     lines = source.splitlines()
     if (not lines or lines[0] != "def successors(s):" or lines[-1] != _OUT_LIST[2]
             or _DEDUP_NAMES.search(source)):
         return None
     out = ["def successors(s, ref):"]
     fp = "hash(canon(t))" if symmetric else "hash(t)"
-    if symmetric and below is not None:
-        fp = f"hash(t) if t[{below[0]}] < t[{below[1]}] else hash(canon(t))"
     n = 0
     for line in lines[1:]:
         m = _STEP_LINE.match(line)
@@ -1080,7 +1076,7 @@ class _Plan:
             env.update(CK=table)
         env.update(failed=failed, canon=canonical, within=within)
         source = _dedup_source(self.source, self._step_actions, bool(names), canonical is not None, within is not None,
-                               self._outside_actions, getattr(canonical, "own_form_below", None))
+                               self._outside_actions)
         env["OUTSIDE_BUILT"] = OUTSIDE_BUILT
         got = None
         if source is not None:

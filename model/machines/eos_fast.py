@@ -375,11 +375,6 @@ def _canonical_pair(plan: Any, places: list[list[int]], apply: Any) -> Callable[
     lines.append("    return s")
     exec(compile("\n".join(lines), "<kafka.eos canonical pair>", "exec"), env)  # noqa: S102
     out: Callable[[tuple], tuple] = env["canonical_pair"]
-    # its first test, for the fused successors to make inline (``_Plan.dedup_successors``): a state
-    # whose first identity's first actor slot holds less than the second's is its own form
-    first = next(zip(*places), None)
-    if first is not None:
-        out.own_form_below = first  # type: ignore[attr-defined]
     return out
 
 
