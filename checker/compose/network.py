@@ -120,6 +120,10 @@ class ChannelOps:
         i = bisect.bisect_right(msgs, msg)
         return msgs[:i] + (msg,) + msgs[i:]
 
+    def empty(self) -> int:
+        """The id of the channel holding nothing (the one int object for it)."""
+        return self.table.intern(())
+
     # ---- memoised operations on ids
 
     def value(self, ident: int) -> tuple[Any, ...]:
