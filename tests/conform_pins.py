@@ -68,3 +68,14 @@ def run_vector(vector: dict, variant: str | None = None) -> harness.VectorReport
     data = {"source": {"repository": "apache/kafka", "commit": KAFKA_COMMIT}, "vectors": [vector]}
     (report,) = harness.run_file(parse_vectors(data, "inline"), variant).vectors
     return report
+
+
+def assert_coverage_table_names_vectors(path: Path) -> None:
+    """docs/conformance.md's coverage table has one row per test of the vector file, ending with its vectors."""
+    doc = (Path(__file__).parent.parent / "docs" / "conformance.md").read_text()
+    by_test: dict[str, list[str]] = {}
+    for v in json.loads(path.read_text())["vectors"]:
+        by_test.setdefault(v["source"]["test"], []).append(v["id"])
+    for test, ids in by_test.items():
+        rows = [line for line in doc.splitlines() if line.startswith("| ") and f"`{test}`" in line]
+        assert len(rows) == 1 and rows[0].rstrip(" |").endswith(", ".join(ids)), test

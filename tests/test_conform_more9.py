@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conform_pins import assert_pinned
+from conform_pins import assert_coverage_table_names_vectors, assert_pinned
 from eoscheck.model.api.protocol import PROFILES, protocol, with_eos
 from eoscheck.model.conformance import harness
 from eoscheck.model.conformance.vectors import load_vectors, parse_vectors
@@ -121,14 +121,7 @@ def test_the_file_names_tests_no_other_file_covers_with_their_tags() -> None:
 
 
 def test_the_coverage_table_names_the_vectors() -> None:
-    """docs/conformance.md's coverage table has one row per test of the file, ending with its vectors."""
-    doc = (Path(__file__).parent.parent / "docs" / "conformance.md").read_text()
-    by_test: dict[str, list[str]] = {}
-    for v in json.loads(MORE9.read_text())["vectors"]:
-        by_test.setdefault(v["source"]["test"], []).append(v["id"])
-    for test, ids in by_test.items():
-        rows = [line for line in doc.splitlines() if line.startswith("| ") and f"`{test}`" in line]
-        assert len(rows) == 1 and rows[0].rstrip(" |").endswith(", ".join(ids)), test
+    assert_coverage_table_names_vectors(MORE9)
 
 
 def test_a_streams_group_is_not_taken_for_a_classic_one() -> None:
