@@ -40,17 +40,18 @@ def _agree(proj: Projection, fn: Callable[..., Any], p: TxnProducer, *args: Any,
     return isinstance(changed, TxnProducer) and changed != p
 
 
+def _views(m: Any) -> list[Any]:
+    """The view of every distinct reachable state."""
+    states = dict.fromkeys(s for s, _, _ in reachable_steps(m))
+    return [m.view(s) for s in states]
+
+
 def _reachable(m: Any) -> tuple[set[TxnProducer], set[tuple[TxnProducer, int, ProduceResponse, int]]]:
     """The producers (and zombies) of every reachable state, and each (producer, partition, answer, clock)
     a HandleProduceResponse could meet: a response in flight to that producer."""
     producers: set[TxnProducer] = set()
     answered: set[tuple[TxnProducer, int, ProduceResponse, int]] = set()
-    seen: set[tuple] = set()
-    for s, _, _ in reachable_steps(m):
-        if s in seen:
-            continue
-        seen.add(s)
-        v = m.view(s)
+    for v in _views(m):
         producers.update(v.producer)
         producers.update(z for z in v.zombie if z)
         answered.update((v.producer[r.client], r.partition, r.message, v.now) for r in v.responses)
@@ -66,12 +67,14 @@ def test_produce_fields_hold_what_the_answer_reads_and_writes(variant: str) -> N
                     input_records=1)
     producers, answered = _reachable(m)
     assert len(producers) > 100 and len(answered) > 100
-    ipe = m.protocol.invalid_producer_epoch_abortable
+    # the switches HandleProduceResponse passes (kafka-4.0: INVALID_PRODUCER_ID_MAPPING is fatal, KAFKA-14563)
+    switches = {"ipe_abortable": m.protocol.invalid_producer_epoch_abortable,
+                "pid_mapping_fatal": m.protocol.client_produce_pid_mapping_fatal}
     written = {"response": 0}
     for p, partition, resp, now in answered:  # each answer with every error it might carry
         for error in ERRORS:
             written["response"] += _agree(eos._PRODUCE, tx.on_produce_response, p, partition,
-                                          resp._replace(error=int(error)), now, m.cfg, ipe_abortable=ipe)
+                                          resp._replace(error=int(error)), now, m.cfg, **switches)
     assert all(written.values()), written
 
 
@@ -79,12 +82,7 @@ def test_zombie_end_txn_gate_is_end_txn_doing_nothing() -> None:
     m = eos.machine("kafka-3.0-3.5", transactions=1, restarts=1, lost_responses=1, produce_timeouts=1,
                     max_ticks=2, input_records=1)
     closed = opened = 0
-    seen: set[tuple] = set()
-    for s, _, _ in reachable_steps(m):
-        if s in seen:
-            continue
-        seen.add(s)
-        v = m.view(s)
+    for v in _views(m):
         for t, z in enumerate(v.zombie):
             if not z:
                 continue

@@ -167,9 +167,8 @@ def append_marker(state: LeaderState, marker: MarkerRequest, protocol: Protocol,
     entry = find_entry(state.producers, marker.producer_id) or empty_entry(marker.producer_id)
     offset = marker.offset if marker.offset >= 0 else state.log_end_offset
     mk = TxnMarker(0, marker.producer_id, marker.epoch, marker.result, marker.coordinator_epoch)
-    check = protocol.eos.tv2_marker_epoch_check.value
-    if check != "lenient" and transaction_version >= 2 and origin != AppendOrigin.REPLICATION and \
-            tv2_marker_refused(entry, mk, check):
+    if transaction_version >= 2 and origin != AppendOrigin.REPLICATION and \
+            tv2_marker_refused(entry, mk, protocol.eos.tv2_marker_epoch_check.value):
         # KAFKA-19446 / KAFKA-19999 (4.2.0-rc1 ProducerAppendInfo.checkProducerEpoch): a TV2 marker must be above the
         # producer's epoch, or at it with no transaction open
         return ProduceResult(REJECTED, int(Errors.INVALID_PRODUCER_EPOCH)), state
