@@ -172,7 +172,12 @@ def test_json_holds_the_same_data(tmp_path, capsys):
     assert main(["conform", str(SAMPLE), "--json", str(full)]) == 0
     doc = json.loads(full.read_text())
     assert sum(doc["totals"].values()) == 49 and doc["variant"] == "kafka-2024-10"
-    assert main(["conform", str(SAMPLE), "--json", str(tmp_path / "no" / "dir.json")]) == 2
+    # as check and prove do, a missing directory of --json is made (write_output), not refused
+    nested = tmp_path / "no" / "dir.json"
+    assert main(["conform", str(SAMPLE), "--json", str(nested)]) == 0
+    assert json.loads(nested.read_text())["totals"] == doc["totals"]
+    # a directory that cannot be made is still one line, exit 2
+    assert main(["conform", str(SAMPLE), "--json", str(out / "x.json")]) == 2
 
 
 def test_the_engine_finds_the_command_without_importing_the_model():

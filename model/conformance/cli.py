@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from eoscheck.checker.outfile import OutputError, check_output, same_file, write_output
 
@@ -39,8 +38,6 @@ def run(args: argparse.Namespace) -> int:
         # Before the run, as check does: --json naming the vector file used to replace it.
         if same_file(args.json, args.vectors):
             raise ConformInputError(f"{args.json}: --json would overwrite the vector file")
-        if not Path(args.json).parent.is_dir():  # conform never created directories
-            raise ConformInputError(f"{args.json}: --json: no such directory {Path(args.json).parent}")
         try:
             check_output(args.json, "--json")
         except OutputError as exc:
