@@ -8,12 +8,23 @@ import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from eoscheck.model.api.protocol import FEATURES, PROFILES, protocol
+from eoscheck.model.api.protocol import FEATURES, PROFILE_TABLE, PROFILES, Protocol, protocol
 from eoscheck.model.conformance import harness
 from eoscheck.model.conformance.vectors import VectorFile, parse_vectors
 
 #: the Kafka commit the written vector files were read at
 KAFKA_COMMIT = "1eb7644349cb07139d6a3c1ad1986979647cac99"
+
+#: the profiles of 4.0.0 and later releases, and of 4.1.0 and later: the sets a kafka.eos switch of those releases is
+#: on in (``docs/kafka-versions.md``, "4.x release tags")
+FROM_4_0_0 = frozenset({"kafka-later-trunk", "kafka-4.2", "kafka-4.1.1", "kafka-4.1.0", "kafka-4.0.1", "kafka-4.0.0"})
+FROM_4_1_0 = FROM_4_0_0 - {"kafka-4.0.1", "kafka-4.0.0"}
+
+
+def profiles_with(test: Callable[[Protocol], bool]) -> set[str]:
+    """The profiles (aliases left out) whose switches pass ``test``."""
+    return {name for name, p in PROFILE_TABLE.items() if test(p.protocol)}
+
 
 #: a profile's pin: ({vector: why it disagrees}, {vector: the feature the version lacks, or why it is out})
 Outcome = tuple[dict[str, str], dict[str, str]]

@@ -91,6 +91,8 @@ def test_without_the_race_the_leader_verifies_and_never_reaches_the_check() -> N
         assert pending.pending and pending.result is None
 
 
-def test_only_the_later_trunk_profile_has_the_fix() -> None:
+def test_only_the_profiles_from_4_1_1_have_the_fix() -> None:
+    """KAFKA-19690: PR 20618 (a10c1f3ea1, first tag 4.1.1), PR 20534 (0a483618b9, first tag 4.2.0-rc1); 4.0.1 and
+    4.1.0 lack it, and the 3.9 releases after September 2025 (PR 20577) have no profile of their own."""
     on = {name for name, p in PROFILE_TABLE.items() if p.protocol.eos.stale_epoch_before_verification}
-    assert on == {"kafka-later-trunk"}
+    assert on == {"kafka-later-trunk", "kafka-4.2", "kafka-4.1.1"}

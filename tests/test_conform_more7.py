@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conform_pins import assert_coverage_table_names_vectors, assert_pinned
-from eoscheck.model.api.protocol import PROFILES, protocol, with_eos
+from conform_pins import FROM_4_0_0, FROM_4_1_0, assert_coverage_table_names_vectors, assert_pinned, profiles_with
+from eoscheck.model.api.protocol import PROFILES, client_tv2, protocol, with_eos
 from eoscheck.model.conformance import harness
 from eoscheck.model.conformance.vectors import load_vectors, parse_vectors
 
@@ -19,10 +19,14 @@ MORE7 = Path(__file__).parent / "data" / "kafka-unit-test-vectors.more7.json"
 TV2 = ("SM-101", "SM-102", "SM-103", "SM-104", "SM-105", "SM-106", "SM-109", "SM-110", "SM-115", "SM-116", "SM-117",
        "SM-118", "SM-120", "SM-121", "SM-122", "SM-123")
 #: KAFKA-19367 (4.0.1, 4.1.0): a TV2 fence-abort whose append fails leaves the epoch and no hasFailedEpochFence
-#: (``Protocol.tv2_failed_fence_leaves_epoch``, kafka-later-trunk only); the 2024-10 snapshot, like 4.0.0, installs
-#: the fenced epoch in memory and sets the flag (1eb7644 TransactionCoordinator.endTransaction), so SM-123 (read at
-#: 4.1.0) disagrees there
+#: (kafka.eos's ``tv2_failed_fence_leaves_epoch``, from kafka-4.0.1 on); the 2024-10 snapshot and kafka-4.0.0 install
+#: the fenced epoch in memory and set the flag (1eb7644 and 4.0.0 TransactionCoordinator.endTransaction), so SM-123
+#: (read at 4.1.0) disagrees there
 KAFKA_19367 = {"SM-123": "KAFKA-19367's failed TV2 fence-abort (4.0.1, 4.1.0)"}
+#: KAFKA-19367's tests at the epoch boundary (shouldNotCauseEpochOverflowWhenInitPidDuringOngoingTxnV2,
+#: shouldHandleTimeoutAtEpochOverflowBoundaryCorrectlyTV2: added by PR 19958 to the 4.0 branch, first tag 4.0.1; read at
+#: 4.1.0): a fence-abort at Short.MaxValue - 1 of TV2 metadata ends at Short.MaxValue
+KAFKA_19367_BOUNDARY = ("SM-121", "SM-122")
 #: the vectors with a WriteTxnMarker at transaction_version 2: a version without TV2 has no such marker (session 22:
 #: the harness reads the field since KAFKA-19446 (kafka.eos's ``tv2_marker_epoch_check``), and a profile lacking TV2 no longer agrees by ignoring it)
 TV2_MARKER = ("PROD-101", "PROD-106", "PROD-108")
@@ -38,7 +42,12 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
         # before 4.0's EndTxn (KAFKA-14563's follow-ups): no TV2 empty abort from an ended state, no TV2 retry epoch,
         # and before KAFKA-18660 (the rotation's answer, AddPartitions' pending check first)
         disagree.update({v: "TV2 EndTxn of 4.0" for v in ("SM-101", "SM-105", "SM-109", "SM-115", "SM-117", "SM-118")})
+    if "transaction-version-2" not in p.lacks and not p.eos.tv2_failed_fence_leaves_epoch:
         disagree.update(KAFKA_19367)
+    if client_tv2(p) and p.eos.tv2_fence_double_bump:
+        # 4.0.0's TV2 fence-abort at Short.MaxValue - 1 installs Short.MaxValue and bumps again: the epoch wraps to
+        # -32768; KAFKA-19367's tests (first tag 4.0.1) assert one bump, to Short.MaxValue
+        disagree.update({v: "4.0.0's double bump at the epoch boundary" for v in KAFKA_19367_BOUNDARY})
     if "kip-890-verification" in p.lacks:
         inexpressible.update({v: "kip-890-verification" for v in ("PROD-102", "PROD-103", "PROD-104", "PROD-105",
                                                                   "PROD-107", "PROD-108")})
@@ -47,6 +56,11 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
         # need sequence 0; the profiles before 4.1 accept any sequence from a producer without state, as their
         # versions do (before 4.0 there is no TV2 client at all)
         disagree["PROD-104"] = "before KAFKA-18202"
+    if p.eos.verification_rejects_lower_epoch and not p.eos.stale_epoch_before_verification:
+        # 4.1.0 has KAFKA-18042 but not KAFKA-19690, whose tests these are (added with it: 4.1.1, 4.2.0-rc1): the
+        # stale verification start throws and leaves no guard (an answer the vector does not compare), and the
+        # unguarded append is INVALID_TXN_STATE, the guard being checked before the epoch
+        disagree.update({v: "KAFKA-18042 without KAFKA-19690 (4.1.0)" for v in ("PROD-107", "PROD-108")})
     if "kip-588" in p.lacks:
         # PRODUCER_FENCED is KIP-588's (2.7); before it EndTxn answers INVALID_PRODUCER_EPOCH
         disagree.update({v: "INVALID_PRODUCER_EPOCH before KIP-588" for v in ("SM-108", "SM-112", "SM-114")})
@@ -60,7 +74,10 @@ def test_the_more7_vectors_outcome_is_pinned_per_profile(name: str) -> None:
 
 
 def test_the_derived_pins() -> None:
-    assert _derived("kafka-later-trunk") == ({}, {})
+    assert _derived("kafka-later-trunk") == ({}, {}) == _derived("kafka-4.2") == _derived("kafka-4.1.1")
+    assert set(_derived("kafka-4.1.0")[0]) == {"PROD-107", "PROD-108"}
+    assert set(_derived("kafka-4.0.1")[0]) == {"PROD-104"}
+    assert set(_derived("kafka-4.0.0")[0]) == {"PROD-104", "SM-121", "SM-122", "SM-123"}
     assert set(_derived("kafka-2024-10")[0]) == {"SM-101", "SM-105", "SM-109", "SM-115", "SM-117", "SM-118", "SM-123",
                                                  "PROD-104"}
     assert set(_derived("kafka-3.8-3.9")[1]) == set(TV2 + TV2_MARKER)
@@ -87,7 +104,7 @@ def test_kafka_18660_in_the_conformance_interface(monkeypatch: pytest.MonkeyPatc
     doc, later = PROFILES["kafka-later-trunk"]
     halves = ("add_partitions_pending_first", "tv2_rotation_answer_next_producer_id")
     assert all(getattr(later.eos, h) for h in halves)
-    assert not any(p.eos.add_partitions_pending_first for name, (_, p) in PROFILES.items() if name != "kafka-later-trunk")
+    assert profiles_with(lambda p: p.eos.add_partitions_pending_first) == FROM_4_0_0
     monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, with_eos(later, **dict.fromkeys(halves, False))))
     assert _run_changed("SM-117", lambda v: None) == harness.DISAGREE
     assert _run_changed("SM-118", lambda v: None) == harness.DISAGREE
@@ -105,7 +122,7 @@ def test_kafka_19367_in_the_conformance_interface(monkeypatch: pytest.MonkeyPatc
     KAFKA-9666's fenced epoch, so the switch is the TV2 path's only."""
     doc, later = PROFILES["kafka-later-trunk"]
     assert later.eos.tv2_failed_fence_leaves_epoch
-    assert not any(p.eos.tv2_failed_fence_leaves_epoch for name, (_, p) in PROFILES.items() if name != "kafka-later-trunk")
+    assert profiles_with(lambda p: p.eos.tv2_failed_fence_leaves_epoch) == FROM_4_0_0 - {"kafka-4.0.0"}
     assert _run_changed("SM-123", lambda v: None) == harness.AGREE
     monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, with_eos(later, tv2_failed_fence_leaves_epoch=False)))
     assert _run_changed("SM-123", lambda v: None) == harness.DISAGREE
@@ -129,8 +146,8 @@ def test_kafka_18202_in_the_conformance_interface(monkeypatch: pytest.MonkeyPatc
     sequence 3 is appended; PROD-103 (a TV2 entry at lowest sequence 0) is refused by either check."""
     doc, later = PROFILES["kafka-later-trunk"]
     assert later.eos.tv2_new_producer_sequence_zero and later.eos.verification_rejects_lower_epoch
-    assert not any(p.eos.tv2_new_producer_sequence_zero or p.eos.verification_rejects_lower_epoch
-                   for name, (_, p) in PROFILES.items() if name != "kafka-later-trunk")
+    assert profiles_with(lambda p: p.eos.tv2_new_producer_sequence_zero) == FROM_4_1_0
+    assert profiles_with(lambda p: p.eos.verification_rejects_lower_epoch) == FROM_4_1_0
     assert _run_changed("PROD-104", lambda v: None) == harness.AGREE
     # a TV1 entry: the old rule, the batch is appended, which PROD-104 does not expect
     assert _run_changed("PROD-104", lambda v: v["steps"][0]["input"].update(supports_epoch_bump=False)) == \
@@ -199,3 +216,26 @@ def test_the_file_names_tests_no_other_file_covers_with_their_tags() -> None:
 
 def test_the_coverage_table_names_the_vectors() -> None:
     assert_coverage_table_names_vectors(MORE7)
+
+
+def test_kafka_19367_double_bump_at_the_epoch_boundary(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SM-121 and SM-122 (KAFKA-19367's boundary tests, first tag 4.0.1, read at 4.1.0) tell kafka-4.0.0 from every
+    later profile: 4.0.0's TV2 fence-abort installs the fenced epoch and ``prepareAbortOrCommit`` bumps it again, so at
+    Short.MaxValue - 1 the epoch wraps to -32768 (a Java short); kafka.eos's ``tv2_fence_double_bump`` off, the same
+    fence ends at Short.MaxValue. The 2024-10 snapshot's fence is the TV1 one (its kafka.eos variant has no TV2)."""
+    for vid in KAFKA_19367_BOUNDARY:
+        for name in ("kafka-4.0.1", "kafka-4.1.0", "kafka-4.2", "kafka-later-trunk", "kafka-2024-10"):
+            assert _run_changed(vid, lambda v: None, name) == harness.AGREE, (vid, name)
+        assert _run_changed(vid, lambda v: None, "kafka-4.0.0") == harness.DISAGREE
+        assert _run_changed(vid, lambda v: v["steps"][0]["expected"]["state_after"].update(producer_epoch=-32768),
+                            "kafka-4.0.0") == harness.AGREE
+        # one epoch lower the double bump does not wrap: Short.MaxValue - 2 ends at Short.MaxValue under 4.0.0 only
+        def lower(v: dict) -> None:
+            v["initial_state"]["txn_metadata"]["producer_epoch"] = 32765
+        assert _run_changed(vid, lower, "kafka-4.0.0") == harness.AGREE
+        assert _run_changed(vid, lower, "kafka-4.0.1") == harness.DISAGREE
+    doc, first = PROFILES["kafka-4.0.0"]
+    monkeypatch.setitem(PROFILES, "kafka-4.0.0", (doc, with_eos(first, tv2_fence_double_bump=False,
+                                                                tv2_failed_fence_leaves_epoch=True)))
+    for vid in KAFKA_19367_BOUNDARY:
+        assert _run_changed(vid, lambda v: None, "kafka-4.0.0") == harness.AGREE

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conform_pins import assert_coverage_table_names_vectors, assert_pinned
+from conform_pins import FROM_4_0_0, FROM_4_1_0, assert_coverage_table_names_vectors, assert_pinned, profiles_with
 from eoscheck.model.api.protocol import PROFILES, client_tv2, protocol, with_eos
 from eoscheck.model.conformance import harness
 from eoscheck.model.conformance.vectors import load_vectors, parse_vectors
@@ -80,18 +80,19 @@ def _same(v: dict) -> None:
     pass
 
 
-@pytest.mark.parametrize(("switch", "vectors"), [
-    ("client_batch_error_wrapped_abortable", ("CLI-161-load", "CLI-161-txnstate")),
-    ("client_abort_abortable_fatal", ("CLI-160",)),
-    ("tv2_marker_keeps_verification", ("PROD-110",)),
+@pytest.mark.parametrize(("switch", "vectors", "profiles"), [
+    ("client_batch_error_wrapped_abortable", ("CLI-161-load", "CLI-161-txnstate"), FROM_4_1_0),
+    ("client_abort_abortable_fatal", ("CLI-160",), FROM_4_1_0),
+    ("tv2_marker_keeps_verification", ("PROD-110",), FROM_4_0_0),
 ])
 def test_each_switch_is_what_its_vectors_agree_by(monkeypatch: pytest.MonkeyPatch, switch: str,
-                                                  vectors: tuple[str, ...]) -> None:
-    """Each of session 21's conformance switches, now kafka.eos's (``Protocol.eos``), is set in ``kafka-later-trunk``
-    only, and turning it off there makes its vectors disagree (the behaviour is the switch's, not the harness's)."""
+                                                  vectors: tuple[str, ...], profiles: frozenset[str]) -> None:
+    """Each of session 21's conformance switches, now kafka.eos's (``Protocol.eos``), is set in the profiles of the
+    releases that have it (KAFKA-19176 and KAFKA-19250: 4.1.0; KAFKA-18654 [1/2]: 4.0.0) and later trunk only, and
+    turning it off there makes its vectors disagree (the behaviour is the switch's, not the harness's)."""
     doc, later = PROFILES["kafka-later-trunk"]
     assert getattr(later.eos, switch)
-    assert not any(getattr(p.eos, switch) for name, (_, p) in PROFILES.items() if name != "kafka-later-trunk")
+    assert profiles_with(lambda p: getattr(p.eos, switch)) == profiles
     for vid in vectors:
         assert _run_changed(vid, _same) == harness.AGREE
     monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, with_eos(later, **{switch: False})))
@@ -101,10 +102,10 @@ def test_each_switch_is_what_its_vectors_agree_by(monkeypatch: pytest.MonkeyPatc
 
 def test_kafka_14562_end_txn_answer_is_kafka_eos_transaction_version(monkeypatch: pytest.MonkeyPatch) -> None:
     """KAFKA-14562 [2/3]'s EndTxn answer (CLI-151, CLI-152) is kafka.eos's transaction version 2 (its client continues
-    with EndTxn's producer id and epoch: ``producer.transactional.on_end_txn``), which only kafka-later-trunk's
-    variant sets: at tv1 the vectors' TV2 client is not expressible."""
+    with EndTxn's producer id and epoch: ``producer.transactional.on_end_txn``), which only the variants of 4.0.0 and
+    later set: at tv1 the vectors' TV2 client is not expressible."""
     doc, later = PROFILES["kafka-later-trunk"]
-    assert client_tv2(later) and not any(client_tv2(p) for name, (_, p) in PROFILES.items() if name != "kafka-later-trunk")
+    assert profiles_with(client_tv2) == FROM_4_0_0
     for vid in ("CLI-151", "CLI-152"):
         assert _run_changed(vid, _same) == harness.AGREE
     monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, with_eos(later, transaction_version="tv1")))

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conform_pins import assert_coverage_table_names_vectors, assert_pinned
+from conform_pins import FROM_4_0_0, assert_coverage_table_names_vectors, assert_pinned, profiles_with
 from eoscheck.model.api.protocol import PROFILES, protocol, with_eos
 from eoscheck.model.conformance import harness
 from eoscheck.model.conformance.vectors import load_vectors, parse_vectors
@@ -68,13 +68,15 @@ def _same(v: dict) -> None:
 
 
 def test_the_tv2_marker_epoch_check_is_what_the_tv2_marker_agrees_by(monkeypatch: pytest.MonkeyPatch) -> None:
-    """kafka.eos's ``tv2_marker_epoch_check`` (KAFKA-19446 / KAFKA-19999) is strict-retry in ``kafka-later-trunk``
-    only; lenient there, the TV2 marker at the producer's epoch is an append (the TV0 check, epoch >= current), and
-    the TV1 vector does not move."""
+    """kafka.eos's ``tv2_marker_epoch_check`` (KAFKA-19446 / KAFKA-19999, first tag 4.2.0-rc1) is strict-retry in
+    ``kafka-4.2`` and ``kafka-later-trunk`` only; lenient there, the TV2 marker at the producer's epoch is an append
+    (the TV0 check, epoch >= current), and the TV1 vector does not move. BRK-KA-30-tv2 (read at 4.2.0-rc1) is what
+    tells kafka-4.2 from 4.0.0 .. 4.1.1 (``_derived``)."""
     doc, later = PROFILES["kafka-later-trunk"]
     assert later.eos.tv2_marker_epoch_check == "strict-retry"
-    assert all(p.eos.tv2_marker_epoch_check == "lenient" for name, (_, p) in PROFILES.items()
-               if name != "kafka-later-trunk")
+    assert profiles_with(lambda p: p.eos.tv2_marker_epoch_check != "lenient") == {"kafka-later-trunk", "kafka-4.2"}
+    assert _derived("kafka-4.1.1")[0].keys() == _derived("kafka-4.0.0")[0].keys() == {"BRK-KA-30-tv2"}
+    assert profiles_with(lambda p: "transaction-version-2" not in p.lacks) == FROM_4_0_0 | {"kafka-2024-10"}
     assert _run_changed("BRK-KA-30-tv2", _same) == harness.AGREE
     monkeypatch.setitem(PROFILES, "kafka-later-trunk", (doc, with_eos(later, tv2_marker_epoch_check="lenient")))
     assert _run_changed("BRK-KA-30-tv2", _same) == harness.DISAGREE

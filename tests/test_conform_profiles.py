@@ -13,6 +13,7 @@ from eoscheck.model.api import leader as leader_api
 from eoscheck.model.api.protocol import (
     FEATURE_SINCE,
     FEATURES,
+    LATER_TRUNK,
     PROFILE_ALIASES,
     PROFILE_TABLE,
     PROFILES,
@@ -21,6 +22,7 @@ from eoscheck.model.api.protocol import (
     TRUNK_END,
     history_value,
     profile_for,
+    profile_for_tag,
     protocol,
     version,
 )
@@ -31,11 +33,12 @@ from eoscheck.model.partition.producer_state import find_entry
 from eoscheck.model.state import TxnMetadata
 from eoscheck.model.transactions.codes import TxnState
 
-#: apache/kafka's release tags from 2.0.0 to 3.9.0 (``git tag`` of the mirror; 3.9.0 is its rc3), each of which
-#: exactly one profile must stand for
+#: apache/kafka's release tags from 2.0.0 to 4.2.0 (``git tag`` of the mirror; 3.9.0 is its rc3, 4.2.0 its rc1), each
+#: of which exactly one profile must stand for
 _TAGS = ("2.0.0 2.0.1 2.1.0 2.1.1 2.2.0 2.2.1 2.2.2 2.3.0 2.3.1 2.4.0 2.4.1 2.5.0 2.5.1 2.6.0 2.6.1 2.6.2 2.6.3 "
          "2.7.0 2.7.1 2.7.2 2.8.0 2.8.1 2.8.2 3.0.0 3.0.1 3.0.2 3.1.0 3.1.1 3.1.2 3.2.0 3.2.1 3.2.2 3.2.3 3.3.0 "
-         "3.3.1 3.3.2 3.4.0 3.4.1 3.5.0 3.5.1 3.5.2 3.6.0 3.6.1 3.6.2 3.7.0 3.7.1 3.8.0 3.9.0")
+         "3.3.1 3.3.2 3.4.0 3.4.1 3.5.0 3.5.1 3.5.2 3.6.0 3.6.1 3.6.2 3.7.0 3.7.1 3.8.0 3.9.0 "
+         "4.0.0 4.0.1 4.1.0 4.1.1 4.2.0-rc1")
 RELEASES = tuple(version(t) for t in _TAGS.split(" "))
 
 
@@ -44,7 +47,7 @@ def _covering(at: tuple[int, ...]) -> list[str]:
 
 
 def test_every_release_and_the_snapshot_has_exactly_one_profile() -> None:
-    for release in (*RELEASES, SNAPSHOT_2024_10, (4, 0, 0), TRUNK_END):
+    for release in (*RELEASES, SNAPSHOT_2024_10, LATER_TRUNK, TRUNK_END):
         assert len(_covering(release)) == 1, (release, _covering(release))
 
 
@@ -89,7 +92,7 @@ def test_a_profile_has_the_switch_values_of_every_version_of_its_range(name: str
 def test_each_profile_doc_names_its_versions_and_evidence() -> None:
     for name, p in PROFILE_TABLE.items():
         assert len(p.doc) > 80, name
-        if p.last <= (3, 9, 0):
+        if p.last <= (4, 2, 0) and p.first != SNAPSHOT_2024_10:
             first = ".".join(map(str, p.first[:2]))
             assert p.doc.startswith("released ") and first in p.doc, name
     for since in FEATURE_SINCE.values():
@@ -122,6 +125,45 @@ def test_a_commit_date_picks_the_release_its_trunk_commit_went_into() -> None:
     assert profile_for(None, "2024-03-22") == "kafka-3.8-3.9"  # KAFKA-16314, first tag 3.8.0
     assert profile_for(None, "2024-10-25") == "kafka-2024-10"
     assert profile_for("1eb7644349cb07139d6a3c1ad1986979647cac99", None) == "kafka-2024-10"
+    # the 4.x branch cuts: 4.0 2024-12-16, 4.1 2025-06-10, 4.2 2025-11-21
+    assert profile_for(None, "2024-12-15") == "kafka-2024-10"
+    assert profile_for(None, "2024-12-20") == "kafka-4.1.0"  # KAFKA-15370 [1/N] 3ef10a3f61, first tag 4.1.0
+    assert profile_for(None, "2025-06-04") == "kafka-4.1.0"  # KAFKA-18042 cc25d217da, first tag 4.1.0
+    assert profile_for(None, "2025-11-20") == "kafka-4.2"  # KAFKA-19446 [3/3] c1ded05067, first tag 4.2.0-rc1
+    assert profile_for(None, "2026-02-20") == "kafka-later-trunk"
+    # a release tag's commit picks its profile, whatever the date says
+    assert profile_for("985bc99521dd22bbf620591b8db8613c54f596b2", "2025-03-14") == "kafka-4.0.0"
+    assert profile_for("6eef66363478d2946fbc7d8f93c863246f7c14d5", None) == "kafka-4.2"
+
+
+def test_a_release_tag_names_its_profile() -> None:
+    assert {t: profile_for_tag(t) for t in ("4.0.0", "4.0.1", "4.1.0", "4.1.1", "4.2.0-rc1", "3.9.0", "2.4.1")} == {
+        "4.0.0": "kafka-4.0.0", "4.0.1": "kafka-4.0.1", "4.1.0": "kafka-4.1.0", "4.1.1": "kafka-4.1.1",
+        "4.2.0-rc1": "kafka-4.2", "3.9.0": "kafka-3.8-3.9", "2.4.1": "kafka-2.4.1"}
+    # not a release tag, or a release no profile stands for (the mirror has no 4.0.2 tag)
+    assert [profile_for_tag(t) for t in ("trunk", "", "4.x", "4.0.2", "1.1.0")] == [None] * 5
+
+
+#: the 4.x profiles and later trunk, oldest first, with the first switch that tells each from the one before
+_4X_STEPS = (("kafka-4.0.0", ""), ("kafka-4.0.1", "tv2_failed_fence_leaves_epoch"),
+             ("kafka-4.1.0", "tv2_new_producer_sequence_zero"), ("kafka-4.1.1", "stale_epoch_before_verification"),
+             ("kafka-4.2", "tv2_marker_epoch_check"), ("kafka-later-trunk", "fence_at_max_epoch"))
+
+
+def test_each_4x_profile_differs_from_the_one_before_in_a_rule_the_interface_reads() -> None:
+    """A 4.x release gets its own profile only where its switches differ from its neighbour's; each has the
+    kafka.eos variant read at its tag, and the conformance-only fields are 4.0.0's in all of them but
+    ``fence_at_max_epoch`` (KAFKA-20090, after 4.2.0-rc1)."""
+    for (old, _), (new, switch) in itertools.pairwise(_4X_STEPS):
+        a, b = protocol(old), protocol(new)
+        where = a if switch in a._fields else a.eos
+        there = b if switch in b._fields else b.eos
+        assert getattr(where, switch) != getattr(there, switch), (old, new, switch)
+    first = protocol("kafka-4.0.0")
+    for name, _ in _4X_STEPS:
+        p = protocol(name)
+        assert p._replace(name="", eos=first.eos, fence_at_max_epoch="throw") == first._replace(name=""), name
+        assert p.fence_at_max_epoch == ("keep" if name == "kafka-later-trunk" else "throw"), name
 
 
 # --- the behaviours that tell neighbouring profiles apart ---------------------------------------------

@@ -301,6 +301,12 @@ PROFILE_OUTCOMES: dict[str, Outcome] = {
         # KAFKA-20090 (PR 21469, Feb 2026): prepareFenceProducerEpoch at Short.MaxValue logs and keeps it
         "INIT-28": "fencing at the largest epoch keeps the epoch instead of throwing IllegalStateException",
     }, {"CLI-06": "out of scope"}),
+    # the 4.x releases have KAFKA-14563 but not KAFKA-20090: 4.0.0 .. 4.1.1 TransactionMetadata.scala and 4.2.0-rc1's
+    # Java class throw in prepareFenceProducerEpoch at Short.MaxValue, so INIT-28 agrees there
+    **dict.fromkeys(("kafka-4.2", "kafka-4.1.1", "kafka-4.1.0", "kafka-4.0.1", "kafka-4.0.0"), ({
+        "SM-11": "a TV0 EndTxn at epoch 1 against TV2 metadata at epoch 2 is PRODUCER_FENCED",
+        "SM-13": "CompleteCommit, COMMIT at the current epoch: INVALID_TXN_STATE, not PRODUCER_FENCED",
+    }, {"CLI-06": "out of scope"})),
     "kafka-2024-10": ({}, {"CLI-06": "out of scope"}),
     "kafka-3.8-3.9": ({}, _NO_TV2),
     "kafka-3.7": ({
@@ -424,6 +430,7 @@ _SAMPLE_PRE_KIP360 = _SAMPLE_TV2 | _SAMPLE_VERIFY | {"INIT-04", "INIT-14", "INIT
 SAMPLE_OUTCOMES: dict[str, tuple[set[str], set[str]]] = {
     # KAFKA-14563 (4.0): a TV2 EndTxn after a client upgrade is validated by the request's version
     "kafka-later-trunk": ({"SM-12"}, set()),
+    **dict.fromkeys(("kafka-4.2", "kafka-4.1.1", "kafka-4.1.0", "kafka-4.0.1", "kafka-4.0.0"), ({"SM-12"}, set())),
     "kafka-2024-10": (set(), set()),
     "kafka-3.8-3.9": (set(), _SAMPLE_TV2),
     "kafka-3.7": (set(), _SAMPLE_TV2),

@@ -24,6 +24,7 @@ from ..coordinator.init_producer_id import init_producer_id_decision, is_epoch_e
 from ..coordinator.txn_log import NO_METADATA
 from ..coordinator.txn_log import append_error_answer as _append_error_answer
 from ..errors import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, Errors
+from ..protocol import TransactionVersion
 from ..state import TxnMetadata
 from ..transactions.add_partitions import add_partitions_to_txn
 from ..transactions.add_partitions import verify_partitions as _verify
@@ -96,6 +97,23 @@ def config(protocol: Protocol) -> CoordinatorConfig:
     kip360, shipped = _MODES[protocol.init_producer_id]
     return CoordinatorConfig(kip360=kip360, shipped=shipped, max_epoch=protocol.max_epoch,
                              persist_last_epoch=False, persist_prev_producer_id=False)
+
+
+def _tv2_fence(meta: TxnMetadata, protocol: Protocol) -> bool:
+    """The fence-abort runs TV2's endTransaction: a 4.0+ server (kafka.eos's ``transaction_version`` tv2), for
+    which the metadata's client version stands here, as in ``_fence_failed``. Before 4.0 (the 2024-10 snapshot
+    included, whose kafka.eos variant is 3.8-3.9's) the fence is the TV1 one."""
+    return meta.tv >= 2 and protocol.eos.transaction_version == TransactionVersion.TV2
+
+
+def _as_short(meta: TxnMetadata) -> TxnMetadata:
+    """Epochs are Java shorts: 4.0.0's TV2 fence-abort at Short.MaxValue - 1 installs Short.MaxValue and
+    ``prepareAbortOrCommit`` bumps it again, ``(producerEpoch + 1).toShort`` = -32768 (4.0.0
+    TransactionMetadata.scala l.339, "We already ensured that we do not overflow here"; the overflow KAFKA-19367's
+    shouldHandleTimeoutAtEpochOverflowBoundaryCorrectlyTV2, first tag 4.0.1, tests against)."""
+    def short(v: int) -> int:
+        return (v + 2**15) % 2**16 - 2**15
+    return meta._replace(epoch=short(meta.epoch), last_epoch=short(meta.last_epoch))
 
 
 def _fence_failed(meta: TxnMetadata, protocol: Protocol) -> TxnMetadata:
@@ -171,7 +189,10 @@ def _init(state: CoordinatorState, request: InitProducerIdRequest, protocol: Pro
     if _lookup_error(state):
         return _error(_lookup_error(state)), state
     meta = _before_kafka_9666(state.metadata, protocol)
-    cfg = config(protocol)
+    # 4.0.0's TV2 fence-abort bumps twice (the fenced epoch installed, then prepareAbortOrCommit's bump); KAFKA-19367
+    # (4.0.1, 4.1.0) once: kafka.eos's tv2_fence_double_bump
+    cfg = config(protocol)._replace(tv2=_tv2_fence(meta, protocol),
+                                    tv2_fence_double_bump=protocol.eos.tv2_fence_double_bump)
     pending = meta.exists and meta.pending_state != NO_PENDING
     result = _handle_init(meta, pending, pid, epoch, state.next_producer_id, cfg)
     next_pid = state.next_producer_id + (1 if result.used_new_producer_id else 0)
@@ -191,7 +212,7 @@ def _init(state: CoordinatorState, request: InitProducerIdRequest, protocol: Pro
         # an Ongoing transaction: fence and abort (PrepareAbort written), or the write failed
         if append_error != Errors.NONE:
             return _error(append_error), state._replace(metadata=_fence_failed(meta, protocol))
-        return _error(result.error), state._replace(metadata=_after_fence_abort(result.fenced, meta, protocol))
+        return _error(result.error), state._replace(metadata=_as_short(_after_fence_abort(result.fenced, meta, protocol)))
     return _error(result.error), state._replace(metadata=created, next_producer_id=next_pid)
 
 
@@ -337,10 +358,12 @@ def abort_timed_out(state: CoordinatorState, protocol: Protocol, *, tv2_server: 
     timed out): fence + PrepareAbort, or nothing when not Ongoing or a transition is pending. A
     failed PrepareAbort write keeps the fenced epoch and sets hasFailedEpochFence."""
     before = _before_kafka_9666(state.metadata, protocol)
-    out = _abort_timed_out(before, max_epoch=protocol.max_epoch, tv2=tv2_server)
+    out = _abort_timed_out(before, max_epoch=protocol.max_epoch, tv2=tv2_server or _tv2_fence(before, protocol),
+                           tv2_double_bump=protocol.eos.tv2_fence_double_bump)
     if out.wrote and append_error != Errors.NONE:
         return True, state._replace(metadata=_fence_failed(state.metadata, protocol))
-    return out.wrote, state._replace(metadata=_after_fence_abort(out.meta, before, protocol)) if out.wrote else state
+    return out.wrote, state._replace(metadata=_as_short(_after_fence_abort(out.meta, before, protocol))) if out.wrote \
+        else state
 
 
 def verify_partitions(state: CoordinatorState, transactional_id: str | None, producer_id: int, epoch: int,

@@ -143,12 +143,15 @@ def _profile(name: str, idempotent_variant: str, init_variant: str, eos_variant:
 #: patch releases (3.9.50: trunk after the 3.9 branch, before 4.0.0); TRUNK_END is the open end of trunk
 Version = tuple[int, ...]
 SNAPSHOT_2024_10: Version = (3, 9, 50)
+#: apache/kafka trunk after the 4.2 branch cut (2025-11-21: the merge-base of 4.2.0-rc1 and the mirror's main, which
+#: merges trunk), where KAFKA-20090 (PR 21469, February 2026) landed: what ``kafka-later-trunk`` stands for
+LATER_TRUNK: Version = (4, 2, 50)
 TRUNK_END: Version = (99,)
 
 
 def version(text: str) -> Version:
-    """'2.4.1' -> (2, 4, 1)."""
-    return tuple(int(x) for x in text.split("."))
+    """'2.4.1' -> (2, 4, 1); a release candidate's tag stands for its release ('4.2.0-rc1' -> (4, 2, 0))."""
+    return tuple(int(x) for x in text.split("-rc")[0].split("."))
 
 
 class Since(NamedTuple):
@@ -183,7 +186,8 @@ FEATURE_SINCE: dict[str, Since] = {
     "transaction-version-2": Since(SNAPSHOT_2024_10, "EndTxnRequest.json validVersions 0-5 and "
                                    "TransactionMetadata.clientTransactionVersion at the 2024-10 snapshot 1eb7644 "
                                    "(3.9.0-rc3: EndTxn 0-4, no client transaction version); first released in 4.0.0 "
-                                   "(no 4.x tag in the mirror)"),
+                                   "(4.0.0 EndTxnRequest.json 0-5, KafkaApis.handleEndTxnRequest: "
+                                   "TransactionVersion.transactionVersionForEndTxn)"),
 }
 
 #: behaviour switches of ``Protocol`` that changed at a release: field -> ((first version, value), ...) in
@@ -255,6 +259,14 @@ _BEFORE_2_6 = _BEFORE_2_7 | {"kafka-9666"}
 _BEFORE_2_5 = _BEFORE_2_6 | {"kip-360", "kip-447"}
 
 _TV1 = {"end_txn": "tv1", "tv2_last_epoch": "keep", "max_txn_timeout_ms": 900000}
+#: 4.0.0 to trunk: EndTxn v5 checked as TV2 by the request's version (4.0.0 KafkaApis.handleEndTxnRequest,
+#: TransactionVersion.transactionVersionForEndTxn; KAFKA-14563, PR 17698), a TV2 CompleteX keeps lastProducerEpoch
+#: (4.0.0 .. 4.1.1 TransactionMetadata.scala prepareComplete passes it on, 4.2.0-rc1's Java TransitionData copies it),
+#: PRODUCER_FENCED down-converted for InitProducerId < v4 and EndTxn / AddPartitionsToTxn / AddOffsetsToTxn < v2
+#: (4.0.0 and 4.2.0-rc1 KafkaApis), transaction.max.timeout.ms 15 min (TransactionStateManagerConfig), TxnOffsetCommit
+#: by ClassicGroup.validateOffsetCommit with the Empty-group shortcut (4.0.0 .. 4.2.0-rc1, the same checks)
+_4X = {"end_txn": "later-trunk", "tv2_last_epoch": "keep", "down_convert_fenced": True, "max_txn_timeout_ms": 900000,
+       "txn_offset_commit": "current"}
 #: 2.0 .. 2.6: no PRODUCER_FENCED, so nothing to down-convert (every fence is INVALID_PRODUCER_EPOCH)
 _BEFORE_2_7_FENCING = {"down_convert_fenced": False, "producer_fenced": False}
 _BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "pre-kip447", "lacks": _BEFORE_2_5,
@@ -283,12 +295,17 @@ def _entry(name: str, first: str | Version, last: str | Version, doc: str, idemp
 
 
 #: profile -> the named kafka.eos variant (``model.protocol.VARIANTS``) whose switches the profile reads through
-#: ``Protocol.eos``: the release variant of its versions; kafka-later-trunk (trunk after KAFKA-20090, February 2026,
+#: ``Protocol.eos``: the release variant of its versions (kafka-4.0.0 .. kafka-4.2: the kafka.eos variant read at that
+#: tag, ``docs/kafka-versions.md``, "4.x release tags"; each pair of neighbours differs in a switch the interface reads:
+#: tv2_failed_fence_leaves_epoch, the 4.1.0 leader and client rules, stale_epoch_before_verification,
+#: tv2_marker_epoch_check); kafka-later-trunk (trunk after KAFKA-20090, February 2026,
 #: before KAFKA-20310) is kafka-trunk-2026-01's; the 2024-10 snapshot, whose client has no TV2 paths (KAFKA-14563
 #: came after it), reads kafka-3.8-3.9's, as the other rules it reads of ``eos`` (KAFKA-18654 [1/2], KAFKA-18660,
 #: KAFKA-18042, KAFKA-18202, KAFKA-19367, KAFKA-19690, KAFKA-19176, KAFKA-19250) are all later than it
 EOS_VARIANT: dict[str, str] = {
-    "kafka-later-trunk": "kafka-trunk-2026-01", "kafka-2024-10": "kafka-3.8-3.9", "kafka-3.8-3.9": "kafka-3.8-3.9",
+    "kafka-later-trunk": "kafka-trunk-2026-01", "kafka-4.2": "kafka-4.2.0-rc1", "kafka-4.1.1": "kafka-4.1.1",
+    "kafka-4.1.0": "kafka-4.1.0", "kafka-4.0.1": "kafka-4.0.1", "kafka-4.0.0": "kafka-4.0",
+    "kafka-2024-10": "kafka-3.8-3.9", "kafka-3.8-3.9": "kafka-3.8-3.9",
     "kafka-3.7": "kafka-3.6-3.7", "kafka-3.6": "kafka-3.6-3.7", "kafka-3.3-3.5": "kafka-3.3-3.5",
     "kafka-3.1.1-3.2": "kafka-3.2", "kafka-3.0-3.1.0": "kafka-3.0-3.1", "kafka-2.7-2.8": "kafka-2.7-2.8",
     "kafka-2.6": "kafka-2.6", "kafka-2.5": "kafka-2.5-2.8", "kafka-2.4.1": "kafka-2.4.1", "kafka-2.4.0": "kafka-2.4",
@@ -309,13 +326,45 @@ def client_tv2(protocol: Protocol) -> bool:
 #: ``FEATURE_SINCE``); the evidence for a boundary is in those two tables.
 PROFILE_TABLE: dict[str, Profile] = {
     "kafka-later-trunk": _entry(
-        "kafka-later-trunk", (4, 0, 0), TRUNK_END,
-        ("apache/kafka trunk after KAFKA-20090 (PR 21469, February 2026): EndTxn split by the request's transaction "
-         "version (KAFKA-14563, PR 17698), TV2 CompleteX keeps lastProducerEpoch, a fence at the largest epoch keeps "
-         "it. Stands for 4.0+ only where those agree: 4.0.0 .. 4.2 still throw on a fence at Short.MaxValue (INIT-28); "
-         "the mirror has no 4.x tag, so the 4.x releases have no profile of their own"),
-        "kafka-shipped", "kafka-later-trunk", end_txn="later-trunk", tv2_last_epoch="keep", down_convert_fenced=True,
-        max_txn_timeout_ms=900000, txn_offset_commit="current", fence_at_max_epoch="keep"),
+        "kafka-later-trunk", LATER_TRUNK, TRUNK_END,
+        ("apache/kafka trunk after KAFKA-20090 (PR 21469, February 2026): kafka-4.2's rules, but a fence at the largest "
+         "epoch keeps it (an error logged) where every 4.x release throws IllegalStateException (INIT-28, SM-130). "
+         "Stands for trunk after the 4.2 branch cut (2025-11-21); the 4.x releases have their own profiles"),
+        "kafka-shipped", "kafka-later-trunk", **_4X, fence_at_max_epoch="keep"),
+    "kafka-4.2": _entry(
+        "kafka-4.2", "4.2.0", "4.2.0",
+        ("released 4.2.0, read at 4.2.0-rc1 (the mirror has no final tag): 4.1.1, and a leader refuses a TV2 marker "
+         "not above the producer's epoch unless it is a retry (KAFKA-19446 [3/3] c1ded05067, KAFKA-19999 4a57c6d228: "
+         "ProducerAppendInfo.checkProducerEpoch); the Java TransactionMetadata (KAFKA-18884, 990cb5c06c) still throws "
+         "on a fence at Short.MaxValue (prepareFenceProducerEpoch), which KAFKA-20090 changed after the tag"),
+        "kafka-shipped", "kafka-shipped", **_4X),
+    "kafka-4.1.1": _entry(
+        "kafka-4.1.1", "4.1.1", "4.1.1",
+        ("released 4.1.1: 4.1.0 with KAFKA-19690's 4.1 cherry-pick (PR 20618, a10c1f3ea1: "
+         "UnifiedLog.analyzeAndValidateProducerState checks the epoch before the verification guard)"),
+        "kafka-shipped", "kafka-shipped", **_4X),
+    "kafka-4.1.0": _entry(
+        "kafka-4.1.0", "4.1.0", "4.1.0",
+        ("released 4.1.0: 4.0.1 with the leader's KAFKA-18042 (PR 19844, cc25d217da: INVALID_PRODUCER_EPOCH for a "
+         "stale batch before any verification) and KAFKA-18202 (PR 19902, 3479ce793b: a TV2 producer without state "
+         "starts at sequence 0), and the client's KAFKA-19176 (8c71ab03b5: a batch's retriable error wrapped as "
+         "TransactionAbortableException) and KAFKA-19250 (b1ea280ab1: TRANSACTION_ABORTABLE answering an abort is "
+         "fatal); every coordinator transition sets previousProducerId (KAFKA-15370 [1/N], PR 17687)"),
+        "kafka-shipped", "kafka-shipped", **_4X),
+    "kafka-4.0.1": _entry(
+        "kafka-4.0.1", "4.0.1", "4.0.1",
+        ("released 4.0.1: 4.0.0 with KAFKA-19367's 4.0 cherry-picks (PRs 19958, 19991: c6b44b5d66, c8b8adf3c1): a TV2 "
+         "fence-abort bumps once and a failed one leaves the metadata as it was (no hasFailedEpochFence); not "
+         "KAFKA-19690 (its 4.0 PR 20607 is after the tag)"),
+        "kafka-shipped", "kafka-shipped", **_4X),
+    "kafka-4.0.0": _entry(
+        "kafka-4.0.0", "4.0.0", "4.0.0",
+        ("released 4.0.0: transaction version 2 (KIP-890 part 2; EndTxn checked by the request's transaction version, "
+         "KafkaApis: TransactionVersion.transactionVersionForEndTxn, KAFKA-14563), a TV2 CompleteX keeps "
+         "lastProducerEpoch (TransactionMetadata.prepareComplete), a fence at Short.MaxValue throws "
+         "(prepareFenceProducerEpoch), a TV2 fence-abort installs the fenced epoch before its own bump and a failed "
+         "one sets hasFailedEpochFence (before KAFKA-19367)"),
+        "kafka-shipped", "kafka-shipped", **_4X),
     "kafka-2024-10": _entry(
         "kafka-2024-10", SNAPSHOT_2024_10, SNAPSHOT_2024_10,
         ("the apache/kafka snapshot 1eb7644 (2024-10-25, trunk after the 3.9 branch cut, before 4.0) the vectors "
@@ -449,13 +498,23 @@ COMMIT_PROFILES: dict[str, str] = {
     # the stored trunk TransactionMetadataTest.java (transaction-coordinator module) session 17 read: its
     # testFenceProducerNotAllowedIfItWouldOverflow keeps the epoch, which is KAFKA-20090 (PR 21469, February 2026)
     "6d535d360a78d475cabc39a83940a470400cee0f": "kafka-later-trunk",
+    # the 4.x release tags (``git rev-parse TAG^{commit}`` in the aiven/inkless mirror)
+    "985bc99521dd22bbf620591b8db8613c54f596b2": "kafka-4.0.0",
+    "b31ce61fd68c51d1b9b964b09874148f14b75964": "kafka-4.0.1",
+    "13f70256db3c994c590e5d262a7cc50b9e973204": "kafka-4.1.0",
+    "be816b82d25370ceac697ccf7c88cea873e9b4e3": "kafka-4.1.1",
+    "6eef66363478d2946fbc7d8f93c863246f7c14d5": "kafka-4.2",
 }
 
 #: for an unknown trunk commit, its date decides: the first profile whose start is not after it. A start is
 #: the day the previous release branch was cut from trunk (``git merge-base <branch> 1eb7644``), so a trunk
 #: commit of that day or later went into the profile's first release
 _DATE_PROFILES: tuple[tuple[str, str], ...] = (
-    ("2025-01-01", "kafka-later-trunk"), ("2024-07-30", "kafka-2024-10"), ("2023-12-12", "kafka-3.8-3.9"),
+    # the 4.x branch cuts: 4.0 2024-12-16 (merge-base of 4.0.0 and 4.1.0), 4.1 2025-06-10 (of 4.1.0 and 4.2.0-rc1),
+    # 4.2 2025-11-21 (of 4.2.0-rc1 and the mirror's main); trunk commits between the 3.9 and 4.0 cuts keep the
+    # 2024-10 snapshot's profile (4.0's development trunk, not 4.0.0, which its tag's commit picks)
+    ("2025-11-21", "kafka-later-trunk"), ("2025-06-10", "kafka-4.2"), ("2024-12-16", "kafka-4.1.0"),
+    ("2024-07-30", "kafka-2024-10"), ("2023-12-12", "kafka-3.8-3.9"),
     ("2023-08-20", "kafka-3.7"), ("2023-04-14", "kafka-3.6"),
     ("2022-03-21", "kafka-3.3-3.5"), ("2021-10-30", "kafka-3.1.1-3.2"), ("2021-02-06", "kafka-3.0-3.1.0"),
     ("2020-05-28", "kafka-2.7-2.8"),
@@ -475,6 +534,17 @@ def profile_for(commit: str | None, commit_date: str | None) -> str | None:
             if commit_date >= start:
                 return name
     return None
+
+
+def profile_for_tag(tag: str) -> str | None:
+    """The profile standing for an apache/kafka release tag ('4.1.0', '4.2.0-rc1'); None for another name or a
+    version no profile covers."""
+    try:
+        at = version(tag)
+    except ValueError:
+        return None
+    found = [name for name, p in PROFILE_TABLE.items() if p.first <= at <= p.last]
+    return found[0] if len(found) == 1 else None
 
 
 def protocol(name: str) -> Protocol:

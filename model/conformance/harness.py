@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ..api.coordinator import FENCED_SINCE
-from ..api.protocol import DEFAULT_PROFILE, FEATURE_FIELDS, FEATURES, Protocol, profile_for
+from ..api.protocol import DEFAULT_PROFILE, FEATURE_FIELDS, FEATURES, Protocol, profile_for, profile_for_tag
 from ..api.protocol import protocol as make_protocol
 from . import steps_client, steps_coordinator, steps_group, steps_leader, steps_txn_calls
 from .compare import Difference, compare
@@ -397,10 +397,27 @@ def choose_variant(vf: VectorFile, variant: str | None) -> tuple[str, str]:
     return DEFAULT_PROFILE, "default (the vector file names no known commit or date)"
 
 
+def vector_variant(vector: Vector, file_variant: str, chosen_by: str) -> str:
+    """The profile a vector is judged under: ``--variant`` for every vector; otherwise a vector whose
+    ``source.tag`` is a release tag a profile stands for ('4.1.0', '4.2.0-rc1') under that profile (a file read at
+    one tag may hold tests read at later ones), any other under the file's."""
+    tag = vector.source.get("tag")
+    if chosen_by == "--variant" or not isinstance(tag, str):
+        return file_variant
+    return profile_for_tag(tag) or file_variant
+
+
 def run_file(vf: VectorFile, variant: str | None = None) -> RunReport:
     name, how = choose_variant(vf, variant)
-    protocol = make_protocol(name)
-    return RunReport(vf.path, name, how, tuple(run_vector(v, protocol) for v in vf.vectors))
+    names = [vector_variant(v, name, how) for v in vf.vectors]
+    protocols = {n: make_protocol(n) for n in dict.fromkeys([name, *names])}
+    by_tag: dict[str, int] = {}
+    for n in names:
+        if n != name:
+            by_tag[n] = by_tag.get(n, 0) + 1
+    if by_tag:
+        how += "; by source.tag: " + ", ".join(f"{n} {k}" for n, k in by_tag.items())
+    return RunReport(vf.path, name, how, tuple(run_vector(v, protocols[n]) for v, n in zip(vf.vectors, names, strict=True)))
 
 
 def to_json(run: RunReport) -> dict[str, Any]:
@@ -409,7 +426,8 @@ def to_json(run: RunReport) -> dict[str, Any]:
         "variant_chosen_by": run.chosen_by, "ok": not any(v.outcome == DISAGREE for v in run.vectors),
         "mechanisms": run.counts(),
         "totals": {k: sum(1 for v in run.vectors if v.outcome == k) for k in (AGREE, DISAGREE, NOT_EXPRESSIBLE)},
-        "vectors": [{"id": v.id, "mechanism": v.mechanism, "outcome": v.outcome, "reason": v.reason or None,
+        "vectors": [{"id": v.id, "mechanism": v.mechanism, "variant": v.variant, "outcome": v.outcome,
+                     "reason": v.reason or None,
                      "case": v.case or None,
                      "differences": [{"step": i, "field": d.field, "expected": d.expected, "model": d.model}
                                      for i, d in v.differences],

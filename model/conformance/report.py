@@ -33,7 +33,8 @@ def render(run: RunReport, *, verbose: bool = False) -> str:
         lines += ["", "Differences (expected by Kafka's test / answered by the model):"]
         for v in bad:
             case = f" [{v.case}]" if v.case else ""
-            lines.append(f"  {v.id} ({v.mechanism}){case}")
+            under = f" under {v.variant}" if v.variant != run.variant else ""
+            lines.append(f"  {v.id} ({v.mechanism}){case}{under}")
             for step, d in v.differences:
                 lines.append(f"    step {step}: {d.field}: expected {_short(d.expected)}, model {_short(d.model)}")
     odd = [v for v in run.vectors if v.outcome == NOT_EXPRESSIBLE]
