@@ -46,10 +46,23 @@ def outcome(r: Result) -> tuple:
             [n for n in r.notes if not n.startswith("liveness:")])
 
 
+#: BFS runs of the committed specs' machines, which the BFS, parallel and DFS tests below each compare with: the BFS
+#: is the reference, so it is run once per machine, options and pass count (liveness-eos-beta-kip447's 329k states
+#: were walked about twenty times a run, a third of the slow tests' time); other engines' runs are never cached
+_BFS_RUNS: dict[tuple[int, ExploreOptions, bool], Result] = {}
+
+
+def run_liveness(machine: Any, options: ExploreOptions, one_pass: bool = True) -> Result:
+    if options.strategy != "bfs" or id(machine) not in _CACHED_MACHINES:
+        return explore_with_liveness(machine, options, None, _dispatch, one_pass=one_pass)
+    key = (id(machine), options, one_pass)
+    if key not in _BFS_RUNS:
+        _BFS_RUNS[key] = explore_with_liveness(machine, options, None, _dispatch, one_pass=one_pass)
+    return _BFS_RUNS[key]
+
+
 def both(machine: Any, options: ExploreOptions) -> tuple[Result, Result]:
-    one = explore_with_liveness(machine, options, None, _dispatch)
-    two = explore_with_liveness(machine, options, None, _dispatch, one_pass=False)
-    return one, two
+    return run_liveness(machine, options), run_liveness(machine, options, one_pass=False)
 
 
 def assert_same(machine: Any, options: ExploreOptions) -> Result:
@@ -62,10 +75,18 @@ def assert_same(machine: Any, options: ExploreOptions) -> Result:
 
 
 SLOW = {"liveness-eos-beta-kip447", "liveness-lso-advances-kafka-2.4", "liveness-lso-stuck-kafka-0.11"}
+#: 329k states: the parallel and DFS tests check it with its committed options only; the BFS test checks it with
+#: every safety property and deadlock too, and the smaller specs check that for every engine
+HUGE = {"liveness-eos-beta-kip447"}
 
 
 SPEC_PARAMS = [pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p.stem in SLOW else [])
                for p in liveness_specs()]
+
+
+#: spec path -> its machine, built once so that ``_BFS_RUNS`` can key on it (the machines keep no run's state)
+_CACHED_MACHINES: dict[int, Any] = {}
+_MACHINES: dict[Path, Any] = {}
 
 
 def _spec_runs(path):
@@ -73,7 +94,10 @@ def _spec_runs(path):
     deadlock checked too (a safety violation then stops several of them before the liveness check)."""
     spec = load_spec(path)
     options = spec_to_options(spec)
-    return build_machine(spec), options, dataclasses.replace(options, properties=None, check_deadlock=True)
+    if path not in _MACHINES:
+        _MACHINES[path] = build_machine(spec)
+        _CACHED_MACHINES[id(_MACHINES[path])] = _MACHINES[path]
+    return _MACHINES[path], options, dataclasses.replace(options, properties=None, check_deadlock=True)
 
 
 def test_the_liveness_specs_are_found():
@@ -247,8 +271,7 @@ def assert_parallel_is_bfs(machine: Any, options: ExploreOptions) -> Result:
     and says where it ran."""
     par = dataclasses.replace(options, strategy="parallel")
     one = explore_with_liveness(machine, par, None, _dispatch)
-    two = explore_with_liveness(machine, dataclasses.replace(options, strategy="bfs"), None, _dispatch,
-                                one_pass=False)
+    two = run_liveness(machine, dataclasses.replace(options, strategy="bfs"), one_pass=False)
     assert with_engine(one, "bfs") == with_engine(two, "bfs")
     wants_safety = options.properties is None or bool(options.properties) or options.check_deadlock
     if wants_safety:  # (a liveness-only run is the liveness walk whatever the engine)
@@ -260,7 +283,7 @@ def assert_parallel_is_bfs(machine: Any, options: ExploreOptions) -> Result:
 @pytest.mark.parametrize("path", SPEC_PARAMS)
 def test_every_liveness_spec_parallel_one_pass_equals_bfs(path):
     machine, options, every = _spec_runs(path)
-    for opts in (options, every):
+    for opts in (options,) if path.stem in HUGE else (options, every):
         one = assert_parallel_is_bfs(machine, opts)
         # and the parallel engine's own two passes agree on what it does not document as differing
         # (which equally deep state ends a trace, per-action distinct coverage; when a safety
@@ -381,7 +404,7 @@ def assert_dfs_same(machine: Any, options: ExploreOptions) -> Result:
     if wants_safety and any("graph of" in n for n in two.notes):  # the liveness check ran
         assert any(n.endswith("s") and "in the safety DFS (one pass)" in n for n in one.notes)
         assert graph_of(one) == graph_of(two)  # same nodes, edges and bytes as the BFS walk's graph
-        bfs_one = explore_with_liveness(machine, dataclasses.replace(options, strategy="bfs"), None, _dispatch)
+        bfs_one = run_liveness(machine, dataclasses.replace(options, strategy="bfs"))
         assert [(v.property, v.trace, v.loop) for v in one.violations if v.kind == "temporal"] == \
             [(v.property, v.trace, v.loop) for v in bfs_one.violations if v.kind == "temporal"]
     return one
@@ -391,7 +414,8 @@ def assert_dfs_same(machine: Any, options: ExploreOptions) -> Result:
 def test_every_liveness_spec_dfs_one_pass_equals_two(path):
     machine, options, every = _spec_runs(path)
     assert_dfs_same(machine, options)
-    assert_dfs_same(machine, every)
+    if path.stem not in HUGE:
+        assert_dfs_same(machine, every)
     if path.stem not in SLOW:
         assert_dfs_same(machine, dataclasses.replace(every, stop_at_first=False))
 
