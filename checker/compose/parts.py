@@ -112,6 +112,12 @@ class Actors(Decl):
     symmetric: str = ""
     rename: Mapping[str, Callable[[Any, tuple[int, ...]], Any]] | None = None
     projections: Projections | None = None
+    #: ``order(value) -> int``: the canonical form sorts the identities by it first (the slots'
+    #: contents break its ties, so the form stays one state per orbit). A pure function of the
+    #: actor's value, which renaming leaves alone; it picks which state of an orbit is the form, so
+    #: an order under which most successors of the states an engine keeps are their own form saves
+    #: building their renamed image
+    order: Callable[[Any], int] | None = None
 
 
 @dataclass(eq=False)
