@@ -470,29 +470,12 @@ def hoist_projections(lines: list[str], at: int, lazy: bool = False) -> list[str
         if line.rstrip().endswith(":") and indent > 0:
             blocks.append((indent, bool(_BUDGET_TEST.match(line.strip()))))
     shared = [term for term, n in counts.items() if n > 1 and (not lazy or term in every)]
-    # with ``lazy``, a term read more than once but not on every state is computed where it is
-    # first read on a state and kept for its other readers (kafka.init_producer_id's
-    # ``init_pending:busy``: eight readers, each under its instance's gate): each reading line
-    # first fills the local if it is still None. Only where every reader is an assignment (a line
-    # of its own, not a block's test)
-    assigned = {term for line in lines[at:] if _ASSIGN.match(line) for term in _PROJECTED.findall(line)}
-    elsewhere = {term for line in lines[at:] if not _ASSIGN.match(line) for term in _PROJECTED.findall(line)}
-    later = [term for term, n in counts.items()
-             if lazy and n > 1 and term not in every and term in assigned and term not in elsewhere]
-    if not shared and not later:
+    if not shared:
         return lines
-    names = {term: f"q{i}" for i, term in enumerate([*shared, *later])}
-    pattern = re.compile("|".join(re.escape(term) for term in names))
-    body: list[str] = []
-    for line in lines[at:]:
-        m = _ASSIGN.match(line)
-        if m is not None:
-            for term in dict.fromkeys(_PROJECTED.findall(line)):
-                if term in later:
-                    body += [f"{m.group(1)}if {names[term]} is None:", f"{m.group(1)}    {names[term]} = {term}"]
-        body.append(pattern.sub(lambda t: names[t.group(0)], line))
-    return [*lines[:at], *(f"    {names[term]} = {term}" for term in shared),
-            *(f"    {names[term]} = None" for term in later), *body]
+    names = {term: f"q{i}" for i, term in enumerate(shared)}
+    pattern = re.compile("|".join(re.escape(term) for term in shared))
+    body = [pattern.sub(lambda m: names[m.group(0)], line) for line in lines[at:]]
+    return [*lines[:at], *(f"    {name} = {term}" for term, name in names.items()), *body]
 
 
 def _term_order(k: Term) -> tuple[int, str]:
