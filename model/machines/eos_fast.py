@@ -408,31 +408,18 @@ def _canonical_pair(plan: Any, places: list[list[int]], apply: Any,
     lines = ["def canonical_pair(s):"]
     for n, (a, b) in enumerate(zip(*places)):
         owner = keys[n] if keys is not None else None
-        if owner is None:
-            lines += [f"    if s[{a}] < s[{b}]:",
-                      "        return s",
-                      f"    if s[{a}] != s[{b}]:",
-                      *("        " + x for x in swap)]
-            continue
-        # a declared order: each content's key from a plain dict, a content seen for the first time
-        # from the map that computes it (the same keys: equal keys are equal contents). The last
-        # pair of contents compared and its outcome are kept (``A``, ``B``, ``C``): an engine asks
-        # for the successors of one state in a row, and most leave both actors as they were (60%
-        # of kafka.init_producer_id's), so the next call finds the same two objects (a state holds
-        # the one int object per id; another object equal to it only costs the lookups)
-        env[f"O{n}"], env[f"Q{n}"] = owner, owner.plain
-        env[f"A{n}"] = env[f"B{n}"] = object()
-        env[f"C{n}"] = 0
-        lines += [f"    global A{n}, B{n}, C{n}",
-                  f"    a = s[{a}]", f"    b = s[{b}]",
-                  f"    if a is not A{n} or b is not B{n}:",
-                  "        try:", f"            x = Q{n}[a]", f"            y = Q{n}[b]", "        except KeyError:",
-                  f"            x = O{n}[a]", f"            y = O{n}[b]",
-                  f"        A{n} = a", f"        B{n} = b",
-                  f"        C{n} = -1 if x < y else 1 if x != y else 0",
-                  f"    if C{n} < 0:",
+        if owner is not None:
+            # a declared order: each content's key from a plain dict, a content seen for the first
+            # time from the map that computes it (the same keys: equal keys are equal contents)
+            env[f"O{n}"], env[f"Q{n}"] = owner, owner.plain
+            lines += ["    try:", f"        x = Q{n}[s[{a}]]", f"        y = Q{n}[s[{b}]]", "    except KeyError:",
+                      f"        x = O{n}[s[{a}]]", f"        y = O{n}[s[{b}]]"]
+            kx, ky = "x", "y"
+        else:
+            kx, ky = f"s[{a}]", f"s[{b}]"
+        lines += [f"    if {kx} < {ky}:",
                   "        return s",
-                  f"    if C{n} > 0:",
+                  f"    if {kx} != {ky}:",
                   *("        " + x for x in swap)]
     for j in sorted(renamed):
         # the actors' places are equal in pairs here, so a renamed place's image is its memo's value
