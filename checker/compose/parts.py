@@ -11,7 +11,9 @@ the machine resolves when it is built: ``Actors(count="clients")``, ``Budget("lo
 Symmetry: ``Actors(symmetric="client")`` puts the actors' indices in a scalarset (interchangeable
 identities; every Actors part naming the same scalarset is permuted together), and
 ``rename={"client": fn}`` on any part says how its value mentions those identities:
-``fn(value, perm) -> value`` with identity ``i`` renamed ``perm[i]``.
+``fn(value, perm) -> value`` with identity ``i`` renamed ``perm[i]``. ``Actors(order=fn)`` sorts the
+identities by ``fn(value)`` first (ties by the slots' contents): it picks which state of an orbit is
+its canonical form, never how many there are.
 
 Projections: ``projections={"phase": fn}`` on a ``Scalar``, ``Part``, ``Actors`` or ``Channel`` names
 a pure function of the part's value; a rule or property that reads ``"name[p]:phase"`` (or
