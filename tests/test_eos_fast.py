@@ -137,6 +137,32 @@ def test_pair_form_on_ties(display: int, monkeypatch: pytest.MonkeyPatch) -> Non
     assert swapped and kept  # both outcomes of the comparison occur
 
 
+def test_instances_ordered_by_attempt_latest_first() -> None:
+    """``Actors(order=...)``: the instances' form puts the one further in its attempts first (ties by
+    id), the same form for both states of an orbit, and another state than the ids alone pick."""
+    m = find_model("kafka.init_producer_id").machine(
+        "kafka-shipped", bounds={"clients": 2, "max_epoch": 3, "lost_responses": 1, "transactions": 1,
+                                 "new_producer_ids": 2})
+    plan = m._plan
+    base, _ = plan.slots["instance"]
+    first, second = plan.pos[base], plan.pos[base + 1]
+    values = plan.tables["instance"].values
+    swap = plan.permuters["instance"]
+    walk = _walk(m, 2000)
+    forms = [m.canonical(s) for s in walk]
+    assert forms == [Composed.canonical(m, s) for s in walk]
+    assert forms == [m.canonical(swap(s, (1, 0))) for s in walk]  # one form per orbit
+    for f in forms:
+        a, b = values[f[first]], values[f[second]]
+        assert (a.attempt, -f[first]) >= (b.attempt, -f[second])
+    assert any(values[s[first]].attempt != values[s[second]].attempt for s in forms)
+    by_id = plan.orders.pop("instance")
+    try:
+        assert [Composed.canonical(m, s) for s in walk] != forms
+    finally:
+        plan.orders["instance"] = by_id
+
+
 def test_constraint_reads_plain_maps_filled_by_its_flags() -> None:
     """The generated constraint reads each flag map's plain ``seen`` (a dict subclass's subscript is
     slower) and falls back to the maps, which compute a missing flag, on first sight of a content:

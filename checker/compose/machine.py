@@ -773,6 +773,13 @@ class _Plan:
                 raise ComposeError(f"scalarset {ss}: its Actors parts {', '.join(names)} differ in count")
             self.scalarset_sizes[ss] = sizes.pop() if sizes else 0
             self.scalarsets[ss] = [n for n in names if self.slots[n][1]]
+        #: scalarset -> per Actors part (``scalarsets``' order): its declared ``order`` (None: none), where
+        #: one of them declares one
+        self.orders: dict[str, list[Callable[[Any], int] | None]] = {}
+        for ss, names in self.scalarsets.items():
+            orders = [getattr(self.decls[n], "order", None) for n in names]
+            if any(orders):
+                self.orders[ss] = orders
         #: scalarset -> (slots, decl, rename) of every part whose value mentions its identities
         self.renames: dict[str, list[tuple[list[int], Decl, Callable[[Any, tuple[int, ...]], Any]]]] = {}
         for name, decl in self.decls.items():
@@ -879,7 +886,15 @@ class _Plan:
             return min(apply(s, perm) for perm in self.brute_force[ss])
         cols = [self.slots[name][0] for name in self.scalarsets[ss]]
         logical = self.unpack(s)
-        keys = [tuple(logical[base + i] for base in cols) for i in range(n)]
+        orders = self.orders.get(ss)
+        if orders is None:
+            keys = [tuple(logical[base + i] for base in cols) for i in range(n)]
+        else:
+            # (the order's value, then the slot's content: equal keys are equal contents, as without an order)
+            tables = [self.tables[name].values if self.decls[name].interned else None for name in self.scalarsets[ss]]
+            keys = [tuple(logical[base + i] if order is None
+                          else (order(logical[base + i] if values is None else values[logical[base + i]]), logical[base + i])
+                          for base, order, values in zip(cols, orders, tables)) for i in range(n)]
         return canonicalize(s, keys, self.permuters[ss])
 
     def _permuter(self, ss: str) -> Callable[[tuple, tuple[int, ...]], tuple]:

@@ -11,7 +11,9 @@ the machine resolves when it is built: ``Actors(count="clients")``, ``Budget("lo
 Symmetry: ``Actors(symmetric="client")`` puts the actors' indices in a scalarset (interchangeable
 identities; every Actors part naming the same scalarset is permuted together), and
 ``rename={"client": fn}`` on any part says how its value mentions those identities:
-``fn(value, perm) -> value`` with identity ``i`` renamed ``perm[i]``.
+``fn(value, perm) -> value`` with identity ``i`` renamed ``perm[i]``. ``Actors(order=fn)`` sorts the
+identities by ``fn(value)`` first (ties by the slots' contents): it picks which state of an orbit is
+its canonical form, never how many there are.
 
 Projections: ``projections={"phase": fn}`` on a ``Scalar``, ``Part``, ``Actors`` or ``Channel`` names
 a pure function of the part's value; a rule or property that reads ``"name[p]:phase"`` (or
@@ -112,6 +114,12 @@ class Actors(Decl):
     symmetric: str = ""
     rename: Mapping[str, Callable[[Any, tuple[int, ...]], Any]] | None = None
     projections: Projections | None = None
+    #: ``order(value) -> int``: the canonical form sorts the identities by it first (the slots'
+    #: contents break its ties, so the form stays one state per orbit). A pure function of the
+    #: actor's value, which renaming leaves alone; it picks which state of an orbit is the form, so
+    #: an order under which most successors of the states an engine keeps are their own form saves
+    #: building their renamed image
+    order: Callable[[Any], int] | None = None
 
 
 @dataclass(eq=False)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from operator import itemgetter
 from typing import Any
 
+from eoscheck.checker.intern import ID_MODULUS
 from eoscheck.checker.symmetry import canonicalize
 
 
@@ -159,8 +160,18 @@ def _canonical_alone(plan: Any, ss: str) -> Callable[[tuple], tuple]:
         images = [apply.for_perm(perm) for perm in plan.brute_force[ss]]  # type: ignore[attr-defined]
         return lambda s: min(f(s) for f in images)
     # the actors' places in a state (a part the states leave out is alike for every identity: no key)
-    cols = [plan.slots[n][0] for n in plan.scalarsets[ss] if plan.pos[plan.slots[n][0]] is not None]
+    names = [n for n in plan.scalarsets[ss] if plan.pos[plan.slots[n][0]] is not None]
+    cols = [plan.slots[n][0] for n in names]
     places = [[plan.pos[base + i] for base in cols] for i in range(size)]
+    orders = plan.orders.get(ss)
+    if orders is not None:
+        # the generic form's keys (``_Plan._canonical_one``) with the declared orders first
+        kept = dict(zip(plan.scalarsets[ss], orders))
+        keys = [_order_keys(plan, n, kept[n]) for n in names]
+        if size == 2:
+            return _canonical_pair(plan, places, apply, keys)
+        key_of = [(lambda x: x) if k is None else k.__getitem__ for k in keys]
+        return lambda s: canonicalize(s, [tuple(k(s[j]) for k, j in zip(key_of, ps)) for ps in places], apply)
     if size == 2:
         return _canonical_pair(plan, places, apply)
     getters: list[Callable[[tuple], Any]] = [
@@ -346,7 +357,43 @@ def _plain_first(lines: list[str], env: dict[str, Any], memoize: bool) -> list[s
     return ["try:", *("    " + x for x in fast), "except KeyError:", *("    " + x for x in lines)]
 
 
-def _canonical_pair(plan: Any, places: list[list[int]], apply: Any) -> Callable[[tuple], tuple]:
+class _OrderKeys(dict[Any, Any]):
+    """Slot content -> its sort key under an Actors part's declared ``order``, computed on first
+    sight: for an interned part one int, ``order(value) * 2**60 + id`` (ids lie in ``[0, 2**60)``,
+    so its order is the generic key's ``(order(value), id)``), else that pair. ``plain`` holds the
+    same entries in a plain dict, which the generated code reads first (``_Flags.seen``)."""
+
+    __slots__ = ("order", "plain", "table")
+
+    def __init__(self, order: Callable[[Any], int], table: Any) -> None:
+        super().__init__()
+        #: id -> value of an interned part (None: the slot holds the value)
+        self.order, self.table = order, table
+        self.plain: dict[Any, Any] = {}
+
+    def __missing__(self, key: Any) -> Any:
+        if self.table is None:
+            got: Any = (self.order(key), key)
+        else:
+            got = self.order(self.table[key]) * ID_SPAN + key
+        self[key] = self.plain[key] = got
+        return got
+
+
+#: above every interned id
+ID_SPAN = 1 << ID_MODULUS.bit_length()
+
+
+def _order_keys(plan: Any, name: str, order: Callable[[Any], int] | None) -> _OrderKeys | None:
+    """The sort keys of an Actors part's slot contents under its declared order (None: none, the
+    contents are their own keys)."""
+    if order is None:
+        return None
+    return _OrderKeys(order, plan.tables[name].values if plan.decls[name].interned else None)
+
+
+def _canonical_pair(plan: Any, places: list[list[int]], apply: Any,
+                    keys: list[_OrderKeys | None] | None = None) -> Callable[[tuple], tuple]:
     """``canonicalize``'s two-identity case as one generated function: the identities' sort keys
     (their actors' slots, in order; ``places``: per identity, their places in a state) compared
     slot by slot with no key tuples built, and the swap inlined. The same result: the state if the
@@ -359,10 +406,20 @@ def _canonical_pair(plan: Any, places: list[list[int]], apply: Any) -> Callable[
     env: dict[str, Any] = {}
     swap, renamed = _swap_lines(plan, apply.moved, apply.renames, env)
     lines = ["def canonical_pair(s):"]
-    for a, b in zip(*places):
-        lines += [f"    if s[{a}] < s[{b}]:",
+    for n, (a, b) in enumerate(zip(*places)):
+        owner = keys[n] if keys is not None else None
+        if owner is not None:
+            # a declared order: each content's key from a plain dict, a content seen for the first
+            # time from the map that computes it (the same keys: equal keys are equal contents)
+            env[f"O{n}"], env[f"Q{n}"] = owner, owner.plain
+            lines += ["    try:", f"        x = Q{n}[s[{a}]]", f"        y = Q{n}[s[{b}]]", "    except KeyError:",
+                      f"        x = O{n}[s[{a}]]", f"        y = O{n}[s[{b}]]"]
+            kx, ky = "x", "y"
+        else:
+            kx, ky = f"s[{a}]", f"s[{b}]"
+        lines += [f"    if {kx} < {ky}:",
                   "        return s",
-                  f"    if s[{a}] != s[{b}]:",
+                  f"    if {kx} != {ky}:",
                   *("        " + x for x in swap)]
     for j in sorted(renamed):
         # the actors' places are equal in pairs here, so a renamed place's image is its memo's value
