@@ -102,3 +102,42 @@ def test_the_capability_is_optional_and_off_where_the_engine_records_edges():
     machine = ComposedTwoPhase(rms=3)
     explore(machine, ExploreOptions(record_edges=True))
     assert not _fused_used(machine)
+
+
+@pytest.mark.parametrize("stop_at_first", [True, False])
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_the_parallel_engines_head_and_workers_take_the_fused_path_and_report_the_same(monkeypatch, case,
+                                                                                          stop_at_first):
+    """The parallel engine's head and workers expand through ``dedup_successors`` (a worker's
+    duplicate scope spans its level and the previous one, its states are named by worker-local
+    references): what it reports equals its own plain path's report."""
+    import multiprocessing as mp
+    import os
+
+    from eoscheck.checker.explore import parallel
+
+    monkeypatch.setattr(parallel, "HEAD_FRONTIER", 4)  # the workers start after a few levels
+    taken = mp.get_context("fork").Value("i", 0)  # shared with the forked workers
+    parent = os.getpid()
+    original = Expander._dedup_successors
+
+    def counted(self: Expander, *args: Any) -> Any:
+        got = original(self, *args)
+        if got is not None and os.getpid() != parent:
+            with taken.get_lock():
+                taken.value += 1
+        return got
+
+    monkeypatch.setattr(Expander, "_dedup_successors", counted)
+    make, symmetry = CASES[case]
+    opts = ExploreOptions(strategy="parallel", workers=2, stop_at_first=stop_at_first, symmetry=symmetry)
+    fused_machine = make()
+    fused = explore(fused_machine, opts)
+    in_workers = taken.value
+    plain = explore(_plain(make()), opts)
+    assert _fused_used(fused_machine)  # the head
+    started = any("worker processes" in n for n in fused.notes)
+    # under stop_at_first some cases stop in the head (a finding in its first levels)
+    assert started or stop_at_first
+    assert (in_workers > 0) == started
+    assert _summary(fused) == _summary(plain)

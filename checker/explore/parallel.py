@@ -300,7 +300,9 @@ class _Worker:
                         and stop_at_first):
                     stopped = "violation"
                     break
-            cand = expander.expand_chunk(states, refs[chunk_start:chunk_end], level, before_seen, seen)
+            # the BFS's fused duplicate test (``Machine.dedup_successors``): the same candidates,
+            # without a (step, state) pair and a loop turn per successor in this process
+            cand = expander.expand_chunk(states, refs[chunk_start:chunk_end], level, before_seen, seen, dedup=True)
             del states
             for p in chunk_pos:  # expanded: freed now, while in the cache
                 store[p] = None
@@ -878,7 +880,7 @@ class _Head:
             expanded = 0
             for start in range(0, len(frontier), CHUNK):
                 expanded = end = min(start + CHUNK, len(frontier))
-                cand = expander.expand_chunk(frontier[start:end], refs[start:end], level, visited)
+                cand = expander.expand_chunk(frontier[start:end], refs[start:end], level, visited, dedup=True)
                 self.generated += cand.generated
                 add_counts(self.gen_cov, cand.gen_cov)
                 if cand.outside:
