@@ -36,3 +36,11 @@ def parallel_workers_from_level_one(monkeypatch: pytest.MonkeyPatch) -> None:
     from eoscheck.checker.explore import parallel
 
     monkeypatch.setattr(parallel, "HEAD_FRONTIER", 0)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (the README's ``-n 2 --dist loadgroup``), every Spark test runs on one worker: one local
+    JVM at a time, one session per process, and the standalone cluster's fixed ports never contend."""
+    for item in items:
+        if item.get_closest_marker("spark"):
+            item.add_marker(pytest.mark.xdist_group("spark"))
