@@ -346,21 +346,31 @@ def bench(plan: list[tuple[str, dict[str, int]]], engines: list[str], spark_max:
         full_distinct: int | None = None
         cost = _child("symcost", {"model": model, "bounds": bounds}, timeout) if True in sym_options else None
         for symmetry in sym_options:
-            for spec in engines:
-                # "parallel:1" runs the parallel engine with one worker: its scaling baseline
-                engine, _, count = spec.partition(":")
-                # Spark pays seconds per level: only at the sizes where a comparison is affordable
-                if engine == "spark" and full_distinct is not None and full_distinct > spark_max:
-                    continue
-                config = {"model": model, "bounds": bounds, "engine": engine, "symmetry": symmetry,
-                          "workers": int(count) if count else workers}
-                runs = []
-                for _ in range(repeat):
+            # The repeats go round the engines (bfs, parallel:1, parallel, bfs, ...), not one engine's
+            # runs in a row: this host's cores change speed for minutes at a time (``machine_probe.py``),
+            # and a phase change between two engines' blocks moved the ratios by 10-15% (session 23)
+            configs: list[dict[str, Any]] = []
+            runs: dict[int, list[dict[str, Any]]] = {}
+            for round_ in range(repeat):
+                for spec in engines:
+                    # "parallel:1" runs the parallel engine with one worker: its scaling baseline
+                    engine, _, count = spec.partition(":")
+                    # Spark pays seconds per level: only at the sizes where a comparison is affordable
+                    if engine == "spark" and full_distinct is not None and full_distinct > spark_max:
+                        continue
+                    config = {"model": model, "bounds": bounds, "engine": engine, "symmetry": symmetry,
+                              "workers": int(count) if count else workers}
+                    if config not in configs:
+                        configs.append(config)
                     idle = wait_for_idle(wait_idle) if wait_idle else None
-                    runs.append({**_child("run", config, timeout), "idle_before": idle})
-                ok = [r for r in runs if "error" not in r]
+                    got = {**_child("run", config, timeout), "idle_before": idle}
+                    runs.setdefault(configs.index(config), []).append(got)
+                    if "error" not in got and engine == "bfs" and not symmetry and full_distinct is None:
+                        full_distinct = got["distinct"]
+            for i, config in enumerate(configs):
+                ok = [r for r in runs[i] if "error" not in r]
                 if not ok:
-                    rec = {**config, **runs[0]}
+                    rec = {**config, **runs[i][0]}
                 else:
                     ok.sort(key=lambda r: r["elapsed"])
                     rec = {**config, **ok[len(ok) // 2], "repeats": len(ok)}
@@ -372,8 +382,6 @@ def bench(plan: list[tuple[str, dict[str, int]]], engines: list[str], spark_max:
                 if partial is not None:
                     with partial.open("a") as f:
                         f.write(json.dumps(rec) + "\n")
-                if "error" not in rec and engine == "bfs" and not symmetry:
-                    full_distinct = rec["distinct"]
                 print(_one_line(rec), file=sys.stderr, flush=True)
     _derive(records)
     return records
