@@ -84,6 +84,8 @@ class World:
         self.blocks: ProducerIdBlocks | None = None
         self.last_update: dict[str, int] = {}
         self.tid_expiration_ms = 604800000
+        #: the broker's transaction.two.phase.commit.enable (KIP-939, 4.1.0+; default false)
+        self.two_phase_commit_enable = False
         self.now = integer("now", "now")
         # the partition leader
         self.leader = LeaderState((), 0, self.now, ())
@@ -418,6 +420,12 @@ def _client_partition(w: World, v: Any) -> None:
                                                  integer(e.get("last_acked_offset", -1), "last_acked_offset"))
 
 
+def _two_phase_commit_enable(w: World, v: Any) -> None:
+    if not isinstance(v, bool):
+        raise NotExpressible(f"initial_state.transaction.two.phase.commit.enable {v!r}: give true or false")
+    w.two_phase_commit_enable = v
+
+
 def _metadata_cache(w: World, v: Any) -> None:
     if not isinstance(v, dict):
         raise NotExpressible("initial_state.metadata_cache: not a map of topic -> number of partitions")
@@ -443,6 +451,7 @@ _LOADERS = {
     "transaction_verification_enabled": _verification_enabled, "group": _group,
     "pending_txn_offsets": _pending_txn_offsets, "producer": _producer, "client_partition": _client_partition,
     "metadata_cache": _metadata_cache, "replica_magic": _replica_magic,
+    "transaction.two.phase.commit.enable": _two_phase_commit_enable,
 }
 _ERROR_NAMES = {e.name for e in Errors}
 
