@@ -149,6 +149,50 @@ def test_a_version_before_4_1_0_reads_no_kip_939_field(name: str) -> None:
     assert not api.valid_txn_timeout(-1, p, enable_2pc=True)
 
 
+def _timeout_vector(timeout: int, *steps: dict) -> dict:
+    meta = {"exists": True, "producer_id": 2, "producer_epoch": 3, "txn_timeout_ms": timeout, "state": "Ongoing",
+            "partitions": ["topic-0"]}
+    return {"id": "X", "mechanism": "init_producer_id", "component": "timedOutTransactions", "source": {},
+            "initial_state": {"txn_metadata": meta, "transaction.two.phase.commit.enable": True},
+            "steps": [*steps, {"input": {"event": "timer tick"}, "expected": {"aborted": False}}]}
+
+
+@pytest.mark.parametrize("name", ["kafka-4.1.0", "kafka-4.2", "kafka-4.0.1"])
+def test_the_timeout_abort_skips_a_2pc_transaction_from_4_1_0(name: str) -> None:
+    """TransactionStateManager.timedOutTransactions l.139 at 4.1.0 (l.141 at 4.2.0-rc1): an Ongoing transaction whose
+    timeout is Int.MaxValue (what an Enable2Pc InitProducerId stores, l.146) is not listed; 4.0.1 has no such test
+    (its metadata cannot hold a 2PC transaction, and 4.0.1 lacks the config, so the vector does not apply there)."""
+    from conform_pins import run_vector
+    report = run_vector(_timeout_vector(api.TWO_PC_TIMEOUT_MS), name)
+    assert report.outcome == (harness.AGREE if name != "kafka-4.0.1" else harness.NOT_EXPRESSIBLE), report
+    # an ordinary timeout is aborted: the same expectation disagrees
+    assert run_vector(_timeout_vector(60000), name).outcome == (
+        harness.DISAGREE if name != "kafka-4.0.1" else harness.NOT_EXPRESSIBLE)
+    # an ordinary InitProducerId ends the 2PC timeout: the fence aborts the Ongoing transaction itself, and the retry
+    # after its markers stores the request's timeout (only the timeout abort reads it)
+    api_p = protocol(name)
+    assert api.may_time_out(api.TWO_PC_TIMEOUT_MS, api_p) == (name == "kafka-4.0.1")
+    assert api.resolved_txn_timeout(api.InitProducerIdRequest("t", txn_timeout_ms=5, version=6, enable_2pc=True),
+                                    api_p) == (5 if name == "kafka-4.0.1" else api.TWO_PC_TIMEOUT_MS)
+
+
+def test_an_enable_2pc_init_makes_the_next_transaction_2pc() -> None:
+    """The stored timeout comes from the InitProducerId that succeeded: with Enable2Pc the transaction it then opens is
+    never timed out, without it the next one is."""
+    from conform_pins import run_vector
+    def vector(enable: bool) -> dict:
+        v = _timeout_vector(60000, {"input": {"api": "InitProducerId", "transactional_id": "known", "enable_2pc": enable,
+                                              "txn_timeout_ms": 60000, "request_version": 6},
+                                    "expected": {"error": "NONE"}})
+        v["initial_state"]["txn_metadata"].update(state="CompleteCommit", partitions=[])
+        v["steps"].insert(1, {"input": {"api": "AddPartitionsToTxn", "transactional_id": "known", "producer_id": 2,
+                                        "producer_epoch": 4, "partitions": ["topic-0"]},
+                              "expected": {"per_partition": {"topic-0": {"error": "NONE"}}}})
+        return v
+    assert run_vector(vector(True), "kafka-4.1.0").outcome == harness.AGREE
+    assert run_vector(vector(False), "kafka-4.1.0").outcome == harness.DISAGREE
+
+
 def test_no_earlier_vector_needs_kip_939() -> None:
     """The feature is new: no vector of the earlier files names a KIP-939 field, so none moved when the pre-4.1.0
     profiles came to lack it."""

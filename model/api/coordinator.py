@@ -99,6 +99,24 @@ def _two_pc_fields(request: InitProducerIdRequest, protocol: Protocol) -> tuple[
     return request.enable_2pc, request.keep_prepared_txn
 
 
+#: the timeout a 2PC transaction is stored with (4.1.0 TransactionCoordinator.scala l.146: ``if (enableTwoPCFlag)
+#: Int.MaxValue``), by which ``TransactionMetadata.isDistributedTwoPhaseCommitTxn`` knows it
+TWO_PC_TIMEOUT_MS = 2**31 - 1
+
+
+def resolved_txn_timeout(request: InitProducerIdRequest, protocol: Protocol) -> int:
+    """The timeout an InitProducerId that succeeds stores: Int.MaxValue with 2PC, else the request's."""
+    return TWO_PC_TIMEOUT_MS if _two_pc_fields(request, protocol)[0] else request.txn_timeout_ms
+
+
+def may_time_out(txn_timeout_ms: int, protocol: Protocol) -> bool:
+    """``TransactionStateManager.timedOutTransactions`` lists an Ongoing transaction only if it is not a 2PC one
+    (``!txnMetadata.isDistributedTwoPhaseCommitTxn``, l.139 at 4.1.0, l.141 at 4.2.0-rc1): from 4.1.0 a transaction
+    whose timeout is Int.MaxValue is never aborted for its timeout. Before, any timeout can pass (the model's clock is
+    abstract: the timeout abort is a step, not a comparison of times)."""
+    return not (two_phase_commit(protocol) and txn_timeout_ms == TWO_PC_TIMEOUT_MS)
+
+
 def authorize_init(request: InitProducerIdRequest, protocol: Protocol, denied: frozenset[str]) -> int:
     """KafkaApis.handleInitProducerIdRequest's checks on a transactional id before anything else: WRITE, and with
     enable2Pc also TWO_PHASE_COMMIT (KIP-939, 4.1.0 .. 4.2.0-rc1 KafkaApis.scala l.1600-1606), each refused with
@@ -510,6 +528,8 @@ def expire_transactional_id(state: CoordinatorState, *, append_error: int = Erro
 
 
 __all__ = [
+    "TWO_PC_SINCE",
+    "TWO_PC_TIMEOUT_MS",
     "CoordinatorState",
     "EndTxnRequest",
     "InitProducerIdRequest",
@@ -517,15 +537,18 @@ __all__ = [
     "TransitionResult",
     "TxnResult",
     "abort_timed_out",
+    "authorize_init",
     "complete_transaction",
     "expire_transactional_id",
     "handle_add_partitions",
     "handle_end_txn",
     "handle_init_producer_id",
     "may_expire",
+    "may_time_out",
     "prepare_abort_or_commit_transition",
     "prepare_increment_producer_epoch",
     "put_transaction_state_if_not_exists",
+    "resolved_txn_timeout",
 ]
 
 

@@ -103,6 +103,8 @@ def init_producer_id(w: World, inp: dict[str, Any]) -> Observed:
     if "metadata_at_abort" in inp:
         resp, st, record = _abort_sees(w, cs, req, inp["metadata_at_abort"], record)
     w.set_coordinator(tid, st)
+    if resp.error == Errors.NONE and tid_raw:
+        w.txn_timeout_ms[tid] = api.resolved_txn_timeout(req, w.protocol)
     out = _response(resp)
     if tid_raw is not None:
         out["state_after"] = w.meta_view(st.metadata)
@@ -281,6 +283,10 @@ def timeout_abort(w: World, inp: dict[str, Any]) -> Observed:
         raise NotExpressible("timed_out: a listed transaction of another producer id (the model's timeout abort "
                              "reads the current metadata)")
     cs = w.coordinator(tid)
+    if not api.may_time_out(w.txn_timeout_ms.get(tid, 0), w.protocol):
+        # a 2PC transaction (timeout Int.MaxValue) is never listed by timedOutTransactions (KIP-939, 4.1.0+)
+        return {"action": "skipped (no append)", "txn_log_append": None, "state_after": w.meta_view(before),
+                "aborted": False}
     wrote, st = api.abort_timed_out(cs, w.protocol, append_error=_append_error(inp))
     # the record the abort tried to write, whether or not the append succeeded
     record = api.abort_timed_out(cs, w.protocol)[1].metadata if wrote else None
