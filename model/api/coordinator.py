@@ -42,7 +42,7 @@ from ..transactions.metadata import new_metadata, to_log_record
 from ..transactions.states import EXPIRATION_ALLOWED, is_valid_transition
 from ..transactions.timeout import abort_timed_out as _abort_timed_out
 from ..transactions.timeout import fence_write_failed
-from .protocol import Protocol
+from .protocol import Protocol, two_phase_commit
 
 _MODES = {"pre-kip360": (False, False), "kip360-designed": (True, False), "kip360-shipped": (True, True)}
 
@@ -81,6 +81,52 @@ class InitProducerIdRequest(NamedTuple):
     epoch: int = NO_PRODUCER_EPOCH
     txn_timeout_ms: int = 60000
     version: int = 5
+    #: KIP-939's Enable2Pc and KeepPreparedTxn (v6+, ``TWO_PC_SINCE``)
+    enable_2pc: bool = False
+    keep_prepared_txn: bool = False
+
+
+#: the first InitProducerId version with Enable2Pc and KeepPreparedTxn (4.1.0 InitProducerIdRequest.json, "Version 6
+#: adds support for 2PC (KIP-939)", latestVersionUnstable through 4.2.0-rc1); an older request reads both as false
+TWO_PC_SINCE = 6
+
+
+def _two_pc_fields(request: InitProducerIdRequest, protocol: Protocol) -> tuple[bool, bool]:
+    """(enable2Pc, keepPreparedTxn) as the broker reads them: false unless its version has KIP-939 (4.1.0+) and the
+    request is v6+ (the generated data class leaves a field of a later version at its default, false)."""
+    if not two_phase_commit(protocol) or request.version < TWO_PC_SINCE:
+        return False, False
+    return request.enable_2pc, request.keep_prepared_txn
+
+
+#: the timeout a 2PC transaction is stored with (4.1.0 TransactionCoordinator.scala l.146: ``if (enableTwoPCFlag)
+#: Int.MaxValue``), by which ``TransactionMetadata.isDistributedTwoPhaseCommitTxn`` knows it
+TWO_PC_TIMEOUT_MS = 2**31 - 1
+
+
+def resolved_txn_timeout(request: InitProducerIdRequest, protocol: Protocol) -> int:
+    """The timeout an InitProducerId that succeeds stores: Int.MaxValue with 2PC, else the request's."""
+    return TWO_PC_TIMEOUT_MS if _two_pc_fields(request, protocol)[0] else request.txn_timeout_ms
+
+
+def may_time_out(txn_timeout_ms: int, protocol: Protocol) -> bool:
+    """``TransactionStateManager.timedOutTransactions`` lists an Ongoing transaction only if it is not a 2PC one
+    (``!txnMetadata.isDistributedTwoPhaseCommitTxn``, l.139 at 4.1.0, l.141 at 4.2.0-rc1): from 4.1.0 a transaction
+    whose timeout is Int.MaxValue is never aborted for its timeout. Before, any timeout can pass (the model's clock is
+    abstract: the timeout abort is a step, not a comparison of times)."""
+    return not (two_phase_commit(protocol) and txn_timeout_ms == TWO_PC_TIMEOUT_MS)
+
+
+def authorize_init(request: InitProducerIdRequest, protocol: Protocol, denied: frozenset[str]) -> int:
+    """KafkaApis.handleInitProducerIdRequest's checks on a transactional id before anything else: WRITE, and with
+    enable2Pc also TWO_PHASE_COMMIT (KIP-939, 4.1.0 .. 4.2.0-rc1 KafkaApis.scala l.1600-1606), each refused with
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED. ``denied``: the operations the authorizer denies on the transactional id
+    (none without an authorizer). An idempotent producer's IDEMPOTENT_WRITE / topic WRITE check is not modelled."""
+    if request.transactional_id is None:
+        return 0
+    if "WRITE" in denied or ("TWO_PHASE_COMMIT" in denied and _two_pc_fields(request, protocol)[0]):
+        return int(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    return 0
 
 
 class Response(NamedTuple):
@@ -163,16 +209,22 @@ def down_convert_fenced(error: int, api: str, version: int, protocol: Protocol) 
 
 
 def handle_init_producer_id(state: CoordinatorState, request: InitProducerIdRequest, protocol: Protocol, *,
-                            append_error: int = Errors.NONE) -> tuple[Response, CoordinatorState]:
+                            append_error: int = Errors.NONE, two_phase_commit_enable: bool = False,
+                            denied: frozenset[str] = frozenset()) -> tuple[Response, CoordinatorState]:
     """InitProducerId (``KafkaApis.handleInitProducerIdRequest`` + ``TransactionCoordinator.
-    handleInitProducerId``). ``append_error``: what the ``__transaction_state`` append answers."""
-    resp, new = _init(state, request, protocol, append_error)
+    handleInitProducerId``). ``append_error``: what the ``__transaction_state`` append answers;
+    ``two_phase_commit_enable``: the broker's transaction.two.phase.commit.enable (KIP-939, default false);
+    ``denied``: the ACL operations on the transactional id the authorizer denies (``authorize_init``)."""
+    refused = authorize_init(request, protocol, denied)
+    if refused:
+        return _error(refused), state
+    resp, new = _init(state, request, protocol, append_error, two_phase_commit_enable)
     err = down_convert_fenced(resp.error, "InitProducerId", request.version, protocol)
     return (resp if err == resp.error else _error(err)), new
 
 
 def _init(state: CoordinatorState, request: InitProducerIdRequest, protocol: Protocol,
-          append_error: int) -> tuple[Response, CoordinatorState]:
+          append_error: int, two_phase_commit_enable: bool = False) -> tuple[Response, CoordinatorState]:
     pid, epoch = request.producer_id, request.epoch
     if request.version < 3:
         pid, epoch = NO_PRODUCER_ID, NO_PRODUCER_EPOCH  # the fields exist from v3 (KIP-360)
@@ -184,7 +236,15 @@ def _init(state: CoordinatorState, request: InitProducerIdRequest, protocol: Pro
             next_producer_id=state.next_producer_id + 1)
     if request.transactional_id == "":
         return _error(Errors.INVALID_REQUEST), state
-    if not valid_txn_timeout(request.txn_timeout_ms, protocol):
+    # KIP-939 (4.1.0 .. 4.2.0-rc1 TransactionCoordinator.handleInitProducerId l.133-146): 2PC needs the broker's
+    # transaction.two.phase.commit.enable, keepPreparedTxn is "not implemented yet", and a 2PC transaction's timeout is
+    # not validated (it is stored as Int.MaxValue, which the model's metadata does not keep: it has no timeout)
+    enable_2pc, keep_prepared_txn = _two_pc_fields(request, protocol)
+    if enable_2pc and not two_phase_commit_enable:
+        return _error(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED), state
+    if keep_prepared_txn:
+        return _error(Errors.UNSUPPORTED_VERSION), state
+    if not valid_txn_timeout(request.txn_timeout_ms, protocol, enable_2pc):
         return _error(Errors.INVALID_TRANSACTION_TIMEOUT), state
     if _lookup_error(state):
         return _error(_lookup_error(state)), state
@@ -468,6 +528,8 @@ def expire_transactional_id(state: CoordinatorState, *, append_error: int = Erro
 
 
 __all__ = [
+    "TWO_PC_SINCE",
+    "TWO_PC_TIMEOUT_MS",
     "CoordinatorState",
     "EndTxnRequest",
     "InitProducerIdRequest",
@@ -475,15 +537,18 @@ __all__ = [
     "TransitionResult",
     "TxnResult",
     "abort_timed_out",
+    "authorize_init",
     "complete_transaction",
     "expire_transactional_id",
     "handle_add_partitions",
     "handle_end_txn",
     "handle_init_producer_id",
     "may_expire",
+    "may_time_out",
     "prepare_abort_or_commit_transition",
     "prepare_increment_producer_epoch",
     "put_transaction_state_if_not_exists",
+    "resolved_txn_timeout",
 ]
 
 
@@ -540,9 +605,12 @@ def append_error_answer(error: int) -> int:
     return _append_error_answer(error)
 
 
-def valid_txn_timeout(txn_timeout_ms: int, protocol: Protocol) -> bool:
+def valid_txn_timeout(txn_timeout_ms: int, protocol: Protocol, enable_2pc: bool = False) -> bool:
     """``TransactionStateManager.validateTransactionTimeoutMs``: positive and at most
-    ``transaction.max.timeout.ms``."""
+    ``transaction.max.timeout.ms``; any timeout with 2PC (KIP-939, 4.1.0 .. 4.2.0-rc1 TransactionStateManager.scala
+    ``enableTwoPC || (...)``, l.427-428 at 4.1.0; the method has no enableTwoPC before 4.1.0)."""
+    if enable_2pc and two_phase_commit(protocol):
+        return True
     return 0 < txn_timeout_ms <= protocol.max_txn_timeout_ms
 
 

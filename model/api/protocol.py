@@ -110,6 +110,9 @@ FEATURES: dict[str, str] = {
                     "producer: TransactionManager.setPoisonStateOnInvalidTransition), released in 3.6"),
     "transaction-abortable": ("the TRANSACTION_ABORTABLE error (code 120, KAFKA-16314, part of KIP-890) and the client's "
                               "abortable reaction to it, released in 3.8"),
+    "kip-939": ("KIP-939's InitProducerId v6 (Enable2Pc, KeepPreparedTxn; the broker's "
+                "transaction.two.phase.commit.enable and the TWO_PHASE_COMMIT ACL on the transactional id), released "
+                "in 4.1 with v6 marked latestVersionUnstable"),
 }
 
 #: feature -> the asserted state fields that do not exist in a version lacking it (TransactionMetadata got
@@ -182,6 +185,11 @@ FEATURE_SINCE: dict[str, Since] = {
                          "a transactional offset commit (3.6.2: none); KAFKA-15449 b6c78554753 (first tag 3.7.0)"),
     "kafka-9666": Since((2, 6, 0), "2.6.0 TransactionMetadata.hasFailedEpochFence (2.5.1: none); KAFKA-9666 "
                         "1f3f227b59a on the 2.6 branch (2eeae09ca3e on trunk, first tag 2.7.0)"),
+    "kip-939": Since((4, 1, 0), "4.1.0 InitProducerIdRequest.json validVersions 0-6 with Enable2Pc / KeepPreparedTxn "
+                     "(4.0.1: 0-5), TransactionCoordinator.handleInitProducerId(enableTwoPCFlag, keepPreparedTxn) "
+                     "l.133-146, KafkaApis.handleInitProducerIdRequest's TWO_PHASE_COMMIT check l.1604; KAFKA-15370 "
+                     "(1/N) 3ef10a3f61, KAFKA-18953 3a3159b01e, KAFKA-15370 ACLs 598eb13d07, all ancestors of 4.1.0 "
+                     "and not of 4.0.1; the same rules at 4.1.1 and 4.2.0-rc1"),
     # the first version with TV2 is the 2024-10 trunk snapshot (partly merged); the first release is 4.0.0
     "transaction-version-2": Since(SNAPSHOT_2024_10, "EndTxnRequest.json validVersions 0-5 and "
                                    "TransactionMetadata.clientTransactionVersion at the 2024-10 snapshot 1eb7644 "
@@ -246,9 +254,11 @@ def history_value(field: str, at: Version) -> object:
     return value
 
 
+#: before 4.1.0: InitProducerId stops at v5 (no Enable2Pc / KeepPreparedTxn, KIP-939)
+_BEFORE_4_1 = frozenset({"kip-939"})
 #: 3.9 has the TransactionVersion feature enum but no TV2 path: EndTxn stops at v4 and TransactionMetadata keeps
 #: no client transaction version
-_NO_TV2 = frozenset({"transaction-version-2"})
+_NO_TV2 = _BEFORE_4_1 | {"transaction-version-2"}
 _BEFORE_3_8 = _NO_TV2 | {"transaction-abortable"}
 _BEFORE_3_7 = _BEFORE_3_8 | {"kafka-15449"}
 _BEFORE_3_6 = _BEFORE_3_7 | {"kip-890-verification", "kafka-14831"}
@@ -321,6 +331,12 @@ def client_tv2(protocol: Protocol) -> bool:
     return protocol.eos.transaction_version == TransactionVersion.TV2
 
 
+def two_phase_commit(protocol: Protocol) -> bool:
+    """The profile's InitProducerId has KIP-939's fields (v6: Enable2Pc, KeepPreparedTxn), and its coordinator and
+    KafkaApis read them (4.1.0 .. 4.2.0-rc1 alike: ``FEATURE_SINCE['kip-939']``)."""
+    return "kip-939" not in protocol.lacks
+
+
 #: profile name -> Profile; the newest first. Each is a contiguous range of Kafka versions inside which every
 #: switch of ``Protocol`` and every feature of ``FEATURES`` keeps one value (``SWITCH_HISTORY``,
 #: ``FEATURE_SINCE``); the evidence for a boundary is in those two tables.
@@ -356,7 +372,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         ("released 4.0.1: 4.0.0 with KAFKA-19367's 4.0 cherry-picks (PRs 19958, 19991: c6b44b5d66, c8b8adf3c1): a TV2 "
          "fence-abort bumps once and a failed one leaves the metadata as it was (no hasFailedEpochFence); not "
          "KAFKA-19690 (its 4.0 PR 20607 is after the tag)"),
-        "kafka-shipped", "kafka-shipped", **_4X),
+        "kafka-shipped", "kafka-shipped", **_4X, lacks=_BEFORE_4_1),
     "kafka-4.0.0": _entry(
         "kafka-4.0.0", "4.0.0", "4.0.0",
         ("released 4.0.0: transaction version 2 (KIP-890 part 2; EndTxn checked by the request's transaction version, "
@@ -364,14 +380,14 @@ PROFILE_TABLE: dict[str, Profile] = {
          "lastProducerEpoch (TransactionMetadata.prepareComplete), a fence at Short.MaxValue throws "
          "(prepareFenceProducerEpoch), a TV2 fence-abort installs the fenced epoch before its own bump and a failed "
          "one sets hasFailedEpochFence (before KAFKA-19367)"),
-        "kafka-shipped", "kafka-shipped", **_4X),
+        "kafka-shipped", "kafka-shipped", **_4X, lacks=_BEFORE_4_1),
     "kafka-2024-10": _entry(
         "kafka-2024-10", SNAPSHOT_2024_10, SNAPSHOT_2024_10,
         ("the apache/kafka snapshot 1eb7644 (2024-10-25, trunk after the 3.9 branch cut, before 4.0) the vectors "
          "were read from: KIP-890 part 2 partly merged (EndTxnRequest.json v5, TV1/TV2 chosen by the metadata's "
          "clientTransactionVersion)"),
         "kafka-shipped", "kafka-shipped", end_txn="snapshot-2024-10", tv2_last_epoch="current",
-        down_convert_fenced=True, max_txn_timeout_ms=900000, txn_offset_commit="current"),
+        down_convert_fenced=True, max_txn_timeout_ms=900000, txn_offset_commit="current", lacks=_BEFORE_4_1),
     "kafka-3.8-3.9": _entry(
         "kafka-3.8-3.9", "3.8.0", "3.9.0",
         ("released 3.8.0 .. 3.9.x: KIP-890 part 1 verification, and the coordinator answers a verification of a "

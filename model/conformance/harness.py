@@ -193,6 +193,8 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
             found.append(("kip-890-verification", f"initial_state.{key}"))
     if isinstance(meta, dict) and meta.get("has_failed_epoch_fence") is True:
         found.append(("kafka-9666", "initial_state.txn_metadata.has_failed_epoch_fence"))
+    if initial.get("transaction.two.phase.commit.enable"):
+        found.append(("kip-939", "initial_state.transaction.two.phase.commit.enable"))
     for i, step in enumerate(vector.steps):
         inp, at = step.input, f"step {i + 1}: "
         kind = str(inp.get("api") or inp.get("event") or inp.get("call") or "")
@@ -207,6 +209,7 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
                                                    or _int(inp.get("producer_epoch", -1), -1) >= 0):
             found.append(("kip-360", (f"{at}InitProducerId with producer id {inp.get('producer_id')} and epoch "
                           f"{inp.get('producer_epoch')}")))
+        found.extend(_two_pc_features(inp, kind, at))
         if re.search(r"(^|\.)prepareIncrementProducerEpoch\b", kind) and inp.get("expected_producer_epoch") is not None:
             found.append(("kip-360", f"{at}prepareIncrementProducerEpoch with an expected epoch"))
         if re.match(r"TxnOffsetCommit\b", kind) and (inp.get("member_id") not in (None, "")
@@ -233,6 +236,22 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
         if re.match(r"transactionManager\.setPoisonStateOnInvalidTransition\(\s*true", kind):
             found.append(("kafka-14831", f"{at}{kind}"))
         found.extend(_client_features(inp, kind, at))
+    return found
+
+
+def _two_pc_features(inp: dict[str, Any], kind: str, at: str) -> list[tuple[str, str]]:
+    """KIP-939's request fields (InitProducerId v6), validateTransactionTimeoutMs' enableTwoPC and the TWO_PHASE_COMMIT
+    ACL operation exist from 4.1.0; an older version has none of them (a flag at false is the older request)."""
+    found: list[tuple[str, str]] = []
+    if re.match(r"(InitProducerId|validateTransactionTimeoutMs)\b", kind):
+        for key in ("enable_2pc", "keep_prepared_txn"):
+            if inp.get(key) is True:
+                found.append(("kip-939", f"{at}{kind} {key}"))
+    if re.match(r"InitProducerId\b", kind) and _int(inp.get("request_version", 0), 0) >= 6:
+        found.append(("kip-939", f"{at}InitProducerId v{inp.get('request_version')}"))
+    acl = inp.get("authorizer")
+    if isinstance(acl, dict) and "TWO_PHASE_COMMIT" in acl:
+        found.append(("kip-939", f"{at}the TWO_PHASE_COMMIT ACL operation"))
     return found
 
 

@@ -85,17 +85,26 @@ def _attempted(call: Any) -> Any:
 def init_producer_id(w: World, inp: dict[str, Any]) -> Observed:
     tid_raw = inp.get("transactional_id", DEFAULT_TID)
     tid = DEFAULT_TID if tid_raw is None else str(tid_raw)
+    enable_2pc, keep_prepared_txn = _flag(inp, "enable_2pc"), _flag(inp, "keep_prepared_txn")
+    # a test of TransactionCoordinator.handleInitProducerId passes the flags with no request version: they come with v6
+    default_version = api.TWO_PC_SINCE if enable_2pc or keep_prepared_txn else 5
     req = api.InitProducerIdRequest(
         None if tid_raw is None else str(tid_raw), integer(inp.get("producer_id", -1), "producer_id"),
         integer(inp.get("producer_epoch", -1), "producer_epoch"),
         integer(inp.get("txn_timeout_ms", 60000), "txn_timeout_ms"),
-        integer(inp.get("request_version", 5), "request_version"))
+        integer(inp.get("request_version", default_version), "request_version"), enable_2pc, keep_prepared_txn)
     cs = w.coordinator(tid)
-    resp, st = api.handle_init_producer_id(cs, req, w.protocol, append_error=_append_error(inp))
-    record = _attempted(lambda e: api.handle_init_producer_id(cs, req, w.protocol, append_error=e))
+    denied = _denied(inp)
+    resp, st = api.handle_init_producer_id(cs, req, w.protocol, append_error=_append_error(inp),
+                                           two_phase_commit_enable=w.two_phase_commit_enable, denied=denied)
+    record = _attempted(lambda e: api.handle_init_producer_id(cs, req, w.protocol, append_error=e,
+                                                              two_phase_commit_enable=w.two_phase_commit_enable,
+                                                              denied=denied))
     if "metadata_at_abort" in inp:
         resp, st, record = _abort_sees(w, cs, req, inp["metadata_at_abort"], record)
     w.set_coordinator(tid, st)
+    if resp.error == Errors.NONE and tid_raw:
+        w.txn_timeout_ms[tid] = api.resolved_txn_timeout(req, w.protocol)
     out = _response(resp)
     if tid_raw is not None:
         out["state_after"] = w.meta_view(st.metadata)
@@ -274,6 +283,10 @@ def timeout_abort(w: World, inp: dict[str, Any]) -> Observed:
         raise NotExpressible("timed_out: a listed transaction of another producer id (the model's timeout abort "
                              "reads the current metadata)")
     cs = w.coordinator(tid)
+    if not api.may_time_out(w.txn_timeout_ms.get(tid, 0), w.protocol):
+        # a 2PC transaction (timeout Int.MaxValue) is never listed by timedOutTransactions (KIP-939, 4.1.0+)
+        return {"action": "skipped (no append)", "txn_log_append": None, "state_after": w.meta_view(before),
+                "aborted": False}
     wrote, st = api.abort_timed_out(cs, w.protocol, append_error=_append_error(inp))
     # the record the abort tried to write, whether or not the append succeeded
     record = api.abort_timed_out(cs, w.protocol)[1].metadata if wrote else None
@@ -454,8 +467,35 @@ def _during_append(w: World, cache: api.CacheAtAppend, changes: Any) -> api.Cach
 
 
 def validate_txn_timeout(w: World, inp: dict[str, Any]) -> Observed:
-    """``TransactionStateManager.validateTransactionTimeoutMs``."""
-    return {"valid": api.valid_txn_timeout(integer(inp.get("txn_timeout_ms"), "txn_timeout_ms"), w.protocol)}
+    """``TransactionStateManager.validateTransactionTimeoutMs`` (with KIP-939's ``enable_2pc``, 4.1.0+)."""
+    return {"valid": api.valid_txn_timeout(integer(inp.get("txn_timeout_ms"), "txn_timeout_ms"), w.protocol,
+                                           _flag(inp, "enable_2pc"))}
+
+
+def _flag(inp: dict[str, Any], key: str) -> bool:
+    value = inp.get(key, False)
+    if not isinstance(value, bool):
+        raise NotExpressible(f"{key} {value!r}: give true or false")
+    return value
+
+
+#: the authorizer's answers a step can give for the request's transactional id
+_ACL_OPERATIONS = ("WRITE", "TWO_PHASE_COMMIT")
+
+
+def _denied(inp: dict[str, Any]) -> frozenset[str]:
+    """``authorizer``: {operation on the transactional id: ALLOWED | DENIED}; without it every operation is allowed
+    (a KafkaApis without an authorizer)."""
+    given = inp.get("authorizer")
+    if given is None:
+        return frozenset()
+    if not isinstance(given, dict):
+        raise NotExpressible(f"authorizer {given!r}: give {{operation: ALLOWED | DENIED}}")
+    for op, answer in given.items():
+        if op not in _ACL_OPERATIONS or answer not in ("ALLOWED", "DENIED"):
+            raise NotExpressible(f"authorizer {op}: {answer}: the model's KafkaApis checks "
+                                 f"{' and '.join(_ACL_OPERATIONS)} on the transactional id, ALLOWED or DENIED")
+    return frozenset(op for op, answer in given.items() if answer == "DENIED")
 
 
 def put_transaction_state(w: World, inp: dict[str, Any]) -> Observed:

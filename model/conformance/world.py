@@ -84,6 +84,11 @@ class World:
         self.blocks: ProducerIdBlocks | None = None
         self.last_update: dict[str, int] = {}
         self.tid_expiration_ms = 604800000
+        #: the broker's transaction.two.phase.commit.enable (KIP-939, 4.1.0+; default false)
+        self.two_phase_commit_enable = False
+        #: transactional id -> its stored transaction timeout where known (initial_state, or an InitProducerId that
+        #: succeeded): only the timeout abort reads it, for KIP-939's 2PC timeout (``api.coordinator.may_time_out``)
+        self.txn_timeout_ms: dict[str, int] = {}
         self.now = integer("now", "now")
         # the partition leader
         self.leader = LeaderState((), 0, self.now, ())
@@ -149,8 +154,13 @@ class World:
     def _load_txn_object(self, v: dict[str, Any]) -> None:
         tid = str(v.get("transactional_id", DEFAULT_TID))
         self.txns[tid] = self.meta_from(v)
+        self.note_txn_timeout(tid, v)
         if "txn_last_update_timestamp" in v:
             self.last_update[tid] = integer(v["txn_last_update_timestamp"], "txn_last_update_timestamp")
+
+    def note_txn_timeout(self, tid: str, v: Any) -> None:
+        if isinstance(v, dict) and isinstance(v.get("txn_timeout_ms"), int):
+            self.txn_timeout_ms[tid] = v["txn_timeout_ms"]
 
     def meta_from(self, v: dict[str, Any] | None) -> TxnMetadata:
         if not v or v.get("exists") is False:
@@ -257,6 +267,7 @@ def _default_tid(w: World, v: Any) -> None:
 def _txn_metadata(w: World, v: Any) -> None:
     tid = str(v.get("transactional_id", DEFAULT_TID)) if isinstance(v, dict) else DEFAULT_TID
     w.txns[tid] = w.meta_from(v)
+    w.note_txn_timeout(tid, v)
 
 
 def _coordinator(w: World, v: Any) -> None:
@@ -418,6 +429,12 @@ def _client_partition(w: World, v: Any) -> None:
                                                  integer(e.get("last_acked_offset", -1), "last_acked_offset"))
 
 
+def _two_phase_commit_enable(w: World, v: Any) -> None:
+    if not isinstance(v, bool):
+        raise NotExpressible(f"initial_state.transaction.two.phase.commit.enable {v!r}: give true or false")
+    w.two_phase_commit_enable = v
+
+
 def _metadata_cache(w: World, v: Any) -> None:
     if not isinstance(v, dict):
         raise NotExpressible("initial_state.metadata_cache: not a map of topic -> number of partitions")
@@ -443,6 +460,7 @@ _LOADERS = {
     "transaction_verification_enabled": _verification_enabled, "group": _group,
     "pending_txn_offsets": _pending_txn_offsets, "producer": _producer, "client_partition": _client_partition,
     "metadata_cache": _metadata_cache, "replica_magic": _replica_magic,
+    "transaction.two.phase.commit.enable": _two_phase_commit_enable,
 }
 _ERROR_NAMES = {e.name for e in Errors}
 
