@@ -206,7 +206,9 @@ def test_timeout_reads_latest_attempts_and_retry_fields() -> None:
             assert (_with_retry(inst, new), req) == tc.resend(inst, c, new_connection=True)
         for part in ("init_requests", "init_responses", "init_pending"):
             msgs = getattr(v, part)
-            latest = dict(_waiting(msgs))
+            held = _waiting(msgs)
+            latest = dict(held)
+            assert len(latest) == len(held)  # one attempt per instance: the older ones are dropped
             for c, inst in enumerate(v.instance):
                 pairs = {(x.client, x.attempt) for x in msgs if x.client == c}
                 assert all(a <= inst.attempt for _, a in pairs)
