@@ -25,7 +25,7 @@ from eoscheck.checker.compose import (
     transition,
 )
 from eoscheck.checker.compose.machine import _hosts
-from eoscheck.checker.compose.rules import _BUILDERS, _builder, _ChannelRule, _Rule
+from eoscheck.checker.compose.rules import _BUILDERS, _STUB, _STUB_RECEIVE, _builder, _ChannelRule, _Rule
 from eoscheck.checker.compose.testing import compare_memo
 from eoscheck.checker.explore import ExploreOptions, explore
 from eoscheck.checker.machine import Machine, Property
@@ -71,6 +71,25 @@ def test_a_builder_makes_the_successor_the_list_copy_made_for_every_shape() -> N
         assert got == _apply(s, written, sent, receive, budget, tuple(args), rest)
         assert _builder(width, written, sent, receive, budget) is build  # one per shape
     assert len(_BUILDERS) > 50
+
+
+def test_a_builder_is_compiled_on_its_first_call_and_stays_the_same_function() -> None:
+    # a width no other test uses: the shapes are new here, so each builder starts as the stub
+    width = 23
+    for shape in [((0,), (), -1, -1), ((1,), (2,), 3, -1), ((), (4,), -1, 5)]:
+        build = _builder(width, *shape)
+        assert build.__code__ in (_STUB, _STUB_RECEIVE)  # made, not compiled
+        s = tuple(range(width))
+        folds: list[Any] = []
+        for _ in shape[1]:
+            folds += [{}, lambda i: -i]  # per send: a cache that knows nothing, and a fold
+        args: tuple[Any, ...] = (*[50 for _ in shape[0]], *folds)
+        rest = 99
+        call = (s, args, rest) if shape[2] >= 0 else (s, args)
+        want = _apply(s, *shape, args, rest)
+        assert build(*call) == want
+        assert build.__code__ not in (_STUB, _STUB_RECEIVE)  # its own code swapped in
+        assert _builder(width, *shape) is build and build(*call) == want
 
 
 # ---------------------------------------------------------------- hosts

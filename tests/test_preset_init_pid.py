@@ -16,11 +16,13 @@ from eoscheck.checker.explore import ExploreOptions, explore
 from eoscheck.checker.registry import find_model
 from eoscheck.checker.spec import load_spec, spec_to_options
 from eoscheck.model.machines.eos import machine as eos_machine
-from eoscheck.model.machines.eos_instances import ACTIONS
+from eoscheck.model.machines.eos_instances import ACTIONS, _retry, _waiting, _with_retry
 from eoscheck.model.machines.eos_presets import Preset, PresetMachine, To
 from eoscheck.model.machines.preset_init_pid import INIT_PRODUCER_ID
+from eoscheck.model.producer import txn_client as tc
 from eoscheck.model.registry import INIT_PRODUCER_ID as REGISTERED
 from eoscheck.model.registry import INIT_PRODUCER_ID_MACHINE
+from eoscheck.model.state import TxnClient
 from reachable_states import reachable
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -180,3 +182,36 @@ def _refused(tmp_path: Path, capsys: Any, text: str, fragment: str) -> None:
 ])
 def test_bad_input_is_one_line(tmp_path: Path, capsys: Any, text: str, fragment: str) -> None:
     _refused(tmp_path, capsys, text, fragment)
+
+
+UNLIKE_IDLE = TxnClient(5, 7, 2, 9, 3, 1, 2)  # every field unlike IDLE's
+
+
+def test_timeout_reads_latest_attempts_and_retry_fields() -> None:
+    # InitProducerIdTimeout reads ``waiting``, the latest attempt per instance in flight: it asks
+    # whether the current attempt is in flight, which is the latest one here because an instance's
+    # attempt only grows and a message carries the attempt it was sent in (checked on every state)
+    m = find_model("kafka.eos.init_producer_id").machine("kafka-shipped", bounds={
+        "clients": 2, "lost_responses": 1, "failovers": 1, "abortable_errors": 1, "transactions": 1, "restarts": 1,
+        "max_epoch": 3})
+    older = 0
+    for s in reachable(m, 20000):
+        v = m.view(s)
+        for c, inst in enumerate(v.instance):
+            # ``retry``, InitProducerIdTimeout's written projection: the laws of a Projection, and the
+            # retry of the projection written back is the retry of the instance
+            r = _retry(inst)
+            assert _with_retry(inst, r) == inst and _retry(_with_retry(UNLIKE_IDLE, r)) == r
+            new, req = tc.resend(r, c, new_connection=True)
+            assert (_with_retry(inst, new), req) == tc.resend(inst, c, new_connection=True)
+        for part in ("init_requests", "init_responses", "init_pending"):
+            msgs = getattr(v, part)
+            held = _waiting(msgs)
+            latest = dict(held)
+            assert len(latest) == len(held)  # one attempt per instance: the older ones are dropped
+            for c, inst in enumerate(v.instance):
+                pairs = {(x.client, x.attempt) for x in msgs if x.client == c}
+                assert all(a <= inst.attempt for _, a in pairs)
+                assert ((c, inst.attempt) in pairs) == (latest.get(c) == inst.attempt)
+                older += len(pairs) > 1
+    assert older  # older attempts beside the latest are reached: the projection drops them

@@ -221,9 +221,28 @@ def _later_attempt_first(c: TxnClient) -> int:
 
 
 def _waiting(messages: tuple[InitPidRequest | InitPidResponse | PendingAppend, ...]) -> tuple[tuple[int, int], ...]:
-    """The (instance, attempt) pairs a channel or the pending append holds: all InitProducerIdTimeout
-    asks of them (their producer ids, epochs and errors moving cost it no miss)."""
-    return tuple(sorted({(m.client, m.attempt) for m in messages}))
+    """Per instance with a message here, the latest attempt a channel or the pending append holds, as
+    (instance, attempt) pairs: all InitProducerIdTimeout asks of them (their producer ids, epochs and
+    errors, and the older attempts beside the latest, moving cost it no miss). An instance's attempt
+    only grows (``txn_client.begin_init`` and ``resend``) and a message carries the attempt it was sent
+    in, so its current attempt is in flight exactly when it is the latest one here."""
+    latest: dict[int, int] = {}
+    for m in messages:
+        if latest.get(m.client, -1) < m.attempt:
+            latest[m.client] = m.attempt
+    return tuple(sorted(latest.items()))
+
+
+def _retry(c: TxnClient) -> TxnClient:
+    """What InitProducerIdTimeout reads and writes of its instance (``txn_client.resend``: the attempt
+    and the request's producer id and epoch), the other fields set as IDLE's: a written projection,
+    so the instance's phase (its gate reads it whole), held producer id, epoch and ``started`` rank
+    moving cost it no miss."""
+    return IDLE._replace(attempt=c.attempt, req_producer_id=c.req_producer_id, req_epoch=c.req_epoch)
+
+
+def _with_retry(c: TxnClient, r: TxnClient) -> TxnClient:
+    return c._replace(attempt=r.attempt, req_producer_id=r.req_producer_id, req_epoch=r.req_epoch)
 
 
 def _held(c: TxnClient) -> tuple[int, int] | tuple[()]:
@@ -260,7 +279,8 @@ class InstancesMixin:
     failed_fence: Callable[[TxnMetadata], TxnMetadata]
 
     instance = Actors(count="instances", init=IDLE, symmetric="instance", show=_show_client, order=_later_attempt_first,
-                      projections={"started": Projection(_started, _with_started), "held": _held},
+                      projections={"started": Projection(_started, _with_started), "held": _held,
+                                   "retry": Projection(_retry, _with_retry)},
                       doc="producer instances sharing the instances' transactional id")
     instances_txn = Part(init=NO_METADATA, show=_show_meta,
                          doc="the coordinator's metadata of the instances' transactional id")
@@ -442,14 +462,15 @@ class InstancesMixin:
                                    pid_mapping_fatal=errs["pid_mapping_fatal"], api=api)
         return {"instance": new, "error": error, **({"init_requests": req} if req is not None else {})}
 
-    # the effect reads the (instance, attempt) pairs in flight (projections): the messages' other
-    # fields moving cost no miss. The gate is the phase alone, on instance[client]'s slot as the other
+    # the effect reads the latest attempts in flight (projections: the messages' other fields and
+    # older attempts moving cost no miss) and the instance's ``retry`` fields (written back). The gate is the phase alone, on instance[client]'s slot as the other
     # instance rules' gates are, so that compose can look them up as one group; a gate on the requests
     # in flight too took a lookup of its own per state and instance. The effect tells an attempt in flight.
-    @precondition(lambda self, instance: instance.phase == INIT_INITIALIZING)
+    @precondition(lambda self, whole: whole.phase == INIT_INITIALIZING)
     @rule("InitProducerIdTimeout", params={"client": "instance"},
-          reads=("instance[client]", "init_requests:waiting", "init_responses:waiting", "init_pending:waiting"),
-          writes=("instance[client]",), sends=("init_requests",))
+          reads=("instance[client]:retry", "init_requests:waiting", "init_responses:waiting", "init_pending:waiting",
+                 "whole=instance[client]"),
+          writes=("instance[client]:retry",), sends=("init_requests",))
     def instance_request_timeout(self, client: int, instance: TxnClient, init_requests: tuple[tuple[int, int], ...],
                                  init_responses: tuple[tuple[int, int], ...],
                                  init_pending: tuple[tuple[int, int], ...]) -> Any:
