@@ -164,17 +164,17 @@ def test_instances_ordered_by_attempt_latest_first() -> None:
 
 
 def test_constraint_reads_plain_maps_filled_by_its_flags() -> None:
-    """The generated constraint reads each flag map's plain ``seen`` (a dict subclass's subscript is
+    """The generated constraint reads each flag map's ``plain`` dict (a dict subclass's subscript is
     slower) and falls back to the maps, which compute a missing flag, on first sight of a content:
-    the same answers on first sight and on every later hit, and ``seen`` holds exactly the flags."""
+    the same answers on first sight and on every later hit, and ``plain`` holds exactly the flags."""
     variant, bounds = CONFIGS[3]
     m = machine(variant, **bounds)
     states = _walk(m, 3000)
     env = m.within_bounds.__globals__
     maps = [env[n] for n in ("E", "G", "M")]
-    assert all(isinstance(f, eos_fast._Flags) and type(env[n + "s"]) is dict and env[n + "s"] is f.seen
+    assert all(isinstance(f, eos_fast._FirstSight) and type(env[n + "s"]) is dict and env[n + "s"] is f.plain
                for n, f in zip(("E", "G", "M"), maps))
     want = [EosMachine.within_bounds(m, s) for s in states]
     assert [m.within_bounds(s) for s in states] == want  # first sight: through the maps
-    assert all(f.seen == dict(f) and f for f in maps)
-    assert False in want and [m.within_bounds(s) for s in states] == want  # hits: through ``seen``
+    assert all(f.plain == dict(f) and f for f in maps)
+    assert False in want and [m.within_bounds(s) for s in states] == want  # hits: through ``plain``

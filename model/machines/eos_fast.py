@@ -23,41 +23,47 @@ from eoscheck.checker.intern import ID_MODULUS
 from eoscheck.checker.symmetry import canonicalize
 
 
-class _Flags(dict[Any, bool]):
-    """Slot content (an interned id) -> whether the value it stands for is within one bound, computed on
-    first sight of the content: the constraint's hot path is one dict hit per slot, and a step that
-    changes a part in a way the bound does not see (the group's offsets, a member's assignment) costs
-    no miss.
+class _FirstSight(dict[Any, Any]):
+    """A map filled on first sight of a key by ``miss(key)`` (with ``memoize`` off, computed on every
+    ask and never kept): a hit is one subscript, with no ``None`` test after a ``get``. kafka.eos's
+    generated code keeps three kinds: a slot content's within-bound flag (``constraint``), a swap's
+    renaming of a part (``_swap_lines``) and a slot content's sort key under a declared order
+    (``_order_keys``).
 
-    Each entry is also written to ``seen``, a plain dict, which the generated constraint reads: a
+    Each entry is also written to ``plain``, a plain dict, which the generated code reads first: a
     subscript of a dict subclass goes through its type's generic slot (``dict`` declares
     ``__getitem__`` as a method, so no subclass inherits the C subscript), about 50 ns more per hit
     than a plain dict's specialised one (``bench/results/perf15.md``)."""
 
-    __slots__ = ("seen", "source", "test")
+    __slots__ = ("memoize", "miss", "plain")
 
-    def __init__(self, source: Any, test: Callable[[Any], bool]) -> None:
+    def __init__(self, miss: Callable[[Any], Any], memoize: bool = True) -> None:
         super().__init__()
-        #: interned id -> value (None: the slot holds the value itself)
-        self.source, self.test = source, test
-        self.seen: dict[Any, bool] = {}
+        self.miss, self.memoize = miss, memoize
+        self.plain: dict[Any, Any] = {}
 
-    def __missing__(self, key: Any) -> bool:
-        ok = self[key] = self.seen[key] = bool(self.test(key if self.source is None else self.source[key]))
-        return ok
+    def __missing__(self, key: Any) -> Any:
+        new = self.miss(key)
+        if self.memoize:
+            self[key] = self.plain[key] = new
+        return new
 
 
 def constraint(machine: Any) -> Callable[[tuple], bool]:
     """``machine.within_bounds`` as one generated function of the flat state: every coordinator epoch,
-    the group's generation and every member's rejoins under their bounds (one ``_Flags`` hit per
+    the group's generation and every member's rejoins under their bounds (one ``_FirstSight`` hit per
     ``txn``, ``group`` and ``member`` slot, no method call), and the producer id allocator for the
     idempotent producers and the instances, each only when its mechanism is on. The same conjunction
     as ``EosMachine.within_bounds`` (``_epochs_within``, ``group_within_bounds``), slot by slot."""
     plan = machine._plan
     tables = plan.tables
 
-    def flags(part: str, ok: Callable[[Any], bool]) -> _Flags:
-        return _Flags(tables[part].values if part in tables else None, ok)
+    def flags(part: str, ok: Callable[[Any], bool]) -> _FirstSight:
+        """Slot content (an interned id, or the value itself where the part is not interned) -> whether
+        its value is within one bound: a step that changes a part in a way the bound does not see (the
+        group's offsets, a member's assignment) costs no miss."""
+        values = tables[part].values if part in tables else None
+        return _FirstSight((lambda k: bool(ok(k))) if values is None else (lambda k: bool(ok(values[k]))))
 
     env: dict[str, Any] = {"E": flags("txn", machine.epoch_within)}
     # a slot the states leave out (``Composed.slot_source``: its constant content) is tested here, once
@@ -80,13 +86,13 @@ def constraint(machine: Any) -> Callable[[tuple], bool]:
         lines += [f"    if {pid} > {int(machine.max_pids)}:", "        return False"]
     if machine.n_instances:
         lines += [f"    if {pid} > {int(machine.max_producer_ids)}:", "        return False"]
-    # ``and`` of dict hits: a bool, as the generic method returns. The hits read each flag map's plain
-    # ``seen``; a content seen for the first time raises KeyError there, and the same conjunction is
+    # ``and`` of dict hits: a bool, as the generic method returns. The hits read each flag map's
+    # ``plain``; a content seen for the first time raises KeyError there, and the same conjunction is
     # then evaluated on the maps themselves, which compute the missing flags in the order they did
     # before (the tests are pure: the flags before the miss are hits again)
     if tests:
         for name in [n for n in ("E", "G", "M") if n in env]:
-            env[f"{name}s"] = env[name].seen
+            env[f"{name}s"] = env[name].plain
         fast = [re.sub(r"^([EGM])\[", r"\1s[", t) for t in tests]
         lines += ["    try:", "        return " + " and ".join(fast), "    except KeyError:",
                   "        return " + " and ".join(tests)]
@@ -279,26 +285,6 @@ def _compile_perm(plan: Any, moved: list[tuple[int, int]], renames: list[Any],
     return out
 
 
-class _Renamed(dict[Any, Any]):
-    """One renaming memo of a swap (part id -> renamed part id), filled on first sight of a part:
-    a hit is one subscript, with no ``None`` test after a ``get``. ``plain`` holds the same entries
-    in a plain dict, which the generated code reads first (as ``_Flags.seen``: a subscript of this
-    subclass goes through the generic slot)."""
-
-    __slots__ = ("memoize", "miss", "plain")
-
-    def __init__(self, miss: Callable[[Any], Any], memoize: bool) -> None:
-        super().__init__()
-        self.miss, self.memoize = miss, memoize
-        self.plain: dict[Any, Any] = {}
-
-    def __missing__(self, key: Any) -> Any:
-        new = self.miss(key)
-        if self.memoize:
-            self[key] = self.plain[key] = new
-        return new
-
-
 #: a swap's image of a state of up to this many places is a tuple display of every place; of a wider
 #: one, a list copy with the changed places written: per place the display costs ~15 ns (three
 #: bytecodes), the copy ~2 ns, but the copy's list costs ~280 ns more (measured on the init_producer_id
@@ -322,7 +308,7 @@ def _swap_lines(plan: Any, moved: list[tuple[int, int]], renames: list[Any],
     for n, (slots, decl, fn, values) in enumerate(renames):
         def miss(old: Any, decl: Any = decl, fn: Any = fn, values: Any = values) -> Any:
             return plan.encode(decl, fn(old if values is None else values[old], (1, 0)))
-        env[f"R{n}"] = _Renamed(miss, plan.memoize)
+        env[f"R{n}"] = _FirstSight(miss, plan.memoize)
         for k in slots:
             if pos[k] is not None:
                 renamed[pos[k]] = n
@@ -357,43 +343,25 @@ def _plain_first(lines: list[str], env: dict[str, Any], memoize: bool) -> list[s
     return ["try:", *("    " + x for x in fast), "except KeyError:", *("    " + x for x in lines)]
 
 
-class _OrderKeys(dict[Any, Any]):
-    """Slot content -> its sort key under an Actors part's declared ``order``, computed on first
-    sight: for an interned part one int, ``order(value) * 2**60 + id`` (ids lie in ``[0, 2**60)``,
-    so its order is the generic key's ``(order(value), id)``), else that pair. ``plain`` holds the
-    same entries in a plain dict, which the generated code reads first (``_Flags.seen``)."""
-
-    __slots__ = ("order", "plain", "table")
-
-    def __init__(self, order: Callable[[Any], int], table: Any) -> None:
-        super().__init__()
-        #: id -> value of an interned part (None: the slot holds the value)
-        self.order, self.table = order, table
-        self.plain: dict[Any, Any] = {}
-
-    def __missing__(self, key: Any) -> Any:
-        if self.table is None:
-            got: Any = (self.order(key), key)
-        else:
-            got = self.order(self.table[key]) * ID_SPAN + key
-        self[key] = self.plain[key] = got
-        return got
-
-
 #: above every interned id
 ID_SPAN = 1 << ID_MODULUS.bit_length()
 
 
-def _order_keys(plan: Any, name: str, order: Callable[[Any], int] | None) -> _OrderKeys | None:
-    """The sort keys of an Actors part's slot contents under its declared order (None: none, the
-    contents are their own keys)."""
+def _order_keys(plan: Any, name: str, order: Callable[[Any], int] | None) -> _FirstSight | None:
+    """Slot content -> its sort key under an Actors part's declared ``order`` (None: no order, the
+    contents are their own keys): for an interned part one int, ``order(value) * ID_SPAN + id`` (ids
+    lie in ``[0, ID_SPAN)``, so it orders as the generic key's ``(order(value), id)``), else that
+    pair."""
     if order is None:
         return None
-    return _OrderKeys(order, plan.tables[name].values if plan.decls[name].interned else None)
+    if not plan.decls[name].interned:
+        return _FirstSight(lambda key: (order(key), key))
+    values = plan.tables[name].values
+    return _FirstSight(lambda key: order(values[key]) * ID_SPAN + key)
 
 
 def _canonical_pair(plan: Any, places: list[list[int]], apply: Any,
-                    keys: list[_OrderKeys | None] | None = None) -> Callable[[tuple], tuple]:
+                    keys: list[_FirstSight | None] | None = None) -> Callable[[tuple], tuple]:
     """``canonicalize``'s two-identity case as one generated function: the identities' sort keys
     (their actors' slots, in order; ``places``: per identity, their places in a state) compared
     slot by slot with no key tuples built, and the swap inlined. The same result: the state if the
