@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import gc
 import multiprocessing as mp
+import multiprocessing.connection  # ctx.Pipe's module, imported with the engine, not inside a run
 import os
 import pickle
 import re
@@ -151,7 +152,7 @@ class _Setup:
     init_states: list[Any] = field(default_factory=list)
     #: unsigned, the visited fingerprints this worker owns (``h % workers == worker``) among those
     #: the parent found before forking (the states above and the levels it expanded itself)
-    owned_fps: list[int] = field(default_factory=list)
+    owned_fps: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
     #: signed, every fingerprint the parent kept in its last two levels: visited, so a successor
     #: leading there is dropped before it is sent to its owner (as ``prev_seen`` is afterwards)
     prev_seen: set[int] = field(default_factory=set)
@@ -190,7 +191,7 @@ class _Worker:
             else:
                 os.close(w)
         fps = np.array(setup.init_fps, dtype=np.uint64)
-        self.visited.add_batch(np.array(setup.owned_fps, dtype=np.uint64))
+        self.visited.add_batch(setup.owned_fps)
         # the chain of a state this worker starts with ends here; the parent knows its ancestors
         start = self.parents.append_level(fps, np.full(fps.size, -1, dtype=np.int64))
         # The frontier is ``store[p] for p in frontier_pos``: the states stay in the list the
@@ -238,7 +239,8 @@ class _Worker:
         parent merges the sorted runs for the observed collision estimate: the sort of all of them
         in one process took as long as a level), their count, the bytes of its visited set and
         parent links, and its peak RAM above the image it was forked with."""
-        values = np.sort(self.visited.values())
+        values = self.visited.values()  # a fresh array: sorted in place, no second copy
+        values.sort()
         path = os.path.join(self.s.exchange_dir, f"fingerprints-{self.w}")
         values.tofile(path)
         return path, int(values.size), self.visited.nbytes + self.parents.nbytes, self.memory()
@@ -701,13 +703,21 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
                 if src != dst:
                     notify[src, dst] = os.pipe()
         frontier_size = len(head.frontier)
+        # every worker's share is built before the first fork: the parent's writes after a fork
+        # copy each page they touch (copy-on-write), and all but the last fork are followed by more
+        setups = []
+        head_fps = np.fromiter(head.visited, dtype=np.int64, count=len(head.visited))
+        head_owner = head_fps % workers  # numpy's % takes the divisor's sign, like Python's
         for w in range(workers):
             setup = _Setup(w, workers, symmetry, options.check_deadlock, stop_at_first, exchange,
                            ticker.deadline, notify=notify, level=level, prev_seen=head.visited)
             mine = _handed_over(frontier_size, workers, w, HANDOVER_BLOCK)
             setup.init_fps = [head.frontier_fps[i] & MASK64 for i in mine]
             setup.init_states = [head.frontier[i] for i in mine]
-            setup.owned_fps = [h & MASK64 for h in head.visited if h % workers == w]
+            setup.owned_fps = head_fps[head_owner == w].view(np.uint64)
+            setups.append(setup)
+        expand_first = ("expand", level, set(violated))
+        for w, setup in enumerate(setups):
             parent_end, child_end = ctx.Pipe()
             proc = ctx.Process(target=_worker_main, args=(machine, options, setup, child_end),
                                name=f"eoscheck-worker-{w}", daemon=True)
@@ -715,10 +725,14 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
             child_end.close()
             conns.append(parent_end)
             procs.append(proc)
-            del setup
+            # each worker starts on its share at once: the next fork (the parent's page-table
+            # copy, some ms) runs beside it, not before it
+            _send(parent_end, expand_first)
+        del setup, setups, head_fps, head_owner
+        # after the sends: whatever the parent frees now runs while the workers expand
         head.release()
         _close_pipes(notify)
-        replies = _ask_all(conns, ("expand", level, set(violated)))
+        replies = [_receive(c) for c in conns]
         while True:
             # the expansion of ``level`` (its frontier: ``frontier_size`` states) is in ``replies``
             last_level = max_depth is not None and level >= max_depth
@@ -992,16 +1006,32 @@ def _plan_moves(sizes: list[int]) -> tuple[list[list[tuple[int, int]]], list[lis
 
 def _observed_collision(runs: list[tuple[str, int]]) -> float | None:
     """``observed_collision_probability`` over the workers' sorted runs of fingerprints: a stable
-    sort of sorted runs is a merge (timsort), linear, where sorting afresh cost n log n."""
-    parts = []
+    sort of sorted runs is a merge (timsort), linear, where sorting afresh cost n log n. The runs
+    are read into one array and merged in place, and the least gap is taken block by block: every
+    array the size of the whole set is fresh memory, a page fault per 4 KiB in the parent while
+    both workers are gone (the concatenation, the sorted copy and the differences were three)."""
+    total = sum(count for _, count in runs)
+    values = np.empty(total, dtype=np.uint64)
+    at = 0
     for path, count in runs:
-        parts.append(np.fromfile(path, dtype=np.uint64, count=count))
+        with open(path, "rb") as f:
+            got = f.readinto(values[at:at + count].data.cast("B"))
         os.unlink(path)
-    values = np.concatenate(parts) if parts else np.zeros(0, np.uint64)
-    if values.size < 2:
+        if got != count * values.itemsize:
+            raise WorkerError(f"a worker's fingerprints file {path} is short")
+        at += count
+    if total < 2:
         return None
-    gap = int(np.diff(np.sort(values, kind="stable")).min())
+    values.sort(kind="stable")
+    gap = MASK64
+    for start in range(0, total - 1, _GAP_BLOCK):
+        block = values[start:start + _GAP_BLOCK + 1]
+        gap = min(gap, int((block[1:] - block[:-1]).min()))
     return 1.0 if gap == 0 else min(1.0, 1.0 / gap)
+
+
+#: fingerprints per block of the least-gap scan (a block's differences stay in the cache)
+_GAP_BLOCK = 1 << 15
 
 
 def _close_pipes(notify: dict[tuple[int, int], tuple[int, int]]) -> None:
