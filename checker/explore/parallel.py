@@ -736,6 +736,9 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
         while True:
             # the expansion of ``level`` (its frontier: ``frontier_size`` states) is in ``replies``
             last_level = max_depth is not None and level >= max_depth
+            unconstrained = not last_level and max_states is None
+            # the workers settle while the expansion's replies are tallied here
+            _ask_all(conns, ("settle",) if unconstrained else ("absorb",), expect_reply=False)
             level_found: list[_Found] = []
             stopped = None
             for r in replies:
@@ -744,8 +747,7 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
                 add_counts(out_cov, r["outside"])
                 level_found.extend(r["found"])
                 stopped = stopped or r["stopped"]
-            unconstrained = not last_level and max_states is None
-            counts = _ask_all(conns, ("settle",) if unconstrained else ("absorb",))
+            counts = [_receive(c) for c in conns]
             if stop_at_first and level_found:
                 # an invariant first among equally short ones: the BFS checks a state's invariants
                 # when it keeps the state, before expanding anything of its level
@@ -821,10 +823,13 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
             for c in conns:
                 _receive(c)
             expanding = False
+        chains = [head.extend(_chain(conns, workers, f.ref)) for f in found]
+        # one round trip ends the workers: the traces are re-executed here while they sort their
+        # fingerprints, and they exit while the sorted runs are merged here
+        _ask_all(conns, ("finish",), expect_reply=False)
         violations = [to_violation(machine, head.chain(f.ref), f, fpr) for f in head_found]
-        violations += [to_violation(machine, head.extend(_chain(conns, workers, f.ref)), f, fpr) for f in found]
-        # one round trip ends the workers; they exit while the sorted runs are merged here
-        finals = _ask_all(conns, ("finish",))
+        violations += [to_violation(machine, chain, f, fpr) for chain, f in zip(chains, found)]
+        finals = [_receive(c) for c in conns]
         observed = _observed_collision([(path, count) for path, count, _, _ in finals])
         store_bytes = sum(f[2] for f in finals)
         worker_ram = sum(f[3] for f in finals)
