@@ -440,3 +440,31 @@ def test_a_dead_runs_exchange_directory_is_swept(tmp_path: Path) -> None:
     _sweep_stale(str(tmp_path))
     assert not dead.exists()
     assert live.exists() and other.exists()
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 3, parallel._GAP_BLOCK, parallel._GAP_BLOCK + 1, 3 * parallel._GAP_BLOCK + 7])
+def test_observed_collision_of_sorted_runs_equals_the_least_gap_of_their_union(tmp_path: Path, size: int) -> None:
+    """The merge reads the workers' runs into one array and scans the gaps block by block: the least
+    gap sits across a block boundary here (and the runs are unequal), where a scan that did not
+    overlap its blocks by one value would miss it."""
+    import numpy as np
+    rng = np.random.default_rng(size)
+    values = np.unique(rng.integers(1, 1 << 62, size=size, dtype=np.uint64) * np.uint64(4))
+    if values.size > parallel._GAP_BLOCK + 1:
+        at = parallel._GAP_BLOCK  # the pair (at - 1, at) straddles the first block boundary
+        values[at] = values[at - 1] + np.uint64(1)
+        assert values[at + 1] > values[at]
+    owner = rng.integers(0, 3, size=values.size)
+    runs = []
+    for w in range(3):
+        path = tmp_path / f"run-{w}"
+        np.sort(values[owner == w]).tofile(path)
+        runs.append((str(path), int(np.count_nonzero(owner == w))))
+    expected = None
+    if values.size >= 2:
+        gap = int(np.diff(np.sort(values)).min())
+        expected = 1.0 if gap == 0 else min(1.0, 1.0 / gap)
+    assert parallel._observed_collision(runs) == expected
+    assert not list(tmp_path.iterdir())  # the runs are consumed
+    if values.size > parallel._GAP_BLOCK + 1:
+        assert expected == 1.0

@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import gc
 import multiprocessing as mp
+import multiprocessing.connection  # ctx.Pipe's module, imported with the engine, not inside a run
 import os
 import pickle
 import re
@@ -78,7 +79,6 @@ import signal
 import tempfile
 import time
 import traceback
-from array import array
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -151,7 +151,7 @@ class _Setup:
     init_states: list[Any] = field(default_factory=list)
     #: unsigned, the visited fingerprints this worker owns (``h % workers == worker``) among those
     #: the parent found before forking (the states above and the levels it expanded itself)
-    owned_fps: list[int] = field(default_factory=list)
+    owned_fps: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
     #: signed, every fingerprint the parent kept in its last two levels: visited, so a successor
     #: leading there is dropped before it is sent to its owner (as ``prev_seen`` is afterwards)
     prev_seen: set[int] = field(default_factory=set)
@@ -190,7 +190,7 @@ class _Worker:
             else:
                 os.close(w)
         fps = np.array(setup.init_fps, dtype=np.uint64)
-        self.visited.add_batch(np.array(setup.owned_fps, dtype=np.uint64))
+        self.visited.add_batch(setup.owned_fps)
         # the chain of a state this worker starts with ends here; the parent knows its ancestors
         start = self.parents.append_level(fps, np.full(fps.size, -1, dtype=np.int64))
         # The frontier is ``store[p] for p in frontier_pos``: the states stay in the list the
@@ -204,7 +204,7 @@ class _Worker:
         self.rss_at_fork = _rss_bytes()
         # this level, as generator: candidates, and which of them went to which owner
         self.cand_fps = np.zeros(0, dtype=np.uint64)
-        self.cand_refs = array("q")
+        self.cand_refs = np.zeros(0, dtype=np.int64)
         self.cand_states: list[Any] = []
         self.cand_steps: list[Any] = []
         self.by_owner: list[np.ndarray] = []
@@ -238,7 +238,8 @@ class _Worker:
         parent merges the sorted runs for the observed collision estimate: the sort of all of them
         in one process took as long as a level), their count, the bytes of its visited set and
         parent links, and its peak RAM above the image it was forked with."""
-        values = np.sort(self.visited.values())
+        values = self.visited.values()  # a fresh array: sorted in place, no second copy
+        values.sort()
         path = os.path.join(self.s.exchange_dir, f"fingerprints-{self.w}")
         values.tofile(path)
         return path, int(values.size), self.visited.nbytes + self.parents.nbytes, self.memory()
@@ -327,11 +328,14 @@ class _Worker:
                     break
         found.sort(key=lambda f: f.kind != "invariant")  # stable: in order within each kind
         self.prev_seen = seen
-        signed = np.array(cand_fps, dtype=np.int64)
-        owners = signed % self.n  # numpy's % takes the divisor's sign, like Python's
+        # np.fromiter: no dtype discovery pass over the list (np.array), no argument parsing per
+        # item (array("q"): PyArg_Parse per element, 64M instructions per worker on the scale row)
+        signed = np.fromiter(cand_fps, dtype=np.int64, count=len(cand_fps))
+        # numpy's % takes the divisor's sign, like Python's; for a power of two the mask is the same
+        owners = signed & (self.n - 1) if self.n & (self.n - 1) == 0 else signed % self.n
         self.by_owner = [np.flatnonzero(owners == d) for d in range(self.n)]
         self.cand_fps = signed.view(np.uint64)
-        self.cand_refs = array("q", cand_refs)
+        self.cand_refs = np.fromiter(cand_refs, dtype=np.int64, count=len(cand_refs))
         self.cand_states, self.cand_steps = cand_states, cand_steps
         # Only fingerprints travel: states stay with the worker that generated them.
         for d in range(self.n):
@@ -448,7 +452,7 @@ class _Worker:
             keep[self.by_owner[owner][mask]] = True
         kept = np.flatnonzero(keep)
         new_fps = self.cand_fps[kept]
-        refs = np.frombuffer(self.cand_refs, dtype=np.int64)[kept]
+        refs = self.cand_refs[kept]
         start = self.parents.append_level(new_fps, refs, external=True)
         picked = kept.tolist()
         store = self.cand_states
@@ -458,7 +462,7 @@ class _Worker:
         new = len(picked)
         frontier_refs = list(range(start * nw + me, (start + new) * nw + me, nw))
         self.cand_fps = np.zeros(0, dtype=np.uint64)
-        self.cand_refs, self.cand_states, self.cand_steps, self.by_owner = array("q"), [], [], []
+        self.cand_refs, self.cand_states, self.cand_steps, self.by_owner = np.zeros(0, dtype=np.int64), [], [], []
         self.keep_own = None
         # the surplus goes first, so that its takers wait for the pickling only
         given = self.give(gives, store, picked, frontier_refs)
@@ -701,13 +705,21 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
                 if src != dst:
                     notify[src, dst] = os.pipe()
         frontier_size = len(head.frontier)
+        # every worker's share is built before the first fork: the parent's writes after a fork
+        # copy each page they touch (copy-on-write), and all but the last fork are followed by more
+        setups = []
+        head_fps = np.fromiter(head.visited, dtype=np.int64, count=len(head.visited))
+        head_owner = head_fps % workers  # numpy's % takes the divisor's sign, like Python's
         for w in range(workers):
             setup = _Setup(w, workers, symmetry, options.check_deadlock, stop_at_first, exchange,
                            ticker.deadline, notify=notify, level=level, prev_seen=head.visited)
             mine = _handed_over(frontier_size, workers, w, HANDOVER_BLOCK)
             setup.init_fps = [head.frontier_fps[i] & MASK64 for i in mine]
             setup.init_states = [head.frontier[i] for i in mine]
-            setup.owned_fps = [h & MASK64 for h in head.visited if h % workers == w]
+            setup.owned_fps = head_fps[head_owner == w].view(np.uint64)
+            setups.append(setup)
+        expand_first = ("expand", level, set(violated))
+        for w, setup in enumerate(setups):
             parent_end, child_end = ctx.Pipe()
             proc = ctx.Process(target=_worker_main, args=(machine, options, setup, child_end),
                                name=f"eoscheck-worker-{w}", daemon=True)
@@ -715,13 +727,20 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
             child_end.close()
             conns.append(parent_end)
             procs.append(proc)
-            del setup
+            # each worker starts on its share at once: the next fork (the parent's page-table
+            # copy, some ms) runs beside it, not before it
+            _send(parent_end, expand_first)
+        del setup, setups, head_fps, head_owner
+        # after the sends: whatever the parent frees now runs while the workers expand
         head.release()
         _close_pipes(notify)
-        replies = _ask_all(conns, ("expand", level, set(violated)))
+        replies = [_receive(c) for c in conns]
         while True:
             # the expansion of ``level`` (its frontier: ``frontier_size`` states) is in ``replies``
             last_level = max_depth is not None and level >= max_depth
+            unconstrained = not last_level and max_states is None
+            # the workers settle while the expansion's replies are tallied here
+            _ask_all(conns, ("settle",) if unconstrained else ("absorb",), expect_reply=False)
             level_found: list[_Found] = []
             stopped = None
             for r in replies:
@@ -730,8 +749,7 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
                 add_counts(out_cov, r["outside"])
                 level_found.extend(r["found"])
                 stopped = stopped or r["stopped"]
-            unconstrained = not last_level and max_states is None
-            counts = _ask_all(conns, ("settle",) if unconstrained else ("absorb",))
+            counts = [_receive(c) for c in conns]
             if stop_at_first and level_found:
                 # an invariant first among equally short ones: the BFS checks a state's invariants
                 # when it keeps the state, before expanding anything of its level
@@ -807,10 +825,13 @@ def explore_parallel(machine: Machine, options: ExploreOptions, progress: Progre
             for c in conns:
                 _receive(c)
             expanding = False
+        chains = [head.extend(_chain(conns, workers, f.ref)) for f in found]
+        # one round trip ends the workers: the traces are re-executed here while they sort their
+        # fingerprints, and they exit while the sorted runs are merged here
+        _ask_all(conns, ("finish",), expect_reply=False)
         violations = [to_violation(machine, head.chain(f.ref), f, fpr) for f in head_found]
-        violations += [to_violation(machine, head.extend(_chain(conns, workers, f.ref)), f, fpr) for f in found]
-        # one round trip ends the workers; they exit while the sorted runs are merged here
-        finals = _ask_all(conns, ("finish",))
+        violations += [to_violation(machine, chain, f, fpr) for chain, f in zip(chains, found)]
+        finals = [_receive(c) for c in conns]
         observed = _observed_collision([(path, count) for path, count, _, _ in finals])
         store_bytes = sum(f[2] for f in finals)
         worker_ram = sum(f[3] for f in finals)
@@ -992,16 +1013,32 @@ def _plan_moves(sizes: list[int]) -> tuple[list[list[tuple[int, int]]], list[lis
 
 def _observed_collision(runs: list[tuple[str, int]]) -> float | None:
     """``observed_collision_probability`` over the workers' sorted runs of fingerprints: a stable
-    sort of sorted runs is a merge (timsort), linear, where sorting afresh cost n log n."""
-    parts = []
+    sort of sorted runs is a merge (timsort), linear, where sorting afresh cost n log n. The runs
+    are read into one array and merged in place, and the least gap is taken block by block: every
+    array the size of the whole set is fresh memory, a page fault per 4 KiB in the parent while
+    both workers are gone (the concatenation, the sorted copy and the differences were three)."""
+    total = sum(count for _, count in runs)
+    values = np.empty(total, dtype=np.uint64)
+    at = 0
     for path, count in runs:
-        parts.append(np.fromfile(path, dtype=np.uint64, count=count))
+        with open(path, "rb") as f:
+            got = f.readinto(values[at:at + count].data.cast("B"))
         os.unlink(path)
-    values = np.concatenate(parts) if parts else np.zeros(0, np.uint64)
-    if values.size < 2:
+        if got != count * values.itemsize:
+            raise WorkerError(f"a worker's fingerprints file {path} is short")
+        at += count
+    if total < 2:
         return None
-    gap = int(np.diff(np.sort(values, kind="stable")).min())
+    values.sort(kind="stable")
+    gap = MASK64
+    for start in range(0, total - 1, _GAP_BLOCK):
+        block = values[start:start + _GAP_BLOCK + 1]
+        gap = min(gap, int((block[1:] - block[:-1]).min()))
     return 1.0 if gap == 0 else min(1.0, 1.0 / gap)
+
+
+#: fingerprints per block of the least-gap scan (a block's differences stay in the cache)
+_GAP_BLOCK = 1 << 15
 
 
 def _close_pipes(notify: dict[tuple[int, int], tuple[int, int]]) -> None:
