@@ -40,7 +40,7 @@ def test_the_client_transition_tables_per_version() -> None:
     assert not tc.transition_valid(tc.INITIALIZING, tc.ABORTABLE_ERROR, "2.5")
     assert tc.transition_valid(tc.INITIALIZING, tc.ABORTABLE_ERROR, "3.6")
     # the profiles carry the table of their versions
-    assert SWITCH_HISTORY["client_transitions"][-1] == ((3, 6, 0), "3.6")
+    assert SWITCH_HISTORY["client_transitions"][2:4] == (((3, 6, 0), "3.6"), ((4, 0, 0), "4.0"))
     assert protocol("kafka-3.6").client_transitions == "3.6"
     assert protocol("kafka-3.3-3.5").client_transitions == "2.5"
     assert protocol("kafka-2.4.1").client_transitions == "2.0"

@@ -36,6 +36,7 @@ from ..producer.txn_calls import (
     begin_transaction,
     complete_call,
     has_partitions_to_add,
+    init_producer_id_answered,
     initialize_transactions,
     is_partition_added,
     is_partition_pending_add,
@@ -44,12 +45,14 @@ from ..producer.txn_calls import (
     maybe_add_partition,
     next_request_to_end,
     partitions_added,
+    prepare_transaction,
     retry_add_partitions,
     send_add_partitions,
     send_offsets_to_transaction,
     undrained_batch_error,
 )
 from ..producer.txn_calls import has_error as txn_has_error
+from ..producer.txn_calls import states as client_states
 from ..producer.txn_calls import to_abortable_error as txn_to_abortable_error
 from ..producer.txn_calls import to_fatal_error as txn_to_fatal_error
 from ..producer.txn_client import on_init_response
@@ -104,6 +107,7 @@ __all__ = [
     "begin_commit",
     "begin_transaction",
     "bump_idempotent_epoch",
+    "client_states",
     "complete_call",
     "consumer_offset_fetch_reaction",
     "expire_batch",
@@ -111,6 +115,7 @@ __all__ = [
     "has_ongoing_transaction",
     "has_partitions_to_add",
     "increment_sequence",
+    "init_producer_id_answered",
     "initialize_transactions",
     "is_partition_added",
     "is_partition_pending_add",
@@ -130,6 +135,7 @@ __all__ = [
     "on_txn_offset_commit_error",
     "on_txn_response",
     "partitions_added",
+    "prepare_transaction",
     "restart_sequences",
     "retry_add_partitions",
     "send_add_partitions",

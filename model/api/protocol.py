@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..producer.txn_calls import TABLE_SINCE as CLIENT_TABLE_SINCE
+from ..producer.txn_calls import ClientTransitions
 from ..protocol import VARIANTS as EOS_VARIANTS
 from ..protocol import Protocol as EosProtocol
 from ..protocol import TransactionVersion
@@ -77,9 +79,14 @@ class Protocol(NamedTuple):
     #: (``eos.tv2_marker_keeps_verification``, ...); a profile takes the named kafka.eos variant of its versions
     #: (``EOS_VARIANT``)
     eos: EosProtocol = EOS_VARIANTS["kafka-3.8-3.9"].protocol
-    #: the producer client's table of valid state transitions (``model.producer.txn_calls.TRANSITIONS``):
-    #: "2.0" (2.0.0-2.4.1), "2.5" (KIP-360, 2.5.0-3.5.2), "3.6" (KAFKA-13668, ea81e99e598, first tag 3.6.0)
-    client_transitions: str = "3.6"
+    #: the producer client's table of valid state transitions (``model.producer.txn_calls.TRANSITIONS``; each
+    #: version's first release and change in ``txn_calls.TABLE_SINCE``): "2.0" (2.0.0-2.4.1), "2.5" (KIP-360,
+    #: 2.5.0-3.5.2), "3.6" (KAFKA-13668, 3.6.0-3.9.x), "4.0" (KAFKA-18227, 4.0.x), "4.1" (KIP-939, 4.1.0 on)
+    client_transitions: ClientTransitions = "3.6"
+    #: KAFKA-19272 (c7e4ff01cd, first tag 4.2.0-rc1): an InitProducerId answer to a KeepPreparedTxn request that names
+    #: an ongoing transaction moves the client to PREPARED_TRANSACTION (``txn_calls.init_producer_id_answered``);
+    #: before, READY. No released client sends KeepPreparedTxn (KAFKA-19414), so no vector reaches it
+    client_init_keeps_prepared: bool = False
     #: KAFKA-13412 (df2236d73bc, first tags 3.1.1 via cde0046d15a and 3.2.0): a timed-out initTransactions /
     #: commitTransaction / abortTransaction is kept until awaited, its retry gets the same result, any other call
     #: throws IllegalStateException meanwhile, and an invalid call throws IllegalStateException (KafkaException
@@ -227,10 +234,12 @@ SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
     # TransactionManager.TxnOffsetCommitHandler: ``error.exception() instanceof RetriableException`` from PR 15266
     # (33a4709490f, first tag 3.8.0); 2.5.0-3.7.1 name UNKNOWN_TOPIC_OR_PARTITION / COORDINATOR_LOAD_IN_PROGRESS only
     "txn_offset_commit_any_retriable": (((2, 0, 0), False), ((3, 8, 0), True)),
-    # TransactionManager.State.isTransitionValid: 2.4.1 has no UNINITIALIZED case; 2.5.0 (KIP-360) adds it from
-    # READY and INITIALIZING from ABORTING_TRANSACTION; 3.6.0 (KAFKA-13668 ea81e99e598; 3.5.2 without) adds
-    # UNINITIALIZED from ABORTABLE_ERROR and ABORTABLE_ERROR from INITIALIZING
-    "client_transitions": (((2, 0, 0), "2.0"), ((2, 5, 0), "2.5"), ((3, 6, 0), "3.6")),
+    # TransactionManager.State.isTransitionValid, declared once with each version's first release and change in
+    # txn_calls.TABLE_SINCE (KIP-360 2.5.0, KAFKA-13668 3.6.0, KAFKA-18227 4.0.0, KIP-939 4.1.0)
+    "client_transitions": tuple((since.first, table) for table, since in CLIENT_TABLE_SINCE.items()),
+    # TransactionManager.InitProducerIdHandler.handleResponse: KAFKA-19272 c7e4ff01cd (first tag 4.2.0-rc1; 4.1.1 enters
+    # READY, l.1501-1502)
+    "client_init_keeps_prepared": (((2, 0, 0), False), ((4, 2, 0), True)),
     # TransactionManager.pendingTransition / throwIfPendingState: KAFKA-13412 df2236d73bc (first tag 3.2.0) and its
     # 3.1 backport cde0046d15a (first tag 3.1.1); 3.0.2 and 3.1.0 keep pendingResult and throw KafkaException
     "client_retry_safe_calls": (((2, 0, 0), False), ((3, 1, 1), True)),
@@ -346,19 +355,20 @@ PROFILE_TABLE: dict[str, Profile] = {
         ("apache/kafka trunk after KAFKA-20090 (PR 21469, February 2026): kafka-4.2's rules, but a fence at the largest "
          "epoch keeps it (an error logged) where every 4.x release throws IllegalStateException (INIT-28, SM-130). "
          "Stands for trunk after the 4.2 branch cut (2025-11-21); the 4.x releases have their own profiles"),
-        "kafka-shipped", "kafka-later-trunk", **_4X, fence_at_max_epoch="keep"),
+        "kafka-shipped", "kafka-later-trunk", **_4X, fence_at_max_epoch="keep", client_transitions="4.1",
+        client_init_keeps_prepared=True),
     "kafka-4.2": _entry(
         "kafka-4.2", "4.2.0", "4.2.0",
         ("released 4.2.0, read at 4.2.0-rc1 (the mirror has no final tag): 4.1.1, and a leader refuses a TV2 marker "
          "not above the producer's epoch unless it is a retry (KAFKA-19446 [3/3] c1ded05067, KAFKA-19999 4a57c6d228: "
          "ProducerAppendInfo.checkProducerEpoch); the Java TransactionMetadata (KAFKA-18884, 990cb5c06c) still throws "
          "on a fence at Short.MaxValue (prepareFenceProducerEpoch), which KAFKA-20090 changed after the tag"),
-        "kafka-shipped", "kafka-shipped", **_4X),
+        "kafka-shipped", "kafka-shipped", **_4X, client_transitions="4.1", client_init_keeps_prepared=True),
     "kafka-4.1.1": _entry(
         "kafka-4.1.1", "4.1.1", "4.1.1",
         ("released 4.1.1: 4.1.0 with KAFKA-19690's 4.1 cherry-pick (PR 20618, a10c1f3ea1: "
          "UnifiedLog.analyzeAndValidateProducerState checks the epoch before the verification guard)"),
-        "kafka-shipped", "kafka-shipped", **_4X),
+        "kafka-shipped", "kafka-shipped", **_4X, client_transitions="4.1"),
     "kafka-4.1.0": _entry(
         "kafka-4.1.0", "4.1.0", "4.1.0",
         ("released 4.1.0: 4.0.1 with the leader's KAFKA-18042 (PR 19844, cc25d217da: INVALID_PRODUCER_EPOCH for a "
@@ -366,13 +376,13 @@ PROFILE_TABLE: dict[str, Profile] = {
          "starts at sequence 0), and the client's KAFKA-19176 (8c71ab03b5: a batch's retriable error wrapped as "
          "TransactionAbortableException) and KAFKA-19250 (b1ea280ab1: TRANSACTION_ABORTABLE answering an abort is "
          "fatal); every coordinator transition sets previousProducerId (KAFKA-15370 [1/N], PR 17687)"),
-        "kafka-shipped", "kafka-shipped", **_4X),
+        "kafka-shipped", "kafka-shipped", **_4X, client_transitions="4.1"),
     "kafka-4.0.1": _entry(
         "kafka-4.0.1", "4.0.1", "4.0.1",
         ("released 4.0.1: 4.0.0 with KAFKA-19367's 4.0 cherry-picks (PRs 19958, 19991: c6b44b5d66, c8b8adf3c1): a TV2 "
          "fence-abort bumps once and a failed one leaves the metadata as it was (no hasFailedEpochFence); not "
          "KAFKA-19690 (its 4.0 PR 20607 is after the tag)"),
-        "kafka-shipped", "kafka-shipped", **_4X, lacks=_BEFORE_4_1),
+        "kafka-shipped", "kafka-shipped", **_4X, lacks=_BEFORE_4_1, client_transitions="4.0"),
     "kafka-4.0.0": _entry(
         "kafka-4.0.0", "4.0.0", "4.0.0",
         ("released 4.0.0: transaction version 2 (KIP-890 part 2; EndTxn checked by the request's transaction version, "
@@ -380,7 +390,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "lastProducerEpoch (TransactionMetadata.prepareComplete), a fence at Short.MaxValue throws "
          "(prepareFenceProducerEpoch), a TV2 fence-abort installs the fenced epoch before its own bump and a failed "
          "one sets hasFailedEpochFence (before KAFKA-19367)"),
-        "kafka-shipped", "kafka-shipped", **_4X, lacks=_BEFORE_4_1),
+        "kafka-shipped", "kafka-shipped", **_4X, lacks=_BEFORE_4_1, client_transitions="4.0"),
     "kafka-2024-10": _entry(
         "kafka-2024-10", SNAPSHOT_2024_10, SNAPSHOT_2024_10,
         ("the apache/kafka snapshot 1eb7644 (2024-10-25, trunk after the 3.9 branch cut, before 4.0) the vectors "

@@ -30,8 +30,9 @@ def client_of(w: World) -> api.TxnClient:
     c = w.client
     transactional = bool(c.get("transactional", False))
     state = str(c.get("state", "IN_TRANSACTION" if transactional else "READY")).split(",")[0].strip()
-    if state not in api.CLIENT_STATES:
-        raise NotExpressible(f"producer state {state!r}: not one of {', '.join(api.CLIENT_STATES)}")
+    states = api.client_states(w.protocol.client_transitions)
+    if state not in states:
+        raise NotExpressible(f"producer state {state!r}: not one of {', '.join(states)}")
     last = c.get("last_error") or ""
     if state in ("ABORTABLE_ERROR", "FATAL_ERROR") and not last:
         last = "KafkaException"

@@ -19,28 +19,70 @@ transaction throw IllegalStateException (KafkaException before) and replaced ``f
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 UNINITIALIZED = "UNINITIALIZED"
 INITIALIZING = "INITIALIZING"
 READY = "READY"
 IN_TRANSACTION = "IN_TRANSACTION"
+#: KIP-939's state for a transaction prepared for a two-phase commit (4.1.0 on): only commit or abort leave it
+PREPARED = "PREPARED_TRANSACTION"
 COMMITTING = "COMMITTING_TRANSACTION"
 ABORTING = "ABORTING_TRANSACTION"
 ABORTABLE_ERROR = "ABORTABLE_ERROR"
 FATAL_ERROR = "FATAL_ERROR"
+#: ``TransactionManager.State`` before 4.1.0
 STATES = (UNINITIALIZED, INITIALIZING, READY, IN_TRANSACTION, COMMITTING, ABORTING, ABORTABLE_ERROR, FATAL_ERROR)
+#: ``TransactionManager.State`` from 4.1.0 (KIP-939: PREPARED_TRANSACTION after IN_TRANSACTION)
+STATES_KIP_939 = (UNINITIALIZED, INITIALIZING, READY, IN_TRANSACTION, PREPARED, COMMITTING, ABORTING,
+                  ABORTABLE_ERROR, FATAL_ERROR)
 
 ILLEGAL_STATE = "IllegalStateException"
 KAFKA_EXCEPTION = "KafkaException"
 
+#: a version of ``State.isTransitionValid``'s table, named for its first release line
+ClientTransitions = Literal["2.0", "2.5", "3.6", "4.0", "4.1"]
+
+
+class TableSince(NamedTuple):
+    """The first Kafka release with a version of the table, and the change that made it (read at the tags)."""
+
+    first: tuple[int, ...]
+    change: str
+
+
+#: each version of the table: its first release and the change (``Protocol.client_transitions``; the profiles'
+#: ``SWITCH_HISTORY`` entry is made from this)
+TABLE_SINCE: dict[ClientTransitions, TableSince] = {
+    "2.0": TableSince((2, 0, 0), "2.0.0 .. 2.4.1: no UNINITIALIZED case (the switch's default lets any state reach "
+                      "it)"),
+    "2.5": TableSince((2, 5, 0), "KIP-360 (2.5.0): UNINITIALIZED from READY for the idempotent producer's reset, "
+                      "INITIALIZING also from ABORTING_TRANSACTION for the epoch bump"),
+    "3.6": TableSince((3, 6, 0), "KAFKA-13668 (ea81e99e598, first tag 3.6.0; 3.5.2 without): UNINITIALIZED also from "
+                      "ABORTABLE_ERROR, ABORTABLE_ERROR also from INITIALIZING; the same table at 3.9.1 (l.207-230)"),
+    "4.0": TableSince((4, 0, 0), "KAFKA-18227 (9f511c6304, PR 18176, first tag 4.0.0; 3.9.1 and the 2024-10 "
+                      "snapshot 1eb7644 without): INITIALIZING also from COMMITTING_TRANSACTION, the epoch bump a "
+                      "commit queues when the client first sees transaction.version 2 "
+                      "(beginCompletingTransaction: maybeUpdateTransactionV2Enabled(false), then "
+                      "initializeTransactions(producerIdAndEpoch), 4.0.0 l.354-362); 4.0.0 and 4.0.1 l.213-214, 4.1.0 l.167-168, "
+                      "4.2.0-rc1 l.166-167"),
+    "4.1": TableSince((4, 1, 0), "KIP-939, KAFKA-19082 [3/4] (7f02c263a6, PR 19539, first tag 4.1.0; 4.0.1 "
+                      "without): PREPARED_TRANSACTION from IN_TRANSACTION (prepareTransaction) or INITIALIZING, "
+                      "COMMITTING_TRANSACTION and ABORTING_TRANSACTION also from it; 4.1.0 and 4.1.1 l.173-178, "
+                      "4.2.0-rc1 l.172-177, the same at the mirror's main"),
+}
+
 #: ``State.isTransitionValid``: target -> the states it may be entered from (FATAL_ERROR from any), per
-#: version of the table. "2.0": 2.0.0-2.4.1 (no UNINITIALIZED case: the switch's default lets any state
-#: reach it); "2.5": 2.5.0-3.5.2 (KIP-360: UNINITIALIZED from READY for the idempotent producer's reset,
-#: INITIALIZING also from ABORTING_TRANSACTION for the epoch bump); "3.6": 3.6.0 to trunk (KAFKA-13668,
-#: ea81e99e598: UNINITIALIZED also from ABORTABLE_ERROR, ABORTABLE_ERROR also from INITIALIZING)
+#: version of the table (``TABLE_SINCE``)
 _ANY = frozenset(STATES)
-TRANSITIONS: dict[str, dict[str, frozenset[str]]] = {
+_ANY_KIP_939 = frozenset(STATES_KIP_939)
+_TABLE_3_6: dict[str, frozenset[str]] = {
+    UNINITIALIZED: frozenset({READY, ABORTABLE_ERROR}), INITIALIZING: frozenset({UNINITIALIZED, ABORTING}),
+    READY: frozenset({INITIALIZING, COMMITTING, ABORTING}), IN_TRANSACTION: frozenset({READY}),
+    COMMITTING: frozenset({IN_TRANSACTION}), ABORTING: frozenset({IN_TRANSACTION, ABORTABLE_ERROR}),
+    ABORTABLE_ERROR: frozenset({IN_TRANSACTION, COMMITTING, ABORTABLE_ERROR, INITIALIZING}), FATAL_ERROR: _ANY}
+_TABLE_4_0 = {**_TABLE_3_6, INITIALIZING: frozenset({UNINITIALIZED, COMMITTING, ABORTING})}
+TRANSITIONS: dict[ClientTransitions, dict[str, frozenset[str]]] = {
     "2.0": {UNINITIALIZED: _ANY, INITIALIZING: frozenset({UNINITIALIZED}),
             READY: frozenset({INITIALIZING, COMMITTING, ABORTING}), IN_TRANSACTION: frozenset({READY}),
             COMMITTING: frozenset({IN_TRANSACTION}), ABORTING: frozenset({IN_TRANSACTION, ABORTABLE_ERROR}),
@@ -49,15 +91,20 @@ TRANSITIONS: dict[str, dict[str, frozenset[str]]] = {
             READY: frozenset({INITIALIZING, COMMITTING, ABORTING}), IN_TRANSACTION: frozenset({READY}),
             COMMITTING: frozenset({IN_TRANSACTION}), ABORTING: frozenset({IN_TRANSACTION, ABORTABLE_ERROR}),
             ABORTABLE_ERROR: frozenset({IN_TRANSACTION, COMMITTING, ABORTABLE_ERROR}), FATAL_ERROR: _ANY},
-    "3.6": {UNINITIALIZED: frozenset({READY, ABORTABLE_ERROR}), INITIALIZING: frozenset({UNINITIALIZED, ABORTING}),
-            READY: frozenset({INITIALIZING, COMMITTING, ABORTING}), IN_TRANSACTION: frozenset({READY}),
-            COMMITTING: frozenset({IN_TRANSACTION}), ABORTING: frozenset({IN_TRANSACTION, ABORTABLE_ERROR}),
-            ABORTABLE_ERROR: frozenset({IN_TRANSACTION, COMMITTING, ABORTABLE_ERROR, INITIALIZING}),
-            FATAL_ERROR: _ANY},
+    "3.6": _TABLE_3_6,
+    "4.0": _TABLE_4_0,
+    "4.1": {**_TABLE_4_0, PREPARED: frozenset({IN_TRANSACTION, INITIALIZING}),
+            COMMITTING: frozenset({IN_TRANSACTION, PREPARED}),
+            ABORTING: frozenset({IN_TRANSACTION, PREPARED, ABORTABLE_ERROR}), FATAL_ERROR: _ANY_KIP_939},
 }
 
 
-def transition_valid(source: str, target: str, table: str) -> bool:
+def states(table: ClientTransitions) -> tuple[str, ...]:
+    """``TransactionManager.State``'s values in the versions with ``table``."""
+    return STATES_KIP_939 if PREPARED in TRANSITIONS[table] else STATES
+
+
+def transition_valid(source: str, target: str, table: ClientTransitions) -> bool:
     return source in TRANSITIONS[table][target]
 
 
@@ -136,7 +183,7 @@ def fail_with_error(c: TxnClient) -> str:
     return KAFKA_EXCEPTION
 
 
-def transition(c: TxnClient, target: str, table: str, error: str = "") -> CallResult:
+def transition(c: TxnClient, target: str, table: ClientTransitions, error: str = "") -> CallResult:
     """``transitionTo(target, error)``: an invalid transition throws IllegalStateException; made on the
     Sender's thread (``background``) it also poisons the manager: FATAL_ERROR with that exception as
     the last error (KAFKA-14831, a81f35c1c8f, 3.6.0; before, the state was left as it was)."""
@@ -148,14 +195,14 @@ def transition(c: TxnClient, target: str, table: str, error: str = "") -> CallRe
     return CallResult(c._replace(state=target, last_error=last))
 
 
-def to_abortable_error(c: TxnClient, table: str, error: str = KAFKA_EXCEPTION) -> CallResult:
+def to_abortable_error(c: TxnClient, table: ClientTransitions, error: str = KAFKA_EXCEPTION) -> CallResult:
     """``transitionToAbortableError``: an abort in progress stays one."""
     if c.state == ABORTING:
         return CallResult(c)
     return transition(c, ABORTABLE_ERROR, table, error)
 
 
-def to_fatal_error(c: TxnClient, table: str, error: str = KAFKA_EXCEPTION) -> CallResult:
+def to_fatal_error(c: TxnClient, table: ClientTransitions, error: str = KAFKA_EXCEPTION) -> CallResult:
     """``transitionToFatalError``: the kept result fails with the error too (``pendingTransition.result.fail``;
     ``pendingResult.fail`` before KAFKA-13412)."""
     r = transition(c, FATAL_ERROR, table, error)
@@ -176,7 +223,7 @@ def throw_if_pending(c: TxnClient) -> CallResult:
     return CallResult(c, ILLEGAL_STATE)
 
 
-def _cached_call(c: TxnClient, target: str, operation: str, table: str, fail_first: bool = True) -> CallResult:
+def _cached_call(c: TxnClient, target: str, operation: str, table: ClientTransitions, fail_first: bool = True) -> CallResult:
     """``handleCachedTransactionRequestResult`` around the call's own checks (``_checked``)."""
     if not c.transactional:
         # ensureTransactional
@@ -217,7 +264,7 @@ def await_result(c: TxnClient) -> CallResult:
     return CallResult(c._replace(pending_call=p._replace(acked=True)))
 
 
-def _checked(c: TxnClient, target: str, table: str, fail_first: bool = True) -> CallResult:
+def _checked(c: TxnClient, target: str, table: ClientTransitions, fail_first: bool = True) -> CallResult:
     if not c.transactional:
         # ensureTransactional
         return CallResult(c, ILLEGAL_STATE)
@@ -227,7 +274,7 @@ def _checked(c: TxnClient, target: str, table: str, fail_first: bool = True) -> 
     return transition(c, target, table)
 
 
-def initialize_transactions(c: TxnClient, table: str) -> CallResult:
+def initialize_transactions(c: TxnClient, table: ClientTransitions) -> CallResult:
     """``initializeTransactions()`` (no epoch bump): INITIALIZING, from UNINITIALIZED only. KAFKA-13412
     checks the error state first; before, only the transition (an error state is an invalid one)."""
     if c.kafka_13412:
@@ -244,16 +291,37 @@ def _transactional_unblocked(c: TxnClient) -> CallResult:
     return throw_if_pending(c)
 
 
-def begin_transaction(c: TxnClient, table: str) -> CallResult:
+def begin_transaction(c: TxnClient, table: ClientTransitions) -> CallResult:
     r = _transactional_unblocked(c)
     return r if r.exception else _checked(r.client, IN_TRANSACTION, table)
 
 
-def begin_commit(c: TxnClient, table: str) -> CallResult:
+def prepare_transaction(c: TxnClient, table: ClientTransitions) -> CallResult:
+    """``prepareTransaction()`` (KIP-939; 4.1.0 l.344-353, 4.2.0-rc1 l.342-351): the checks of
+    ``beginTransaction``, then PREPARED_TRANSACTION, from IN_TRANSACTION only. The manager's method is in
+    4.1.0 on, but no released KafkaProducer calls it (KAFKA-19414 removed the public 2PC API before 4.1.0)."""
+    if PREPARED not in TRANSITIONS[table]:
+        raise ValueError(f"prepareTransaction: KIP-939 (4.1.0), not in the client of table {table}")
+    r = _transactional_unblocked(c)
+    return r if r.exception else _checked(r.client, PREPARED, table)
+
+
+def init_producer_id_answered(c: TxnClient, table: ClientTransitions, keep_prepared_txn: bool,
+                              ongoing_txn_producer_id: int, kafka_19272: bool) -> CallResult:
+    """``InitProducerIdHandler.handleResponse`` answered NONE: READY; with KAFKA-19272 (c7e4ff01cd, first tag
+    4.2.0-rc1, l.1501-1513) a KeepPreparedTxn request whose answer names an ongoing transaction (its producer id
+    is not -1) enters PREPARED_TRANSACTION instead. 4.1.0 and 4.1.1 enter READY whatever the request (l.1501-1502,
+    "TO_DO ... when keepPrepared = true"). No released client sends KeepPreparedTxn (KAFKA-19414)."""
+    if kafka_19272 and keep_prepared_txn and ongoing_txn_producer_id != -1:
+        return transition(c, PREPARED, table)
+    return transition(c, READY, table)
+
+
+def begin_commit(c: TxnClient, table: ClientTransitions) -> CallResult:
     return _cached_call(c, COMMITTING, "commitTransaction", table)
 
 
-def begin_abort(c: TxnClient, table: str) -> CallResult:
+def begin_abort(c: TxnClient, table: ClientTransitions) -> CallResult:
     """``beginAbort()``: an abortable error is what an abort is for, so only another error fails it;
     partitions not yet sent are dropped."""
     r = _cached_call(c, ABORTING, "abortTransaction", table, fail_first=c.state != ABORTABLE_ERROR)
@@ -310,7 +378,7 @@ def partitions_added(c: TxnClient) -> TxnClient:
     return c._replace(new=frozenset(), pending=frozenset(), added=c.added | sent, started=True)
 
 
-def complete_transaction(c: TxnClient, table: str, epoch_bump_required: bool = False) -> CallResult:
+def complete_transaction(c: TxnClient, table: ClientTransitions, epoch_bump_required: bool = False) -> CallResult:
     """``completeTransaction``: INITIALIZING when an epoch bump is pending, else READY; the partition
     sets and transactionStarted are cleared."""
     r = transition(c, INITIALIZING if epoch_bump_required else READY, table)
@@ -333,7 +401,7 @@ def retry_add_partitions(c: TxnClient) -> TxnClient:
     return c._replace(new=frozenset(), pending=c.pending | c.new, add_partitions_queued=True)
 
 
-def next_request_to_end(c: TxnClient, table: str, has_incomplete_batches: bool) -> NextRequest:
+def next_request_to_end(c: TxnClient, table: ClientTransitions, has_incomplete_batches: bool) -> NextRequest:
     """``nextRequest(hasIncompleteBatches)`` with an EndTxn queued (beginCommit / beginAbort) and no
     epoch bump: an AddPartitionsToTxn goes first (one re-enqueued after a retriable answer, or the
     partitions not yet sent: beginAbort dropped only those); the EndTxn waits while batches are
