@@ -47,6 +47,9 @@ class RuleSpec:
     match: Callable[[Any], bool] | None = None
     #: the effect may mark an outcome ``OUTSIDE`` the state constraint (see ``rule``)
     outside: bool = False
+    #: read key -> a predicate on the rule's parameters: the bindings where it is false do not read
+    #: that part (see ``rule``)
+    read_if: dict[str, Callable[..., bool]] = field(default_factory=dict)
 
 
 #: the key an effect's outcome sets (to True) to say that every successor it makes lies outside the
@@ -75,7 +78,8 @@ def rule(action: str, *, params: Mapping[str, Domain] | tuple[str, ...] | None =
          reads: tuple[str, ...] = (), writes: tuple[str, ...] = (), sends: tuple[str, ...] = (),
          receive: str | None = None, results: tuple[str, ...] = (), spends: str | None = None,
          show: Mapping[str, Callable[[Any], str]] | None = None, memo: bool = True,
-         match: Callable[[Any], bool] | None = None, outside: bool = False) -> Callable[[F], F]:
+         match: Callable[[Any], bool] | None = None, outside: bool = False,
+         read_if: Mapping[str, Callable[..., bool]] | None = None) -> Callable[[F], F]:
     """Declare a method as a rule whose steps are ``(action, *params, *results)``.
 
     - ``params``: name -> domain (see ``Domain``); the rule is tried for every combination, in
@@ -103,6 +107,11 @@ def rule(action: str, *, params: Mapping[str, Domain] | tuple[str, ...] | None =
       without building or fingerprinting it (it cannot be a visited state); everywhere else it is
       built as usual. Checked on the state of each memo miss (``ComposeError`` if that successor is
       within the constraint).
+    - ``read_if``: read key -> ``pred(**some params) -> bool``, decided once per binding (a receive
+      rule's: once per distinct message). Where it is false the binding does not read that part:
+      its memo key leaves the part out, and the effect and guards receive a stand-in that raises
+      ``ComposeError`` on any use. For reads only some messages need (a request that carries an id
+      needs no field that only a fresh request reads): states that differ there share an entry.
 
     The effect ``f(self, **params, **reads[, msg])`` returns ``None`` (not enabled), a dict of
     {written part / channel sent to / result: value}, or a list of such dicts (a choice: one
@@ -111,7 +120,8 @@ def rule(action: str, *, params: Mapping[str, Domain] | tuple[str, ...] | None =
     def mark(fn: F) -> F:
         specs = list(getattr(fn, "__compose_rules__", ()))
         specs.append(RuleSpec(action, _params(params), tuple(reads), tuple(writes), tuple(sends), receive,
-                              tuple(results), spends, dict(show or {}), memo, match, outside))
+                              tuple(results), spends, dict(show or {}), memo, match, outside,
+                              dict(read_if or {})))
         fn.__compose_rules__ = specs  # type: ignore[attr-defined]
         return fn
 

@@ -22,6 +22,22 @@ if TYPE_CHECKING:
     from .machine import _Plan
 
 _NO_MSG = object()
+
+
+class _Unread:
+    """What an effect or guard receives for a read that ``read_if`` leaves out of its binding: any
+    use raises, so an effect cannot depend on a part its memo key does not hold."""
+
+    __slots__ = ("what",)
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+    def _refuse(self, *args: Any) -> Any:
+        raise ComposeError(self.what)
+
+    __getattr__ = __getitem__ = __iter__ = __len__ = __bool__ = __eq__ = __hash__ = __contains__ = _refuse
+    __lt__ = __le__ = __gt__ = __ge__ = __int__ = __index__ = __add__ = __radd__ = _refuse
 #: how many values written to interned parts (and messages sent) are type-checked per machine
 CHECKED = 2000
 _REF = re.compile(r"^(?:([A-Za-z_]\w*)=)?([A-Za-z_]\w*)(?:\[([A-Za-z_]\w*)\])?(?::([A-Za-z_]\w*))?$")
@@ -301,11 +317,14 @@ def _caller(fn: Callable[..., Any], names: tuple[str, ...] | None) -> Callable[[
 
 
 def _decoder(reads: Iterable[ReadSlots], pos: Sequence[int | None] | None = None,
-             consts: Mapping[int, Any] | None = None) -> Callable[[tuple, dict[str, Any]], dict[str, Any]]:
+             consts: Mapping[int, Any] | None = None,
+             given: Mapping[str, Any] | None = None) -> Callable[[tuple, dict[str, Any]], dict[str, Any]]:
     """``read_parts`` for these reads, with each read's kind settled once: ``decode(s, into)``. With
-    a layout (``pos``, ``consts``: ``_Plan``'s), ``s`` is a state that leaves the constants out."""
+    a layout (``pos``, ``consts``: ``_Plan``'s), ``s`` is a state that leaves the constants out.
+    ``given``: values passed as they are (a binding's unread parts, ``_Unread``)."""
     reads = list(reads)
-    known: dict[str, Any] = {}  # the reads of constant slots through a table that never changes: decoded once
+    # the reads of constant slots through a table that never changes: decoded once
+    known: dict[str, Any] = dict(given) if given else {}
     fixed: tuple[Any, ...] = ()
     if pos is not None and consts:
         constant = [r for r in reads if all(k in consts for k in r[1])
@@ -574,7 +593,10 @@ class _Binding:
         self.reads: list[ReadSlots] = []
         key_slots: list[Term] = []
         terms: dict[str, list[Term]] = {}
+        unread = rule.unread(params)
         for ref in rule.reads:
+            if ref.key in unread:
+                continue  # not in the key, nor decoded: the effect receives ``unread[ref.key]``
             slots = ref.slots(params)
             key_slots.extend(terms.setdefault(ref.key, ref.terms(params)))
             self.reads.append((ref.key, slots, ref.values, ref.whole))
@@ -585,7 +607,7 @@ class _Binding:
         self.key_slots = key_slots = _live_terms(_implied(key_slots), consts)
         #: the key on a state (its places: ``_Plan.pos``)
         self.getter = _getter(key_slots, pos)
-        self.decode = _decoder(self.reads, pos, consts)
+        self.decode = _decoder(self.reads, pos, consts, unread)
         self.logical_writes = {ref.key: (ref.slots(params), ref.whole, plan.encoder(ref.decl)) for ref in rule.writes}
         #: what an outcome writes, at the written slots' places in a state (none is a constant)
         self.writes = {key: ([plan.placed(k) for k in slots], whole, encode)
@@ -667,6 +689,16 @@ class _Rule:
                 raise ComposeError(f"{where}: spends {spec.spends!r}, which is not a Budget")
             self.budget_slot, self.budget_bound = plan.budgets[spec.spends]
         names = [*spec.params, *(r.key for r in self.reads)] + (["msg"] if self.receive else [])
+        #: (read key, predicate, the parameters it takes): ``read_if``, decided per binding (``unread``)
+        self.read_if: tuple[tuple[str, Callable[..., bool], tuple[str, ...]], ...] = ()
+        for key, pred in spec.read_if.items():
+            if key not in {r.key for r in self.reads}:
+                raise ComposeError(f"{where}: read_if names {key!r}, which it does not read")
+            if key == self.channel_key:
+                raise ComposeError(f"{where}: read_if names {key!r}, the channel it receives from "
+                                   "(its content after the delivery is part of every outcome)")
+            taken = _accepts(pred, spec.params, f"read_if {key!r} of {where}", skip=0)
+            self.read_if += ((key, pred, tuple(spec.params) if taken is None else taken),)
         dupes = {n for n in names if names.count(n) > 1}
         if dupes:
             raise ComposeError(f"{where}: {', '.join(sorted(dupes))} named twice among parameters and reads")
@@ -702,6 +734,14 @@ class _Rule:
 
     def __repr__(self) -> str:
         return f"<rule {self.action}>"
+
+    def unread(self, params: Mapping[str, Any]) -> dict[str, _Unread]:
+        """The reads ``read_if`` leaves out of the binding at ``params``, each with its stand-in."""
+        out: dict[str, _Unread] = {}
+        for key, pred, names in self.read_if:
+            if not pred(**{n: params[n] for n in names}):
+                out[key] = _Unread(f"{self.where} uses {key!r} at {dict(params)}, where its read_if leaves it unread")
+        return out
 
     def clear(self) -> None:
         if self.receive is None:

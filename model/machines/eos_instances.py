@@ -263,6 +263,8 @@ def _busy(pending: tuple[PendingAppend, ...]) -> bool:
 # decision's case analysis).
 _decide = lru_cache(maxsize=1 << 16)(handle_init_producer_id)
 _arrived = lru_cache(maxsize=1 << 16)(arrived_ranks)
+#: what the coordinator's handlers read only for a request without producer id/epoch (``read_if``)
+_FRESH_READS = {"instance": lambda producer_id: producer_id == -1}
 
 
 class InstancesMixin:
@@ -499,10 +501,12 @@ class InstancesMixin:
 
     # --- the coordinator (``coordinator.handler``) for the instances' transactional id --------------
 
+    # only a request without producer id/epoch (a fresh instance's) reads the ``started`` ranks
+    # (``_arrived``): the others are keyed without them
     @rule("HandleInitProducerId", receive="init_requests", params=("client", "attempt", "producer_id", "epoch"),
           reads=("instance:started", "instances_txn", "init_pending:busy", "next_producer_id"),
           writes=("instances_txn", "instances_txn_log", "init_pending", "next_producer_id", "instance:started"),
-          sends=("init_responses",), results=("error",), show={"error": error_name})
+          sends=("init_responses",), results=("error",), show={"error": error_name}, read_if=_FRESH_READS)
     def coordinator_init_producer_id(self, client: int, msg: InitPidRequest, instance: tuple[int, ...],
                                 instances_txn: TxnMetadata, init_pending: bool, next_producer_id: int) -> Any:
         """The coordinator handles a request (any one in flight): success queues the transition's log
@@ -526,7 +530,7 @@ class InstancesMixin:
     @rule("InstanceFenceAppendFails", receive="init_requests", params=("client", "attempt", "producer_id", "epoch"),
           reads=("instance:started", "instances_txn", "init_pending:busy", "next_producer_id"),
           writes=("instances_txn", "instance:started"), sends=("init_responses",), results=("epoch",),
-          spends="failed_fence_appends")
+          spends="failed_fence_appends", read_if=_FRESH_READS)
     def instance_fence_append_fails(self, client: int, msg: InitPidRequest, instance: tuple[int, ...],
                                     instances_txn: TxnMetadata, init_pending: bool, next_producer_id: int) -> Any:
         """HandleInitProducerId on an Ongoing transaction whose fence's PrepareAbort append fails
