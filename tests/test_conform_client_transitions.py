@@ -48,7 +48,7 @@ def test_each_table_is_declared_once_with_its_first_release() -> None:
     assert SWITCH_HISTORY["client_transitions"] == tuple((s.first, t) for t, s in tc.TABLE_SINCE.items())
     firsts = [s.first for s in tc.TABLE_SINCE.values()]
     assert firsts == sorted(firsts) and len(set(firsts)) == len(firsts)
-    assert "KAFKA-18227" in tc.TABLE_SINCE["4.0"].change and "KIP-939" in tc.TABLE_SINCE["4.1"].change
+    assert "KAFKA-18227" in tc.TABLE_SINCE["4.0"].evidence and "KIP-939" in tc.TABLE_SINCE["4.1"].evidence
 
 
 def test_the_4x_tables_differ_from_the_one_before_only_where_the_source_does() -> None:

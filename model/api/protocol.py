@@ -13,6 +13,7 @@ from ..producer.txn_calls import ClientTransitions
 from ..protocol import VARIANTS as EOS_VARIANTS
 from ..protocol import Protocol as EosProtocol
 from ..protocol import TransactionVersion
+from ..since import Since, Version
 from ..variants import IDEMPOTENT_SWITCHES, IDEMPOTENT_VARIANTS, INIT_VARIANTS
 
 
@@ -149,9 +150,7 @@ def _profile(name: str, idempotent_variant: str, init_variant: str, eos_variant:
         **rest)  # type: ignore[arg-type]
 
 
-#: a Kafka version as a sortable tuple; a trunk snapshot between two releases sits after the earlier one's
-#: patch releases (3.9.50: trunk after the 3.9 branch, before 4.0.0); TRUNK_END is the open end of trunk
-Version = tuple[int, ...]
+#: TRUNK_END is the open end of trunk (``Version``: ``model.since``)
 SNAPSHOT_2024_10: Version = (3, 9, 50)
 #: apache/kafka trunk after the 4.2 branch cut (2025-11-21: the merge-base of 4.2.0-rc1 and the mirror's main, which
 #: merges trunk), where KAFKA-20090 (PR 21469, February 2026) landed: what ``kafka-later-trunk`` stands for
@@ -162,13 +161,6 @@ TRUNK_END: Version = (99,)
 def version(text: str) -> Version:
     """'2.4.1' -> (2, 4, 1); a release candidate's tag stands for its release ('4.2.0-rc1' -> (4, 2, 0))."""
     return tuple(int(x) for x in text.split("-rc")[0].split("."))
-
-
-class Since(NamedTuple):
-    """The first Kafka version with a feature, and the evidence (a tag of apache/kafka and what it shows)."""
-
-    first: Version
-    evidence: str
 
 
 #: feature of ``FEATURES`` -> the first version that has it, read at apache/kafka's release tags
