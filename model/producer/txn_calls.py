@@ -46,25 +46,25 @@ KAFKA_EXCEPTION = "KafkaException"
 ClientTransitions = Literal["2.0", "2.5", "3.6", "4.0", "4.1"]
 
 
-#: each version of the table: its first release and the change (``Protocol.client_transitions``; the profiles'
+#: each version of the table: its first release and the evidence (``Protocol.client_transitions``; the profiles'
 #: ``SWITCH_HISTORY`` entry is made from this)
 TABLE_SINCE: dict[ClientTransitions, Since] = {
     "2.0": Since((2, 0, 0), "2.0.0 .. 2.4.1: no UNINITIALIZED case (the switch's default lets any state reach "
-                      "it)"),
+                 "it)"),
     "2.5": Since((2, 5, 0), "KIP-360 (2.5.0): UNINITIALIZED from READY for the idempotent producer's reset, "
-                      "INITIALIZING also from ABORTING_TRANSACTION for the epoch bump"),
+                 "INITIALIZING also from ABORTING_TRANSACTION for the epoch bump"),
     "3.6": Since((3, 6, 0), "KAFKA-13668 (ea81e99e598, first tag 3.6.0; 3.5.2 without): UNINITIALIZED also from "
-                      "ABORTABLE_ERROR, ABORTABLE_ERROR also from INITIALIZING; the same table at 3.9.1 (l.207-230)"),
+                 "ABORTABLE_ERROR, ABORTABLE_ERROR also from INITIALIZING; the same table at 3.9.1 (l.207-230)"),
     "4.0": Since((4, 0, 0), "KAFKA-18227 (9f511c6304, PR 18176, first tag 4.0.0; 3.9.1 and the 2024-10 "
-                      "snapshot 1eb7644 without): INITIALIZING also from COMMITTING_TRANSACTION, the epoch bump a "
-                      "commit queues when the client first sees transaction.version 2 "
-                      "(beginCompletingTransaction: maybeUpdateTransactionV2Enabled(false), then "
-                      "initializeTransactions(producerIdAndEpoch), 4.0.0 l.354-362); 4.0.0 and 4.0.1 l.213-214, 4.1.0 l.167-168, "
-                      "4.2.0-rc1 l.166-167"),
+                 "snapshot 1eb7644 without): INITIALIZING also from COMMITTING_TRANSACTION, the epoch bump a "
+                 "commit queues when the client first sees transaction.version 2 "
+                 "(beginCompletingTransaction: maybeUpdateTransactionV2Enabled(false), then "
+                 "initializeTransactions(producerIdAndEpoch), 4.0.0 l.354-362); 4.0.0 and 4.0.1 l.213-214, 4.1.0 l.167-168, "
+                 "4.2.0-rc1 l.166-167"),
     "4.1": Since((4, 1, 0), "KIP-939, KAFKA-19082 [3/4] (7f02c263a6, PR 19539, first tag 4.1.0; 4.0.1 "
-                      "without): PREPARED_TRANSACTION from IN_TRANSACTION (prepareTransaction) or INITIALIZING, "
-                      "COMMITTING_TRANSACTION and ABORTING_TRANSACTION also from it; 4.1.0 and 4.1.1 l.173-178, "
-                      "4.2.0-rc1 l.172-177, the same at the mirror's main"),
+                 "without): PREPARED_TRANSACTION from IN_TRANSACTION (prepareTransaction) or INITIALIZING, "
+                 "COMMITTING_TRANSACTION and ABORTING_TRANSACTION also from it; 4.1.0 and 4.1.1 l.173-178, "
+                 "4.2.0-rc1 l.172-177, the same at the mirror's main"),
 }
 
 #: ``State.isTransitionValid``: target -> the states it may be entered from (FATAL_ERROR from any), per
