@@ -362,6 +362,7 @@ def txn_offset_commit_response(w: World, inp: dict[str, Any]) -> Observed:
     c = c._replace(pending_offsets=a.pending)
     if a.action != "retry":
         w.client["_offsets_result"] = "done" if a.action == "done" else "failed"
+        w.client["_offsets_error"] = a.exception or None
     store(w, c)
     out = _view(w, c, str(w.client.get("_tp", "tp0")))
     out.update({"result": {"done": "succeeded", "retry": "pending"}.get(a.action, "failed"), "retry": a.action == "retry",
