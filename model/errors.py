@@ -31,8 +31,13 @@ class Errors(IntEnum):
     INVALID_GROUP_ID = 24
     UNKNOWN_MEMBER_ID = 25
     REBALANCE_IN_PROGRESS = 27
+    #: no machine produces it; the producer client reads it (AddPartitionsToTxn, produce: abortable
+    #: TopicAuthorizationException naming the topics)
+    TOPIC_AUTHORIZATION_FAILED = 29
     #: no machine produces it; TxnOffsetCommitHandler names it (abortable GroupAuthorizationException)
     GROUP_AUTHORIZATION_FAILED = 30
+    #: no machine produces it; the producer client reads it (InitProducerId, produce: ClusterAuthorizationException)
+    CLUSTER_AUTHORIZATION_FAILED = 31
     UNSUPPORTED_VERSION = 35
     INVALID_REQUEST = 42
     UNSUPPORTED_FOR_MESSAGE_FORMAT = 43

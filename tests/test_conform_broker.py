@@ -20,6 +20,7 @@ from eoscheck.model.partition.verification import (
     produce_verification_error,
     superseded_verification,
     verification_callback_errors,
+    verification_top_level_error,
 )
 
 BROKER = Path(__file__).parent / "data" / "kafka-unit-test-vectors.broker.json"
@@ -38,19 +39,18 @@ def _run_one(data: dict, variant: str | None = None) -> harness.VectorReport:
 
 
 _KIP890 = ("BRK-PSM-07", "BRK-PSM-08", "BRK-UL-10", "BRK-UL-13", "BRK-APM-06", "BRK-UL-11", "BRK-UL-12", "BRK-RM-01", "BRK-RM-02", "BRK-RM-03",
-           "BRK-RM-04", "BRK-RM-05", "BRK-RM-06", "BRK-RM-07", "BRK-APM-01", "BRK-APM-02", "BRK-APM-03", "BRK-APM-04")
+           "BRK-RM-04", "BRK-RM-05", "BRK-RM-06", "BRK-RM-07", "BRK-APM-01", "BRK-APM-02", "BRK-APM-03", "BRK-APM-04",
+           "BRK-APM-05")
 _KIP447 = ("BRK-GC-02", "BRK-GC-03", "BRK-OMM-03", "BRK-OMM-04", "BRK-OMM-05", "BRK-OMM-06", "BRK-OMM-07")
 _TV2 = ("BRK-TMC-01", "BRK-TMC-02", "BRK-TMC-03")
-#: authorization errors are outside the model (README: "Out: ... authorization errors")
-_OUT = {"BRK-APM-05": "out of scope"}
 
 #: profile -> ({vector: why it disagrees}, {vector: the feature it needs that the version lacks, or
 #: 'out of scope'}); every other vector of the broker file agrees. A disagreement here is a real
 #: behaviour of that version, not a model bug.
 PROFILE_OUTCOMES: dict[str, Outcome] = {
-    "kafka-2024-10": ({}, dict(_OUT)),
-    "kafka-later-trunk": ({}, dict(_OUT)),
-    "kafka-3.8-3.9": ({}, {**_OUT, **{v: "transaction-version-2" for v in _TV2}}),
+    "kafka-2024-10": ({}, {}),
+    "kafka-later-trunk": ({}, {}),
+    "kafka-3.8-3.9": ({}, {v: "transaction-version-2" for v in _TV2}),
     "kafka-2.0.1-2.3": ({
         # before KIP-360 (2.5) a producer the leader has no state for gets UNKNOWN_PRODUCER_ID for a
         # sequence other than 0: the test's append after expiry is refused
@@ -59,8 +59,8 @@ PROFILE_OUTCOMES: dict[str, Outcome] = {
         # KAFKA-7190 shipped in 2.4.0; 2.0 .. 2.3's truncateAndReload at the map end offset called
         # truncateHead: producer 1's only batch is below the log start
         "BRK-PSM-15": "moving the log start offset to 1 evicts producer 1",
-    }, {**_OUT, **{v: "transaction-version-2" for v in _TV2}, **{v: "kip-890-verification" for v in _KIP890},
-        "BRK-APM-05": "kip-890-verification", **{v: "kip-447" for v in _KIP447},
+    }, {**{v: "transaction-version-2" for v in _TV2}, **{v: "kip-890-verification" for v in _KIP890},
+        **{v: "kip-447" for v in _KIP447},
         # the vector's coordinator answers COORDINATOR_LOAD_IN_PROGRESS through a failed verification
         "BRK-KA-01": "kafka-15449"}),
 }
@@ -69,10 +69,18 @@ PROFILE_OUTCOMES: dict[str, Outcome] = {
 def test_the_broker_vectors_totals_are_pinned() -> None:
     run = harness.run_file(load_vectors(BROKER))
     assert run.variant == "kafka-2024-10"
-    assert outcome_totals(run) == {harness.AGREE: len(run.vectors) - 1, harness.DISAGREE: 0, harness.NOT_EXPRESSIBLE: 1}
-    inexpressible = {v.id: v.reason for v in run.vectors if v.outcome == harness.NOT_EXPRESSIBLE}
-    assert set(inexpressible) == {"BRK-APM-05"}
-    assert "CLUSTER_AUTHORIZATION_FAILED" in inexpressible["BRK-APM-05"]
+    assert outcome_totals(run) == {harness.AGREE: len(run.vectors), harness.DISAGREE: 0, harness.NOT_EXPRESSIBLE: 0}
+
+
+def test_a_top_level_cluster_authorization_error_reaches_the_producer_as_invalid_txn_state() -> None:
+    """BRK-APM-05 (session 25): AddPartitionsToTxnManager hides the broker's own CLUSTER_AUTHORIZATION_FAILED; another
+    top-level error passes to every partition as it is."""
+    assert verification_top_level_error(int(Errors.CLUSTER_AUTHORIZATION_FAILED)) == Errors.INVALID_TXN_STATE
+    assert verification_top_level_error(int(Errors.NOT_COORDINATOR)) == Errors.NOT_COORDINATOR
+    data = json.loads(BROKER.read_text())
+    (vector,) = [v for v in data["vectors"] if v["id"] == "BRK-APM-05"]
+    vector["steps"][0]["input"]["top_level_error"] = "NOT_COORDINATOR"
+    assert _run_one({**data, "vectors": [vector]}).outcome == harness.DISAGREE
 
 
 def test_the_header_says_who_wrote_the_vectors() -> None:
@@ -98,8 +106,6 @@ def _derived(name: str) -> Outcome:
         needs[v] = ["kip-447"]
     needs["BRK-KA-01"] = ["kafka-15449"]
     inexpressible = {v: f[0] for v, fs in needs.items() if (f := [x for x in fs if x in p.lacks])}
-    inexpressible.update({v: ("kip-890-verification" if "kip-890-verification" in p.lacks else why)
-                          for v, why in _OUT.items()})
     disagree: dict[str, str] = {}
     if p.broker_unknown_producer != "accept":
         disagree.update({v: "UNKNOWN_PRODUCER_ID before KIP-360" for v in ("BRK-PSM-05", "BRK-PSM-13")})

@@ -65,9 +65,12 @@ def test_before_kafka_13412_a_retry_is_a_new_call_unless_in_its_target_state() -
 
 def test_a_fatal_error_fails_the_kept_result() -> None:
     c = _timed_out_commit(True)
-    r = tc.to_fatal_error(c, TABLE)
+    r = tc.to_fatal_error(c, TABLE, "ProducerFencedException")
     assert r.client.pending_call is not None and r.client.pending_call.completed
-    assert tc.await_result(r.client).exception == ""
+    # await throws the error the result failed with (TransactionalRequestResult.await, since session 25)
+    awaited = tc.await_result(r.client)
+    assert awaited.exception == "ProducerFencedException"
+    assert awaited.client.pending_call is not None and awaited.client.pending_call.acked
 
 
 def test_an_abort_without_error_fails_undrained_batches_by_version() -> None:

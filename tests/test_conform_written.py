@@ -44,15 +44,12 @@ def _one(vid: str) -> dict:
 def test_the_written_vectors_totals_are_pinned() -> None:
     run = _run()
     assert run.variant == "kafka-2024-10"
-    assert outcome_totals(run) == {harness.AGREE: 129, harness.DISAGREE: 0, harness.NOT_EXPRESSIBLE: 1}
+    assert outcome_totals(run) == {harness.AGREE: 130, harness.DISAGREE: 0, harness.NOT_EXPRESSIBLE: 0}
     assert {m: c[harness.AGREE] for m, c in run.counts().items()} == {
         "init_producer_id": 27, "txn_state_machine": 46, "transactional_id_expiration": 6,
         "produce_validation": 17, "producer_expiration": 4, "offset_fetch_require_stable": 9,
-        "txn_offset_commit": 13, "producer_client": 7}
-    inexpressible = {v.id: v.reason for v in run.vectors if v.outcome == harness.NOT_EXPRESSIBLE}
-    # authorization errors are outside the model (docs/conformance.md: "Out: ... authorization errors")
-    assert set(inexpressible) == {"CLI-06"}
-    assert "TOPIC_AUTHORIZATION_FAILED" in inexpressible["CLI-06"]
+        "txn_offset_commit": 13, "producer_client": 8}
+    # CLI-06 (TOPIC_AUTHORIZATION_FAILED on produce) agrees since session 25 (conf25a: the authorization errors)
 
 
 def test_the_header_says_who_wrote_the_vectors() -> None:
@@ -260,7 +257,7 @@ _VERIFY = ("PROD-16", "PROD-17", "PROD-22", "PROD-23", "SM-23a", "SM-23b", "SM-2
 def _lacking(*groups: tuple[tuple[str, ...], str]) -> dict[str, str]:
     """{vector: feature}; a vector in several groups is reported with the first feature the harness finds,
     which is the earlier group here."""
-    out: dict[str, str] = {"CLI-06": "out of scope"}
+    out: dict[str, str] = {}
     for vectors, feature in groups:
         for v in vectors:
             out.setdefault(v, feature)
@@ -275,7 +272,7 @@ _NO_VERIFY = _lacking((_TV2, "transaction-version-2"), (_VERIFY, "kip-890-verifi
 _NO_KIP588 = _lacking((_TV2, "transaction-version-2"), (_VERIFY, "kip-890-verification"), _OFFSETS_VERIFY,
                       (("INIT-32", "SM-38", "SM-39", "SM-40"), "kip-588"))
 # the interface's producer client is the KIP-360 client (2.5+): its steps do not apply before 2.5 (session 13)
-_CLIENT = ("CLI-02", "CLI-05", "CLI-08", "CLI-09", "CLI-11", "CLI-12")
+_CLIENT = ("CLI-02", "CLI-05", "CLI-06", "CLI-08", "CLI-09", "CLI-11", "CLI-12")
 _PRE_KIP360 = _lacking((_TV2, "transaction-version-2"), (_KIP360 + _CLIENT, "kip-360"), (_VERIFY, "kip-890-verification"),
                        (_KIP447, "kip-447"), _OFFSETS_VERIFY, (("SM-38", "SM-39", "SM-40"), "kip-588"))
 
@@ -300,14 +297,14 @@ PROFILE_OUTCOMES: dict[str, Outcome] = {
         "SM-13": "CompleteCommit, COMMIT at the current epoch: INVALID_TXN_STATE, not PRODUCER_FENCED",
         # KAFKA-20090 (PR 21469, Feb 2026): prepareFenceProducerEpoch at Short.MaxValue logs and keeps it
         "INIT-28": "fencing at the largest epoch keeps the epoch instead of throwing IllegalStateException",
-    }, {"CLI-06": "out of scope"}),
+    }, {}),
     # the 4.x releases have KAFKA-14563 but not KAFKA-20090: 4.0.0 .. 4.1.1 TransactionMetadata.scala and 4.2.0-rc1's
     # Java class throw in prepareFenceProducerEpoch at Short.MaxValue, so INIT-28 agrees there
     **dict.fromkeys(("kafka-4.2", "kafka-4.1.1", "kafka-4.1.0", "kafka-4.0.1", "kafka-4.0.0"), ({
         "SM-11": "a TV0 EndTxn at epoch 1 against TV2 metadata at epoch 2 is PRODUCER_FENCED",
         "SM-13": "CompleteCommit, COMMIT at the current epoch: INVALID_TXN_STATE, not PRODUCER_FENCED",
-    }, {"CLI-06": "out of scope"})),
-    "kafka-2024-10": ({}, {"CLI-06": "out of scope"}),
+    }, {})),
+    "kafka-2024-10": ({}, {}),
     "kafka-3.8-3.9": ({}, _NO_TV2),
     "kafka-3.7": ({
         # KAFKA-16314 (2e8d69b78ca, first tag 3.8.0); 3.7.0 handleVerifyPartitionsInTransaction

@@ -35,6 +35,7 @@ from ..producer.txn_calls import (
     begin_commit,
     begin_transaction,
     complete_call,
+    handle_authorization_error,
     has_partitions_to_add,
     init_producer_id_answered,
     initialize_transactions,
@@ -45,6 +46,7 @@ from ..producer.txn_calls import (
     maybe_add_partition,
     next_request_to_end,
     partitions_added,
+    partitions_not_added,
     prepare_transaction,
     retry_add_partitions,
     send_add_partitions,
@@ -63,7 +65,14 @@ from ..producer.txn_offsets_client import (
     on_txn_offset_commit_error,
 )
 from ..producer.txn_responses import APIS as TXN_RESPONSE_APIS
-from ..producer.txn_responses import TxnResponseReaction, on_disconnect, on_txn_response
+from ..producer.txn_responses import (
+    AddPartitionsAnswer,
+    TxnResponseReaction,
+    on_add_partitions_errors,
+    on_disconnect,
+    on_txn_response,
+    topic_of,
+)
 from .protocol import Protocol
 
 #: the client states in which ``TransactionManager.hasOngoingTransaction`` holds (IN_TRANSACTION,
@@ -90,6 +99,7 @@ def increment_sequence(seq: int, inc: int, protocol: Protocol) -> int:
 __all__ = [
     "CLIENT_STATES",
     "TXN_RESPONSE_APIS",
+    "AddPartitionsAnswer",
     "ConsumerFetchReaction",
     "ErrorReaction",
     "OffsetCommitReaction",
@@ -112,6 +122,7 @@ __all__ = [
     "consumer_offset_fetch_reaction",
     "expire_batch",
     "failed_batch_error",
+    "handle_authorization_error",
     "has_ongoing_transaction",
     "has_partitions_to_add",
     "increment_sequence",
@@ -128,6 +139,7 @@ __all__ = [
     "maybe_update_producer_id_and_epoch",
     "next_idempotent_pair",
     "next_request_to_end",
+    "on_add_partitions_errors",
     "on_disconnect",
     "on_init_response",
     "on_produce_error",
@@ -135,11 +147,13 @@ __all__ = [
     "on_txn_offset_commit_error",
     "on_txn_response",
     "partitions_added",
+    "partitions_not_added",
     "prepare_transaction",
     "restart_sequences",
     "retry_add_partitions",
     "send_add_partitions",
     "send_offsets_to_transaction",
+    "topic_of",
     "txn_has_error",
     "txn_to_abortable_error",
     "txn_to_fatal_error",

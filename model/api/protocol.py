@@ -97,6 +97,12 @@ class Protocol(NamedTuple):
     #: (KAFKA-10186, 40a23cc0c2e, first tag 2.7.0); before, a KafkaException ("Failing batch since transaction was
     #: aborted", 2.6.0 Sender.maybeSendAndPollTransactionalRequest)
     client_abort_exception: str = "TransactionAbortedException"
+    #: InitProducerId answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED or CLUSTER_AUTHORIZATION_FAILED is an abortable
+    #: error, and the Sender's next loop resets the producer to UNINITIALIZED (failing the kept result and the batches
+    #: with the exception) so that initTransactions, or the idempotent producer's own InitProducerId, can be retried:
+    #: KAFKA-13668 (ea81e99e598, PR 12149, first tag 3.6.0; 3.5.2 fatalError); ``txn_responses.on_txn_response``'s
+    #: ``auth_init_abortable``, ``txn_calls.handle_authorization_error``
+    client_auth_init_abortable: bool = True
 
 
 #: what a profile can lack (``Protocol.lacks``) -> what it is and when Kafka got it
@@ -237,6 +243,9 @@ SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
     "client_retry_safe_calls": (((2, 0, 0), False), ((3, 1, 1), True)),
     # Sender.maybeSendAndPollTransactionalRequest's abortUndrainedBatches: KAFKA-10186 40a23cc0c2e (first tag 2.7.0)
     "client_abort_exception": (((2, 0, 0), "KafkaException"), ((2, 7, 0), "TransactionAbortedException")),
+    # TransactionManager.InitProducerIdHandler's "Abortable authorization error" and Sender.shouldHandleAuthorizationError:
+    # KAFKA-13668 ea81e99e598 (first tag 3.6.0; not in 3.5.2); the same at 3.9.1, 4.0.0 .. 4.2.0-rc1
+    "client_auth_init_abortable": (((2, 0, 0), False), ((3, 6, 0), True)),
     # TransactionManager.TxnOffsetCommitHandler.handleResponse: KAFKA-7296 (1b0340b8328 on the 2.0 branch, first tag
     # 2.0.1; 4f25f1fb711, 2.1.0); KIP-447's FENCED_INSTANCE_ID / UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION (2.5.0);
     # Errors.INVALID_PRODUCER_EPOCH -> InvalidProducerEpochException (KAFKA-9911 b937ec75677, 2.7.0), reached through
@@ -281,7 +290,7 @@ _4X = {"end_txn": "later-trunk", "tv2_last_epoch": "keep", "down_convert_fenced"
 #: 2.0 .. 2.6: no PRODUCER_FENCED, so nothing to down-convert (every fence is INVALID_PRODUCER_EPOCH)
 _BEFORE_2_7_FENCING = {"down_convert_fenced": False, "producer_fenced": False}
 _BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "pre-kip447", "lacks": _BEFORE_2_5,
-                           "client_transitions": "2.0", "client_retry_safe_calls": False,
+                           "client_transitions": "2.0", "client_retry_safe_calls": False, "client_auth_init_abortable": False,
                            "client_abort_exception": "KafkaException",
                            "end_txn_exact_epoch": False, "failed_fence_keeps_epoch": False,
                            "verification_abortable": False, "txn_offset_commit_any_retriable": False,
@@ -421,7 +430,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "TxnOffsetCommit checked by validateOffsetCommit with the Empty-group shortcut (KAFKA-14201, 3.3.0)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
         lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False,
-        txn_offset_commit_handler="2.7", client_transitions="2.5"),
+        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False),
     "kafka-3.1.1-3.2": _entry(
         "kafka-3.1.1-3.2", "3.1.1", "3.2.3",
         ("released 3.1.1 .. 3.2.x: as 3.3-3.5, but validateOffsetCommit (5dae3648abd, 3.0.0) has no Empty-group "
@@ -430,7 +439,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "a timed-out transactional call is retried through pendingTransition. Was kafka-3.0-3.2 with these switches"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="3.0",
         lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False,
-        txn_offset_commit_handler="2.7", client_transitions="2.5"),
+        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False),
     "kafka-3.0-3.1.0": _entry(
         "kafka-3.0-3.1.0", "3.0.0", "3.1.0",
         ("released 3.0.0 .. 3.1.0: as 3.1.1-3.2 without KAFKA-13412 (3.0.2 and 3.1.0 TransactionManager: "
@@ -439,7 +448,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "error in a KafkaException)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="3.0",
         lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False,
-        txn_offset_commit_handler="2.7", client_transitions="2.5", client_retry_safe_calls=False),
+        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False),
     "kafka-2.7-2.8": _entry(
         "kafka-2.7-2.8", "2.7.0", "2.8.2",
         ("released 2.7.0 .. 2.8.x: KIP-588 (PRODUCER_FENCED, down-converted to INVALID_PRODUCER_EPOCH for "
@@ -447,7 +456,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "TxnOffsetCommit checked by 2.8.2's doTxnCommitOffsets (the 2.5 rules)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="2.5",
         lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False,
-        txn_offset_commit_handler="2.7", client_transitions="2.5", client_retry_safe_calls=False),
+        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False),
     "kafka-2.6": _entry(
         "kafka-2.6", "2.6.0", "2.6.3",
         ("released 2.6.0 .. 2.6.3: KAFKA-9600 (a client's EndTxn needs the exact epoch) and KAFKA-9666 "
@@ -455,7 +464,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "INVALID_PRODUCER_EPOCH (2.6.3's Errors has no code 90)"),
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
         lacks=_BEFORE_2_7, verification_abortable=False, txn_offset_commit_any_retriable=False,
-        txn_offset_commit_handler="2.5", client_transitions="2.5", client_retry_safe_calls=False,
+        txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
         client_abort_exception="KafkaException"),
     "kafka-2.5": _entry(
         "kafka-2.5", "2.5.0", "2.5.1",
@@ -465,7 +474,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
         lacks=_BEFORE_2_6, end_txn_exact_epoch=False, failed_fence_keeps_epoch=False, fence_keeps_last_epoch=True,
         verification_abortable=False, txn_offset_commit_any_retriable=False,
-        txn_offset_commit_handler="2.5", client_transitions="2.5", client_retry_safe_calls=False,
+        txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
         client_abort_exception="KafkaException"),
     "kafka-2.4.1": _entry(
         "kafka-2.4.1", "2.4.1", "2.4.1",

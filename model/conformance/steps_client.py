@@ -115,6 +115,9 @@ def _respond(w: World, tp: str, name: str | None, error: int, base_offset: int, 
     _react(w, tp, r, error)
     if r.completed:
         out["record_offset"] = -1
+    if not r.retry:
+        # Sender.failBatch's exception for the batch (its own for the authorization errors)
+        out["batch_error"] = api.failed_batch_error(error, transactional=False, wrap_in_abortable=False)
     out["can_retry"] = r.retry
     _sender_loop(w)
     return out
@@ -138,8 +141,10 @@ def _react(w: World, tp: str, r: api.ErrorReaction, error: int | None = None) ->
     """The reaction's effects; ``error``: the batch's error, whose exception becomes the transactional producer's
     lastError (``transitionToFatalError`` always; ``transitionToAbortableError`` not during an abort; nothing
     when the producer was already in a fatal error: ``handleFailedBatch`` returns early)."""
-    if error is not None and _transactional(w) and _state(w) != "FATAL_ERROR" and (
-            r.fatal or (r.abortable and _state(w) != "ABORTING_TRANSACTION")):
+    # transitionToFatalError for any producer (maybeTransitionToErrorState's fatal exceptions), the abortable
+    # error for a transactional one only
+    if error is not None and _state(w) != "FATAL_ERROR" and (
+            r.fatal or (_transactional(w) and r.abortable and _state(w) != "ABORTING_TRANSACTION")):
         w.client["last_error"] = api.failed_batch_error(error, transactional=True,
                                                         wrap_in_abortable=w.protocol.eos.client_batch_error_wrapped_abortable)
     w.client_partitions[tp] = r.entry
@@ -173,14 +178,28 @@ def _resolved_reaction(w: World, action: str) -> None:
         w.client["state"] = "FATAL_ERROR"
 
 
-def _sender_loop(w: World) -> None:
-    """What the Sender's next loop does before draining: ``maybeResolveSequences``, then the
-    idempotent producer's ``bumpIdempotentEpochAndResetIdIfNeeded``."""
+def _sender_loop(w: World) -> Observed:
+    """What the Sender's next loop does before draining: ``maybeResolveSequences``; in a fatal error it aborts the
+    batches not yet sent with the last error and stops (``maybeAbortBatches``); an InitProducerId authorization
+    error (abortable from KAFKA-13668, 3.6.0) resets the producer to UNINITIALIZED after aborting them with it
+    (``shouldHandleAuthorizationError``) and stops; then the idempotent producer's
+    ``bumpIdempotentEpochAndResetIdIfNeeded``. Returns the batches aborted and their error."""
     for tp in list(w.client_partitions):
         _resolved_reaction(w, _resolve(w, tp))
+    last = w.client.get("last_error")
+    if _state(w) == "FATAL_ERROR" or (w.protocol.client_auth_init_abortable and _state(w) == "ABORTABLE_ERROR"
+                                      and last in ("TransactionalIdAuthorizationException",
+                                                   "ClusterAuthorizationException")):
+        queued = sorted(w.client.get("_queued", {}))
+        w.client["_queued"] = {}
+        if _state(w) == "ABORTABLE_ERROR":
+            w.client["state"], w.client["last_error"] = "UNINITIALIZED", None
+            w.client.pop("_rewrite", None)
+        return {"aborted_batches": queued, "aborted_batches_error": (last or "KafkaException") if queued else None}
     rewrite = w.client.pop("_rewrite", set())
     if rewrite and not _transactional(w) and _state(w) != "FATAL_ERROR":
         _bump(w, rewrite)
+    return {}
 
 
 _ERROR_WORDS = {e.name for e in Errors}
@@ -284,8 +303,7 @@ def _clause(w: World, text: str, inp: dict[str, Any]) -> Observed:
                                        max_seq=w.protocol.max_seq))
         return {}
     if re.match(r"^runOnce\(\)$", t):
-        _sender_loop(w)
-        return {}
+        return _sender_loop(w)
     raise NotExpressible(f"free-text client event not understood: {t!r}")
 
 
@@ -391,23 +409,56 @@ def event(w: World, inp: dict[str, Any]) -> Observed:
 
 def txn_response(w: World, inp: dict[str, Any]) -> Observed:
     """The transactional producer reading a coordinator's answer (``<Api>Response`` with ``error``;
-    InitProducerId's also ``producer_id`` / ``producer_epoch``): ``TransactionManager``'s handler."""
+    InitProducerId's also ``producer_id`` / ``producer_epoch``; AddPartitionsToTxn's also ``errors``, partition ->
+    error; FindCoordinator's ``coordinator_type``, TRANSACTION or GROUP): ``TransactionManager``'s handler."""
     kind = str(inp.get("event", ""))
     m = re.match(r"^(\w+?)Response\b", kind)
     if not m or m.group(1) not in api.TXN_RESPONSE_APIS:
         raise NotExpressible(f"{kind!r}: not an answer of the transaction coordinator")
     name = m.group(1)
+    state = _state(w)
+    if name == "FindCoordinator":
+        # the handler reads the error alike for both lookups (the group's is sendOffsetsToTransaction's)
+        ctype = str(inp.get("coordinator_type", "TRANSACTION")).upper()
+        if ctype not in ("TRANSACTION", "GROUP"):
+            raise NotExpressible(f"FindCoordinator for a {ctype!r} coordinator: the producer looks up TRANSACTION or GROUP")
+    if name == "InitProducerId" and state == "FATAL_ERROR" and not inp.get("disconnected"):
+        # Sender.runOnce sends nothing in a fatal error (it returns before bumpIdempotentEpochAndResetIdIfNeeded), so
+        # the answer a test prepares is never read
+        for key in ("error", "producer_id", "producer_epoch"):
+            inp.get(key)
+        out = _view(w, _tp(w))
+        out.update({"ignored": True, "result": "pending", "last_error": w.client.get("last_error"),
+                    "producer_id": integer(w.client.get("producer_id", 0), "producer_id")})
+        return out
+    unauthorized: tuple[str, ...] = ()
+    dropped: frozenset[str] | None = None
     if inp.get("disconnected"):
         # no answer: the connection was lost (before the send too, with before_send: the same lookup and retry)
         inp.get("before_send")
         r = api.on_disconnect(name)
     else:
-        err = error_code(str(inp.get("error", "NONE")))
-        # KAFKA-18019 (4.0.0): kafka.eos's client_pid_mapping_fatal, of the 4.0+ profile only
-        r = api.on_txn_response(name, err, can_bump_epoch=bool(w.client.get("coordinator_supports_epoch_bump", True)),
-                                pid_mapping_fatal=w.protocol.eos.client_pid_mapping_fatal,
-                                aborting=_state(w) == "ABORTING_TRANSACTION", abort_abortable_fatal=w.protocol.eos.client_abort_abortable_fatal)
-    state = _state(w)
+        can_bump = bool(w.client.get("coordinator_supports_epoch_bump", True))
+        errors = inp.get("errors") if name == "AddPartitionsToTxn" else None
+        if isinstance(errors, dict) and errors:
+            a = api.on_add_partitions_errors({str(tp): error_code(str(e)) for tp, e in errors.items()},
+                                             can_bump_epoch=can_bump,
+                                             pid_mapping_fatal=w.protocol.eos.client_pid_mapping_fatal)
+            r, unauthorized = a.reaction, a.unauthorized_topics
+            dropped = frozenset(str(tp) for tp in errors) if a.dropped else None
+        else:
+            err = error_code(str(inp.get("error", "NONE")))
+            # KAFKA-18019 (4.0.0): kafka.eos's client_pid_mapping_fatal, of the 4.0+ profile only
+            r = api.on_txn_response(name, err, can_bump_epoch=can_bump,
+                                    pid_mapping_fatal=w.protocol.eos.client_pid_mapping_fatal,
+                                    aborting=state == "ABORTING_TRANSACTION",
+                                    abort_abortable_fatal=w.protocol.eos.client_abort_abortable_fatal,
+                                    auth_init_abortable=w.protocol.client_auth_init_abortable)
+            if name == "AddPartitionsToTxn" and err == Errors.TOPIC_AUTHORIZATION_FAILED:
+                # every partition of the request refused: the new ones were sent with the pending ones
+                sent = frozenset(w.client.get("_new", ())) | frozenset(w.client.get("_pending", ()))
+                dropped = sent
+                unauthorized = tuple(sorted({api.topic_of(tp) for tp in sent}))
     result = "pending"
     if r.action == "done":
         result = "succeeded"
@@ -439,23 +490,36 @@ def txn_response(w: World, inp: dict[str, Any]) -> Observed:
         result = "failed"
         if r.bump_epoch:
             w.client["_epoch_bump_required"] = True
-        if state != "ABORTING_TRANSACTION":  # transitionToAbortableError skips an abort in progress
+        if state != "ABORTING_TRANSACTION":  # transitionToAbortableError skips an abort in progress (and its error)
             w.client["state"] = "ABORTABLE_ERROR"
-        w.client["last_error"] = r.exception
+            w.client["last_error"] = r.exception
     elif r.action == "fatal":
         result = "failed"
         w.client["state"] = "FATAL_ERROR"
         w.client["last_error"] = r.exception
+    if name == "AddOffsetsToTxn" and r.action in ("abortable", "fatal") and w.client.get("_offsets_result") == "pending":
+        # the handler's result is sendOffsetsToTransaction's
+        w.client["_offsets_result"], w.client["_offsets_error"] = "failed", r.exception
     # the transaction's partitions (read by the TransactionManager calls, steps_txn_calls)
-    answered(w, name, r.action == "done", retry=r.action in ("retry", "lookup-retry"))
-    if name in ("InitProducerId", "EndTxn") and r.action in ("done", "abortable", "fatal"):
-        # the handler completes (or fails) the call's result: a retry after a timeout gets it back
-        call_completed(w)
+    if dropped is not None:
+        if w.client.get("_txn_in_flight") == name:
+            w.client.pop("_txn_in_flight")
+        c = api.partitions_not_added(api.TxnClient("IN_TRANSACTION", new=frozenset(w.client.get("_new", ())),
+                                                   pending=frozenset(w.client.get("_pending", ()))), dropped)
+        w.client.update({"_new": c.new, "_pending": c.pending, "_add_partitions_queued": False})
+    else:
+        answered(w, name, r.action == "done", retry=r.action in ("retry", "lookup-retry"))
+    if r.action == "fatal" or (name in ("InitProducerId", "EndTxn") and r.action in ("done", "abortable")):
+        # the handler completes (or fails) the call's result: a retry after a timeout gets it back; a fatal error
+        # fails the kept result whatever the request (transitionToFatalError)
+        call_completed(w, "" if r.action == "done" else r.exception)
     out = _view(w, _tp(w))
     out.update({"result": result, "retry": r.action in ("retry", "lookup-retry"),
                 "lookup_coordinator": r.action == "lookup-retry", "last_error": w.client.get("last_error"),
                 "epoch_bump_required": bool(w.client.get("_epoch_bump_required", False)),
                 "producer_id": integer(w.client.get("producer_id", 0), "producer_id")})
+    if name == "AddPartitionsToTxn":
+        out["unauthorized_topics"] = list(unauthorized)
     return out
 
 

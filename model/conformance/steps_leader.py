@@ -10,7 +10,12 @@ from ..api import kafka_apis
 from ..api import leader as api
 from ..errors import Errors
 from ..partition.validation import AppendOrigin
-from ..partition.verification import NO_COORDINATOR_ANSWER, superseded_verification, verification_callback_errors
+from ..partition.verification import (
+    NO_COORDINATOR_ANSWER,
+    superseded_verification,
+    verification_callback_errors,
+    verification_top_level_error,
+)
 from ..transactions.codes import TxnResult
 from .values import ANSWERED_BEFORE, NotExpressible, error_code, error_name, integer
 from .world import World
@@ -343,7 +348,7 @@ def verification_response(w: World, inp: dict[str, Any]) -> Observed:
         raise NotExpressible(f"AddPartitionsToTxnManager response {kind!r}: disconnected or version_mismatch")
     top = inp.get("top_level_error")
     if top is not None:
-        code = error_code(str(top))
+        code = verification_top_level_error(error_code(str(top)))
         return {"callback_errors": {p: error_name(code) for p in parts}}
     raw = {i: error_code(str(e)) for i, e in enumerate((inp.get("partition_errors") or {}).values())}
     got = verification_callback_errors(raw, generic_error=generic)

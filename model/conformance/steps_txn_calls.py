@@ -15,6 +15,7 @@ from typing import Any
 
 from ..api import client as api
 from ..api.protocol import client_tv2
+from ..errors import RETRIABLE
 from .values import NotExpressible, error_code, integer
 from .world import World
 
@@ -52,14 +53,24 @@ def store(w: World, c: api.TxnClient) -> None:
         w.client["_result"] = c.pending_call
 
 
-def call_completed(w: World) -> None:
+def call_completed(w: World, error: str = "") -> None:
     """The coordinator answered the request of the kept initTransactions / commitTransaction /
-    abortTransaction call. Unless the vector has shown the call's ``result.await(...)`` timing out, the
-    application is taken to be waiting in that await (as KafkaProducer's calls do), so the result is acked
-    as it completes; after a timed-out await only a later ``result.await()`` acks it."""
+    abortTransaction call (``error``: the exception the result failed with). Unless the vector has shown the
+    call's ``result.await(...)`` timing out, the application is taken to be waiting in that await (as
+    KafkaProducer's calls do), so the result is acked as it completes; after a timed-out await only a later
+    ``result.await()`` acks it."""
     p = w.client.get("_pending_call")
     if isinstance(p, api.PendingCall) and not p.completed:
-        store(w, api.complete_call(client_of(w), acked=not w.client.get("_timed_out")))
+        store(w, api.complete_call(client_of(w), acked=not w.client.get("_timed_out"), error=error))
+
+
+def fail_queued_offsets(w: World, error: str) -> None:
+    """``maybeTerminateRequestWithError``: in an error state the Sender's next loop dequeues the AddOffsetsToTxn or
+    TxnOffsetCommit of sendOffsetsToTransaction and fails its result with the last error, unsent (the pending
+    offsets stay recorded)."""
+    if w.client.get("_offsets_result") == "pending":
+        w.client["_offsets_result"] = "failed"
+        w.client["_offsets_error"] = error or "KafkaException"
 
 
 def _view(w: World, c: api.TxnClient, tp: str) -> Observed:
@@ -76,6 +87,8 @@ def _view(w: World, c: api.TxnClient, tp: str) -> Observed:
                      "has_incomplete": bool(w.client.get("_appended")) or bool(w.client.get("_inflight"))}
     if w.client.get("_offsets_result"):
         out["offsets_result_completed"] = w.client["_offsets_result"] != "pending"
+        out["offsets_result_successful"] = w.client["_offsets_result"] == "done"
+        out["offsets_result_error"] = w.client.get("_offsets_error") if w.client["_offsets_result"] == "failed" else None
     if w.client.get("_partitions_unknown"):
         # an AddPartitionsToTxn answer other than NONE: which partitions it left pending is not tracked
         return out
@@ -136,7 +149,7 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
         held = w.client.get("_result")
         if not isinstance(held, api.PendingCall):
             raise NotExpressible("result.isCompleted with no initTransactions / commitTransaction / abortTransaction result")
-        extra = {"result_completed": held.completed, "result_acked": held.acked}
+        extra = _result_view(held)
     elif owner == "result" and name == "await":
         # the test's TransactionalRequestResult of the last initTransactions / commit / abort call
         # the test's result (its first kept call), which a newer call may have replaced as the kept one
@@ -151,7 +164,7 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
             c = c._replace(pending_call=held)
         if exception:
             w.client["_timed_out"] = True
-        extra = {"result_completed": held is not None and held.completed, "result_acked": held is not None and held.acked}
+        extra = _result_view(held)
     elif owner == "transactionManager" and name == "maybeAddPartition":
         r = api.maybe_add_partition(c, tp)
         c, exception = r.client, r.exception
@@ -189,6 +202,23 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
         # drained, then the next transactional request is chosen with the batches still incomplete
         if any(e.in_flight for e in w.client_partitions.values()):
             raise NotExpressible("sender.runOnce with produce batches in flight: use the client's runOnce()")
+        reset = api.handle_authorization_error(c, table) if w.protocol.client_auth_init_abortable else None
+        if reset is not None and not reset.exception:
+            # shouldHandleAuthorizationError (KAFKA-13668): queued requests and every incomplete batch fail with the
+            # exception, the producer is UNINITIALIZED, and this loop sends nothing
+            failed = sorted(set(w.client.get("_appended", [])) | set(w.client.get("_inflight", [])))
+            w.client["_appended"], w.client["_inflight"] = [], []
+            fail_queued_offsets(w, c.last_error)
+            w.client["_end_txn_queued"] = False
+            extra = {"aborted_batches": failed, "aborted_batches_error": c.last_error if failed else None}
+            c = reset.client
+            store(w, c)
+            out = _view(w, c, tp)
+            out.update(extra)
+            out["exception"], out["throws"] = None, False
+            return out
+        if api.txn_has_error(c):
+            fail_queued_offsets(w, c.last_error)
         appended = list(w.client.get("_appended", []))
         # a batch drained and not yet answered is incomplete too (RecordAccumulator.hasIncomplete)
         incomplete = bool(appended) or bool(w.client.get("_inflight"))
@@ -211,15 +241,20 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
         w.client["_appended"] = appended
         w.client["_tp"] = tp
     elif owner == "client" and name == "respondToProduce":
-        # the produce request's answer for the oldest batch of the partition in flight: only NONE is read here
+        # the produce request's answer for the oldest batch of the partition in flight: NONE completes it; a
+        # retriable error puts it back in the accumulator with its sequence (incomplete, but no longer undrained:
+        # abortUndrainedBatches keeps a batch that has a sequence), to be drained again
         inflight = list(w.client.get("_inflight", []))
         tp = (_PARTITION.findall(arg) or [tp])[0]
         if tp not in inflight:
             raise NotExpressible(f"respondToProduce({arg}) with no batch of {tp} in flight (accumulator.drain)")
-        if not re.search(r"\bNONE\b", arg):
-            raise NotExpressible(f"respondToProduce({arg}): only a NONE answer is read on this path")
-        inflight.remove(tp)
-        w.client["_inflight"] = inflight
+        answer = re.search(r"\b([A-Z][A-Z_]+)\b", arg)
+        code = error_code(answer.group(1)) if answer else 0
+        if code != 0 and code not in RETRIABLE:
+            raise NotExpressible(f"respondToProduce({arg}): only NONE or a retriable answer is read on this path")
+        if code == 0:
+            inflight.remove(tp)
+            w.client["_inflight"] = inflight
     elif owner == "accumulator" and name == "drain":
         if any(e.in_flight or e.unresolved >= 0 for e in w.client_partitions.values()):
             raise NotExpressible("drain with batches in flight: the harness reads only the transaction's checks")
@@ -245,7 +280,7 @@ def _next_request(w: World, c: api.TxnClient, has_incomplete_batches: bool) -> t
     r = api.next_request_to_end(c, w.protocol.client_transitions, has_incomplete_batches)
     if r.request:
         w.client["_txn_in_flight"] = r.request
-    if r.request == "EndTxn" or r.end_txn_skipped:
+    if r.request == "EndTxn" or r.end_txn_skipped or r.end_txn_failed:
         w.client["_end_txn_queued"] = False
     if r.end_txn_skipped and r.client.pending_call is not None:
         # completeTransaction completes the call's result without a request
@@ -253,6 +288,14 @@ def _next_request(w: World, c: api.TxnClient, has_incomplete_batches: bool) -> t
             "next_request": None, "end_txn_sent": False, "end_txn_skipped": True}
     return r.client, {"next_request": r.request or None, "end_txn_sent": r.request == "EndTxn",
                       "end_txn_skipped": r.end_txn_skipped}
+
+
+def _result_view(held: api.PendingCall | None) -> Observed:
+    """The test's TransactionalRequestResult: isCompleted, isAcked, isSuccessful and error()."""
+    done = held is not None and held.completed
+    return {"result_completed": done, "result_acked": held is not None and held.acked,
+            "result_successful": done and held is not None and not held.error,
+            "result_error": (held.error or None) if held is not None and done else None}
 
 
 def _send_offsets(c: api.TxnClient, table: str) -> api.TxnCallResult:
@@ -319,6 +362,7 @@ def txn_offset_commit_response(w: World, inp: dict[str, Any]) -> Observed:
     c = c._replace(pending_offsets=a.pending)
     if a.action != "retry":
         w.client["_offsets_result"] = "done" if a.action == "done" else "failed"
+        w.client["_offsets_error"] = a.exception or None
     store(w, c)
     out = _view(w, c, str(w.client.get("_tp", "tp0")))
     out.update({"result": {"done": "succeeded", "retry": "pending"}.get(a.action, "failed"), "retry": a.action == "retry",

@@ -131,6 +131,15 @@ def verification_callback_errors(partition_errors: dict[int, int], *, generic_er
     return out
 
 
+def verification_top_level_error(error: int) -> int:
+    """What ``AddPartitionsToTxnManager`` hands every partition's produce callback for a top-level error of the
+    coordinator's answer: CLUSTER_AUTHORIZATION_FAILED (the broker's own request refused) becomes INVALID_TXN_STATE,
+    "the client should not be exposed to CLUSTER_AUTHORIZATION_FAILED" (3.6.0's AddPartitionsToTxnManager.scala
+    l.144-146, 1eb7644's l.209-212, 4.2.0-rc1's Java AddPartitionsToTxnManager l.160-162); another passes as it is.
+    No machine answers a verification with a top-level error."""
+    return int(Errors.INVALID_TXN_STATE) if error == Errors.CLUSTER_AUTHORIZATION_FAILED else int(error)
+
+
 #: ``AddPartitionsToTxnManager.verifyTransaction`` when the transaction coordinator cannot be found
 #: (no __transaction_state topic, no leader, the leader unavailable): every partition, at once
 NO_COORDINATOR_ANSWER = int(Errors.COORDINATOR_NOT_AVAILABLE)

@@ -110,9 +110,10 @@ class ErrorReaction(NamedTuple):
 
 
 #: produce errors that are fatal for the producer, idempotent or transactional
-#: (``maybeTransitionToErrorState``: ProducerFencedException and UnsupportedVersionException; the
-#: authorization exceptions there are outside the model)
-FATAL_PRODUCE_ERRORS = frozenset({Errors.PRODUCER_FENCED, Errors.UNSUPPORTED_VERSION})
+#: (``maybeTransitionToErrorState``: ProducerFencedException, UnsupportedVersionException and the cluster and
+#: transactional-id authorization exceptions, 2.5.0 to 4.2.0-rc1; no machine answers an authorization error)
+FATAL_PRODUCE_ERRORS = frozenset({Errors.PRODUCER_FENCED, Errors.UNSUPPORTED_VERSION, Errors.CLUSTER_AUTHORIZATION_FAILED,
+                                  Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED})
 
 
 def adjust_sequences_after_failure(entry: PartitionEntry, failed: InFlightBatch) -> PartitionEntry:
@@ -249,7 +250,11 @@ def bump_idempotent_epoch(entry: PartitionEntry, max_seq: int) -> PartitionEntry
 _PRODUCE_EXCEPTIONS = {Errors.OUT_OF_ORDER_SEQUENCE_NUMBER: "OutOfOrderSequenceException",
                        Errors.DUPLICATE_SEQUENCE_NUMBER: "DuplicateSequenceException",
                        Errors.INVALID_PRODUCER_ID_MAPPING: "InvalidPidMappingException",
-                       Errors.REQUEST_TIMED_OUT: "TimeoutException"}
+                       Errors.REQUEST_TIMED_OUT: "TimeoutException",
+                       # Sender.failBatch's own exceptions for the authorization errors (2.0.0 to 4.2.0-rc1)
+                       Errors.TOPIC_AUTHORIZATION_FAILED: "TopicAuthorizationException",
+                       Errors.CLUSTER_AUTHORIZATION_FAILED: "ClusterAuthorizationException",
+                       Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: "TransactionalIdAuthorizationException"}
 
 
 def failed_batch_error(error: int, *, transactional: bool, wrap_in_abortable: bool) -> str:

@@ -147,6 +147,8 @@ class PendingCall(NamedTuple):
     completed: bool = False
     #: TransactionalRequestResult.isAcked: an ``await`` returned after completion (KAFKA-13412)
     acked: bool = False
+    #: the exception the result failed with, which ``await`` throws ('' when it succeeded or is not completed)
+    error: str = ""
 
 
 class CallResult(NamedTuple):
@@ -203,7 +205,9 @@ def to_fatal_error(c: TxnClient, table: ClientTransitions, error: str = KAFKA_EX
     r = transition(c, FATAL_ERROR, table, error)
     if r.exception or c.pending_call is None:
         return r
-    return CallResult(r.client._replace(pending_call=c.pending_call._replace(completed=True)))
+    failed = c.pending_call if c.pending_call.completed else c.pending_call._replace(completed=True,
+                                                                                     error=error or KAFKA_EXCEPTION)
+    return CallResult(r.client._replace(pending_call=failed))
 
 
 def throw_if_pending(c: TxnClient) -> CallResult:
@@ -240,12 +244,12 @@ def _cached_call(c: TxnClient, target: str, operation: str, table: ClientTransit
     return CallResult(r.client._replace(pending_call=PendingCall(target, operation)))
 
 
-def complete_call(c: TxnClient, acked: bool) -> TxnClient:
-    """The coordinator answered the kept call's request (done or failed); ``acked``: the application was
-    waiting in ``await`` for it, so the result is acked as it completes."""
-    if c.pending_call is None:
+def complete_call(c: TxnClient, acked: bool, error: str = "") -> TxnClient:
+    """The coordinator answered the kept call's request (done, or failed with ``error``); ``acked``: the application
+    was waiting in ``await`` for it, so the result is acked as it completes. A result completes once."""
+    if c.pending_call is None or c.pending_call.completed:
         return c
-    return c._replace(pending_call=c.pending_call._replace(completed=True, acked=acked))
+    return c._replace(pending_call=c.pending_call._replace(completed=True, acked=acked, error=error))
 
 
 def await_result(c: TxnClient) -> CallResult:
@@ -256,7 +260,8 @@ def await_result(c: TxnClient) -> CallResult:
         return CallResult(c)
     if not p.completed:
         return CallResult(c, "TimeoutException")
-    return CallResult(c._replace(pending_call=p._replace(acked=True)))
+    # isAcked is set before a failed result throws its error
+    return CallResult(c._replace(pending_call=p._replace(acked=True)), p.error)
 
 
 def _checked(c: TxnClient, target: str, table: ClientTransitions, fail_first: bool = True) -> CallResult:
@@ -366,6 +371,33 @@ def send_add_partitions(c: TxnClient) -> TxnClient:
     return c._replace(new=frozenset(), pending=c.pending | c.new)
 
 
+def partitions_not_added(c: TxnClient, answered: frozenset[str]) -> TxnClient:
+    """AddPartitionsToTxn answered with partition errors the handler collects (TOPIC_AUTHORIZATION_FAILED,
+    OPERATION_NOT_ATTEMPTED): the request's partitions (the Sender sent the new ones first) leave the pending set
+    without being added, "regardless of the result" (2.0.0 to 4.2.0-rc1), so batches of partitions already added
+    may still drain while the transaction is aborted."""
+    sent = c.pending | c.new
+    return c._replace(new=frozenset(), pending=sent - answered)
+
+
+def handle_authorization_error(c: TxnClient, table: ClientTransitions) -> CallResult | None:
+    """``Sender.shouldHandleAuthorizationError`` at the start of the Sender's loop (KAFKA-13668, 3.6.0+): an abortable
+    error whose lastError is a TransactionalIdAuthorizationException or a ClusterAuthorizationException (only an
+    InitProducerId answer leaves one abortable) resets the producer (``transitionToUninitialized``: UNINITIALIZED, the
+    kept result failed with the exception, no last error) after failing the queued requests and the batches with it;
+    the loop then stops. None when the loop goes on."""
+    if c.state != ABORTABLE_ERROR or c.last_error not in ("TransactionalIdAuthorizationException",
+                                                           "ClusterAuthorizationException"):
+        return None
+    r = transition(c, UNINITIALIZED, table)
+    if r.exception:
+        return r
+    p = c.pending_call
+    if p is not None and not p.completed:
+        p = p._replace(completed=True, error=c.last_error)
+    return CallResult(r.client._replace(pending_call=p, last_error=""))
+
+
 def partitions_added(c: TxnClient) -> TxnClient:
     """AddPartitionsToTxn answered NONE for every partition: those in the request are in the
     transaction (the Sender sent the new ones first)."""
@@ -388,6 +420,8 @@ class NextRequest(NamedTuple):
     request: str
     #: the EndTxn was completed without being sent (nothing was added to the transaction)
     end_txn_skipped: bool = False
+    #: the EndTxn was dequeued and failed with the last error, unsent (``maybeTerminateRequestWithError``)
+    end_txn_failed: bool = False
 
 
 def retry_add_partitions(c: TxnClient) -> TxnClient:
@@ -409,8 +443,12 @@ def next_request_to_end(c: TxnClient, table: ClientTransitions, has_incomplete_b
     if has_incomplete_batches:
         return NextRequest(c, "")
     if has_error(c):
-        # maybeTerminateRequestWithError: the queued request fails with the last error
-        return NextRequest(c, "")
+        # maybeTerminateRequestWithError: the queued EndTxn is dequeued and its result (the kept call's) fails with
+        # the last error
+        p = c.pending_call
+        if p is not None and not p.completed:
+            c = c._replace(pending_call=p._replace(completed=True, error=c.last_error or KAFKA_EXCEPTION))
+        return NextRequest(c, "", end_txn_failed=True)
     if not c.started:
         if c.state == FATAL_ERROR:
             return NextRequest(c, "", end_txn_skipped=True)
