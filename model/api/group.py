@@ -15,6 +15,7 @@ from ..group.metadata import (
     GroupState,
     new_group,
 )
+from ..group.offset_delete import OffsetDeleteResult, delete_offsets
 from ..group.offset_fetch import offset_fetch
 from ..group.pending_offsets import (
     complete_pending_txn_offset_commit,
@@ -112,6 +113,18 @@ def handle_offset_fetch(state: GroupCoordinatorState, partitions: tuple[int, ...
     return tuple(tuple(offset_fetch(state.group, p, require_stable=require_stable)) for p in partitions)  # type: ignore[misc]
 
 
+def handle_offset_delete(state: GroupCoordinatorState, partitions: tuple[int, ...], *, subscribed: bool,
+                         protocol: Protocol) -> tuple[OffsetDeleteResult, GroupCoordinatorState]:
+    """OffsetDelete for partitions of one topic (``model.group.offset_delete``): the answer, the tombstones written and
+    the group after their replay; the new coordinator's rule per version (``Protocol.offset_delete_pending``)."""
+    if state.group is None:
+        raise ValueError("OffsetDelete of a group the coordinator does not know")
+    r = delete_offsets(state.group, partitions, subscribed=subscribed, new_coordinator=state.new_coordinator,
+                       pending_aware=protocol.offset_delete_pending)
+    at = state.log_end_offset + (1 if r.tombstones else 0)
+    return r, state._replace(group=r.group, log_end_offset=at)
+
+
 def handle_txn_marker(state: GroupCoordinatorState, producer_id: int, is_commit: bool) -> GroupCoordinatorState:
     """A COMMIT/ABORT marker on the offsets partition: the producer's pending offsets are
     materialised where no newer commit was written (log order), or dropped."""
@@ -134,8 +147,10 @@ def append_offset_commit(state: GroupCoordinatorState, partition: int, offset: i
 __all__ = [
     "GroupCoordinatorState",
     "GroupState",
+    "OffsetDeleteResult",
     "TxnOffsetCommitRequest",
     "append_offset_commit",
+    "handle_offset_delete",
     "handle_offset_fetch",
     "handle_txn_marker",
     "handle_txn_offset_commit",

@@ -99,6 +99,27 @@ def offset_fetch(w: World, inp: dict[str, Any]) -> Observed:
                               for p, (err, off) in zip(parts, answers)}}
 
 
+def offset_delete(w: World, inp: dict[str, Any]) -> Observed:
+    """OffsetDelete of ``partitions`` (one topic's) with ``group_subscribed_to_topic`` (the test's group set-up: the
+    model's group keeps no subscriptions); the tombstones' replay follows, as the unit tests' context does."""
+    if w.group.group is None:
+        raise NotExpressible("OffsetDelete of a group the coordinator does not know (GROUP_ID_NOT_FOUND is not modelled)")
+    parts = [str(p) for p in (inp.get("partitions") or [])]
+    if not parts or len({p.rsplit("-", 1)[0] for p in parts}) != 1:
+        raise NotExpressible("OffsetDelete with partitions of one topic ('bar-0', ...) is what the harness reads")
+    new_coord = w.group.new_coordinator or "group-coordinator/" in w.source_file
+    r, w.group = api.handle_offset_delete(w.group._replace(new_coordinator=new_coord),
+                                          tuple(w.partitions.id(p) for p in parts),
+                                          subscribed=bool(inp.get("group_subscribed_to_topic", False)), protocol=w.protocol)
+    pending = {e.partition for e in w.group_meta().pending}
+    committed = w.committed_view()
+    return {"per_partition": {p: {"error": error_name(e), "error_code": e} for p, e in zip(parts, r.errors, strict=True)},
+            "tombstones": [w.partitions.name(p) for p in r.tombstones],
+            # OffsetMetadataManagerTestContext.hasOffset: a committed or a pending transactional offset
+            "has_offset": {p: p in committed or w.partitions.id(p) in pending for p in parts},
+            "committed": committed, "pending_txn": w.pending_view()}
+
+
 def txn_marker(w: World, inp: dict[str, Any]) -> Observed:
     pid_raw = inp.get("producer_id")
     pid = w.last_txn_pid if pid_raw is None else integer(pid_raw, "producer_id")

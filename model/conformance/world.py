@@ -93,6 +93,9 @@ class World:
         # the partition leader
         self.leader = LeaderState((), 0, self.now, ())
         self.pid_expiration_ms = 86400000
+        #: the ProducerStateManager's maxTransactionTimeoutMs (the broker's transaction.max.timeout.ms; None: the
+        #: profile's default), which hasLateTransaction reads (KIP-664)
+        self.psm_max_txn_timeout_ms: int | None = None
         self.log_start_offset = 0
         self.high_watermark = 0
         #: transactions completed on the leader: (first offset, marker offset), for the first unstable offset
@@ -447,6 +450,10 @@ def _replica_magic(w: World, v: Any) -> None:
     w.replica_magic = {str(tp): integer(m, "replica_magic") for tp, m in v.items()}
 
 
+def _psm_max_txn_timeout(w: World, v: Any) -> None:
+    w.psm_max_txn_timeout_ms = integer(v, "max_transaction_timeout_ms")
+
+
 def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).upper()
 
@@ -461,6 +468,7 @@ _LOADERS = {
     "pending_txn_offsets": _pending_txn_offsets, "producer": _producer, "client_partition": _client_partition,
     "metadata_cache": _metadata_cache, "replica_magic": _replica_magic,
     "transaction.two.phase.commit.enable": _two_phase_commit_enable,
+    "max_transaction_timeout_ms": _psm_max_txn_timeout, "transaction.max.timeout.ms": _psm_max_txn_timeout,
 }
 _ERROR_NAMES = {e.name for e in Errors}
 

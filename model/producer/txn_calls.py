@@ -147,6 +147,9 @@ class PendingCall(NamedTuple):
     completed: bool = False
     #: TransactionalRequestResult.isAcked: an ``await`` returned after completion (KAFKA-13412)
     acked: bool = False
+    #: the exception the result failed with, where the interface follows it ('' otherwise): the forced close's
+    #: KafkaException (``TransactionManager.close``, ``sender_close``), which ``await`` throws
+    error: str = ""
 
 
 class CallResult(NamedTuple):
@@ -256,7 +259,7 @@ def await_result(c: TxnClient) -> CallResult:
         return CallResult(c)
     if not p.completed:
         return CallResult(c, "TimeoutException")
-    return CallResult(c._replace(pending_call=p._replace(acked=True)))
+    return CallResult(c._replace(pending_call=p._replace(acked=True)), p.error)
 
 
 def _checked(c: TxnClient, target: str, table: ClientTransitions, fail_first: bool = True) -> CallResult:
