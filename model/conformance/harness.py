@@ -370,6 +370,9 @@ def _run_case(vector: Vector, protocol: Protocol, initial: dict[str, Any], case:
             expected["request"] = step.input["expected_request"]
         tracked = _Tracked(step.input)
         try:
+            if world.groups and tracked.get("group_id") is not None:
+                # a world of several groups: the step acts on the one it names
+                world.use_group(str(tracked["group_id"]))
             observed = route(tracked)(world, tracked)
         except NotExpressible as exc:
             if any(s.differences for s in steps):

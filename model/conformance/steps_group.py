@@ -121,6 +121,37 @@ def offset_delete(w: World, inp: dict[str, Any]) -> Observed:
 
 
 def txn_marker(w: World, inp: dict[str, Any]) -> Observed:
+    """The marker on __consumer_offsets partitions: in a world of several groups, every group on one of the step's
+    ``offsets_partitions`` (``GroupMetadataManager.handleTxnCompletion`` / each partition's coordinator shard) completes
+    the producer's pending offsets; the others keep theirs."""
+    if not w.groups:
+        return _txn_marker(w, inp)
+    raw = inp.get("offsets_partitions")
+    if not isinstance(raw, list):
+        raise NotExpressible("a marker in a world of several groups names its offsets_partitions")
+    hit = {integer(p, "offsets_partitions") for p in raw}
+    current = w.group_id
+    out: Observed = {}
+    for gid, part in w.group_offsets_partition.items():
+        if part in hit:
+            w.use_group(gid)
+            out = _txn_marker(w, inp)
+    if current is not None:
+        w.use_group(current)
+    out["committed_by_group"] = {gid: _committed(w, gid) for gid in w.groups}
+    return out
+
+
+def _committed(w: World, gid: str) -> dict[str, int]:
+    current = w.group_id
+    w.use_group(gid)
+    view = w.committed_view()
+    if current is not None:
+        w.use_group(current)
+    return view
+
+
+def _txn_marker(w: World, inp: dict[str, Any]) -> Observed:
     pid_raw = inp.get("producer_id")
     pid = w.last_txn_pid if pid_raw is None else integer(pid_raw, "producer_id")
     commit = str(inp.get("result", "COMMIT" if inp.get("is_commit", True) else "ABORT")) == "COMMIT"
