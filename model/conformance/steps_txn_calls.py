@@ -282,7 +282,9 @@ def _shutdown(w: World, c: api.TxnClient, inp: dict[str, Any]) -> tuple[api.TxnC
         if w.client.get("_appended") or w.client.get("_inflight"):
             raise NotExpressible("sender.run() with produce batches pending: the harness's close reads the transaction's "
                                  "requests only")
-        queued = bool(w.client.get("_end_txn_queued")) or c.add_partitions_queued or bool(c.new)
+        # hasPendingRequests: a queued EndTxn or a re-enqueued AddPartitionsToTxn (partitions not yet sent are enqueued
+        # only by nextRequest, so they are not pending requests)
+        queued = bool(w.client.get("_end_txn_queued")) or c.add_partitions_queued
         action = api.next_close_action(api.CloseState(forced, False, queued, api.has_ongoing_transaction(c.state),
                                                       c.state in ("COMMITTING_TRANSACTION", "ABORTING_TRANSACTION")),
                                        kafka_6635=kafka_6635)
@@ -299,7 +301,8 @@ def _shutdown(w: World, c: api.TxnClient, inp: dict[str, Any]) -> tuple[api.TxnC
             elif failure == "escape":
                 escaped = True
                 break
-            continue  # "retry": logged, the loop goes round again
+            # "retry": logged, and the loop goes round again
+            continue
         if not w.client.get("_end_txn_queued"):
             raise NotExpressible("the closing Sender waits for a transactional request the harness does not follow")
         store(w, c)

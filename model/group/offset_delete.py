@@ -4,7 +4,8 @@ the group's pending transactional offsets.
 The classic coordinator (2.4.0 .. 4.0.x ``GroupCoordinator.handleDeleteOffsets`` -> ``GroupMetadata.removeOffsets``):
 a topic the group is subscribed to is refused with GROUP_SUBSCRIBED_TO_TOPIC; otherwise every partition is answered
 NONE, its committed offset removed (a tombstone written for it) and its pending offsets, plain and transactional, of
-every producer dropped from memory without a record.
+every producer dropped from memory without a record (2.4.0 and 4.0.0 alike; the model's group keeps the transactional
+ones only, a plain commit's pending offset is the harness's).
 
 The new group coordinator (``OffsetMetadataManager.deleteOffsets`` and the tombstone's ``replay``): the same answers;
 from KAFKA-14505 [8/8] (e7fa0edd635, first tag 3.8.0; the same at 4.0.0 .. 4.2.0-rc1) a tombstone is written when the

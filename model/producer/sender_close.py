@@ -1,5 +1,6 @@
 """The transactional producer's close: what ``Sender.run`` does with the transaction after ``initiateClose`` (a
-graceful close) or ``forceClose``, read at apache/kafka 1eb7644 and at 3.7.0, 3.7.1, 3.9.1 and 4.2.0-rc1.
+graceful close) or ``forceClose``, read at apache/kafka 1eb7644 and at 2.3.0, 3.6.0, 3.7.0, 3.7.1, 3.9.1, 4.0.0, 4.1.0 and
+4.2.0-rc1.
 
 KAFKA-6635 (7bd81628d9f, first tag 2.3.0) made the close wait for the transaction: after the main loop ends, the
 Sender keeps running while batches are undrained or in flight *or* a transactional request is queued for an ongoing
@@ -14,7 +15,7 @@ An exception from ``beginAbort`` in that loop (the transaction manager in a stat
 network client; KAFKA-14831 (a81f35c1c8f, first tag 3.6.0) caught and logged it, and the loop tried again forever
 (3.6.0 .. 3.7.0); KAFKA-16217 (6e4a098055d, first tag 3.8.0; fc5a1307d40 on the 3.7 branch, first tag 3.7.1) sets
 ``forceClose`` instead, so the loop ends and the forced close's ``TransactionManager.close()`` runs. The rule is
-unchanged at 3.9.1, 4.0.0, 4.1.0 and 4.2.0-rc1 (4.2.0-rc1 Sender.java l.251-301).
+unchanged at 3.9.1, 4.0.0, 4.1.0 and 4.2.0-rc1 (4.2.0-rc1 Sender.java l.241-304).
 
 No machine reads this module (kafka.eos's producers never close); the conformance interface does, for SenderTest.
 """
