@@ -19,6 +19,7 @@ from eoscheck.model.conformance.vectors import load_vectors, parse_vectors
 from eoscheck.model.errors import Errors
 from eoscheck.model.group.metadata import NO_COMMIT, CommittedOffset, PendingTxnOffset, new_group
 from eoscheck.model.group.offset_delete import delete_offsets
+from eoscheck.model.group.offset_expiry import ExpiryResult, cleanup_expired_offsets
 from eoscheck.model.partition.late_transactions import LATE_TRANSACTION_BUFFER_MS, has_late_transaction
 from eoscheck.model.producer.sender_close import (
     CloseState,
@@ -56,6 +57,10 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
         inexpressible.update(dict.fromkeys(DELETE, "kip-496"))
     elif not p.offset_delete_pending:
         disagree.update(dict.fromkeys(DELETE, "before KAFKA-14505 [8/8] (3.8.0) no tombstone for a pending-only offset"))
+    if not p.offset_delete_pending:
+        disagree["BRK-OMM-43"] = "before KAFKA-14505 [8/8] (3.8.0) an offset with a pending transactional one expires"
+    if not p.expiry_keeps_group_with_open_txns:
+        disagree["BRK-OMM-44"] = "before KAFKA-19163 (4.0.1, 4.1.0) a group without committed offsets is deletable"
     return disagree, inexpressible
 
 
@@ -67,14 +72,14 @@ def test_the_more14_vectors_outcome_is_pinned_per_profile(name: str) -> None:
 
 def test_the_default_run_agrees_and_the_counts_per_profile_are_the_documented_ones() -> None:
     vf = load_vectors(MORE14)
-    assert outcome_totals(harness.run_file(vf)) == {"agree": 15, "disagree": 0, "not expressible": 0}
+    assert outcome_totals(harness.run_file(vf)) == {"agree": 17, "disagree": 0, "not expressible": 0}
     got = {n: tuple(outcome_totals(harness.run_file(vf, n)).values()) for n in PROFILE_TABLE}
-    assert {n for n, t in got.items() if t == (15, 0, 0)} == {
-        "kafka-later-trunk", "kafka-4.2", "kafka-4.1.1", "kafka-4.1.0", "kafka-4.0.1", "kafka-4.0.0", "kafka-2024-10"}
-    assert got["kafka-3.8-3.9"] == (14, 0, 1)
-    assert got["kafka-3.7"] == got["kafka-3.6"] == got["kafka-3.3-3.5"] == (11, 2, 2)
-    assert got["kafka-3.1.1-3.2"] == got["kafka-2.5"] == (6, 2, 7)
-    assert got["kafka-2.4.0"] == (2, 2, 11) and got["kafka-2.0.0"] == (2, 0, 13)
+    assert {n for n, t in got.items() if t == (17, 0, 0)} == {
+        "kafka-later-trunk", "kafka-4.2", "kafka-4.1.1", "kafka-4.1.0", "kafka-4.0.1"}
+    assert got["kafka-4.0.0"] == got["kafka-2024-10"] == (16, 1, 0) and got["kafka-3.8-3.9"] == (15, 1, 1)
+    assert got["kafka-3.7"] == got["kafka-3.6"] == got["kafka-3.3-3.5"] == (11, 4, 2)
+    assert got["kafka-3.1.1-3.2"] == got["kafka-2.5"] == (6, 4, 7)
+    assert got["kafka-2.4.0"] == (2, 4, 11) and got["kafka-2.0.0"] == (2, 2, 13)
 
 
 def test_a_feature_released_inside_a_profiles_range_is_named_with_its_version() -> None:
@@ -111,8 +116,11 @@ def test_the_close_comparisons_can_fail() -> None:
     assert _run_changed("CLI-171", lambda v: v["steps"][-1]["expected"].update(end_txn_sent=["COMMIT"])) \
         == harness.DISAGREE
     # a graceful close completes the commit: its result does not fail
-    assert _run_changed("CLI-172", lambda v: (_step(4, call="sender.initiateClose()")(v),
-                                              _step(5, EndTxnResponse="NONE")(v))) == harness.DISAGREE
+    def graceful(v: dict) -> None:
+        _step(4, call="sender.initiateClose()")(v)
+        _step(5, EndTxnResponse="NONE")(v)
+
+    assert _run_changed("CLI-172", graceful) == harness.DISAGREE
     # a beginAbort that does not throw aborts through EndTxn: the manager is not closed
     assert _run_changed("CLI-173", lambda v: _last_input(v, begin_abort_throws=None, EndTxnResponse="NONE")) \
         == harness.DISAGREE
@@ -126,6 +134,12 @@ def test_the_late_transaction_and_offset_delete_comparisons_can_fail() -> None:
         == harness.DISAGREE
     # a subscribed topic is refused and keeps its offset
     assert _run_changed("BRK-OMM-40", _step(0, group_subscribed_to_topic=True)) == harness.DISAGREE
+    # a retention a millisecond longer leaves foo-0 unexpired: no tombstone
+    assert _run_changed("BRK-OMM-44", _step(1, offsets_retention_ms=60001)) == harness.DISAGREE
+    # a group subscribed to foo keeps its offsets
+    assert _run_changed("BRK-OMM-44", _step(1, subscribed_topics=["foo"])) == harness.DISAGREE
+    # without the pending offset, the expired offset goes and the group with it
+    assert _run_changed("BRK-OMM-43", lambda v: v["initial_state"].pop("pending_txn_offsets")) == harness.DISAGREE
 
 
 def test_several_groups_keep_their_own_offsets() -> None:
@@ -140,8 +154,11 @@ def test_several_groups_keep_their_own_offsets() -> None:
         v["steps"][9]["expected"]["pending_txn"]["5"] = {"bar-0": 999}
 
     assert _run_changed("BRK-OMM-42", bar_writes_bar_0) == harness.DISAGREE
-    assert _run_changed("BRK-OMM-42", lambda v: (bar_writes_bar_0(v), v["steps"][9]["expected"]["pending_txn"]["5"]
-                                                 .update({"bar-0": 100}))) == harness.AGREE
+    def foo_keeps_100(v: dict) -> None:
+        bar_writes_bar_0(v)
+        v["steps"][9]["expected"]["pending_txn"]["5"] = {"bar-0": 100}
+
+    assert _run_changed("BRK-OMM-42", foo_keeps_100) == harness.AGREE
     # a group the initial state does not hold
     assert _run_changed("BRK-OMM-42", _step(0, group_id="baz")) == harness.NOT_EXPRESSIBLE
 
@@ -208,6 +225,30 @@ def test_offset_delete_per_coordinator_and_version() -> None:
     assert r.tombstones == (1,) and not r.group.pending
     r = delete_offsets(g, (0,), subscribed=True, new_coordinator=True, pending_aware=True)
     assert r.errors == (int(Errors.GROUP_SUBSCRIBED_TO_TOPIC),) and r.group == g and not r.tombstones
+
+
+def test_offset_retention_per_version() -> None:
+    g = new_group(2)._replace(offsets=(CommittedOffset(100, 0), NO_COMMIT), pending=(PendingTxnOffset(10, 0, 101, 1),))
+    ts, unsubscribed = {0: 1000}, frozenset({0, 1})
+    # 3.8.0+: the pending offset keeps foo-0 and the group
+    r = cleanup_expired_offsets(g, ts, unsubscribed, 61000, 60000, pending_aware=True, keep_with_open_txns=False)
+    assert r == (ExpiryResult((), g, False))
+    # not yet expired a millisecond earlier; a subscribed topic never expires
+    assert not cleanup_expired_offsets(g, ts, unsubscribed, 60999, 60000, pending_aware=False,
+                                       keep_with_open_txns=False).tombstones
+    assert not cleanup_expired_offsets(g, ts, frozenset(), 61000, 60000, pending_aware=False,
+                                       keep_with_open_txns=False).tombstones
+    # 3.7.x: it expires and the group may go
+    r = cleanup_expired_offsets(g, ts, unsubscribed, 61000, 60000, pending_aware=False, keep_with_open_txns=False)
+    assert r.tombstones == (0,) and r.deletable
+    # no committed offset left: deletable until KAFKA-19163 while a transaction is open
+    only_pending = g._replace(offsets=(NO_COMMIT, NO_COMMIT))
+    assert cleanup_expired_offsets(only_pending, {}, unsubscribed, 0, 1, pending_aware=True,
+                                   keep_with_open_txns=False).deletable
+    assert not cleanup_expired_offsets(only_pending, {}, unsubscribed, 0, 1, pending_aware=True,
+                                       keep_with_open_txns=True).deletable
+    assert {n for n, p in PROFILE_TABLE.items() if p.protocol.expiry_keeps_group_with_open_txns} == {
+        n for n, p in PROFILE_TABLE.items() if p.first >= (4, 0, 1)}
 
 
 def test_offset_delete_pending_switches_at_3_8() -> None:

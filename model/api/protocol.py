@@ -102,6 +102,10 @@ class Protocol(NamedTuple):
     #: 3.8.0: ``OffsetMetadataManager.deleteOffsets`` / ``replay``); 3.7.x's tombstones only a committed offset and its
     #: replay leaves the pending ones
     offset_delete_pending: bool = True
+    #: the new group coordinator's offset retention keeps a group without committed offsets while it has open
+    #: transactions (KAFKA-19163: 1293658cca, first tag 4.1.0; 48f75616d7 on the 4.0 branch, first tag 4.0.1); before,
+    #: such a group was deletable at once (``OffsetMetadataManager.cleanupExpiredOffsets``)
+    expiry_keeps_group_with_open_txns: bool = False
 
 
 #: what a profile can lack (``Protocol.lacks``) -> what it is and when Kafka got it
@@ -263,6 +267,9 @@ SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
     # OffsetMetadataManager.deleteOffsets / replay: KAFKA-14505 [8/8] e7fa0edd635 (first tag 3.8.0; 3.7.1 checks only
     # the committed offsets); the same at 4.0.0 l.601, 4.1.0 l.761, 4.2.0-rc1 l.779
     "offset_delete_pending": (((2, 0, 0), False), ((3, 8, 0), True)),
+    # OffsetMetadataManager.cleanupExpiredOffsets with no committed offset: KAFKA-19163 (48f75616d7 in 4.0.1, 1293658cca
+    # in 4.1.0; 4.0.0 and 3.9.1 return true)
+    "expiry_keeps_group_with_open_txns": (((2, 0, 0), False), ((4, 0, 1), True)),
     # TransactionManager.TxnOffsetCommitHandler.handleResponse: KAFKA-7296 (1b0340b8328 on the 2.0 branch, first tag
     # 2.0.1; 4f25f1fb711, 2.1.0); KIP-447's FENCED_INSTANCE_ID / UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION (2.5.0);
     # Errors.INVALID_PRODUCER_EPOCH -> InvalidProducerEpochException (KAFKA-9911 b937ec75677, 2.7.0), reached through
@@ -378,7 +385,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         ("apache/kafka trunk after KAFKA-20090 (PR 21469, February 2026): kafka-4.2's rules, but a fence at the largest "
          "epoch keeps it (an error logged) where every 4.x release throws IllegalStateException (INIT-28, SM-130). "
          "Stands for trunk after the 4.2 branch cut (2025-11-21); the 4.x releases have their own profiles"),
-        "kafka-shipped", "kafka-later-trunk", **_4X, fence_at_max_epoch="keep", client_transitions="4.1",
+        "kafka-shipped", "kafka-later-trunk", **_4X, expiry_keeps_group_with_open_txns=True, fence_at_max_epoch="keep", client_transitions="4.1",
         client_init_keeps_prepared=True),
     "kafka-4.2": _entry(
         "kafka-4.2", "4.2.0", "4.2.0",
@@ -386,12 +393,12 @@ PROFILE_TABLE: dict[str, Profile] = {
          "not above the producer's epoch unless it is a retry (KAFKA-19446 [3/3] c1ded05067, KAFKA-19999 4a57c6d228: "
          "ProducerAppendInfo.checkProducerEpoch); the Java TransactionMetadata (KAFKA-18884, 990cb5c06c) still throws "
          "on a fence at Short.MaxValue (prepareFenceProducerEpoch), which KAFKA-20090 changed after the tag"),
-        "kafka-shipped", "kafka-shipped", **_4X, client_transitions="4.1", client_init_keeps_prepared=True),
+        "kafka-shipped", "kafka-shipped", **_4X, expiry_keeps_group_with_open_txns=True, client_transitions="4.1", client_init_keeps_prepared=True),
     "kafka-4.1.1": _entry(
         "kafka-4.1.1", "4.1.1", "4.1.1",
         ("released 4.1.1: 4.1.0 with KAFKA-19690's 4.1 cherry-pick (PR 20618, a10c1f3ea1: "
          "UnifiedLog.analyzeAndValidateProducerState checks the epoch before the verification guard)"),
-        "kafka-shipped", "kafka-shipped", **_4X, client_transitions="4.1"),
+        "kafka-shipped", "kafka-shipped", **_4X, expiry_keeps_group_with_open_txns=True, client_transitions="4.1"),
     "kafka-4.1.0": _entry(
         "kafka-4.1.0", "4.1.0", "4.1.0",
         ("released 4.1.0: 4.0.1 with the leader's KAFKA-18042 (PR 19844, cc25d217da: INVALID_PRODUCER_EPOCH for a "
@@ -399,13 +406,13 @@ PROFILE_TABLE: dict[str, Profile] = {
          "starts at sequence 0), and the client's KAFKA-19176 (8c71ab03b5: a batch's retriable error wrapped as "
          "TransactionAbortableException) and KAFKA-19250 (b1ea280ab1: TRANSACTION_ABORTABLE answering an abort is "
          "fatal); every coordinator transition sets previousProducerId (KAFKA-15370 [1/N], PR 17687)"),
-        "kafka-shipped", "kafka-shipped", **_4X, client_transitions="4.1"),
+        "kafka-shipped", "kafka-shipped", **_4X, expiry_keeps_group_with_open_txns=True, client_transitions="4.1"),
     "kafka-4.0.1": _entry(
         "kafka-4.0.1", "4.0.1", "4.0.1",
         ("released 4.0.1: 4.0.0 with KAFKA-19367's 4.0 cherry-picks (PRs 19958, 19991: c6b44b5d66, c8b8adf3c1): a TV2 "
          "fence-abort bumps once and a failed one leaves the metadata as it was (no hasFailedEpochFence); not "
          "KAFKA-19690 (its 4.0 PR 20607 is after the tag)"),
-        "kafka-shipped", "kafka-shipped", **_4X, lacks=_BEFORE_4_1, client_transitions="4.0"),
+        "kafka-shipped", "kafka-shipped", **_4X, expiry_keeps_group_with_open_txns=True, lacks=_BEFORE_4_1, client_transitions="4.0"),
     "kafka-4.0.0": _entry(
         "kafka-4.0.0", "4.0.0", "4.0.0",
         ("released 4.0.0: transaction version 2 (KIP-890 part 2; EndTxn checked by the request's transaction version, "

@@ -91,6 +91,7 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^AddPartitionsToTxnManager response\b", steps_leader.verification_response),
     (r"^TxnOffsetCommit\b", steps_group.txn_offset_commit),
     (r"^(OffsetDelete|deleteOffsets)\b", steps_group.offset_delete),
+    (r"^cleanupExpiredOffsets\b", steps_group.cleanup_expired_offsets),
     ((r"(?i)^(OffsetFetch ?(response|answer)|offset_fetch_response)|initWithCommittedOffsets|refreshCommittedOffsets|"
      r"fetchCommittedOffsets"), steps_client.consumer_offset_fetch),
     (r"^OffsetFetch\b", steps_group.offset_fetch),

@@ -120,6 +120,24 @@ def offset_delete(w: World, inp: dict[str, Any]) -> Observed:
             "committed": committed, "pending_txn": w.pending_view()}
 
 
+def cleanup_expired_offsets(w: World, inp: dict[str, Any]) -> Observed:
+    """The new coordinator's ``cleanupExpiredOffsets`` at the world's clock, with ``offsets_retention_ms`` and the
+    group's ``subscribed_topics`` (the test's mocked group; the model's group keeps no subscriptions)."""
+    if w.group.group is None:
+        raise NotExpressible("cleanupExpiredOffsets of a group the coordinator does not know")
+    if not (w.group.new_coordinator or "group-coordinator/" in w.source_file):
+        raise NotExpressible("the classic coordinator's offset retention (GroupMetadata.removeExpiredOffsets) is not "
+                             "modelled")
+    subscribed = {str(t) for t in (inp.get("subscribed_topics") or [])}
+    unsubscribed = frozenset(p for p in range(len(w.group_meta().offsets))
+                             if w.partitions.name(p).rsplit("-", 1)[0] not in subscribed)
+    r, w.group = api.handle_cleanup_expired_offsets(w.group, w.commit_timestamps, unsubscribed, w.now,
+                                                    integer(inp.get("offsets_retention_ms"), "offsets_retention_ms"),
+                                                    w.protocol)
+    return {"group_deletable": r.deletable, "tombstones": [w.partitions.name(p) for p in r.tombstones],
+            "committed": w.committed_view(), "pending_txn": w.pending_view()}
+
+
 def txn_marker(w: World, inp: dict[str, Any]) -> Observed:
     """The marker on __consumer_offsets partitions: in a world of several groups, every group on one of the step's
     ``offsets_partitions`` (``GroupMetadataManager.handleTxnCompletion`` / each partition's coordinator shard) completes

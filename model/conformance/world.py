@@ -119,6 +119,9 @@ class World:
         # the group coordinator
         self.group = GroupCoordinatorState(None, max(1, len(self.partitions)))
         self.plain_commits: dict[int, int] = {}
+        #: each committed offset's commit timestamp (``initial_state.group.commit_timestamps``), which only the offset
+        #: retention reads
+        self.commit_timestamps: dict[int, int] = {}
         #: a world of several groups (``initial_state.groups``): group id -> its coordinator state, and its
         #: __consumer_offsets partition; ``group`` is the one the current step names (``input.group_id``)
         self.groups: dict[str, GroupCoordinatorState] = {}
@@ -413,6 +416,8 @@ def _group(w: World, v: Any) -> None:
     offsets = [CommittedOffset(-1, -1)] * n
     for i, (p, off) in enumerate((v.get("committed") or {}).items()):
         offsets[w.partitions.id(p)] = CommittedOffset(integer(off, "committed offset"), i)
+    for p, ts in (v.get("commit_timestamps") or {}).items():
+        w.commit_timestamps[w.partitions.id(p)] = integer(ts, "commit timestamp")
     g = GroupMeta(int(gstate), gen, tuple(sorted(set(members))), static, (NO_MEMBER_ID,) * n, tuple(offsets), ())
     w.group = GroupCoordinatorState(g, n, len(offsets) + 1, epochs if new else None, new)
 
