@@ -57,6 +57,8 @@ class Errors(IntEnum):
     UNKNOWN_PRODUCER_ID = 59
     FENCED_INSTANCE_ID = 82
     #: KIP-447 proposed PENDING_TRANSACTION(85); Kafka shipped UNSTABLE_OFFSET_COMMIT(88) instead
+    #: OffsetDelete of a topic the group is subscribed to (KIP-496, 2.4.0)
+    GROUP_SUBSCRIBED_TO_TOPIC = 86
     UNSTABLE_OFFSET_COMMIT = 88
     PRODUCER_FENCED = 90
     TRANSACTION_ABORTABLE = 120

@@ -24,6 +24,8 @@ from ..producer.partition_sequences import (
     on_produce_error,
     restart_sequences,
 )
+from ..producer.sender_close import CloseState, close_after_loops, close_transaction_manager, next_close_action
+from ..producer.sender_close import abort_failure as close_abort_failure
 from ..producer.txn_calls import STATES as CLIENT_STATES
 from ..producer.txn_calls import CallResult as TxnCallResult
 from ..producer.txn_calls import NextRequest as TxnNextRequest
@@ -100,6 +102,7 @@ __all__ = [
     "CLIENT_STATES",
     "TXN_RESPONSE_APIS",
     "AddPartitionsAnswer",
+    "CloseState",
     "ConsumerFetchReaction",
     "ErrorReaction",
     "OffsetCommitReaction",
@@ -118,6 +121,9 @@ __all__ = [
     "begin_transaction",
     "bump_idempotent_epoch",
     "client_states",
+    "close_abort_failure",
+    "close_after_loops",
+    "close_transaction_manager",
     "complete_call",
     "consumer_offset_fetch_reaction",
     "expire_batch",
@@ -137,6 +143,7 @@ __all__ = [
     "maybe_add_partition",
     "maybe_resolve_sequences",
     "maybe_update_producer_id_and_epoch",
+    "next_close_action",
     "next_idempotent_pair",
     "next_request_to_end",
     "on_add_partitions_errors",

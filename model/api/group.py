@@ -15,6 +15,8 @@ from ..group.metadata import (
     GroupState,
     new_group,
 )
+from ..group.offset_delete import OffsetDeleteResult, delete_offsets
+from ..group.offset_expiry import ExpiryResult, cleanup_expired_offsets
 from ..group.offset_fetch import offset_fetch
 from ..group.pending_offsets import (
     complete_pending_txn_offset_commit,
@@ -112,6 +114,32 @@ def handle_offset_fetch(state: GroupCoordinatorState, partitions: tuple[int, ...
     return tuple(tuple(offset_fetch(state.group, p, require_stable=require_stable)) for p in partitions)  # type: ignore[misc]
 
 
+def handle_offset_delete(state: GroupCoordinatorState, partitions: tuple[int, ...], *, subscribed: bool,
+                         protocol: Protocol) -> tuple[OffsetDeleteResult, GroupCoordinatorState]:
+    """OffsetDelete for partitions of one topic (``model.group.offset_delete``): the answer, the tombstones written and
+    the group after their replay; the new coordinator's rule per version (``Protocol.offset_delete_pending``)."""
+    if state.group is None:
+        raise ValueError("OffsetDelete of a group the coordinator does not know")
+    r = delete_offsets(state.group, partitions, subscribed=subscribed, new_coordinator=state.new_coordinator,
+                       pending_aware=protocol.offset_delete_pending)
+    at = state.log_end_offset + (1 if r.tombstones else 0)
+    return r, state._replace(group=r.group, log_end_offset=at)
+
+
+def handle_cleanup_expired_offsets(state: GroupCoordinatorState, commit_timestamps: dict[int, int],
+                                   unsubscribed: frozenset[int], now_ms: int, retention_ms: int,
+                                   protocol: Protocol) -> tuple[ExpiryResult, GroupCoordinatorState]:
+    """The new coordinator's ``cleanupExpiredOffsets`` (``model.group.offset_expiry``): whether the group may be
+    deleted, the tombstones written and the group after their replay, per version (``Protocol.offset_delete_pending``,
+    ``Protocol.expiry_keeps_group_with_open_txns``)."""
+    if state.group is None:
+        raise ValueError("cleanupExpiredOffsets of a group the coordinator does not know")
+    r = cleanup_expired_offsets(state.group, commit_timestamps, unsubscribed, now_ms, retention_ms,
+                                pending_aware=protocol.offset_delete_pending,
+                                keep_with_open_txns=protocol.expiry_keeps_group_with_open_txns)
+    return r, state._replace(group=r.group, log_end_offset=state.log_end_offset + len(r.tombstones))
+
+
 def handle_txn_marker(state: GroupCoordinatorState, producer_id: int, is_commit: bool) -> GroupCoordinatorState:
     """A COMMIT/ABORT marker on the offsets partition: the producer's pending offsets are
     materialised where no newer commit was written (log order), or dropped."""
@@ -132,10 +160,14 @@ def append_offset_commit(state: GroupCoordinatorState, partition: int, offset: i
 
 
 __all__ = [
+    "ExpiryResult",
     "GroupCoordinatorState",
     "GroupState",
+    "OffsetDeleteResult",
     "TxnOffsetCommitRequest",
     "append_offset_commit",
+    "handle_cleanup_expired_offsets",
+    "handle_offset_delete",
     "handle_offset_fetch",
     "handle_txn_marker",
     "handle_txn_offset_commit",

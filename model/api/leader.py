@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..errors import Errors
+from ..partition.late_transactions import has_late_transaction as _has_late_transaction
 from ..partition.producer_state import (
     add_batch,
     begin_transaction,
@@ -239,6 +240,12 @@ def move_log_start_offset(state: LeaderState, log_start_offset: int, protocol: P
     if protocol.broker_retain_producer_state:
         return state
     return state._replace(producers=truncate_head(state.producers, log_start_offset))
+
+
+def has_late_transaction(state: LeaderState, now_ms: int, max_txn_timeout_ms: int) -> bool:
+    """``ProducerStateManager.hasLateTransaction(now)`` (KIP-664, KAFKA-13221, 3.2.0+): the oldest ongoing transaction's
+    producer wrote nothing for more than ``max_txn_timeout_ms`` plus 5 minutes."""
+    return _has_late_transaction(state.producers, now_ms, max_txn_timeout_ms)
 
 
 def first_undecided_offset(state: LeaderState) -> int:

@@ -103,6 +103,15 @@ class Protocol(NamedTuple):
     #: KAFKA-13668 (ea81e99e598, PR 12149, first tag 3.6.0; 3.5.2 fatalError); ``txn_responses.on_txn_response``'s
     #: ``auth_init_abortable``, ``txn_calls.handle_authorization_error``
     client_auth_init_abortable: bool = True
+    #: the new group coordinator's OffsetDelete tombstones a partition with only pending transactional offsets and the
+    #: tombstone's replay drops them for every open transaction of the group (KAFKA-14505 [8/8], e7fa0edd635, first tag
+    #: 3.8.0: ``OffsetMetadataManager.deleteOffsets`` / ``replay``); 3.7.x's tombstones only a committed offset and its
+    #: replay leaves the pending ones
+    offset_delete_pending: bool = True
+    #: the new group coordinator's offset retention keeps a group without committed offsets while it has open
+    #: transactions (KAFKA-19163: 1293658cca, first tag 4.1.0; 48f75616d7 on the 4.0 branch, first tag 4.0.1); before,
+    #: such a group was deletable at once (``OffsetMetadataManager.cleanupExpiredOffsets``)
+    expiry_keeps_group_with_open_txns: bool = False
 
 
 #: what a profile can lack (``Protocol.lacks``) -> what it is and when Kafka got it
@@ -124,6 +133,14 @@ FEATURES: dict[str, str] = {
                     "producer: TransactionManager.setPoisonStateOnInvalidTransition), released in 3.6"),
     "transaction-abortable": ("the TRANSACTION_ABORTABLE error (code 120, KAFKA-16314, part of KIP-890) and the client's "
                               "abortable reaction to it, released in 3.8"),
+    "kafka-6635": ("KAFKA-6635 (the Sender's close completes a queued commit or abort, aborts an open transaction, and a "
+                   "forced close fails the pending transactional results with KafkaException: TransactionManager.close), "
+                   "released in 2.3"),
+    "kafka-16217": ("KAFKA-16217 (an exception from beginAbort while the Sender closes forces the close, so the "
+                    "TransactionManager is closed instead of retrying the abort forever), released in 3.7.1 and 3.8.0"),
+    "kip-496": "KIP-496 (OffsetDelete: a consumer group's committed offsets of a topic it does not subscribe to), released in 2.4",
+    "kafka-13221": ("KAFKA-13221 (KIP-664: ProducerStateManager.hasLateTransaction, an ongoing transaction whose producer "
+                    "wrote nothing for max.transaction.timeout.ms + 5 minutes), released in 3.2"),
     "kip-939": ("KIP-939's InitProducerId v6 (Enable2Pc, KeepPreparedTxn; the broker's "
                 "transaction.two.phase.commit.enable and the TWO_PHASE_COMMIT ACL on the transactional id), released "
                 "in 4.1 with v6 marked latestVersionUnstable"),
@@ -195,6 +212,16 @@ FEATURE_SINCE: dict[str, Since] = {
                      "l.133-146, KafkaApis.handleInitProducerIdRequest's TWO_PHASE_COMMIT check l.1604; KAFKA-15370 "
                      "(1/N) 3ef10a3f61, KAFKA-18953 3a3159b01e, KAFKA-15370 ACLs 598eb13d07, all ancestors of 4.1.0 "
                      "and not of 4.0.1; the same rules at 4.1.1 and 4.2.0-rc1"),
+    "kafka-6635": Since((2, 3, 0), "2.3.0 Sender.run's second and third loops (hasPendingTransactionalRequests, "
+                        "'Aborting incomplete transaction due to shutdown') and TransactionManager.close(); KAFKA-6635 "
+                        "7bd81628d9f (first tag 2.3.0; 2.2.x: only undrained and in-flight batches are awaited)"),
+    "kafka-16217": Since((3, 7, 1), "3.7.1 and 3.8.0 Sender.run: beginAbort's exception sets forceClose ('Force close in "
+                         "case the transactionManager is in error states'); KAFKA-16217 6e4a098055d (first tag 3.8.0), "
+                         "fc5a1307d40 on the 3.7 branch (3.7.1; 3.7.0 logs it and retries the abort)"),
+    "kip-496": Since((2, 4, 0), "2.4.0 ApiKeys.OFFSET_DELETE, GroupCoordinator.handleDeleteOffsets, "
+                     "GroupMetadata.removeOffsets; KAFKA-8730 e24d0e22abb (first tag 2.4.0)"),
+    "kafka-13221": Since((3, 2, 0), "3.2.0 ProducerStateManager.hasLateTransaction / LateTransactionBufferMs (3.1.2: "
+                         "none); KAFKA-13221 915991445fd (first tag 3.2.0), the same rule at 4.2.0-rc1 (l.130-133)"),
     # the first version with TV2 is the 2024-10 trunk snapshot (partly merged); the first release is 4.0.0
     "transaction-version-2": Since(SNAPSHOT_2024_10, "EndTxnRequest.json validVersions 0-5 and "
                                    "TransactionMetadata.clientTransactionVersion at the 2024-10 snapshot 1eb7644 "
@@ -246,6 +273,12 @@ SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
     # TransactionManager.InitProducerIdHandler's "Abortable authorization error" and Sender.shouldHandleAuthorizationError:
     # KAFKA-13668 ea81e99e598 (first tag 3.6.0; not in 3.5.2); the same at 3.9.1, 4.0.0 .. 4.2.0-rc1
     "client_auth_init_abortable": (((2, 0, 0), False), ((3, 6, 0), True)),
+    # OffsetMetadataManager.deleteOffsets / replay: KAFKA-14505 [8/8] e7fa0edd635 (first tag 3.8.0; 3.7.1 checks only
+    # the committed offsets); the same at 4.0.0 l.601, 4.1.0 l.761, 4.2.0-rc1 l.779
+    "offset_delete_pending": (((2, 0, 0), False), ((3, 8, 0), True)),
+    # OffsetMetadataManager.cleanupExpiredOffsets with no committed offset: KAFKA-19163 (48f75616d7 in 4.0.1, 1293658cca
+    # in 4.1.0; 4.0.0 and 3.9.1 return true)
+    "expiry_keeps_group_with_open_txns": (((2, 0, 0), False), ((4, 0, 1), True)),
     # TransactionManager.TxnOffsetCommitHandler.handleResponse: KAFKA-7296 (1b0340b8328 on the 2.0 branch, first tag
     # 2.0.1; 4f25f1fb711, 2.1.0); KIP-447's FENCED_INSTANCE_ID / UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION (2.5.0);
     # Errors.INVALID_PRODUCER_EPOCH -> InvalidProducerEpochException (KAFKA-9911 b937ec75677, 2.7.0), reached through
@@ -269,14 +302,19 @@ _BEFORE_4_1 = frozenset({"kip-939"})
 #: 3.9 has the TransactionVersion feature enum but no TV2 path: EndTxn stops at v4 and TransactionMetadata keeps
 #: no client transaction version
 _NO_TV2 = _BEFORE_4_1 | {"transaction-version-2"}
-_BEFORE_3_8 = _NO_TV2 | {"transaction-abortable"}
+#: 3.7 lacks KAFKA-16217 in 3.7.0 (a profile lacks a feature some version of its range lacks)
+_BEFORE_3_8 = _NO_TV2 | {"transaction-abortable", "kafka-16217"}
 _BEFORE_3_7 = _BEFORE_3_8 | {"kafka-15449"}
 _BEFORE_3_6 = _BEFORE_3_7 | {"kip-890-verification", "kafka-14831"}
-_BEFORE_2_7 = _BEFORE_3_6 | {"kip-588"}
+#: 3.1.1-3.2 lack hasLateTransaction in 3.1.1 and 3.1.2
+_BEFORE_3_3 = _BEFORE_3_6 | {"kafka-13221"}
+_BEFORE_2_7 = _BEFORE_3_3 | {"kip-588"}
 _BEFORE_2_6 = _BEFORE_2_7 | {"kafka-9666"}
 #: before 2.5 (2.4.1's message definitions): InitProducerId stops at v2 (no producer id / epoch), TxnOffsetCommit at
 #: v2 (no member / generation), EndTxn, AddPartitionsToTxn and AddOffsetsToTxn at v1; no verification (3.6)
 _BEFORE_2_5 = _BEFORE_2_6 | {"kip-360", "kip-447"}
+#: 2.0.x-2.3 lack OffsetDelete, and 2.0.1-2.3 KAFKA-6635's close in 2.0.1 .. 2.2.x
+_BEFORE_2_4 = _BEFORE_2_5 | {"kafka-6635", "kip-496"}
 
 _TV1 = {"end_txn": "tv1", "tv2_last_epoch": "keep", "max_txn_timeout_ms": 900000}
 #: 4.0.0 to trunk: EndTxn v5 checked as TV2 by the request's version (4.0.0 KafkaApis.handleEndTxnRequest,
@@ -294,7 +332,7 @@ _BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "
                            "client_abort_exception": "KafkaException",
                            "end_txn_exact_epoch": False, "failed_fence_keeps_epoch": False,
                            "verification_abortable": False, "txn_offset_commit_any_retriable": False,
-                           "txn_offset_commit_handler": "2.0.1"}
+                           "txn_offset_commit_handler": "2.0.1", "offset_delete_pending": False}
 
 
 class Profile(NamedTuple):
@@ -356,7 +394,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         ("apache/kafka trunk after KAFKA-20090 (PR 21469, February 2026): kafka-4.2's rules, but a fence at the largest "
          "epoch keeps it (an error logged) where every 4.x release throws IllegalStateException (INIT-28, SM-130). "
          "Stands for trunk after the 4.2 branch cut (2025-11-21); the 4.x releases have their own profiles"),
-        "kafka-shipped", "kafka-later-trunk", **_4X, fence_at_max_epoch="keep", client_transitions="4.1",
+        "kafka-shipped", "kafka-later-trunk", **_4X, expiry_keeps_group_with_open_txns=True, fence_at_max_epoch="keep", client_transitions="4.1",
         client_init_keeps_prepared=True),
     "kafka-4.2": _entry(
         "kafka-4.2", "4.2.0", "4.2.0",
@@ -364,12 +402,12 @@ PROFILE_TABLE: dict[str, Profile] = {
          "not above the producer's epoch unless it is a retry (KAFKA-19446 [3/3] c1ded05067, KAFKA-19999 4a57c6d228: "
          "ProducerAppendInfo.checkProducerEpoch); the Java TransactionMetadata (KAFKA-18884, 990cb5c06c) still throws "
          "on a fence at Short.MaxValue (prepareFenceProducerEpoch), which KAFKA-20090 changed after the tag"),
-        "kafka-shipped", "kafka-shipped", **_4X, client_transitions="4.1", client_init_keeps_prepared=True),
+        "kafka-shipped", "kafka-shipped", **_4X, expiry_keeps_group_with_open_txns=True, client_transitions="4.1", client_init_keeps_prepared=True),
     "kafka-4.1.1": _entry(
         "kafka-4.1.1", "4.1.1", "4.1.1",
         ("released 4.1.1: 4.1.0 with KAFKA-19690's 4.1 cherry-pick (PR 20618, a10c1f3ea1: "
          "UnifiedLog.analyzeAndValidateProducerState checks the epoch before the verification guard)"),
-        "kafka-shipped", "kafka-shipped", **_4X, client_transitions="4.1"),
+        "kafka-shipped", "kafka-shipped", **_4X, expiry_keeps_group_with_open_txns=True, client_transitions="4.1"),
     "kafka-4.1.0": _entry(
         "kafka-4.1.0", "4.1.0", "4.1.0",
         ("released 4.1.0: 4.0.1 with the leader's KAFKA-18042 (PR 19844, cc25d217da: INVALID_PRODUCER_EPOCH for a "
@@ -377,13 +415,13 @@ PROFILE_TABLE: dict[str, Profile] = {
          "starts at sequence 0), and the client's KAFKA-19176 (8c71ab03b5: a batch's retriable error wrapped as "
          "TransactionAbortableException) and KAFKA-19250 (b1ea280ab1: TRANSACTION_ABORTABLE answering an abort is "
          "fatal); every coordinator transition sets previousProducerId (KAFKA-15370 [1/N], PR 17687)"),
-        "kafka-shipped", "kafka-shipped", **_4X, client_transitions="4.1"),
+        "kafka-shipped", "kafka-shipped", **_4X, expiry_keeps_group_with_open_txns=True, client_transitions="4.1"),
     "kafka-4.0.1": _entry(
         "kafka-4.0.1", "4.0.1", "4.0.1",
         ("released 4.0.1: 4.0.0 with KAFKA-19367's 4.0 cherry-picks (PRs 19958, 19991: c6b44b5d66, c8b8adf3c1): a TV2 "
          "fence-abort bumps once and a failed one leaves the metadata as it was (no hasFailedEpochFence); not "
          "KAFKA-19690 (its 4.0 PR 20607 is after the tag)"),
-        "kafka-shipped", "kafka-shipped", **_4X, lacks=_BEFORE_4_1, client_transitions="4.0"),
+        "kafka-shipped", "kafka-shipped", **_4X, expiry_keeps_group_with_open_txns=True, lacks=_BEFORE_4_1, client_transitions="4.0"),
     "kafka-4.0.0": _entry(
         "kafka-4.0.0", "4.0.0", "4.0.0",
         ("released 4.0.0: transaction version 2 (KIP-890 part 2; EndTxn checked by the request's transaction version, "
@@ -415,21 +453,23 @@ PROFILE_TABLE: dict[str, Profile] = {
          "for TxnOffsetCommit's __consumer_offsets write; a partition outside the transaction is answered "
          "INVALID_TXN_STATE (3.7.0 TransactionCoordinator.handleVerifyPartitionsInTransaction)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
-        lacks=_BEFORE_3_8, verification_abortable=False, txn_offset_commit_any_retriable=False),
+        lacks=_BEFORE_3_8, verification_abortable=False, txn_offset_commit_any_retriable=False,
+        offset_delete_pending=False),
     "kafka-3.6": _entry(
         "kafka-3.6", "3.6.0", "3.6.2",
         ("released 3.6.0 .. 3.6.2: KIP-890 part 1 verification of produce (3.6.0 ReplicaManager / "
          "AddPartitionsToTxnManager, transaction.partition.verification.enable); TxnOffsetCommit is not verified "
          "(3.6.2 GroupCoordinator has no verificationGuard); INVALID_TXN_STATE outside the transaction"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
-        lacks=_BEFORE_3_7, verification_abortable=False, txn_offset_commit_any_retriable=False),
+        lacks=_BEFORE_3_7, verification_abortable=False, txn_offset_commit_any_retriable=False,
+        offset_delete_pending=False),
     "kafka-3.3-3.5": _entry(
         "kafka-3.3-3.5", "3.3.0", "3.5.2",
         ("released 3.3.0 .. 3.5.x: no partition verification (KIP-890 part 1 was reverted on the 3.5 branch, "
          "928070e3206; 3.5.2 ReplicaManager has no verification, although AddPartitionsToTxn v4 exists); "
          "TxnOffsetCommit checked by validateOffsetCommit with the Empty-group shortcut (KAFKA-14201, 3.3.0)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
-        lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False,
+        lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False),
     "kafka-3.1.1-3.2": _entry(
         "kafka-3.1.1-3.2", "3.1.1", "3.2.3",
@@ -438,7 +478,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "the client has KAFKA-13412 (df2236d73bc, first tag 3.2.0; cde0046d15a on the 3.1 branch, first tag 3.1.1): "
          "a timed-out transactional call is retried through pendingTransition. Was kafka-3.0-3.2 with these switches"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="3.0",
-        lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False,
+        lacks=_BEFORE_3_3, verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False),
     "kafka-3.0-3.1.0": _entry(
         "kafka-3.0-3.1.0", "3.0.0", "3.1.0",
@@ -447,7 +487,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "sendOffsetsToTransaction outside a transaction throw KafkaException, failIfNotReadyForSend wraps every "
          "error in a KafkaException)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="3.0",
-        lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False,
+        lacks=_BEFORE_3_3, verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False),
     "kafka-2.7-2.8": _entry(
         "kafka-2.7-2.8", "2.7.0", "2.8.2",
@@ -455,7 +495,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "InitProducerId < v4 and EndTxn / AddPartitionsToTxn / AddOffsetsToTxn < v2: 2.7.0 KafkaApis); "
          "TxnOffsetCommit checked by 2.8.2's doTxnCommitOffsets (the 2.5 rules)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="2.5",
-        lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False,
+        lacks=_BEFORE_3_3, verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False),
     "kafka-2.6": _entry(
         "kafka-2.6", "2.6.0", "2.6.3",
@@ -463,7 +503,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "(hasFailedEpochFence) are in 2.6.0's TransactionCoordinator / TransactionMetadata; every fence is "
          "INVALID_PRODUCER_EPOCH (2.6.3's Errors has no code 90)"),
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
-        lacks=_BEFORE_2_7, verification_abortable=False, txn_offset_commit_any_retriable=False,
+        lacks=_BEFORE_2_7, verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
         txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
         client_abort_exception="KafkaException"),
     "kafka-2.5": _entry(
@@ -473,7 +513,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "next fence (2.5.1 TransactionCoordinator l.369-385, TransactionMetadata.prepareFenceProducerEpoch)"),
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
         lacks=_BEFORE_2_6, end_txn_exact_epoch=False, failed_fence_keeps_epoch=False, fence_keeps_last_epoch=True,
-        verification_abortable=False, txn_offset_commit_any_retriable=False,
+        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
         txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
         client_abort_exception="KafkaException"),
     "kafka-2.4.1": _entry(
@@ -493,12 +533,13 @@ PROFILE_TABLE: dict[str, Profile] = {
          "is evicted: 2.3.1 ProducerStateManager.truncateHead / isProducerRetained), KIP-360, KIP-447 and "
          "KAFKA-9144; the coordinator as 2.4 (TransactionCoordinator 2.0.0 .. 2.4.1 differ in no rule). Was "
          "kafka-2.0-2.3 (2.0.0 lacks KAFKA-7296: ``kafka-2.0.0``)"),
-        "broker-2.0-2.3", "pre-kip360", **_BEFORE_2_5_COORDINATOR, marker_sets_producer_timestamp=False),
+        "broker-2.0-2.3", "pre-kip360", **{**_BEFORE_2_5_COORDINATOR, "lacks": _BEFORE_2_4},
+        marker_sets_producer_timestamp=False),
     "kafka-2.0.0": _entry(
         "kafka-2.0.0", "2.0.0", "2.0.0",
         ("released 2.0.0: as 2.0.1-2.3, but TxnOffsetCommitHandler does not name COORDINATOR_LOAD_IN_PROGRESS (an "
          "unexpected, fatal error; KAFKA-7296 retries it from 2.0.1)"),
-        "broker-2.0-2.3", "pre-kip360", **{**_BEFORE_2_5_COORDINATOR, "txn_offset_commit_handler": "2.0.0"},
+        "broker-2.0-2.3", "pre-kip360", **{**_BEFORE_2_5_COORDINATOR, "txn_offset_commit_handler": "2.0.0", "lacks": _BEFORE_2_4},
         marker_sets_producer_timestamp=False),
 }
 

@@ -18,7 +18,16 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ..api.coordinator import FENCED_SINCE
-from ..api.protocol import DEFAULT_PROFILE, FEATURE_FIELDS, FEATURES, Protocol, profile_for, profile_for_tag
+from ..api.protocol import (
+    DEFAULT_PROFILE,
+    FEATURE_FIELDS,
+    FEATURE_SINCE,
+    FEATURES,
+    PROFILE_TABLE,
+    Protocol,
+    profile_for,
+    profile_for_tag,
+)
 from ..api.protocol import protocol as make_protocol
 from . import steps_client, steps_coordinator, steps_group, steps_leader, steps_txn_calls
 from .compare import Difference, compare
@@ -63,6 +72,7 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^WriteTxnMarkers?\b", steps_leader.marker),
     (r"^advance_time\b", steps_leader.advance_time),
     (r"^removeExpiredProducers\b", steps_leader.remove_expired),
+    (r"^(ProducerStateManager\.|stateManager\.)?hasLateTransaction\b", steps_leader.has_late_transaction),
     ((r"(?i)^(onLogStartOffsetIncremented|truncateHead|maybeIncrementLogStartOffset|deleteRecords|deleteOldSegments|"
      r"retention|log_start_offset|advance_log_start_offset)"), steps_leader.move_log_start_offset),
     (r"^maybeStartTransactionVerification\b", steps_leader.start_verification),
@@ -80,6 +90,8 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^AddPartitionsToTxnManager\.verifyTransaction\b", steps_leader.verify_transaction),
     (r"^AddPartitionsToTxnManager response\b", steps_leader.verification_response),
     (r"^TxnOffsetCommit\b", steps_group.txn_offset_commit),
+    (r"^(OffsetDelete|deleteOffsets)\b", steps_group.offset_delete),
+    (r"^cleanupExpiredOffsets\b", steps_group.cleanup_expired_offsets),
     ((r"(?i)^(OffsetFetch ?(response|answer)|offset_fetch_response)|initWithCommittedOffsets|refreshCommittedOffsets|"
      r"fetchCommittedOffsets"), steps_client.consumer_offset_fetch),
     (r"^OffsetFetch\b", steps_group.offset_fetch),
@@ -236,6 +248,22 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
         if re.match(r"transactionManager\.setPoisonStateOnInvalidTransition\(\s*true", kind):
             found.append(("kafka-14831", f"{at}{kind}"))
         found.extend(_client_features(inp, kind, at))
+        found.extend(_close_and_late_features(inp, kind, at))
+    return found
+
+
+def _close_and_late_features(inp: dict[str, Any], kind: str, at: str) -> list[tuple[str, str]]:
+    """The closing Sender's loops (KAFKA-6635, 2.3.0), their forced close on a failing abort (KAFKA-16217, 3.7.1),
+    OffsetDelete (KIP-496, 2.4.0) and ProducerStateManager.hasLateTransaction (KAFKA-13221, 3.2.0)."""
+    found: list[tuple[str, str]] = []
+    if re.match(r"sender\.run\(\s*\)", kind):
+        found.append(("kafka-6635", f"{at}{kind} after the close"))
+        if inp.get("begin_abort_throws"):
+            found.append(("kafka-16217", f"{at}{kind} with beginAbort throwing {inp.get('begin_abort_throws')}"))
+    if re.match(r"(OffsetDelete|deleteOffsets)\b", kind):
+        found.append(("kip-496", f"{at}{kind}"))
+    if re.match(r"(ProducerStateManager\.|stateManager\.)?hasLateTransaction\b", kind):
+        found.append(("kafka-13221", f"{at}{kind}"))
     return found
 
 
@@ -291,6 +319,11 @@ def _lacking(vector: Vector, protocol: Protocol, initial: dict[str, Any]) -> str
     """Why the vector does not apply to the profile's Kafka version ('' when it does)."""
     for feature, where in needed_features(vector, initial):
         if feature in protocol.lacks:
+            since, profile = FEATURE_SINCE[feature].first, PROFILE_TABLE.get(protocol.name)
+            if profile is not None and profile.first < since <= profile.last:
+                # the profile stands for versions on both sides of the feature's release
+                return (f"not expressible under {protocol.name}: {where} needs {FEATURES[feature]}, which this "
+                        f"profile's versions before {'.'.join(map(str, since))} lack")
             return f"not expressible under {protocol.name}: {where} needs {FEATURES[feature]}, which this version lacks"
     return ""
 
@@ -338,6 +371,9 @@ def _run_case(vector: Vector, protocol: Protocol, initial: dict[str, Any], case:
             expected["request"] = step.input["expected_request"]
         tracked = _Tracked(step.input)
         try:
+            if world.groups and tracked.get("group_id") is not None:
+                # a world of several groups: the step acts on the one it names
+                world.use_group(str(tracked["group_id"]))
             observed = route(tracked)(world, tracked)
         except NotExpressible as exc:
             if any(s.differences for s in steps):

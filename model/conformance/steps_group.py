@@ -99,7 +99,77 @@ def offset_fetch(w: World, inp: dict[str, Any]) -> Observed:
                               for p, (err, off) in zip(parts, answers)}}
 
 
+def offset_delete(w: World, inp: dict[str, Any]) -> Observed:
+    """OffsetDelete of ``partitions`` (one topic's) with ``group_subscribed_to_topic`` (the test's group set-up: the
+    model's group keeps no subscriptions); the tombstones' replay follows, as the unit tests' context does."""
+    if w.group.group is None:
+        raise NotExpressible("OffsetDelete of a group the coordinator does not know (GROUP_ID_NOT_FOUND is not modelled)")
+    parts = [str(p) for p in (inp.get("partitions") or [])]
+    if not parts or len({p.rsplit("-", 1)[0] for p in parts}) != 1:
+        raise NotExpressible("OffsetDelete with partitions of one topic ('bar-0', ...) is what the harness reads")
+    new_coord = w.group.new_coordinator or "group-coordinator/" in w.source_file
+    r, w.group = api.handle_offset_delete(w.group._replace(new_coordinator=new_coord),
+                                          tuple(w.partitions.id(p) for p in parts),
+                                          subscribed=bool(inp.get("group_subscribed_to_topic", False)), protocol=w.protocol)
+    pending = {e.partition for e in w.group_meta().pending}
+    committed = w.committed_view()
+    return {"per_partition": {p: {"error": error_name(e), "error_code": e} for p, e in zip(parts, r.errors, strict=True)},
+            "tombstones": [w.partitions.name(p) for p in r.tombstones],
+            # OffsetMetadataManagerTestContext.hasOffset: a committed or a pending transactional offset
+            "has_offset": {p: p in committed or w.partitions.id(p) in pending for p in parts},
+            "committed": committed, "pending_txn": w.pending_view()}
+
+
+def cleanup_expired_offsets(w: World, inp: dict[str, Any]) -> Observed:
+    """The new coordinator's ``cleanupExpiredOffsets`` at the world's clock, with ``offsets_retention_ms`` and the
+    group's ``subscribed_topics`` (the test's mocked group; the model's group keeps no subscriptions)."""
+    if w.group.group is None:
+        raise NotExpressible("cleanupExpiredOffsets of a group the coordinator does not know")
+    if not (w.group.new_coordinator or "group-coordinator/" in w.source_file):
+        raise NotExpressible("the classic coordinator's offset retention (GroupMetadata.removeExpiredOffsets) is not "
+                             "modelled")
+    subscribed = {str(t) for t in (inp.get("subscribed_topics") or [])}
+    unsubscribed = frozenset(p for p in range(len(w.group_meta().offsets))
+                             if w.partitions.name(p).rsplit("-", 1)[0] not in subscribed)
+    r, w.group = api.handle_cleanup_expired_offsets(w.group, w.commit_timestamps, unsubscribed, w.now,
+                                                    integer(inp.get("offsets_retention_ms"), "offsets_retention_ms"),
+                                                    w.protocol)
+    return {"group_deletable": r.deletable, "tombstones": [w.partitions.name(p) for p in r.tombstones],
+            "committed": w.committed_view(), "pending_txn": w.pending_view()}
+
+
 def txn_marker(w: World, inp: dict[str, Any]) -> Observed:
+    """The marker on __consumer_offsets partitions: in a world of several groups, every group on one of the step's
+    ``offsets_partitions`` (``GroupMetadataManager.handleTxnCompletion`` / each partition's coordinator shard) completes
+    the producer's pending offsets; the others keep theirs."""
+    if not w.groups:
+        return _txn_marker(w, inp)
+    raw = inp.get("offsets_partitions")
+    if not isinstance(raw, list):
+        raise NotExpressible("a marker in a world of several groups names its offsets_partitions")
+    hit = {integer(p, "offsets_partitions") for p in raw}
+    current = w.group_id
+    out: Observed = {}
+    for gid, part in w.group_offsets_partition.items():
+        if part in hit:
+            w.use_group(gid)
+            out = _txn_marker(w, inp)
+    if current is not None:
+        w.use_group(current)
+    out["committed_by_group"] = {gid: _committed(w, gid) for gid in w.groups}
+    return out
+
+
+def _committed(w: World, gid: str) -> dict[str, int]:
+    current = w.group_id
+    w.use_group(gid)
+    view = w.committed_view()
+    if current is not None:
+        w.use_group(current)
+    return view
+
+
+def _txn_marker(w: World, inp: dict[str, Any]) -> Observed:
     pid_raw = inp.get("producer_id")
     pid = w.last_txn_pid if pid_raw is None else integer(pid_raw, "producer_id")
     commit = str(inp.get("result", "COMMIT" if inp.get("is_commit", True) else "ABORT")) == "COMMIT"

@@ -210,6 +210,14 @@ def advance_time(w: World, inp: dict[str, Any]) -> Observed:
     return {}
 
 
+def has_late_transaction(w: World, inp: dict[str, Any]) -> Observed:
+    """``hasLateTransaction(now)``, at the step's ``now`` (default the world's clock) with the initial state's
+    ``max_transaction_timeout_ms`` (default the profile's transaction.max.timeout.ms)."""
+    now = integer(inp.get("now", w.now), "now", w.symbols)
+    limit = w.protocol.max_txn_timeout_ms if w.psm_max_txn_timeout_ms is None else w.psm_max_txn_timeout_ms
+    return {"has_late_transaction": api.has_late_transaction(w.leader, now, limit)}
+
+
 def remove_expired(w: World, inp: dict[str, Any]) -> Observed:
     w.leader = api.remove_expired_producers(w.leader, w.pid_expiration_ms)
     out = _after(w, {})

@@ -233,6 +233,15 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
         if w.client.get("_end_txn_queued"):
             c, more = _next_request(w, c, incomplete)
             extra.update(more)
+    elif owner == "sender" and name in ("initiateClose", "forceClose"):
+        # running = false (and forceClose = true): the main loop ends; the test's own runOnce calls still work
+        w.client["_closing"] = True
+        if name == "forceClose":
+            w.client["_forced"] = True
+    elif owner == "sender" and name == "run":
+        if not w.client.get("_closing"):
+            raise NotExpressible("sender.run() before initiateClose / forceClose: its main loop runs until a close")
+        c, extra = _shutdown(w, c, inp)
     elif owner == "accumulator" and name in ("hasUndrained", "hasIncomplete"):
         pass  # answered by the view
     elif owner == "accumulator" and name == "append":
@@ -272,6 +281,90 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
     out["exception"] = exception or None
     out["throws"] = bool(exception)
     return out
+
+
+#: turns of the closing Sender's loops the harness runs before it takes the loop for one that does not end (each turn
+#: either sends the queued EndTxn or begins an abort; a vector needs at most three)
+_CLOSE_TURNS = 8
+
+
+def _answers(inp: dict[str, Any]) -> list[str]:
+    """The EndTxn answers the test prepared before ``sender.run()`` (``EndTxnResponse``: one error or a list), each
+    checked to be an error the model knows."""
+    raw = inp.get("EndTxnResponse")
+    if raw is None:
+        return []
+    answers = [str(e) for e in (raw if isinstance(raw, list) else [raw])]
+    for e in answers:
+        error_code(e)
+    return answers
+
+
+def _shutdown(w: World, c: api.TxnClient, inp: dict[str, Any]) -> tuple[api.TxnClient, Observed]:
+    """``Sender.run`` after the close: the loops of ``sender_close`` turn by turn, each EndTxn sent read with the next
+    prepared answer (``steps_client.txn_response``), then the forced close's ``TransactionManager.close()``."""
+    from .steps_client import txn_response  # steps_client imports this module
+
+    lacks = w.protocol.lacks
+    kafka_6635 = "kafka-6635" not in lacks
+    failure = api.close_abort_failure(kafka_14831="kafka-14831" not in lacks, kafka_16217="kafka-16217" not in lacks)
+    answers = _answers(inp)
+    # the test's mocked beginAbort throwing (a TransactionManager from which no abort is possible)
+    abort_throws = str(inp.get("begin_abort_throws") or "")
+    table = w.protocol.client_transitions
+    forced, escaped, sent = bool(w.client.get("_forced")), False, []
+    for _ in range(_CLOSE_TURNS):
+        if w.client.get("_appended") or w.client.get("_inflight"):
+            raise NotExpressible("sender.run() with produce batches pending: the harness's close reads the transaction's "
+                                 "requests only")
+        # hasPendingRequests: a queued EndTxn or a re-enqueued AddPartitionsToTxn (partitions not yet sent are enqueued
+        # only by nextRequest, so they are not pending requests)
+        queued = bool(w.client.get("_end_txn_queued")) or c.add_partitions_queued
+        action = api.next_close_action(api.CloseState(forced, False, queued, api.has_ongoing_transaction(c.state),
+                                                      c.state in ("COMMITTING_TRANSACTION", "ABORTING_TRANSACTION")),
+                                       kafka_6635=kafka_6635)
+        if action == "closed":
+            break
+        if action == "begin-abort":
+            r = api.begin_abort(c, table)
+            exception = abort_throws or r.exception
+            if not exception:
+                c = r.client
+                w.client["_end_txn_queued"] = not w.client.get("_epoch_bump_required", False)
+            elif failure == "force-close":
+                forced = True
+            elif failure == "escape":
+                escaped = True
+                break
+            # "retry": logged, and the loop goes round again
+            continue
+        if not w.client.get("_end_txn_queued"):
+            raise NotExpressible("the closing Sender waits for a transactional request the harness does not follow")
+        store(w, c)
+        c, more = _next_request(w, c, False)
+        if more.get("end_txn_skipped"):
+            continue
+        if more.get("next_request") != "EndTxn":
+            raise NotExpressible(f"the closing Sender sends {more.get('next_request')}: only EndTxn is followed here")
+        if not answers:
+            raise NotExpressible("the closing Sender sends EndTxn with no answer prepared (input EndTxnResponse)")
+        sent.append("COMMIT" if c.state == "COMMITTING_TRANSACTION" else "ABORT")
+        store(w, c)
+        txn_response(w, {"event": "EndTxnResponse", "error": answers.pop(0)})
+        c = client_of(w)
+    else:
+        # a loop that does not end (3.6.0 .. 3.7.0 retrying a failing abort): run() never returns
+        return c, {"returns": False, "end_txn_sent": sent, "transaction_manager_closed": False}
+    closed = api.close_after_loops(forced=forced, kafka_6635=kafka_6635, escaped=escaped)
+    if closed.manager_closed:
+        c = api.close_transaction_manager(c, table, requests_queued=bool(w.client.get("_end_txn_queued")))
+        w.client["_end_txn_queued"] = False
+    if closed.batches_aborted:
+        w.client["_appended"], w.client["_inflight"] = [], []
+    return c, {"returns": not escaped, "thread_died": escaped, "end_txn_sent": sent,
+               "end_txn_result": sent[-1] if sent else None,
+               "transaction_manager_closed": closed.manager_closed, "batches_aborted": closed.batches_aborted,
+               "network_client_closed": closed.client_closed}
 
 
 def _next_request(w: World, c: api.TxnClient, has_incomplete_batches: bool) -> tuple[api.TxnClient, Observed]:

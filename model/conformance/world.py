@@ -93,6 +93,9 @@ class World:
         # the partition leader
         self.leader = LeaderState((), 0, self.now, ())
         self.pid_expiration_ms = 86400000
+        #: the ProducerStateManager's maxTransactionTimeoutMs (the broker's transaction.max.timeout.ms; None: the
+        #: profile's default), which hasLateTransaction reads (KIP-664)
+        self.psm_max_txn_timeout_ms: int | None = None
         self.log_start_offset = 0
         self.high_watermark = 0
         #: transactions completed on the leader: (first offset, marker offset), for the first unstable offset
@@ -116,6 +119,14 @@ class World:
         # the group coordinator
         self.group = GroupCoordinatorState(None, max(1, len(self.partitions)))
         self.plain_commits: dict[int, int] = {}
+        #: each committed offset's commit timestamp (``initial_state.group.commit_timestamps``), which only the offset
+        #: retention reads
+        self.commit_timestamps: dict[int, int] = {}
+        #: a world of several groups (``initial_state.groups``): group id -> its coordinator state, and its
+        #: __consumer_offsets partition; ``group`` is the one the current step names (``input.group_id``)
+        self.groups: dict[str, GroupCoordinatorState] = {}
+        self.group_offsets_partition: dict[str, int] = {}
+        self.group_id: str | None = None
         self.last_txn_pid = -1
         # the client
         self.client: dict[str, Any] = {}
@@ -237,6 +248,14 @@ class World:
 
     def producers_view(self) -> dict[str, Any]:
         return {str(e.producer_id): self.entry_view(e) for e in self.leader.producers}
+
+    def use_group(self, group_id: str) -> None:
+        """Make ``group_id`` of ``initial_state.groups`` the group the steps act on (the current one is kept)."""
+        if group_id not in self.groups:
+            raise NotExpressible(f"group_id {group_id!r}: not one of initial_state.groups ({', '.join(self.groups)})")
+        if self.group_id is not None:
+            self.groups[self.group_id] = self.group
+        self.group, self.group_id = self.groups[group_id], group_id
 
     def group_meta(self) -> GroupMeta:
         return self.group.group if self.group.group is not None else new_group(self.group.num_partitions)
@@ -397,11 +416,31 @@ def _group(w: World, v: Any) -> None:
     offsets = [CommittedOffset(-1, -1)] * n
     for i, (p, off) in enumerate((v.get("committed") or {}).items()):
         offsets[w.partitions.id(p)] = CommittedOffset(integer(off, "committed offset"), i)
+    for p, ts in (v.get("commit_timestamps") or {}).items():
+        w.commit_timestamps[w.partitions.id(p)] = integer(ts, "commit timestamp")
     g = GroupMeta(int(gstate), gen, tuple(sorted(set(members))), static, (NO_MEMBER_ID,) * n, tuple(offsets), ())
     w.group = GroupCoordinatorState(g, n, len(offsets) + 1, epochs if new else None, new)
 
 
+def _groups(w: World, v: Any) -> None:
+    """Several groups, each ``{..., "offsets_partition": n}`` in ``_group``'s form (its __consumer_offsets partition,
+    which a marker names); the first is current."""
+    if not isinstance(v, dict) or not v or w.group.group is not None:
+        raise NotExpressible("initial_state.groups: a map of group id -> group, without initial_state.group")
+    for gid, spec in v.items():
+        if not isinstance(spec, dict):
+            raise NotExpressible(f"initial_state.groups.{gid}: not a group")
+        rest = {k: x for k, x in spec.items() if k != "offsets_partition"}
+        _group(w, rest)
+        w.groups[str(gid)] = w.group
+        w.group_offsets_partition[str(gid)] = integer(spec.get("offsets_partition", 0), "offsets_partition")
+    w.group_id = next(iter(w.groups))
+    w.group = w.groups[w.group_id]
+
+
 def _pending_txn_offsets(w: World, v: Any) -> None:
+    if w.groups:
+        raise NotExpressible("initial_state.pending_txn_offsets with several groups: which group's is not said")
     g = w.group_meta()
     at = w.group.log_end_offset
     pending = []
@@ -447,6 +486,10 @@ def _replica_magic(w: World, v: Any) -> None:
     w.replica_magic = {str(tp): integer(m, "replica_magic") for tp, m in v.items()}
 
 
+def _psm_max_txn_timeout(w: World, v: Any) -> None:
+    w.psm_max_txn_timeout_ms = integer(v, "max_transaction_timeout_ms")
+
+
 def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).upper()
 
@@ -457,10 +500,11 @@ _LOADERS = {
     "now_ms": _now, "producer_id_expiration_ms": _pid_expiration,
     "transactional.id.expiration.ms": _tid_expiration, "transactional_id_expiration_ms": _tid_expiration,
     "verification_guard": _verification_guard, "verification_state": _verification_state,
-    "transaction_verification_enabled": _verification_enabled, "group": _group,
+    "transaction_verification_enabled": _verification_enabled, "group": _group, "groups": _groups,
     "pending_txn_offsets": _pending_txn_offsets, "producer": _producer, "client_partition": _client_partition,
     "metadata_cache": _metadata_cache, "replica_magic": _replica_magic,
     "transaction.two.phase.commit.enable": _two_phase_commit_enable,
+    "max_transaction_timeout_ms": _psm_max_txn_timeout, "transaction.max.timeout.ms": _psm_max_txn_timeout,
 }
 _ERROR_NAMES = {e.name for e in Errors}
 

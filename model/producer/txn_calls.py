@@ -147,7 +147,8 @@ class PendingCall(NamedTuple):
     completed: bool = False
     #: TransactionalRequestResult.isAcked: an ``await`` returned after completion (KAFKA-13412)
     acked: bool = False
-    #: the exception the result failed with, which ``await`` throws ('' when it succeeded or is not completed)
+    #: the exception the result failed with, which ``await`` throws ('' when it succeeded or is not completed;
+    #: a failed response's error, or the forced close's KafkaException: ``TransactionManager.close``, ``sender_close``)
     error: str = ""
 
 
