@@ -169,7 +169,7 @@ def test_each_4x_profile_differs_from_the_one_before_in_a_rule_the_interface_rea
         assert p._replace(name="", eos=first.eos, fence_at_max_epoch="throw", lacks=first.lacks,
                           client_transitions=first.client_transitions, client_init_keeps_prepared=False) == \
             first._replace(name=""), name
-        assert p.lacks == (frozenset({"kip-939"}) if name in ("kafka-4.0.0", "kafka-4.0.1") else frozenset()), name
+        assert p.lacks == (frozenset({"kip-939", "kip-1152"}) if name in ("kafka-4.0.0", "kafka-4.0.1") else frozenset()), name
         assert p.client_transitions == ("4.0" if name in ("kafka-4.0.0", "kafka-4.0.1") else "4.1"), name
         assert p.client_init_keeps_prepared == (name in ("kafka-4.2", "kafka-later-trunk")), name
         assert p.fence_at_max_epoch == ("keep" if name == "kafka-later-trunk" else "throw"), name

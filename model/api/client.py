@@ -8,6 +8,17 @@ from eoscheck.checker.ops import CONCRETE
 from ..errors import NO_PRODUCER_ID
 from ..group.offset_fetch import ConsumerFetchReaction, consumer_offset_fetch_reaction
 from ..partition.sequence import increment_sequence as _increment
+from ..producer.feature_versions import (
+    ApiVersionsCache,
+    FeatureCheck,
+    FeatureRead,
+    can_bump_epoch,
+    coordinator_supports_epoch_bump,
+    maybe_update_tv2_enabled,
+    need_to_trigger_epoch_bump_from_client,
+)
+from ..producer.feature_versions import remove as remove_api_versions
+from ..producer.feature_versions import update as update_api_versions
 from ..producer.idempotent_epoch import bump_idempotent_epoch as _bump_pair
 from ..producer.partition_sequences import (
     ErrorReaction,
@@ -90,8 +101,11 @@ def increment_sequence(seq: int, inc: int, protocol: Protocol) -> int:
 __all__ = [
     "CLIENT_STATES",
     "TXN_RESPONSE_APIS",
+    "ApiVersionsCache",
     "ConsumerFetchReaction",
     "ErrorReaction",
+    "FeatureCheck",
+    "FeatureRead",
     "OffsetCommitReaction",
     "OffsetsAnswer",
     "PartitionEntry",
@@ -107,9 +121,11 @@ __all__ = [
     "begin_commit",
     "begin_transaction",
     "bump_idempotent_epoch",
+    "can_bump_epoch",
     "client_states",
     "complete_call",
     "consumer_offset_fetch_reaction",
+    "coordinator_supports_epoch_bump",
     "expire_batch",
     "failed_batch_error",
     "has_ongoing_transaction",
@@ -126,6 +142,8 @@ __all__ = [
     "maybe_add_partition",
     "maybe_resolve_sequences",
     "maybe_update_producer_id_and_epoch",
+    "maybe_update_tv2_enabled",
+    "need_to_trigger_epoch_bump_from_client",
     "next_idempotent_pair",
     "next_request_to_end",
     "on_disconnect",
@@ -136,6 +154,7 @@ __all__ = [
     "on_txn_response",
     "partitions_added",
     "prepare_transaction",
+    "remove_api_versions",
     "restart_sequences",
     "retry_add_partitions",
     "send_add_partitions",
@@ -144,4 +163,5 @@ __all__ = [
     "txn_to_abortable_error",
     "txn_to_fatal_error",
     "undrained_batch_error",
+    "update_api_versions",
 ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..producer.feature_versions import FEATURE_CHECK_SINCE, FeatureCheck
 from ..producer.txn_calls import TABLE_SINCE as CLIENT_TABLE_SINCE
 from ..producer.txn_calls import ClientTransitions
 from ..protocol import VARIANTS as EOS_VARIANTS
@@ -97,6 +98,11 @@ class Protocol(NamedTuple):
     #: (KAFKA-10186, 40a23cc0c2e, first tag 2.7.0); before, a KafkaException ("Failing batch since transaction was
     #: aborted", 2.6.0 Sender.maybeSendAndPollTransactionalRequest)
     client_abort_exception: str = "TransactionAbortedException"
+    #: when the producer reads the finalized transaction.version from its ApiVersions
+    #: (``model.producer.feature_versions.FeatureCheck``): "none" (2.0.0 .. 3.9.x), "2024-10" (at beginTransaction,
+    #: KAFKA-14563's client, the 2024-10 snapshot), "4.0" (when completing and after initTransactions, an upgrade
+    #: bumping the epoch: KAFKA-18227, KAFKA-17898; 4.0.0 .. 4.2.0-rc1)
+    client_feature_check: FeatureCheck = "none"
 
 
 #: what a profile can lack (``Protocol.lacks``) -> what it is and when Kafka got it
@@ -118,6 +124,10 @@ FEATURES: dict[str, str] = {
                     "producer: TransactionManager.setPoisonStateOnInvalidTransition), released in 3.6"),
     "transaction-abortable": ("the TRANSACTION_ABORTABLE error (code 120, KAFKA-16314, part of KIP-890) and the client's "
                               "abortable reaction to it, released in 3.8"),
+    "kip-664": ("KIP-664's DescribeTransactions and ListTransactions (the coordinator's admin view of its "
+                "transactions), released in 3.0"),
+    "kip-994": "KIP-994's ListTransactions v1 DurationFilter (transactions running longer than a duration), released in 3.8",
+    "kip-1152": "KIP-1152's ListTransactions v2 TransactionalIdPattern (a regular expression on the id), released in 4.1",
     "kip-939": ("KIP-939's InitProducerId v6 (Enable2Pc, KeepPreparedTxn; the broker's "
                 "transaction.two.phase.commit.enable and the TWO_PHASE_COMMIT ACL on the transactional id), released "
                 "in 4.1 with v6 marked latestVersionUnstable"),
@@ -189,6 +199,16 @@ FEATURE_SINCE: dict[str, Since] = {
                      "l.133-146, KafkaApis.handleInitProducerIdRequest's TWO_PHASE_COMMIT check l.1604; KAFKA-15370 "
                      "(1/N) 3ef10a3f61, KAFKA-18953 3a3159b01e, KAFKA-15370 ACLs 598eb13d07, all ancestors of 4.1.0 "
                      "and not of 4.0.1; the same rules at 4.1.1 and 4.2.0-rc1"),
+    "kip-664": Since((3, 0, 0), "3.0.0 DescribeTransactionsRequest.json and ListTransactionsRequest.json validVersions 0 "
+                     "(2.8.2: neither file); TransactionCoordinator.handleDescribeTransactions, KAFKA-12267 3f09fb97b6, "
+                     "and handleListTransactions / TransactionStateManager.listTransactionStates, KAFKA-12369 "
+                     "3708a7c6c1, both ancestors of 3.0.0 and not of 2.8.2"),
+    "kip-994": Since((3, 8, 0), "3.8.0 ListTransactionsRequest.json validVersions 0-1 ('Version 1: adds DurationFilter'; "
+                     "3.7.0: 0), listTransactionStates(filterDurationMs); KAFKA-16265 b4e96913cc, an ancestor of 3.8.0 "
+                     "and not of 3.7.2"),
+    "kip-1152": Since((4, 1, 0), "4.1.0 ListTransactionsRequest.json validVersions 0-2 ('Version 2: adds "
+                      "TransactionalIdPattern ... (KIP-1152)'; 4.0.1: 0-1), listTransactionStates("
+                      "filterTransactionalIdPattern); KAFKA-19073 0c1fbf3aeb, an ancestor of 4.1.0 and not of 4.0.1"),
     # the first version with TV2 is the 2024-10 trunk snapshot (partly merged); the first release is 4.0.0
     "transaction-version-2": Since(SNAPSHOT_2024_10, "EndTxnRequest.json validVersions 0-5 and "
                                    "TransactionMetadata.clientTransactionVersion at the 2024-10 snapshot 1eb7644 "
@@ -237,6 +257,9 @@ SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
     "client_retry_safe_calls": (((2, 0, 0), False), ((3, 1, 1), True)),
     # Sender.maybeSendAndPollTransactionalRequest's abortUndrainedBatches: KAFKA-10186 40a23cc0c2e (first tag 2.7.0)
     "client_abort_exception": (((2, 0, 0), "KafkaException"), ((2, 7, 0), "TransactionAbortedException")),
+    # TransactionManager.maybeUpdateTransactionV2Enabled's callers, declared with their evidence in
+    # feature_versions.FEATURE_CHECK_SINCE (KAFKA-14563's client at the 2024-10 snapshot, KAFKA-18227 4.0.0)
+    "client_feature_check": tuple((since.first, check) for check, since in FEATURE_CHECK_SINCE.items()),
     # TransactionManager.TxnOffsetCommitHandler.handleResponse: KAFKA-7296 (1b0340b8328 on the 2.0 branch, first tag
     # 2.0.1; 4f25f1fb711, 2.1.0); KIP-447's FENCED_INSTANCE_ID / UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION (2.5.0);
     # Errors.INVALID_PRODUCER_EPOCH -> InvalidProducerEpochException (KAFKA-9911 b937ec75677, 2.7.0), reached through
@@ -255,15 +278,18 @@ def history_value(field: str, at: Version) -> object:
     return value
 
 
-#: before 4.1.0: InitProducerId stops at v5 (no Enable2Pc / KeepPreparedTxn, KIP-939)
-_BEFORE_4_1 = frozenset({"kip-939"})
+#: before 4.1.0: InitProducerId stops at v5 (no Enable2Pc / KeepPreparedTxn, KIP-939), ListTransactions at v1 (no
+#: TransactionalIdPattern, KIP-1152)
+_BEFORE_4_1 = frozenset({"kip-939", "kip-1152"})
 #: 3.9 has the TransactionVersion feature enum but no TV2 path: EndTxn stops at v4 and TransactionMetadata keeps
 #: no client transaction version
 _NO_TV2 = _BEFORE_4_1 | {"transaction-version-2"}
-_BEFORE_3_8 = _NO_TV2 | {"transaction-abortable"}
+_BEFORE_3_8 = _NO_TV2 | {"transaction-abortable", "kip-994"}
 _BEFORE_3_7 = _BEFORE_3_8 | {"kafka-15449"}
 _BEFORE_3_6 = _BEFORE_3_7 | {"kip-890-verification", "kafka-14831"}
-_BEFORE_2_7 = _BEFORE_3_6 | {"kip-588"}
+#: before 3.0: no DescribeTransactions or ListTransactions (KIP-664)
+_BEFORE_3_0 = _BEFORE_3_6 | {"kip-664"}
+_BEFORE_2_7 = _BEFORE_3_0 | {"kip-588"}
 _BEFORE_2_6 = _BEFORE_2_7 | {"kafka-9666"}
 #: before 2.5 (2.4.1's message definitions): InitProducerId stops at v2 (no producer id / epoch), TxnOffsetCommit at
 #: v2 (no member / generation), EndTxn, AddPartitionsToTxn and AddOffsetsToTxn at v1; no verification (3.6)
@@ -277,7 +303,7 @@ _TV1 = {"end_txn": "tv1", "tv2_last_epoch": "keep", "max_txn_timeout_ms": 900000
 #: (4.0.0 and 4.2.0-rc1 KafkaApis), transaction.max.timeout.ms 15 min (TransactionStateManagerConfig), TxnOffsetCommit
 #: by ClassicGroup.validateOffsetCommit with the Empty-group shortcut (4.0.0 .. 4.2.0-rc1, the same checks)
 _4X = {"end_txn": "later-trunk", "tv2_last_epoch": "keep", "down_convert_fenced": True, "max_txn_timeout_ms": 900000,
-       "txn_offset_commit": "current"}
+       "txn_offset_commit": "current", "client_feature_check": "4.0"}
 #: 2.0 .. 2.6: no PRODUCER_FENCED, so nothing to down-convert (every fence is INVALID_PRODUCER_EPOCH)
 _BEFORE_2_7_FENCING = {"down_convert_fenced": False, "producer_fenced": False}
 _BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "pre-kip447", "lacks": _BEFORE_2_5,
@@ -389,7 +415,8 @@ PROFILE_TABLE: dict[str, Profile] = {
          "were read from: KIP-890 part 2 partly merged (EndTxnRequest.json v5, TV1/TV2 chosen by the metadata's "
          "clientTransactionVersion)"),
         "kafka-shipped", "kafka-shipped", end_txn="snapshot-2024-10", tv2_last_epoch="current",
-        down_convert_fenced=True, max_txn_timeout_ms=900000, txn_offset_commit="current", lacks=_BEFORE_4_1),
+        down_convert_fenced=True, max_txn_timeout_ms=900000, txn_offset_commit="current", lacks=_BEFORE_4_1,
+        client_feature_check="2024-10"),
     "kafka-3.8-3.9": _entry(
         "kafka-3.8-3.9", "3.8.0", "3.9.0",
         ("released 3.8.0 .. 3.9.x: KIP-890 part 1 verification, and the coordinator answers a verification of a "
@@ -446,7 +473,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "InitProducerId < v4 and EndTxn / AddPartitionsToTxn / AddOffsetsToTxn < v2: 2.7.0 KafkaApis); "
          "TxnOffsetCommit checked by 2.8.2's doTxnCommitOffsets (the 2.5 rules)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="2.5",
-        lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False,
+        lacks=_BEFORE_3_0, verification_abortable=False, txn_offset_commit_any_retriable=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5", client_retry_safe_calls=False),
     "kafka-2.6": _entry(
         "kafka-2.6", "2.6.0", "2.6.3",
