@@ -48,6 +48,10 @@ def list_transactions(w: World, inp: dict[str, Any]) -> Observed:
                               None if pattern is None else str(pattern))
     # a broker that owns no __transaction_state partition holds none of the vector's transactions
     cache = {} if w.lookup_error == Errors.NOT_COORDINATOR else w.txns
+    if filters.duration_ms >= 0:
+        unknown = sorted(t for t, m in cache.items() if m.exists and t not in w.txn_start_ms)
+        if unknown:
+            raise NotExpressible(f"duration_ms with no txn_start_timestamp for {', '.join(unknown)}")
     a = api.list_transactions(cache, filters, w.protocol, start_ms=w.txn_start_ms, now_ms=w.now, loading=w.loading,
                               active=w.coordinator_active)
     out: Observed = {"error": error_name(a.error), "exception": a.exception or None, "throws": bool(a.exception)}

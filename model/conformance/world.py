@@ -169,8 +169,11 @@ class World:
             self.txn_timeout_ms[tid] = v["txn_timeout_ms"]
 
     def note_txn_start(self, tid: str, v: Any) -> None:
-        if isinstance(v, dict) and v.get("txn_start_timestamp") is not None:
-            self.txn_start_ms[tid] = integer(v["txn_start_timestamp"], "txn_start_timestamp", self.symbols)
+        # only a number or a known symbol is kept: the duration filter refuses a transaction whose start is unknown,
+        # and nothing else reads it (time is abstracted)
+        start = value(v.get("txn_start_timestamp"), self.symbols) if isinstance(v, dict) else None
+        if isinstance(start, int) and not isinstance(start, bool):
+            self.txn_start_ms[tid] = start
 
     def meta_from(self, v: dict[str, Any] | None) -> TxnMetadata:
         if not v or v.get("exists") is False:
