@@ -61,7 +61,12 @@ class Errors(IntEnum):
     GROUP_SUBSCRIBED_TO_TOPIC = 86
     UNSTABLE_OFFSET_COMMIT = 88
     PRODUCER_FENCED = 90
+    #: no machine produces it; DescribeTransactions' answer for an id the coordinator does not hold (KIP-664, 3.0.0)
+    TRANSACTIONAL_ID_NOT_FOUND = 105
     TRANSACTION_ABORTABLE = 120
+    #: no machine produces it; ListTransactions' answer to a transactional-id pattern that does not compile (KIP-1152,
+    #: 4.1.0)
+    INVALID_REGULAR_EXPRESSION = 128
 
 
 #: The code KIP-447's text gives its proposed error; never shipped (see ``Errors``).

@@ -173,7 +173,7 @@ def test_each_4x_profile_differs_from_the_one_before_in_a_rule_the_interface_rea
                           expiry_keeps_group_with_open_txns=False) == first._replace(name=""), name
         # KAFKA-19163 (4.0.1 and 4.1.0 on): the group coordinator's retention keeps a group with open transactions
         assert p.expiry_keeps_group_with_open_txns == (name != "kafka-4.0.0"), name
-        assert p.lacks == (frozenset({"kip-939"}) if name in ("kafka-4.0.0", "kafka-4.0.1") else frozenset()), name
+        assert p.lacks == (frozenset({"kip-939", "kip-1152"}) if name in ("kafka-4.0.0", "kafka-4.0.1") else frozenset()), name
         assert p.client_transitions == ("4.0" if name in ("kafka-4.0.0", "kafka-4.0.1") else "4.1"), name
         assert p.client_init_keeps_prepared == (name in ("kafka-4.2", "kafka-later-trunk")), name
         assert p.fence_at_max_epoch == ("keep" if name == "kafka-later-trunk" else "throw"), name

@@ -8,6 +8,17 @@ from eoscheck.checker.ops import CONCRETE
 from ..errors import NO_PRODUCER_ID
 from ..group.offset_fetch import ConsumerFetchReaction, consumer_offset_fetch_reaction
 from ..partition.sequence import increment_sequence as _increment
+from ..producer.feature_versions import (
+    ApiVersionsCache,
+    FeatureCheck,
+    FeatureRead,
+    can_bump_epoch,
+    coordinator_supports_epoch_bump,
+    maybe_update_tv2_enabled,
+    need_to_trigger_epoch_bump_from_client,
+)
+from ..producer.feature_versions import remove as remove_api_versions
+from ..producer.feature_versions import update as update_api_versions
 from ..producer.idempotent_epoch import bump_idempotent_epoch as _bump_pair
 from ..producer.partition_sequences import (
     ErrorReaction,
@@ -102,9 +113,12 @@ __all__ = [
     "CLIENT_STATES",
     "TXN_RESPONSE_APIS",
     "AddPartitionsAnswer",
+    "ApiVersionsCache",
     "CloseState",
     "ConsumerFetchReaction",
     "ErrorReaction",
+    "FeatureCheck",
+    "FeatureRead",
     "OffsetCommitReaction",
     "OffsetsAnswer",
     "PartitionEntry",
@@ -120,12 +134,14 @@ __all__ = [
     "begin_commit",
     "begin_transaction",
     "bump_idempotent_epoch",
+    "can_bump_epoch",
     "client_states",
     "close_abort_failure",
     "close_after_loops",
     "close_transaction_manager",
     "complete_call",
     "consumer_offset_fetch_reaction",
+    "coordinator_supports_epoch_bump",
     "expire_batch",
     "failed_batch_error",
     "handle_authorization_error",
@@ -143,6 +159,8 @@ __all__ = [
     "maybe_add_partition",
     "maybe_resolve_sequences",
     "maybe_update_producer_id_and_epoch",
+    "maybe_update_tv2_enabled",
+    "need_to_trigger_epoch_bump_from_client",
     "next_close_action",
     "next_idempotent_pair",
     "next_request_to_end",
@@ -156,6 +174,7 @@ __all__ = [
     "partitions_added",
     "partitions_not_added",
     "prepare_transaction",
+    "remove_api_versions",
     "restart_sequences",
     "retry_add_partitions",
     "send_add_partitions",
@@ -165,4 +184,5 @@ __all__ = [
     "txn_to_abortable_error",
     "txn_to_fatal_error",
     "undrained_batch_error",
+    "update_api_versions",
 ]

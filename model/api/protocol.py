@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..producer.feature_versions import FEATURE_CHECK_SINCE, FeatureCheck
 from ..producer.txn_calls import TABLE_SINCE as CLIENT_TABLE_SINCE
 from ..producer.txn_calls import ClientTransitions
 from ..protocol import VARIANTS as EOS_VARIANTS
@@ -112,6 +113,11 @@ class Protocol(NamedTuple):
     #: transactions (KAFKA-19163: 1293658cca, first tag 4.1.0; 48f75616d7 on the 4.0 branch, first tag 4.0.1); before,
     #: such a group was deletable at once (``OffsetMetadataManager.cleanupExpiredOffsets``)
     expiry_keeps_group_with_open_txns: bool = False
+    #: when the producer reads the finalized transaction.version from its ApiVersions
+    #: (``model.producer.feature_versions.FeatureCheck``): "none" (2.0.0 .. 3.9.x), "2024-10" (at beginTransaction,
+    #: KAFKA-14563's client, the 2024-10 snapshot), "4.0" (when completing and after initTransactions, an upgrade
+    #: bumping the epoch: KAFKA-18227, KAFKA-17898; 4.0.0 .. 4.2.0-rc1)
+    client_feature_check: FeatureCheck = "none"
 
 
 #: what a profile can lack (``Protocol.lacks``) -> what it is and when Kafka got it
@@ -141,6 +147,10 @@ FEATURES: dict[str, str] = {
     "kip-496": "KIP-496 (OffsetDelete: a consumer group's committed offsets of a topic it does not subscribe to), released in 2.4",
     "kafka-13221": ("KAFKA-13221 (KIP-664: ProducerStateManager.hasLateTransaction, an ongoing transaction whose producer "
                     "wrote nothing for max.transaction.timeout.ms + 5 minutes), released in 3.2"),
+    "kip-664": ("KIP-664's DescribeTransactions and ListTransactions (the coordinator's admin view of its "
+                "transactions), released in 3.0"),
+    "kip-994": "KIP-994's ListTransactions v1 DurationFilter (transactions running longer than a duration), released in 3.8",
+    "kip-1152": "KIP-1152's ListTransactions v2 TransactionalIdPattern (a regular expression on the id), released in 4.1",
     "kip-939": ("KIP-939's InitProducerId v6 (Enable2Pc, KeepPreparedTxn; the broker's "
                 "transaction.two.phase.commit.enable and the TWO_PHASE_COMMIT ACL on the transactional id), released "
                 "in 4.1 with v6 marked latestVersionUnstable"),
@@ -222,6 +232,16 @@ FEATURE_SINCE: dict[str, Since] = {
                      "GroupMetadata.removeOffsets; KAFKA-8730 e24d0e22abb (first tag 2.4.0)"),
     "kafka-13221": Since((3, 2, 0), "3.2.0 ProducerStateManager.hasLateTransaction / LateTransactionBufferMs (3.1.2: "
                          "none); KAFKA-13221 915991445fd (first tag 3.2.0), the same rule at 4.2.0-rc1 (l.130-133)"),
+    "kip-664": Since((3, 0, 0), "3.0.0 DescribeTransactionsRequest.json and ListTransactionsRequest.json validVersions 0 "
+                     "(2.8.2: neither file); TransactionCoordinator.handleDescribeTransactions, KAFKA-12267 3f09fb97b6, "
+                     "and handleListTransactions / TransactionStateManager.listTransactionStates, KAFKA-12369 "
+                     "3708a7c6c1, both ancestors of 3.0.0 and not of 2.8.2"),
+    "kip-994": Since((3, 8, 0), "3.8.0 ListTransactionsRequest.json validVersions 0-1 ('Version 1: adds DurationFilter'; "
+                     "3.7.0: 0), listTransactionStates(filterDurationMs); KAFKA-16265 b4e96913cc, an ancestor of 3.8.0 "
+                     "and not of 3.7.2"),
+    "kip-1152": Since((4, 1, 0), "4.1.0 ListTransactionsRequest.json validVersions 0-2 ('Version 2: adds "
+                      "TransactionalIdPattern ... (KIP-1152)'; 4.0.1: 0-1), listTransactionStates("
+                      "filterTransactionalIdPattern); KAFKA-19073 0c1fbf3aeb, an ancestor of 4.1.0 and not of 4.0.1"),
     # the first version with TV2 is the 2024-10 trunk snapshot (partly merged); the first release is 4.0.0
     "transaction-version-2": Since(SNAPSHOT_2024_10, "EndTxnRequest.json validVersions 0-5 and "
                                    "TransactionMetadata.clientTransactionVersion at the 2024-10 snapshot 1eb7644 "
@@ -279,6 +299,9 @@ SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
     # OffsetMetadataManager.cleanupExpiredOffsets with no committed offset: KAFKA-19163 (48f75616d7 in 4.0.1, 1293658cca
     # in 4.1.0; 4.0.0 and 3.9.1 return true)
     "expiry_keeps_group_with_open_txns": (((2, 0, 0), False), ((4, 0, 1), True)),
+    # TransactionManager.maybeUpdateTransactionV2Enabled's callers, declared with their evidence in
+    # feature_versions.FEATURE_CHECK_SINCE (KAFKA-14563's client at the 2024-10 snapshot, KAFKA-18227 4.0.0)
+    "client_feature_check": tuple((since.first, check) for check, since in FEATURE_CHECK_SINCE.items()),
     # TransactionManager.TxnOffsetCommitHandler.handleResponse: KAFKA-7296 (1b0340b8328 on the 2.0 branch, first tag
     # 2.0.1; 4f25f1fb711, 2.1.0); KIP-447's FENCED_INSTANCE_ID / UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION (2.5.0);
     # Errors.INVALID_PRODUCER_EPOCH -> InvalidProducerEpochException (KAFKA-9911 b937ec75677, 2.7.0), reached through
@@ -297,18 +320,21 @@ def history_value(field: str, at: Version) -> object:
     return value
 
 
-#: before 4.1.0: InitProducerId stops at v5 (no Enable2Pc / KeepPreparedTxn, KIP-939)
-_BEFORE_4_1 = frozenset({"kip-939"})
+#: before 4.1.0: InitProducerId stops at v5 (no Enable2Pc / KeepPreparedTxn, KIP-939), ListTransactions at v1 (no
+#: TransactionalIdPattern, KIP-1152)
+_BEFORE_4_1 = frozenset({"kip-939", "kip-1152"})
 #: 3.9 has the TransactionVersion feature enum but no TV2 path: EndTxn stops at v4 and TransactionMetadata keeps
 #: no client transaction version
 _NO_TV2 = _BEFORE_4_1 | {"transaction-version-2"}
 #: 3.7 lacks KAFKA-16217 in 3.7.0 (a profile lacks a feature some version of its range lacks)
-_BEFORE_3_8 = _NO_TV2 | {"transaction-abortable", "kafka-16217"}
+_BEFORE_3_8 = _NO_TV2 | {"transaction-abortable", "kafka-16217", "kip-994"}
 _BEFORE_3_7 = _BEFORE_3_8 | {"kafka-15449"}
 _BEFORE_3_6 = _BEFORE_3_7 | {"kip-890-verification", "kafka-14831"}
 #: 3.1.1-3.2 lack hasLateTransaction in 3.1.1 and 3.1.2
 _BEFORE_3_3 = _BEFORE_3_6 | {"kafka-13221"}
-_BEFORE_2_7 = _BEFORE_3_3 | {"kip-588"}
+#: before 3.0: no DescribeTransactions or ListTransactions (KIP-664)
+_BEFORE_3_0 = _BEFORE_3_3 | {"kip-664"}
+_BEFORE_2_7 = _BEFORE_3_0 | {"kip-588"}
 _BEFORE_2_6 = _BEFORE_2_7 | {"kafka-9666"}
 #: before 2.5 (2.4.1's message definitions): InitProducerId stops at v2 (no producer id / epoch), TxnOffsetCommit at
 #: v2 (no member / generation), EndTxn, AddPartitionsToTxn and AddOffsetsToTxn at v1; no verification (3.6)
@@ -324,7 +350,7 @@ _TV1 = {"end_txn": "tv1", "tv2_last_epoch": "keep", "max_txn_timeout_ms": 900000
 #: (4.0.0 and 4.2.0-rc1 KafkaApis), transaction.max.timeout.ms 15 min (TransactionStateManagerConfig), TxnOffsetCommit
 #: by ClassicGroup.validateOffsetCommit with the Empty-group shortcut (4.0.0 .. 4.2.0-rc1, the same checks)
 _4X = {"end_txn": "later-trunk", "tv2_last_epoch": "keep", "down_convert_fenced": True, "max_txn_timeout_ms": 900000,
-       "txn_offset_commit": "current"}
+       "txn_offset_commit": "current", "client_feature_check": "4.0"}
 #: 2.0 .. 2.6: no PRODUCER_FENCED, so nothing to down-convert (every fence is INVALID_PRODUCER_EPOCH)
 _BEFORE_2_7_FENCING = {"down_convert_fenced": False, "producer_fenced": False}
 _BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "pre-kip447", "lacks": _BEFORE_2_5,
@@ -436,7 +462,8 @@ PROFILE_TABLE: dict[str, Profile] = {
          "were read from: KIP-890 part 2 partly merged (EndTxnRequest.json v5, TV1/TV2 chosen by the metadata's "
          "clientTransactionVersion)"),
         "kafka-shipped", "kafka-shipped", end_txn="snapshot-2024-10", tv2_last_epoch="current",
-        down_convert_fenced=True, max_txn_timeout_ms=900000, txn_offset_commit="current", lacks=_BEFORE_4_1),
+        down_convert_fenced=True, max_txn_timeout_ms=900000, txn_offset_commit="current", lacks=_BEFORE_4_1,
+        client_feature_check="2024-10"),
     "kafka-3.8-3.9": _entry(
         "kafka-3.8-3.9", "3.8.0", "3.9.0",
         ("released 3.8.0 .. 3.9.x: KIP-890 part 1 verification, and the coordinator answers a verification of a "
@@ -495,7 +522,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "InitProducerId < v4 and EndTxn / AddPartitionsToTxn / AddOffsetsToTxn < v2: 2.7.0 KafkaApis); "
          "TxnOffsetCommit checked by 2.8.2's doTxnCommitOffsets (the 2.5 rules)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="2.5",
-        lacks=_BEFORE_3_3, verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
+        lacks=_BEFORE_3_0, verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False),
     "kafka-2.6": _entry(
         "kafka-2.6", "2.6.0", "2.6.3",

@@ -29,7 +29,15 @@ from ..api.protocol import (
     profile_for_tag,
 )
 from ..api.protocol import protocol as make_protocol
-from . import steps_client, steps_coordinator, steps_group, steps_leader, steps_txn_calls
+from . import (
+    steps_api_versions,
+    steps_client,
+    steps_coordinator,
+    steps_group,
+    steps_leader,
+    steps_txn_calls,
+    steps_txn_listing,
+)
 from .compare import Difference, compare
 from .values import ANSWERED_BEFORE, NotExpressible, expand
 from .vectors import Vector, VectorFile
@@ -68,6 +76,11 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^getTransactionState\b", steps_coordinator.get_transaction_state),
     (r"^putTransactionStateIfNotExists\b", steps_coordinator.put_transaction_state),
     (r"^(TransactionStateManager\.)?loadTransactionsForTxnTopicPartition\b", steps_coordinator.load_transactions),
+    (r"^(TransactionCoordinator\.)?handleDescribeTransactions\b", steps_txn_listing.describe_transactions),
+    (r"^((TransactionStateManager\.)?listTransactionStates|(TransactionCoordinator\.)?handleListTransactions)\b",
+     steps_txn_listing.list_transactions),
+    # the producer's ApiVersions, with the node's versions and features as fields (a free-text call is not read)
+    (r"^apiVersions\.(update|remove)$", steps_api_versions.api_versions),
     (r"^WriteTxnMarker\s*\(to __consumer_offsets", steps_group.txn_marker),
     (r"^WriteTxnMarkers?\b", steps_leader.marker),
     (r"^advance_time\b", steps_leader.advance_time),
@@ -222,6 +235,7 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
             found.append(("kip-360", (f"{at}InitProducerId with producer id {inp.get('producer_id')} and epoch "
                           f"{inp.get('producer_epoch')}")))
         found.extend(_two_pc_features(inp, kind, at))
+        found.extend(_listing_features(inp, kind, at))
         if re.search(r"(^|\.)prepareIncrementProducerEpoch\b", kind) and inp.get("expected_producer_epoch") is not None:
             found.append(("kip-360", f"{at}prepareIncrementProducerEpoch with an expected epoch"))
         if re.match(r"TxnOffsetCommit\b", kind) and (inp.get("member_id") not in (None, "")
@@ -280,6 +294,33 @@ def _two_pc_features(inp: dict[str, Any], kind: str, at: str) -> list[tuple[str,
     acl = inp.get("authorizer")
     if isinstance(acl, dict) and "TWO_PHASE_COMMIT" in acl:
         found.append(("kip-939", f"{at}the TWO_PHASE_COMMIT ACL operation"))
+    return found
+
+
+def _listing_features(inp: dict[str, Any], kind: str, at: str) -> list[tuple[str, str]]:
+    """DescribeTransactions and ListTransactions exist from 3.0.0 (KIP-664), ListTransactions' duration filter from
+    3.8.0 (KIP-994, v1) and its transactional-id pattern from 4.1.0 (KIP-1152, v2); an older request has no such field
+    (-1 and null are the older request). The producer's view of its brokers' ApiVersions: the coordinator's
+    InitProducerId version is read by the KIP-360 client (2.5.0), the finalized transaction.version by the client of
+    transaction version 2 (the 2024-10 snapshot)."""
+    found: list[tuple[str, str]] = []
+    if re.search(r"(handleDescribeTransactions|listTransactionStates|handleListTransactions)\b", kind):
+        found.append(("kip-664", f"{at}{kind}"))
+    if re.search(r"(listTransactionStates|handleListTransactions)\b", kind):
+        if _int(inp.get("duration_ms", -1), -1) >= 0:
+            found.append(("kip-994", f"{at}{kind} duration_ms {inp.get('duration_ms')}"))
+        if inp.get("transactional_id_pattern"):
+            found.append(("kip-1152", f"{at}{kind} transactional_id_pattern {inp.get('transactional_id_pattern')!r}"))
+    if re.match(r"apiVersions\.(update|remove)$", kind) or re.match(
+            r"transactionManager\.(handleCoordinatorReady|canBumpEpoch)\(", kind):
+        found.append(("kip-360", f"{at}{kind} (the KIP-360 client's coordinatorSupportsBumpingEpoch)"))
+    features = inp.get("finalized_features")
+    if re.match(r"apiVersions\.update$", kind) and isinstance(features, dict) and "transaction.version" in features:
+        found.append(("transaction-version-2", (f"{at}{kind} with a finalized transaction.version (the client's "
+                                                "isTransactionV2Enabled)")))
+    if re.match(r"transactionManager\.(maybeUpdateTransactionV2Enabled|isTransactionV2Enabled|"
+                r"needToTriggerEpochBumpFromClient)\(", kind):
+        found.append(("transaction-version-2", f"{at}{kind}"))
     return found
 
 

@@ -472,7 +472,7 @@ def txn_response(w: World, inp: dict[str, Any]) -> Observed:
                     w.client_partitions[tp] = api.PartitionEntry(w.client["producer_id"], w.client["epoch"])
             w.client["state"] = "READY"
             w.client.pop("_epoch_bump_required", None)
-        elif name == "EndTxn" and w.client.get("transaction_v2") and client_tv2(w.protocol):
+        elif name == "EndTxn" and w.client.pop("_end_txn_tv2", w.client.get("transaction_v2")) and client_tv2(w.protocol):
             # KAFKA-14562 [2/3] (4.0.0): EndTxn v5+ answers the producer id and epoch the coordinator bumped to; the
             # TV2 client continues with them and its partitions restart at sequence 0 (no InitProducerId)
             pid = integer(inp.get("producer_id", w.client.get("producer_id", 0)), "producer_id")
@@ -509,9 +509,12 @@ def txn_response(w: World, inp: dict[str, Any]) -> Observed:
         w.client.update({"_new": c.new, "_pending": c.pending, "_add_partitions_queued": False})
     else:
         answered(w, name, r.action == "done", retry=r.action in ("retry", "lookup-retry"))
-    if r.action == "fatal" or (name in ("InitProducerId", "EndTxn") and r.action in ("done", "abortable")):
+    if r.action == "fatal" or (name in ("InitProducerId", "EndTxn") and r.action in ("done", "abortable") and not (
+            name == "EndTxn" and r.action == "done" and w.client.get("state") == "INITIALIZING")):
         # the handler completes (or fails) the call's result: a retry after a timeout gets it back; a fatal error
-        # fails the kept result whatever the request (transitionToFatalError)
+        # fails the kept result whatever the request (transitionToFatalError); with an epoch bump queued after the
+        # EndTxn, the call's result is the InitProducerId's (beginCompletingTransaction returns
+        # initializeTransactions' result, 2.5.0 .. 4.2.0-rc1)
         call_completed(w, "" if r.action == "done" else r.exception)
     out = _view(w, _tp(w))
     out.update({"result": result, "retry": r.action in ("retry", "lookup-retry"),

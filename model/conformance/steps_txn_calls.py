@@ -16,6 +16,7 @@ from typing import Any
 from ..api import client as api
 from ..api.protocol import client_tv2
 from ..errors import RETRIABLE
+from . import steps_api_versions
 from .values import NotExpressible, error_code, integer
 from .world import World
 
@@ -129,6 +130,14 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
         if not r.exception and not r.reused and name in ("beginCommit", "beginAbort"):
             # beginCompletingTransaction queues the EndTxn (an epoch bump queues InitProducerId too)
             w.client["_end_txn_queued"] = not w.client.get("_epoch_bump_required", False)
+            if w.protocol.client_feature_check == "4.0":
+                # the EndTxn is built at the transaction version the client had, then the features are read again
+                # (4.0.0 on: an upgrade to TV2 queues an epoch bump after the EndTxn)
+                w.client["_end_txn_tv2"] = bool(w.client.get("transaction_v2"))
+                steps_api_versions.maybe_update(w, False)
+        if not r.exception and name == "beginTransaction" and w.protocol.client_feature_check == "2024-10":
+            # the 2024-10 snapshot reads the features when a transaction begins
+            steps_api_versions.maybe_update(w, False)
         if not r.exception and name == "sendOffsetsToTransaction":
             # the offsets' partitions (``{tp1: 1}``): committed by the TxnOffsetCommit AddOffsetsToTxn leads to
             w.client["_offsets"] = frozenset(_PARTITION.findall(arg.split(",")[0] if "{" not in arg else
@@ -178,6 +187,8 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
         w.client["_tp"] = tp
     elif owner == "transactionManager" and name in _QUERIES:
         pass  # a question about the state the view answers
+    elif owner == "transactionManager" and name in steps_api_versions.CALLS:
+        extra = steps_api_versions.call(w, name, arg, inp)
     elif owner == "transactionManager" and name in ("transitionToAbortableError", "transitionToFatalError",
                                                     "handleFailedBatch"):
         error = (re.findall(r"(\w+(?:Exception|Error))", arg) or ["KafkaException"])[0]
@@ -277,6 +288,8 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
         raise NotExpressible(f"call not understood: {text!r}")
     store(w, c)
     out = _view(w, c, tp)
+    # what the manager holds of its brokers' ApiVersions (isTransactionV2Enabled, the client-side epoch bump)
+    out.update({k: v for k, v in steps_api_versions.view(w).items() if k not in out})
     out.update(extra)
     out["exception"] = exception or None
     out["throws"] = bool(exception)

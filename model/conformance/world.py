@@ -79,6 +79,11 @@ class World:
         self.next_pid = 0
         self.loading = False
         self.lookup_error = 0
+        #: the coordinator has started (``TransactionCoordinator.isActive``); false: COORDINATOR_NOT_AVAILABLE
+        self.coordinator_active = True
+        #: transactional id -> its transaction's start time (``txnStartTimestamp``), for ListTransactions' duration
+        #: filter only (the model's TransactionMetadata keeps no timestamps)
+        self.txn_start_ms: dict[str, int] = {}
         #: the coordinator epoch the cache holds the transactional ids at (None: the one each append gives)
         self.coordinator_epoch: int | None = None
         self.blocks: ProducerIdBlocks | None = None
@@ -166,12 +171,20 @@ class World:
         tid = str(v.get("transactional_id", DEFAULT_TID))
         self.txns[tid] = self.meta_from(v)
         self.note_txn_timeout(tid, v)
+        self.note_txn_start(tid, v)
         if "txn_last_update_timestamp" in v:
             self.last_update[tid] = integer(v["txn_last_update_timestamp"], "txn_last_update_timestamp")
 
     def note_txn_timeout(self, tid: str, v: Any) -> None:
         if isinstance(v, dict) and isinstance(v.get("txn_timeout_ms"), int):
             self.txn_timeout_ms[tid] = v["txn_timeout_ms"]
+
+    def note_txn_start(self, tid: str, v: Any) -> None:
+        # only a number or a known symbol is kept: the duration filter refuses a transaction whose start is unknown,
+        # and nothing else reads it (time is abstracted)
+        start = value(v.get("txn_start_timestamp"), self.symbols) if isinstance(v, dict) else None
+        if isinstance(start, int) and not isinstance(start, bool):
+            self.txn_start_ms[tid] = start
 
     def meta_from(self, v: dict[str, Any] | None) -> TxnMetadata:
         if not v or v.get("exists") is False:
@@ -287,6 +300,7 @@ def _txn_metadata(w: World, v: Any) -> None:
     tid = str(v.get("transactional_id", DEFAULT_TID)) if isinstance(v, dict) else DEFAULT_TID
     w.txns[tid] = w.meta_from(v)
     w.note_txn_timeout(tid, v)
+    w.note_txn_start(tid, v)
 
 
 def _coordinator(w: World, v: Any) -> None:
@@ -305,6 +319,10 @@ def _coordinator(w: World, v: Any) -> None:
                 w.lookup_error = int(Errors.NOT_COORDINATOR)
         elif key in ("loading", "load_in_progress") and x:
             w.loading = True
+        elif key == "active":
+            if not isinstance(x, bool):
+                raise NotExpressible(f"coordinator.active {x!r}: give true or false")
+            w.coordinator_active = x
         elif isinstance(x, str) and x in _ERROR_NAMES:
             w.lookup_error = int(Errors[x])
         elif isinstance(x, str) and "load" in x.lower():
