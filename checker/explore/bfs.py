@@ -80,8 +80,8 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
     # Every one of them was inserted into ``visited`` (or the run stops), so dropping a successor
     # found there is exact, and the candidates of a level stay distinct across its chunks. Kept
     # here rather than in the store: a store's rolling set of its recent levels costs an insert per
-    # new state and, two levels later, a list of fresh ints and a removal per state, all in a set
-    # of three levels (perf25b: 0.5 us per state of the BFS's run, most of it cache misses).
+    # new state and, two levels later, a list of fresh ints and a removal per state, in a set of
+    # three levels (perf25b: about 500 instructions per state on kafka.eos; a worker pays none).
     known: set[int] = set()
     seen: set[int] = set()
     edges = EdgeStore() if options.record_edges else None
