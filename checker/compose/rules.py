@@ -351,6 +351,9 @@ def _decoder(reads: Iterable[ReadSlots], pos: Sequence[int | None] | None = None
                    if not whole and values is not None)
     wholes = tuple((name, tuple(map(place, slots)), values) for name, slots, values, whole in reads if whole)
 
+    if not fixed:
+        return _decoder_code(known, plain, tabled, wholes)
+
     def decode(s: tuple, into: dict[str, Any]) -> dict[str, Any]:
         if known:
             into.update(known)
@@ -373,6 +376,35 @@ def _decoder(reads: Iterable[ReadSlots], pos: Sequence[int | None] | None = None
             raise _unknown_part(exc) from None
         return into
 
+    return decode
+
+
+def _decoder_code(known: dict[str, Any], plain: tuple[tuple[str, int], ...],
+                  tabled: tuple[tuple[str, int, Any], ...],
+                  wholes: tuple[tuple[str, tuple[int, ...], Any], ...]) -> Callable[[tuple, dict[str, Any]], dict[str, Any]]:
+    """``_decoder``'s ``decode`` without reads of constant slots, as generated straight-line code (a
+    memo miss or gate miss decodes: the loops over the kinds of reads cost more than the reads)."""
+    env: dict[str, Any] = {"known": known, "_unknown_part": _unknown_part}
+    body: list[str] = []
+    for name, k in plain:
+        body.append(f"into[{name!r}] = s[{k}]")
+    for i, (name, k, table) in enumerate(tabled):
+        env[f"T{i}"] = table
+        body.append(f"into[{name!r}] = T{i}[s[{k}]]")
+    for i, (name, slots, values) in enumerate(wholes):
+        if values is not None:
+            env[f"W{i}"] = values
+        items = [f"s[{k}]" if values is None else f"W{i}[s[{k}]]" for k in slots]
+        body.append(f"into[{name!r}] = ({', '.join(items)},)" if items else f"into[{name!r}] = ()")
+    lines = ["def decode(s, into):"]
+    if known:
+        lines.append("    into.update(known)")
+    if body:
+        lines += ["    try:", *("        " + x for x in body), "    except KeyError as exc:",
+                  "        raise _unknown_part(exc) from None"]
+    lines.append("    return into")
+    run_code("\n".join(lines), "<compose decode>", env)
+    decode: Callable[[tuple, dict[str, Any]], dict[str, Any]] = env["decode"]
     return decode
 
 
