@@ -164,9 +164,12 @@ Term = int | tuple[int, _Projection]
 #: send, ``ChannelOps.sender``'s (id -> id after the sends, the function that fills it) (``_builder``);
 #: ``checks`` indexes the set of transition properties the step may fail (``_Plan.check_index``)
 Outcome = tuple[Step, Callable[..., tuple], tuple[Any, ...], int]
-#: an outcome before the state is consulted (``_Rule._made``): step, builder, its arguments, the places
-#: written whole, their contents, the places folded, and the shape ``_Plan.check_index`` takes
-_Made = tuple[Step, Callable[..., tuple], tuple[Any, ...], list[int], list[Any], list[int], tuple[int, ...]]
+#: an outcome before the state is consulted (``_Rule._made``): step, builder, its arguments, the
+#: (name, type) of the result's values whose type the outcome keeps (``_Rule.typed``), the fixed watched
+#: writes as (place, content written) (``_fixed_at``), the shape ``_Plan.check_index`` takes, and the
+#: outcome itself (no fixed write) or the outcomes by content before the step (``_Rule._outcome``)
+_Made = tuple[Step, Callable[..., tuple], tuple[Any, ...], tuple[tuple[str, type], ...],
+              tuple[tuple[int, Any], ...], tuple[int, ...], Any]
 
 #: the most shapes a receive rule's successors are built in place for beside the message taken
 #: alone (``_Rule._receive_shapes``): each costs a test of the builder per successor that is not it
@@ -348,6 +351,9 @@ def _decoder(reads: Iterable[ReadSlots], pos: Sequence[int | None] | None = None
                    if not whole and values is not None)
     wholes = tuple((name, tuple(map(place, slots)), values) for name, slots, values, whole in reads if whole)
 
+    if not fixed:
+        return _decoder_code(known, plain, tabled, wholes)
+
     def decode(s: tuple, into: dict[str, Any]) -> dict[str, Any]:
         if known:
             into.update(known)
@@ -370,6 +376,35 @@ def _decoder(reads: Iterable[ReadSlots], pos: Sequence[int | None] | None = None
             raise _unknown_part(exc) from None
         return into
 
+    return decode
+
+
+def _decoder_code(known: dict[str, Any], plain: tuple[tuple[str, int], ...],
+                  tabled: tuple[tuple[str, int, Any], ...],
+                  wholes: tuple[tuple[str, tuple[int, ...], Any], ...]) -> Callable[[tuple, dict[str, Any]], dict[str, Any]]:
+    """``_decoder``'s ``decode`` without reads of constant slots, as generated straight-line code (a
+    memo miss or gate miss decodes: the loops over the kinds of reads cost more than the reads)."""
+    env: dict[str, Any] = {"known": known, "_unknown_part": _unknown_part}
+    body: list[str] = []
+    for name, k in plain:
+        body.append(f"into[{name!r}] = s[{k}]")
+    for i, (name, k, table) in enumerate(tabled):
+        env[f"T{i}"] = table
+        body.append(f"into[{name!r}] = T{i}[s[{k}]]")
+    for i, (name, slots, values) in enumerate(wholes):
+        if values is not None:
+            env[f"W{i}"] = values
+        items = [f"s[{k}]" if values is None else f"W{i}[s[{k}]]" for k in slots]
+        body.append(f"into[{name!r}] = ({', '.join(items)},)" if items else f"into[{name!r}] = ()")
+    lines = ["def decode(s, into):"]
+    if known:
+        lines.append("    into.update(known)")
+    if body:
+        lines += ["    try:", *("        " + x for x in body), "    except KeyError as exc:",
+                  "        raise _unknown_part(exc) from None"]
+    lines.append("    return into")
+    run_code("\n".join(lines), "<compose decode>", env)
+    decode: Callable[[tuple, dict[str, Any]], dict[str, Any]] = env["decode"]
     return decode
 
 
@@ -707,6 +742,12 @@ class _Rule:
         if both:
             raise ComposeError(f"{where}: writes {', '.join(both)} both whole and through a projection")
         self.allowed = {r.key for r in self.writes} | set(spec.sends) | set(spec.results)
+        #: the result's names whose value's type an outcome keeps (``_outcome`` compares them on a hit
+        #: of ``_Binding.made``, keyed on the items alone): the results (a step shows ``1``, ``True``
+        #: and an ``IntEnum`` member apart) and the writes of parts that hold the value itself (not
+        #: interned); an interned part's id, a projection's and a channel's are the same for equal values
+        self.typed = tuple(sorted(set(spec.results) | {r.key for r in self.writes
+                                                       if r.projection is None and not r.decl.interned}))
         self.fn_args = _accepts(fn, names, where)
         self.guards = [(g, _accepts(g, names, f"precondition of {where}")) for g in guards]
         #: the effect and the guards as ``call(machine, kwargs)`` (``_caller``)
@@ -1065,30 +1106,43 @@ class _Rule:
                                    "is within the state constraint")
 
     def _outcome(self, b: _Binding, d: Mapping[str, Any], s: tuple) -> Outcome:
-        # the result's items with their values' types (1 and True are equal keys but different steps)
+        # the result's items (built and hashed once; its values' types are compared only where the
+        # outcome keeps them: ``typed``)
         key: Hashable = None
         made = None
         if type(d) is dict:
-            key = (tuple(d.items()), tuple(map(type, d.values())))
+            key = tuple(d.items())
             try:
                 made = b.made.get(key)
             except TypeError:  # an unhashable value: made afresh each time
                 key = None
+            if made is not None and made[3]:
+                for name, kind in made[3]:
+                    if type(d[name]) is not kind:
+                        # an equal result of another type (``1`` and ``True``): its own outcome, made
+                        # afresh each time (the key keeps the first type's)
+                        made, key = None, None
+                        break
         if made is None:
             made = self._made(b, d)
             if key is not None:
                 b.made[key] = made
-        step, build, args, written, values, sent, shape = made
-        held = b.held
-        if held is None:
-            held = b.held = _held(b.key_slots, self.plan.pos, self.plan.watched)
-        fixed = _fixed(s, held, written, values, sent) if held and written else ()
-        return step, build, args, self.plan.check_index(step, shape, fixed)
+        fixed_at = made[4]
+        if not fixed_at:
+            return made[6]
+        # the check index depends on the fixed places' contents before the step (the memo key's)
+        before = s[fixed_at[0][0]] if len(fixed_at) == 1 else _before(s, fixed_at)
+        outs = made[6]
+        out: Outcome | None = outs.get(before)
+        if out is None:
+            step = made[0]
+            out = outs[before] = (step, made[1], made[2], self.plan.check_index(step, made[5], _fixed(s, fixed_at)))
+        return out
 
     def _made(self, b: _Binding, d: Mapping[str, Any]) -> _Made:
-        """What ``_outcome`` makes of the effect's result ``d`` that does not depend on the state:
-        the step, the builder, its arguments, the places written whole and their contents, the
-        places folded, and the shape ``check_index`` takes."""
+        """What ``_outcome`` makes of the effect's result ``d`` that does not depend on the state
+        (``_Made``): the step, the builder, its arguments, the typed values, the fixed watched
+        writes, the shape ``check_index`` takes, and the outcome (or an empty dict of them)."""
         outside = False
         if not self.allowed.issuperset(d):
             extra = set(d) - self.allowed
@@ -1144,7 +1198,18 @@ class _Rule:
         shape = tuple(written)
         sends = tuple(sent)
         build = (outside_builder if outside else _builder)(len(self.plan.live), shape, sends, receive, budget)
-        return step, build, (*values, *folds), written, values, sent, (*shape, *sends, receive, budget)
+        args = (*values, *folds)
+        checked = (*shape, *sends, receive, budget)
+        typed: list[tuple[str, type]] = []
+        for name in self.typed:
+            if name in d:
+                typed.append((name, type(d[name])))
+        held = b.held
+        if held is None:
+            held = b.held = _held(b.key_slots, self.plan.pos, self.plan.watched)
+        fixed_at = _fixed_at(held, written, values, sent) if held and written else ()
+        outs: Any = {} if fixed_at else (step, build, args, self.plan.check_index(step, checked))
+        return step, build, args, tuple(typed), fixed_at, checked, outs
 
 
 def _held(key_slots: Sequence[Any], pos: Sequence[int | None], watched: Mapping[int, Any]) -> tuple[int, ...]:
@@ -1158,15 +1223,32 @@ def _held(key_slots: Sequence[Any], pos: Sequence[int | None], watched: Mapping[
     return tuple(sorted(places))
 
 
-def _fixed(s: tuple, held: tuple[int, ...], written: list[int], values: list[Any],
-           sent: list[int]) -> list[tuple[int, Any, Any]]:
+def _fixed_at(held: tuple[int, ...], written: list[int], values: list[Any],
+              sent: list[int]) -> tuple[tuple[int, Any], ...]:
     """Whole writes of watched places whose content before the step the memo key fixes (a slot it
-    holds whole): every state this outcome is looked up for has ``s``'s there. (place, before, after)."""
+    holds whole): every state this outcome is looked up for has the same content there as the
+    state of the miss. (place, content written)."""
     last = dict(zip(written, values))  # a place written twice: the last write wins (``_builder``)
-    fixed: list[tuple[int, Any, Any]] = []
+    fixed: list[tuple[int, Any]] = []
     for place in held:
         if place in last and place not in sent:
-            fixed.append((place, s[place], last[place]))
+            fixed.append((place, last[place]))
+    return tuple(fixed)
+
+
+def _before(s: tuple, fixed_at: tuple[tuple[int, Any], ...]) -> tuple[Any, ...]:
+    """The contents of ``fixed_at``'s places in ``s``."""
+    out: list[Any] = []
+    for place, _ in fixed_at:
+        out.append(s[place])
+    return tuple(out)
+
+
+def _fixed(s: tuple, fixed_at: tuple[tuple[int, Any], ...]) -> list[tuple[int, Any, Any]]:
+    """``check_index``'s ``fixed``: (place, content before in ``s``, content written)."""
+    fixed: list[tuple[int, Any, Any]] = []
+    for place, after in fixed_at:
+        fixed.append((place, s[place], after))
     return fixed
 
 
