@@ -56,9 +56,9 @@ class Errors(IntEnum):
     KAFKA_STORAGE_ERROR = 56
     UNKNOWN_PRODUCER_ID = 59
     FENCED_INSTANCE_ID = 82
-    #: KIP-447 proposed PENDING_TRANSACTION(85); Kafka shipped UNSTABLE_OFFSET_COMMIT(88) instead
     #: OffsetDelete of a topic the group is subscribed to (KIP-496, 2.4.0)
     GROUP_SUBSCRIBED_TO_TOPIC = 86
+    #: KIP-447 proposed PENDING_TRANSACTION(85); Kafka shipped UNSTABLE_OFFSET_COMMIT(88) instead
     UNSTABLE_OFFSET_COMMIT = 88
     PRODUCER_FENCED = 90
     #: no machine produces it; DescribeTransactions' answer for an id the coordinator does not hold (KIP-664, 3.0.0)
