@@ -1,7 +1,8 @@
 """A binding's decoder (``rules._decoder``; without reads of constant slots it is generated code,
 ``_decoder_code``) against ``read_parts`` on the unpacked state: the same parts, in the same order,
 for every binding and reachable state of toy machines with scalar, interned, whole-actor, projected and
-unread (``read_if``) reads, and the one-line error for a part id this process never interned."""
+unread (``read_if``) reads, the one-line error for a part id this process never interned, and that a
+decoder is compiled on its first call only (``_compile_decode``), never for a binding that does not decode."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections import deque
 from typing import Any
 
 import pytest
-from eoscheck.checker.compose import Actors, Composed, ComposeError, rule
+from eoscheck.checker.compose import Actors, Composed, ComposeError, rule, rules
 from eoscheck.checker.compose.rules import _decoder, _Rule, _Unread, read_parts
 
 from tests.test_compose_made import Dial, Marks
@@ -48,6 +49,8 @@ def _states(m: Any) -> list[tuple]:
             if t not in found:
                 found.add(t)
                 seen.append(t)
+                # the toys are small: a wrong decoder can make one unbounded (fail, do not hang)
+                assert len(seen) <= 10_000, "too many states: the decoder misreads"
                 todo.append(t)
     return seen
 
@@ -79,3 +82,40 @@ def test_a_part_id_never_interned_is_one_clear_error() -> None:
     assert decode((1,), {}) == {"x": "one"}
     with pytest.raises(ComposeError, match="never interned"):
         decode((7,), {})
+
+
+def _decoders_compiled(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The sources of the decoders compiled from now on, in order."""
+    sources: list[str] = []
+    run = rules.run_code
+
+    def recording(source: str, filename: str, env: dict[str, Any]) -> None:
+        if filename == "<compose decode>":
+            sources.append(source)
+        run(source, filename, env)
+
+    monkeypatch.setattr(rules, "run_code", recording)
+    return sources
+
+
+def test_a_decoder_is_compiled_on_its_first_call_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled = _decoders_compiled(monkeypatch)
+    decode = _decoder([("x", [0], {1: "one"}, False), ("y", [1], None, False), ("w", [1, 0], None, True)])
+    assert compiled == []  # made, not called: nothing generated
+    assert decode((1, 5), {}) == {"x": "one", "y": 5, "w": (5, 1)}
+    assert decode((1, 6), {"p": 0}) == {"p": 0, "x": "one", "y": 6, "w": (6, 1)}
+    assert len(compiled) == 1
+
+
+def test_building_a_machine_compiles_no_decoder_and_exploring_each_at_most_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled = _decoders_compiled(monkeypatch)
+    m = Cells()
+    plan = m._plan
+    decoders = [b.decode for r in plan.rules if isinstance(r, _Rule)
+                for b in [*r.bindings, *(b for bs in r.by_msg.values() for b in bs)]]
+    assert decoders and compiled == []
+    _states(m)
+    assert 0 < len(compiled) <= len(decoders)
+    after = [b.decode for r in plan.rules if isinstance(r, _Rule)
+             for b in [*r.bindings, *(b for bs in r.by_msg.values() for b in bs)]]
+    assert all(a is d for a, d in zip(after, decoders, strict=True))  # the same function objects

@@ -228,14 +228,15 @@ def _builder(width: int, written: tuple[int, ...], sent: tuple[int, ...], receiv
     return build
 
 
-#: a builder's code until its first call: compile the builder's own and run it (``_compile_build``)
-def _stub(args: str) -> CodeType:
-    module = compile(f"def build({args}):\n    return _compile(build, _source)({args})", "<compose successor>", "exec")
+#: a generated function's code until its first call: compile its own and run it (``_compile_build``,
+#: ``_compile_decode``)
+def _stub(name: str, args: str, source: str, filename: str) -> CodeType:
+    module = compile(f"def {name}({args}):\n    return _compile({name}, {source})({args})", filename, "exec")
     return next(c for c in module.co_consts if isinstance(c, CodeType))
 
 
-_STUB = _stub("s, a")
-_STUB_RECEIVE = _stub("s, a, rest")
+_STUB = _stub("build", "s, a", "_source", "<compose successor>")
+_STUB_RECEIVE = _stub("build", "s, a, rest", "_source", "<compose successor>")
 
 
 def _compile_build(build: FunctionType, source: str) -> FunctionType:
@@ -383,8 +384,29 @@ def _decoder_code(known: dict[str, Any], plain: tuple[tuple[str, int], ...],
                   tabled: tuple[tuple[str, int, Any], ...],
                   wholes: tuple[tuple[str, tuple[int, ...], Any], ...]) -> Callable[[tuple, dict[str, Any]], dict[str, Any]]:
     """``_decoder``'s ``decode`` without reads of constant slots, as generated straight-line code (a
-    memo miss or gate miss decodes: the loops over the kinds of reads cost more than the reads)."""
-    env: dict[str, Any] = {"known": known, "_unknown_part": _unknown_part}
+    memo miss or gate miss decodes: the loops over the kinds of reads cost more than the reads).
+
+    Generated and compiled on its first call (``_compile_decode``), as ``_builder``'s builders are:
+    every binding of every layout gets a decoder at start-up, including layouts ``_Plan.relayout``
+    replaces and bindings that never miss, where building and compiling them all cost 24M-62M
+    instructions per spec (bench/results/perf25a.md)."""
+    env: dict[str, Any] = {"_compile": _compile_decode, "_parts": (known, plain, tabled, wholes)}
+    decode = env["decode"] = FunctionType(_DECODE_STUB, env, "decode")
+    return decode
+
+
+_DECODE_STUB = _stub("decode", "s, into", "_parts", "<compose decode>")
+
+
+def _compile_decode(decode: FunctionType, parts: tuple[dict[str, Any], tuple[tuple[str, int], ...],
+                                                       tuple[tuple[str, int, Any], ...],
+                                                       tuple[tuple[str, tuple[int, ...], Any], ...]]) -> FunctionType:
+    """The decoder ``decode`` with its generated code in place of the stub's (the same function
+    object, in the stub's globals, which gain the tables the code names)."""
+    known, plain, tabled, wholes = parts
+    env = decode.__globals__
+    env["known"] = known
+    env["_unknown_part"] = _unknown_part
     body: list[str] = []
     for name, k in plain:
         body.append(f"into[{name!r}] = s[{k}]")
@@ -403,8 +425,9 @@ def _decoder_code(known: dict[str, Any], plain: tuple[tuple[str, int], ...],
         lines += ["    try:", *("        " + x for x in body), "    except KeyError as exc:",
                   "        raise _unknown_part(exc) from None"]
     lines.append("    return into")
-    run_code("\n".join(lines), "<compose decode>", env)
-    decode: Callable[[tuple, dict[str, Any]], dict[str, Any]] = env["decode"]
+    made: dict[str, Any] = {}
+    run_code("\n".join(lines), "<compose decode>", made)
+    decode.__code__ = made["decode"].__code__
     return decode
 
 
