@@ -320,28 +320,6 @@ def history_value(field: str, at: Version) -> object:
     return value
 
 
-#: before 4.1.0: InitProducerId stops at v5 (no Enable2Pc / KeepPreparedTxn, KIP-939), ListTransactions at v1 (no
-#: TransactionalIdPattern, KIP-1152)
-_BEFORE_4_1 = frozenset({"kip-939", "kip-1152"})
-#: 3.9 has the TransactionVersion feature enum but no TV2 path: EndTxn stops at v4 and TransactionMetadata keeps
-#: no client transaction version
-_NO_TV2 = _BEFORE_4_1 | {"transaction-version-2"}
-#: 3.7 lacks KAFKA-16217 in 3.7.0 (a profile lacks a feature some version of its range lacks)
-_BEFORE_3_8 = _NO_TV2 | {"transaction-abortable", "kafka-16217", "kip-994"}
-_BEFORE_3_7 = _BEFORE_3_8 | {"kafka-15449"}
-_BEFORE_3_6 = _BEFORE_3_7 | {"kip-890-verification", "kafka-14831"}
-#: 3.1.1-3.2 lack hasLateTransaction in 3.1.1 and 3.1.2
-_BEFORE_3_3 = _BEFORE_3_6 | {"kafka-13221"}
-#: before 3.0: no DescribeTransactions or ListTransactions (KIP-664)
-_BEFORE_3_0 = _BEFORE_3_3 | {"kip-664"}
-_BEFORE_2_7 = _BEFORE_3_0 | {"kip-588"}
-_BEFORE_2_6 = _BEFORE_2_7 | {"kafka-9666"}
-#: before 2.5 (2.4.1's message definitions): InitProducerId stops at v2 (no producer id / epoch), TxnOffsetCommit at
-#: v2 (no member / generation), EndTxn, AddPartitionsToTxn and AddOffsetsToTxn at v1; no verification (3.6)
-_BEFORE_2_5 = _BEFORE_2_6 | {"kip-360", "kip-447"}
-#: 2.0.x-2.3 lack OffsetDelete, and 2.0.1-2.3 KAFKA-6635's close in 2.0.1 .. 2.2.x
-_BEFORE_2_4 = _BEFORE_2_5 | {"kafka-6635", "kip-496"}
-
 _TV1 = {"end_txn": "tv1", "tv2_last_epoch": "keep", "max_txn_timeout_ms": 900000}
 #: 4.0.0 to trunk: EndTxn v5 checked as TV2 by the request's version (4.0.0 KafkaApis.handleEndTxnRequest,
 #: TransactionVersion.transactionVersionForEndTxn; KAFKA-14563, PR 17698), a TV2 CompleteX keeps lastProducerEpoch
@@ -353,7 +331,7 @@ _4X = {"end_txn": "later-trunk", "tv2_last_epoch": "keep", "down_convert_fenced"
        "txn_offset_commit": "current", "client_feature_check": "4.0"}
 #: 2.0 .. 2.6: no PRODUCER_FENCED, so nothing to down-convert (every fence is INVALID_PRODUCER_EPOCH)
 _BEFORE_2_7_FENCING = {"down_convert_fenced": False, "producer_fenced": False}
-_BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "pre-kip447", "lacks": _BEFORE_2_5,
+_BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "pre-kip447",
                            "client_transitions": "2.0", "client_retry_safe_calls": False, "client_auth_init_abortable": False,
                            "client_abort_exception": "KafkaException",
                            "end_txn_exact_epoch": False, "failed_fence_keeps_epoch": False,
@@ -375,7 +353,10 @@ def _entry(name: str, first: str | Version, last: str | Version, doc: str, idemp
            **rest: object) -> Profile:
     lo = version(first) if isinstance(first, str) else first
     hi = version(last) if isinstance(last, str) else last
-    return Profile(doc, lo, hi, _profile(name, idempotent, init, EOS_VARIANT[name], **rest))
+    # a profile lacks every feature its first version lacks, one released inside its range included: it stands for
+    # the versions without it (KAFKA-6635 2.3.0 in 2.0.1-2.3, KAFKA-13221 3.2.0 in 3.1.1-3.2, KAFKA-16217 3.7.1 in 3.7)
+    lacks = frozenset(feature for feature, since in FEATURE_SINCE.items() if since.first > lo)
+    return Profile(doc, lo, hi, _profile(name, idempotent, init, EOS_VARIANT[name], lacks=lacks, **rest))
 
 
 #: profile -> the named kafka.eos variant (``model.protocol.VARIANTS``) whose switches the profile reads through
@@ -447,7 +428,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         ("released 4.0.1: 4.0.0 with KAFKA-19367's 4.0 cherry-picks (PRs 19958, 19991: c6b44b5d66, c8b8adf3c1): a TV2 "
          "fence-abort bumps once and a failed one leaves the metadata as it was (no hasFailedEpochFence); not "
          "KAFKA-19690 (its 4.0 PR 20607 is after the tag)"),
-        "kafka-shipped", "kafka-shipped", **_4X, expiry_keeps_group_with_open_txns=True, lacks=_BEFORE_4_1, client_transitions="4.0"),
+        "kafka-shipped", "kafka-shipped", **_4X, expiry_keeps_group_with_open_txns=True, client_transitions="4.0"),
     "kafka-4.0.0": _entry(
         "kafka-4.0.0", "4.0.0", "4.0.0",
         ("released 4.0.0: transaction version 2 (KIP-890 part 2; EndTxn checked by the request's transaction version, "
@@ -455,14 +436,14 @@ PROFILE_TABLE: dict[str, Profile] = {
          "lastProducerEpoch (TransactionMetadata.prepareComplete), a fence at Short.MaxValue throws "
          "(prepareFenceProducerEpoch), a TV2 fence-abort installs the fenced epoch before its own bump and a failed "
          "one sets hasFailedEpochFence (before KAFKA-19367)"),
-        "kafka-shipped", "kafka-shipped", **_4X, lacks=_BEFORE_4_1, client_transitions="4.0"),
+        "kafka-shipped", "kafka-shipped", **_4X, client_transitions="4.0"),
     "kafka-2024-10": _entry(
         "kafka-2024-10", SNAPSHOT_2024_10, SNAPSHOT_2024_10,
         ("the apache/kafka snapshot 1eb7644 (2024-10-25, trunk after the 3.9 branch cut, before 4.0) the vectors "
          "were read from: KIP-890 part 2 partly merged (EndTxnRequest.json v5, TV1/TV2 chosen by the metadata's "
          "clientTransactionVersion)"),
         "kafka-shipped", "kafka-shipped", end_txn="snapshot-2024-10", tv2_last_epoch="current",
-        down_convert_fenced=True, max_txn_timeout_ms=900000, txn_offset_commit="current", lacks=_BEFORE_4_1,
+        down_convert_fenced=True, max_txn_timeout_ms=900000, txn_offset_commit="current", 
         client_feature_check="2024-10"),
     "kafka-3.8-3.9": _entry(
         "kafka-3.8-3.9", "3.8.0", "3.9.0",
@@ -472,15 +453,14 @@ PROFILE_TABLE: dict[str, Profile] = {
          "transaction version 2 (3.9.0-rc3 EndTxnRequest.json stops at v4). Was kafka-2.7-3.9. 3.9 releases "
          "after September 2025 also have KAFKA-19690 (PR 20577, an epoch check before the verification guard: "
          "``stale_epoch_before_verification``), which this profile leaves off"),
-        "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
-        lacks=_NO_TV2),
+        "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current"),
     "kafka-3.7": _entry(
         "kafka-3.7", "3.7.0", "3.7.1",
         ("released 3.7.0 .. 3.7.1: KIP-890 part 1 for produce and, since KAFKA-15449 (b6c78554753, first tag 3.7.0), "
          "for TxnOffsetCommit's __consumer_offsets write; a partition outside the transaction is answered "
          "INVALID_TXN_STATE (3.7.0 TransactionCoordinator.handleVerifyPartitionsInTransaction)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
-        lacks=_BEFORE_3_8, verification_abortable=False, txn_offset_commit_any_retriable=False,
+        verification_abortable=False, txn_offset_commit_any_retriable=False,
         offset_delete_pending=False),
     "kafka-3.6": _entry(
         "kafka-3.6", "3.6.0", "3.6.2",
@@ -488,7 +468,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "AddPartitionsToTxnManager, transaction.partition.verification.enable); TxnOffsetCommit is not verified "
          "(3.6.2 GroupCoordinator has no verificationGuard); INVALID_TXN_STATE outside the transaction"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
-        lacks=_BEFORE_3_7, verification_abortable=False, txn_offset_commit_any_retriable=False,
+        verification_abortable=False, txn_offset_commit_any_retriable=False,
         offset_delete_pending=False),
     "kafka-3.3-3.5": _entry(
         "kafka-3.3-3.5", "3.3.0", "3.5.2",
@@ -496,7 +476,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "928070e3206; 3.5.2 ReplicaManager has no verification, although AddPartitionsToTxn v4 exists); "
          "TxnOffsetCommit checked by validateOffsetCommit with the Empty-group shortcut (KAFKA-14201, 3.3.0)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
-        lacks=_BEFORE_3_6, verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
+        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False),
     "kafka-3.1.1-3.2": _entry(
         "kafka-3.1.1-3.2", "3.1.1", "3.2.3",
@@ -505,7 +485,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "the client has KAFKA-13412 (df2236d73bc, first tag 3.2.0; cde0046d15a on the 3.1 branch, first tag 3.1.1): "
          "a timed-out transactional call is retried through pendingTransition. Was kafka-3.0-3.2 with these switches"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="3.0",
-        lacks=_BEFORE_3_3, verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
+        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False),
     "kafka-3.0-3.1.0": _entry(
         "kafka-3.0-3.1.0", "3.0.0", "3.1.0",
@@ -514,7 +494,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "sendOffsetsToTransaction outside a transaction throw KafkaException, failIfNotReadyForSend wraps every "
          "error in a KafkaException)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="3.0",
-        lacks=_BEFORE_3_3, verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
+        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False),
     "kafka-2.7-2.8": _entry(
         "kafka-2.7-2.8", "2.7.0", "2.8.2",
@@ -522,7 +502,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "InitProducerId < v4 and EndTxn / AddPartitionsToTxn / AddOffsetsToTxn < v2: 2.7.0 KafkaApis); "
          "TxnOffsetCommit checked by 2.8.2's doTxnCommitOffsets (the 2.5 rules)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="2.5",
-        lacks=_BEFORE_3_0, verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
+        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False),
     "kafka-2.6": _entry(
         "kafka-2.6", "2.6.0", "2.6.3",
@@ -530,7 +510,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "(hasFailedEpochFence) are in 2.6.0's TransactionCoordinator / TransactionMetadata; every fence is "
          "INVALID_PRODUCER_EPOCH (2.6.3's Errors has no code 90)"),
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
-        lacks=_BEFORE_2_7, verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
+        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
         txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
         client_abort_exception="KafkaException"),
     "kafka-2.5": _entry(
@@ -539,7 +519,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "epoch, a fence-abort records the old epoch as lastProducerEpoch, and a failed fence bumps again at the "
          "next fence (2.5.1 TransactionCoordinator l.369-385, TransactionMetadata.prepareFenceProducerEpoch)"),
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
-        lacks=_BEFORE_2_6, end_txn_exact_epoch=False, failed_fence_keeps_epoch=False, fence_keeps_last_epoch=True,
+        end_txn_exact_epoch=False, failed_fence_keeps_epoch=False, fence_keeps_last_epoch=True,
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
         txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
         client_abort_exception="KafkaException"),
@@ -560,13 +540,13 @@ PROFILE_TABLE: dict[str, Profile] = {
          "is evicted: 2.3.1 ProducerStateManager.truncateHead / isProducerRetained), KIP-360, KIP-447 and "
          "KAFKA-9144; the coordinator as 2.4 (TransactionCoordinator 2.0.0 .. 2.4.1 differ in no rule). Was "
          "kafka-2.0-2.3 (2.0.0 lacks KAFKA-7296: ``kafka-2.0.0``)"),
-        "broker-2.0-2.3", "pre-kip360", **{**_BEFORE_2_5_COORDINATOR, "lacks": _BEFORE_2_4},
+        "broker-2.0-2.3", "pre-kip360", **_BEFORE_2_5_COORDINATOR,
         marker_sets_producer_timestamp=False),
     "kafka-2.0.0": _entry(
         "kafka-2.0.0", "2.0.0", "2.0.0",
         ("released 2.0.0: as 2.0.1-2.3, but TxnOffsetCommitHandler does not name COORDINATOR_LOAD_IN_PROGRESS (an "
          "unexpected, fatal error; KAFKA-7296 retries it from 2.0.1)"),
-        "broker-2.0-2.3", "pre-kip360", **{**_BEFORE_2_5_COORDINATOR, "txn_offset_commit_handler": "2.0.0", "lacks": _BEFORE_2_4},
+        "broker-2.0-2.3", "pre-kip360", **{**_BEFORE_2_5_COORDINATOR, "txn_offset_commit_handler": "2.0.0"},
         marker_sets_producer_timestamp=False),
 }
 
