@@ -8,6 +8,7 @@ from eoscheck.checker.ops import CONCRETE
 from ..errors import NO_PRODUCER_ID
 from ..group.offset_fetch import ConsumerFetchReaction, consumer_offset_fetch_reaction
 from ..partition.sequence import increment_sequence as _increment
+from ..producer.batch_split import remove_in_flight_batch, split_and_reenqueue, splits
 from ..producer.feature_versions import (
     ApiVersionsCache,
     FeatureCheck,
@@ -21,7 +22,9 @@ from ..producer.feature_versions import remove as remove_api_versions
 from ..producer.feature_versions import update as update_api_versions
 from ..producer.idempotent_epoch import bump_idempotent_epoch as _bump_pair
 from ..producer.partition_sequences import (
+    FATAL_PRODUCE_ERRORS,
     ErrorReaction,
+    InFlightBatch,
     PartitionEntry,
     acknowledge,
     assign,
@@ -111,6 +114,7 @@ def increment_sequence(seq: int, inc: int, protocol: Protocol) -> int:
 
 __all__ = [
     "CLIENT_STATES",
+    "FATAL_PRODUCE_ERRORS",
     "TXN_RESPONSE_APIS",
     "AddPartitionsAnswer",
     "ApiVersionsCache",
@@ -119,6 +123,7 @@ __all__ = [
     "ErrorReaction",
     "FeatureCheck",
     "FeatureRead",
+    "InFlightBatch",
     "OffsetCommitReaction",
     "OffsetsAnswer",
     "PartitionEntry",
@@ -175,10 +180,13 @@ __all__ = [
     "partitions_not_added",
     "prepare_transaction",
     "remove_api_versions",
+    "remove_in_flight_batch",
     "restart_sequences",
     "retry_add_partitions",
     "send_add_partitions",
     "send_offsets_to_transaction",
+    "split_and_reenqueue",
+    "splits",
     "topic_of",
     "txn_has_error",
     "txn_to_abortable_error",

@@ -145,6 +145,11 @@ FEATURES: dict[str, str] = {
     "kafka-16217": ("KAFKA-16217 (an exception from beginAbort while the Sender closes forces the close, so the "
                     "TransactionManager is closed instead of retrying the abort forever), released in 3.7.1 and 3.8.0"),
     "kip-496": "KIP-496 (OffsetDelete: a consumer group's committed offsets of a topic it does not subscribe to), released in 2.4",
+    "kafka-13794": ("KAFKA-13794 (the producer's in-flight batches of a partition are told apart when two share a base "
+                    "sequence, so a late failure of an expired batch no longer takes a newer epoch's batch out of "
+                    "inflightBatchesBySequence), released in 3.0.2, 3.1.1 and 3.2.0"),
+    "kafka-12152": ("KAFKA-12152 (TransactionManager.handleFailedBatch no longer ignores a batch of an older producer id "
+                    "or epoch: its failure may ask for an idempotent epoch bump), released in 2.8"),
     "kafka-13221": ("KAFKA-13221 (KIP-664: ProducerStateManager.hasLateTransaction, an ongoing transaction whose producer "
                     "wrote nothing for max.transaction.timeout.ms + 5 minutes), released in 3.2"),
     "kip-664": ("KIP-664's DescribeTransactions and ListTransactions (the coordinator's admin view of its "
@@ -228,6 +233,12 @@ FEATURE_SINCE: dict[str, Since] = {
     "kafka-16217": Since((3, 7, 1), "3.7.1 and 3.8.0 Sender.run: beginAbort's exception sets forceClose ('Force close in "
                          "case the transactionManager is in error states'); KAFKA-16217 6e4a098055d (first tag 3.8.0), "
                          "fc5a1307d40 on the 3.7 branch (3.7.1; 3.7.0 logs it and retries the abort)"),
+    "kafka-13794": Since((3, 1, 1), "3.1.1 and 3.2.0 TransactionManager.TopicPartitionEntry.PRODUCER_BATCH_COMPARATOR "
+                         "(3.1.0 and 3.0.1: Comparator.comparingInt(ProducerBatch::baseSequence)); KAFKA-13794 "
+                         "f0a2b62b0e7 (first tag 3.3.0 on trunk), backported to 3.0.2 and 3.1.1"),
+    "kafka-12152": Since((2, 8, 0), "2.8.0 TransactionManager.handleFailedBatch without producerIdOrEpochNotMatch's early "
+                         "return (2.7.0 l.721: 'Ignoring failed batch ... since the producerId has been reset "
+                         "internally'); KAFKA-12152 eb026fcf82d (first tag 2.8.0)"),
     "kip-496": Since((2, 4, 0), "2.4.0 ApiKeys.OFFSET_DELETE, GroupCoordinator.handleDeleteOffsets, "
                      "GroupMetadata.removeOffsets; KAFKA-8730 e24d0e22abb (first tag 2.4.0)"),
     "kafka-13221": Since((3, 2, 0), "3.2.0 ProducerStateManager.hasLateTransaction / LateTransactionBufferMs (3.1.2: "
