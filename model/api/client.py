@@ -38,7 +38,14 @@ from ..producer.partition_sequences import (
     on_produce_error,
     restart_sequences,
 )
-from ..producer.sender_close import CloseState, close_after_loops, close_transaction_manager, next_close_action
+from ..producer.retry_backoff import DEFAULT_RETRY_BACKOFF_MS, retry_backoff_ms, send_delay_ms
+from ..producer.sender_close import (
+    CloseState,
+    close_after_loops,
+    close_transaction_manager,
+    next_close_action,
+    producer_id_fetch_on_close,
+)
 from ..producer.sender_close import abort_failure as close_abort_failure
 from ..producer.txn_calls import STATES as CLIENT_STATES
 from ..producer.txn_calls import CallResult as TxnCallResult
@@ -115,6 +122,7 @@ def increment_sequence(seq: int, inc: int, protocol: Protocol) -> int:
 __all__ = [
     "CLIENT_STATES",
     "FATAL_PRODUCE_ERRORS",
+    "DEFAULT_RETRY_BACKOFF_MS",
     "TXN_RESPONSE_APIS",
     "AddPartitionsAnswer",
     "ApiVersionsCache",
@@ -179,11 +187,14 @@ __all__ = [
     "partitions_added",
     "partitions_not_added",
     "prepare_transaction",
+    "producer_id_fetch_on_close",
     "remove_api_versions",
     "remove_in_flight_batch",
     "restart_sequences",
     "retry_add_partitions",
+    "retry_backoff_ms",
     "send_add_partitions",
+    "send_delay_ms",
     "send_offsets_to_transaction",
     "split_and_reenqueue",
     "splits",

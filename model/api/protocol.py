@@ -144,6 +144,8 @@ FEATURES: dict[str, str] = {
                    "released in 2.3"),
     "kafka-16217": ("KAFKA-16217 (an exception from beginAbort while the Sender closes forces the close, so the "
                     "TransactionManager is closed instead of retrying the abort forever), released in 3.7.1 and 3.8.0"),
+    "kafka-8061": ("KAFKA-8061 (a graceful close of the Sender still fetches the producer id an idempotent producer lost "
+                   "at Short.MaxValue, so its batches drain; only a forced close stops the wait), released in 2.2"),
     "kip-496": "KIP-496 (OffsetDelete: a consumer group's committed offsets of a topic it does not subscribe to), released in 2.4",
     "kafka-13794": ("KAFKA-13794 (the producer's in-flight batches of a partition are told apart when two share a base "
                     "sequence, so a late failure of an expired batch no longer takes a newer epoch's batch out of "
@@ -239,6 +241,9 @@ FEATURE_SINCE: dict[str, Since] = {
     "kafka-12152": Since((2, 8, 0), "2.8.0 TransactionManager.handleFailedBatch without producerIdOrEpochNotMatch's early "
                          "return (2.7.0 l.721: 'Ignoring failed batch ... since the producerId has been reset "
                          "internally'); KAFKA-12152 eb026fcf82d (first tag 2.8.0)"),
+    "kafka-8061": Since((2, 2, 0), "2.2.0 Sender.maybeWaitForProducerId loops 'while (!forceClose && ...)' (2.1.1: "
+                        "'while (running && ...)', KAFKA-5503 4b9a3ba59b6; 2.0.0 .. 2.1.0: no close check); KAFKA-8061 "
+                        "dfc59fa0cbb on the 2.2 branch (first tag 2.2.0), 1f525cd2c90 on trunk (first tag 2.3.0)"),
     "kip-496": Since((2, 4, 0), "2.4.0 ApiKeys.OFFSET_DELETE, GroupCoordinator.handleDeleteOffsets, "
                      "GroupMetadata.removeOffsets; KAFKA-8730 e24d0e22abb (first tag 2.4.0)"),
     "kafka-13221": Since((3, 2, 0), "3.2.0 ProducerStateManager.hasLateTransaction / LateTransactionBufferMs (3.1.2: "

@@ -263,6 +263,13 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
             found.append(("kafka-14831", f"{at}{kind}"))
         found.extend(_client_features(inp, kind, at))
         found.extend(_close_and_late_features(inp, kind, at))
+    producer = initial.get("producer")
+    if isinstance(producer, dict) and not producer.get("transactional"):
+        for i, step in enumerate(vector.steps):
+            kind = str(step.input.get("call") or "")
+            if re.match(r"sender\.(initiateClose|forceClose)\(", kind):
+                found.append(("kafka-8061", f"step {i + 1}: {kind} of an idempotent producer"))
+                break
     return found
 
 

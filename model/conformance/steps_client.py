@@ -115,6 +115,7 @@ def _respond(w: World, tp: str, name: str | None, error: int, base_offset: int, 
     w.client.setdefault("_last_seq", {})[batch.name] = api.increment_sequence(batch.base_sequence, batch.records - 1,
                                                                               w.protocol)
     out: Observed = {}
+    _requeue(w, batch.name, False)
     if api.splits(error, batch.records):
         return _split(w, tp, batch, inp)
     if error == Errors.NONE:
@@ -127,13 +128,16 @@ def _respond(w: World, tp: str, name: str | None, error: int, base_offset: int, 
                              producer_fatal=_state(w) == "FATAL_ERROR", can_retry=retries_left,
                              adjust_sequences=retries_left, pid_mapping_fatal=w.protocol.eos.client_produce_pid_mapping_fatal)
     _react(w, tp, r, error)
+    _requeue(w, batch.name, r.retry)
     if r.completed:
         out["record_offset"] = -1
     if not r.retry:
         # Sender.failBatch's exception for the batch (its own for the authorization errors)
         out["batch_error"] = api.failed_batch_error(error, transactional=False, wrap_in_abortable=False)
     out["can_retry"] = r.retry
-    _sender_loop(w)
+    loop = _sender_loop(w)
+    # the loop's InitProducerId while the Sender closes (the other answers of the loop are its own step's)
+    out.update({k: loop[k] for k in ("init_producer_id_sent", "returns") if k in loop})
     return out
 
 
@@ -151,6 +155,8 @@ def _split(w: World, tp: str, batch: api.InFlightBatch, inp: dict[str, Any] | No
     w.client_partitions[tp] = api.split_and_reenqueue(_entry(w, tp), batch.name, sizes, names, w.protocol.max_seq)
     for part in names:
         w.client.setdefault("_batches", {})[part] = tp
+        # reenqueueSplitBatch: back in the accumulator, undrained until sent
+        _requeue(w, part, True)
     # the big batch's futures complete only through the split batches: none is done, nothing is retried
     w.client.setdefault("_split", set()).add(batch.name)
     return {"split_batches": names, "record_offset": None, "can_retry": False}
@@ -178,6 +184,30 @@ def _late_answer(w: World, tp: str, name: str, error: int, retries_left: bool) -
     if retries_left and not (stale and "kafka-12152" in w.protocol.lacks):
         w.client.setdefault("_rewrite", set()).add(tp)
     return {"ignored": False}
+
+
+def _requeue(w: World, name: str, retry: bool) -> None:
+    """A batch answered with an error it retries goes back into the accumulator (``reenqueue``) with its sequence:
+    undrained until it is resent; any other answer takes it out."""
+    queue = set(w.client.get("_retry_queue", ()))
+    if retry:
+        queue.add(name)
+    else:
+        queue.discard(name)
+    w.client["_retry_queue"] = queue
+
+
+def _closing_idempotent(w: World) -> bool:
+    return bool(w.client.get("_closing")) and not _transactional(w)
+
+
+def _producer_id_fetch(w: World) -> str:
+    """The closing Sender and the producer id the idempotent producer lost (``sender_close``, KAFKA-8061). The
+    profiles lacking KAFKA-8061 (2.0.0, and 2.0.1-2.3's versions before 2.2.0) are read as their first version, which
+    also lacks KAFKA-5503 (2.1.1); no vector reaches them (the harness's idempotent client is KIP-360's)."""
+    lacks = w.protocol.lacks
+    return api.producer_id_fetch_on_close(forced=bool(w.client.get("_forced")), kafka_5503=False,
+                                          kafka_8061="kafka-8061" not in lacks, kip_360="kip-360" not in lacks)
 
 
 def _can_bump(w: World) -> bool:
@@ -256,6 +286,9 @@ def _sender_loop(w: World) -> Observed:
     rewrite = w.client.pop("_rewrite", set())
     if rewrite and not _transactional(w) and _state(w) != "FATAL_ERROR":
         _bump(w, rewrite)
+    if _closing_idempotent(w) and _pair(w)[0] < 0:
+        fetch = _producer_id_fetch(w)
+        return {"init_producer_id_sent": fetch == "send", "returns": fetch != "block"}
     return {}
 
 
@@ -287,7 +320,11 @@ def _clause(w: World, text: str, inp: dict[str, Any]) -> Observed:
         w.client["_tp"] = tp
         if b is None:
             raise NotExpressible(f"resend of a batch not in flight: {t!r}")
-        return {"request": {"base_sequence": b.base_sequence, "producer_epoch": b.epoch, "producer_id": b.producer_id}}
+        if _pair(w)[0] < 0 and name in w.client.get("_retry_queue", ()):
+            # RecordAccumulator.shouldStopDrainBatchesForPartition: nothing drains while the producer has no id
+            return {"drained": False, "has_undrained": True}
+        _requeue(w, name, False)
+        return {"drained": True, "request": {"base_sequence": b.base_sequence, "producer_epoch": b.epoch, "producer_id": b.producer_id}}
     m = re.match(r"^(tp\d+)\s+produce\s+ok(?:\s+x(\d+))?", t)
     if m:
         tp = m.group(1)
@@ -493,6 +530,13 @@ def txn_response(w: World, inp: dict[str, Any]) -> Observed:
         out.update({"ignored": True, "result": "pending", "last_error": w.client.get("last_error"),
                     "producer_id": integer(w.client.get("producer_id", 0), "producer_id")})
         return out
+    if name == "InitProducerId" and _closing_idempotent(w) and _pair(w)[0] < 0 and _producer_id_fetch(w) != "send":
+        # the closing Sender never sent it (KAFKA-8061's bug, or a forced close's wait): the answer is not read
+        for key in ("error", "producer_id", "producer_epoch"):
+            inp.get(key)
+        out = _view(w, _tp(w))
+        out.update({"ignored": True, "result": "pending", "producer_id": _pair(w)[0]})
+        return out
     unauthorized: tuple[str, ...] = ()
     dropped: frozenset[str] | None = None
     if inp.get("disconnected"):
@@ -585,6 +629,14 @@ def txn_response(w: World, inp: dict[str, Any]) -> Observed:
                 "producer_id": integer(w.client.get("producer_id", 0), "producer_id")})
     if name == "AddPartitionsToTxn":
         out["unauthorized_topics"] = list(unauthorized)
+    if r.action in ("retry", "lookup-retry"):
+        # the re-enqueued handler's back-off, which the Sender sleeps before sending it again (``retry_backoff``)
+        backoff = api.retry_backoff_ms(name, error_code(str(inp.get("error", "NONE"))) if not inp.get("disconnected") else -1,
+                                       partitions_in_transaction=bool(w.client.get("_added")),
+                                       retry_backoff=integer(w.client.get("retry_backoff_ms", api.DEFAULT_RETRY_BACKOFF_MS),
+                                                             "retry_backoff_ms"))
+        out["retry_backoff_ms"] = backoff
+        out["next_send_delay_ms"] = api.send_delay_ms(is_retry=True, handler_backoff=backoff)
     return out
 
 

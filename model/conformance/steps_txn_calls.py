@@ -84,8 +84,10 @@ def _view(w: World, c: api.TxnClient, tp: str) -> Observed:
                      # a transactional request the Sender sent (nextRequest) whose answer has not been read yet
                      "has_in_flight_request": bool(w.client.get("_txn_in_flight")),
                      # RecordAccumulator.hasUndrained / hasIncomplete: appended and not drained; or drained and unanswered
-                     "has_undrained": bool(w.client.get("_appended")),
-                     "has_incomplete": bool(w.client.get("_appended")) or bool(w.client.get("_inflight"))}
+                     # (an idempotent producer's batch re-enqueued for a retry is undrained too: steps_client)
+                     "has_undrained": bool(w.client.get("_appended")) or bool(w.client.get("_retry_queue")),
+                     "has_incomplete": bool(w.client.get("_appended")) or bool(w.client.get("_inflight"))
+                     or bool(_produce_batches(w))}
     if w.client.get("_offsets_result"):
         out["offsets_result_completed"] = w.client["_offsets_result"] != "pending"
         out["offsets_result_successful"] = w.client["_offsets_result"] == "done"
@@ -206,6 +208,11 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
         if not c.new:
             raise NotExpressible("sendAddPartitionsToTxn with no partition waiting to be added")
         c = api.send_add_partitions(c)
+        # the request's new handler, sent the first time: the producer's retry.backoff.ms (``retry_backoff``)
+        backoff = integer(w.client.get("retry_backoff_ms", api.DEFAULT_RETRY_BACKOFF_MS), "retry_backoff_ms")
+        extra = {"retry_backoff_ms": api.retry_backoff_ms("AddPartitionsToTxn", 0, partitions_in_transaction=bool(c.added),
+                                                          retry_backoff=backoff),
+                 "next_send_delay_ms": api.send_delay_ms(is_retry=False, handler_backoff=backoff)}
     elif owner == "transactionManager" and name == "nextRequest":
         c, extra = _next_request(w, c, arg.strip() == "true")
     elif owner == "sender" and name == "runOnce":
@@ -313,6 +320,22 @@ def _answers(inp: dict[str, Any]) -> list[str]:
     return answers
 
 
+def _produce_batches(w: World) -> list[str]:
+    """The produce batches of the client's own steps (``steps_client``: sent, in flight or re-enqueued for a retry,
+    and appended with no sequence yet): incomplete until answered."""
+    sent = [b.name for e in w.client_partitions.values() for b in e.in_flight]
+    return sorted(set(sent) | set(w.client.get("_queued", {})))
+
+
+def _abort_produce_batches(w: World) -> list[str]:
+    """``accumulator.abortIncompleteBatches()`` on the client's own produce batches: each completes (aborted)."""
+    aborted = _produce_batches(w)
+    for tp, e in list(w.client_partitions.items()):
+        w.client_partitions[tp] = e._replace(in_flight=())
+    w.client["_queued"], w.client["_retry_queue"] = {}, set()
+    return aborted
+
+
 def _shutdown(w: World, c: api.TxnClient, inp: dict[str, Any]) -> tuple[api.TxnClient, Observed]:
     """``Sender.run`` after the close: the loops of ``sender_close`` turn by turn, each EndTxn sent read with the next
     prepared answer (``steps_client.txn_response``), then the forced close's ``TransactionManager.close()``."""
@@ -326,6 +349,10 @@ def _shutdown(w: World, c: api.TxnClient, inp: dict[str, Any]) -> tuple[api.TxnC
     abort_throws = str(inp.get("begin_abort_throws") or "")
     table = w.protocol.client_transitions
     forced, escaped, sent = bool(w.client.get("_forced")), False, []
+    if _produce_batches(w) and not forced:
+        # run()'s first loop would go on calling runOnce until they drain: a vector follows that with its own steps
+        raise NotExpressible("sender.run() after a graceful close with produce batches pending: write the loop's "
+                             "runOnce steps (runOnce(), the answers, resend)")
     for _ in range(_CLOSE_TURNS):
         if w.client.get("_appended") or w.client.get("_inflight"):
             raise NotExpressible("sender.run() with produce batches pending: the harness's close reads the transaction's "
@@ -372,9 +399,14 @@ def _shutdown(w: World, c: api.TxnClient, inp: dict[str, Any]) -> tuple[api.TxnC
     if closed.manager_closed:
         c = api.close_transaction_manager(c, table, requests_queued=bool(w.client.get("_end_txn_queued")))
         w.client["_end_txn_queued"] = False
+    aborted: list[str] = []
     if closed.batches_aborted:
         w.client["_appended"], w.client["_inflight"] = [], []
-    return c, {"returns": not escaped, "thread_died": escaped, "end_txn_sent": sent,
+        aborted = _abort_produce_batches(w)
+    # each produce batch of the vector: its future done (answered, failed or aborted) or not
+    incomplete = set(_produce_batches(w))
+    done = {name: name not in incomplete for name in sorted(w.client.get("_batches", {}))}
+    return c, {"returns": not escaped, "aborted_produce_batches": aborted, "batches_done": done, "thread_died": escaped, "end_txn_sent": sent,
                "end_txn_result": sent[-1] if sent else None,
                "transaction_manager_closed": closed.manager_closed, "batches_aborted": closed.batches_aborted,
                "network_client_closed": closed.client_closed}

@@ -95,3 +95,30 @@ def close_transaction_manager(c: TxnClient, table: ClientTransitions, *, request
     if c.pending_call is not None:
         c = c._replace(pending_call=c.pending_call._replace(completed=True, error=CLOSED_FORCEFULLY))
     return c
+
+
+#: what ``Sender.runOnce`` does for an idempotent producer that has no producer id (an epoch bump at Short.MaxValue
+#: dropped it) once the close has begun: "send" InitProducerId (the batches can drain again), "skip" it (they cannot: a
+#: graceful close's loop then never ends), or "block" in the wait for one (the forced close cannot end the loop)
+ProducerIdFetch = Literal["send", "skip", "block"]
+
+
+def producer_id_fetch_on_close(*, forced: bool, kafka_5503: bool, kafka_8061: bool, kip_360: bool) -> ProducerIdFetch:
+    """The closing Sender and a lost producer id (SenderTest testCloseWithProducerIdReset and
+    testForceCloseWithProducerIdReset, KAFKA-8061).
+
+    2.0.0 .. 2.1.0: ``maybeWaitForProducerId`` loops while the producer has no id and no error, whatever the close, so a
+    forced close blocks in it. KAFKA-5503 (4b9a3ba59b6 on the 2.1 branch, first tag 2.1.1; d086e83fecb, 2.2.0) made it
+    stop once ``running`` is false: a graceful close then never fetched a new id, and its loop ("while hasUndrained or in
+    flight") never ended. KAFKA-8061 (dfc59fa0cbb on the 2.2 branch, first tag 2.2.0; 1f525cd2c90 on trunk, 2.3.0; no
+    2.1.x tag has it) stops it on ``forceClose`` only. KIP-360's client (2.5.0 .. 4.2.0-rc1) queues InitProducerId
+    (``bumpIdempotentEpochAndResetIdIfNeeded``) and sends it in ``runOnce`` with no check of the close: a graceful close
+    keeps calling runOnce until the batches drain, and a forced one stops calling it (``run()``'s loops test
+    ``forceClose``), so a runOnce the test still makes sends without blocking."""
+    if kip_360:
+        return "send"
+    if kafka_8061:
+        return "skip" if forced else "send"
+    if kafka_5503:
+        return "skip"
+    return "block" if forced else "send"
