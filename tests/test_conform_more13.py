@@ -251,11 +251,14 @@ def test_the_coverage_table_names_the_vectors() -> None:
 
 def test_no_earlier_vector_reads_the_new_steps() -> None:
     """The steps are new: no vector of the earlier files calls them, so the earlier outcomes could not move (more8's
-    CLI-156 and CLI-157 state their ApiVersions calls in free text, which the new route does not take)."""
+    CLI-156 and CLI-157 stated their ApiVersions calls in free text, which the new route does not take, until session
+    26 wrote them with these steps on purpose)."""
     for path in sorted(DATA.glob("kafka-unit-test-vectors.*.json")):
         if path == MORE13:
             continue
         for v in json.loads(path.read_text())["vectors"]:
+            if v["id"] in ("CLI-156", "CLI-157"):
+                continue
             for s in v["steps"]:
                 kind = str(s["input"].get("call") or s["input"].get("api") or s["input"].get("event") or "")
                 assert not harness.re.search(r"handleDescribeTransactions|listTransactionStates|"

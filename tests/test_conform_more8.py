@@ -20,9 +20,13 @@ MORE8 = Path(__file__).parent / "data" / "kafka-unit-test-vectors.more8.json"
 TV2_CLIENT = ("CLI-150-tv2", "CLI-151", "CLI-152", "CLI-153", "CLI-154", "CLI-155-tv2", "CLI-158")
 #: the TV1 / idempotent client vectors that read the interface's (KIP-360) producer client
 KIP360_CLIENT = ("CLI-150-tv1", "CLI-155-tv1", "CLI-160", "CLI-161-load", "CLI-161-txnstate")
-#: always out: ApiVersions / feature negotiation, and appendAsLeader's argument check of an unknown version
-OUT = {"CLI-156": "no per-node ApiVersions", "CLI-157": "no transaction.version negotiation",
-       "PROD-112": "no marker transaction version"}
+#: always out: appendAsLeader's argument check of an unknown version
+OUT = {"PROD-112": "no marker transaction version"}
+#: the producer's ApiVersions (more13's apiVersions steps, structured in session 26): the KIP-360 client's
+#: coordinatorSupportsBumpingEpoch and 4.0's maybeUpdateTransactionV2Enabled(onInitialization)
+API_VERSIONS = ("CLI-156", "CLI-157")
+#: the 2024-10 snapshot's maybeUpdateTransactionV2Enabled() takes no onInitialization
+NO_ARGUMENT = "the 2024-10 snapshot's maybeUpdateTransactionV2Enabled takes no argument"
 VERIFIED = ("PROD-110", "PROD-111-tv1-client", "PROD-111-tv1-coordinator", "PROD-111-tv2-client",
             "PROD-111-tv2-coordinator", "BRK-RM-20")
 
@@ -32,9 +36,13 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
     disagree: dict[str, str] = {}
     inexpressible: dict[str, str] = dict(OUT)
     if "kip-360" in p.lacks:
-        inexpressible.update({v: "kip-360" for v in KIP360_CLIENT + TV2_CLIENT if v != "CLI-154"})
+        inexpressible.update({v: "kip-360" for v in KIP360_CLIENT + TV2_CLIENT + API_VERSIONS if v != "CLI-154"})
         inexpressible["CLI-154"] = "TV2 client (KAFKA-14563)"
     else:
+        if "transaction-version-2" in p.lacks:
+            inexpressible.update(dict.fromkeys(API_VERSIONS, "transaction-version-2"))
+        elif p.client_feature_check != "4.0":
+            inexpressible.update(dict.fromkeys(API_VERSIONS, NO_ARGUMENT))
         if not client_tv2(p):
             inexpressible.update({v: "TV2 client (KAFKA-14563)" for v in TV2_CLIENT})
         if "transaction-abortable" in p.lacks:
@@ -60,9 +68,10 @@ def test_the_more8_vectors_outcome_is_pinned_per_profile(name: str) -> None:
 def test_the_derived_pins() -> None:
     assert _derived("kafka-later-trunk") == ({}, OUT)
     assert set(_derived("kafka-2024-10")[0]) == {"CLI-160", "CLI-161-load", "CLI-161-txnstate", "PROD-110"}
-    assert set(_derived("kafka-2024-10")[1]) == set(OUT) | set(TV2_CLIENT)
+    assert set(_derived("kafka-2024-10")[1]) == set(OUT) | set(TV2_CLIENT) | set(API_VERSIONS)
     assert set(_derived("kafka-3.7")[0]) == {"CLI-161-load", "CLI-161-txnstate", "PROD-110"}
-    assert set(_derived("kafka-3.3-3.5")[1]) == set(OUT) | set(TV2_CLIENT) | {"CLI-160"} | set(VERIFIED)
+    assert set(_derived("kafka-3.3-3.5")[1]) == set(OUT) | set(TV2_CLIENT) | {"CLI-160"} | set(VERIFIED) | set(API_VERSIONS)
+    assert not set(_derived("kafka-4.0.0")[1]) & set(API_VERSIONS)
     # before KIP-360 only the follower's marker (PROD-113) is expressible
     d, i = _derived("kafka-2.4.1")
     assert not d and len(i) == 21

@@ -144,6 +144,8 @@ FEATURES: dict[str, str] = {
                    "released in 2.3"),
     "kafka-16217": ("KAFKA-16217 (an exception from beginAbort while the Sender closes forces the close, so the "
                     "TransactionManager is closed instead of retrying the abort forever), released in 3.7.1 and 3.8.0"),
+    "kip-91": ("KIP-91 (the producer's delivery.timeout.ms: a batch past it, or expired while its request was in "
+               "flight, is never retried), released in 2.1"),
     "kafka-8061": ("KAFKA-8061 (a graceful close of the Sender still fetches the producer id an idempotent producer lost "
                    "at Short.MaxValue, so its batches drain; only a forced close stops the wait), released in 2.2"),
     "kip-496": "KIP-496 (OffsetDelete: a consumer group's committed offsets of a topic it does not subscribe to), released in 2.4",
@@ -241,6 +243,9 @@ FEATURE_SINCE: dict[str, Since] = {
     "kafka-12152": Since((2, 8, 0), "2.8.0 TransactionManager.handleFailedBatch without producerIdOrEpochNotMatch's early "
                          "return (2.7.0 l.721: 'Ignoring failed batch ... since the producerId has been reset "
                          "internally'); KAFKA-12152 eb026fcf82d (first tag 2.8.0)"),
+    "kip-91": Since((2, 1, 0), "2.1.0 ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Sender.canRetry's "
+                    "hasReachedDeliveryTimeout and isDone checks, getExpiredInflightBatches (2.0.1: none); KAFKA-5886 "
+                    "7fc7136ffd2 (first tag 2.1.0)"),
     "kafka-8061": Since((2, 2, 0), "2.2.0 Sender.maybeWaitForProducerId loops 'while (!forceClose && ...)' (2.1.1: "
                         "'while (running && ...)', KAFKA-5503 4b9a3ba59b6; 2.0.0 .. 2.1.0: no close check); KAFKA-8061 "
                         "dfc59fa0cbb on the 2.2 branch (first tag 2.2.0), 1f525cd2c90 on trunk (first tag 2.3.0)"),

@@ -264,7 +264,15 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
         found.extend(_client_features(inp, kind, at))
         found.extend(_close_and_late_features(inp, kind, at))
     producer = initial.get("producer")
-    if isinstance(producer, dict) and not producer.get("transactional"):
+    if isinstance(producer, dict) and producer.get("idempotent") is False and not producer.get("transactional"):
+        # a producer without a TransactionManager: the Sender's own retry rule, not the KIP-360 client's
+        found = [f for f in found if f[0] != "kip-360"]
+        for i, step in enumerate(vector.steps):
+            kind = str(step.input.get("event") or "")
+            if re.search(r"(^|;\s*)expire\b", kind):
+                found.append(("kip-91", f"step {i + 1}: a batch expired in flight (delivery.timeout.ms)"))
+                break
+    elif isinstance(producer, dict) and not producer.get("transactional"):
         for i, step in enumerate(vector.steps):
             kind = str(step.input.get("call") or "")
             if re.match(r"sender\.(initiateClose|forceClose)\(", kind):

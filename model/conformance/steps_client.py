@@ -10,6 +10,7 @@ from typing import Any
 from ..api import client as api
 from ..api.protocol import client_tv2
 from ..errors import RETRIABLE, Errors
+from . import steps_no_idempotence
 from .steps_txn_calls import answered, call_completed
 from .values import NotExpressible, error_code, integer
 from .world import World
@@ -497,6 +498,8 @@ def _aborted(w: World) -> None:
 
 
 def event(w: World, inp: dict[str, Any]) -> Observed:
+    if steps_no_idempotence.applies(w):
+        return steps_no_idempotence.event(w, inp)
     text = str(inp.get("event", ""))
     out: Observed = {}
     for clause in [c for c in re.split(r";\s*", text) if c.strip()]:
