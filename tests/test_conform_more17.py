@@ -11,15 +11,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conform_pins import assert_coverage_table_names_vectors, assert_pinned, outcome_totals, run_vector, vectors_by_id
+from conform_pins import (
+    assert_coverage_table_names_vectors,
+    assert_pinned,
+    outcome_totals,
+    profiles_with,
+    run_vector,
+    vectors_by_id,
+)
 from eoscheck.model.api import client as api
-from eoscheck.model.api.protocol import FEATURE_SINCE, PROFILE_TABLE, PROFILES, protocol
+from eoscheck.model.api.protocol import FEATURE_SINCE, PROFILE_TABLE, PROFILES, SWITCH_HISTORY, protocol
 from eoscheck.model.conformance import harness
 from eoscheck.model.conformance.vectors import load_vectors
 from eoscheck.model.errors import RETRIABLE, Errors
 from eoscheck.model.producer.no_idempotence import can_retry, drained_batch_ids, is_idempotent
 from eoscheck.model.producer.retry_backoff import ADD_PARTITIONS_RETRY_BACKOFF_MS, retry_backoff_ms, send_delay_ms
 from eoscheck.model.producer.sender_close import producer_id_fetch_on_close
+from eoscheck.model.producer.txn_offset_commit_version import GroupMetadataCheck
+from eoscheck.model.producer.txn_offset_commit_version import build as build_txn_offset_commit
 
 MORE17 = Path(__file__).parent / "data" / "kafka-unit-test-vectors.more17.json"
 #: the vectors on the interface's (KIP-360) producer client
@@ -31,6 +40,10 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
     inexpressible: dict[str, str] = {}
     if "kip-360" in lacks:
         inexpressible.update(dict.fromkeys(KIP360_CLIENT, "kip-360"))
+    if "kip-360" in lacks:
+        inexpressible["CLI-267"] = "kip-360"
+    elif protocol(name).txn_offset_commit_group_metadata == "unchecked":
+        inexpressible["CLI-267"] = "2.5.x's TxnOffsetCommit builder has no group-metadata check"
     if "kip-91" in lacks:
         # a batch expired in flight (delivery.timeout.ms); CLI-265, the producer without idempotence, reads at every
         # profile
@@ -46,12 +59,13 @@ def test_the_more17_vectors_outcome_is_pinned_per_profile(name: str) -> None:
 
 def test_the_default_run_agrees_and_the_counts_per_profile_are_the_documented_ones() -> None:
     vf = load_vectors(MORE17)
-    assert outcome_totals(harness.run_file(vf)) == {"agree": 7, "disagree": 0, "not expressible": 0}
+    assert outcome_totals(harness.run_file(vf)) == {"agree": 8, "disagree": 0, "not expressible": 0}
     got = {n: tuple(outcome_totals(harness.run_file(vf, n)).values()) for n in PROFILE_TABLE}
-    assert {n for n, t in got.items() if t != (7, 0, 0)} == {"kafka-2.4.1", "kafka-2.4.0", "kafka-2.0.1-2.3",
+    assert {n for n, t in got.items() if t != (8, 0, 0)} == {"kafka-2.5", "kafka-2.4.1", "kafka-2.4.0", "kafka-2.0.1-2.3",
                                                              "kafka-2.0.0"}
-    assert got["kafka-2.4.1"] == got["kafka-2.4.0"] == (2, 0, 5)
-    assert got["kafka-2.0.1-2.3"] == got["kafka-2.0.0"] == (1, 0, 6)
+    assert got["kafka-2.5"] == (7, 0, 1)
+    assert got["kafka-2.4.1"] == got["kafka-2.4.0"] == (2, 0, 6)
+    assert got["kafka-2.0.1-2.3"] == got["kafka-2.0.0"] == (1, 0, 7)
 
 
 def test_the_features_and_their_versions() -> None:
@@ -109,6 +123,30 @@ def test_the_producer_without_idempotence_comparisons_can_fail() -> None:
     assert _changed("CLI-265", lambda v: v["initial_state"]["producer"].update(idempotent=True)) != harness.AGREE
     # not expired: the retriable answer is retried, and the next runOnce sends it again
     assert _changed("CLI-266", _step(1, event="response r1")) == harness.DISAGREE
+
+
+def test_the_txn_offset_commit_version_comparisons_can_fail() -> None:
+    # a coordinator with v3 takes the group metadata: the request is sent, the result still pending
+    assert _changed("CLI-267", _step(5, txn_offset_commit_max_version=3)) == harness.DISAGREE
+    # no group metadata (the groupId-only commit): sent at v2
+    assert _changed("CLI-267", lambda v: v["steps"][5]["input"].pop("group_metadata")) == harness.DISAGREE
+    # 2.6 .. 2.8 with Streams' internal.auto.downgrade.txn.commit: sent without the metadata
+    assert _changed("CLI-267", _step(5, auto_downgrade_txn_commit=True), "kafka-2.6") == harness.DISAGREE
+    assert _changed("CLI-267", _step(5, auto_downgrade_txn_commit=True), "kafka-3.0-3.1.0") == harness.AGREE
+
+
+def test_the_txn_offset_commit_version_rule() -> None:
+    checks: tuple[GroupMetadataCheck, ...] = ("config", "refuse")
+    for check in checks:
+        assert build_txn_offset_commit(2, group_metadata_set=True, check=check, auto_downgrade=False) == "refuse"
+        assert build_txn_offset_commit(3, group_metadata_set=True, check=check, auto_downgrade=False) == "send"
+        assert build_txn_offset_commit(2, group_metadata_set=False, check=check, auto_downgrade=False) == "send"
+    assert build_txn_offset_commit(2, group_metadata_set=True, check="config", auto_downgrade=True) == "downgrade"
+    assert build_txn_offset_commit(2, group_metadata_set=True, check="refuse", auto_downgrade=True) == "refuse"
+    assert build_txn_offset_commit(2, group_metadata_set=True, check="unchecked", auto_downgrade=False) == "unchecked"
+    assert SWITCH_HISTORY["txn_offset_commit_group_metadata"] == (((2, 0, 0), "unchecked"), ((2, 6, 0), "config"),
+                                                                  ((3, 0, 0), "refuse"))
+    assert profiles_with(lambda p: p.txn_offset_commit_group_metadata == "config") == {"kafka-2.6", "kafka-2.7-2.8"}
 
 
 def test_the_close_rule_per_version() -> None:

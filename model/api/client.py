@@ -81,6 +81,7 @@ from ..producer.txn_calls import states as client_states
 from ..producer.txn_calls import to_abortable_error as txn_to_abortable_error
 from ..producer.txn_calls import to_fatal_error as txn_to_fatal_error
 from ..producer.txn_client import on_init_response
+from ..producer.txn_offset_commit_version import build as build_txn_offset_commit
 from ..producer.txn_offsets_client import (
     OffsetCommitReaction,
     OffsetsAnswer,
@@ -146,6 +147,7 @@ __all__ = [
     "begin_abort",
     "begin_commit",
     "begin_transaction",
+    "build_txn_offset_commit",
     "bump_idempotent_epoch",
     "can_bump_epoch",
     "client_states",

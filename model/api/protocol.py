@@ -11,6 +11,7 @@ from typing import NamedTuple
 from ..producer.feature_versions import FEATURE_CHECK_SINCE, FeatureCheck
 from ..producer.txn_calls import TABLE_SINCE as CLIENT_TABLE_SINCE
 from ..producer.txn_calls import ClientTransitions
+from ..producer.txn_offset_commit_version import GroupMetadataCheck
 from ..protocol import VARIANTS as EOS_VARIANTS
 from ..protocol import Protocol as EosProtocol
 from ..protocol import TransactionVersion
@@ -118,6 +119,10 @@ class Protocol(NamedTuple):
     #: KAFKA-14563's client, the 2024-10 snapshot), "4.0" (when completing and after initTransactions, an upgrade
     #: bumping the epoch: KAFKA-18227, KAFKA-17898; 4.0.0 .. 4.2.0-rc1)
     client_feature_check: FeatureCheck = "none"
+    #: the client's TxnOffsetCommit builder and the consumer's group metadata below v3
+    #: (``model.producer.txn_offset_commit_version``): "unchecked" (2.0 .. 2.5.x), "config" (KAFKA-9776, 2.6.0 .. 2.8.x:
+    #: UnsupportedVersionException unless internal.auto.downgrade.txn.commit), "refuse" (KAFKA-12574, 3.0.0 on)
+    txn_offset_commit_group_metadata: GroupMetadataCheck = "refuse"
 
 
 #: what a profile can lack (``Protocol.lacks``) -> what it is and when Kafka got it
@@ -323,6 +328,9 @@ SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
     # TransactionManager.maybeUpdateTransactionV2Enabled's callers, declared with their evidence in
     # feature_versions.FEATURE_CHECK_SINCE (KAFKA-14563's client at the 2024-10 snapshot, KAFKA-18227 4.0.0)
     "client_feature_check": tuple((since.first, check) for check, since in FEATURE_CHECK_SINCE.items()),
+    # TxnOffsetCommitRequest.Builder.build below v3 with group metadata: no check at 2.5.0; KAFKA-9776 7f640f13b4d
+    # (first tag 2.6.0, the auto-downgrade config); KAFKA-12574 cc6f4c49a9d (first tag 3.0.0, always refused)
+    "txn_offset_commit_group_metadata": (((2, 0, 0), "unchecked"), ((2, 6, 0), "config"), ((3, 0, 0), "refuse")),
     # TransactionManager.TxnOffsetCommitHandler.handleResponse: KAFKA-7296 (1b0340b8328 on the 2.0 branch, first tag
     # 2.0.1; 4f25f1fb711, 2.1.0); KIP-447's FENCED_INSTANCE_ID / UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION (2.5.0);
     # Errors.INVALID_PRODUCER_EPOCH -> InvalidProducerEpochException (KAFKA-9911 b937ec75677, 2.7.0), reached through
@@ -357,7 +365,8 @@ _BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "
                            "client_abort_exception": "KafkaException",
                            "end_txn_exact_epoch": False, "failed_fence_keeps_epoch": False,
                            "verification_abortable": False, "txn_offset_commit_any_retriable": False,
-                           "txn_offset_commit_handler": "2.0.1", "offset_delete_pending": False}
+                           "txn_offset_commit_handler": "2.0.1", "offset_delete_pending": False,
+                           "txn_offset_commit_group_metadata": "unchecked"}
 
 
 class Profile(NamedTuple):
@@ -524,7 +533,8 @@ PROFILE_TABLE: dict[str, Profile] = {
          "TxnOffsetCommit checked by 2.8.2's doTxnCommitOffsets (the 2.5 rules)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="2.5",
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
-        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False),
+        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
+        txn_offset_commit_group_metadata="config"),
     "kafka-2.6": _entry(
         "kafka-2.6", "2.6.0", "2.6.3",
         ("released 2.6.0 .. 2.6.3: KAFKA-9600 (a client's EndTxn needs the exact epoch) and KAFKA-9666 "
@@ -533,7 +543,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
         txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
-        client_abort_exception="KafkaException"),
+        client_abort_exception="KafkaException", txn_offset_commit_group_metadata="config"),
     "kafka-2.5": _entry(
         "kafka-2.5", "2.5.0", "2.5.1",
         ("released 2.5.0 .. 2.5.1: KIP-360 and KIP-447 (2.5.0 messages); endTransaction refuses only a lower "
@@ -543,7 +553,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         end_txn_exact_epoch=False, failed_fence_keeps_epoch=False, fence_keeps_last_epoch=True,
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
         txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
-        client_abort_exception="KafkaException"),
+        client_abort_exception="KafkaException", txn_offset_commit_group_metadata="unchecked"),
     "kafka-2.4.1": _entry(
         "kafka-2.4.1", "2.4.1", "2.4.1",
         ("released 2.4.1: the 2.4 broker (KAFKA-7190: producer state kept when the log start offset moves; an "

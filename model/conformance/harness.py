@@ -263,6 +263,8 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
             found.append(("kafka-14831", f"{at}{kind}"))
         found.extend(_client_features(inp, kind, at))
         found.extend(_close_and_late_features(inp, kind, at))
+        if re.match(r"sender\.sendTxnOffsetCommit\(", kind) and inp.get("group_metadata"):
+            found.append(("kip-447", f"{at}{kind} with the consumer's group metadata"))
     producer = initial.get("producer")
     if isinstance(producer, dict) and producer.get("idempotent") is False and not producer.get("transactional"):
         # a producer without a TransactionManager: the Sender's own retry rule, not the KIP-360 client's

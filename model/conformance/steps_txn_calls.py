@@ -202,6 +202,8 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
             # maybeTransitionToErrorState / the test's own transitionToAbortableError
             r = api.txn_to_abortable_error(c, table, error)
         c, exception = r.client, r.exception
+    elif owner == "sender" and name == "sendTxnOffsetCommit":
+        c, extra = _send_txn_offset_commit(w, c, inp)
     elif owner == "transactionManager" and name == "setPoisonStateOnInvalidTransition":
         c = c._replace(background=arg.strip() == "true")
     elif owner == "sender" and name == "sendAddPartitionsToTxn":
@@ -318,6 +320,38 @@ def _answers(inp: dict[str, Any]) -> list[str]:
     for e in answers:
         error_code(e)
     return answers
+
+
+def _send_txn_offset_commit(w: World, c: api.TxnClient, inp: dict[str, Any]) -> tuple[api.TxnClient, Observed]:
+    """The Sender building the queued TxnOffsetCommit (sendOffsetsToTransaction's, after AddOffsetsToTxn and the group
+    coordinator's lookup) at the group coordinator's highest version ``txn_offset_commit_max_version``, with the
+    consumer's ``group_metadata`` ({member_id, generation_id, group_instance_id}, or none) and, for 2.6 .. 2.8, the
+    producer's ``auto_downgrade_txn_commit`` (``txn_offset_commit_version``)."""
+    if not c.pending_offsets:
+        raise NotExpressible("sendTxnOffsetCommit with no offsets pending (sendOffsetsToTransaction, then "
+                             "AddOffsetsToTxnResponse NONE)")
+    version = integer(inp.get("txn_offset_commit_max_version"), "txn_offset_commit_max_version")
+    metadata = inp.get("group_metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise NotExpressible("group_metadata: give {member_id, generation_id, group_instance_id} or leave it out")
+    meta = metadata or {}
+    # ConsumerGroupMetadata's defaults are JoinGroupRequest.UNKNOWN_MEMBER_ID / UNKNOWN_GENERATION_ID / no instance
+    is_set = (meta.get("member_id") not in (None, "") or integer(meta.get("generation_id", -1), "generation_id") != -1
+              or meta.get("group_instance_id") is not None)
+    outcome = api.build_txn_offset_commit(version, group_metadata_set=is_set,
+                                          check=w.protocol.txn_offset_commit_group_metadata,
+                                          auto_downgrade=bool(inp.get("auto_downgrade_txn_commit", False)))
+    if outcome == "unchecked":
+        raise NotExpressible(f"TxnOffsetCommit v{version} with group metadata under {w.protocol.name}: 2.5.x's builder "
+                             "has no check (the fields are v3+ and not ignorable), its outcome is not read")
+    if outcome == "refuse":
+        # the version mismatch: TxnRequestHandler.onComplete's fatalError fails the result with it
+        error = "UnsupportedVersionException"
+        c = api.txn_to_fatal_error(c, w.protocol.client_transitions, error).client
+        w.client["_offsets_result"], w.client["_offsets_error"] = "failed", error
+        return c, {"txn_offset_commit_sent": False, "exception_in_result": error}
+    w.client["_txn_in_flight"] = "TxnOffsetCommit"
+    return c, {"txn_offset_commit_sent": True, "group_metadata_sent": is_set and outcome == "send"}
 
 
 def _produce_batches(w: World) -> list[str]:
