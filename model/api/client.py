@@ -122,8 +122,8 @@ def increment_sequence(seq: int, inc: int, protocol: Protocol) -> int:
 
 __all__ = [
     "CLIENT_STATES",
-    "FATAL_PRODUCE_ERRORS",
     "DEFAULT_RETRY_BACKOFF_MS",
+    "FATAL_PRODUCE_ERRORS",
     "TXN_RESPONSE_APIS",
     "AddPartitionsAnswer",
     "ApiVersionsCache",
