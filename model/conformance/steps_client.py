@@ -400,9 +400,10 @@ def _clause(w: World, text: str, inp: dict[str, Any]) -> Observed:
             raise NotExpressible(f"expiry of a batch not in flight: {t!r}")
         w.client["_tp"] = tp
         w.client.setdefault("_expired", {})[name] = next(b for b in _entry(w, tp).in_flight if b.name == name)
-        # Sender.sendProducerData expires it; the next loop resolves the sequence ('runOnce()')
+        # Sender.sendProducerData expires it (failBatch's TimeoutException, the transactional producer's lastError);
+        # the next loop resolves the sequence ('runOnce()')
         _react(w, tp, api.expire_batch(_entry(w, tp), name, transactional=_transactional(w),
-                                       max_seq=w.protocol.max_seq))
+                                       max_seq=w.protocol.max_seq), int(Errors.REQUEST_TIMED_OUT))
         return {}
     if re.match(r"^runOnce\(\)$", t):
         return _sender_loop(w)
