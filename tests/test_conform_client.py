@@ -218,3 +218,19 @@ def test_a_late_answer_to_an_expired_batch_is_ignored() -> None:
     data["vectors"][0]["steps"][2]["expected"] = {"ignored": False}
     (wrong,) = _run(data).vectors
     assert wrong.outcome == harness.DISAGREE
+
+
+@pytest.mark.parametrize("name", ["kafka-2.5", "kafka-2.7-2.8", "kafka-3.0-3.1.0", "kafka-3.3-3.5"])
+def test_before_kafka_14884_cl_62s_late_answer_is_handled_and_still_agrees(name: str) -> None:
+    """Before 3.6.0 the late INVALID_TXN_STATE runs handleFailedBatch (model/producer/late_failure.py): ABORTABLE_ERROR
+    again (the expiry's state, the one CL-62 asserts) and the next sequence 1 -> 0, which CL-62 does not assert; so
+    CL-62 agrees under every profile, for a different reason before and from 3.6.0."""
+    (report,) = _run(_one("CL-62"), name).vectors
+    assert report.outcome == harness.AGREE, (name, report.differences)
+    data = _one("CL-62")
+    data["vectors"][0]["steps"][2]["expected"] = {"ignored": False, "next_sequence_tp0": 0,
+                                                  "last_error": "InvalidTxnStateException", "exception": None}
+    (handled,) = _run(data, name).vectors
+    assert handled.outcome == harness.AGREE, (name, handled.differences)
+    (ignored,) = _run(data, "kafka-3.6").vectors
+    assert ignored.outcome == harness.DISAGREE

@@ -21,6 +21,7 @@ from ..producer.feature_versions import (
 from ..producer.feature_versions import remove as remove_api_versions
 from ..producer.feature_versions import update as update_api_versions
 from ..producer.idempotent_epoch import bump_idempotent_epoch as _bump_pair
+from ..producer.late_failure import LateFailure, handle_late_failed_batch
 from ..producer.partition_sequences import (
     FATAL_PRODUCE_ERRORS,
     ErrorReaction,
@@ -133,6 +134,7 @@ __all__ = [
     "FeatureCheck",
     "FeatureRead",
     "InFlightBatch",
+    "LateFailure",
     "OffsetCommitReaction",
     "OffsetsAnswer",
     "PartitionEntry",
@@ -160,6 +162,7 @@ __all__ = [
     "expire_batch",
     "failed_batch_error",
     "handle_authorization_error",
+    "handle_late_failed_batch",
     "has_ongoing_transaction",
     "has_partitions_to_add",
     "increment_sequence",

@@ -157,6 +157,10 @@ FEATURES: dict[str, str] = {
     "kafka-13794": ("KAFKA-13794 (the producer's in-flight batches of a partition are told apart when two share a base "
                     "sequence, so a late failure of an expired batch no longer takes a newer epoch's batch out of "
                     "inflightBatchesBySequence), released in 3.0.2, 3.1.1 and 3.2.0"),
+    "kafka-14884": ("KAFKA-14884 (Sender.failBatch runs TransactionManager.handleFailedBatch only for the failure that "
+                    "completes the batch, so a late failure of a batch that expired already is ignored; before, it was "
+                    "handled a second time: an abortable error and the partition's sequences moved down again), "
+                    "released in 3.6"),
     "kafka-12152": ("KAFKA-12152 (TransactionManager.handleFailedBatch no longer ignores a batch of an older producer id "
                     "or epoch: its failure may ask for an idempotent epoch bump), released in 2.8"),
     "kafka-13221": ("KAFKA-13221 (KIP-664: ProducerStateManager.hasLateTransaction, an ongoing transaction whose producer "
@@ -245,6 +249,10 @@ FEATURE_SINCE: dict[str, Since] = {
     "kafka-13794": Since((3, 1, 1), "3.1.1 and 3.2.0 TransactionManager.TopicPartitionEntry.PRODUCER_BATCH_COMPARATOR "
                          "(3.1.0 and 3.0.1: Comparator.comparingInt(ProducerBatch::baseSequence)); KAFKA-13794 "
                          "f0a2b62b0e7 (first tag 3.3.0 on trunk), backported to 3.0.2 and 3.1.1"),
+    "kafka-14884": Since((3, 6, 0), "3.6.0 Sender.failBatch calls handleFailedBatch inside 'if "
+                         "(batch.completeExceptionally(...))' (3.5.2 l.766-774: before it, for every failure); KAFKA-14884 "
+                         "ea0bb001262 ('take 2', PR 13787), an ancestor of 3.6.0 and not of 3.5.2, with SenderTest's "
+                         "testReceiveFailedBatchTwiceWithTransactions"),
     "kafka-12152": Since((2, 8, 0), "2.8.0 TransactionManager.handleFailedBatch without producerIdOrEpochNotMatch's early "
                          "return (2.7.0 l.721: 'Ignoring failed batch ... since the producerId has been reset "
                          "internally'); KAFKA-12152 eb026fcf82d (first tag 2.8.0)"),

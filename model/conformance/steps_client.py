@@ -95,6 +95,8 @@ def _count(text: str) -> int:
 
 def _respond(w: World, tp: str, name: str | None, error: int, base_offset: int, lso: int,
              retries_left: bool = True, inp: dict[str, Any] | None = None) -> Observed:
+    # the batch's own exception is the answer's (a late disconnect fails it with a NetworkException)
+    answered = error
     if error == Errors.NETWORK_EXCEPTION:
         # a disconnect (Sender.handleProduceResponse's wasDisconnected): NetworkException is a RetriableException,
         # which TransactionManager.canRetry retries as it does REQUEST_TIMED_OUT; errors.RETRIABLE, which kafka.eos's
@@ -108,7 +110,7 @@ def _respond(w: World, tp: str, name: str | None, error: int, base_offset: int, 
             raise NotExpressible(f"an answer {Errors(error).name} to a batch no longer tracked as in flight")
         return {"exception": "IllegalStateException", "can_retry": True}
     if name is not None and name in w.client.get("_batches", {}) and not any(b.name == name for b in e.in_flight):
-        return _late_answer(w, tp, name, error, retries_left)
+        return _late_answer(w, tp, name, answered, retries_left)
     if not e.in_flight:
         raise NotExpressible("a produce response with no batch in flight")
     batch = next((b for b in e.in_flight if b.name == name), e.in_flight[0])
@@ -164,19 +166,20 @@ def _split(w: World, tp: str, batch: api.InFlightBatch, inp: dict[str, Any] | No
 
 
 def _late_answer(w: World, tp: str, name: str, error: int, retries_left: bool) -> Observed:
-    """An answer to a batch already completed (expired, or split). From KAFKA-14831 (a81f35c1c8f, 3.6.0)
+    """An answer to a batch already completed (expired, or split). From KAFKA-14884 (ea0bb001262, 3.6.0)
     ``Sender.failBatch`` calls ``handleFailedBatch`` only when ``completeExceptionally`` completes the batch, so the
-    answer is ignored; before, ``handleFailedBatch`` ran for it: ``removeInFlightBatch`` (by base sequence before
-    KAFKA-13794), then the idempotent producer's epoch bump for a failure with retries left (not for a batch of an
-    older epoch before KAFKA-12152, 2.8.0)."""
+    answer is ignored; before, ``handleFailedBatch`` ran for it. The idempotent producer: ``removeInFlightBatch`` (by
+    base sequence before KAFKA-13794), then its epoch bump for a failure with retries left (not for a batch of an
+    older epoch before KAFKA-12152, 2.8.0). The transactional producer: ``model/producer/late_failure.py``."""
     late = w.client.get("_expired", {}).get(name)
-    if error == Errors.NONE or "kafka-14831" not in w.protocol.lacks or late is None or _transactional(w):
-        # a transactional batch's late failure before 3.6.0 (its abortable error and adjustSequencesDueToFailedBatch)
-        # is still taken as ignored, as before session 26: CL-62 reads it under every profile
-        return {"ignored": True}
+    if error in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER) or "kafka-14884" not in w.protocol.lacks or late is None:
+        # a success (or completeBatch's DUPLICATE_SEQUENCE_NUMBER) goes to handleCompletedBatch, not modelled here
+        return _ignored(w)
     if error in (Errors.UNKNOWN_PRODUCER_ID, *api.FATAL_PRODUCE_ERRORS):
-        raise NotExpressible(f"a late {Errors(error).name} for an expired batch before KAFKA-14831 (3.6.0) runs "
+        raise NotExpressible(f"a late {Errors(error).name} for an expired batch before KAFKA-14884 (3.6.0) runs "
                              "handleFailedBatch's error transition and sequence reset, which the harness does not take")
+    if _transactional(w):
+        return _late_transactional(w, tp, late, error, retries_left)
     before = _entry(w, tp)
     after = api.remove_in_flight_batch(before, late, by_identity="kafka-13794" not in w.protocol.lacks)
     w.client_partitions[tp] = after
@@ -209,6 +212,43 @@ def _producer_id_fetch(w: World) -> str:
     lacks = w.protocol.lacks
     return api.producer_id_fetch_on_close(forced=bool(w.client.get("_forced")), kafka_5503=False,
                                           kafka_8061="kafka-8061" not in lacks, kip_360="kip-360" not in lacks)
+
+
+def _ignored(w: World) -> Observed:
+    out: Observed = {"ignored": True}
+    if _transactional(w):
+        out.update({"exception": None, "last_error": w.client.get("last_error"),
+                    "epoch_bump_required": bool(w.client.get("_epoch_bump_required", False))})
+    return out
+
+
+def _late_transactional(w: World, tp: str, late: api.InFlightBatch, error: int, retries_left: bool) -> Observed:
+    """Before KAFKA-14884: the transactional producer's ``handleFailedBatch`` for a batch it failed already."""
+    before = _entry(w, tp)
+    stale = (late.producer_id, late.epoch) != _pair(w)
+    if stale and retries_left and "kafka-12152" not in w.protocol.lacks and not before.in_flight \
+            and before.next_sequence == 0 and (before.producer_id, before.epoch) != (late.producer_id, late.epoch):
+        # InitProducerId's resetSequenceNumbers dropped the partition's entry; whether a drain made it again
+        # (adjustSequencesDueToFailedBatch's txnPartitionMap.contains) is not kept
+        raise NotExpressible("a late failure of an older epoch's batch on a partition not drained since the epoch bump")
+    # a disconnect's (Sender.handleProduceResponse: NETWORK_EXCEPTION, whose exception is NetworkException; no kafka.eos
+    # machine disconnects, so errors' exception table, which they read, does not name it)
+    exception = "NetworkException" if error == Errors.NETWORK_EXCEPTION else api.failed_batch_error(
+        error, transactional=True, wrap_in_abortable=w.protocol.eos.client_batch_error_wrapped_abortable)
+    r = api.handle_late_failed_batch(
+        _state(w), before, late, exception, producer=_pair(w), can_bump_epoch=_can_bump(w), adjust=retries_left,
+        by_identity="kafka-13794" not in w.protocol.lacks, stale_ignored="kafka-12152" in w.protocol.lacks,
+        invalid_transition="IllegalStateException" if w.protocol.client_retry_safe_calls else "KafkaException")
+    w.client["state"] = r.state
+    if r.bump_required:
+        w.client["_epoch_bump_required"] = True
+    if r.last_error is not None:
+        w.client["last_error"] = r.last_error
+    w.client_partitions[tp] = r.entry
+    kept = {b.name for b in r.entry.in_flight}
+    w.client.setdefault("_untracked", set()).update(b.name for b in before.in_flight if b.name not in kept)
+    return {"ignored": False, "exception": r.exception, "last_error": w.client.get("last_error"),
+            "epoch_bump_required": bool(w.client.get("_epoch_bump_required", False))}
 
 
 def _can_bump(w: World) -> bool:
@@ -398,9 +438,10 @@ def _clause(w: World, text: str, inp: dict[str, Any]) -> Observed:
             raise NotExpressible(f"expiry of a batch not in flight: {t!r}")
         w.client["_tp"] = tp
         w.client.setdefault("_expired", {})[name] = next(b for b in _entry(w, tp).in_flight if b.name == name)
-        # Sender.sendProducerData expires it; the next loop resolves the sequence ('runOnce()')
+        # Sender.sendProducerData expires it (failBatch's TimeoutException, the transactional producer's lastError);
+        # the next loop resolves the sequence ('runOnce()')
         _react(w, tp, api.expire_batch(_entry(w, tp), name, transactional=_transactional(w),
-                                       max_seq=w.protocol.max_seq))
+                                       max_seq=w.protocol.max_seq), int(Errors.REQUEST_TIMED_OUT))
         return {}
     if re.match(r"^runOnce\(\)$", t):
         return _sender_loop(w)
@@ -580,7 +621,8 @@ def txn_response(w: World, inp: dict[str, Any]) -> Observed:
                 for tp in w.client_partitions:
                     w.client_partitions[tp] = api.PartitionEntry(w.client["producer_id"], w.client["epoch"])
             w.client["state"] = "READY"
-            w.client.pop("_epoch_bump_required", None)
+            # InitProducerIdHandler leaves epochBumpRequired (2.5.0 .. 4.2.0-rc1: only completeTransaction and the
+            # idempotent bump clear it): one a late failure asked for while INITIALIZING (before KAFKA-14884) stays
         elif name == "EndTxn" and w.client.pop("_end_txn_tv2", w.client.get("transaction_v2")) and client_tv2(w.protocol):
             # KAFKA-14562 [2/3] (4.0.0): EndTxn v5+ answers the producer id and epoch the coordinator bumped to; the
             # TV2 client continues with them and its partitions restart at sequence 0 (no InitProducerId)
