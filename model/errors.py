@@ -18,6 +18,8 @@ class Errors(IntEnum):
     NOT_LEADER_OR_FOLLOWER = 6
     REQUEST_TIMED_OUT = 7
     MESSAGE_TOO_LARGE = 10
+    #: no machine produces it; an offset commit's metadata over offset.metadata.max.bytes (the conformance interface)
+    OFFSET_METADATA_TOO_LARGE = 12
     #: a broker-to-broker request lost its connection (AddPartitionsToTxnManager's verification)
     NETWORK_EXCEPTION = 13
     COORDINATOR_LOAD_IN_PROGRESS = 14

@@ -62,7 +62,9 @@ def test_error_numbers_are_kafkas():
                 # the conformance interface's (session 25): authorization, OffsetDelete, DescribeTransactions and
                 # ListTransactions answers, as 4.2.0-rc1's Errors.java numbers them
                 "TOPIC_AUTHORIZATION_FAILED": 29, "CLUSTER_AUTHORIZATION_FAILED": 31, "GROUP_SUBSCRIBED_TO_TOPIC": 86,
-                "TRANSACTIONAL_ID_NOT_FOUND": 105, "INVALID_REGULAR_EXPRESSION": 128}
+                "TRANSACTIONAL_ID_NOT_FOUND": 105, "INVALID_REGULAR_EXPRESSION": 128,
+                # session 26: TxnOffsetCommit's metadata size
+                "OFFSET_METADATA_TOO_LARGE": 12}
     assert {e.name: int(e) for e in Errors} == expected
 
 

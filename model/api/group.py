@@ -15,7 +15,7 @@ from ..group.metadata import (
     GroupState,
     new_group,
 )
-from ..group.offset_delete import OffsetDeleteResult, delete_offsets
+from ..group.offset_delete import OffsetDeleteResult, delete_all_offsets, delete_offsets, replay_offset_tombstone
 from ..group.offset_expiry import ExpiryResult, cleanup_expired_offsets
 from ..group.offset_fetch import offset_fetch
 from ..group.pending_offsets import (
@@ -58,11 +58,22 @@ def handle_txn_offset_commit(state: GroupCoordinatorState, req: TxnOffsetCommitR
     ``append_error``: what the KIP-890 verification or the ``__consumer_offsets`` append answers
     (the unit tests mock it); a failed one answers ``offset_commit_error_answer`` and leaves no
     pending offsets."""
+    errors, state = txn_offset_commit_errors(state, req, protocol, append_error=append_error)
+    return (errors[0][1] if errors else int(Errors.NONE)), state
+
+
+def txn_offset_commit_errors(state: GroupCoordinatorState, req: TxnOffsetCommitRequest, protocol: Protocol, *,
+                             append_error: int = Errors.NONE, oversized: frozenset[int] = frozenset(),
+                             ) -> tuple[tuple[tuple[int, int], ...], GroupCoordinatorState]:
+    """Each partition's error, in request order, and the group after (``handle_txn_offset_commit``). ``oversized``: the
+    partitions whose metadata is too long (``model.group.offset_metadata_size``): once the group is validated they are
+    left out and answered OFFSET_METADATA_TOO_LARGE, the others as before; a group error is every partition's."""
+    parts = tuple(p for p, _ in req.offsets)
     group = state.group
     if group is None:
         err = unknown_group_error(new_coordinator=state.new_coordinator, generation_id=req.generation_id)
         if err is not None:
-            return err, state
+            return tuple((p, err) for p in parts), state
         group = new_group(state.num_partitions)
     if state.member_epochs is not None:
         err = consumer_group_error(dict(state.member_epochs), req.member_id, req.generation_id)
@@ -70,14 +81,18 @@ def handle_txn_offset_commit(state: GroupCoordinatorState, req: TxnOffsetCommitR
         err = validate_txn_offset_commit(group, check=protocol.txn_offset_commit, generation_id=req.generation_id,
                                          member_id=req.member_id, instance_id=req.instance_id)
     if err != Errors.NONE:
-        return err, state
-    if append_error != Errors.NONE:
-        return offset_commit_error_answer(append_error), state
+        return tuple((p, err) for p in parts), state
+    offsets = tuple((p, off) for p, off in req.offsets if p not in oversized)
+    if append_error != Errors.NONE or not offsets:
+        # nothing written: the kept partitions get the mapped append error
+        kept = offset_commit_error_answer(append_error)
+        return tuple((p, int(Errors.OFFSET_METADATA_TOO_LARGE) if p in oversized else kept) for p in parts), state
     at = state.log_end_offset
-    group = prepare_txn_offset_commit(group, req.producer_id, req.offsets)
-    for p, off in req.offsets:
+    group = prepare_txn_offset_commit(group, req.producer_id, offsets)
+    for p, off in offsets:
         group = on_txn_offset_commit_append(group, req.producer_id, p, off, at)
-    return int(Errors.NONE), state._replace(group=group, log_end_offset=at + 1)
+    return (tuple((p, int(Errors.OFFSET_METADATA_TOO_LARGE) if p in oversized else int(Errors.NONE)) for p in parts),
+            state._replace(group=group, log_end_offset=at + 1))
 
 
 #: the first TxnOffsetCommit version whose clients handle COORDINATOR_LOAD_IN_PROGRESS (KAFKA-7296)
@@ -126,6 +141,26 @@ def handle_offset_delete(state: GroupCoordinatorState, partitions: tuple[int, ..
     return r, state._replace(group=r.group, log_end_offset=at)
 
 
+def handle_delete_all_offsets(state: GroupCoordinatorState,
+                              protocol: Protocol) -> tuple[tuple[int, ...], GroupCoordinatorState]:
+    """The new coordinator's DeleteGroups of the group (``deleteAllOffsets``, ``model.group.offset_delete``): the
+    partitions tombstoned and the group after their replay, per version (``Protocol.offset_delete_pending``)."""
+    if state.group is None:
+        raise ValueError("deleteAllOffsets of a group the coordinator does not know")
+    tombstones, group = delete_all_offsets(state.group, pending_aware=protocol.offset_delete_pending)
+    return tombstones, state._replace(group=group, log_end_offset=state.log_end_offset + len(tombstones))
+
+
+def replay_offset_tombstone_record(state: GroupCoordinatorState, partition: int,
+                                   protocol: Protocol) -> GroupCoordinatorState:
+    """The replay of an offset-commit tombstone written at the log end (``OffsetMetadataManager.replay``), per version
+    (``Protocol.offset_delete_pending``)."""
+    if state.group is None:
+        raise ValueError("an offset tombstone of a group the coordinator does not know")
+    group = replay_offset_tombstone(state.group, partition, pending_aware=protocol.offset_delete_pending)
+    return state._replace(group=group, log_end_offset=state.log_end_offset + 1)
+
+
 def handle_cleanup_expired_offsets(state: GroupCoordinatorState, commit_timestamps: dict[int, int],
                                    unsubscribed: frozenset[int], now_ms: int, retention_ms: int,
                                    protocol: Protocol) -> tuple[ExpiryResult, GroupCoordinatorState]:
@@ -167,10 +202,13 @@ __all__ = [
     "TxnOffsetCommitRequest",
     "append_offset_commit",
     "handle_cleanup_expired_offsets",
+    "handle_delete_all_offsets",
     "handle_offset_delete",
     "handle_offset_fetch",
     "handle_txn_marker",
     "handle_txn_offset_commit",
     "marker_answer",
+    "replay_offset_tombstone_record",
     "txn_offset_commit_answer",
+    "txn_offset_commit_errors",
 ]

@@ -114,6 +114,11 @@ class Protocol(NamedTuple):
     #: transactions (KAFKA-19163: 1293658cca, first tag 4.1.0; 48f75616d7 on the 4.0 branch, first tag 4.0.1); before,
     #: such a group was deletable at once (``OffsetMetadataManager.cleanupExpiredOffsets``)
     expiry_keeps_group_with_open_txns: bool = False
+    #: loading a __transaction_state partition whose cache entry is still there (no emigration in between) replaces the
+    #: entry and completes (KAFKA-9307: 0f0eb49e35e, first tag 2.5.0; 30f4fbf51a7 on the 2.4 branch, first tag 2.4.1);
+    #: before, addLoadedTransactionsToCache put the entry and threw IllegalStateException, leaving the partition loading
+    #: (``model.coordinator.txn_partition_cache``)
+    txn_reload_replaces: bool = True
     #: when the producer reads the finalized transaction.version from its ApiVersions
     #: (``model.producer.feature_versions.FeatureCheck``): "none" (2.0.0 .. 3.9.x), "2024-10" (at beginTransaction,
     #: KAFKA-14563's client, the 2024-10 snapshot), "4.0" (when completing and after initTransactions, an upgrade
@@ -169,6 +174,9 @@ FEATURES: dict[str, str] = {
                 "transactions), released in 3.0"),
     "kip-994": "KIP-994's ListTransactions v1 DurationFilter (transactions running longer than a duration), released in 3.8",
     "kip-1152": "KIP-1152's ListTransactions v2 TransactionalIdPattern (a regular expression on the id), released in 4.1",
+    "kafka-14869": ("KAFKA-14869 (KIP-915 part 1: a __transaction_state record whose key version is unknown is skipped "
+                    "when the partition is loaded; before, the load stopped with IllegalStateException), released in "
+                    "3.4.1 and 3.5.0"),
     "kip-939": ("KIP-939's InitProducerId v6 (Enable2Pc, KeepPreparedTxn; the broker's "
                 "transaction.two.phase.commit.enable and the TWO_PHASE_COMMIT ACL on the transactional id), released "
                 "in 4.1 with v6 marked latestVersionUnstable"),
@@ -276,6 +284,10 @@ FEATURE_SINCE: dict[str, Since] = {
     "kip-1152": Since((4, 1, 0), "4.1.0 ListTransactionsRequest.json validVersions 0-2 ('Version 2: adds "
                       "TransactionalIdPattern ... (KIP-1152)'; 4.0.1: 0-1), listTransactionStates("
                       "filterTransactionalIdPattern); KAFKA-19073 0c1fbf3aeb, an ancestor of 4.1.0 and not of 4.0.1"),
+    "kafka-14869": Since((3, 4, 1), "3.4.1 and 3.5.0 TransactionLog.readTxnRecordKey returns UnknownKey for an unknown "
+                         "key version and TransactionStateManager.loadTransactionMetadata skips it (3.4.0 l.101-109 "
+                         "throws IllegalStateException); KAFKA-14869 5e9d4de748d (first tag 3.6.0), 33e2fef4553 on the "
+                         "3.5 branch (3.5.0) and 5115906515f on the 3.4 branch (3.4.1)"),
     # the first version with TV2 is the 2024-10 trunk snapshot (partly merged); the first release is 4.0.0
     "transaction-version-2": Since(SNAPSHOT_2024_10, "EndTxnRequest.json validVersions 0-5 and "
                                    "TransactionMetadata.clientTransactionVersion at the 2024-10 snapshot 1eb7644 "
@@ -333,6 +345,9 @@ SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
     # OffsetMetadataManager.cleanupExpiredOffsets with no committed offset: KAFKA-19163 (48f75616d7 in 4.0.1, 1293658cca
     # in 4.1.0; 4.0.0 and 3.9.1 return true)
     "expiry_keeps_group_with_open_txns": (((2, 0, 0), False), ((4, 0, 1), True)),
+    # TransactionStateManager.addLoadedTransactionsToCache: KAFKA-9307 0f0eb49e35e (first tag 2.5.0), 30f4fbf51a7 on the
+    # 2.4 branch (2.4.1); 2.4.0 and 2.3.1 throw IllegalStateException on an entry already cached
+    "txn_reload_replaces": (((2, 0, 0), False), ((2, 4, 1), True)),
     # TransactionManager.maybeUpdateTransactionV2Enabled's callers, declared with their evidence in
     # feature_versions.FEATURE_CHECK_SINCE (KAFKA-14563's client at the 2024-10 snapshot, KAFKA-18227 4.0.0)
     "client_feature_check": tuple((since.first, check) for check, since in FEATURE_CHECK_SINCE.items()),
@@ -572,7 +587,8 @@ PROFILE_TABLE: dict[str, Profile] = {
         "kafka-2.4.0", "2.4.0", "2.4.0",
         ("released 2.4.0: as 2.4.1 without KAFKA-9144 (a marker leaves lastTimestamp at the last cached data "
          "batch's, NO_TIMESTAMP once its new epoch cleared the cache)"),
-        "broker-2.4", "pre-kip360", **_BEFORE_2_5_COORDINATOR, marker_sets_producer_timestamp=False),
+        "broker-2.4", "pre-kip360", **_BEFORE_2_5_COORDINATOR, marker_sets_producer_timestamp=False,
+        txn_reload_replaces=False),
     "kafka-2.0.1-2.3": _entry(
         "kafka-2.0.1-2.3", "2.0.1", "2.3.1",
         ("released 2.0.1 .. 2.3.1: before KAFKA-7190 (a producer whose last batch falls below the log start offset "
@@ -580,13 +596,13 @@ PROFILE_TABLE: dict[str, Profile] = {
          "KAFKA-9144; the coordinator as 2.4 (TransactionCoordinator 2.0.0 .. 2.4.1 differ in no rule). Was "
          "kafka-2.0-2.3 (2.0.0 lacks KAFKA-7296: ``kafka-2.0.0``)"),
         "broker-2.0-2.3", "pre-kip360", **_BEFORE_2_5_COORDINATOR,
-        marker_sets_producer_timestamp=False),
+        marker_sets_producer_timestamp=False, txn_reload_replaces=False),
     "kafka-2.0.0": _entry(
         "kafka-2.0.0", "2.0.0", "2.0.0",
         ("released 2.0.0: as 2.0.1-2.3, but TxnOffsetCommitHandler does not name COORDINATOR_LOAD_IN_PROGRESS (an "
          "unexpected, fatal error; KAFKA-7296 retries it from 2.0.1)"),
         "broker-2.0-2.3", "pre-kip360", **{**_BEFORE_2_5_COORDINATOR, "txn_offset_commit_handler": "2.0.0"},
-        marker_sets_producer_timestamp=False),
+        marker_sets_producer_timestamp=False, txn_reload_replaces=False),
 }
 
 #: old profile names -> the profile that replaces them: kafka-2.7-3.9 had exactly kafka-3.8-3.9's switches (it

@@ -76,6 +76,8 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^getTransactionState\b", steps_coordinator.get_transaction_state),
     (r"^putTransactionStateIfNotExists\b", steps_coordinator.put_transaction_state),
     (r"^(TransactionStateManager\.)?loadTransactionsForTxnTopicPartition\b", steps_coordinator.load_transactions),
+    (r"^((TransactionStateManager\.)?removeTransactionsForTxnTopicPartition|(TransactionCoordinator\.)?onResignation)\b",
+     steps_coordinator.unload_transactions),
     (r"^(TransactionCoordinator\.)?handleDescribeTransactions\b", steps_txn_listing.describe_transactions),
     (r"^((TransactionStateManager\.)?listTransactionStates|(TransactionCoordinator\.)?handleListTransactions)\b",
      steps_txn_listing.list_transactions),
@@ -91,6 +93,7 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^maybeStartTransactionVerification\b", steps_leader.start_verification),
     (r"^clearVerificationStateEntry\b", steps_leader.clear_verification),
     (r"^takeSnapshot\b", steps_leader.take_snapshot),
+    (r"^(UnifiedLog\.)?activeProducersWithLastSequence\b", steps_leader.active_producers),
     (r"^(UnifiedLog\.)?(truncateTo|truncateFullyAndStartAt)\b", steps_leader.log_truncate),
     (r"^close and reopen the log\b", steps_leader.reopen_log),
     (r"^roll\b", steps_leader.roll),
@@ -105,6 +108,8 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^TxnOffsetCommit\b", steps_group.txn_offset_commit),
     (r"^(OffsetDelete|deleteOffsets)\b", steps_group.offset_delete),
     (r"^cleanupExpiredOffsets\b", steps_group.cleanup_expired_offsets),
+    (r"^(OffsetMetadataManager\.)?deleteAllOffsets\b", steps_group.delete_all_offsets),
+    (r"^replayOffsetCommitTombstone\b", steps_group.replay_offset_tombstone),
     ((r"(?i)^(OffsetFetch ?(response|answer)|offset_fetch_response)|initWithCommittedOffsets|refreshCommittedOffsets|"
      r"fetchCommittedOffsets"), steps_client.consumer_offset_fetch),
     (r"^OffsetFetch\b", steps_group.offset_fetch),
@@ -285,7 +290,8 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
 
 def _close_and_late_features(inp: dict[str, Any], kind: str, at: str) -> list[tuple[str, str]]:
     """The closing Sender's loops (KAFKA-6635, 2.3.0), their forced close on a failing abort (KAFKA-16217, 3.7.1),
-    OffsetDelete (KIP-496, 2.4.0) and ProducerStateManager.hasLateTransaction (KAFKA-13221, 3.2.0)."""
+    OffsetDelete (KIP-496, 2.4.0), ProducerStateManager.hasLateTransaction (KAFKA-13221, 3.2.0) and a
+    __transaction_state load skipping an unknown record type (KAFKA-14869, 3.4.1)."""
     found: list[tuple[str, str]] = []
     if re.match(r"sender\.run\(\s*\)", kind):
         found.append(("kafka-6635", f"{at}{kind} after the close"))
@@ -293,6 +299,10 @@ def _close_and_late_features(inp: dict[str, Any], kind: str, at: str) -> list[tu
             found.append(("kafka-16217", f"{at}{kind} with beginAbort throwing {inp.get('begin_abort_throws')}"))
     if re.match(r"(OffsetDelete|deleteOffsets)\b", kind):
         found.append(("kip-496", f"{at}{kind}"))
+    log = inp.get("transaction_log")
+    if re.match(r"(TransactionStateManager\.)?loadTransactionsForTxnTopicPartition\b", kind) and isinstance(log, list) \
+            and any(isinstance(r, dict) and "unknown_key_version" in r for r in log):
+        found.append(("kafka-14869", f"{at}{kind} over a record of an unknown key version"))
     if re.match(r"(ProducerStateManager\.|stateManager\.)?hasLateTransaction\b", kind):
         found.append(("kafka-13221", f"{at}{kind}"))
     return found

@@ -8,11 +8,13 @@ from typing import Any
 
 from ..api import coordinator as api
 from ..api import kafka_apis
+from ..api import txn_partition as tp
 from ..coordinator.producer_ids import ProducerIdsExhausted, block_accepted, generate_producer_id, grant_block
 from ..coordinator.txn_log import NO_METADATA
 from ..errors import Errors
 from ..transactions.codes import NO_PENDING, TxnResult, TxnState
 from ..transactions.markers import complete_if_done
+from ..transactions.metadata import to_log_record
 from .values import (
     ANSWERED_BEFORE,
     NotExpressible,
@@ -525,20 +527,80 @@ def get_transaction_state(w: World, inp: dict[str, Any]) -> Observed:
 
 
 def load_transactions(w: World, inp: dict[str, Any]) -> Observed:
-    """``loadTransactionsForTxnTopicPartition`` (then the scheduler's tick): the cached metadata is taken as the
-    last ``__transaction_state`` record of each transactional id and loaded by a new coordinator; a PrepareCommit
-    or PrepareAbort gets its markers sent again (the test's callback records the transactional id)."""
+    """``loadTransactionsForTxnTopicPartition`` (then the scheduler's tick) of the world's ``__transaction_state``
+    partition at ``coordinator_epoch``: ``transaction_log`` gives its records in offset order (each a metadata object of
+    a transactional id, ``{"transactional_id", "tombstone": true}``, or ``{"unknown_key_version": v}``); without it, the
+    world's metadata are the last record of each transactional id. A PrepareCommit or PrepareAbort gets its markers sent
+    again (the test's callback records the transactional id); ``loading_partitions``, ``cached`` and
+    ``coordinator_epoch`` are the cache's after (``loadingPartitions.size``, ``transactionMetadataCache``)."""
     epoch = integer(inp.get("coordinator_epoch", w.coordinator_epoch), "coordinator_epoch")
+    cache = w.txn_partition if w.txn_partition is not None else tp.TxnPartitionCache()
+    result = tp.handle_load(cache, epoch, _log_records(w, inp), w.protocol)
+    loaded = tp.loaded_transactions(result, epoch)
+    _set_partition(w, result.cache)
+    if result.loaded is not None:
+        w.txns = {tid: meta for tid, (meta, _, _) in loaded.items()}
     resumed: list[str] = []
     out: Observed = {}
-    for tid, meta in sorted(w.txns.items()):
-        if not meta.exists:
-            continue
-        loaded, partitions, result = api.load_and_resume(meta, epoch)
-        w.txns[tid] = loaded
+    for tid, (_, partitions, marker) in loaded.items():
         if partitions:
             resumed.append(tid)
-            out["marker_result"] = "COMMIT" if result == int(TxnResult.COMMIT) else "ABORT"
+            out["marker_result"] = "COMMIT" if marker == int(TxnResult.COMMIT) else "ABORT"
             out["marker_partitions"] = sorted(w.partitions.name(p) for p in partitions)
     out["markers_sent_for"] = resumed
+    out.update(_partition_view(w))
+    out["transactional_ids"] = sorted(loaded)
+    out["loaded"] = {tid: w.meta_view(meta) for tid, (meta, _, _) in loaded.items()}
+    return out
+
+
+def _log_records(w: World, inp: dict[str, Any]) -> list[tp.LogRecord]:
+    raw = inp.get("transaction_log")
+    if raw is None:
+        return [tp.LogRecord(tid, to_log_record(meta)) for tid, meta in sorted(w.txns.items()) if meta.exists]
+    if not isinstance(raw, list) or not all(isinstance(r, dict) for r in raw):
+        raise NotExpressible("transaction_log: a list of records (metadata objects, tombstones, unknown keys)")
+    records: list[tp.LogRecord] = []
+    for r in raw:
+        if "unknown_key_version" in r:
+            records.append(tp.LogRecord("", None, known_key=False))
+        elif r.get("tombstone") is True:
+            records.append(tp.LogRecord(str(r.get("transactional_id", DEFAULT_TID)), None))
+        else:
+            records.append(tp.LogRecord(str(r.get("transactional_id", DEFAULT_TID)), to_log_record(w.meta_from(r))))
+    return records
+
+
+def _set_partition(w: World, cache: tp.TxnPartitionCache) -> None:
+    """The world's lookup answers follow the partition's cache (``getTransactionState``)."""
+    w.txn_partition = cache
+    w.loading = bool(cache.loading)
+    w.lookup_error = 0 if cache.loading else tp.lookup_error(cache)
+    w.coordinator_epoch = None if cache.cached_epoch == tp.NOT_CACHED else cache.cached_epoch
+
+
+def _partition_view(w: World) -> Observed:
+    cache = w.txn_partition or tp.TxnPartitionCache()
+    return {"loading_partitions": len(cache.loading), "cached": cache.cached_epoch != tp.NOT_CACHED,
+            "coordinator_epoch": None if cache.cached_epoch == tp.NOT_CACHED else cache.cached_epoch}
+
+
+def unload_transactions(w: World, inp: dict[str, Any]) -> Observed:
+    """``removeTransactionsForTxnTopicPartition(partition, coordinator_epoch)``, directly or through
+    ``TransactionCoordinator.onResignation`` (the coordinator epoch it names does not change what is removed); the
+    partition's records stay in the log, its cache entry goes: lookups answer NOT_COORDINATOR."""
+    integer(inp.get("coordinator_epoch", 0), "coordinator_epoch")
+    if w.txn_partition is None:
+        cached = w.coordinator_epoch if w.coordinator_epoch is not None else 0
+        w.txn_partition = tp.TxnPartitionCache(tp.NOT_CACHED if w.lookup_error == Errors.NOT_COORDINATOR else cached,
+                                               (cached,) if w.loading else ())
+    try:
+        _set_partition(w, tp.handle_unload(w.txn_partition))
+    except ValueError:
+        raise NotExpressible("an emigration while the partition is loading: which loads it cancels differs by version "
+                             "(2.4 leavingPartitions, 1eb7644 the same epoch, 4.2.0-rc1 an older one)") from None
+    out = _partition_view(w)
+    # TransactionCoordinator.onResignation also drops the partition's queued markers
+    out["__why__"] = {"markers_removed": "the model's coordinator keeps no queue of markers to send "
+                                         "(TransactionMarkerChannelManager.removeMarkersForTxnTopicPartition)"}
     return out

@@ -10,6 +10,7 @@ from ..api import group as api
 from ..api import kafka_apis
 from ..errors import Errors
 from ..group.metadata import NO_INSTANCE_ID, NOT_APPENDED, GroupState
+from ..group.offset_metadata_size import OFFSET_METADATA_MAX_SIZE_DEFAULT, oversized_partitions
 from ..group.pending_offsets import (
     fail_pending_txn_offset_commit,
     on_txn_offset_commit_append,
@@ -77,14 +78,29 @@ def _txn_offset_commit(w: World, inp: dict[str, Any]) -> Observed:
     new_coord = w.group.new_coordinator or "group-coordinator/" in w.source_file
     # the mocked KIP-890 verification's or the append's answer (testVerificationErrorsForTxnOffsetCommits)
     failed = next((inp[k] for k in ("verification_error", "append_error", "append_result") if k in inp), "NONE")
-    err, w.group = api.handle_txn_offset_commit(w.group._replace(new_coordinator=new_coord), req, w.protocol,
-                                                append_error=error_code(str(failed)))
+    errors, w.group = api.txn_offset_commit_errors(w.group._replace(new_coordinator=new_coord), req, w.protocol,
+                                                   append_error=error_code(str(failed)), oversized=_oversized(w, inp))
     if "request_version" in inp:
-        err = api.txn_offset_commit_answer(err, integer(inp["request_version"], "request_version"))
+        version = integer(inp["request_version"], "request_version")
+        errors = tuple((p, api.txn_offset_commit_answer(e, version)) for p, e in errors)
+    err = errors[0][1] if errors else int(Errors.NONE)
     w.last_txn_pid = pid
     return {"error": error_name(err), "error_code": err,
-            "per_partition": {w.partitions.name(p): {"error": error_name(err), "error_code": err} for p, _ in offsets},
+            "per_partition": {w.partitions.name(p): {"error": error_name(e), "error_code": e} for p, e in errors},
             "committed": w.committed_view(), "pending_txn": w.pending_view()}
+
+
+def _oversized(w: World, inp: dict[str, Any]) -> frozenset[int]:
+    """``metadata_lengths``: each partition's metadata length (null: no metadata); ``offset_metadata_max_bytes``: the
+    broker's limit (default 4096)."""
+    raw = inp.get("metadata_lengths")
+    if raw is None:
+        return frozenset()
+    if not isinstance(raw, dict):
+        raise NotExpressible("metadata_lengths: a map of partition -> metadata length")
+    limit = integer(inp.get("offset_metadata_max_bytes", OFFSET_METADATA_MAX_SIZE_DEFAULT), "offset_metadata_max_bytes")
+    lengths = {w.partitions.id(str(p)): None if n is None else integer(n, "metadata_lengths") for p, n in raw.items()}
+    return oversized_partitions(lengths, limit)
 
 
 def offset_fetch(w: World, inp: dict[str, Any]) -> Observed:
@@ -111,13 +127,9 @@ def offset_delete(w: World, inp: dict[str, Any]) -> Observed:
     r, w.group = api.handle_offset_delete(w.group._replace(new_coordinator=new_coord),
                                           tuple(w.partitions.id(p) for p in parts),
                                           subscribed=bool(inp.get("group_subscribed_to_topic", False)), protocol=w.protocol)
-    pending = {e.partition for e in w.group_meta().pending}
-    committed = w.committed_view()
     return {"per_partition": {p: {"error": error_name(e), "error_code": e} for p, e in zip(parts, r.errors, strict=True)},
-            "tombstones": [w.partitions.name(p) for p in r.tombstones],
-            # OffsetMetadataManagerTestContext.hasOffset: a committed or a pending transactional offset
-            "has_offset": {p: p in committed or w.partitions.id(p) in pending for p in parts},
-            "committed": committed, "pending_txn": w.pending_view()}
+            "tombstones": [w.partitions.name(p) for p in r.tombstones], "has_offset": _has_offset(w, parts),
+            "committed": w.committed_view(), "pending_txn": w.pending_view()}
 
 
 def cleanup_expired_offsets(w: World, inp: dict[str, Any]) -> Observed:
@@ -136,6 +148,41 @@ def cleanup_expired_offsets(w: World, inp: dict[str, Any]) -> Observed:
                                                     w.protocol)
     return {"group_deletable": r.deletable, "tombstones": [w.partitions.name(p) for p in r.tombstones],
             "committed": w.committed_view(), "pending_txn": w.pending_view()}
+
+
+def _has_offset(w: World, parts: list[str]) -> dict[str, bool]:
+    """``OffsetMetadataManagerTestContext.hasOffset``: a committed or a pending transactional offset."""
+    pending = {e.partition for e in w.group_meta().pending}
+    committed = w.committed_view()
+    return {p: p in committed or w.partitions.id(p) in pending for p in parts}
+
+
+def delete_all_offsets(w: World, inp: dict[str, Any]) -> Observed:
+    """The new coordinator's ``deleteAllOffsets`` (DeleteGroups), then the tombstones' replay as the unit tests'
+    context does; ``has_offset`` is read for the partitions the step's ``partitions`` name."""
+    if w.group.group is None:
+        raise NotExpressible("deleteAllOffsets of a group the coordinator does not know")
+    if not (w.group.new_coordinator or "group-coordinator/" in w.source_file):
+        raise NotExpressible("the classic coordinator's DeleteGroups (GroupMetadataManager.deleteGroups) is not modelled")
+    tombstones, w.group = api.handle_delete_all_offsets(w.group, w.protocol)
+    parts = [str(p) for p in (inp.get("partitions") or [])]
+    return {"tombstones": [w.partitions.name(p) for p in tombstones], "num_deleted_offsets": len(tombstones),
+            "has_offset": _has_offset(w, parts), "committed": w.committed_view(), "pending_txn": w.pending_view()}
+
+
+def replay_offset_tombstone(w: World, inp: dict[str, Any]) -> Observed:
+    """The new coordinator's replay of an offset-commit tombstone for ``partition`` (a null record value)."""
+    if w.group.group is None:
+        raise NotExpressible("an offset tombstone of a group the coordinator does not know")
+    if not (w.group.new_coordinator or "group-coordinator/" in w.source_file):
+        raise NotExpressible("the classic coordinator's tombstone load (GroupMetadataManager.loadGroupsAndOffsets) is "
+                             "not modelled")
+    part = str(inp.get("partition", ""))
+    if not part:
+        raise NotExpressible("an offset tombstone names its partition ('bar-0')")
+    w.group = api.replay_offset_tombstone_record(w.group, w.partitions.id(part), w.protocol)
+    parts = [str(p) for p in (inp.get("partitions") or [part])]
+    return {"has_offset": _has_offset(w, parts), "committed": w.committed_view(), "pending_txn": w.pending_view()}
 
 
 def txn_marker(w: World, inp: dict[str, Any]) -> Observed:

@@ -102,6 +102,7 @@ def _batch(inp: dict[str, Any], common: dict[str, Any]) -> api.ProduceBatch:
         # the leader derives a batch's last offset from its records, one sequence each
         raise NotExpressible(f"offsets {first}..{last_off} do not hold the {count} records of sequences "
                              f"{base}..{get('last_sequence', base)}")
+    _retained(get("retained_records"), base, count)
     guard = str(get("verification_guard", "none"))
     if guard not in ("none", "current"):
         raise NotExpressible(f"verification_guard {guard!r}: 'current' (the guard of the entry) or 'none' (SENTINEL)")
@@ -111,6 +112,20 @@ def _batch(inp: dict[str, Any], common: dict[str, Any]) -> api.ProduceBatch:
                             -1 if first is None else integer(first, "first_offset"),
                             -1 if ts is None else integer(ts, "timestamp"), guard == "current",
                             integer(get("records", 0), "records"))
+
+
+def _retained(raw: Any, base: int, count: int) -> None:
+    """``retained_records``: the records log compaction left in a batch of a producer (``MemoryRecords.filterTo``; 0:
+    an emptied batch kept for its header, KAFKA-5490, 0.11.0.1). The producer state is built from the header alone
+    (``ProducerAppendInfo.append``: baseSequence, lastSequence, lastOffset, epoch), which compaction keeps, so the
+    count cannot change an answer; it is read to refuse a count the header cannot hold."""
+    if raw is None:
+        return
+    n = integer(raw, "retained_records")
+    if base < 0:
+        raise NotExpressible("retained_records of a batch without a producer id: its records are the 'records' count")
+    if not 0 <= n <= count:
+        raise NotExpressible(f"retained_records {n}: a batch of sequences {base}..{base + count - 1} holds 0..{count}")
 
 
 _WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
@@ -202,6 +217,15 @@ def _marker(w: World, inp: dict[str, Any]) -> Observed:
         "producer_id": req.producer_id, "first_offset": txn_first, "last_offset": res.last_offset,
         "is_aborted": req.result == TxnResult.ABORT}
     return out
+
+
+def active_producers(w: World, inp: dict[str, Any]) -> Observed:
+    """``UnifiedLog.activeProducersWithLastSequence`` read for ``producer_id``: whether it holds the producer
+    (``contains``) and its last sequence (None when it does not)."""
+    pid = integer(inp.get("producer_id"), "producer_id")
+    entry = next((e for e in w.leader.producers if e.producer_id == pid), None)
+    return {"contains": entry is not None,
+            "last_sequence": None if entry is None else w.entry_view(entry)["last_seq"]}
 
 
 def advance_time(w: World, inp: dict[str, Any]) -> Observed:

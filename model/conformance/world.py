@@ -11,6 +11,7 @@ from ..api.coordinator import CoordinatorState
 from ..api.group import GroupCoordinatorState
 from ..api.leader import LeaderState
 from ..api.protocol import Protocol, client_tv2
+from ..api.txn_partition import TxnPartitionCache
 from ..coordinator.producer_ids import ProducerIdBlocks
 from ..coordinator.txn_log import NO_METADATA
 from ..errors import Errors
@@ -86,6 +87,8 @@ class World:
         self.txn_start_ms: dict[str, int] = {}
         #: the coordinator epoch the cache holds the transactional ids at (None: the one each append gives)
         self.coordinator_epoch: int | None = None
+        #: the __transaction_state partition's cache once a load or unload step ran (None: the initial state's answers)
+        self.txn_partition: TxnPartitionCache | None = None
         self.blocks: ProducerIdBlocks | None = None
         self.last_update: dict[str, int] = {}
         self.tid_expiration_ms = 604800000

@@ -13,6 +13,13 @@ partition has a committed offset *or* a pending transactional one, and its repla
 partition's pending offsets of every open transaction of the group; 3.7.x wrote it for a committed offset only and its
 replay left the pending ones.
 
+DeleteGroups on the new coordinator (``OffsetMetadataManager.deleteAllOffsets``, then the tombstones' replay): a
+tombstone for every committed offset of the group and, from KAFKA-14505 [8/8] (the same commit), one for every partition
+with only pending transactional offsets (none twice); the count of tombstones is what it answers. 3.7.x tombstoned the
+committed offsets only, and their replay left the pending ones (read at 3.7.0 l.641-657, 1eb7644, 3.9.1 and 4.1.0
+l.796-823 alike). A tombstone's replay (``OffsetMetadataManager.replay`` of a null value) removes the committed offset
+and, from that commit, the partition's pending offsets of every open transaction of the group.
+
 No machine reads this module (kafka.eos's groups delete no offsets); the conformance interface does.
 """
 
@@ -37,6 +44,24 @@ def _drop(group: GroupMeta, partition: int, *, pending: bool) -> GroupMeta:
     offsets[partition] = NO_COMMIT
     kept = tuple(e for e in group.pending if e.partition != partition) if pending else group.pending
     return group._replace(offsets=tuple(offsets), pending=kept)
+
+
+def replay_offset_tombstone(group: GroupMeta, partition: int, *, pending_aware: bool) -> GroupMeta:
+    """The replay of an offset-commit tombstone for ``partition``; ``pending_aware``: KAFKA-14505 [8/8]
+    (``Protocol.offset_delete_pending``) also drops the partition's pending transactional offsets."""
+    return _drop(group, partition, pending=pending_aware)
+
+
+def delete_all_offsets(group: GroupMeta, *, pending_aware: bool) -> tuple[tuple[int, ...], GroupMeta]:
+    """``deleteAllOffsets`` (the new coordinator's DeleteGroups): the partitions tombstoned, committed ones first as
+    Kafka writes them (their count is the answer), and the group after the tombstones' replay."""
+    committed = tuple(p for p, c in enumerate(group.offsets) if c.offset >= 0)
+    # KAFKA-14505 [8/8]: a partition with both gets one tombstone, not two
+    pending_only = tuple(sorted({e.partition for e in group.pending} - set(committed))) if pending_aware else ()
+    tombstones = committed + pending_only
+    for p in tombstones:
+        group = replay_offset_tombstone(group, p, pending_aware=pending_aware)
+    return tombstones, group
 
 
 def delete_offsets(group: GroupMeta, partitions: tuple[int, ...], *, subscribed: bool, new_coordinator: bool,
