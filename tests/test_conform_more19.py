@@ -1,6 +1,7 @@
-"""Session 26's vectors of several transactional ids in one coordinator (``tests/data/kafka-unit-test-vectors.more19.json``):
-the expiry task over several __transaction_state partitions (KAFKA-13099) and a broker's AddPartitionsToTxn v4 batch of
-two transactions (KIP-890 part 1), pinned per profile; comparisons that can fail; the partition rule on its own."""
+"""Session 26's ``tests/data/kafka-unit-test-vectors.more19.json``: several transactional ids in one coordinator (the
+expiry task over several __transaction_state partitions, KAFKA-13099; a broker's AddPartitionsToTxn v4 batch of two
+transactions, KIP-890 part 1) and the Sender's request order (AddPartitionsToTxn, produce, EndTxn) and its abort of
+in-flight batches in a fatal error, pinned per profile; comparisons that can fail; the partition rule on its own."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from eoscheck.model.conformance.vectors import load_vectors
 from eoscheck.model.coordinator.txn_partitions import java_string_hash, partition_for, tombstone_partitions
 
 MORE19 = Path(__file__).parent / "data" / "kafka-unit-test-vectors.more19.json"
+CLIENT = ("CLI-300", "CLI-301", "CLI-302", "CLI-303")
 
 
 def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -35,6 +37,9 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
         if feature in lacks:
             inexpressible["BRK-KA-50"] = feature
             break
+    if "kip-360" in lacks:
+        # the interface's client is the KIP-360 client
+        inexpressible.update(dict.fromkeys(CLIENT, "kip-360"))
     return {}, inexpressible
 
 
@@ -46,13 +51,14 @@ def test_the_more19_vectors_outcome_is_pinned_per_profile(name: str) -> None:
 
 def test_the_default_run_agrees_and_the_counts_per_profile_are_the_documented_ones() -> None:
     vf = load_vectors(MORE19)
-    assert outcome_totals(harness.run_file(vf)) == {"agree": 3, "disagree": 0, "not expressible": 0}
+    assert outcome_totals(harness.run_file(vf)) == {"agree": 7, "disagree": 0, "not expressible": 0}
     got = {n: tuple(outcome_totals(harness.run_file(vf, n)).values()) for n in PROFILE_TABLE}
-    assert {n for n, t in got.items() if t == (3, 0, 0)} == {
+    assert {n for n, t in got.items() if t == (7, 0, 0)} == {
         "kafka-later-trunk", "kafka-4.2", "kafka-4.1.1", "kafka-4.1.0", "kafka-4.0.1", "kafka-4.0.0", "kafka-2024-10",
         "kafka-3.8-3.9", "kafka-3.7", "kafka-3.6"}
-    assert got["kafka-3.3-3.5"] == got["kafka-3.1.1-3.2"] == got["kafka-3.0-3.1.0"] == (2, 0, 1)
-    assert got["kafka-2.7-2.8"] == got["kafka-2.6"] == got["kafka-2.0.0"] == (0, 0, 3)
+    assert got["kafka-3.3-3.5"] == got["kafka-3.1.1-3.2"] == got["kafka-3.0-3.1.0"] == (6, 0, 1)
+    assert got["kafka-2.7-2.8"] == got["kafka-2.6"] == got["kafka-2.5"] == (4, 0, 3)
+    assert got["kafka-2.4.1"] == got["kafka-2.4.0"] == got["kafka-2.0.1-2.3"] == got["kafka-2.0.0"] == (0, 0, 7)
 
 
 def test_kafka_13099_and_its_backports() -> None:
@@ -113,6 +119,34 @@ def test_the_batch_comparisons_can_fail() -> None:
     def twice(v: dict[str, Any]) -> None:
         v["steps"][0]["input"]["transactions"][1]["transactional_id"] = "txnId1"
     assert _changed("BRK-KA-50", twice) == harness.NOT_EXPRESSIBLE
+
+
+def _drop(vid: str, *indexes: int) -> Callable[[dict[str, Any]], None]:
+    def change(v: dict[str, Any]) -> None:
+        v["steps"] = [s for i, s in enumerate(v["steps"]) if i not in indexes]
+    return change
+
+
+def test_the_sender_order_comparisons_can_fail() -> None:
+    # no produce answer: the EndTxn still waits for the batch in flight
+    assert _changed("CLI-300", _drop("CLI-300", 12)) == harness.DISAGREE
+    # the AddPartitionsToTxn answer never read: tp0 is not in the transaction, so nothing drains
+    assert _changed("CLI-300", _drop("CLI-300", 7, 8)) == harness.DISAGREE
+    # tp1 added before the first answer is read: it goes in the first request, and the next loop sends nothing
+    def early(v: dict[str, Any]) -> None:
+        v["steps"].insert(3, v["steps"].pop(6))
+    assert _changed("CLI-301", early) == harness.DISAGREE
+    # the second AddPartitionsToTxn not answered: still in flight, so the loop sends no produce data
+    assert _changed("CLI-301", _drop("CLI-301", 11, 12)) == harness.DISAGREE
+    # a batch never drained is aborted in the abortable error
+    assert _changed("CLI-302", _drop("CLI-302", 5, 6, 7)) != harness.AGREE
+
+
+def test_the_fatal_abort_comparisons_can_fail() -> None:
+    # tp1's answer read before the fatal one: nothing is in flight to abort
+    def first(v: dict[str, Any]) -> None:
+        v["steps"].insert(2, v["steps"].pop(5))
+    assert _changed("CLI-303", first) == harness.DISAGREE
 
 
 def test_the_coverage_table_names_the_vectors() -> None:
