@@ -170,6 +170,9 @@ FEATURES: dict[str, str] = {
                     "or epoch: its failure may ask for an idempotent epoch bump), released in 2.8"),
     "kafka-13221": ("KAFKA-13221 (KIP-664: ProducerStateManager.hasLateTransaction, an ongoing transaction whose producer "
                     "wrote nothing for max.transaction.timeout.ms + 5 minutes), released in 3.2"),
+    "kafka-13099": ("KAFKA-13099 (the coordinator's transactional-id expiry per __transaction_state partition: a "
+                    "partition without a log config is skipped, tombstones go in batches within max.message.bytes), "
+                    "released in 2.6.3, 2.7.2, 2.8.1 and 3.0.0"),
     "kip-664": ("KIP-664's DescribeTransactions and ListTransactions (the coordinator's admin view of its "
                 "transactions), released in 3.0"),
     "kip-994": "KIP-994's ListTransactions v1 DurationFilter (transactions running longer than a duration), released in 3.8",
@@ -274,6 +277,11 @@ FEATURE_SINCE: dict[str, Since] = {
                      "GroupMetadata.removeOffsets; KAFKA-8730 e24d0e22abb (first tag 2.4.0)"),
     "kafka-13221": Since((3, 2, 0), "3.2.0 ProducerStateManager.hasLateTransaction / LateTransactionBufferMs (3.1.2: "
                          "none); KAFKA-13221 915991445fd (first tag 3.2.0), the same rule at 4.2.0-rc1 (l.130-133)"),
+    "kafka-13099": Since((2, 8, 1), "2.8.1 TransactionStateManager.removeExpiredTransactionalIds(transactionPartition, "
+                         "...) with replicaManager.getLogConfig and MemoryRecordsBuilder.hasRoomFor (2.8.0: one "
+                         "appendRecords over every partition); KAFKA-13099 c5ec390fa6f (first tag 3.1.0), backported "
+                         "3356faf8de1 (2.6.3), b317f7fa543 (2.7.2), facf5e9be9e (2.8.1), cd233e92b0a (3.0.0); 2.7.0, "
+                         "2.7.1 and 2.8.0 lack it, so every release from 2.8.1 on has it"),
     "kip-664": Since((3, 0, 0), "3.0.0 DescribeTransactionsRequest.json and ListTransactionsRequest.json validVersions 0 "
                      "(2.8.2: neither file); TransactionCoordinator.handleDescribeTransactions, KAFKA-12267 3f09fb97b6, "
                      "and handleListTransactions / TransactionStateManager.listTransactionStates, KAFKA-12369 "

@@ -225,6 +225,9 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
         found.append(("kafka-9666", "initial_state.txn_metadata.has_failed_epoch_fence"))
     if initial.get("transaction.two.phase.commit.enable"):
         found.append(("kip-939", "initial_state.transaction.two.phase.commit.enable"))
+    for key in ("offline_partitions", "max_message_bytes"):
+        if initial.get(key):
+            found.append(("kafka-13099", f"initial_state.{key}"))
     for i, step in enumerate(vector.steps):
         inp, at = step.input, f"step {i + 1}: "
         kind = str(inp.get("api") or inp.get("event") or inp.get("call") or "")
@@ -264,6 +267,8 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
         # answers it, but no 3.5 broker sends it)
         if re.match(r"AddPartitionsToTxn\b", kind) and (inp.get("verify_only") or inp.get("verifyOnly")):
             found.append(("kip-890-verification", f"{at}{kind} verify_only"))
+        if re.match(r"AddPartitionsToTxn\b", kind) and "transactions" in inp:
+            found.append(("kip-890-verification", f"{at}{kind} v4 with several transactions"))
         if re.match(r"transactionManager\.setPoisonStateOnInvalidTransition\(\s*true", kind):
             found.append(("kafka-14831", f"{at}{kind}"))
         found.extend(_client_features(inp, kind, at))

@@ -139,8 +139,9 @@ def _respond(w: World, tp: str, name: str | None, error: int, base_offset: int, 
         out["batch_error"] = api.failed_batch_error(error, transactional=False, wrap_in_abortable=False)
     out["can_retry"] = r.retry
     loop = _sender_loop(w)
-    # the loop's InitProducerId while the Sender closes (the other answers of the loop are its own step's)
-    out.update({k: loop[k] for k in ("init_producer_id_sent", "returns") if k in loop})
+    # the loop's InitProducerId while the Sender closes, and the batches a fatal error aborts (maybeAbortBatches)
+    out.update({k: loop[k] for k in ("init_producer_id_sent", "returns", "aborted_batches", "aborted_batches_error")
+                if k in loop})
     return out
 
 
@@ -318,7 +319,12 @@ def _sender_loop(w: World) -> Observed:
     if _state(w) == "FATAL_ERROR" or (w.protocol.client_auth_init_abortable and _state(w) == "ABORTABLE_ERROR"
                                       and last in ("TransactionalIdAuthorizationException",
                                                    "ClusterAuthorizationException")):
-        queued = sorted(w.client.get("_queued", {}))
+        # maybeAbortBatches: RecordAccumulator.abortBatches fails every incomplete batch, the ones in flight too (their
+        # late answers are ignored, KAFKA-5957, 1.0.0); read at 2.0.0 and 4.1.0
+        gone = w.client.setdefault("_aborted_in_flight", set())
+        in_flight = {b.name for e in w.client_partitions.values() for b in e.in_flight} - gone
+        gone |= in_flight
+        queued = sorted(set(w.client.get("_queued", {})) | in_flight)
         w.client["_queued"] = {}
         if _state(w) == "ABORTABLE_ERROR":
             w.client["state"], w.client["last_error"] = "UNINITIALIZED", None

@@ -11,6 +11,7 @@ from ..api import kafka_apis
 from ..api import txn_partition as tp
 from ..coordinator.producer_ids import ProducerIdsExhausted, block_accepted, generate_producer_id, grant_block
 from ..coordinator.txn_log import NO_METADATA
+from ..coordinator.txn_partitions import partition_for, tombstone_partitions
 from ..errors import Errors
 from ..transactions.codes import NO_PENDING, TxnResult, TxnState
 from ..transactions.markers import complete_if_done
@@ -153,7 +154,26 @@ def end_txn(w: World, inp: dict[str, Any]) -> Observed:
     return out
 
 
+def _batched_add_partitions(w: World, inp: dict[str, Any]) -> Observed:
+    """A broker's AddPartitionsToTxn v4 with several transactions (KIP-890 part 1, KAFKA-14402, 3.6.0;
+    KafkaApis.handleAddPartitionsToTxnRequest read at 3.6.0 and 4.1.0): each transaction on its own, a verifyOnly one
+    to handleVerifyPartitionsInTransaction and the others to handleAddPartitionsToTransaction, each after its own
+    metadata-cache check; the response, sent once every transaction answered, holds each one's result by
+    transactional id."""
+    txns = inp["transactions"]
+    if not isinstance(txns, list) or not all(isinstance(t, dict) and t.get("transactional_id") for t in txns):
+        raise NotExpressible("AddPartitionsToTxn.transactions: a list of transactions, each with its transactional_id")
+    if len({str(t["transactional_id"]) for t in txns}) != len(txns):
+        raise NotExpressible("AddPartitionsToTxn.transactions: a transactional id twice in one request")
+    version = inp.get("request_version", 4)
+    results = {str(t["transactional_id"]): add_partitions(w, {"request_version": version, **t}) for t in txns}
+    return {"errors": {tid: {tp: r["error"] for tp, r in out["per_partition"].items()} for tid, out in results.items()},
+            "per_transaction": results}
+
+
 def add_partitions(w: World, inp: dict[str, Any]) -> Observed:
+    if "transactions" in inp:
+        return _batched_add_partitions(w, inp)
     tid = _tid(inp)
     if w.metadata_cache is not None:
         # KafkaApis first: a partition its metadata cache does not know stops the request before the coordinator
@@ -298,26 +318,50 @@ def timeout_abort(w: World, inp: dict[str, Any]) -> Observed:
             "aborted": wrote and st.metadata != before}
 
 
+def _txn_log_partition(w: World, tid: str) -> int | None:
+    """The __transaction_state partition of ``tid``: the vector's ``txn_partition``, else ``partitionFor`` over
+    ``transaction_state_partitions``, else None (a world of one partition)."""
+    if tid in w.txn_log_partition_of:
+        return w.txn_log_partition_of[tid]
+    return None if w.txn_log_partition_count is None else partition_for(tid, w.txn_log_partition_count)
+
+
 def expire_transactional_ids(w: World, inp: dict[str, Any]) -> Observed:
     """``removeExpiredTransactionalIds``: the state rule is the model's (``api.may_expire``); the
-    time condition (lastUpdate <= now - transactional.id.expiration.ms) is data the model abstracts."""
+    time condition (lastUpdate <= now - transactional.id.expiration.ms) is data the model abstracts. Over
+    several __transaction_state partitions (KAFKA-13099, ``coordinator.txn_partitions``): a partition without a log config is
+    skipped, so its ids stay; the others' tombstones are all appended, in as many batches as their bytes take."""
     append_error = _append_error(inp, "tombstone_append_result", real_append=True)
     written, removed = False, {}
+    expirable_at: dict[str, int] = {}
     for i, tid in enumerate(list(w.txns)):
         meta = w.txns[tid]
         old_enough = w.last_update.get(tid, w.now) <= w.now - w.tid_expiration_ms
-        if not old_enough:
+        part = _txn_log_partition(w, tid)
+        if not old_enough or part in w.txn_log_offline:
             removed[i] = False
             continue
+        if api.may_expire(meta):
+            expirable_at[tid] = -1 if part is None else part
         wrote, st = api.expire_transactional_id(w.coordinator(tid), append_error=append_error)
         written = written or wrote
         removed[i] = not st.metadata.exists and meta.exists
         w.txns[tid] = st.metadata._replace(pending_state=NO_PENDING) if st.metadata.exists else st.metadata
     first = w.txns.get(next(iter(w.txns))) if w.txns else None
-    return {"tombstone_written": written, "transactional_id_removed": removed.get(0, False),
-            "txn2_removed": removed.get(1, False),
-            "pending_state_after": None if first is None or not first.exists or first.pending_state == NO_PENDING
-            else state_name(first.pending_state)}
+    out: Observed = {"tombstone_written": written, "transactional_id_removed": removed.get(0, False),
+                     "pending_state_after": None if first is None or not first.exists
+                     or first.pending_state == NO_PENDING else state_name(first.pending_state)}
+    out.update({f"txn{i + 1}_removed": r for i, r in removed.items() if i >= 1})
+    out["txn2_removed"] = removed.get(1, False)
+    tids = list(w.txns)
+    out["expired_transactional_ids"] = sorted(tids[i] for i, r in removed.items() if r)
+    # listExpirableTransactionalIds after the task: in the cache, old enough, a state that may expire, no pending state
+    out["expirable_transactional_ids"] = sorted(
+        t for t, m in w.txns.items()
+        if m.exists and api.may_expire(m) and w.last_update.get(t, w.now) <= w.now - w.tid_expiration_ms)
+    if w.txn_log_partition_count is not None or w.txn_log_partition_of:
+        out["tombstone_partitions"] = list(tombstone_partitions(expirable_at, w.txn_log_offline))
+    return out
 
 
 def generate_pid(w: World, inp: dict[str, Any]) -> Observed:

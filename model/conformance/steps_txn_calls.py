@@ -250,9 +250,19 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
         if aborted:
             extra["aborted_batches_error"] = api.undrained_batch_error(c, w.protocol.client_abort_exception)
             incomplete = bool(w.client.get("_inflight"))
+        in_flight = bool(w.client.get("_txn_in_flight"))
         if w.client.get("_end_txn_queued"):
             c, more = _next_request(w, c, incomplete)
             extra.update(more)
+        elif c.new and not in_flight and not api.txn_has_error(c):
+            # nextRequest enqueues an AddPartitionsToTxn for the partitions not yet sent, with no EndTxn queued too
+            c = api.send_add_partitions(c)
+            w.client["_txn_in_flight"] = "AddPartitionsToTxn"
+            extra["next_request"] = "AddPartitionsToTxn"
+        # maybeSendAndPollTransactionalRequest returns true (runOnce returns before sendProducerData) while a
+        # transactional request is in flight or when one was sent in this loop, and so does a fatal error (read at
+        # 2.0.0 and 4.1.0)
+        extra["sends_producer_data"] = not in_flight and not extra.get("next_request") and c.state != "FATAL_ERROR"
     elif owner == "sender" and name in ("initiateClose", "forceClose"):
         # running = false (and forceClose = true): the main loop ends; the test's own runOnce calls still work
         w.client["_closing"] = True

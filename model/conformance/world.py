@@ -101,6 +101,13 @@ class World:
         # the partition leader
         self.leader = LeaderState((), 0, self.now, ())
         self.pid_expiration_ms = 86400000
+        #: several __transaction_state partitions (TransactionStateManagerTest's numPartitions): their count, a
+        #: transactional id's partition when the vector names it (else partitionFor), those without a log config
+        #: (offline) and the log's max.message.bytes (KAFKA-13099's batch bound)
+        self.txn_log_partition_count: int | None = None
+        self.txn_log_partition_of: dict[str, int] = {}
+        self.txn_log_offline: frozenset[int] = frozenset()
+        self.txn_log_max_message_bytes: int | None = None
         #: the ProducerStateManager's maxTransactionTimeoutMs (the broker's transaction.max.timeout.ms; None: the
         #: profile's default), which hasLateTransaction reads (KIP-664)
         self.psm_max_txn_timeout_ms: int | None = None
@@ -177,6 +184,8 @@ class World:
         self.note_txn_start(tid, v)
         if "txn_last_update_timestamp" in v:
             self.last_update[tid] = integer(v["txn_last_update_timestamp"], "txn_last_update_timestamp")
+        if "txn_partition" in v:
+            self.txn_log_partition_of[tid] = integer(v["txn_partition"], "txn_partition")
 
     def note_txn_timeout(self, tid: str, v: Any) -> None:
         if isinstance(v, dict) and isinstance(v.get("txn_timeout_ms"), int):
@@ -390,6 +399,22 @@ def _tid_expiration(w: World, v: Any) -> None:
     w.tid_expiration_ms = integer(v, "transactional.id.expiration.ms")
 
 
+def _txn_log_partitions(w: World, v: Any) -> None:
+    w.txn_log_partition_count = integer(v, "transaction_state_partitions")
+    if w.txn_log_partition_count <= 0:
+        raise NotExpressible("initial_state.transaction_state_partitions: a positive partition count")
+
+
+def _txn_log_offline(w: World, v: Any) -> None:
+    if not isinstance(v, list):
+        raise NotExpressible("initial_state.offline_partitions: a list of __transaction_state partitions")
+    w.txn_log_offline = frozenset(integer(p, "offline_partitions") for p in v)
+
+
+def _txn_log_max_message_bytes(w: World, v: Any) -> None:
+    w.txn_log_max_message_bytes = integer(v, "max_message_bytes")
+
+
 def _verification_guard(w: World, v: Any) -> None:
     m = re.search(r"pid\s*=\s*(\d+).*?seq\s*=\s*(\d+).*?epoch\s*=\s*(\d+)", str(v))
     if not m:
@@ -526,6 +551,8 @@ _LOADERS = {
     "metadata_cache": _metadata_cache, "replica_magic": _replica_magic,
     "transaction.two.phase.commit.enable": _two_phase_commit_enable,
     "max_transaction_timeout_ms": _psm_max_txn_timeout, "transaction.max.timeout.ms": _psm_max_txn_timeout,
+    "transaction_state_partitions": _txn_log_partitions, "offline_partitions": _txn_log_offline,
+    "max_message_bytes": _txn_log_max_message_bytes,
 }
 _ERROR_NAMES = {e.name for e in Errors}
 
