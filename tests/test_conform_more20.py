@@ -72,24 +72,28 @@ def test_the_comparisons_can_fail() -> None:
         == harness.DISAGREE
 
 
+def _late(entry: PartitionEntry, batch: InFlightBatch, base_offset: int, producer: tuple[int, int] = (7, 0), *,
+          by_identity: bool = True, reset: bool = False) -> PartitionEntry:
+    return handle_late_completed_batch(entry, batch, base_offset, max_seq=2**31 - 1, producer=producer,
+                                       by_identity=by_identity, reset_drained_stale=reset)
+
+
 def test_the_rule_on_its_own() -> None:
     r1 = InFlightBatch("r1", 0, 2, 7, 0)
     e = PartitionEntry(7, 0, next_sequence=2, last_acked_sequence=-1, last_acked_offset=4)
-    kw = {"max_seq": 2**31 - 1, "producer": (7, 0), "by_identity": True, "reset_drained_stale": False}
-    out = handle_late_completed_batch(e, r1, 10, **kw)
+    out = _late(e, r1, 10)
     assert (out.last_acked_sequence, out.last_acked_offset, out.next_sequence) == (1, 11, 2)
     # INVALID_OFFSET: the offset stays; a smaller sequence or offset never moves them back
-    assert handle_late_completed_batch(e, r1, -1, **kw).last_acked_offset == 4
+    assert _late(e, r1, -1).last_acked_offset == 4
     ahead = e._replace(last_acked_sequence=5, last_acked_offset=20)
-    assert handle_late_completed_batch(ahead, r1, 10, **kw) == ahead
+    assert _late(ahead, r1, 10) == ahead
     # before KAFKA-13794 the removal by base sequence takes a newer batch that restarted at 0
     newer = InFlightBatch("r2", 0, 1, 7, 1)
     bumped = PartitionEntry(7, 1, next_sequence=1, in_flight=(newer,))
-    stale_kw = {**kw, "producer": (7, 1)}
-    assert handle_late_completed_batch(bumped, r1, -1, **stale_kw).in_flight == (newer,)
-    assert handle_late_completed_batch(bumped, r1, -1, **{**stale_kw, "by_identity": False}).in_flight == ()
+    assert _late(bumped, r1, -1, (7, 1)).in_flight == (newer,)
+    assert _late(bumped, r1, -1, (7, 1), by_identity=False).in_flight == ()
     # before KAFKA-12152 a stale batch leaving nothing in flight restarts the partition at 0 under the producer's pair
     old = PartitionEntry(7, 0, next_sequence=2)
-    out = handle_late_completed_batch(old, r1, 3, **{**stale_kw, "reset_drained_stale": True})
+    out = _late(old, r1, 3, (7, 1), reset=True)
     assert (out.epoch, out.next_sequence, out.last_acked_sequence, out.last_acked_offset) == (1, 0, -1, 4)
-    assert handle_late_completed_batch(old, r1, 3, **stale_kw).next_sequence == 2
+    assert _late(old, r1, 3, (7, 1)).next_sequence == 2
