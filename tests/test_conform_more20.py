@@ -18,18 +18,34 @@ from eoscheck.model.producer.late_success import handle_late_completed_batch
 from eoscheck.model.producer.partition_sequences import InFlightBatch, PartitionEntry
 
 MORE20 = Path(__file__).parent / "data" / "kafka-unit-test-vectors.more20.json"
-ALL = tuple(f"CLI-{n}" for n in range(330, 334))
+ALL = tuple(f"CLI-{n}" for n in range(330, 337))
 
 
 def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
-    """The pin from the profile: the late success is handled alike in every KIP-360 client; only CLI-333, which states
-    3.5.2, names the expiry's TimeoutException unwrapped (a TransactionAbortableException around it from 4.1.0)."""
+    """The pin from the profile: the late success is handled alike in every KIP-360 client but for the removal and the
+    reset: CLI-334 states 3.5.2 (KAFKA-13794's removal), CLI-335 3.0.0 (removal by base sequence, KAFKA-12152), CLI-336
+    2.7.0 (neither); CLI-333 names the expiry's TimeoutException unwrapped (TransactionAbortableException from 4.1.0)."""
     p = protocol(name)
     if "kip-360" in p.lacks:
         return {}, dict.fromkeys(ALL, "kip-360")
+    disagree: dict[str, str] = {}
     if p.eos.client_batch_error_wrapped_abortable:
-        return {"CLI-333": "the expiry's error is wrapped in TransactionAbortableException"}, {}
-    return {}, {}
+        disagree["CLI-333"] = "the expiry's error is wrapped in TransactionAbortableException"
+    by_sequence, reset = "kafka-13794" in p.lacks, "kafka-12152" in p.lacks
+    if by_sequence:
+        disagree["CLI-334"] = "before KAFKA-13794 the removal by base sequence takes r2"
+    if not by_sequence or reset:
+        disagree["CLI-335"] = "KAFKA-13794 keeps r2, or before KAFKA-12152 the drained stale partition restarts"
+    if not reset:
+        disagree["CLI-336"] = "from KAFKA-12152 handleCompletedBatch restarts nothing"
+    return disagree, {}
+
+
+def test_the_pins_name_the_profiles_the_brief_named() -> None:
+    assert set(_derived("kafka-3.3-3.5")[0]) == {"CLI-335", "CLI-336"}
+    assert set(_derived("kafka-3.0-3.1.0")[0]) == {"CLI-334", "CLI-336"}
+    assert set(_derived("kafka-2.5")[0]) == set(_derived("kafka-2.7-2.8")[0]) == {"CLI-334", "CLI-335"}
+    assert set(_derived("kafka-4.1.0")[0]) == {"CLI-333", "CLI-335", "CLI-336"}
 
 
 @pytest.mark.parametrize("name", list(PROFILES))
@@ -40,9 +56,9 @@ def test_the_more20_vectors_outcome_is_pinned_per_profile(name: str) -> None:
 
 def test_each_vector_is_judged_under_its_tags_profile_by_default() -> None:
     run = harness.run_file(load_vectors(MORE20))
-    assert outcome_totals(run) == {"agree": 4, "disagree": 0, "not expressible": 0}
-    assert {v.id: v.variant for v in run.vectors} == {
-        "CLI-330": "kafka-3.3-3.5", "CLI-331": "kafka-3.3-3.5", "CLI-332": "kafka-4.1.0", "CLI-333": "kafka-3.3-3.5"}
+    assert outcome_totals(run) == {"agree": 7, "disagree": 0, "not expressible": 0}
+    assert {v.id: v.variant for v in run.vectors if v.variant != "kafka-3.3-3.5"} == {
+        "CLI-332": "kafka-4.1.0", "CLI-335": "kafka-3.0-3.1.0", "CLI-336": "kafka-2.7-2.8"}
 
 
 def _run_changed(vid: str, change: Callable[[dict], object], variant: str | None = None) -> str:
@@ -67,6 +83,11 @@ def test_the_comparisons_can_fail() -> None:
     # DUPLICATE_SEQUENCE_NUMBER carries no offset: expecting r2's would disagree
     assert _run_changed("CLI-332", lambda v: v["steps"][4]["expected"].update(last_acked_offset=6)) \
         == harness.DISAGREE
+    # r2 stays tracked from KAFKA-13794 (its answer then completes it); expecting it gone disagrees
+    assert _run_changed("CLI-334", lambda v: v["steps"][6]["expected"].update(has_inflight_batches=False)) \
+        == harness.DISAGREE
+    # 2.7.0's reset: expecting 3.0.0's next sequence disagrees
+    assert _run_changed("CLI-336", lambda v: v["steps"][6]["expected"].update(next_sequence=1)) == harness.DISAGREE
     # the abortable error stays
     assert _run_changed("CLI-333", lambda v: v["steps"][2]["expected"].update(client_state="IN_TRANSACTION")) \
         == harness.DISAGREE
