@@ -19,6 +19,13 @@ sequence. ``handleCompletedBatch``, in order:
    nothing in flight starts the partition's sequences at 0 under the producer's pair (``startSequencesAtBeginning``,
    forgetting the last acknowledged sequence). From 2.8.0 ``maybeUpdateProducerIdAndEpoch`` does it at the next drain.
 
+Not modelled: a partition with no entry (the transactional producer's InitProducerId ran ``resetSequenceNumbers``, and
+no ``getOrCreate`` since made it again; the harness does not keep which calls would have). Before 3.7.0
+``maybeUpdateLastAckedSequence`` throws IllegalStateException there (``getPartition`` / ``txnPartitionMap.get``); from
+fa36a7f2d66 (MINOR, PR 14591, "Push down logic from TransactionManager to TxnPartitionEntry", first tag 3.7.0) it returns
+-1 and only ``updateLastAckedOffset`` throws, for a transactional producer answered with an offset. Either exception
+leaves the response handler (``NetworkClient.completeResponses`` logs it) before ``completeBatch`` unmutes the partition.
+
 A later ``maybeResolveSequences`` reads the new last acknowledged sequence: a late success that makes it the one before
 the next sequence resolves the partition without the epoch bump (or abortable error) it would otherwise cause.
 """
