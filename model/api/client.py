@@ -22,6 +22,7 @@ from ..producer.feature_versions import remove as remove_api_versions
 from ..producer.feature_versions import update as update_api_versions
 from ..producer.idempotent_epoch import bump_idempotent_epoch as _bump_pair
 from ..producer.late_failure import LateFailure, handle_late_failed_batch
+from ..producer.late_success import handle_late_completed_batch
 from ..producer.partition_sequences import (
     FATAL_PRODUCE_ERRORS,
     ErrorReaction,
@@ -162,6 +163,7 @@ __all__ = [
     "expire_batch",
     "failed_batch_error",
     "handle_authorization_error",
+    "handle_late_completed_batch",
     "handle_late_failed_batch",
     "has_ongoing_transaction",
     "has_partitions_to_add",

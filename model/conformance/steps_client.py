@@ -110,7 +110,7 @@ def _respond(w: World, tp: str, name: str | None, error: int, base_offset: int, 
             raise NotExpressible(f"an answer {Errors(error).name} to a batch no longer tracked as in flight")
         return {"exception": "IllegalStateException", "can_retry": True}
     if name is not None and name in w.client.get("_batches", {}) and not any(b.name == name for b in e.in_flight):
-        return _late_answer(w, tp, name, answered, retries_left)
+        return _late_answer(w, tp, name, answered, retries_left, base_offset)
     if not e.in_flight:
         raise NotExpressible("a produce response with no batch in flight")
     batch = next((b for b in e.in_flight if b.name == name), e.in_flight[0])
@@ -166,15 +166,19 @@ def _split(w: World, tp: str, batch: api.InFlightBatch, inp: dict[str, Any] | No
     return {"split_batches": names, "record_offset": None, "can_retry": False}
 
 
-def _late_answer(w: World, tp: str, name: str, error: int, retries_left: bool) -> Observed:
-    """An answer to a batch already completed (expired, or split). From KAFKA-14884 (ea0bb001262, 3.6.0)
-    ``Sender.failBatch`` calls ``handleFailedBatch`` only when ``completeExceptionally`` completes the batch, so the
-    answer is ignored; before, ``handleFailedBatch`` ran for it. The idempotent producer: ``removeInFlightBatch`` (by
-    base sequence before KAFKA-13794), then its epoch bump for a failure with retries left (not for a batch of an
-    older epoch before KAFKA-12152, 2.8.0). The transactional producer: ``model/producer/late_failure.py``."""
+def _late_answer(w: World, tp: str, name: str, error: int, retries_left: bool, base_offset: int) -> Observed:
+    """An answer to a batch already completed (expired, or split). A success (NONE, or a DUPLICATE_SEQUENCE_NUMBER
+    completeBatch takes as one) runs ``handleCompletedBatch`` in every version (``model/producer/late_success.py``).
+    A failure: from KAFKA-14884 (ea0bb001262, 3.6.0) ``Sender.failBatch`` calls ``handleFailedBatch`` only when
+    ``completeExceptionally`` completes the batch, so the answer is ignored; before, ``handleFailedBatch`` ran for it.
+    The idempotent producer: ``removeInFlightBatch`` (by base sequence before KAFKA-13794), then its epoch bump for a
+    failure with retries left (not for a batch of an older epoch before KAFKA-12152, 2.8.0). The transactional
+    producer: ``model/producer/late_failure.py``."""
     late = w.client.get("_expired", {}).get(name)
+    if late is not None and error in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER):
+        return _late_success(w, tp, late, base_offset)
     if error in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER) or "kafka-14884" not in w.protocol.lacks or late is None:
-        # a success (or completeBatch's DUPLICATE_SEQUENCE_NUMBER) goes to handleCompletedBatch, not modelled here
+        # a split batch's answer completes nothing: its futures are the split batches'
         return _ignored(w)
     if error in (Errors.UNKNOWN_PRODUCER_ID, *api.FATAL_PRODUCE_ERRORS):
         raise NotExpressible(f"a late {Errors(error).name} for an expired batch before KAFKA-14884 (3.6.0) runs "
@@ -189,6 +193,31 @@ def _late_answer(w: World, tp: str, name: str, error: int, retries_left: bool) -
     if retries_left and not (stale and "kafka-12152" in w.protocol.lacks):
         w.client.setdefault("_rewrite", set()).add(tp)
     return {"ignored": False}
+
+
+def _late_success(w: World, tp: str, late: api.InFlightBatch, base_offset: int) -> Observed:
+    """``handleCompletedBatch`` for a batch the Sender expired: the last acknowledged sequence and offset move, the
+    expiry's error, epoch bump and unresolved sequence stay, the batch's future keeps its TimeoutException."""
+    before = _entry(w, tp)
+    if _transactional(w) and not before.in_flight and before.next_sequence == 0 \
+            and (before.producer_id, before.epoch) != (late.producer_id, late.epoch):
+        # InitProducerId's resetSequenceNumbers dropped the partition's entry (maybeUpdateLastAckedSequence's getPartition
+        # would throw IllegalStateException); whether a drain made it again is not kept
+        raise NotExpressible("a late success of an older epoch's batch on a partition not drained since the epoch bump")
+    after = api.handle_late_completed_batch(
+        before, late, base_offset, max_seq=w.protocol.max_seq, producer=_pair(w),
+        by_identity="kafka-13794" not in w.protocol.lacks, reset_drained_stale="kafka-12152" in w.protocol.lacks)
+    w.client_partitions[tp] = after
+    kept = {b.name for b in after.in_flight}
+    w.client.setdefault("_untracked", set()).update(b.name for b in before.in_flight if b.name not in kept)
+    # the future keeps the expiry's exception (Sender.failBatch's TimeoutException, wrapped as the expiry wrapped it)
+    expiry = api.failed_batch_error(int(Errors.REQUEST_TIMED_OUT), transactional=_transactional(w),
+                                    wrap_in_abortable=_transactional(w) and w.protocol.eos.client_batch_error_wrapped_abortable)
+    out: Observed = {"ignored": False, "record_offset": None, "batch_error": expiry, "can_retry": False}
+    if _transactional(w):
+        out.update({"exception": None, "last_error": w.client.get("last_error"),
+                    "epoch_bump_required": bool(w.client.get("_epoch_bump_required", False))})
+    return out
 
 
 def _requeue(w: World, name: str, retry: bool) -> None:
