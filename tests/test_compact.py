@@ -280,3 +280,20 @@ def test_vector_rounds_and_the_one_by_one_tail_agree(tail, monkeypatch):
         assert len(fpset) == len(reference)
     assert fpset.contains_batch(np.array(sorted(reference), dtype=np.uint64)).all()
     assert 0 in fpset and sorted(fpset.values().tolist()) == sorted(reference)
+
+
+@pytest.mark.parametrize("tail", [0, 32, 1 << 20])
+def test_one_pass_insertion_finds_present_values_in_vector_rounds_and_in_the_tail(tail, monkeypatch):
+    # add_distinct's single pass meets values already present, values absent, and several values
+    # claiming one empty slot in the same round; tail 0 keeps every value in the vector rounds
+    from eoscheck.checker.explore import compact
+    monkeypatch.setattr(compact, "_TAIL", tail)
+    fpset = FingerprintSet(capacity=16, max_load=0.9)
+    reference: set[int] = set()
+    for batch in _random_batches(5, batches=30, size=700, universe=9000):
+        batch = np.unique(batch)  # distinct, as add_distinct requires
+        expected = np.array([v not in reference for v in batch.tolist()], dtype=bool)
+        assert np.array_equal(fpset.add_distinct(batch), expected)
+        reference.update(batch.tolist())
+        assert len(fpset) == len(reference)
+    assert sorted(fpset.values().tolist()) == sorted(reference)

@@ -96,6 +96,28 @@ def test_a_chunk_keeps_what_the_plain_loop_keeps_and_counts_every_successor():
         assert fused[4] > len(fused[0]) > 0  # duplicates were dropped, candidates kept
 
 
+def test_a_chunk_leaves_none_of_its_containers_bound_to_the_machine():
+    """The fused function keeps what it is bound to; once a chunk is done (or stopped) the engine's
+    sets and the chunk's candidate lists must not stay alive with the machine (perf26b: the last
+    level's ``seen`` and the last chunk's states outlived the run)."""
+    import sys
+
+    for stop_at_first in (False, True):
+        machine = ComposedAbp()
+        expander = Expander(machine, stop_at_first=stop_at_first)
+        frontier = [s for _, s in machine.successors(next(iter(machine.init_states())))]
+        frontier += [t for s in frontier for _, t in machine.successors(s)]
+        seen: set[int] = set()
+        known: set[int] = set()
+        held = sys.getrefcount(seen), sys.getrefcount(known)
+        cand = expander.expand_chunk(frontier, list(range(len(frontier))), 2, known, seen, dedup=True)
+        assert _fused_used(machine) and cand.fps and seen
+        assert (sys.getrefcount(seen), sys.getrefcount(known)) == held
+        # each list: the candidates' attribute and the call's argument
+        assert [sys.getrefcount(cand.fps), sys.getrefcount(cand.parents), sys.getrefcount(cand.states),
+                sys.getrefcount(cand.steps)] == [2, 2, 2, 2]
+
+
 def test_the_capability_is_optional_and_off_where_the_engine_records_edges():
     hand = Machine.dedup_successors(ComposedTwoPhase(rms=2), (), None, None)
     assert hand is None

@@ -37,7 +37,7 @@ from ..result import Result, Stats
 from ..trace import to_violation
 from .common import Ticker, build_coverage, limit_notes, verdict_of
 from .compact import CompactVisited
-from .expand import Expander, add_counts, count_new
+from .expand import Expander, add_counts, count_all, count_new
 from .options import ExploreOptions
 from .stores import EdgeStore, LevelQueue, LevelStore
 
@@ -146,10 +146,17 @@ def explore_bfs(machine: Machine, options: ExploreOptions, progress: Progress | 
                 # a level's candidates are distinct: ``seen`` keeps each fingerprint once
                 base = next_index() if by_index else 0
                 new, overflow = visited.insert_batch(cand.fps, cand.parents, room, distinct=True)
-                if new:
+                if len(new) == len(cand.states):
+                    # every candidate is new (the usual chunk: the filter dropped the level's and
+                    # the previous level's duplicates): the candidate lists as they are
+                    new_states = cand.states
+                    new_refs = list(range(base, base + len(new))) if by_index else cand.fps
+                    count_all(new_cov, cand.steps)
+                elif new:
                     new_states = list(map(cand.states.__getitem__, new))
                     new_refs = list(range(base, base + len(new))) if by_index else list(map(cand.fps.__getitem__, new))
                     count_new(new_cov, cand.steps, new)
+                if new:
                     queue.push(new_states, new_refs)
                     expander.check_invariants(new_states, new_refs, level + 1)
                     if expander.stopped:

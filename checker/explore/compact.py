@@ -35,7 +35,7 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 #: values probed at once: bounds the temporaries (about 50 bytes per value) of one batch
 _BLOCK = 1 << 16
 #: a batch's last values still probing are finished one by one in Python (see ``_insert_distinct``)
-_TAIL = 64
+_TAIL = 32
 
 
 class FingerprintSet:
@@ -95,33 +95,31 @@ class FingerprintSet:
         table = self._table
         mask = table.size - 1
         is_new = np.zeros(values.size, dtype=bool)
-        pending = np.arange(values.size)
+        # the values still probing, kept compact (their positions in ``values``, themselves, their
+        # slots) rather than indexed through a list of pending positions: about half the numpy
+        # calls per round (perf26b: -16-18% of this function's instructions on chunks of 2,200)
+        idx = np.arange(values.size)
+        vals = values
         slots = self._home(values)
-        while pending.size > _TAIL:
-            s = slots[pending]
-            current = table[s]
-            mine = values[pending]
-            found = current == mine
-            empty = current == _EMPTY
-            # Several pending values may want the same empty slot: all are written and one stays
-            # (the one a read-back finds); the others compare against it next round (they differ,
-            # so they move on then). Cheaper than choosing a winner with np.unique first.
-            empty_at = np.flatnonzero(empty)
-            claim_slots, claims = s[empty_at], mine[empty_at]
+        while idx.size > _TAIL:
+            current = table[slots]
+            # Several values may want the same empty slot: all are written and one stays (the one a
+            # read-back finds). Cheaper than choosing a winner with np.unique first.
+            empty_at = np.flatnonzero(current == _EMPTY)
+            claim_slots, claims = slots[empty_at], vals[empty_at]
             table[claim_slots] = claims
             won = empty_at[table[claim_slots] == claims]
-            is_new[pending[won]] = True
-            settled = found.copy()
-            settled[won] = True
-            moving = ~found & ~empty
-            slots[pending[moving]] = (s[moving] + 1) & mask
-            pending = pending[~settled]
+            is_new[idx[won]] = True
+            # on to the next slot: neither present there nor placed now (a lost claim's slot holds
+            # another value: the batch's values are distinct)
+            go = current != vals
+            go[won] = False
+            idx, vals = idx[go], vals[go]
+            slots = (slots[go] + 1) & mask
         # Linear probing leaves a long tail of rounds with a handful of values each, and a round
         # costs a dozen numpy calls whatever its size: the last few values are probed one by one.
         item = table.item
-        for i in pending.tolist():
-            value = values.item(i)
-            slot = slots.item(i)
+        for i, value, slot in zip(idx.tolist(), vals.tolist(), slots.tolist()):
             while True:
                 current = item(slot)
                 if current == value:
