@@ -1023,8 +1023,13 @@ def _observed_collision_of(fps: set[int]) -> float | None:
 #: a worker's next frontier is expected to cost its successors per state in the level it just
 #: expanded (states stay with the worker that generated them, so a worker's frontier descends from
 #: its own, and its successors per state drift apart from the others' for tens of levels: par24,
-#: par26); its share is weighted by the inverse, at most this far from an even share
+#: par26); its share is weighted by the inverse (``COST_EXPONENT``), at most this far from an even share
 COST_SHARE_CAP = 0.05
+#: ... by the inverse of its successors per state to this power: a state with more successors
+#: also costs more per successor (kafka.eos with symmetry: the worker with 2.2% more successors
+#: per state ran 3.0% more instructions; with shares by the inverse it still ran 0.22e9 more, by
+#: the inverse square 0.43e9 less; bench/results/par26.md). Fitted on that one row.
+COST_EXPONENT = 1.35
 #: below this many states per worker a level's successors per state are noise: even shares
 COST_MIN_STATES = 1024
 #: ceded states per unit of cede fraction, as a fraction of the level, before one is measured: an
@@ -1057,7 +1062,7 @@ class _Balance:
         if n < 2 or min(states) < COST_MIN_STATES or not all(gen):
             self.weights = [1.0] * n
             return self.cede
-        inv = [s / g for s, g in zip(states, gen)]
+        inv = [(s / g) ** COST_EXPONENT for s, g in zip(states, gen)]
         mean = sum(inv) / n
         w = [min(max(x / mean, 1.0 - COST_SHARE_CAP), 1.0 + COST_SHARE_CAP) for x in inv]
         norm = n / sum(w)
