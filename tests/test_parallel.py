@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -191,8 +192,62 @@ def test_frontiers_are_rebalanced():
     # Level 2 is generated entirely by the worker holding the single initial state; without
     # moving states the other worker would idle for the whole run.
     result = explore(TwoPhase(5), ExploreOptions(strategy="parallel", workers=2))
-    moved = [n for n in result.notes if "moved between workers" in n]
-    assert moved and not moved[0].endswith(" 0 states moved between workers to balance them")
+    moved = [re.search(r"([\d,]+) states moved between workers", n) for n in result.notes]
+    counts = [int(m.group(1).replace(",", "")) for m in moved if m]
+    assert counts and counts[0] > 0
+
+
+def test_cost_weights_favour_the_worker_with_fewer_successors_per_state():
+    balance = parallel._Balance(2)
+    big = parallel.COST_MIN_STATES
+    # worker 0's states have 4 successors each, worker 1's 3: worker 0 gets the smaller share
+    cede = balance.expanded([{"states": big, "generated": 4 * big}, {"states": big, "generated": 3 * big}])
+    assert cede == [0.0, 0.0]  # no settle seen yet: nothing to steer by
+    cap = parallel.COST_SHARE_CAP
+    assert balance.weights == pytest.approx([1 - cap, 1 + cap])  # 3/4 of 1 is past the cap
+    # the last settle split the level evenly: owner 0 cedes, toward worker 0's smaller share
+    balance.settled([[500, 500], [500, 500]], [0, 0])
+    cede = balance.expanded([{"states": big, "generated": 4 * big}, {"states": big, "generated": 3 * big}])
+    assert cede[0] == pytest.approx(min((0.5 - (1 - cap) / 2) / parallel._CEDE_GAIN, 1.0)) and cede[1] == 0.0
+    # measured: 50 of 1,000 states ceded at that fraction gives the gain the next fraction uses
+    balance.settled([[450, 500], [500, 550]], [50, 0])
+    assert balance.gain[0] == pytest.approx(50 / (cede[0] * 2000)) and balance.natural == [0.5, 0.5]
+    # small levels are shared evenly
+    assert balance.expanded([{"states": 10, "generated": 40}, {"states": 10, "generated": 30}]) == [0.0, 0.0]
+    assert balance.weights == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("total", [0, 1, 5, 1001, 69706])
+@pytest.mark.parametrize("workers", [2, 3])
+def test_shares_follow_the_weights_and_even_weights_give_the_even_split(total, workers):
+    even = parallel._shares(total, [1.0] * workers)
+    assert even == [total // workers + (1 if w < total % workers else 0) for w in range(workers)]
+    weights = [0.95] + [1.05] * (workers - 1)
+    shares = parallel._shares(total, weights)
+    assert sum(shares) == total
+    assert all(abs(s - total * w / sum(weights)) < 1 for s, w in zip(shares, weights))
+    _, _, moved = parallel._plan_moves([total, 0] + [0] * (workers - 2), weights)
+    assert moved == total - shares[0] if total > parallel.MIN_MOVE else moved == 0
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+@pytest.mark.parametrize("machine, options", [
+    (SymmetricTwoPhase(5), ExploreOptions()), (Grid(12), ExploreOptions(stop_at_first=False)),
+], ids=["twophase5-sym", "grid-continue"])
+def test_states_found_by_two_workers_ceded_to_balance_cost_keep_the_bfs_run(monkeypatch, machine, options, workers):
+    """Every level steered (no size floor, a tiny gain: an owner cedes all it can): the owner that
+    cedes a state found by two generators keeps it out of its own frontier, and the other keeps
+    it, so nothing is lost or kept twice, and the traces through ceded states rebuild."""
+    monkeypatch.setattr(parallel, "HEAD_FRONTIER", 2)
+    monkeypatch.setattr(parallel, "HANDOVER_BLOCK", 1)  # every worker starts with states
+    monkeypatch.setattr(parallel, "COST_MIN_STATES", 0)
+    monkeypatch.setattr(parallel, "_CEDE_GAIN", 1e-6)
+    bfs, par = run_both(machine, options, workers)
+    assert_same_run(bfs, par)
+    for v in par.violations:
+        assert trace_is_valid(machine, v.trace)
+    ceded = [re.search(r"([\d,]+) found by two workers kept by", n) for n in par.notes]
+    assert next(int(m.group(1).replace(",", "")) for m in ceded if m) > 0
 
 
 
