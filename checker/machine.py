@@ -48,6 +48,20 @@ class Dedup(NamedTuple):
     bind: Callable[..., None]
 
 
+class OwnForm(NamedTuple):
+    """A canonical form's test for a state that is its own form, which a machine's generated
+    successors may ask instead of calling it (an optional attribute ``own_form`` of the function a
+    machine's ``canonical`` returns; ``Machine.dedup_successors`` may use it). ``test`` is a Python
+    expression with ``{0}``, ``{1}``, ... standing for the contents of the state's ``places``,
+    reading the names of ``env`` (each starts with ``OWN_``): where it is true, ``canonical(t)`` is
+    ``t``; where it is false or raises ``KeyError``, the caller calls ``canonical``. The test must
+    have no effect of its own (``canonical`` then runs as if it had not been asked)."""
+
+    places: tuple[int, ...]
+    test: str
+    env: dict[str, Any]
+
+
 @dataclass(frozen=True)
 class Property:
     """A named safety property.

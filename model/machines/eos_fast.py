@@ -20,6 +20,7 @@ from operator import itemgetter
 from typing import Any
 
 from eoscheck.checker.intern import ID_MODULUS
+from eoscheck.checker.machine import OwnForm
 from eoscheck.checker.symmetry import canonicalize
 
 
@@ -400,6 +401,13 @@ def _canonical_pair(plan: Any, places: list[list[int]], apply: Any,
     lines.append("    return s")
     exec(compile("\n".join(lines), "<kafka.eos canonical pair>", "exec"), env)  # noqa: S102
     out: Callable[[tuple], tuple] = env["canonical_pair"]
+    if places and places[0]:
+        # the first comparison's early return, for the engine's generated successors to ask in
+        # place of a call (most successors on the init_producer_id preset end there)
+        first = keys[0] if keys is not None else None
+        own = (OwnForm((places[0][0], places[1][0]), "OWN_Q[{0}] < OWN_Q[{1}]", {"OWN_Q": first.plain})
+               if first is not None else OwnForm((places[0][0], places[1][0]), "{0} < {1}", {}))
+        out.own_form = own  # type: ignore[attr-defined]
     return out
 
 
