@@ -48,14 +48,17 @@ class Dedup(NamedTuple):
     bind: Callable[..., None]
 
 
-class OwnForm(NamedTuple):
-    """A canonical form's test for a state that is its own form, which a machine's generated
-    successors may ask instead of calling it (an optional attribute ``own_form`` of the function a
-    machine's ``canonical`` returns; ``Machine.dedup_successors`` may use it). ``test`` is a Python
-    expression with ``{0}``, ``{1}``, ... standing for the contents of the state's ``places``,
-    reading the names of ``env`` (each starts with ``OWN_``): where it is true, ``canonical(t)`` is
-    ``t``; where it is false or raises ``KeyError``, the caller calls ``canonical``. The test must
-    have no effect of its own (``canonical`` then runs as if it had not been asked)."""
+class PlaceTest(NamedTuple):
+    """A test of a few places of a state that a machine's generated successors may evaluate inline
+    in place of calling a function of the whole state (``Machine.dedup_successors`` may use it).
+    ``test`` is a Python expression with ``{0}``, ``{1}``, ... standing for the contents of
+    ``places``, reading only the names of ``env`` (each starts with ``OWN_``); it never raises and
+    has no effect of its own. Two uses, as an optional attribute of the function:
+
+    - ``canonical.own_form``: where the test is true, ``canonical(t)`` is ``t``; where it is false,
+      the caller calls ``canonical``.
+    - ``within.place_test``: True or False is ``within(t)``'s answer; None (unknown), the caller
+      calls ``within``."""
 
     places: tuple[int, ...]
     test: str

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..fingerprint import P, _plain, check_state
 from ..intern import Interner
-from ..machine import Dedup, Machine, OwnForm, Property, State, Step
+from ..machine import Dedup, Machine, PlaceTest, Property, State, Step
 from ..symmetry import Scalarset, Symmetry, canonicalize
 from . import least_image
 from .code_cache import run as run_code
@@ -169,15 +169,9 @@ _OUT_LIST = ("    out = []", "    append = out.append", "    return out")
 _UNPACK = re.compile(r"    \(((?:s\d+, )+)\) = s$")
 
 
-def _own_form_lines(expr: str, places: tuple[int, ...], values: Sequence[str], out: str, indent: str) -> list[str]:
-    """Statements setting ``out`` to the value of an ``own_form`` test on ``values`` (the
-    expressions of ``places``' contents), False where the test raises ``KeyError``."""
-    test = expr.format(*values)
-    return [f"{indent}try:", f"{indent}    {out} = {test}", f"{indent}except KeyError:", f"{indent}    {out} = False"]
-
-
 def _dedup_source(source: str, actions: Sequence[str], checked: bool, symmetric: bool, bounded: bool,
-                  outside: Collection[str] = (), own: OwnForm | None = None) -> str | None:
+                  outside: Collection[str] = (), own: PlaceTest | None = None,
+                  inside: PlaceTest | None = None) -> str | None:
     """``successors``' source fused with the engine's duplicate test (``_Plan.dedup_successors``):
     ``successors(s, ref)`` makes no list; each step line counts its action (``actions[i]`` for the
     i-th step line: the line itself cannot name it), fingerprints its successor and, when the
@@ -195,22 +189,29 @@ def _dedup_source(source: str, actions: Sequence[str], checked: bool, symmetric:
         return None
     out = ["def successors(s, ref):"]
     fp = "hash(canon(t))" if symmetric else "hash(t)"
-    # the canonical form's own-form test (``OwnForm``): asked once per state on its own places
-    # (``own_``), where a step line's tuple display keeps them; else on the successor's
-    unpack = _UNPACK.match(lines[1]) if symmetric and own is not None and len(lines) > 1 else None
+    # the place tests (``PlaceTest``) of the canonical form (``own``) and of the constraint
+    # (``inside``): asked once per state on its own places (``own_``, ``in_``) for the step lines
+    # whose tuple display keeps those places, else on the successor's places
+    unpack = _UNPACK.match(lines[1]) if len(lines) > 1 else None
     width = len(unpack.group(1).split(", ")) - 1 if unpack is not None else 0
-    if unpack is not None and own is not None and (
-            any(p >= width for p in own.places)
-            or any(re.search(rf"\bs{p}\s*=(?!=)", line) for p in own.places for line in lines[2:])):
-        unpack = None  # a place the unpacking does not name, or a local it names written again
+
+    def usable(test: PlaceTest | None) -> PlaceTest | None:
+        # not where the unpacking does not name a place, or names it in a local written again
+        if (test is None or unpack is None or any(p >= width for p in test.places)
+                or any(re.search(rf"\bs{p}\s*=(?!=)", line) for p in test.places for line in lines[2:])):
+            return None
+        return test
+    own = usable(own) if symmetric else None
+    inside = usable(inside) if bounded else None
     n = 0
     for line in lines[1:]:
         m = _STEP_LINE.match(line)
         if m is None:
             if line not in _OUT_LIST:
                 out.append(line)
-                if unpack is not None and own is not None and line is lines[1]:
-                    out += _own_form_lines(own.test, own.places, [f"s{p}" for p in own.places], "own_", "    ")
+                if line is lines[1]:
+                    out += [f"    {name} = {test.test.format(*(f's{p}' for p in test.places))}"
+                            for name, test in (("own_", own), ("in_", inside)) if test is not None]
             continue
         if n >= len(actions):
             return None
@@ -223,20 +224,18 @@ def _dedup_source(source: str, actions: Sequence[str], checked: bool, symmetric:
             step_lines += [f"{i}if build in OUTSIDE_BUILT:", f"{i}    count({action})", f"{i}    cut({action})",
                            f"{i}else:"]
             i += "    "
+        items = _display_items(m.group(2), width)
+        if own is not None:
+            fp = f"hash(t if {'own_' if _kept(own, items) else _on_t(own)} else canon(t))"
+        within = "within(t)"
+        if inside is not None:
+            within = ("(within(t) if in_ is None else in_)" if _kept(inside, items)
+                      else f"(within(t) if (in_t := {_on_t(inside)}) is None else in_t)")
         keep = ["seen_add(h_)", "keep_fp(h_)", "keep_parent(ref)", "keep_state(t)", "keep_step(step)"]
-        step_lines += [f"{i}t = {m.group(2)}", f"{i}count({action})"]
-        if unpack is not None and own is not None:
-            items = _display_items(m.group(2), width)
-            if items is not None and all(items[p] == f"s{p}" for p in own.places):
-                step_lines.append(f"{i}h_ = hash(t if own_ else canon(t))")
-            else:
-                step_lines += [*_own_form_lines(own.test, own.places, [f"t[{p}]" for p in own.places], "o_", i),
-                               f"{i}h_ = hash(t if o_ else canon(t))"]
-        else:
-            step_lines.append(f"{i}h_ = {fp}")
-        step_lines.append(f"{i}if h_ not in seen and h_ not in known:")
+        step_lines += [f"{i}t = {m.group(2)}", f"{i}count({action})", f"{i}h_ = {fp}",
+                       f"{i}if h_ not in seen and h_ not in known:"]
         if bounded:
-            step_lines += [f"{i}    if within(t):", *(f"{i}        {x}" for x in keep), f"{i}    else:",
+            step_lines += [f"{i}    if {within}:", *(f"{i}        {x}" for x in keep), f"{i}    else:",
                            f"{i}        cut({action})"]
         else:
             step_lines += [f"{i}    {x}" for x in keep]
@@ -245,6 +244,17 @@ def _dedup_source(source: str, actions: Sequence[str], checked: bool, symmetric:
         out += step_lines
         n += 1
     return "\n".join(out) if n == len(actions) else None
+
+
+def _kept(test: PlaceTest, items: list[str] | None) -> bool:
+    """Whether a step line's tuple display (``items``) keeps the test's places from the state (the
+    unpacked locals ``s0``, ``s1``, ...)."""
+    return items is not None and all(items[p] == f"s{p}" for p in test.places)
+
+
+def _on_t(test: PlaceTest) -> str:
+    """The test on the successor ``t``'s places."""
+    return test.test.format(*(f"t[{p}]" for p in test.places))
 
 
 def _display_items(expr: str, width: int) -> list[str] | None:
@@ -1129,13 +1139,16 @@ class _Plan:
             self._check_tables.append((key[0], table))
             env.update(CK=table)
         env.update(failed=failed, canon=canonical, within=within)
-        own = getattr(canonical, "own_form", None) if canonical is not None else None
-        if not isinstance(own, OwnForm) or any(not name.startswith("OWN_") or name in env for name in own.env):
-            own = None
-        else:
-            env.update(own.env)
+        tests = []
+        for fn, attr in ((canonical, "own_form"), (within, "place_test")):
+            test = getattr(fn, attr, None)
+            if not isinstance(test, PlaceTest) or any(not name.startswith("OWN_") or name in env for name in test.env):
+                test = None  # its names must not shadow the generated code's
+            else:
+                env.update(test.env)
+            tests.append(test)
         source = _dedup_source(self.source, self._step_actions, bool(names), canonical is not None, within is not None,
-                               self._outside_actions, own)
+                               self._outside_actions, *tests)
         env["OUTSIDE_BUILT"] = OUTSIDE_BUILT
         got = None
         if source is not None:
