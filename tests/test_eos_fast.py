@@ -178,3 +178,29 @@ def test_constraint_reads_plain_maps_filled_by_its_flags() -> None:
     assert [m.within_bounds(s) for s in states] == want  # first sight: through the maps
     assert all(f.plain == dict(f) and f for f in maps)
     assert False in want and [m.within_bounds(s) for s in states] == want  # hits: through ``plain``
+
+
+def _place_test(test: Any) -> Any:
+    """A ``PlaceTest`` as a function of the whole state."""
+    args = ", ".join(f"s[{p}]" for p in test.places)
+    return eval(f"lambda s: {test.test.format(*args.split(', '))}", dict(test.env))
+
+
+@pytest.mark.parametrize(("variant", "bounds"), CONFIGS)
+def test_the_place_tests_answer_as_the_functions_do(variant: str, bounds: dict[str, int]) -> None:
+    """The constraint's ``place_test`` is its answer or None (unknown); the canonical form's
+    ``own_form``, where true, names a state that is its own form. Asked after the walk (the flags
+    and sort keys they read are filled then) and before it (every content unknown: None or False)."""
+    m = machine(variant, **bounds)
+    inside = _place_test(m.within_bounds.place_test)
+    own = _place_test(m.canonical.own_form) if m.has_symmetry() else None
+    first = m.init_states()[0]
+    assert inside(first) in (None, m.within_bounds(first))
+    states = _walk(m, 3000)
+    answers = [inside(s) for s in states]
+    assert all(a is None or a == m.within_bounds(s) for a, s in zip(answers, states))
+    assert True in answers and (False in answers or not bounds.get("max_epoch"))
+    if own is not None:
+        yes = [s for s in states if own(s)]
+        assert yes and all(m.canonical(s) == s for s in yes)
+        assert any(m.canonical(s) != s for s in states if not own(s))

@@ -167,6 +167,13 @@ _OUT_LIST = ("    out = []", "    append = out.append", "    return out")
 
 #: the line of the generated successors that names a state's places (``s0``, ``s1``, ...)
 _UNPACK = re.compile(r"    \(((?:s\d+, )+)\) = s$")
+#: an assignment to such a local (or a name ending so: a false alarm only costs the place tests)
+_ASSIGNED = re.compile(r"s\d+\s*(?:[-+*/%&|^@:]|//|\*\*|<<|>>)?=(?!=)", re.ASCII)
+
+
+def _test_lines(test: str, out: str, unknown: str, indent: str) -> list[str]:
+    """Statements setting ``out`` to ``test``, or to ``unknown`` where it raises ``KeyError``."""
+    return [f"{indent}try:", f"{indent}    {out} = {test}", f"{indent}except KeyError:", f"{indent}    {out} = {unknown}"]
 
 
 def _dedup_source(source: str, actions: Sequence[str], checked: bool, symmetric: bool, bounded: bool,
@@ -191,18 +198,14 @@ def _dedup_source(source: str, actions: Sequence[str], checked: bool, symmetric:
     fp = "hash(canon(t))" if symmetric else "hash(t)"
     # the place tests (``PlaceTest``) of the canonical form (``own``) and of the constraint
     # (``inside``): asked once per state on its own places (``own_``, ``in_``) for the step lines
-    # whose tuple display keeps those places, else on the successor's places
-    unpack = _UNPACK.match(lines[1]) if len(lines) > 1 else None
+    # whose tuple display keeps those places; on another line the canonical form's on the successor
+    # (``o_``), the constraint's only where it reads no dict (one expression), else the calls
+    unpack = _UNPACK.match(lines[1]) if len(lines) > 1 and (symmetric and own or bounded and inside) else None
     width = len(unpack.group(1).split(", ")) - 1 if unpack is not None else 0
-
-    def usable(test: PlaceTest | None) -> PlaceTest | None:
-        # not where the unpacking does not name a place, or names it in a local written again
-        if (test is None or unpack is None or any(p >= width for p in test.places)
-                or any(re.search(rf"\bs{p}\s*=(?!=)", line) for p in test.places for line in lines[2:])):
-            return None
-        return test
-    own = usable(own) if symmetric else None
-    inside = usable(inside) if bounded else None
+    if unpack is not None and _ASSIGNED.search(source, len(lines[0]) + len(lines[1]) + 2):
+        unpack = None  # a local ``s<n>`` written after the unpacking: the display's items may not be the places
+    own = own if symmetric and unpack is not None and all(p < width for p in own.places) else None  # type: ignore[union-attr]
+    inside = inside if bounded and unpack is not None and all(p < width for p in inside.places) else None  # type: ignore[union-attr]
     n = 0
     for line in lines[1:]:
         m = _STEP_LINE.match(line)
@@ -210,8 +213,10 @@ def _dedup_source(source: str, actions: Sequence[str], checked: bool, symmetric:
             if line not in _OUT_LIST:
                 out.append(line)
                 if line is lines[1]:
-                    out += [f"    {name} = {test.test.format(*(f's{p}' for p in test.places))}"
-                            for name, test in (("own_", own), ("in_", inside)) if test is not None]
+                    for name, test, unknown in (("own_", own, "False"), ("in_", inside, "None")):
+                        if test is not None:
+                            expr = test.test.format(*(f"s{p}" for p in test.places))
+                            out += _test_lines(expr, name, unknown, "    ") if test.env else [f"    {name} = {expr}"]
             continue
         if n >= len(actions):
             return None
@@ -225,15 +230,23 @@ def _dedup_source(source: str, actions: Sequence[str], checked: bool, symmetric:
                            f"{i}else:"]
             i += "    "
         items = _display_items(m.group(2), width)
+        step_lines += [f"{i}t = {m.group(2)}", f"{i}count({action})"]
         if own is not None:
-            fp = f"hash(t if {'own_' if _kept(own, items) else _on_t(own)} else canon(t))"
+            if _kept(own, items):
+                fp = "hash(t if own_ else canon(t))"
+            elif not own.env:
+                fp = f"hash(t if {_on_t(own)} else canon(t))"
+            else:
+                step_lines += _test_lines(_on_t(own), "o_", "False", i)
+                fp = "hash(t if o_ else canon(t))"
         within = "within(t)"
         if inside is not None:
-            within = ("(within(t) if in_ is None else in_)" if _kept(inside, items)
-                      else f"(within(t) if (in_t := {_on_t(inside)}) is None else in_t)")
+            if _kept(inside, items):
+                within = "(within(t) if in_ is None else in_)" if inside.env else "in_"
+            elif not inside.env:
+                within = _on_t(inside)
         keep = ["seen_add(h_)", "keep_fp(h_)", "keep_parent(ref)", "keep_state(t)", "keep_step(step)"]
-        step_lines += [f"{i}t = {m.group(2)}", f"{i}count({action})", f"{i}h_ = {fp}",
-                       f"{i}if h_ not in seen and h_ not in known:"]
+        step_lines += [f"{i}h_ = {fp}", f"{i}if h_ not in seen and h_ not in known:"]
         if bounded:
             step_lines += [f"{i}    if {within}:", *(f"{i}        {x}" for x in keep), f"{i}    else:",
                            f"{i}        cut({action})"]

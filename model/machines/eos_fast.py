@@ -14,7 +14,6 @@ They are closures over the machine's compiled plan, so they are rebuilt rather t
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 from operator import itemgetter
@@ -103,11 +102,11 @@ def constraint(machine: Any) -> Callable[[tuple], bool]:
     exec(compile("\n".join(lines), "<kafka.eos within_bounds>", "exec"), env)  # noqa: S102
     fn: Callable[[tuple], bool] = env["within_bounds"]
     # the same conjunction as one expression for the engine's generated successors to ask in place
-    # of a call: the flags through ``get`` (None, unknown, where a content has none yet: the call
-    # computes it as before), so its value is the function's answer or None
+    # of a call: the flags through the plain dicts (KeyError, unknown, where a content has none yet:
+    # the call computes it as before)
     bounds = [f"{pid} <= {int(n)}" for on, n in ((machine.n_idempotent, machine.max_pids),
                                                   (machine.n_instances, machine.max_producer_ids)) if on]
-    flagged = [re.sub(r"^([EGM])\[(.*)\]$", r"OWN_\1s.get(\2)", t) for t in tests]
+    flagged = [re.sub(r"^([EGM])\[", r"OWN_\1s[", t) for t in tests]
     terms = " and ".join(bounds + flagged)
     places = sorted({int(j) for j in re.findall(r"\bs\[(\d+)\]", terms)})
     if terms and places:
@@ -418,10 +417,9 @@ def _canonical_pair(plan: Any, places: list[list[int]], apply: Any,
     if places and places[0] and (first is None or int_keys):
         # the first comparison's early return, for the engine's generated successors to ask in
         # place of a call (most successors on the init_producer_id preset end there): a content
-        # without a key yet compares false with NaN, and the call computes it as before
+        # without a key yet raises KeyError in the plain dict, and the call computes it as before
         pair = (places[0][0], places[1][0])
-        own = (PlaceTest(pair, "OWN_Q.get({0}, OWN_NAN) < OWN_Q.get({1}, OWN_NAN)",
-                         {"OWN_Q": first.plain, "OWN_NAN": math.nan})
+        own = (PlaceTest(pair, "OWN_Q[{0}] < OWN_Q[{1}]", {"OWN_Q": first.plain})
                if first is not None else PlaceTest(pair, "{0} < {1}", {}))
         out.own_form = own  # type: ignore[attr-defined]
     return out
