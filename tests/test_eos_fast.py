@@ -180,20 +180,27 @@ def test_constraint_reads_plain_maps_filled_by_its_flags() -> None:
     assert False in want and [m.within_bounds(s) for s in states] == want  # hits: through ``plain``
 
 
-def _place_test(test: Any) -> Any:
-    """A ``PlaceTest`` as a function of the whole state."""
-    args = ", ".join(f"s[{p}]" for p in test.places)
-    return eval(f"lambda s: {test.test.format(*args.split(', '))}", dict(test.env))
+def _place_test(test: Any, unknown: Any) -> Any:
+    """A ``PlaceTest`` as a function of the whole state: its value, or ``unknown`` where it raises
+    ``KeyError`` (a content its dicts have not seen)."""
+    fn = eval(f"lambda s: {test.test.format(*(f's[{p}]' for p in test.places))}", dict(test.env))
+
+    def asked(s: tuple) -> Any:
+        try:
+            return fn(s)
+        except KeyError:
+            return unknown
+    return asked
 
 
 @pytest.mark.parametrize(("variant", "bounds"), CONFIGS)
 def test_the_place_tests_answer_as_the_functions_do(variant: str, bounds: dict[str, int]) -> None:
     """The constraint's ``place_test`` is its answer or None (unknown); the canonical form's
-    ``own_form``, where true, names a state that is its own form. Asked after the walk (the flags
-    and sort keys they read are filled then) and before it (every content unknown: None or False)."""
+    ``own_form``, where true, names a state that is its own form. Asked before the walk (contents
+    not seen yet: unknown) and after it (the flags and sort keys they read are filled then)."""
     m = machine(variant, **bounds)
-    inside = _place_test(m.within_bounds.place_test)
-    own = _place_test(m.canonical.own_form) if m.has_symmetry() else None
+    inside = _place_test(m.within_bounds.place_test, None)
+    own = _place_test(m.canonical.own_form, False) if m.has_symmetry() else None
     first = m.init_states()[0]
     assert inside(first) in (None, m.within_bounds(first))
     states = _walk(m, 3000)

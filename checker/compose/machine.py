@@ -204,8 +204,10 @@ def _dedup_source(source: str, actions: Sequence[str], checked: bool, symmetric:
     width = len(unpack.group(1).split(", ")) - 1 if unpack is not None else 0
     if unpack is not None and _ASSIGNED.search(source, len(lines[0]) + len(lines[1]) + 2):
         unpack = None  # a local ``s<n>`` written after the unpacking: the display's items may not be the places
-    own = own if symmetric and unpack is not None and all(p < width for p in own.places) else None  # type: ignore[union-attr]
-    inside = inside if bounded and unpack is not None and all(p < width for p in inside.places) else None  # type: ignore[union-attr]
+    if not (symmetric and own is not None and unpack is not None and all(p < width for p in own.places)):
+        own = None
+    if not (bounded and inside is not None and unpack is not None and all(p < width for p in inside.places)):
+        inside = None
     n = 0
     for line in lines[1:]:
         m = _STEP_LINE.match(line)
