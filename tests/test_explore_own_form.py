@@ -42,7 +42,9 @@ def test_the_canonical_pair_offers_its_first_comparison_and_the_run_is_unchanged
     fused = explore(fused_machine, OPTS)
     assert _fused_used(fused_machine)
     names = {n for v in fused_machine._plan._dedup.values() if v is not None for n in v.expand.__code__.co_varnames}
-    assert {"own_", "o_"} <= names  # asked once per state, and on successors that move the instances
+    # asked once per state, and on successors that move the instances; the constraint's likewise
+    assert {"own_", "o_", "in_"} <= names
+    assert fused_machine.within_bounds.place_test.env == {}
     assert own.env["OWN_Q"]  # the sort keys it reads are the canonical form's, filled as it runs
     without = explore(_with_canonical(_machine(), None), OPTS)
     plain = explore(_plain(_machine()), OPTS)

@@ -197,16 +197,19 @@ def _dedup_source(source: str, actions: Sequence[str], checked: bool, symmetric:
     out = ["def successors(s, ref):"]
     fp = "hash(canon(t))" if symmetric else "hash(t)"
     # the place tests (``PlaceTest``) of the canonical form (``own``) and of the constraint
-    # (``inside``): asked once per state on its own places (``own_``, ``in_``) for the step lines
-    # whose tuple display keeps those places; on another line the canonical form's on the successor
-    # (``o_``), the constraint's only where it reads no dict (one expression), else the calls
+    # (``inside``, only one that reads no dict): asked once per state on its own places (``own_``,
+    # ``in_``) for the step lines whose tuple display keeps those places, else on the successor's
+    # (the canonical form's in a try/except, ``o_``)
     unpack = _UNPACK.match(lines[1]) if len(lines) > 1 and (symmetric and own or bounded and inside) else None
     width = len(unpack.group(1).split(", ")) - 1 if unpack is not None else 0
     if unpack is not None and _ASSIGNED.search(source, len(lines[0]) + len(lines[1]) + 2):
         unpack = None  # a local ``s<n>`` written after the unpacking: the display's items may not be the places
     if not (symmetric and own is not None and unpack is not None and all(p < width for p in own.places)):
         own = None
-    if not (bounded and inside is not None and unpack is not None and all(p < width for p in inside.places)):
+    # a constraint's test that reads dicts (the eos yardstick's epoch flags) costs its lookups on every
+    # state, more than the calls it saves there (perf26a: pipeline shape +1.0%): only a plain one
+    if not (bounded and inside is not None and not inside.env and unpack is not None
+            and all(p < width for p in inside.places)):
         inside = None
     n = 0
     for line in lines[1:]:
@@ -215,7 +218,7 @@ def _dedup_source(source: str, actions: Sequence[str], checked: bool, symmetric:
             if line not in _OUT_LIST:
                 out.append(line)
                 if line is lines[1]:
-                    for name, test, unknown in (("own_", own, "False"), ("in_", inside, "None")):
+                    for name, test, unknown in (("own_", own, "False"), ("in_", inside, "")):
                         if test is not None:
                             expr = test.test.format(*(f"s{p}" for p in test.places))
                             out += _test_lines(expr, name, unknown, "    ") if test.env else [f"    {name} = {expr}"]
@@ -243,10 +246,7 @@ def _dedup_source(source: str, actions: Sequence[str], checked: bool, symmetric:
                 fp = "hash(t if o_ else canon(t))"
         within = "within(t)"
         if inside is not None:
-            if _kept(inside, items):
-                within = "(within(t) if in_ is None else in_)" if inside.env else "in_"
-            elif not inside.env:
-                within = _on_t(inside)
+            within = "in_" if _kept(inside, items) else _on_t(inside)
         keep = ["seen_add(h_)", "keep_fp(h_)", "keep_parent(ref)", "keep_state(t)", "keep_step(step)"]
         step_lines += [f"{i}h_ = {fp}", f"{i}if h_ not in seen and h_ not in known:"]
         if bounded:
