@@ -48,6 +48,24 @@ class Dedup(NamedTuple):
     bind: Callable[..., None]
 
 
+class PlaceTest(NamedTuple):
+    """A test of a few places of a state that a machine's generated successors may evaluate inline
+    in place of calling a function of the whole state (``Machine.dedup_successors`` may use it).
+    ``test`` is a Python expression with ``{0}``, ``{1}``, ... standing for the contents of
+    ``places``, reading only the names of ``env`` (each starts with ``OWN_``); it has no effect of
+    its own and raises nothing but ``KeyError`` (unknown: a content the function has not seen yet),
+    and nothing at all when ``env`` is empty. Two uses, as an optional attribute of the function:
+
+    - ``canonical.own_form``: where the test is true, ``canonical(t)`` is ``t``; where it is false
+      or unknown, the caller calls ``canonical``.
+    - ``within.place_test``: its truth is ``within(t)``'s answer; where unknown, the caller calls
+      ``within``."""
+
+    places: tuple[int, ...]
+    test: str
+    env: dict[str, Any]
+
+
 @dataclass(frozen=True)
 class Property:
     """A named safety property.

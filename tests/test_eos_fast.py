@@ -178,3 +178,46 @@ def test_constraint_reads_plain_maps_filled_by_its_flags() -> None:
     assert [m.within_bounds(s) for s in states] == want  # first sight: through the maps
     assert all(f.plain == dict(f) and f for f in maps)
     assert False in want and [m.within_bounds(s) for s in states] == want  # hits: through ``plain``
+
+
+def _place_test(test: Any, unknown: Any) -> Any:
+    """A ``PlaceTest`` as a function of the whole state: its value, or ``unknown`` where it raises
+    ``KeyError`` (a content its dicts have not seen)."""
+    fn = eval(f"lambda s: {test.test.format(*(f's[{p}]' for p in test.places))}", dict(test.env))
+
+    def asked(s: tuple) -> Any:
+        try:
+            return fn(s)
+        except KeyError:
+            return unknown
+    return asked
+
+
+PLACE_CONFIGS = [*CONFIGS, ("kafka-shipped", {"clients": 2, "max_epoch": 2, "lost_responses": 1, "failovers": 1,
+                                              "abortable_errors": 1, "transactions": 1, "new_producer_ids": 2})]
+
+
+@pytest.mark.parametrize(("variant", "bounds"), PLACE_CONFIGS)
+def test_the_place_tests_answer_as_the_functions_do(variant: str, bounds: dict[str, int]) -> None:
+    """The constraint's ``place_test`` (offered only where it reads no dict: the producer id
+    allocators alone) is its answer; the canonical form's ``own_form``, where true, names a state
+    that is its own form. Asked before the walk (contents not seen yet: unknown) and after it."""
+    m = (machine(variant, **bounds) if "clients" not in bounds
+         else find_model("kafka.init_producer_id").machine(variant, bounds=bounds))
+    test = getattr(m.within_bounds, "place_test", None)
+    assert (test is not None) == ("clients" in bounds)  # the others' constraints read the epochs' flags
+    inside = _place_test(test, None) if test is not None else None
+    # (a canonical form other than the two-identity pair offers none: the idempotent producers')
+    form = getattr(m.canonical, "own_form", None) if m.has_symmetry() else None
+    own = _place_test(form, False) if form is not None else None
+    states = _walk(m, 3000)
+    if inside is not None:
+        answers = [inside(s) for s in states]
+        assert answers == [m.within_bounds(s) for s in states]
+        assert True in answers and False in answers
+    if own is not None:
+        assert not any(own(s) for s in states[:1])  # no sort key computed yet: unknown, false
+        [m.canonical(s) for s in states]  # every content's sort key computed
+        yes = [s for s in states if own(s)]
+        assert yes and all(m.canonical(s) == s for s in yes)
+        assert any(m.canonical(s) != s for s in states if not own(s))

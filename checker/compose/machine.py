@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..fingerprint import P, _plain, check_state
 from ..intern import Interner
-from ..machine import Dedup, Machine, Property, State, Step
+from ..machine import Dedup, Machine, PlaceTest, Property, State, Step
 from ..symmetry import Scalarset, Symmetry, canonicalize
 from . import least_image
 from .code_cache import run as run_code
@@ -165,8 +165,20 @@ _DEDUP_NAMES = re.compile(r"\b(?:ref|seen|seen_add|known|count|cut|within|canon|
 _OUT_LIST = ("    out = []", "    append = out.append", "    return out")
 
 
+#: the line of the generated successors that names a state's places (``s0``, ``s1``, ...)
+_UNPACK = re.compile(r"    \(((?:s\d+, )+)\) = s$")
+#: an assignment to such a local (or a name ending so: a false alarm only costs the place tests)
+_ASSIGNED = re.compile(r"s\d+\s*(?:[-+*/%&|^@:]|//|\*\*|<<|>>)?=(?!=)", re.ASCII)
+
+
+def _test_lines(test: str, out: str, unknown: str, indent: str) -> list[str]:
+    """Statements setting ``out`` to ``test``, or to ``unknown`` where it raises ``KeyError``."""
+    return [f"{indent}try:", f"{indent}    {out} = {test}", f"{indent}except KeyError:", f"{indent}    {out} = {unknown}"]
+
+
 def _dedup_source(source: str, actions: Sequence[str], checked: bool, symmetric: bool, bounded: bool,
-                  outside: Collection[str] = ()) -> str | None:
+                  outside: Collection[str] = (), own: PlaceTest | None = None,
+                  inside: PlaceTest | None = None) -> str | None:
     """``successors``' source fused with the engine's duplicate test (``_Plan.dedup_successors``):
     ``successors(s, ref)`` makes no list; each step line counts its action (``actions[i]`` for the
     i-th step line: the line itself cannot name it), fingerprints its successor and, when the
@@ -184,12 +196,32 @@ def _dedup_source(source: str, actions: Sequence[str], checked: bool, symmetric:
         return None
     out = ["def successors(s, ref):"]
     fp = "hash(canon(t))" if symmetric else "hash(t)"
+    # the place tests (``PlaceTest``) of the canonical form (``own``) and of the constraint
+    # (``inside``, only one that reads no dict): asked once per state on its own places (``own_``,
+    # ``in_``) for the step lines whose tuple display keeps those places, else on the successor's
+    # (the canonical form's in a try/except, ``o_``)
+    unpack = _UNPACK.match(lines[1]) if len(lines) > 1 and (symmetric and own or bounded and inside) else None
+    width = len(unpack.group(1).split(", ")) - 1 if unpack is not None else 0
+    if unpack is not None and _ASSIGNED.search(source, len(lines[0]) + len(lines[1]) + 2):
+        unpack = None  # a local ``s<n>`` written after the unpacking: the display's items may not be the places
+    if not (symmetric and own is not None and unpack is not None and all(p < width for p in own.places)):
+        own = None
+    # a constraint's test that reads dicts (the eos yardstick's epoch flags) costs its lookups on every
+    # state, more than the calls it saves there (perf26a: pipeline shape +1.0%): only a plain one
+    if not (bounded and inside is not None and not inside.env and unpack is not None
+            and all(p < width for p in inside.places)):
+        inside = None
     n = 0
     for line in lines[1:]:
         m = _STEP_LINE.match(line)
         if m is None:
             if line not in _OUT_LIST:
                 out.append(line)
+                if line is lines[1]:
+                    for name, test, unknown in (("own_", own, "False"), ("in_", inside, "")):
+                        if test is not None:
+                            expr = test.test.format(*(f"s{p}" for p in test.places))
+                            out += _test_lines(expr, name, unknown, "    ") if test.env else [f"    {name} = {expr}"]
             continue
         if n >= len(actions):
             return None
@@ -202,11 +234,23 @@ def _dedup_source(source: str, actions: Sequence[str], checked: bool, symmetric:
             step_lines += [f"{i}if build in OUTSIDE_BUILT:", f"{i}    count({action})", f"{i}    cut({action})",
                            f"{i}else:"]
             i += "    "
+        items = _display_items(m.group(2), width)
+        step_lines += [f"{i}t = {m.group(2)}", f"{i}count({action})"]
+        if own is not None:
+            if _kept(own, items):
+                fp = "hash(t if own_ else canon(t))"
+            elif not own.env:
+                fp = f"hash(t if {_on_t(own)} else canon(t))"
+            else:
+                step_lines += _test_lines(_on_t(own), "o_", "False", i)
+                fp = "hash(t if o_ else canon(t))"
+        within = "within(t)"
+        if inside is not None:
+            within = "in_" if _kept(inside, items) else _on_t(inside)
         keep = ["seen_add(h_)", "keep_fp(h_)", "keep_parent(ref)", "keep_state(t)", "keep_step(step)"]
-        step_lines += [f"{i}t = {m.group(2)}", f"{i}count({action})", f"{i}h_ = {fp}",
-                       f"{i}if h_ not in seen and h_ not in known:"]
+        step_lines += [f"{i}h_ = {fp}", f"{i}if h_ not in seen and h_ not in known:"]
         if bounded:
-            step_lines += [f"{i}    if within(t):", *(f"{i}        {x}" for x in keep), f"{i}    else:",
+            step_lines += [f"{i}    if {within}:", *(f"{i}        {x}" for x in keep), f"{i}    else:",
                            f"{i}        cut({action})"]
         else:
             step_lines += [f"{i}    {x}" for x in keep]
@@ -215,6 +259,26 @@ def _dedup_source(source: str, actions: Sequence[str], checked: bool, symmetric:
         out += step_lines
         n += 1
     return "\n".join(out) if n == len(actions) else None
+
+
+def _kept(test: PlaceTest, items: list[str] | None) -> bool:
+    """Whether a step line's tuple display (``items``) keeps the test's places from the state (the
+    unpacked locals ``s0``, ``s1``, ...)."""
+    return items is not None and all(items[p] == f"s{p}" for p in test.places)
+
+
+def _on_t(test: PlaceTest) -> str:
+    """The test on the successor ``t``'s places."""
+    return test.test.format(*(f"t[{p}]" for p in test.places))
+
+
+def _display_items(expr: str, width: int) -> list[str] | None:
+    """A step line's successor expression as its tuple display's items, or None (a builder call, or
+    not ``width`` items separated by ``", "``: an item with a comma of its own changes the count)."""
+    if not (expr.startswith("(") and expr.endswith(", )")):
+        return None
+    items = expr[1:-3].split(", ")
+    return items if len(items) == width else None
 
 
 def _jsonable(value: Any) -> Any:
@@ -1090,8 +1154,16 @@ class _Plan:
             self._check_tables.append((key[0], table))
             env.update(CK=table)
         env.update(failed=failed, canon=canonical, within=within)
+        tests = []
+        for fn, attr in ((canonical, "own_form"), (within, "place_test")):
+            test = getattr(fn, attr, None)
+            if not isinstance(test, PlaceTest) or any(not name.startswith("OWN_") or name in env for name in test.env):
+                test = None  # its names must not shadow the generated code's
+            else:
+                env.update(test.env)
+            tests.append(test)
         source = _dedup_source(self.source, self._step_actions, bool(names), canonical is not None, within is not None,
-                               self._outside_actions)
+                               self._outside_actions, *tests)
         env["OUTSIDE_BUILT"] = OUTSIDE_BUILT
         got = None
         if source is not None:

@@ -20,6 +20,7 @@ from operator import itemgetter
 from typing import Any
 
 from eoscheck.checker.intern import ID_MODULUS
+from eoscheck.checker.machine import PlaceTest
 from eoscheck.checker.symmetry import canonicalize
 
 
@@ -100,6 +101,18 @@ def constraint(machine: Any) -> Callable[[tuple], bool]:
         lines.append("    return True")
     exec(compile("\n".join(lines), "<kafka.eos within_bounds>", "exec"), env)  # noqa: S102
     fn: Callable[[tuple], bool] = env["within_bounds"]
+    # the same conjunction as one expression for the engine's generated successors to ask in place
+    # of a call: the flags through the plain dicts (KeyError, unknown, where a content has none yet:
+    # the call computes it as before)
+    bounds = [f"{pid} <= {int(n)}" for on, n in ((machine.n_idempotent, machine.max_pids),
+                                                  (machine.n_instances, machine.max_producer_ids)) if on]
+    flagged = [re.sub(r"^([EGM])\[", r"OWN_\1s[", t) for t in tests]
+    terms = " and ".join(bounds + flagged)
+    places = sorted({int(j) for j in re.findall(r"\bs\[(\d+)\]", terms)})
+    if terms and places and not flagged:  # the engine takes only a test that reads no dict (perf26a)
+        expr = re.sub(r"\bs\[(\d+)\]", lambda m: "{" + str(places.index(int(m.group(1)))) + "}", terms)
+        fn.place_test = PlaceTest(tuple(places), expr, {f"OWN_{n}s": env[n].plain  # type: ignore[attr-defined]
+                                                        for n in ("E", "G", "M") if n in env and tests})
     return fn
 
 
@@ -175,7 +188,7 @@ def _canonical_alone(plan: Any, ss: str) -> Callable[[tuple], tuple]:
         kept = dict(zip(plan.scalarsets[ss], orders))
         keys = [_order_keys(plan, n, kept[n]) for n in names]
         if size == 2:
-            return _canonical_pair(plan, places, apply, keys)
+            return _canonical_pair(plan, places, apply, keys, plan.decls[names[0]].interned)
         key_of = [(lambda x: x) if k is None else k.__getitem__ for k in keys]
         return lambda s: canonicalize(s, [tuple(k(s[j]) for k, j in zip(key_of, ps)) for ps in places], apply)
     if size == 2:
@@ -361,7 +374,7 @@ def _order_keys(plan: Any, name: str, order: Callable[[Any], int] | None) -> _Fi
 
 
 def _canonical_pair(plan: Any, places: list[list[int]], apply: Any,
-                    keys: list[_FirstSight | None] | None = None) -> Callable[[tuple], tuple]:
+                    keys: list[_FirstSight | None] | None = None, int_keys: bool = False) -> Callable[[tuple], tuple]:
     """``canonicalize``'s two-identity case as one generated function: the identities' sort keys
     (their actors' slots, in order; ``places``: per identity, their places in a state) compared
     slot by slot with no key tuples built, and the swap inlined. The same result: the state if the
@@ -400,6 +413,15 @@ def _canonical_pair(plan: Any, places: list[list[int]], apply: Any,
     lines.append("    return s")
     exec(compile("\n".join(lines), "<kafka.eos canonical pair>", "exec"), env)  # noqa: S102
     out: Callable[[tuple], tuple] = env["canonical_pair"]
+    first = keys[0] if keys is not None else None
+    if places and places[0] and (first is None or int_keys):
+        # the first comparison's early return, for the engine's generated successors to ask in
+        # place of a call (most successors on the init_producer_id preset end there): a content
+        # without a key yet raises KeyError in the plain dict, and the call computes it as before
+        pair = (places[0][0], places[1][0])
+        own = (PlaceTest(pair, "OWN_Q[{0}] < OWN_Q[{1}]", {"OWN_Q": first.plain})
+               if first is not None else PlaceTest(pair, "{0} < {1}", {}))
+        out.own_form = own  # type: ignore[attr-defined]
     return out
 
 
