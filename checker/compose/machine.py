@@ -218,10 +218,11 @@ def _dedup_source(source: str, actions: Sequence[str], checked: bool, symmetric:
             if line not in _OUT_LIST:
                 out.append(line)
                 if line is lines[1]:
-                    for name, test, unknown in (("own_", own, "False"), ("in_", inside, "")):
-                        if test is not None:
-                            expr = test.test.format(*(f"s{p}" for p in test.places))
-                            out += _test_lines(expr, name, unknown, "    ") if test.env else [f"    {name} = {expr}"]
+                    if own is not None:
+                        expr = own.test.format(*(f"s{p}" for p in own.places))
+                        out += _test_lines(expr, "own_", "False", "    ") if own.env else [f"    own_ = {expr}"]
+                    if inside is not None:  # one that reads no dict (above): it cannot raise
+                        out.append("    in_ = " + inside.test.format(*(f"s{p}" for p in inside.places)))
             continue
         if n >= len(actions):
             return None
