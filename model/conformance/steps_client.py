@@ -188,7 +188,7 @@ def _late_answer(w: World, tp: str, name: str, error: int, retries_left: bool, b
     before = _entry(w, tp)
     after = api.remove_in_flight_batch(before, late, by_identity="kafka-13794" not in w.protocol.lacks)
     w.client_partitions[tp] = after
-    w.client.setdefault("_untracked", set()).update(b.name for b in before.in_flight if b not in after.in_flight)
+    _untrack(w, before, after)
     stale = (late.producer_id, late.epoch) != _pair(w)
     if retries_left and not (stale and "kafka-12152" in w.protocol.lacks):
         w.client.setdefault("_rewrite", set()).add(tp)
@@ -208,16 +208,26 @@ def _late_success(w: World, tp: str, late: api.InFlightBatch, base_offset: int) 
         before, late, base_offset, max_seq=w.protocol.max_seq, producer=_pair(w),
         by_identity="kafka-13794" not in w.protocol.lacks, reset_drained_stale="kafka-12152" in w.protocol.lacks)
     w.client_partitions[tp] = after
-    kept = {b.name for b in after.in_flight}
-    w.client.setdefault("_untracked", set()).update(b.name for b in before.in_flight if b.name not in kept)
+    _untrack(w, before, after)
     # the future keeps the expiry's exception (Sender.failBatch's TimeoutException, wrapped as the expiry wrapped it)
     expiry = api.failed_batch_error(int(Errors.REQUEST_TIMED_OUT), transactional=_transactional(w),
                                     wrap_in_abortable=_transactional(w) and w.protocol.eos.client_batch_error_wrapped_abortable)
     out: Observed = {"ignored": False, "record_offset": None, "batch_error": expiry, "can_retry": False}
     if _transactional(w):
-        out.update({"exception": None, "last_error": w.client.get("last_error"),
-                    "epoch_bump_required": bool(w.client.get("_epoch_bump_required", False))})
+        out.update(_txn_status(w, None))
     return out
+
+
+def _untrack(w: World, before: api.PartitionEntry, after: api.PartitionEntry) -> None:
+    """The batches a late answer took out of the partition's in-flight set: their retries are no longer tracked."""
+    kept = {b.name for b in after.in_flight}
+    w.client.setdefault("_untracked", set()).update(b.name for b in before.in_flight if b.name not in kept)
+
+
+def _txn_status(w: World, exception: str | None) -> Observed:
+    """What a late answer leaves of the transactional producer's error state."""
+    return {"exception": exception, "last_error": w.client.get("last_error"),
+            "epoch_bump_required": bool(w.client.get("_epoch_bump_required", False))}
 
 
 def _requeue(w: World, name: str, retry: bool) -> None:
@@ -247,8 +257,7 @@ def _producer_id_fetch(w: World) -> str:
 def _ignored(w: World) -> Observed:
     out: Observed = {"ignored": True}
     if _transactional(w):
-        out.update({"exception": None, "last_error": w.client.get("last_error"),
-                    "epoch_bump_required": bool(w.client.get("_epoch_bump_required", False))})
+        out.update(_txn_status(w, None))
     return out
 
 
@@ -275,10 +284,8 @@ def _late_transactional(w: World, tp: str, late: api.InFlightBatch, error: int, 
     if r.last_error is not None:
         w.client["last_error"] = r.last_error
     w.client_partitions[tp] = r.entry
-    kept = {b.name for b in r.entry.in_flight}
-    w.client.setdefault("_untracked", set()).update(b.name for b in before.in_flight if b.name not in kept)
-    return {"ignored": False, "exception": r.exception, "last_error": w.client.get("last_error"),
-            "epoch_bump_required": bool(w.client.get("_epoch_bump_required", False))}
+    _untrack(w, before, r.entry)
+    return {"ignored": False, **_txn_status(w, r.exception)}
 
 
 def _can_bump(w: World) -> bool:
