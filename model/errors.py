@@ -60,6 +60,9 @@ class Errors(IntEnum):
     FENCED_INSTANCE_ID = 82
     #: OffsetDelete of a topic the group is subscribed to (KIP-496, 2.4.0)
     GROUP_SUBSCRIBED_TO_TOPIC = 86
+    #: no machine produces it; a produce answer whose records failed the broker's validation, with record errors
+    #: (KIP-467, KAFKA-8729 f6f24c4700, 2.4.0; the producer without idempotence of the conformance interface)
+    INVALID_RECORD = 87
     #: KIP-447 proposed PENDING_TRANSACTION(85); Kafka shipped UNSTABLE_OFFSET_COMMIT(88) instead
     UNSTABLE_OFFSET_COMMIT = 88
     PRODUCER_FENCED = 90

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..producer.feature_versions import FEATURE_CHECK_SINCE, FeatureCheck
+from ..producer.no_idempotence import ProduceExceptionDetail
 from ..producer.txn_calls import TABLE_SINCE as CLIENT_TABLE_SINCE
 from ..producer.txn_calls import ClientTransitions
 from ..producer.txn_offset_commit_version import GroupMetadataCheck
@@ -128,6 +129,10 @@ class Protocol(NamedTuple):
     #: (``model.producer.txn_offset_commit_version``): "unchecked" (2.0 .. 2.5.x), "config" (KAFKA-9776, 2.6.0 .. 2.8.x:
     #: UnsupportedVersionException unless internal.auto.downgrade.txn.commit), "refuse" (KAFKA-12574, 3.0.0 on)
     txn_offset_commit_group_metadata: GroupMetadataCheck = "refuse"
+    #: the exceptions a failed produce batch's records get (``model.producer.no_idempotence.record_exceptions``):
+    #: "code" (2.0.0 .. 2.6.x: ``error.exception()``), "message" (2.7.0 .. 2.8.x: with the response's error message,
+    #: MINOR PR 9450), "record-errors" (KAFKA-12548, 3.0.0 on: per-record exceptions from the response's record errors)
+    client_produce_exception: ProduceExceptionDetail = "record-errors"
 
 
 #: what a profile can lack (``Protocol.lacks``) -> what it is and when Kafka got it
@@ -180,6 +185,8 @@ FEATURES: dict[str, str] = {
     "kafka-14869": ("KAFKA-14869 (KIP-915 part 1: a __transaction_state record whose key version is unknown is skipped "
                     "when the partition is loaded; before, the load stopped with IllegalStateException), released in "
                     "3.4.1 and 3.5.0"),
+    "kip-467": ("KIP-467 (a produce answer's error_message and record errors, and the error INVALID_RECORD), released "
+                "in 2.4"),
     "kip-939": ("KIP-939's InitProducerId v6 (Enable2Pc, KeepPreparedTxn; the broker's "
                 "transaction.two.phase.commit.enable and the TWO_PHASE_COMMIT ACL on the transactional id), released "
                 "in 4.1 with v6 marked latestVersionUnstable"),
@@ -273,6 +280,8 @@ FEATURE_SINCE: dict[str, Since] = {
     "kafka-8061": Since((2, 2, 0), "2.2.0 Sender.maybeWaitForProducerId loops 'while (!forceClose && ...)' (2.1.1: "
                         "'while (running && ...)', KAFKA-5503 4b9a3ba59b6; 2.0.0 .. 2.1.0: no close check); KAFKA-8061 "
                         "dfc59fa0cbb on the 2.2 branch (first tag 2.2.0), 1f525cd2c90 on trunk (first tag 2.3.0)"),
+    "kip-467": Since((2, 4, 0), "2.4.0 ProduceResponse v8 error_records / error_message and Errors.INVALID_RECORD(87) "
+                     "(2.3.1: neither); KAFKA-8729 pt 2 f6f24c4700 (first tag 2.4.0)"),
     "kip-496": Since((2, 4, 0), "2.4.0 ApiKeys.OFFSET_DELETE, GroupCoordinator.handleDeleteOffsets, "
                      "GroupMetadata.removeOffsets; KAFKA-8730 e24d0e22abb (first tag 2.4.0)"),
     "kafka-13221": Since((3, 2, 0), "3.2.0 ProducerStateManager.hasLateTransaction / LateTransactionBufferMs (3.1.2: "
@@ -362,6 +371,11 @@ SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
     # TxnOffsetCommitRequest.Builder.build below v3 with group metadata: no check at 2.5.0; KAFKA-9776 7f640f13b4d
     # (first tag 2.6.0, the auto-downgrade config); KAFKA-12574 cc6f4c49a9d (first tag 3.0.0, always refused)
     "txn_offset_commit_group_metadata": (((2, 0, 0), "unchecked"), ((2, 6, 0), "config"), ((3, 0, 0), "refuse")),
+    # Sender.completeBatch / failBatch: 2.6.3 l.616 'exception = error.exception()'; the 2.7 branch's af150033b2 (MINOR
+    # PR 9450, in the 2.7.0 release commit 466b798412; f8e3b84ec0 on trunk, first tag 2.8.0) passes
+    # response.errorMessage; KAFKA-12548 66ba91733c (first tag 3.0.0; 2.8.2 has no record errors in failBatch) builds
+    # per-record exceptions
+    "client_produce_exception": (((2, 0, 0), "code"), ((2, 7, 0), "message"), ((3, 0, 0), "record-errors")),
     # TransactionManager.TxnOffsetCommitHandler.handleResponse: KAFKA-7296 (1b0340b8328 on the 2.0 branch, first tag
     # 2.0.1; 4f25f1fb711, 2.1.0); KIP-447's FENCED_INSTANCE_ID / UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION (2.5.0);
     # Errors.INVALID_PRODUCER_EPOCH -> InvalidProducerEpochException (KAFKA-9911 b937ec75677, 2.7.0), reached through
@@ -397,7 +411,7 @@ _BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "
                            "end_txn_exact_epoch": False, "failed_fence_keeps_epoch": False,
                            "verification_abortable": False, "txn_offset_commit_any_retriable": False,
                            "txn_offset_commit_handler": "2.0.1", "offset_delete_pending": False,
-                           "txn_offset_commit_group_metadata": "unchecked"}
+                           "txn_offset_commit_group_metadata": "unchecked", "client_produce_exception": "code"}
 
 
 class Profile(NamedTuple):
@@ -565,7 +579,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="2.5",
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
-        txn_offset_commit_group_metadata="config"),
+        txn_offset_commit_group_metadata="config", client_produce_exception="message"),
     "kafka-2.6": _entry(
         "kafka-2.6", "2.6.0", "2.6.3",
         ("released 2.6.0 .. 2.6.3: KAFKA-9600 (a client's EndTxn needs the exact epoch) and KAFKA-9666 "
@@ -574,7 +588,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
         txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
-        client_abort_exception="KafkaException", txn_offset_commit_group_metadata="config"),
+        client_abort_exception="KafkaException", txn_offset_commit_group_metadata="config", client_produce_exception="code"),
     "kafka-2.5": _entry(
         "kafka-2.5", "2.5.0", "2.5.1",
         ("released 2.5.0 .. 2.5.1: KIP-360 and KIP-447 (2.5.0 messages); endTransaction refuses only a lower "
@@ -584,7 +598,8 @@ PROFILE_TABLE: dict[str, Profile] = {
         end_txn_exact_epoch=False, failed_fence_keeps_epoch=False, fence_keeps_last_epoch=True,
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
         txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
-        client_abort_exception="KafkaException", txn_offset_commit_group_metadata="unchecked"),
+        client_abort_exception="KafkaException", txn_offset_commit_group_metadata="unchecked",
+        client_produce_exception="code"),
     "kafka-2.4.1": _entry(
         "kafka-2.4.1", "2.4.1", "2.4.1",
         ("released 2.4.1: the 2.4 broker (KAFKA-7190: producer state kept when the log start offset moves; an "

@@ -284,6 +284,11 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
             if re.search(r"(^|;\s*)expire\b", kind):
                 found.append(("kip-91", f"step {i + 1}: a batch expired in flight (delivery.timeout.ms)"))
                 break
+        for i, step in enumerate(vector.steps):
+            named = [k for k in ("error_message", "record_errors") if step.input.get(k) is not None]
+            if named or "INVALID_RECORD" in (str(step.input.get("event") or ""), str(step.input.get("error") or "")):
+                found.append(("kip-467", f"step {i + 1}: a produce answer's {', '.join(named) or 'INVALID_RECORD'}"))
+                break
     elif isinstance(producer, dict) and not producer.get("transactional"):
         for i, step in enumerate(vector.steps):
             kind = str(step.input.get("call") or "")

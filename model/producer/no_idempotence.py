@@ -20,9 +20,11 @@ No machine reads this module; the conformance interface does, for SenderTest.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Mapping
+from typing import Literal, NamedTuple
 
-from ..errors import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, RETRIABLE
+from ..errors import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, RETRIABLE, Errors
+from .partition_sequences import failed_batch_error
 
 #: RecordBatch.NO_SEQUENCE
 NO_SEQUENCE = -1
@@ -49,4 +51,83 @@ def can_retry(error: int, *, attempts_left: bool, done: bool, delivery_timed_out
     """``Sender.canRetry`` without a TransactionManager."""
     if kip_91 and (done or delivery_timed_out):
         return False
-    return attempts_left and error in RETRIABLE
+    return attempts_left and is_retriable(error)
+
+
+def is_retriable(error: int) -> bool:
+    """``error.exception() instanceof RetriableException``. ``errors.RETRIABLE`` (what kafka.eos's machines read) does
+    not list NETWORK_EXCEPTION, which only a disconnect gives the client (``Sender.handleProduceResponse``: a
+    PartitionResponse of NETWORK_EXCEPTION for each batch); its NetworkException is an InvalidMetadataException, a
+    RetriableException, in every version read (2.0.0 .. 4.2.0-rc1)."""
+    return error in RETRIABLE or error == Errors.NETWORK_EXCEPTION
+
+
+def attempts_left(attempts: int, retries: int) -> bool:
+    """``batch.attempts() < this.retries``: a batch counts one attempt per re-enqueue (``ProducerBatch.reenqueued``),
+    so ``retries`` failures are retried and the next one fails the batch; a split is no attempt."""
+    return attempts < retries
+
+
+def splits(error: int, records: int, *, done: bool) -> bool:
+    """``Sender.completeBatch``'s split: MESSAGE_TOO_LARGE on a batch of several records (magic v2) that is not done
+    yet. A batch expired in flight is done, and its late MESSAGE_TOO_LARGE completes nothing (``failBatch`` finds it
+    done): the ``!batch.isDone()`` check of KAFKA-7501 (fed27fdd75, first tag 2.2.0, with SenderTest's
+    testExpiredBatchDoesNotSplitOnMessageTooLargeError; the same at 1eb7644 and 4.2.0-rc1). Before it (2.1.x, KIP-91
+    without the check) the expired batch was split and its records sent again, which no profile reaches: the profile
+    holding 2.1.x (``kafka-2.0.1-2.3``) stands for 2.0.1, without KIP-91's expiry."""
+    return error == Errors.MESSAGE_TOO_LARGE and records > 1 and not done
+
+
+#: how the Sender builds the exceptions a failed batch's records get (``Protocol.client_produce_exception``)
+ProduceExceptionDetail = Literal["code", "message", "record-errors"]
+
+
+def top_level_exception(error: int) -> str:
+    """``Sender.failBatch``'s top-level exception class: ``error.exception(...)``, or its own for the authorization
+    errors (``partition_sequences.failed_batch_error``); NETWORK_EXCEPTION's is NetworkException and
+    MESSAGE_TOO_LARGE's RecordTooLargeException (Errors.java)."""
+    own = {Errors.NETWORK_EXCEPTION: "NetworkException", Errors.MESSAGE_TOO_LARGE: "RecordTooLargeException"}
+    return own.get(Errors(error)) or failed_batch_error(error, transactional=False, wrap_in_abortable=False)
+
+
+def default_message(error: int) -> str:
+    """The message of ``error.exception()`` with none given: ``Errors.<NAME>.message()``, named rather than copied."""
+    return f"Errors.{Errors(error).name}.message()"
+
+
+class RecordException(NamedTuple):
+    exception: str
+    message: str | None
+
+
+def record_exceptions(error: int, records: int, response_message: str | None,
+                      record_errors: Mapping[int, str | None], detail: ProduceExceptionDetail) -> tuple[RecordException, ...]:
+    """The exception each record's future of a failed batch gets, by batch index.
+
+    ``code`` (2.0.0 .. 2.6.x): ``error.exception()`` for every record, with the error's default message.
+    ``message`` (2.7.0 .. 2.8.x: MINOR PR 9450, af150033b2 on the 2.7 branch, f8e3b84ec0 on trunk, first tag 2.8.0):
+    ``error.exception(response.errorMessage)``, the response's message when it has one (KIP-467's error_message,
+    KAFKA-8729 f6f24c4700, 2.4.0), for every record.
+    ``record-errors`` (KAFKA-12548, 66ba91733c, first tag 3.0.0; the same at 1eb7644 and 4.2.0-rc1): with record
+    errors in the response, a record named there gets the record's message, else the response's, else the default;
+    its exception is the error's own when the response names one record, else InvalidRecordException; a record not
+    named gets a plain KafkaException (no message compared: the text is Kafka's). Without record errors, as
+    ``message``. The authorization errors keep Sender's own exceptions (their messages are not compared)."""
+    top = top_level_exception(error)
+    own = error in (Errors.TOPIC_AUTHORIZATION_FAILED, Errors.CLUSTER_AUTHORIZATION_FAILED)
+    if detail == "code" or own:
+        top_message = None if own else default_message(error)
+    else:
+        top_message = response_message if response_message is not None else default_message(error)
+    if detail != "record-errors" or not record_errors:
+        return tuple(RecordException(top, top_message) for _ in range(records))
+    out = []
+    for index in range(records):
+        if index not in record_errors:
+            out.append(RecordException("KafkaException", None))
+            continue
+        given = record_errors[index]
+        message = given if given is not None else (response_message if response_message is not None
+                                                   else default_message(error))
+        out.append(RecordException(top if len(record_errors) == 1 else "InvalidRecordException", message))
+    return tuple(out)
