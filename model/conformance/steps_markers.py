@@ -20,7 +20,6 @@ from .world import DEFAULT_TID, World
 
 Observed = dict[str, Any]
 
-_EXCEPTION: Observed = {"error": "EXCEPTION", "exception": "IllegalStateException"}
 
 
 def _tid(inp: dict[str, Any]) -> str:
@@ -29,6 +28,15 @@ def _tid(inp: dict[str, Any]) -> str:
 
 def _entry_epoch(inp: dict[str, Any]) -> int | None:
     return integer(inp["coordinator_epoch"], "coordinator_epoch") if "coordinator_epoch" in inp else None
+
+
+def _thrown(w: World, tid: str) -> Observed:
+    """onComplete threw IllegalStateException: for the entry nothing was re-enqueued, removed or completed, and the
+    metadata is as it was (the one partition's answer is read before anything changes)."""
+    meta = w.txns.get(tid, NO_METADATA)
+    return {"error": "EXCEPTION", "exception": "IllegalStateException", "retry": False, "abandon": False,
+            "abandoned": False, "completed": False, "requeued_partitions": [],
+            "partitions_remaining": sorted(w.partitions.name(p) for p in meta.partitions), "state_after": w.meta_view(meta)}
 
 
 def _answer(w: World, tid: str, inp: dict[str, Any]) -> tuple[int, int | None]:
@@ -58,11 +66,12 @@ def marker_response(w: World, inp: dict[str, Any]) -> Observed:
                                              marker_coordinator_epoch=_entry_epoch(inp),
                                              coordinator_epoch=w.coordinator_epoch)
     except ValueError:
-        return dict(_EXCEPTION)
+        return _thrown(w, tid)
     before = w.txns.get(tid, NO_METADATA)
     w.set_coordinator(tid, st)
     waiting = not st.metadata.partitions and st.metadata.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT)
-    return {"retry": ans.retry, "abandon": ans.abandon, "abandoned": ans.abandon, "completed": ans.completed,
+    return {"exception": None, "retry": ans.retry, "abandon": ans.abandon, "abandoned": ans.abandon,
+            "completed": ans.completed,
             "completion_append_retried": waiting and api.completion_outcome(completion) == api.COMPLETION_RETRY,
             "action": "retry" if ans.retry else "abandon" if ans.abandon else "done",
             "requeued_partitions": [w.partitions.name(part)] if ans.retry else [],
@@ -81,10 +90,10 @@ def marker_disconnect(w: World, inp: dict[str, Any]) -> Observed:
         ans = api.handle_marker_disconnect(w.coordinator(tid), marker_coordinator_epoch=_entry_epoch(inp),
                                            coordinator_epoch=w.coordinator_epoch)
     except ValueError:
-        return dict(_EXCEPTION)
+        return _thrown(w, tid)
     meta = w.txns.get(tid, NO_METADATA)
-    return {"retry": ans.retry, "abandon": ans.abandon, "abandoned": ans.abandon, "completed": False,
-            "action": "retry" if ans.retry else "abandon",
+    return {"exception": None, "retry": ans.retry, "abandon": ans.abandon, "abandoned": ans.abandon,
+            "completed": False, "action": "retry" if ans.retry else "abandon",
             "requeued_partitions": sorted(str(p) for p in parts) if ans.retry else [],
             "partitions_remaining": sorted(w.partitions.name(p) for p in meta.partitions),
             "state_after": w.meta_view(meta)}
