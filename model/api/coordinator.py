@@ -559,19 +559,38 @@ class MarkerAnswer(NamedTuple):
     completed: bool
 
 
-def handle_marker_response(state: CoordinatorState, partition: int, error: int,
-                           protocol: Protocol, *,
-                           completion_error: int = Errors.NONE) -> tuple[MarkerAnswer, CoordinatorState]:
-    """``TransactionMarkerRequestCompletionHandler`` for one partition's WriteTxnMarkers answer, then
-    ``writeTxnCompletion`` once no partition is left. An answer Kafka treats as fatal
-    (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, ...) raises ValueError (IllegalStateException in Kafka).
-    A coordinator that no longer owns (or is reloading) the transactional id drops the pending
-    completion whatever the answer: the new owner resends the markers from its loaded state."""
+def _marker_entry_dropped(state: CoordinatorState, marker_coordinator_epoch: int | None,
+                          coordinator_epoch: int | None) -> bool:
+    """What ``TransactionMarkerRequestCompletionHandler`` does for one marker entry before reading its partitions'
+    answers (the same for a disconnect and an answer, 2.0.0 .. 4.2.0-rc1): True when it calls
+    ``removeMarkersForTxn`` (the lookup answers NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS, or the cache holds the
+    transactional id at another coordinator epoch than the entry's); ValueError (IllegalStateException) for any other
+    lookup error or no metadata. A coordinator epoch left None is the entry's own."""
     if _lookup_error(state) in (Errors.NOT_COORDINATOR, Errors.COORDINATOR_LOAD_IN_PROGRESS):
-        return MarkerAnswer(False, True, False), state
+        return True
     if _lookup_error(state) or not state.metadata.exists:
         raise ValueError("no transaction state for a pending marker completion")
-    out = on_marker_response(state.metadata, partition, error)
+    return marker_coordinator_epoch is not None and coordinator_epoch is not None \
+        and marker_coordinator_epoch != coordinator_epoch
+
+
+def handle_marker_response(state: CoordinatorState, partition: int, error: int | None,
+                           protocol: Protocol, *,
+                           completion_error: int = Errors.NONE, marker_coordinator_epoch: int | None = None,
+                           coordinator_epoch: int | None = None) -> tuple[MarkerAnswer, CoordinatorState]:
+    """``TransactionMarkerRequestCompletionHandler`` for one partition's WriteTxnMarkers answer, then
+    ``writeTxnCompletion`` once no partition is left. ``error`` None: the response has no error map for the entry's
+    producer id, an IllegalStateException (ValueError) before the lookup. A coordinator that no longer owns (or is
+    reloading) the transactional id, or holds it at another coordinator epoch than the entry's
+    (``marker_coordinator_epoch``; ``coordinator_epoch``: the cache's), drops the pending completion whatever the
+    answer: the new owner resends the markers from its loaded state. An answer Kafka treats as fatal
+    (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, ...) raises ValueError (IllegalStateException in Kafka)."""
+    if error is None:
+        raise ValueError("the WriteTxnMarkers response has no error map for the marker's producer id")
+    if _marker_entry_dropped(state, marker_coordinator_epoch, coordinator_epoch):
+        return MarkerAnswer(False, True, False), state
+    out = on_marker_response(state.metadata, partition, error,
+                             storage_error_retriable=protocol.marker_storage_error_retriable)
     if out.retry or out.abandon:
         return MarkerAnswer(out.retry, out.abandon, False), state
     done, wrote = complete_if_done(out.meta, tv2_last_epoch=protocol.tv2_last_epoch)
@@ -580,6 +599,16 @@ def handle_marker_response(state: CoordinatorState, partition: int, error: int,
         # coordinator that loads the transactional id, which resends the markers
         return MarkerAnswer(False, False, False), state._replace(metadata=out.meta)
     return MarkerAnswer(False, False, wrote), state._replace(metadata=done)
+
+
+def handle_marker_disconnect(state: CoordinatorState, *, marker_coordinator_epoch: int | None = None,
+                             coordinator_epoch: int | None = None) -> MarkerAnswer:
+    """``TransactionMarkerRequestCompletionHandler`` for a WriteTxnMarkers request whose broker disconnected: the
+    entry's markers are re-enqueued for every partition it named (``addTxnMarkersToBrokerQueue``, to the partitions'
+    leaders at that time), unless the entry is dropped as for an answer; the metadata is not touched."""
+    if _marker_entry_dropped(state, marker_coordinator_epoch, coordinator_epoch):
+        return MarkerAnswer(False, True, False)
+    return MarkerAnswer(True, False, False)
 
 
 COMPLETION_DONE, COMPLETION_SKIP, COMPLETION_RETRY = "done", "skip", "retry"

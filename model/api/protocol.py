@@ -120,6 +120,10 @@ class Protocol(NamedTuple):
     #: before, addLoadedTransactionsToCache put the entry and threw IllegalStateException, leaving the partition loading
     #: (``model.coordinator.txn_partition_cache``)
     txn_reload_replaces: bool = True
+    #: the transaction coordinator resends a marker answered KAFKA_STORAGE_ERROR (KAFKA-9749: 5a1567631d, first tag
+    #: 2.5.0; 4c96b7deba on trunk, first tag 2.6.0); before, TransactionMarkerRequestCompletionHandler's ``case other``
+    #: threw IllegalStateException (2.0.0 .. 2.4.1; ``model.transactions.markers.on_marker_response``)
+    marker_storage_error_retriable: bool = True
     #: when the producer reads the finalized transaction.version from its ApiVersions
     #: (``model.producer.feature_versions.FeatureCheck``): "none" (2.0.0 .. 3.9.x), "2024-10" (at beginTransaction,
     #: KAFKA-14563's client, the 2024-10 snapshot), "4.0" (when completing and after initTransactions, an upgrade
@@ -365,6 +369,9 @@ SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
     # TransactionStateManager.addLoadedTransactionsToCache: KAFKA-9307 0f0eb49e35e (first tag 2.5.0), 30f4fbf51a7 on the
     # 2.4 branch (2.4.1); 2.4.0 and 2.3.1 throw IllegalStateException on an entry already cached
     "txn_reload_replaces": (((2, 0, 0), False), ((2, 4, 1), True)),
+    # TransactionMarkerRequestCompletionHandler's retriable answers: KAFKA-9749 5a1567631d on the 2.5 branch (first tag
+    # 2.5.0), 4c96b7deba on trunk (2.6.0); 2.4.1 names UNKNOWN_TOPIC_OR_PARTITION .. REQUEST_TIMED_OUT only
+    "marker_storage_error_retriable": (((2, 0, 0), False), ((2, 5, 0), True)),
     # TransactionManager.maybeUpdateTransactionV2Enabled's callers, declared with their evidence in
     # feature_versions.FEATURE_CHECK_SINCE (KAFKA-14563's client at the 2024-10 snapshot, KAFKA-18227 4.0.0)
     "client_feature_check": tuple((since.first, check) for check, since in FEATURE_CHECK_SINCE.items()),
@@ -411,7 +418,8 @@ _BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "
                            "end_txn_exact_epoch": False, "failed_fence_keeps_epoch": False,
                            "verification_abortable": False, "txn_offset_commit_any_retriable": False,
                            "txn_offset_commit_handler": "2.0.1", "offset_delete_pending": False,
-                           "txn_offset_commit_group_metadata": "unchecked", "client_produce_exception": "code"}
+                           "txn_offset_commit_group_metadata": "unchecked", "client_produce_exception": "code",
+                           "marker_storage_error_retriable": False}
 
 
 class Profile(NamedTuple):

@@ -35,6 +35,7 @@ from . import (
     steps_coordinator,
     steps_group,
     steps_leader,
+    steps_markers,
     steps_txn_calls,
     steps_txn_listing,
 )
@@ -68,8 +69,9 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^generateProducerId\b", steps_coordinator.generate_pid),
     (r"(?i)(grants? ProducerIdsBlock|block request fails)", steps_coordinator.block_event),
     (r"^ProduceBatch\b", steps_leader.produce),
+    (r"(?i)^WriteTxnMarkers?\s+(request\s+)?disconnect", steps_markers.marker_disconnect),
     (r"(?i)(WriteTxnMarkers? ?(response|answer)|TransactionMarkerRequestCompletionHandler|marker_response)",
-     steps_coordinator.marker_response),
+     steps_markers.marker_response),
     (r"(?i)^retry (the )?(completion|CompleteCommit|CompleteAbort) append", steps_coordinator.retry_completion),
     (r"appendTransactionToLog", steps_coordinator.append_transaction_to_log),
     (r"^validateTransactionTimeoutMs\b", steps_coordinator.validate_txn_timeout),

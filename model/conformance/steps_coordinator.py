@@ -421,27 +421,6 @@ def _range(ids: list[int]) -> str:
     return ",".join(map(str, ids))
 
 
-def marker_response(w: World, inp: dict[str, Any]) -> Observed:
-    """A partition's WriteTxnMarkers answer reaching the coordinator."""
-    tid = _tid(inp)
-    part = w.partitions.id(str(inp.get("partition", "")))
-    err = error_code(str(inp.get("error", "NONE")))
-    completion = error_code(str(inp.get("completion_append_result", "NONE")))
-    try:
-        ans, st = api.handle_marker_response(w.coordinator(tid), part, err, w.protocol, completion_error=completion)
-    except ValueError:
-        return {"error": "EXCEPTION", "exception": "IllegalStateException"}
-    before = w.txns.get(tid, NO_METADATA)
-    w.set_coordinator(tid, st)
-    waiting = not st.metadata.partitions and st.metadata.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT)
-    return {"retry": ans.retry, "abandon": ans.abandon, "abandoned": ans.abandon, "completed": ans.completed,
-            "completion_append_retried": waiting and api.completion_outcome(completion) == api.COMPLETION_RETRY,
-            "action": "retry" if ans.retry else "abandon" if ans.abandon else "done",
-            "partitions_remaining": sorted(w.partitions.name(p) for p in st.metadata.partitions),
-            "state_after": w.meta_view(st.metadata),
-            "txn_log_append": w.meta_view(st.metadata) if ans.completed and st.metadata != before else None}
-
-
 def retry_completion(w: World, inp: dict[str, Any]) -> Observed:
     """The retried CompleteCommit/CompleteAbort append (``txnLogAppendRetryQueue``, drained by
     ``generateRequests``) and its answer."""

@@ -24,7 +24,9 @@ from eoscheck.checker.ops import CONCRETE, Ops
 from .codes import Errors, TxnResult, TxnState
 from .metadata import TxnMeta, transit
 
-#: answers on which the coordinator resends the marker for the partition
+#: answers on which the coordinator resends the marker for the partition (the same six from 2.5.0 to 4.2.0-rc1; the
+#: handler's case list, TransactionMarkerRequestCompletionHandler.scala, identical at 2.5.0, 3.9.1 and 4.2.0-rc1 but
+#: for NOT_LEADER_FOR_PARTITION's rename to NOT_LEADER_OR_FOLLOWER, the same code 6, KAFKA-10223)
 RETRIABLE_MARKER_ERRORS = frozenset({
     Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_LEADER_OR_FOLLOWER, Errors.REQUEST_TIMED_OUT,
     Errors.NOT_ENOUGH_REPLICAS, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND, Errors.KAFKA_STORAGE_ERROR,
@@ -33,6 +35,9 @@ RETRIABLE_MARKER_ERRORS = frozenset({
 DONE_MARKER_ERRORS = frozenset({Errors.UNSUPPORTED_FOR_MESSAGE_FORMAT, Errors.UNSUPPORTED_VERSION})
 #: answers on which the coordinator stops sending markers for the transaction
 ABANDON_MARKER_ERRORS = frozenset({Errors.INVALID_PRODUCER_EPOCH, Errors.TRANSACTION_COORDINATOR_FENCED})
+#: the retriable answer a version before KAFKA-9749 (5a1567631d, first tag 2.5.0; 4c96b7deba on trunk, 2.6.0) did not
+#: name: 2.0.0 .. 2.4.1's handler falls to ``case other`` and throws IllegalStateException
+KAFKA_9749_RETRIABLE = Errors.KAFKA_STORAGE_ERROR
 
 
 class TxnMarker(NamedTuple):
@@ -73,16 +78,19 @@ class MarkerResponseOutcome(NamedTuple):
     abandon: bool
 
 
-def on_marker_response(meta: TxnMeta, partition: int, error: int) -> MarkerResponseOutcome:
-    """``TransactionMarkerRequestCompletionHandler`` for one partition's answer."""
+def on_marker_response(meta: TxnMeta, partition: int, error: int, *,
+                       storage_error_retriable: bool = True) -> MarkerResponseOutcome:
+    """``TransactionMarkerRequestCompletionHandler`` for one partition's answer; ``storage_error_retriable``: the
+    version has KAFKA-9749 (2.5.0). Any other answer (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE,
+    INVALID_REQUIRED_ACKS by name, the rest by ``case other``) raises ValueError, Kafka's IllegalStateException."""
     if error == Errors.NONE or error in DONE_MARKER_ERRORS:
         return MarkerResponseOutcome(meta._replace(partitions=tuple(p for p in meta.partitions if p != partition)),
                                      False, False)
     if error in ABANDON_MARKER_ERRORS:
         return MarkerResponseOutcome(meta, False, True)
-    if error in RETRIABLE_MARKER_ERRORS:
+    if error in RETRIABLE_MARKER_ERRORS and (storage_error_retriable or error != KAFKA_9749_RETRIABLE):
         return MarkerResponseOutcome(meta, True, False)
-    raise ValueError(f"marker answer {error} is not modelled")  # IllegalStateException in Kafka
+    raise ValueError(f"IllegalStateException: unexpected marker answer {error}")
 
 
 def complete_if_done(meta: TxnMeta, *, tv2_last_epoch: str = "keep") -> tuple[TxnMeta, bool]:
