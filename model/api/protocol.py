@@ -128,6 +128,22 @@ class Protocol(NamedTuple):
     #: (``model.producer.txn_offset_commit_version``): "unchecked" (2.0 .. 2.5.x), "config" (KAFKA-9776, 2.6.0 .. 2.8.x:
     #: UnsupportedVersionException unless internal.auto.downgrade.txn.commit), "refuse" (KAFKA-12574, 3.0.0 on)
     txn_offset_commit_group_metadata: GroupMetadataCheck = "refuse"
+    #: TransactionState PrepareAbort's valid previous states take Empty, CompleteCommit and CompleteAbort, whatever the
+    #: transit's transaction version (KAFKA-14563, 755adf8a56, PR 17698, first tag 4.0.0: 4.0.0 TransactionMetadata.scala
+    #: ``PrepareAbort.validPreviousStates``, 4.1.0 and 4.2.0-rc1 TransactionState.java l.98); ``completeTransitionTo``
+    #: accepts the new txnStartTimestamp a transaction with nothing added gets (``noPartitionAdded``) only for a TV2
+    #: transit (``allowedEmptyAbort``: 4.0.0 and 4.1.0 TransactionMetadata.scala, 4.2.0-rc1 TransactionMetadata.java
+    #: l.385-387). 1eb7644 and 3.9.1: Ongoing and PrepareEpochFence only (``api.coordinator.prepare_abort_or_commit_checked``)
+    prepare_abort_from_ended: bool = False
+    #: a broker's RPCProducerIdManager answered AllocateProducerIds with an authentication exception, a version mismatch
+    #: or no response body backs off and asks again (KAFKA-19990, ca9a1b1037, PR 21135, first tag 4.2.0-rc0:
+    #: ``handleAllocateProducerIdsResponse(ClientResponse)`` -> ``handleUnsuccessfulResponse``); before, the answer was
+    #: dropped with requestInFlight left set, so the broker never asked again and every ``generateProducerId`` once its
+    #: block ran out failed with COORDINATOR_LOAD_IN_PROGRESS (4.0.0 .. 4.1.1 ``onComplete``: ``instanceof
+    #: AllocateProducerIdsResponse``; 3.9.1's Scala casts the missing body and throws). Backported to the 3.9, 4.0 and 4.1
+    #: branches (aaacb58675 3.9.2-rc0, ff65f765d4, ed425bab50), releases no profile stands for
+    #: (``coordinator.producer_ids.after_failed_block_request``)
+    pid_block_retry_bodyless: bool = False
 
 
 #: what a profile can lack (``Protocol.lacks``) -> what it is and when Kafka got it
@@ -368,6 +384,12 @@ SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
     # isFatalException; both epoch errors -> ProducerFencedException by name (KAFKA-14278 ff77b3ad041, 3.6.0)
     "txn_offset_commit_handler": (((2, 0, 0), "2.0.0"), ((2, 0, 1), "2.0.1"), ((2, 5, 0), "2.5"), ((2, 7, 0), "2.7"),
                                   ((3, 6, 0), "3.6")),
+    # TransactionState PrepareAbort from Empty / CompleteX: KAFKA-14563 755adf8a56 (first tag 4.0.0; 3.9.1 and 1eb7644
+    # Set(Ongoing, PrepareEpochFence))
+    "prepare_abort_from_ended": (((2, 0, 0), False), ((4, 0, 0), True)),
+    # RPCProducerIdManager's retry after a body-less AllocateProducerIds answer: KAFKA-19990 ca9a1b1037 (first tag
+    # 4.2.0-rc0; 4.1.1 drops it). Its 3.9.2 backport (aaacb58675) is in no profile's range (kafka-3.8-3.9 ends at 3.9.0)
+    "pid_block_retry_bodyless": (((2, 0, 0), False), ((4, 2, 0), True)),
 }
 
 
@@ -388,7 +410,7 @@ _TV1 = {"end_txn": "tv1", "tv2_last_epoch": "keep", "max_txn_timeout_ms": 900000
 #: (4.0.0 and 4.2.0-rc1 KafkaApis), transaction.max.timeout.ms 15 min (TransactionStateManagerConfig), TxnOffsetCommit
 #: by ClassicGroup.validateOffsetCommit with the Empty-group shortcut (4.0.0 .. 4.2.0-rc1, the same checks)
 _4X = {"end_txn": "later-trunk", "tv2_last_epoch": "keep", "down_convert_fenced": True, "max_txn_timeout_ms": 900000,
-       "txn_offset_commit": "current", "client_feature_check": "4.0"}
+       "txn_offset_commit": "current", "client_feature_check": "4.0", "prepare_abort_from_ended": True}
 #: 2.0 .. 2.6: no PRODUCER_FENCED, so nothing to down-convert (every fence is INVALID_PRODUCER_EPOCH)
 _BEFORE_2_7_FENCING = {"down_convert_fenced": False, "producer_fenced": False}
 _BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "pre-kip447",
@@ -463,14 +485,17 @@ PROFILE_TABLE: dict[str, Profile] = {
          "epoch keeps it (an error logged) where every 4.x release throws IllegalStateException (INIT-28, SM-130). "
          "Stands for trunk after the 4.2 branch cut (2025-11-21); the 4.x releases have their own profiles"),
         "kafka-shipped", "kafka-later-trunk", **_4X, expiry_keeps_group_with_open_txns=True, fence_at_max_epoch="keep", client_transitions="4.1",
-        client_init_keeps_prepared=True),
+        client_init_keeps_prepared=True, pid_block_retry_bodyless=True),
     "kafka-4.2": _entry(
         "kafka-4.2", "4.2.0", "4.2.0",
         ("released 4.2.0, read at 4.2.0-rc1 (the mirror has no final tag): 4.1.1, and a leader refuses a TV2 marker "
          "not above the producer's epoch unless it is a retry (KAFKA-19446 [3/3] c1ded05067, KAFKA-19999 4a57c6d228: "
          "ProducerAppendInfo.checkProducerEpoch); the Java TransactionMetadata (KAFKA-18884, 990cb5c06c) still throws "
-         "on a fence at Short.MaxValue (prepareFenceProducerEpoch), which KAFKA-20090 changed after the tag"),
-        "kafka-shipped", "kafka-shipped", **_4X, expiry_keeps_group_with_open_txns=True, client_transitions="4.1", client_init_keeps_prepared=True),
+         "on a fence at Short.MaxValue (prepareFenceProducerEpoch), which KAFKA-20090 changed after the tag; a broker asks the "
+         "controller again for a producer-id block after an AllocateProducerIds answer without a body (KAFKA-19990, "
+         "ca9a1b1037: RPCProducerIdManager.handleAllocateProducerIdsResponse)"),
+        "kafka-shipped", "kafka-shipped", **_4X, expiry_keeps_group_with_open_txns=True, client_transitions="4.1", client_init_keeps_prepared=True,
+        pid_block_retry_bodyless=True),
     "kafka-4.1.1": _entry(
         "kafka-4.1.1", "4.1.1", "4.1.1",
         ("released 4.1.1: 4.1.0 with KAFKA-19690's 4.1 cherry-pick (PR 20618, a10c1f3ea1: "

@@ -11,9 +11,10 @@ from ..api.coordinator import CoordinatorState
 from ..api.group import GroupCoordinatorState
 from ..api.leader import LeaderState
 from ..api.protocol import Protocol, client_tv2
-from ..api.txn_partition import TxnPartitionCache
+from ..api.txn_partition import TxnPartitionCache, lookup_error
 from ..coordinator.producer_ids import ProducerIdBlocks
 from ..coordinator.txn_log import NO_METADATA
+from ..coordinator.txn_partitions import partition_for
 from ..errors import Errors
 from ..group.metadata import (
     NO_MEMBER_ID,
@@ -89,6 +90,10 @@ class World:
         self.coordinator_epoch: int | None = None
         #: the __transaction_state partition's cache once a load or unload step ran (None: the initial state's answers)
         self.txn_partition: TxnPartitionCache | None = None
+        #: the cache entries of the __transaction_state partitions a load or unload step named (``partition``): a
+        #: transactional id's lookup reads its own partition's (``txn_log_partition``), as
+        #: ``getAndMaybeAddTransactionState`` reads ``transactionMetadataCache.get(partitionFor(id))``
+        self.txn_partition_caches: dict[int, TxnPartitionCache] = {}
         self.blocks: ProducerIdBlocks | None = None
         self.last_update: dict[str, int] = {}
         self.tid_expiration_ms = 604800000
@@ -215,7 +220,24 @@ class World:
 
     # --- views in the vectors' vocabulary -------------------------------------------------------
 
+    def txn_log_partition(self, tid: str) -> int | None:
+        """The __transaction_state partition of ``tid``: the vector's ``txn_partition``, else ``partitionFor`` over
+        ``transaction_state_partitions``, else None (a world of one partition)."""
+        if tid in self.txn_log_partition_of:
+            return self.txn_log_partition_of[tid]
+        return None if self.txn_log_partition_count is None else partition_for(tid, self.txn_log_partition_count)
+
+    def txn_partition_cache(self, tid: str) -> TxnPartitionCache | None:
+        """The cache entry ``tid``'s lookup reads when a step named its partition (None: the world's one answer)."""
+        part = self.txn_log_partition(tid) if self.txn_partition_caches else None
+        return None if part is None else self.txn_partition_caches.get(part)
+
     def coordinator(self, tid: str) -> CoordinatorState:
+        cache = self.txn_partition_cache(tid)
+        if cache is not None:
+            loading = bool(cache.loading)
+            return CoordinatorState(self.txns.get(tid, NO_METADATA), self.next_pid, loading,
+                                    0 if loading else lookup_error(cache))
         return CoordinatorState(self.txns.get(tid, NO_METADATA), self.next_pid, self.loading, self.lookup_error)
 
     def set_coordinator(self, tid: str, st: CoordinatorState) -> None:
