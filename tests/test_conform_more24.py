@@ -31,6 +31,7 @@ TV2_ABORTS = tuple(f"SM-{n}" for n in range(200, 209))
 FENCES = tuple(f"SM-{n}" for n in range(209, 215))
 PIDM = ("BRK-PIDM-10", "BRK-PIDM-11", "BRK-PIDM-12")
 TSM = ("BRK-TSM-50", "BRK-TSM-51")
+TOPIC_DELETION = ("SM-215", "SM-216")
 
 
 def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -43,6 +44,8 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
         disagree.update(dict.fromkeys(TV2_ABORTS, "PrepareAbort follows Empty / CompleteX from KAFKA-14563 (4.0.0)"))
     if not p.pid_block_retry_bodyless:
         disagree.update(dict.fromkeys(PIDM, "before KAFKA-19990 a body-less answer leaves the broker stuck"))
+    if not p.offsets_deleted_with_topic:
+        disagree.update(dict.fromkeys(TOPIC_DELETION, "before KAFKA-16168 a topic deletion deletes no offsets"))
     return disagree, inexpressible
 
 
@@ -54,23 +57,26 @@ def test_the_more24_vectors_outcome_is_pinned_per_profile(name: str) -> None:
 
 def test_the_default_run_judges_each_vector_under_its_tag_and_agrees() -> None:
     run = harness.run_file(load_vectors(MORE24))
-    assert outcome_totals(run) == {"agree": 20, "disagree": 0, "not expressible": 0}
+    assert outcome_totals(run) == {"agree": 22, "disagree": 0, "not expressible": 0}
     assert run.variant == "kafka-2024-10"
     variants = {v.id: v.variant for v in run.vectors}
-    assert variants["BRK-TSM-50"] == "kafka-2024-10" and variants["BRK-TSM-51"] == "kafka-4.2"
+    assert variants["BRK-TSM-50"] == variants["SM-215"] == "kafka-2024-10"
+    assert variants["BRK-TSM-51"] == variants["SM-216"] == "kafka-4.2"
     assert {variants[v] for v in PIDM} == {"kafka-4.2"}
     assert [variants[v] for v in TV2_ABORTS[:3]] == ["kafka-4.0.0", "kafka-4.1.0", "kafka-4.2"]
     got = {n: tuple(outcome_totals(harness.run_file(load_vectors(MORE24), n)).values()) for n in PROFILE_TABLE}
-    assert {n for n, t in got.items() if t == (20, 0, 0)} == {"kafka-later-trunk", "kafka-4.2"}
-    assert got["kafka-4.1.1"] == got["kafka-4.1.0"] == got["kafka-4.0.1"] == got["kafka-4.0.0"] == (17, 3, 0)
-    assert got["kafka-2024-10"] == (8, 12, 0)
-    assert all(got[n] == (8, 3, 9) for n in PROFILE_TABLE if n not in {
-        "kafka-later-trunk", "kafka-4.2", "kafka-4.1.1", "kafka-4.1.0", "kafka-4.0.1", "kafka-4.0.0", "kafka-2024-10"})
+    assert {n for n, t in got.items() if t == (22, 0, 0)} == {"kafka-later-trunk", "kafka-4.2"}
+    assert got["kafka-4.1.1"] == got["kafka-4.1.0"] == got["kafka-4.0.1"] == got["kafka-4.0.0"] == (19, 3, 0)
+    assert got["kafka-2024-10"] == (10, 12, 0) and got["kafka-3.8-3.9"] == (10, 3, 9)
+    assert all(got[n] == (8, 5, 9) for n in PROFILE_TABLE if n not in {
+        "kafka-later-trunk", "kafka-4.2", "kafka-4.1.1", "kafka-4.1.0", "kafka-4.0.1", "kafka-4.0.0", "kafka-2024-10",
+        "kafka-3.8-3.9"})
 
 
 def test_the_switches_and_their_first_versions() -> None:
     assert SWITCH_HISTORY["prepare_abort_from_ended"] == (((2, 0, 0), False), ((4, 0, 0), True))
     assert SWITCH_HISTORY["pid_block_retry_bodyless"] == (((2, 0, 0), False), ((4, 2, 0), True))
+    assert SWITCH_HISTORY["offsets_deleted_with_topic"] == (((2, 0, 0), False), ((3, 8, 0), True))
     assert not protocol("kafka-2024-10").prepare_abort_from_ended and protocol("kafka-4.0.0").prepare_abort_from_ended
     assert not protocol("kafka-4.1.1").pid_block_retry_bodyless and protocol("kafka-4.2").pid_block_retry_bodyless
 
@@ -165,6 +171,24 @@ def test_the_partition_cache_comparisons_can_fail() -> None:
         assert _changed(vid, early) == harness.DISAGREE
         # without the partition count no id can be placed on a partition
         assert _changed(vid, lambda v: v["initial_state"].pop("transaction_state_partitions")) \
+            == harness.NOT_EXPRESSIBLE
+
+
+def test_the_topic_deletion_comparisons_can_fail() -> None:
+    for vid in TOPIC_DELETION:
+        # bar-1 not deleted: grp-1 keeps it and writes no tombstone
+        assert _changed(vid, _step(0, partitions=["foo-1", "foo-2", "foo-3"])) == harness.DISAGREE
+        # grp-2's offsets committed instead of pending: the same tombstones, so they are not told apart ...
+        def committed(v: dict[str, Any]) -> None:
+            v["initial_state"]["groups"]["grp-2"] = {"committed": {"foo-1": 100, "foo-2": 200, "foo-3": 300}}
+        assert _changed(vid, committed) == harness.AGREE
+        # ... but a second open transaction of grp-2 on foo-1 gets its own tombstone
+        def second(v: dict[str, Any]) -> None:
+            v["initial_state"]["groups"]["grp-2"]["pending_txn_offsets"]["101"] = {"foo-1": 150}
+        assert _changed(vid, second) == harness.DISAGREE
+        # the classic coordinator's topic deletion is not modelled
+        assert _changed(vid, lambda v: v["source"].update(file="core/src/test/scala/unit/kafka/coordinator/group/"
+                                                                 "GroupMetadataManagerTest.scala")) \
             == harness.NOT_EXPRESSIBLE
 
 

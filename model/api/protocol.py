@@ -144,6 +144,10 @@ class Protocol(NamedTuple):
     #: branches (aaacb58675 3.9.2-rc0, ff65f765d4, ed425bab50), releases no profile stands for
     #: (``coordinator.producer_ids.after_failed_block_request``)
     pid_block_retry_bodyless: bool = False
+    #: the new group coordinator deletes a deleted topic's offsets, committed and pending transactional
+    #: (KAFKA-16168, af41fc3614, first tag 3.8.0: ``OffsetMetadataManager.onPartitionsDeleted``); 3.7.x's
+    #: ``GroupCoordinatorService.onPartitionsDeleted`` only checked the coordinator was active (``model.group.offset_delete``)
+    offsets_deleted_with_topic: bool = True
 
 
 #: what a profile can lack (``Protocol.lacks``) -> what it is and when Kafka got it
@@ -390,6 +394,8 @@ SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
     # RPCProducerIdManager's retry after a body-less AllocateProducerIds answer: KAFKA-19990 ca9a1b1037 (first tag
     # 4.2.0-rc0; 4.1.1 drops it). Its 3.9.2 backport (aaacb58675) is in no profile's range (kafka-3.8-3.9 ends at 3.9.0)
     "pid_block_retry_bodyless": (((2, 0, 0), False), ((4, 2, 0), True)),
+    # OffsetMetadataManager.onPartitionsDeleted: KAFKA-16168 af41fc3614 (first tag 3.8.0; 3.7.2 a no-op)
+    "offsets_deleted_with_topic": (((2, 0, 0), False), ((3, 8, 0), True)),
 }
 
 
@@ -418,7 +424,7 @@ _BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "
                            "client_abort_exception": "KafkaException",
                            "end_txn_exact_epoch": False, "failed_fence_keeps_epoch": False,
                            "verification_abortable": False, "txn_offset_commit_any_retriable": False,
-                           "txn_offset_commit_handler": "2.0.1", "offset_delete_pending": False,
+                           "txn_offset_commit_handler": "2.0.1", "offset_delete_pending": False, "offsets_deleted_with_topic": False,
                            "txn_offset_commit_group_metadata": "unchecked"}
 
 
@@ -547,7 +553,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "INVALID_TXN_STATE (3.7.0 TransactionCoordinator.handleVerifyPartitionsInTransaction)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
         verification_abortable=False, txn_offset_commit_any_retriable=False,
-        offset_delete_pending=False),
+        offset_delete_pending=False, offsets_deleted_with_topic=False),
     "kafka-3.6": _entry(
         "kafka-3.6", "3.6.0", "3.6.2",
         ("released 3.6.0 .. 3.6.2: KIP-890 part 1 verification of produce (3.6.0 ReplicaManager / "
@@ -555,14 +561,14 @@ PROFILE_TABLE: dict[str, Profile] = {
          "(3.6.2 GroupCoordinator has no verificationGuard); INVALID_TXN_STATE outside the transaction"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
         verification_abortable=False, txn_offset_commit_any_retriable=False,
-        offset_delete_pending=False),
+        offset_delete_pending=False, offsets_deleted_with_topic=False),
     "kafka-3.3-3.5": _entry(
         "kafka-3.3-3.5", "3.3.0", "3.5.2",
         ("released 3.3.0 .. 3.5.x: no partition verification (KIP-890 part 1 was reverted on the 3.5 branch, "
          "928070e3206; 3.5.2 ReplicaManager has no verification, although AddPartitionsToTxn v4 exists); "
          "TxnOffsetCommit checked by validateOffsetCommit with the Empty-group shortcut (KAFKA-14201, 3.3.0)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
-        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
+        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False),
     "kafka-3.1.1-3.2": _entry(
         "kafka-3.1.1-3.2", "3.1.1", "3.2.3",
@@ -571,7 +577,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "the client has KAFKA-13412 (df2236d73bc, first tag 3.2.0; cde0046d15a on the 3.1 branch, first tag 3.1.1): "
          "a timed-out transactional call is retried through pendingTransition. Was kafka-3.0-3.2 with these switches"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="3.0",
-        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
+        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False),
     "kafka-3.0-3.1.0": _entry(
         "kafka-3.0-3.1.0", "3.0.0", "3.1.0",
@@ -580,7 +586,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "sendOffsetsToTransaction outside a transaction throw KafkaException, failIfNotReadyForSend wraps every "
          "error in a KafkaException)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="3.0",
-        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
+        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False),
     "kafka-2.7-2.8": _entry(
         "kafka-2.7-2.8", "2.7.0", "2.8.2",
@@ -588,7 +594,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "InitProducerId < v4 and EndTxn / AddPartitionsToTxn / AddOffsetsToTxn < v2: 2.7.0 KafkaApis); "
          "TxnOffsetCommit checked by 2.8.2's doTxnCommitOffsets (the 2.5 rules)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="2.5",
-        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
+        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
         txn_offset_commit_group_metadata="config"),
     "kafka-2.6": _entry(
@@ -597,7 +603,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "(hasFailedEpochFence) are in 2.6.0's TransactionCoordinator / TransactionMetadata; every fence is "
          "INVALID_PRODUCER_EPOCH (2.6.3's Errors has no code 90)"),
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
-        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
+        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
         client_abort_exception="KafkaException", txn_offset_commit_group_metadata="config"),
     "kafka-2.5": _entry(
@@ -607,7 +613,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "next fence (2.5.1 TransactionCoordinator l.369-385, TransactionMetadata.prepareFenceProducerEpoch)"),
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
         end_txn_exact_epoch=False, failed_fence_keeps_epoch=False, fence_keeps_last_epoch=True,
-        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
+        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
         client_abort_exception="KafkaException", txn_offset_commit_group_metadata="unchecked"),
     "kafka-2.4.1": _entry(

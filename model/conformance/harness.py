@@ -110,6 +110,7 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^(OffsetDelete|deleteOffsets)\b", steps_group.offset_delete),
     (r"^cleanupExpiredOffsets\b", steps_group.cleanup_expired_offsets),
     (r"^(OffsetMetadataManager\.)?deleteAllOffsets\b", steps_group.delete_all_offsets),
+    (r"^((OffsetMetadataManager|GroupCoordinator)\.)?onPartitionsDeleted\b", steps_group.partitions_deleted),
     (r"^replayOffsetCommitTombstone\b", steps_group.replay_offset_tombstone),
     ((r"(?i)^(OffsetFetch ?(response|answer)|offset_fetch_response)|initWithCommittedOffsets|refreshCommittedOffsets|"
      r"fetchCommittedOffsets"), steps_client.consumer_offset_fetch),

@@ -492,14 +492,16 @@ def _group(w: World, v: Any) -> None:
 
 def _groups(w: World, v: Any) -> None:
     """Several groups, each ``{..., "offsets_partition": n}`` in ``_group``'s form (its __consumer_offsets partition,
-    which a marker names); the first is current."""
+    which a marker names) with its ``pending_txn_offsets`` if any; the first is current."""
     if not isinstance(v, dict) or not v or w.group.group is not None:
         raise NotExpressible("initial_state.groups: a map of group id -> group, without initial_state.group")
     for gid, spec in v.items():
         if not isinstance(spec, dict):
             raise NotExpressible(f"initial_state.groups.{gid}: not a group")
-        rest = {k: x for k, x in spec.items() if k != "offsets_partition"}
+        rest = {k: x for k, x in spec.items() if k not in ("offsets_partition", "pending_txn_offsets")}
         _group(w, rest)
+        if "pending_txn_offsets" in spec:
+            _set_pending(w, spec["pending_txn_offsets"])
         w.groups[str(gid)] = w.group
         w.group_offsets_partition[str(gid)] = integer(spec.get("offsets_partition", 0), "offsets_partition")
     w.group_id = next(iter(w.groups))
@@ -508,7 +510,16 @@ def _groups(w: World, v: Any) -> None:
 
 def _pending_txn_offsets(w: World, v: Any) -> None:
     if w.groups:
-        raise NotExpressible("initial_state.pending_txn_offsets with several groups: which group's is not said")
+        raise NotExpressible("initial_state.pending_txn_offsets with several groups: which group's is not said "
+                             "(give each group's in initial_state.groups)")
+    _set_pending(w, v)
+
+
+def _set_pending(w: World, v: Any) -> None:
+    """The current group's pending transactional offsets: producer id -> {partition: offset}, in log order."""
+    v = {} if v is None else v
+    if not isinstance(v, dict) or not all(isinstance(o, dict) for o in v.values()):
+        raise NotExpressible("pending_txn_offsets: a map of producer id -> {partition: offset}")
     g = w.group_meta()
     at = w.group.log_end_offset
     pending = []
