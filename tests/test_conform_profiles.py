@@ -155,7 +155,8 @@ def test_each_4x_profile_differs_from_the_one_before_in_a_rule_the_interface_rea
     """A 4.x release gets its own profile only where its switches differ from its neighbour's; each has the
     kafka.eos variant read at its tag, and the conformance-only fields are 4.0.0's in all of them but
     ``fence_at_max_epoch`` (KAFKA-20090, after 4.2.0-rc1), ``expiry_keeps_group_with_open_txns`` (KAFKA-19163, 4.0.1 and
-    4.1.0 on: the group coordinator's offset retention, beside KAFKA-19367 in 4.0.1) and what they lack: 4.0.x lack KIP-939's InitProducerId
+    4.1.0 on: the group coordinator's offset retention, beside KAFKA-19367 in 4.0.1), ``pid_block_retry_bodyless``
+    (KAFKA-19990, 4.2.0-rc0 on: the broker's producer-id block request) and what they lack: 4.0.x lack KIP-939's InitProducerId
     v6 (4.1.0), which does not differ inside 4.1.0 .. later trunk, nor does KIP-939's client transition table
     (PREPARED_TRANSACTION: 4.1.0 .. 4.2.0-rc1 and the mirror's main have the same ``isTransitionValid``); KAFKA-19272's
     way into it (``client_init_keeps_prepared``) is 4.2.0-rc1's, but no vector reaches it (no released client sends
@@ -170,13 +171,17 @@ def test_each_4x_profile_differs_from_the_one_before_in_a_rule_the_interface_rea
         p = protocol(name)
         assert p._replace(name="", eos=first.eos, fence_at_max_epoch="throw", lacks=first.lacks,
                           client_transitions=first.client_transitions, client_init_keeps_prepared=False,
-                          expiry_keeps_group_with_open_txns=False) == first._replace(name=""), name
+                          expiry_keeps_group_with_open_txns=False, pid_block_retry_bodyless=False) == first._replace(name=""), name
         # KAFKA-19163 (4.0.1 and 4.1.0 on): the group coordinator's retention keeps a group with open transactions
         assert p.expiry_keeps_group_with_open_txns == (name != "kafka-4.0.0"), name
         assert p.lacks == (frozenset({"kip-939", "kip-1152"}) if name in ("kafka-4.0.0", "kafka-4.0.1") else frozenset()), name
         assert p.client_transitions == ("4.0" if name in ("kafka-4.0.0", "kafka-4.0.1") else "4.1"), name
         assert p.client_init_keeps_prepared == (name in ("kafka-4.2", "kafka-later-trunk")), name
         assert p.fence_at_max_epoch == ("keep" if name == "kafka-later-trunk" else "throw"), name
+        # KAFKA-19990 (ca9a1b1037, 4.2.0-rc0): RPCProducerIdManager retries after a body-less AllocateProducerIds answer
+        assert p.pid_block_retry_bodyless == (name in ("kafka-4.2", "kafka-later-trunk")), name
+        # KAFKA-14563 (755adf8a56, 4.0.0): PrepareAbort after Empty / CompleteX in every 4.x table
+        assert p.prepare_abort_from_ended, name
 
 
 # --- the behaviours that tell neighbouring profiles apart ---------------------------------------------

@@ -463,11 +463,18 @@ def prepare_fence_producer_epoch(meta: TxnMetadata, protocol: Protocol) -> Fence
 
 
 def prepare_abort_or_commit_checked(meta: TxnMetadata, state: int, client_tv: int, next_producer_id: int,
-                                    protocol: Protocol) -> FenceResult:
-    """``prepareAbortOrCommit`` as a metadata method: ``prepareTransitionTo`` throws on a pending
-    transition or a target state that does not accept the current one (Kafka's table)."""
-    tv2_table = protocol.end_txn == "later-trunk" and client_tv >= 2
-    if meta.pending_state != NO_PENDING or not is_valid_transition(meta.state, state, tv2=tv2_table):
+                                    protocol: Protocol, *, no_partition_added: bool = False) -> FenceResult:
+    """``prepareAbortOrCommit`` and its ``completeTransitionTo`` as metadata methods: ``prepareTransitionTo`` throws on
+    a pending transition or a target state that does not accept the current one (the version's table: PrepareAbort
+    from Empty / CompleteX from KAFKA-14563, 4.0.0, for any transaction version, ``Protocol.prepare_abort_from_ended``).
+    From such a state ``no_partition_added`` gives the transaction the update time as its start, which the completion
+    accepts only for a TV2 transit (``allowedEmptyAbort``): a TV0/1 one throws there (the model keeps no timestamps; an
+    ended transaction's start, -1 for Empty, is taken to differ from the update time, as it does in the tests)."""
+    if meta.pending_state != NO_PENDING or \
+            not is_valid_transition(meta.state, state, tv2=protocol.prepare_abort_from_ended):
+        return FenceResult(meta, "IllegalStateException")
+    ended = meta.state in (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
+    if ended and no_partition_added and client_tv < 2:
         return FenceResult(meta, "IllegalStateException")
     return FenceResult(prepare_abort_or_commit(meta, state, client_tv, next_producer_id))
 

@@ -15,7 +15,13 @@ from ..group.metadata import (
     GroupState,
     new_group,
 )
-from ..group.offset_delete import OffsetDeleteResult, delete_all_offsets, delete_offsets, replay_offset_tombstone
+from ..group.offset_delete import (
+    OffsetDeleteResult,
+    delete_all_offsets,
+    delete_offsets,
+    delete_partitions,
+    replay_offset_tombstone,
+)
 from ..group.offset_expiry import ExpiryResult, cleanup_expired_offsets
 from ..group.offset_fetch import offset_fetch
 from ..group.pending_offsets import (
@@ -151,6 +157,17 @@ def handle_delete_all_offsets(state: GroupCoordinatorState,
     return tombstones, state._replace(group=group, log_end_offset=state.log_end_offset + len(tombstones))
 
 
+def handle_partitions_deleted(state: GroupCoordinatorState, partitions: tuple[int, ...],
+                              protocol: Protocol) -> tuple[tuple[int, ...], GroupCoordinatorState]:
+    """One group's share of the new coordinator's ``onPartitionsDeleted`` (a topic deletion, ``model.group.offset_delete``):
+    the tombstones written and the group after their replay; nothing before KAFKA-16168
+    (``Protocol.offsets_deleted_with_topic``)."""
+    if state.group is None or not protocol.offsets_deleted_with_topic:
+        return (), state
+    tombstones, group = delete_partitions(state.group, partitions, pending_aware=protocol.offset_delete_pending)
+    return tombstones, state._replace(group=group, log_end_offset=state.log_end_offset + len(tombstones))
+
+
 def replay_offset_tombstone_record(state: GroupCoordinatorState, partition: int,
                                    protocol: Protocol) -> GroupCoordinatorState:
     """The replay of an offset-commit tombstone written at the log end (``OffsetMetadataManager.replay``), per version
@@ -205,6 +222,7 @@ __all__ = [
     "handle_delete_all_offsets",
     "handle_offset_delete",
     "handle_offset_fetch",
+    "handle_partitions_deleted",
     "handle_txn_marker",
     "handle_txn_offset_commit",
     "marker_answer",

@@ -137,6 +137,26 @@ class Protocol(NamedTuple):
     #: "code" (2.0.0 .. 2.6.x: ``error.exception()``), "message" (2.7.0 .. 2.8.x: with the response's error message,
     #: MINOR PR 9450), "record-errors" (KAFKA-12548, 3.0.0 on: per-record exceptions from the response's record errors)
     client_produce_exception: ProduceExceptionDetail = "record-errors"
+    #: TransactionState PrepareAbort's valid previous states take Empty, CompleteCommit and CompleteAbort, whatever the
+    #: transit's transaction version (KAFKA-14563, 755adf8a56, PR 17698, first tag 4.0.0: 4.0.0 TransactionMetadata.scala
+    #: ``PrepareAbort.validPreviousStates``, 4.1.0 and 4.2.0-rc1 TransactionState.java l.98); ``completeTransitionTo``
+    #: accepts the new txnStartTimestamp a transaction with nothing added gets (``noPartitionAdded``) only for a TV2
+    #: transit (``allowedEmptyAbort``: 4.0.0 and 4.1.0 TransactionMetadata.scala, 4.2.0-rc1 TransactionMetadata.java
+    #: l.385-387). 1eb7644 and 3.9.1: Ongoing and PrepareEpochFence only (``api.coordinator.prepare_abort_or_commit_checked``)
+    prepare_abort_from_ended: bool = False
+    #: a broker's RPCProducerIdManager answered AllocateProducerIds with an authentication exception, a version mismatch
+    #: or no response body backs off and asks again (KAFKA-19990, ca9a1b1037, PR 21135, first tag 4.2.0-rc0:
+    #: ``handleAllocateProducerIdsResponse(ClientResponse)`` -> ``handleUnsuccessfulResponse``); before, the answer was
+    #: dropped with requestInFlight left set, so the broker never asked again and every ``generateProducerId`` once its
+    #: block ran out failed with COORDINATOR_LOAD_IN_PROGRESS (4.0.0 .. 4.1.1 ``onComplete``: ``instanceof
+    #: AllocateProducerIdsResponse``; 3.9.1's Scala casts the missing body and throws). Backported to the 3.9, 4.0 and 4.1
+    #: branches (aaacb58675 3.9.2-rc0, ff65f765d4, ed425bab50), releases no profile stands for
+    #: (``coordinator.producer_ids.after_failed_block_request``)
+    pid_block_retry_bodyless: bool = False
+    #: the new group coordinator deletes a deleted topic's offsets, committed and pending transactional
+    #: (KAFKA-16168, af41fc3614, first tag 3.8.0: ``OffsetMetadataManager.onPartitionsDeleted``); 3.7.x's
+    #: ``GroupCoordinatorService.onPartitionsDeleted`` only checked the coordinator was active (``model.group.offset_delete``)
+    offsets_deleted_with_topic: bool = True
 
 
 #: what a profile can lack (``Protocol.lacks``) -> what it is and when Kafka got it
@@ -389,6 +409,14 @@ SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
     # isFatalException; both epoch errors -> ProducerFencedException by name (KAFKA-14278 ff77b3ad041, 3.6.0)
     "txn_offset_commit_handler": (((2, 0, 0), "2.0.0"), ((2, 0, 1), "2.0.1"), ((2, 5, 0), "2.5"), ((2, 7, 0), "2.7"),
                                   ((3, 6, 0), "3.6")),
+    # TransactionState PrepareAbort from Empty / CompleteX: KAFKA-14563 755adf8a56 (first tag 4.0.0; 3.9.1 and 1eb7644
+    # Set(Ongoing, PrepareEpochFence))
+    "prepare_abort_from_ended": (((2, 0, 0), False), ((4, 0, 0), True)),
+    # RPCProducerIdManager's retry after a body-less AllocateProducerIds answer: KAFKA-19990 ca9a1b1037 (first tag
+    # 4.2.0-rc0; 4.1.1 drops it). Its 3.9.2 backport (aaacb58675) is in no profile's range (kafka-3.8-3.9 ends at 3.9.0)
+    "pid_block_retry_bodyless": (((2, 0, 0), False), ((4, 2, 0), True)),
+    # OffsetMetadataManager.onPartitionsDeleted: KAFKA-16168 af41fc3614 (first tag 3.8.0; 3.7.2 a no-op)
+    "offsets_deleted_with_topic": (((2, 0, 0), False), ((3, 8, 0), True)),
 }
 
 
@@ -409,7 +437,7 @@ _TV1 = {"end_txn": "tv1", "tv2_last_epoch": "keep", "max_txn_timeout_ms": 900000
 #: (4.0.0 and 4.2.0-rc1 KafkaApis), transaction.max.timeout.ms 15 min (TransactionStateManagerConfig), TxnOffsetCommit
 #: by ClassicGroup.validateOffsetCommit with the Empty-group shortcut (4.0.0 .. 4.2.0-rc1, the same checks)
 _4X = {"end_txn": "later-trunk", "tv2_last_epoch": "keep", "down_convert_fenced": True, "max_txn_timeout_ms": 900000,
-       "txn_offset_commit": "current", "client_feature_check": "4.0"}
+       "txn_offset_commit": "current", "client_feature_check": "4.0", "prepare_abort_from_ended": True}
 #: 2.0 .. 2.6: no PRODUCER_FENCED, so nothing to down-convert (every fence is INVALID_PRODUCER_EPOCH)
 _BEFORE_2_7_FENCING = {"down_convert_fenced": False, "producer_fenced": False}
 _BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "pre-kip447",
@@ -418,6 +446,7 @@ _BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "
                            "end_txn_exact_epoch": False, "failed_fence_keeps_epoch": False,
                            "verification_abortable": False, "txn_offset_commit_any_retriable": False,
                            "txn_offset_commit_handler": "2.0.1", "offset_delete_pending": False,
+                           "offsets_deleted_with_topic": False,
                            "txn_offset_commit_group_metadata": "unchecked", "client_produce_exception": "code",
                            "marker_storage_error_retriable": False}
 
@@ -485,14 +514,17 @@ PROFILE_TABLE: dict[str, Profile] = {
          "epoch keeps it (an error logged) where every 4.x release throws IllegalStateException (INIT-28, SM-130). "
          "Stands for trunk after the 4.2 branch cut (2025-11-21); the 4.x releases have their own profiles"),
         "kafka-shipped", "kafka-later-trunk", **_4X, expiry_keeps_group_with_open_txns=True, fence_at_max_epoch="keep", client_transitions="4.1",
-        client_init_keeps_prepared=True),
+        client_init_keeps_prepared=True, pid_block_retry_bodyless=True),
     "kafka-4.2": _entry(
         "kafka-4.2", "4.2.0", "4.2.0",
         ("released 4.2.0, read at 4.2.0-rc1 (the mirror has no final tag): 4.1.1, and a leader refuses a TV2 marker "
          "not above the producer's epoch unless it is a retry (KAFKA-19446 [3/3] c1ded05067, KAFKA-19999 4a57c6d228: "
          "ProducerAppendInfo.checkProducerEpoch); the Java TransactionMetadata (KAFKA-18884, 990cb5c06c) still throws "
-         "on a fence at Short.MaxValue (prepareFenceProducerEpoch), which KAFKA-20090 changed after the tag"),
-        "kafka-shipped", "kafka-shipped", **_4X, expiry_keeps_group_with_open_txns=True, client_transitions="4.1", client_init_keeps_prepared=True),
+         "on a fence at Short.MaxValue (prepareFenceProducerEpoch), which KAFKA-20090 changed after the tag; a broker asks the "
+         "controller again for a producer-id block after an AllocateProducerIds answer without a body (KAFKA-19990, "
+         "ca9a1b1037: RPCProducerIdManager.handleAllocateProducerIdsResponse)"),
+        "kafka-shipped", "kafka-shipped", **_4X, expiry_keeps_group_with_open_txns=True, client_transitions="4.1", client_init_keeps_prepared=True,
+        pid_block_retry_bodyless=True),
     "kafka-4.1.1": _entry(
         "kafka-4.1.1", "4.1.1", "4.1.1",
         ("released 4.1.1: 4.1.0 with KAFKA-19690's 4.1 cherry-pick (PR 20618, a10c1f3ea1: "
@@ -544,7 +576,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "INVALID_TXN_STATE (3.7.0 TransactionCoordinator.handleVerifyPartitionsInTransaction)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
         verification_abortable=False, txn_offset_commit_any_retriable=False,
-        offset_delete_pending=False),
+        offset_delete_pending=False, offsets_deleted_with_topic=False),
     "kafka-3.6": _entry(
         "kafka-3.6", "3.6.0", "3.6.2",
         ("released 3.6.0 .. 3.6.2: KIP-890 part 1 verification of produce (3.6.0 ReplicaManager / "
@@ -552,14 +584,14 @@ PROFILE_TABLE: dict[str, Profile] = {
          "(3.6.2 GroupCoordinator has no verificationGuard); INVALID_TXN_STATE outside the transaction"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
         verification_abortable=False, txn_offset_commit_any_retriable=False,
-        offset_delete_pending=False),
+        offset_delete_pending=False, offsets_deleted_with_topic=False),
     "kafka-3.3-3.5": _entry(
         "kafka-3.3-3.5", "3.3.0", "3.5.2",
         ("released 3.3.0 .. 3.5.x: no partition verification (KIP-890 part 1 was reverted on the 3.5 branch, "
          "928070e3206; 3.5.2 ReplicaManager has no verification, although AddPartitionsToTxn v4 exists); "
          "TxnOffsetCommit checked by validateOffsetCommit with the Empty-group shortcut (KAFKA-14201, 3.3.0)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
-        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
+        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False),
     "kafka-3.1.1-3.2": _entry(
         "kafka-3.1.1-3.2", "3.1.1", "3.2.3",
@@ -568,7 +600,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "the client has KAFKA-13412 (df2236d73bc, first tag 3.2.0; cde0046d15a on the 3.1 branch, first tag 3.1.1): "
          "a timed-out transactional call is retried through pendingTransition. Was kafka-3.0-3.2 with these switches"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="3.0",
-        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
+        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False),
     "kafka-3.0-3.1.0": _entry(
         "kafka-3.0-3.1.0", "3.0.0", "3.1.0",
@@ -577,7 +609,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "sendOffsetsToTransaction outside a transaction throw KafkaException, failIfNotReadyForSend wraps every "
          "error in a KafkaException)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="3.0",
-        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
+        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False),
     "kafka-2.7-2.8": _entry(
         "kafka-2.7-2.8", "2.7.0", "2.8.2",
@@ -585,7 +617,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "InitProducerId < v4 and EndTxn / AddPartitionsToTxn / AddOffsetsToTxn < v2: 2.7.0 KafkaApis); "
          "TxnOffsetCommit checked by 2.8.2's doTxnCommitOffsets (the 2.5 rules)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="2.5",
-        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
+        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
         txn_offset_commit_group_metadata="config", client_produce_exception="message"),
     "kafka-2.6": _entry(
@@ -594,7 +626,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "(hasFailedEpochFence) are in 2.6.0's TransactionCoordinator / TransactionMetadata; every fence is "
          "INVALID_PRODUCER_EPOCH (2.6.3's Errors has no code 90)"),
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
-        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
+        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
         client_abort_exception="KafkaException", txn_offset_commit_group_metadata="config", client_produce_exception="code"),
     "kafka-2.5": _entry(
@@ -604,7 +636,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "next fence (2.5.1 TransactionCoordinator l.369-385, TransactionMetadata.prepareFenceProducerEpoch)"),
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
         end_txn_exact_epoch=False, failed_fence_keeps_epoch=False, fence_keeps_last_epoch=True,
-        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False,
+        verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
         client_abort_exception="KafkaException", txn_offset_commit_group_metadata="unchecked",
         client_produce_exception="code"),

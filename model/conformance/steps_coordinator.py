@@ -9,9 +9,15 @@ from typing import Any
 from ..api import coordinator as api
 from ..api import kafka_apis
 from ..api import txn_partition as tp
-from ..coordinator.producer_ids import ProducerIdsExhausted, block_accepted, generate_producer_id, grant_block
+from ..coordinator.producer_ids import (
+    ProducerIdsExhausted,
+    after_failed_block_request,
+    block_accepted,
+    generate_producer_id,
+    grant_block,
+)
 from ..coordinator.txn_log import NO_METADATA
-from ..coordinator.txn_partitions import partition_for, tombstone_partitions
+from ..coordinator.txn_partitions import tombstone_partitions
 from ..errors import Errors
 from ..transactions.codes import NO_PENDING, TxnResult, TxnState
 from ..transactions.markers import complete_if_done
@@ -234,7 +240,8 @@ def prepare_abort_or_commit(w: World, inp: dict[str, Any]) -> Observed:
     res = api.prepare_abort_or_commit_checked(w.txns.get(tid, NO_METADATA),
                                               state_id(str(inp.get("new_state", "PrepareCommit"))),
                                               integer(inp.get("client_transaction_version", 0), "tv"),
-                                              integer(inp.get("next_producer_id", -1), "next_producer_id"), w.protocol)
+                                              integer(inp.get("next_producer_id", -1), "next_producer_id"), w.protocol,
+                                              no_partition_added=_flag(inp, "no_partition_added"))
     if res.exception:
         return {"error": "EXCEPTION", "exception": res.exception}
     return _transition_out(w, tid, api.TransitionResult(int(Errors.NONE), res.metadata))
@@ -318,14 +325,6 @@ def timeout_abort(w: World, inp: dict[str, Any]) -> Observed:
             "aborted": wrote and st.metadata != before}
 
 
-def _txn_log_partition(w: World, tid: str) -> int | None:
-    """The __transaction_state partition of ``tid``: the vector's ``txn_partition``, else ``partitionFor`` over
-    ``transaction_state_partitions``, else None (a world of one partition)."""
-    if tid in w.txn_log_partition_of:
-        return w.txn_log_partition_of[tid]
-    return None if w.txn_log_partition_count is None else partition_for(tid, w.txn_log_partition_count)
-
-
 def expire_transactional_ids(w: World, inp: dict[str, Any]) -> Observed:
     """``removeExpiredTransactionalIds``: the state rule is the model's (``api.may_expire``); the
     time condition (lastUpdate <= now - transactional.id.expiration.ms) is data the model abstracts. Over
@@ -337,7 +336,7 @@ def expire_transactional_ids(w: World, inp: dict[str, Any]) -> Observed:
     for i, tid in enumerate(list(w.txns)):
         meta = w.txns[tid]
         old_enough = w.last_update.get(tid, w.now) <= w.now - w.tid_expiration_ms
-        part = _txn_log_partition(w, tid)
+        part = w.txn_log_partition(tid)
         if not old_enough or part in w.txn_log_offline:
             removed[i] = False
             continue
@@ -387,16 +386,29 @@ def generate_pid(w: World, inp: dict[str, Any]) -> Observed:
     return out
 
 
+#: a failed AllocateProducerIds answer without a response body (``ClientResponse.authenticationException``,
+#: ``versionMismatch``, ``!hasResponse``: KAFKA-19990's three cases)
+_BODYLESS = re.compile(r"(?i)AuthenticationException|UnsupportedVersionException|version mismatch|no response")
+
+
 def block_event(w: World, inp: dict[str, Any]) -> Observed:
     """The KRaft broker's asynchronous block fetch: 'controller grants ProducerIdsBlock(...)' delivers
     the next block (the model's blocks are granted in request order, so the text's start is checked,
-    not used); 'block request fails ...' delivers nothing."""
+    not used); 'block request fails ...' delivers nothing, and an answer without a body leaves the broker stuck
+    before KAFKA-19990 (``after_failed_block_request``), so no grant reaches it ('requested': false); 'retry backoff
+    elapses' changes nothing the model keeps (the next ``generateProducerId`` asks again)."""
     if w.blocks is None:
         raise NotExpressible("producer-id blocks: the vector gives no block state (block_size / zk_block)")
     text = str(inp.get("event", ""))
     broker = integer(inp.get("broker", 0), "broker")
+    if re.search(r"(?i)block request fails", text):
+        w.blocks = after_failed_block_request(w.blocks, broker, bodyless=bool(_BODYLESS.search(text)),
+                                              retries_bodyless=w.protocol.pid_block_retry_bodyless)
     if not re.search(r"\bgrants?\b", text):
         return {}
+    if broker in w.blocks.stuck:
+        # no request is out for the controller to answer: the block never reaches the broker
+        return {"block_accepted": False, "requested": False}
     start = re.search(r"start\s*=?\s*(-?\d+)", text)
     length = re.search(r"length\s*=?\s*(-?\d+)", text)
     if start and length and not block_accepted(w.blocks, broker, int(start.group(1)), int(length.group(1))):
@@ -535,18 +547,30 @@ def put_transaction_state(w: World, inp: dict[str, Any]) -> Observed:
         return {"error": error_name(err), "error_code": err}
     w.set_coordinator(tid, st)
     return {"error": "NONE", "error_code": 0, "state_after": w.meta_view(st.metadata),
-            "coordinator_epoch": w.coordinator_epoch}
+            "coordinator_epoch": _cached_epoch(w, tid)}
 
 
 def get_transaction_state(w: World, inp: dict[str, Any]) -> Observed:
-    """``TransactionStateManager.getTransactionState``: the lookup's error, or the cached metadata."""
-    cs = w.coordinator(_tid(inp))
+    """``TransactionStateManager.getTransactionState``: the lookup's error, or the cached metadata;
+    ``cached_producer_epoch``: ``getTransactionState(id).toOption.flatten.map(_.producerEpoch)`` (None on an error or
+    without metadata), what TransactionStateManagerTest's ``cachedProducerEpoch`` reads."""
+    tid = _tid(inp)
+    cs = w.coordinator(tid)
     err = int(Errors.COORDINATOR_LOAD_IN_PROGRESS) if cs.loading else cs.lookup_error
     if err:
-        return {"error": error_name(err), "error_code": err}
+        return {"error": error_name(err), "error_code": err, "cached_producer_epoch": None}
     if not cs.metadata.exists:
-        return {"error": "NONE", "error_code": 0, "state_after": None}
-    return {"error": "NONE", "error_code": 0, "state_after": w.meta_view(cs.metadata), "coordinator_epoch": w.coordinator_epoch}
+        return {"error": "NONE", "error_code": 0, "state_after": None, "cached_producer_epoch": None}
+    return {"error": "NONE", "error_code": 0, "state_after": w.meta_view(cs.metadata),
+            "coordinator_epoch": _cached_epoch(w, tid), "cached_producer_epoch": cs.metadata.epoch}
+
+
+def _cached_epoch(w: World, tid: str) -> int | None:
+    """The coordinator epoch of the cache entry ``tid``'s lookup reads."""
+    cache = w.txn_partition_cache(tid)
+    if cache is None:
+        return w.coordinator_epoch
+    return None if cache.cached_epoch == tp.NOT_CACHED else cache.cached_epoch
 
 
 def load_transactions(w: World, inp: dict[str, Any]) -> Observed:
@@ -557,12 +581,22 @@ def load_transactions(w: World, inp: dict[str, Any]) -> Observed:
     again (the test's callback records the transactional id); ``loading_partitions``, ``cached`` and
     ``coordinator_epoch`` are the cache's after (``loadingPartitions.size``, ``transactionMetadataCache``)."""
     epoch = integer(inp.get("coordinator_epoch", w.coordinator_epoch), "coordinator_epoch")
-    cache = w.txn_partition if w.txn_partition is not None else tp.TxnPartitionCache()
+    part = _named_partition(w, inp)
+    if part is not None:
+        cache = _partition_cache(w, part)
+    else:
+        cache = w.txn_partition if w.txn_partition is not None else tp.TxnPartitionCache()
     result = tp.handle_load(cache, epoch, _log_records(w, inp), w.protocol)
     loaded = tp.loaded_transactions(result, epoch)
-    _set_partition(w, result.cache)
-    if result.loaded is not None:
-        w.txns = {tid: meta for tid, (meta, _, _) in loaded.items()}
+    if part is not None:
+        w.txn_partition_caches[part] = result.cache
+        if result.loaded is not None:
+            _drop_partition_ids(w, part)
+            w.txns.update({tid: meta for tid, (meta, _, _) in loaded.items()})
+    else:
+        _set_partition(w, result.cache)
+        if result.loaded is not None:
+            w.txns = {tid: meta for tid, (meta, _, _) in loaded.items()}
     resumed: list[str] = []
     out: Observed = {}
     for tid, (_, partitions, marker) in loaded.items():
@@ -571,7 +605,7 @@ def load_transactions(w: World, inp: dict[str, Any]) -> Observed:
             out["marker_result"] = "COMMIT" if marker == int(TxnResult.COMMIT) else "ABORT"
             out["marker_partitions"] = sorted(w.partitions.name(p) for p in partitions)
     out["markers_sent_for"] = resumed
-    out.update(_partition_view(w))
+    out.update(_partition_view(w, part))
     out["transactional_ids"] = sorted(loaded)
     out["loaded"] = {tid: w.meta_view(meta) for tid, (meta, _, _) in loaded.items()}
     return out
@@ -602,10 +636,62 @@ def _set_partition(w: World, cache: tp.TxnPartitionCache) -> None:
     w.coordinator_epoch = None if cache.cached_epoch == tp.NOT_CACHED else cache.cached_epoch
 
 
-def _partition_view(w: World) -> Observed:
-    cache = w.txn_partition or tp.TxnPartitionCache()
+def _partition_view(w: World, part: int | None = None) -> Observed:
+    cache = (w.txn_partition or tp.TxnPartitionCache()) if part is None else w.txn_partition_caches[part]
     return {"loading_partitions": len(cache.loading), "cached": cache.cached_epoch != tp.NOT_CACHED,
             "coordinator_epoch": None if cache.cached_epoch == tp.NOT_CACHED else cache.cached_epoch}
+
+
+def _named_partition(w: World, inp: dict[str, Any]) -> int | None:
+    """The __transaction_state partition a load or unload step names (``partition``; None: the world's one), whose
+    transactional ids the world must be able to place (``transaction_state_partitions`` or each ``txn_partition``)."""
+    if "partition" not in inp:
+        return None
+    part = integer(inp["partition"], "partition")
+    if w.txn_log_partition_count is None and not w.txn_log_partition_of:
+        raise NotExpressible("a load or unload of a named __transaction_state partition needs the partition count "
+                             "(initial_state.transaction_state_partitions) or each id's txn_partition")
+    if part < 0 or (w.txn_log_partition_count is not None and part >= w.txn_log_partition_count):
+        raise NotExpressible(f"partition {part}: not one of the {w.txn_log_partition_count} __transaction_state "
+                             "partitions")
+    return part
+
+
+def _partition_cache(w: World, part: int) -> tp.TxnPartitionCache:
+    """Partition ``part``'s cache entry; one no step named yet gives the initial state's answers."""
+    if part in w.txn_partition_caches:
+        return w.txn_partition_caches[part]
+    cached = w.coordinator_epoch if w.coordinator_epoch is not None else 0
+    return tp.TxnPartitionCache(tp.NOT_CACHED if w.lookup_error == Errors.NOT_COORDINATOR else cached,
+                                (cached,) if w.loading else ())
+
+
+def _drop_partition_ids(w: World, part: int) -> None:
+    """The transactional ids of partition ``part`` leave the cache with its entry (``transactionMetadataCache``
+    holds one pool per partition); the other partitions' stay."""
+    for tid in [t for t in w.txns if w.txn_log_partition(t) == part]:
+        del w.txns[tid]
+
+
+def add_loaded_transactions(w: World, inp: dict[str, Any]) -> Observed:
+    """``TransactionStateManager.addLoadedTransactionsToCache(partition, coordinator_epoch, pool)`` called directly
+    (the load's last step, without its ``loadingPartitions`` bookkeeping): the partition's cache entry becomes
+    ``transaction_log``'s transactions (an empty pool without it) at that epoch, replacing the entry it had (before
+    KAFKA-9307, 2.4.1, the entry is put and IllegalStateException thrown)."""
+    part = _named_partition(w, inp)
+    if part is None:
+        raise NotExpressible("addLoadedTransactionsToCache names the __transaction_state partition (partition)")
+    epoch = integer(inp.get("coordinator_epoch", w.coordinator_epoch if w.coordinator_epoch is not None else 0),
+                    "coordinator_epoch")
+    before = _partition_cache(w, part)
+    records = _log_records(w, inp) if "transaction_log" in inp else []
+    result = tp.handle_load(before._replace(loading=()), epoch, records, w.protocol)
+    w.txn_partition_caches[part] = tp.TxnPartitionCache(epoch, before.loading)
+    _drop_partition_ids(w, part)
+    w.txns.update({tid: meta for tid, (meta, _, _) in tp.loaded_transactions(result, epoch).items()})
+    if not result.completed:
+        return {"error": "EXCEPTION", "exception": "IllegalStateException"}
+    return {"error": "NONE", **_partition_view(w, part)}
 
 
 def unload_transactions(w: World, inp: dict[str, Any]) -> Observed:
@@ -613,6 +699,18 @@ def unload_transactions(w: World, inp: dict[str, Any]) -> Observed:
     ``TransactionCoordinator.onResignation`` (the coordinator epoch it names does not change what is removed); the
     partition's records stay in the log, its cache entry goes: lookups answer NOT_COORDINATOR."""
     integer(inp.get("coordinator_epoch", 0), "coordinator_epoch")
+    part = _named_partition(w, inp)
+    if part is not None:
+        try:
+            w.txn_partition_caches[part] = tp.handle_unload(_partition_cache(w, part))
+        except ValueError:
+            raise NotExpressible("an emigration while the partition is loading: which loads it cancels differs by "
+                                 "version (2.4 leavingPartitions, 1eb7644 the same epoch, 4.2.0-rc1 an older one)") from None
+        _drop_partition_ids(w, part)
+        out = _partition_view(w, part)
+        out["__why__"] = {"markers_removed": "the model's coordinator keeps no queue of markers to send "
+                                             "(TransactionMarkerChannelManager.removeMarkersForTxnTopicPartition)"}
+        return out
     if w.txn_partition is None:
         cached = w.coordinator_epoch if w.coordinator_epoch is not None else 0
         w.txn_partition = tp.TxnPartitionCache(tp.NOT_CACHED if w.lookup_error == Errors.NOT_COORDINATOR else cached,

@@ -170,6 +170,31 @@ def delete_all_offsets(w: World, inp: dict[str, Any]) -> Observed:
             "has_offset": _has_offset(w, parts), "committed": w.committed_view(), "pending_txn": w.pending_view()}
 
 
+def partitions_deleted(w: World, inp: dict[str, Any]) -> Observed:
+    """The new coordinator's ``onPartitionsDeleted(partitions)`` over every group of the world (a topic deletion), then
+    the tombstones' replay as the unit tests' context does: ``tombstones`` as (group, partition) pairs, ``has_offset``
+    by group for the deleted partitions."""
+    if not (w.group.new_coordinator or "group-coordinator/" in w.source_file):
+        raise NotExpressible("the classic coordinator's topic deletion (GroupMetadataManager.cleanupGroupMetadata) is not "
+                             "modelled")
+    parts = [str(p) for p in (inp.get("partitions") or [])]
+    if not parts:
+        raise NotExpressible("onPartitionsDeleted names the deleted partitions ('foo-1', ...)")
+    ids = tuple(w.partitions.id(p) for p in parts)
+    current = w.group_id
+    tombstones: list[list[str]] = []
+    has_offset: dict[str, dict[str, bool]] = {}
+    for gid in (list(w.groups) if w.groups else [w.group_id or ""]):
+        if w.groups:
+            w.use_group(gid)
+        written, w.group = api.handle_partitions_deleted(w.group, ids, w.protocol)
+        tombstones += [[gid, w.partitions.name(p)] for p in written]
+        has_offset[gid] = _has_offset(w, parts)
+    if current is not None and w.groups:
+        w.use_group(current)
+    return {"tombstones": sorted(tombstones), "has_offset": has_offset}
+
+
 def replay_offset_tombstone(w: World, inp: dict[str, Any]) -> Observed:
     """The new coordinator's replay of an offset-commit tombstone for ``partition`` (a null record value)."""
     if w.group.group is None:

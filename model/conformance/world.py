@@ -11,9 +11,10 @@ from ..api.coordinator import CoordinatorState
 from ..api.group import GroupCoordinatorState
 from ..api.leader import LeaderState
 from ..api.protocol import Protocol, client_tv2
-from ..api.txn_partition import TxnPartitionCache
+from ..api.txn_partition import TxnPartitionCache, lookup_error
 from ..coordinator.producer_ids import ProducerIdBlocks
 from ..coordinator.txn_log import NO_METADATA
+from ..coordinator.txn_partitions import partition_for
 from ..errors import Errors
 from ..group.metadata import (
     NO_MEMBER_ID,
@@ -89,6 +90,10 @@ class World:
         self.coordinator_epoch: int | None = None
         #: the __transaction_state partition's cache once a load or unload step ran (None: the initial state's answers)
         self.txn_partition: TxnPartitionCache | None = None
+        #: the cache entries of the __transaction_state partitions a load or unload step named (``partition``): a
+        #: transactional id's lookup reads its own partition's (``txn_log_partition``), as
+        #: ``getAndMaybeAddTransactionState`` reads ``transactionMetadataCache.get(partitionFor(id))``
+        self.txn_partition_caches: dict[int, TxnPartitionCache] = {}
         self.blocks: ProducerIdBlocks | None = None
         self.last_update: dict[str, int] = {}
         self.tid_expiration_ms = 604800000
@@ -215,7 +220,24 @@ class World:
 
     # --- views in the vectors' vocabulary -------------------------------------------------------
 
+    def txn_log_partition(self, tid: str) -> int | None:
+        """The __transaction_state partition of ``tid``: the vector's ``txn_partition``, else ``partitionFor`` over
+        ``transaction_state_partitions``, else None (a world of one partition)."""
+        if tid in self.txn_log_partition_of:
+            return self.txn_log_partition_of[tid]
+        return None if self.txn_log_partition_count is None else partition_for(tid, self.txn_log_partition_count)
+
+    def txn_partition_cache(self, tid: str) -> TxnPartitionCache | None:
+        """The cache entry ``tid``'s lookup reads when a step named its partition (None: the world's one answer)."""
+        part = self.txn_log_partition(tid) if self.txn_partition_caches else None
+        return None if part is None else self.txn_partition_caches.get(part)
+
     def coordinator(self, tid: str) -> CoordinatorState:
+        cache = self.txn_partition_cache(tid)
+        if cache is not None:
+            loading = bool(cache.loading)
+            return CoordinatorState(self.txns.get(tid, NO_METADATA), self.next_pid, loading,
+                                    0 if loading else lookup_error(cache))
         return CoordinatorState(self.txns.get(tid, NO_METADATA), self.next_pid, self.loading, self.lookup_error)
 
     def set_coordinator(self, tid: str, st: CoordinatorState) -> None:
@@ -470,14 +492,16 @@ def _group(w: World, v: Any) -> None:
 
 def _groups(w: World, v: Any) -> None:
     """Several groups, each ``{..., "offsets_partition": n}`` in ``_group``'s form (its __consumer_offsets partition,
-    which a marker names); the first is current."""
+    which a marker names) with its ``pending_txn_offsets`` if any; the first is current."""
     if not isinstance(v, dict) or not v or w.group.group is not None:
         raise NotExpressible("initial_state.groups: a map of group id -> group, without initial_state.group")
     for gid, spec in v.items():
         if not isinstance(spec, dict):
             raise NotExpressible(f"initial_state.groups.{gid}: not a group")
-        rest = {k: x for k, x in spec.items() if k != "offsets_partition"}
+        rest = {k: x for k, x in spec.items() if k not in ("offsets_partition", "pending_txn_offsets")}
         _group(w, rest)
+        if "pending_txn_offsets" in spec:
+            _set_pending(w, spec["pending_txn_offsets"])
         w.groups[str(gid)] = w.group
         w.group_offsets_partition[str(gid)] = integer(spec.get("offsets_partition", 0), "offsets_partition")
     w.group_id = next(iter(w.groups))
@@ -486,7 +510,16 @@ def _groups(w: World, v: Any) -> None:
 
 def _pending_txn_offsets(w: World, v: Any) -> None:
     if w.groups:
-        raise NotExpressible("initial_state.pending_txn_offsets with several groups: which group's is not said")
+        raise NotExpressible("initial_state.pending_txn_offsets with several groups: which group's is not said "
+                             "(give each group's in initial_state.groups)")
+    _set_pending(w, v)
+
+
+def _set_pending(w: World, v: Any) -> None:
+    """The current group's pending transactional offsets: producer id -> {partition: offset}, in log order."""
+    v = {} if v is None else v
+    if not isinstance(v, dict) or not all(isinstance(o, dict) for o in v.values()):
+        raise NotExpressible("pending_txn_offsets: a map of producer id -> {partition: offset}")
     g = w.group_meta()
     at = w.group.log_end_offset
     pending = []

@@ -31,6 +31,9 @@ class ProducerIdBlocks(NamedTuple):
     #: each broker's current block, sorted by broker
     blocks: tuple[BrokerBlock, ...]
     block_size: int = BLOCK_SIZE
+    #: KRaft brokers whose AllocateProducerIds request stays in flight for ever (``after_failed_block_request``): they
+    #: never ask again, so no block reaches them
+    stuck: tuple[int, ...] = ()
 
 
 class Generated(NamedTuple):
@@ -66,6 +69,20 @@ def block_accepted(state: ProducerIdBlocks, broker: int, start: int, length: int
     current = _block(state, broker)
     last = current.end - 1 if current is not None else -1
     return not (start < last or start < 0 or length < 0 or start > MAX_PRODUCER_ID - length)
+
+
+def after_failed_block_request(state: ProducerIdBlocks, broker: int, *, bodyless: bool,
+                               retries_bodyless: bool) -> ProducerIdBlocks:
+    """The KRaft broker's ``RPCProducerIdManager`` reading a failed AllocateProducerIds answer. An error code (or a
+    block the sanity check refuses) sets the retry back-off and clears requestInFlight, so a ``generateProducerId``
+    after the back-off asks again (3.x Scala and 4.x Java alike). An answer without a body (an authentication
+    exception, a version mismatch, no response) does the same from KAFKA-19990 (``retries_bodyless``, 4.2.0-rc0);
+    before, ``onComplete`` dropped it (4.0.0 .. 4.1.1: not an AllocateProducerIdsResponse; 3.9.1: the cast body is
+    null and the handler throws) and requestInFlight stayed set: the broker is stuck, every ``generateProducerId`` past
+    its block answers COORDINATOR_LOAD_IN_PROGRESS."""
+    if not bodyless or retries_bodyless or broker in state.stuck:
+        return state
+    return state._replace(stuck=tuple(sorted((*state.stuck, broker))))
 
 
 def grant_block(state: ProducerIdBlocks, broker: int) -> ProducerIdBlocks:

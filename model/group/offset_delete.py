@@ -20,6 +20,13 @@ committed offsets only, and their replay left the pending ones (read at 3.7.0 l.
 l.796-823 alike). A tombstone's replay (``OffsetMetadataManager.replay`` of a null value) removes the committed offset
 and, from that commit, the partition's pending offsets of every open transaction of the group.
 
+A topic deletion on the new coordinator (``GroupCoordinatorService.onPartitionsDeleted`` -> each shard's
+``OffsetMetadataManager.onPartitionsDeleted``, then the tombstones' replay): from KAFKA-16168 (af41fc3614, first tag
+3.8.0; the same at 1eb7644 and 4.2.0-rc1 l.1087-1118) a tombstone for each deleted partition of every group with a
+committed offset, then one for each open transaction holding a pending offset for it (``pendingTransactionalOffsets``
+walked producer by producer, so a partition can get several); 3.7.x's ``onPartitionsDeleted`` only checked that the
+coordinator is active (3.7.2 GroupCoordinatorService l.1001-1006) and deleted nothing.
+
 No machine reads this module (kafka.eos's groups delete no offsets); the conformance interface does.
 """
 
@@ -83,3 +90,17 @@ def delete_offsets(group: GroupMeta, partitions: tuple[int, ...], *, subscribed:
                 tombstones.append(p)
             group = _drop(group, p, pending=True)
     return OffsetDeleteResult((int(Errors.NONE),) * len(partitions), tuple(tombstones), group)
+
+
+def delete_partitions(group: GroupMeta, partitions: tuple[int, ...], *,
+                      pending_aware: bool) -> tuple[tuple[int, ...], GroupMeta]:
+    """One group's part of a topic deletion (KAFKA-16168's ``onPartitionsDeleted``): the tombstones written, the
+    committed offsets' first and then each open transaction's, producer by producer, and the group after their replay
+    (``pending_aware``: KAFKA-14505 [8/8]'s replay, which drops the pending offsets too)."""
+    deleted = frozenset(partitions)
+    tombstones = [p for p, c in enumerate(group.offsets) if c.offset >= 0 and p in deleted]
+    for pid in sorted({e.producer_id for e in group.pending}):
+        tombstones += sorted({e.partition for e in group.pending if e.producer_id == pid and e.partition in deleted})
+    for p in tombstones:
+        group = replay_offset_tombstone(group, p, pending_aware=pending_aware)
+    return tuple(tombstones), group

@@ -23,7 +23,11 @@ VALID_PREVIOUS_STATES: dict[TxnState, frozenset[TxnState]] = {
     S.PREPARE_EPOCH_FENCE: frozenset({S.ONGOING}),
 }
 
-#: [later trunk] TV2 lets an abort with no partitions start from Empty / CompleteX (KIP-890 part 2)
+#: 4.0.0 on (KAFKA-14563, 755adf8a56, KIP-890 part 2): PrepareAbort also follows Empty / CompleteX, so that a TV2 client
+#: unsure whether a partition was added can abort (4.0.0 TransactionMetadata.scala, 4.1.0 .. 4.2.0-rc1
+#: TransactionState.java). Kafka's table takes them for every transaction version; the TV2 condition is in
+#: ``completeTransitionTo`` (a new start time only for a TV2 transit) and in the coordinator's EndTxn, which answers a
+#: TV0/1 abort from these states before any transition
 TV2_EXTRA_PREVIOUS: dict[TxnState, frozenset[TxnState]] = {
     S.PREPARE_ABORT: frozenset({S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT}),
 }
@@ -33,7 +37,8 @@ EXPIRATION_ALLOWED = frozenset({S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT})
 
 
 def is_valid_transition(current: int, target: int, *, tv2: bool = False) -> bool:
-    """Whether ``prepareTransitionTo(target)`` accepts ``current`` as the previous state."""
+    """Whether ``prepareTransitionTo(target)`` accepts ``current`` as the previous state; ``tv2``: the table of 4.0.0
+    and later (``TV2_EXTRA_PREVIOUS``), which only versions with transaction version 2 have."""
     allowed = VALID_PREVIOUS_STATES[TxnState(target)]
     if tv2:
         allowed = allowed | TV2_EXTRA_PREVIOUS.get(TxnState(target), frozenset())
