@@ -64,7 +64,9 @@ def test_error_numbers_are_kafkas():
                 "TOPIC_AUTHORIZATION_FAILED": 29, "CLUSTER_AUTHORIZATION_FAILED": 31, "GROUP_SUBSCRIBED_TO_TOPIC": 86,
                 "TRANSACTIONAL_ID_NOT_FOUND": 105, "INVALID_REGULAR_EXPRESSION": 128,
                 # session 26: TxnOffsetCommit's metadata size
-                "OFFSET_METADATA_TOO_LARGE": 12}
+                "OFFSET_METADATA_TOO_LARGE": 12,
+                # session 27: a produce answer with record errors (KIP-467)
+                "INVALID_RECORD": 87}
     assert {e.name: int(e) for e in Errors} == expected
 
 
