@@ -180,6 +180,10 @@ FEATURES: dict[str, str] = {
     "kafka-14869": ("KAFKA-14869 (KIP-915 part 1: a __transaction_state record whose key version is unknown is skipped "
                     "when the partition is loaded; before, the load stopped with IllegalStateException), released in "
                     "3.4.1 and 3.5.0"),
+    "kafka-16192": ("KAFKA-16192 (KIP-890: transaction.version and the flexible __transaction_state value, version 1, "
+                    "written from transaction.version 1 on), released in 3.9"),
+    "kafka-16352": ("KAFKA-16352 (the marker channel drops a pending transaction completion only if it is the one the "
+                    "dropped markers belong to, so a reloaded transaction's completion is not lost), released in 3.8"),
     "kip-939": ("KIP-939's InitProducerId v6 (Enable2Pc, KeepPreparedTxn; the broker's "
                 "transaction.two.phase.commit.enable and the TWO_PHASE_COMMIT ACL on the transactional id), released "
                 "in 4.1 with v6 marked latestVersionUnstable"),
@@ -297,6 +301,12 @@ FEATURE_SINCE: dict[str, Since] = {
                          "throws IllegalStateException); KAFKA-14869 5e9d4de748d (first tag 3.6.0), 33e2fef4553 on the "
                          "3.5 branch (3.5.0) and 5115906515f on the 3.4 branch (3.4.1)"),
     # the first version with TV2 is the 2024-10 trunk snapshot (partly merged); the first release is 4.0.0
+    "kafka-16192": Since((3, 9, 0), "3.9.1 TransactionLogValue.json validVersions 0-1, flexibleVersions 1+, and "
+                         "TransactionLog.valueToBytes(usesFlexibleRecords) (3.8.1: version 0 only); KAFKA-16192 "
+                         "a0f6e6f816 (an ancestor of 3.9.1, not of 3.8.1)"),
+    "kafka-16352": Since((3, 8, 0), "3.8.0 TransactionMarkerChannelManager.removeMarkersForTxn(pendingCompleteTxn) and "
+                         "transactionsWithPendingMarkers.remove(transactionalId, pendingCompleteTxn) (3.7.2: "
+                         "removeMarkersForTxnId removes any); KAFKA-16352 1d6e0b8727 (first tag 3.8.0)"),
     "transaction-version-2": Since(SNAPSHOT_2024_10, "EndTxnRequest.json validVersions 0-5 and "
                                    "TransactionMetadata.clientTransactionVersion at the 2024-10 snapshot 1eb7644 "
                                    "(3.9.0-rc3: EndTxn 0-4, no client transaction version); first released in 4.0.0 "
