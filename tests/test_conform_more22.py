@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conform_pins import assert_pinned, outcome_totals
-from eoscheck.model.api.protocol import FEATURE_SINCE, PROFILES, protocol
+from eoscheck.model.api.protocol import FEATURE_SINCE, PROFILES, add_partition_passes_abortable, protocol
 from eoscheck.model.conformance import harness
 from eoscheck.model.conformance.vectors import load_vectors, parse_vectors
 from eoscheck.model.coordinator.txn_log import load_metadata, to_log_value
@@ -43,15 +43,20 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
         disagree["BRK-TMC-19"] = "before KAFKA-16352 the old markers' answer drops the reloaded completion"
     if "kafka-14869" in p.lacks:
         disagree["BRK-TL-06"] = "before KAFKA-14869 a key of an unknown version is an IllegalStateException"
+    if "transaction-version-2" in p.lacks:
+        inexpressible["BRK-APM-10"] = "transaction-version-2"
+    elif not add_partition_passes_abortable(p):
+        disagree["BRK-APM-10"] = "the 2024-10 snapshot's addPartition converts TRANSACTION_ABORTABLE (before KAFKA-14563)"
     return disagree, inexpressible
 
 
 def test_the_pins_name_the_versions_read() -> None:
     assert FEATURE_SINCE["kafka-16352"].first == (3, 8, 0) and FEATURE_SINCE["kafka-16192"].first == (3, 9, 0)
-    assert _derived("kafka-2024-10") == ({}, {})
+    assert set(_derived("kafka-2024-10")[0]) == {"BRK-APM-10"} and not _derived("kafka-2024-10")[1]
+    assert _derived("kafka-4.0.0") == ({}, {})
     assert set(_derived("kafka-3.7")[0]) == {"BRK-TMC-19"}
     assert set(_derived("kafka-3.3-3.5")[0]) == {"BRK-TMC-19", "BRK-TL-06"}
-    assert len(_derived("kafka-3.8-3.9")[1]) == len(TV2) + len(FLEXIBLE)
+    assert len(_derived("kafka-3.8-3.9")[1]) == len(TV2) + len(FLEXIBLE) + 1
 
 
 @pytest.mark.parametrize("name", list(PROFILES))
@@ -62,10 +67,11 @@ def test_the_more22_vectors_outcome_is_pinned_per_profile(name: str) -> None:
 
 def test_each_vector_is_judged_under_its_tags_profile_by_default() -> None:
     run = harness.run_file(load_vectors(MORE22))
-    assert outcome_totals(run) == {"agree": 25, "disagree": 0, "not expressible": 0}
+    assert outcome_totals(run) == {"agree": 26, "disagree": 0, "not expressible": 0}
     assert {v.id: v.variant for v in run.vectors if v.variant != "kafka-2024-10"} == {
         "BRK-TMC-15-tv1": "kafka-4.2", "BRK-TMC-15-tv2": "kafka-4.2", "BRK-TMC-17-tv1": "kafka-4.2",
-        "BRK-TMC-18-tv1": "kafka-4.2", "BRK-TL-07": "kafka-4.2", "BRK-TMC-19": "kafka-3.8-3.9"}
+        "BRK-TMC-18-tv1": "kafka-4.2", "BRK-TL-07": "kafka-4.2", "BRK-TMC-19": "kafka-3.8-3.9",
+        "BRK-APM-10": "kafka-4.0.0"}
 
 
 def test_the_coverage_table_names_the_vectors() -> None:
@@ -119,6 +125,10 @@ def test_the_comparisons_can_fail() -> None:
         client_transaction_version=2)) == harness.DISAGREE
     assert _run_changed("BRK-TL-07", lambda v: v["steps"][0]["expected"].update(metadata={"exists": True})) \
         == harness.DISAGREE
+    # a Produce v11 request (genericError) gets TRANSACTION_ABORTABLE too, a v10 one (defaultError) INVALID_TXN_STATE
+    def default_error(v: dict) -> None:
+        v["steps"][0]["input"]["transaction_supported_operation"] = "defaultError"
+    assert _run_changed("BRK-APM-10", default_error) == harness.DISAGREE
 
 
 def _meta(state: int, parts: tuple[int, ...] = (), tv: int = 0) -> TxnMetadata:

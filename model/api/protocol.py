@@ -457,6 +457,15 @@ def client_tv2(protocol: Protocol) -> bool:
     return protocol.eos.transaction_version == TransactionVersion.TV2
 
 
+def add_partition_passes_abortable(protocol: Protocol) -> bool:
+    """AddPartitionsToTxnManager hands a TRANSACTION_ABORTABLE answer on to an ADD_PARTITION (TV2) produce or
+    TxnOffsetCommit request: from KAFKA-14563 (755adf8a56, first tag 4.0.0) only ``defaultError`` converts it to
+    INVALID_TXN_STATE (4.0.0 AddPartitionsToTxnManager.scala l.251-253, 4.2.0-rc1's Java class l.176-177); the
+    2024-10 snapshot's WIP ``addPartition`` converted it, as every operation but ``genericError`` (1eb7644 l.223-226).
+    The same release as the client's TV2 paths (``client_tv2``)."""
+    return client_tv2(protocol)
+
+
 def two_phase_commit(protocol: Protocol) -> bool:
     """The profile's InitProducerId has KIP-939's fields (v6: Enable2Pc, KeepPreparedTxn), and its coordinator and
     KafkaApis read them (4.1.0 .. 4.2.0-rc1 alike: ``FEATURE_SINCE['kip-939']``)."""
