@@ -36,19 +36,13 @@ from .metadata import TxnMeta
 NO_NODE = -1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Pending:
     """A ``PendingCompleteTxn``: compared by identity, as Kafka's ``remove(id, pending)`` does."""
 
     transactional_id: str
     coordinator_epoch: int
     result: int
-
-    def __eq__(self, other: object) -> bool:
-        return self is other
-
-    def __hash__(self) -> int:
-        return id(self)
 
 
 @dataclass(frozen=True)
