@@ -204,6 +204,9 @@ class TxnLogValue(NamedTuple):
     state: int
     #: the transaction's partitions (none for Empty: ``TransactionLog.valueToBytes`` writes null)
     partitions: tuple[int, ...] = ()
+    #: ``ClientTransactionVersion`` (tagged field 2 of value version 1, written from the 2024-10 snapshot on when
+    #: transaction.version >= 1; every metadata whose version is not 0 is written so)
+    tv: int = 0
 
 
 class PendingAppend(NamedTuple):

@@ -211,6 +211,10 @@ FEATURES: dict[str, str] = {
                     "3.4.1 and 3.5.0"),
     "kip-467": ("KIP-467 (a produce answer's error_message and record errors, and the error INVALID_RECORD), released "
                 "in 2.4"),
+    "kafka-16192": ("KAFKA-16192 (KIP-890: transaction.version and the flexible __transaction_state value, version 1, "
+                    "written from transaction.version 1 on), released in 3.9"),
+    "kafka-16352": ("KAFKA-16352 (the marker channel drops a pending transaction completion only if it is the one the "
+                    "dropped markers belong to, so a reloaded transaction's completion is not lost), released in 3.8"),
     "kip-939": ("KIP-939's InitProducerId v6 (Enable2Pc, KeepPreparedTxn; the broker's "
                 "transaction.two.phase.commit.enable and the TWO_PHASE_COMMIT ACL on the transactional id), released "
                 "in 4.1 with v6 marked latestVersionUnstable"),
@@ -330,6 +334,12 @@ FEATURE_SINCE: dict[str, Since] = {
                          "throws IllegalStateException); KAFKA-14869 5e9d4de748d (first tag 3.6.0), 33e2fef4553 on the "
                          "3.5 branch (3.5.0) and 5115906515f on the 3.4 branch (3.4.1)"),
     # the first version with TV2 is the 2024-10 trunk snapshot (partly merged); the first release is 4.0.0
+    "kafka-16192": Since((3, 9, 0), "3.9.1 TransactionLogValue.json validVersions 0-1, flexibleVersions 1+, and "
+                         "TransactionLog.valueToBytes(usesFlexibleRecords) (3.8.1: version 0 only); KAFKA-16192 "
+                         "a0f6e6f816 (an ancestor of 3.9.1, not of 3.8.1)"),
+    "kafka-16352": Since((3, 8, 0), "3.8.0 TransactionMarkerChannelManager.removeMarkersForTxn(pendingCompleteTxn) and "
+                         "transactionsWithPendingMarkers.remove(transactionalId, pendingCompleteTxn) (3.7.2: "
+                         "removeMarkersForTxnId removes any); KAFKA-16352 1d6e0b8727 (first tag 3.8.0)"),
     "transaction-version-2": Since(SNAPSHOT_2024_10, "EndTxnRequest.json validVersions 0-5 and "
                                    "TransactionMetadata.clientTransactionVersion at the 2024-10 snapshot 1eb7644 "
                                    "(3.9.0-rc3: EndTxn 0-4, no client transaction version); first released in 4.0.0 "
@@ -496,6 +506,15 @@ def client_tv2(protocol: Protocol) -> bool:
     AddOffsetsToTxn; KAFKA-14562 [2/3], e14a81b4b2, 4.0.0: the client continues with EndTxn v5's producer id and
     epoch): kafka.eos's ``transaction_version`` tv2, which only its 4.0+ variants set"""
     return protocol.eos.transaction_version == TransactionVersion.TV2
+
+
+def add_partition_passes_abortable(protocol: Protocol) -> bool:
+    """AddPartitionsToTxnManager hands a TRANSACTION_ABORTABLE answer on to an ADD_PARTITION (TV2) produce or
+    TxnOffsetCommit request: from KAFKA-14563 (755adf8a56, first tag 4.0.0) only ``defaultError`` converts it to
+    INVALID_TXN_STATE (4.0.0 AddPartitionsToTxnManager.scala l.251-253, 4.2.0-rc1's Java class l.176-177); the
+    2024-10 snapshot's WIP ``addPartition`` converted it, as every operation but ``genericError`` (1eb7644 l.223-226).
+    The same release as the client's TV2 paths (``client_tv2``)."""
+    return client_tv2(protocol)
 
 
 def two_phase_commit(protocol: Protocol) -> bool:

@@ -35,9 +35,11 @@ from . import (
     steps_coordinator,
     steps_group,
     steps_leader,
+    steps_marker_channel,
     steps_markers,
     steps_txn_calls,
     steps_txn_listing,
+    steps_txn_log_record,
 )
 from .compare import Difference, compare
 from .values import ANSWERED_BEFORE, NotExpressible, expand
@@ -70,6 +72,12 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"(?i)(grants? ProducerIdsBlock|block request fails|^retry backoff elapses)", steps_coordinator.block_event),
     (r"^ProduceBatch\b", steps_leader.produce),
     (r"(?i)^WriteTxnMarkers?\s+(request\s+)?disconnect", steps_markers.marker_disconnect),
+    (r"^TransactionMarkerChannelManager\.addTxnMarkersToSend\b", steps_marker_channel.add_txn_markers_to_send),
+    (r"^TransactionMarkerChannelManager\.generateRequests\b", steps_marker_channel.generate_requests),
+    (r"^TransactionMarkerChannelManager\.onComplete\b", steps_marker_channel.complete_request),
+    (r"^TransactionMarkerChannelManager\.removeMarkersForTxnTopicPartition\b", steps_marker_channel.remove_markers),
+    (r"^TransactionMarkerChannelManager\.maybeWriteTxnCompletion\b", steps_marker_channel.maybe_write_completion),
+    (r"^txnStateManager\.getTransactionState answers\b", steps_marker_channel.cache_answers),
     (r"(?i)(WriteTxnMarkers? ?(response|answer)|TransactionMarkerRequestCompletionHandler|marker_response)",
      steps_markers.marker_response),
     (r"(?i)^retry (the )?(completion|CompleteCommit|CompleteAbort) append", steps_coordinator.retry_completion),
@@ -79,6 +87,9 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^putTransactionStateIfNotExists\b", steps_coordinator.put_transaction_state),
     (r"^(TransactionStateManager\.)?loadTransactionsForTxnTopicPartition\b", steps_coordinator.load_transactions),
     (r"^(TransactionStateManager\.)?addLoadedTransactionsToCache\b", steps_coordinator.add_loaded_transactions),
+    (r"^TransactionLog\.valueToBytes\b", steps_txn_log_record.value_to_bytes),
+    (r"^TransactionLog\.readTxnRecordValue\b", steps_txn_log_record.read_txn_record_value),
+    (r"^TransactionLog\.readTxnRecordKey\b", steps_txn_log_record.read_txn_record_key),
     (r"^((TransactionStateManager\.)?removeTransactionsForTxnTopicPartition|(TransactionCoordinator\.)?onResignation)\b",
      steps_coordinator.unload_transactions),
     (r"^(TransactionCoordinator\.)?handleDescribeTransactions\b", steps_txn_listing.describe_transactions),
@@ -275,6 +286,7 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
             found.append(("kip-890-verification", f"{at}{kind} v4 with several transactions"))
         if re.match(r"transactionManager\.setPoisonStateOnInvalidTransition\(\s*true", kind):
             found.append(("kafka-14831", f"{at}{kind}"))
+        found.extend(steps_txn_log_record.features(inp, kind, at))
         found.extend(_client_features(inp, kind, at))
         found.extend(_close_and_late_features(inp, kind, at))
         if re.match(r"sender\.sendTxnOffsetCommit\(", kind) and inp.get("group_metadata"):

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..api import kafka_apis
 from ..api import leader as api
+from ..api.protocol import add_partition_passes_abortable
 from ..errors import Errors
 from ..partition.validation import AppendOrigin
 from ..partition.verification import (
@@ -370,7 +371,9 @@ def verification_response(w: World, inp: dict[str, Any]) -> Observed:
     (genericError from v11)."""
     kind = str(inp.get("response", ""))
     parts = [str(p) for p in (inp.get("partition_errors") or {})] or ["foo-1", "foo-2", "foo-3"]
-    generic = str(inp.get("transaction_supported_operation", "genericError")) == "genericError"
+    operation = str(inp.get("transaction_supported_operation", "genericError"))
+    generic = operation == "genericError" or (operation == "ADD_PARTITION"
+                                              and add_partition_passes_abortable(w.protocol))
     if kind == "version_mismatch":
         # a coordinator without verify-only AddPartitionsToTxn: the produce request goes on unverified
         return {"callback_errors": {}}

@@ -6,6 +6,11 @@ What a record keeps is a switch: the KIP-360 text adds LastProducerId and LastEp
 (``persist_prev_producer_id`` / ``persist_last_epoch`` both True); Kafka never wrote
 lastProducerEpoch, and wrote PreviousProducerId only in later trunk with transaction.version >= 1.
 A field that is not persisted loads as -1 (``TransactionLog.readTxnRecordValue``).
+
+The client's transaction version is persisted: ``valueToBytes`` sets ClientTransactionVersion (tagged field 2 of
+value version 1, written when transaction.version >= 1) and ``readTxnRecordValue`` reads it back, from the 2024-10
+snapshot (1eb7644) to 4.2.0-rc1. Before, there is no such field, and no metadata has a version other than 0; a
+version other than 0 needs transaction.version 2, so the record carrying it is always version 1.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ def to_log_value(meta: TxnMetadata, *, persist_last_epoch: bool = False,
                        meta.prev_producer_id if persist_prev_producer_id else NO_PRODUCER_ID,
                        meta.epoch,
                        meta.last_epoch if persist_last_epoch else NO_PRODUCER_EPOCH,
-                       meta.state, parts)
+                       meta.state, parts, meta.tv)
 
 
 def load_metadata(value: TxnLogValue) -> TxnMetadata:
@@ -36,7 +41,7 @@ def load_metadata(value: TxnLogValue) -> TxnMetadata:
     if not value.exists:
         return NO_METADATA
     return TxnMetadata(True, value.producer_id, value.prev_producer_id, value.epoch, value.last_epoch, value.state,
-                       False, -1, value.partitions)
+                       False, -1, value.partitions, tv=value.tv)
 
 
 def append_error_answer(error: int) -> int:

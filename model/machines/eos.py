@@ -301,6 +301,15 @@ def _show_leader(leader: TxnPartitionState) -> dict[str, Any]:
             **show_pending(leader)}
 
 
+def _show_txn_log(v: TxnLogValue) -> dict[str, Any]:
+    """The record's fields; the client's transaction version only when it is not 0 (so traces without TV2 read as
+    before the record kept it)."""
+    out: dict[str, Any] = {k: list(x) if isinstance(x, tuple) else x for k, x in v._asdict().items()}
+    if not v.tv:
+        del out["tv"]
+    return out
+
+
 def _show_txn(m: TxnMetadata) -> dict[str, Any]:
     out = {"state": TxnState(m.state).name if m.exists else "none", "producer_id": m.producer_id,
            "epoch": m.epoch, "partitions": list(m.partitions)}
@@ -558,7 +567,7 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
                  rename={PARTITION: eps.rename_txn}, projections={**GROUP_PROJECTIONS["txn"], "epoch": _txn_epoch,
                                                                       "fence": _txn_fence, "identity": _txn_identity},
                  doc="the coordinator's metadata per transactional id")
-    txn_log = Actors(count="producers", init=NO_LOG_VALUE, symmetric="producer",
+    txn_log = Actors(count="producers", init=NO_LOG_VALUE, show=_show_txn_log, symmetric="producer",
                      rename={PARTITION: eps.rename_txn_log}, doc="the last __transaction_state record per id")
     leader = Actors(count="partitions", init=TxnPartitionState((), 0, ()), show=_show_leader, symmetric=PARTITION,
                     rename={"producer": eos_symmetry.rename_leader}, projections={"verifying": _verifying},

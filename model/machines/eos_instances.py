@@ -354,14 +354,14 @@ class InstancesMixin:
         """``itf_fields``' records for the instances' parts (ITF consumers need the data)."""
         if not self.n_instances:
             return {}
-        from .itf_data import record
+        from .itf_data import log_record, record
         v = self.view(s)  # type: ignore[attr-defined]
 
         def meta(m: Any) -> Any:
             return record(m, state=TxnState(m.state).name) if m.exists else {"exists": False}
 
         out: dict[str, Any] = {
-            "instances_txn": meta(v.instances_txn), "instances_txn_log": meta(v.instances_txn_log),
+            "instances_txn": meta(v.instances_txn), "instances_txn_log": log_record(v.instances_txn_log) if v.instances_txn_log.exists else {"exists": False},
             "init_pending": [record(p, metadata=meta(p.metadata)) for p in v.init_pending],
             "init_requests": [record(r) for r in v.init_requests],
             "init_responses": [record(r, error=error_name(r.error)) for r in v.init_responses]}

@@ -122,9 +122,9 @@ class Tv2LeaderAddMachine(EosMachine):
             return int(Errors.NONE)
         # the add goes through the same AddPartitionsToTxnManager handler as KIP-890 part 1's verification, and
         # its answer through ReplicaManager's: PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH (abortable for a 2.7+
-        # client), CONCURRENT_TRANSACTIONS -> NOT_ENOUGH_REPLICAS (retried). The operation is addPartition, not
-        # genericError, so a TRANSACTION_ABORTABLE would reach the client as INVALID_TXN_STATE; an add never
-        # answers it
+        # client), CONCURRENT_TRANSACTIONS -> NOT_ENOUGH_REPLICAS (retried). The operation is addPartition, which
+        # from 4.0.0 hands a TRANSACTION_ABORTABLE on as it is (only defaultError converts it); an add never answers
+        # it, so ``generic_error`` changes nothing here
         added = add_partitions_to_txn(txn, producer_id, epoch, (partition,),
                                       pending_first=self.protocol.add_partitions_pending_first)
         return verification_produce_error(int(added.error), generic_error=False)

@@ -56,6 +56,15 @@ def idempotent_fields(machine: Any, s: Any) -> dict[str, Any]:
     return out
 
 
+def log_record(log: Any) -> dict[str, Any]:
+    """A __transaction_state record; the client's transaction version only when it is not 0 (the record keeps it
+    since session 27; traces without TV2 read as before)."""
+    out = record(log, state=_txn_state(log.state))
+    if not out.get("tv"):
+        out.pop("tv", None)
+    return out
+
+
 def init_pid_fields(machine: Any, s: Any) -> dict[str, Any]:
     """kafka.init_producer_id."""
     out = dict(machine.fields(s))
@@ -63,7 +72,7 @@ def init_pid_fields(machine: Any, s: Any) -> dict[str, Any]:
     out["coordinator.metadata"] = record(m, state=_txn_state(m.state)) if m.exists else {"exists": False}
     out["coordinator.pending"] = [record(p, metadata=record(p.metadata, state=_txn_state(p.metadata.state)))
                                   for p in s.pending]
-    out["txn_log.record"] = record(log, state=_txn_state(log.state)) if log.exists else {"exists": False}
+    out["txn_log.record"] = log_record(log) if log.exists else {"exists": False}
     for c, client in enumerate(s.clients):
         out[f"client[{c}].request"] = {"producer_id": client.req_producer_id, "epoch": client.req_epoch}
     out["network.requests"] = [record(r) for r in s.requests]
