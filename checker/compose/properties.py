@@ -28,6 +28,7 @@ from .rules import (
     plain_projections,
     term_slot,
 )
+from .subscripts import subscripted
 
 if TYPE_CHECKING:
     from .machine import _Plan
@@ -208,7 +209,7 @@ class _Invariant:
         # invariant left unviolated (``_Fused.invariants``), once per new state (kafka.init_producer_id's
         # UniqueProducerIdEpoch on its preset row, two projected terms)
         lines = plain_projections(lines, env)
-        run_code("\n".join(lines), f"<compose {self.spec.kind} {self.spec.name}>", env)
+        run_code(subscripted("\n".join(lines)), f"<compose {self.spec.kind} {self.spec.name}>", env)
         check: Callable[[tuple], bool] = env["check"]
         self.check = check
         if self.spec.kind == "invariant":
@@ -336,7 +337,7 @@ class _Transition:
                       "    if ok is None:",
                       "        ok = miss(s, step, t, key)",
                       "    return ok"]
-        run_code("\n".join(lines), f"<compose transition {self.spec.name}>", env)
+        run_code(subscripted("\n".join(lines)), f"<compose transition {self.spec.name}>", env)
         check: Callable[[tuple, Step, tuple], bool] = env["check"]
         self.plan.properties[self.spec.name] = Property(self.spec.name, self.spec.doc, "transition", check)
         return check
@@ -453,7 +454,7 @@ class _Fused:
         # the generated successors do (``plain_projections``): kafka.eos's pipeline shape reads 2 to
         # 12 projected terms per new state here
         src = plain_projections(src, env)
-        run_code("\n".join(src), "<compose fused invariants>", env)
+        run_code(subscripted("\n".join(src)), "<compose fused invariants>", env)
         self.fused_envs.append(env)
         return env["check"]
 
@@ -539,5 +540,5 @@ class _Fused:
         # each key's projected terms of ``s`` and ``t`` through the plain dicts first (kafka.eos's
         # pipeline shape and yardstick: 8 per checked step)
         lines = plain_projections(lines, env)
-        run_code("\n".join(lines), "<compose fused transitions>", env)
+        run_code(subscripted("\n".join(lines)), "<compose fused transitions>", env)
         return env["check"]
