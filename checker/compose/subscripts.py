@@ -43,44 +43,56 @@ def _alone(lines: list[str], end: int, ind: str) -> bool:
     return end == len(lines) or not (lines[end].startswith(f"{ind}else") or lines[end].startswith(f"{ind}elif"))
 
 
+def _rewrite(lines: list[str], i: int) -> tuple[list[str], int, int] | None:
+    """The rewrite of the lookup whose ``get`` is on line ``i``: the lines that replace
+    ``lines[start:end]``, start and end; None where it is not one of the two forms."""
+    line = lines[i]
+    m = _GET.match(line)
+    if m is not None and i + 1 < len(lines):
+        ind, var = m.group(1), m.group(2)
+        end = _block(lines, i + 2, len(ind))
+        if lines[i + 1] == f"{ind}if {var} is None:" and end > i + 2 and _alone(lines, end, ind):
+            return [f"{ind}try:", f"{ind}    {var} = {m.group(3)}[{m.group(4)}]", f"{ind}except KeyError:",
+                    *lines[i + 2:end]], i, end
+    # try: v = memo.get(k1) / except KeyError: v = memo.get(k2) / if v is None: block
+    if i < 1 or i + 4 >= len(lines) or not lines[i - 1].endswith("try:"):
+        return None
+    ind = lines[i - 1][:-4]
+    first, second = _ANY_GET.match(line), _ANY_GET.match(lines[i + 2])
+    if (not ind.strip() and first is not None and second is not None
+            and first.group(1) == second.group(1) == ind + "    "
+            and first.group(2) == second.group(2) and first.group(3) == second.group(3)
+            and lines[i + 1] == f"{ind}except KeyError:" and lines[i + 3] == f"{ind}if {first.group(2)} is None:"):
+        end = _block(lines, i + 4, len(ind))
+        if end > i + 4 and _alone(lines, end, ind):
+            var, memo = first.group(2), first.group(3)
+            return [lines[i - 1], f"{ind}    {var} = {memo}[{first.group(4)}]", lines[i + 1], lines[i + 2],
+                    f"{ind}    if {var} is None:", *("    " + x for x in lines[i + 4:end])], i - 1, end
+    return None
+
+
 def subscripted(source: str) -> str:
     """``source`` with its memo lookups rewritten (the module's docstring); the rest unchanged."""
     if ".get(" not in source:
         return source
     lines = source.split("\n")
     out: list[str] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if ".get(" in line:
-            m = _GET.match(line)
-            if m is not None and i + 1 < len(lines):
-                ind, var = m.group(1), m.group(2)
-                end = _block(lines, i + 2, len(ind))
-                if lines[i + 1] == f"{ind}if {var} is None:" and end > i + 2 and _alone(lines, end, ind):
-                    out += [f"{ind}try:", f"{ind}    {var} = {m.group(3)}[{m.group(4)}]", f"{ind}except KeyError:",
-                            *lines[i + 2:end]]
-                    i = end
-                    continue
-        elif line.endswith("try:") and i + 5 < len(lines) and ".get(" in lines[i + 1]:
-            # try: v = memo.get(k1) / except KeyError: v = memo.get(k2) / if v is None: block
-            ind = line[:-4]
-            first = _ANY_GET.match(lines[i + 1])
-            second = _ANY_GET.match(lines[i + 3])
-            if (not ind.strip() and first is not None and second is not None
-                    and first.group(1) == second.group(1) == ind + "    "
-                    and first.group(2) == second.group(2) and first.group(3) == second.group(3)
-                    and lines[i + 2] == f"{ind}except KeyError:"
-                    and lines[i + 4] == f"{ind}if {first.group(2)} is None:"):
-                end = _block(lines, i + 5, len(ind))
-                if end > i + 5 and _alone(lines, end, ind):
-                    var, memo = first.group(2), first.group(3)
-                    out += [line, f"{ind}    {var} = {memo}[{first.group(4)}]", lines[i + 2], lines[i + 3],
-                            f"{ind}    if {var} is None:", *("    " + x for x in lines[i + 5:end])]
-                    i = end
-                    continue
-        out.append(line)
-        i += 1
+    done = 0  # lines[:done] are in ``out``
+    # only the lines with a ``get`` are looked at (a Python loop over every line of a machine's
+    # successors cost about 1,000 instructions per line at start-up)
+    for i in [i for i, line in enumerate(lines) if ".get(" in line]:
+        if i < done:
+            continue
+        got = _rewrite(lines, i)
+        if got is None:
+            continue
+        new, start, end = got
+        if start < done:
+            continue
+        out += lines[done:start]
+        out += new
+        done = end
+    out += lines[done:]
     return "\n".join(out)
 
 
