@@ -17,7 +17,6 @@ from .code_cache import run as run_code
 from .declare import OUTSIDE, ComposeError, RuleSpec
 from .network import ChannelOps
 from .parts import Actors, Channel
-from .subscripts import subscripted
 
 if TYPE_CHECKING:
     from .machine import _Plan
@@ -223,7 +222,7 @@ def _builder(width: int, written: tuple[int, ...], sent: tuple[int, ...], receiv
         return build
     body, display = _builder_lines(width, written, sent, receive, budget)
     lines = [f"def build(s, a{', rest' if receive >= 0 else ''}):", *("    " + x for x in body), f"    return {display}"]
-    env: dict[str, Any] = {"_compile": _compile_build, "_source": subscripted("\n".join(lines))}
+    env: dict[str, Any] = {"_compile": _compile_build, "_source": "\n".join(lines)}
     build = _BUILDERS[key] = FunctionType(_STUB_RECEIVE if receive >= 0 else _STUB, env, "build")
     env["build"] = build
     return build
@@ -261,7 +260,7 @@ def outside_builder(width: int, written: tuple[int, ...], sent: tuple[int, ...],
         lines = [f"def build(s, a{', rest' if receive >= 0 else ''}):", *("    " + x for x in body),
                  f"    return {display}"]
         env: dict[str, Any] = {}
-        run_code(subscripted("\n".join(lines)), "<compose successor>", env)
+        run_code("\n".join(lines), "<compose successor>", env)
         build = _OUTSIDE_BUILDERS[key] = env["build"]
         OUTSIDE_BUILT.add(build)
     return build

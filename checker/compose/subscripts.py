@@ -1,11 +1,14 @@
 """Memo lookups of generated code as subscripts: ``v = memo[key]`` in a ``try`` whose ``except
 KeyError`` computes ``v``, in place of ``v = memo.get(key)`` and ``if v is None:``.
 
-The generated code looks a memo up once or more per state and misses rarely (kafka.init_producer_id,
-60,000 states: about 9,000 misses against some 300,000 lookups rewritten). A subscript is one
-specialised instruction (``BINARY_SUBSCR_DICT``) where ``get`` is a method call, and a ``try`` costs
-nothing until it catches; a miss then pays for the ``KeyError`` (a few hundred instructions more
-than the ``None`` test), which breaks even at about one lookup in six missing.
+Used on the machine's fused successors (``_Plan.dedup_successors``) and fused transition checks,
+whose rule, group and gate memos are looked up once or more per state and rarely miss. A subscript
+is one specialised instruction (``BINARY_SUBSCR_DICT``) where ``get`` is a method call (about 80
+instructions less per hit), and a ``try`` costs nothing until it catches; a miss then pays for the
+``KeyError`` (about 1,400 instructions: the exception, its traceback entry, the match), so a lookup
+that misses more than about one time in twenty is better left as it is. Left as they are: the fused
+invariants (``_Fused.invariants``) and an outcome's caches (``a[3].get(x)``), which miss more
+(perf27a: kafka.eos's yardstick and idempotent preset).
 
 Sound where ``None`` is no value a memo holds (every generated memo holds outcomes, groups, plans,
 booleans or ids) and nothing but the memo's subscript can raise ``KeyError`` in the ``try``: the key
@@ -19,10 +22,13 @@ from __future__ import annotations
 
 import re
 
-#: ``v = memo.get(key)``, the key a plain name or a tuple display of plain names
-_GET = re.compile(r"^(\s*)(\w+) = ([\w\[\]]+)\.get\((\w+|\((?:\w+, )*\w*\))\)$")
+#: ``v = memo.get(key)``, the memo a global's name (not ``a[3]``: an outcome's cache of a send's or
+#: projection write's folded contents, new with each outcome and empty until its first states, misses
+#: one lookup in three on the idempotent preset: perf27a), the key a plain name or a tuple display of
+#: plain names
+_GET = re.compile(r"^(\s*)(\w+) = (\w+)\.get\((\w+|\((?:\w+, )*\w*\))\)$")
 #: ``v = memo.get(key)`` with any key (the first line of a two-key ``try``)
-_ANY_GET = re.compile(r"^(\s*)(\w+) = ([\w\[\]]+)\.get\((.+)\)$")
+_ANY_GET = re.compile(r"^(\s*)(\w+) = (\w+)\.get\((.+)\)$")
 
 
 def _indent(line: str) -> int:
