@@ -44,6 +44,7 @@ from .rules import (
     read_parts,
     term_slot,
 )
+from .subscripts import subscripted
 
 if TYPE_CHECKING:
     from ..chart import ChartEvent
@@ -259,7 +260,7 @@ def _dedup_source(source: str, actions: Sequence[str], checked: bool, symmetric:
             step_lines += [f"{i}if ci:", *_check_lines(i + "    ", "CK[ci]")]
         out += step_lines
         n += 1
-    return "\n".join(out) if n == len(actions) else None
+    return subscripted("\n".join(out)) if n == len(actions) else None
 
 
 def _kept(test: PlaceTest, items: list[str] | None) -> bool:

@@ -28,6 +28,7 @@ from .rules import (
     plain_projections,
     term_slot,
 )
+from .subscripts import subscripted
 
 if TYPE_CHECKING:
     from .machine import _Plan
@@ -453,6 +454,9 @@ class _Fused:
         # the generated successors do (``plain_projections``): kafka.eos's pipeline shape reads 2 to
         # 12 projected terms per new state here
         src = plain_projections(src, env)
+        # (its lookups are left as ``get``, not ``subscripted``: on kafka.eos's yardstick about one
+        # union-key lookup in seven misses, and most of the conjunction's, called on those misses,
+        # and a KeyError costs more than a ``get`` saves there: perf27a, row 0 +0.1M instructions)
         run_code("\n".join(src), "<compose fused invariants>", env)
         self.fused_envs.append(env)
         return env["check"]
@@ -539,5 +543,5 @@ class _Fused:
         # each key's projected terms of ``s`` and ``t`` through the plain dicts first (kafka.eos's
         # pipeline shape and yardstick: 8 per checked step)
         lines = plain_projections(lines, env)
-        run_code("\n".join(lines), "<compose fused transitions>", env)
+        run_code(subscripted("\n".join(lines)), "<compose fused transitions>", env)
         return env["check"]
