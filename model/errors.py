@@ -78,8 +78,12 @@ class Errors(IntEnum):
 KIP447_PENDING_TRANSACTION = 85
 
 
-#: Errors the Java client maps to a ``RetriableException`` (retried until delivery.timeout.ms).
+#: Errors the Java client maps to a ``RetriableException`` (retried until delivery.timeout.ms). NETWORK_EXCEPTION's
+#: NetworkException is an InvalidMetadataException, so a RetriableException (every version modelled, 2.0.0 to
+#: 4.2.0-rc1); only a disconnect gives it to the client (``Sender.handleProduceResponse``, ``TxnRequestHandler``'s
+#: reenqueue on a disconnect), and KAFKA-19176's wrapping (4.1.0) reads it as retriable too.
 RETRIABLE: frozenset[int] = frozenset({
+    Errors.NETWORK_EXCEPTION,
     Errors.LEADER_NOT_AVAILABLE, Errors.NOT_LEADER_OR_FOLLOWER, Errors.REQUEST_TIMED_OUT, Errors.COORDINATOR_LOAD_IN_PROGRESS,
     Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR, Errors.NOT_ENOUGH_REPLICAS,
     Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND, Errors.KAFKA_STORAGE_ERROR,

@@ -95,13 +95,8 @@ def _count(text: str) -> int:
 
 def _respond(w: World, tp: str, name: str | None, error: int, base_offset: int, lso: int,
              retries_left: bool = True, inp: dict[str, Any] | None = None) -> Observed:
-    # the batch's own exception is the answer's (a late disconnect fails it with a NetworkException)
-    answered = error
-    if error == Errors.NETWORK_EXCEPTION:
-        # a disconnect (Sender.handleProduceResponse's wasDisconnected): NetworkException is a RetriableException,
-        # which TransactionManager.canRetry retries as it does REQUEST_TIMED_OUT; errors.RETRIABLE, which kafka.eos's
-        # machines read, does not list it (no machine disconnects), so the retry decision is taken as a timeout's
-        error = int(Errors.REQUEST_TIMED_OUT)
+    # a disconnect is NETWORK_EXCEPTION (Sender.handleProduceResponse's wasDisconnected): a RetriableException that
+    # canRetry retries; out of retries failBatch fails the batch with its NetworkException
     e = _entry(w, tp)
     if name is not None and name in w.client.get("_untracked", ()):
         # a retry of a batch a late failure took out of inflightBatchesBySequence (before KAFKA-13794):
@@ -110,7 +105,7 @@ def _respond(w: World, tp: str, name: str | None, error: int, base_offset: int, 
             raise NotExpressible(f"an answer {Errors(error).name} to a batch no longer tracked as in flight")
         return {"exception": "IllegalStateException", "can_retry": True}
     if name is not None and name in w.client.get("_batches", {}) and not any(b.name == name for b in e.in_flight):
-        return _late_answer(w, tp, name, answered, retries_left, base_offset)
+        return _late_answer(w, tp, name, error, retries_left, base_offset)
     if not e.in_flight:
         raise NotExpressible("a produce response with no batch in flight")
     batch = next((b for b in e.in_flight if b.name == name), e.in_flight[0])
@@ -137,6 +132,9 @@ def _respond(w: World, tp: str, name: str | None, error: int, base_offset: int, 
     if not r.retry:
         # Sender.failBatch's exception for the batch (its own for the authorization errors)
         out["batch_error"] = api.failed_batch_error(error, transactional=False, wrap_in_abortable=False)
+        if _transactional(w):
+            # handleFailedBatch's maybeTransitionToErrorState: what the batch's error left as the manager's lastError
+            out["last_error"] = w.client.get("last_error")
     out["can_retry"] = r.retry
     loop = _sender_loop(w)
     # the loop's InitProducerId while the Sender closes, and the batches a fatal error aborts (maybeAbortBatches)
@@ -270,10 +268,8 @@ def _late_transactional(w: World, tp: str, late: api.InFlightBatch, error: int, 
         # InitProducerId's resetSequenceNumbers dropped the partition's entry; whether a drain made it again
         # (adjustSequencesDueToFailedBatch's txnPartitionMap.contains) is not kept
         raise NotExpressible("a late failure of an older epoch's batch on a partition not drained since the epoch bump")
-    # a disconnect's (Sender.handleProduceResponse: NETWORK_EXCEPTION, whose exception is NetworkException; no kafka.eos
-    # machine disconnects, so errors' exception table, which they read, does not name it)
-    exception = "NetworkException" if error == Errors.NETWORK_EXCEPTION else api.failed_batch_error(
-        error, transactional=True, wrap_in_abortable=w.protocol.eos.client_batch_error_wrapped_abortable)
+    exception = api.failed_batch_error(error, transactional=True,
+                                       wrap_in_abortable=w.protocol.eos.client_batch_error_wrapped_abortable)
     r = api.handle_late_failed_batch(
         _state(w), before, late, exception, producer=_pair(w), can_bump_epoch=_can_bump(w), adjust=retries_left,
         by_identity="kafka-13794" not in w.protocol.lacks, stale_ignored="kafka-12152" in w.protocol.lacks,

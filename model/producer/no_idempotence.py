@@ -55,11 +55,9 @@ def can_retry(error: int, *, attempts_left: bool, done: bool, delivery_timed_out
 
 
 def is_retriable(error: int) -> bool:
-    """``error.exception() instanceof RetriableException``. ``errors.RETRIABLE`` (what kafka.eos's machines read) does
-    not list NETWORK_EXCEPTION, which only a disconnect gives the client (``Sender.handleProduceResponse``: a
-    PartitionResponse of NETWORK_EXCEPTION for each batch); its NetworkException is an InvalidMetadataException, a
-    RetriableException, in every version read (2.0.0 .. 4.2.0-rc1)."""
-    return error in RETRIABLE or error == Errors.NETWORK_EXCEPTION
+    """``error.exception() instanceof RetriableException`` (``errors.RETRIABLE``; NETWORK_EXCEPTION, which only a
+    disconnect gives the client, ``Sender.handleProduceResponse``'s PartitionResponse for each batch, among them)."""
+    return error in RETRIABLE
 
 
 def attempts_left(attempts: int, retries: int) -> bool:

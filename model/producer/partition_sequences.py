@@ -251,6 +251,8 @@ _PRODUCE_EXCEPTIONS = {Errors.OUT_OF_ORDER_SEQUENCE_NUMBER: "OutOfOrderSequenceE
                        Errors.DUPLICATE_SEQUENCE_NUMBER: "DuplicateSequenceException",
                        Errors.INVALID_PRODUCER_ID_MAPPING: "InvalidPidMappingException",
                        Errors.REQUEST_TIMED_OUT: "TimeoutException",
+                       # a disconnect's (Sender.handleProduceResponse)
+                       Errors.NETWORK_EXCEPTION: "NetworkException",
                        # Sender.failBatch's own exceptions for the authorization errors (2.0.0 to 4.2.0-rc1)
                        Errors.TOPIC_AUTHORIZATION_FAILED: "TopicAuthorizationException",
                        Errors.CLUSTER_AUTHORIZATION_FAILED: "ClusterAuthorizationException",

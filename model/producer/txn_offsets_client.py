@@ -54,9 +54,9 @@ _FATAL = {
 #: unknown partition and a loading coordinator; any other error it does not list is fatal
 _RETRIED_BY_NAME = frozenset({Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR, Errors.REQUEST_TIMED_OUT,
                               Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.COORDINATOR_LOAD_IN_PROGRESS})
-#: ``error.exception() instanceof RetriableException`` (3.8.0+): ``RETRIABLE`` lacks NETWORK_EXCEPTION, whose
-#: NetworkException is retriable too (it is what a disconnected request is answered with)
-_RETRIABLE_EXCEPTION = RETRIABLE | {Errors.NETWORK_EXCEPTION}
+#: ``error.exception() instanceof RetriableException`` (3.8.0+): NETWORK_EXCEPTION, what a disconnected request is
+#: answered with, among them
+_RETRIABLE_EXCEPTION = RETRIABLE
 
 
 def on_txn_offset_commit_error(error: int, *, any_retriable: bool = True, handler: str = "3.6") -> OffsetCommitReaction:
