@@ -1,6 +1,7 @@
 """Session 27's ``tests/data/kafka-unit-test-vectors.more25.json``: KafkaProducerTest's tests of how ``new
 ProducerConfig`` settles enable.idempotence against acks, retries and max.in.flight.requests.per.connection (read at
-1eb7644 and 4.2.0-rc1), pinned per profile; comparisons that can fail; the rule on its own."""
+1eb7644 and 4.2.0-rc1) and its transactional tests as the TransactionManager calls KafkaProducer makes, pinned per
+profile; comparisons that can fail; the rule on its own."""
 
 from __future__ import annotations
 
@@ -23,15 +24,30 @@ from eoscheck.model.producer.idempotence_config import settle
 
 MORE25 = Path(__file__).parent / "data" / "kafka-unit-test-vectors.more25.json"
 CONFIG = ("CLI-400", "CLI-401", "CLI-402", "CLI-403", "CLI-404")
+#: the transactional tests; CLI-407 reads no coordinator answer, so it needs no KIP-360 client
+TXN = tuple(f"CLI-{n}" for n in range(405, 414))
 
 
 def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
-    rule = protocol(name).idempotence_config
-    if rule == "unread":
-        return {}, dict.fromkeys(CONFIG, "before KAFKA-13673 the idempotence defaults are not modelled")
-    if rule == "4.0":
-        return {"CLI-403": "KAFKA-17927 (4.0.0): 6 in flight is refused with a default idempotence"}, {}
-    return {"CLI-404": "before KAFKA-17927 6 in flight turns a default idempotence off"}, {}
+    p = protocol(name)
+    disagree: dict[str, str] = {}
+    inexpressible: dict[str, str] = {}
+    if p.idempotence_config == "unread":
+        inexpressible.update(dict.fromkeys(CONFIG, "before KAFKA-13673 the idempotence defaults are not modelled"))
+    elif p.idempotence_config == "4.0":
+        disagree["CLI-403"] = "KAFKA-17927 (4.0.0): 6 in flight is refused with a default idempotence"
+    else:
+        disagree["CLI-404"] = "before KAFKA-17927 6 in flight turns a default idempotence off"
+    if not p.client_retry_safe_calls:
+        disagree.update(dict.fromkeys(("CLI-405", "CLI-407"), "before KAFKA-13412 a timed-out call is not retried"))
+    if not p.client_auth_init_abortable:
+        disagree["CLI-408"] = "before KAFKA-13668 CLUSTER_AUTHORIZATION_FAILED answering InitProducerId is fatal"
+    if "kip-360" in p.lacks:
+        for vid in TXN:
+            if vid != "CLI-407":
+                disagree.pop(vid, None)
+                inexpressible[vid] = "kip-360"
+    return disagree, inexpressible
 
 
 @pytest.mark.parametrize("name", list(PROFILES))
@@ -42,14 +58,16 @@ def test_the_more25_vectors_outcome_is_pinned_per_profile(name: str) -> None:
 
 def test_the_default_run_judges_each_vector_under_its_tag_and_agrees() -> None:
     run = harness.run_file(load_vectors(MORE25))
-    assert outcome_totals(run) == {"agree": 5, "disagree": 0, "not expressible": 0}
+    assert outcome_totals(run) == {"agree": 14, "disagree": 0, "not expressible": 0}
     variants = {v.id: v.variant for v in run.vectors}
-    assert {variants[v] for v in CONFIG[:4]} == {"kafka-2024-10"} and variants["CLI-404"] == "kafka-4.2"
+    assert {variants[v] for v in CONFIG[:4] + TXN} == {"kafka-2024-10"} and variants["CLI-404"] == "kafka-4.2"
     got = {n: tuple(outcome_totals(harness.run_file(load_vectors(MORE25), n)).values()) for n in PROFILE_TABLE}
-    assert {n for n, t in got.items() if t == (0, 0, 5)} == {
-        "kafka-3.0-3.1.0", "kafka-2.7-2.8", "kafka-2.6", "kafka-2.5", "kafka-2.4.1", "kafka-2.4.0", "kafka-2.0.1-2.3",
-        "kafka-2.0.0"}
-    assert all(t == (4, 1, 0) for t in got.values() if t != (0, 0, 5))
+    assert {n for n, t in got.items() if t == (13, 1, 0)} == {
+        "kafka-later-trunk", "kafka-4.2", "kafka-4.1.1", "kafka-4.1.0", "kafka-4.0.1", "kafka-4.0.0", "kafka-2024-10",
+        "kafka-3.8-3.9", "kafka-3.7", "kafka-3.6"}
+    assert got["kafka-3.3-3.5"] == got["kafka-3.1.1-3.2"] == (12, 2, 0)
+    assert all(got[n] == (6, 3, 5) for n in ("kafka-3.0-3.1.0", "kafka-2.7-2.8", "kafka-2.6", "kafka-2.5"))
+    assert all(got[n] == (0, 1, 13) for n in ("kafka-2.4.1", "kafka-2.4.0", "kafka-2.0.1-2.3", "kafka-2.0.0"))
 
 
 def test_the_switch_and_its_first_versions() -> None:
@@ -102,6 +120,43 @@ def test_the_comparisons_can_fail() -> None:
                                    "transactional.id": "t"}) == harness.DISAGREE
     # props the model cannot read: not expressible
     assert _changed("CLI-400", 0, {"acks": "2"}) == harness.NOT_EXPRESSIBLE
+
+
+def _txn_changed(vid: str, step: int, fields: dict[str, Any], variant: str | None = None) -> str:
+    v: dict[str, Any] = copy.deepcopy(vectors_by_id(MORE25)[vid])
+    v["steps"][step]["input"].update(fields)
+    return run_vector(v, variant).outcome
+
+
+def test_the_transactional_comparisons_can_fail() -> None:
+    # a send's fatal error (an authorization failure) is not abortable: beginCommit still throws, but the state differs
+    for vid in ("CLI-410", "CLI-413"):
+        assert _txn_changed(vid, 5, {"call": "transactionManager.maybeTransitionToErrorState("
+                                              "TransactionalIdAuthorizationException)"}) == harness.DISAGREE
+    # no send failure: the commit goes through
+    assert _txn_changed("CLI-411", 5, {"call": "transactionManager.hasOngoingTransaction()"}) == harness.DISAGREE
+    # InitProducerId refused after the timeout: the retried call is handed the failed result
+    assert _txn_changed("CLI-405", 3, {"error": "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"}) == harness.DISAGREE
+    # a commit of the empty transaction completes locally as the abort does ...
+    assert _txn_changed("CLI-409", 5, {"call": "transactionManager.beginCommit()"}) == harness.AGREE
+    # ... but an abort with no transaction begun is an invalid transition
+    assert _txn_changed("CLI-409", 4, {"call": "transactionManager.hasOngoingTransaction()"}) == harness.DISAGREE
+    # another refusal: the await throws its own exception; a fenced InitProducerId is fatal, no reset to UNINITIALIZED
+    assert _txn_changed("CLI-408", 2, {"error": "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"}) == harness.DISAGREE
+    assert _txn_changed("CLI-408", 2, {"error": "PRODUCER_FENCED"}) == harness.DISAGREE
+
+
+def test_a_send_timeout_is_kept_as_a_transaction_abortable_error_from_kafka_19176() -> None:
+    v: dict[str, Any] = copy.deepcopy(vectors_by_id(MORE25)["CLI-411"])
+    v["steps"][5]["expected"]["last_error"] = "TimeoutException"
+    assert run_vector(v, "kafka-4.0.1").outcome == harness.AGREE
+    assert run_vector(v, "kafka-4.1.0").outcome == harness.DISAGREE
+    v["steps"][5]["expected"]["last_error"] = "TransactionAbortableException"
+    assert run_vector(v, "kafka-4.1.0").outcome == harness.AGREE
+    # InvalidTopicException is not retriable: kept as it is
+    w: dict[str, Any] = copy.deepcopy(vectors_by_id(MORE25)["CLI-413"])
+    w["steps"][5]["expected"]["last_error"] = "InvalidTopicException"
+    assert run_vector(w, "kafka-4.2").outcome == harness.AGREE
 
 
 def test_the_coverage_table_names_the_vectors() -> None:
