@@ -17,7 +17,7 @@ from conform_pins import (
     run_vector,
     vectors_by_id,
 )
-from eoscheck.model.api.protocol import PROFILE_TABLE, PROFILES, SWITCH_HISTORY, history_value, protocol
+from eoscheck.model.api.protocol import PROFILE_TABLE, PROFILES, SWITCH_HISTORY, client_tv2, history_value, protocol
 from eoscheck.model.conformance import harness
 from eoscheck.model.conformance.vectors import load_vectors
 from eoscheck.model.producer.idempotence_config import settle
@@ -26,6 +26,10 @@ MORE25 = Path(__file__).parent / "data" / "kafka-unit-test-vectors.more25.json"
 CONFIG = ("CLI-400", "CLI-401", "CLI-402", "CLI-403", "CLI-404")
 #: the transactional tests; CLI-407 reads no coordinator answer, so it needs no KIP-360 client
 TXN = tuple(f"CLI-{n}" for n in range(405, 414))
+#: the transaction-version-2 tests (4.2.0-rc1)
+TV2 = ("CLI-414", "CLI-415", "CLI-416")
+#: close(1000 ms) with initTransactions pending
+CLOSE = ("CLI-417", "CLI-418", "CLI-419")
 
 
 def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -47,6 +51,12 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
             if vid != "CLI-407":
                 disagree.pop(vid, None)
                 inexpressible[vid] = "kip-360"
+    if "kafka-6635" in p.lacks:
+        inexpressible["CLI-417"] = "kafka-6635"
+    if "kip-360" in p.lacks:
+        inexpressible.update(dict.fromkeys(CLOSE[1:], "kip-360"))
+    if not client_tv2(p):
+        inexpressible.update(dict.fromkeys(TV2, "the profile's client has no transaction version 2"))
     return disagree, inexpressible
 
 
@@ -58,16 +68,18 @@ def test_the_more25_vectors_outcome_is_pinned_per_profile(name: str) -> None:
 
 def test_the_default_run_judges_each_vector_under_its_tag_and_agrees() -> None:
     run = harness.run_file(load_vectors(MORE25))
-    assert outcome_totals(run) == {"agree": 14, "disagree": 0, "not expressible": 0}
+    assert outcome_totals(run) == {"agree": 20, "disagree": 0, "not expressible": 0}
     variants = {v.id: v.variant for v in run.vectors}
-    assert {variants[v] for v in CONFIG[:4] + TXN} == {"kafka-2024-10"} and variants["CLI-404"] == "kafka-4.2"
+    assert {variants[v] for v in CONFIG[:4] + TXN + CLOSE} == {"kafka-2024-10"}
+    assert {variants[v] for v in ("CLI-404",) + TV2} == {"kafka-4.2"}
     got = {n: tuple(outcome_totals(harness.run_file(load_vectors(MORE25), n)).values()) for n in PROFILE_TABLE}
-    assert {n for n, t in got.items() if t == (13, 1, 0)} == {
-        "kafka-later-trunk", "kafka-4.2", "kafka-4.1.1", "kafka-4.1.0", "kafka-4.0.1", "kafka-4.0.0", "kafka-2024-10",
-        "kafka-3.8-3.9", "kafka-3.7", "kafka-3.6"}
-    assert got["kafka-3.3-3.5"] == got["kafka-3.1.1-3.2"] == (12, 2, 0)
-    assert all(got[n] == (6, 3, 5) for n in ("kafka-3.0-3.1.0", "kafka-2.7-2.8", "kafka-2.6", "kafka-2.5"))
-    assert all(got[n] == (0, 1, 13) for n in ("kafka-2.4.1", "kafka-2.4.0", "kafka-2.0.1-2.3", "kafka-2.0.0"))
+    assert {n for n, t in got.items() if t == (19, 1, 0)} == {
+        "kafka-later-trunk", "kafka-4.2", "kafka-4.1.1", "kafka-4.1.0", "kafka-4.0.1", "kafka-4.0.0"}
+    assert {n for n, t in got.items() if t == (16, 1, 3)} == {"kafka-2024-10", "kafka-3.8-3.9", "kafka-3.7", "kafka-3.6"}
+    assert got["kafka-3.3-3.5"] == got["kafka-3.1.1-3.2"] == (15, 2, 3)
+    assert all(got[n] == (9, 3, 8) for n in ("kafka-3.0-3.1.0", "kafka-2.7-2.8", "kafka-2.6", "kafka-2.5"))
+    assert got["kafka-2.4.1"] == got["kafka-2.4.0"] == (1, 1, 18)
+    assert got["kafka-2.0.1-2.3"] == got["kafka-2.0.0"] == (0, 1, 19)
 
 
 def test_the_switch_and_its_first_versions() -> None:
@@ -144,6 +156,29 @@ def test_the_transactional_comparisons_can_fail() -> None:
     # another refusal: the await throws its own exception; a fenced InitProducerId is fatal, no reset to UNINITIALIZED
     assert _txn_changed("CLI-408", 2, {"error": "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"}) == harness.DISAGREE
     assert _txn_changed("CLI-408", 2, {"error": "PRODUCER_FENCED"}) == harness.DISAGREE
+
+
+def test_the_transaction_version_2_comparisons_can_fail() -> None:
+    for vid in TV2:
+        # a TV1 client (the features finalize transaction.version 1): the partition or the offsets wait for
+        # AddPartitionsToTxn / AddOffsetsToTxn
+        v: dict[str, Any] = copy.deepcopy(vectors_by_id(MORE25)[vid])
+        v["steps"][0]["input"]["finalized_features"] = {"transaction.version": 1}
+        v["initial_state"]["producer"]["transaction_v2"] = False
+        assert run_vector(v, "kafka-4.2").outcome == harness.DISAGREE
+    # another retriable produce answer is retried alike (the vector cannot tell them apart)
+    assert _txn_changed("CLI-416", 9, {"call": "client.respondToProduce(tp0, NOT_ENOUGH_REPLICAS)"}) == harness.AGREE
+    # the offsets refused (UNKNOWN_MEMBER_ID: abortable, the commit throws) or to be retried (still pending)
+    assert _txn_changed("CLI-414", 8, {"errors": {"topic-0": "UNKNOWN_MEMBER_ID"}}) == harness.DISAGREE
+    assert _txn_changed("CLI-414", 8, {"errors": {"topic-0": "COORDINATOR_LOAD_IN_PROGRESS"}}) == harness.DISAGREE
+
+
+def test_the_close_comparisons_can_fail() -> None:
+    for vid in CLOSE:
+        # a graceful close only: the Sender's loop waits on the pending request for ever, nothing is failed
+        v: dict[str, Any] = copy.deepcopy(vectors_by_id(MORE25)[vid])
+        v["steps"] = [s for s in v["steps"] if s["input"].get("call") != "sender.forceClose()"]
+        assert run_vector(v).outcome == harness.DISAGREE
 
 
 def test_a_send_timeout_is_kept_as_a_transaction_abortable_error_from_kafka_19176() -> None:
