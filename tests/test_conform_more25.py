@@ -160,17 +160,15 @@ def test_the_transactional_comparisons_can_fail() -> None:
 
 def test_the_transaction_version_2_comparisons_can_fail() -> None:
     for vid in TV2:
-        # a TV1 client (the features finalize transaction.version 1): the partition or the offsets wait for
-        # AddPartitionsToTxn / AddOffsetsToTxn
+        # a TV1 client: the partition or the offsets wait for AddPartitionsToTxn / AddOffsetsToTxn
         v: dict[str, Any] = copy.deepcopy(vectors_by_id(MORE25)[vid])
-        v["steps"][0]["input"]["finalized_features"] = {"transaction.version": 1}
         v["initial_state"]["producer"]["transaction_v2"] = False
         assert run_vector(v, "kafka-4.2").outcome == harness.DISAGREE
     # another retriable produce answer is retried alike (the vector cannot tell them apart)
-    assert _txn_changed("CLI-416", 9, {"call": "client.respondToProduce(tp0, NOT_ENOUGH_REPLICAS)"}) == harness.AGREE
+    assert _txn_changed("CLI-416", 8, {"call": "client.respondToProduce(tp0, NOT_ENOUGH_REPLICAS)"}) == harness.AGREE
     # the offsets refused (UNKNOWN_MEMBER_ID: abortable, the commit throws) or to be retried (still pending)
-    assert _txn_changed("CLI-414", 8, {"errors": {"topic-0": "UNKNOWN_MEMBER_ID"}}) == harness.DISAGREE
-    assert _txn_changed("CLI-414", 8, {"errors": {"topic-0": "COORDINATOR_LOAD_IN_PROGRESS"}}) == harness.DISAGREE
+    assert _txn_changed("CLI-414", 7, {"errors": {"topic-0": "UNKNOWN_MEMBER_ID"}}) == harness.DISAGREE
+    assert _txn_changed("CLI-414", 7, {"errors": {"topic-0": "COORDINATOR_LOAD_IN_PROGRESS"}}) == harness.DISAGREE
 
 
 def test_the_close_comparisons_can_fail() -> None:
