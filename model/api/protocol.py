@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..producer.feature_versions import FEATURE_CHECK_SINCE, FeatureCheck
+from ..producer.idempotence_config import IdempotenceConfigRule
 from ..producer.no_idempotence import ProduceExceptionDetail
 from ..producer.txn_calls import TABLE_SINCE as CLIENT_TABLE_SINCE
 from ..producer.txn_calls import ClientTransitions
@@ -157,6 +158,12 @@ class Protocol(NamedTuple):
     #: (KAFKA-16168, af41fc3614, first tag 3.8.0: ``OffsetMetadataManager.onPartitionsDeleted``); 3.7.x's
     #: ``GroupCoordinatorService.onPartitionsDeleted`` only checked the coordinator was active (``model.group.offset_delete``)
     offsets_deleted_with_topic: bool = True
+    #: how ``new ProducerConfig`` settles enable.idempotence against acks, retries and max.in.flight
+    #: (``model.producer.idempotence_config``): "unread" (before KAFKA-13673: not modelled), "3.1.1" (KAFKA-13673,
+    #: 7c280c1d5f6, first tag 3.2.0, on the 3.1 branch b7f289ecad4, 3.1.1: a default idempotence that conflicts is
+    #: turned off, max.in.flight > 5 included), "4.0" (KAFKA-17927, e1dcd383bc, first tag 4.0.0: max.in.flight > 5 with
+    #: idempotence on is a ConfigException even when idempotence is only the default)
+    idempotence_config: IdempotenceConfigRule = "4.0"
 
 
 #: what a profile can lack (``Protocol.lacks``) -> what it is and when Kafka got it
@@ -427,6 +434,10 @@ SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
     "pid_block_retry_bodyless": (((2, 0, 0), False), ((4, 2, 0), True)),
     # OffsetMetadataManager.onPartitionsDeleted: KAFKA-16168 af41fc3614 (first tag 3.8.0; 3.7.2 a no-op)
     "offsets_deleted_with_topic": (((2, 0, 0), False), ((3, 8, 0), True)),
+    # ProducerConfig.postProcessAndValidateIdempotenceConfigs: KAFKA-13673 7c280c1d5f6 (first tag 3.2.0; b7f289ecad4
+    # 3.1.1, af1f68ab487 3.0.1, a 3.0 branch release kafka-3.0-3.1.0 leaves "unread"); KAFKA-17927 e1dcd383bc (first
+    # tag 4.0.0; not in 3.9.1, after 1eb7644)
+    "idempotence_config": (((2, 0, 0), "unread"), ((3, 1, 1), "3.1.1"), ((4, 0, 0), "4.0")),
 }
 
 
@@ -458,7 +469,7 @@ _BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "
                            "txn_offset_commit_handler": "2.0.1", "offset_delete_pending": False,
                            "offsets_deleted_with_topic": False,
                            "txn_offset_commit_group_metadata": "unchecked", "client_produce_exception": "code",
-                           "marker_storage_error_retriable": False}
+                           "marker_storage_error_retriable": False, "idempotence_config": "unread"}
 
 
 class Profile(NamedTuple):
@@ -578,7 +589,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "clientTransactionVersion)"),
         "kafka-shipped", "kafka-shipped", end_txn="snapshot-2024-10", tv2_last_epoch="current",
         down_convert_fenced=True, max_txn_timeout_ms=900000, txn_offset_commit="current", 
-        client_feature_check="2024-10"),
+        client_feature_check="2024-10", idempotence_config="3.1.1"),
     "kafka-3.8-3.9": _entry(
         "kafka-3.8-3.9", "3.8.0", "3.9.0",
         ("released 3.8.0 .. 3.9.x: KIP-890 part 1 verification, and the coordinator answers a verification of a "
@@ -587,7 +598,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "transaction version 2 (3.9.0-rc3 EndTxnRequest.json stops at v4). Was kafka-2.7-3.9. 3.9 releases "
          "after September 2025 also have KAFKA-19690 (PR 20577, an epoch check before the verification guard: "
          "``stale_epoch_before_verification``), which this profile leaves off"),
-        "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current"),
+        "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current", idempotence_config="3.1.1"),
     "kafka-3.7": _entry(
         "kafka-3.7", "3.7.0", "3.7.1",
         ("released 3.7.0 .. 3.7.1: KIP-890 part 1 for produce and, since KAFKA-15449 (b6c78554753, first tag 3.7.0), "
@@ -595,7 +606,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "INVALID_TXN_STATE (3.7.0 TransactionCoordinator.handleVerifyPartitionsInTransaction)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
         verification_abortable=False, txn_offset_commit_any_retriable=False,
-        offset_delete_pending=False, offsets_deleted_with_topic=False),
+        offset_delete_pending=False, offsets_deleted_with_topic=False, idempotence_config="3.1.1"),
     "kafka-3.6": _entry(
         "kafka-3.6", "3.6.0", "3.6.2",
         ("released 3.6.0 .. 3.6.2: KIP-890 part 1 verification of produce (3.6.0 ReplicaManager / "
@@ -603,7 +614,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "(3.6.2 GroupCoordinator has no verificationGuard); INVALID_TXN_STATE outside the transaction"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
         verification_abortable=False, txn_offset_commit_any_retriable=False,
-        offset_delete_pending=False, offsets_deleted_with_topic=False),
+        offset_delete_pending=False, offsets_deleted_with_topic=False, idempotence_config="3.1.1"),
     "kafka-3.3-3.5": _entry(
         "kafka-3.3-3.5", "3.3.0", "3.5.2",
         ("released 3.3.0 .. 3.5.x: no partition verification (KIP-890 part 1 was reverted on the 3.5 branch, "
@@ -611,7 +622,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "TxnOffsetCommit checked by validateOffsetCommit with the Empty-group shortcut (KAFKA-14201, 3.3.0)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
-        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False),
+        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, idempotence_config="3.1.1"),
     "kafka-3.1.1-3.2": _entry(
         "kafka-3.1.1-3.2", "3.1.1", "3.2.3",
         ("released 3.1.1 .. 3.2.x: as 3.3-3.5, but validateOffsetCommit (5dae3648abd, 3.0.0) has no Empty-group "
@@ -620,7 +631,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "a timed-out transactional call is retried through pendingTransition. Was kafka-3.0-3.2 with these switches"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="3.0",
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
-        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False),
+        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, idempotence_config="3.1.1"),
     "kafka-3.0-3.1.0": _entry(
         "kafka-3.0-3.1.0", "3.0.0", "3.1.0",
         ("released 3.0.0 .. 3.1.0: as 3.1.1-3.2 without KAFKA-13412 (3.0.2 and 3.1.0 TransactionManager: "
@@ -629,7 +640,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "error in a KafkaException)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="3.0",
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
-        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False),
+        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False, idempotence_config="unread"),
     "kafka-2.7-2.8": _entry(
         "kafka-2.7-2.8", "2.7.0", "2.8.2",
         ("released 2.7.0 .. 2.8.x: KIP-588 (PRODUCER_FENCED, down-converted to INVALID_PRODUCER_EPOCH for "
@@ -638,7 +649,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="2.5",
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
-        txn_offset_commit_group_metadata="config", client_produce_exception="message"),
+        txn_offset_commit_group_metadata="config", client_produce_exception="message", idempotence_config="unread"),
     "kafka-2.6": _entry(
         "kafka-2.6", "2.6.0", "2.6.3",
         ("released 2.6.0 .. 2.6.3: KAFKA-9600 (a client's EndTxn needs the exact epoch) and KAFKA-9666 "
@@ -647,7 +658,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
-        client_abort_exception="KafkaException", txn_offset_commit_group_metadata="config", client_produce_exception="code"),
+        client_abort_exception="KafkaException", txn_offset_commit_group_metadata="config", client_produce_exception="code", idempotence_config="unread"),
     "kafka-2.5": _entry(
         "kafka-2.5", "2.5.0", "2.5.1",
         ("released 2.5.0 .. 2.5.1: KIP-360 and KIP-447 (2.5.0 messages); endTransaction refuses only a lower "
@@ -658,7 +669,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
         client_abort_exception="KafkaException", txn_offset_commit_group_metadata="unchecked",
-        client_produce_exception="code"),
+        client_produce_exception="code", idempotence_config="unread"),
     "kafka-2.4.1": _entry(
         "kafka-2.4.1", "2.4.1", "2.4.1",
         ("released 2.4.1: the 2.4 broker (KAFKA-7190: producer state kept when the log start offset moves; an "

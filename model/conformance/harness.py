@@ -37,6 +37,7 @@ from . import (
     steps_leader,
     steps_marker_channel,
     steps_markers,
+    steps_producer_config,
     steps_txn_calls,
     steps_txn_listing,
     steps_txn_log_record,
@@ -97,6 +98,7 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
      steps_txn_listing.list_transactions),
     # the producer's ApiVersions, with the node's versions and features as fields (a free-text call is not read)
     (r"^apiVersions\.(update|remove)$", steps_api_versions.api_versions),
+    (r"^new ProducerConfig\b", steps_producer_config.new_producer_config),
     (r"^WriteTxnMarker\s*\(to __consumer_offsets", steps_group.txn_marker),
     (r"^WriteTxnMarkers?\b", steps_leader.marker),
     (r"^advance_time\b", steps_leader.advance_time),

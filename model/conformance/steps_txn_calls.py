@@ -15,7 +15,7 @@ from typing import Any
 
 from ..api import client as api
 from ..api.protocol import client_tv2
-from ..errors import RETRIABLE
+from ..errors import RETRIABLE, Errors
 from . import steps_api_versions
 from .values import NotExpressible, error_code, integer
 from .world import World
@@ -110,6 +110,15 @@ _CALL = re.compile(r"^\s*(transactionManager|sender|accumulator|result|client)\.
 _PARTITION = re.compile(r"tp\d+|[a-z][\w.]*-\d+")
 
 
+def _retriable_or_invalid_txn(exception: str) -> bool:
+    """The exception class is a RetriableException (the one of an error code in ``RETRIABLE``: TimeoutException is
+    REQUEST_TIMED_OUT's) or InvalidTxnStateException (KAFKA-19176's condition in maybeTransitionToErrorState)."""
+    if exception in ("TimeoutException", "InvalidTxnStateException"):
+        return True
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", exception.removesuffix("Exception")).upper()
+    return snake in Errors.__members__ and Errors[snake] in RETRIABLE
+
+
 def _tv2(w: World) -> bool:
     """The vector's client runs transaction version 2 (``World``'s loader refuses it where the profile's client
     has none)."""
@@ -192,12 +201,23 @@ def call(w: World, inp: dict[str, Any]) -> Observed:
     elif owner == "transactionManager" and name in steps_api_versions.CALLS:
         extra = steps_api_versions.call(w, name, arg, inp)
     elif owner == "transactionManager" and name in ("transitionToAbortableError", "transitionToFatalError",
-                                                    "handleFailedBatch"):
+                                                    "handleFailedBatch", "maybeTransitionToErrorState"):
         error = (re.findall(r"(\w+(?:Exception|Error))", arg) or ["KafkaException"])[0]
-        if name == "transitionToFatalError" or (name == "handleFailedBatch" and error in _FATAL_EXCEPTIONS):
+        direct = name == "maybeTransitionToErrorState"
+        if direct and error == "InvalidPidMappingException":
+            raise NotExpressible("maybeTransitionToErrorState(InvalidPidMappingException): fatal from 4.0.0 on, "
+                                 "not read by version here")
+        if name == "transitionToFatalError" or (name in ("handleFailedBatch", "maybeTransitionToErrorState")
+                                                and error in _FATAL_EXCEPTIONS):
             r = api.txn_to_fatal_error(c, table, error)
-        elif name == "handleFailedBatch" and not c.transactional:
-            raise NotExpressible("handleFailedBatch of an idempotent producer: use the client's handleFailedBatch(rN, ...)")
+        elif name in ("handleFailedBatch", "maybeTransitionToErrorState") and not c.transactional:
+            raise NotExpressible(f"{name} of an idempotent producer: use the client's handleFailedBatch(rN, ...)")
+        elif direct:
+            # KafkaProducer.doSend's ApiException (InvalidTopicException, RecordTooLargeException, the metadata
+            # wait's TimeoutException) reaches maybeTransitionToErrorState; from KAFKA-19176 (4.1.0) a retriable one
+            # or InvalidTxnStateException is kept as a TransactionAbortableException around it
+            wrap = w.protocol.eos.client_batch_error_wrapped_abortable and _retriable_or_invalid_txn(error)
+            r = api.txn_to_abortable_error(c, table, "TransactionAbortableException" if wrap else error)
         else:
             # maybeTransitionToErrorState / the test's own transitionToAbortableError
             r = api.txn_to_abortable_error(c, table, error)
