@@ -24,21 +24,12 @@ import subprocess
 import time
 from pathlib import Path
 
+from bench_eos_ab import CHILD_RUN
+
 HERE = Path(__file__).resolve().parent
 
-CHILD = """
-import json, re, resource, sys, time
-sys.path.insert(0, {bench!r})
-from bench_eos import EOS, parse
-from eoscheck.checker.explore import explore
-from eoscheck.checker.explore.options import ExploreOptions
-from eoscheck.checker.registry import find_model
-from eoscheck.model.machines.eos import machine
-model, variant, bounds, symmetry = parse({plan!r})
-m = machine(variant, **bounds) if model == EOS else find_model(model).machine(variant, bounds=bounds)
-wall, cpu = time.perf_counter(), time.process_time()
-r = explore(m, ExploreOptions(stop_at_first=False, symmetry=symmetry, max_states={max_states}))
-wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+CHILD = CHILD_RUN + """
+import re, resource
 try:
     with open("/proc/self/smaps") as f:
         huge = sum(int(x) for x in re.findall(r"^AnonHugePages:\\s+(\\d+)", f.read(), re.MULTILINE))

@@ -25,7 +25,8 @@ from bench_eos import PLAN, show
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 
-CHILD = """
+#: the child's run of one plan entry up to its timings (``bench_env_ab.py`` reads more of the process after it)
+CHILD_RUN = """
 import json, sys, time
 sys.path.insert(0, {bench!r})
 from bench_eos import EOS, parse
@@ -38,6 +39,8 @@ m = machine(variant, **bounds) if model == EOS else find_model(model).machine(va
 wall, cpu = time.perf_counter(), time.process_time()
 r = explore(m, ExploreOptions(stop_at_first=False, symmetry=symmetry, max_states={max_states}))
 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+"""
+CHILD = CHILD_RUN + """
 print(json.dumps({{"distinct": r.stats.distinct, "generated": r.stats.generated, "depth": r.stats.depth,
                   "verdict": r.verdict, "violated": sorted({{v.property for v in r.violations}}),
                   "wall": round(wall, 2), "cpu": round(cpu, 2)}}))
