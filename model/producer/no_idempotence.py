@@ -82,10 +82,9 @@ ProduceExceptionDetail = Literal["code", "message", "record-errors"]
 
 def top_level_exception(error: int) -> str:
     """``Sender.failBatch``'s top-level exception class: ``error.exception(...)``, or its own for the authorization
-    errors (``partition_sequences.failed_batch_error``); NETWORK_EXCEPTION's is NetworkException and
-    MESSAGE_TOO_LARGE's RecordTooLargeException (Errors.java)."""
-    own = {Errors.NETWORK_EXCEPTION: "NetworkException", Errors.MESSAGE_TOO_LARGE: "RecordTooLargeException"}
-    return own.get(Errors(error)) or failed_batch_error(error, transactional=False, wrap_in_abortable=False)
+    errors (``partition_sequences.failed_batch_error``, whose table also names NETWORK_EXCEPTION's NetworkException
+    and MESSAGE_TOO_LARGE's RecordTooLargeException, Errors.java)."""
+    return failed_batch_error(error, transactional=False, wrap_in_abortable=False)
 
 
 def default_message(error: int) -> str:

@@ -253,6 +253,8 @@ _PRODUCE_EXCEPTIONS = {Errors.OUT_OF_ORDER_SEQUENCE_NUMBER: "OutOfOrderSequenceE
                        Errors.REQUEST_TIMED_OUT: "TimeoutException",
                        # a disconnect's (Sender.handleProduceResponse)
                        Errors.NETWORK_EXCEPTION: "NetworkException",
+                       # Errors.java's exception for MESSAGE_TOO_LARGE (a batch that cannot be split further)
+                       Errors.MESSAGE_TOO_LARGE: "RecordTooLargeException",
                        # Sender.failBatch's own exceptions for the authorization errors (2.0.0 to 4.2.0-rc1)
                        Errors.TOPIC_AUTHORIZATION_FAILED: "TopicAuthorizationException",
                        Errors.CLUSTER_AUTHORIZATION_FAILED: "ClusterAuthorizationException",

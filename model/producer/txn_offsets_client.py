@@ -54,9 +54,6 @@ _FATAL = {
 #: unknown partition and a loading coordinator; any other error it does not list is fatal
 _RETRIED_BY_NAME = frozenset({Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR, Errors.REQUEST_TIMED_OUT,
                               Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.COORDINATOR_LOAD_IN_PROGRESS})
-#: ``error.exception() instanceof RetriableException`` (3.8.0+): NETWORK_EXCEPTION, what a disconnected request is
-#: answered with, among them
-_RETRIABLE_EXCEPTION = RETRIABLE
 
 
 def on_txn_offset_commit_error(error: int, *, any_retriable: bool = True, handler: str = "3.6") -> OffsetCommitReaction:
@@ -67,7 +64,8 @@ def on_txn_offset_commit_error(error: int, *, any_retriable: bool = True, handle
         raise ValueError(f"unknown TxnOffsetCommit handler {handler!r} (one of {', '.join(HANDLERS)})")
     if error == Errors.NONE:
         return OffsetCommitReaction(DONE, "")
-    retried = _RETRIABLE_EXCEPTION if any_retriable else _RETRIED_BY_NAME
+    # ``error.exception() instanceof RetriableException`` (3.8.0+), NETWORK_EXCEPTION's among them
+    retried = RETRIABLE if any_retriable else _RETRIED_BY_NAME
     if error in retried and not (error == Errors.COORDINATOR_LOAD_IN_PROGRESS and handler in _NO_LOAD_RETRY):
         return OffsetCommitReaction(RETRY, "")
     if error in _ABORTABLE and not (error in _GROUP_FENCING and handler in _NO_GROUP_FENCING):
