@@ -14,6 +14,13 @@ from typing import NamedTuple
 
 from ..errors import Errors
 from ..partition.late_transactions import has_late_transaction as _has_late_transaction
+from ..partition.produce_request import (
+    ProducePidCheck,
+    Replica,
+    partition_error,
+    several_producers,
+    started_before_check,
+)
 from ..partition.producer_state import (
     add_batch,
     begin_transaction,
@@ -25,6 +32,7 @@ from ..partition.producer_state import (
 )
 from ..partition.producer_state import remove_expired_producers as _remove_expired
 from ..partition.replica import marker_timestamp
+from ..partition.stable_read import AbortedTxn, aborted_in_range, last_stable_offset
 from ..partition.txn_produce import tv2_marker_refused
 from ..partition.validation import AppendOrigin, validate_data_batch, validate_produce
 from ..partition.validation import append_marker as _append_marker
@@ -286,6 +294,55 @@ def complete_verified_append(state: LeaderState, batch: ProduceBatch, protocol: 
     if callback_error != Errors.NONE:
         return ProduceResult(REJECTED, produce_verification_error(callback_error)), state
     return append_batch(state, batch._replace(verified=True), protocol)
+
+
+def lookup_error(replica: Replica, in_metadata_cache: bool, *, needs_leader: bool = True) -> int:
+    """``ReplicaManager.getPartitionOrException`` for a partition this broker holds as ``replica``: the produce path
+    and the start of a verification need the leader (``partition.produce_request.partition_error``)."""
+    return int(partition_error(replica, in_metadata_cache, needs_leader=needs_leader))
+
+
+class PidCheck(NamedTuple):
+    #: ReplicaManager throws InvalidPidMappingException before AddPartitionsToTxnManager is asked
+    refused: bool
+    #: the modelled partition's verification was started before the check threw (3.6.0 .. 3.7.x)
+    started_first: bool
+
+
+def produce_request_pid_check(batches: tuple[ProduceBatch, ...], rule: ProducePidCheck, *,
+                              verifying: bool) -> PidCheck:
+    """The several-producer check of a produce request over every partition's batches (the transactional ones with
+    a producer id count): ``partition.produce_request.several_producers`` under the profile's rule."""
+    pairs = [(b.producer_id, b.epoch) for b in batches if b.transactional and b.producer_id >= 0]
+    refused = several_producers(pairs, rule, verifying=verifying)
+    return PidCheck(refused, refused and verifying and started_before_check(rule))
+
+
+class ReadCommitted(NamedTuple):
+    last_stable_offset: int
+    #: (first offset, last offset, records) of each batch returned, control batches included
+    batches: tuple[tuple[int, int, int], ...]
+    aborted: tuple[AbortedTxn, ...]
+
+
+def read_committed(log: tuple[ProduceBatch | MarkerRequest, ...], fetch_offset: int, log_end_offset: int,
+                   first_unstable: int | None, high_watermark: int, aborted_index: tuple[AbortedTxn, ...]
+                   ) -> ReadCommitted:
+    """A read_committed consumer's fetch from ``fetch_offset`` (``ReplicaManager.readFromLog`` ->
+    ``UnifiedLog.read(TXN_COMMITTED)``): the whole batches from the fetch offset below the last stable offset, with
+    the aborted transactions overlapping [fetch offset, log end offset) (``partition.stable_read``); at or past the
+    last stable offset nothing is read and the aborted list is empty (``emptyFetchDataInfo``). The fetch's max bytes
+    are taken to hold every batch (the offset index has no entry inside so small a segment)."""
+    lso = last_stable_offset(first_unstable, high_watermark)
+    if fetch_offset >= lso:
+        return ReadCommitted(lso, (), ())
+    batches = []
+    for x in log:
+        first = x.offset if isinstance(x, MarkerRequest) else x.first_offset
+        last = first if isinstance(x, MarkerRequest) else batch_last_offset(x, first)
+        if fetch_offset <= first < lso:
+            batches.append((first, last, last - first + 1))
+    return ReadCommitted(lso, tuple(batches), aborted_in_range(aborted_index, fetch_offset, log_end_offset))
 
 
 def start_verification(state: LeaderState, producer_id: int, seq: int, epoch: int, *,

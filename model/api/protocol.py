@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..partition.produce_request import ProducePidCheck
 from ..producer.feature_versions import FEATURE_CHECK_SINCE, FeatureCheck
 from ..producer.idempotence_config import IdempotenceConfigRule
 from ..producer.no_idempotence import ProduceExceptionDetail
@@ -164,6 +165,13 @@ class Protocol(NamedTuple):
     #: turned off, max.in.flight > 5 included), "4.0" (KAFKA-17927, e1dcd383bc, first tag 4.0.0: max.in.flight > 5 with
     #: idempotence on is a ConfigException even when idempotence is only the default)
     idempotence_config: IdempotenceConfigRule = "4.0"
+    #: ReplicaManager's refusal of a produce request whose transactional batches name several producers
+    #: (``api.leader.produce_request_pid_error``): "none" (before KIP-890 part 1: no check), "producer-id" (KAFKA-14916,
+    #: ffd814d25fb, first tag 3.6.0: a set of producer ids, built only while verification runs and checked after each
+    #: partition's ``maybeStartTransactionVerification``), "producer-id-and-epoch" (KAFKA-15987, 5eb82010ef3, first tag
+    #: 3.8.0: ``handleProduceAppend`` collects (producer id, epoch) pairs and throws InvalidPidMappingException before
+    #: any verification starts, verification enabled or not; the same at 1eb7644 and 4.2.0-rc1)
+    produce_pid_check: ProducePidCheck = "producer-id-and-epoch"
 
 
 #: what a profile can lack (``Protocol.lacks``) -> what it is and when Kafka got it
@@ -438,6 +446,9 @@ SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
     # 3.1.1, af1f68ab487 3.0.1, a 3.0 branch release kafka-3.0-3.1.0 leaves "unread"); KAFKA-17927 e1dcd383bc (first
     # tag 4.0.0; not in 3.9.1, after 1eb7644)
     "idempotence_config": (((2, 0, 0), "unread"), ((3, 1, 1), "3.1.1"), ((4, 0, 0), "4.0")),
+    # ReplicaManager's several-producer check: KAFKA-14916 ffd814d25fb (first tag 3.6.0, 3.7.0 partitionEntriesForVerification
+    # alike); KAFKA-15987 5eb82010ef3 (first tag 3.8.0: handleProduceAppend's transactionalProducerInfo)
+    "produce_pid_check": (((2, 0, 0), "none"), ((3, 6, 0), "producer-id"), ((3, 8, 0), "producer-id-and-epoch")),
 }
 
 
@@ -469,7 +480,8 @@ _BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "
                            "txn_offset_commit_handler": "2.0.1", "offset_delete_pending": False,
                            "offsets_deleted_with_topic": False,
                            "txn_offset_commit_group_metadata": "unchecked", "client_produce_exception": "code",
-                           "marker_storage_error_retriable": False, "idempotence_config": "unread"}
+                           "marker_storage_error_retriable": False, "idempotence_config": "unread",
+                           "produce_pid_check": "none"}
 
 
 class Profile(NamedTuple):
@@ -606,7 +618,8 @@ PROFILE_TABLE: dict[str, Profile] = {
          "INVALID_TXN_STATE (3.7.0 TransactionCoordinator.handleVerifyPartitionsInTransaction)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
         verification_abortable=False, txn_offset_commit_any_retriable=False,
-        offset_delete_pending=False, offsets_deleted_with_topic=False, idempotence_config="3.1.1"),
+        offset_delete_pending=False, offsets_deleted_with_topic=False, idempotence_config="3.1.1",
+        produce_pid_check="producer-id"),
     "kafka-3.6": _entry(
         "kafka-3.6", "3.6.0", "3.6.2",
         ("released 3.6.0 .. 3.6.2: KIP-890 part 1 verification of produce (3.6.0 ReplicaManager / "
@@ -614,7 +627,8 @@ PROFILE_TABLE: dict[str, Profile] = {
          "(3.6.2 GroupCoordinator has no verificationGuard); INVALID_TXN_STATE outside the transaction"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
         verification_abortable=False, txn_offset_commit_any_retriable=False,
-        offset_delete_pending=False, offsets_deleted_with_topic=False, idempotence_config="3.1.1"),
+        offset_delete_pending=False, offsets_deleted_with_topic=False, idempotence_config="3.1.1",
+        produce_pid_check="producer-id"),
     "kafka-3.3-3.5": _entry(
         "kafka-3.3-3.5", "3.3.0", "3.5.2",
         ("released 3.3.0 .. 3.5.x: no partition verification (KIP-890 part 1 was reverted on the 3.5 branch, "
@@ -622,7 +636,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "TxnOffsetCommit checked by validateOffsetCommit with the Empty-group shortcut (KAFKA-14201, 3.3.0)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
-        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, idempotence_config="3.1.1"),
+        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, idempotence_config="3.1.1", produce_pid_check="none"),
     "kafka-3.1.1-3.2": _entry(
         "kafka-3.1.1-3.2", "3.1.1", "3.2.3",
         ("released 3.1.1 .. 3.2.x: as 3.3-3.5, but validateOffsetCommit (5dae3648abd, 3.0.0) has no Empty-group "
@@ -631,7 +645,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "a timed-out transactional call is retried through pendingTransition. Was kafka-3.0-3.2 with these switches"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="3.0",
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
-        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, idempotence_config="3.1.1"),
+        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, idempotence_config="3.1.1", produce_pid_check="none"),
     "kafka-3.0-3.1.0": _entry(
         "kafka-3.0-3.1.0", "3.0.0", "3.1.0",
         ("released 3.0.0 .. 3.1.0: as 3.1.1-3.2 without KAFKA-13412 (3.0.2 and 3.1.0 TransactionManager: "
@@ -640,7 +654,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "error in a KafkaException)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="3.0",
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
-        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False, idempotence_config="unread"),
+        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False, idempotence_config="unread", produce_pid_check="none"),
     "kafka-2.7-2.8": _entry(
         "kafka-2.7-2.8", "2.7.0", "2.8.2",
         ("released 2.7.0 .. 2.8.x: KIP-588 (PRODUCER_FENCED, down-converted to INVALID_PRODUCER_EPOCH for "
@@ -649,7 +663,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="2.5",
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
-        txn_offset_commit_group_metadata="config", client_produce_exception="message", idempotence_config="unread"),
+        txn_offset_commit_group_metadata="config", client_produce_exception="message", idempotence_config="unread", produce_pid_check="none"),
     "kafka-2.6": _entry(
         "kafka-2.6", "2.6.0", "2.6.3",
         ("released 2.6.0 .. 2.6.3: KAFKA-9600 (a client's EndTxn needs the exact epoch) and KAFKA-9666 "
@@ -658,7 +672,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
-        client_abort_exception="KafkaException", txn_offset_commit_group_metadata="config", client_produce_exception="code", idempotence_config="unread"),
+        client_abort_exception="KafkaException", txn_offset_commit_group_metadata="config", client_produce_exception="code", idempotence_config="unread", produce_pid_check="none"),
     "kafka-2.5": _entry(
         "kafka-2.5", "2.5.0", "2.5.1",
         ("released 2.5.0 .. 2.5.1: KIP-360 and KIP-447 (2.5.0 messages); endTransaction refuses only a lower "
@@ -669,7 +683,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
         client_abort_exception="KafkaException", txn_offset_commit_group_metadata="unchecked",
-        client_produce_exception="code", idempotence_config="unread"),
+        client_produce_exception="code", idempotence_config="unread", produce_pid_check="none"),
     "kafka-2.4.1": _entry(
         "kafka-2.4.1", "2.4.1", "2.4.1",
         ("released 2.4.1: the 2.4 broker (KAFKA-7190: producer state kept when the log start offset moves; an "

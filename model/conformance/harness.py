@@ -117,7 +117,10 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^truncateAndReload\b", steps_leader.truncate_and_reload),
     (r"^(updateHighWatermark|onHighWatermarkUpdated)\b", steps_leader.update_high_watermark),
     (r"^setTransactionVerificationEnabled\b", steps_leader.set_verification_enabled),
-    (r"^ReplicaManager\.appendRecords\b", steps_leader.replica_append),
+    (r"^ReplicaManager\.(appendRecords|handleProduceAppend)\b", steps_leader.replica_append),
+    (r"^ReplicaManager\.maybeStartTransactionVerificationForPartition\b", steps_leader.replica_start_verification),
+    (r"^ReplicaManager\.activeProducerState\b", steps_leader.active_producer_state),
+    (r"^ReplicaManager\.fetchMessages\b", steps_leader.fetch_read_committed),
     (r"^verification callback\b", steps_leader.verification_callback),
     (r"^AddPartitionsToTxnManager\.verifyTransaction\b", steps_leader.verify_transaction),
     (r"^AddPartitionsToTxnManager response\b", steps_leader.verification_response),
@@ -160,6 +163,9 @@ IGNORED_INPUT: dict[str, str] = {
                    "transactional offsets the same way)",
     "producer_epoch": "the group coordinator does not check a TxnOffsetCommit's producer epoch (the transaction "
                       "coordinator does, through AddOffsetsToTxn and KIP-890 verification)",
+    "min_bytes": "the model keeps no byte sizes: a fetch waiting in the purgatory for min_bytes answers, at its "
+                 "timeout, what a fetch at that time reads (DelayedFetch.onComplete reads the log again)",
+    "max_wait_ms": "the fetch's purgatory timeout: the step is the fetch's answer once it has expired",
 }
 
 
@@ -274,7 +280,10 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
         for api, since in FENCED_SINCE.items():
             if re.match(rf"{api}\b", kind) and version is not None and _int(version, 0) >= since:
                 found.append(("kip-588", f"{at}{api} v{version}"))
-        if re.match(r"(maybeStartTransactionVerification|ReplicaManager\.appendRecords|AddPartitionsToTxnManager)\b", kind):
+        # a ReplicaManager append without a transactional id is never verified (idempotent data, or a coordinator's)
+        verified_append = re.match(r"ReplicaManager\.(appendRecords|handleProduceAppend)\b", kind) \
+            and inp.get("transactional_id") is not None
+        if verified_append or re.match(r"(maybeStartTransactionVerification|AddPartitionsToTxnManager)\b", kind):
             found.append(("kip-890-verification", f"{at}{kind}"))
             # the coordinator's answers a broker-side step reads (TRANSACTION_ABORTABLE came in 3.8)
             answers = inp.get("partition_errors")
@@ -286,6 +295,10 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
             found.append(("kip-890-verification", f"{at}{kind} verify_only"))
         if re.match(r"AddPartitionsToTxn\b", kind) and "transactions" in inp:
             found.append(("kip-890-verification", f"{at}{kind} v4 with several transactions"))
+        if re.match(r"ReplicaManager\.maybeStartTransactionVerificationForPartition\b", kind):
+            found.append(("kafka-15449", f"{at}{kind} (ReplicaManager's verification for one partition)"))
+        if re.match(r"ReplicaManager\.activeProducerState\b", kind):
+            found.append(("kip-664", f"{at}{kind} (DescribeProducers, KIP-664: 2.8.0)"))
         if re.match(r"transactionManager\.setPoisonStateOnInvalidTransition\(\s*true", kind):
             found.append(("kafka-14831", f"{at}{kind}"))
         found.extend(steps_txn_log_record.features(inp, kind, at))

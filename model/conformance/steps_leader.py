@@ -10,6 +10,8 @@ from ..api import kafka_apis
 from ..api import leader as api
 from ..api.protocol import add_partition_passes_abortable
 from ..errors import Errors
+from ..partition.produce_request import REPLICAS, Replica
+from ..partition.stable_read import AbortedTxn
 from ..partition.validation import AppendOrigin
 from ..partition.verification import (
     NO_COORDINATOR_ANSWER,
@@ -211,6 +213,9 @@ def _marker(w: World, inp: dict[str, Any]) -> Observed:
                                       unified_log=w.unified_log, transaction_version=tv)
     if res.result == api.APPENDED:
         w.log.append(req._replace(offset=res.first_offset))
+        if txn_first >= 0 and req.result == TxnResult.ABORT:
+            # ProducerStateManager.completeTxn: an aborted transaction goes into the aborted transaction index
+            w.aborted_txns.append(AbortedTxn(req.producer_id, txn_first, res.first_offset))
     shared = _append_info(w, inp, req.producer_id, -1, -1, False)
     out = _shared_view(w, _after(w, _result(res), req.producer_id), shared)
     # the CompletedTxn the marker returns (appendEndTxnMarker): none when no transaction was open
@@ -300,11 +305,55 @@ def clear_verification(w: World, inp: dict[str, Any]) -> Observed:
     return {"verification_entry_present": False}
 
 
+def _replica(inp: dict[str, Any]) -> tuple[Replica, bool]:
+    """The step's partition as this broker holds it (``replica``: leader, follower or none) and whether the metadata
+    cache knows it (``in_metadata_cache``, default true)."""
+    replica = str(inp.get("replica", "leader"))
+    if replica not in REPLICAS:
+        raise NotExpressible(f"replica {replica!r}: one of {', '.join(REPLICAS)}")
+    return replica, bool(inp.get("in_metadata_cache", True))
+
+
+def _response(w: World, out: Observed, from_log: bool) -> Observed:
+    """The PartitionResponse's logStartOffset: the log's for an append and for an error the log raised
+    (``processFailedRecord``); -1 (``UNKNOWN_LOG_APPEND_INFO``) for a refusal before the log (lookup, verification)."""
+    out["log_start_offset"] = w.log_start_offset if from_log else -1
+    return out
+
+
 def replica_append(w: World, inp: dict[str, Any]) -> Observed:
-    """``ReplicaManager.appendRecords`` for one partition; ``verification_callback_error`` is what
-    AddPartitionsToTxnManager's callback answers (mocked in ReplicaManagerTest); without it the
-    batch waits for a later 'verification callback' step."""
+    """``ReplicaManager.appendRecords`` / ``handleProduceAppend`` for one partition; ``verification_callback_error`` is
+    what AddPartitionsToTxnManager's callback answers (mocked in ReplicaManagerTest); without it the batch waits for a
+    later 'verification callback' step. ``other_partitions``: the batches the request carries for other partitions,
+    read by the several-producer check only (a request it lets through is not expressible: the world holds one
+    leader partition). ``replica`` / ``in_metadata_cache``: how this broker holds the partition."""
     batch = _batch(inp, inp)
+    others = inp.get("other_partitions")
+    tid = inp.get("transactional_id")
+    verifying = tid is not None and w.leader.verification_enabled
+    if others is not None:
+        if not isinstance(others, list) or not all(isinstance(o, dict) for o in others):
+            raise NotExpressible("other_partitions: a list of batches (producer_id, producer_epoch, is_transactional)")
+        rest = tuple(_batch(o, {"base_sequence": 0}) for o in others)
+        check = api.produce_request_pid_check((batch, *rest), w.protocol.produce_pid_check, verifying=verifying)
+        if check.started_first and batch.transactional:
+            # 3.6.0 .. 3.7.x: each partition's verification entry is started in the loop that collects the ids
+            w.leader = api.start_verification(w.leader, batch.producer_id, batch.base_sequence, batch.epoch)
+        if check.refused:
+            return {"error": "EXCEPTION", "exception": "InvalidPidMappingException", "result": api.REJECTED,
+                    "verification_sent": False,
+                    "verification_entry_present": any(v.producer_id == batch.producer_id
+                                                      for v in w.leader.verifications)}
+        if rest:
+            raise NotExpressible("a produce request for several partitions that the several-producer check lets "
+                                 "through: the world holds one leader partition")
+    replica, known = _replica(inp)
+    refused = api.lookup_error(replica, known)
+    if refused != Errors.NONE:
+        # getPartitionOrException fails before any verification starts (errors of partitionEntriesForVerification /
+        # maybeStartTransactionVerificationForPartitions, or appendToLocalLog's)
+        out = _after(w, _result(api.ProduceResult(api.REJECTED, refused)), batch.producer_id)
+        return _response(w, {**out, "verification_sent": False}, False)
     # the produce request's operation (v12+): verifying one (TV1, genericErrorSupported from v11) or adding the
     # partition (TV2); the errors converted are the same but for the add's retry of CONCURRENT_TRANSACTIONS
     operation = str(inp.get("transaction_supported_operation", "genericError"))
@@ -315,11 +364,13 @@ def replica_append(w: World, inp: dict[str, Any]) -> Observed:
     started, w.leader = api.start_replica_append(w.leader, batch, w.protocol,
                                                  transactional_id=inp.get("transactional_id") is not None)
     if started.result is not None:
-        return _after(w, _result(started.result), batch.producer_id)
+        _logged(w, batch, started.result)
+        return _response(w, {**_after(w, _result(started.result), batch.producer_id), "verification_sent": False},
+                         True)
     w.pending_append = batch
     if "verification_callback_error" not in inp:
-        return _after(w, {"result": "PENDING"}, batch.producer_id)
-    return verification_callback(w, inp)
+        return {**_after(w, {"result": "PENDING"}, batch.producer_id), "verification_sent": True}
+    return {**verification_callback(w, inp), "verification_sent": True}
 
 
 def verification_callback(w: World, inp: dict[str, Any]) -> Observed:
@@ -335,7 +386,66 @@ def verification_callback(w: World, inp: dict[str, Any]) -> Observed:
                              "ReplicaManager's scheduled retry, which the model has no step for")
     w.pending_append = None
     res, w.leader = api.complete_verified_append(w.leader, batch, w.protocol, answer)
-    return _after(w, _result(res), batch.producer_id)
+    _logged(w, batch, res)
+    return _response(w, _after(w, _result(res), batch.producer_id), answer == Errors.NONE)
+
+
+def replica_start_verification(w: World, inp: dict[str, Any]) -> Observed:
+    """``ReplicaManager.maybeStartTransactionVerificationForPartition`` (KAFKA-15449, 3.7.0: the group coordinator's
+    verification of a transactional offset commit): a partition the broker cannot verify answers the callback with
+    the lookup error at once, and AddPartitionsToTxnManager is not asked; a partition with a transaction ongoing
+    answers the SENTINEL guard at once; otherwise the verification is sent and its answer pending."""
+    replica, known = _replica(inp)
+    tid = inp.get("transactional_id")
+    pid = integer(inp.get("producer_id", 0), "producer_id")
+    epoch = integer(inp.get("producer_epoch", 0), "producer_epoch")
+    seq = integer(inp.get("base_sequence", 0), "base_sequence")
+    refused = api.lookup_error(replica, known)
+    if refused != Errors.NONE:
+        return {"callback_error": error_name(refused), "verification_sent": False,
+                "verification_entry_present": False}
+    if not w.leader.verification_enabled or tid is None:
+        return {"callback_error": "NONE", "verification_sent": False, "verification_entry_present": False}
+    if api.stale_at_verification(w.leader, pid, epoch, w.protocol):
+        return {"callback_error": error_name(Errors.INVALID_PRODUCER_EPOCH), "verification_sent": False,
+                "verification_entry_present": any(v.producer_id == pid for v in w.leader.verifications)}
+    w.leader = api.start_verification(w.leader, pid, seq, epoch)
+    present = any(v.producer_id == pid for v in w.leader.verifications)
+    return {"callback_error": None if present else "NONE", "verification_sent": present,
+            "verification_entry_present": present}
+
+
+def active_producer_state(w: World, inp: dict[str, Any]) -> Observed:
+    """``ReplicaManager.activeProducerState`` (DescribeProducers, KIP-664, 2.8.0): the lookup error of a partition
+    the broker holds no replica of; a leader or a follower answers its producers."""
+    replica, known = _replica(inp)
+    refused = api.lookup_error(replica, known, needs_leader=False)
+    out: Observed = {"error": error_name(refused), "error_code": int(refused)}
+    if refused == Errors.NONE and replica == "leader":
+        out["active_producers"] = len(w.leader.producers)
+    return out
+
+
+def fetch_read_committed(w: World, inp: dict[str, Any]) -> Observed:
+    """``ReplicaManager.fetchMessages`` from a consumer at ``isolation_level`` READ_COMMITTED for the leader partition
+    (``api.leader.read_committed``). A fetch waiting in the purgatory for ``min_bytes`` answers what the log holds
+    when it times out, as here: the model keeps no byte sizes, so ``min_bytes`` and ``max_wait_ms`` are not read."""
+    if str(inp.get("isolation_level", "READ_COMMITTED")) != "READ_COMMITTED":
+        raise NotExpressible(f"isolation_level {inp.get('isolation_level')!r}: the model reads READ_COMMITTED only")
+    start = integer(inp.get("fetch_offset", 0), "fetch_offset")
+    if not w.log_start_offset <= start <= w.leader.log_end_offset:
+        raise NotExpressible(f"fetch_offset {start}: outside the log (OFFSET_OUT_OF_RANGE is not modelled)")
+    if w.log_incomplete:
+        raise NotExpressible("a fetch from a log whose initial producers have no batches in it")
+    unstable = w.first_unstable_offset()
+    read = api.read_committed(tuple(w.log), start, w.leader.log_end_offset,
+                              None if unstable is None or unstable is False else int(unstable),
+                              w.high_watermark, tuple(w.aborted_txns))
+    return {"error": "NONE", "error_code": 0, "last_stable_offset": read.last_stable_offset,
+            "high_watermark": w.high_watermark, "batches": len(read.batches),
+            "records": sum(n for _, _, n in read.batches),
+            "aborted_transactions": [{"producer_id": t.producer_id, "first_offset": t.first_offset}
+                                     for t in read.aborted]}
 
 
 def verify_transaction(w: World, inp: dict[str, Any]) -> Observed:

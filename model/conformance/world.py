@@ -120,6 +120,8 @@ class World:
         self.high_watermark = 0
         #: transactions completed on the leader: (first offset, marker offset), for the first unstable offset
         self.completed_txns: list[tuple[int, int]] = []
+        #: the leader's aborted transaction index (``partition.stable_read.AbortedTxn``), for a read_committed fetch
+        self.aborted_txns: list[Any] = []
         self._open_txns: dict[int, int] = {}
         self.snapshots: Any = ()
         #: the base offsets of the log's segments after the first (a roll starts one at the log end)
