@@ -392,20 +392,22 @@ def verification_callback(w: World, inp: dict[str, Any]) -> Observed:
 
 def replica_start_verification(w: World, inp: dict[str, Any]) -> Observed:
     """``ReplicaManager.maybeStartTransactionVerificationForPartition`` (KAFKA-15449, 3.7.0: the group coordinator's
-    verification of a transactional offset commit): a partition the broker cannot verify answers the callback with
-    the lookup error at once, and AddPartitionsToTxnManager is not asked; a partition with a transaction ongoing
+    verification of a transactional offset commit): without a transactional id or with verification off nothing is
+    looked up and the callback answers NONE; a partition the broker cannot verify answers the callback with the
+    lookup error at once, and AddPartitionsToTxnManager is not asked; a partition with a transaction ongoing
     answers the SENTINEL guard at once; otherwise the verification is sent and its answer pending."""
     replica, known = _replica(inp)
     tid = inp.get("transactional_id")
     pid = integer(inp.get("producer_id", 0), "producer_id")
     epoch = integer(inp.get("producer_epoch", 0), "producer_epoch")
     seq = integer(inp.get("base_sequence", 0), "base_sequence")
+    if not w.leader.verification_enabled or tid is None:
+        # skipped before any partition is looked up (maybeStartTransactionVerificationForPartitions)
+        return {"callback_error": "NONE", "verification_sent": False, "verification_entry_present": False}
     refused = api.lookup_error(replica, known)
     if refused != Errors.NONE:
         return {"callback_error": error_name(refused), "verification_sent": False,
                 "verification_entry_present": False}
-    if not w.leader.verification_enabled or tid is None:
-        return {"callback_error": "NONE", "verification_sent": False, "verification_entry_present": False}
     if api.stale_at_verification(w.leader, pid, epoch, w.protocol):
         return {"callback_error": error_name(Errors.INVALID_PRODUCER_EPOCH), "verification_sent": False,
                 "verification_entry_present": any(v.producer_id == pid for v in w.leader.verifications)}

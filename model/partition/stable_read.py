@@ -1,5 +1,6 @@
 """A read_committed fetch from a leader whose followers set its high watermark (``UnifiedLog.lastStableOffset``,
-``LocalLog.read`` with ``FetchIsolation.TXN_COMMITTED``), read at 1eb7644, 3.6.0 and 4.2.0-rc1 alike.
+``LocalLog.read`` with ``FetchIsolation.TXN_COMMITTED``): the same rule at 2.0.0 (``Replica.lastStableOffset``,
+``TransactionIndex.collectAbortedTxns``), 1eb7644 and 4.2.0-rc1 (``UnifiedLog.lastStableOffset``).
 
 kafka.eos's partitions have no followers (``partition.fetch`` reads up to the producer state's LSO); these rules
 add the high watermark, which a completed transaction's marker must pass before the transaction is stable
