@@ -24,6 +24,7 @@ from ..group.offset_delete import (
 )
 from ..group.offset_expiry import ExpiryResult, cleanup_expired_offsets
 from ..group.offset_fetch import offset_fetch
+from ..group.offsets_load import OffsetsLogRecord, coordinator_epoch_update, load_group
 from ..group.pending_offsets import (
     complete_pending_txn_offset_commit,
     on_txn_offset_commit_append,
@@ -70,10 +71,14 @@ def handle_txn_offset_commit(state: GroupCoordinatorState, req: TxnOffsetCommitR
 
 def txn_offset_commit_errors(state: GroupCoordinatorState, req: TxnOffsetCommitRequest, protocol: Protocol, *,
                              append_error: int = Errors.NONE, oversized: frozenset[int] = frozenset(),
+                             offsets_partition_local: bool = True,
                              ) -> tuple[tuple[tuple[int, int], ...], GroupCoordinatorState]:
     """Each partition's error, in request order, and the group after (``handle_txn_offset_commit``). ``oversized``: the
     partitions whose metadata is too long (``model.group.offset_metadata_size``): once the group is validated they are
-    left out and answered OFFSET_METADATA_TOO_LARGE, the others as before; a group error is every partition's."""
+    left out and answered OFFSET_METADATA_TOO_LARGE, the others as before; a group error is every partition's.
+    ``offsets_partition_local`` false: the broker no longer hosts the group's ``__consumer_offsets`` partition (the
+    classic ``storeOffsets``' ``getMagic`` answers None, 2.0.0 .. 4.0.x): when some partition is left to write, every
+    partition, an oversized one too, is answered NOT_COORDINATOR and nothing is written or left pending."""
     parts = tuple(p for p, _ in req.offsets)
     group = state.group
     if group is None:
@@ -89,6 +94,8 @@ def txn_offset_commit_errors(state: GroupCoordinatorState, req: TxnOffsetCommitR
     if err != Errors.NONE:
         return tuple((p, err) for p in parts), state
     offsets = tuple((p, off) for p, off in req.offsets if p not in oversized)
+    if offsets and not offsets_partition_local:
+        return tuple((p, int(Errors.NOT_COORDINATOR)) for p in parts), state
     if append_error != Errors.NONE or not offsets:
         # nothing written: the kept partitions get the mapped append error
         kept = offset_commit_error_answer(append_error)
@@ -192,6 +199,37 @@ def handle_cleanup_expired_offsets(state: GroupCoordinatorState, commit_timestam
     return r, state._replace(group=r.group, log_end_offset=state.log_end_offset + len(r.tombstones))
 
 
+class OffsetsPartition(NamedTuple):
+    """The classic coordinator's view of the group's ``__consumer_offsets`` partition: the coordinator epoch recorded
+    for it (``epochForPartitionId``; None: none) and its log (what a load replays)."""
+
+    epoch: int | None
+    log: tuple[OffsetsLogRecord, ...]
+
+
+def handle_load_offsets_partition(state: GroupCoordinatorState, partition: OffsetsPartition, coordinator_epoch: int,
+                                  protocol: Protocol) -> tuple[bool, OffsetsPartition, GroupCoordinatorState]:
+    """``loadGroupsAndOffsets`` at ``coordinator_epoch`` (``model.group.offsets_load``): whether it ran (the epoch
+    check, ``Protocol.group_load_epoch_checked``), the partition's epoch after, and the coordinator after. A group
+    still cached is kept (``addGroup``)."""
+    ran, epoch = coordinator_epoch_update(partition.epoch, coordinator_epoch, checked=protocol.group_load_epoch_checked)
+    partition = partition._replace(epoch=epoch)
+    if not ran or state.group is not None:
+        return ran, partition, state
+    group = load_group(partition.log, state.num_partitions, empty_control_batch_ok=protocol.empty_control_batch_ok)
+    end = max((r.at + 1 for r in partition.log), default=state.log_end_offset)
+    return ran, partition, state._replace(group=group, log_end_offset=max(state.log_end_offset, end))
+
+
+def handle_unload_offsets_partition(state: GroupCoordinatorState, partition: OffsetsPartition,
+                                    coordinator_epoch: int | None,
+                                    protocol: Protocol) -> tuple[bool, OffsetsPartition, GroupCoordinatorState]:
+    """``removeGroupsAndOffsets`` (None: a StopReplica without an epoch): whether it ran, the partition's epoch after,
+    and the coordinator after (the group, its offsets and pending transactional offsets gone from memory)."""
+    ran, epoch = coordinator_epoch_update(partition.epoch, coordinator_epoch, checked=protocol.group_load_epoch_checked)
+    return ran, partition._replace(epoch=epoch), (state._replace(group=None) if ran else state)
+
+
 def handle_txn_marker(state: GroupCoordinatorState, producer_id: int, is_commit: bool) -> GroupCoordinatorState:
     """A COMMIT/ABORT marker on the offsets partition: the producer's pending offsets are
     materialised where no newer commit was written (log order), or dropped."""
@@ -216,15 +254,19 @@ __all__ = [
     "GroupCoordinatorState",
     "GroupState",
     "OffsetDeleteResult",
+    "OffsetsLogRecord",
+    "OffsetsPartition",
     "TxnOffsetCommitRequest",
     "append_offset_commit",
     "handle_cleanup_expired_offsets",
     "handle_delete_all_offsets",
+    "handle_load_offsets_partition",
     "handle_offset_delete",
     "handle_offset_fetch",
     "handle_partitions_deleted",
     "handle_txn_marker",
     "handle_txn_offset_commit",
+    "handle_unload_offsets_partition",
     "marker_answer",
     "replay_offset_tombstone_record",
     "txn_offset_commit_answer",

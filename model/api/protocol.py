@@ -117,6 +117,14 @@ class Protocol(NamedTuple):
     #: transactions (KAFKA-19163: 1293658cca, first tag 4.1.0; 48f75616d7 on the 4.0 branch, first tag 4.0.1); before,
     #: such a group was deletable at once (``OffsetMetadataManager.cleanupExpiredOffsets``)
     expiry_keeps_group_with_open_txns: bool = False
+    #: the classic group coordinator's load and unload of a __consumer_offsets partition check the coordinator epoch
+    #: (KAFKA-10614: c72ce005e70, first tag 3.0.0, ``GroupMetadataManager.maybeUpdateCoordinatorEpoch``): a load or an
+    #: unload at an epoch below the recorded one is ignored; before (2.8.0), every load and unload ran
+    #: (``model.group.offsets_load``)
+    group_load_epoch_checked: bool = True
+    #: the classic group coordinator's load skips a control batch without records (KAFKA-7467: 79757c90df8, first tags
+    #: 2.0.1 and 2.2.0); 2.0.0 read its first record and the load threw, loading no group of the partition
+    empty_control_batch_ok: bool = True
     #: loading a __transaction_state partition whose cache entry is still there (no emigration in between) replaces the
     #: entry and completes (KAFKA-9307: 0f0eb49e35e, first tag 2.5.0; 30f4fbf51a7 on the 2.4 branch, first tag 2.4.1);
     #: before, addLoadedTransactionsToCache put the entry and threw IllegalStateException, leaving the partition loading
@@ -411,6 +419,11 @@ SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
     # OffsetMetadataManager.cleanupExpiredOffsets with no committed offset: KAFKA-19163 (48f75616d7 in 4.0.1, 1293658cca
     # in 4.1.0; 4.0.0 and 3.9.1 return true)
     "expiry_keeps_group_with_open_txns": (((2, 0, 0), False), ((4, 0, 1), True)),
+    # GroupMetadataManager.loadGroupsAndOffsets / removeGroupsAndOffsets: KAFKA-10614 c72ce005e70 (first tag 3.0.0; 2.8.0
+    # has no coordinator epoch); the same at 1eb7644, 3.9.1 and 4.0.1 (4.1.0 has no classic coordinator)
+    "group_load_epoch_checked": (((2, 0, 0), False), ((3, 0, 0), True)),
+    # GroupMetadataManager.doLoadGroupsAndOffsets' empty control batch: KAFKA-7467 79757c90df8 (2.0.1 and 2.2.0 have it)
+    "empty_control_batch_ok": (((2, 0, 0), False), ((2, 0, 1), True)),
     # TransactionStateManager.addLoadedTransactionsToCache: KAFKA-9307 0f0eb49e35e (first tag 2.5.0), 30f4fbf51a7 on the
     # 2.4 branch (2.4.1); 2.4.0 and 2.3.1 throw IllegalStateException on an entry already cached
     "txn_reload_replaces": (((2, 0, 0), False), ((2, 4, 1), True)),
@@ -481,7 +494,8 @@ _BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "
                            "offsets_deleted_with_topic": False,
                            "txn_offset_commit_group_metadata": "unchecked", "client_produce_exception": "code",
                            "marker_storage_error_retriable": False, "idempotence_config": "unread",
-                           "produce_pid_check": "none"}
+                           "produce_pid_check": "none",
+                           "group_load_epoch_checked": False}
 
 
 class Profile(NamedTuple):
@@ -663,7 +677,8 @@ PROFILE_TABLE: dict[str, Profile] = {
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="2.5",
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
-        txn_offset_commit_group_metadata="config", client_produce_exception="message", idempotence_config="unread", produce_pid_check="none"),
+        txn_offset_commit_group_metadata="config", client_produce_exception="message", idempotence_config="unread", produce_pid_check="none",
+        group_load_epoch_checked=False),
     "kafka-2.6": _entry(
         "kafka-2.6", "2.6.0", "2.6.3",
         ("released 2.6.0 .. 2.6.3: KAFKA-9600 (a client's EndTxn needs the exact epoch) and KAFKA-9666 "
@@ -672,7 +687,8 @@ PROFILE_TABLE: dict[str, Profile] = {
         "kafka-shipped", "kafka-shipped", **_TV1, **_BEFORE_2_7_FENCING, txn_offset_commit="2.5",
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
-        client_abort_exception="KafkaException", txn_offset_commit_group_metadata="config", client_produce_exception="code", idempotence_config="unread", produce_pid_check="none"),
+        client_abort_exception="KafkaException", txn_offset_commit_group_metadata="config", client_produce_exception="code", idempotence_config="unread", produce_pid_check="none",
+        group_load_epoch_checked=False),
     "kafka-2.5": _entry(
         "kafka-2.5", "2.5.0", "2.5.1",
         ("released 2.5.0 .. 2.5.1: KIP-360 and KIP-447 (2.5.0 messages); endTransaction refuses only a lower "
@@ -683,7 +699,8 @@ PROFILE_TABLE: dict[str, Profile] = {
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
         client_abort_exception="KafkaException", txn_offset_commit_group_metadata="unchecked",
-        client_produce_exception="code", idempotence_config="unread", produce_pid_check="none"),
+        client_produce_exception="code", idempotence_config="unread", produce_pid_check="none",
+        group_load_epoch_checked=False),
     "kafka-2.4.1": _entry(
         "kafka-2.4.1", "2.4.1", "2.4.1",
         ("released 2.4.1: the 2.4 broker (KAFKA-7190: producer state kept when the log start offset moves; an "
@@ -709,7 +726,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         ("released 2.0.0: as 2.0.1-2.3, but TxnOffsetCommitHandler does not name COORDINATOR_LOAD_IN_PROGRESS (an "
          "unexpected, fatal error; KAFKA-7296 retries it from 2.0.1)"),
         "broker-2.0-2.3", "pre-kip360", **{**_BEFORE_2_5_COORDINATOR, "txn_offset_commit_handler": "2.0.0"},
-        marker_sets_producer_timestamp=False, txn_reload_replaces=False),
+        marker_sets_producer_timestamp=False, txn_reload_replaces=False, empty_control_batch_ok=False),
 }
 
 #: old profile names -> the profile that replaces them: kafka-2.7-3.9 had exactly kafka-3.8-3.9's switches (it

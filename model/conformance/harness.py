@@ -130,6 +130,8 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^(OffsetMetadataManager\.)?deleteAllOffsets\b", steps_group.delete_all_offsets),
     (r"^((OffsetMetadataManager|GroupCoordinator)\.)?onPartitionsDeleted\b", steps_group.partitions_deleted),
     (r"^replayOffsetCommitTombstone\b", steps_group.replay_offset_tombstone),
+    (r"^(GroupMetadataManager\.)?loadGroupsAndOffsets\b", steps_group.load_groups_and_offsets),
+    (r"^(GroupMetadataManager\.)?removeGroupsAndOffsets\b", steps_group.remove_groups_and_offsets),
     ((r"(?i)^(OffsetFetch ?(response|answer)|offset_fetch_response)|initWithCommittedOffsets|refreshCommittedOffsets|"
      r"fetchCommittedOffsets"), steps_client.consumer_offset_fetch),
     (r"^OffsetFetch\b", steps_group.offset_fetch),

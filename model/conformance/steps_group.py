@@ -11,6 +11,15 @@ from ..api import kafka_apis
 from ..errors import Errors
 from ..group.metadata import NO_INSTANCE_ID, NOT_APPENDED, GroupState
 from ..group.offset_metadata_size import OFFSET_METADATA_MAX_SIZE_DEFAULT, oversized_partitions
+from ..group.offsets_load import (
+    COMMIT,
+    EMPTY_CONTROL,
+    GROUP,
+    GROUP_TOMBSTONE,
+    MARKER,
+    NO_PRODUCER,
+    TOMBSTONE,
+)
 from ..group.pending_offsets import (
     fail_pending_txn_offset_commit,
     on_txn_offset_commit_append,
@@ -78,8 +87,12 @@ def _txn_offset_commit(w: World, inp: dict[str, Any]) -> Observed:
     new_coord = w.group.new_coordinator or "group-coordinator/" in w.source_file
     # the mocked KIP-890 verification's or the append's answer (testVerificationErrorsForTxnOffsetCommits)
     failed = next((inp[k] for k in ("verification_error", "append_error", "append_result") if k in inp), "NONE")
+    # the classic storeOffsets' getMagic answers None: the broker no longer hosts the __consumer_offsets partition
+    local = bool(inp.get("offsets_partition_local", True))
     errors, w.group = api.txn_offset_commit_errors(w.group._replace(new_coordinator=new_coord), req, w.protocol,
-                                                   append_error=error_code(str(failed)), oversized=_oversized(w, inp))
+                                                   append_error=failed if isinstance(failed, int) else error_code(str(failed)),
+                                                   oversized=_oversized(w, inp),
+                                                   offsets_partition_local=local)
     if "request_version" in inp:
         version = integer(inp["request_version"], "request_version")
         errors = tuple((p, api.txn_offset_commit_answer(e, version)) for p, e in errors)
@@ -87,7 +100,7 @@ def _txn_offset_commit(w: World, inp: dict[str, Any]) -> Observed:
     w.last_txn_pid = pid
     return {"error": error_name(err), "error_code": err,
             "per_partition": {w.partitions.name(p): {"error": error_name(e), "error_code": e} for p, e in errors},
-            "committed": w.committed_view(), "pending_txn": w.pending_view()}
+            "committed": w.committed_view(), "pending_txn": w.pending_view(), **_partition_lists(w)}
 
 
 def _oversized(w: World, inp: dict[str, Any]) -> frozenset[int]:
@@ -266,7 +279,16 @@ def _txn_marker(w: World, inp: dict[str, Any]) -> Observed:
             "pending_dropped": had and not any(e.producer_id == pid for e in w.group_meta().pending),
             "committed": w.committed_view(), "pending_txn": w.pending_view(),
             "has_offsets": _has_offsets(w),
-            "has_pending_from_producer": any(e.producer_id == pid for e in w.group_meta().pending)}
+            "has_pending_from_producer": any(e.producer_id == pid for e in w.group_meta().pending),
+            **_partition_lists(w)}
+
+
+def _partition_lists(w: World) -> Observed:
+    """The partitions with a committed offset and those with a pending transactional offset, as lists: a vector's
+    ``committed`` and ``pending_txn`` compare partially (a key the model lacks is unchecked), these compare whole."""
+    g = w.group.group
+    return {"committed_partitions": sorted(w.committed_view()),
+            "pending_partitions": sorted({w.partitions.name(e.partition) for e in (g.pending if g is not None else ())})}
 
 
 def _has_offsets(w: World) -> bool:
@@ -315,9 +337,85 @@ def group_event(w: World, inp: dict[str, Any]) -> Observed:
     w.group = w.group._replace(group=g)
     pid = w.last_txn_pid
     out = {"committed": w.committed_view(), "pending_txn": w.pending_view(), "has_offsets": _has_offsets(w),
-           "has_pending_from_producer": any(e.producer_id == pid for e in g.pending)}
+           "has_pending_from_producer": any(e.producer_id == pid for e in g.pending), **_partition_lists(w)}
     if "partition" in inp:
         # hasPendingOffsetCommitsForTopicPartition: a consumer commit not yet appended, or a producer's offsets
         part = w.partitions.id(str(inp["partition"]))
         out["has_pending"] = part in w.plain_commits or any(e.partition == part for e in g.pending)
     return out
+
+
+def _log_records(w: World, raw: Any) -> tuple[api.OffsetsLogRecord, ...]:
+    """A ``log`` of the group's __consumer_offsets partition, one object per batch in log order: ``{"commit":
+    {partition: offset}}`` (with ``producer_id``: a transactional batch), ``{"tombstone": partition}`` (with
+    ``producer_id``: in a transactional batch), ``{"marker": "COMMIT"|"ABORT", "producer_id"}``, ``{"empty_control_batch":
+    true}``, ``{"group": {"generation", "members"}}`` or ``{"group_tombstone": true}``; ``at``: the batch's base offset (default: after the previous)."""
+    if not isinstance(raw, list) or not all(isinstance(b, dict) for b in raw):
+        raise NotExpressible("log: a list of batches ({'commit': {...}}, {'marker': 'COMMIT', 'producer_id': N}, ...)")
+    out: list[api.OffsetsLogRecord] = []
+    at = 0
+    for b in raw:
+        at = integer(b.get("at", at), "at")
+        pid = integer(b.get("producer_id", NO_PRODUCER), "producer_id")
+        if "commit" in b:
+            commits = b["commit"]
+            if not isinstance(commits, dict) or not commits:
+                raise NotExpressible("log commit: a map of partition -> offset")
+            out += [api.OffsetsLogRecord(COMMIT, at, w.partitions.id(str(p)), integer(o, "offset"), pid)
+                    for p, o in commits.items()]
+            at += len(commits)
+            continue
+        if "tombstone" in b:
+            out.append(api.OffsetsLogRecord(TOMBSTONE, at, w.partitions.id(str(b["tombstone"])), producer_id=pid))
+        elif "marker" in b:
+            result = str(b["marker"])
+            if result not in ("COMMIT", "ABORT") or pid == NO_PRODUCER:
+                raise NotExpressible("log marker: 'COMMIT' or 'ABORT' with its producer_id")
+            out.append(api.OffsetsLogRecord(MARKER, at, producer_id=pid, is_commit=result == "COMMIT"))
+        elif b.get("empty_control_batch"):
+            out.append(api.OffsetsLogRecord(EMPTY_CONTROL, at, producer_id=pid))
+        elif isinstance(b.get("group"), dict):
+            g = b["group"]
+            out.append(api.OffsetsLogRecord(GROUP, at, generation=integer(g.get("generation", 0), "generation"),
+                                            members=tuple(w.members.id(str(m)) for m in g.get("members") or [])))
+        elif b.get("group_tombstone"):
+            out.append(api.OffsetsLogRecord(GROUP_TOMBSTONE, at))
+        else:
+            raise NotExpressible(f"log batch {b!r}: not a record kind the harness reads")
+        at += 1
+    return tuple(out)
+
+
+def _loaded_view(w: World, ran: bool) -> Observed:
+    g = w.group.group
+    out: Observed = {"loaded": ran, "coordinator_epoch": w.offsets_partition.epoch, "group_loaded": g is not None,
+                     "committed": w.committed_view(), "pending_txn": w.pending_view(), "has_offsets": _has_offsets(w),
+                     **_partition_lists(w)}
+    if g is not None:
+        out.update(group_state=GroupState(g.state).name.title().replace("_", ""), generation=g.generation_id,
+                   members=sorted(w.members.name(m) for m in g.members),
+                   committed_at={w.partitions.name(p): c.appended_at for p, c in enumerate(g.offsets) if c.offset >= 0})
+    return out
+
+
+def load_groups_and_offsets(w: World, inp: dict[str, Any]) -> Observed:
+    """The classic coordinator's ``loadGroupsAndOffsets`` of the group's partition at ``coordinator_epoch``, replaying
+    ``log`` (``_log_records``; without it, the log the last load read)."""
+    if w.group.new_coordinator or "group-coordinator/" in w.source_file:
+        raise NotExpressible("the new coordinator's partition load (CoordinatorRuntime) is not modelled")
+    if "log" in inp:
+        w.offsets_partition = w.offsets_partition._replace(log=_log_records(w, inp["log"]))
+    ran, w.offsets_partition, w.group = api.handle_load_offsets_partition(
+        w.group, w.offsets_partition, integer(inp.get("coordinator_epoch"), "coordinator_epoch"), w.protocol)
+    return _loaded_view(w, ran)
+
+
+def remove_groups_and_offsets(w: World, inp: dict[str, Any]) -> Observed:
+    """The classic coordinator's ``removeGroupsAndOffsets`` of the group's partition at ``coordinator_epoch`` (null: a
+    StopReplica without one)."""
+    if w.group.new_coordinator or "group-coordinator/" in w.source_file:
+        raise NotExpressible("the new coordinator's partition unload (CoordinatorRuntime) is not modelled")
+    raw = inp.get("coordinator_epoch")
+    ran, w.offsets_partition, w.group = api.handle_unload_offsets_partition(
+        w.group, w.offsets_partition, None if raw is None else integer(raw, "coordinator_epoch"), w.protocol)
+    return _loaded_view(w, ran)

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from ..api.coordinator import CoordinatorState
-from ..api.group import GroupCoordinatorState
+from ..api.group import GroupCoordinatorState, OffsetsPartition
 from ..api.leader import LeaderState
 from ..api.protocol import Protocol, client_tv2
 from ..api.txn_partition import TxnPartitionCache, lookup_error
@@ -149,6 +149,9 @@ class World:
         self.groups: dict[str, GroupCoordinatorState] = {}
         self.group_offsets_partition: dict[str, int] = {}
         self.group_id: str | None = None
+        #: the classic coordinator's view of the group's __consumer_offsets partition (its coordinator epoch and the log
+        #: a load replays)
+        self.offsets_partition = OffsetsPartition(None, ())
         self.last_txn_pid = -1
         # the client
         self.client: dict[str, Any] = {}
