@@ -434,3 +434,14 @@ def test_every_mechanism_of_the_sample_is_known() -> None:
     sample = json.loads(SAMPLE.read_text())
     assert set(sample["mechanisms"]) <= set(KNOWN_MECHANISMS)
     assert {v.mechanism for v in parse_vectors(sample).vectors} == set(sample["mechanisms"])
+
+
+def test_an_expected_empty_object_asserts_emptiness() -> None:
+    from eoscheck.model.conformance.compare import compare
+
+    left_over = compare({"pending_txn": {}}, {"pending_txn": {"tp0": 5}})
+    assert [d.field for d in left_over.differences] == ["pending_txn"]
+    assert compare({"pending_txn": {}}, {"pending_txn": {}}) == (1, (), {})
+    # a non-empty expected object stays partial: a key the model lacks is unchecked, not a difference
+    partial = compare({"committed": {"tp0": 5, "tp1": 6}}, {"committed": {"tp0": 5}})
+    assert partial.differences == () and "committed.tp1" in partial.unchecked

@@ -1,5 +1,5 @@
 """Matching a step's ``expected`` against what the model answered (only listed fields are
-asserted; nested objects are partial too)."""
+asserted; nested objects are partial too, except that an expected empty object asserts emptiness)."""
 
 from __future__ import annotations
 
@@ -66,7 +66,12 @@ def compare(expected: dict[str, Any], model: dict[str, Any], prefix: str = "",
             continue
         if key in model and key not in why:
             got = model[key]
-            if isinstance(exp, dict) and isinstance(got, dict):
+            if isinstance(exp, dict) and isinstance(got, dict) and not exp:
+                # an expected empty object asserts emptiness; a partial compare of it would assert nothing
+                compared += 1
+                if got:
+                    diffs.append(Difference(path, exp, got))
+            elif isinstance(exp, dict) and isinstance(got, dict):
                 sub = compare(exp, got, f"{path}.", symbols)
                 compared += sub.compared
                 diffs.extend(sub.differences)
