@@ -41,7 +41,9 @@ def _run_one(data: dict, variant: str | None = None) -> harness.VectorReport:
 _KIP890 = ("BRK-PSM-07", "BRK-PSM-08", "BRK-UL-10", "BRK-UL-13", "BRK-APM-06", "BRK-UL-11", "BRK-UL-12", "BRK-RM-01", "BRK-RM-02", "BRK-RM-03",
            "BRK-RM-04", "BRK-RM-05", "BRK-RM-06", "BRK-RM-07", "BRK-APM-01", "BRK-APM-02", "BRK-APM-03", "BRK-APM-04",
            "BRK-APM-05")
-_KIP447 = ("BRK-GC-02", "BRK-GC-03", "BRK-OMM-03", "BRK-OMM-04", "BRK-OMM-05", "BRK-OMM-06", "BRK-OMM-07")
+# BRK-GC-01 and BRK-OMM-08: OffsetFetch with require_stable, which came with KIP-447 (2.5.0)
+_KIP447 = ("BRK-GC-02", "BRK-GC-03", "BRK-OMM-03", "BRK-OMM-04", "BRK-OMM-05", "BRK-OMM-06", "BRK-OMM-07", "BRK-GC-01",
+           "BRK-OMM-08")
 _TV2 = ("BRK-TMC-01", "BRK-TMC-02", "BRK-TMC-03")
 
 #: profile -> ({vector: why it disagrees}, {vector: the feature it needs that the version lacks, or

@@ -250,7 +250,9 @@ _TV2 = ("INIT-07c", "INIT-07e", "INIT-08a", "SM-24", "SM-02", "SM-03", "SM-04-tv
 
 _KIP360 = ("INIT-12", "INIT-15", "INIT-16", "INIT-18", "INIT-19", "INIT-24", "INIT-25", "INIT-32")
 #: TOC-18, TOC-20: the group's fencing answers a transactional commit only from KIP-447's broker (fid16)
-_KIP447 = ("TOC-02", "TOC-03", "TOC-08", "TOC-09", "TOC-11", "TOC-18", "TOC-20")
+_KIP447 = ("TOC-02", "TOC-03", "TOC-08", "TOC-09", "TOC-11", "TOC-18", "TOC-20",
+           # OffsetFetch with require_stable: OffsetFetch v7 came with KIP-447 (2.5.0)
+           "OFS-02", "OFS-03", "OFS-05", "OFS-06", "OFS-07", "OFS-11")
 _VERIFY = ("PROD-16", "PROD-17", "PROD-22", "PROD-23", "SM-23a", "SM-23b", "SM-23c", "SM-23d", "SM-27", "SM-29")
 
 
@@ -421,7 +423,9 @@ _SAMPLE_PRE_KIP360 = _SAMPLE_TV2 | _SAMPLE_VERIFY | {"INIT-04", "INIT-14", "INIT
                                                      # FENCED_INSTANCE_ID: KIP-447's broker only (fid16)
                                                      "TOC-19",
                                                      # the interface's client is the KIP-360 client (2.5+)
-                                                     "CLI-04", "CLI-07", "CLI-10"}
+                                                     "CLI-04", "CLI-07", "CLI-10",
+                                                     # OffsetFetch's require_stable: KIP-447 (2.5.0)
+                                                     "OFS-01", "OFS-04"}
 
 #: Kafka's sample per profile: (disagree, not expressible); the rest agrees
 SAMPLE_OUTCOMES: dict[str, tuple[set[str], set[str]]] = {

@@ -188,7 +188,7 @@ FEATURES: dict[str, str] = {
                               "TransactionMetadata.clientTransactionVersion), released in 4.0"),
     "kip-360": ("KIP-360 (InitProducerId v3 with the producer's id and epoch, lastProducerEpoch, "
                 "prepareIncrementProducerEpoch's expected epoch), released in 2.5"),
-    "kip-447": "KIP-447 (TxnOffsetCommit v3 with member id and generation), released in 2.5",
+    "kip-447": "KIP-447 (TxnOffsetCommit v3 with member id and generation, OffsetFetch v7's require_stable), released in 2.5",
     "kip-588": ("KIP-588 (PRODUCER_FENCED, error 90, from InitProducerId v4 / EndTxn, AddPartitionsToTxn and "
                 "AddOffsetsToTxn v2), released in 2.7"),
     "kip-890-verification": ("KIP-890 part 1 (the partition leader's transaction verification entry and the "

@@ -276,6 +276,9 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
                                                     or inp.get("group_instance_id") is not None):
             found.append(("kip-447", (f"{at}TxnOffsetCommit with member id {inp.get('member_id')!r} and "
                           f"generation {inp.get('generation_id')}")))
+        if re.match(r"OffsetFetch\b", kind) and inp.get("require_stable"):
+            # OffsetFetch v7's require_stable flag came with KIP-447 (2.5.0)
+            found.append(("kip-447", f"{at}OffsetFetch with require_stable"))
         if re.match(r"TxnOffsetCommit\b", kind) and inp.get("verification_error") is not None:
             found.append(("kafka-15449", f"{at}TxnOffsetCommit verification_error {inp.get('verification_error')}"))
         version = inp.get("request_version")
