@@ -188,7 +188,7 @@ def resends_retries(p: TxnProducer) -> bool:
     accumulator keeps them (``abort_undrained_batches``) and ``isSendToPartitionAllowed`` refuses only
     a fatal state or a partition outside the transaction (0.11.0.0 .. 4.2.0-rc1). Their earlier attempt
     may have been appended, so they are resent until their fate is known (0.11.0's
-    ``Sender.maybeSendTransactionalRequest`` says so, KAFKA-5251)."""
+    ``Sender.maybeSendTransactionalRequest`` says so: KAFKA-5251, 651d9a5385c on the 0.11.0 branch)."""
     return p.phase == TXN_ABORTABLE and any(b.status == RETRY for part in p.parts for b in part.batches)
 
 
