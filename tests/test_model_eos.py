@@ -25,6 +25,8 @@ from eoscheck.model.producer.client import ACKED, FAILED, RAISED_OUT_OF_ORDER, R
 from eoscheck.model.producer.config import ClientConfig
 from eoscheck.model.state import (
     INFLIGHT,
+    QUEUED,
+    RETRY,
     TXN_ABORTABLE,
     TXN_FATAL,
     TXN_FENCED,
@@ -193,8 +195,36 @@ def test_a_batch_given_up_in_flight_fails_the_transaction_and_leaves_its_request
     assert p is not None and p.phase == TXN_ABORTABLE and p.bump_after_abort
     assert not any(b.status == INFLIGHT for b in p.parts[0].batches) and p.parts[0].unresolved == 1
     assert tx.ready_to_abort(p)
-    aborted = tx.abort_undrained(p)
+    aborted = tx.abort_undrained_batches(p)
     assert not aborted.parts[0].batches
+
+
+def test_an_abort_resends_the_retried_batch_and_fails_only_the_never_sent_one() -> None:
+    # TransactionManagerTest.testRecoveryFromAbortableErrorProduceRequestInRetry / testAbortResendsProduceRequestIfRetried
+    # (1eb7644, 4.2.0-rc1): abortUndrainedBatches keeps a batch that has a sequence, the Sender resends it in
+    # the abortable state, and EndTxn waits for its answer (nextRequest(hasIncompleteBatches))
+    p = tx.begin_transaction(tx.with_producer_id(tx.new_producer(1), 3, 0)._replace(phase=TXN_READY), 3, 0)
+    p = p._replace(added=1)
+    for _ in range(2):
+        p, _ = tx.drain(p, 0, 0, 0, cfg())
+    p, outcome = tx.on_produce_response(p, 0, ProduceResponse(0, 0, 0, int(Errors.NOT_ENOUGH_REPLICAS), -1, -1), 0,
+                                        cfg())
+    assert outcome == RETRIED
+    p, outcome = tx.on_produce_response(p, 0, ProduceResponse(0, 0, 1, int(Errors.INVALID_PRODUCER_EPOCH), -1, -1), 0,
+                                        cfg(), ipe_abortable=True)
+    assert (outcome, p.phase) == (FAILED, TXN_ABORTABLE)
+    assert [(b.record, b.status) for b in p.parts[0].batches] == [(0, RETRY), (2, QUEUED)]
+    assert tx.resends_retries(p) and not tx.ready_to_abort(p)
+    # the old rule aborted the retried batch with the queued one and sent EndTxn at once
+    assert tx.abort_undrained_batches(p).parts[0].batches == (p.parts[0].batches[0],)
+    resent = tx.drain(p, 0, 0, 0, cfg())
+    assert resent is not None and (resent[1].record, resent[1].seq) == (0, 0)
+    p = resent[0]
+    assert tx.drain(p, 0, 0, 0, cfg()) is None  # the never-sent batch 2 stays put
+    p, outcome = tx.on_produce_response(p, 0, ProduceResponse(0, 0, 0, 0, 4, 0), 0, cfg())
+    assert outcome == ACKED and tx.ready_to_abort(p) and not tx.resends_retries(p)
+    aborted = tx.abort_undrained_batches(p)
+    assert not aborted.parts[0].batches and aborted.parts[0].failed == 0b110 and aborted.parts[0].acked == 0b1
 
 
 def test_a_restarted_instance_keeps_numbering_and_leaves_its_requests_unread() -> None:

@@ -961,7 +961,9 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
                           "error": int(out.error)})
         return moves
 
-    @precondition(lambda self, producer: producer.phase == TXN_IN_TXN and producer.added != 0)
+    # after an abortable error the Sender still resends the batches re-enqueued for a retry (``tx.drain``)
+    @precondition(lambda self, producer: producer.added != 0 and (producer.phase == TXN_IN_TXN
+                                                                  or tx.resends_retries(producer)))
     @rule("Drain", params={"t": "producer"}, reads=("producer[t]", "now"),
           writes=("producer[t]",), sends=("requests",), results=("p", "record", "seq", "epoch"))
     def drain(self, t: int, producer: TxnProducer, now: int) -> Any:
@@ -1010,15 +1012,15 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
           show={"error": _end_txn_error_name})
     def end_transaction(self, producer: TxnProducer, txn: TxnMetadata, next_producer_id: int) -> Any:
         """commitTransaction once every batch is acknowledged; abortTransaction after an abortable error
-        once nothing is in flight (queued batches are aborted; with no partition added, a TV0/1 client
-        aborts locally)."""
+        once every batch that was sent is complete (those never sent are aborted; with no partition added,
+        a TV0/1 client aborts locally)."""
         bump = self.bumps_after_abort(producer)
         tv2 = producer.tv >= 2
         if tx.ready_to_commit(producer, self.consume):
             commit = True
         elif tx.ready_to_abort(producer):
             commit = False
-            producer = tx.abort_undrained(producer)
+            producer = tx.abort_undrained_batches(producer)
             skip = producer.bump_after_abort == tx.SKIP_END_TXN
             # a TV2 client sends EndTxn once a send() was triggered (4.0 ``TransactionManager.nextRequest``:
             # transactionStarted is set by the send, the leader adding the partition), and beginTransaction here

@@ -34,6 +34,7 @@ from ..state import (
     TXN_INIT,
     TXN_READY,
     IdempotentClient,
+    ProducerBatch,
     ProduceRequest,
     ProduceResponse,
     TxnProducer,
@@ -176,10 +177,32 @@ def on_add_partitions(p: TxnProducer, partition: int, error: int, *, can_bump_ep
                                 pid_mapping_fatal=pid_mapping_fatal)
 
 
+def has_sequence(batch: ProducerBatch) -> bool:
+    """``ProducerBatch.hasSequence``: the batch was drained at least once (in flight, or re-enqueued for a
+    retry with the sequence it was first sent with); a QUEUED batch has none yet."""
+    return batch.status != QUEUED
+
+
+def resends_retries(p: TxnProducer) -> bool:
+    """After an abortable error the Sender still drains the batches re-enqueued for a retry: the
+    accumulator keeps them (``abort_undrained_batches``) and ``isSendToPartitionAllowed`` refuses only
+    a fatal state or a partition outside the transaction (0.11.0.0 .. 4.2.0-rc1). Their earlier attempt
+    may have been appended, so they are resent until their fate is known (0.11.0's
+    ``Sender.maybeSendTransactionalRequest`` says so: KAFKA-5251, 651d9a5385c on the 0.11.0 branch)."""
+    return p.phase == TXN_ABORTABLE and any(b.status == RETRY for part in p.parts for b in part.batches)
+
+
 def drain(p: TxnProducer, index: int, partition: int, now: int,
           cfg: ClientConfig) -> tuple[TxnProducer, ProduceRequest] | None:
-    """The Sender drains the partition's next batch once the partition is in the transaction."""
-    if p.phase != TXN_IN_TXN or not p.added >> partition & 1:
+    """The Sender drains the partition's next batch once the partition is in the transaction; after an
+    abortable error only a retry (``resends_retries``: the client's retry path, which never takes a
+    QUEUED batch)."""
+    if not p.added >> partition & 1:
+        return None
+    if p.phase == TXN_ABORTABLE:
+        if not any(b.status == RETRY for b in p.parts[partition].batches):
+            return None
+    elif p.phase != TXN_IN_TXN:
         return None
     drained = cl.drain(p.parts[partition], index, now, cfg)
     if drained is None:
@@ -291,15 +314,20 @@ def ready_to_commit(p: TxnProducer, consume: bool = False) -> bool:
 
 
 def ready_to_abort(p: TxnProducer) -> bool:
-    """abortTransaction may send EndTxn: nothing is in flight (the rest is aborted first)."""
-    return p.phase == TXN_ABORTABLE and not any(b.status == INFLIGHT for part in p.parts for b in part.batches)
+    """abortTransaction may send EndTxn: ``TransactionManager.nextRequest(hasIncompleteBatches)`` holds
+    EndTxn back while any batch is incomplete once ``abort_undrained_batches`` has failed the ones without
+    a sequence, so it waits for every batch in flight or re-enqueued for a retry (0.11.0.0 .. 4.2.0-rc1:
+    KAFKA-5449, 9fe07b9652e on the 0.11.0 branch, trunk 54a3718a900)."""
+    return p.phase == TXN_ABORTABLE and not any(has_sequence(b) for part in p.parts for b in part.batches)
 
 
-def abort_undrained(p: TxnProducer) -> TxnProducer:
-    """``abortUndrainedBatches``: batches waiting in the accumulator (never sent, or re-enqueued for a
-    retry) fail with the transaction."""
-    parts = tuple(_fail(part, [i for i, b in enumerate(part.batches) if b.status in (QUEUED, RETRY)])
-                  for part in p.parts)
+def abort_undrained_batches(p: TxnProducer) -> TxnProducer:
+    """``RecordAccumulator.abortUndrainedBatches`` for a transactional producer: only the batches without a
+    sequence (never drained) fail with the transaction; a batch that has one stays incomplete and is
+    resent (``resends_retries``), because its earlier attempt may have been appended. 1.0.0 on
+    (KAFKA-5494, 5d2422258cb) tests ``!batch.hasSequence()``; 0.11.0.x tested ``!batch.isClosed()``, and
+    a batch is closed when drained and stays closed when re-enqueued, so the same batches fail."""
+    parts = tuple(_fail(part, [i for i, b in enumerate(part.batches) if not has_sequence(b)]) for part in p.parts)
     return p._replace(parts=parts)
 
 
@@ -385,12 +413,13 @@ __all__ = [
     "FENCING_ERRORS",
     "OUTCOME_NAMES",
     "SKIP_END_TXN",
-    "abort_undrained",
+    "abort_undrained_batches",
     "begin_transaction",
     "connection_closed",
     "drain",
     "finish_transaction",
     "give_up_in_flight",
+    "has_sequence",
     "init_request",
     "is_done",
     "new_producer",
@@ -405,6 +434,7 @@ __all__ = [
     "partitions_to_add",
     "ready_to_abort",
     "ready_to_commit",
+    "resends_retries",
     "restart",
     "with_producer_id",
 ]
