@@ -122,6 +122,7 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^AddPartitionsToTxnManager\.verifyTransaction\b", steps_leader.verify_transaction),
     (r"^AddPartitionsToTxnManager response\b", steps_leader.verification_response),
     (r"^TxnOffsetCommit\b", steps_group.txn_offset_commit),
+    (r"^LeaveGroup\b", steps_group.leave_group),
     (r"^(OffsetDelete|deleteOffsets)\b", steps_group.offset_delete),
     (r"^cleanupExpiredOffsets\b", steps_group.cleanup_expired_offsets),
     (r"^(OffsetMetadataManager\.)?deleteAllOffsets\b", steps_group.delete_all_offsets),
@@ -268,6 +269,10 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
                                                     or inp.get("group_instance_id") is not None):
             found.append(("kip-447", (f"{at}TxnOffsetCommit with member id {inp.get('member_id')!r} and "
                           f"generation {inp.get('generation_id')}")))
+        if re.match(r"LeaveGroup\b", kind) and isinstance(inp.get("members"), list) and (
+                len(inp["members"]) > 1 or any(isinstance(m, dict) and m.get("group_instance_id") is not None
+                                               for m in inp["members"])):
+            found.append(("kafka-8221", f"{at}LeaveGroup of several members or by group.instance.id"))
         if re.match(r"TxnOffsetCommit\b", kind) and inp.get("verification_error") is not None:
             found.append(("kafka-15449", f"{at}TxnOffsetCommit verification_error {inp.get('verification_error')}"))
         version = inp.get("request_version")
