@@ -181,7 +181,8 @@ def leave_group(w: World, inp: dict[str, Any]) -> Observed:
                                   else m.get("member_id") or ""): error_name(e)
                               for m, e in zip(raw, r.member_errors)},
             "members": sorted(w.members.name(m) for m in g.members),
-            "static_members": {w.instances.name(i): w.members.name(m) for i, m in g.static_members},
+            # 'instance:member' strings: a list is compared whole, where a map's missing key would go unchecked
+            "static_members": sorted(f"{w.instances.name(i)}:{w.members.name(m)}" for i, m in g.static_members),
             "state": GroupState(g.state).name, "generation": g.generation_id}
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Literal, NamedTuple
 
 from ..errors import Errors
-from .membership import remove_member
+from .membership import complete_join, remove_member
 from .metadata import NO_INSTANCE_ID, NO_MEMBER_ID, GroupMeta, GroupState, static_member_id
 
 LeaveGroupRule = Literal["2.4", "3.0"]
@@ -70,10 +70,20 @@ def _member_error(group: GroupMeta, leaving: LeavingMember, rule: LeaveGroupRule
     return int(Errors.NONE), leaving.member_id
 
 
+def _remove(group: GroupMeta, member_id: int) -> GroupMeta:
+    """``removeMemberAndUpdateGroup``: a Stable or CompletingRebalance group prepares a rebalance; once no member is
+    left, every member has joined, so the join completes at once (``hasAllMembersJoined``, ``onCompleteJoin``): Empty at
+    the next generation (1eb7644 GroupCoordinator; 4.2.0-rc1 ``removeMemberAndUpdateClassicGroup`` /
+    ``maybeCompleteJoinPhase`` alike). With members left the model does not know which rejoined, and waits."""
+    group = remove_member(group, member_id)
+    if not group.members and group.state == GroupState.PREPARING_REBALANCE:
+        group = complete_join(group)
+    return group
+
+
 def leave_group(group: GroupMeta, leaving: tuple[LeavingMember, ...], *, rule: LeaveGroupRule) -> LeaveGroupResult:
     """The members leave one after the other (a later one sees the group the earlier ones left); a removed member
-    leaves the group's members and static members, and a Stable or CompletingRebalance group prepares a rebalance
-    (``removeMemberAndUpdateGroup``)."""
+    leaves the group's members and static members (``_remove``)."""
     if rule not in LEAVE_GROUP_RULES:
         raise ValueError(f"unknown LeaveGroup rule {rule!r}; one of {LEAVE_GROUP_RULES}")
     if group.state == GroupState.DEAD:
@@ -82,6 +92,6 @@ def leave_group(group: GroupMeta, leaving: tuple[LeavingMember, ...], *, rule: L
     for member in leaving:
         error, removed = _member_error(group, member, rule)
         if removed != NO_MEMBER_ID:
-            group = remove_member(group, removed)
+            group = _remove(group, removed)
         errors.append(error)
     return LeaveGroupResult(int(Errors.NONE), tuple(errors), group)
