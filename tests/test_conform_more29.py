@@ -146,10 +146,17 @@ def test_the_rules_differ_on_an_unknown_instance_id_of_a_member() -> None:
     old = leave_group(g, (LeavingMember(1, 9),), rule="2.4")
     assert new.member_errors == (Errors.UNKNOWN_MEMBER_ID,) and new.group == g
     assert old.member_errors == (Errors.NONE,) and old.group.members == (2,)
-    # 2.4's rule removes the static member of a known instance id even when the member id is unknown
+    # as from 3.0.0: another member id with a known instance id is fenced, its own member id removes it
     s = _group(statics={7: 1})
     assert leave_group(s, (LeavingMember(99, 7),), rule="2.4").member_errors == (Errors.FENCED_INSTANCE_ID,)
     assert leave_group(s, (LeavingMember(1, 7),), rule="2.4").group.members == ()
+
+
+def test_the_rules_differ_only_for_a_member_naming_an_unknown_instance_id() -> None:
+    g = _group(statics={7: 1}, members=(2,))
+    differ = {(m, i) for m in (0, 1, 2, 99) for i in (-1, 7, 9)
+              if leave_group(g, (LeavingMember(m, i),), rule="2.4") != leave_group(g, (LeavingMember(m, i),), rule="3.0")}
+    assert differ == {(1, 9), (2, 9)}
 
 
 def test_the_last_member_leaving_completes_the_join_and_others_wait() -> None:
