@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..errors import Errors
+from ..group.leave_group import LeaveGroupResult, LeavingMember, leave_group
 from ..group.metadata import (
     NO_INSTANCE_ID,
     CommittedOffset,
@@ -230,6 +231,18 @@ def handle_unload_offsets_partition(state: GroupCoordinatorState, partition: Off
     return ran, partition._replace(epoch=epoch), (state._replace(group=None) if ran else state)
 
 
+def handle_leave_group(state: GroupCoordinatorState, leaving: tuple[LeavingMember, ...],
+                       protocol: Protocol) -> tuple[LeaveGroupResult, GroupCoordinatorState]:
+    """A classic group's LeaveGroup (``model.group.leave_group``, per version: ``Protocol.leave_group``): the answer and
+    the group after; a removed member's next TxnOffsetCommit is UNKNOWN_MEMBER_ID."""
+    if state.group is None:
+        raise ValueError("LeaveGroup of a group the coordinator does not know")
+    if state.member_epochs is not None:
+        raise ValueError("LeaveGroup of a KIP-848 consumer group (a classic member of one is not modelled)")
+    r = leave_group(state.group, leaving, rule=protocol.leave_group)
+    return r, state._replace(group=r.group)
+
+
 def handle_txn_marker(state: GroupCoordinatorState, producer_id: int, is_commit: bool) -> GroupCoordinatorState:
     """A COMMIT/ABORT marker on the offsets partition: the producer's pending offsets are
     materialised where no newer commit was written (log order), or dropped."""
@@ -253,6 +266,8 @@ __all__ = [
     "ExpiryResult",
     "GroupCoordinatorState",
     "GroupState",
+    "LeaveGroupResult",
+    "LeavingMember",
     "OffsetDeleteResult",
     "OffsetsLogRecord",
     "OffsetsPartition",
@@ -260,6 +275,7 @@ __all__ = [
     "append_offset_commit",
     "handle_cleanup_expired_offsets",
     "handle_delete_all_offsets",
+    "handle_leave_group",
     "handle_load_offsets_partition",
     "handle_offset_delete",
     "handle_offset_fetch",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..group.leave_group import LeaveGroupRule
 from ..partition.produce_request import ProducePidCheck
 from ..producer.feature_versions import FEATURE_CHECK_SINCE, FeatureCheck
 from ..producer.idempotence_config import IdempotenceConfigRule
@@ -180,6 +181,11 @@ class Protocol(NamedTuple):
     #: 3.8.0: ``handleProduceAppend`` collects (producer id, epoch) pairs and throws InvalidPidMappingException before
     #: any verification starts, verification enabled or not; the same at 1eb7644 and 4.2.0-rc1)
     produce_pid_check: ProducePidCheck = "producer-id-and-epoch"
+    #: which leaving member a classic group's LeaveGroup removes (``model.group.leave_group``): "2.4" (KAFKA-8221
+    #: 74c90f46c34, 2.4.0 .. 2.8.2 ``GroupCoordinator.handleLeaveGroup``: a known member id leaves whatever unknown
+    #: instance id it names), "3.0" (MINOR PR 9958 5dae3648abd, first tag 3.0.0, ``validateCurrentMember``; 4.0.0 ..
+    #: 4.2.0-rc1 ``ClassicGroup.validateMember``: an instance id no static member has is UNKNOWN_MEMBER_ID)
+    leave_group: LeaveGroupRule = "3.0"
 
 
 #: what a profile can lack (``Protocol.lacks``) -> what it is and when Kafka got it
@@ -211,6 +217,8 @@ FEATURES: dict[str, str] = {
     "kafka-8061": ("KAFKA-8061 (a graceful close of the Sender still fetches the producer id an idempotent producer lost "
                    "at Short.MaxValue, so its batches drain; only a forced close stops the wait), released in 2.2"),
     "kip-496": "KIP-496 (OffsetDelete: a consumer group's committed offsets of a topic it does not subscribe to), released in 2.4",
+    "kafka-8221": ("KAFKA-8221 (KIP-345's batch LeaveGroup v3: several members, each with its group.instance.id, so a "
+                   "static member can be removed or fenced by its instance id), released in 2.4"),
     "kafka-13794": ("KAFKA-13794 (the producer's in-flight batches of a partition are told apart when two share a base "
                     "sequence, so a late failure of an expired batch no longer takes a newer epoch's batch out of "
                     "inflightBatchesBySequence), released in 3.0.2, 3.1.1 and 3.2.0"),
@@ -335,6 +343,9 @@ FEATURE_SINCE: dict[str, Since] = {
                      "(2.3.1: neither); KAFKA-8729 pt 2 f6f24c4700 (first tag 2.4.0)"),
     "kip-496": Since((2, 4, 0), "2.4.0 ApiKeys.OFFSET_DELETE, GroupCoordinator.handleDeleteOffsets, "
                      "GroupMetadata.removeOffsets; KAFKA-8730 e24d0e22abb (first tag 2.4.0)"),
+    "kafka-8221": Since((2, 4, 0), "2.4.0 LeaveGroupRequest.json validVersions 0-4, Members[MemberId, "
+                        "GroupInstanceId] from v3 (2.3.1: 0-2, one MemberId) and GroupCoordinator.handleLeaveGroup(leavingMembers); "
+                        "KAFKA-8221 74c90f46c34 (first tag 2.4.0)"),
     "kafka-13221": Since((3, 2, 0), "3.2.0 ProducerStateManager.hasLateTransaction / LateTransactionBufferMs (3.1.2: "
                          "none); KAFKA-13221 915991445fd (first tag 3.2.0), the same rule at 4.2.0-rc1 (l.130-133)"),
     "kafka-13099": Since((2, 8, 1), "2.8.1 TransactionStateManager.removeExpiredTransactionalIds(transactionPartition, "
@@ -462,6 +473,10 @@ SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
     # ReplicaManager's several-producer check: KAFKA-14916 ffd814d25fb (first tag 3.6.0, 3.7.0 partitionEntriesForVerification
     # alike); KAFKA-15987 5eb82010ef3 (first tag 3.8.0: handleProduceAppend's transactionalProducerInfo)
     "produce_pid_check": (((2, 0, 0), "none"), ((3, 6, 0), "producer-id"), ((3, 8, 0), "producer-id-and-epoch")),
+    # GroupCoordinator.handleLeaveGroup: 2.0.0 .. 2.3.1 one member id (the "2.4" rule without instance ids); KAFKA-8221
+    # 74c90f46c34 (first tag 2.4.0) the batch with instance ids, unchanged to 2.8.2; 5dae3648abd (MINOR PR 9958, first
+    # tag 3.0.0) validateCurrentMember, the same rule in 4.0.0 .. 4.2.0-rc1's classicGroupLeaveToClassicGroup
+    "leave_group": (((2, 0, 0), "2.4"), ((3, 0, 0), "3.0")),
 }
 
 
@@ -495,7 +510,8 @@ _BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "
                            "txn_offset_commit_group_metadata": "unchecked", "client_produce_exception": "code",
                            "marker_storage_error_retriable": False, "idempotence_config": "unread",
                            "produce_pid_check": "none",
-                           "group_load_epoch_checked": False}
+                           "group_load_epoch_checked": False,
+                           "leave_group": "2.4"}
 
 
 class Profile(NamedTuple):
@@ -678,7 +694,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
         txn_offset_commit_group_metadata="config", client_produce_exception="message", idempotence_config="unread", produce_pid_check="none",
-        group_load_epoch_checked=False),
+        group_load_epoch_checked=False, leave_group="2.4"),
     "kafka-2.6": _entry(
         "kafka-2.6", "2.6.0", "2.6.3",
         ("released 2.6.0 .. 2.6.3: KAFKA-9600 (a client's EndTxn needs the exact epoch) and KAFKA-9666 "
@@ -688,7 +704,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
         client_abort_exception="KafkaException", txn_offset_commit_group_metadata="config", client_produce_exception="code", idempotence_config="unread", produce_pid_check="none",
-        group_load_epoch_checked=False),
+        group_load_epoch_checked=False, leave_group="2.4"),
     "kafka-2.5": _entry(
         "kafka-2.5", "2.5.0", "2.5.1",
         ("released 2.5.0 .. 2.5.1: KIP-360 and KIP-447 (2.5.0 messages); endTransaction refuses only a lower "
@@ -700,7 +716,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
         client_abort_exception="KafkaException", txn_offset_commit_group_metadata="unchecked",
         client_produce_exception="code", idempotence_config="unread", produce_pid_check="none",
-        group_load_epoch_checked=False),
+        group_load_epoch_checked=False, leave_group="2.4"),
     "kafka-2.4.1": _entry(
         "kafka-2.4.1", "2.4.1", "2.4.1",
         ("released 2.4.1: the 2.4 broker (KAFKA-7190: producer state kept when the log start offset moves; an "

@@ -125,6 +125,7 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^AddPartitionsToTxnManager\.verifyTransaction\b", steps_leader.verify_transaction),
     (r"^AddPartitionsToTxnManager response\b", steps_leader.verification_response),
     (r"^TxnOffsetCommit\b", steps_group.txn_offset_commit),
+    (r"^LeaveGroup\b", steps_group.leave_group),
     (r"^(OffsetDelete|deleteOffsets)\b", steps_group.offset_delete),
     (r"^cleanupExpiredOffsets\b", steps_group.cleanup_expired_offsets),
     (r"^(OffsetMetadataManager\.)?deleteAllOffsets\b", steps_group.delete_all_offsets),
@@ -279,6 +280,10 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
         if re.match(r"OffsetFetch\b", kind) and inp.get("require_stable"):
             # OffsetFetch v7's require_stable flag came with KIP-447 (2.5.0)
             found.append(("kip-447", f"{at}OffsetFetch with require_stable"))
+        if re.match(r"LeaveGroup\b", kind) and isinstance(inp.get("members"), list) and (
+                len(inp["members"]) > 1 or any(isinstance(m, dict) and m.get("group_instance_id") is not None
+                                               for m in inp["members"])):
+            found.append(("kafka-8221", f"{at}LeaveGroup of several members or by group.instance.id"))
         if re.match(r"TxnOffsetCommit\b", kind) and inp.get("verification_error") is not None:
             found.append(("kafka-15449", f"{at}TxnOffsetCommit verification_error {inp.get('verification_error')}"))
         version = inp.get("request_version")
