@@ -1,7 +1,8 @@
 """Session 28's ``tests/data/kafka-unit-test-vectors.more30.json``: ProducerStateManagerTest's and UnifiedLogTest's tests
 of the producer-state snapshots that decide what a reload keeps (deleteSnapshotsBefore, truncateFullyAndStartAt,
 truncateAndReload's range and its fallback past a corrupt snapshot, the snapshots deleted with segments, the roll's
-snapshot, a snapshot past the log end at load) and of the aborted transactions, first unstable and last stable offset;
+snapshot, a snapshot past the log end at load) and of the aborted transactions, first unstable and last stable offset,
+and ProducerIdManagerTest's testConcurrentGeneratePidRequests (a block asked for ahead waits for the current one);
 pinned per profile; comparisons that can fail; the rules on their own; a coverage row per test the vectors cite."""
 
 from __future__ import annotations
@@ -16,12 +17,16 @@ from eoscheck.model.api import leader as api
 from eoscheck.model.api.protocol import PROFILE_TABLE, PROFILES, protocol
 from eoscheck.model.conformance import harness
 from eoscheck.model.conformance.vectors import load_vectors
+from eoscheck.model.coordinator import producer_ids as pids
+from eoscheck.model.errors import Errors
 from eoscheck.model.state import CachedBatch, ProducerStateEntry
 
 MORE30 = Path(__file__).parent / "data" / "kafka-unit-test-vectors.more30.json"
 PSM = tuple(f"BRK-PSM-{n}" for n in range(50, 56))
 UL = tuple(f"BRK-UL-{n}" for n in range(30, 41))
-ALL = PSM + UL
+#: testConcurrentGeneratePidRequests at idBlockLen 1, 2, 10 and 100
+PIDM = tuple(f"BRK-PIDM-{n}" for n in range(13, 17))
+ALL = PSM + UL + PIDM
 #: the vectors whose deleteOldSegments deletes segments, and with them their snapshots (KAFKA-9393, 2.8.0)
 SEGMENT_DELETION = ("BRK-UL-30", "BRK-UL-31", "BRK-UL-32", "BRK-UL-33")
 #: testReloadSnapshots' producer begins at sequence 1, which a broker before KIP-360's (2.5.0) refuses
@@ -54,12 +59,12 @@ def test_the_more30_vectors_outcome_is_pinned_per_profile(name: str) -> None:
 def test_the_default_run_judges_each_vector_at_1eb7644_and_agrees() -> None:
     run = harness.run_file(load_vectors(MORE30))
     assert {v.id for v in run.vectors} == set(ALL)
-    assert outcome_totals(run) == {"agree": 17, "disagree": 0, "not expressible": 0}
+    assert outcome_totals(run) == {"agree": 21, "disagree": 0, "not expressible": 0}
     assert {v.variant for v in run.vectors} == {"kafka-2024-10"}
     got = {n: tuple(outcome_totals(harness.run_file(load_vectors(MORE30), n)).values()) for n in PROFILE_TABLE}
-    assert got["kafka-later-trunk"] == got["kafka-3.0-3.1.0"] == (17, 0, 0)
-    assert got["kafka-2.7-2.8"] == got["kafka-2.5"] == (13, 0, 4)
-    assert got["kafka-2.4.1"] == got["kafka-2.0.0"] == (12, 1, 4)
+    assert got["kafka-later-trunk"] == got["kafka-3.0-3.1.0"] == (21, 0, 0)
+    assert got["kafka-2.7-2.8"] == got["kafka-2.5"] == (17, 0, 4)
+    assert got["kafka-2.4.1"] == got["kafka-2.0.0"] == (16, 1, 4)
 
 
 def _changed(vid: str, step: int, field: str, value: object) -> harness.VectorReport:
@@ -99,6 +104,37 @@ def test_the_transaction_vectors_compare_what_they_claim() -> None:
     # the high watermark at the commit marker: the last stable offset stays at the committed transaction's start
     assert _changed("BRK-UL-39", 7, "last_stable_offset", 8).outcome == harness.DISAGREE
     assert _changed("BRK-UL-39", 9, "last_stable_offset", 28).outcome == harness.DISAGREE
+
+
+def test_the_producer_id_vectors_compare_what_they_claim() -> None:
+    assert _changed("BRK-PIDM-13", 0, "error", "NONE").outcome == harness.DISAGREE
+    assert _changed("BRK-PIDM-14", 4, "producer_ids", "3..4").outcome == harness.DISAGREE
+    # idBlockLen 100: the block asked for at id 90 waits; 91..99 are handed out before it (the model skipped them)
+    assert _changed("BRK-PIDM-16", 4, "producer_ids", "100..108").outcome == harness.DISAGREE
+    assert _changed("BRK-PIDM-16", 9, "producer_ids", "209..299").outcome == harness.DISAGREE
+
+
+def test_a_block_granted_early_waits_for_the_current_one() -> None:
+    state = pids.ProducerIdBlocks(0, (), block_size=10)
+    state = pids.grant_block(state, 0)
+    handed = []
+    for _ in range(9):
+        gen, state = pids.generate_producer_id(state, 0, synchronous=False)
+        handed.append(gen.producer_id)
+    state = pids.grant_block(state, 0)  # the prefetched block arrives with id 9 still to hand out
+    assert state.waiting == (pids.BrokerBlock(0, 10, 20),)
+    for _ in range(11):
+        gen, state = pids.generate_producer_id(state, 0, synchronous=False)
+        handed.append(gen.producer_id)
+    assert handed == list(range(20)) and state.waiting == ()
+    gen, state = pids.generate_producer_id(state, 0, synchronous=False)
+    assert gen.error == Errors.COORDINATOR_LOAD_IN_PROGRESS
+    # another broker's block does not wait for this one's
+    other = pids.grant_block(pids.ProducerIdBlocks(0, (pids.BrokerBlock(0, 0, 10),), block_size=10), 1)
+    assert other.waiting == () and pids._block(other, 1) == pids.BrokerBlock(1, 0, 10)
+    # ZooKeeper mode replaces an exhausted block within the call, as before
+    gen, zk = pids.generate_producer_id(pids.ProducerIdBlocks(0, (), block_size=2), 0)
+    assert (gen.producer_id, zk.blocks, zk.waiting) == (0, (pids.BrokerBlock(0, 1, 2),), ())
 
 
 def _entry(pid: int, last_offset: int) -> ProducerStateEntry:
@@ -162,14 +198,15 @@ def test_the_coverage_rows_name_the_more30_vectors_of_their_test() -> None:
     vectors = vectors_by_id(MORE30)
     named: set[str] = set()
     for cls, suffix in (("ProducerStateManagerTest", "ProducerStateManagerTest.java"),
-                        ("UnifiedLogTest", "UnifiedLogTest.scala")):
+                        ("UnifiedLogTest", "UnifiedLogTest.scala"), ("ProducerIdManagerTest", "ProducerIdManagerTest.scala")):
         for test, row in _rows(cls).items():
             cell = row.rstrip(" |").split(" | ", 1)[1]
             if not re.search(r"\(more30[;)]", cell):
                 # a reason may point at a vector; a covered row names its own first
-                assert cell.startswith("not covered") or not re.search(r"BRK-(PSM-5\d|UL-[34]\d)\b", cell), test
+                assert cell.startswith("not covered") or not re.search(r"BRK-(PSM-5\d|UL-[34]\d|PIDM-1[3-6])\b",
+                                                                       cell), test
                 continue
-            ids = re.findall(r"BRK-(?:PSM|UL)-\d+", cell.split("(more30")[0])
+            ids = re.findall(r"BRK-(?:PSM|UL|PIDM)-\d+", cell.split("(more30")[0])
             assert ids and cell.startswith(ids[0]), test
             for vid in ids:
                 source = vectors[vid]["source"]
