@@ -26,7 +26,9 @@ PSM = tuple(f"BRK-PSM-{n}" for n in range(50, 56))
 UL = tuple(f"BRK-UL-{n}" for n in range(30, 41))
 #: testConcurrentGeneratePidRequests at idBlockLen 1, 2, 10 and 100
 PIDM = tuple(f"BRK-PIDM-{n}" for n in range(13, 17))
-ALL = PSM + UL + PIDM
+#: TransactionManagerTest's testDisconnectAndRetry (the harness's client is KIP-360's)
+CLIENT = ("CLI-530",)
+ALL = PSM + UL + PIDM + CLIENT
 #: the vectors whose deleteOldSegments deletes segments, and with them their snapshots (KAFKA-9393, 2.8.0)
 SEGMENT_DELETION = ("BRK-UL-30", "BRK-UL-31", "BRK-UL-32", "BRK-UL-33")
 #: testReloadSnapshots' producer begins at sequence 1, which a broker before KIP-360's (2.5.0) refuses
@@ -40,6 +42,8 @@ def _derived(name: str) -> tuple[dict[str, str], dict[str, str]]:
     disagree = {} if p.broker_unknown_producer == "accept" else {
         FIRST_SEQUENCE_ONE: "a new producer's first batch at sequence 1 is refused (UnknownProducerIdException)"}
     inexpressible = dict.fromkeys(SEGMENT_DELETION, "kafka-9393") if "kafka-9393" in p.lacks else {}
+    if "kip-360" in p.lacks:
+        inexpressible.update(dict.fromkeys(CLIENT, "kip-360"))
     return disagree, inexpressible
 
 
@@ -48,6 +52,7 @@ def test_the_pins_name_the_profiles_read() -> None:
     assert _derived("kafka-2.7-2.8") == ({}, dict.fromkeys(SEGMENT_DELETION, "kafka-9393"))
     assert set(_derived("kafka-2.5")[1]) == set(SEGMENT_DELETION) and not _derived("kafka-2.5")[0]
     assert set(_derived("kafka-2.4.1")[0]) == {FIRST_SEQUENCE_ONE} == set(_derived("kafka-2.0.0")[0])
+    assert _derived("kafka-2.4.1")[1] == {**dict.fromkeys(SEGMENT_DELETION, "kafka-9393"), "CLI-530": "kip-360"}
 
 
 @pytest.mark.parametrize("name", list(PROFILES))
@@ -59,12 +64,12 @@ def test_the_more30_vectors_outcome_is_pinned_per_profile(name: str) -> None:
 def test_the_default_run_judges_each_vector_at_1eb7644_and_agrees() -> None:
     run = harness.run_file(load_vectors(MORE30))
     assert {v.id for v in run.vectors} == set(ALL)
-    assert outcome_totals(run) == {"agree": 21, "disagree": 0, "not expressible": 0}
+    assert outcome_totals(run) == {"agree": 22, "disagree": 0, "not expressible": 0}
     assert {v.variant for v in run.vectors} == {"kafka-2024-10"}
     got = {n: tuple(outcome_totals(harness.run_file(load_vectors(MORE30), n)).values()) for n in PROFILE_TABLE}
-    assert got["kafka-later-trunk"] == got["kafka-3.0-3.1.0"] == (21, 0, 0)
-    assert got["kafka-2.7-2.8"] == got["kafka-2.5"] == (17, 0, 4)
-    assert got["kafka-2.4.1"] == got["kafka-2.0.0"] == (16, 1, 4)
+    assert got["kafka-later-trunk"] == got["kafka-3.0-3.1.0"] == (22, 0, 0)
+    assert got["kafka-2.7-2.8"] == got["kafka-2.5"] == (18, 0, 4)
+    assert got["kafka-2.4.1"] == got["kafka-2.0.0"] == (16, 1, 5)
 
 
 def _changed(vid: str, step: int, field: str, value: object) -> harness.VectorReport:
@@ -112,6 +117,13 @@ def test_the_producer_id_vectors_compare_what_they_claim() -> None:
     # idBlockLen 100: the block asked for at id 90 waits; 91..99 are handed out before it (the model skipped them)
     assert _changed("BRK-PIDM-16", 4, "producer_ids", "100..108").outcome == harness.DISAGREE
     assert _changed("BRK-PIDM-16", 9, "producer_ids", "209..299").outcome == harness.DISAGREE
+
+
+def test_a_disconnected_lookup_is_resent_without_an_error() -> None:
+    assert _changed("CLI-530", 0, "result", "failed").outcome == harness.DISAGREE
+    assert _changed("CLI-530", 0, "lookup_coordinator", True).outcome == harness.DISAGREE
+    assert _changed("CLI-530", 0, "client_state", "FATAL_ERROR").outcome == harness.DISAGREE
+    assert _changed("CLI-530", 1, "result", "pending").outcome == harness.DISAGREE
 
 
 def test_a_block_granted_early_waits_for_the_current_one() -> None:
@@ -198,15 +210,16 @@ def test_the_coverage_rows_name_the_more30_vectors_of_their_test() -> None:
     vectors = vectors_by_id(MORE30)
     named: set[str] = set()
     for cls, suffix in (("ProducerStateManagerTest", "ProducerStateManagerTest.java"),
-                        ("UnifiedLogTest", "UnifiedLogTest.scala"), ("ProducerIdManagerTest", "ProducerIdManagerTest.scala")):
+                        ("UnifiedLogTest", "UnifiedLogTest.scala"), ("ProducerIdManagerTest", "ProducerIdManagerTest.scala"),
+                        ("TransactionManagerTest", "TransactionManagerTest.java")):
         for test, row in _rows(cls).items():
             cell = row.rstrip(" |").split(" | ", 1)[1]
             if not re.search(r"\(more30[;)]", cell):
                 # a reason may point at a vector; a covered row names its own first
-                assert cell.startswith("not covered") or not re.search(r"BRK-(PSM-5\d|UL-[34]\d|PIDM-1[3-6])\b",
-                                                                       cell), test
+                assert cell.startswith("not covered") or not re.search(
+                    r"\b(BRK-(PSM-5\d|UL-[34]\d|PIDM-1[3-6])|CLI-53\d)\b", cell), test
                 continue
-            ids = re.findall(r"BRK-(?:PSM|UL|PIDM)-\d+", cell.split("(more30")[0])
+            ids = re.findall(r"\b(?:BRK-(?:PSM|UL|PIDM)|CLI)-\d+", cell.split("(more30")[0])
             assert ids and cell.startswith(ids[0]), test
             for vid in ids:
                 source = vectors[vid]["source"]
