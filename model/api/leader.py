@@ -378,14 +378,20 @@ def take_snapshot(state: LeaderState, snapshots: Snapshots) -> Snapshots:
 
 
 def truncate_and_reload(state: LeaderState, snapshots: Snapshots, log_start: int, log_end: int, now: int,
-                        expiration_ms: int, protocol: Protocol) -> tuple[LeaderState, Snapshots]:
+                        expiration_ms: int, protocol: Protocol,
+                        unreadable: frozenset[int] = frozenset()) -> tuple[LeaderState, Snapshots]:
     """``truncateAndReload``: snapshots above the new log end or at or below the log start are deleted;
     if the map end offset moves, the table is rebuilt from the latest snapshot left (its producers not
     expired at ``now``; none: empty, the map end at the log start), else only the log start moves
-    (``move_log_start_offset``: before KAFKA-7190 that evicts producers below it)."""
+    (``move_log_start_offset``: before KAFKA-7190 that evicts producers below it). A snapshot in
+    ``unreadable`` (a file that fails to parse) is deleted when the load reaches it and the next older one
+    is tried (``loadFromSnapshot``'s CorruptSnapshotException loop, read at 1eb7644 and 4.2.0-rc1), so a
+    damaged latest snapshot costs the producer state written after the one before it, never the load."""
     kept = tuple((o, p) for o, p in snapshots if log_start < o <= log_end)
     if log_end == state.log_end_offset:
         return move_log_start_offset(state, log_start, protocol), kept
+    while kept and kept[-1][0] in unreadable:
+        kept = kept[:-1]
     if kept:
         offset, producers = kept[-1]
         loaded = tuple(e for e in producers if not is_producer_expired(e, now, expiration_ms))

@@ -226,6 +226,10 @@ FEATURES: dict[str, str] = {
                     "completes the batch, so a late failure of a batch that expired already is ignored; before, it was "
                     "handled a second time: an abortable error and the partition's sequences moved down again), "
                     "released in 3.6"),
+    "kafka-9393": ("KAFKA-9393 (a producer-state snapshot is deleted with the segment whose base offset it has, when "
+                   "retention, the log start offset or a truncation deletes that segment; before, truncateHead deleted "
+                   "the snapshots below the log start offset and the recovery-point checkpoint those below the last two "
+                   "segments), released in 2.8"),
     "kafka-12152": ("KAFKA-12152 (TransactionManager.handleFailedBatch no longer ignores a batch of an older producer id "
                     "or epoch: its failure may ask for an idempotent epoch bump), released in 2.8"),
     "kafka-13221": ("KAFKA-13221 (KIP-664: ProducerStateManager.hasLateTransaction, an ongoing transaction whose producer "
@@ -330,6 +334,9 @@ FEATURE_SINCE: dict[str, Since] = {
                          "(batch.completeExceptionally(...))' (3.5.2 l.766-774: before it, for every failure); KAFKA-14884 "
                          "ea0bb001262 ('take 2', PR 13787), an ancestor of 3.6.0 and not of 3.5.2, with SenderTest's "
                          "testReceiveFailedBatchTwiceWithTransactions"),
+    "kafka-9393": Since((2, 8, 0), "2.8.0 Log.deleteSegmentFiles removes each deleted segment's snapshot "
+                        "(producerStateManager.removeAndDeleteSnapshot(segment.baseOffset)); 2.7.0 has "
+                        "deleteSnapshotsAfterRecoveryPointCheckpoint; KAFKA-9393 24290de8282 (first tag 2.8.0)"),
     "kafka-12152": Since((2, 8, 0), "2.8.0 TransactionManager.handleFailedBatch without producerIdOrEpochNotMatch's early "
                          "return (2.7.0 l.721: 'Ignoring failed batch ... since the producerId has been reset "
                          "internally'); KAFKA-12152 eb026fcf82d (first tag 2.8.0)"),

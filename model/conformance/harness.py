@@ -104,6 +104,10 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^advance_time\b", steps_leader.advance_time),
     (r"^removeExpiredProducers\b", steps_leader.remove_expired),
     (r"^(ProducerStateManager\.|stateManager\.)?hasLateTransaction\b", steps_leader.has_late_transaction),
+    (r"^(UnifiedLog\.|log\.)?deleteOldSegments\b", steps_leader.delete_old_segments),
+    (r"^(ProducerStateManager\.|stateManager\.)?deleteSnapshotsBefore\b", steps_leader.delete_snapshots_before),
+    (r"^(UnifiedLog\.|log\.)?flush(UptoOffsetExclusive)?\b", steps_leader.flush),
+    (r"(?i)^(damage|corrupt) (the )?(producer )?snapshot( file)?\b", steps_leader.corrupt_snapshot),
     ((r"(?i)^(onLogStartOffsetIncremented|truncateHead|maybeIncrementLogStartOffset|deleteRecords|deleteOldSegments|"
      r"retention|log_start_offset|advance_log_start_offset)"), steps_leader.move_log_start_offset),
     (r"^maybeStartTransactionVerification\b", steps_leader.start_verification),
@@ -254,9 +258,14 @@ def needed_features(vector: Vector, initial: dict[str, Any]) -> list[tuple[str, 
     for key in ("offline_partitions", "max_message_bytes"):
         if initial.get(key):
             found.append(("kafka-13099", f"initial_state.{key}"))
+    rolled = False
     for i, step in enumerate(vector.steps):
         inp, at = step.input, f"step {i + 1}: "
         kind = str(inp.get("api") or inp.get("event") or inp.get("call") or "")
+        rolled = rolled or bool(re.match(r"roll\b", kind))
+        if re.match(r"(UnifiedLog\.|log\.)?deleteOldSegments\b", kind) and (rolled or inp.get("retention_breached")):
+            # segments the step can delete: their snapshots go with them only from KAFKA-9393
+            found.append(("kafka-9393", f"{at}deleteOldSegments of a log with segments to delete"))
         tv = inp.get("client_transaction_version", 0)
         if _int(tv, 0) >= 2:
             found.append(("transaction-version-2", f"{at}input.client_transaction_version {tv}"))

@@ -49,6 +49,11 @@ def _after(w: World, out: Observed, producer_id: int | None = None) -> Observed:
     unstable = w.first_unstable_offset()
     if unstable is not False:
         out["first_unstable_offset"] = unstable
+        if w.unified_log:
+            # UnifiedLog.lastStableOffset: the first unstable offset while it is below the high watermark, else
+            # the high watermark (a read_committed fetch's upper bound)
+            hw = w.high_watermark
+            out["last_stable_offset"] = unstable if unstable is not None and unstable < hw else hw
     if producer_id is not None:
         out["verification_entry_present"] = any(v.producer_id == producer_id for v in w.leader.verifications)
     out["state_after"] = w.producers_view()
@@ -227,10 +232,10 @@ def _marker(w: World, inp: dict[str, Any]) -> Observed:
 
 def active_producers(w: World, inp: dict[str, Any]) -> Observed:
     """``UnifiedLog.activeProducersWithLastSequence`` read for ``producer_id``: whether it holds the producer
-    (``contains``) and its last sequence (None when it does not)."""
+    (``contains``) and its last sequence (None when it does not); ``active_producers`` is the map's size."""
     pid = integer(inp.get("producer_id"), "producer_id")
     entry = next((e for e in w.leader.producers if e.producer_id == pid), None)
-    return {"contains": entry is not None,
+    return {"active_producers": len(w.leader.producers), "contains": entry is not None,
             "last_sequence": None if entry is None else w.entry_view(entry)["last_seq"]}
 
 
@@ -290,7 +295,7 @@ def move_log_start_offset(w: World, inp: dict[str, Any]) -> Observed:
 
 def update_high_watermark(w: World, inp: dict[str, Any]) -> Observed:
     w.high_watermark = max(w.high_watermark, integer(inp.get("offset", inp.get("high_watermark")), "offset"))
-    return _after(w, {})
+    return _after(w, _snapshot_view(w))
 
 
 def set_verification_enabled(w: World, inp: dict[str, Any]) -> Observed:
@@ -508,21 +513,39 @@ def _logged(w: World, batch: api.ProduceBatch, res: api.ProduceResult) -> None:
 
 
 def _snapshot_view(w: World) -> Observed:
-    return {"snapshot_offsets": [o for o, _ in w.snapshots],
+    w.unreadable_snapshots &= {o for o, _ in w.snapshots}
+    return {"snapshot_offsets": [o for o, _ in w.snapshots], "snapshot_count": len(w.snapshots),
             "latest_snapshot_offset": w.snapshots[-1][0] if w.snapshots else None,
+            "oldest_snapshot_offset": w.snapshots[0][0] if w.snapshots else None,
             "producer_state_end_offset": w.leader.log_end_offset}
 
 
-def take_snapshot(w: World, inp: dict[str, Any]) -> Observed:
+def _snapshot(w: World) -> None:
+    """``takeSnapshot`` at the map end offset: a file written anew there parses again."""
     w.snapshots = api.take_snapshot(w.leader, w.snapshots)
+    w.unreadable_snapshots.discard(w.leader.log_end_offset)
+
+
+def take_snapshot(w: World, inp: dict[str, Any]) -> Observed:
+    _snapshot(w)
     return _snapshot_view(w)
 
 
 def roll(w: World, inp: dict[str, Any]) -> Observed:
     """``UnifiedLog.roll``: a new segment; the producer state is snapshotted at the roll offset."""
-    w.snapshots = api.take_snapshot(w.leader, w.snapshots)
-    if not w.segment_bases or w.segment_bases[-1] < w.leader.log_end_offset:
+    _snapshot(w)
+    if w.leader.log_end_offset > max([w.first_segment_base, *w.segment_bases]):
         w.segment_bases.append(w.leader.log_end_offset)
+    return _snapshot_view(w)
+
+
+def flush(w: World, inp: dict[str, Any]) -> Observed:
+    """``UnifiedLog.flush`` / ``flushUptoOffsetExclusive(offset)`` (1eb7644): segments are written to disk and the
+    recovery point moves; no snapshot is taken or deleted (from KAFKA-9393, 2.8.0, a snapshot goes with its segment;
+    before, LogManager's recovery-point checkpoint, not the flush, deleted those below the last two segments)."""
+    offset = integer(inp.get("offset", w.leader.log_end_offset), "offset")
+    if offset > w.leader.log_end_offset:
+        raise NotExpressible(f"flush up to {offset}: past the log end offset {w.leader.log_end_offset}")
     return _snapshot_view(w)
 
 
@@ -532,10 +555,84 @@ def delete_snapshot_files(w: World, inp: dict[str, Any]) -> Observed:
     return _snapshot_view(w)
 
 
+def delete_snapshots_before(w: World, inp: dict[str, Any]) -> Observed:
+    """``ProducerStateManager.deleteSnapshotsBefore(offset)``: the snapshots below ``offset`` go (the one at it
+    stays); the in-memory state stays."""
+    offset = integer(inp.get("offset"), "offset")
+    w.snapshots = tuple((o, p) for o, p in w.snapshots if o >= offset)
+    return _snapshot_view(w)
+
+
+_DAMAGE = ("emptied", "truncated", "overwritten")
+
+
+def corrupt_snapshot(w: World, inp: dict[str, Any]) -> Observed:
+    """The test damages a snapshot file on disk (``offset``, default the latest): ``damage`` says how
+    (``emptied``: cut to 0 bytes, ``truncated``: cut in the middle, ``overwritten``: bytes written over it). Each
+    makes ``readSnapshot`` throw CorruptSnapshotException (the schema read fails or the CRC differs); the
+    manager still lists the file until a load reaches it."""
+    damage = str(inp.get("damage", ""))
+    if damage not in _DAMAGE:
+        raise NotExpressible(f"damage {damage!r}: one of {', '.join(_DAMAGE)}")
+    if not w.snapshots:
+        raise NotExpressible("no snapshot file to damage")
+    offset = integer(inp.get("offset", w.snapshots[-1][0]), "offset")
+    if offset not in dict(w.snapshots):
+        raise NotExpressible(f"no snapshot file at {offset} to damage")
+    w.unreadable_snapshots.add(offset)
+    return _snapshot_view(w)
+
+
+def delete_old_segments(w: World, inp: dict[str, Any]) -> Observed:
+    """``UnifiedLog.deleteOldSegments`` (1eb7644): from the oldest segment on, while the segment's end (the next
+    base, or the log end) is at or below the high watermark and it breaches a policy, it is deleted, but never a last
+    segment that is empty. The policies: the log start offset is at or past the next segment's base
+    (``deleteLogStartOffsetBreachedSegments``), or retention (``retention_breached``: the test's size or time
+    retention holds for every segment, which the harness does not weigh). Deleting every segment rolls a new one
+    first (a snapshot at the log end); the log start offset moves to the first segment left
+    (``maybeIncrementLogStartOffset``: the producer state stays, KAFKA-7190) and each deleted segment's snapshot
+    at its base offset goes (``deleteProducerSnapshots``, KAFKA-9393: ``harness.needed_features`` keeps the step from
+    earlier versions). A ``log_start_offset`` given moves the log start
+    first (a retention the harness does not split into segments, as before this step deleted any)."""
+    text = " ".join(str(inp.get(k, "")) for k in ("event", "call", "api"))
+    raw = inp.get("log_start_offset", inp.get("new_log_start_offset", inp.get("offset")))
+    if raw is None:
+        m = re.search(r"(\d+)", text)
+        raw = int(m.group(1)) if m else None
+    if raw is not None:
+        w.log_start_offset = max(w.log_start_offset, integer(raw, "log_start_offset"))
+        w.leader = api.move_log_start_offset(w.leader, w.log_start_offset, w.protocol)
+    retention = bool(inp.get("retention_breached", False))
+    bases = [w.first_segment_base, *[b for b in w.segment_bases if b > w.first_segment_base]]
+    end = w.leader.log_end_offset
+    deletable: list[int] = []
+    for i, base in enumerate(bases):
+        nxt = bases[i + 1] if i + 1 < len(bases) else None
+        breached = retention or (nxt is not None and nxt <= w.log_start_offset)
+        if breached and w.high_watermark >= (end if nxt is None else nxt) and not (nxt is None and base >= end):
+            deletable.append(base)
+        else:
+            break
+    if deletable:
+        if len(deletable) == len(bases):
+            roll(w, {})
+            bases.append(end)
+        start = bases[len(deletable)]
+        w.log_start_offset = max(w.log_start_offset, start)
+        w.leader = api.move_log_start_offset(w.leader, w.log_start_offset, w.protocol)
+        w.first_segment_base = start
+        w.segment_bases = [b for b in w.segment_bases if b > start]
+        w.snapshots = tuple((o, p) for o, p in w.snapshots if o not in deletable)
+        w.log = [x for x in w.log if _log_offset(x) >= start]
+    out = _after(w, _snapshot_view(w))
+    out.update({"deleted_segments": len(deletable), "log_start_offset": w.log_start_offset})
+    return out
+
+
 def reopen_log(w: World, inp: dict[str, Any]) -> Observed:
     """``UnifiedLog.close`` snapshots the producer state at the log end; the reopened log loads that
     snapshot (each producer with its last batch), with nothing after it to replay."""
-    w.snapshots = api.take_snapshot(w.leader, w.snapshots)
+    _snapshot(w)
     w.leader = w.leader._replace(producers=w.snapshots[-1][1])
     return _after(w, _snapshot_view(w))
 
@@ -554,6 +651,7 @@ def log_truncate(w: World, inp: dict[str, Any]) -> Observed:
     if re.search(r"truncateFullyAndStartAt", call) or target < w.log_start_offset:
         w.leader = w.leader._replace(producers=(), log_end_offset=target, verifications=())
         w.snapshots, w.log, w.segment_bases = (), [], []
+        w.first_segment_base = target
         w.log_start_offset = integer(inp.get("log_start_offset", target), "log_start_offset")
     elif target < w.leader.log_end_offset:
         if w.log_incomplete:
@@ -567,14 +665,15 @@ def log_truncate(w: World, inp: dict[str, Any]) -> Observed:
         w.segment_bases = [b for b in w.segment_bases if b <= target]
         w.log = [x for x in w.log if _log_offset(x) < target]
         w.leader, w.snapshots = api.truncate_and_reload(w.leader, w.snapshots, w.log_start_offset, target, w.now,
-                                                        w.pid_expiration_ms, w.protocol)
+                                                        w.pid_expiration_ms, w.protocol,
+                                                        frozenset(w.unreadable_snapshots))
         w.leader = w.leader._replace(verifications=())
         last_snapshot = w.leader.log_end_offset  # the loaded snapshot's offset, or the log start
         if target > w.leader.log_end_offset and not empty_before:
             last_snapshot = _replay(w, w.leader.log_end_offset, target, last_snapshot)
         w.leader = w.leader._replace(log_end_offset=target)
         if target > last_snapshot:
-            w.snapshots = api.take_snapshot(w.leader, w.snapshots)
+            _snapshot(w)
     w.high_watermark = min(w.high_watermark, w.leader.log_end_offset)
     w.completed_txns.clear()
     w.reset_open_transactions()
@@ -606,7 +705,7 @@ def _replay(w: World, start: int, target: int, last_snapshot: int) -> int:
         begin = max(base, start, w.log_start_offset)
         w.leader = w.leader._replace(log_end_offset=begin)
         if base in snapshot_at and begin > last_snapshot:
-            w.snapshots = api.take_snapshot(w.leader, w.snapshots)
+            _snapshot(w)
             last_snapshot = begin
         for x in w.log:
             if begin <= _log_offset(x) < min(end, target):
@@ -627,10 +726,10 @@ def truncate_and_reload(w: World, inp: dict[str, Any]) -> Observed:
     now = integer(inp.get("now", w.now), "now", w.symbols)
     w.leader, w.snapshots = api.truncate_and_reload(w.leader, w.snapshots, start,
                                                     integer(inp.get("log_end_offset"), "log_end_offset"), now,
-                                                    w.pid_expiration_ms, w.protocol)
+                                                    w.pid_expiration_ms, w.protocol, frozenset(w.unreadable_snapshots))
     # the transactions a reload forgets (unreplicatedTxns is cleared: the offset is below the high watermark)
     w.completed_txns.clear()
     w.reset_open_transactions()
     out = _after(w, {})
-    out["snapshot_offsets"] = [o for o, _ in w.snapshots]
+    out.update(_snapshot_view(w))
     return out

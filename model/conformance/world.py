@@ -124,8 +124,13 @@ class World:
         self.aborted_txns: list[Any] = []
         self._open_txns: dict[int, int] = {}
         self.snapshots: Any = ()
+        #: snapshot offsets whose file does not parse (emptied, cut short or overwritten, or created empty by the
+        #: test): ``truncate_and_reload`` deletes one when its load reaches it and falls back to the next older
+        self.unreadable_snapshots: set[int] = set()
         #: the base offsets of the log's segments after the first (a roll starts one at the log end)
         self.segment_bases: list[int] = []
+        #: the first segment's base offset (segment deletion moves it; ``segment_bases`` stay above it)
+        self.first_segment_base = 0
         #: the batches and markers in the log, in offset order (``api.ProduceBatch`` / ``api.MarkerRequest``
         #: with their offsets), for a UnifiedLog truncation that rebuilds the producer state from the log
         self.log: list[Any] = []
@@ -574,6 +579,14 @@ def _psm_max_txn_timeout(w: World, v: Any) -> None:
     w.psm_max_txn_timeout_ms = integer(v, "max_transaction_timeout_ms")
 
 
+def _stray_snapshots(w: World, v: Any) -> None:
+    """Snapshot files the test creates empty (``Files.createFile``) before the log or manager is opened: present
+    for the manager (``loadSnapshots`` lists them by name), unreadable if a load reaches them."""
+    offsets = [integer(o, "stray_snapshot_offsets") for o in (v or [])]
+    w.snapshots = tuple(sorted({**dict(w.snapshots), **{o: () for o in offsets}}.items()))
+    w.unreadable_snapshots.update(offsets)
+
+
 def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).upper()
 
@@ -590,7 +603,7 @@ _LOADERS = {
     "transaction.two.phase.commit.enable": _two_phase_commit_enable,
     "max_transaction_timeout_ms": _psm_max_txn_timeout, "transaction.max.timeout.ms": _psm_max_txn_timeout,
     "transaction_state_partitions": _txn_log_partitions, "offline_partitions": _txn_log_offline,
-    "max_message_bytes": _txn_log_max_message_bytes,
+    "max_message_bytes": _txn_log_max_message_bytes, "stray_snapshot_offsets": _stray_snapshots,
 }
 _ERROR_NAMES = {e.name for e in Errors}
 

@@ -34,6 +34,9 @@ class ProducerIdBlocks(NamedTuple):
     #: KRaft brokers whose AllocateProducerIds request stays in flight for ever (``after_failed_block_request``): they
     #: never ask again, so no block reaches them
     stuck: tuple[int, ...] = ()
+    #: each KRaft broker's next block, granted while its current block still had ids (``nextProducerIdBlock``: the
+    #: broker asks at 90% of a block, so the answer usually arrives before the block is used up)
+    waiting: tuple[BrokerBlock, ...] = ()
 
 
 class Generated(NamedTuple):
@@ -86,12 +89,20 @@ def after_failed_block_request(state: ProducerIdBlocks, broker: int, *, bodyless
 
 
 def grant_block(state: ProducerIdBlocks, broker: int) -> ProducerIdBlocks:
-    """The controller (or the znode update) grants ``broker`` the next block."""
+    """The controller (or the znode update) grants ``broker`` the next block. A block that arrives while the
+    broker's current one still has ids waits as its next block (``RPCProducerIdManager.
+    handleAllocateProducerIdsResponse`` sets ``nextProducerIdBlock``; ``generateProducerId`` takes it when the current
+    one is used up; read at 1eb7644 and 4.2.0-rc1), so no id of the current block is skipped."""
     start = state.next_block_start
     if start > MAX_PRODUCER_ID - state.block_size + 1:
         raise ProducerIdsExhausted(f"a block of {state.block_size} ids from {start} passes the largest producer id")
-    return _with(state._replace(next_block_start=start + state.block_size),
-                 BrokerBlock(broker, start, start + state.block_size))
+    granted = BrokerBlock(broker, start, start + state.block_size)
+    state = state._replace(next_block_start=start + state.block_size)
+    current = _block(state, broker)
+    if current is not None and current.next_id < current.end:
+        rest = [b for b in state.waiting if b.broker != broker]
+        return state._replace(waiting=tuple(sorted(rest + [granted])))
+    return _with(state, granted)
 
 
 def generate_producer_id(state: ProducerIdBlocks, broker: int, *, synchronous: bool = True) -> tuple[Generated, ProducerIdBlocks]:
@@ -99,6 +110,10 @@ def generate_producer_id(state: ProducerIdBlocks, broker: int, *, synchronous: b
     missing block is replaced within the call; otherwise (KRaft) the call fails with
     COORDINATOR_LOAD_IN_PROGRESS until ``grant_block`` delivers the next block."""
     block = _block(state, broker)
+    waiting = next((b for b in state.waiting if b.broker == broker), None)
+    if (block is None or block.next_id >= block.end) and waiting is not None:
+        state = _with(state._replace(waiting=tuple(b for b in state.waiting if b.broker != broker)), waiting)
+        block = waiting
     if block is None or block.next_id >= block.end:
         if not synchronous:
             return Generated(int(Errors.COORDINATOR_LOAD_IN_PROGRESS), -1), state
