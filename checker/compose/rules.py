@@ -765,6 +765,13 @@ class _Rule:
         if both:
             raise ComposeError(f"{where}: writes {', '.join(both)} both whole and through a projection")
         self.allowed = {r.key for r in self.writes} | set(spec.sends) | set(spec.results)
+        for shape in spec.shapes:
+            unknown = [n for n in shape if n not in {r.key for r in self.writes} and n not in self.sends]
+            if unknown:
+                raise ComposeError(f"{where}: shapes names {', '.join(unknown)}, which it does not write or send")
+            if self.receive is not None and any(r.param is not None for r in self.writes if r.key in shape):
+                raise ComposeError(f"{where}: shapes names a write indexed by a parameter, whose places differ "
+                                   "per message")
         #: the result's names whose value's type an outcome keeps (``_outcome`` compares them on a hit
         #: of ``_Binding.made``, keyed on the items alone): the results (a step shows ``1``, ``True``
         #: and an ``IntEnum`` member apart) and the writes of parts that hold the value itself (not
@@ -929,8 +936,9 @@ class _Rule:
             # dropped: 40% of kafka.init_producer_id's HandleInitProducerIdResponse steps), and
             # the shapes ``_receive_shapes`` names, are built in place, as a binding's full shape
             # is (``_apply``); the others stay calls of their builder
-            apply = self._apply_shapes(env, [((), (), rslot, bslot), *self._receive_shapes(rslot, bslot)],
-                                       f"{tag}R", apply[0])
+            shapes = (self._declared_shapes(rslot, bslot) if self.spec.shapes
+                      else [((), (), rslot, bslot), *self._receive_shapes(rslot, bslot)])
+            apply = self._apply_shapes(env, shapes, f"{tag}R", apply[0])
         lines: list[str] = []
         if self.receive is None:
             for n, b in enumerate(self.bindings):
@@ -1011,11 +1019,31 @@ class _Rule:
         (most outcomes: no call per successor), or of one that writes everything and sends
         nothing (kafka.init_producer_id's AddPartitionsToTxn and EndTxn(COMMIT) succeeding: a
         builder call is about 800 instructions more than the tuple display), else by the
-        outcome's builder."""
-        shapes = [self._shape(b, self.allowed)]
-        if self.sends and self.writes:
-            shapes.append(self._shape(b, {r.key for r in self.writes}))
+        outcome's builder. A rule's declared ``shapes`` replace these two."""
+        if self.spec.shapes:
+            shapes = [self._shape(b, names) for names in self.spec.shapes]
+        else:
+            shapes = [self._shape(b, self.allowed)]
+            if self.sends and self.writes:
+                shapes.append(self._shape(b, {r.key for r in self.writes}))
         return self._apply_shapes(env, shapes, name, "append((step, build(s, a)))")
+
+    def _declared_shapes(self, rslot: int, bslot: int) -> list[tuple[tuple[int, ...], tuple[int, ...], int, int]]:
+        """A receive rule's ``shapes`` (``rule``) as builder shapes, in their order: the places of
+        the named writes (through a projection: folded, before the sends) and sends, as ``_made``
+        lists an outcome's (its writes in declared order, then its channels)."""
+        placed = self.plan.placed
+        out: list[tuple[tuple[int, ...], tuple[int, ...], int, int]] = []
+        for names in self.spec.shapes:
+            written: list[int] = []
+            sent: list[int] = []
+            for ref in self.writes:
+                if ref.key in names:
+                    slots = [placed(k) for k in ref.slots({})]
+                    (sent if ref.projection is not None else written).extend(slots if ref.whole else slots[:1])
+            sent += [placed(slot) for ch, (slot, _) in self.sends.items() if ch in names]
+            out.append((tuple(written), tuple(sent), rslot, bslot))
+        return out
 
     def _receive_shapes(self, rslot: int, bslot: int) -> list[tuple[tuple[int, ...], tuple[int, ...], int, int]]:
         """A receive rule's shapes built in place besides the message taken alone, up to
@@ -1026,7 +1054,8 @@ class _Rule:
         are all of fixed parts (the idempotent preset's HandleProduce: the leader's ``appendable``
         and the follower): each subset of the writes, the largest first, with every send and with
         none. None for other receive rules, whose outcomes' shapes their declarations leave open
-        (the bindings differ per message)."""
+        (the bindings differ per message). A rule's declared ``shapes`` replace these and the
+        message taken alone (``_declared_shapes``)."""
         placed = self.plan.placed
         sent = tuple(placed(slot) for slot, _ in self.sends.values())
         out: list[tuple[tuple[int, ...], tuple[int, ...], int, int]] = []
