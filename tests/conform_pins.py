@@ -5,6 +5,7 @@ two ways a file's pins are checked against every profile (listed, or derived fro
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -79,6 +80,19 @@ def run_vector(vector: dict, variant: str | None = None) -> harness.VectorReport
     data = {"source": {"repository": "apache/kafka", "commit": KAFKA_COMMIT}, "vectors": [vector]}
     (report,) = harness.run_file(parse_vectors(data, "inline"), variant).vectors
     return report
+
+
+def coverage_rows(cls: str) -> dict[str, str]:
+    """docs/conformance.md's coverage rows of Kafka test class ``cls``: test name -> the rest of its row (mechanism, and
+    the vectors or "not covered: reason"); a test with two rows fails."""
+    doc = (Path(__file__).parent.parent / "docs" / "conformance.md").read_text()
+    rows: dict[str, str] = {}
+    for line in doc.splitlines():
+        m = re.match(rf"^\| {cls} \| `(\w+)` \| (.*)$", line)
+        if m:
+            assert m.group(1) not in rows, (cls, m.group(1))
+            rows[m.group(1)] = m.group(2)
+    return rows
 
 
 def assert_coverage_table_names_vectors(path: Path) -> None:

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conform_pins import assert_pinned, outcome_totals, run_vector, vectors_by_id
+from conform_pins import assert_pinned, coverage_rows, outcome_totals, run_vector, vectors_by_id
 from eoscheck.model.api import client as api
 from eoscheck.model.api.protocol import PROFILE_TABLE, PROFILES, protocol
 from eoscheck.model.conformance import harness
@@ -129,19 +129,8 @@ def test_a_disconnect_is_retried_and_out_of_retries_fails_without_adjustment(tra
     assert [b.base_sequence for b in adjusted.entry.in_flight] == ([0] if transactional else [1])
 
 
-def _rows() -> dict[str, str]:
-    doc = (Path(__file__).parent.parent / "docs" / "conformance.md").read_text()
-    rows: dict[str, str] = {}
-    for line in doc.splitlines():
-        m = re.match(r"^\| RecordAccumulatorTest \| `(\w+)` \| (.*)$", line)
-        if m:
-            assert m.group(1) not in rows, m.group(1)
-            rows[m.group(1)] = m.group(2)
-    return rows
-
-
 def test_every_record_accumulator_test_has_one_row() -> None:
-    rows = _rows()
+    rows = coverage_rows("RecordAccumulatorTest")
     assert set(rows) == set(RECORD_ACCUMULATOR_TESTS) and len(RECORD_ACCUMULATOR_TESTS) == 37
     vectors = vectors_by_id(MORE26)
     covered: dict[str, str] = {}

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conform_pins import assert_pinned, outcome_totals, run_vector, vectors_by_id
+from conform_pins import assert_pinned, coverage_rows, outcome_totals, run_vector, vectors_by_id
 from eoscheck.model.api import group as api
 from eoscheck.model.api.protocol import PROFILE_TABLE, PROFILES, SWITCH_HISTORY, protocol
 from eoscheck.model.conformance import harness
@@ -212,19 +212,8 @@ def test_a_moved_coordinator_answers_every_partition_not_coordinator() -> None:
     assert {e for _, e in errors} == {Errors.OFFSET_METADATA_TOO_LARGE}
 
 
-def _rows() -> dict[str, str]:
-    doc = (Path(__file__).parent.parent / "docs" / "conformance.md").read_text()
-    rows: dict[str, str] = {}
-    for line in doc.splitlines():
-        m = re.match(r"^\| GroupMetadataManagerTest \| `(\w+)` \| (.*)$", line)
-        if m:
-            assert m.group(1) not in rows, m.group(1)
-            rows[m.group(1)] = m.group(2)
-    return rows
-
-
 def test_every_group_metadata_manager_test_has_one_row() -> None:
-    rows = _rows()
+    rows = coverage_rows("GroupMetadataManagerTest")
     assert set(rows) == set(GMM_TESTS) and len(GMM_TESTS) == 69
     vectors = {**vectors_by_id(MORE27), **vectors_by_id(MORE27.with_name("kafka-unit-test-vectors.broker.json"))}
     cited: set[str] = set()

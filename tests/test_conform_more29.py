@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conform_pins import assert_pinned, outcome_totals, run_vector, vectors_by_id
+from conform_pins import assert_pinned, coverage_rows, outcome_totals, run_vector, vectors_by_id
 from eoscheck.model.api.protocol import FEATURE_SINCE, PROFILE_TABLE, PROFILES, SWITCH_HISTORY, protocol
 from eoscheck.model.conformance import harness
 from eoscheck.model.conformance.vectors import load_vectors
@@ -227,20 +227,9 @@ NEW_ROWS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _rows(cls: str) -> dict[str, str]:
-    doc = (Path(__file__).parent.parent / "docs" / "conformance.md").read_text()
-    rows: dict[str, str] = {}
-    for line in doc.splitlines():
-        m = re.match(rf"^\| {cls} \| `(\w+)` \| (.*)$", line)
-        if m:
-            assert m.group(1) not in rows, (cls, m.group(1))
-            rows[m.group(1)] = m.group(2)
-    return rows
-
-
 @pytest.mark.parametrize("cls", list(NEW_ROWS))
 def test_every_test_of_this_session_has_one_row_citing_a_vector_or_a_reason(cls: str) -> None:
-    rows = _rows(cls)
+    rows = coverage_rows(cls)
     vectors = vectors_by_id(MORE29)
     cited: set[str] = set()
     for test in NEW_ROWS[cls]:

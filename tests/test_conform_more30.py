@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conform_pins import assert_pinned, outcome_totals, run_vector, vectors_by_id
+from conform_pins import assert_pinned, coverage_rows, outcome_totals, run_vector, vectors_by_id
 from eoscheck.model.api import leader as api
 from eoscheck.model.api.protocol import PROFILE_TABLE, PROFILES, protocol
 from eoscheck.model.conformance import harness
@@ -195,24 +195,13 @@ def test_a_written_vector_without_segments_still_moves_only_the_log_start_offset
     assert run_vector(vector, "kafka-2.4.0").outcome == harness.AGREE
 
 
-def _rows(cls: str) -> dict[str, str]:
-    doc = (Path(__file__).parent.parent / "docs" / "conformance.md").read_text()
-    rows: dict[str, str] = {}
-    for line in doc.splitlines():
-        m = re.match(rf"^\| {cls} \| `(\w+)` \| (.*)$", line)
-        if m:
-            assert m.group(1) not in rows, m.group(1)
-            rows[m.group(1)] = m.group(2)
-    return rows
-
-
 def test_the_coverage_rows_name_the_more30_vectors_of_their_test() -> None:
     vectors = vectors_by_id(MORE30)
     named: set[str] = set()
     for cls, suffix in (("ProducerStateManagerTest", "ProducerStateManagerTest.java"),
                         ("UnifiedLogTest", "UnifiedLogTest.scala"), ("ProducerIdManagerTest", "ProducerIdManagerTest.scala"),
                         ("TransactionManagerTest", "TransactionManagerTest.java")):
-        for test, row in _rows(cls).items():
+        for test, row in coverage_rows(cls).items():
             cell = row.rstrip(" |").split(" | ", 1)[1]
             if not re.search(r"\(more30[;)]", cell):
                 # a reason may point at a vector; a covered row names its own first
@@ -229,7 +218,7 @@ def test_the_coverage_rows_name_the_more30_vectors_of_their_test() -> None:
 
 
 def test_the_unified_log_tests_without_a_row_before_have_one() -> None:
-    rows = _rows("UnifiedLogTest")
+    rows = coverage_rows("UnifiedLogTest")
     for test in ("testOffsetFromProducerSnapshotFile", "testTruncateToEndOffsetClearsEpochCache",
                  "testFetchOffsetByTimestampIncludesLeaderEpoch", "testWriteLeaderEpochCheckpointAfterDirectoryRename",
                  "testLeaderEpochCacheClearedAfterDowngradeInAppendedMessages",
