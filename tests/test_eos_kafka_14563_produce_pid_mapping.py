@@ -103,3 +103,21 @@ def test_with_the_clients_add_only_closed_connections_get_it(variant: str) -> No
     assert _read_answers(VARIANTS[variant].protocol, transactions=2, txn_id_expirations=1, restarts=1) == {cl.DROPPED}
     assert _read_answers(VARIANTS[variant].protocol, transactions=2, max_epoch=2, txn_timeouts=1, restarts=1) == \
         {cl.DROPPED}
+
+
+def test_the_3_9_client_rules_abort_goes_on_with_a_batch_still_in_flight_or_in_retry() -> None:
+    """The counterfactual spec's configuration (``...-abortable-leader-add-3.9-client-rule``): the abort after the
+    batch's INVALID_PRODUCER_ID_MAPPING skips EndTxn (step error -2) and, as 3.9.1's ``nextRequest`` holds back only
+    an EndTxn, does not wait for the transaction's other batch, which keeps its producer id, epoch and sequence; 164
+    distinct states before fid28b, when the skipped abort waited like EndTxn, 168 after."""
+    protocol = VARIANTS["kafka-4.0-dev-2025-01-28-leader-add"].protocol.with_(client_produce_pid_mapping_fatal=False)
+    m = _eos(protocol, transactions=4, max_epoch=3)
+    skipped = [(m.view(s).producer[0], m.view(t).producer[0]) for s, step, t in reachable_steps(m)
+               if step[0] == "EndTxn" and step[-1] == -2]
+    assert skipped
+    waiting = [(before, after) for before, after in skipped if any(tx.has_sequence(b) for b in before.parts[0].batches)]
+    assert waiting, "the skipped abort waited for every batch with a sequence"
+    for before, after in waiting:
+        # a TV2 producer of this counterfactual ends the abort in READY (``bumps_after_abort`` is off for TV2)
+        kept = [b for b in before.parts[0].batches if tx.has_sequence(b)]
+        assert after.phase in (tx.TXN_BUMP, tx.TXN_READY) and after.parts[0].batches == tuple(kept)

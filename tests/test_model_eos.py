@@ -13,6 +13,7 @@ from eoscheck.checker.result import Result
 from eoscheck.checker.spec import build_machine, load_spec, spec_to_options
 from eoscheck.model import protocol as P
 from eoscheck.model.errors import Errors
+from eoscheck.model.machines import eos_endtxn
 from eoscheck.model.machines.eos import EosMachine, machine
 from eoscheck.model.machines.eos_model import BOUNDS
 from eoscheck.model.partition.txn_produce import (
@@ -28,6 +29,7 @@ from eoscheck.model.state import (
     QUEUED,
     RETRY,
     TXN_ABORTABLE,
+    TXN_BUMP,
     TXN_FATAL,
     TXN_FENCED,
     TXN_INIT,
@@ -225,6 +227,40 @@ def test_an_abort_resends_the_retried_batch_and_fails_only_the_never_sent_one() 
     assert outcome == ACKED and tx.ready_to_abort(p) and not tx.resends_retries(p)
     aborted = tx.abort_undrained_batches(p)
     assert not aborted.parts[0].batches and aborted.parts[0].failed == 0b110 and aborted.parts[0].acked == 0b1
+
+
+def test_an_abort_after_invalid_pid_mapping_does_not_wait_for_the_batches_in_flight_or_in_retry() -> None:
+    # 2.5.0 .. 3.9.x (3.9.1 TransactionManager.java:335-357): the abort queues InitProducerId, no EndTxn, and
+    # nextRequest(hasIncompleteBatches) holds back only an EndTxn (:779-789); 4.0.0's KAFKA-18019 made the error fatal
+    p = tx.begin_transaction(tx.with_producer_id(tx.new_producer(1), 3, 0)._replace(phase=TXN_READY), 3, 0)
+    p = p._replace(added=1)
+    for _ in range(2):
+        p, _ = tx.drain(p, 0, 0, 0, cfg())
+    p, outcome = tx.on_produce_response(p, 0, ProduceResponse(0, 0, 0, int(Errors.NOT_ENOUGH_REPLICAS), -1, -1), 0,
+                                        cfg())
+    assert outcome == RETRIED
+    p, outcome = tx.on_produce_response(p, 0, ProduceResponse(0, 0, 1, int(Errors.INVALID_PRODUCER_ID_MAPPING), -1,
+                                                              -1), 0, cfg())
+    assert (outcome, p.phase, p.bump_after_abort) == (FAILED, TXN_ABORTABLE, tx.SKIP_END_TXN)
+    assert tx.skips_end_txn(p) and tx.ready_to_abort(p) and eos_endtxn.end_request(p, False) is None
+    # the same batches after any other abortable error: EndTxn waits for the retried batch 0
+    other = p._replace(bump_after_abort=True)
+    assert not tx.skips_end_txn(other) and not tx.ready_to_abort(other)
+    # abortUndrainedBatches fails the never-sent batch 2 only; batch 0 keeps its producer id, epoch and sequence
+    aborted = tx.abort_undrained_batches(p)
+    assert [(b.record, b.status, b.producer_id, b.epoch, b.seq) for b in aborted.parts[0].batches] == [(0, RETRY, 3, 0, 0)]
+    bumping = tx.finish_transaction(aborted, False, p.epoch, bump_after_abort=True, cfg=cfg())
+    assert bumping.phase == TXN_BUMP and bumping.parts[0].batches == aborted.parts[0].batches
+    ready = tx.on_init_producer_id(bumping, 0, 3, 1)
+    assert ready is not None and ready.parts[0].next_seq == 0 and ready.parts[0].batches == aborted.parts[0].batches
+    # batch 0 resent later and failing: ABORTING_TRANSACTION ignores it, READY cannot take it; the phase stays
+    for before in (bumping, ready):
+        sent = before._replace(parts=(before.parts[0]._replace(batches=(before.parts[0].batches[0]._replace(
+            status=INFLIGHT),)),))
+        after, outcome = tx.on_produce_response(sent, 0, ProduceResponse(0, 0, 0, int(Errors.INVALID_PRODUCER_EPOCH), -1,
+                                                                         -1), 0, cfg(), ipe_abortable=True)
+        assert (outcome, after.phase, after.bump_after_abort) == (FAILED, before.phase, before.bump_after_abort)
+        assert not after.parts[0].batches and after.parts[0].failed & 1
 
 
 def test_a_restarted_instance_keeps_numbering_and_leaves_its_requests_unread() -> None:

@@ -1013,7 +1013,10 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
     def end_transaction(self, producer: TxnProducer, txn: TxnMetadata, next_producer_id: int) -> Any:
         """commitTransaction once every batch is acknowledged; abortTransaction after an abortable error
         once every batch that was sent is complete (those never sent are aborted; with no partition added,
-        a TV0/1 client aborts locally)."""
+        a TV0/1 client aborts locally); after an InvalidPidMappingException (2.5.0 .. 3.9.x) without EndTxn
+        and without waiting (``tx.skips_end_txn``): the batches still in flight or waiting for a retry keep
+        their producer id, epoch and sequence (3.9.1 ``RecordAccumulator.drain`` never re-stamps a batch that
+        has a sequence; the InitProducerId answer only resets the sequence numbers, TransactionManager.java:1306-1319)."""
         bump = self.bumps_after_abort(producer)
         tv2 = producer.tv >= 2
         if tx.ready_to_commit(producer, self.consume):

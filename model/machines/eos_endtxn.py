@@ -90,7 +90,8 @@ def end_request(producer: TxnProducer, consume: bool) -> int | None:
     """The result of the EndTxn request the producer would send now (None: it sends none)."""
     if tx.ready_to_commit(producer, consume):
         return int(TxnResult.COMMIT)
-    if tx.ready_to_abort(producer) and (producer.added or producer.offsets):
+    # an abort after an InvalidPidMappingException sends InitProducerId, no EndTxn (2.5.0 .. 3.9.x)
+    if tx.ready_to_abort(producer) and not tx.skips_end_txn(producer) and (producer.added or producer.offsets):
         return int(TxnResult.ABORT)
     return None
 

@@ -227,6 +227,21 @@ def _abortable(p: TxnProducer, needs_bump: bool, *, skip_end_txn: bool = False) 
 def on_produce_response(p: TxnProducer, partition: int, resp: ProduceResponse, now: int,
                         cfg: ClientConfig, *, ipe_abortable: bool = False,
                         pid_mapping_fatal: bool = False) -> tuple[TxnProducer, int]:
+    """``_on_produce_response``; a batch of a transaction aborted without EndTxn (``skips_end_txn``) may fail
+    after the abort: while its InitProducerId is outstanding (ABORTING_TRANSACTION)
+    ``transitionToAbortableError`` ignores the error and ``isCompleting`` leaves epochBumpRequired unset, and
+    once READY the transition to ABORTABLE_ERROR is invalid (it throws): neither changes the phase; a fatal
+    error still ends the producer (3.9.1 TransactionManager.java:209-223, 444-453, 655-666)."""
+    after, outcome = _on_produce_response(p, partition, resp, now, cfg, ipe_abortable=ipe_abortable,
+                                          pid_mapping_fatal=pid_mapping_fatal)
+    if p.phase in (TXN_BUMP, TXN_READY) and after.phase == TXN_ABORTABLE:
+        return after._replace(phase=p.phase, bump_after_abort=p.bump_after_abort), outcome
+    return after, outcome
+
+
+def _on_produce_response(p: TxnProducer, partition: int, resp: ProduceResponse, now: int,
+                         cfg: ClientConfig, *, ipe_abortable: bool = False,
+                         pid_mapping_fatal: bool = False) -> tuple[TxnProducer, int]:
     """``Sender.completeBatch`` for a transactional producer: (producer, outcome).
     ``ipe_abortable``: INVALID_PRODUCER_EPOCH is InvalidProducerEpochException (2.7+, KIP-588), an
     abortable error that asks for an epoch bump; before, it fenced the producer. ``pid_mapping_fatal``:
@@ -313,12 +328,23 @@ def ready_to_commit(p: TxnProducer, consume: bool = False) -> bool:
     return p.phase == TXN_IN_TXN and not any(part.batches for part in p.parts) and (not consume or p.offsets == 2)
 
 
+def skips_end_txn(p: TxnProducer) -> bool:
+    """abortTransaction after an InvalidPidMappingException (``SKIP_END_TXN``): ``beginCompletingTransaction``
+    queues no EndTxn, only InitProducerId(producer id, epoch) (2.5.0 KAFKA-8805, 937f1f741c, .. 3.9.x; 4.0.0's
+    KAFKA-18019, e4c0034679, made the error fatal and removed the skip: ``client_pid_mapping_fatal``,
+    ``client_produce_pid_mapping_fatal``)."""
+    return p.phase == TXN_ABORTABLE and p.bump_after_abort == SKIP_END_TXN
+
+
 def ready_to_abort(p: TxnProducer) -> bool:
-    """abortTransaction may send EndTxn: ``TransactionManager.nextRequest(hasIncompleteBatches)`` holds
-    EndTxn back while any batch is incomplete once ``abort_undrained_batches`` has failed the ones without
-    a sequence, so it waits for every batch in flight or re-enqueued for a retry (0.11.0.0 .. 4.2.0-rc1:
-    KAFKA-5449, 9fe07b9652e on the 0.11.0 branch, trunk 54a3718a900)."""
-    return p.phase == TXN_ABORTABLE and not any(has_sequence(b) for part in p.parts for b in part.batches)
+    """abortTransaction may go on: ``TransactionManager.nextRequest(hasIncompleteBatches)`` holds EndTxn back
+    while any batch is incomplete once ``abort_undrained_batches`` has failed the ones without a sequence, so
+    it waits for every batch in flight or re-enqueued for a retry (0.11.0.0 .. 4.2.0-rc1: KAFKA-5449,
+    9fe07b9652e on the 0.11.0 branch, trunk 54a3718a900). Only EndTxn waits: an abort that skips it
+    (``skips_end_txn``) sends its InitProducerId with batches still in flight or waiting for a retry
+    (3.9.1 TransactionManager.java:335-357, 779-789)."""
+    return p.phase == TXN_ABORTABLE and (p.bump_after_abort == SKIP_END_TXN
+                                         or not any(has_sequence(b) for part in p.parts for b in part.batches))
 
 
 def abort_undrained_batches(p: TxnProducer) -> TxnProducer:
@@ -436,5 +462,6 @@ __all__ = [
     "ready_to_commit",
     "resends_retries",
     "restart",
+    "skips_end_txn",
     "with_producer_id",
 ]
