@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..errors import Errors
+from ..partition import log_cleaner as cleaner
 from ..partition.late_transactions import has_late_transaction as _has_late_transaction
 from ..partition.produce_request import (
     ProducePidCheck,
@@ -397,3 +398,14 @@ def truncate_and_reload(state: LeaderState, snapshots: Snapshots, log_start: int
         loaded = tuple(e for e in producers if not is_producer_expired(e, now, expiration_ms))
         return state._replace(producers=loaded, log_end_offset=offset), kept
     return state._replace(producers=(), log_end_offset=log_start), kept
+
+
+def clean_log(batches: tuple[cleaner.LogBatch, ...], aborted: tuple[cleaner.IndexedAbort, ...], state: LeaderState,
+              cleaning: cleaner.CleanPass) -> cleaner.Cleaned:
+    """One log-cleaner pass over a compacted partition (``LogCleaner.Cleaner.doClean`` / ``cleanSegments``): the
+    producers' last records come from the leader's producer state (``lastRecordsOfActiveProducers``). The rules are
+    KAFKA-8335's and KIP-534's (``FEATURE_SINCE['kafka-8335']``, ``['kafka-8522']``); ``Cleaned.horizon_consulted``
+    says whether the answer hung on a delete horizon, which an earlier release took from segment times."""
+    last = {e.producer_id: cleaner.LastRecord(e.batches[-1].offset if e.batches else -1, e.epoch)
+            for e in state.producers}
+    return cleaner.clean(batches, aborted, last, cleaning)

@@ -226,6 +226,13 @@ FEATURES: dict[str, str] = {
                     "completes the batch, so a late failure of a batch that expired already is ignored; before, it was "
                     "handled a second time: an abortable error and the partition's sequences moved down again), "
                     "released in 3.6"),
+    "kafka-8335": ("KAFKA-8335 and KAFKA-8351 (the log cleaner drops a COMMIT marker once no batch of its transaction "
+                   "is read, and carries the transactions it is inside from one group of segments to the next), "
+                   "released in 2.2.2 and 2.3.0"),
+    "kafka-8522": ("KAFKA-8522 (KIP-534: a transaction marker with nothing left of its transaction keeps a delete "
+                   "horizon in its batch header, set by the first cleaning pass that finds it so; a later pass at or past "
+                   "it removes it; before, the horizon came from the cleaned segments' last-modified times), "
+                   "released in 3.1"),
     "kafka-9393": ("KAFKA-9393 (a producer-state snapshot is deleted with the segment whose base offset it has, when "
                    "retention, the log start offset or a truncation deletes that segment; before, truncateHead deleted "
                    "the snapshots below the log start offset and the recovery-point checkpoint those below the last two "
@@ -334,6 +341,13 @@ FEATURE_SINCE: dict[str, Since] = {
                          "(batch.completeExceptionally(...))' (3.5.2 l.766-774: before it, for every failure); KAFKA-14884 "
                          "ea0bb001262 ('take 2', PR 13787), an ancestor of 3.6.0 and not of 3.5.2, with SenderTest's "
                          "testReceiveFailedBatchTwiceWithTransactions"),
+    "kafka-8335": Since((2, 2, 2), "LogCleaner.CleanedTransactionMetadata.onControlBatchRead's COMMIT case "
+                        "('eligible for deletion if we didn't traverse any batches from the transaction'): KAFKA-8335 "
+                        "d798dbf497d (first tag 2.3.0; 0bf7fa85de1 on the 2.2 branch, 2.2.1) and KAFKA-8351's transaction "
+                        "state carried between segment groups 6afb0ca735c (6243db2c095 first tag 2.3.0, 2ae66eba6a3 "
+                        "2.2.2)"),
+    "kafka-8522": Since((3, 1, 0), "3.1.0 RecordBatch.deleteHorizonMs and LogCleaner's checkBatchRetention reading it; "
+                        "KAFKA-8522 6c806430093 (PR 10914, first tag 3.1.0)"),
     "kafka-9393": Since((2, 8, 0), "2.8.0 Log.deleteSegmentFiles removes each deleted segment's snapshot "
                         "(producerStateManager.removeAndDeleteSnapshot(segment.baseOffset)); 2.7.0 has "
                         "deleteSnapshotsAfterRecoveryPointCheckpoint; KAFKA-9393 24290de8282 (first tag 2.8.0)"),

@@ -20,6 +20,7 @@ from ..partition.verification import (
     verification_top_level_error,
 )
 from ..transactions.codes import TxnResult
+from . import steps_log_cleaner
 from .values import ANSWERED_BEFORE, NotExpressible, error_code, error_name, integer
 from .world import World
 
@@ -71,6 +72,7 @@ def produce(w: World, inp: dict[str, Any]) -> Observed:
     batch = _batch(inp, inp)
     res, w.leader = api.append_batch(w.leader, batch, w.protocol, check_duplicates=w.unified_log)
     _logged(w, batch, res)
+    steps_log_cleaner.record_data(w, inp, batch, res)
     shared = _append_info(w, inp, batch.producer_id, batch.base_sequence, res.first_offset, res.result == api.APPENDED)
     return _shared_view(w, _after(w, _result(res), batch.producer_id), shared)
 
@@ -218,6 +220,7 @@ def _marker(w: World, inp: dict[str, Any]) -> Observed:
                                       unified_log=w.unified_log, transaction_version=tv)
     if res.result == api.APPENDED:
         w.log.append(req._replace(offset=res.first_offset))
+        steps_log_cleaner.record_marker(w, req, res.first_offset)
         if txn_first >= 0 and req.result == TxnResult.ABORT:
             # ProducerStateManager.completeTxn: an aborted transaction goes into the aborted transaction index
             w.aborted_txns.append(AbortedTxn(req.producer_id, txn_first, res.first_offset))

@@ -134,6 +134,8 @@ class World:
         #: the batches and markers in the log, in offset order (``api.ProduceBatch`` / ``api.MarkerRequest``
         #: with their offsets), for a UnifiedLog truncation that rebuilds the producer state from the log
         self.log: list[Any] = []
+        #: the same log as the log cleaner reads it (``log_cleaner.LogBatch``, with the records' keys a step gave)
+        self.keyed_log: list[Any] = []
         #: the initial state gave producers whose batches are not in ``log``
         self.log_incomplete = False
         #: producer id -> (first sequence, first offset) of the batches appended through the current
