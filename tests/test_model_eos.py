@@ -37,6 +37,7 @@ from eoscheck.model.state import (
     ProduceResponse,
     TxnMetadata,
     TxnPartitionState,
+    TxnProducer,
 )
 from eoscheck.model.transactions.add_partitions import verify_partitions
 from eoscheck.model.transactions.codes import TxnResult, TxnState
@@ -201,10 +202,9 @@ def test_a_batch_given_up_in_flight_fails_the_transaction_and_leaves_its_request
     assert not aborted.parts[0].batches
 
 
-def test_an_abort_resends_the_retried_batch_and_fails_only_the_never_sent_one() -> None:
-    # TransactionManagerTest.testRecoveryFromAbortableErrorProduceRequestInRetry / testAbortResendsProduceRequestIfRetried
-    # (1eb7644, 4.2.0-rc1): abortUndrainedBatches keeps a batch that has a sequence, the Sender resends it in
-    # the abortable state, and EndTxn waits for its answer (nextRequest(hasIncompleteBatches))
+def _first_batch_retried_second_in_flight() -> TxnProducer:
+    """A transactional producer that drained two batches of partition 0; the first was answered
+    NOT_ENOUGH_REPLICAS and waits for a retry, the second is still in flight."""
     p = tx.begin_transaction(tx.with_producer_id(tx.new_producer(1), 3, 0)._replace(phase=TXN_READY), 3, 0)
     p = p._replace(added=1)
     for _ in range(2):
@@ -212,6 +212,14 @@ def test_an_abort_resends_the_retried_batch_and_fails_only_the_never_sent_one() 
     p, outcome = tx.on_produce_response(p, 0, ProduceResponse(0, 0, 0, int(Errors.NOT_ENOUGH_REPLICAS), -1, -1), 0,
                                         cfg())
     assert outcome == RETRIED
+    return p
+
+
+def test_an_abort_resends_the_retried_batch_and_fails_only_the_never_sent_one() -> None:
+    # TransactionManagerTest.testRecoveryFromAbortableErrorProduceRequestInRetry / testAbortResendsProduceRequestIfRetried
+    # (1eb7644, 4.2.0-rc1): abortUndrainedBatches keeps a batch that has a sequence, the Sender resends it in
+    # the abortable state, and EndTxn waits for its answer (nextRequest(hasIncompleteBatches))
+    p = _first_batch_retried_second_in_flight()
     p, outcome = tx.on_produce_response(p, 0, ProduceResponse(0, 0, 1, int(Errors.INVALID_PRODUCER_EPOCH), -1, -1), 0,
                                         cfg(), ipe_abortable=True)
     assert (outcome, p.phase) == (FAILED, TXN_ABORTABLE)
@@ -232,13 +240,7 @@ def test_an_abort_resends_the_retried_batch_and_fails_only_the_never_sent_one() 
 def test_an_abort_after_invalid_pid_mapping_does_not_wait_for_the_batches_in_flight_or_in_retry() -> None:
     # 2.5.0 .. 3.9.x (3.9.1 TransactionManager.java:335-357): the abort queues InitProducerId, no EndTxn, and
     # nextRequest(hasIncompleteBatches) holds back only an EndTxn (:779-789); 4.0.0's KAFKA-18019 made the error fatal
-    p = tx.begin_transaction(tx.with_producer_id(tx.new_producer(1), 3, 0)._replace(phase=TXN_READY), 3, 0)
-    p = p._replace(added=1)
-    for _ in range(2):
-        p, _ = tx.drain(p, 0, 0, 0, cfg())
-    p, outcome = tx.on_produce_response(p, 0, ProduceResponse(0, 0, 0, int(Errors.NOT_ENOUGH_REPLICAS), -1, -1), 0,
-                                        cfg())
-    assert outcome == RETRIED
+    p = _first_batch_retried_second_in_flight()
     p, outcome = tx.on_produce_response(p, 0, ProduceResponse(0, 0, 1, int(Errors.INVALID_PRODUCER_ID_MAPPING), -1,
                                                               -1), 0, cfg())
     assert (outcome, p.phase, p.bump_after_abort) == (FAILED, TXN_ABORTABLE, tx.SKIP_END_TXN)
