@@ -343,8 +343,8 @@ def ready_to_abort(p: TxnProducer) -> bool:
     9fe07b9652e on the 0.11.0 branch, trunk 54a3718a900). Only EndTxn waits: an abort that skips it
     (``skips_end_txn``) sends its InitProducerId with batches still in flight or waiting for a retry
     (3.9.1 TransactionManager.java:335-357, 779-789)."""
-    return p.phase == TXN_ABORTABLE and (p.bump_after_abort == SKIP_END_TXN
-                                         or not any(has_sequence(b) for part in p.parts for b in part.batches))
+    return skips_end_txn(p) or (p.phase == TXN_ABORTABLE
+                                and not any(has_sequence(b) for part in p.parts for b in part.batches))
 
 
 def abort_undrained_batches(p: TxnProducer) -> TxnProducer:
