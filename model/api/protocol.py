@@ -193,6 +193,10 @@ class Protocol(NamedTuple):
     #: 418a91b5d4e, first tag 2.1.0: an Empty group's offsets offsets.retention.ms after it became Empty, a simple
     #: consumer's after each commit, none of another group's)
     classic_offset_retention: ClassicRetentionRule = "kip-211"
+    #: WriteTxnMarkers is authorized by ALTER on the cluster, else CLUSTER_ACTION (KAFKA-16513, ef7b48e66ab, PR 15837,
+    #: KIP-1037, first tag 3.8.0; the same at 3.9.1, 4.0.0, 4.1.0, 4.2.0-rc1); before, by CLUSTER_ACTION only
+    #: (``model.kafka_apis.write_txn_markers_authorized``)
+    write_txn_markers_alter_cluster: bool = True
 
 
 #: what a profile can lack (``Protocol.lacks``) -> what it is and when Kafka got it
@@ -509,6 +513,8 @@ SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
     # expireTimestamp); KIP-211 (KAFKA-4682 418a91b5d4e, an ancestor of 2.1.0 and not of 2.0.1) by group state and
     # currentStateTimestamp, unchanged in this respect at 2.3.0, 2.4.0 (KIP-496 adds a branch) and 1eb7644 (l.754-812)
     "classic_offset_retention": (((2, 0, 0), "expire-timestamp"), ((2, 1, 0), "kip-211")),
+    # KafkaApis.handleWriteTxnMarkersRequest's ALTER check: KAFKA-16513 ef7b48e66ab (an ancestor of 3.8.0, not of 3.7.1)
+    "write_txn_markers_alter_cluster": (((2, 0, 0), False), ((3, 8, 0), True)),
 }
 
 
@@ -543,7 +549,7 @@ _BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "
                            "marker_storage_error_retriable": False, "idempotence_config": "unread",
                            "produce_pid_check": "none",
                            "group_load_epoch_checked": False,
-                           "leave_group": "2.4"}
+                           "leave_group": "2.4", "write_txn_markers_alter_cluster": False}
 
 
 class Profile(NamedTuple):
@@ -681,7 +687,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
         verification_abortable=False, txn_offset_commit_any_retriable=False,
         offset_delete_pending=False, offsets_deleted_with_topic=False, idempotence_config="3.1.1",
-        produce_pid_check="producer-id"),
+        produce_pid_check="producer-id", write_txn_markers_alter_cluster=False),
     "kafka-3.6": _entry(
         "kafka-3.6", "3.6.0", "3.6.2",
         ("released 3.6.0 .. 3.6.2: KIP-890 part 1 verification of produce (3.6.0 ReplicaManager / "
@@ -690,7 +696,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
         verification_abortable=False, txn_offset_commit_any_retriable=False,
         offset_delete_pending=False, offsets_deleted_with_topic=False, idempotence_config="3.1.1",
-        produce_pid_check="producer-id"),
+        produce_pid_check="producer-id", write_txn_markers_alter_cluster=False),
     "kafka-3.3-3.5": _entry(
         "kafka-3.3-3.5", "3.3.0", "3.5.2",
         ("released 3.3.0 .. 3.5.x: no partition verification (KIP-890 part 1 was reverted on the 3.5 branch, "
@@ -698,7 +704,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "TxnOffsetCommit checked by validateOffsetCommit with the Empty-group shortcut (KAFKA-14201, 3.3.0)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
-        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, idempotence_config="3.1.1", produce_pid_check="none"),
+        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, idempotence_config="3.1.1", produce_pid_check="none", write_txn_markers_alter_cluster=False),
     "kafka-3.1.1-3.2": _entry(
         "kafka-3.1.1-3.2", "3.1.1", "3.2.3",
         ("released 3.1.1 .. 3.2.x: as 3.3-3.5, but validateOffsetCommit (5dae3648abd, 3.0.0) has no Empty-group "
@@ -707,7 +713,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "a timed-out transactional call is retried through pendingTransition. Was kafka-3.0-3.2 with these switches"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="3.0",
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
-        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, idempotence_config="3.1.1", produce_pid_check="none"),
+        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, idempotence_config="3.1.1", produce_pid_check="none", write_txn_markers_alter_cluster=False),
     "kafka-3.0-3.1.0": _entry(
         "kafka-3.0-3.1.0", "3.0.0", "3.1.0",
         ("released 3.0.0 .. 3.1.0: as 3.1.1-3.2 without KAFKA-13412 (3.0.2 and 3.1.0 TransactionManager: "
@@ -716,7 +722,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "error in a KafkaException)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="3.0",
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
-        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False, idempotence_config="unread", produce_pid_check="none"),
+        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False, idempotence_config="unread", produce_pid_check="none", write_txn_markers_alter_cluster=False),
     "kafka-2.7-2.8": _entry(
         "kafka-2.7-2.8", "2.7.0", "2.8.2",
         ("released 2.7.0 .. 2.8.x: KIP-588 (PRODUCER_FENCED, down-converted to INVALID_PRODUCER_EPOCH for "
@@ -726,7 +732,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
         txn_offset_commit_group_metadata="config", client_produce_exception="message", idempotence_config="unread", produce_pid_check="none",
-        group_load_epoch_checked=False, leave_group="2.4"),
+        group_load_epoch_checked=False, leave_group="2.4", write_txn_markers_alter_cluster=False),
     "kafka-2.6": _entry(
         "kafka-2.6", "2.6.0", "2.6.3",
         ("released 2.6.0 .. 2.6.3: KAFKA-9600 (a client's EndTxn needs the exact epoch) and KAFKA-9666 "
@@ -736,7 +742,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
         client_abort_exception="KafkaException", txn_offset_commit_group_metadata="config", client_produce_exception="code", idempotence_config="unread", produce_pid_check="none",
-        group_load_epoch_checked=False, leave_group="2.4"),
+        group_load_epoch_checked=False, leave_group="2.4", write_txn_markers_alter_cluster=False),
     "kafka-2.5": _entry(
         "kafka-2.5", "2.5.0", "2.5.1",
         ("released 2.5.0 .. 2.5.1: KIP-360 and KIP-447 (2.5.0 messages); endTransaction refuses only a lower "
@@ -748,7 +754,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
         client_abort_exception="KafkaException", txn_offset_commit_group_metadata="unchecked",
         client_produce_exception="code", idempotence_config="unread", produce_pid_check="none",
-        group_load_epoch_checked=False, leave_group="2.4"),
+        group_load_epoch_checked=False, leave_group="2.4", write_txn_markers_alter_cluster=False),
     "kafka-2.4.1": _entry(
         "kafka-2.4.1", "2.4.1", "2.4.1",
         ("released 2.4.1: the 2.4 broker (KAFKA-7190: producer state kept when the log start offset moves; an "
