@@ -106,7 +106,7 @@ def test_the_variant_follows_the_commit_date_for_an_unknown_commit():
     data = raw()
     data["source"] = {"commit": "0" * 40, "commit_date": "2019-05-01"}
     run = harness.run_file(parse_vectors(data))
-    assert run.variant == "kafka-2.0.1-2.3" and "commit date" in run.chosen_by
+    assert run.variant == "kafka-2.1-2.3" and "commit date" in run.chosen_by
     assert any(v.outcome == harness.DISAGREE for v in run.vectors)  # 2019 Kafka is not the 2024 snapshot
 
 

@@ -61,20 +61,26 @@ def test_the_default_run_agrees_and_the_counts_per_profile_are_the_documented_on
     vf = load_vectors(MORE17)
     assert outcome_totals(harness.run_file(vf)) == {"agree": 8, "disagree": 0, "not expressible": 0}
     got = {n: tuple(outcome_totals(harness.run_file(vf, n)).values()) for n in PROFILE_TABLE}
-    assert {n for n, t in got.items() if t != (8, 0, 0)} == {"kafka-2.5", "kafka-2.4.1", "kafka-2.4.0", "kafka-2.0.1-2.3",
-                                                             "kafka-2.0.0"}
+    assert {n for n, t in got.items() if t != (8, 0, 0)} == {"kafka-2.5", "kafka-2.4.1", "kafka-2.4.0", "kafka-2.1-2.3",
+                                                             "kafka-2.0.1", "kafka-2.0.0"}
     assert got["kafka-2.5"] == (7, 0, 1)
     assert got["kafka-2.4.1"] == got["kafka-2.4.0"] == (2, 0, 6)
-    assert got["kafka-2.0.1-2.3"] == got["kafka-2.0.0"] == (1, 0, 7)
+    # 2.1-2.3 has KIP-91 (CLI-266 agrees there), 2.0.x has not
+    assert got["kafka-2.1-2.3"] == got["kafka-2.4.0"]
+    assert got["kafka-2.0.1"] == got["kafka-2.0.0"] == (1, 0, 7)
 
 
 def test_the_features_and_their_versions() -> None:
     assert FEATURE_SINCE["kafka-8061"].first == (2, 2, 0) and FEATURE_SINCE["kip-91"].first == (2, 1, 0)
-    # both fall inside kafka-2.0.1-2.3's range: the profile lacks them, and names the version
+    # KAFKA-8061 falls inside kafka-2.1-2.3's range: the profile lacks it; KIP-91 is kafka-2.1-2.3's first version's
+    # (KIP-211's split of kafka-2.0.1-2.3, now an alias of kafka-2.0.1, which lacks both)
     assert {"kafka-8061", "kip-91"} <= protocol("kafka-2.0.1-2.3").lacks
+    assert protocol("kafka-2.1-2.3").lacks & {"kafka-8061", "kip-91"} == {"kafka-8061"}
     assert not {"kafka-8061", "kip-91"} & protocol("kafka-2.4.0").lacks
     (v,) = [r for r in harness.run_file(load_vectors(MORE17), "kafka-2.0.1-2.3").vectors if r.id == "CLI-266"]
-    assert "KIP-91" in v.reason and "versions before 2.1.0 lack" in v.reason
+    assert "KIP-91" in v.reason and "kafka-2.0.1:" in v.reason and "which this version lacks" in v.reason
+    (v,) = [r for r in harness.run_file(load_vectors(MORE17), "kafka-2.1-2.3").vectors if r.id == "CLI-266"]
+    assert v.outcome == harness.AGREE
 
 
 def _changed(vid: str, change: Callable[[dict[str, Any]], object], variant: str | None = None) -> str:

@@ -58,7 +58,8 @@ def test_the_default_run_agrees_and_the_counts_per_profile_are_the_documented_on
         "kafka-3.8-3.9", "kafka-3.7", "kafka-3.6"}
     assert got["kafka-3.3-3.5"] == got["kafka-3.1.1-3.2"] == got["kafka-3.0-3.1.0"] == (6, 0, 1)
     assert got["kafka-2.7-2.8"] == got["kafka-2.6"] == got["kafka-2.5"] == (4, 0, 3)
-    assert got["kafka-2.4.1"] == got["kafka-2.4.0"] == got["kafka-2.0.1-2.3"] == got["kafka-2.0.0"] == (0, 0, 7)
+    assert got["kafka-2.4.1"] == got["kafka-2.4.0"] == got["kafka-2.1-2.3"] == got["kafka-2.0.1"] == got["kafka-2.0.0"] \
+        == (0, 0, 7)
 
 
 def test_kafka_13099_and_its_backports() -> None:

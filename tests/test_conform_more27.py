@@ -215,7 +215,9 @@ def test_a_moved_coordinator_answers_every_partition_not_coordinator() -> None:
 def test_every_group_metadata_manager_test_has_one_row() -> None:
     rows = coverage_rows("GroupMetadataManagerTest")
     assert set(rows) == set(GMM_TESTS) and len(GMM_TESTS) == 69
-    vectors = {**vectors_by_id(MORE27), **vectors_by_id(MORE27.with_name("kafka-unit-test-vectors.broker.json"))}
+    vectors = {**vectors_by_id(MORE27), **vectors_by_id(MORE27.with_name("kafka-unit-test-vectors.broker.json")),
+               # session 29 (conf29a): the classic offset retention's two tests
+               **vectors_by_id(MORE27.with_name("kafka-unit-test-vectors.more32.json"))}
     cited: set[str] = set()
     for test, row in rows.items():
         mechanism, cell = row.rstrip(" |").split(" | ", 1)
@@ -227,4 +229,4 @@ def test_every_group_metadata_manager_test_has_one_row() -> None:
         for vid in ids:
             assert vectors[vid]["source"]["test"].split(" ")[0] == test, (test, vid)
         cited.update(ids)
-    assert cited == set(ALL[:19]) | {f"BRK-GMM-{n:02d}" for n in range(1, 12)}
+    assert cited == set(ALL[:19]) | {f"BRK-GMM-{n:02d}" for n in range(1, 12)} | {"BRK-GMM-42", "BRK-GMM-52"}

@@ -101,8 +101,11 @@ def test_each_profile_doc_names_its_versions_and_evidence() -> None:
 
 
 def test_old_profile_names_still_resolve() -> None:
-    assert PROFILE_ALIASES == {"kafka-2.7-3.9": "kafka-3.8-3.9", "kafka-2.0-2.4": "kafka-2.0.1-2.3",
-                               "kafka-2.0-2.3": "kafka-2.0.1-2.3", "kafka-3.0-3.2": "kafka-3.1.1-3.2"}
+    # kafka-2.0.1-2.3 (and its own old names) stood for 2.0.1 .. 2.3.1 with 2.0.1's features: kafka-2.0.1's switches,
+    # until KIP-211's offset retention (2.1.0) split it
+    assert PROFILE_ALIASES == {"kafka-2.7-3.9": "kafka-3.8-3.9", "kafka-2.0-2.4": "kafka-2.0.1",
+                               "kafka-2.0-2.3": "kafka-2.0.1", "kafka-3.0-3.2": "kafka-3.1.1-3.2",
+                               "kafka-2.0.1-2.3": "kafka-2.0.1"}
     for old, new in PROFILE_ALIASES.items():
         assert old in PROFILES and protocol(old) == protocol(new) and protocol(old).name == new
     with pytest.raises(KeyError, match="unknown variant"):
@@ -112,7 +115,8 @@ def test_old_profile_names_still_resolve() -> None:
 def test_a_commit_date_picks_the_release_its_trunk_commit_went_into() -> None:
     # a trunk commit after a branch cut goes into the next release
     assert profile_for(None, "2018-03-01") == "kafka-2.0.0"  # went into 2.0.0, before KAFKA-7296
-    assert profile_for(None, "2019-05-01") == "kafka-2.0.1-2.3"
+    assert profile_for(None, "2019-05-01") == "kafka-2.1-2.3"
+    assert profile_for(None, "2018-06-06") == "kafka-2.1-2.3"  # after the 2.0 cut: into 2.1.0, with KIP-211
     assert profile_for(None, "2019-06-01") == "kafka-2.4.0"
     assert profile_for(None, "2019-11-13") == "kafka-2.5"  # KAFKA-8710 (KIP-360), first tag 2.5.0
     assert profile_for(None, "2020-03-28") == "kafka-2.6"  # KAFKA-9600, first tag 2.6.0
@@ -143,6 +147,8 @@ def test_a_release_tag_names_its_profile() -> None:
         "4.2.0-rc1": "kafka-4.2", "3.9.0": "kafka-3.8-3.9", "2.4.1": "kafka-2.4.1"}
     # not a release tag, or a release no profile stands for (the mirror has no 4.0.2 tag)
     assert [profile_for_tag(t) for t in ("trunk", "", "4.x", "4.0.2", "1.1.0")] == [None] * 5
+    # KIP-211 (KAFKA-4682, 2.1.0) splits 2.0.1 .. 2.3.1
+    assert [profile_for_tag(t) for t in ("2.0.1", "2.1.0", "2.3.0")] == ["kafka-2.0.1", "kafka-2.1-2.3", "kafka-2.1-2.3"]
 
 
 #: the 4.x profiles and later trunk, oldest first, with the first switch that tells each from the one before

@@ -333,14 +333,15 @@ PROFILE_OUTCOMES: dict[str, Outcome] = {
     }, _NO_KIP588),
     "kafka-2.4.1": ({}, _PRE_KIP360),
     "kafka-2.4.0": ({}, _PRE_KIP360),
-    "kafka-2.0.1-2.3": ({
+    "kafka-2.0.1": ({
         # KAFKA-7190 shipped in 2.4.0 (1a5971ebdc7); 2.0 .. 2.3 evicted a producer whose last batch left the log
         "EXP-06": "moving the log start offset past producer 1's only batch evicts it (2.0 .. 2.3)",
     }, _PRE_KIP360),
 }
 #: 2.0.0 differs from 2.0.1 only in TxnOffsetCommitHandler's COORDINATOR_LOAD_IN_PROGRESS (KAFKA-7296), which no
 #: written vector answers
-PROFILE_OUTCOMES["kafka-2.0.0"] = PROFILE_OUTCOMES["kafka-2.0.1-2.3"]
+# KIP-211's split of kafka-2.0.1-2.3 (2.1.0; the old name is an alias of kafka-2.0.1): 2.1-2.3 differs in no written vector
+PROFILE_OUTCOMES["kafka-2.0.0"] = PROFILE_OUTCOMES["kafka-2.1-2.3"] = PROFILE_OUTCOMES["kafka-2.0.1"]
 
 
 def test_the_written_vectors_outcome_is_pinned_per_profile() -> None:
@@ -448,8 +449,9 @@ SAMPLE_OUTCOMES: dict[str, tuple[set[str], set[str]]] = {
     # side (2.5; 2.4.1's ProducerStateManager.checkSequence); SM-10-tv0: before KAFKA-9600 / KIP-588
     "kafka-2.4.1": ({"EXP-01", "INIT-11", "SM-10-tv0"}, _SAMPLE_PRE_KIP360),
     "kafka-2.4.0": ({"EXP-01", "INIT-11", "SM-10-tv0"}, _SAMPLE_PRE_KIP360),
-    "kafka-2.0.1-2.3": ({"EXP-01", "INIT-11", "SM-10-tv0"}, _SAMPLE_PRE_KIP360),
     "kafka-2.0.0": ({"EXP-01", "INIT-11", "SM-10-tv0"}, _SAMPLE_PRE_KIP360),
+    "kafka-2.0.1": ({"EXP-01", "INIT-11", "SM-10-tv0"}, _SAMPLE_PRE_KIP360),
+    "kafka-2.1-2.3": ({"EXP-01", "INIT-11", "SM-10-tv0"}, _SAMPLE_PRE_KIP360),
 }
 
 

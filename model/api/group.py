@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..errors import Errors
+from ..group.classic_offset_expiry import ClassicExpiryResult, GroupKind, cleanup_group_metadata
 from ..group.leave_group import LeaveGroupResult, LeavingMember, leave_group
 from ..group.metadata import (
     NO_INSTANCE_ID,
@@ -198,6 +199,20 @@ def handle_cleanup_expired_offsets(state: GroupCoordinatorState, commit_timestam
                                 pending_aware=protocol.offset_delete_pending,
                                 keep_with_open_txns=protocol.expiry_keeps_group_with_open_txns)
     return r, state._replace(group=r.group, log_end_offset=state.log_end_offset + len(r.tombstones))
+
+
+def handle_cleanup_group_metadata(state: GroupCoordinatorState, kind: GroupKind, commit_timestamps: dict[int, int],
+                                  now_ms: int, retention_ms: int,
+                                  protocol: Protocol) -> tuple[ClassicExpiryResult, GroupCoordinatorState]:
+    """The classic coordinator's ``cleanupGroupMetadata`` of the group (``model.group.classic_offset_expiry``): the
+    expired offsets, whether the group became Dead, per version (``Protocol.classic_offset_retention``, KIP-496's
+    branch from ``FEATURE_SINCE['kip-496']``); each tombstone is one record of the offsets log."""
+    if state.group is None:
+        raise ValueError("cleanupGroupMetadata of a group the coordinator does not know")
+    r = cleanup_group_metadata(state.group, kind, commit_timestamps, now_ms, retention_ms,
+                               rule=protocol.classic_offset_retention, kip_496="kip-496" not in protocol.lacks)
+    written = len(r.expired) + int(r.group_tombstone)
+    return r, state._replace(group=r.group, log_end_offset=state.log_end_offset + written)
 
 
 class OffsetsPartition(NamedTuple):

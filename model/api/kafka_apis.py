@@ -7,11 +7,16 @@ import re
 from collections.abc import Callable, Mapping
 
 from ..kafka_apis import (
+    CLUSTER,
+    DENY_ALL,
     MAGIC_V2,
+    Denied,
+    add_partitions_authorization,
     add_partitions_errors,
     marker_errors,
     marker_partition_error,
     txn_offset_commit_split,
+    write_txn_markers_authorized,
 )
 
 
@@ -25,5 +30,5 @@ def known_in(cache: Mapping[str, int]) -> Callable[[str], bool]:
     return known
 
 
-__all__ = ["MAGIC_V2", "add_partitions_errors", "known_in", "marker_errors", "marker_partition_error",
-           "txn_offset_commit_split"]
+__all__ = ["CLUSTER", "DENY_ALL", "MAGIC_V2", "Denied", "add_partitions_authorization", "add_partitions_errors", "known_in",
+           "marker_errors", "marker_partition_error", "txn_offset_commit_split", "write_txn_markers_authorized"]

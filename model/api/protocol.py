@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..group.classic_offset_expiry import ClassicRetentionRule
 from ..group.leave_group import LeaveGroupRule
 from ..partition.produce_request import ProducePidCheck
 from ..producer.feature_versions import FEATURE_CHECK_SINCE, FeatureCheck
@@ -186,6 +187,16 @@ class Protocol(NamedTuple):
     #: instance id it names), "3.0" (MINOR PR 9958 5dae3648abd, first tag 3.0.0, ``validateCurrentMember``; 4.0.0 ..
     #: 4.2.0-rc1 ``ClassicGroup.validateMember``: an instance id no static member has is UNKNOWN_MEMBER_ID)
     leave_group: LeaveGroupRule = "3.0"
+    #: which committed offsets the classic group coordinator's ``cleanupGroupMetadata`` expires
+    #: (``model.group.classic_offset_expiry``): "expire-timestamp" (2.0.x: each offset at its own commit timestamp +
+    #: offsets.retention.ms, ``expireTimestamp < now``, whatever the group's state), "kip-211" (KIP-211, KAFKA-4682
+    #: 418a91b5d4e, first tag 2.1.0: an Empty group's offsets offsets.retention.ms after it became Empty, a simple
+    #: consumer's after each commit, none of another group's)
+    classic_offset_retention: ClassicRetentionRule = "kip-211"
+    #: WriteTxnMarkers is authorized by ALTER on the cluster, else CLUSTER_ACTION (KAFKA-16513, ef7b48e66ab, PR 15837,
+    #: KIP-1037, first tag 3.8.0; the same at 3.9.1, 4.0.0, 4.1.0, 4.2.0-rc1); before, by CLUSTER_ACTION only
+    #: (``model.kafka_apis.write_txn_markers_authorized``)
+    write_txn_markers_alter_cluster: bool = True
 
 
 #: what a profile can lack (``Protocol.lacks``) -> what it is and when Kafka got it
@@ -498,6 +509,12 @@ SWITCH_HISTORY: dict[str, tuple[tuple[Version, object], ...]] = {
     # 74c90f46c34 (first tag 2.4.0) the batch with instance ids, unchanged to 2.8.2; 5dae3648abd (MINOR PR 9958, first
     # tag 3.0.0) validateCurrentMember, the same rule in 4.0.0 .. 4.2.0-rc1's classicGroupLeaveToClassicGroup
     "leave_group": (((2, 0, 0), "2.4"), ((3, 0, 0), "3.0")),
+    # GroupMetadata.removeExpiredOffsets: 2.0.1 ``removeExpiredOffsets(startMs)`` (l.437-448, the offset's
+    # expireTimestamp); KIP-211 (KAFKA-4682 418a91b5d4e, an ancestor of 2.1.0 and not of 2.0.1) by group state and
+    # currentStateTimestamp, unchanged in this respect at 2.3.0, 2.4.0 (KIP-496 adds a branch) and 1eb7644 (l.754-812)
+    "classic_offset_retention": (((2, 0, 0), "expire-timestamp"), ((2, 1, 0), "kip-211")),
+    # KafkaApis.handleWriteTxnMarkersRequest's ALTER check: KAFKA-16513 ef7b48e66ab (an ancestor of 3.8.0, not of 3.7.1)
+    "write_txn_markers_alter_cluster": (((2, 0, 0), False), ((3, 8, 0), True)),
 }
 
 
@@ -532,7 +549,7 @@ _BEFORE_2_5_COORDINATOR = {**_TV1, **_BEFORE_2_7_FENCING, "txn_offset_commit": "
                            "marker_storage_error_retriable": False, "idempotence_config": "unread",
                            "produce_pid_check": "none",
                            "group_load_epoch_checked": False,
-                           "leave_group": "2.4"}
+                           "leave_group": "2.4", "write_txn_markers_alter_cluster": False}
 
 
 class Profile(NamedTuple):
@@ -570,7 +587,7 @@ EOS_VARIANT: dict[str, str] = {
     "kafka-3.7": "kafka-3.6-3.7", "kafka-3.6": "kafka-3.6-3.7", "kafka-3.3-3.5": "kafka-3.3-3.5",
     "kafka-3.1.1-3.2": "kafka-3.2", "kafka-3.0-3.1.0": "kafka-3.0-3.1", "kafka-2.7-2.8": "kafka-2.7-2.8",
     "kafka-2.6": "kafka-2.6", "kafka-2.5": "kafka-2.5-2.8", "kafka-2.4.1": "kafka-2.4.1", "kafka-2.4.0": "kafka-2.4",
-    "kafka-2.0.1-2.3": "kafka-1.0.2-2.3", "kafka-2.0.0": "kafka-1.0.2-2.3",
+    "kafka-2.1-2.3": "kafka-1.0.2-2.3", "kafka-2.0.1": "kafka-1.0.2-2.3", "kafka-2.0.0": "kafka-1.0.2-2.3",
 }
 
 
@@ -670,7 +687,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
         verification_abortable=False, txn_offset_commit_any_retriable=False,
         offset_delete_pending=False, offsets_deleted_with_topic=False, idempotence_config="3.1.1",
-        produce_pid_check="producer-id"),
+        produce_pid_check="producer-id", write_txn_markers_alter_cluster=False),
     "kafka-3.6": _entry(
         "kafka-3.6", "3.6.0", "3.6.2",
         ("released 3.6.0 .. 3.6.2: KIP-890 part 1 verification of produce (3.6.0 ReplicaManager / "
@@ -679,7 +696,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
         verification_abortable=False, txn_offset_commit_any_retriable=False,
         offset_delete_pending=False, offsets_deleted_with_topic=False, idempotence_config="3.1.1",
-        produce_pid_check="producer-id"),
+        produce_pid_check="producer-id", write_txn_markers_alter_cluster=False),
     "kafka-3.3-3.5": _entry(
         "kafka-3.3-3.5", "3.3.0", "3.5.2",
         ("released 3.3.0 .. 3.5.x: no partition verification (KIP-890 part 1 was reverted on the 3.5 branch, "
@@ -687,7 +704,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "TxnOffsetCommit checked by validateOffsetCommit with the Empty-group shortcut (KAFKA-14201, 3.3.0)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="current",
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
-        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, idempotence_config="3.1.1", produce_pid_check="none"),
+        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, idempotence_config="3.1.1", produce_pid_check="none", write_txn_markers_alter_cluster=False),
     "kafka-3.1.1-3.2": _entry(
         "kafka-3.1.1-3.2", "3.1.1", "3.2.3",
         ("released 3.1.1 .. 3.2.x: as 3.3-3.5, but validateOffsetCommit (5dae3648abd, 3.0.0) has no Empty-group "
@@ -696,7 +713,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "a timed-out transactional call is retried through pendingTransition. Was kafka-3.0-3.2 with these switches"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="3.0",
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
-        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, idempotence_config="3.1.1", produce_pid_check="none"),
+        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, idempotence_config="3.1.1", produce_pid_check="none", write_txn_markers_alter_cluster=False),
     "kafka-3.0-3.1.0": _entry(
         "kafka-3.0-3.1.0", "3.0.0", "3.1.0",
         ("released 3.0.0 .. 3.1.0: as 3.1.1-3.2 without KAFKA-13412 (3.0.2 and 3.1.0 TransactionManager: "
@@ -705,7 +722,7 @@ PROFILE_TABLE: dict[str, Profile] = {
          "error in a KafkaException)"),
         "kafka-shipped", "kafka-shipped", **_TV1, down_convert_fenced=True, txn_offset_commit="3.0",
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
-        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False, idempotence_config="unread", produce_pid_check="none"),
+        txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False, idempotence_config="unread", produce_pid_check="none", write_txn_markers_alter_cluster=False),
     "kafka-2.7-2.8": _entry(
         "kafka-2.7-2.8", "2.7.0", "2.8.2",
         ("released 2.7.0 .. 2.8.x: KIP-588 (PRODUCER_FENCED, down-converted to INVALID_PRODUCER_EPOCH for "
@@ -715,7 +732,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.7", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
         txn_offset_commit_group_metadata="config", client_produce_exception="message", idempotence_config="unread", produce_pid_check="none",
-        group_load_epoch_checked=False, leave_group="2.4"),
+        group_load_epoch_checked=False, leave_group="2.4", write_txn_markers_alter_cluster=False),
     "kafka-2.6": _entry(
         "kafka-2.6", "2.6.0", "2.6.3",
         ("released 2.6.0 .. 2.6.3: KAFKA-9600 (a client's EndTxn needs the exact epoch) and KAFKA-9666 "
@@ -725,7 +742,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         verification_abortable=False, txn_offset_commit_any_retriable=False, offset_delete_pending=False, offsets_deleted_with_topic=False,
         txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
         client_abort_exception="KafkaException", txn_offset_commit_group_metadata="config", client_produce_exception="code", idempotence_config="unread", produce_pid_check="none",
-        group_load_epoch_checked=False, leave_group="2.4"),
+        group_load_epoch_checked=False, leave_group="2.4", write_txn_markers_alter_cluster=False),
     "kafka-2.5": _entry(
         "kafka-2.5", "2.5.0", "2.5.1",
         ("released 2.5.0 .. 2.5.1: KIP-360 and KIP-447 (2.5.0 messages); endTransaction refuses only a lower "
@@ -737,7 +754,7 @@ PROFILE_TABLE: dict[str, Profile] = {
         txn_offset_commit_handler="2.5", client_transitions="2.5", client_auth_init_abortable=False, client_retry_safe_calls=False,
         client_abort_exception="KafkaException", txn_offset_commit_group_metadata="unchecked",
         client_produce_exception="code", idempotence_config="unread", produce_pid_check="none",
-        group_load_epoch_checked=False, leave_group="2.4"),
+        group_load_epoch_checked=False, leave_group="2.4", write_txn_markers_alter_cluster=False),
     "kafka-2.4.1": _entry(
         "kafka-2.4.1", "2.4.1", "2.4.1",
         ("released 2.4.1: the 2.4 broker (KAFKA-7190: producer state kept when the log start offset moves; an "
@@ -750,29 +767,40 @@ PROFILE_TABLE: dict[str, Profile] = {
          "batch's, NO_TIMESTAMP once its new epoch cleared the cache)"),
         "broker-2.4", "pre-kip360", **_BEFORE_2_5_COORDINATOR, marker_sets_producer_timestamp=False,
         txn_reload_replaces=False),
-    "kafka-2.0.1-2.3": _entry(
-        "kafka-2.0.1-2.3", "2.0.1", "2.3.1",
-        ("released 2.0.1 .. 2.3.1: before KAFKA-7190 (a producer whose last batch falls below the log start offset "
+    "kafka-2.1-2.3": _entry(
+        "kafka-2.1-2.3", "2.1.0", "2.3.1",
+        ("released 2.1.0 .. 2.3.1: before KAFKA-7190 (a producer whose last batch falls below the log start offset "
          "is evicted: 2.3.1 ProducerStateManager.truncateHead / isProducerRetained), KIP-360, KIP-447 and "
-         "KAFKA-9144; the coordinator as 2.4 (TransactionCoordinator 2.0.0 .. 2.4.1 differ in no rule). Was "
-         "kafka-2.0-2.3 (2.0.0 lacks KAFKA-7296: ``kafka-2.0.0``)"),
+         "KAFKA-9144; the coordinator as 2.4 (TransactionCoordinator 2.0.0 .. 2.4.1 differ in no rule); the classic "
+         "group coordinator's offset retention is KIP-211's (KAFKA-4682, 2.1.0). With kafka-2.0.1 was kafka-2.0.1-2.3"),
         "broker-2.0-2.3", "pre-kip360", **_BEFORE_2_5_COORDINATOR,
         marker_sets_producer_timestamp=False, txn_reload_replaces=False),
+    "kafka-2.0.1": _entry(
+        "kafka-2.0.1", "2.0.1", "2.0.1",
+        ("released 2.0.1: as 2.1-2.3, but each committed offset expires at its own expire timestamp (commit "
+         "timestamp + offsets.retention.ms) whatever the group's state: before KIP-211 (KAFKA-4682 418a91b5d4e, first "
+         "tag 2.1.0). Was kafka-2.0.1-2.3, which stood for 2.0.1 .. 2.3.1 with 2.0.1's features (2.0.0 lacks "
+         "KAFKA-7296: ``kafka-2.0.0``)"),
+        "broker-2.0-2.3", "pre-kip360", **_BEFORE_2_5_COORDINATOR,
+        marker_sets_producer_timestamp=False, txn_reload_replaces=False, classic_offset_retention="expire-timestamp"),
     "kafka-2.0.0": _entry(
         "kafka-2.0.0", "2.0.0", "2.0.0",
-        ("released 2.0.0: as 2.0.1-2.3, but TxnOffsetCommitHandler does not name COORDINATOR_LOAD_IN_PROGRESS (an "
+        ("released 2.0.0: as 2.0.1, but TxnOffsetCommitHandler does not name COORDINATOR_LOAD_IN_PROGRESS (an "
          "unexpected, fatal error; KAFKA-7296 retries it from 2.0.1)"),
         "broker-2.0-2.3", "pre-kip360", **{**_BEFORE_2_5_COORDINATOR, "txn_offset_commit_handler": "2.0.0"},
-        marker_sets_producer_timestamp=False, txn_reload_replaces=False, empty_control_batch_ok=False),
+        marker_sets_producer_timestamp=False, txn_reload_replaces=False, empty_control_batch_ok=False,
+        classic_offset_retention="expire-timestamp"),
 }
 
 #: old profile names -> the profile that replaces them: kafka-2.7-3.9 had exactly kafka-3.8-3.9's switches (it
 #: stood for 2.7 .. 3.9 with 3.8's answers); kafka-2.0-2.4 had the 2.0-2.3 broker, and kafka-2.0-2.3 now also lacks
 #: KAFKA-9144 and KAFKA-9666 as those versions did; kafka-2.0-2.3 stood for 2.0.0 .. 2.3.1 with 2.0.1's
 #: TxnOffsetCommitHandler (fid16); kafka-3.0-3.2 had exactly kafka-3.1.1-3.2's switches (it stood for 3.0.0 .. 3.2.3
-#: with KAFKA-13412's client, which 3.0.x and 3.1.0 lack: kafka-3.0-3.1.0)
-PROFILE_ALIASES: dict[str, str] = {"kafka-2.7-3.9": "kafka-3.8-3.9", "kafka-2.0-2.4": "kafka-2.0.1-2.3",
-                                   "kafka-2.0-2.3": "kafka-2.0.1-2.3", "kafka-3.0-3.2": "kafka-3.1.1-3.2"}
+#: with KAFKA-13412's client, which 3.0.x and 3.1.0 lack: kafka-3.0-3.1.0); kafka-2.0.1-2.3 had exactly kafka-2.0.1's
+#: switches (it stood for 2.0.1 .. 2.3.1 with 2.0.1's features; KIP-211's offset retention, 2.1.0, split it: conf29a)
+PROFILE_ALIASES: dict[str, str] = {"kafka-2.7-3.9": "kafka-3.8-3.9", "kafka-2.0-2.4": "kafka-2.0.1",
+                                   "kafka-2.0-2.3": "kafka-2.0.1", "kafka-3.0-3.2": "kafka-3.1.1-3.2",
+                                   "kafka-2.0.1-2.3": "kafka-2.0.1"}
 
 #: profile name (and alias) -> (doc, Protocol); the newest first
 PROFILES: dict[str, tuple[str, Protocol]] = {
@@ -811,8 +839,8 @@ _DATE_PROFILES: tuple[tuple[str, str], ...] = (
     ("2020-05-28", "kafka-2.7-2.8"),
     ("2020-01-31", "kafka-2.6"), ("2019-10-07", "kafka-2.5"), ("2019-05-20", "kafka-2.4.0"),
     # the 2.0 branch cut (merge-base of 2.0.0 and 2.1.0): later trunk commits went into 2.1.0, which has
-    # KAFKA-7296 (trunk commits between the cut and 2018-08-16 lacked it: the date cannot tell them apart)
-    ("2018-06-06", "kafka-2.0.1-2.3"), ("2018-01-31", "kafka-2.0.0"),
+    # KAFKA-7296 (trunk commits between the cut and 2018-08-16 lacked it: the date cannot tell them apart) and KIP-211
+    ("2018-06-06", "kafka-2.1-2.3"), ("2018-01-31", "kafka-2.0.0"),
 )
 
 

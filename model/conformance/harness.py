@@ -135,6 +135,7 @@ ROUTES: tuple[tuple[str, Handler], ...] = (
     (r"^LeaveGroup\b", steps_group.leave_group),
     (r"^(OffsetDelete|deleteOffsets)\b", steps_group.offset_delete),
     (r"^cleanupExpiredOffsets\b", steps_group.cleanup_expired_offsets),
+    (r"^cleanupGroupMetadata\b", steps_group.cleanup_group_metadata),
     (r"^(OffsetMetadataManager\.)?deleteAllOffsets\b", steps_group.delete_all_offsets),
     (r"^((OffsetMetadataManager|GroupCoordinator)\.)?onPartitionsDeleted\b", steps_group.partitions_deleted),
     (r"^replayOffsetCommitTombstone\b", steps_group.replay_offset_tombstone),

@@ -25,6 +25,7 @@ from ..transactions.metadata import to_log_record
 from .values import (
     ANSWERED_BEFORE,
     NotExpressible,
+    acls_denied,
     error_code,
     error_name,
     integer,
@@ -178,6 +179,10 @@ def _batched_add_partitions(w: World, inp: dict[str, Any]) -> Observed:
 
 
 def add_partitions(w: World, inp: dict[str, Any]) -> Observed:
+    denied = acls_denied(inp)
+    refused = None if denied is None else _authorization_refusal(w, inp, denied)
+    if refused is not None:
+        return refused
     if "transactions" in inp:
         return _batched_add_partitions(w, inp)
     tid = _tid(inp)
@@ -213,6 +218,35 @@ def add_partitions(w: World, inp: dict[str, Any]) -> Observed:
            "per_partition": {w.partitions.name(p): {"error": error_name(resp.error), "error_code": resp.error}
                              for p in parts}}
     out["txn_log_append"] = None if record is None else w.meta_view(record)
+    return out
+
+
+def _authorization_refusal(w: World, inp: dict[str, Any], denied: frozenset[tuple[str, str, str]]) -> Observed | None:
+    """AddPartitionsToTxn behind KafkaApis' authorization (``acls_denied``): a client's v0-3 (WRITE on the
+    transactional id, then on each topic) or a broker's verify-only v4+ (CLUSTER_ACTION); a refused request is
+    answered without the coordinator (None: it goes on as without an authorizer)."""
+    if "transactions" in inp or not str(inp.get("api", "")).startswith("AddPartitionsToTxn"):
+        raise NotExpressible("acls_denied on AddOffsetsToTxn or a batch of transactions: the model's KafkaApis "
+                             "authorizes one transaction's AddPartitionsToTxn")
+    tid = _tid(inp)
+    verify_only = bool(inp.get("verify_only") or inp.get("verifyOnly"))
+    version = integer(inp.get("request_version", 4 if verify_only else 3), "request_version")
+    if version >= 4 and not verify_only:
+        raise NotExpressible("a broker's AddPartitionsToTxn v4+ that is not verify-only: the model's coordinator "
+                             "adds partitions for a client's request")
+    parts = [str(p) for p in inp.get("partitions", [])]
+    known = kafka_apis.known_in(w.metadata_cache) if w.metadata_cache is not None else (lambda _tp: True)
+    refused = kafka_apis.add_partitions_authorization(version, str(inp.get("transactional_id", DEFAULT_TID)), parts,
+                                                      denied, known)
+    if refused is None:
+        return None
+    top, per_partition = refused
+    out: Observed = {"per_partition": {tp: {"error": error_name(e), "error_code": e} for tp, e in per_partition.items()},
+                     "coordinator_called": False, "txn_log_append": None,
+                     ANSWERED_BEFORE: "KafkaApis' authorization",
+                     "state_after": w.meta_view(w.txns.get(tid, NO_METADATA))}
+    if version >= 4:
+        out["error"], out["error_code"] = error_name(top), top
     return out
 
 

@@ -169,6 +169,36 @@ def cleanup_expired_offsets(w: World, inp: dict[str, Any]) -> Observed:
             "committed": w.committed_view(), "pending_txn": w.pending_view()}
 
 
+def cleanup_group_metadata(w: World, inp: dict[str, Any]) -> Observed:
+    """The classic coordinator's ``cleanupGroupMetadata`` of the group at the world's clock, with
+    ``offsets_retention_ms``, the group's ``protocol_type`` (null: a simple consumer's group), its
+    ``current_state_timestamp`` (when it entered its state; null: loaded from a record without it) and its
+    ``subscribed_topics`` (null: not known), which the model's group does not keep."""
+    if w.group.group is None:
+        raise NotExpressible("cleanupGroupMetadata of a group the coordinator does not know")
+    if w.group.new_coordinator or "group-coordinator/" in w.source_file:
+        raise NotExpressible("cleanupGroupMetadata is the classic coordinator's (the new one's is cleanupExpiredOffsets)")
+    kind_raw = inp.get("protocol_type", "consumer")
+    subscribed_raw = inp.get("subscribed_topics")
+    ts = inp.get("current_state_timestamp")
+    subscribed = None if subscribed_raw is None else frozenset(
+        p for p in range(len(w.group_meta().offsets))
+        if w.partitions.name(p).rsplit("-", 1)[0] in {str(t) for t in subscribed_raw})
+    state = w.group_meta().state
+    if (subscribed is not None and kind_raw == "consumer" and "kip-496" not in w.protocol.lacks
+            and state not in (GroupState.EMPTY, GroupState.STABLE, GroupState.DEAD)):
+        raise NotExpressible("cleanupGroupMetadata of a rebalancing consumer group with known subscriptions: "
+                             "KIP-496's branch before KAFKA-13636 (3.0.1, 3.1.1, 3.2.0) is not modelled")
+    kind = api.GroupKind(None if kind_raw is None else str(kind_raw), None if ts is None else integer(ts, "current_state_timestamp"),
+                         subscribed)
+    r, w.group = api.handle_cleanup_group_metadata(w.group, kind, w.commit_timestamps, w.now,
+                                                   integer(inp.get("offsets_retention_ms"), "offsets_retention_ms"),
+                                                   w.protocol)
+    return {"expired": [w.partitions.name(p) for p in r.expired], "group_tombstone": r.group_tombstone,
+            "state": GroupState(w.group_meta().state).name, "committed": w.committed_view(),
+            "pending_txn": w.pending_view()}
+
+
 def leave_group(w: World, inp: dict[str, Any]) -> Observed:
     """A classic group's LeaveGroup of ``members`` ([{member_id, group_instance_id}], the batch of v3+; a single
     ``member_id`` is the v0-2 request): the top-level error, each member's error by its instance id (its member id

@@ -21,7 +21,7 @@ from ..partition.verification import (
 )
 from ..transactions.codes import TxnResult
 from . import steps_log_cleaner
-from .values import ANSWERED_BEFORE, NotExpressible, error_code, error_name, integer
+from .values import ANSWERED_BEFORE, NotExpressible, acls_denied, error_code, error_name, integer
 from .world import World
 
 Observed = dict[str, Any]
@@ -174,6 +174,16 @@ def _produce_many(w: World, inp: dict[str, Any], times: int) -> Observed:
 
 
 def marker(w: World, inp: dict[str, Any]) -> Observed:
+    denied = acls_denied(inp)
+    if denied is not None and not kafka_apis.write_txn_markers_authorized(
+            denied, alter_cluster=w.protocol.write_txn_markers_alter_cluster):
+        # authorizeClusterOperation throws before any marker is read; the request handler's error response answers
+        # every partition of the request with the exception's error (WriteTxnMarkersRequest.getErrorResponse)
+        code = int(Errors.CLUSTER_AUTHORIZATION_FAILED)
+        return {"exception": "ClusterAuthorizationException", "appended": False,
+                "per_partition": {str(tp): {"error": error_name(code), "error_code": code}
+                                  for tp in inp.get("partitions", [])},
+                ANSWERED_BEFORE: "KafkaApis' authorization"}
     if w.replica_magic is not None:
         # KafkaApis.handleWriteTxnMarkersRequest first: a partition not hosted here, or whose log is older
         # than format v2, is answered without an append

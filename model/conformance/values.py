@@ -162,3 +162,17 @@ def _replace(v: Any, old: str, new: str) -> Any:
     if isinstance(v, list):
         return [_replace(x, old, new) for x in v]
     return v
+
+
+def acls_denied(inp: dict[str, Any]) -> frozenset[tuple[str, str, str]] | None:
+    """``acls_denied``: the actions the broker's authorizer denies, each "RESOURCE_TYPE:OPERATION:name" (the cluster's
+    name is kafka-cluster: "CLUSTER:CLUSTER_ACTION:kafka-cluster"), or "*" for an authorizer denying every action;
+    None when the step gives none (no authorizer, every action allowed)."""
+    raw = inp.get("acls_denied")
+    if raw is None:
+        return None
+    if raw == "*":
+        return frozenset({("*", "*", "*")})
+    if not isinstance(raw, list) or not all(isinstance(a, str) and a.count(":") == 2 for a in raw):
+        raise NotExpressible(f"acls_denied {raw!r}: give '*' or a list of 'RESOURCE_TYPE:OPERATION:name'")
+    return frozenset((t, op, name) for t, op, name in (a.split(":", 2) for a in raw))
