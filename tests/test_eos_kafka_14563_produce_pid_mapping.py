@@ -72,8 +72,10 @@ def test_fenced_gets_fencing_error_looks_at_such_a_response() -> None:
     assert not _may_fail_unfenced(("HandleProduceResponse", 0, 0, 3, int(Errors.NOT_ENOUGH_REPLICAS), cl.RETRIED))
 
 
+# the 3.9 client rule violates too (fid29b): its skipped abort's InitProducerId(old producer id, exhausted epoch) is
+# answered PRODUCER_FENCED, two steps after the 4.0 rule's fatal produce answer
 @pytest.mark.parametrize(("name", "length"), [(f"{PAIR}fatal-leader-add-kafka-4.0-dev-2025-01-28", 36),
-                                              (f"{PAIR}abortable-leader-add-3.9-client-rule", None),
+                                              (f"{PAIR}abortable-leader-add-3.9-client-rule", 38),
                                               ("eos-kafka-18660-rotation-answer-leader-add-kafka-4.0", None)])
 def test_the_rotation_pair(name: str, length: int | None) -> None:
     check_spec_pair_member(name, "NoSpuriousFencing", length)
@@ -109,7 +111,7 @@ def test_the_3_9_client_rules_abort_goes_on_with_a_batch_still_in_flight_or_in_r
     """The counterfactual spec's configuration (``...-abortable-leader-add-3.9-client-rule``): the abort after the
     batch's INVALID_PRODUCER_ID_MAPPING skips EndTxn (step error -2) and, as 3.9.1's ``nextRequest`` holds back only
     an EndTxn, does not wait for the transaction's other batch, which keeps its producer id, epoch and sequence; 164
-    distinct states before fid28b, when the skipped abort waited like EndTxn, 168 after."""
+    distinct states before fid28b, when the skipped abort waited like EndTxn, 168 after (the spec then held)."""
     protocol = VARIANTS["kafka-4.0-dev-2025-01-28-leader-add"].protocol.with_(client_produce_pid_mapping_fatal=False)
     m = _eos(protocol, transactions=4, max_epoch=3)
     skipped = [(m.view(s).producer[0], m.view(t).producer[0]) for s, step, t in reachable_steps(m)
@@ -118,6 +120,36 @@ def test_the_3_9_client_rules_abort_goes_on_with_a_batch_still_in_flight_or_in_r
     waiting = [(before, after) for before, after in skipped if any(tx.has_sequence(b) for b in before.parts[0].batches)]
     assert waiting, "the skipped abort waited for every batch with a sequence"
     for before, after in waiting:
-        # a TV2 producer of this counterfactual ends the abort in READY (``bumps_after_abort`` is off for TV2)
         kept = [b for b in before.parts[0].batches if tx.has_sequence(b)]
-        assert after.phase in (tx.TXN_BUMP, tx.TXN_READY) and after.parts[0].batches == tuple(kept)
+        assert after.parts[0].batches == tuple(kept)
+    # InitProducerId(producer id, epoch) follows every skipped abort, TV2 too (until fid29b this TV2 producer went
+    # to READY without it, as ``bumps_after_abort`` is off for TV2)
+    assert {after.phase for _, after in skipped} == {tx.TXN_BUMP}
+
+
+def test_the_skipped_abort_sends_init_producer_id_on_tv2_and_fails_where_it_cannot_be_written() -> None:
+    """``abort_skipping_end_txn``: beginCompletingTransaction queues InitProducerId(producer id, epoch) after an
+    InvalidPidMappingException whether or not a bump is required (2.5.0 .. 3.9.1); a coordinator below InitProducerId
+    v3 (``canBumpEpoch`` false) cannot take those fields, so the client fails with UnsupportedVersionException."""
+    protocol = VARIANTS["kafka-4.0-dev-2025-01-28-leader-add"].protocol.with_(client_produce_pid_mapping_fatal=False)
+    m, p, resp = _in_flight(protocol)
+    failed, _ = tx.on_produce_response(p, 0, resp, 0, m.cfg, ipe_abortable=True)
+    tv2 = tx.abort_undrained_batches(failed._replace(tv=2))
+    assert not m.bumps_after_abort(tv2)  # a TV2 EndTxn would carry the bump: not this abort
+    bumping = tx.abort_skipping_end_txn(tv2, can_bump_epoch=True, cfg=m.cfg)
+    assert (bumping.phase, bumping.txn, tx.init_request(bumping)) == (tx.TXN_BUMP, 1, (7, 3))
+    unwritable = tx.abort_skipping_end_txn(tv2, can_bump_epoch=False, cfg=m.cfg)
+    assert (unwritable.phase, unwritable.fatal_error) == (TXN_FATAL, int(Errors.UNSUPPORTED_VERSION))
+
+
+@pytest.mark.parametrize(("init_producer_id", "phase", "error"), [("kip360-shipped", tx.TXN_BUMP, -2),
+                                                                   ("pre-kip360", TXN_FATAL, -3)])
+def test_the_end_txn_rule_asks_whether_the_coordinator_can_bump(init_producer_id: str, phase: int, error: int) -> None:
+    """kafka.eos's EndTxn rule gives the skipped abort ``can_bump_epoch`` (a KIP-360 client and a coordinator with
+    InitProducerId v3): a 3.9 client with a pre-2.5 coordinator fails (error -3) instead of sending the request."""
+    m, p, resp = _in_flight(VARIANTS["kafka-3.8-3.9"].protocol.with_(init_producer_id=init_producer_id))
+    failed, _ = tx.on_produce_response(p, 0, resp, 0, m.cfg, ipe_abortable=True)
+    assert tx.skips_end_txn(failed)
+    view = m.view(next(iter(m.init_states())))
+    out = m.end_transaction(producer=failed, txn=view.txn[0], next_producer_id=view.next_producer_id)
+    assert (out["producer"].phase, out["error"]) == (phase, error)

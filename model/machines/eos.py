@@ -508,8 +508,9 @@ def _may_fail_unfenced(step: tuple) -> bool:
 
 
 #: EndTxn's error field when no EndTxn was sent: nothing added (aborted locally), or the last error was
-#: InvalidPidMappingException (``beginCompletingTransaction`` goes straight to InitProducerId)
-_LOCAL_ABORT, _SKIPPED_END_TXN = -1, -2
+#: InvalidPidMappingException (``beginCompletingTransaction`` goes straight to InitProducerId, which a coordinator
+#: below InitProducerId v3 cannot be sent: ``transactional.abort_skipping_end_txn``)
+_LOCAL_ABORT, _SKIPPED_END_TXN, _SKIPPED_END_TXN_UNWRITABLE = -1, -2, -3
 
 
 def _end_txn_error_name(e: int) -> str:
@@ -517,6 +518,8 @@ def _end_txn_error_name(e: int) -> str:
         return "no partition added: aborted locally"
     if e == _SKIPPED_END_TXN:
         return "InvalidPidMapping: EndTxn skipped, InitProducerId(producer id, epoch) next"
+    if e == _SKIPPED_END_TXN_UNWRITABLE:
+        return "InvalidPidMapping: EndTxn skipped, InitProducerId(producer id, epoch) unwritable below v3: fatal"
     return error_name(e)
 
 
@@ -1024,13 +1027,18 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
         elif tx.ready_to_abort(producer):
             commit = False
             producer = tx.abort_undrained_batches(producer)
-            skip = producer.bump_after_abort == tx.SKIP_END_TXN
+            if producer.bump_after_abort == tx.SKIP_END_TXN:
+                # InitProducerId(producer id, epoch) follows on TV2 too, or the producer fails if it cannot be sent
+                can_bump = self.txn_errors["can_bump_epoch"]
+                client = tx.abort_skipping_end_txn(producer, can_bump_epoch=can_bump, cfg=self.cfg)
+                error = _SKIPPED_END_TXN if can_bump else _SKIPPED_END_TXN_UNWRITABLE
+                return {"producer": client, "result": "ABORT", "error": error}
             # a TV2 client sends EndTxn once a send() was triggered (4.0 ``TransactionManager.nextRequest``:
             # transactionStarted is set by the send, the leader adding the partition), and beginTransaction here
             # always sends: only a TV0/1 client ends a transaction with nothing added locally
-            if skip or (not tv2 and not producer.added and not producer.offsets):
+            if not tv2 and not producer.added and not producer.offsets:
                 client = tx.finish_transaction(producer, False, producer.epoch, bump_after_abort=bump, cfg=self.cfg)
-                return {"producer": client, "result": "ABORT", "error": _SKIPPED_END_TXN if skip else _LOCAL_ABORT}
+                return {"producer": client, "result": "ABORT", "error": _LOCAL_ABORT}
         else:
             return None
         result = TxnResult.COMMIT if commit else TxnResult.ABORT

@@ -336,6 +336,20 @@ def skips_end_txn(p: TxnProducer) -> bool:
     return p.phase == TXN_ABORTABLE and p.bump_after_abort == SKIP_END_TXN
 
 
+def abort_skipping_end_txn(p: TxnProducer, *, can_bump_epoch: bool, cfg: ClientConfig) -> TxnProducer:
+    """The abort that skips EndTxn (``skips_end_txn``): ``beginCompletingTransaction`` queues
+    InitProducerId(producer id, epoch) whether or not an epoch bump is required, so a TV2 producer sends it too
+    (2.5.0, 2.8.0, 3.0.0, 3.9.1 TransactionManager.java:335-357; trunk e14a81b4b2 .. e4c0034679, 1-17 November 2024,
+    had a TV2 client with the skip). Where the coordinator cannot bump (``canBumpEpoch``: its InitProducerId is below
+    v3) that request cannot be written: ProducerId and ProducerEpoch are v3+ fields and not ignorable, so the
+    generated writer throws UnsupportedVersionException, ``NetworkClient.doSend`` answers it as a version mismatch and
+    ``TxnRequestHandler.onComplete`` makes it fatal (3.9.1 NetworkClient.java:515-549, TransactionManager.java:1231-1232;
+    the same in 2.5.0, 2.8.0, 3.0.0). The application's abortTransaction then fails with the producer."""
+    if not can_bump_epoch:
+        return _fatal(p, int(Errors.UNSUPPORTED_VERSION))
+    return finish_transaction(p, False, p.epoch, bump_after_abort=True, cfg=cfg)
+
+
 def ready_to_abort(p: TxnProducer) -> bool:
     """abortTransaction may go on: ``TransactionManager.nextRequest(hasIncompleteBatches)`` holds EndTxn back
     while any batch is incomplete once ``abort_undrained_batches`` has failed the ones without a sequence, so
@@ -439,6 +453,7 @@ __all__ = [
     "FENCING_ERRORS",
     "OUTCOME_NAMES",
     "SKIP_END_TXN",
+    "abort_skipping_end_txn",
     "abort_undrained_batches",
     "begin_transaction",
     "connection_closed",
