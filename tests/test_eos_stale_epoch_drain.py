@@ -48,16 +48,21 @@ def test_the_idempotent_client_still_waits_for_batches_it_tracks() -> None:
     assert cl.drain(p.parts[0], 0, 0, m.cfg) is None
 
 
-def test_the_counterfactual_reaches_a_new_epoch_drain_beside_an_old_epoch_batch() -> None:
-    """The KAFKA-14563 3.9-client-rule counterfactual's configuration: some Drain sends epoch e + 1 while a batch of
-    epoch e is still in flight or in retry (before the change the drain waited for it)."""
-    m = _eos(transactions=4, max_epoch=3, max_in_flight=2)
+def test_a_skipped_abort_with_a_new_producer_id_drains_beside_the_old_ones() -> None:
+    """3.8-3.9, two partitions, two in flight: the coordinator's timeout aborts the first transaction, its id expires,
+    the AddPartitionsToTxn of the second partition finds no mapping while the first partition's batch is in flight,
+    the abort skips EndTxn and InitProducerId(producer id, epoch) answers a new producer id (KIP-360's recovery): some
+    Drain sends the new id's batch while a batch of the old id is still in flight or in retry (before, it waited)."""
+    m = EosMachine(VARIANTS["kafka-3.8-3.9"].protocol,
+                   {**{name: b.default for name, b in BOUNDS.items()},
+                    "transactions": 2, "max_in_flight": 2, "txn_timeouts": 1, "txn_id_expirations": 1})
     beside = []
     for s, step, _ in reachable_steps(m):
         if step[0] != "Drain":
             continue
         before = m.view(s).producer[step[1]]
-        part = before.parts[step[2]]
-        if step[-1] == before.epoch and any(tx.has_sequence(b) and b.epoch != before.epoch for b in part.batches):
+        if any(tx.has_sequence(b) and (b.producer_id, b.epoch) != (before.producer_id, before.epoch)
+               for b in before.parts[step[2]].batches):
             beside.append(step)
     assert beside
+    assert all(step[-1] == 0 for step in beside)  # the new producer id's epoch
