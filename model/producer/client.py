@@ -79,8 +79,16 @@ def _sequenced(client: IdempotentClient) -> list[int]:
     return [i for i, b in enumerate(client.batches) if b.status != QUEUED]
 
 
-def drain(client: IdempotentClient, client_id: int, now: int, cfg: ClientConfig) -> tuple[IdempotentClient, ProduceRequest] | None:
-    """The Sender drains the partition's next batch, if the gating rules allow one."""
+def drain(client: IdempotentClient, client_id: int, now: int, cfg: ClientConfig, *,
+          stale_tracked: bool = True) -> tuple[IdempotentClient, ProduceRequest] | None:
+    """The Sender drains the partition's next batch, if the gating rules allow one. A new batch waits for
+    the sequenced batches of an older producer id / epoch only while the client still tracks them
+    (``stale_tracked``): 2.5.0 .. 4.1.0's ``shouldStopDrainBatchesForPartition`` stops on
+    ``hasInflightBatches(tp)`` with a stale id/epoch, which reads the partition's bookkeeping entry
+    (2.5.0 ``nextBatchBySequence`` + ``matchesProducerIdAndEpoch``; 3.0.0+ ``hasStaleProducerIdAndEpoch``), and
+    the transactional InitProducerId answer of an epoch bump empties that bookkeeping (``resetSequenceNumbers``,
+    the same in 2.5.0, 3.0.0, 3.9.1 and 4.1.0): batches of the old epoch still in flight or in retry are
+    then untracked and no longer hold a new batch back."""
     if client.fatal or client.producer_id < 0 or client.epoch_bump_required:
         return None
     batches = client.batches
@@ -94,7 +102,8 @@ def drain(client: IdempotentClient, client_id: int, now: int, cfg: ClientConfig)
     else:
         if client.unresolved >= 0 or len(sequenced) >= cfg.max_in_flight:
             return None
-        if any(batches[j].producer_id != client.producer_id or batches[j].epoch != client.epoch for j in sequenced):
+        if stale_tracked and any(batches[j].producer_id != client.producer_id or batches[j].epoch != client.epoch
+                                 for j in sequenced):
             return None  # wait until batches of the previous producer id / epoch are done
         queued = [j for j, b in enumerate(batches) if b.status == QUEUED]
         if not queued or is_expired(batches[queued[0]], now, cfg):

@@ -196,7 +196,12 @@ def drain(p: TxnProducer, index: int, partition: int, now: int,
           cfg: ClientConfig) -> tuple[TxnProducer, ProduceRequest] | None:
     """The Sender drains the partition's next batch once the partition is in the transaction; after an
     abortable error only a retry (``resends_retries``: the client's retry path, which never takes a
-    QUEUED batch)."""
+    QUEUED batch). A transactional client's producer id / epoch moves only by an InitProducerId or a TV2
+    EndTxn answer, and batches of the old epoch outlive that only after an abort that skipped EndTxn
+    (``skips_end_txn``, 2.5-3.9), whose InitProducerId answer reset the sequence bookkeeping
+    (``resetSequenceNumbers``): Kafka no longer tracks them, so the next transaction's batches drain beside
+    them (``stale_tracked=False``; 3.9.1 RecordAccumulator.java ``shouldStopDrainBatchesForPartition``,
+    TransactionManager.java ``resetSequenceNumbers``)."""
     if not p.added >> partition & 1:
         return None
     if p.phase == TXN_ABORTABLE:
@@ -204,7 +209,7 @@ def drain(p: TxnProducer, index: int, partition: int, now: int,
             return None
     elif p.phase != TXN_IN_TXN:
         return None
-    drained = cl.drain(p.parts[partition], index, now, cfg)
+    drained = cl.drain(p.parts[partition], index, now, cfg, stale_tracked=False)
     if drained is None:
         return None
     part, request = drained
