@@ -1016,7 +1016,8 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
         a TV0/1 client aborts locally); after an InvalidPidMappingException (2.5.0 .. 3.9.x) without EndTxn
         and without waiting (``tx.skips_end_txn``): the batches still in flight or waiting for a retry keep
         their producer id, epoch and sequence (3.9.1 ``RecordAccumulator.drain`` never re-stamps a batch that
-        has a sequence; the InitProducerId answer only resets the sequence numbers, TransactionManager.java:1306-1319)."""
+        has a sequence; the InitProducerId answer only resets the sequence numbers, TransactionManager.java:1306-1319),
+        and the partitions added stay added into the next transaction (``tx.keeps_partitions_added``)."""
         bump = self.bumps_after_abort(producer)
         tv2 = producer.tv >= 2
         if tx.ready_to_commit(producer, self.consume):
@@ -1030,6 +1031,8 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
             # always sends: only a TV0/1 client ends a transaction with nothing added locally
             if skip or (not tv2 and not producer.added and not producer.offsets):
                 client = tx.finish_transaction(producer, False, producer.epoch, bump_after_abort=bump, cfg=self.cfg)
+                if skip:
+                    client = tx.keeps_partitions_added(client, producer.added)
                 return {"producer": client, "result": "ABORT", "error": _SKIPPED_END_TXN if skip else _LOCAL_ABORT}
         else:
             return None
