@@ -1019,7 +1019,8 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
         a TV0/1 client aborts locally); after an InvalidPidMappingException (2.5.0 .. 3.9.x) without EndTxn
         and without waiting (``tx.skips_end_txn``): the batches still in flight or waiting for a retry keep
         their producer id, epoch and sequence (3.9.1 ``RecordAccumulator.drain`` never re-stamps a batch that
-        has a sequence; the InitProducerId answer only resets the sequence numbers, TransactionManager.java:1306-1319)."""
+        has a sequence; the InitProducerId answer only resets the sequence numbers, TransactionManager.java:1306-1319),
+        and the partitions added stay added into the next transaction (``tx.keeps_partitions_added``)."""
         bump = self.bumps_after_abort(producer)
         tv2 = producer.tv >= 2
         if tx.ready_to_commit(producer, self.consume):
@@ -1031,6 +1032,7 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
                 # InitProducerId(producer id, epoch) follows on TV2 too, or the producer fails if it cannot be sent
                 can_bump = self.txn_errors["can_bump_epoch"]
                 client = tx.abort_skipping_end_txn(producer, can_bump_epoch=can_bump, cfg=self.cfg)
+                client = tx.keeps_partitions_added(client, producer.added)
                 error = _SKIPPED_END_TXN if can_bump else _SKIPPED_END_TXN_UNWRITABLE
                 return {"producer": client, "result": "ABORT", "error": error}
             # a TV2 client sends EndTxn once a send() was triggered (4.0 ``TransactionManager.nextRequest``:

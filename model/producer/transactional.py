@@ -111,7 +111,9 @@ def begin_transaction(p: TxnProducer, batches: int, now: int, consume: bool = Fa
             part = cl.send(part, now)
         parts[i] = part
     inputs = p.inputs + (p.position,) if consume else p.inputs
-    return p._replace(phase=TXN_IN_TXN, added=0, parts=tuple(parts), inputs=inputs, offsets=0)
+    # ``added`` is what the last transaction left: nothing, unless an InitProducerId answer ended its abort
+    # (``keeps_partitions_added``)
+    return p._replace(phase=TXN_IN_TXN, parts=tuple(parts), inputs=inputs, offsets=0)
 
 
 def on_offset_fetch(p: TxnProducer, reaction: int, position: int) -> TxnProducer | None:
@@ -394,8 +396,8 @@ def on_end_txn(p: TxnProducer, commit: bool, error: int, answer: tuple[int, int]
                                       pid_mapping_fatal=pid_mapping_fatal)
         if failed is None or commit or failed.phase != TXN_ABORTABLE or not failed.bump_after_abort:
             return failed
-        return finish_transaction(failed._replace(bump_after_abort=True), False, p.epoch,
-                                  bump_after_abort=bump_after_abort, cfg=cfg)
+        return keeps_partitions_added(finish_transaction(failed._replace(bump_after_abort=True), False, p.epoch,
+                                                         bump_after_abort=bump_after_abort, cfg=cfg), p.added)
     producer_id, epoch = answer if tv2 else (p.producer_id, p.epoch)
     return finish_transaction(p, commit, epoch, bump_after_abort=bump_after_abort, cfg=cfg, producer_id=producer_id)
 
@@ -425,6 +427,22 @@ def finish_transaction(p: TxnProducer, commit: bool, epoch: int, *, bump_after_a
                 bump = True
             parts[i] = resolved._replace(epoch_bump_required=False)
     return p._replace(parts=tuple(parts), phase=TXN_BUMP if bump else TXN_READY, bump_after_abort=False)
+
+
+def keeps_partitions_added(p: TxnProducer, added: int) -> TxnProducer:
+    """An abort that InitProducerId's answer ends (``TXN_BUMP`` after ``finish_transaction``) when no EndTxn
+    completed it: the abort skipped EndTxn (``skips_end_txn``), or its EndTxn failed abortably with
+    InitProducerId(producer id, epoch) queued behind it (``on_end_txn``). ``InitProducerIdHandler`` moves to
+    READY without ``completeTransaction()``, the only place that clears partitionsInTransaction (``added``), so
+    the next transaction starts with those partitions added: ``maybeAddPartition`` sends no
+    AddPartitionsToTxn for them and ``isSendToPartitionAllowed`` lets their first batch drain at once
+    (2.5.0 KAFKA-8805 .. 3.9.2-rc0 alike, TransactionManager ``completeTransaction`` and
+    ``InitProducerIdHandler.handleResponse``; 3.9.1 :1160-1172, :1306-1319). beginAbort cleared
+    newPartitionsInTransaction, the Sender sends no InitProducerId while an AddPartitionsToTxn is in flight
+    (pendingPartitionsInTransaction is empty), and each sendOffsetsToTransaction sends its own
+    AddOffsetsToTxn: only ``added`` carries. From 4.0.0 (KAFKA-18019) an abort always sends EndTxn and an
+    INVALID_PRODUCER_ID_MAPPING answer is fatal, so neither path is reached with it."""
+    return p._replace(added=added) if p.phase == TXN_BUMP else p
 
 
 def restart(p: TxnProducer) -> TxnProducer:
@@ -468,6 +486,7 @@ __all__ = [
     "has_sequence",
     "init_request",
     "is_done",
+    "keeps_partitions_added",
     "new_producer",
     "on_add_offsets",
     "on_add_partitions",
