@@ -991,6 +991,18 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
                 moves.append({"producer": client, "p": p})
         return moves
 
+    @rule("ExpireRetriedBatch", params={"t": "producer"}, reads=("producer[t]",),
+          writes=("producer[t]",), results=("p",), spends="produce_timeouts")
+    def expire_retried_batch(self, producer: TxnProducer) -> Any:
+        """delivery.timeout.ms passes for a batch waiting in the accumulator for its retry (``tx.expire_retried_batch``):
+        the same budget as an in-flight batch's, since either was sent and its fate is unknown."""
+        moves = []
+        for p in range(self.n_partitions):
+            client = tx.expire_retried_batch(producer, p, self.cfg)
+            if client is not None:
+                moves.append({"producer": client, "p": p})
+        return moves
+
     # a gate on the producer alone (``checker.compose`` memoises it on that slot): with no batch in
     # flight no request can time out, however the channels change
     @precondition(lambda self, producer: any(b.status == INFLIGHT for part in producer.parts for b in part.batches))

@@ -113,8 +113,8 @@ IDEMPOTENT_BOUND_DEFAULTS: dict[str, int] = {
 #: kafka.eos's steps of transactional producers and their coordinator (none with ``producers = 0``)
 _TRANSACTIONAL_ONLY = frozenset({
     "InitProducerId", "BeginTransaction", "OffsetFetch", "AddOffsetsToTxn", "TxnOffsetCommit", "WriteOffsetsMarker",
-    "AddPartitionsToTxn", "Drain", "DeliveryTimeout", "RequestTimeout", "EndTxn", "Restart", "ZombieEndTxn",
-    "ZombieTxnOffsetCommit", "AbortTimedOutTransaction", "WriteTxnMarker", "TxnCoordinatorFailover",
+    "AddPartitionsToTxn", "Drain", "DeliveryTimeout", "ExpireRetriedBatch", "RequestTimeout", "EndTxn", "Restart",
+    "ZombieEndTxn", "ZombieTxnOffsetCommit", "AbortTimedOutTransaction", "WriteTxnMarker", "TxnCoordinatorFailover",
     "StaleTxnMarkerArrives", "StaleOffsetsMarkerArrives"})
 #: this module's parts (as ``fields`` names them) and budgets (``faults.<name>``)
 _PARTS = frozenset({"client", "idem_leader", "idem_follower", "leader_epoch", "idem_requests", "idem_responses"})

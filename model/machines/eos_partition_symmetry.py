@@ -14,7 +14,7 @@ Why renaming output partitions maps every run to a run:
   producer, a reader at position 0) and every rule over partitions is one step per partition
   (HandleProduce, WriteTxnMarker, DeleteRecords, ExpireProducerIds, TxnLeaderFailover, Fetch) or
   one binding per producer yielding one step per partition (AddPartitionsToTxn, Drain,
-  DeliveryTimeout, RequestTimeout): a nondeterministic choice, so the order of a state's
+  DeliveryTimeout, ExpireRetriedBatch, RequestTimeout): a nondeterministic choice, so the order of a state's
   successors in the list is no part of the run;
 - the bounds are global (fault budgets, epochs, ticks), none per partition.
 

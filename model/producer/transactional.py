@@ -310,6 +310,30 @@ def give_up_in_flight(p: TxnProducer, partition: int, cfg: ClientConfig) -> TxnP
     return _abortable(_set_part(p, partition, cl.expire_batch(part, index, cfg)), True)
 
 
+def expire_retried_batch(p: TxnProducer, partition: int, cfg: ClientConfig) -> TxnProducer | None:
+    """The accumulator expires the partition's first batch re-enqueued for a retry (``RecordAccumulator.expiredBatches``
+    takes batches from the head of the partition's deque, where ``insertInSequenceOrder`` puts the retries ahead of
+    the batches without a sequence; KIP-91, 2.1.0 .. 4.1.0: past delivery.timeout.ms since creation; 0.11-2.0:
+    past request.timeout.ms since its last attempt). ``Sender.sendProducerData`` fails it with a TimeoutException
+    (``failBatch``, no sequence adjustment: an abortable error, and ``maybeTransitionToErrorState`` requires the
+    epoch bump where the client can bump) and, the batch being ``inRetry``, marks its sequence unresolved: it was
+    sent at least once and may have been appended, as an in-flight batch that expires (``give_up_in_flight``). What
+    the unresolved sequence becomes differs by version: 2.5+ ``maybeResolveSequences`` once nothing of the
+    partition is in flight (``finish_transaction``); 1.0-2.4's next ``Sender.run`` finds it and makes a
+    transactional producer fatal ("can no longer retry them. It isn't safe to continue", the same KafkaException
+    2.5+ raises when it cannot bump, ``finish_transaction``'s OUT_OF_ORDER_SEQUENCE_NUMBER); 0.11.0 keeps no
+    unresolved sequence (its ``resetProducerId`` throws for a transactional producer, caught by the Sender loop),
+    so later batches follow the expired one's sequence."""
+    part = p.parts[partition]
+    index = next((i for i, b in enumerate(part.batches) if b.status == RETRY), -1)
+    if p.phase not in (TXN_IN_TXN, TXN_ABORTABLE) or index < 0:
+        return None
+    if cfg.version == "0.11":
+        return _abortable(_set_part(p, partition, _fail(part, [index])), True)
+    expired = _abortable(_set_part(p, partition, cl.expire_batch(part, index, cfg)), True)
+    return _fatal(expired, int(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER)) if cfg.version == "pre-kip360" else expired
+
+
 def send_failed(p: TxnProducer, partition: int, *, aborts: bool) -> TxnProducer | None:
     """A send() of the open transaction fails in the application thread (``KafkaProducer.doSend`` catches
     the ApiException, e.g. RecordTooLargeException, before the accumulator): the record is failed and
@@ -481,6 +505,7 @@ __all__ = [
     "begin_transaction",
     "connection_closed",
     "drain",
+    "expire_retried_batch",
     "finish_transaction",
     "give_up_in_flight",
     "has_sequence",
