@@ -226,7 +226,8 @@ def _builder(width: int, written: tuple[int, ...], sent: tuple[int, ...], receiv
     (``_Rule._apply_shapes``: a successor of that shape is built in place, never by the call), and
     at start-up for layouts ``_Plan.relayout`` replaces (kafka.init_producer_id: three), where
     compiling them was about 1.3M instructions each."""
-    key = (width, written, sent, receive, budget, *((derived,) if derived else ()))
+    # (no star-unpacking: it builds a list per call, and rules without ``passed`` call this per made miss)
+    key = (width, written, sent, receive, budget, derived) if derived else (width, written, sent, receive, budget)
     build = _BUILDERS.get(key)
     if build is not None:
         return build
@@ -263,7 +264,8 @@ def outside_builder(width: int, written: tuple[int, ...], sent: tuple[int, ...],
     """``_builder``'s function for an outcome marked ``OUTSIDE``: the same successor, from a function
     object of its own (listed in ``OUTSIDE_BUILT``), which no step line builds in place: the fused
     duplicate test recognises it and counts its successor as cut without building it."""
-    key = (width, written, sent, receive, budget, *((derived,) if derived else ()))
+    # (no star-unpacking: it builds a list per call, and rules without ``passed`` call this per made miss)
+    key = (width, written, sent, receive, budget, derived) if derived else (width, written, sent, receive, budget)
     build = _OUTSIDE_BUILDERS.get(key)
     if build is None:
         body, display = _builder_lines(width, written, sent, receive, budget, derived)
@@ -664,8 +666,8 @@ class _Binding:
         unread = rule.unread(params)
         # the ``passed`` reads this binding makes: neither in the key nor decoded, written per state
         passed = [(ref, fn, names) for ref in rule.reads for key, fn, names in rule.passed
-                  if key == ref.key and key not in unread]
-        given: dict[str, Any] = dict(unread)
+                  if key == ref.key and key not in unread] if rule.passed else []
+        given: dict[str, Any] = dict(unread) if passed else unread
         for ref, _, _ in passed:
             given[ref.key] = _Unread(f"{rule.where} uses {ref.key!r}, which it declares passed (computed apart "
                                      "from the effect)")
@@ -1329,9 +1331,11 @@ class _Rule:
         shape = tuple(written)
         sends = tuple(sent)
         build = (outside_builder if outside else _builder)(len(self.plan.live), shape, sends, receive, budget, b.derive)
-        args = (*values, *folds, *b.derive_args)
-        for places in b.derive:  # (written per state, as a send's fold is: never a fixed place)
-            sent.extend(places)
+        args = (*values, *folds)
+        if b.derive:
+            args += b.derive_args
+            for places in b.derive:  # (written per state, as a send's fold is: never a fixed place)
+                sent.extend(places)
         checked = (*shape, *sent, receive, budget)
         typed: list[tuple[str, type]] = []
         for name in self.typed:
