@@ -53,6 +53,9 @@ class RuleSpec:
     #: the writes and sends of the outcomes most successors take, most frequent first: each built in
     #: place by the generated successors (see ``rule``)
     shapes: tuple[tuple[str, ...], ...] = ()
+    #: read key -> ``f(read value, **some params)``: a write of that same term computed apart from
+    #: the effect, per state (see ``rule``)
+    passed: dict[str, Callable[..., Any]] = field(default_factory=dict)
 
 
 #: the key an effect's outcome sets (to True) to say that every successor it makes lies outside the
@@ -83,7 +86,8 @@ def rule(action: str, *, params: Mapping[str, Domain] | tuple[str, ...] | None =
          show: Mapping[str, Callable[[Any], str]] | None = None, memo: bool = True,
          match: Callable[[Any], bool] | None = None, outside: bool = False,
          read_if: Mapping[str, Callable[..., bool]] | None = None,
-         shapes: tuple[tuple[str, ...], ...] = ()) -> Callable[[F], F]:
+         shapes: tuple[tuple[str, ...], ...] = (),
+         passed: Mapping[str, Callable[..., Any]] | None = None) -> Callable[[F], F]:
     """Declare a method as a rule whose steps are ``(action, *params, *results)``.
 
     - ``params``: name -> domain (see ``Domain``); the rule is tried for every combination, in
@@ -123,6 +127,14 @@ def rule(action: str, *, params: Mapping[str, Domain] | tuple[str, ...] | None =
       picks from the declaration alone (an outcome that writes and sends everything declared, a
       receive rule's message taken alone, ...). For an effect whose outcomes write few of many
       declared parts: the subsets are too many to try them all on every successor.
+    - ``passed``: read key -> ``f(value, **some params)``, for a part the rule reads only to write
+      a function of it back (a ghost's bookkeeping that every outcome carries, and nothing else the
+      effect decides depends on). The key names a read and a write of the same term (``"client:rank"``
+      in both ``reads`` and ``writes``); the effect neither receives it (a stand-in that raises
+      ``ComposeError`` on use) nor returns it, the memo keys leave it out, and every outcome of a
+      binding that reads it (``read_if``) writes ``f(value read, **params)`` there, computed per
+      state by the successors (memoised per binding on the slots' contents). States that differ only
+      there share their memo entries; ``f`` must be pure. No other write may name the same part.
 
     The effect ``f(self, **params, **reads[, msg])`` returns ``None`` (not enabled), a dict of
     {written part / channel sent to / result: value}, or a list of such dicts (a choice: one
@@ -132,7 +144,7 @@ def rule(action: str, *, params: Mapping[str, Domain] | tuple[str, ...] | None =
         specs = list(getattr(fn, "__compose_rules__", ()))
         specs.append(RuleSpec(action, _params(params), tuple(reads), tuple(writes), tuple(sends), receive,
                               tuple(results), spends, dict(show or {}), memo, match, outside,
-                              dict(read_if or {}), tuple(tuple(x) for x in shapes)))
+                              dict(read_if or {}), tuple(tuple(x) for x in shapes), dict(passed or {})))
         fn.__compose_rules__ = specs  # type: ignore[attr-defined]
         return fn
 

@@ -176,16 +176,17 @@ _Made = tuple[Step, Callable[..., tuple], tuple[Any, ...], tuple[tuple[str, type
 RECEIVE_SHAPES = 8
 
 #: generated successor builders, by (width, written places, sent places, receive place, budget place)
-_BUILDERS: dict[tuple[int, tuple[int, ...], tuple[int, ...], int, int], Callable[..., tuple]] = {}
+#: (and the ``passed`` writes' places, when there are any)
+_BUILDERS: dict[tuple[Any, ...], Callable[..., tuple]] = {}
 #: the builders of outcomes marked ``OUTSIDE`` (``outside_builder``), by the same key
-_OUTSIDE_BUILDERS: dict[tuple[int, tuple[int, ...], tuple[int, ...], int, int], Callable[..., tuple]] = {}
+_OUTSIDE_BUILDERS: dict[tuple[Any, ...], Callable[..., tuple]] = {}
 #: those builders (functions hash by identity): the fused duplicate test (``machine._dedup_source``)
 #: asks ``build in OUTSIDE_BUILT`` of an outcome whose successor is not built in place
 OUTSIDE_BUILT: set[Callable[..., tuple]] = set()
 
 
 def _builder_lines(width: int, written: tuple[int, ...], sent: tuple[int, ...], receive: int = -1,
-                   budget: int = -1) -> tuple[list[str], str]:
+                   budget: int = -1, derived: tuple[tuple[int, ...], ...] = ()) -> tuple[list[str], str]:
     """The body of a builder of this shape (``_builder``) as (statements, the successor's tuple
     display), reading ``s``, ``a`` and ``rest``: ``_Rule.body`` pastes it into the generated
     successors for the shape a binding's outcomes usually take (no call per successor)."""
@@ -199,28 +200,38 @@ def _builder_lines(width: int, written: tuple[int, ...], sent: tuple[int, ...], 
         cache, fold = len(written) + 2 * j, len(written) + 2 * j + 1
         lines += [f"x = {exprs[k]}", f"v{j} = a[{cache}].get(x)", f"if v{j} is None:", f"    v{j} = a[{fold}](x)"]
         exprs[k] = f"v{j}"
+    # a ``passed`` write: the places' new contents by their contents before the step, through the
+    # binding's cache and fold (``_Binding.derive``), after the sends' pairs
+    at = len(written) + 2 * len(sent)
+    for j, places in enumerate(derived):
+        lines += [f"x = ({''.join(f's[{k}], ' for k in places)})", f"w{j} = a[{at + 2 * j}].get(x)",
+                  f"if w{j} is None:", f"    w{j} = a[{at + 2 * j + 1}](x)"]
+        for i, k in enumerate(places):
+            exprs[k] = f"w{j}[{i}]"
     if budget >= 0:
         exprs[budget] = f"{exprs[budget]} + 1"
     return lines, f"({''.join(e + ', ' for e in exprs)})"
 
 
 def _builder(width: int, written: tuple[int, ...], sent: tuple[int, ...], receive: int = -1,
-             budget: int = -1) -> Callable[..., tuple]:
+             budget: int = -1, derived: tuple[tuple[int, ...], ...] = ()) -> Callable[..., tuple]:
     """The successor of ``s`` after an outcome, as one generated function of ``(s, args[, rest])``
     per shape of outcome (a tuple display: no list copy and no loop over the writes per successor):
     the receive place holds ``rest``, written places ``args[i]`` (the last write of a place wins),
     each send folds its place's content so far through ``args``' cache and fold (in order), and
-    the budget's place counts one more.
+    the budget's place counts one more. ``derived``: the places of each ``passed`` write (``rule``),
+    set from their contents before the step through ``args``' cache and fold after the sends'.
 
     Compiled on its first call (``_lazy_build``): most builders are made only to be told apart
     (``_Rule._apply_shapes``: a successor of that shape is built in place, never by the call), and
     at start-up for layouts ``_Plan.relayout`` replaces (kafka.init_producer_id: three), where
     compiling them was about 1.3M instructions each."""
-    key = (width, written, sent, receive, budget)
+    # (no star-unpacking: it builds a list per call, and rules without ``passed`` call this per made miss)
+    key = (width, written, sent, receive, budget, derived) if derived else (width, written, sent, receive, budget)
     build = _BUILDERS.get(key)
     if build is not None:
         return build
-    body, display = _builder_lines(width, written, sent, receive, budget)
+    body, display = _builder_lines(width, written, sent, receive, budget, derived)
     lines = [f"def build(s, a{', rest' if receive >= 0 else ''}):", *("    " + x for x in body), f"    return {display}"]
     env: dict[str, Any] = {"_compile": _compile_build, "_source": "\n".join(lines)}
     build = _BUILDERS[key] = FunctionType(_STUB_RECEIVE if receive >= 0 else _STUB, env, "build")
@@ -249,14 +260,15 @@ def _compile_build(build: FunctionType, source: str) -> FunctionType:
 
 
 def outside_builder(width: int, written: tuple[int, ...], sent: tuple[int, ...], receive: int = -1,
-                    budget: int = -1) -> Callable[..., tuple]:
+                    budget: int = -1, derived: tuple[tuple[int, ...], ...] = ()) -> Callable[..., tuple]:
     """``_builder``'s function for an outcome marked ``OUTSIDE``: the same successor, from a function
     object of its own (listed in ``OUTSIDE_BUILT``), which no step line builds in place: the fused
     duplicate test recognises it and counts its successor as cut without building it."""
-    key = (width, written, sent, receive, budget)
+    # (no star-unpacking: it builds a list per call, and rules without ``passed`` call this per made miss)
+    key = (width, written, sent, receive, budget, derived) if derived else (width, written, sent, receive, budget)
     build = _OUTSIDE_BUILDERS.get(key)
     if build is None:
-        body, display = _builder_lines(width, written, sent, receive, budget)
+        body, display = _builder_lines(width, written, sent, receive, budget, derived)
         lines = [f"def build(s, a{', rest' if receive >= 0 else ''}):", *("    " + x for x in body),
                  f"    return {display}"]
         env: dict[str, Any] = {}
@@ -643,7 +655,7 @@ class _Ref:
 class _Binding:
     """One rule at one combination of parameter values: the slots it reads, its memo."""
 
-    __slots__ = ("decode", "gate_getter", "gate_memo", "gate_slots", "getter", "held", "key_slots",
+    __slots__ = ("decode", "derive", "derive_args", "gate_getter", "gate_memo", "gate_slots", "getter", "held", "key_slots",
                  "logical_writes", "made", "memo", "params", "prefix", "puts", "reads", "writes")
 
     def __init__(self, rule: _Rule, params: dict[str, Any]) -> None:
@@ -652,9 +664,16 @@ class _Binding:
         key_slots: list[Term] = []
         terms: dict[str, list[Term]] = {}
         unread = rule.unread(params)
+        # the ``passed`` reads this binding makes: neither in the key nor decoded, written per state
+        passed = [(ref, fn, names) for ref in rule.reads for key, fn, names in rule.passed
+                  if key == ref.key and key not in unread] if rule.passed else []
+        given: dict[str, Any] = dict(unread) if passed else unread
+        for ref, _, _ in passed:
+            given[ref.key] = _Unread(f"{rule.where} uses {ref.key!r}, which it declares passed (computed apart "
+                                     "from the effect)")
         for ref in rule.reads:
-            if ref.key in unread:
-                continue  # not in the key, nor decoded: the effect receives ``unread[ref.key]``
+            if ref.key in given:
+                continue  # not in the key, nor decoded: the effect receives ``given[ref.key]``
             slots = ref.slots(params)
             key_slots.extend(terms.setdefault(ref.key, ref.terms(params)))
             self.reads.append((ref.key, slots, ref.values, ref.whole))
@@ -665,13 +684,21 @@ class _Binding:
         self.key_slots = key_slots = _live_terms(_implied(key_slots), consts)
         #: the key on a state (its places: ``_Plan.pos``)
         self.getter = _getter(key_slots, pos)
-        self.decode = _decoder(self.reads, pos, consts, unread)
+        self.decode = _decoder(self.reads, pos, consts, given)
         self.logical_writes = {ref.key: (ref.slots(params), ref.whole, plan.encoder(ref.decl)) for ref in rule.writes}
         #: what an outcome writes, at the written slots' places in a state (none is a constant)
         self.writes = {key: ([plan.placed(k) for k in slots], whole, encode)
                        for key, (slots, whole, encode) in self.logical_writes.items()}
         #: the writes through a projection (``parts.Projection``): key -> its projection
         self.puts = {ref.key: ref.projection for ref in rule.writes if ref.projection is not None}
+        #: per ``passed`` write: its places (in slot order), and the (cache, fold) every outcome's
+        #: arguments end with (``_builder``'s ``derived``)
+        self.derive: tuple[tuple[int, ...], ...] = ()
+        self.derive_args: tuple[Any, ...] = ()
+        for ref, fn, names in passed:
+            slots = ref.slots(params)
+            self.derive += (tuple(plan.placed(k) for k in slots),)
+            self.derive_args += _deriver(rule.where, ref, fn, {n: params[n] for n in names}, plan.encoder(ref.decl))
         self.prefix = (rule.action, *(params[p] for p in rule.param_names))
         self.memo: dict[Hashable, tuple[Outcome, ...]] = {} if rule.plan.memoize and rule.spec.memo else _NoMemo()
         #: an effect's result (its items and their types) -> what ``_Rule._outcome`` makes of it before
@@ -695,6 +722,38 @@ class _Binding:
         #: the places of ``_Plan.watched`` the key holds whole (set on the first outcome:
         #: ``_Plan.watched`` is made after the bindings)
         self.held: tuple[int, ...] | None = None
+
+
+def _deriver(where: str, ref: _Ref, fn: Callable[..., Any], kwargs: dict[str, Any],
+             encode: Callable[[Any], Any]) -> tuple[dict[tuple, tuple], Callable[[tuple], tuple]]:
+    """A ``passed`` write at one binding as (cache, fold): the new contents of ``ref``'s places by
+    their contents before the step, and the function that computes and caches them (``fn`` on the
+    value read there, written back as the rule's writes are: through the projection's ``put``)."""
+    cache: dict[tuple, tuple] = {}
+    values, whole, proj = ref.values, ref.whole, ref.projection
+
+    def fold(x: tuple) -> tuple:
+        try:
+            got = list(x) if values is None else [values[c] for c in x]
+        except KeyError as exc:
+            raise _unknown_part(exc) from None
+        new = fn(tuple(got) if whole else got[0], **kwargs)
+        if not whole:
+            new = (new,)
+        elif not isinstance(new, tuple) or len(new) != len(x):
+            raise ComposeError(f"{where}: passed {ref.key} is {len(x)} actors; its function returns a tuple of that length")
+        out: list[Any] = []
+        for c, v in zip(x, new):
+            if proj is None:
+                out.append(encode(v))
+            else:
+                written, put = proj.writer(v, encode)
+                n = written.get(c)
+                out.append(put(c) if n is None else n)
+        made = cache[x] = tuple(out)
+        return made
+
+    return cache, fold
 
 
 def _hosted_lookup(var: str, lookup: list[str], place: tuple[str, int] | None) -> list[str]:
@@ -757,6 +816,20 @@ class _Rule:
                                    "(its content after the delivery is part of every outcome)")
             taken = _accepts(pred, spec.params, f"read_if {key!r} of {where}", skip=0)
             self.read_if += ((key, pred, tuple(spec.params) if taken is None else taken),)
+        #: (read key, function, the parameters it takes): ``passed``, written per state apart from the effect
+        self.passed: tuple[tuple[str, Callable[..., Any], tuple[str, ...]], ...] = ()
+        for key, passer in spec.passed.items():
+            read = next((r for r in self.reads if r.key == key), None)
+            write = next((r for r in self.writes if r.key == key), None)
+            if read is None or write is None or read.text != write.text:
+                raise ComposeError(f"{where}: passed names {key!r}, which it does not both read and write as one term")
+            if key == self.channel_key:
+                raise ComposeError(f"{where}: passed names {key!r}, the channel it receives from")
+            other = next((r.text for r in self.writes if r.name == write.name and r is not write), None)
+            if other is not None:
+                raise ComposeError(f"{where}: passed {key!r} and the write {other!r} name one part")
+            taken = _accepts(passer, spec.params, f"passed {key!r} of {where}")
+            self.passed += ((key, passer, tuple(spec.params) if taken is None else taken),)
         dupes = {n for n in names if names.count(n) > 1}
         if dupes:
             raise ComposeError(f"{where}: {', '.join(sorted(dupes))} named twice among parameters and reads")
@@ -764,7 +837,8 @@ class _Rule:
         both = sorted({r.name for r in self.writes if r.projection is not None} & whole_writes)
         if both:
             raise ComposeError(f"{where}: writes {', '.join(both)} both whole and through a projection")
-        self.allowed = {r.key for r in self.writes} | set(spec.sends) | set(spec.results)
+        # (the effect returns no ``passed`` write: the successors make it)
+        self.allowed = {r.key for r in self.writes if r.key not in spec.passed} | set(spec.sends) | set(spec.results)
         for shape in spec.shapes:
             unknown = [n for n in shape if n not in {r.key for r in self.writes} and n not in self.sends]
             if unknown:
@@ -868,7 +942,8 @@ class _Rule:
             return None
         if any(ref.param is not None for ref in self.reads):
             return None
-        terms = _live_terms(_implied([k for ref in self.reads for k in ref.terms({})]), self.plan.consts)
+        terms = _live_terms(_implied([k for ref in self.reads if ref.key not in self.spec.passed
+                                      for k in ref.terms({})]), self.plan.consts)
         return [k for k in terms if k != self.receive_slot]  # the channel's own id leads the key anyway
 
     def receive_all(self, s: tuple, key: Hashable) -> tuple[tuple[Step, Callable[..., tuple], tuple[Any, ...], int, int], ...]:
@@ -1011,6 +1086,8 @@ class _Rule:
         sent += [self.plan.placed(slot) for ch, (slot, _) in self.sends.items() if ch in names]
         receive = self.plan.placed(self.receive_slot) if self.receive is not None else -1
         budget = self.plan.placed(self.budget_slot) if self.budget_slot >= 0 else -1
+        if b.derive:  # every outcome of the binding makes its ``passed`` writes
+            return tuple(written), tuple(sent), receive, budget, b.derive  # type: ignore[return-value]
         return tuple(written), tuple(sent), receive, budget
 
     def _apply(self, b: _Binding, env: dict[str, Any], name: str) -> list[str]:
@@ -1037,12 +1114,16 @@ class _Rule:
         for names in self.spec.shapes:
             written: list[int] = []
             sent: list[int] = []
+            derived: list[tuple[int, ...]] = []
             for ref in self.writes:
-                if ref.key in names:
+                if ref.key in names and ref.key in self.spec.passed:
+                    derived.append(tuple(placed(k) for k in ref.slots({})))
+                elif ref.key in names:
                     slots = [placed(k) for k in ref.slots({})]
                     (sent if ref.projection is not None else written).extend(slots if ref.whole else slots[:1])
             sent += [placed(slot) for ch, (slot, _) in self.sends.items() if ch in names]
-            out.append((tuple(written), tuple(sent), rslot, bslot))
+            # (a binding's ``passed`` writes in declared order, as ``_Binding.derive`` lists them)
+            out.append((tuple(written), tuple(sent), rslot, bslot, *((tuple(derived),) if derived else ())))
         return out
 
     def _receive_shapes(self, rslot: int, bslot: int) -> list[tuple[tuple[int, ...], tuple[int, ...], int, int]]:
@@ -1249,9 +1330,13 @@ class _Rule:
         budget = self.plan.placed(self.budget_slot) if self.budget_slot >= 0 else -1
         shape = tuple(written)
         sends = tuple(sent)
-        build = (outside_builder if outside else _builder)(len(self.plan.live), shape, sends, receive, budget)
+        build = (outside_builder if outside else _builder)(len(self.plan.live), shape, sends, receive, budget, b.derive)
         args = (*values, *folds)
-        checked = (*shape, *sends, receive, budget)
+        if b.derive:
+            args += b.derive_args
+            for places in b.derive:  # (written per state, as a send's fold is: never a fixed place)
+                sent.extend(places)
+        checked = (*shape, *sent, receive, budget)
         typed: list[tuple[str, type]] = []
         for name in self.typed:
             if name in d:

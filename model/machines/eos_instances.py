@@ -267,6 +267,12 @@ _arrived = lru_cache(maxsize=1 << 16)(arrived_ranks)
 _FRESH_READS = {"instance": lambda producer_id: producer_id == -1}
 
 
+def _arrives(started: tuple[int, ...], client: int) -> tuple[int, ...]:
+    """HandleInitProducerId's write of the ``started`` ranks (``arrived``), computed apart from its
+    effect (``rule``'s ``passed``): the effect decides nothing on them."""
+    return _arrived(started, client)
+
+
 class InstancesMixin:
     """The parts, rules and properties of producer instances racing InitProducerId (module doc).
     ``EosMachine`` calls ``_instances_setup`` before compiling and ``_instances_idle`` after."""
@@ -510,8 +516,10 @@ class InstancesMixin:
 
     # --- the coordinator (``coordinator.handler``) for the instances' transactional id --------------
 
-    # only a request without producer id/epoch (a fresh instance's) reads the ``started`` ranks
-    # (``_arrived``): the others are keyed without them. ``shapes``: the outcomes' usual writes, most
+    # only a request without producer id/epoch (a fresh instance's) reads the ``started`` ranks, and
+    # only to write them back renumbered (``_arrives``, on every outcome): ``passed`` computes that
+    # write per state apart from the memoised effect, so no memo key holds the ranks (perf29a: they
+    # multiplied the rule's misses, perf28b). ``shapes``: the outcomes' usual writes, most
     # frequent first (kafka.init_producer_id's first 60,000 states: a fresh request's queued append
     # 10,909 successors, its error answer 10,449, a retry's answer 3,655, a fresh request's append
     # with a new producer id 1,762, a fence 1,678, a retry's queued append 1,504, others 101): built
@@ -521,19 +529,18 @@ class InstancesMixin:
           reads=("instance:started", "instances_txn", "init_pending:busy", "next_producer_id"),
           writes=("instances_txn", "instances_txn_log", "init_pending", "next_producer_id", "instance:started"),
           sends=("init_responses",), results=("error",), show={"error": error_name}, read_if=_FRESH_READS,
+          passed={"instance": _arrives},
           shapes=(("init_pending", "instance"), ("instance", "init_responses"), ("init_responses",),
                   ("init_pending", "next_producer_id", "instance"),
                   ("instances_txn", "instances_txn_log", "instance", "init_responses"), ("init_pending",)))
-    def coordinator_init_producer_id(self, client: int, msg: InitPidRequest, instance: tuple[int, ...],
-                                instances_txn: TxnMetadata, init_pending: bool, next_producer_id: int) -> Any:
+    def coordinator_init_producer_id(self, client: int, msg: InitPidRequest, instances_txn: TxnMetadata,
+                                     init_pending: bool, next_producer_id: int) -> Any:
         """The coordinator handles a request (any one in flight): success queues the transition's log
         append; an Ongoing transaction is fenced and aborted (CONCURRENT_TRANSACTIONS); other errors are
         answered at once with no producer id and epoch."""
         r = _decide(instances_txn, init_pending, msg.producer_id, msg.epoch, next_producer_id, self.coordinator)
         out: dict[str, Any] = {"error": int(r.error)}
         # parts left as they are are not written (the same successor, fewer values to encode on a miss)
-        if msg.producer_id == -1:
-            out["instance"] = _arrived(instance, client)  # the instances' ``started`` ranks
         if r.used_new_producer_id:
             out["next_producer_id"] = next_producer_id + 1
         if r.transit is not None:
