@@ -984,21 +984,21 @@ class EosMachine(SplitVerification, EosAlpha, EosLiveness, InstancesMixin, Idemp
           writes=("producer[t]",), results=("p",), spends="produce_timeouts")
     def delivery_timeout(self, producer: TxnProducer) -> Any:
         """delivery.timeout.ms passes for an in-flight batch; its request stays on the network."""
-        moves = []
-        for p in range(self.n_partitions):
-            client = tx.give_up_in_flight(producer, p, self.cfg)
-            if client is not None:
-                moves.append({"producer": client, "p": p})
-        return moves
+        return self._expiries(producer, tx.give_up_in_flight)
 
     @rule("ExpireRetriedBatch", params={"t": "producer"}, reads=("producer[t]",),
           writes=("producer[t]",), results=("p",), spends="produce_timeouts")
     def expire_retried_batch(self, producer: TxnProducer) -> Any:
         """delivery.timeout.ms passes for a batch waiting in the accumulator for its retry (``tx.expire_retried_batch``):
         the same budget as an in-flight batch's, since either was sent and its fate is unknown."""
+        return self._expiries(producer, tx.expire_retried_batch)
+
+    def _expiries(self, producer: TxnProducer,
+                  expire: Callable[[TxnProducer, int, ClientConfig], TxnProducer | None]) -> list[dict[str, Any]]:
+        """One move per partition where ``expire`` fails a batch of the producer."""
         moves = []
         for p in range(self.n_partitions):
-            client = tx.expire_retried_batch(producer, p, self.cfg)
+            client = expire(producer, p, self.cfg)
             if client is not None:
                 moves.append({"producer": client, "p": p})
         return moves
