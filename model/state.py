@@ -297,7 +297,9 @@ class TxnProducer(NamedTuple):
     committed: int  # ghost: transactions whose EndTxn(COMMIT) was answered NONE
     aborted: int  # ghost: transactions the application aborted
     #: the abortable error needs an epoch bump after the abort (KIP-360: a sent batch failed or timed out);
-    #: 2 (``transactional.SKIP_END_TXN``): the last error was InvalidPidMappingException, the abort skips EndTxn
+    #: 2 (``transactional.SKIP_END_TXN``): the last error was InvalidPidMappingException, the abort skips EndTxn;
+    #: set in READY or IN_TRANSACTION: epochBumpRequired survived an abort that InitProducerId's answer ended
+    #: (``transactional.keeps_partitions_added``), so the next EndTxn, commit or abort, is followed by a bump
     bump_after_abort: int
     #: ghost: the error that made the producer fenced or fatal (0 while it is neither)
     fatal_error: int = 0

@@ -94,3 +94,19 @@ def test_the_next_transaction_drains_a_carried_partition_without_adding_it(varia
                                               (f"{PAIR}kafka-18019-client-rule", None)])
 def test_the_pair(name: str, length: int | None) -> None:
     check_spec_pair_member(name, "NoHangingTransaction", length)
+
+
+def test_epoch_bump_required_survives_into_the_next_transactions_end() -> None:
+    """InitProducerIdHandler clears lastError, not epochBumpRequired (2.5.0, 3.9.1): after the carried abort the
+    next EndTxn, a commit too, is followed by InitProducerId(producer id, epoch); a completed abort leaves none."""
+    m = _eos(VARIANTS["kafka-3.0-3.5"].protocol)
+    for bump_required in (True, False):
+        bumping = _in_transaction(0)._replace(phase=TXN_BUMP if bump_required else TXN_READY)
+        ended = tx.keeps_partitions_added(bumping, 0b01)
+        ready = tx.on_init_producer_id(ended, int(Errors.NONE), 7, 4) if bump_required else ended
+        assert ready is not None and ready.phase == TXN_READY
+        begun = tx.begin_transaction(ready, 1, 0)
+        committed = tx.finish_transaction(begun._replace(parts=ready.parts), True, begun.epoch,
+                                          bump_after_abort=True, cfg=m.cfg)
+        assert committed.phase == (TXN_BUMP if bump_required else TXN_READY)
+        assert committed.bump_after_abort == 0

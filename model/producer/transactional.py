@@ -89,9 +89,11 @@ def init_request(p: TxnProducer) -> tuple[int, int]:
 
 
 def on_init_producer_id(p: TxnProducer, error: int, producer_id: int, epoch: int) -> TxnProducer | None:
-    """``InitProducerIdHandler``; None: retry the request (CONCURRENT_TRANSACTIONS, coordinator errors)."""
+    """``InitProducerIdHandler``; None: retry the request (CONCURRENT_TRANSACTIONS, coordinator errors). The
+    handler clears lastError but not epochBumpRequired (2.5.0 .. 3.9.1 alike), which only ``completeTransaction``
+    clears: a bump that ended an abort without it (``keeps_partitions_added``) leaves ``bump_after_abort`` set."""
     if error == Errors.NONE:
-        return with_producer_id(p, producer_id, epoch)._replace(phase=TXN_READY, bump_after_abort=False)
+        return with_producer_id(p, producer_id, epoch)._replace(phase=TXN_READY, bump_after_abort=bool(p.bump_after_abort))
     if error in RETRIABLE:
         return None
     return _fatal(p, error)
@@ -431,13 +433,17 @@ def finish_transaction(p: TxnProducer, commit: bool, epoch: int, *, bump_after_a
     """The application's transaction is over (committed, or aborted with or without an EndTxn). A new
     epoch restarts the sequences; under the same epoch a partition whose sequence is unresolved (a
     batch expired in flight) is resolved as ``maybeResolveSequences`` does: in order -> nothing lost;
-    otherwise the KIP-360 client bumps its epoch and an older client cannot continue (fatal)."""
+    otherwise the KIP-360 client bumps its epoch and an older client cannot continue (fatal). A commit bumps too
+    when epochBumpRequired survived the last abort (``keeps_partitions_added``): ``beginCompletingTransaction``
+    queues InitProducerId(producer id, epoch) behind EndTxn(COMMIT) and ``completeTransaction`` moves to
+    INITIALIZING (2.5.0 .. 3.9.1 TransactionManager ``beginCompletingTransaction``, ``completeTransaction``)."""
     bit = 1 << p.txn
     # a consume-transform-produce loop moves past the input record, or re-reads its position after an abort
     position = (p.position + 1 if p.position >= 0 else -1) if commit else -1
     p = p._replace(txn=p.txn + 1, added=0, committed=p.committed | bit if commit else p.committed,
                    aborted=p.aborted if commit else p.aborted | bit, position=position, offsets=0)
-    bump = not commit and p.bump_after_abort and bump_after_abort
+    # bump_after_abort is only set in IN_TRANSACTION when it survived an abort (an abortable error moves to ABORTABLE)
+    bump = bool(p.bump_after_abort) and bump_after_abort
     producer_id = p.producer_id if producer_id is None else producer_id
     if (producer_id, epoch) != (p.producer_id, p.epoch):
         return with_producer_id(p, producer_id, epoch)._replace(phase=TXN_READY, bump_after_abort=False)
@@ -465,8 +471,11 @@ def keeps_partitions_added(p: TxnProducer, added: int) -> TxnProducer:
     newPartitionsInTransaction, the Sender sends no InitProducerId while an AddPartitionsToTxn is in flight
     (pendingPartitionsInTransaction is empty), and each sendOffsetsToTransaction sends its own
     AddOffsetsToTxn: only ``added`` carries. From 4.0.0 (KAFKA-18019) an abort always sends EndTxn and an
-    INVALID_PRODUCER_ID_MAPPING answer is fatal, so neither path is reached with it."""
-    return p._replace(added=added) if p.phase == TXN_BUMP else p
+    INVALID_PRODUCER_ID_MAPPING answer is fatal, so neither path is reached with it.
+    epochBumpRequired survives the same way (``bump_after_abort`` set at TXN_BUMP, kept by ``on_init_producer_id``):
+    the next transaction's end, commit or abort, queues InitProducerId(producer id, epoch) behind its EndTxn and
+    bumps the epoch once more (``finish_transaction``)."""
+    return p._replace(added=added, bump_after_abort=True) if p.phase == TXN_BUMP else p
 
 
 def restart(p: TxnProducer) -> TxnProducer:
